@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Regenerates migsched's GPU catalog (data/gpus/*.json) from the research data file.
+
+Input:  data/gpus/sources/mig-profiles.research.json (a copy of
+        shared/data/mig-profiles.research.json; only its `gpus[]` models are converted).
+Output: one file per model in data/gpus/, format "migsched-gpu-model/1"
+        (docs/formats/catalog.md).
+
+Usage:
+  python3 data/gpus/sources/convert.py            # rewrite the files
+  python3 data/gpus/sources/convert.py --check    # exit 1 if a file would change
+
+Standard library only. The output is deterministic: the same input gives byte-identical files.
+Facts that are not in the research file (short names, PCIe bandwidth, driver-default order,
+static layouts) come from the tables below; each carries its source in the model's `notes`.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+SCHEMA = "migsched-gpu-model/1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# PCIe bandwidth per GPU (docs/algorithms.md §8), GB/s.
+PCIE4_MEASURED = 30.08  # A100 PCIe 4.0, measured (HPCAsia'25)
+PCIE5_ASSUMED = 55.0  # PCIe 5.0, assumption
+
+# Research `model` string -> what the research file does not say. Every model of gpus[] must be
+# listed here and nothing else (the converter fails otherwise, so a new model is not skipped).
+MODELS = {
+    "A30 24GB": {
+        "file": "a30-24gb.json",
+        "short_names": ["A30-24GB", "A30"],
+        "pcie_max_gbps": PCIE4_MEASURED,
+        "pcie_note": "pcie_max_gbps: assumption. A30 has a PCIe 4.0 x16 host link; the A100 PCIe "
+        "4.0 measurement (30.08 GB/s, algorithms.md §8) is used.",
+    },
+    "A100 40GB (SXM4 / PCIe)": {
+        "file": "a100-40gb.json",
+        "short_names": ["A100-40GB"],
+        "pcie_max_gbps": PCIE4_MEASURED,
+        "pcie_note": "pcie_max_gbps: 30.08 GB/s measured on A100 PCIe 4.0 (algorithms.md §8); "
+        "used for the SXM4 board too (PCIe 4.0 host link, assumption).",
+    },
+    "A100 80GB (SXM4 / PCIe)": {
+        "file": "a100-80gb.json",
+        "short_names": ["A100-80GB"],
+        "pcie_max_gbps": PCIE4_MEASURED,
+        "pcie_note": "pcie_max_gbps: assumption. The A100 40GB PCIe 4.0 measurement (30.08 GB/s, "
+        "algorithms.md §8) is used; A100 80GB has the same PCIe 4.0 host link.",
+    },
+    "H100 80GB (SXM5 / PCIe)": {
+        "file": "h100-80gb.json",
+        "short_names": ["H100-80GB"],
+        "pcie_max_gbps": PCIE5_ASSUMED,
+        "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (algorithms.md §8).",
+    },
+    "H100 NVL 94GB (H100 94GB PCIe/SXM5 per MIG UG)": {
+        "file": "h100-nvl-94gb.json",
+        "short_names": ["H100-NVL-94GB", "H100-94GB"],
+        "pcie_max_gbps": PCIE5_ASSUMED,
+        "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (algorithms.md §8).",
+    },
+    "H200 141GB (SXM5) / H200 NVL": {
+        "file": "h200-141gb.json",
+        "short_names": ["H200-141GB"],
+        "pcie_max_gbps": PCIE5_ASSUMED,
+        "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (algorithms.md §8).",
+    },
+    "RTX PRO 6000 Blackwell (96GB)": {
+        "file": "rtx-pro-6000.json",
+        "short_names": ["RTX-PRO-6000"],
+        "pcie_max_gbps": PCIE5_ASSUMED,
+        "pcie_note": "pcie_max_gbps: assumption. RTX PRO 6000 Blackwell has a PCIe 5.0 x16 host "
+        "link; the H100/H200 figure (about 55 GB/s, algorithms.md §8) is used.",
+    },
+}
+
+# Models on which the driver-default order was observed (mig-profiles.md §6); on the others of
+# the same grid it is applied by analogy.
+DRIVER_DEFAULT_OBSERVED = {
+    "A30 24GB": "observed: -cgi 14, 14, 5 on an empty A30 gave 0:1, 1:1, 2:2 (lowest first)",
+    "A100 40GB (SXM4 / PCIe)": "observed: MIG UG examples (2g at 4:2, then 1g at 6, 0, 1, 2, 3)",
+    "H100 80GB (SXM5 / PCIe)": "observed: -cgi 19 x7 on an empty H100 80GB HBM3 gave 6, 4, 5, 0, "
+    "1, 2, 3",
+    "RTX PRO 6000 Blackwell (96GB)": "observed: -cgi 1g.24gb x4 gave 0:3, 3:3, 6:3, 9:3 and "
+    "2g.48gb,1g.24gb,1g.24gb gave 0:6, 6:3, 9:3 (lowest first)",
+}
+
+# Driver order of the 1g profile with 7 size-1 placements on 8-unit A100/H100-class GPUs
+# (mig-profiles.md §6, algorithms.md §11).
+ONE_G_ORDER = [6, 4, 5, 0, 1, 2, 3]
+
+VARIANT_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<suffix>\+me\.all|\+me|-me|\+gfx)$")
+
+
+def fail(msg):
+    sys.exit(f"convert.py: {msg}")
+
+
+def canonical_name(model):
+    """'A100 40GB (SXM4 / PCIe)' -> 'A100 40GB'; 'RTX PRO 6000 Blackwell (96GB)' ->
+    'RTX PRO 6000 Blackwell 96GB'; 'H200 141GB (SXM5) / H200 NVL' -> 'H200 141GB'.
+
+    A parenthesis holding only a memory size is kept (without the parentheses); any other
+    parenthesis (form factors, remarks) and any ' / other product' tail is dropped."""
+
+    def paren(m):
+        inner = m.group(1).strip()
+        return " " + inner if re.fullmatch(r"\d+GB", inner) else ""
+
+    name = re.sub(r"\s*\(([^)]*)\)", paren, model)
+    name = name.split(" / ")[0]
+    return " ".join(name.split())
+
+
+def variant_base(name):
+    m = VARIANT_SUFFIX.match(name)
+    return m.group("base") if m else None
+
+
+def size_of(profile):
+    return profile["placements"][0]["size"]
+
+
+def starts_of(profile):
+    return [p["start"] for p in profile["placements"]]
+
+
+def units(profile, start):
+    return set(range(start, start + size_of(profile)))
+
+
+def convert_profile(p, names):
+    out = {
+        "name": p["name"],
+        "id": p["id"],
+        "nvml_profile_index": p["nvml_profile_index"],
+        "compute_slices": p["compute_slices"],
+        "memory_slices": p["memory_slices"],
+        "memory_mib": p["memory_mib"],
+        "max_instances": p["max_instances"],
+        "placements": [{"start": x["start"], "size": x["size"]} for x in p["placements"]],
+    }
+    base = variant_base(p["name"])
+    if base is not None:
+        if base not in names:
+            fail(f"profile {p['name']}: base profile {base} not in the model")
+        out["variant_of"] = base
+    if p.get("evidence"):
+        out["notes"] = [p["evidence"]]
+    return out
+
+
+def base_profile(bases, compute_slices, size=None):
+    found = [
+        p
+        for p in bases
+        if p["compute_slices"] == compute_slices and (size is None or size_of(p) == size)
+    ]
+    if len(found) != 1:
+        fail(f"expected one base profile with {compute_slices} compute slices, found {len(found)}")
+    return found[0]
+
+
+def all_balanced(model, bases):
+    """mig-parted's all-balanced layout (deployments/systemd/config-default.yaml): on 7-slice
+    models 1x3g + 1x2g + 2x1g, on 4-slice models 1x2g + 2x1g. Placed greedily (3g at its highest
+    start, the others at their lowest free start) and listed by start."""
+    if model["compute_slices"] == 7:
+        wanted = [(base_profile(bases, 3), "high"), (base_profile(bases, 2), "low")]
+        wanted += [(base_profile(bases, 1, size=1), "low")] * 2
+    elif model["compute_slices"] == 4:
+        one_g = [p for p in bases if p["compute_slices"] == 1]
+        if len(one_g) != 1:
+            fail(f"{model['model']}: expected one base 1g profile")
+        wanted = [(base_profile(bases, 2), "low"), (one_g[0], "low"), (one_g[0], "low")]
+    else:
+        fail(f"{model['model']}: no all-balanced rule for {model['compute_slices']} slices")
+    used = set()
+    layout = []
+    for prof, where in wanted:
+        starts = starts_of(prof)
+        if where == "high":
+            starts = list(reversed(starts))
+        start = next((s for s in starts if not (units(prof, s) & used)), None)
+        if start is None:
+            fail(f"{model['model']}: all-balanced does not fit ({prof['name']})")
+        used |= units(prof, start)
+        layout.append({"profile": prof["name"], "start": start})
+    if sum(p["compute_slices"] for p, _ in wanted) != model["compute_slices"]:
+        fail(f"{model['model']}: all-balanced does not use every compute slice")
+    layout.sort(key=lambda x: x["start"])
+    return layout
+
+
+def driver_default(model, bases):
+    """Highest start first on the 8-unit, 7-slice class (A100/H100/H200), with the explicit
+    order 6,4,5,0,1,2,3 for the size-1 1g; lowest first elsewhere (A30, RTX PRO 6000)."""
+    if model["placement_units"] == 8 and model["compute_slices"] == 7:
+        one_g = base_profile(bases, 1, size=1)
+        if sorted(starts_of(one_g)) != sorted(ONE_G_ORDER):
+            fail(f"{model['model']}: {one_g['name']} placements are not 0..6")
+        return {"highest_first": True, "orders": {one_g["name"]: ONE_G_ORDER}}
+    return {"highest_first": False, "orders": {}}
+
+
+def convert_model(g):
+    extra = MODELS[g["model"]]
+    names = {p["name"] for p in g["profiles"]}
+    profiles = [convert_profile(p, names) for p in g["profiles"]]
+    for p in profiles:
+        if not p["placements"]:
+            fail(f"{g['model']} {p['name']}: no placements")
+    bases = [p for p in profiles if "variant_of" not in p]
+    dd = driver_default(g, bases)
+    dd_note = DRIVER_DEFAULT_OBSERVED.get(
+        g["model"],
+        "inferred: same 8-unit grid and profile IDs as A100 40GB / H100 80GB, where it was "
+        "observed (mig-profiles.md §6); assumption",
+    )
+    notes = [extra["pcie_note"], f"driver_default: {dd_note}."]
+    notes.append(
+        "static_layouts.all-balanced: NVIDIA mig-parted's all-balanced "
+        + ("(1x3g + 1x2g + 2x1g)" if g["compute_slices"] == 7 else "(1x2g + 2x1g)")
+        + "; starts chosen by convert.py (valid, non-overlapping)."
+    )
+    if g.get("confidence"):
+        notes.append(f"research confidence: {g['confidence']}.")
+    for key in ("status", "note", "notes"):
+        if g.get(key):
+            notes.append(g[key])
+    if not g["confirmed"]:
+        notes.append("confirmed: false - placements inferred, not observed.")
+    out = {
+        "$comment": "Generated by data/gpus/sources/convert.py from mig-profiles.research.json; "
+        "edit the converter, not this file.",
+        "schema": SCHEMA,
+        "name": canonical_name(g["model"]),
+        "short_names": extra["short_names"],
+        "aliases": list(g["aliases"]),
+        "confirmed": bool(g["confirmed"]),
+        "compute_slices": g["compute_slices"],
+        "memory_slices": g["memory_slices"],
+        "placement_units": g["placement_units"],
+        "pcie_max_gbps": extra["pcie_max_gbps"],
+        "driver_default": dd,
+        "static_layouts": {"all-balanced": all_balanced(g, bases)},
+        "profiles": profiles,
+        "source": g["source"]
+        + " [converted by data/gpus/sources/convert.py from mig-profiles.research.json]",
+        "notes": notes,
+    }
+    return extra["file"], out
+
+
+def is_leaf(v):
+    """A list or object holding only scalars: printed on one line."""
+    items = v.values() if isinstance(v, dict) else v
+    return all(not isinstance(x, (dict, list)) for x in items)
+
+
+def dump(v, indent=0):
+    """json.dumps with indent 2, but short leaf containers (and lists of them) on one line."""
+    pad = " " * indent
+    one_line = json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
+    if not isinstance(v, (dict, list)) or not v:
+        return one_line
+    if len(one_line) + indent <= 100 and (
+        is_leaf(v) or (isinstance(v, list) and all(isinstance(x, dict) and is_leaf(x) for x in v))
+    ):
+        return one_line
+    inner = " " * (indent + 2)
+    if isinstance(v, dict):
+        parts = [f"{inner}{json.dumps(k)}: {dump(x, indent + 2)}" for k, x in v.items()]
+        return "{\n" + ",\n".join(parts) + "\n" + pad + "}"
+    parts = [inner + dump(x, indent + 2) for x in v]
+    return "[\n" + ",\n".join(parts) + "\n" + pad + "]"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--source", default=os.path.join(HERE, "mig-profiles.research.json"))
+    ap.add_argument("--out", default=os.path.dirname(HERE), help="default: data/gpus/")
+    ap.add_argument("--check", action="store_true", help="compare, do not write")
+    args = ap.parse_args()
+
+    with open(args.source, encoding="utf-8") as f:
+        research = json.load(f)
+    got = [g["model"] for g in research["gpus"]]
+    if sorted(got) != sorted(MODELS):
+        fail(f"models in gpus[] {sorted(got)} differ from the converter's table {sorted(MODELS)}")
+
+    stale = []
+    for g in research["gpus"]:
+        fname, model = convert_model(g)
+        text = dump(model) + "\n"
+        path = os.path.join(args.out, fname)
+        old = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                old = f.read()
+        if old == text:
+            continue
+        stale.append(path)
+        if not args.check:
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+    if args.check:
+        if stale:
+            print("out of date: " + ", ".join(stale), file=sys.stderr)
+            return 1
+        print(f"{len(got)} catalog files up to date")
+        return 0
+    print(f"wrote {len(stale)} of {len(got)} catalog files to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

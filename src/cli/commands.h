@@ -1,0 +1,20 @@
+// Subcommands of the migsched CLI. Each Register* adds one subcommand to the
+// app; its callback writes results to ctx.out and errors to ctx.err and sets
+// `*exit_code`.
+#ifndef MIGSCHED_CLI_COMMANDS_H_
+#define MIGSCHED_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace migsched::cli {
+
+void RegisterProfilesCommand(CLI::App& app, Context& ctx, int* exit_code);  // profiles_command.cc
+void RegisterFragCommand(CLI::App& app, Context& ctx, int* exit_code);      // frag_command.cc
+void RegisterSimulateCommand(CLI::App& app, Context& ctx, int* exit_code);  // simulate_command.cc
+void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code);   // compare_command.cc
+
+}  // namespace migsched::cli
+
+#endif  // MIGSCHED_CLI_COMMANDS_H_

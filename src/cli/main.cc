@@ -1,0 +1,42 @@
+#include "cli/main.h"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+
+namespace migsched::cli {
+
+int Main(int argc, char** argv) {
+  Context ctx;
+  ctx.out = &std::cout;
+  ctx.err = &std::cerr;
+  int exit_code = 0;
+
+  CLI::App app{
+      "migsched: a fragmentation-aware scheduler for NVIDIA Multi-Instance GPUs (MIG).\n"
+      "Simulate placement policies on a workload, inspect MIG profiles and FragCost."};
+  app.require_subcommand(1);
+  app.add_option("--catalog", ctx.extra_catalogs,
+                 "Extra GPU catalog file or folder (JSON, see docs/formats/catalog.md); repeatable");
+  app.add_option("--data-dir", ctx.data_dir,
+                 "Folder with the bundled data (gpus/, traces/); default: found next to the binary");
+  app.add_flag("-q,--quiet", ctx.quiet, "No progress output on stderr");
+  app.set_version_flag("--version", "migsched 0.1.0");
+
+  RegisterProfilesCommand(app, ctx, &exit_code);
+  RegisterFragCommand(app, ctx, &exit_code);
+  RegisterSimulateCommand(app, ctx, &exit_code);
+  RegisterCompareCommand(app, ctx, &exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}
+
+}  // namespace migsched::cli

@@ -1,0 +1,69 @@
+#include "core/catalog.h"
+
+#include <cctype>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace migsched {
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool HasName(const GpuModel& m, std::string_view name) {
+  if (EqualsIgnoreCase(m.name(), name)) return true;
+  for (const auto& s : m.short_names()) {
+    if (EqualsIgnoreCase(s, name)) return true;
+  }
+  for (const auto& s : m.aliases()) {
+    if (EqualsIgnoreCase(s, name)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status Catalog::Add(GpuModel model) {
+  std::vector<std::string> names = {model.name()};
+  names.insert(names.end(), model.short_names().begin(), model.short_names().end());
+  names.insert(names.end(), model.aliases().begin(), model.aliases().end());
+  for (const auto& existing : models_) {
+    for (const auto& n : names) {
+      if (HasName(*existing, n)) {
+        return InvalidArgumentError(fmt::format("GPU model '{}': name '{}' is already used by '{}'",
+                                                model.name(), n, existing->name()));
+      }
+    }
+  }
+  models_.push_back(std::make_unique<GpuModel>(std::move(model)));
+  return Status();
+}
+
+StatusOr<const GpuModel*> Catalog::Find(std::string_view name) const {
+  for (const auto& m : models_) {
+    if (HasName(*m, name)) return static_cast<const GpuModel*>(m.get());
+  }
+  std::string known;
+  for (const auto& m : models_) {
+    if (!known.empty()) known += ", ";
+    known += m->short_names().empty() ? m->name() : m->short_names().front();
+  }
+  return NotFoundError(fmt::format("unknown GPU model '{}' (known: {})", name, known));
+}
+
+std::vector<const GpuModel*> Catalog::models() const {
+  std::vector<const GpuModel*> out;
+  for (const auto& m : models_) out.push_back(m.get());
+  return out;
+}
+
+}  // namespace migsched

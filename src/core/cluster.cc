@@ -1,0 +1,100 @@
+#include "core/cluster.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace migsched {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+StatusOr<std::vector<const GpuModel*>> ParseClusterSpec(std::string_view spec, const Catalog& catalog) {
+  std::vector<const GpuModel*> out;
+  if (Trim(spec).empty()) return InvalidArgumentError("empty cluster spec (expected e.g. 4xA100-40GB)");
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    if (comma == std::string_view::npos) comma = spec.size();
+    std::string_view part = Trim(spec.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (part.empty()) return InvalidArgumentError(fmt::format("cluster spec '{}': empty part", spec));
+    size_t x = part.find_first_of("xX");
+    int count = 1;
+    std::string_view name = part;
+    if (x != std::string_view::npos && x > 0) {
+      std::string_view num = part.substr(0, x);
+      int n = 0;
+      auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
+      if (ec == std::errc() && p == num.data() + num.size()) {
+        count = n;
+        name = part.substr(x + 1);
+      }
+    }
+    if (count <= 0 || count > 1000000) {
+      return InvalidArgumentError(
+          fmt::format("cluster spec part '{}': GPU count must be in 1..1000000", part));
+    }
+    auto model = catalog.Find(name);
+    if (!model.ok()) return model.status().WithPrefix(fmt::format("cluster spec part '{}'", part));
+    out.insert(out.end(), count, *model);
+    if (comma == spec.size()) break;
+  }
+  return out;
+}
+
+Cluster::Cluster(const std::vector<const GpuModel*>& models, ConfigTableCache* tables) {
+  gpus_.reserve(models.size());
+  for (const GpuModel* m : models) {
+    gpus_.emplace_back(*m, tables->Get(*m));
+    total_compute_slices_ += m->compute_slices();
+  }
+}
+
+double Cluster::FragmentationRate() const {
+  if (gpus_.empty()) return 0;
+  double sum = 0;
+  for (const GpuState& g : gpus_) sum += g.fragcost();
+  return sum / gpus_.size();
+}
+
+int Cluster::busy_compute_slices() const {
+  int n = 0;
+  for (const GpuState& g : gpus_) n += g.busy_compute_slices();
+  return n;
+}
+
+double Cluster::Utilization() const {
+  return total_compute_slices_ == 0 ? 0.0
+                                    : static_cast<double>(busy_compute_slices()) / total_compute_slices_;
+}
+
+std::vector<const GpuModel*> Cluster::models() const {
+  std::vector<const GpuModel*> out;
+  for (const GpuState& g : gpus_) {
+    if (std::find(out.begin(), out.end(), &g.model()) == out.end()) out.push_back(&g.model());
+  }
+  return out;
+}
+
+std::string Cluster::Describe() const {
+  std::string s;
+  size_t i = 0;
+  while (i < gpus_.size()) {
+    size_t j = i;
+    while (j < gpus_.size() && &gpus_[j].model() == &gpus_[i].model()) ++j;
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{}x {}", j - i, gpus_[i].model().name());
+    i = j;
+  }
+  return s;
+}
+
+}  // namespace migsched

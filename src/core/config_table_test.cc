@@ -1,0 +1,224 @@
+// Tests of ConfigTable (FragCost, §2): the 723 hand-checked A100 40GB cases,
+// the worked values of the spec, and an independent brute-force reference on
+// every bundled model.
+#include "core/config_table.h"
+
+#include <bit>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "testing/brute_force.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::Model;
+using ::migsched::testing::TestDataDir;
+
+uint64_t MaskOf(const GpuModel& m, const std::vector<std::pair<std::string, int>>& instances) {
+  uint64_t mask = 0;
+  for (const auto& [name, start] : instances) {
+    const int p = m.FindProfile(name);
+    EXPECT_GE(p, 0) << name;
+    const int slot = m.SlotOf(p, start);
+    EXPECT_GE(slot, 0) << name << "@" << start;
+    mask |= uint64_t{1} << slot;
+  }
+  return mask;
+}
+
+TEST(ConfigTableTest, A100HasThe723ValidConfigurationsOfTheSpec) {
+  // §1: "An A100/H100 has 723 valid configurations over the six base profiles."
+  auto table = ConfigTable::Build(Model("A100-40GB"));
+  EXPECT_EQ(table->num_configs(), 723);
+  EXPECT_EQ(table->num_slots(), 18);
+  EXPECT_EQ(table->num_terms(), 6);
+  EXPECT_EQ(table->slot_mask(kEmptyConfig), 0u);
+  auto h100 = ConfigTable::Build(Model("H100-80GB"));
+  EXPECT_EQ(h100->num_configs(), 723);
+}
+
+// Every case of shared/cases/fragcost-a100-40gb.json (copied to tests/data/cases/):
+// the FragCost and every feasible/ideal term, |error| < 1e-9.
+TEST(ConfigTableTest, ReproducesAll723HandCheckedA100Cases) {
+  std::ifstream in(TestDataDir() + "/cases/fragcost-a100-40gb.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  const GpuModel& m = Model("A100-40GB");
+  auto table = ConfigTable::Build(m);
+  ASSERT_EQ(doc["cases"].size(), 723u);
+  std::vector<std::string> metric;
+  for (const auto& p : doc["profiles_in_metric"]) metric.push_back(p.get<std::string>());
+  // The metric's profiles are exactly our base profiles, in the same order.
+  ASSERT_EQ(metric.size(), m.base_profiles().size());
+  for (size_t t = 0; t < metric.size(); ++t) EXPECT_EQ(m.profile(m.base_profiles()[t]).name, metric[t]);
+
+  std::vector<bool> seen(table->num_configs(), false);
+  int checked = 0;
+  for (const auto& c : doc["cases"]) {
+    std::vector<std::pair<std::string, int>> inst;
+    std::string label;
+    for (const auto& i : c["instances"]) {
+      inst.emplace_back(i["profile"].get<std::string>(), i["start"].get<int>());
+      label += i["profile"].get<std::string>() + "@" + std::to_string(i["start"].get<int>()) + " ";
+    }
+    const ConfigId id = table->Find(MaskOf(m, inst));
+    ASSERT_NE(id, kInvalidConfig) << label;
+    EXPECT_FALSE(seen[id]) << "duplicate case " << label;
+    seen[id] = true;
+    // The file prints FragCost rounded to 6 decimals (e.g. 0.333333), so the
+    // printed total is checked to half a unit of its last digit, and the exact
+    // total recomputed from the file's own terms to 1e-9.
+    EXPECT_NEAR(table->FragCost(id), c["fragcost"].get<double>(), 5e-7) << label;
+    const auto& terms = c["terms"];
+    double sum = 0;
+    for (const auto& [name, term] : terms.items()) {
+      sum += term["feasible"].get<double>() / term["ideal"].get<double>();
+    }
+    const double exact = terms.empty() ? 0.0 : 1.0 - sum / terms.size();
+    EXPECT_NEAR(table->FragCost(id), exact, 1e-9) << label;
+    for (size_t t = 0; t < metric.size(); ++t) {
+      if (terms.contains(metric[t])) {
+        EXPECT_EQ(table->Feasible(id, t), terms[metric[t]]["feasible"].get<int>()) << label << metric[t];
+        EXPECT_EQ(table->Ideal(id, t), terms[metric[t]]["ideal"].get<int>()) << label << metric[t];
+      } else {
+        // Left out of the file: ideal 0 (profile no longer fits by capacity).
+        EXPECT_EQ(table->Ideal(id, t), 0) << label << metric[t];
+      }
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 723);
+}
+
+// The worked values of algorithms.md §2 (1g = 1g.5gb).
+TEST(ConfigTableTest, WorkedValuesOfTheSpec) {
+  const GpuModel& m = Model("A100-40GB");
+  auto table = ConfigTable::Build(m);
+  struct Case {
+    std::vector<std::pair<std::string, int>> busy;
+    double fragcost;
+  } cases[] = {
+      {{}, 0.0},
+      {{{"1g.5gb", 6}}, 0.0},
+      // 1g@4: 7g no longer fits by capacity (ideal 0), so |M'| = 5; only 2g.10gb
+      // loses (starts 0, 2 free: 2 of 3), the rest are 1 of 1 / n of n:
+      // FragCost = 1 - (4 + 2/3)/5 = 1/15.
+      {{{"1g.5gb", 4}}, 1.0 / 15},
+      // 1g@0: 2g 2 of 3, 4g 0 of 1: 1 - (3 + 2/3 + 0)/5 = 0.2667.
+      {{{"1g.5gb", 0}}, 1.0 - (3 + 2.0 / 3) / 5},
+      {{{"3g.20gb", 4}}, 0.0},
+      // 3g@0: 1g 3 of 4, 2g 1 of 2, 4g 0 of 1 (1g.10gb 2 of 2, 3g 1 of 1): 1-(0.75+1+0.5+1+0)/5 = 0.35.
+      {{{"3g.20gb", 0}}, 0.35},
+      {{{"1g.5gb", 0}, {"1g.5gb", 4}}, 0.5666666666666667},
+      {{{"1g.5gb", 0}, {"1g.5gb", 1}, {"1g.5gb", 5}}, 0.5},
+      {{{"1g.10gb", 0}}, 0.3},
+  };
+  for (const Case& c : cases) {
+    const ConfigId id = table->Find(MaskOf(m, c.busy));
+    ASSERT_NE(id, kInvalidConfig);
+    EXPECT_NEAR(table->FragCost(id), c.fragcost, 1e-9) << c.busy.size();
+  }
+}
+
+TEST(ConfigTableTest, InvalidConfigurationsAreNotFound) {
+  const GpuModel& m = Model("A100-40GB");
+  auto table = ConfigTable::Build(m);
+  // 3g@0 (units 0-3) and 2g@2 (units 2-3) overlap.
+  EXPECT_EQ(table->Find(MaskOf(m, {{"3g.20gb", 0}, {"2g.10gb", 2}})), kInvalidConfig);
+  // 7g@0 with anything overlaps.
+  EXPECT_EQ(table->Find(MaskOf(m, {{"7g.40gb", 0}, {"1g.5gb", 6}})), kInvalidConfig);
+}
+
+TEST(ConfigTableTest, AddAndRemoveAreConsistentWithMasks) {
+  for (const char* name : {"A100-40GB", "A30-24GB", "RTX-PRO-6000"}) {
+    const GpuModel& m = Model(name);
+    auto t = ConfigTable::Build(m);
+    for (ConfigId c = 0; c < t->num_configs(); ++c) {
+      for (int k = 0; k < t->num_slots(); ++k) {
+        const uint64_t bit = uint64_t{1} << k;
+        if (t->slot_mask(c) & bit) {
+          ASSERT_EQ(t->Add(c, k), kInvalidConfig);
+          ASSERT_EQ(t->slot_mask(t->Remove(c, k)), t->slot_mask(c) & ~bit);
+        } else {
+          ASSERT_EQ(t->Remove(c, k), kInvalidConfig);
+          ASSERT_EQ(t->Add(c, k), t->Find(t->slot_mask(c) | bit));
+        }
+      }
+    }
+  }
+}
+
+// The brute-force reference (tests/testing/brute_force.h) is written from the
+// §1/§2 text without the table's machinery.
+using ::migsched::testing::BruteFeasible;
+using ::migsched::testing::BruteFragCost;
+using ::migsched::testing::BruteValid;
+using Inst = ::migsched::testing::BruteInstance;
+
+TEST(ConfigTableTest, MatchesBruteForceReferenceOnEveryBundledModel) {
+  for (const GpuModel* m : migsched::testing::BundledCatalog().models()) {
+    SCOPED_TRACE(m->name());
+    auto t = ConfigTable::Build(*m);
+    BruteFragCost brute(*m);
+    for (ConfigId c = 0; c < t->num_configs(); ++c) {
+      std::vector<Inst> busy;
+      for (int k = 0; k < t->num_slots(); ++k) {
+        if (t->slot_mask(c) & (uint64_t{1} << k)) {
+          const Slot& s = m->slots()[k];
+          busy.push_back({s.profile, s.start, s.size, s.compute_slices});
+        }
+      }
+      ASSERT_TRUE(BruteValid(*m, busy));
+      const std::vector<int> ideal_all = brute.Ideal(busy);
+      double sum = 0;
+      int mprime = 0;
+      for (size_t term = 0; term < m->base_profiles().size(); ++term) {
+        const int feasible = BruteFeasible(*m, busy, m->base_profiles()[term]);
+        const int ideal = ideal_all[term];
+        ASSERT_EQ(t->Feasible(c, term), feasible) << "config " << c << " term " << term;
+        ASSERT_EQ(t->Ideal(c, term), ideal) << "config " << c << " term " << term;
+        if (ideal > 0) {
+          ++mprime;
+          sum += static_cast<double>(feasible) / ideal;
+        }
+      }
+      ASSERT_NEAR(t->FragCost(c), mprime == 0 ? 0.0 : 1.0 - sum / mprime, 1e-12) << "config " << c;
+      ASSERT_NEAR(t->FragCost(c), brute.FragCost(busy), 1e-12) << "config " << c;
+    }
+  }
+}
+
+// Every valid configuration is enumerated: count subsets of slots that pass
+// the brute-force validity check directly.
+TEST(ConfigTableTest, EnumeratesExactlyTheValidSubsets) {
+  for (const char* name : {"A30-24GB", "RTX-PRO-6000", "A100-40GB"}) {
+    const GpuModel& m = Model(name);
+    auto t = ConfigTable::Build(m);
+    const int s = static_cast<int>(m.slots().size());
+    int valid = 0;
+    for (uint64_t mask = 0; mask < (uint64_t{1} << s); ++mask) {
+      std::vector<Inst> set;
+      for (int k = 0; k < s; ++k) {
+        if (mask & (uint64_t{1} << k)) {
+          const Slot& sl = m.slots()[k];
+          set.push_back({sl.profile, sl.start, sl.size, sl.compute_slices});
+        }
+      }
+      const bool ok = BruteValid(m, set);
+      valid += ok;
+      ASSERT_EQ(t->Find(mask) != kInvalidConfig, ok) << name << " mask " << mask;
+    }
+    EXPECT_EQ(valid, t->num_configs()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace migsched

@@ -1,0 +1,89 @@
+// GpuState: the MIG instances on one GPU, busy or idle (§1 of docs/algorithms.md).
+//
+// An instance is (profile, start); it is *busy* while a job runs on it
+// (possibly mid-migration) and *idle* when created without a job (reusable, or
+// destroyable at the cost of a reconfiguration). FragCost and lazy/busy use
+// the busy instances only; idle ones are free space with a reuse bonus (§4).
+//
+// Mutations are only made by ApplyPlan (core/plan.h), which checks the §1
+// invariants; the mutators here validate their own preconditions and return
+// kInternal with the reason when a step is impossible.
+//
+// Thread-safety: thread-compatible (no internal locking).
+#ifndef MIGSCHED_CORE_GPU_STATE_H_
+#define MIGSCHED_CORE_GPU_STATE_H_
+
+#include <string>
+#include <vector>
+
+#include "core/config_table.h"
+#include "core/gpu_model.h"
+#include "core/job.h"
+#include "core/status.h"
+
+namespace migsched {
+
+struct Instance {
+  int profile = -1;     // index into GpuModel::profiles() (may be a variant)
+  int start = 0;        // placement units
+  int slot = -1;        // GpuModel slot of (base profile, start)
+  JobId job = kNoJob;   // kNoJob: idle
+  bool busy() const { return job != kNoJob; }
+};
+
+class GpuState {
+ public:
+  GpuState(const GpuModel& model, const ConfigTable& table) : model_(&model), table_(&table) {}
+
+  const GpuModel& model() const { return *model_; }
+  const ConfigTable& table() const { return *table_; }
+  // Instances sorted by start.
+  const std::vector<Instance>& instances() const { return instances_; }
+
+  // Configuration of the busy instances / of all instances (ConfigTable ids).
+  ConfigId busy_config() const { return busy_config_; }
+  ConfigId all_config() const { return all_config_; }
+  int busy_compute_slices() const { return table_->compute_used(busy_config_); }
+  int free_compute_slices() const { return model_->compute_slices() - busy_compute_slices(); }
+  // util(g) = busy compute slices / model compute slices (§3), in [0, 1].
+  double utilization() const {
+    return static_cast<double>(busy_compute_slices()) / model_->compute_slices();
+  }
+  // FragCost of the busy instances (§2).
+  double fragcost() const { return table_->FragCost(busy_config_); }
+  bool empty() const { return instances_.empty(); }
+
+  // Index in instances() of the instance starting at `start`, or -1.
+  int IndexAt(int start) const;
+  // Number of instances (busy or idle) of exactly this profile.
+  int CountProfile(int profile) const;
+
+  // Creates an idle instance. kInternal if the start is not a placement of
+  // the profile, it overlaps an instance, compute slices or max_instances
+  // would be exceeded.
+  Status Create(int profile, int start);
+  // Destroys the idle instance at `start` (kInternal if none or busy).
+  Status Destroy(int start);
+  // Binds `job` to the idle instance of `profile` at `start`.
+  Status StartJob(int profile, int start, JobId job);
+  // Unbinds `job` from the busy instance at `start`; the instance becomes idle.
+  Status ReleaseJob(int start, JobId job);
+
+  // Re-derives everything from the instance list and checks the §1 validity
+  // rules and the cached configurations. kInternal naming the violation.
+  Status CheckInvariants() const;
+
+  // "3g.20gb@4[busy:job 12] 1g.5gb@0[idle]".
+  std::string DebugString() const;
+
+ private:
+  const GpuModel* model_;
+  const ConfigTable* table_;
+  std::vector<Instance> instances_;
+  ConfigId busy_config_ = kEmptyConfig;
+  ConfigId all_config_ = kEmptyConfig;
+};
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_CORE_GPU_STATE_H_

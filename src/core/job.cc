@@ -1,0 +1,72 @@
+#include "core/job.h"
+
+#include <fmt/format.h>
+
+namespace migsched {
+
+std::string_view MigratableName(Migratable m) {
+  switch (m) {
+    case Migratable::kNone:
+      return "none";
+    case Migratable::kRestart:
+      return "restart";
+    case Migratable::kCheckpoint:
+      return "checkpoint";
+  }
+  return "none";
+}
+
+StatusOr<Migratable> ParseMigratable(std::string_view s) {
+  if (s == "none") return Migratable::kNone;
+  if (s == "restart") return Migratable::kRestart;
+  if (s == "checkpoint") return Migratable::kCheckpoint;
+  return InvalidArgumentError(
+      fmt::format("'{}' is not one of none, restart, checkpoint", s));
+}
+
+std::string_view FractionRuleName(FractionRule r) {
+  return r == FractionRule::kMemory ? "memory" : "compute";
+}
+
+StatusOr<FractionRule> ParseFractionRule(std::string_view s) {
+  if (s == "compute") return FractionRule::kCompute;
+  if (s == "memory") return FractionRule::kMemory;
+  return InvalidArgumentError(fmt::format("'{}' is not one of compute, memory", s));
+}
+
+std::string Job::RequestString() const {
+  std::string what = profile.empty() ? fmt::format("gpu_fraction {}", gpu_fraction) : profile;
+  if (count > 1) return fmt::format("{}x{}", count, what);
+  return what;
+}
+
+int ResolveProfile(const GpuModel& model, const Job& job) {
+  if (!job.profile.empty()) return model.FindProfile(job.profile);
+  // Base profiles are ordered by compute then memory slices, so the first that
+  // satisfies the rule is the smallest.
+  constexpr double kEps = 1e-9;
+  int best = -1;
+  for (int b : model.base_profiles()) {
+    const Profile& p = model.profile(b);
+    double frac = job.fraction_rule == FractionRule::kCompute
+                      ? static_cast<double>(p.compute_slices) / model.compute_slices()
+                      : static_cast<double>(p.memory_slices) / model.memory_slices();
+    if (frac + kEps >= job.gpu_fraction) {
+      if (best < 0) {
+        best = b;
+        continue;
+      }
+      // Smallest by the rule's own measure first, then by the other one.
+      const Profile& q = model.profile(best);
+      auto key = [&](const Profile& x) {
+        return job.fraction_rule == FractionRule::kCompute
+                   ? std::pair(x.compute_slices, x.memory_slices)
+                   : std::pair(x.memory_slices, x.compute_slices);
+      };
+      if (key(p) < key(q)) best = b;
+    }
+  }
+  return best;
+}
+
+}  // namespace migsched

@@ -1,0 +1,68 @@
+// Jobs: what a workload asks of the cluster (§4, §10 of docs/algorithms.md).
+//
+// A job requests `count` instances of one MIG profile (a gang when count > 1,
+// started together or not at all). The profile is either named exactly
+// ("3g.20gb", valid only on models that offer that name) or given as a GPU
+// fraction in (0, 1], resolved per GPU model by `fraction_rule`.
+//
+// Thread-safety: plain values.
+#ifndef MIGSCHED_CORE_JOB_H_
+#define MIGSCHED_CORE_JOB_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/gpu_model.h"
+#include "core/status.h"
+
+namespace migsched {
+
+// Index of a job in its workload (0-based, arrival order).
+using JobId = int32_t;
+inline constexpr JobId kNoJob = -1;
+
+// How a job may be moved (§6).
+enum class Migratable {
+  kNone,        // never moved
+  kRestart,     // stopped and restarted; loses progress since its last checkpoint
+  kCheckpoint,  // state copied make-before-break
+};
+std::string_view MigratableName(Migratable m);
+// Parses "none" | "restart" | "checkpoint".
+StatusOr<Migratable> ParseMigratable(std::string_view s);
+
+// How a GPU fraction becomes a profile on a given model (§10).
+enum class FractionRule {
+  kCompute,  // smallest base profile with compute_slices / model compute_slices >= fraction
+  kMemory,   // smallest base profile with memory_slices / model memory_slices >= fraction
+};
+std::string_view FractionRuleName(FractionRule r);
+StatusOr<FractionRule> ParseFractionRule(std::string_view s);
+
+struct Job {
+  std::string name;          // the trace's id column
+  double arrival_s = 0;      // seconds since the start of the workload
+  std::string profile;       // exact profile name; empty when gpu_fraction is used
+  double gpu_fraction = 0;   // in (0, 1] when profile is empty
+  FractionRule fraction_rule = FractionRule::kCompute;
+  int count = 1;             // instances wanted together (gang), >= 1
+  double duration_s = 0;     // run time without contention, seconds, > 0
+  double pcie_gbps = 0;      // PCIe demand, GB/s (§8); 0 = not PCIe-bound
+  double alpha = 1.0;        // contention sensitivity (§8), > 0
+  bool latency_sensitive = false;
+  Migratable migratable = Migratable::kNone;
+
+  // A readable request, e.g. "3g.20gb", "2x7g.40gb", "gpu_fraction 0.46".
+  std::string RequestString() const;
+};
+
+// The profile index on `model` that `job` asks for, or -1 if the model cannot
+// offer it (unknown name, or no base profile large enough for the fraction).
+// A named variant (e.g. "1g.5gb+me") resolves to itself.
+int ResolveProfile(const GpuModel& model, const Job& job);
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_CORE_JOB_H_

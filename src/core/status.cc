@@ -1,0 +1,41 @@
+#include "core/status.h"
+
+#include <string>
+
+namespace migsched {
+
+std::string_view StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case StatusCode::kNotFound:
+      return "NOT_FOUND";
+    case StatusCode::kFailedPrecondition:
+      return "FAILED_PRECONDITION";
+    case StatusCode::kInternal:
+      return "INTERNAL";
+    case StatusCode::kUnavailable:
+      return "UNAVAILABLE";
+  }
+  return "UNKNOWN";
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  std::string s(StatusCodeName(code_));
+  s += ": ";
+  s += message_;
+  return s;
+}
+
+Status Status::WithPrefix(std::string_view prefix) const {
+  if (ok()) return *this;
+  std::string m(prefix);
+  m += ": ";
+  m += message_;
+  return Status(code_, std::move(m));
+}
+
+}  // namespace migsched

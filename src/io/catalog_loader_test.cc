@@ -1,0 +1,432 @@
+#include "io/catalog_loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using ::migsched::testing::BundledCatalog;
+using ::migsched::testing::Model;
+using ::migsched::testing::SourceDir;
+using ::migsched::testing::WriteTempFile;
+using ::testing::ElementsAre;
+using ::testing::StartsWith;
+
+std::string GpusDir() { return SourceDir() + "/data/gpus"; }
+
+// ---------------------------------------------------------------------------
+// The bundled catalog.
+
+TEST(BundledCatalogTest, EveryModelLoads) {
+  Catalog c;
+  Status st = LoadCatalogPath(GpusDir(), &c);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::vector<std::string> names;
+  for (const GpuModel* m : c.models()) names.push_back(m->name());
+  // Sorted by file name: a100-40gb, a100-80gb, a30-24gb, h100-80gb, h100-nvl-94gb, h200-141gb,
+  // rtx-pro-6000.
+  EXPECT_THAT(names, ElementsAre("A100 40GB", "A100 80GB", "A30 24GB", "H100 80GB", "H100 NVL 94GB",
+                                 "H200 141GB", "RTX PRO 6000 Blackwell 96GB"));
+  for (const char* f : {"a100-40gb", "a100-80gb", "a30-24gb", "h100-80gb", "h100-nvl-94gb",
+                        "h200-141gb", "rtx-pro-6000"}) {
+    StatusOr<GpuModel> m = LoadGpuModelFile(GpusDir() + "/" + f + ".json");
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+  }
+}
+
+TEST(BundledCatalogTest, OnlyH200IsUnconfirmed) {
+  for (const GpuModel* m : BundledCatalog().models()) {
+    EXPECT_EQ(m->confirmed(), m->name() != "H200 141GB") << m->name();
+  }
+}
+
+TEST(BundledCatalogTest, PcieBandwidthPerAlgorithmsSection8) {
+  // §8: A100 PCIe 4.0 30.08 GB/s measured; H100/H200 about 55 (assumption); A30 (PCIe 4.0) and
+  // RTX PRO 6000 (PCIe 5.0) by the same figures.
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"A100-40GB", 30.08}, {"A100-80GB", 30.08}, {"A30", 30.08},        {"H100-80GB", 55.0},
+      {"H100-94GB", 55.0},  {"H200-141GB", 55.0}, {"RTX-PRO-6000", 55.0}};
+  for (const auto& [gpu, gbps] : expected) {
+    EXPECT_DOUBLE_EQ(Model(gpu).pcie_max_gbps(), gbps) << gpu;
+  }
+}
+
+// Base profile of a media-extension variant, derived here independently of the converter:
+// the name before a trailing "+me.all", "+me", "-me" or "+gfx".
+std::string ExpectedVariantOf(const std::string& name) {
+  for (const std::string suffix : {"+me.all", "+me", "-me", "+gfx"}) {
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return name.substr(0, name.size() - suffix.size());
+    }
+  }
+  return "";
+}
+
+// An independent check of data/gpus/sources/convert.py: every fact of the research file's
+// gpus[] must be in the loaded catalog, unchanged.
+TEST(BundledCatalogTest, MatchesTheResearchFile) {
+  const std::string path = GpusDir() + "/sources/mig-profiles.research.json";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const json research = json::parse(in);
+  ASSERT_EQ(research["gpus"].size(), 7u);
+  EXPECT_EQ(BundledCatalog().models().size(), 7u);
+  for (const json& g : research["gpus"]) {
+    SCOPED_TRACE(g["model"].get<std::string>());
+    StatusOr<const GpuModel*> found = BundledCatalog().Find(g["aliases"][0].get<std::string>());
+    ASSERT_TRUE(found.ok()) << found.status().ToString();
+    const GpuModel& m = **found;
+    EXPECT_EQ(m.aliases(), g["aliases"].get<std::vector<std::string>>());
+    EXPECT_EQ(m.confirmed(), g["confirmed"].get<bool>());
+    EXPECT_EQ(m.compute_slices(), g["compute_slices"].get<int>());
+    EXPECT_EQ(m.memory_slices(), g["memory_slices"].get<int>());
+    EXPECT_EQ(m.placement_units(), g["placement_units"].get<int>());
+    ASSERT_EQ(m.profiles().size(), g["profiles"].size());
+    for (size_t i = 0; i < m.profiles().size(); ++i) {
+      const json& rp = g["profiles"][i];
+      const Profile& p = m.profile(static_cast<int>(i));
+      SCOPED_TRACE(rp["name"].get<std::string>());
+      EXPECT_EQ(p.name, rp["name"].get<std::string>());
+      EXPECT_EQ(p.id, rp["id"].get<int>());
+      EXPECT_EQ(p.nvml_profile_index, rp["nvml_profile_index"].get<int>());
+      EXPECT_EQ(p.compute_slices, rp["compute_slices"].get<int>());
+      EXPECT_EQ(p.memory_slices, rp["memory_slices"].get<int>());
+      EXPECT_EQ(p.memory_mib, rp["memory_mib"].get<int64_t>());
+      EXPECT_EQ(p.max_instances, rp["max_instances"].get<int>());
+      std::vector<Placement> want;
+      for (const json& pl : rp["placements"]) {
+        want.push_back({pl["start"].get<int>(), pl["size"].get<int>()});
+      }
+      EXPECT_EQ(p.placements, want);
+      EXPECT_EQ(p.variant_of, ExpectedVariantOf(p.name));
+    }
+  }
+}
+
+// data/gpus/*.json are generated: they must be what the converter writes today.
+TEST(BundledCatalogTest, FilesAreWhatTheConverterWrites) {
+  if (std::system("python3 --version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3 not found: cannot run data/gpus/sources/convert.py --check";
+  }
+  const std::string cmd = "python3 '" + GpusDir() + "/sources/convert.py' --check > /dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0)
+      << "data/gpus/ is out of date: run python3 data/gpus/sources/convert.py";
+}
+
+TEST(BundledCatalogTest, JsonRoundTrip) {
+  for (const GpuModel* m : BundledCatalog().models()) {
+    const nlohmann::ordered_json j = GpuModelToJson(*m);
+    StatusOr<GpuModel> back = ParseGpuModelJson(j.dump(), "round-trip");
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(GpuModelToJson(*back), j) << m->name();
+    EXPECT_EQ(back->slots().size(), m->slots().size());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Bad input. A hand-written valid model, then one mutation per case.
+
+json ValidModel() {
+  return json::parse(R"({
+    "$comment": "test model",
+    "schema": "migsched-gpu-model/1",
+    "name": "Test 8U",
+    "short_names": ["TEST-8U"],
+    "aliases": ["NVIDIA Test"],
+    "confirmed": true,
+    "compute_slices": 7,
+    "memory_slices": 8,
+    "placement_units": 8,
+    "pcie_max_gbps": 30.08,
+    "driver_default": {"highest_first": true, "orders": {"1g": [6, 4, 5, 0, 1, 2, 3]}},
+    "static_layouts": {"all-balanced": [{"profile": "2g", "start": 0}, {"profile": "1g", "start": 2},
+                                        {"profile": "1g", "start": 3}, {"profile": "3g", "start": 4}]},
+    "profiles": [
+      {"name": "1g", "id": 19, "nvml_profile_index": 0, "compute_slices": 1, "memory_slices": 1,
+       "memory_mib": 4864, "max_instances": 7,
+       "placements": [{"start": 0, "size": 1}, {"start": 1, "size": 1}, {"start": 2, "size": 1},
+                      {"start": 3, "size": 1}, {"start": 4, "size": 1}, {"start": 5, "size": 1},
+                      {"start": 6, "size": 1}]},
+      {"name": "2g", "id": 14, "nvml_profile_index": 1, "compute_slices": 2, "memory_slices": 2,
+       "memory_mib": 9856, "max_instances": 3,
+       "placements": [{"start": 0, "size": 2}, {"start": 2, "size": 2}, {"start": 4, "size": 2}]},
+      {"name": "2g+me", "id": 6, "nvml_profile_index": 8, "compute_slices": 2, "memory_slices": 2,
+       "memory_mib": 9856, "max_instances": 1, "variant_of": "2g", "notes": "a variant",
+       "placements": [{"start": 0, "size": 2}, {"start": 2, "size": 2}, {"start": 4, "size": 2}]},
+      {"name": "3g", "id": 9, "nvml_profile_index": 2, "compute_slices": 3, "memory_slices": 4,
+       "memory_mib": 19968, "max_instances": 2,
+       "placements": [{"start": 0, "size": 4}, {"start": 4, "size": 4}]},
+      {"name": "7g", "id": 0, "nvml_profile_index": 4, "compute_slices": 7, "memory_slices": 8,
+       "memory_mib": 40192, "max_instances": 1, "placements": [{"start": 0, "size": 8}]}
+    ],
+    "source": "written by hand for catalog_loader_test",
+    "notes": ["one", "two"]
+  })");
+}
+
+TEST(CatalogLoaderTest, ValidModelLoads) {
+  const std::string path = WriteTempFile("valid.json", ValidModel().dump(2));
+  StatusOr<GpuModel> m = LoadGpuModelFile(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->name(), "Test 8U");
+  EXPECT_EQ(m->slots().size(), 7u + 3u + 2u + 1u);
+  EXPECT_EQ(m->profile(m->FindProfile("2g+me")).variant_of, "2g");
+  EXPECT_EQ(m->DriverDefaultOrder(m->FindProfile("1g")), (std::vector<int>{6, 4, 5, 0, 1, 2, 3}));
+}
+
+TEST(CatalogLoaderTest, DriverDefaultAndLayoutsAreOptional) {
+  json j = ValidModel();
+  j.erase("driver_default");
+  j.erase("static_layouts");
+  j.erase("source");
+  j.erase("notes");
+  j.erase("$comment");
+  StatusOr<GpuModel> m = LoadGpuModelFile(WriteTempFile("minimal.json", j.dump()));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  // Documented default: highest start first.
+  EXPECT_EQ(m->DriverDefaultOrder(m->FindProfile("1g")), (std::vector<int>{6, 5, 4, 3, 2, 1, 0}));
+  EXPECT_TRUE(m->spec().static_layouts.empty());
+}
+
+struct BadCase {
+  std::string name;
+  std::function<void(json&)> mutate;
+  std::string message;  // after "<path>: "
+  bool exact = true;    // false: the message starts with `message`
+};
+
+class CatalogLoaderBadInputTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CatalogLoaderBadInputTest, NamesFileModelProfileAndProblem) {
+  const BadCase& c = GetParam();
+  json j = ValidModel();
+  c.mutate(j);
+  const std::string path = WriteTempFile("bad.json", j.dump(2));
+  StatusOr<GpuModel> m = LoadGpuModelFile(path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
+  if (c.exact) {
+    EXPECT_EQ(m.status().message(), path + ": " + c.message);
+  } else {
+    EXPECT_THAT(m.status().message(), StartsWith(path + ": " + c.message));
+  }
+}
+
+const char kPrefix[] = "GPU model 'Test 8U'";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CatalogLoaderBadInputTest,
+    ::testing::Values(
+        BadCase{"MissingProfileField", [](json& j) { j["profiles"][1].erase("memory_mib"); },
+                "GPU model 'Test 8U', profile '2g': field 'memory_mib' is missing"},
+        BadCase{"MissingModelField", [](json& j) { j.erase("placement_units"); },
+                "GPU model 'Test 8U': field 'placement_units' is missing"},
+        BadCase{"MissingName", [](json& j) { j.erase("name"); }, "field 'name' is missing"},
+        BadCase{"ProfileWithoutName", [](json& j) { j["profiles"][4].erase("name"); },
+                "GPU model 'Test 8U', profiles[4]: field 'name' is missing"},
+        BadCase{"WrongTypeString", [](json& j) { j["profiles"][3]["compute_slices"] = "3"; },
+                "GPU model 'Test 8U', profile '3g': field 'compute_slices' must be an integer"},
+        BadCase{"WrongTypeFloat", [](json& j) { j["profiles"][1]["max_instances"] = 3.5; },
+                "GPU model 'Test 8U', profile '2g': field 'max_instances' must be an integer"},
+        BadCase{"WrongTypeBool", [](json& j) { j["confirmed"] = "yes"; },
+                "GPU model 'Test 8U': field 'confirmed' must be true or false"},
+        BadCase{"WrongTypeNumber", [](json& j) { j["pcie_max_gbps"] = "30"; },
+                "GPU model 'Test 8U': field 'pcie_max_gbps' must be a number"},
+        BadCase{"ShortNamesNotAList", [](json& j) { j["short_names"] = "TEST-8U"; },
+                "GPU model 'Test 8U': field 'short_names' must be a list of strings"},
+        BadCase{"IdOutOfRange", [](json& j) { j["profiles"][0]["id"] = int64_t{5000000000}; },
+                "GPU model 'Test 8U', profile '1g': field 'id' is out of range"},
+        BadCase{"NegativeId", [](json& j) { j["profiles"][0]["id"] = -2; },
+                "GPU model 'Test 8U', profile '1g': field 'id' must be >= 0, or -1 if unknown"},
+        BadCase{"PlacementStartNotInteger",
+                [](json& j) { j["profiles"][0]["placements"][2]["start"] = nullptr; },
+                "GPU model 'Test 8U', profile '1g': placements[2]: field 'start' must be an "
+                "integer"},
+        BadCase{"PlacementsNotAList", [](json& j) { j["profiles"][0]["placements"] = "{0..6}:1"; },
+                "GPU model 'Test 8U', profile '1g': field 'placements' must be a list of {start, "
+                "size}"},
+        BadCase{"PlacementOutsideGrid",
+                [](json& j) {
+                  j["profiles"][3]["placements"][1] = {{"start", 6}, {"size", 4}};
+                },
+                "GPU model 'Test 8U', profile '3g': placement 6:4 does not fit the 8-unit grid"},
+        BadCase{"PlacementSizesDiffer",
+                [](json& j) { j["profiles"][3]["placements"][1]["size"] = 2; },
+                "GPU model 'Test 8U', profile '3g': placements have different sizes (4 at start "
+                "0, 2 at start 4)"},
+        BadCase{"VariantWithOtherPlacements",
+                [](json& j) {
+                  j["profiles"][2]["placements"] = json::parse(R"([{"start": 0, "size": 2}])");
+                },
+                "GPU model 'Test 8U', profile '2g+me': variant of '2g' but its compute slices or "
+                "placements differ"},
+        BadCase{"VariantOfUnknownBase", [](json& j) { j["profiles"][2]["variant_of"] = "2g.20gb"; },
+                "GPU model 'Test 8U', profile '2g+me': variant of unknown profile '2g.20gb'"},
+        BadCase{"UnknownTopLevelField", [](json& j) { j["placement_unit"] = 8; },
+                "GPU model 'Test 8U': unknown field 'placement_unit' (allowed: schema, name, "
+                "short_names, aliases, confirmed, compute_slices, memory_slices, "
+                "placement_units, pcie_max_gbps, driver_default, static_layouts, profiles, "
+                "source, notes)"},
+        BadCase{
+            "UnknownProfileField", [](json& j) { j["profiles"][0]["compute_slice"] = 1; },
+            "GPU model 'Test 8U', profile '1g': unknown field 'compute_slice' (allowed: ", false},
+        BadCase{"UnknownPlacementField",
+                [](json& j) { j["profiles"][0]["placements"][0]["length"] = 1; },
+                "GPU model 'Test 8U', profile '1g': placements[0]: unknown field 'length' "
+                "(allowed: start, size)"},
+        BadCase{"WrongSchema", [](json& j) { j["schema"] = "migsched-gpu-model/2"; },
+                "GPU model 'Test 8U': field 'schema' is 'migsched-gpu-model/2'; this migsched "
+                "reads 'migsched-gpu-model/1'"},
+        BadCase{"NotesWrongType", [](json& j) { j["notes"] = 3; },
+                "GPU model 'Test 8U': field 'notes' must be a string or a list of strings"},
+        BadCase{"ProfilesNotAList", [](json& j) { j["profiles"] = json::object(); },
+                "GPU model 'Test 8U': field 'profiles' must be a list of objects"},
+        BadCase{"DriverDefaultUnknownField", [](json& j) { j["driver_default"]["highest"] = true; },
+                "GPU model 'Test 8U', driver_default: unknown field 'highest' (allowed: "
+                "highest_first, orders)"},
+        BadCase{"DriverDefaultOrderWrongStarts",
+                [](json& j) { j["driver_default"]["orders"]["1g"] = {6, 4, 5, 0, 1, 2, 7}; },
+                "GPU model 'Test 8U': driver-default order for '1g' must list each of its 7 "
+                "starts once"},
+        BadCase{"LayoutUnknownProfile",
+                [](json& j) { j["static_layouts"]["all-balanced"][0]["profile"] = "2g.10gb"; },
+                "GPU model 'Test 8U': static layout 'all-balanced': unknown profile '2g.10gb'"},
+        BadCase{"LayoutInvalidStart",
+                [](json& j) { j["static_layouts"]["all-balanced"][3]["start"] = 2; },
+                "GPU model 'Test 8U': static layout 'all-balanced': 3g@2 is not a valid "
+                "placement"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+struct BadTextCase {
+  std::string name;
+  std::string text;
+  std::string message;  // the message starts with "<path>: " + message
+};
+
+class CatalogLoaderBadTextTest : public ::testing::TestWithParam<BadTextCase> {};
+
+TEST_P(CatalogLoaderBadTextTest, NamesFileAndProblem) {
+  const std::string path = WriteTempFile("bad.json", GetParam().text);
+  StatusOr<GpuModel> m = LoadGpuModelFile(path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(m.status().message(), StartsWith(path + ": " + GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CatalogLoaderBadTextTest,
+    ::testing::Values(
+        BadTextCase{"Truncated", ValidModel().dump(2).substr(0, 200),
+                    "invalid JSON: parse error at line"},
+        BadTextCase{"Empty", "", "invalid JSON: parse error at line 1, column 1"},
+        BadTextCase{"TrailingComma", R"({"name": "x",})", "invalid JSON: parse error at line 1"},
+        BadTextCase{"DuplicateKey", R"({"name": "A", "compute_slices": 7, "name": "B"})",
+                    "invalid JSON: key 'name' appears twice in one object"},
+        BadTextCase{"TopLevelArray", "[]",
+                    "the top level must be a JSON object (one GPU model per file)"}),
+    [](const ::testing::TestParamInfo<BadTextCase>& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------
+// Folders and name clashes.
+
+TEST(CatalogLoaderPathTest, DuplicateNameAcrossTwoFiles) {
+  const std::string a = WriteTempFile("a.json", ValidModel().dump());
+  json other = ValidModel();
+  other["short_names"] = {"OTHER"};
+  other["aliases"] = json::array();
+  const std::string b = WriteTempFile("b.json", other.dump());
+  WriteTempFile("README.txt", "not a model; ignored");
+  Catalog c;
+  Status st = LoadCatalogPath(fs::path(a).parent_path().string(), &c);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(),
+            b + ": " + kPrefix + ": name 'Test 8U' is already used by 'Test 8U' (" + a + ")");
+  EXPECT_TRUE(c.models().empty()) << "a failing folder adds nothing";
+}
+
+TEST(CatalogLoaderPathTest, DuplicateAliasAcrossTwoFiles) {
+  const std::string a = WriteTempFile("a.json", ValidModel().dump());
+  json other = ValidModel();
+  other["name"] = "Other";
+  other["short_names"] = {"OTHER"};
+  const std::string b = WriteTempFile("b.json", other.dump());
+  Catalog c;
+  Status st = LoadCatalogPath(fs::path(a).parent_path().string(), &c);
+  EXPECT_EQ(st.message(),
+            b + ": GPU model 'Other': name 'NVIDIA Test' is already used by 'Test 8U' (" + a + ")");
+}
+
+TEST(CatalogLoaderPathTest, ClashWithTheBundledCatalog) {
+  Catalog c;
+  ASSERT_TRUE(LoadCatalogPath(GpusDir(), &c).ok());
+  json j = ValidModel();
+  j["aliases"] = {"nvidia a100-sxm4-40gb"};
+  const std::string path = WriteTempFile("clash.json", j.dump());
+  Status st = LoadCatalogPath(path, &c);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), path + ": " + kPrefix +
+                              ": name 'nvidia a100-sxm4-40gb' is already used by 'A100 40GB' in "
+                              "the catalog");
+  EXPECT_EQ(c.models().size(), 7u);
+}
+
+TEST(CatalogLoaderPathTest, BadFileInAFolderAddsNothing) {
+  const std::string a = WriteTempFile("a.json", ValidModel().dump());
+  json bad = ValidModel();
+  bad["name"] = "Bad";
+  bad["short_names"] = {"BAD"};
+  bad["aliases"] = json::array();
+  bad["profiles"][0]["compute_slices"] = "1";
+  const std::string b = WriteTempFile("b.json", bad.dump());
+  Catalog c;
+  Status st = LoadCatalogPath(fs::path(a).parent_path().string(), &c);
+  EXPECT_EQ(st.message(),
+            b + ": GPU model 'Bad', profile '1g': field 'compute_slices' must be an integer");
+  EXPECT_TRUE(c.models().empty());
+}
+
+TEST(CatalogLoaderPathTest, ExtraFileAfterTheBundledCatalog) {
+  Catalog c;
+  ASSERT_TRUE(LoadCatalogPath(GpusDir(), &c).ok());
+  const std::string path = WriteTempFile("extra.json", ValidModel().dump());
+  Status st = LoadCatalogPath(path, &c);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(c.models().size(), 8u);
+  ASSERT_TRUE(c.Find("test-8u").ok());
+  EXPECT_EQ((*c.Find("test-8u"))->name(), "Test 8U");
+}
+
+TEST(CatalogLoaderPathTest, MissingPathsAreNotFound) {
+  Catalog c;
+  Status st = LoadCatalogPath("/nonexistent/gpus", &c);
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_EQ(st.message(), "/nonexistent/gpus: cannot open: no such file or folder");
+  StatusOr<GpuModel> m = LoadGpuModelFile("/nonexistent/x.json");
+  EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(m.status().message(), "/nonexistent/x.json: cannot open: no such file");
+}
+
+TEST(CatalogLoaderPathTest, FolderWithoutModelsIsAnError) {
+  const std::string dir = fs::path(WriteTempFile("notes.txt", "x")).parent_path().string();
+  Catalog c;
+  Status st = LoadCatalogPath(dir, &c);
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_EQ(st.message(), dir + ": no GPU model files (*.json) in this folder");
+}
+
+}  // namespace
+}  // namespace migsched

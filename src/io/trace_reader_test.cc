@@ -1,0 +1,308 @@
+#include "io/trace_reader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kKnown[] =
+    "id, arrival_s, profile, gpu_fraction, count, duration_s, pcie_gbps, alpha, "
+    "latency_sensitive, migratable";
+
+void ExpectSameJob(const Job& a, const Job& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.arrival_s, b.arrival_s) << a.name;
+  EXPECT_EQ(a.profile, b.profile) << a.name;
+  EXPECT_EQ(a.gpu_fraction, b.gpu_fraction) << a.name;
+  EXPECT_EQ(a.count, b.count) << a.name;
+  EXPECT_EQ(a.duration_s, b.duration_s) << a.name;
+  EXPECT_EQ(a.pcie_gbps, b.pcie_gbps) << a.name;
+  EXPECT_EQ(a.alpha, b.alpha) << a.name;
+  EXPECT_EQ(a.latency_sensitive, b.latency_sensitive) << a.name;
+  EXPECT_EQ(a.migratable, b.migratable) << a.name;
+}
+
+void ExpectSameJobs(const std::vector<Job>& a, const std::vector<Job>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) ExpectSameJob(a[i], b[i]);
+}
+
+Job MakeJob(std::string name, double arrival, std::string profile, double fraction, int count,
+            double duration, double pcie, double alpha, bool ls, Migratable m) {
+  Job j;
+  j.name = std::move(name);
+  j.arrival_s = arrival;
+  j.profile = std::move(profile);
+  j.gpu_fraction = fraction;
+  j.count = count;
+  j.duration_s = duration;
+  j.pcie_gbps = pcie;
+  j.alpha = alpha;
+  j.latency_sensitive = ls;
+  j.migratable = m;
+  return j;
+}
+
+// What tests/data/traces/small.{csv,jsonl} hold, written out by hand, sorted
+// by arrival (stable: bloom560-1 and gang-1 both arrive at 30, file order).
+std::vector<Job> SmallTraceJobs() {
+  return {
+      MakeJob("resnet-1", 0, "3g.20gb", 0, 1, 600, 0, 1, true, Migratable::kNone),
+      MakeJob("frac-1", 12.5, "", 0.46, 1, 90.5, 17.65, 1.07, false, Migratable::kNone),
+      MakeJob("bloom560-1", 30, "1g.5gb", 0, 1, 1200, 5.7, 1.25, false, Migratable::kCheckpoint),
+      MakeJob("gang-1", 30, "", 1, 2, 3600, 0, 1, false, Migratable::kRestart),
+  };
+}
+
+TEST(TraceReaderTest, ReadsBundledCsvAndJsonLinesFixtures) {
+  for (std::string name : {"small.csv", "small.jsonl"}) {
+    SCOPED_TRACE(name);
+    auto jobs = ReadTraceFile(testing::TestDataDir() + "/traces/" + name);
+    ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+    ExpectSameJobs(*jobs, SmallTraceJobs());
+  }
+}
+
+TEST(TraceReaderTest, CsvColumnsInAnyOrderWithDefaultsBlanksAndCrlf) {
+  std::istringstream in(
+      "\r\n"
+      "# comment\r\n"
+      " duration_s , gpu_fraction,id ,arrival_s\r\n"
+      "100, 0.25 ,x,5\r\n"
+      "   \r\n"
+      "  # indented comment\r\n"
+      "1e3,1,y,0\r\n");
+  auto jobs = ParseTraceCsv(in, "t.csv");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ExpectSameJobs(*jobs, {
+                            MakeJob("y", 0, "", 1, 1, 1000, 0, 1, false, Migratable::kNone),
+                            MakeJob("x", 5, "", 0.25, 1, 100, 0, 1, false, Migratable::kNone),
+                        });
+}
+
+TEST(TraceReaderTest, ExtensionSelectsFormat) {
+  const std::string csv = "id,arrival_s,profile,duration_s\na,0,1g.5gb,10\n";
+  const std::string jsonl = R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10})"
+                            "\n";
+  for (auto [name, content] : std::vector<std::pair<std::string, std::string>>{
+           {"t.CSV", csv}, {"t.jsonl", jsonl}, {"t.ndjson", jsonl}, {"t.json", jsonl}}) {
+    SCOPED_TRACE(name);
+    auto jobs = ReadTraceFile(testing::WriteTempFile(name, content));
+    ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+    ASSERT_EQ(jobs->size(), 1u);
+    EXPECT_EQ((*jobs)[0].profile, "1g.5gb");
+  }
+  std::string txt = testing::WriteTempFile("t.txt", csv);
+  auto bad = ReadTraceFile(txt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            txt + ": unknown trace file extension; expected .csv, .jsonl, .ndjson or .json");
+  auto missing = ReadTraceFile("/nonexistent/dir/t.csv");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "/nonexistent/dir/t.csv: cannot open trace file");
+}
+
+struct BadCase {
+  std::string label;
+  std::string content;
+  std::string error;  // exact message
+};
+
+// Header used by most CSV cases.
+constexpr char kHead[] =
+    "id,arrival_s,profile,gpu_fraction,count,duration_s,latency_sensitive,migratable\n";
+
+TEST(TraceReaderTest, BadCsvInputsGiveExactErrors) {
+  const std::string h = kHead;
+  const std::vector<BadCase> cases = {
+      {"bad number", h + "a,abc,1g.5gb,,,10,,\n",
+       "t.csv:2: field 'arrival_s': 'abc' must be a number >= 0"},
+      {"number with trailing text", h + "a,1s,1g.5gb,,,10,,\n",
+       "t.csv:2: field 'arrival_s': '1s' must be a number >= 0"},
+      {"negative arrival", h + "a,-1,1g.5gb,,,10,,\n",
+       "t.csv:2: field 'arrival_s': '-1' must be a number >= 0"},
+      {"infinite arrival", h + "a,inf,1g.5gb,,,10,,\n",
+       "t.csv:2: field 'arrival_s': 'inf' must be a number >= 0"},
+      {"negative duration", h + "a,0,1g.5gb,,,-3,,\n",
+       "t.csv:2: field 'duration_s': '-3' must be a number > 0"},
+      {"zero duration", h + "a,0,1g.5gb,,,0,,\n",
+       "t.csv:2: field 'duration_s': '0' must be a number > 0"},
+      {"nan duration", h + "a,0,1g.5gb,,,nan,,\n",
+       "t.csv:2: field 'duration_s': 'nan' must be a number > 0"},
+      {"missing duration cell", h + "a,0,1g.5gb,,,,,\n",
+       "t.csv:2: field 'duration_s': missing (required)"},
+      {"missing id cell", h + ",0,1g.5gb,,,5,,\n", "t.csv:2: field 'id': missing (required)"},
+      {"fraction above 1", h + "a,0,,1.5,,10,,\n",
+       "t.csv:2: field 'gpu_fraction': '1.5' must be a number in (0, 1]"},
+      {"fraction 0", h + "a,0,,0,,10,,\n",
+       "t.csv:2: field 'gpu_fraction': '0' must be a number in (0, 1]"},
+      {"count 0", h + "a,0,1g.5gb,,0,10,,\n",
+       "t.csv:2: field 'count': '0' must be an integer >= 1"},
+      {"count fractional", h + "a,0,1g.5gb,,1.5,10,,\n",
+       "t.csv:2: field 'count': '1.5' must be an integer >= 1"},
+      {"count too large", h + "a,0,1g.5gb,,99999999999,10,,\n",
+       "t.csv:2: field 'count': '99999999999' must be an integer >= 1"},
+      {"unknown column", "id,arrival_s,profile,duration_s,gpus\na,0,1g.5gb,10,1\n",
+       std::string("t.csv:1: unknown column 'gpus' (known: ") + kKnown + ")"},
+      {"missing required column", "id,arrival_s,profile\na,0,1g.5gb\n",
+       "t.csv:1: missing required column 'duration_s'"},
+      {"missing profile and fraction columns", "id,arrival_s,duration_s\na,0,1\n",
+       "t.csv:1: missing column 'profile' or 'gpu_fraction' (one is required)"},
+      {"profile and fraction in a row", h + "a,0,1g.5gb,0.5,,10,,\n",
+       "t.csv:2: give exactly one of 'profile' and 'gpu_fraction', not both"},
+      {"neither profile nor fraction", h + "a,0,,,,10,,\n",
+       "t.csv:2: one of 'profile' or 'gpu_fraction' is required"},
+      {"bad boolean", h + "a,0,1g.5gb,,,10,yes,\n",
+       "t.csv:2: field 'latency_sensitive': 'yes' must be true or false"},
+      {"capitalised boolean", h + "a,0,1g.5gb,,,10,True,\n",
+       "t.csv:2: field 'latency_sensitive': 'True' must be true or false"},
+      {"bad migratable", h + "a,0,1g.5gb,,,10,,live\n",
+       "t.csv:2: field 'migratable': 'live' is not one of none, restart, checkpoint"},
+      {"quoted field", h + "\"a\",0,1g.5gb,,,10,,\n",
+       "t.csv:2: quoted fields are not supported (found '\"'); write plain comma-separated "
+       "values without quotes"},
+      {"duplicate id", h + "a,0,1g.5gb,,,10,,\n# c\nb,0,1g.5gb,,,10,,\na,5,1g.5gb,,,10,,\n",
+       "t.csv:5: field 'id': duplicate id 'a' (first on line 2)"},
+      {"too few fields", h + "a,0,1g.5gb,,,10\n",
+       "t.csv:2: expected 8 comma-separated fields (as in the header on line 1), found 6"},
+      {"duplicate column", "id,id,arrival_s\n", "t.csv:1: column 'id' appears twice"},
+      {"empty column name", "id,,arrival_s\n", "t.csv:1: column 2 of the header is empty"},
+      {"empty file", "# only a comment\n\n", "t.csv: no header line (the file is empty)"},
+      {"bad pcie", "id,arrival_s,profile,duration_s,pcie_gbps\na,0,1g.5gb,10,-1\n",
+       "t.csv:2: field 'pcie_gbps': '-1' must be a number >= 0"},
+      {"bad alpha", "id,arrival_s,profile,duration_s,alpha\na,0,1g.5gb,10,0\n",
+       "t.csv:2: field 'alpha': '0' must be a number > 0"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    std::istringstream in(c.content);
+    auto jobs = ParseTraceCsv(in, "t.csv");
+    ASSERT_FALSE(jobs.ok());
+    EXPECT_EQ(jobs.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(jobs.status().message(), c.error);
+  }
+}
+
+TEST(TraceReaderTest, BadJsonLinesGiveExactErrors) {
+  const std::string ok = R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10})"
+                         "\n";
+  const std::vector<BadCase> cases = {
+      {"unknown key", R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10,"gpus":1})",
+       std::string("t.jsonl:1: unknown key 'gpus' (known: ") + kKnown + ")"},
+      {"wrong type number", ok + R"({"id":"b","arrival_s":0,"profile":"1g.5gb","duration_s":"10"})",
+       "t.jsonl:2: field 'duration_s': expected a number, got string \"10\""},
+      {"wrong type boolean",
+       R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":1,"latency_sensitive":"true"})",
+       "t.jsonl:1: field 'latency_sensitive': expected a boolean, got string \"true\""},
+      {"wrong type id", R"({"id":7,"arrival_s":0,"profile":"1g.5gb","duration_s":1})",
+       "t.jsonl:1: field 'id': expected a string, got number 7"},
+      {"wrong type profile", R"({"id":"a","arrival_s":0,"profile":["1g.5gb"],"duration_s":1})",
+       "t.jsonl:1: field 'profile': expected a string, got array [\"1g.5gb\"]"},
+      {"count not integer",
+       R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":1,"count":2.5})",
+       "t.jsonl:1: field 'count': '2.5' must be an integer >= 1"},
+      {"count negative", R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":1,"count":-2})",
+       "t.jsonl:1: field 'count': '-2' must be an integer >= 1"},
+      {"negative duration", R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":-3})",
+       "t.jsonl:1: field 'duration_s': '-3' must be a number > 0"},
+      {"bad migratable",
+       R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":1,"migratable":"live"})",
+       "t.jsonl:1: field 'migratable': 'live' is not one of none, restart, checkpoint"},
+      {"both profile and fraction",
+       R"({"id":"a","arrival_s":0,"profile":"1g.5gb","gpu_fraction":0.5,"duration_s":1})",
+       "t.jsonl:1: give exactly one of 'profile' and 'gpu_fraction', not both"},
+      {"missing arrival", R"({"id":"a","profile":"1g.5gb","duration_s":1})",
+       "t.jsonl:1: field 'arrival_s': missing (required)"},
+      {"null required", R"({"id":"a","arrival_s":null,"profile":"1g.5gb","duration_s":1})",
+       "t.jsonl:1: field 'arrival_s': missing (required)"},
+      {"empty profile", R"({"id":"a","arrival_s":0,"profile":"","duration_s":1})",
+       "t.jsonl:1: field 'profile': must not be empty"},
+      {"not an object", ok + "\n[1,2]\n",
+       "t.jsonl:3: expected a JSON object, got array (JSON lines: one object per line, not an "
+       "array)"},
+      {"duplicate key", R"({"id":"a","arrival_s":0,"id":"b","profile":"1g.5gb","duration_s":1})",
+       "t.jsonl:1: key 'id' appears twice"},
+      {"duplicate id", ok + ok, "t.jsonl:2: field 'id': duplicate id 'a' (first on line 1)"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    std::istringstream in(c.content);
+    auto jobs = ParseTraceJsonLines(in, "t.jsonl");
+    ASSERT_FALSE(jobs.ok());
+    EXPECT_EQ(jobs.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(jobs.status().message(), c.error);
+  }
+}
+
+TEST(TraceReaderTest, BadJsonLineNamesLineAndParser) {
+  // The parser's own wording depends on the nlohmann-json version; the
+  // essential parts are the location and "invalid JSON".
+  std::istringstream in(
+      "{\"id\":\"a\",\"arrival_s\":0,\"profile\":\"1g.5gb\",\"duration_s\":1}\n"
+      "{\"id\":\"b\", arrival_s: 0}\n");
+  auto jobs = ParseTraceJsonLines(in, "t.jsonl");
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_THAT(jobs.status().message(), StartsWith("t.jsonl:2: invalid JSON: "));
+  EXPECT_THAT(jobs.status().message(), HasSubstr("parse error"));
+  EXPECT_THAT(jobs.status().message(), ::testing::Not(HasSubstr("[json.exception")));
+}
+
+TEST(TraceReaderTest, CsvRoundTrip) {
+  std::vector<Job> jobs = SmallTraceJobs();
+  // Values whose shortest decimal form is long, and a very small/large one.
+  jobs.push_back(MakeJob("odd", 1.0 / 3.0, "", 0.1 + 0.2, 3, 1e-7 + 1, 1e20, 0.7, true,
+                         Migratable::kCheckpoint));
+  std::ostringstream out;
+  ASSERT_TRUE(WriteTraceCsv(jobs, out).ok());
+  std::istringstream in(out.str());
+  auto back = ParseTraceCsv(in, "roundtrip.csv");
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << out.str();
+  // Reading sorts by arrival: 1/3 s comes second (after 0, before 12.5).
+  std::vector<Job> expected = jobs;
+  std::stable_sort(expected.begin(), expected.end(),
+                   [](const Job& a, const Job& b) { return a.arrival_s < b.arrival_s; });
+  ASSERT_EQ(expected[1].name, "odd");
+  ExpectSameJobs(*back, expected);
+}
+
+TEST(TraceReaderTest, WriterRejectsUnwritableIds) {
+  struct Case {
+    std::string id;
+    std::string profile;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"a,b", "1g.5gb", "job 0 (id 'a,b'): the id cannot be written to CSV: it contains ','"},
+      {"#a", "1g.5gb", "job 0 (id '#a'): the id cannot be written to CSV: it starts with '#'"},
+      {"", "1g.5gb", "job 0 (id ''): the id cannot be written to CSV: it is empty"},
+      {" a", "1g.5gb",
+       "job 0 (id ' a'): the id cannot be written to CSV: it has leading or trailing blanks"},
+      {"a", "1g\"", "job 0 (id 'a'): the profile cannot be written to CSV: it contains '\"'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.id);
+    Job j = MakeJob(c.id, 0, c.profile, 0, 1, 1, 0, 1, false, Migratable::kNone);
+    std::ostringstream out;
+    Status st = WriteTraceCsv({j}, out);
+    EXPECT_EQ(st.message(), c.error);
+    EXPECT_EQ(out.str(), "");
+  }
+  Job a = MakeJob("a", 0, "1g.5gb", 0, 1, 1, 0, 1, false, Migratable::kNone);
+  std::ostringstream out;
+  EXPECT_EQ(WriteTraceCsv({a, a}, out).message(), "job 1: duplicate id 'a'");
+}
+
+}  // namespace
+}  // namespace migsched

@@ -1,0 +1,99 @@
+#include "sched/candidates.h"
+
+#include <algorithm>
+
+namespace migsched {
+
+std::vector<int> IdleInstancesToDestroy(const GpuState& g, int profile, int start) {
+  const GpuModel& m = g.model();
+  const int slot = m.SlotOf(profile, start);
+  const uint64_t units = m.slots()[slot].unit_mask;
+  std::vector<int> out;
+  std::vector<const Instance*> kept;
+  int cs = m.profile(profile).compute_slices;
+  int same_profile = 1;  // the new instance
+  for (const Instance& in : g.instances()) {
+    if (in.busy()) {
+      cs += m.profile(in.profile).compute_slices;
+      same_profile += in.profile == profile;
+      continue;
+    }
+    if (in.start == start && in.profile == profile) continue;  // reused, not destroyed
+    if (m.slots()[in.slot].unit_mask & units) {
+      out.push_back(in.start);
+    } else {
+      kept.push_back(&in);
+    }
+  }
+  // Reusing in place: the instance itself is already counted as "new".
+  const int reused = g.IndexAt(start);
+  const bool reuse = reused >= 0 && !g.instances()[reused].busy() && g.instances()[reused].profile == profile;
+  if (reuse) return out;
+  for (const Instance* in : kept) {
+    cs += m.profile(in->profile).compute_slices;
+    same_profile += in->profile == profile;
+  }
+  // Drop kept idle instances, largest first, until compute and max_instances fit.
+  std::stable_sort(kept.begin(), kept.end(), [&](const Instance* a, const Instance* b) {
+    return m.profile(a->profile).compute_slices > m.profile(b->profile).compute_slices;
+  });
+  const int max_same = m.profile(profile).max_instances;
+  for (const Instance* in : kept) {
+    const bool over_cs = cs > m.compute_slices();
+    const bool over_count = same_profile > max_same && in->profile == profile;
+    if (!over_cs && !over_count) continue;
+    if (over_cs || over_count) {
+      out.push_back(in->start);
+      cs -= m.profile(in->profile).compute_slices;
+      same_profile -= in->profile == profile;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_create,
+                      std::vector<Candidate>* out) {
+  const GpuState& g = cluster.gpu(gpu);
+  const GpuModel& m = g.model();
+  const ConfigTable& t = g.table();
+  const Profile& p = m.profile(profile);
+  int busy_same = 0;
+  if (!p.is_base()) {
+    for (const Instance& in : g.instances()) busy_same += in.busy() && in.profile == profile;
+    if (busy_same >= p.max_instances) return;
+  }
+  for (int slot : m.SlotsOfProfile(profile)) {
+    const ConfigId after = t.Add(g.busy_config(), slot);
+    if (after == kInvalidConfig) continue;
+    Candidate c;
+    c.gpu = gpu;
+    c.profile = profile;
+    c.start = m.slots()[slot].start;
+    c.slot = slot;
+    c.busy_after = after;
+    const int at = g.IndexAt(c.start);
+    c.reuse = at >= 0 && !g.instances()[at].busy() && g.instances()[at].profile == profile;
+    if (!c.reuse && !allow_create) continue;
+    // Fast path: nothing idle on the GPU means nothing to destroy.
+    c.destroys = g.all_config() == g.busy_config()
+                     ? 0
+                     : static_cast<int>(IdleInstancesToDestroy(g, profile, c.start).size());
+    out->push_back(c);
+  }
+}
+
+Plan PlacementPlan(const Cluster& cluster, int gpu, int profile, int start, JobId job) {
+  const GpuState& g = cluster.gpu(gpu);
+  Plan plan;
+  for (int s : IdleInstancesToDestroy(g, profile, start)) {
+    plan.steps.push_back({StepKind::kDestroy, gpu, g.instances()[g.IndexAt(s)].profile, s, kNoJob});
+  }
+  const int at = g.IndexAt(start);
+  const bool reuse = at >= 0 && !g.instances()[at].busy() && g.instances()[at].profile == profile;
+  if (!reuse) plan.steps.push_back({StepKind::kCreate, gpu, profile, start, kNoJob});
+  plan.steps.push_back({StepKind::kStart, gpu, profile, start, job});
+  return plan;
+}
+
+}  // namespace migsched

@@ -1,0 +1,27 @@
+#include "sched/options.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace migsched {
+
+std::string_view FragObjectiveName(FragObjective o) {
+  return o == FragObjective::kPost ? "post" : "delta";
+}
+
+StatusOr<FragObjective> ParseFragObjective(std::string_view s) {
+  if (s == "delta") return FragObjective::kDelta;
+  if (s == "post") return FragObjective::kPost;
+  return InvalidArgumentError(fmt::format("frag objective '{}' is not one of delta, post", s));
+}
+
+Status SchedulerOptions::Validate() const {
+  if (!std::isfinite(threshold) || threshold < 0 || threshold > 1) {
+    return InvalidArgumentError(fmt::format("threshold must be in [0, 1], got {}", threshold));
+  }
+  if (static_layout.empty()) return InvalidArgumentError("static layout name is empty");
+  return Status();
+}
+
+}  // namespace migsched

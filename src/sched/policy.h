@@ -1,0 +1,82 @@
+// PlacementPolicy: where one instance of a job goes. Policies are named
+// plug-ins behind this one interface (§4 frag-aware, §11 baselines), created by
+// name through MakePolicy().
+//
+// A policy only chooses; the Scheduler turns the choice into a Plan
+// (sched/candidates.h PlacementPlan) and applies it with ApplyPlan.
+//
+// Thread-safety: a policy instance is used by one scheduler at a time.
+#ifndef MIGSCHED_SCHED_POLICY_H_
+#define MIGSCHED_SCHED_POLICY_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/job.h"
+#include "core/plan.h"
+#include "sched/candidates.h"
+#include "sched/options.h"
+
+namespace migsched {
+
+// What a policy is asked to place: one instance of `job`, whose profile index
+// on each model of the cluster is given by ProfileOn (-1: that model cannot
+// host it).
+struct PlacementRequest {
+  JobId job = kNoJob;
+  const Job* spec = nullptr;
+  std::vector<std::pair<const GpuModel*, int>> profile_by_model;
+
+  int ProfileOn(const GpuModel& model) const {
+    for (const auto& [m, p] : profile_by_model) {
+      if (m == &model) return p;
+    }
+    return -1;
+  }
+};
+
+// Resolves `job` on every model of `cluster`.
+PlacementRequest MakeRequest(const Cluster& cluster, JobId id, const Job& job);
+
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+
+  // The registered name, e.g. "frag-aware".
+  virtual std::string_view name() const = 0;
+
+  // The chosen candidate for one instance of `req` on `cluster` as it is now,
+  // or nullopt when no GPU can take it now (not an error: the job waits).
+  virtual std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) = 0;
+
+  // Instances to create before the first job (the `static` layouts). Errors
+  // (kFailedPrecondition) when a model has no such layout.
+  virtual StatusOr<Plan> SetupPlan(const Cluster& cluster) {
+    (void)cluster;
+    return Plan{};
+  }
+
+  // Whether an instance whose job ended stays as an idle instance for reuse
+  // (true), or is destroyed at once (false, as the Kubernetes DRA driver does).
+  virtual bool KeepIdleInstances() const { return true; }
+
+  // How many instances of `profile` GPU `gpu` could ever hold at once, given
+  // its state right after setup (used to reject jobs that can never run).
+  virtual int Capacity(const Cluster& cluster, int gpu, int profile) const;
+};
+
+// Names accepted by MakePolicy, in the order `compare` runs them by default.
+std::vector<std::string> PolicyNames();
+
+// The policy `name` (one of PolicyNames()), configured by `options`.
+// kNotFound lists the known names.
+StatusOr<std::unique_ptr<PlacementPolicy>> MakePolicy(std::string_view name,
+                                                      const SchedulerOptions& options);
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_SCHED_POLICY_H_

@@ -1,0 +1,296 @@
+// Scheduler decisions on small hand-made states (which GPU, which start, and
+// why), for every policy, plus admission (never-runnable jobs) and gangs.
+#include "sched/scheduler.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/instance_list.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::Model;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+struct GpuSetup {
+  std::string model;
+  std::string busy;  // PROFILE@START list of busy instances
+  std::string idle;  // PROFILE@START list of idle instances
+};
+
+// A cluster in a given state and a scheduler over it.
+class World {
+ public:
+  World(const std::vector<GpuSetup>& gpus, const std::string& policy, SchedulerOptions options = {}) {
+    std::vector<const GpuModel*> models;
+    for (const GpuSetup& g : gpus) models.push_back(&Model(g.model));
+    cluster_ = std::make_unique<Cluster>(models, &tables_);
+    JobId next = 1000;  // jobs occupying the hand-made busy instances
+    Plan plan;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      for (bool busy : {true, false}) {
+        auto list = ParseInstanceList(busy ? gpus[i].busy : gpus[i].idle, *models[i]);
+        EXPECT_TRUE(list.ok()) << list.status().ToString();
+        for (const InstanceSpec& in : *list) {
+          plan.steps.push_back({StepKind::kCreate, static_cast<int>(i), in.profile, in.start, kNoJob});
+          if (busy) plan.steps.push_back({StepKind::kStart, static_cast<int>(i), in.profile, in.start, next++});
+        }
+      }
+    }
+    Status st = ApplyPlan(plan, cluster_.get());
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    auto p = MakePolicy(policy, options);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    scheduler_ = std::make_unique<Scheduler>(cluster_.get(), std::move(*p), options, &clock_);
+    auto setup = scheduler_->Setup();
+    EXPECT_TRUE(setup.ok()) << setup.status().ToString();
+  }
+
+  // Places a job asking for `profile` (count instances); returns its instances
+  // as "gpu:profile@start" strings (empty if it does not fit now).
+  std::vector<std::string> Place(const std::string& profile, int count = 1) {
+    Job job;
+    job.name = "j" + std::to_string(next_id_);
+    job.profile = profile;
+    job.count = count;
+    job.duration_s = 1;
+    auto d = scheduler_->TryPlace(next_id_++, job);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    std::vector<std::string> out;
+    if (d.ok() && d->has_value()) {
+      last_plan_ = (*d)->plan;
+      for (const InstanceRef& in : (*d)->instances) {
+        out.push_back(fmt::format("{}:{}@{}", in.gpu, cluster_->gpu(in.gpu).model().profile(in.profile).name,
+                                  in.start));
+      }
+    }
+    for (int g = 0; g < cluster_->size(); ++g) {
+      Status st = cluster_->gpu(g).CheckInvariants();
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    }
+    return out;
+  }
+
+  Scheduler& scheduler() { return *scheduler_; }
+  Cluster& cluster() { return *cluster_; }
+  const Plan& last_plan() const { return last_plan_; }
+  JobId last_id() const { return next_id_ - 1; }
+  std::vector<std::string> LastPlanSteps() const {
+    std::vector<std::string> out;
+    for (const Step& s : last_plan_.steps) {
+      out.push_back(fmt::format("{} {}@{} gpu{}", StepKindName(s.kind),
+                                cluster_->gpu(s.gpu).model().profile(s.profile).name, s.start, s.gpu));
+    }
+    return out;
+  }
+
+ private:
+  ConfigTableCache tables_;
+  ManualClock clock_;
+  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Scheduler> scheduler_;
+  JobId next_id_ = 0;
+  Plan last_plan_;
+};
+
+struct DecisionCase {
+  std::string name;
+  std::vector<GpuSetup> gpus;
+  std::string policy;
+  double threshold;
+  std::string profile;
+  std::vector<std::string> expected;  // "gpu:profile@start"
+};
+
+class DecisionTest : public ::testing::TestWithParam<DecisionCase> {};
+
+TEST_P(DecisionTest, ChoosesTheExpectedPlacement) {
+  const DecisionCase& c = GetParam();
+  SchedulerOptions o;
+  o.threshold = c.threshold;
+  World w(c.gpus, c.policy, o);
+  EXPECT_EQ(w.Place(c.profile), c.expected);
+}
+
+const DecisionCase kDecisionCases[] = {
+    // Empty A100: 1g@6 is the only start that leaves every other profile its
+    // ideal count (ΔFragCost 0); 1g@4 costs 1/15, 1g@5 also 1/15 (2g@4 lost),
+    // 1g@0..3 block the 4g: frag-aware picks start 6.
+    {"FragAwareOneSliceGoesToSlot6", {{"A100-40GB", "", ""}}, "frag-aware", 0.4, "1g.5gb", {"0:1g.5gb@6"}},
+    // 3g@4 has ΔFragCost 0, 3g@0 costs 0.35 (§2 table).
+    {"FragAwareThreeSliceGoesHigh", {{"A100-40GB", "", ""}}, "frag-aware", 0.4, "3g.20gb", {"0:3g.20gb@4"}},
+    // 1g.10gb@6 keeps 2g 3/3, 3g 1/1, 4g 1/1 (FragCost 0); 1g.10gb@0 costs 0.3.
+    {"FragAwareOneSliceTenGbGoesTo6", {{"A100-40GB", "", ""}}, "frag-aware", 0.4, "1g.10gb", {"0:1g.10gb@6"}},
+    // GPU 0 holds 3g@4: util 3/7 = 0.43 >= 0.4, busy. GPU 1 is lazy, so the
+    // job goes there although GPU 0 also has room (§4 step 2).
+    {"LazyGpuPreferred", {{"A100-40GB", "3g.20gb@4", ""}, {"A100-40GB", "", ""}}, "frag-aware", 0.4, "1g.5gb",
+     {"1:1g.5gb@6"}},
+    // With t = 0.5 both GPUs are lazy. On GPU 0 every 1g start in 0-3 keeps
+    // 1g.5gb 3/3, 1g.10gb 1/1, 2g 1/1 (ΔFragCost 0); GPU 1's 1g@6 is also 0.
+    // Tie-break: lower util (0 < 3/7) -> GPU 1.
+    {"TieGoesToLowerUtil", {{"A100-40GB", "3g.20gb@4", ""}, {"A100-40GB", "", ""}}, "frag-aware", 0.5,
+     "1g.5gb", {"1:1g.5gb@6"}},
+    // Both GPUs busy (util 4/7). GPU 0 = 4g@0: the 1g can go to 4, 5 or 6;
+    // only 6 keeps 1g.10gb@4 and 2g@4 possible (ΔFragCost 0 vs 1/3).
+    {"BusyGpusStillScoredByFragCost", {{"A100-40GB", "4g.20gb@0", ""}, {"A100-40GB", "4g.20gb@0", ""}},
+     "frag-aware", 0.4, "1g.5gb", {"0:1g.5gb@6"}},
+    // FragCost comes before reuse: the idle 2g@2 would cost 0.2 (blocks 4g@0),
+    // 2g@4 costs 0, so a new 2g@4 is created next to the idle one.
+    {"FragCostBeforeReuse", {{"A100-40GB", "", "2g.10gb@2"}}, "frag-aware", 0.4, "2g.10gb", {"0:2g.10gb@4"}},
+    // Equal ΔFragCost (0 at start 4 on both): GPU 1 has an idle 2g@4 to reuse.
+    {"ReuseWinsATie", {{"A100-40GB", "", ""}, {"A100-40GB", "", "2g.10gb@4"}}, "frag-aware", 0.4, "2g.10gb",
+     {"1:2g.10gb@4"}},
+    // Equal ΔFragCost, no reuse: GPU 0 would have to destroy its idle 1g@4.
+    {"FewestDestroysWinsATie", {{"A100-40GB", "", "1g.5gb@4"}, {"A100-40GB", "", ""}}, "frag-aware", 0.4,
+     "2g.10gb", {"1:2g.10gb@4"}},
+    // RTX PRO 6000 (12 units): every 1g start keeps one 2g placement and
+    // three 1g's (ΔFragCost 0 for all four): the highest start, 9, wins.
+    {"HigherStartWinsTheLastTie", {{"RTX-PRO-6000", "", ""}}, "frag-aware", 0.4, "1g.24gb", {"0:1g.24gb@9"}},
+    // Baselines.
+    {"FirstFitLowestGpuLowestStart", {{"A100-40GB", "", ""}}, "first-fit", 0.4, "1g.5gb", {"0:1g.5gb@0"}},
+    {"FirstFitSkipsFullGpu", {{"A100-40GB", "7g.40gb@0", ""}, {"A100-40GB", "", ""}}, "first-fit", 0.4,
+     "2g.10gb", {"1:2g.10gb@0"}},
+    // best-fit: GPU 1 is fuller (3/7 > 1/7) and fits.
+    {"BestFitFullestGpu", {{"A100-40GB", "1g.5gb@6", ""}, {"A100-40GB", "3g.20gb@4", ""}}, "best-fit", 0.4,
+     "2g.10gb", {"1:2g.10gb@0"}},
+    // driver-default on A100: 1g.5gb goes to 6 first, 2g.10gb highest start first.
+    {"DriverDefaultOneSliceSlot6", {{"A100-40GB", "", ""}}, "driver-default", 0.4, "1g.5gb", {"0:1g.5gb@6"}},
+    {"DriverDefaultThenSlot4", {{"A100-40GB", "1g.5gb@6", ""}}, "driver-default", 0.4, "1g.5gb",
+     {"0:1g.5gb@4"}},
+    {"DriverDefaultTwoSliceHighestFirst", {{"A100-40GB", "", ""}}, "driver-default", 0.4, "2g.10gb",
+     {"0:2g.10gb@4"}},
+    // On A30 the driver fills from index 0.
+    {"DriverDefaultA30LowestFirst", {{"A30-24GB", "", ""}}, "driver-default", 0.4, "1g.6gb", {"0:1g.6gb@0"}},
+    // static: all-balanced = 2g@0, 1g@2, 1g@3, 3g@4; a 1g job takes the idle 1g@2.
+    {"StaticReusesLayoutInstance", {{"A100-40GB", "", ""}}, "static", 0.4, "1g.5gb", {"0:1g.5gb@2"}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Cases, DecisionTest, ::testing::ValuesIn(kDecisionCases),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(SchedulerTest, DriverDefaultFillsSixFourFiveThenZero) {
+  World w({{"A100-40GB", "", ""}}, "driver-default");
+  EXPECT_EQ(w.Place("1g.5gb"), std::vector<std::string>{"0:1g.5gb@6"});
+  EXPECT_EQ(w.Place("1g.5gb"), std::vector<std::string>{"0:1g.5gb@4"});
+  EXPECT_EQ(w.Place("1g.5gb"), std::vector<std::string>{"0:1g.5gb@5"});
+  EXPECT_EQ(w.Place("1g.5gb"), std::vector<std::string>{"0:1g.5gb@0"});
+}
+
+TEST(SchedulerTest, PlanDestroysIdleInstancesInTheWayThenCreates) {
+  // Idle 1g@4 and 1g@5 sit where the 2g@4 goes; the plan destroys both,
+  // creates the 2g and starts the job.
+  World w({{"A100-40GB", "", "1g.5gb@4,1g.5gb@5"}}, "first-fit");
+  // first-fit takes the lowest start: 2g@0 is free, nothing destroyed.
+  EXPECT_EQ(w.Place("2g.10gb"), std::vector<std::string>{"0:2g.10gb@0"});
+  EXPECT_THAT(w.LastPlanSteps(), ElementsAre("create 2g.10gb@0 gpu0", "start 2g.10gb@0 gpu0"));
+  EXPECT_EQ(w.Place("2g.10gb"), std::vector<std::string>{"0:2g.10gb@2"});
+  EXPECT_EQ(w.Place("2g.10gb"), std::vector<std::string>{"0:2g.10gb@4"});
+  EXPECT_THAT(w.LastPlanSteps(), ElementsAre("destroy 1g.5gb@4 gpu0", "destroy 1g.5gb@5 gpu0",
+                                             "create 2g.10gb@4 gpu0", "start 2g.10gb@4 gpu0"));
+}
+
+TEST(SchedulerTest, ReusedInstanceNeedsNoReconfiguration) {
+  World w({{"A100-40GB", "", "3g.20gb@4"}}, "frag-aware");
+  EXPECT_EQ(w.Place("3g.20gb"), std::vector<std::string>{"0:3g.20gb@4"});
+  EXPECT_THAT(w.LastPlanSteps(), ElementsAre("start 3g.20gb@4 gpu0"));
+  EXPECT_EQ(w.last_plan().reconfigurations(), 0);
+}
+
+TEST(SchedulerTest, ReleaseKeepsOrDestroysPerPolicy) {
+  for (const std::string policy : {"frag-aware", "first-fit"}) {
+    World w({{"A100-40GB", "", ""}}, policy);
+    ASSERT_EQ(w.Place("4g.20gb").size(), 1u);
+    auto plan = w.scheduler().Release(w.last_id());
+    ASSERT_TRUE(plan.ok());
+    const bool keeps = policy == "frag-aware";
+    EXPECT_EQ(plan->reconfigurations(), keeps ? 0 : 1) << policy;
+    EXPECT_EQ(w.cluster().gpu(0).instances().size(), keeps ? 1u : 0u) << policy;
+    EXPECT_EQ(w.cluster().gpu(0).busy_compute_slices(), 0);
+  }
+}
+
+TEST(SchedulerTest, GangPlacesAllOrNothing) {
+  World w({{"A100-40GB", "", ""}, {"A100-40GB", "1g.5gb@6", ""}}, "first-fit");
+  // 2 x 7g: GPU 1 has a busy 1g, so only one 7g fits now: nothing is placed.
+  EXPECT_TRUE(w.Place("7g.40gb", 2).empty());
+  EXPECT_TRUE(w.cluster().gpu(0).empty());
+  // 2 x 3g fit on GPU 0 (3g@0 and 3g@4) under first-fit.
+  EXPECT_EQ(w.Place("3g.20gb", 2), (std::vector<std::string>{"0:3g.20gb@0", "0:3g.20gb@4"}));
+}
+
+TEST(SchedulerTest, FullGpuGangSpreadsOverGpus) {
+  World w({{"A100-40GB", "", ""}, {"A100-40GB", "", ""}, {"A100-40GB", "", ""}}, "frag-aware");
+  EXPECT_EQ(w.Place("7g.40gb", 2), (std::vector<std::string>{"0:7g.40gb@0", "1:7g.40gb@0"}));
+}
+
+TEST(SchedulerTest, RejectsJobsThatCanNeverRun) {
+  struct Case {
+    std::vector<GpuSetup> gpus;
+    std::string policy;
+    std::string profile;
+    int count;
+    std::string error;
+  } cases[] = {
+      {{{"A30-24GB", "", ""}}, "frag-aware", "7g.40gb", 1,
+       "no GPU in the cluster (A30 24GB) offers profile 7g.40gb"},
+      // all-balanced has 2g, 1g, 1g, 3g: no 4g.
+      {{{"A100-40GB", "", ""}}, "static", "4g.20gb", 1, "the static policy's layout has no 4g.20gb instance"},
+      // 2 GPUs hold at most 2 x 7g.
+      {{{"A100-40GB", "", ""}, {"A100-40GB", "", ""}}, "first-fit", "7g.40gb", 3,
+       "gang of 3x7g.40gb instances is larger than the cluster (at most 2 at once)"},
+      // A30: at most 4 x 1g.6gb; 2 GPUs -> 8.
+      {{{"A30-24GB", "", ""}, {"A30-24GB", "", ""}}, "first-fit", "1g.6gb", 9,
+       "gang of 9x1g.6gb instances is larger than the cluster (at most 8 at once)"},
+  };
+  for (const Case& c : cases) {
+    World w(c.gpus, c.policy);
+    Job job;
+    job.profile = c.profile;
+    job.count = c.count;
+    Status st = w.scheduler().CheckCanEverRun(job);
+    EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << c.error;
+    EXPECT_EQ(st.message(), c.error);
+  }
+  World ok({{"A100-40GB", "", ""}}, "static");
+  Job job;
+  job.profile = "3g.20gb";
+  EXPECT_TRUE(ok.scheduler().CheckCanEverRun(job).ok());
+}
+
+TEST(SchedulerTest, QueueBackfillsPastABlockedJob) {
+  // One A100 with a busy 4g@0: a 7g cannot start, but a later 2g can.
+  World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware");
+  Job big;
+  big.profile = "7g.40gb";
+  Job small;
+  small.profile = "2g.10gb";
+  w.scheduler().Enqueue(1, big);
+  w.scheduler().Enqueue(2, small);
+  auto started = w.scheduler().ScheduleQueue();
+  ASSERT_TRUE(started.ok());
+  ASSERT_EQ(started->size(), 1u);
+  EXPECT_EQ((*started)[0].job, 2);
+  EXPECT_THAT(w.scheduler().QueuedJobs(), ElementsAre(1));
+}
+
+TEST(SchedulerTest, FractionResolvesPerModel) {
+  // gpu_fraction 0.46 -> 4g on A100 (3/7 = 0.43 < 0.46 <= 4/7), 2g on A30 (1/4 < 0.46 <= 2/4).
+  World w({{"A100-40GB", "7g.40gb@0", ""}, {"A30-24GB", "", ""}}, "first-fit");
+  Job job;
+  job.gpu_fraction = 0.46;
+  auto d = w.scheduler().TryPlace(7, job);
+  ASSERT_TRUE(d.ok() && d->has_value());
+  EXPECT_EQ((*d)->instances[0].gpu, 1);
+  EXPECT_EQ(w.cluster().gpu(1).model().profile((*d)->instances[0].profile).name, "2g.12gb");
+}
+
+}  // namespace
+}  // namespace migsched

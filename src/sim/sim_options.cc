@@ -1,0 +1,33 @@
+#include "sim/sim_options.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace migsched {
+
+std::string_view SimModeName(SimMode mode) { return mode == SimMode::kFill ? "fill" : "online"; }
+
+StatusOr<SimMode> ParseSimMode(std::string_view s) {
+  if (s == "online") return SimMode::kOnline;
+  if (s == "fill") return SimMode::kFill;
+  return InvalidArgumentError(fmt::format("simulation mode '{}' is not one of online, fill", s));
+}
+
+Status SimOptions::Validate() const {
+  if (!std::isfinite(reconfig_ms) || reconfig_ms < 0) {
+    return InvalidArgumentError(
+        fmt::format("reconfig_ms must be a finite number >= 0, got {}", reconfig_ms));
+  }
+  if (!std::isfinite(fill_target) || fill_target <= 0 || fill_target > 100) {
+    return InvalidArgumentError(
+        fmt::format("fill_target must be in (0, 100], got {}", fill_target));
+  }
+  if (!std::isfinite(progress_interval_s) || progress_interval_s <= 0) {
+    return InvalidArgumentError(
+        fmt::format("progress_interval_s must be > 0, got {}", progress_interval_s));
+  }
+  return Status();
+}
+
+}  // namespace migsched

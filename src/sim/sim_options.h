@@ -1,0 +1,77 @@
+// SimOptions: the knobs of the discrete-event simulator (§4 step 5, §8, §9 of
+// docs/algorithms.md). Each field has a default and its source; Validate()
+// runs once, before a simulation.
+//
+// Thread-safety: plain values (the callbacks are called from the simulating
+// thread only).
+#ifndef MIGSCHED_SIM_SIM_OPTIONS_H_
+#define MIGSCHED_SIM_SIM_OPTIONS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace migsched {
+
+// §9: the two evaluation modes.
+enum class SimMode {
+  kOnline,  // "online": arrivals and completions on a virtual clock
+  kFill,    // "fill": FGD's method, jobs placed without departing until a load target
+};
+std::string_view SimModeName(SimMode mode);
+StatusOr<SimMode> ParseSimMode(std::string_view s);  // "online" | "fill"
+
+// What the progress callback is told.
+struct SimProgress {
+  // Online: jobs finished (completed + rejected) / jobs in the workload.
+  // Fill: requested compute slices so far / the target (fill_target × cluster).
+  int64_t done = 0;
+  int64_t total = 0;
+  double sim_time_s = 0;  // virtual time of the last event (online); 0 in fill mode
+};
+
+struct SimOptions {
+  SimMode mode = SimMode::kOnline;
+
+  // Cost of one MIG create or destroy, milliseconds (§4 step 5: default 23 ms).
+  // Operations on one GPU are serialised; operations on different GPUs overlap.
+  // >= 0, finite.
+  double reconfig_ms = 23;
+
+  // Fill mode: stop once the requested compute slices reach this share of the
+  // cluster's compute slices (§9: "e.g. 130%"). > 0, at most 100.
+  double fill_target = 1.3;
+
+  // §8 PCIe contention between the running jobs of one GPU. false: every job
+  // progresses at rate 1.
+  bool contention = true;
+
+  // Keep per-job records and the timeline in the result (memory grows with
+  // jobs and events: turn off for very large runs; metrics are unaffected).
+  bool record_jobs = true;
+  bool record_timeline = true;
+
+  // Tests/debugging: after every event time, re-check every GPU's invariants
+  // and the simulator's running totals against a full re-sum (O(GPUs) per
+  // event). A violation aborts the run with kInternal.
+  bool self_check = false;
+
+  // Called at most about every `progress_interval_s` of wall-clock time (the
+  // clock is read every 1024 events), and once at the end. May be empty.
+  std::function<void(const SimProgress&)> progress;
+  double progress_interval_s = 0.5;  // > 0
+
+  // Wall clock for the scheduler's decision time (§9) and the progress
+  // throttle; nullptr means SteadyClock(). Must outlive the run.
+  Clock* clock = nullptr;
+
+  // kInvalidArgument naming the field when out of range.
+  Status Validate() const;
+};
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_SIM_SIM_OPTIONS_H_

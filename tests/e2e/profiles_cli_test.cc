@@ -1,0 +1,134 @@
+// End-to-end tests of `migsched profiles`: run the built binary, check what it prints.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/catalog_loader.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::RunMigsched;
+using ::migsched::testing::WriteTempFile;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// The table row of `profile` (the line whose first word is the profile name).
+std::string RowOf(const std::string& out, const std::string& profile) {
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (first == profile) return line;
+  }
+  return "";
+}
+
+TEST(ProfilesCliTest, TableForOneGpu) {
+  auto r = RunMigsched({"profiles", "--gpu", "A100-40GB"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("A100 40GB\n"));
+  EXPECT_THAT(r.out, HasSubstr("NVIDIA A100-SXM4-40GB"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("H100")));
+  // mig-profiles.md §2.2, as nvidia-smi mig -lgipp prints it.
+  EXPECT_THAT(RowOf(r.out, "2g.10gb"), HasSubstr("{0,2,4}:2"));
+  EXPECT_THAT(RowOf(r.out, "1g.5gb"), HasSubstr("{0,1,2,3,4,5,6}:1"));
+  EXPECT_THAT(RowOf(r.out, "7g.40gb"), HasSubstr("{0}:8"));
+  // id 20, variant of 1g.5gb.
+  EXPECT_THAT(RowOf(r.out, "1g.5gb+me"), ::testing::MatchesRegex(".* 20 .*1g\\.5gb$"));
+  EXPECT_THAT(r.out, HasSubstr("18 (base profile, placement) pairs over 6 base profiles"));
+  EXPECT_THAT(r.err, IsEmpty());
+}
+
+TEST(ProfilesCliTest, UnconfirmedModelIsFlagged) {
+  auto r = RunMigsched({"profiles", "--gpu", "NVIDIA H200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("H200 141GB"));
+  EXPECT_THAT(r.out, HasSubstr("placements inferred, not observed"));
+  auto a100 = RunMigsched({"profiles", "--gpu", "A100-40GB"});
+  EXPECT_THAT(a100.out, ::testing::Not(HasSubstr("inferred")));
+}
+
+TEST(ProfilesCliTest, JsonListsEveryModel) {
+  auto r = RunMigsched({"profiles", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(doc.is_array());
+  ASSERT_EQ(doc.size(), 7u);
+  std::set<std::string> names;
+  for (const auto& m : doc) names.insert(m["name"].get<std::string>());
+  EXPECT_EQ(names,
+            (std::set<std::string>{"A100 40GB", "A100 80GB", "A30 24GB", "H100 80GB",
+                                   "H100 NVL 94GB", "H200 141GB", "RTX PRO 6000 Blackwell 96GB"}));
+  // Each element is a catalog file in its own right.
+  for (const auto& m : doc) {
+    StatusOr<GpuModel> back = ParseGpuModelJson(m.dump(), "profiles --json");
+    EXPECT_TRUE(back.ok()) << back.status().ToString();
+  }
+}
+
+TEST(ProfilesCliTest, JsonForOneGpu) {
+  auto r = RunMigsched({"profiles", "--gpu", "a30", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc.size(), 1u);
+  EXPECT_EQ(doc[0]["name"], "A30 24GB");
+  EXPECT_EQ(doc[0]["placement_units"], 4);
+  // mig-profiles.md §2.1: 2g.12gb is ID 5 at {0,2}:2.
+  const auto& p = doc[0]["profiles"][2];
+  EXPECT_EQ(p["name"], "2g.12gb");
+  EXPECT_EQ(p["id"], 5);
+  EXPECT_EQ(p["placements"],
+            nlohmann::json::parse(R"([{"start":0,"size":2},{"start":2,"size":2}])"));
+}
+
+TEST(ProfilesCliTest, UnknownGpuExits1) {
+  auto r = RunMigsched({"profiles", "--gpu", "V100"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, IsEmpty());
+  EXPECT_THAT(r.err, HasSubstr("unknown GPU model 'V100' (known: A100-40GB, A100-80GB, A30-24GB, "
+                               "H100-80GB, H100-NVL-94GB, H200-141GB, RTX-PRO-6000)"));
+}
+
+const char kExtraModel[] = R"({
+  "schema": "migsched-gpu-model/1", "name": "Test 4U", "short_names": ["TEST-4U"], "aliases": [],
+  "confirmed": false, "compute_slices": 2, "memory_slices": 4, "placement_units": 4,
+  "pcie_max_gbps": 16,
+  "profiles": [
+    {"name": "1g.8gb", "id": 3, "nvml_profile_index": 0, "compute_slices": 1, "memory_slices": 2,
+     "memory_mib": 8192, "max_instances": 2,
+     "placements": [{"start": 0, "size": 2}, {"start": 2, "size": 2}]},
+    {"name": "2g.16gb", "id": 0, "nvml_profile_index": 1, "compute_slices": 2, "memory_slices": 4,
+     "memory_mib": 16384, "max_instances": 1, "placements": [{"start": 0, "size": 4}]}
+  ]
+})";
+
+TEST(ProfilesCliTest, ExtraCatalogFile) {
+  const std::string path = WriteTempFile("extra.json", kExtraModel);
+  auto r = RunMigsched({"--catalog", path, "profiles", "--gpu", "test-4u"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(RowOf(r.out, "1g.8gb"), HasSubstr("{0,2}:2"));
+  EXPECT_THAT(r.out, HasSubstr("placements inferred, not observed"));
+}
+
+TEST(ProfilesCliTest, BadExtraCatalogFileExits1) {
+  std::string text = kExtraModel;
+  text.replace(text.find("\"compute_slices\": 2,"), 20, "\"compute_slices\": \"2\",");
+  const std::string path = WriteTempFile("bad.json", text);
+  auto r = RunMigsched({"--catalog", path, "profiles"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, IsEmpty());
+  EXPECT_THAT(r.err,
+              HasSubstr(path + ": GPU model 'Test 4U': field 'compute_slices' must be an integer"));
+}
+
+}  // namespace
+}  // namespace migsched

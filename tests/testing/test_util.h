@@ -1,0 +1,37 @@
+// Helpers shared by the tests: the bundled catalog, paths to test data, and a
+// way to run the built `migsched` binary and capture what it prints.
+#ifndef MIGSCHED_TESTS_TESTING_TEST_UTIL_H_
+#define MIGSCHED_TESTS_TESTING_TEST_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/gpu_model.h"
+
+namespace migsched::testing {
+
+// The bundled catalog (data/gpus/), loaded once; aborts the test on error.
+const Catalog& BundledCatalog();
+// Model from the bundled catalog by any of its names; fails the test if absent.
+const GpuModel& Model(const std::string& name);
+
+// Absolute paths.
+std::string SourceDir();      // the repository root
+std::string TestDataDir();    // tests/data
+std::string MigschedBinary(); // build/bin/migsched
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+// Runs the migsched binary with `args` (no shell; stdin from /dev/null).
+CommandResult RunMigsched(const std::vector<std::string>& args);
+
+// Writes `content` to a fresh file under the test's temp dir and returns its path.
+std::string WriteTempFile(const std::string& name, const std::string& content);
+
+}  // namespace migsched::testing
+
+#endif  // MIGSCHED_TESTS_TESTING_TEST_UTIL_H_
