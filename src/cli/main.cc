@@ -19,6 +19,7 @@ int Main(int argc, char** argv) {
       "migsched: a fragmentation-aware scheduler for NVIDIA Multi-Instance GPUs (MIG).\n"
       "Simulate placement policies on a workload, inspect MIG profiles and FragCost."};
   app.require_subcommand(1);
+  app.fallthrough();  // global flags (--quiet, --catalog, ...) also after the subcommand
   app.add_option("--catalog", ctx.extra_catalogs,
                  "Extra GPU catalog file or folder (JSON, see docs/formats/catalog.md); repeatable");
   app.add_option("--data-dir", ctx.data_dir,

@@ -1,9 +1,9 @@
 #include "sim/cluster_tracker.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "sched/candidates.h"
 
@@ -16,9 +16,9 @@ StatusOr<ClusterTracker> ClusterTracker::Create(const Cluster& cluster, bool cre
   ClusterTracker t(cluster, creates_instances);
   for (const GpuModel* m : t.models_) {
     if (m->profiles().size() > 64) {
-      return InvalidArgumentError(fmt::format(
-          "GPU model '{}' has {} profiles; the simulator supports at most 64", m->name(),
-          m->profiles().size()));
+      return InvalidArgumentError(
+          fmt::format("GPU model '{}' has {} profiles; the simulator supports at most 64",
+                      m->name(), m->profiles().size()));
     }
     t.demand_.emplace_back(m->profiles().size(), 0);
   }
@@ -159,7 +159,8 @@ Status ClusterTracker::CrossCheck() const {
           "tracker: GPU {} fit mask {:#x} / free {} != re-derived {:#x} / {} ({})", gpu,
           cache_[gpu].fit, cache_[gpu].free_cs, fit, g.free_compute_slices(), g.DebugString()));
     }
-    if (g.free_compute_slices() > 0) free_by_fit[{model_of_gpu_[gpu], fit}] += g.free_compute_slices();
+    if (g.free_compute_slices() > 0)
+      free_by_fit[{model_of_gpu_[gpu], fit}] += g.free_compute_slices();
   }
   if (free_by_fit != free_by_fit_) return InternalError("tracker: free-by-fit totals differ");
   return Status();

@@ -24,8 +24,8 @@ enum class EventKind {
 };
 
 struct Event {
-  double time_s = 0;     // virtual seconds
-  uint64_t seq = 0;      // insertion order (tie-break)
+  double time_s = 0;  // virtual seconds
+  uint64_t seq = 0;   // insertion order (tie-break)
   EventKind kind = EventKind::kStart;
   JobId job = kNoJob;
   uint32_t generation = 0;  // the job's generation when pushed

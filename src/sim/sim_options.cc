@@ -1,8 +1,8 @@
 #include "sim/sim_options.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace migsched {
 

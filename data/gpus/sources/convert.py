@@ -228,6 +228,13 @@ def convert_model(g):
         + ("(1x3g + 1x2g + 2x1g)" if g["compute_slices"] == 7 else "(1x2g + 2x1g)")
         + "; starts chosen by convert.py (valid, non-overlapping)."
     )
+    me_all = [p["name"] for p in profiles if p["name"].endswith("+me.all")]
+    if me_all:
+        notes.append(
+            f"{', '.join(me_all)}: nvml.h says an instance of a +me.all profile prevents "
+            "allocation of all but -me profiles (a GPU-wide constraint, mig-profiles.md §4); "
+            "placements alone do not express it."
+        )
     if g.get("confidence"):
         notes.append(f"research confidence: {g['confidence']}.")
     for key in ("status", "note", "notes"):

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The main job: frag-aware against every baseline on (a) the bundled Alibaba
+# GPU trace mapped to MIG on 32 A100 40GB GPUs at offered load 0.9, and
+# (b) paper-mix on 4 A100 40GB GPUs. Sets everything up first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh build
+policies=frag-aware,first-fit,best-fit,driver-default,static
+mkdir -p out
+echo "== (a) Alibaba cluster-trace-gpu-v2023 (openb_pod_list_default), 32x A100 40GB, offered load 0.9"
+build/bin/migsched compare --cluster 32xA100-40GB \
+  --workload alibaba:data/traces/alibaba-v2023/openb_pod_list_default.csv \
+  --load 0.9 --seed 1 --policies "$policies" --json out/alibaba-compare.json "$@"
+echo
+echo "== (b) paper-mix (20% PCIe-bound), 4x A100 40GB, offered load 0.9"
+build/bin/migsched compare --cluster 4xA100-40GB --workload paper-mix \
+  --load 0.9 --seed 1 --policies "$policies" --json out/paper-mix-compare.json "$@"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what migsched needs on Debian 12 (apt-get, only the packages that
+# are missing), then configures and builds it.
+#
+#   scripts/setup.sh [BUILD_DIR] [extra cmake args...]
+#
+# BUILD_DIR defaults to build/. Environment: MIGSCHED_JOBS (parallel build
+# jobs, default: number of cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_dir=${1:-build}
+shift || true
+
+packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev nlohmann-json3-dev
+          libcli11-dev libfmt-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+jobs=${MIGSCHED_JOBS:-$(nproc)}
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >&2
+cmake --build "$build_dir" -j "$jobs" >&2

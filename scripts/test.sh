@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite: sets up, builds with -Werror, runs every test; then
+# builds again with AddressSanitizer + UndefinedBehaviorSanitizer and runs
+# every test under them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${MIGSCHED_JOBS:-$(nproc)}
+
+scripts/setup.sh build -DMIGSCHED_WERROR=ON -DMIGSCHED_BUILD_TESTS=ON
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer" >&2
+scripts/setup.sh build-asan -DMIGSCHED_WERROR=ON -DMIGSCHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"

@@ -1,0 +1,129 @@
+// `migsched compare`: several policies on the same cluster and workload (same
+// seed, so the same jobs and arrivals), one row per policy, with each
+// metric's ratio to the first policy.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/report.h"
+#include "cli/sim_flags.h"
+#include "sched/policy.h"
+#include "sim/simulator.h"
+
+namespace migsched::cli {
+namespace {
+
+struct CompareFlags {
+  SimFlags sim;
+  std::vector<std::string> policies;
+  std::string json;
+  int threads = 0;
+};
+
+int Run(const CompareFlags& f, Context& ctx) {
+  auto setup = BuildSimSetup(f.sim, ctx);
+  if (!setup.ok()) {
+    *ctx.err << "migsched compare: " << setup.status().message() << "\n";
+    return 1;
+  }
+  const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
+  for (const std::string& p : policies) {
+    auto made = MakePolicy(p, setup->scheduler);
+    if (!made.ok()) {
+      *ctx.err << "migsched compare: --policies: " << made.status().message() << "\n";
+      return 1;
+    }
+  }
+  const bool fill = setup->sim.mode == SimMode::kFill;
+  setup->sim.record_timeline = false;
+  ProgressPrinter progress(ctx);
+  std::vector<StatusOr<SimResult>> results(policies.size(), Status(StatusCode::kInternal, "not run"));
+  // Policies are independent runs: up to `threads` of them at once.
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t parallel = f.threads > 0 ? f.threads : hw;
+  for (size_t first = 0; first < policies.size(); first += parallel) {
+    std::vector<std::thread> workers;
+    for (size_t i = first; i < std::min(policies.size(), first + parallel); ++i) {
+      workers.emplace_back([&, i] {
+        SimOptions o = setup->sim;
+        o.progress = [&, i](const SimProgress& p) { progress.Report(policies[i], p, fill); };
+        results[i] = RunSimulation(setup->gpus, setup->jobs, policies[i], setup->scheduler, o);
+      });
+    }
+    for (auto& w : workers) w.join();
+  }
+  std::vector<Metrics> runs;
+  for (size_t i = 0; i < policies.size(); ++i) {
+    if (!results[i].ok()) {
+      *ctx.err << "migsched compare: " << policies[i] << ": " << results[i].status().message() << "\n";
+      return 1;
+    }
+    runs.push_back(results[i]->metrics);
+  }
+  std::ostream& out = *ctx.out;
+  out << fmt::format("migsched compare: {} on {}\n", setup->workload_label, runs.front().cluster);
+  for (const std::string& n : setup->notes) out << "  note: " << n << "\n";
+  out << "\n";
+  if (fill) {
+    out << fmt::format("{:<16} {:>10} {:>10} {:>10} {:>9}\n", "POLICY", "ALLOCATION", "ACCEPTANCE",
+                       "FRAG", "RECONFIGS");
+    for (const Metrics& m : runs) {
+      out << fmt::format("{:<16} {:>9.1f}% {:>9.1f}% {:>10.3f} {:>9}\n", m.policy, 100 * m.fill_allocation,
+                         100 * m.fill_acceptance, m.fill_frag, m.reconfigurations);
+    }
+  } else {
+    PrintComparison(runs, out);
+  }
+  if (!f.json.empty()) {
+    nlohmann::ordered_json j;
+    j["settings"] = setup->ToJson(f.sim);
+    j["reference"] = policies.front();
+    j["results"] = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < runs.size(); ++i) {
+      nlohmann::ordered_json r;
+      r["policy"] = policies[i];
+      const nlohmann::json metrics = MetricsToJson(runs[i]);  // named: items() refers to it
+      for (const auto& [k, v] : metrics.items()) r[k] = v;
+      nlohmann::ordered_json ratio;
+      for (const auto& c : ComparedMetrics()) {
+        const double v = MetricValue(runs[i], c.key), ref = MetricValue(runs.front(), c.key);
+        ratio[c.key] = ref != 0 ? nlohmann::ordered_json(v / ref) : nlohmann::ordered_json();
+      }
+      r["ratio_to_reference"] = ratio;
+      j["results"].push_back(r);
+    }
+    std::ofstream file(f.json);
+    file << j.dump(2) << "\n";
+    if (!file) {
+      *ctx.err << "migsched compare: cannot write " << f.json << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code) {
+  auto f = std::make_shared<CompareFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Run several policies on the same cluster and workload (same seed) and print one table, a "
+      "row per policy, with each metric's ratio to the first policy");
+  AddSimFlags(cmd, &f->sim);
+  cmd->add_option("--policies", f->policies,
+                  "Comma-separated policies, the first is the reference (default: all: "
+                  "frag-aware,first-fit,best-fit,driver-default,static)")
+      ->delimiter(',');
+  cmd->add_option("--json", f->json, "Write every policy's metrics and ratios as JSON to FILE");
+  cmd->add_option("--threads", f->threads, "Policies simulated at once (default: the cores)");
+  cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
+}
+
+}  // namespace migsched::cli

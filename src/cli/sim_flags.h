@@ -1,0 +1,70 @@
+// Flags shared by `simulate` and `compare`, and turning them into a cluster,
+// a workload, and scheduler/simulator options.
+#ifndef MIGSCHED_CLI_SIM_FLAGS_H_
+#define MIGSCHED_CLI_SIM_FLAGS_H_
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/context.h"
+#include "core/gpu_model.h"
+#include "core/job.h"
+#include "sched/options.h"
+#include "sim/sim_options.h"
+
+namespace migsched::cli {
+
+struct SimFlags {
+  std::string cluster;     // --cluster 4xA100-40GB[,8xH100-80GB...]
+  std::string workload;    // --workload FILE | paper-mix | alibaba:FILE
+  double threshold = 0.4;  // --threshold
+  std::string frag_objective = "delta";
+  std::string static_layout = "all-balanced";
+  double load = 0;  // --load; 0 = default (0.9 for generated arrivals, none for a FILE)
+  std::string arrivals = "poisson";
+  uint64_t seed = 1;
+  int jobs = 0;  // --jobs: paper-mix size (default 200) / limit on a trace (0 = all)
+  double pcie_share = 0.2;
+  std::string fraction_rule = "compute";
+  std::string mode = "online";
+  double fill_target = 1.3;
+  double reconfig_ms = 23;
+  bool no_contention = false;
+};
+
+// Adds the shared flags to `cmd`.
+void AddSimFlags(CLI::App* cmd, SimFlags* flags);
+
+// Everything a run needs, built from the flags.
+struct SimSetup {
+  std::vector<const GpuModel*> gpus;
+  std::vector<Job> jobs;
+  SchedulerOptions scheduler;
+  SimOptions sim;
+  std::vector<std::string> notes;  // e.g. "skipped 861 pending pods without scheduled_time"
+  std::string workload_label;      // e.g. "alibaba:openb_pod_list_default.csv (7064 jobs)"
+  double offered_load = 0;         // target load of regenerated arrivals; 0 if kept from a file
+  nlohmann::ordered_json ToJson(const SimFlags& flags) const;  // the run's settings
+};
+
+// Builds the setup; errors name the flag or the file at fault.
+StatusOr<SimSetup> BuildSimSetup(const SimFlags& flags, Context& ctx);
+
+// A progress printer for stderr (thread-safe; silent when ctx.quiet).
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(Context& ctx) : ctx_(ctx) {}
+  void Report(const std::string& policy, const SimProgress& p, bool is_fill);
+
+ private:
+  Context& ctx_;
+  std::mutex mu_;
+};
+
+}  // namespace migsched::cli
+
+#endif  // MIGSCHED_CLI_SIM_FLAGS_H_

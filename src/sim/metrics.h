@@ -1,0 +1,155 @@
+// Simulator metrics (§9 of docs/algorithms.md): the Metrics record, how its
+// parts are accumulated, and its JSON form.
+//
+// Definitions (units in the names: _s seconds, _us microseconds):
+//   makespan_s        first arrival (rejected jobs included) to last completion;
+//                     0 when no job completed
+//   jct_*_s           completion - arrival, over completed jobs
+//   wait_*_s          start - arrival over completed jobs, where start is when
+//                     the job began running, i.e. after its reconfigurations
+//   utilization       time-integral of busy compute slices / (total compute
+//                     slices × makespan). An instance is busy from the decision
+//                     that placed the job (it is reserved while being created)
+//                     to the job's completion.
+//   frag_mean/_peak   time-weighted mean over the makespan / maximum of the
+//                     cluster fragmentation rate (mean FragCost over GPUs, §2)
+//   stranded_mean     time-weighted mean over the makespan of the stranded
+//                     share (sim/cluster_tracker.h; 0 while the queue is empty)
+//   rejected          jobs rejected at arrival (they can never run here)
+//   creates/destroys  MIG create / destroy operations during the run (placement
+//                     and release plans); reconfigurations = creates + destroys
+//   reuses            instances given to a job without a create step
+//   setup_reconfigurations  creates of the policy's setup plan (static layouts),
+//                     done before the first arrival, not counted above
+//   migrations        always 0 (migration, §6, is a later issue)
+//   jobs_per_day      completed / (makespan / 86400)
+//   decision_us_*     wall-clock µs per scheduler placement attempt (every
+//                     TryPlace call, successful or not: Scheduler::decision_us())
+//   fill_*            fill mode only (§9, FGD): final allocation ratio (busy /
+//                     total compute slices), acceptance (placed / arrived) and
+//                     fragmentation rate
+//   per_profile       per requested profile (sim/request_shape.h key): jobs,
+//                     completed, rejected, jct_mean_s, wait_mean_s, wait_p95_s
+//
+// Percentiles: linear interpolation between closest ranks (Hyndman & Fan
+// type 7, numpy's default): for n sorted values v[0..n-1] and p in [0, 100],
+// h = (n - 1) * p / 100 and P = v[floor h] + (h - floor h) * (v[floor h + 1] -
+// v[floor h]). P = 0 for no values.
+//
+// Thread-safety: values.
+#ifndef MIGSCHED_SIM_METRICS_H_
+#define MIGSCHED_SIM_METRICS_H_
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+
+namespace migsched {
+
+// Percentile p (in [0, 100]) of `values` by the method above (sorts a copy).
+double Percentile(std::vector<double> values, double p);
+// Same, for values already sorted ascending.
+double PercentileSorted(const std::vector<double>& sorted, double p);
+
+struct ProfileMetrics {
+  int64_t jobs = 0;
+  int64_t completed = 0;
+  int64_t rejected = 0;
+  double jct_mean_s = 0;
+  double wait_mean_s = 0;
+  double wait_p95_s = 0;
+  bool operator==(const ProfileMetrics&) const = default;
+};
+
+struct Metrics {
+  std::string mode;     // "online" | "fill"
+  std::string policy;   // the placement policy's name
+  std::string cluster;  // Cluster::Describe()
+
+  int64_t jobs_total = 0;  // online: jobs in the workload; fill: arrivals processed
+  int64_t jobs_completed = 0;
+  int64_t rejected = 0;  // online: rejected at arrival; fill: arrivals that found no room
+
+  double makespan_s = 0;
+  double jct_mean_s = 0, jct_p50_s = 0, jct_p95_s = 0, jct_p99_s = 0;
+  double wait_mean_s = 0, wait_p95_s = 0;
+  double utilization = 0;
+  double frag_mean = 0, frag_peak = 0;
+  double stranded_mean = 0;
+  double jobs_per_day = 0;
+
+  int64_t creates = 0, destroys = 0, reuses = 0;
+  int64_t reconfigurations = 0;  // creates + destroys
+  int64_t setup_reconfigurations = 0;
+  int64_t migrations = 0;
+
+  int64_t decisions = 0;  // placement attempts timed
+  double decision_us_mean = 0, decision_us_p99 = 0;
+
+  double fill_allocation = 0, fill_acceptance = 0, fill_frag = 0;
+  int64_t fill_placed = 0;
+
+  std::map<std::string, ProfileMetrics> per_profile;
+
+  bool operator==(const Metrics&) const = default;
+};
+
+// Every field above, under its own name; per_profile as an object keyed by
+// profile.
+nlohmann::json MetricsToJson(const Metrics& m);
+
+// Adds the create/destroy/reuse counts of one applied plan to `m` (a reuse is
+// a kStart step with no kCreate of the same GPU and start earlier in the plan).
+void CountPlan(const Plan& plan, Metrics* m);
+
+// Time-weighted integrals of piecewise-constant cluster quantities: the state
+// given to Sample(t, ...) holds from t until the next sample.
+class TimeIntegrals {
+ public:
+  // Samples must come in non-decreasing time; a sample at the time of the
+  // previous one replaces it.
+  void Sample(double time_s, double busy_compute_slices, double frag_rate, double stranded);
+  // Closes the last interval at `end_s` (ignored if before the last sample).
+  void Finish(double end_s);
+
+  double busy_area() const { return busy_area_; }  // compute-slice-seconds
+  double frag_area() const { return frag_area_; }  // seconds
+  double stranded_area() const { return stranded_area_; }
+  // Largest frag_rate held for a positive time.
+  double frag_peak() const { return frag_peak_; }
+
+ private:
+  void Close(double until_s);
+  bool started_ = false;
+  double t_ = 0, busy_ = 0, frag_ = 0, stranded_ = 0;
+  double busy_area_ = 0, frag_area_ = 0, stranded_area_ = 0, frag_peak_ = 0;
+};
+
+// Per-job results, grouped by profile key.
+class JobStats {
+ public:
+  void AddCompleted(const std::string& profile_key, double arrival_s, double start_s, double end_s);
+  void AddRejected(const std::string& profile_key);
+  // Sets jobs_completed, rejected, jct_*, wait_* and per_profile of `m`.
+  void Fill(Metrics* m) const;
+
+ private:
+  struct Group {
+    int64_t rejected = 0;
+    std::vector<double> jct, wait;
+  };
+  std::map<std::string, Group> groups_;
+  std::vector<double> jct_, wait_;
+  int64_t rejected_ = 0;
+};
+
+// decisions, decision_us_mean and decision_us_p99 from Scheduler::decision_us().
+void FillDecisionStats(const std::vector<double>& decision_us, Metrics* m);
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_SIM_METRICS_H_

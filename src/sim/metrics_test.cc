@@ -1,0 +1,144 @@
+#include "sim/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace migsched {
+namespace {
+
+TEST(PercentileTest, LinearInterpolationBetweenClosestRanks) {
+  // v = 15 20 35 40 50 (n = 5), h = 4p/100.
+  const std::vector<double> v = {40, 15, 50, 35, 20};  // unsorted on purpose
+  struct Case {
+    double p, want;
+  } cases[] = {
+      {0, 15},     // h = 0
+      {25, 20},    // h = 1
+      {40, 29},    // h = 1.6: 20 + 0.6 × 15
+      {50, 35},    // h = 2
+      {95, 48},    // h = 3.8: 40 + 0.8 × 10
+      {99, 49.6},  // h = 3.96: 40 + 0.96 × 10
+      {100, 50},   // h = 4
+  };
+  for (const Case& c : cases) EXPECT_NEAR(Percentile(v, c.p), c.want, 1e-12) << "p" << c.p;
+  EXPECT_EQ(Percentile({}, 50), 0);
+  EXPECT_EQ(Percentile({7}, 99), 7);
+  EXPECT_EQ(Percentile({1, 2}, 50), 1.5);
+}
+
+TEST(TimeIntegralsTest, PiecewiseConstantAreas) {
+  TimeIntegrals t;
+  t.Sample(0, /*busy=*/5, /*frag=*/0.9, /*stranded=*/0.5);  // replaced by the next
+  t.Sample(0, 2, 0.2, 1);
+  t.Sample(50, 1, 0.3, 0);
+  t.Sample(100, 0, 0, 0);
+  t.Finish(100);
+  EXPECT_DOUBLE_EQ(t.busy_area(), 2 * 50 + 1 * 50);
+  EXPECT_DOUBLE_EQ(t.frag_area(), 0.2 * 50 + 0.3 * 50);
+  EXPECT_DOUBLE_EQ(t.stranded_area(), 1 * 50);
+  EXPECT_DOUBLE_EQ(t.frag_peak(), 0.3);  // 0.9 held for no time
+
+  TimeIntegrals open;
+  open.Sample(10, 3, 0.5, 0);
+  open.Finish(14);  // the last state holds until the end
+  EXPECT_DOUBLE_EQ(open.busy_area(), 12);
+  EXPECT_DOUBLE_EQ(open.frag_peak(), 0.5);
+}
+
+TEST(CountPlanTest, CreatesDestroysAndReuses) {
+  Plan p;
+  p.steps = {{StepKind::kDestroy, 0, 1, 0, kNoJob},  // an idle instance in the way
+             {StepKind::kCreate, 0, 3, 0, kNoJob},
+             {StepKind::kStart, 0, 3, 0, 7},  // on the instance just created
+             {StepKind::kStart, 1, 3, 4, 7},  // on an existing idle one: reuse
+             {StepKind::kRelease, 2, 1, 0, 5}};
+  Metrics m;
+  CountPlan(p, &m);
+  EXPECT_EQ(m.creates, 1);
+  EXPECT_EQ(m.destroys, 1);
+  EXPECT_EQ(m.reuses, 1);
+  EXPECT_EQ(m.reconfigurations, 2);
+  CountPlan(p, &m);  // accumulates
+  EXPECT_EQ(m.reconfigurations, 4);
+}
+
+TEST(JobStatsTest, OverallAndPerProfile) {
+  JobStats s;
+  s.AddCompleted("1g.5gb", 0, 0, 10);    // wait 0, jct 10
+  s.AddCompleted("1g.5gb", 5, 15, 35);   // wait 10, jct 30
+  s.AddCompleted("7g.40gb", 0, 20, 60);  // wait 20, jct 60
+  s.AddRejected("7g.40gb");
+  Metrics m;
+  s.Fill(&m);
+  EXPECT_EQ(m.jobs_completed, 3);
+  EXPECT_EQ(m.rejected, 1);
+  EXPECT_DOUBLE_EQ(m.jct_mean_s, 100.0 / 3);
+  EXPECT_DOUBLE_EQ(m.jct_p50_s, 30);  // {10, 30, 60}
+  EXPECT_DOUBLE_EQ(m.wait_mean_s, 10);
+  EXPECT_DOUBLE_EQ(m.wait_p95_s, 19);  // {0, 10, 20}: h = 1.9 -> 10 + 0.9 × 10
+  ASSERT_EQ(m.per_profile.size(), 2u);
+  const ProfileMetrics& small = m.per_profile.at("1g.5gb");
+  EXPECT_EQ(small.jobs, 2);
+  EXPECT_EQ(small.completed, 2);
+  EXPECT_DOUBLE_EQ(small.jct_mean_s, 20);
+  EXPECT_DOUBLE_EQ(small.wait_p95_s, 9.5);  // {0, 10}: h = 0.95
+  const ProfileMetrics& big = m.per_profile.at("7g.40gb");
+  EXPECT_EQ(big.jobs, 2);
+  EXPECT_EQ(big.rejected, 1);
+  EXPECT_DOUBLE_EQ(big.wait_mean_s, 20);
+}
+
+TEST(DecisionStatsTest, MeanAndP99) {
+  Metrics m;
+  FillDecisionStats({4, 1, 3, 2}, &m);
+  EXPECT_EQ(m.decisions, 4);
+  EXPECT_DOUBLE_EQ(m.decision_us_mean, 2.5);
+  EXPECT_NEAR(m.decision_us_p99, 3.97, 1e-12);  // h = 2.97: 3 + 0.97 × 1
+}
+
+TEST(MetricsToJsonTest, HasEveryDocumentedKey) {
+  Metrics m;
+  m.makespan_s = 12.5;
+  m.per_profile["3g.20gb"].jobs = 4;
+  const nlohmann::json j = MetricsToJson(m);
+  for (const char* key : {"mode",
+                          "policy",
+                          "cluster",
+                          "makespan_s",
+                          "jct_mean_s",
+                          "jct_p50_s",
+                          "jct_p95_s",
+                          "jct_p99_s",
+                          "wait_mean_s",
+                          "wait_p95_s",
+                          "utilization",
+                          "frag_mean",
+                          "frag_peak",
+                          "stranded_mean",
+                          "rejected",
+                          "reconfigurations",
+                          "creates",
+                          "destroys",
+                          "reuses",
+                          "setup_reconfigurations",
+                          "migrations",
+                          "jobs_completed",
+                          "jobs_per_day",
+                          "decision_us_mean",
+                          "decision_us_p99",
+                          "jobs_total",
+                          "fill_allocation",
+                          "fill_acceptance",
+                          "fill_frag",
+                          "fill_placed",
+                          "per_profile"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["makespan_s"].get<double>(), 12.5);
+  EXPECT_EQ(j["per_profile"]["3g.20gb"]["jobs"].get<int64_t>(), 4);
+}
+
+}  // namespace
+}  // namespace migsched

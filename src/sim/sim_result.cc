@@ -1,0 +1,45 @@
+#include "sim/sim_result.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace migsched {
+namespace {
+
+bool SameTime(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+}  // namespace
+
+std::string_view JobOutcomeName(JobOutcome o) {
+  switch (o) {
+    case JobOutcome::kCompleted:
+      return "completed";
+    case JobOutcome::kRejected:
+      return "rejected";
+    case JobOutcome::kPlaced:
+      return "placed";
+    case JobOutcome::kFailed:
+      return "failed";
+  }
+  return "?";
+}
+
+bool JobRecord::operator==(const JobRecord& o) const {
+  return id == o.id && name == o.name && request == o.request && SameTime(arrival_s, o.arrival_s) &&
+         SameTime(placed_s, o.placed_s) && SameTime(start_s, o.start_s) &&
+         SameTime(end_s, o.end_s) && SameTime(wait_s, o.wait_s) && SameTime(jct_s, o.jct_s) &&
+         instances == o.instances && outcome == o.outcome && reason == o.reason;
+}
+
+std::string DescribeInstances(const Cluster& cluster, const std::vector<InstanceRef>& instances) {
+  std::string out;
+  for (const InstanceRef& in : instances) {
+    if (!out.empty()) out += ';';
+    out += fmt::format("{}:{}@{}", in.gpu, cluster.gpu(in.gpu).model().profile(in.profile).name,
+                       in.start);
+  }
+  return out;
+}
+
+}  // namespace migsched

@@ -1,0 +1,84 @@
+// What a simulation returns (§9 of docs/algorithms.md): the metrics, one
+// record per job, the timeline of cluster state, and (fill mode) the load
+// curve. Column meanings and units: docs/formats/outputs.md.
+//
+// Thread-safety: values.
+#ifndef MIGSCHED_SIM_SIM_RESULT_H_
+#define MIGSCHED_SIM_SIM_RESULT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/job.h"
+#include "sched/scheduler.h"
+#include "sim/metrics.h"
+
+namespace migsched {
+
+enum class JobOutcome {
+  kCompleted,  // online: ran to completion
+  kRejected,   // online: can never run on this cluster (reason given)
+  kPlaced,     // fill: placed at arrival
+  kFailed,     // fill: no room at arrival
+};
+std::string_view JobOutcomeName(JobOutcome o);  // "completed", "rejected", "placed", "failed"
+
+// One job (online) or one arrival (fill; a job taken again when the workload
+// is cycled gets another record with the same id). Times are virtual seconds;
+// NaN where they do not apply (a rejected job has no start; fill mode has no
+// times at all).
+struct JobRecord {
+  JobId id = kNoJob;    // index in the workload
+  std::string name;     // Job::name
+  std::string request;  // Job::RequestString()
+  double arrival_s = 0;
+  double placed_s = 0;  // decision time (its reconfigurations start then)
+  double start_s = 0;   // starts running (after its reconfigurations)
+  double end_s = 0;
+  double wait_s = 0;      // start - arrival
+  double jct_s = 0;       // end - arrival
+  std::string instances;  // "gpu:profile@start" joined by ';', e.g. "0:3g.20gb@4;1:3g.20gb@0"
+  JobOutcome outcome = JobOutcome::kCompleted;
+  std::string reason;                       // why it was rejected; empty otherwise
+  bool operator==(const JobRecord&) const;  // NaN == NaN here
+};
+
+// The cluster right after every event time (events at one time coalesced).
+struct TimelineSample {
+  double time_s = 0;
+  int64_t queue_length = 0;  // jobs waiting in the scheduler's queue
+  int64_t running_jobs = 0;  // jobs holding instances (placed, not completed)
+  double utilization = 0;    // busy / total compute slices
+  double frag_rate = 0;      // mean FragCost over GPUs (§2)
+  double stranded = 0;       // stranded share (sim/cluster_tracker.h)
+  bool operator==(const TimelineSample&) const = default;
+};
+
+// Fill mode: the state when requested compute first reaches `target_share`.
+struct FillPoint {
+  double target_share = 0;     // 0.05, 0.10, ... (requested / cluster compute slices)
+  double requested_share = 0;  // the actual requested share at that arrival
+  double allocation = 0;       // busy / total compute slices
+  double acceptance = 0;       // placed / arrived
+  double frag_rate = 0;
+  int64_t arrived = 0;
+  int64_t placed = 0;
+  bool operator==(const FillPoint&) const = default;
+};
+
+struct SimResult {
+  Metrics metrics;
+  std::vector<JobRecord> jobs;           // SimOptions::record_jobs
+  std::vector<TimelineSample> timeline;  // online, SimOptions::record_timeline
+  std::vector<FillPoint> fill_curve;     // fill mode
+};
+
+// "0:3g.20gb@4;1:3g.20gb@0" for the instances of one job.
+std::string DescribeInstances(const Cluster& cluster, const std::vector<InstanceRef>& instances);
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_SIM_SIM_RESULT_H_
