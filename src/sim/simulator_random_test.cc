@@ -69,7 +69,9 @@ void CheckResult(const World& w, const SimResult& r, const std::string& policy) 
   EXPECT_EQ(m.jobs_total, n);
   EXPECT_EQ(m.jobs_completed + m.rejected, n);
   EXPECT_EQ(m.reconfigurations, m.creates + m.destroys);
-  if (policy == "static") EXPECT_EQ(m.reconfigurations, 0);
+  if (policy == "static") {
+    EXPECT_EQ(m.reconfigurations, 0);
+  }
   ASSERT_EQ(static_cast<int64_t>(r.jobs.size()), n);
   const double first = w.jobs.front().arrival_s;
   double max_duration = 0;
@@ -92,7 +94,9 @@ void CheckResult(const World& w, const SimResult& r, const std::string& policy) 
     EXPECT_EQ(static_cast<int>(std::count(rec.instances.begin(), rec.instances.end(), ';')) + 1,
               job.count);
   }
-  if (m.jobs_completed > 0) EXPECT_GE(m.makespan_s, max_duration);
+  if (m.jobs_completed > 0) {
+    EXPECT_GE(m.makespan_s, max_duration);
+  }
   EXPECT_GE(m.utilization, 0);
   EXPECT_LE(m.utilization, 1 + 1e-12);
   EXPECT_GE(m.frag_mean, 0);
@@ -108,7 +112,9 @@ void CheckResult(const World& w, const SimResult& r, const std::string& policy) 
     if (until > r.timeline[i].time_s)
       area += r.timeline[i].utilization * (until - r.timeline[i].time_s);
   }
-  if (m.makespan_s > 0) EXPECT_NEAR(area / m.makespan_s, m.utilization, 1e-9);
+  if (m.makespan_s > 0) {
+    EXPECT_NEAR(area / m.makespan_s, m.utilization, 1e-9);
+  }
 }
 
 TEST(SimulatorRandomTest, InvariantsHoldForEveryPolicy) {
@@ -140,7 +146,7 @@ TEST(SimulatorRandomTest, SameInputsGiveIdenticalResults) {
   const uint64_t seed = 42;
   SCOPED_TRACE("seed 42");
   const World w = RandomWorld(seed, 200);
-  for (const std::string& policy : {"frag-aware", "first-fit"}) {
+  for (const char* policy : {"frag-aware", "first-fit"}) {
     SimOptions o;  // the real wall clock: only decision_us_* may differ
     auto a = RunSimulation(w.gpus, w.jobs, policy, SchedulerOptions{}, o);
     auto b = RunSimulation(w.gpus, w.jobs, policy, SchedulerOptions{}, o);
@@ -173,7 +179,9 @@ TEST(SimulatorRandomTest, FillModeInvariants) {
         const FillPoint& p = r->fill_curve[i];
         EXPECT_GE(p.requested_share + 1e-12, p.target_share);
         EXPECT_LE(p.allocation, p.requested_share + 1e-12);  // nothing placed that was not asked
-        if (i > 0) EXPECT_GE(p.allocation, r->fill_curve[i - 1].allocation);  // no departures
+        if (i > 0) {
+          EXPECT_GE(p.allocation, r->fill_curve[i - 1].allocation);  // no departures
+        }
       }
     }
   }

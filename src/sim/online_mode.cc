@@ -1,0 +1,397 @@
+#include "sim/online_mode.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "sim/contention.h"
+#include "sim/event_queue.h"
+#include "sim/request_shape.h"
+
+namespace migsched {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The scheduler's own notion of "the same request" (ScheduleQueue).
+using RequestKey = std::tuple<std::string, double, int, int>;
+RequestKey KeyOf(const Job& j) {
+  return {j.profile, j.gpu_fraction, static_cast<int>(j.fraction_rule), j.count};
+}
+
+class OnlineSimulator {
+ public:
+  OnlineSimulator(const std::vector<Job>& jobs, const SimOptions& options, Scheduler* scheduler,
+                  ClusterTracker* tracker, Clock* clock)
+      : jobs_(jobs),
+        opts_(options),
+        cluster_(&scheduler->cluster()),
+        sched_(scheduler),
+        tracker_(tracker),
+        clock_(clock),
+        contention_(BandwidthPerGpu(scheduler->cluster()), options.contention),
+        reconfig_s_(options.reconfig_ms / 1000.0),
+        free_at_(scheduler->cluster().size(), 0.0),
+        runs_(jobs.size()),
+        models_(scheduler->cluster().models()) {
+    if (options.record_jobs) instance_text_.resize(jobs.size());
+  }
+
+  Status Run(SimResult* result);
+
+ private:
+  enum class Phase { kPending, kQueued, kPlaced, kRunning, kDone, kRejected };
+  struct JobRun {
+    Phase phase = Phase::kPending;
+    double placed_s = kNaN, start_s = kNaN, end_s = kNaN;
+    double remaining = 0;  // work left, seconds at rate 1, as of `last`
+    double rate = 1;
+    double last = 0;
+    uint32_t generation = 0;
+    const Status* rejection = nullptr;  // into can_run_ (std::map nodes are stable)
+  };
+
+  static std::vector<double> BandwidthPerGpu(const Cluster& c) {
+    std::vector<double> out;
+    for (int g = 0; g < c.size(); ++g) out.push_back(c.gpu(g).model().pcie_max_gbps());
+    return out;
+  }
+
+  const std::string& ShapeKey(JobId id) {
+    const Job& job = jobs_[id];
+    auto it = shape_keys_.find(KeyOf(job));
+    if (it == shape_keys_.end()) {
+      it = shape_keys_.emplace(KeyOf(job), ShapeOnFirstModel(models_, job).key).first;
+    }
+    return it->second;
+  }
+
+  void Arrive(JobId id);
+  Status Place(const Decision& d);
+  void StartJob(JobId id);
+  Status Complete(JobId id);
+  void UpdateRate(JobId id);
+  void AddReconfigOps(const Plan& plan, double* done_at);
+  void Sample();
+  Status SelfCheck() const;
+  std::string QueuedJobsText() const;
+
+  const std::vector<Job>& jobs_;
+  const SimOptions& opts_;
+  const Cluster* cluster_;
+  Scheduler* sched_;
+  ClusterTracker* tracker_;
+  Clock* clock_;
+  ContentionModel contention_;
+  const double reconfig_s_;
+  EventQueue events_;
+  std::vector<double> free_at_;  // per GPU: when its queued MIG operations end
+  std::vector<JobRun> runs_;
+  std::vector<const GpuModel*> models_;
+  std::map<RequestKey, Status> can_run_;
+  std::map<RequestKey, std::string> shape_keys_;
+  std::vector<JobId> affected_;
+  std::vector<std::string> instance_text_;  // per job, when record_jobs
+
+  double now_ = 0;
+  double last_completion_ = 0;
+  int64_t holding_ = 0;   // placed and not completed
+  int64_t finished_ = 0;  // completed + rejected
+  bool scan_needed_ = false;
+  Metrics* metrics_ = nullptr;
+  TimeIntegrals integrals_;
+  JobStats stats_;
+  std::vector<TimelineSample>* timeline_ = nullptr;
+};
+
+void OnlineSimulator::Arrive(JobId id) {
+  const Job& job = jobs_[id];
+  auto it = can_run_.find(KeyOf(job));
+  if (it == can_run_.end()) it = can_run_.emplace(KeyOf(job), sched_->CheckCanEverRun(job)).first;
+  JobRun& r = runs_[id];
+  if (!it->second.ok()) {
+    r.phase = Phase::kRejected;
+    r.rejection = &it->second;
+    stats_.AddRejected(ShapeKey(id));
+    ++finished_;
+    return;
+  }
+  r.phase = Phase::kQueued;
+  sched_->Enqueue(id, job);
+  tracker_->AddDemand(job, +1);
+  scan_needed_ = true;
+}
+
+// Queues the plan's creates and destroys on their GPUs' operation queues;
+// `done_at` becomes the latest end of those operations (unchanged if none).
+void OnlineSimulator::AddReconfigOps(const Plan& plan, double* done_at) {
+  // Plans list a GPU's steps together; count per GPU in order of appearance.
+  std::vector<std::pair<int, int>> ops;
+  for (const Step& s : plan.steps) {
+    if (s.kind != StepKind::kCreate && s.kind != StepKind::kDestroy) continue;
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& p) { return p.first == s.gpu; });
+    if (it == ops.end()) {
+      ops.emplace_back(s.gpu, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  for (const auto& [gpu, n] : ops) {
+    free_at_[gpu] = std::max(now_, free_at_[gpu]) + n * reconfig_s_;
+    *done_at = std::max(*done_at, free_at_[gpu]);
+  }
+}
+
+Status OnlineSimulator::Place(const Decision& d) {
+  const JobId id = d.job;
+  if (id < 0 || id >= static_cast<JobId>(runs_.size()) || runs_[id].phase != Phase::kQueued) {
+    return InternalError(fmt::format("the scheduler started job {}, which is not queued", id));
+  }
+  tracker_->AddDemand(jobs_[id], -1);
+  tracker_->Refresh(d.plan);
+  CountPlan(d.plan, metrics_);
+  JobRun& r = runs_[id];
+  r.phase = Phase::kPlaced;
+  r.placed_s = now_;
+  ++holding_;
+  if (opts_.record_jobs) instance_text_[id] = DescribeInstances(*cluster_, d.instances);
+  double start = now_;
+  AddReconfigOps(d.plan, &start);
+  if (start <= now_) {
+    StartJob(id);
+  } else {
+    events_.Push(start, EventKind::kStart, id, r.generation);
+  }
+  return Status();
+}
+
+void OnlineSimulator::StartJob(JobId id) {
+  const Job& job = jobs_[id];
+  JobRun& r = runs_[id];
+  r.phase = Phase::kRunning;
+  r.start_s = now_;
+  r.remaining = job.duration_s;
+  r.last = now_;
+  std::vector<int> gpus;
+  for (const InstanceRef& in : *sched_->InstancesOf(id)) gpus.push_back(in.gpu);
+  affected_.clear();
+  contention_.Add(id, job.pcie_gbps, job.alpha, gpus, &affected_);
+  r.rate = contention_.Rate(id);
+  ++r.generation;
+  events_.Push(now_ + r.remaining / r.rate, EventKind::kCompletion, id, r.generation);
+  const std::vector<JobId> affected = affected_;
+  for (JobId k : affected) {
+    if (k != id) UpdateRate(k);
+  }
+}
+
+void OnlineSimulator::UpdateRate(JobId id) {
+  JobRun& r = runs_[id];
+  const double rate = contention_.Rate(id);
+  if (rate == r.rate) return;
+  r.remaining = std::max(0.0, r.remaining - (now_ - r.last) * r.rate);
+  r.last = now_;
+  r.rate = rate;
+  ++r.generation;
+  events_.Push(now_ + r.remaining / rate, EventKind::kCompletion, id, r.generation);
+}
+
+Status OnlineSimulator::Complete(JobId id) {
+  JobRun& r = runs_[id];
+  r.phase = Phase::kDone;
+  r.end_s = now_;
+  r.remaining = 0;
+  last_completion_ = now_;
+  --holding_;
+  ++finished_;
+  stats_.AddCompleted(ShapeKey(id), jobs_[id].arrival_s, r.start_s, r.end_s);
+  affected_.clear();
+  contention_.Remove(id, &affected_);
+  const std::vector<JobId> affected = affected_;
+  for (JobId k : affected) UpdateRate(k);
+  ASSIGN_OR_RETURN(Plan plan, sched_->Release(id));
+  tracker_->Refresh(plan);
+  CountPlan(plan, metrics_);
+  double unused = now_;
+  AddReconfigOps(plan, &unused);
+  scan_needed_ = true;
+  return Status();
+}
+
+void OnlineSimulator::Sample() {
+  const double util = tracker_->utilization();
+  const double frag = tracker_->fragmentation_rate();
+  const double stranded = tracker_->stranded();
+  integrals_.Sample(now_, tracker_->busy_compute_slices(), frag, stranded);
+  if (!opts_.record_timeline) return;
+  TimelineSample s{now_,    static_cast<int64_t>(sched_->queue_size()), holding_, util, frag,
+                   stranded};
+  if (!timeline_->empty() && timeline_->back().time_s == now_) {
+    timeline_->back() = s;
+  } else {
+    timeline_->push_back(s);
+  }
+}
+
+Status OnlineSimulator::SelfCheck() const {
+  std::unordered_map<JobId, int> held;
+  for (int g = 0; g < cluster_->size(); ++g) {
+    const GpuState& gs = cluster_->gpu(g);
+    RETURN_IF_ERROR(gs.CheckInvariants());
+    if (gs.busy_compute_slices() > gs.model().compute_slices()) {
+      return InternalError(fmt::format("GPU {} has {} busy compute slices of {}", g,
+                                       gs.busy_compute_slices(), gs.model().compute_slices()));
+    }
+    for (const Instance& in : gs.instances()) {
+      if (!in.busy()) continue;
+      ++held[in.job];
+      const auto* refs = sched_->InstancesOf(in.job);
+      const InstanceRef ref{g, in.profile, in.start};
+      if (refs == nullptr || std::find(refs->begin(), refs->end(), ref) == refs->end()) {
+        return InternalError(
+            fmt::format("GPU {} instance {}@{} runs job {}, which the scheduler "
+                        "does not place there",
+                        g, gs.model().profile(in.profile).name, in.start, in.job));
+      }
+    }
+  }
+  if (static_cast<int64_t>(held.size()) != holding_) {
+    return InternalError(fmt::format("{} jobs hold instances, {} expected", held.size(), holding_));
+  }
+  for (const auto& [job, n] : held) {
+    const Phase p = runs_[job].phase;
+    if (p != Phase::kPlaced && p != Phase::kRunning) {
+      return InternalError(fmt::format("job {} holds instances but is not placed", job));
+    }
+    if (n != jobs_[job].count) {
+      return InternalError(
+          fmt::format("job {} holds {} instances, asked for {}", job, n, jobs_[job].count));
+    }
+  }
+  return tracker_->CrossCheck();
+}
+
+std::string OnlineSimulator::QueuedJobsText() const {
+  std::string out;
+  const std::vector<JobId> q = sched_->QueuedJobs();
+  for (size_t i = 0; i < q.size() && i < 10; ++i) {
+    out += fmt::format("{}job {} ('{}', {})", i ? ", " : "", q[i], jobs_[q[i]].name,
+                       jobs_[q[i]].RequestString());
+  }
+  if (q.size() > 10) out += fmt::format(" and {} more", q.size() - 10);
+  return out;
+}
+
+Status OnlineSimulator::Run(SimResult* result) {
+  metrics_ = &result->metrics;
+  timeline_ = &result->timeline;
+  const size_t n = jobs_.size();
+  size_t next_arrival = 0;
+  int64_t batches = 0;
+  int64_t last_progress_ns = clock_->NowNanos();
+  auto report = [&] {
+    if (opts_.progress) opts_.progress(SimProgress{finished_, static_cast<int64_t>(n), now_});
+  };
+  while (true) {
+    // Drop completion events made stale by a rate change.
+    while (!events_.empty() && events_.Top().kind == EventKind::kCompletion &&
+           events_.Top().generation != runs_[events_.Top().job].generation) {
+      events_.Pop();
+    }
+    const bool has_event = !events_.empty();
+    const bool has_arrival = next_arrival < n;
+    if (!has_event && !has_arrival) break;
+    double t = has_event ? events_.Top().time_s : jobs_[next_arrival].arrival_s;
+    if (has_arrival) t = std::min(t, jobs_[next_arrival].arrival_s);
+    now_ = t;
+    while (!events_.empty() && events_.Top().time_s == t) {
+      const Event e = events_.Top();
+      events_.Pop();
+      if (e.kind == EventKind::kStart) {
+        StartJob(e.job);
+      } else if (e.generation == runs_[e.job].generation) {
+        RETURN_IF_ERROR(Complete(e.job));
+      }
+    }
+    while (next_arrival < n && jobs_[next_arrival].arrival_s == t) {
+      Arrive(static_cast<JobId>(next_arrival++));
+    }
+    if (scan_needed_ && sched_->queue_size() > 0) {
+      ASSIGN_OR_RETURN(std::vector<Decision> decisions, sched_->ScheduleQueue());
+      for (const Decision& d : decisions) RETURN_IF_ERROR(Place(d));
+    }
+    scan_needed_ = false;
+    Sample();
+    if (opts_.self_check) {
+      Status st = SelfCheck();
+      if (!st.ok()) return st.WithPrefix(fmt::format("self-check at t={} s", now_));
+    }
+    if (opts_.progress && ++batches % 1024 == 0) {
+      const int64_t ns = clock_->NowNanos();
+      if (ns - last_progress_ns >= static_cast<int64_t>(opts_.progress_interval_s * 1e9)) {
+        last_progress_ns = ns;
+        report();
+      }
+    }
+  }
+  if (sched_->queue_size() > 0) {
+    return InternalError(fmt::format(
+        "simulation ended with {} job(s) still queued and nothing left to happen (a bug): {}",
+        sched_->queue_size(), QueuedJobsText()));
+  }
+  report();
+
+  Metrics& m = *metrics_;
+  stats_.Fill(&m);
+  m.jobs_total = static_cast<int64_t>(n);
+  const double first_arrival = jobs_.front().arrival_s;
+  m.makespan_s = m.jobs_completed > 0 ? last_completion_ - first_arrival : 0;
+  integrals_.Finish(last_completion_);
+  if (m.makespan_s > 0) {
+    m.utilization = integrals_.busy_area() / (tracker_->total_compute_slices() * m.makespan_s);
+    m.frag_mean = integrals_.frag_area() / m.makespan_s;
+    m.stranded_mean = integrals_.stranded_area() / m.makespan_s;
+    m.jobs_per_day = m.jobs_completed / (m.makespan_s / 86400.0);
+  }
+  m.frag_peak = integrals_.frag_peak();
+
+  if (opts_.record_jobs) {
+    result->jobs.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const JobRun& r = runs_[i];
+      const Job& job = jobs_[i];
+      JobRecord rec;
+      rec.id = static_cast<JobId>(i);
+      rec.name = job.name;
+      rec.request = job.RequestString();
+      rec.arrival_s = job.arrival_s;
+      rec.placed_s = r.placed_s;
+      rec.start_s = r.start_s;
+      rec.end_s = r.end_s;
+      rec.wait_s = r.start_s - job.arrival_s;
+      rec.jct_s = r.end_s - job.arrival_s;
+      rec.outcome = r.phase == Phase::kRejected ? JobOutcome::kRejected : JobOutcome::kCompleted;
+      if (r.rejection != nullptr) rec.reason = r.rejection->message();
+      rec.instances = std::move(instance_text_[i]);
+      result->jobs.push_back(std::move(rec));
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status RunOnlineMode(const std::vector<Job>& jobs, const SimOptions& options, Scheduler* scheduler,
+                     ClusterTracker* tracker, SimResult* result) {
+  Clock* clock = options.clock != nullptr ? options.clock : SteadyClock();
+  OnlineSimulator sim(jobs, options, scheduler, tracker, clock);
+  return sim.Run(result);
+}
+
+}  // namespace migsched

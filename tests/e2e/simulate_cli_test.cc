@@ -1,0 +1,236 @@
+// End-to-end runs of `migsched simulate` and `compare` on tiny traces whose
+// outcome is worked out by hand in the comments.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::RunMigsched;
+using ::migsched::testing::WriteTempFile;
+using ::testing::HasSubstr;
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// Rows of a CSV file as maps header -> field (our outputs quote nothing in
+// these columns).
+std::vector<std::map<std::string, std::string>> ReadCsv(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> out;
+    std::stringstream ss(l);
+    std::string f;
+    while (std::getline(ss, f, ',')) out.push_back(f);
+    if (!l.empty() && l.back() == ',') out.push_back("");
+    return out;
+  };
+  std::getline(in, line);
+  header = split(line);
+  while (std::getline(in, line)) {
+    auto f = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < f.size(); ++i) row[header[i]] = f[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// One A100 40GB; two 4g.20gb jobs of 100 s at t=0 (only placement: 4g@0) and
+// a 3g.20gb job of 50 s at t=10 (3g@4, beside the first 4g). Each MIG create
+// or destroy costs 23 ms, serialised per GPU.
+const char kTwoFourG[] =
+    "id,arrival_s,profile,duration_s\n"
+    "a,0,4g.20gb,100\n"
+    "b,0,4g.20gb,100\n"
+    "c,10,3g.20gb,50\n";
+
+TEST(SimulateCliTest, FragAwareReusesTheIdleInstance) {
+  const std::string trace = WriteTempFile("two-4g.csv", kTwoFourG);
+  const std::string json = WriteTempFile("out.json", "");
+  const std::string jobs = WriteTempFile("jobs.csv", "");
+  auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                        "frag-aware", "--json", json, "--jobs-csv", jobs, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("makespan"));
+  // a: create 4g@0 (0 -> 0.023), runs 0.023 -> 100.023.
+  // c: create 3g@4 at 10 (10 -> 10.023), runs to 60.023; its instance stays idle.
+  // b: waits for 4g@0; when a ends frag-aware keeps a's instance idle and b
+  //    reuses it: no reconfiguration, runs 100.023 -> 200.023.
+  const nlohmann::json m = ReadJson(json);
+  EXPECT_NEAR(m["makespan_s"].get<double>(), 200.023, 1e-6);
+  EXPECT_NEAR(m["jct_mean_s"].get<double>(), (100.023 + 200.023 + 50.023) / 3, 1e-6);
+  EXPECT_NEAR(m["wait_mean_s"].get<double>(), (0.023 + 100.023 + 0.023) / 3, 1e-6);
+  EXPECT_EQ(m["reconfigurations"].get<int>(), 2);
+  EXPECT_EQ(m["reuses"].get<int>(), 1);
+  EXPECT_EQ(m["rejected"].get<int>(), 0);
+  EXPECT_EQ(m["jobs_completed"].get<int>(), 3);
+  EXPECT_EQ(m["migrations"].get<int>(), 0);
+  for (const char* key : {"makespan_s", "jct_mean_s", "jct_p95_s", "wait_mean_s", "utilization",
+                          "frag_mean", "frag_peak", "rejected", "reconfigurations", "reuses",
+                          "migrations", "decision_us_mean", "decision_us_p99", "jobs_completed"}) {
+    EXPECT_TRUE(m.contains(key)) << key;
+  }
+  const auto rows = ReadCsv(jobs);
+  ASSERT_EQ(rows.size(), 3u);
+  std::map<std::string, std::string> placed;
+  for (const auto& row : rows) placed[row.at("name")] = row.at("instances");
+  EXPECT_EQ(placed["a"], "0:4g.20gb@0");
+  EXPECT_EQ(placed["b"], "0:4g.20gb@0");
+  EXPECT_EQ(placed["c"], "0:3g.20gb@4");
+}
+
+TEST(SimulateCliTest, FirstFitDestroysAndRecreates) {
+  const std::string trace = WriteTempFile("two-4g.csv", kTwoFourG);
+  const std::string json = WriteTempFile("out.json", "");
+  auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                        "first-fit", "--json", json, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // first-fit destroys an instance when its job ends. c ends at 60.023 and
+  // its 3g is destroyed (60.023 -> 60.046). a ends at 100.023: destroy 4g@0
+  // (100.023 -> 100.046), then b's create (100.046 -> 100.069): b runs
+  // 100.069 -> 200.069. Creates: a, c, b = 3; destroys: c, a, b = 3.
+  const nlohmann::json m = ReadJson(json);
+  EXPECT_NEAR(m["makespan_s"].get<double>(), 200.069, 1e-6);
+  EXPECT_NEAR(m["jct_mean_s"].get<double>(), (100.023 + 200.069 + 50.023) / 3, 1e-6);
+  EXPECT_EQ(m["reconfigurations"].get<int>(), 6);
+  EXPECT_EQ(m["reuses"].get<int>(), 0);
+}
+
+TEST(SimulateCliTest, JobThatCanNeverRunIsRejectedWithItsReason) {
+  const std::string trace = WriteTempFile("a30.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "small,0,1g.6gb,60\n"
+                                          "huge,5,7g.40gb,60\n");
+  const std::string jobs = WriteTempFile("jobs.csv", "");
+  const std::string json = WriteTempFile("out.json", "");
+  auto r = RunMigsched({"simulate", "--cluster", "2xA30-24GB", "--workload", trace, "--jobs-csv", jobs,
+                        "--json", json, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json m = ReadJson(json);
+  EXPECT_EQ(m["rejected"].get<int>(), 1);
+  EXPECT_EQ(m["jobs_completed"].get<int>(), 1);
+  // small: create 1g.6gb (0 -> 0.023), runs 60 s: makespan 60.023.
+  EXPECT_NEAR(m["makespan_s"].get<double>(), 60.023, 1e-6);
+  const auto rows = ReadCsv(jobs);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].at("name"), "huge");
+  EXPECT_EQ(rows[1].at("outcome"), "rejected");
+  EXPECT_THAT(rows[1].at("reason"), HasSubstr("no GPU in the cluster (A30 24GB) offers profile 7g.40gb"));
+}
+
+TEST(SimulateCliTest, ContentionSlowsTwoBloomJobsOnOneGpu) {
+  // Two Bloom-7b1 offloaded-inference jobs (17.65 GB/s, alpha 1.07) on one
+  // A100 (PCIe 30.08 GB/s): each gets 15.04 GB/s, slowdown 1.07*17.65/15.04 =
+  // 1.25572, so 100 s of work takes 125.572 s. Both are 2g.10gb: frag-aware puts
+  // the first at 2g@4 (created 0 -> 0.023) and the second at 2g@2 (its create
+  // waits for the first: 0.023 -> 0.046). From 0.023 to 0.046 the first runs
+  // alone at full speed (0.023 s of work done); then both run at 1/1.25572.
+  // First ends at 0.046 + (100 - 0.023) * 1.25572 = 125.5901; the second has
+  // done (125.5901 - 0.046)/1.25572 = 99.977 s by then and finishes its last
+  // 0.023 s alone: 125.5901 + 0.023 = 125.6131.
+  const std::string trace = WriteTempFile("bloom.csv",
+                                          "id,arrival_s,profile,duration_s,pcie_gbps,alpha\n"
+                                          "b1,0,2g.10gb,100,17.65,1.07\n"
+                                          "b2,0,2g.10gb,100,17.65,1.07\n");
+  const std::string json = WriteTempFile("out.json", "");
+  auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--json", json, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double slow = 1.07 * 17.65 / (30.08 / 2);
+  const double first_end = 0.046 + (100 - 0.023) * slow;
+  const double second_end = first_end + 0.023;
+  const nlohmann::json m = ReadJson(json);
+  EXPECT_NEAR(m["makespan_s"].get<double>(), second_end, 1e-6);
+  EXPECT_NEAR(m["jct_mean_s"].get<double>(), (first_end + second_end) / 2, 1e-6);
+  // --no-contention: both take 100 s: the later-created one ends at 100.046.
+  auto r2 = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--json", json,
+                         "--no-contention", "--quiet"});
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 100.046, 1e-6);
+}
+
+TEST(SimulateCliTest, BadTraceLineNamesFileLineAndField) {
+  const std::string trace = WriteTempFile("bad.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "a,0,1g.5gb,10\n"
+                                          "b,1,1g.5gb,-3\n");
+  auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--quiet"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("bad.csv:3"));
+  EXPECT_THAT(r.err, HasSubstr("duration_s"));
+}
+
+TEST(SimulateCliTest, UnknownGpuAndPolicyAreClearErrors) {
+  const std::string trace = WriteTempFile("t.csv", kTwoFourG);
+  auto r = RunMigsched({"simulate", "--cluster", "2xB300", "--workload", trace, "--quiet"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--cluster"));
+  EXPECT_THAT(r.err, HasSubstr("unknown GPU model 'B300'"));
+  auto p = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy", "magic",
+                        "--quiet"});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_THAT(p.err, HasSubstr("unknown policy 'magic'"));
+}
+
+TEST(CompareCliTest, OneRowPerPolicyWithRatiosToTheFirst) {
+  const std::string trace = WriteTempFile("two-4g.csv", kTwoFourG);
+  const std::string json = WriteTempFile("cmp.json", "");
+  auto r = RunMigsched({"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--policies",
+                        "frag-aware,first-fit", "--json", json, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("frag-aware"));
+  EXPECT_THAT(r.out, HasSubstr("first-fit"));
+  const nlohmann::json j = ReadJson(json);
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][0]["policy"], "frag-aware");
+  EXPECT_DOUBLE_EQ(j["results"][0]["ratio_to_reference"]["makespan_s"].get<double>(), 1.0);
+  // Same hand-derived makespans as above: 200.069 / 200.023.
+  EXPECT_NEAR(j["results"][1]["ratio_to_reference"]["makespan_s"].get<double>(), 200.069 / 200.023, 1e-9);
+  EXPECT_EQ(j["results"][1]["reconfigurations"].get<int>(), 6);
+}
+
+TEST(FragCliTest, PrintsFragCostAndTermsAsJson) {
+  // The spec's worked value: 1g@0 and 1g@4 on A100 40GB -> 0.5667, 1g.10gb 2 of 3.
+  auto r = RunMigsched({"frag", "--gpu", "A100-40GB", "--instances", "1g.5gb@0,1g.5gb@4", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpu"], "A100 40GB");
+  EXPECT_NEAR(j["fragcost"].get<double>(), 0.5666666666666667, 1e-9);
+  EXPECT_EQ(j["terms"]["1g.10gb"]["feasible"], 2);
+  EXPECT_EQ(j["terms"]["1g.10gb"]["ideal"], 3);
+  EXPECT_FALSE(j["terms"].contains("7g.40gb"));  // ideal 0: left out
+}
+
+TEST(FragCliTest, InvalidInstanceListSaysWhichAndWhy) {
+  struct Case {
+    std::string instances;
+    std::string error;
+  } cases[] = {
+      {"3g.20gb@0,2g.10gb@2", "instance 2 '2g.10gb@2' overlaps instance 1 '3g.20gb@0' (placement units 2-3)"},
+      {"3g.20gb@2", "instance 1 '3g.20gb@2': start 2 is not a placement of 3g.20gb (valid starts: 0, 4)"},
+      {"5g.25gb@0", "instance 1 '5g.25gb@0': unknown profile '5g.25gb' on A100 40GB"},
+      {"1g.5gb", "instance 1 '1g.5gb': expected PROFILE@START, e.g. 3g.20gb@4"},
+      {"4g.20gb@0,1g.10gb@4,1g.10gb@6,1g.5gb@7", "instance 4 '1g.5gb@7': start 7 is not a placement"},
+  };
+  for (const Case& c : cases) {
+    auto r = RunMigsched({"frag", "--gpu", "A100-40GB", "--instances", c.instances});
+    EXPECT_EQ(r.exit_code, 1) << c.instances;
+    EXPECT_THAT(r.err, HasSubstr(c.error)) << c.instances;
+  }
+}
+
+}  // namespace
+}  // namespace migsched
