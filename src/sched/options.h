@@ -28,6 +28,37 @@ struct SchedulerOptions {
   // GPU (GpuModel::Spec::static_layouts); "all-balanced" is mig-parted's.
   std::string static_layout = "all-balanced";
 
+  // ---- Issue 3 options (declared here once so that the engineers adding them
+  // do not edit this struct concurrently; each is implemented by the file named).
+
+  // §2 metric used to score candidates: "fragcost" (default), "blocked-placements",
+  // "demand-weighted". [sched/metrics, policies]
+  std::string metric = "fragcost";
+  // demand-weighted (§2): sliding window of recent arrivals giving p_m. Default 1,000 jobs.
+  int demand_window = 1000;
+  // §4 step 7 full-size reserve: candidates that would leave fewer than N GPUs able to host
+  // the model's largest profile are used only if no other candidate exists. 0 = off.
+  int reserve_full = 0;
+  // §5 starvation guard: once the head job has waited longer than this, only jobs that do not
+  // delay it may start. Seconds; < 0 = off (default).
+  double max_skip_seconds = -1;
+  // §5: a job whose wait exceeds this is rejected and counted. Seconds; < 0 = none (default).
+  double max_wait_s = -1;
+  // Idle-instance retention: an idle instance is destroyed after this many seconds unused.
+  // < 0 = keep until its space is needed (default).
+  double idle_ttl_s = -1;
+
+  // §6 migration (used by policies that migrate, e.g. `full`).
+  struct Migration {
+    double defrag_interval_s = 300;     // periodic pass; 0 disables
+    int max_moves_per_pass = 8;         // intra-GPU moves per pass and GPU
+    double cooldown_s = 120;            // a job moves at most once per cool-down
+    double fixed_s = 2;                 // migration_seconds = fixed_s + memory_gb / gbps (our assumption)
+    double gbps = 10;                   // state copy bandwidth, GB/s (our assumption)
+    double switch_s = 0.5;              // pause at switch-over, the only time the job does not progress
+    double checkpoint_interval_s = 600; // `restart` jobs lose progress since their last checkpoint
+  } migration;
+
   // kInvalidArgument naming the field when out of range.
   Status Validate() const;
 };
