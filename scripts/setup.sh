@@ -5,7 +5,9 @@
 #   scripts/setup.sh [BUILD_DIR] [extra cmake args...]
 #
 # BUILD_DIR defaults to build/. Environment: MIGSCHED_JOBS (parallel build
-# jobs, default: number of cores).
+# jobs, default: number of cores); MIGSCHED_WITH_BROWSER=1 also installs
+# Debian's `chromium`, which only the HTML report's test needs (it renders the
+# report headless; without chromium that test is skipped, saying so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,9 @@ shift || true
 
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev)
+if [ "${MIGSCHED_WITH_BROWSER:-0}" = "1" ]; then
+  packages+=(chromium)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${MIGSCHED_JOBS:-$(nproc)}
+# The HTML report's test renders it in headless Chromium: install it too.
+export MIGSCHED_WITH_BROWSER=${MIGSCHED_WITH_BROWSER:-1}
 
 scripts/setup.sh build -DMIGSCHED_WERROR=ON -DMIGSCHED_BUILD_TESTS=ON
 ctest --test-dir build --output-on-failure -j "$jobs"

@@ -14,6 +14,8 @@ void RegisterProfilesCommand(CLI::App& app, Context& ctx, int* exit_code);  // p
 void RegisterFragCommand(CLI::App& app, Context& ctx, int* exit_code);      // frag_command.cc
 void RegisterSimulateCommand(CLI::App& app, Context& ctx, int* exit_code);  // simulate_command.cc
 void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code);   // compare_command.cc
+void RegisterSweepCommand(CLI::App& app, Context& ctx, int* exit_code);     // sweep_command.cc
+void RegisterReportCommand(CLI::App& app, Context& ctx, int* exit_code);    // report_command.cc
 
 }  // namespace migsched::cli
 

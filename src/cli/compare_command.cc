@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/report.h"
+#include "cli/report_output.h"
 #include "cli/sim_flags.h"
 #include "sched/policy.h"
 #include "sim/simulator.h"
@@ -24,6 +25,7 @@ struct CompareFlags {
   std::vector<std::string> policies;
   std::string json;
   int threads = 0;
+  ReportFlags report;
 };
 
 int Run(const CompareFlags& f, Context& ctx) {
@@ -42,6 +44,7 @@ int Run(const CompareFlags& f, Context& ctx) {
   }
   const bool fill = setup->sim.mode == SimMode::kFill;
   setup->sim.record_timeline = false;
+  if (!f.report.path.empty()) PrepareForReport(f.report, setup->jobs, &setup->sim);
   ProgressPrinter progress(ctx);
   std::vector<StatusOr<SimResult>> results(policies.size(), Status(StatusCode::kInternal, "not run"));
   // Policies are independent runs: up to `threads` of them at once.
@@ -105,7 +108,24 @@ int Run(const CompareFlags& f, Context& ctx) {
       return 1;
     }
   }
+  if (!f.report.path.empty()) {
+    std::vector<const SimResult*> done;
+    for (const auto& r : results) done.push_back(&*r);
+    Status st = MakeSimReport(fmt::format("migsched compare: {}", setup->workload_label), *setup,
+                              f.sim, policies, done)
+                    .Write(f.report.path);
+    if (!st.ok()) {
+      *ctx.err << "migsched compare: --report: " << st.message() << "\n";
+      return 1;
+    }
+  }
   return 0;
+}
+
+std::string PolicyList() {
+  std::string out;
+  for (const std::string& p : PolicyNames()) out += (out.empty() ? "" : ",") + p;
+  return out;
 }
 
 }  // namespace
@@ -117,12 +137,14 @@ void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "Run several policies on the same cluster and workload (same seed) and print one table, a "
       "row per policy, with each metric's ratio to the first policy");
   AddSimFlags(cmd, &f->sim);
-  cmd->add_option("--policies", f->policies,
-                  "Comma-separated policies, the first is the reference (default: all: "
-                  "frag-aware,first-fit,best-fit,driver-default,static)")
-      ->delimiter(',');
+  const std::string policies_help =
+      "Comma-separated policies, the first is the reference (default: all, the ablation ladder "
+      "first: " +
+      PolicyList() + ")";
+  cmd->add_option("--policies", f->policies, policies_help)->delimiter(',');
   cmd->add_option("--json", f->json, "Write every policy's metrics and ratios as JSON to FILE");
   cmd->add_option("--threads", f->threads, "Policies simulated at once (default: the cores)");
+  AddReportFlags(cmd, &f->report);
   cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
 }
 

@@ -31,6 +31,8 @@ int Main(int argc, char** argv) {
   RegisterFragCommand(app, ctx, &exit_code);
   RegisterSimulateCommand(app, ctx, &exit_code);
   RegisterCompareCommand(app, ctx, &exit_code);
+  RegisterSweepCommand(app, ctx, &exit_code);
+  RegisterReportCommand(app, ctx, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -16,13 +16,14 @@ std::string FormatDuration(double s) {
 
 const std::vector<ComparedMetric>& ComparedMetrics() {
   static const std::vector<ComparedMetric> k = {
-      {"makespan_s", "MAKESPAN", true},       {"jct_mean_s", "JCT MEAN", true},
-      {"jct_p95_s", "JCT P95", true},         {"wait_mean_s", "WAIT MEAN", true},
-      {"utilization", "UTIL", false},         {"frag_mean", "FRAG MEAN", true},
-      {"frag_peak", "FRAG PEAK", true},       {"rejected", "REJECTED", true},
+      {"makespan_s", "MAKESPAN", true},        {"jct_mean_s", "JCT MEAN", true},
+      {"jct_p95_s", "JCT P95", true},          {"wait_mean_s", "WAIT MEAN", true},
+      {"utilization", "UTIL", false},          {"frag_mean", "FRAG MEAN", true},
+      {"frag_peak", "FRAG PEAK", true},        {"rejected", "REJECTED", true},
       {"reconfigurations", "RECONFIGS", true}, {"reuses", "REUSES", false},
-      {"jobs_per_day", "JOBS/DAY", false},    {"decision_us_mean", "DECIDE US", true},
-      {"decision_us_p99", "DECIDE P99", true},
+      {"jobs_per_day", "JOBS/DAY", false},     {"decision_us_mean", "DECIDE US", true},
+      {"decision_us_p99", "DECIDE P99", true}, {"energy_kwh", "KWH", true},
+      {"jobs_per_kwh", "JOBS/KWH", false},
   };
   return k;
 }
@@ -37,13 +38,21 @@ namespace {
 std::string Cell(const std::string& key, double v) {
   if (!std::isfinite(v)) return "-";
   if (key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0) return FormatDuration(v);
-  if (key == "utilization") return fmt::format("{:.1f}%", 100 * v);
-  if (key == "frag_mean" || key == "frag_peak") return fmt::format("{:.3f}", v);
+  if (key == "utilization" || key == "fill_allocation" || key == "fill_acceptance") {
+    return fmt::format("{:.1f}%", 100 * v);
+  }
+  if (key == "frag_mean" || key == "frag_peak" || key == "fill_frag") {
+    return fmt::format("{:.3f}", v);
+  }
+  if (key == "energy_kwh") return fmt::format("{:.2f}", v);
+  if (key == "jobs_per_kwh") return fmt::format("{:.1f}", v);
   if (key == "jobs_per_day" || key.rfind("decision_us", 0) == 0) return fmt::format("{:.1f}", v);
   return fmt::format("{:.0f}", v);
 }
 
 }  // namespace
+
+std::string MetricCell(const std::string& key, double v) { return Cell(key, v); }
 
 void PrintSummary(const Metrics& m, std::ostream& out) {
   out << fmt::format("  policy            {}\n", m.policy);
@@ -75,6 +84,12 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
                      m.reconfigurations, m.creates, m.destroys, m.reuses, m.setup_reconfigurations);
   out << fmt::format("  migrations        {}\n", m.migrations);
   out << fmt::format("  jobs per day      {:.1f}\n", m.jobs_per_day);
+  if (m.energy_kwh) {
+    const std::string per_kwh = m.jobs_per_kwh ? fmt::format("{:.1f}", *m.jobs_per_kwh) : "-";
+    out << fmt::format(
+        "  energy            {:.2f} kWh, {} jobs per kWh (estimate: catalog power)\n",
+        *m.energy_kwh, per_kwh);
+  }
   out << fmt::format("  decision time     mean {:.1f} us, p99 {:.1f} us ({} decisions, wall-clock)\n",
                      m.decision_us_mean, m.decision_us_p99, m.decisions);
   if (!m.per_profile.empty()) {

@@ -31,6 +31,10 @@ const std::vector<ComparedMetric>& ComparedMetrics();
 // Value of a compared metric.
 double MetricValue(const Metrics& m, const std::string& key);
 
+// A metric's value as a table cell: durations for *_s keys, percentages for
+// shares, "-" for a missing value (NaN), e.g. energy without catalog power data.
+std::string MetricCell(const std::string& key, double v);
+
 }  // namespace migsched::cli
 
 #endif  // MIGSCHED_CLI_REPORT_H_

@@ -7,6 +7,7 @@
 #include "core/cluster.h"
 #include "io/alibaba_loader.h"
 #include "io/trace_reader.h"
+#include "sched/metrics.h"
 #include "sim/arrivals.h"
 #include "sim/paper_mix.h"
 
@@ -22,6 +23,21 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "alibaba:FILE (cluster-trace-gpu-v2023 pod list)")
       ->required();
   cmd->add_option("--threshold", f->threshold, "Lazy/busy threshold t (spec §3)")
+      ->capture_default_str();
+  cmd->add_option("--metric", f->metric,
+                  "Fragmentation metric the policies score by (§2): fragcost, blocked-placements "
+                  "or demand-weighted (mfi always uses blocked-placements)")
+      ->check(CLI::IsMember(MetricNames()))
+      ->capture_default_str();
+  cmd->add_option("--demand-window", f->demand_window,
+                  "demand-weighted: arrivals in the sliding window giving each profile's share; "
+                  "seeded with the first N jobs of the workload")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--reserve-full", f->reserve_full,
+                  "Full-size reserve (§4 step 7): keep N GPUs able to host the largest profile "
+                  "unless nothing else fits (0 = off)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--frag-objective", f->frag_objective,
                   "delta: minimum FragCost change; post: minimum FragCost after placing (§4)")
@@ -98,6 +114,9 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
   s.scheduler.threshold = f.threshold;
   ASSIGN_OR_RETURN(s.scheduler.frag_objective, ParseFragObjective(f.frag_objective));
   s.scheduler.static_layout = f.static_layout;
+  s.scheduler.metric = f.metric;
+  s.scheduler.demand_window = f.demand_window;
+  s.scheduler.reserve_full = f.reserve_full;
   RETURN_IF_ERROR(s.scheduler.Validate().WithPrefix("scheduler options"));
   ASSIGN_OR_RETURN(s.sim.mode, ParseSimMode(f.mode));
   s.sim.fill_target = f.fill_target;
@@ -174,6 +193,9 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["jobs"] = jobs.size();
   j["threshold"] = scheduler.threshold;
   j["frag_objective"] = FragObjectiveName(scheduler.frag_objective);
+  j["metric"] = scheduler.metric;
+  j["demand_window"] = scheduler.demand_window;
+  j["reserve_full"] = scheduler.reserve_full;
   j["static_layout"] = scheduler.static_layout;
   j["load"] = offered_load > 0 ? nlohmann::ordered_json(offered_load) : nlohmann::ordered_json();
   j["arrivals"] = f.arrivals;

@@ -34,6 +34,10 @@ struct SimFlags {
   double fill_target = 1.3;
   double reconfig_ms = 23;
   bool no_contention = false;
+
+  std::string metric = "fragcost";  // --metric (§2, sched/metrics.h)
+  int demand_window = 1000;         // --demand-window (demand-weighted, §2)
+  int reserve_full = 0;             // --reserve-full (§4 step 7)
 };
 
 // Adds the shared flags to `cmd`.

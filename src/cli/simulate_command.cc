@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/report.h"
+#include "cli/report_output.h"
 #include "cli/sim_flags.h"
 #include "io/trace_reader.h"
 #include "sim/sim_writers.h"
@@ -24,6 +25,7 @@ struct SimulateFlags {
   std::string jobs_csv;
   std::string timeline_csv;
   std::string export_workload;
+  ReportFlags report;
 };
 
 template <typename Fn>
@@ -53,6 +55,7 @@ int Run(const SimulateFlags& f, Context& ctx) {
   const bool fill = setup->sim.mode == SimMode::kFill;
   setup->sim.progress = [&](const SimProgress& p) { progress.Report(f.policy, p, fill); };
   setup->sim.record_timeline = !f.timeline_csv.empty();
+  if (!f.report.path.empty()) PrepareForReport(f.report, setup->jobs, &setup->sim);
   auto result = RunSimulation(setup->gpus, setup->jobs, f.policy, setup->scheduler, setup->sim);
   if (!result.ok()) {
     *ctx.err << "migsched simulate: " << result.status().message() << "\n";
@@ -96,6 +99,12 @@ int Run(const SimulateFlags& f, Context& ctx) {
     st = WriteFile(f.timeline_csv, [&](std::ostream& o) { return WriteTimelineCsv(*result, o); });
     if (!st.ok()) *ctx.err << "migsched simulate: --timeline-csv: " << st.message() << "\n";
   }
+  if (st.ok() && !f.report.path.empty()) {
+    st = MakeSimReport(fmt::format("migsched simulate: {}", f.policy), *setup, f.sim, {f.policy},
+                       {&*result})
+             .Write(f.report.path);
+    if (!st.ok()) *ctx.err << "migsched simulate: --report: " << st.message() << "\n";
+  }
   return st.ok() ? 0 : 1;
 }
 
@@ -116,6 +125,7 @@ void RegisterSimulateCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "Write the cluster state after every event time to FILE");
   cmd->add_option("--export-workload", f->export_workload,
                   "Write the workload as simulated (arrivals regenerated) as a trace CSV to FILE");
+  AddReportFlags(cmd, &f->report);
   cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
 }
 

@@ -55,7 +55,51 @@ Cluster::Cluster(const std::vector<const GpuModel*>& models, ConfigTableCache* t
   for (const GpuModel* m : models) {
     gpus_.emplace_back(*m, tables->Get(*m));
     total_compute_slices_ += m->compute_slices();
+    if (std::find(models_.begin(), models_.end(), m) == models_.end()) models_.push_back(m);
   }
+  keys_.resize(gpus_.size());
+  for (int i = 0; i < size(); ++i) {
+    keys_[i] = GroupKey(gpus_[i]);
+    Join(i);
+    all_.insert(all_.end(), i);
+  }
+}
+
+std::string Cluster::GroupKey(const GpuState& g) {
+  std::string key(reinterpret_cast<const char*>(&g.model()), sizeof(const GpuModel*));
+  for (const Instance& in : g.instances()) {
+    const int32_t packed = (in.profile << 8) | (in.start << 1) | (in.busy() ? 1 : 0);
+    key.append(reinterpret_cast<const char*>(&packed), sizeof(packed));
+  }
+  return key;
+}
+
+void Cluster::Join(int gpu) {
+  std::set<int>& members = groups_[keys_[gpu]];
+  if (!members.empty()) representatives_.erase(*members.begin());
+  members.insert(gpu);
+  representatives_.insert(*members.begin());
+}
+
+void Cluster::Leave(int gpu) {
+  auto it = groups_.find(keys_[gpu]);
+  std::set<int>& members = it->second;
+  representatives_.erase(*members.begin());
+  members.erase(gpu);
+  if (members.empty()) {
+    groups_.erase(it);
+  } else {
+    representatives_.insert(*members.begin());
+  }
+}
+
+void Cluster::SetGpu(int i, GpuState state) {
+  std::string key = GroupKey(state);
+  gpus_[i] = std::move(state);
+  if (key == keys_[i]) return;
+  Leave(i);
+  keys_[i] = std::move(key);
+  Join(i);
 }
 
 double Cluster::FragmentationRate() const {
@@ -74,14 +118,6 @@ int Cluster::busy_compute_slices() const {
 double Cluster::Utilization() const {
   return total_compute_slices_ == 0 ? 0.0
                                     : static_cast<double>(busy_compute_slices()) / total_compute_slices_;
-}
-
-std::vector<const GpuModel*> Cluster::models() const {
-  std::vector<const GpuModel*> out;
-  for (const GpuState& g : gpus_) {
-    if (std::find(out.begin(), out.end(), &g.model()) == out.end()) out.push_back(&g.model());
-  }
-  return out;
 }
 
 std::string Cluster::Describe() const {

@@ -7,6 +7,8 @@
 #ifndef MIGSCHED_CORE_CLUSTER_H_
 #define MIGSCHED_CORE_CLUSTER_H_
 
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +31,23 @@ class Cluster {
 
   int size() const { return static_cast<int>(gpus_.size()); }
   const GpuState& gpu(int i) const { return gpus_[i]; }
-  GpuState& mutable_gpu(int i) { return gpus_[i]; }
+  // Replaces GPU i's state (only ApplyPlan calls this) and updates the state
+  // groups. REQUIRES: the same model as before.
+  void SetGpu(int i, GpuState state);
+
+  // State groups (the performance goal of §4): GPUs with the same model and the
+  // same instances (profile, start, busy or idle; job ids aside) behave
+  // identically for every policy, so a policy whose ties go to the lower GPU
+  // index only needs to look at the lowest-index GPU of each group. These are
+  // those GPUs, ascending; O(distinct states) to iterate, O(log GPUs) to keep
+  // up to date per changed GPU.
+  // With grouping off (the naive O(GPUs) reference of tests and benchmarks)
+  // every GPU is listed.
+  const std::set<int>& representatives() const { return grouping_ ? representatives_ : all_; }
+  void set_grouping(bool on) { grouping_ = on; }
+  bool grouping() const { return grouping_; }
+  // Number of distinct states.
+  int num_groups() const { return static_cast<int>(groups_.size()); }
 
   // Cluster fragmentation rate: mean FragCost over all GPUs (§2).
   double FragmentationRate() const;
@@ -38,14 +56,25 @@ class Cluster {
   int total_compute_slices() const { return total_compute_slices_; }
   int busy_compute_slices() const;
 
-  // Distinct models, in order of first appearance.
-  std::vector<const GpuModel*> models() const;
+  // Distinct models, in order of first appearance (cached).
+  const std::vector<const GpuModel*>& models() const { return models_; }
   // "4xA100 40GB" style summary.
   std::string Describe() const;
 
  private:
+  // The group key of a GPU state: model and instances, job ids left out.
+  static std::string GroupKey(const GpuState& g);
+  void Join(int gpu);   // adds gpu to its group (keys_[gpu] set)
+  void Leave(int gpu);  // removes gpu from its group
+
   std::vector<GpuState> gpus_;
+  std::vector<const GpuModel*> models_;
   int total_compute_slices_ = 0;
+  std::vector<std::string> keys_;                  // per GPU
+  std::map<std::string, std::set<int>> groups_;    // key -> GPUs
+  std::set<int> representatives_;                  // lowest GPU of every group
+  std::set<int> all_;                              // every GPU (grouping off)
+  bool grouping_ = true;
 };
 
 }  // namespace migsched

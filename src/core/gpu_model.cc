@@ -1,6 +1,7 @@
 #include "core/gpu_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <utility>
@@ -29,6 +30,29 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
   }
   if (spec.pcie_max_gbps < 0) return Bad(spec, "pcie_max_gbps must be >= 0");
   if (spec.profiles.empty()) return Bad(spec, "no profiles");
+  if (spec.power) {
+    Spec::Power& pw = *spec.power;
+    const bool has_max = pw.max_w >= 0, has_slice = pw.per_active_slice_w >= 0;
+    if (!std::isfinite(pw.idle_w) || pw.idle_w < 0 || !std::isfinite(pw.max_w) ||
+        !std::isfinite(pw.per_active_slice_w)) {
+      return Bad(spec, "power: idle_w must be >= 0 and every value finite");
+    }
+    if (!has_max && !has_slice) {
+      return Bad(spec, "power: give max_w (board power limit) or per_active_slice_w, or both");
+    }
+    if (has_max && pw.max_w < pw.idle_w) {
+      return Bad(spec, fmt::format("power: max_w {} is below idle_w {}", pw.max_w, pw.idle_w));
+    }
+    if (!has_max) pw.max_w = pw.idle_w + spec.compute_slices * pw.per_active_slice_w;
+    if (!has_slice) pw.per_active_slice_w = (pw.max_w - pw.idle_w) / spec.compute_slices;
+    if (pw.per_active_slice_w < 0 ||
+        pw.idle_w + spec.compute_slices * pw.per_active_slice_w > pw.max_w * (1 + 1e-12)) {
+      return Bad(spec,
+                 fmt::format("power: idle_w {} + {} compute slices x per_active_slice_w {} "
+                             "exceeds max_w {}",
+                             pw.idle_w, spec.compute_slices, pw.per_active_slice_w, pw.max_w));
+    }
+  }
 
   std::set<std::string> names;
   for (Profile& p : spec.profiles) {

@@ -12,6 +12,7 @@
 #define MIGSCHED_CORE_GPU_MODEL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,16 @@ class GpuModel {
     int placement_units = 0;               // 8, 4 or 12 (§1); at most 64
     bool confirmed = true;                 // false: placements inferred, not observed
     double pcie_max_gbps = 0;              // PCIe bandwidth shared by the instances (§8), GB/s
+    // Power model of the energy estimate (catalog `power`, optional; sim/energy.h): one
+    // GPU draws idle_w always, plus per_active_slice_w for every busy compute slice.
+    // Create() fills the one not given of max_w / per_active_slice_w:
+    // max_w = idle_w + compute_slices * per_active_slice_w.
+    struct Power {
+      double idle_w = 0;               // W, the GPU with no busy instance
+      double max_w = -1;               // W, board power limit (< 0: not given)
+      double per_active_slice_w = -1;  // W per busy compute slice (< 0: not given)
+    };
+    std::optional<Power> power;  // absent: no energy estimate for this model
     // The driver's own placement order when none is given (§11 driver-default),
     // per profile name: starts in preference order. A profile missing here uses
     // `driver_default_highest_first`.
@@ -82,7 +93,9 @@ class GpuModel {
   };
 
   // Validates `spec` and derives the slot table. Errors (kInvalidArgument) name
-  // the model, the profile and the problem: a placement outside the grid,
+  // the model, the profile and the problem: a power model with a negative or
+  // non-finite value, without max_w and per_active_slice_w, or with idle_w +
+  // compute_slices * per_active_slice_w above max_w; a placement outside the grid,
   // placements of one profile with different sizes, compute slices above the
   // model's, a variant whose base is missing or has another shape, duplicate
   // names, more than 64 slots or units, an unknown profile in a layout.
@@ -96,6 +109,8 @@ class GpuModel {
   int placement_units() const { return spec_.placement_units; }
   bool confirmed() const { return spec_.confirmed; }
   double pcie_max_gbps() const { return spec_.pcie_max_gbps; }
+  // The power model (max_w and per_active_slice_w both filled), or nullptr.
+  const Spec::Power* power() const { return spec_.power ? &*spec_.power : nullptr; }
   const std::string& source() const { return spec_.source; }
   const Spec& spec() const { return spec_; }
 

@@ -85,7 +85,7 @@ Status ApplyPlan(const Plan& plan, Cluster* cluster) {
     Status st = g.CheckInvariants();
     if (!st.ok()) return InternalError(fmt::format("plan leaves GPU {} invalid: {}", gpu, st.message()));
   }
-  for (auto& [gpu, g] : scratch) cluster->mutable_gpu(gpu) = std::move(g);
+  for (auto& [gpu, g] : scratch) cluster->SetGpu(gpu, std::move(g));
   return Status();
 }
 

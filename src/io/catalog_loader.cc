@@ -22,9 +22,10 @@ using json = nlohmann::json;
 
 // Fields allowed at each level. `notes` and `$comment` are free text, ignored.
 constexpr std::string_view kModelFields[] = {
-    "schema",         "name",          "short_names",     "aliases",       "confirmed",
-    "compute_slices", "memory_slices", "placement_units", "pcie_max_gbps", "driver_default",
-    "static_layouts", "profiles",      "source",          "notes",         "$comment"};
+    "schema",        "name",           "short_names",    "aliases",
+    "confirmed",     "compute_slices", "memory_slices",  "placement_units",
+    "pcie_max_gbps", "power",          "driver_default", "static_layouts",
+    "profiles",      "source",         "notes",          "$comment"};
 constexpr std::string_view kProfileFields[] = {"name",
                                                "id",
                                                "nvml_profile_index",
@@ -39,6 +40,8 @@ constexpr std::string_view kProfileFields[] = {"name",
 constexpr std::string_view kPlacementFields[] = {"start", "size"};
 constexpr std::string_view kDriverDefaultFields[] = {"highest_first", "orders", "$comment"};
 constexpr std::string_view kLayoutEntryFields[] = {"profile", "start"};
+constexpr std::string_view kPowerFields[] = {"idle_w", "max_w", "per_active_slice_w", "notes",
+                                             "$comment"};
 
 // Where in a file a value sits, for error messages: "GPU model 'A100 40GB',
 // profile '3g.20gb'", optionally followed by a path inside the object.
@@ -222,6 +225,34 @@ Status ParseDriverDefault(const json& obj, const Where& model, GpuModel::Spec* s
   return Status();
 }
 
+Status ParsePower(const json& obj, const Where& model, GpuModel::Spec* spec) {
+  auto it = obj.find("power");
+  if (it == obj.end()) return Status();  // no energy estimate for this model
+  Where where = model.Sub("power");
+  if (!it->is_object()) {
+    return model.Error("field 'power' must be an object {\"idle_w\": W, \"max_w\": W}");
+  }
+  RETURN_IF_ERROR(CheckFields(*it, kPowerFields, where));
+  RETURN_IF_ERROR(CheckNotes(*it, where));
+  GpuModel::Spec::Power p;
+  RETURN_IF_ERROR(GetDouble(*it, "idle_w", where, &p.idle_w));
+  if (it->contains("max_w")) RETURN_IF_ERROR(GetDouble(*it, "max_w", where, &p.max_w));
+  if (it->contains("per_active_slice_w")) {
+    RETURN_IF_ERROR(GetDouble(*it, "per_active_slice_w", where, &p.per_active_slice_w));
+  }
+  for (auto [key, v] :
+       {std::pair<std::string_view, double>{"idle_w", p.idle_w},
+        {"max_w", it->contains("max_w") ? p.max_w : 0},
+        {"per_active_slice_w", it->contains("per_active_slice_w") ? p.per_active_slice_w : 0}}) {
+    if (v < 0) return where.Error(fmt::format("field '{}' must be >= 0 (watts)", key));
+  }
+  if (!it->contains("max_w") && !it->contains("per_active_slice_w")) {
+    return where.Error("give 'max_w' (board power limit) or 'per_active_slice_w', or both");
+  }
+  spec->power = p;
+  return Status();
+}
+
 Status ParseStaticLayouts(const json& obj, const Where& model, GpuModel::Spec* spec) {
   auto it = obj.find("static_layouts");
   if (it == obj.end()) return Status();
@@ -273,6 +304,7 @@ StatusOr<GpuModel> ParseModel(const json& obj) {
     RETURN_IF_ERROR(StringValue(obj["source"], "source", where, &spec.source));
   }
   RETURN_IF_ERROR(CheckNotes(obj, where));
+  RETURN_IF_ERROR(ParsePower(obj, where, &spec));
   RETURN_IF_ERROR(ParseDriverDefault(obj, where, &spec));
   RETURN_IF_ERROR(ParseStaticLayouts(obj, where, &spec));
 
@@ -428,6 +460,10 @@ nlohmann::ordered_json GpuModelToJson(const GpuModel& model) {
   j["memory_slices"] = s.memory_slices;
   j["placement_units"] = s.placement_units;
   j["pcie_max_gbps"] = s.pcie_max_gbps;
+  if (const GpuModel::Spec::Power* p = model.power()) {
+    j["power"] = {
+        {"idle_w", p->idle_w}, {"max_w", p->max_w}, {"per_active_slice_w", p->per_active_slice_w}};
+  }
   ojson orders = ojson::object();
   for (const auto& [pname, order] : s.driver_default_orders) orders[pname] = order;
   j["driver_default"] = {{"highest_first", s.driver_default_highest_first}, {"orders", orders}};

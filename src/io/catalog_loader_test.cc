@@ -188,6 +188,46 @@ TEST(CatalogLoaderTest, ValidModelLoads) {
   EXPECT_EQ(m->DriverDefaultOrder(m->FindProfile("1g")), (std::vector<int>{6, 4, 5, 0, 1, 2, 3}));
 }
 
+TEST(CatalogLoaderTest, PowerIsOptionalAndCompletedFromEitherField) {
+  EXPECT_EQ(LoadGpuModelFile(WriteTempFile("nopower.json", ValidModel().dump()))->power(), nullptr);
+  struct Case {
+    json power;
+    double max_w, per_slice_w;
+  } cases[] = {
+      // The board limit given: (250 - 35) / 7 compute slices = 30.714... W per busy slice.
+      {{{"idle_w", 35}, {"max_w", 250}}, 250, 215.0 / 7},
+      // The per-slice power given: 20 + 7 x 10 = 90 W at full use.
+      {{{"idle_w", 20}, {"per_active_slice_w", 10}}, 90, 10},
+      // Both, below the limit: kept as given.
+      {{{"idle_w", 20}, {"max_w", 300}, {"per_active_slice_w", 10}, {"notes", "x"}}, 300, 10},
+  };
+  for (const Case& c : cases) {
+    json j = ValidModel();
+    j["power"] = c.power;
+    StatusOr<GpuModel> m = LoadGpuModelFile(WriteTempFile("power.json", j.dump()));
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    ASSERT_NE(m->power(), nullptr);
+    EXPECT_DOUBLE_EQ(m->power()->idle_w, c.power["idle_w"].get<double>());
+    EXPECT_DOUBLE_EQ(m->power()->max_w, c.max_w);
+    EXPECT_DOUBLE_EQ(m->power()->per_active_slice_w, c.per_slice_w);
+  }
+}
+
+TEST(BundledCatalogTest, BoardPowerLimits) {
+  // The PCIe cards' board power (docs/formats/catalog.md `power`, sources in each file's notes):
+  // A100 40GB 250 W, A100 80GB 300 W, A30 165 W, H100 80GB 350 W, H100 NVL 400 W, H200 NVL 600 W,
+  // RTX PRO 6000 600 W.
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"A100-40GB", 250}, {"A100-80GB", 300},  {"A30", 165},         {"H100-80GB", 350},
+      {"H100-94GB", 400}, {"H200-141GB", 600}, {"RTX-PRO-6000", 600}};
+  for (const auto& [gpu, max_w] : expected) {
+    ASSERT_NE(Model(gpu).power(), nullptr) << gpu;
+    EXPECT_DOUBLE_EQ(Model(gpu).power()->max_w, max_w) << gpu;
+    EXPECT_GT(Model(gpu).power()->idle_w, 0) << gpu;
+    EXPECT_LT(Model(gpu).power()->idle_w, max_w) << gpu;
+  }
+}
+
 TEST(CatalogLoaderTest, DriverDefaultAndLayoutsAreOptional) {
   json j = ValidModel();
   j.erase("driver_default");
@@ -279,8 +319,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"UnknownTopLevelField", [](json& j) { j["placement_unit"] = 8; },
                 "GPU model 'Test 8U': unknown field 'placement_unit' (allowed: schema, name, "
                 "short_names, aliases, confirmed, compute_slices, memory_slices, "
-                "placement_units, pcie_max_gbps, driver_default, static_layouts, profiles, "
-                "source, notes)"},
+                "placement_units, pcie_max_gbps, power, driver_default, static_layouts, "
+                "profiles, source, notes)"},
         BadCase{
             "UnknownProfileField", [](json& j) { j["profiles"][0]["compute_slice"] = 1; },
             "GPU model 'Test 8U', profile '1g': unknown field 'compute_slice' (allowed: ", false},
@@ -308,7 +348,49 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"LayoutInvalidStart",
                 [](json& j) { j["static_layouts"]["all-balanced"][3]["start"] = 2; },
                 "GPU model 'Test 8U': static layout 'all-balanced': 3g@2 is not a valid "
-                "placement"}),
+                "placement"},
+        BadCase{"PowerNotAnObject", [](json& j) { j["power"] = 250; },
+                "GPU model 'Test 8U': field 'power' must be an object {\"idle_w\": W, \"max_w\": "
+                "W}"},
+        BadCase{"PowerUnknownField",
+                [](json& j) {
+                  j["power"] = {{"idle_w", 35}, {"tdp_w", 250}};
+                },
+                "GPU model 'Test 8U', power: unknown field 'tdp_w' (allowed: idle_w, max_w, "
+                "per_active_slice_w, notes)"},
+        BadCase{"PowerWithoutIdle",
+                [](json& j) {
+                  j["power"] = {{"max_w", 250}};
+                },
+                "GPU model 'Test 8U', power: field 'idle_w' is missing"},
+        BadCase{"PowerIdleOnly",
+                [](json& j) {
+                  j["power"] = {{"idle_w", 35}};
+                },
+                "GPU model 'Test 8U', power: give 'max_w' (board power limit) or "
+                "'per_active_slice_w', or both"},
+        BadCase{"PowerNegative",
+                [](json& j) {
+                  j["power"] = {{"idle_w", -1}, {"max_w", 250}};
+                },
+                "GPU model 'Test 8U', power: field 'idle_w' must be >= 0 (watts)"},
+        BadCase{"PowerNotANumber",
+                [](json& j) {
+                  j["power"] = {{"idle_w", "35"}, {"max_w", 250}};
+                },
+                "GPU model 'Test 8U', power: field 'idle_w' must be a number"},
+        BadCase{"PowerMaxBelowIdle",
+                [](json& j) {
+                  j["power"] = {{"idle_w", 50}, {"max_w", 40}};
+                },
+                "GPU model 'Test 8U': power: max_w 40 is below idle_w 50"},
+        // 35 + 7 x 40 = 315 > 250.
+        BadCase{"PowerInconsistent",
+                [](json& j) {
+                  j["power"] = {{"idle_w", 35}, {"max_w", 250}, {"per_active_slice_w", 40}};
+                },
+                "GPU model 'Test 8U': power: idle_w 35 + 7 compute slices x per_active_slice_w "
+                "40 exceeds max_w 250"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 struct BadTextCase {

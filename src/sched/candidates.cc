@@ -96,4 +96,48 @@ Plan PlacementPlan(const Cluster& cluster, int gpu, int profile, int start, JobI
   return plan;
 }
 
+namespace {
+
+// Whether busy configuration `c` of `table` admits the model's largest base profile.
+bool AdmitsLargest(const ConfigTable& table, ConfigId c) {
+  return table.Feasible(c, table.num_terms() - 1) > 0;
+}
+
+}  // namespace
+
+FullSizeReserve::FullSizeReserve(const Cluster& cluster, int reserve) : reserve_(reserve) {
+  if (reserve_ <= 0) return;
+  for (const GpuModel* m : cluster.models()) hosts_.emplace_back(m, 0);
+  for (int gpu = 0; gpu < cluster.size(); ++gpu) {
+    const GpuState& g = cluster.gpu(gpu);
+    if (!AdmitsLargest(g.table(), g.busy_config())) continue;
+    for (auto& [m, n] : hosts_) n += m == &g.model();
+  }
+}
+
+int FullSizeReserve::Hosts(const GpuModel& model) const {
+  for (const auto& [m, n] : hosts_) {
+    if (m == &model) return n;
+  }
+  return 0;
+}
+
+bool FullSizeReserve::Keeps(const Cluster& cluster, const Candidate& c) const {
+  if (reserve_ <= 0) return true;
+  const GpuState& g = cluster.gpu(c.gpu);
+  const bool before = AdmitsLargest(g.table(), g.busy_config());
+  const bool after = AdmitsLargest(g.table(), c.busy_after);
+  return Hosts(g.model()) - (before && !after ? 1 : 0) >= reserve_;
+}
+
+void ApplyFullSizeReserve(const Cluster& cluster, int reserve, std::vector<Candidate>* candidates) {
+  if (reserve <= 0 || candidates->empty()) return;
+  const FullSizeReserve r(cluster, reserve);
+  std::vector<Candidate> kept;
+  for (const Candidate& c : *candidates) {
+    if (r.Keeps(cluster, c)) kept.push_back(c);
+  }
+  if (!kept.empty()) candidates->swap(kept);
+}
+
 }  // namespace migsched

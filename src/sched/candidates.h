@@ -11,6 +11,7 @@
 #ifndef MIGSCHED_SCHED_CANDIDATES_H_
 #define MIGSCHED_SCHED_CANDIDATES_H_
 
+#include <utility>
 #include <vector>
 
 #include "core/cluster.h"
@@ -45,6 +46,36 @@ std::vector<int> IdleInstancesToDestroy(const GpuState& g, int profile, int star
 // The plan placing `job` on `profile`@`start` of GPU `gpu`: destroy the idle
 // instances in the way, create the instance unless one is reused, start the job.
 Plan PlacementPlan(const Cluster& cluster, int gpu, int profile, int start, JobId job);
+
+// §4 step 7, full-size reserve (`--reserve-full N`): candidates that would leave
+// fewer than N GPUs able to host the model's largest profile are used only if
+// no other candidate exists.
+//
+// A GPU "can host the largest profile" when its *busy* configuration admits
+// one instance of its model's largest base profile (feasible_m > 0, §2; idle
+// instances do not count, they may be destroyed). GPUs are counted per model:
+// a candidate on an A100 is judged by the A100s of the cluster.
+class FullSizeReserve {
+ public:
+  // Counts the GPUs of each model that can host its largest profile: O(GPUs).
+  // `reserve` <= 0 turns the rule off.
+  FullSizeReserve(const Cluster& cluster, int reserve);
+
+  // Whether choosing `c` leaves at least `reserve` GPUs of its model able to
+  // host the largest profile (always true when off). O(models).
+  bool Keeps(const Cluster& cluster, const Candidate& c) const;
+  // GPUs of `model` able to host its largest profile now.
+  int Hosts(const GpuModel& model) const;
+
+ private:
+  int reserve_;
+  std::vector<std::pair<const GpuModel*, int>> hosts_;
+};
+
+// Removes from `candidates` those that break the full-size reserve, unless
+// every one of them does (then all stay). Order is kept. No effect when
+// `reserve` <= 0.
+void ApplyFullSizeReserve(const Cluster& cluster, int reserve, std::vector<Candidate>* candidates);
 
 }  // namespace migsched
 

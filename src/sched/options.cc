@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sched/metrics.h"
+
 namespace migsched {
 
 std::string_view FragObjectiveName(FragObjective o) {
@@ -21,6 +23,15 @@ Status SchedulerOptions::Validate() const {
     return InvalidArgumentError(fmt::format("threshold must be in [0, 1], got {}", threshold));
   }
   if (static_layout.empty()) return InvalidArgumentError("static layout name is empty");
+  RETURN_IF_ERROR(ParseMetric(metric).status());
+  if (demand_window < 1) {
+    return InvalidArgumentError(
+        fmt::format("demand window must be >= 1 jobs, got {}", demand_window));
+  }
+  if (reserve_full < 0) {
+    return InvalidArgumentError(
+        fmt::format("reserve-full must be >= 0 GPUs, got {}", reserve_full));
+  }
   return Status();
 }
 

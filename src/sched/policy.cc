@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/metrics.h"
 #include "sched/policies/policies.h"
 
 namespace migsched {
@@ -28,19 +29,31 @@ int PlacementPolicy::Capacity(const Cluster& cluster, int gpu, int profile) cons
 }
 
 std::vector<std::string> PolicyNames() {
-  return {"frag-aware", "first-fit", "best-fit", "driver-default", "static"};
+  // The ablation ladder (§11) first, then the other baselines. `full` joins
+  // the ladder after lb+frag once it is registered below.
+  return {"first-fit", "lb", "lb+frag", "best-fit", "driver-default", "mfi", "static"};
+}
+
+std::vector<std::pair<std::string, std::string>> PolicyAliases() {
+  return {{"frag-aware", "lb+frag"}};
 }
 
 StatusOr<std::unique_ptr<PlacementPolicy>> MakePolicy(std::string_view name,
                                                       const SchedulerOptions& options) {
   RETURN_IF_ERROR(options.Validate());
-  if (name == "frag-aware") return NewFragAwarePolicy(options);
-  if (name == "first-fit") return NewFirstFitPolicy();
-  if (name == "best-fit") return NewBestFitPolicy();
-  if (name == "driver-default") return NewDriverDefaultPolicy();
+  ASSIGN_OR_RETURN(MetricKind metric, ParseMetric(options.metric));
+  if (name == "lb+frag" || name == "frag-aware") {
+    return NewFragAwarePolicy(options, metric, std::string(name));
+  }
+  if (name == "first-fit") return NewFirstFitPolicy(options);
+  if (name == "lb") return NewLbPolicy(options);
+  if (name == "mfi") return NewMfiPolicy(options);
+  if (name == "best-fit") return NewBestFitPolicy(options);
+  if (name == "driver-default") return NewDriverDefaultPolicy(options);
   if (name == "static") return NewStaticPolicy(options);
   std::string known;
   for (const auto& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
+  for (const auto& [alias, of] : PolicyAliases()) known += fmt::format(", {} (= {})", alias, of);
   return NotFoundError(fmt::format("unknown policy '{}' (known: {})", name, known));
 }
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/cluster.h"
@@ -64,16 +65,31 @@ class PlacementPolicy {
   // (true), or is destroyed at once (false, as the Kubernetes DRA driver does).
   virtual bool KeepIdleInstances() const { return true; }
 
+  // An arriving job, admitted by the scheduler (Scheduler::ObserveArrival): a
+  // policy that learns the demand (the demand-weighted metric, §2) records
+  // it. Called once per job, before it is first placed; the simulator also
+  // seeds the window with the first jobs of the workload. Default: nothing.
+  virtual void ObserveArrival(const Cluster& cluster, const Job& job) {
+    (void)cluster;
+    (void)job;
+  }
+
   // How many instances of `profile` GPU `gpu` could ever hold at once, given
   // its state right after setup (used to reject jobs that can never run).
   virtual int Capacity(const Cluster& cluster, int gpu, int profile) const;
 };
 
-// Names accepted by MakePolicy, in the order `compare` runs them by default.
+// Names accepted by MakePolicy, in the order `compare` runs them by default:
+// the ablation ladder (§11) first-fit, lb, lb+frag (full), then the other
+// baselines.
 std::vector<std::string> PolicyNames();
+// Other names MakePolicy accepts: (alias, the policy it names), e.g.
+// ("frag-aware", "lb+frag"). Not run by `compare` by default.
+std::vector<std::pair<std::string, std::string>> PolicyAliases();
 
-// The policy `name` (one of PolicyNames()), configured by `options`.
-// kNotFound lists the known names.
+// The policy `name` (one of PolicyNames() or PolicyAliases()), configured by
+// `options` (its metric by options.metric, sched/metrics.h). kNotFound lists
+// the known names; kInvalidArgument for invalid options or an unknown metric.
 StatusOr<std::unique_ptr<PlacementPolicy>> MakePolicy(std::string_view name,
                                                       const SchedulerOptions& options);
 

@@ -105,7 +105,10 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   return plan;
 }
 
-void Scheduler::Enqueue(JobId id, const Job& job) { queue_.push_back({id, job}); }
+void Scheduler::Enqueue(JobId id, const Job& job) {
+  ObserveArrival(job);
+  queue_.push_back({id, job});
+}
 
 StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   std::vector<Decision> out;

@@ -77,10 +77,16 @@ class Scheduler {
   // policy says), applies and returns the plan. kNotFound for an unknown job.
   StatusOr<Plan> Release(JobId id);
 
-  // FIFO queue with backfill (§5). Enqueue appends; ScheduleQueue scans the
+  // FIFO queue with backfill (§5). Enqueue takes an arriving job: it tells the
+  // policy (ObserveArrival) and appends the job; ScheduleQueue scans the
   // queue in arrival order once and starts every job that fits (a job that
   // does not fit does not block later ones), returning the decisions made.
   void Enqueue(JobId id, const Job& job);
+  // Tells the policy about an arrival without queueing it
+  // (PlacementPolicy::ObserveArrival): for drivers that place arrivals
+  // directly with TryPlace (fill mode) and to seed the demand window of the
+  // demand-weighted metric (§2) before the first arrival.
+  void ObserveArrival(const Job& job) { policy_->ObserveArrival(*cluster_, job); }
   StatusOr<std::vector<Decision>> ScheduleQueue();
   // Removes a queued job (e.g. rejected after --max-wait). False if absent.
   bool RemoveFromQueue(JobId id);

@@ -23,6 +23,7 @@ StatusOr<ClusterTracker> ClusterTracker::Create(const Cluster& cluster, bool cre
     t.demand_.emplace_back(m->profiles().size(), 0);
   }
   t.demand_mask_.assign(t.models_.size(), 0);
+  t.busy_by_model_.assign(t.models_.size(), 0);
   t.model_of_gpu_.resize(cluster.size());
   t.cache_.resize(cluster.size());
   for (int g = 0; g < cluster.size(); ++g) {
@@ -71,6 +72,7 @@ uint64_t ClusterTracker::FitMask(int gpu) const {
 void ClusterTracker::Account(int gpu, int sign) {
   const GpuCache& c = cache_[gpu];
   busy_cs_ += sign * c.busy_cs;
+  busy_by_model_[model_of_gpu_[gpu]] += sign * c.busy_cs;
   frag_sum_ += sign * static_cast<long double>(c.fragcost);
   if (c.free_cs == 0) return;
   auto key = std::make_pair(model_of_gpu_[gpu], c.fit);
@@ -124,15 +126,19 @@ void ClusterTracker::AddDemand(const Job& job, int delta) {
   }
 }
 
-double ClusterTracker::stranded() const {
+int64_t ClusterTracker::stranded_compute_slices() const {
   if (queued_ <= 0) return 0;
-  const int64_t free_total = total_compute_slices() - busy_cs_;
-  if (free_total <= 0) return 0;
   int64_t stranded = 0;
   for (const auto& [key, free] : free_by_fit_) {
     if ((key.second & demand_mask_[key.first]) == 0) stranded += free;
   }
-  return static_cast<double>(stranded) / static_cast<double>(free_total);
+  return stranded;
+}
+
+double ClusterTracker::stranded() const {
+  const int64_t free_total = total_compute_slices() - busy_cs_;
+  if (queued_ <= 0 || free_total <= 0) return 0;
+  return static_cast<double>(stranded_compute_slices()) / static_cast<double>(free_total);
 }
 
 Status ClusterTracker::CrossCheck() const {
@@ -143,6 +149,13 @@ Status ClusterTracker::CrossCheck() const {
   if (std::abs(fragmentation_rate() - cluster_->FragmentationRate()) > 1e-9) {
     return InternalError(fmt::format("tracker: fragmentation rate {} != cluster's {}",
                                      fragmentation_rate(), cluster_->FragmentationRate()));
+  }
+  std::vector<int> busy_by_model(models_.size(), 0);
+  for (int gpu = 0; gpu < cluster_->size(); ++gpu) {
+    busy_by_model[model_of_gpu_[gpu]] += cluster_->gpu(gpu).busy_compute_slices();
+  }
+  if (busy_by_model != busy_by_model_) {
+    return InternalError("tracker: busy compute slices per model differ");
   }
   std::map<std::pair<int, uint64_t>, int64_t> free_by_fit;
   std::vector<Candidate> cands;

@@ -44,6 +44,10 @@ class ClusterTracker {
   void RefreshGpu(int gpu);
 
   int busy_compute_slices() const { return busy_cs_; }
+  // The distinct models (Cluster::models() order) and the busy compute slices
+  // on the GPUs of each (the energy estimate, sim/energy.h).
+  const std::vector<const GpuModel*>& models() const { return models_; }
+  const std::vector<int>& busy_compute_slices_by_model() const { return busy_by_model_; }
   int total_compute_slices() const { return cluster_->total_compute_slices(); }
   // Busy / total compute slices, in [0, 1].
   double utilization() const;
@@ -55,6 +59,8 @@ class ClusterTracker {
   void AddDemand(const Job& job, int delta);
   // Stranded share in [0, 1] (see the file comment).
   double stranded() const;
+  // Its numerator: free compute slices on GPUs where no waiting profile fits.
+  int64_t stranded_compute_slices() const;
 
   // Compares every running total with a full re-sum of the cluster and the
   // fit patterns with sched/candidates.h AppendCandidates; kInternal naming
@@ -80,6 +86,7 @@ class ClusterTracker {
   std::vector<int> model_of_gpu_;        // index into models_
   std::vector<GpuCache> cache_;
   int busy_cs_ = 0;
+  std::vector<int> busy_by_model_;  // per index into models_
   long double frag_sum_ = 0;
   // (model index, fit mask) -> free compute slices on GPUs with that pattern.
   std::map<std::pair<int, uint64_t>, int64_t> free_by_fit_;

@@ -48,6 +48,7 @@ TEST(ClusterTrackerTest, TotalsAndStrandedFollowThePlans) {
   // A 7g.40gb waits: GPU 0 (3 free slices) cannot take it, GPU 1 (7) can: 3/10.
   t->AddDemand(Wants("7g.40gb"), +1);
   EXPECT_DOUBLE_EQ(t->stranded(), 3.0 / 10);
+  EXPECT_EQ(t->stranded_compute_slices(), 3);
   // A 3g.20gb waits too: it fits GPU 0 at 4, so nothing is stranded.
   t->AddDemand(Wants("3g.20gb"), +1);
   EXPECT_DOUBLE_EQ(t->stranded(), 0);

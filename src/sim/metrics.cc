@@ -48,7 +48,10 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["frag_mean"] = m.frag_mean;
   j["frag_peak"] = m.frag_peak;
   j["stranded_mean"] = m.stranded_mean;
+  j["stranded_capacity_mean"] = m.stranded_capacity_mean;
   j["jobs_per_day"] = m.jobs_per_day;
+  j["energy_kwh"] = m.energy_kwh ? nlohmann::json(*m.energy_kwh) : nlohmann::json();
+  j["jobs_per_kwh"] = m.jobs_per_kwh ? nlohmann::json(*m.jobs_per_kwh) : nlohmann::json();
   j["creates"] = m.creates;
   j["destroys"] = m.destroys;
   j["reuses"] = m.reuses;
@@ -99,20 +102,18 @@ void CountPlan(const Plan& plan, Metrics* m) {
 void TimeIntegrals::Close(double until_s) {
   const double dt = until_s - t_;
   if (dt <= 0) return;
-  busy_area_ += busy_ * dt;
-  frag_area_ += frag_ * dt;
-  stranded_area_ += stranded_ * dt;
-  frag_peak_ = std::max(frag_peak_, frag_);
+  busy_area_ += state_.busy_compute_slices * dt;
+  frag_area_ += state_.frag_rate * dt;
+  stranded_area_ += state_.stranded * dt;
+  stranded_slices_area_ += state_.stranded_compute_slices * dt;
+  frag_peak_ = std::max(frag_peak_, state_.frag_rate);
 }
 
-void TimeIntegrals::Sample(double time_s, double busy_compute_slices, double frag_rate,
-                           double stranded) {
+void TimeIntegrals::Sample(double time_s, const ClusterSample& state) {
   if (started_) Close(time_s);
   started_ = true;
   t_ = time_s;
-  busy_ = busy_compute_slices;
-  frag_ = frag_rate;
-  stranded_ = stranded;
+  state_ = state;
 }
 
 void TimeIntegrals::Finish(double end_s) {

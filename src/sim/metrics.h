@@ -14,7 +14,13 @@
 //   frag_mean/_peak   time-weighted mean over the makespan / maximum of the
 //                     cluster fragmentation rate (mean FragCost over GPUs, §2)
 //   stranded_mean     time-weighted mean over the makespan of the stranded
-//                     share (sim/cluster_tracker.h; 0 while the queue is empty)
+//                     share (sim/cluster_tracker.h; 0 while the queue is empty).
+//                     With backfill (§5) a queue scan leaves no waiting
+//                     single-instance job that fits anywhere, so this is close
+//                     to the share of time the queue is non-empty
+//   stranded_capacity_mean  time-integral of stranded free compute slices /
+//                     (total compute slices × makespan): how much capacity
+//                     was free but unusable by the waiting jobs
 //   rejected          jobs rejected at arrival (they can never run here)
 //   creates/destroys  MIG create / destroy operations during the run (placement
 //                     and release plans); reconfigurations = creates + destroys
@@ -23,6 +29,11 @@
 //                     done before the first arrival, not counted above
 //   migrations        always 0 (migration, §6, is a later issue)
 //   jobs_per_day      completed / (makespan / 86400)
+//   energy_kwh        estimated energy over the makespan, kWh (sim/energy.h: idle
+//                     power of every GPU plus power per busy compute slice, from
+//                     the catalog's `power`); absent (JSON null) when a model
+//                     has no power data, and in fill mode
+//   jobs_per_kwh      completed / energy_kwh; absent with it or when it is 0
 //   decision_us_*     wall-clock µs per scheduler placement attempt (every
 //                     TryPlace call, successful or not: Scheduler::decision_us())
 //   fill_*            fill mode only (§9, FGD): final allocation ratio (busy /
@@ -43,6 +54,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,7 +92,9 @@ struct Metrics {
   double utilization = 0;
   double frag_mean = 0, frag_peak = 0;
   double stranded_mean = 0;
+  double stranded_capacity_mean = 0;
   double jobs_per_day = 0;
+  std::optional<double> energy_kwh, jobs_per_kwh;
 
   int64_t creates = 0, destroys = 0, reuses = 0;
   int64_t reconfigurations = 0;  // creates + destroys
@@ -106,27 +120,38 @@ nlohmann::json MetricsToJson(const Metrics& m);
 // a kStart step with no kCreate of the same GPU and start earlier in the plan).
 void CountPlan(const Plan& plan, Metrics* m);
 
+// The cluster quantities integrated over time.
+struct ClusterSample {
+  double busy_compute_slices = 0;
+  double frag_rate = 0;
+  double stranded = 0;                 // share of free compute slices
+  double stranded_compute_slices = 0;  // free compute slices stranded
+};
+
 // Time-weighted integrals of piecewise-constant cluster quantities: the state
 // given to Sample(t, ...) holds from t until the next sample.
 class TimeIntegrals {
  public:
   // Samples must come in non-decreasing time; a sample at the time of the
   // previous one replaces it.
-  void Sample(double time_s, double busy_compute_slices, double frag_rate, double stranded);
+  void Sample(double time_s, const ClusterSample& state);
   // Closes the last interval at `end_s` (ignored if before the last sample).
   void Finish(double end_s);
 
   double busy_area() const { return busy_area_; }  // compute-slice-seconds
   double frag_area() const { return frag_area_; }  // seconds
   double stranded_area() const { return stranded_area_; }
+  double stranded_slices_area() const { return stranded_slices_area_; }  // slice-seconds
   // Largest frag_rate held for a positive time.
   double frag_peak() const { return frag_peak_; }
 
  private:
   void Close(double until_s);
   bool started_ = false;
-  double t_ = 0, busy_ = 0, frag_ = 0, stranded_ = 0;
-  double busy_area_ = 0, frag_area_ = 0, stranded_area_ = 0, frag_peak_ = 0;
+  double t_ = 0;
+  ClusterSample state_;
+  double busy_area_ = 0, frag_area_ = 0, stranded_area_ = 0, stranded_slices_area_ = 0;
+  double frag_peak_ = 0;
 };
 
 // Per-job results, grouped by profile key.

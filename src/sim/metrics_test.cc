@@ -30,18 +30,20 @@ TEST(PercentileTest, LinearInterpolationBetweenClosestRanks) {
 
 TEST(TimeIntegralsTest, PiecewiseConstantAreas) {
   TimeIntegrals t;
-  t.Sample(0, /*busy=*/5, /*frag=*/0.9, /*stranded=*/0.5);  // replaced by the next
-  t.Sample(0, 2, 0.2, 1);
-  t.Sample(50, 1, 0.3, 0);
-  t.Sample(100, 0, 0, 0);
+  // {busy slices, frag rate, stranded share, stranded slices}
+  t.Sample(0, {5, 0.9, 0.5, 1});  // replaced by the next (held for no time)
+  t.Sample(0, {2, 0.2, 1, 4});
+  t.Sample(50, {1, 0.3, 0, 0});
+  t.Sample(100, {0, 0, 0, 0});
   t.Finish(100);
   EXPECT_DOUBLE_EQ(t.busy_area(), 2 * 50 + 1 * 50);
   EXPECT_DOUBLE_EQ(t.frag_area(), 0.2 * 50 + 0.3 * 50);
   EXPECT_DOUBLE_EQ(t.stranded_area(), 1 * 50);
+  EXPECT_DOUBLE_EQ(t.stranded_slices_area(), 4 * 50);
   EXPECT_DOUBLE_EQ(t.frag_peak(), 0.3);  // 0.9 held for no time
 
   TimeIntegrals open;
-  open.Sample(10, 3, 0.5, 0);
+  open.Sample(10, {3, 0.5, 0, 0});
   open.Finish(14);  // the last state holds until the end
   EXPECT_DOUBLE_EQ(open.busy_area(), 12);
   EXPECT_DOUBLE_EQ(open.frag_peak(), 0.5);

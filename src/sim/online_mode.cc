@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "sim/contention.h"
+#include "sim/energy.h"
 #include "sim/event_queue.h"
 #include "sim/request_shape.h"
 
@@ -39,7 +40,8 @@ class OnlineSimulator {
         reconfig_s_(options.reconfig_ms / 1000.0),
         free_at_(scheduler->cluster().size(), 0.0),
         runs_(jobs.size()),
-        models_(scheduler->cluster().models()) {
+        models_(scheduler->cluster().models()),
+        energy_(scheduler->cluster()) {
     if (options.record_jobs) instance_text_.resize(jobs.size());
   }
 
@@ -106,8 +108,15 @@ class OnlineSimulator {
   bool scan_needed_ = false;
   Metrics* metrics_ = nullptr;
   TimeIntegrals integrals_;
+  EnergyMeter energy_;  // busy compute slices per model over time (sim/energy.h)
   JobStats stats_;
   std::vector<TimelineSample>* timeline_ = nullptr;
+  // SimOptions::snapshot_times ascending, the next one to take, and the
+  // fragmentation-peak snapshot so far.
+  std::vector<double> snapshot_times_;
+  size_t next_snapshot_ = 0;
+  ClusterSnapshot peak_snapshot_;
+  bool has_peak_snapshot_ = false;
 };
 
 void OnlineSimulator::Arrive(JobId id) {
@@ -228,7 +237,16 @@ void OnlineSimulator::Sample() {
   const double util = tracker_->utilization();
   const double frag = tracker_->fragmentation_rate();
   const double stranded = tracker_->stranded();
-  integrals_.Sample(now_, tracker_->busy_compute_slices(), frag, stranded);
+  if (opts_.snapshot_peak_frag && (!has_peak_snapshot_ || frag > peak_snapshot_.frag_rate)) {
+    peak_snapshot_ = SnapshotCluster(*cluster_, now_);
+    peak_snapshot_.peak_fragmentation = true;
+    peak_snapshot_.frag_rate = frag;
+    has_peak_snapshot_ = true;
+  }
+  energy_.Sample(now_, tracker_->busy_compute_slices_by_model());
+  integrals_.Sample(
+      now_, ClusterSample{static_cast<double>(tracker_->busy_compute_slices()), frag, stranded,
+                          static_cast<double>(tracker_->stranded_compute_slices())});
   if (!opts_.record_timeline) return;
   TimelineSample s{now_,    static_cast<int64_t>(sched_->queue_size()), holding_, util, frag,
                    stranded};
@@ -291,6 +309,8 @@ std::string OnlineSimulator::QueuedJobsText() const {
 Status OnlineSimulator::Run(SimResult* result) {
   metrics_ = &result->metrics;
   timeline_ = &result->timeline;
+  snapshot_times_ = opts_.snapshot_times;
+  std::sort(snapshot_times_.begin(), snapshot_times_.end());
   const size_t n = jobs_.size();
   size_t next_arrival = 0;
   int64_t batches = 0;
@@ -309,6 +329,10 @@ Status OnlineSimulator::Run(SimResult* result) {
     if (!has_event && !has_arrival) break;
     double t = has_event ? events_.Top().time_s : jobs_[next_arrival].arrival_s;
     if (has_arrival) t = std::min(t, jobs_[next_arrival].arrival_s);
+    // Snapshots of instants before t: the state since the previous event time.
+    while (next_snapshot_ < snapshot_times_.size() && snapshot_times_[next_snapshot_] < t) {
+      result->snapshots.push_back(SnapshotCluster(*cluster_, snapshot_times_[next_snapshot_++]));
+    }
     now_ = t;
     while (!events_.empty() && events_.Top().time_s == t) {
       const Event e = events_.Top();
@@ -340,6 +364,10 @@ Status OnlineSimulator::Run(SimResult* result) {
       }
     }
   }
+  while (next_snapshot_ < snapshot_times_.size()) {
+    result->snapshots.push_back(SnapshotCluster(*cluster_, snapshot_times_[next_snapshot_++]));
+  }
+  if (has_peak_snapshot_) result->snapshots.push_back(std::move(peak_snapshot_));
   if (sched_->queue_size() > 0) {
     return InternalError(fmt::format(
         "simulation ended with {} job(s) still queued and nothing left to happen (a bug): {}",
@@ -357,9 +385,15 @@ Status OnlineSimulator::Run(SimResult* result) {
     m.utilization = integrals_.busy_area() / (tracker_->total_compute_slices() * m.makespan_s);
     m.frag_mean = integrals_.frag_area() / m.makespan_s;
     m.stranded_mean = integrals_.stranded_area() / m.makespan_s;
+    m.stranded_capacity_mean =
+        integrals_.stranded_slices_area() / (tracker_->total_compute_slices() * m.makespan_s);
     m.jobs_per_day = m.jobs_completed / (m.makespan_s / 86400.0);
   }
   m.frag_peak = integrals_.frag_peak();
+  energy_.Finish(last_completion_);
+  const EnergyEstimate energy = energy_.Estimate(m.makespan_s, m.jobs_completed);
+  m.energy_kwh = energy.energy_kwh;
+  m.jobs_per_kwh = energy.jobs_per_kwh;
 
   if (opts_.record_jobs) {
     result->jobs.reserve(n);

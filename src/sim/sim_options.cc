@@ -27,6 +27,11 @@ Status SimOptions::Validate() const {
     return InvalidArgumentError(
         fmt::format("progress_interval_s must be > 0, got {}", progress_interval_s));
   }
+  for (double t : snapshot_times) {
+    if (!std::isfinite(t) || t < 0) {
+      return InvalidArgumentError(fmt::format("snapshot_times must be finite and >= 0, got {}", t));
+    }
+  }
   return Status();
 }
 

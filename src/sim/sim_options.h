@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/status.h"
@@ -54,13 +55,23 @@ struct SimOptions {
   bool record_jobs = true;
   bool record_timeline = true;
 
+  // Online mode: record the cluster's instances (SimResult::snapshots, for
+  // the report's slot maps) as they stand at each of these virtual times
+  // (seconds, finite, >= 0; any order): after every event at or before the
+  // time. A time past the last event gets the final state.
+  std::vector<double> snapshot_times;
+  // Online mode: also record them at the fragmentation peak: the first event
+  // time after which the cluster's fragmentation rate is at its highest of
+  // the run (Metrics::frag_peak). Appended after the snapshot_times ones.
+  bool snapshot_peak_frag = false;
+
   // Tests/debugging: after every event time, re-check every GPU's invariants
   // and the simulator's running totals against a full re-sum (O(GPUs) per
   // event). A violation aborts the run with kInternal.
   bool self_check = false;
 
   // Called at most about every `progress_interval_s` of wall-clock time (the
-  // clock is read every 1024 events), and once at the end. May be empty.
+  // clock is read every 1024 event times), and once at the end. May be empty.
   std::function<void(const SimProgress&)> progress;
   double progress_interval_s = 0.5;  // > 0
 

@@ -32,6 +32,26 @@ bool JobRecord::operator==(const JobRecord& o) const {
          instances == o.instances && outcome == o.outcome && reason == o.reason;
 }
 
+ClusterSnapshot SnapshotCluster(const Cluster& cluster, double time_s) {
+  ClusterSnapshot snap;
+  snap.time_s = time_s;
+  snap.frag_rate = cluster.FragmentationRate();
+  snap.utilization = cluster.Utilization();
+  for (int g = 0; g < cluster.size(); ++g) {
+    const GpuState& gs = cluster.gpu(g);
+    GpuSnapshot gpu;
+    gpu.model = gs.model().name();
+    gpu.placement_units = gs.model().placement_units();
+    gpu.fragcost = gs.fragcost();
+    for (const Instance& in : gs.instances()) {
+      const Profile& p = gs.model().profile(in.profile);
+      gpu.instances.push_back(SnapshotInstance{p.name, in.start, p.size(), in.job});
+    }
+    snap.gpus.push_back(std::move(gpu));
+  }
+  return snap;
+}
+
 std::string DescribeInstances(const Cluster& cluster, const std::vector<InstanceRef>& instances) {
   std::string out;
   for (const InstanceRef& in : instances) {

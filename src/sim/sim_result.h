@@ -69,11 +69,42 @@ struct FillPoint {
   bool operator==(const FillPoint&) const = default;
 };
 
+// The MIG instances of the cluster at one instant (SimOptions::snapshot_times,
+// snapshot_peak_frag), for the report's slot maps.
+struct SnapshotInstance {
+  std::string profile;  // profile name, e.g. "3g.20gb"
+  int start = 0;        // placement units
+  int size = 0;         // placement units
+  JobId job = kNoJob;   // the job running on it; kNoJob: idle
+  bool operator==(const SnapshotInstance&) const = default;
+};
+struct GpuSnapshot {
+  std::string model;                        // GpuModel::name()
+  int placement_units = 0;                  // width of its placement grid
+  double fragcost = 0;                      // FragCost of its busy instances (§2)
+  std::vector<SnapshotInstance> instances;  // ascending start
+  bool operator==(const GpuSnapshot&) const = default;
+};
+struct ClusterSnapshot {
+  // The state holding at time_s: after every event at or before it.
+  double time_s = 0;
+  bool peak_fragmentation = false;  // taken at the run's fragmentation peak
+  double frag_rate = 0;             // mean FragCost over GPUs (§2)
+  double utilization = 0;           // busy / total compute slices
+  std::vector<GpuSnapshot> gpus;    // GPU i at index i
+  bool operator==(const ClusterSnapshot&) const = default;
+};
+// The instances of `cluster` now, labelled `time_s`.
+ClusterSnapshot SnapshotCluster(const Cluster& cluster, double time_s);
+
 struct SimResult {
   Metrics metrics;
   std::vector<JobRecord> jobs;           // SimOptions::record_jobs
   std::vector<TimelineSample> timeline;  // online, SimOptions::record_timeline
   std::vector<FillPoint> fill_curve;     // fill mode
+  // Online: one per SimOptions::snapshot_times (ascending time), then the
+  // fragmentation peak if SimOptions::snapshot_peak_frag.
+  std::vector<ClusterSnapshot> snapshots;
 };
 
 // "0:3g.20gb@4;1:3g.20gb@0" for the instances of one job.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -28,13 +29,16 @@ Status ValidateWorkload(const std::vector<Job>& jobs) {
     auto bad = [&](std::string_view what) {
       return InvalidArgumentError(fmt::format("job {} ('{}'): {}", i, j.name, what));
     };
-    if (!std::isfinite(j.arrival_s) || j.arrival_s < 0)
+    if (!std::isfinite(j.arrival_s) || j.arrival_s < 0) {
       return bad("arrival_s must be finite and >= 0");
-    if (!std::isfinite(j.duration_s) || j.duration_s <= 0)
+    }
+    if (!std::isfinite(j.duration_s) || j.duration_s <= 0) {
       return bad("duration_s must be finite and > 0");
+    }
     if (j.count < 1) return bad("count must be >= 1");
-    if (!std::isfinite(j.pcie_gbps) || j.pcie_gbps < 0)
+    if (!std::isfinite(j.pcie_gbps) || j.pcie_gbps < 0) {
       return bad("pcie_gbps must be finite and >= 0");
+    }
     if (!std::isfinite(j.alpha) || j.alpha <= 0) return bad("alpha must be finite and > 0");
     if (j.profile.empty() && !(j.gpu_fraction > 0 && j.gpu_fraction <= 1)) {
       return bad("needs a profile or a gpu_fraction in (0, 1]");
@@ -68,23 +72,28 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
 
   ConfigTableCache tables;
   Cluster cluster(gpus, &tables);
-  if (options.mode == SimMode::kOnline && options.contention) {
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      if (jobs[i].pcie_gbps <= 0) continue;
-      for (const GpuModel* m : cluster.models()) {
-        if (!(m->pcie_max_gbps() > 0)) {
-          return FailedPreconditionError(fmt::format(
-              "contention is on and job {} ('{}') is PCIe-bound, but GPU model '{}' has no "
-              "pcie_max_gbps in the catalog (turn contention off or add it)",
-              i, jobs[i].name, m->name()));
-        }
+  const auto pcie_job =
+      std::find_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.pcie_gbps > 0; });
+  if (options.mode == SimMode::kOnline && options.contention && pcie_job != jobs.end()) {
+    for (const GpuModel* m : cluster.models()) {
+      if (!(m->pcie_max_gbps() > 0)) {
+        return FailedPreconditionError(fmt::format(
+            "contention is on and job {} ('{}') is PCIe-bound, but GPU model '{}' has no "
+            "pcie_max_gbps in the catalog (turn contention off or add it)",
+            pcie_job - jobs.begin(), pcie_job->name, m->name()));
       }
-      break;
     }
   }
   Clock* clock = options.clock != nullptr ? options.clock : SteadyClock();
   Scheduler scheduler(&cluster, std::move(policy_impl), scheduler_options, clock);
   ASSIGN_OR_RETURN(Plan setup, scheduler.Setup());
+  // Seed the demand window of the demand-weighted metric (§2) with the
+  // workload's mix: its first demand_window jobs (policies without a demand
+  // model ignore this).
+  for (size_t i = 0; i < jobs.size() && i < static_cast<size_t>(scheduler_options.demand_window);
+       ++i) {
+    scheduler.ObserveArrival(jobs[i]);
+  }
   ASSIGN_OR_RETURN(ClusterTracker tracker, ClusterTracker::Create(cluster, creates_instances));
 
   SimResult result;

@@ -5,7 +5,9 @@
 // Online mode (SimOptions::mode = kOnline), deterministic:
 //  * Setup: the policy's setup plan (static layouts) is applied before the
 //    first arrival at no time cost; its creates are reported as
-//    setup_reconfigurations, not as reconfigurations of the run.
+//    setup_reconfigurations, not as reconfigurations of the run. The policy's
+//    demand window (demand-weighted metric, §2) is seeded with the first
+//    SchedulerOptions::demand_window jobs of the workload.
 //  * Arrival: Scheduler::CheckCanEverRun (memoised per distinct request); if
 //    it fails the job is rejected at once with that reason; else it is
 //    queued. After all events of one time, the queue is scanned once (FIFO

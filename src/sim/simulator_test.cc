@@ -338,10 +338,12 @@ TEST(SimulatorTest, StrandedCapacityWhileABigJobWaits) {
   // first-fit, r = 0, the two-4g trace: over [0, 100) b waits; the GPU has 3
   // free slices (units 4-7) where no 4g.20gb fits (its only placement is 0):
   // stranded 3/3 = 1. Over [100, 200) the queue is empty: 0. Mean 100/200.
+  // Stranded capacity: 3 of 7 slices over half the makespan: 3/14.
   SimResult r = Simulate(Gpus("A100-40GB", 1), kTwoBig, "first-fit", Options(0));
   const Metrics& m = r.metrics;
   EXPECT_DOUBLE_EQ(m.makespan_s, 200);
   EXPECT_NEAR(m.stranded_mean, 0.5, 1e-12);
+  EXPECT_NEAR(m.stranded_capacity_mean, 3.0 / 14, 1e-12);
   ASSERT_EQ(r.timeline.size(), 3u);
   EXPECT_EQ(r.timeline[0].queue_length, 1);
   EXPECT_DOUBLE_EQ(r.timeline[0].stranded, 1);
@@ -407,6 +409,27 @@ TEST(SimulatorTest, BadInputIsRejected) {
   bad.reconfig_ms = -1;
   auto opt = RunSimulation(gpus, kTwoBig, "first-fit", SchedulerOptions{}, bad);
   EXPECT_EQ(opt.status().message(), "reconfig_ms must be a finite number >= 0, got -1");
+}
+
+TEST(SimulatorTest, ContentionNeedsThePcieBandwidthOfEveryModel) {
+  GpuModel::Spec spec = Model("A100-40GB").spec();
+  spec.name = "No PCIe";
+  spec.short_names = {"NOPCIE"};
+  spec.aliases = {};
+  spec.pcie_max_gbps = 0;
+  auto model = GpuModel::Create(spec);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const std::vector<Job> jobs = {MakeJob("plain", 0, "1g.5gb", 1),
+                                 Bloom7b1("bloom", 1, "1g.5gb", 1)};
+  auto r = RunSimulation({&*model}, jobs, "first-fit", SchedulerOptions{}, Options());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(),
+            "contention is on and job 1 ('bloom') is PCIe-bound, but GPU model 'No PCIe' has no "
+            "pcie_max_gbps in the catalog (turn contention off or add it)");
+  SimOptions off = Options();
+  off.contention = false;
+  EXPECT_TRUE(RunSimulation({&*model}, jobs, "first-fit", SchedulerOptions{}, off).ok());
 }
 
 TEST(SimOptionsTest, Validate) {

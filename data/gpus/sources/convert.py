@@ -11,8 +11,8 @@ Usage:
   python3 data/gpus/sources/convert.py --check    # exit 1 if a file would change
 
 Standard library only. The output is deterministic: the same input gives byte-identical files.
-Facts that are not in the research file (short names, PCIe bandwidth, driver-default order,
-static layouts) come from the tables below; each carries its source in the model's `notes`.
+Facts that are not in the research file (short names, PCIe bandwidth, power, driver-default
+order, static layouts) come from the tables below; each carries its source in the model's `notes`.
 """
 
 import argparse
@@ -28,6 +28,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PCIE4_MEASURED = 30.08  # A100 PCIe 4.0, measured (HPCAsia'25)
 PCIE5_ASSUMED = 55.0  # PCIe 5.0, assumption
 
+# Power model of the energy estimate (docs/formats/catalog.md `power`, src/sim/energy.h): max_w is
+# the board power limit of the PCIe card (the form factor of the node the paper measured), idle_w an
+# assumption; per_active_slice_w is left to the loader: (max_w - idle_w) / compute_slices.
+POWER_MODEL_NOTE = (
+    " Energy model (assumption): idle_w always, plus (max_w - idle_w) / compute_slices per busy "
+    "compute slice, so a fully busy GPU draws its board limit."
+)
+
 # Research `model` string -> what the research file does not say. Every model of gpus[] must be
 # listed here and nothing else (the converter fails otherwise, so a new model is not skipped).
 MODELS = {
@@ -35,6 +43,10 @@ MODELS = {
         "file": "a30-24gb.json",
         "short_names": ["A30-24GB", "A30"],
         "pcie_max_gbps": PCIE4_MEASURED,
+        "power": {"idle_w": 30, "max_w": 165},
+        "power_note": "max_w: 165 W, the A30 board power (NVIDIA A30 product brief). idle_w: "
+        "assumption (about 30 W; measure with nvidia-smi --query-gpu=power.draw on the idle "
+        "card).",
         "pcie_note": "pcie_max_gbps: assumption. A30 has a PCIe 4.0 x16 host link; the A100 PCIe "
         "4.0 measurement (30.08 GB/s, algorithms.md §8) is used.",
     },
@@ -42,6 +54,11 @@ MODELS = {
         "file": "a100-40gb.json",
         "short_names": ["A100-40GB"],
         "pcie_max_gbps": PCIE4_MEASURED,
+        "power": {"idle_w": 35, "max_w": 250},
+        "power_note": "max_w: 250 W, the A100 40GB PCIe board power (NVIDIA A100 40GB PCIe product "
+        "brief PB-10137-001; the SXM4 module is 400 W): the PCIe card of the measured node "
+        "(algorithms.md §8). idle_w: assumption (about 35 W; measure with nvidia-smi "
+        "--query-gpu=power.draw on the idle card).",
         "pcie_note": "pcie_max_gbps: 30.08 GB/s measured on A100 PCIe 4.0 (algorithms.md §8); "
         "used for the SXM4 board too (PCIe 4.0 host link, assumption).",
     },
@@ -49,6 +66,10 @@ MODELS = {
         "file": "a100-80gb.json",
         "short_names": ["A100-80GB"],
         "pcie_max_gbps": PCIE4_MEASURED,
+        "power": {"idle_w": 40, "max_w": 300},
+        "power_note": "max_w: 300 W, the A100 80GB PCIe board power (NVIDIA A100 80GB PCIe product "
+        "brief PB-10577-001; the SXM4 module is 400 W). idle_w: assumption (about 40 W; measure "
+        "with nvidia-smi --query-gpu=power.draw on the idle card).",
         "pcie_note": "pcie_max_gbps: assumption. The A100 40GB PCIe 4.0 measurement (30.08 GB/s, "
         "algorithms.md §8) is used; A100 80GB has the same PCIe 4.0 host link.",
     },
@@ -56,24 +77,40 @@ MODELS = {
         "file": "h100-80gb.json",
         "short_names": ["H100-80GB"],
         "pcie_max_gbps": PCIE5_ASSUMED,
+        "power": {"idle_w": 50, "max_w": 350},
+        "power_note": "max_w: 350 W, the H100 PCIe board power (NVIDIA H100 PCIe product brief; "
+        "the SXM5 module is up to 700 W). idle_w: assumption (about 50 W; measure with "
+        "nvidia-smi --query-gpu=power.draw on the idle card).",
         "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (algorithms.md §8).",
     },
     "H100 NVL 94GB (H100 94GB PCIe/SXM5 per MIG UG)": {
         "file": "h100-nvl-94gb.json",
         "short_names": ["H100-NVL-94GB", "H100-94GB"],
         "pcie_max_gbps": PCIE5_ASSUMED,
+        "power": {"idle_w": 60, "max_w": 400},
+        "power_note": "max_w: 400 W, the upper end of the H100 NVL board power (350-400 W "
+        "configurable, NVIDIA H100 NVL product brief). idle_w: assumption (about 60 W; measure "
+        "with nvidia-smi --query-gpu=power.draw on the idle card).",
         "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (algorithms.md §8).",
     },
     "H200 141GB (SXM5) / H200 NVL": {
         "file": "h200-141gb.json",
         "short_names": ["H200-141GB"],
         "pcie_max_gbps": PCIE5_ASSUMED,
+        "power": {"idle_w": 60, "max_w": 600},
+        "power_note": "max_w: 600 W, the H200 NVL (PCIe) maximum board power (NVIDIA H200 NVL "
+        "specifications; the SXM5 module is up to 700 W). idle_w: assumption (about 60 W; "
+        "measure with nvidia-smi --query-gpu=power.draw on the idle card).",
         "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (algorithms.md §8).",
     },
     "RTX PRO 6000 Blackwell (96GB)": {
         "file": "rtx-pro-6000.json",
         "short_names": ["RTX-PRO-6000"],
         "pcie_max_gbps": PCIE5_ASSUMED,
+        "power": {"idle_w": 30, "max_w": 600},
+        "power_note": "max_w: 600 W, the RTX PRO 6000 Blackwell maximum board power (Workstation "
+        "and Server Editions, up to 600 W; the Max-Q edition is 300 W). idle_w: assumption "
+        "(about 30 W; measure with nvidia-smi --query-gpu=power.draw on the idle card).",
         "pcie_note": "pcie_max_gbps: assumption. RTX PRO 6000 Blackwell has a PCIe 5.0 x16 host "
         "link; the H100/H200 figure (about 55 GB/s, algorithms.md §8) is used.",
     },
@@ -222,7 +259,8 @@ def convert_model(g):
         "inferred: same 8-unit grid and profile IDs as A100 40GB / H100 80GB, where it was "
         "observed (mig-profiles.md §6); assumption",
     )
-    notes = [extra["pcie_note"], f"driver_default: {dd_note}."]
+    notes = [extra["pcie_note"], "power: " + extra["power_note"] + POWER_MODEL_NOTE]
+    notes.append(f"driver_default: {dd_note}.")
     notes.append(
         "static_layouts.all-balanced: NVIDIA mig-parted's all-balanced "
         + ("(1x3g + 1x2g + 2x1g)" if g["compute_slices"] == 7 else "(1x2g + 2x1g)")
@@ -254,6 +292,7 @@ def convert_model(g):
         "memory_slices": g["memory_slices"],
         "placement_units": g["placement_units"],
         "pcie_max_gbps": extra["pcie_max_gbps"],
+        "power": dict(extra["power"]),
         "driver_default": dd,
         "static_layouts": {"all-balanced": all_balanced(g, bases)},
         "profiles": profiles,

@@ -1,8 +1,12 @@
-// frag-aware: the placement of §4 (steps 1-4) of docs/algorithms.md.
+// lb+frag (alias frag-aware): the placement of §4 (steps 1-4, 7) of
+// docs/algorithms.md, scored by the metric chosen with --metric (§2).
 #include <cmath>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "sched/metrics.h"
+#include "sched/policies/common.h"
 #include "sched/policies/policies.h"
 
 namespace migsched {
@@ -10,65 +14,59 @@ namespace {
 
 class FragAwarePolicy : public PlacementPolicy {
  public:
-  explicit FragAwarePolicy(const SchedulerOptions& options) : options_(options) {}
+  FragAwarePolicy(const SchedulerOptions& options, MetricKind metric, std::string name)
+      : options_(options), scorer_(metric, options.demand_window), name_(std::move(name)) {}
 
-  std::string_view name() const override { return "frag-aware"; }
+  std::string_view name() const override { return name_; }
+
+  void ObserveArrival(const Cluster& cluster, const Job& job) override {
+    scorer_.ObserveArrival(cluster, job);
+  }
 
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
-    // Step 1: candidates on every GPU.
-    candidates_.clear();
-    for (int gpu = 0; gpu < cluster.size(); ++gpu) {
-      const int profile = req.ProfileOn(cluster.gpu(gpu).model());
-      if (profile >= 0) AppendCandidates(cluster, gpu, profile, /*allow_create=*/true, &candidates_);
-    }
+    // Steps 1 and 7: candidates on every GPU, the full-size reserve applied.
+    CollectCandidates(cluster, req, /*allow_create=*/true, options_.reserve_full, &candidates_);
     if (candidates_.empty()) return std::nullopt;
+    // Step 2: conditional load balancing.
+    KeepLazyIfAny(cluster, options_.threshold, &candidates_);
 
-    // Step 2: conditional load balancing. Lazy: util(g) < t (§3).
-    auto lazy = [&](const Candidate& c) { return cluster.gpu(c.gpu).utilization() < options_.threshold; };
-    bool any_lazy = false;
-    for (const Candidate& c : candidates_) any_lazy = any_lazy || lazy(c);
-
-    // Step 3: fragmentation cost, minimum within 1e-9.
-    auto score = [&](const Candidate& c) {
-      const ConfigTable& t = cluster.gpu(c.gpu).table();
-      const double post = t.FragCost(c.busy_after);
-      return options_.frag_objective == FragObjective::kPost
-                 ? post
-                 : post - t.FragCost(cluster.gpu(c.gpu).busy_config());
-    };
+    // Step 3: the metric's change (or its value after, --frag-objective post),
+    // minimum within 1e-9.
+    scores_.clear();
     double best_score = INFINITY;
     for (const Candidate& c : candidates_) {
-      if (lazy(c) == any_lazy) best_score = std::min(best_score, score(c));
+      const GpuState& g = cluster.gpu(c.gpu);
+      const double s = options_.frag_objective == FragObjective::kPost
+                           ? scorer_.Value(g.table(), c.busy_after)
+                           : scorer_.Delta(g.table(), g.busy_config(), c.busy_after);
+      scores_.push_back(s);
+      best_score = std::min(best_score, s);
     }
 
     // Step 4: reuse, fewest destroys, lower util, lower GPU index, higher start.
     const Candidate* best = nullptr;
-    for (const Candidate& c : candidates_) {
-      if (lazy(c) != any_lazy || score(c) > best_score + 1e-9) continue;
-      if (best == nullptr || Better(cluster, c, *best)) best = &c;
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      if (scores_[i] > best_score + 1e-9) continue;
+      if (best == nullptr || ReuseOrderBefore(cluster, candidates_[i], *best)) {
+        best = &candidates_[i];
+      }
     }
     return *best;
   }
 
  private:
-  static bool Better(const Cluster& cluster, const Candidate& a, const Candidate& b) {
-    if (a.reuse != b.reuse) return a.reuse;
-    if (a.destroys != b.destroys) return a.destroys < b.destroys;
-    const int ua = cluster.gpu(a.gpu).busy_compute_slices() * cluster.gpu(b.gpu).model().compute_slices();
-    const int ub = cluster.gpu(b.gpu).busy_compute_slices() * cluster.gpu(a.gpu).model().compute_slices();
-    if (ua != ub) return ua < ub;  // util(a) < util(b), compared exactly
-    if (a.gpu != b.gpu) return a.gpu < b.gpu;
-    return a.start > b.start;
-  }
-
   SchedulerOptions options_;
+  MetricScorer scorer_;
+  std::string name_;
   std::vector<Candidate> candidates_;
+  std::vector<double> scores_;
 };
 
 }  // namespace
 
-std::unique_ptr<PlacementPolicy> NewFragAwarePolicy(const SchedulerOptions& options) {
-  return std::make_unique<FragAwarePolicy>(options);
+std::unique_ptr<PlacementPolicy> NewFragAwarePolicy(const SchedulerOptions& options,
+                                                    MetricKind metric, std::string name) {
+  return std::make_unique<FragAwarePolicy>(options, metric, std::move(name));
 }
 
 }  // namespace migsched

@@ -27,8 +27,8 @@ class StaticPolicy : public PlacementPolicy {
         if (name == layout_) layout = &instances;
       }
       if (layout == nullptr) {
-        return FailedPreconditionError(
-            fmt::format("GPU model '{}' has no static layout '{}' in the catalog", m.name(), layout_));
+        return FailedPreconditionError(fmt::format(
+            "GPU model '{}' has no static layout '{}' in the catalog", m.name(), layout_));
       }
       for (const auto& [profile, start] : *layout) {
         plan.steps.push_back({StepKind::kCreate, gpu, m.FindProfile(profile), start, kNoJob});

@@ -1,0 +1,71 @@
+// Decision latency of one arrival (issue 4): clusters of 4 .. 100,000 mixed
+// GPUs (A100 40GB, H100 80GB, H200 141GB) filled to 30%, 70% and 95%
+// utilisation; the grouped fast path ("fast") and the naive O(GPUs) scan
+// ("naive") side by side. Each iteration places one random job and releases
+// it again, so the state stays at the target; only the placement is timed.
+// Counters: mean_us and p99_us of the placement decision, groups = distinct
+// GPU states.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "bench/bench_util.h"
+#include "sched/policy.h"
+
+namespace migsched::bench {
+namespace {
+
+void BM_Decision(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  const double util = state.range(1) / 100.0;
+  const bool naive = state.range(2) != 0;
+  const char* policy = "frag-aware";
+  ConfigTableCache tables;
+  Cluster cluster(MixedGpus(gpus), &tables);
+  SchedulerOptions options;
+  auto p = MakePolicy(policy, options);
+  Scheduler scheduler(&cluster, std::move(*p), options, SteadyClock());
+  Rng rng(42);
+  JobId id = FillTo(scheduler, util, rng);
+  cluster.set_grouping(!naive);
+  std::vector<double> us;
+  for (auto _ : state) {
+    const Job job = RandomJob(rng);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto d = scheduler.TryPlace(id, job);
+    const auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    state.PauseTiming();
+    if (d.ok() && d->has_value()) {
+      if (!scheduler.Release(id).ok()) std::abort();
+      ++id;
+    }
+    state.ResumeTiming();
+  }
+  std::sort(us.begin(), us.end());
+  double sum = 0;
+  for (double u : us) sum += u;
+  state.counters["mean_us"] = us.empty() ? 0 : sum / us.size();
+  state.counters["p99_us"] = us.empty() ? 0 : us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  state.counters["groups"] = cluster.num_groups();
+  state.counters["util"] = cluster.Utilization();
+}
+
+void DecisionArgs(benchmark::internal::Benchmark* b) {
+  for (int gpus : {4, 64, 1000, 10000, 100000}) {
+    for (int util : {30, 70, 95}) {
+      for (int naive : {0, 1}) {
+        if (naive && gpus > 10000) continue;  // the naive scan of 100,000 GPUs takes too long to fill
+        b->Args({gpus, util, naive});
+      }
+    }
+  }
+  b->ArgNames({"gpus", "util%", "naive"});
+}
+BENCHMARK(BM_Decision)->Apply(DecisionArgs)->Unit(benchmark::kMicrosecond)->Iterations(2000);
+
+}  // namespace
+}  // namespace migsched::bench
+
+BENCHMARK_MAIN();

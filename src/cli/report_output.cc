@@ -1,0 +1,83 @@
+#include "cli/report_output.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace migsched::cli {
+
+void AddReportFlags(CLI::App* cmd, ReportFlags* f, bool with_path) {
+  if (with_path) {
+    cmd->add_option("--report", f->path,
+                    "Write an HTML report (tables and charts, opens offline) to FILE "
+                    "(docs/report.md)");
+  }
+  cmd->add_option("--snapshot-at", f->snapshot_at,
+                  "Report: virtual times (s) of the GPU slot maps, comma-separated (default: "
+                  "25/50/75% of the arrival span, plus the fragmentation peak)")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
+              return "times are seconds >= 0, got '" + text + "'";
+            }
+            return "";
+          },
+          "SECONDS>=0"));
+}
+
+std::vector<double> DefaultSnapshotTimes(const std::vector<Job>& jobs) {
+  if (jobs.empty()) return {};
+  double first = jobs.front().arrival_s, last = first;
+  for (const Job& j : jobs) {
+    first = std::min(first, j.arrival_s);
+    last = std::max(last, j.arrival_s);
+  }
+  return {first + 0.25 * (last - first), first + 0.5 * (last - first),
+          first + 0.75 * (last - first)};
+}
+
+void PrepareForReport(const ReportFlags& flags, const std::vector<Job>& jobs, SimOptions* sim) {
+  sim->record_jobs = true;
+  sim->record_timeline = true;
+  if (sim->mode != SimMode::kOnline) return;
+  sim->snapshot_times = flags.snapshot_at.empty() ? DefaultSnapshotTimes(jobs) : flags.snapshot_at;
+  sim->snapshot_peak_frag = true;
+}
+
+HtmlReport MakeSimReport(const std::string& title, const SimSetup& setup, const SimFlags& flags,
+                         const std::vector<std::string>& labels,
+                         const std::vector<const SimResult*>& results) {
+  HtmlReport report(title);
+  std::string cluster = results.empty() ? "" : results.front()->metrics.cluster;
+  report.SetSubtitle(fmt::format("{} on {}", setup.workload_label, cluster));
+  report.SetSettings(setup.ToJson(flags));
+  for (const std::string& n : setup.notes) report.AddNote(n);
+  for (size_t i = 0; i < results.size() && i < labels.size(); ++i) {
+    report.AddRun(labels[i], *results[i]);
+  }
+  return report;
+}
+
+StatusOr<HtmlReport> MakeSweepReport(const SimSetup& setup, const SimFlags& flags,
+                                     const std::string& policy, const std::string& param,
+                                     const std::vector<double>& values,
+                                     const std::vector<Metrics>& metrics) {
+  HtmlReport report(fmt::format("migsched sweep: {} over {}", policy, param));
+  const std::string cluster = metrics.empty() ? "" : metrics.front().cluster;
+  report.SetSubtitle(fmt::format("{} on {}", setup.workload_label, cluster));
+  report.SetSettings(setup.ToJson(flags));
+  for (const std::string& n : setup.notes) report.AddNote(n);
+  std::vector<std::pair<double, Metrics>> points;
+  for (size_t i = 0; i < values.size() && i < metrics.size(); ++i) {
+    points.emplace_back(values[i], metrics[i]);
+  }
+  RETURN_IF_ERROR(report.SetSweep(param, policy, points));
+  return report;
+}
+
+}  // namespace migsched::cli

@@ -1,0 +1,58 @@
+// The HTML report from the CLI (docs/report.md): the --report and
+// --snapshot-at flags of `simulate`, `compare` and `report`, preparing a
+// simulation so that it records what the report draws, and writing the
+// report (report/html_report.h).
+#ifndef MIGSCHED_CLI_REPORT_OUTPUT_H_
+#define MIGSCHED_CLI_REPORT_OUTPUT_H_
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/sim_flags.h"
+#include "core/job.h"
+#include "core/status.h"
+#include "report/html_report.h"
+#include "sim/sim_options.h"
+#include "sim/sim_result.h"
+
+namespace migsched::cli {
+
+struct ReportFlags {
+  std::string path;                 // --report FILE.html ("" = no report)
+  std::vector<double> snapshot_at;  // --snapshot-at T[,T...], virtual seconds
+};
+
+// Adds --snapshot-at to `cmd`, and --report FILE.html unless `with_path` is
+// false (the `report` command has its own -o).
+void AddReportFlags(CLI::App* cmd, ReportFlags* flags, bool with_path = true);
+
+// The instants the slot maps show when --snapshot-at is not given: 25%, 50%
+// and 75% of the way from the first to the last arrival of `jobs` (the
+// loaded part of an online run; the makespan is not known before the run).
+// Empty for an empty workload.
+std::vector<double> DefaultSnapshotTimes(const std::vector<Job>& jobs);
+
+// Makes `sim` record what the report draws: job records, the timeline, GPU
+// snapshots at --snapshot-at (or DefaultSnapshotTimes) and at the peak of
+// fragmentation. Online mode only for the snapshots; fill mode keeps its
+// fill curve.
+void PrepareForReport(const ReportFlags& flags, const std::vector<Job>& jobs, SimOptions* sim);
+
+// One report for runs of the same setup: title, the workload line, the
+// settings and notes of `setup`, and one run per (label, result).
+HtmlReport MakeSimReport(const std::string& title, const SimSetup& setup, const SimFlags& flags,
+                         const std::vector<std::string>& labels,
+                         const std::vector<const SimResult*>& results);
+
+// The report of a sweep (`migsched sweep --report`): a table with a column
+// per value and each metric charted against the value. kInvalidArgument as
+// HtmlReport::SetSweep.
+StatusOr<HtmlReport> MakeSweepReport(const SimSetup& setup, const SimFlags& flags,
+                                     const std::string& policy, const std::string& param,
+                                     const std::vector<double>& values,
+                                     const std::vector<Metrics>& metrics);
+
+}  // namespace migsched::cli
+
+#endif  // MIGSCHED_CLI_REPORT_OUTPUT_H_

@@ -1,0 +1,333 @@
+// `migsched sweep`: one policy over a range of one parameter (same cluster,
+// workload and seed for every value), one row per value with every metric
+// `compare` shows, and optionally all of it as JSON. Used to redo the
+// threshold study of the mission (`--param threshold=0.2:0.6:0.05`).
+//
+// Parameters (SweepParams() below): scheduler options are set on the options
+// built from the flags; `load` and `pcie-share` change the workload, which is
+// rebuilt for each value (same seed).
+#include "cli/sweep_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/report.h"
+#include "cli/report_output.h"
+#include "cli/sim_flags.h"
+#include "sched/policy.h"
+#include "sim/simulator.h"
+
+namespace migsched::cli {
+namespace {
+
+struct SweepFlags {
+  SimFlags sim;
+  std::string policy = "lb+frag";
+  std::string param;  // NAME=SPEC
+  std::string json;
+  int threads = 0;
+  std::string report;  // --report FILE.html
+};
+
+// One sweepable parameter: how a value is applied to the flags (workload
+// parameters, the setup is rebuilt) or to the built setup (scheduler options).
+struct SweepParam {
+  const char* name;
+  const char* help;
+  bool integer;
+  std::function<void(SimFlags*, double)> on_flags;  // null: not a workload parameter
+  std::function<void(SimSetup*, double)> on_setup;  // null: applied through the flags
+};
+
+const std::vector<SweepParam>& SweepParams() {
+  static const std::vector<SweepParam> k = {
+      {"threshold", "lazy/busy threshold t (§3)", false, nullptr,
+       [](SimSetup* s, double v) { s->scheduler.threshold = v; }},
+      {"load", "offered load of regenerated arrivals (rebuilds the workload)", false,
+       [](SimFlags* f, double v) { f->load = v; }, nullptr},
+      {"pcie-share", "paper-mix share of PCIe-bound jobs (rebuilds the workload)", false,
+       [](SimFlags* f, double v) { f->pcie_share = v; }, nullptr},
+      {"reserve-full", "full-size reserve N GPUs (§4 step 7)", true, nullptr,
+       [](SimSetup* s, double v) { s->scheduler.reserve_full = static_cast<int>(v); }},
+      {"demand-window", "demand-weighted window, jobs (§2)", true, nullptr,
+       [](SimSetup* s, double v) { s->scheduler.demand_window = static_cast<int>(v); }},
+      {"max-skip-seconds", "starvation guard, s (§5)", false, nullptr,
+       [](SimSetup* s, double v) { s->scheduler.max_skip_seconds = v; }},
+      {"max-wait", "reject after this wait, s (§5)", false, nullptr,
+       [](SimSetup* s, double v) { s->scheduler.max_wait_s = v; }},
+      {"idle-ttl", "idle-instance retention, s", false, nullptr,
+       [](SimSetup* s, double v) { s->scheduler.idle_ttl_s = v; }},
+      {"defrag-interval", "periodic defragmentation pass, s (§6)", false, nullptr,
+       [](SimSetup* s, double v) { s->scheduler.migration.defrag_interval_s = v; }},
+  };
+  return k;
+}
+
+std::string ParamList() {
+  std::string out;
+  for (const SweepParam& p : SweepParams()) out += (out.empty() ? "" : ", ") + std::string(p.name);
+  return out;
+}
+
+StatusOr<double> ParseNumber(std::string_view text, std::string_view what) {
+  double v = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(v)) {
+    return InvalidArgumentError(fmt::format("{}: '{}' is not a number", what, text));
+  }
+  return v;
+}
+
+constexpr size_t kMaxValues = 1000;
+
+struct Column {
+  std::string key;  // MetricsToJson key
+  std::string header;
+};
+
+std::vector<Column> Columns(bool fill) {
+  if (fill) {
+    return {{"fill_allocation", "ALLOCATION"},
+            {"fill_acceptance", "ACCEPTANCE"},
+            {"fill_frag", "FRAG"},
+            {"reconfigurations", "RECONFIGS"}};
+  }
+  std::vector<Column> out;
+  for (const ComparedMetric& c : ComparedMetrics()) out.push_back({c.key, c.header});
+  return out;
+}
+
+// First column left-aligned, the others right-aligned, two spaces apart.
+void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      out << (i == 0 ? fmt::format("{:<{}}", r[i], width[i])
+                     : fmt::format("  {:>{}}", r[i], width[i]));
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+// Parses "a:b:step" (a, a+step, ... up to b, b included within 1e-9 of a
+// step) or "v1,v2,..." (any order, as given). Errors name the problem.
+StatusOr<std::vector<double>> ParseSweepValues(std::string_view spec) {
+  std::vector<double> values;
+  if (spec.find(':') != std::string_view::npos) {
+    std::vector<std::string_view> parts;
+    size_t from = 0;
+    while (true) {
+      const size_t colon = spec.find(':', from);
+      parts.push_back(
+          spec.substr(from, colon == std::string_view::npos ? spec.npos : colon - from));
+      if (colon == std::string_view::npos) break;
+      from = colon + 1;
+    }
+    if (parts.size() != 3) {
+      return InvalidArgumentError(fmt::format("range '{}' must be FROM:TO:STEP", spec));
+    }
+    ASSIGN_OR_RETURN(double a, ParseNumber(parts[0], "range start"));
+    ASSIGN_OR_RETURN(double b, ParseNumber(parts[1], "range end"));
+    ASSIGN_OR_RETURN(double step, ParseNumber(parts[2], "range step"));
+    if (!(step > 0))
+      return InvalidArgumentError(fmt::format("range step must be > 0, got {}", step));
+    if (b < a) {
+      return InvalidArgumentError(fmt::format("range end {} is below its start {}", b, a));
+    }
+    const double n = std::floor((b - a) / step + 1e-9);
+    if (n + 1 > kMaxValues) {
+      return InvalidArgumentError(
+          fmt::format("range '{}' has {} values; at most {}", spec, n + 1, kMaxValues));
+    }
+    for (int i = 0; i <= static_cast<int>(n); ++i) {
+      // a + i * step, rounded to 12 significant digits so that 0.2 + 3 * 0.05
+      // prints and compares as 0.35.
+      const double v = a + i * step;
+      values.push_back(std::stod(fmt::format("{:.12g}", v)));
+    }
+    return values;
+  }
+  size_t from = 0;
+  while (true) {
+    const size_t comma = spec.find(',', from);
+    const std::string_view item =
+        spec.substr(from, comma == std::string_view::npos ? spec.npos : comma - from);
+    ASSIGN_OR_RETURN(double v, ParseNumber(item, "value"));
+    values.push_back(v);
+    if (values.size() > kMaxValues) {
+      return InvalidArgumentError(fmt::format("more than {} values", kMaxValues));
+    }
+    if (comma == std::string_view::npos) break;
+    from = comma + 1;
+  }
+  return values;
+}
+
+namespace {
+
+int Run(const SweepFlags& f, Context& ctx) {
+  auto fail = [&](const std::string& msg) {
+    *ctx.err << "migsched sweep: " << msg << "\n";
+    return 1;
+  };
+  const size_t eq = f.param.find('=');
+  if (eq == std::string::npos) {
+    return fail(fmt::format("--param '{}' must be NAME=FROM:TO:STEP or NAME=V1,V2,... (NAME: {})",
+                            f.param, ParamList()));
+  }
+  const std::string name = f.param.substr(0, eq);
+  const SweepParam* param = nullptr;
+  for (const SweepParam& p : SweepParams()) {
+    if (name == p.name) param = &p;
+  }
+  if (param == nullptr) {
+    return fail(fmt::format("--param: unknown parameter '{}' (known: {})", name, ParamList()));
+  }
+  auto values = ParseSweepValues(std::string_view(f.param).substr(eq + 1));
+  if (!values.ok()) return fail(fmt::format("--param {}: {}", name, values.status().message()));
+  for (double v : *values) {
+    if (param->integer && v != std::floor(v)) {
+      return fail(fmt::format("--param {}: {} is not a whole number", name, v));
+    }
+  }
+
+  // One setup per value: built from the flags (workload parameters) or the
+  // shared base setup with the scheduler option changed.
+  auto base = BuildSimSetup(f.sim, ctx);
+  if (!base.ok()) return fail(base.status().message());
+  std::vector<SimSetup> setups;
+  for (double v : *values) {
+    SimSetup s;
+    if (param->on_flags) {
+      SimFlags flags = f.sim;
+      param->on_flags(&flags, v);
+      auto built = BuildSimSetup(flags, ctx);
+      if (!built.ok()) return fail(fmt::format("{}={}: {}", name, v, built.status().message()));
+      s = std::move(*built);
+    } else {
+      s = *base;
+      param->on_setup(&s, v);
+      Status st = s.scheduler.Validate();
+      if (!st.ok()) return fail(fmt::format("{}={}: {}", name, v, st.message()));
+    }
+    s.sim.record_timeline = false;
+    setups.push_back(std::move(s));
+  }
+  auto made = MakePolicy(f.policy, setups.front().scheduler);
+  if (!made.ok()) return fail(fmt::format("--policy: {}", made.status().message()));
+
+  const bool fill = base->sim.mode == SimMode::kFill;
+  ProgressPrinter progress(ctx);
+  std::vector<std::string> labels;
+  for (double v : *values) labels.push_back(fmt::format("{}={:g}", name, v));
+  std::vector<StatusOr<SimResult>> results(values->size(),
+                                           Status(StatusCode::kInternal, "not run"));
+  // Values are independent runs: up to `threads` of them at once.
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t parallel = f.threads > 0 ? f.threads : hw;
+  for (size_t first = 0; first < setups.size(); first += parallel) {
+    std::vector<std::thread> workers;
+    for (size_t i = first; i < std::min(setups.size(), first + parallel); ++i) {
+      workers.emplace_back([&, i] {
+        SimOptions o = setups[i].sim;
+        o.progress = [&, i](const SimProgress& p) { progress.Report(labels[i], p, fill); };
+        results[i] =
+            RunSimulation(setups[i].gpus, setups[i].jobs, f.policy, setups[i].scheduler, o);
+      });
+    }
+    for (auto& w : workers) w.join();
+  }
+  std::vector<Metrics> runs;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].ok())
+      return fail(fmt::format("{}: {}", labels[i], results[i].status().message()));
+    runs.push_back(results[i]->metrics);
+  }
+
+  // The table: the parameter, then every compared metric.
+  std::ostream& out = *ctx.out;
+  out << fmt::format("migsched sweep: {} over {} ({} values) on {}, {}\n", f.policy, name,
+                     values->size(), runs.front().cluster, base->workload_label);
+  for (const std::string& n : base->notes) out << "  note: " << n << "\n";
+  out << "\n";
+  std::string title = name;
+  for (char& ch : title) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  std::vector<std::vector<std::string>> rows = {{title}};
+  for (const Column& c : Columns(fill)) rows.front().push_back(c.header);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::vector<std::string> row = {fmt::format("{:g}", (*values)[i])};
+    for (const Column& c : Columns(fill))
+      row.push_back(MetricCell(c.key, MetricValue(runs[i], c.key)));
+    rows.push_back(std::move(row));
+  }
+  PrintTable(rows, out);
+
+  if (!f.json.empty()) {
+    nlohmann::ordered_json j;
+    j["settings"] = base->ToJson(f.sim);
+    j["policy"] = f.policy;
+    j["param"] = name;
+    j["values"] = *values;
+    j["results"] = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < runs.size(); ++i) {
+      nlohmann::ordered_json r;
+      r["value"] = (*values)[i];
+      if (param->on_flags) r["workload_description"] = setups[i].workload_label;
+      const nlohmann::json metrics = MetricsToJson(runs[i]);  // named: items() refers to it
+      for (const auto& [k, v] : metrics.items()) r[k] = v;
+      j["results"].push_back(r);
+    }
+    std::ofstream file(f.json);
+    file << j.dump(2) << "\n";
+    file.close();
+    if (!file) return fail(fmt::format("cannot write {}", f.json));
+  }
+  if (!f.report.empty()) {
+    auto report = MakeSweepReport(*base, f.sim, f.policy, name, *values, runs);
+    Status st = report.ok() ? report->Write(f.report) : report.status();
+    if (!st.ok()) return fail(fmt::format("--report: {}", st.message()));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterSweepCommand(CLI::App& app, Context& ctx, int* exit_code) {
+  auto f = std::make_shared<SweepFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "Run one policy over a range of one parameter (same cluster, workload and seed) and print "
+      "a row of every metric per value");
+  AddSimFlags(cmd, &f->sim);
+  cmd->add_option("--policy", f->policy, "The policy to run (migsched compare lists them)")
+      ->capture_default_str();
+  cmd->add_option("--param", f->param,
+                  "NAME=FROM:TO:STEP (TO included) or NAME=V1,V2,...; NAME: " + ParamList())
+      ->required();
+  cmd->add_option("--json", f->json, "Write every value's metrics as JSON to FILE");
+  cmd->add_option("--threads", f->threads, "Values simulated at once (default: the cores)");
+  cmd->add_option("--report", f->report,
+                  "Write an HTML report (every metric against the parameter; opens offline) to "
+                  "FILE (docs/report.md)");
+  cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
+}
+
+}  // namespace migsched::cli

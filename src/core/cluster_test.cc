@@ -1,0 +1,122 @@
+// Cluster: spec parsing and the state groups kept up to date by ApplyPlan.
+#include "core/cluster.h"
+
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/plan.h"
+#include "core/rng.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::BundledCatalog;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(ClusterSpecTest, ParsesCountsAndNames) {
+  auto gpus = ParseClusterSpec("2xA100-40GB, 1xNVIDIA H100 80GB HBM3,A30", BundledCatalog());
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  ASSERT_EQ(gpus->size(), 4u);
+  EXPECT_EQ((*gpus)[0]->name(), "A100 40GB");
+  EXPECT_EQ((*gpus)[1], (*gpus)[0]);
+  EXPECT_EQ((*gpus)[2]->name(), "H100 80GB");
+  EXPECT_EQ((*gpus)[3]->name(), "A30 24GB");
+}
+
+TEST(ClusterSpecTest, BadSpecsAreClearErrors) {
+  struct Case {
+    std::string spec, error;
+  } cases[] = {
+      {"", "empty cluster spec"},
+      {"4xA100-40GB,", "empty part"},
+      {"0xA100-40GB", "GPU count must be in 1..1000000"},
+      {"4xB300", "cluster spec part '4xB300': unknown GPU model 'B300'"},
+  };
+  for (const Case& c : cases) {
+    auto gpus = ParseClusterSpec(c.spec, BundledCatalog());
+    ASSERT_FALSE(gpus.ok()) << c.spec;
+    EXPECT_THAT(gpus.status().message(), HasSubstr(c.error)) << c.spec;
+  }
+}
+
+TEST(ClusterGroupsTest, IdenticalGpusShareOneRepresentative) {
+  auto gpus = ParseClusterSpec("3xA100-40GB,2xA30-24GB", BundledCatalog());
+  ASSERT_TRUE(gpus.ok());
+  ConfigTableCache tables;
+  Cluster c(*gpus, &tables);
+  // Empty: one group per model, represented by GPUs 0 and 3.
+  EXPECT_THAT(c.representatives(), ElementsAre(0, 3));
+  EXPECT_EQ(c.models().size(), 2u);
+  // A 3g@4 on GPU 0 makes it a group of its own; GPU 1 now represents the empty A100s.
+  const int p3g = c.gpu(0).model().FindProfile("3g.20gb");
+  ASSERT_TRUE(ApplyPlan({{{StepKind::kCreate, 0, p3g, 4, kNoJob}}}, &c).ok());
+  EXPECT_THAT(c.representatives(), ElementsAre(0, 1, 3));
+  // The same idle 3g@4 on GPU 2 joins GPU 0's group.
+  ASSERT_TRUE(ApplyPlan({{{StepKind::kCreate, 2, p3g, 4, kNoJob}}}, &c).ok());
+  EXPECT_THAT(c.representatives(), ElementsAre(0, 1, 3));
+  EXPECT_EQ(c.num_groups(), 3);
+  // Busy differs from idle: starting a job on GPU 0 splits it from GPU 2.
+  ASSERT_TRUE(ApplyPlan({{{StepKind::kStart, 0, p3g, 4, 7}}}, &c).ok());
+  EXPECT_THAT(c.representatives(), ElementsAre(0, 1, 2, 3));
+  // Grouping off: every GPU.
+  c.set_grouping(false);
+  EXPECT_THAT(c.representatives(), ElementsAre(0, 1, 2, 3, 4));
+}
+
+// Random plans; after each, the groups equal a brute-force grouping.
+TEST(ClusterGroupsTest, RandomPlansKeepGroupsExact) {
+  const uint64_t seed = std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
+                                                     : 7;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Rng rng(seed);
+  auto gpus = ParseClusterSpec("6xA100-40GB,4xA30-24GB", BundledCatalog());
+  ASSERT_TRUE(gpus.ok());
+  ConfigTableCache tables;
+  Cluster c(*gpus, &tables);
+  JobId next = 0;
+  for (int step = 0; step < 2000; ++step) {
+    const int g = static_cast<int>(rng.UniformInt(0, c.size() - 1));
+    const GpuState& s = c.gpu(g);
+    Plan plan;
+    const auto& insts = s.instances();
+    const double r = rng.Uniform01();
+    if (!insts.empty() && r < 0.4) {
+      const Instance& in = insts[rng.UniformInt(0, insts.size() - 1)];
+      if (in.busy()) {
+        plan.steps.push_back({StepKind::kRelease, g, in.profile, in.start, in.job});
+      } else if (rng.Uniform01() < 0.5) {
+        plan.steps.push_back({StepKind::kStart, g, in.profile, in.start, next++});
+      } else {
+        plan.steps.push_back({StepKind::kDestroy, g, in.profile, in.start, kNoJob});
+      }
+    } else {
+      const GpuModel& m = s.model();
+      const Slot& slot = m.slots()[rng.UniformInt(0, m.slots().size() - 1)];
+      if (s.table().Add(s.all_config(), m.SlotOf(slot.profile, slot.start)) == kInvalidConfig) continue;
+      plan.steps.push_back({StepKind::kCreate, g, slot.profile, slot.start, kNoJob});
+    }
+    ASSERT_TRUE(ApplyPlan(plan, &c).ok());
+    std::map<std::string, int> lowest;
+    for (int i = 0; i < c.size(); ++i) {
+      std::string key = c.gpu(i).model().name();
+      for (const Instance& in : c.gpu(i).instances()) {
+        key += "|" + std::to_string(in.profile) + "@" + std::to_string(in.start) + (in.busy() ? "b" : "i");
+      }
+      if (!lowest.count(key)) lowest[key] = i;
+    }
+    std::set<int> expected;
+    for (const auto& [k, i] : lowest) expected.insert(i);
+    ASSERT_EQ(c.representatives(), expected) << "step " << step;
+    ASSERT_EQ(c.num_groups(), static_cast<int>(lowest.size()));
+  }
+}
+
+}  // namespace
+}  // namespace migsched

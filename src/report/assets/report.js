@@ -1,0 +1,400 @@
+// The script of migsched's HTML report (src/report/html_report.h): draws the
+// charts listed in the embedded JSON (#report-data) with Chart.js, which the
+// page inlines before this script. Compiled into the binary
+// (cmake/embed_files.cmake); plain ES2017, no modules, no network.
+//
+// When done it sets data-render-status on <html> to "ok" (every chart drew,
+// no script error) or "error" (messages in #render-errors), and
+// data-charts-drawn to the number of charts that drew.
+(function () {
+  'use strict';
+  var root = document.documentElement;
+  var errors = window.__reportErrors || [];
+  var statusEl = document.getElementById('render-status');
+  var errorsEl = document.getElementById('render-errors');
+  var drawn = 0;
+  var data = null;
+
+  var RUN_COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2',
+                    '#7f7f7f', '#bcbd22', '#17becf'];
+  var PROFILE_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948',
+                        '#b07aa1', '#ff9da7', '#9c755f', '#86bcb6', '#d37295', '#a0cbe8'];
+
+  function runColor(i) { return RUN_COLORS[i % RUN_COLORS.length]; }
+
+  // ---- formatting -------------------------------------------------------
+  // A time unit for values up to maxSeconds: [divisor, name].
+  function timeUnit(maxSeconds) {
+    if (maxSeconds > 3 * 86400) return [86400, 'd'];
+    if (maxSeconds > 2 * 3600) return [3600, 'h'];
+    if (maxSeconds > 120) return [60, 'min'];
+    return [1, 's'];
+  }
+  function fmtSeconds(s) {
+    if (s === null || !isFinite(s)) return '-';
+    var u = timeUnit(Math.abs(s));
+    return (s / u[0]).toFixed(u[1] === 's' || u[1] === 'min' ? 1 : 2) + ' ' + u[1];
+  }
+  function fmtValue(v, format) {
+    if (v === null || v === undefined || !isFinite(v)) return '-';
+    switch (format) {
+      case 'duration': return fmtSeconds(v);
+      case 'percent': return (100 * v).toFixed(1) + '%';
+      case 'rate': return v.toFixed(3);
+      case 'count': return v.toFixed(0);
+      default: return v.toFixed(1);
+    }
+  }
+
+  // ---- page structure ---------------------------------------------------
+  // A <figure> with a caption and a sized canvas in the section's container.
+  function newCanvas(spec, caption, heightPx) {
+    var box = document.querySelector('div[data-section="' + spec.section + '"]');
+    if (!box) throw new Error('no container for section ' + spec.section);
+    if (spec.group !== undefined) {  // a titled sub-grid per group (e.g. per run)
+      var sub = box.querySelector('div[data-group="' + spec.group + '"]');
+      if (!sub) {
+        var h = document.createElement('h3');
+        h.textContent = spec.group_title;
+        box.appendChild(h);
+        sub = document.createElement('div');
+        sub.className = 'charts charts-' + spec.section;
+        sub.setAttribute('data-group', String(spec.group));
+        box.appendChild(sub);
+      }
+      box = sub;
+    }
+    var fig = document.createElement('figure');
+    fig.className = 'chart chart-' + spec.kind;
+    var cap = document.createElement('figcaption');
+    cap.textContent = caption;
+    fig.appendChild(cap);
+    var holder = document.createElement('div');
+    holder.className = 'canvas-holder';
+    holder.style.height = heightPx + 'px';
+    var canvas = document.createElement('canvas');
+    holder.appendChild(canvas);
+    fig.appendChild(holder);
+    box.appendChild(fig);
+    return canvas;
+  }
+
+  function baseOptions() {
+    return {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      interaction: {mode: 'nearest', intersect: false},
+      plugins: {legend: {position: 'bottom', labels: {boxWidth: 14}}},
+      scales: {}
+    };
+  }
+  function axisTitle(text) { return {display: true, text: text}; }
+
+  // ---- over time --------------------------------------------------------
+  function drawTimeline(spec) {
+    var maxT = 0, windowS = 0;
+    data.runs.forEach(function (r) {
+      if (!r.timeline) return;
+      var t = r.timeline.time_s;
+      if (t.length) maxT = Math.max(maxT, t[t.length - 1]);
+      windowS = Math.max(windowS, r.timeline.window_s || 0);
+    });
+    var unit = timeUnit(maxT);
+    var scale = spec.field === 'utilization' ? 100 : 1;
+    var datasets = [];
+    data.runs.forEach(function (r, i) {
+      if (!r.timeline) return;
+      var t = r.timeline.time_s, v = r.timeline[spec.field];
+      var pts = new Array(t.length);
+      for (var k = 0; k < t.length; ++k) pts[k] = {x: t[k] / unit[0], y: v[k] * scale};
+      datasets.push({label: r.label, data: pts, borderColor: runColor(i),
+                     backgroundColor: runColor(i), stepped: true, pointRadius: 0,
+                     borderWidth: 1.5, fill: false});
+    });
+    var caption = spec.title + (windowS > 0 ? ' — means over windows of ' + fmtSeconds(windowS) : '');
+    var opts = baseOptions();
+    opts.scales.x = {type: 'linear', min: 0, title: axisTitle('time (' + unit[1] + ')')};
+    var y = {type: 'linear', beginAtZero: true};
+    if (spec.field === 'utilization') { y.max = 100; y.title = axisTitle('% of compute slices busy'); }
+    if (spec.field === 'frag_rate') y.title = axisTitle('fragmentation rate');
+    if (spec.field === 'queue_length') y.title = axisTitle('jobs waiting');
+    opts.scales.y = y;
+    return new Chart(newCanvas(spec, caption, 300), {type: 'line', data: {datasets: datasets},
+                                                    options: opts});
+  }
+
+  // ---- JCT distribution -------------------------------------------------
+  function drawCdf(spec) {
+    var minJ = Infinity, maxJ = 0;
+    data.runs.forEach(function (r) {
+      if (!r.jct_cdf || !r.jct_cdf.jct_s.length) return;
+      var j = r.jct_cdf.jct_s;
+      minJ = Math.min(minJ, j[0]);
+      maxJ = Math.max(maxJ, j[j.length - 1]);
+    });
+    var unit = timeUnit(maxJ);
+    var log = minJ > 0 && maxJ / minJ > 100;
+    var datasets = [];
+    data.runs.forEach(function (r, i) {
+      if (!r.jct_cdf) return;
+      var j = r.jct_cdf.jct_s, f = r.jct_cdf.fraction;
+      var pts = new Array(j.length);
+      for (var k = 0; k < j.length; ++k) pts[k] = {x: j[k] / unit[0], y: 100 * f[k]};
+      datasets.push({label: r.label + ' (' + r.jct_cdf.jobs + ' jobs)', data: pts,
+                     borderColor: runColor(i), backgroundColor: runColor(i), stepped: true,
+                     pointRadius: 0, borderWidth: 1.5, fill: false});
+    });
+    var opts = baseOptions();
+    opts.scales.x = {type: log ? 'logarithmic' : 'linear',
+                     title: axisTitle('JCT (' + unit[1] + ')' + (log ? ', log scale' : ''))};
+    opts.scales.y = {type: 'linear', min: 0, max: 100, title: axisTitle('% of completed jobs')};
+    return new Chart(newCanvas(spec, spec.title, 320), {type: 'line', data: {datasets: datasets},
+                                                       options: opts});
+  }
+
+  // ---- slot maps --------------------------------------------------------
+  var patternCache = {};
+  // Diagonal hatching in `color` on white: an idle instance.
+  function hatch(color) {
+    if (patternCache[color]) return patternCache[color];
+    var c = document.createElement('canvas');
+    c.width = 8; c.height = 8;
+    var g = c.getContext('2d');
+    g.fillStyle = '#ffffff';
+    g.fillRect(0, 0, 8, 8);
+    g.strokeStyle = color;
+    g.lineWidth = 2;
+    g.beginPath();
+    g.moveTo(0, 8); g.lineTo(8, 0);
+    g.moveTo(-2, 2); g.lineTo(2, -2);
+    g.moveTo(6, 10); g.lineTo(10, 6);
+    g.stroke();
+    patternCache[color] = g.createPattern(c, 'repeat');
+    return patternCache[color];
+  }
+  // Profiles ordered by compute slices ("3g.20gb" -> 3), then name; one colour each.
+  var profileColor = {};
+  function assignProfileColors() {
+    var names = {};
+    data.runs.forEach(function (r) {
+      (r.snapshots || []).forEach(function (s) {
+        s.gpus.forEach(function (g) {
+          g.instances.forEach(function (inst) { names[inst.profile] = true; });
+        });
+      });
+    });
+    var list = Object.keys(names);
+    list.sort(function (a, b) {
+      var ga = parseInt(a, 10), gb = parseInt(b, 10);
+      if (isFinite(ga) && isFinite(gb) && ga !== gb) return ga - gb;
+      return a < b ? -1 : a > b ? 1 : 0;
+    });
+    list.forEach(function (n, i) { profileColor[n] = PROFILE_COLORS[i % PROFILE_COLORS.length]; });
+    return list;
+  }
+  var profileOrder = [];
+
+  // A Chart.js plugin writing each instance's profile name inside its box
+  // when it fits.
+  var profileLabels = {
+    id: 'migschedProfileLabels',
+    afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx;
+      ctx.save();
+      ctx.font = '11px ' + Chart.defaults.font.family;
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      chart.data.datasets.forEach(function (ds, i) {
+        if (!chart.isDatasetVisible(i)) return;
+        chart.getDatasetMeta(i).data.forEach(function (bar, k) {
+          var p = bar.getProps(['x', 'y', 'base', 'height'], true);
+          var width = Math.abs(p.x - p.base);
+          var text = ds.data[k].profile;
+          if (ctx.measureText(text).width + 6 > width || p.height < 11) return;
+          var busy = ds.data[k].busy;
+          ctx.fillStyle = busy ? '#ffffff' : '#222222';
+          if (!busy) {  // a light backing so that the name reads over the hatching
+            var tw = ctx.measureText(text).width + 4;
+            ctx.fillStyle = 'rgba(255,255,255,0.85)';
+            ctx.fillRect((p.x + p.base) / 2 - tw / 2, p.y - 7, tw, 14);
+            ctx.fillStyle = '#222222';
+          }
+          ctx.fillText(text, (p.x + p.base) / 2, p.y);
+        });
+      });
+      ctx.restore();
+    }
+  };
+
+  function drawSlotMap(spec) {
+    var run = data.runs[spec.run];
+    var snap = run.snapshots[spec.snapshot];
+    var models = {};
+    snap.gpus.forEach(function (g) { models[g.model] = true; });
+    var mixed = Object.keys(models).length > 1;
+    var labels = snap.gpus.map(function (g, i) { return 'GPU ' + i + (mixed ? ' ' + g.model : ''); });
+    var maxUnits = 1;
+    var byProfile = {};
+    var anyIdle = false;
+    snap.gpus.forEach(function (g, i) {
+      maxUnits = Math.max(maxUnits, g.placement_units);
+      g.instances.forEach(function (inst) {
+        if (!inst.busy) anyIdle = true;
+        (byProfile[inst.profile] = byProfile[inst.profile] || []).push({
+          x: [inst.start, inst.start + inst.size], y: labels[i], gpu: i, start: inst.start,
+          size: inst.size, busy: inst.busy, job: inst.job, profile: inst.profile});
+      });
+    });
+    var datasets = profileOrder.filter(function (p) { return byProfile[p]; }).map(function (p) {
+      var color = profileColor[p];
+      return {label: p, data: byProfile[p],
+              backgroundColor: byProfile[p].map(function (d) { return d.busy ? color : hatch(color); }),
+              borderColor: '#333333', borderWidth: 1, borderSkipped: false, grouped: false,
+              barPercentage: 0.92, categoryPercentage: 0.92};
+    });
+    var opts = baseOptions();
+    opts.indexAxis = 'y';
+    opts.interaction = {mode: 'nearest', intersect: true};
+    opts.scales.x = {type: 'linear', min: 0, max: maxUnits,
+                     ticks: {stepSize: 1}, title: axisTitle('placement unit')};
+    opts.scales.y = {type: 'category', labels: labels, grid: {display: false},
+                     ticks: {autoSkip: false}};
+    opts.plugins.tooltip = {callbacks: {
+      title: function (items) { return items.length ? labels[items[0].raw.gpu] : ''; },
+      label: function (item) {
+        var d = item.raw;
+        return d.profile + ' @' + d.start + ' (size ' + d.size + '): ' +
+               (d.busy ? 'job ' + d.job : 'idle');
+      }
+    }};
+    opts.plugins.legend.labels.generateLabels = function (chart) {
+      var items = chart.data.datasets.map(function (ds, i) {
+        var color = profileColor[ds.label];
+        return {text: ds.label, fillStyle: color, strokeStyle: '#333333', lineWidth: 1,
+                hidden: !chart.isDatasetVisible(i), datasetIndex: i};
+      });
+      if (anyIdle) {
+        items.push({text: 'idle (hatched)', fillStyle: hatch('#555555'), strokeStyle: '#333333',
+                    lineWidth: 1, hidden: false});
+      }
+      return items;
+    };
+    opts.plugins.legend.onClick = function (e, item, legend) {
+      if (item.datasetIndex === undefined) return;
+      Chart.defaults.plugins.legend.onClick.call(this, e, item, legend);
+    };
+    var when = 't = ' + fmtSeconds(snap.time_s) +
+               (snap.peak_fragmentation ? ' (peak fragmentation)' : '');
+    var caption = when + ' — fragmentation ' + fmtValue(snap.frag_rate, 'rate') +
+                  ', utilisation ' + fmtValue(snap.utilization, 'percent');
+    var height = Math.max(150, 90 + 26 * snap.gpus.length);
+    return new Chart(newCanvas(spec, caption, height),
+                     {type: 'bar', data: {labels: labels, datasets: datasets}, options: opts,
+                      plugins: [profileLabels]});
+  }
+
+  // ---- fill mode --------------------------------------------------------
+  function drawFill(spec) {
+    var datasets = [];
+    var pct = spec.field === 'allocation';
+    data.runs.forEach(function (r, i) {
+      if (!r.fill_curve) return;
+      datasets.push({label: r.label, borderColor: runColor(i), backgroundColor: runColor(i),
+                     pointRadius: 2, borderWidth: 1.5, fill: false,
+                     data: r.fill_curve.map(function (p) {
+                       return {x: 100 * p.requested_share, y: pct ? 100 * p[spec.field] : p[spec.field]};
+                     })});
+    });
+    var opts = baseOptions();
+    opts.scales.x = {type: 'linear', title: axisTitle('requested load (% of compute slices)')};
+    opts.scales.y = {type: 'linear', beginAtZero: true,
+                     title: axisTitle(pct ? '% of compute slices busy' : 'fragmentation rate')};
+    return new Chart(newCanvas(spec, spec.title, 300), {type: 'line', data: {datasets: datasets},
+                                                       options: opts});
+  }
+
+  // ---- sweep ------------------------------------------------------------
+  function drawSweep(spec) {
+    var sw = data.sweep;
+    var vals = sw.metrics.map(function (m) {
+      var v = m[spec.metric];
+      return typeof v === 'number' ? v : null;
+    });
+    var div = 1, unitName = '';
+    if (spec.format === 'duration') {
+      var u = timeUnit(Math.max.apply(null, vals.map(function (v) { return v || 0; })));
+      div = u[0]; unitName = ' (' + u[1] + ')';
+    } else if (spec.format === 'percent') {
+      div = 0.01; unitName = ' (%)';
+    }
+    var pts = sw.values.map(function (x, i) {
+      return {x: x, y: vals[i] === null ? null : vals[i] / div};
+    });
+    var opts = baseOptions();
+    opts.plugins.legend.display = false;
+    opts.scales.x = {type: 'linear', title: axisTitle(sw.param)};
+    var known = vals.filter(function (v) { return v !== null; });
+    var constant = known.every(function (v) { return v === known[0]; });
+    opts.scales.y = {type: 'linear', beginAtZero: spec.format === 'count' || constant,
+                     title: axisTitle(spec.title + unitName)};
+    return new Chart(newCanvas(spec, spec.title + ' — ' + sw.label, 220), {
+      type: 'line',
+      data: {datasets: [{label: spec.title, data: pts, borderColor: runColor(0),
+                         backgroundColor: runColor(0), pointRadius: 3, borderWidth: 1.5}]},
+      options: opts});
+  }
+
+  var DRAW = {timeline: drawTimeline, cdf: drawCdf, slotmap: drawSlotMap, fill: drawFill,
+              sweep: drawSweep};
+
+  function finish() {
+    var expected = data ? data.charts.length : -1;
+    root.setAttribute('data-charts-drawn', String(drawn));
+    if (errors.length === 0 && drawn === expected) {
+      root.setAttribute('data-render-status', 'ok');
+      statusEl.textContent = drawn + ' charts drawn.';
+      statusEl.className = 'status ok';
+    } else {
+      if (errors.length === 0) errors.push(drawn + ' of ' + expected + ' charts drew');
+      root.setAttribute('data-render-status', 'error');
+      statusEl.textContent = 'Some charts could not be drawn (' + drawn + ' of ' + expected + '):';
+      statusEl.className = 'status error';
+      errorsEl.hidden = false;
+      errorsEl.textContent = errors.join('\n');
+    }
+    // Errors after this point (e.g. from a tooltip) are still shown.
+    window.addEventListener('error', function (e) {
+      root.setAttribute('data-render-status', 'error');
+      errorsEl.hidden = false;
+      errorsEl.textContent += (errorsEl.textContent ? '\n' : '') + e.message;
+    });
+  }
+
+  try {
+    data = JSON.parse(document.getElementById('report-data').textContent);
+    if (typeof Chart === 'undefined') throw new Error('the charting library (Chart.js) did not load');
+    document.getElementById('chartjs-version').textContent = Chart.version;
+    Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+    Chart.defaults.color = '#333333';
+    profileOrder = assignProfileColors();
+    data.charts.forEach(function (spec, i) {
+      try {
+        var draw = DRAW[spec.kind];
+        if (!draw) throw new Error('unknown chart kind ' + spec.kind);
+        var chart = draw(spec);
+        var area = chart.chartArea;
+        if (!area || !(area.right > area.left) || !(area.bottom > area.top)) {
+          throw new Error('it has no drawing area');
+        }
+        ++drawn;
+      } catch (e) {
+        errors.push('chart ' + (i + 1) + ' (' + spec.kind + ', ' + spec.title + '): ' +
+                    (e && e.message ? e.message : String(e)));
+      }
+    });
+  } catch (e) {
+    errors.push(e && e.message ? e.message : String(e));
+  }
+  finish();
+})();

@@ -1,0 +1,485 @@
+#include "report/html_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "report/assets.h"
+#include "report/report_data.h"
+
+namespace migsched {
+namespace {
+
+// A number from a metrics object; NaN when absent or not a number (NaN is
+// written as null by MetricsToJson's JSON).
+double Number(const nlohmann::json& obj, const std::string& key) {
+  if (!obj.is_object()) return NAN;
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number()) return NAN;
+  return it->get<double>();
+}
+
+std::string ModeOf(const nlohmann::json& metrics) {
+  auto it = metrics.find("mode");
+  return it != metrics.end() && it->is_string() ? it->get<std::string>() : "online";
+}
+
+// Keys never shown as metric rows: text, tables of their own, and the swept
+// value of a saved sweep's result.
+bool IsDescriptiveKey(const std::string& key) {
+  return key == "mode" || key == "policy" || key == "cluster" || key == "per_profile" ||
+         key == "value";
+}
+
+// The rows of the summary table (and the sweep's charts): the known metrics
+// of `mode`, then every other numeric key of any of `objects` that neither
+// mode knows, in the order first seen.
+std::vector<ReportMetric> MetricRows(const std::string& mode,
+                                     const std::vector<const nlohmann::json*>& objects) {
+  std::vector<ReportMetric> rows = ReportMetrics(mode);
+  std::set<std::string> seen;
+  for (const auto* list : {&ReportMetrics("online"), &ReportMetrics("fill")}) {
+    for (const ReportMetric& m : *list) seen.insert(m.key);
+  }
+  for (const nlohmann::json* obj : objects) {
+    if (!obj->is_object()) continue;
+    for (const auto& [key, value] : obj->items()) {
+      if (IsDescriptiveKey(key) || !value.is_number() || !seen.insert(key).second) continue;
+      rows.push_back(FindReportMetric(key));
+    }
+  }
+  return rows;
+}
+
+nlohmann::json TimelineJson(const TimelineSeries& s) {
+  return {{"time_s", s.time_s},
+          {"frag_rate", s.frag_rate},
+          {"utilization", s.utilization},
+          {"queue_length", s.queue_length},
+          {"window_s", s.window_s}};
+}
+
+nlohmann::json SnapshotJson(const ClusterSnapshot& snap) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const GpuSnapshot& g : snap.gpus) {
+    nlohmann::json instances = nlohmann::json::array();
+    for (const SnapshotInstance& in : g.instances) {
+      instances.push_back({{"profile", in.profile},
+                           {"start", in.start},
+                           {"size", in.size},
+                           {"busy", in.job != kNoJob},
+                           {"job", in.job != kNoJob ? nlohmann::json(in.job) : nlohmann::json()}});
+    }
+    gpus.push_back({{"model", g.model},
+                    {"placement_units", g.placement_units},
+                    {"fragcost", g.fragcost},
+                    {"instances", std::move(instances)}});
+  }
+  return {{"time_s", snap.time_s},
+          {"peak_fragmentation", snap.peak_fragmentation},
+          {"frag_rate", snap.frag_rate},
+          {"utilization", snap.utilization},
+          {"gpus", std::move(gpus)}};
+}
+
+std::string RatioCell(double v, double ref, ReportMetric::Better better) {
+  if (!std::isfinite(v) || !std::isfinite(ref) || ref == 0) return "";
+  const double ratio = v / ref;
+  std::string cls = "same";
+  if (std::fabs(ratio - 1) > 1e-9 && better != ReportMetric::Better::kNeither) {
+    const bool lower = ratio < 1;
+    cls = (lower == (better == ReportMetric::Better::kLower)) ? "better" : "worse";
+  }
+  return fmt::format(" <span class=\"ratio {}\">×{:.3f}</span>", cls, ratio);
+}
+
+// The page's name of a format (report.js fmtValue).
+const char* FormatName(MetricFormat f) {
+  switch (f) {
+    case MetricFormat::kDuration:
+      return "duration";
+    case MetricFormat::kPercent:
+      return "percent";
+    case MetricFormat::kRate:
+      return "rate";
+    case MetricFormat::kCount:
+      return "count";
+    case MetricFormat::kDecimal:
+      break;
+  }
+  return "decimal";
+}
+
+constexpr std::string_view kSourceMapMarker = "\n//# sourceMappingURL=";
+
+}  // namespace
+
+HtmlReport::HtmlReport(std::string title, HtmlReportOptions options)
+    : title_(std::move(title)), options_(options) {}
+
+void HtmlReport::AddRun(const std::string& label, const SimResult& result) {
+  Run run;
+  run.label = label;
+  run.metrics = MetricsToJson(result.metrics);
+  if (!result.timeline.empty()) {
+    run.timeline = TimelineJson(DownsampleTimeline(result.timeline, options_.max_points));
+  }
+  const JctCdf cdf = ComputeJctCdf(result.jobs, options_.max_points);
+  if (cdf.jobs > 0) {
+    run.jct_cdf = {{"jct_s", cdf.jct_s}, {"fraction", cdf.fraction}, {"jobs", cdf.jobs}};
+  }
+  run.snapshots = nlohmann::json::array();
+  for (const ClusterSnapshot& s : result.snapshots) run.snapshots.push_back(SnapshotJson(s));
+  if (!result.fill_curve.empty()) {
+    run.fill_curve = nlohmann::json::array();
+    for (const FillPoint& p : result.fill_curve) {
+      run.fill_curve.push_back({{"requested_share", p.requested_share},
+                                {"allocation", p.allocation},
+                                {"acceptance", p.acceptance},
+                                {"frag_rate", p.frag_rate}});
+    }
+  }
+  runs_.push_back(std::move(run));
+}
+
+Status HtmlReport::AddRunMetrics(const std::string& label, const nlohmann::json& metrics) {
+  if (!metrics.is_object() || !metrics.contains("mode") || !metrics["mode"].is_string()) {
+    return InvalidArgumentError(
+        fmt::format("run '{}': metrics must be a JSON object with a \"mode\" string", label));
+  }
+  Run run;
+  run.label = label;
+  run.metrics = metrics;
+  run.snapshots = nlohmann::json::array();
+  runs_.push_back(std::move(run));
+  return Status();
+}
+
+Status HtmlReport::SetSweep(const std::string& param, const std::string& label,
+                            const std::vector<std::pair<double, Metrics>>& points) {
+  std::vector<std::pair<double, nlohmann::json>> json;
+  for (const auto& [v, m] : points) json.emplace_back(v, MetricsToJson(m));
+  return SetSweepJson(param, label, json);
+}
+
+Status HtmlReport::SetSweepJson(const std::string& param, const std::string& label,
+                                const std::vector<std::pair<double, nlohmann::json>>& points) {
+  if (points.empty()) return InvalidArgumentError(fmt::format("sweep of {}: no points", param));
+  for (const auto& [v, m] : points) {
+    if (!std::isfinite(v)) {
+      return InvalidArgumentError(fmt::format("sweep of {}: value {} is not finite", param, v));
+    }
+    if (!m.is_object()) {
+      return InvalidArgumentError(
+          fmt::format("sweep of {}: the metrics at {} are not a JSON object", param, v));
+    }
+  }
+  sweep_param_ = param;
+  sweep_label_ = label;
+  sweep_ = points;
+  return Status();
+}
+
+nlohmann::json HtmlReport::Charts() const {
+  nlohmann::json charts = nlohmann::json::array();
+  bool timeline = false, cdf = false, fill = false;
+  for (const Run& r : runs_) {
+    timeline = timeline || !r.timeline.is_null();
+    cdf = cdf || !r.jct_cdf.is_null();
+    fill = fill || !r.fill_curve.is_null();
+  }
+  if (timeline) {
+    charts.push_back({{"kind", "timeline"},
+                      {"section", "time"},
+                      {"field", "frag_rate"},
+                      {"title", "Fragmentation rate (mean FragCost over GPUs)"}});
+    charts.push_back({{"kind", "timeline"},
+                      {"section", "time"},
+                      {"field", "utilization"},
+                      {"title", "Utilisation (busy / all compute slices)"}});
+    charts.push_back({{"kind", "timeline"},
+                      {"section", "time"},
+                      {"field", "queue_length"},
+                      {"title", "Queue length (jobs waiting)"}});
+  }
+  if (cdf) {
+    charts.push_back({{"kind", "cdf"},
+                      {"section", "jct"},
+                      {"title", "JCT distribution (share of completed jobs with JCT ≤ x)"}});
+  }
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    for (size_t k = 0; k < runs_[r].snapshots.size(); ++k) {
+      charts.push_back({{"kind", "slotmap"},
+                        {"section", "slots"},
+                        {"group", r},
+                        {"group_title", runs_[r].label},
+                        {"run", r},
+                        {"snapshot", k},
+                        {"title", runs_[r].label}});
+    }
+  }
+  if (fill) {
+    charts.push_back({{"kind", "fill"},
+                      {"section", "fill"},
+                      {"field", "allocation"},
+                      {"title", "Allocation (busy / all compute slices) against requested load"}});
+    charts.push_back({{"kind", "fill"},
+                      {"section", "fill"},
+                      {"field", "frag_rate"},
+                      {"title", "Fragmentation rate against requested load"}});
+  }
+  if (!sweep_.empty()) {
+    std::vector<const nlohmann::json*> objs;
+    for (const auto& p : sweep_) objs.push_back(&p.second);
+    for (const ReportMetric& m : MetricRows(ModeOf(sweep_.front().second), objs)) {
+      if (m.known && m.better == ReportMetric::Better::kNeither) continue;
+      bool any = false;
+      for (const auto& p : sweep_) any = any || p.second.contains(m.key);
+      if (!any) continue;
+      charts.push_back({{"kind", "sweep"},
+                        {"section", "sweep"},
+                        {"metric", m.key},
+                        {"format", FormatName(m.format)},
+                        {"title", m.label}});
+    }
+  }
+  return charts;
+}
+
+nlohmann::json HtmlReport::Data() const {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const Run& r : runs_) {
+    runs.push_back({{"label", r.label},
+                    {"mode", ModeOf(r.metrics)},
+                    {"timeline", r.timeline},
+                    {"jct_cdf", r.jct_cdf},
+                    {"snapshots", r.snapshots},
+                    {"fill_curve", r.fill_curve}});
+  }
+  nlohmann::json sweep;
+  if (!sweep_.empty()) {
+    nlohmann::json values = nlohmann::json::array(), metrics = nlohmann::json::array();
+    for (const auto& [v, m] : sweep_) {
+      values.push_back(v);
+      metrics.push_back(m);
+    }
+    sweep = {
+        {"param", sweep_param_}, {"label", sweep_label_}, {"values", values}, {"metrics", metrics}};
+  }
+  return {{"title", title_}, {"runs", runs}, {"sweep", sweep}, {"charts", Charts()}};
+}
+
+std::string HtmlReport::SummaryTableHtml() const {
+  if (runs_.empty()) return "";
+  std::vector<const nlohmann::json*> objs;
+  for (const Run& r : runs_) objs.push_back(&r.metrics);
+  std::string h = "<table class=\"summary\" id=\"summary-table\">\n<thead><tr><th>metric</th>";
+  for (const Run& r : runs_) h += fmt::format("<th>{}</th>", EscapeHtml(r.label));
+  h += "</tr></thead>\n<tbody>\n";
+  for (const ReportMetric& m : MetricRows(ModeOf(runs_.front().metrics), objs)) {
+    h += fmt::format("<tr data-metric=\"{}\"><th>{}</th>", EscapeHtml(m.key), EscapeHtml(m.label));
+    const double ref = Number(runs_.front().metrics, m.key);
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      const double v = Number(runs_[i].metrics, m.key);
+      h += fmt::format("<td>{}{}</td>", FormatMetric(v, m.format),
+                       i > 0 ? RatioCell(v, ref, m.better) : "");
+    }
+    h += "</tr>\n";
+  }
+  h += "</tbody></table>\n";
+  return h;
+}
+
+std::string HtmlReport::ProfileTableHtml() const {
+  std::set<std::string> profiles;
+  for (const Run& r : runs_) {
+    auto it = r.metrics.find("per_profile");
+    if (it == r.metrics.end() || !it->is_object()) continue;
+    for (const auto& [k, v] : it->items()) profiles.insert(k);
+  }
+  if (profiles.empty()) return "";
+  std::string h =
+      "<table class=\"summary\" id=\"profile-table\">\n<thead><tr><th rowspan=\"2\">profile</th>";
+  for (const Run& r : runs_) h += fmt::format("<th colspan=\"3\">{}</th>", EscapeHtml(r.label));
+  h += "</tr><tr>";
+  for (size_t i = 0; i < runs_.size(); ++i)
+    h += "<th>JCT mean</th><th>wait p95</th><th>done / rej.</th>";
+  h += "</tr></thead>\n<tbody>\n";
+  for (const std::string& p : profiles) {
+    h += fmt::format("<tr><th>{}</th>", EscapeHtml(p));
+    for (const Run& r : runs_) {
+      const nlohmann::json* pp = nullptr;
+      if (auto it = r.metrics.find("per_profile"); it != r.metrics.end() && it->contains(p)) {
+        pp = &(*it)[p];
+      }
+      if (pp == nullptr) {
+        h += "<td>-</td><td>-</td><td>-</td>";
+        continue;
+      }
+      h += fmt::format("<td>{}</td><td>{}</td><td>{} / {}</td>",
+                       FormatSeconds(Number(*pp, "jct_mean_s")),
+                       FormatSeconds(Number(*pp, "wait_p95_s")),
+                       FormatMetric(Number(*pp, "completed"), MetricFormat::kCount),
+                       FormatMetric(Number(*pp, "rejected"), MetricFormat::kCount));
+    }
+    h += "</tr>\n";
+  }
+  h += "</tbody></table>\n";
+  return h;
+}
+
+std::string HtmlReport::SweepTableHtml() const {
+  if (sweep_.empty()) return "";
+  std::vector<const nlohmann::json*> objs;
+  for (const auto& p : sweep_) objs.push_back(&p.second);
+  std::string h =
+      fmt::format("<table class=\"summary\" id=\"sweep-table\">\n<thead><tr><th>{}</th>",
+                  EscapeHtml(sweep_param_));
+  for (const auto& p : sweep_) h += fmt::format("<th>{:g}</th>", p.first);
+  h += "</tr></thead>\n<tbody>\n";
+  for (const ReportMetric& m : MetricRows(ModeOf(sweep_.front().second), objs)) {
+    h += fmt::format("<tr data-metric=\"{}\"><th>{}</th>", EscapeHtml(m.key), EscapeHtml(m.label));
+    for (const auto& p : sweep_) {
+      h += fmt::format("<td>{}</td>", FormatMetric(Number(p.second, m.key), m.format));
+    }
+    h += "</tr>\n";
+  }
+  h += "</tbody></table>\n";
+  return h;
+}
+
+std::string HtmlReport::SettingsHtml() const {
+  if (!settings_.is_object() || settings_.empty()) return "";
+  std::string h = "<table class=\"settings\">\n";
+  for (const auto& [k, v] : settings_.items()) {
+    h += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", EscapeHtml(k),
+                     EscapeHtml(v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+  h += "</table>\n";
+  return h;
+}
+
+std::string HtmlReport::Render() const {
+  const nlohmann::json charts = Charts();
+  std::set<std::string> sections;
+  for (const auto& c : charts) sections.insert(c["section"].get<std::string>());
+
+  std::string_view chart_js = report_assets::ChartJs();
+  if (auto pos = chart_js.rfind(kSourceMapMarker); pos != std::string_view::npos) {
+    chart_js = chart_js.substr(0, pos + 1);  // the map is not bundled: drop its URL
+  }
+
+  std::string h;
+  h += "<!DOCTYPE html>\n<html lang=\"en\" data-render-status=\"pending\">\n<head>\n";
+  h += "<meta charset=\"utf-8\">\n";
+  h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  h += fmt::format("<meta name=\"generator\" content=\"migsched 0.1.0\">\n<title>{}</title>\n",
+                   EscapeHtml(title_));
+  h += "<style>\n";
+  h += report_assets::ReportCss();
+  h += "</style>\n";
+  // Installed before anything else runs, so that an error in the charting
+  // library itself is reported too.
+  h += "<script>\nwindow.__reportErrors = [];\n"
+       "window.addEventListener('error', function (e) {\n"
+       "  window.__reportErrors.push(String(e.message) + (e.lineno ? ' (line ' + e.lineno + ')' "
+       ": ''));\n"
+       "  document.documentElement.setAttribute('data-render-status', 'error');\n"
+       "});\n</script>\n";
+  h += "<script>\n";
+  h += chart_js;
+  h += "</script>\n</head>\n<body>\n<header>\n";
+  h += fmt::format("<h1>{}</h1>\n", EscapeHtml(title_));
+  if (!subtitle_.empty()) h += fmt::format("<p class=\"subtitle\">{}</p>\n", EscapeHtml(subtitle_));
+  h += fmt::format(
+      "<p id=\"render-status\" class=\"status\" data-charts-expected=\"{}\">Drawing {} charts… "
+      "(this needs JavaScript)</p>\n<pre id=\"render-errors\" hidden></pre>\n</header>\n<main>\n",
+      charts.size(), charts.size());
+
+  if (runs_.empty() && sweep_.empty()) {
+    h += "<p>No results were given to this report.</p>\n";
+  }
+  if (!runs_.empty()) {
+    h += "<section id=\"sec-summary\">\n<h2>Summary</h2>\n";
+    if (runs_.size() > 1) {
+      h += fmt::format(
+          "<p class=\"hint\">×r: ratio to <b>{}</b> (the first column); green is better, red is "
+          "worse.</p>\n",
+          EscapeHtml(runs_.front().label));
+    }
+    h += SummaryTableHtml();
+    h += "</section>\n";
+    const std::string profiles = ProfileTableHtml();
+    if (!profiles.empty()) {
+      h += "<section id=\"sec-profiles\">\n<h2>Per requested profile</h2>\n";
+      h += "<p class=\"hint\">Mean job completion time, 95th percentile of the wait, and jobs "
+           "completed / rejected, per profile the jobs asked for.</p>\n";
+      h += profiles;
+      h += "</section>\n";
+    }
+  }
+  struct SectionText {
+    const char* id;
+    const char* heading;
+    const char* hint;
+  };
+  static const SectionText kSections[] = {
+      {"time", "Over time",
+       "The cluster after every event: fragmentation rate (mean FragCost over GPUs, §2), share of "
+       "compute slices busy, and jobs waiting in the queue; one line per run."},
+      {"jct", "Job completion time",
+       "Empirical distribution of JCT (completion − arrival) over completed jobs: a curve further "
+       "left and higher is better."},
+      {"slots", "Slot maps",
+       "Every GPU at chosen instants: one row per GPU, x = placement units; each box is a MIG "
+       "instance at its placement (start, size), coloured by profile; hatched boxes are idle "
+       "instances (created, no job). Hover a box for its job."},
+      {"fill", "Fill mode",
+       "FGD's fill method (§9): the cluster as jobs are placed without departing, against the "
+       "requested load (requested / all compute slices)."},
+      {"sweep", "Sweep", "Each metric against the swept parameter."},
+  };
+  for (const SectionText& s : kSections) {
+    if (!sections.count(s.id) && !(std::string_view(s.id) == "sweep" && !sweep_.empty())) continue;
+    h += fmt::format("<section id=\"sec-{}\">\n<h2>{}</h2>\n<p class=\"hint\">{}</p>\n", s.id,
+                     s.heading, s.hint);
+    if (std::string_view(s.id) == "sweep") {
+      h += fmt::format("<p class=\"hint\">Swept: <b>{}</b> ({}).</p>\n", EscapeHtml(sweep_param_),
+                       EscapeHtml(sweep_label_));
+      h += SweepTableHtml();
+    }
+    h += fmt::format("<div class=\"charts charts-{}\" data-section=\"{}\"></div>\n</section>\n",
+                     s.id, s.id);
+  }
+  const std::string settings = SettingsHtml();
+  if (!settings.empty()) {
+    h += "<section id=\"sec-settings\">\n<h2>Settings</h2>\n" + settings + "</section>\n";
+  }
+  if (!notes_.empty()) {
+    h += "<section id=\"sec-notes\">\n<h2>Notes</h2>\n<ul>\n";
+    for (const std::string& n : notes_) h += fmt::format("<li>{}</li>\n", EscapeHtml(n));
+    h += "</ul>\n</section>\n";
+  }
+  h += "</main>\n<footer>Generated by migsched 0.1.0. Charts drawn by "
+       "<a href=\"https://www.chartjs.org\">Chart.js</a> <span id=\"chartjs-version\"></span> "
+       "(MIT license), embedded in this file.</footer>\n";
+  h += "<script type=\"application/json\" id=\"report-data\">\n";
+  h += JsonForScript(Data().dump());
+  h += "\n</script>\n<script>\n";
+  h += report_assets::ReportJs();
+  h += "</script>\n</body>\n</html>\n";
+  return h;
+}
+
+Status HtmlReport::Write(const std::string& path) const {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return InvalidArgumentError(fmt::format("cannot write {}", path));
+  out << Render();
+  out.close();
+  if (!out) return InvalidArgumentError(fmt::format("error writing {}", path));
+  return Status();
+}
+
+}  // namespace migsched

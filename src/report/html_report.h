@@ -1,0 +1,116 @@
+// HtmlReport: one self-contained HTML file that shows simulation results as
+// tables and charts (docs/report.md). The file opens offline: the charting
+// library (Chart.js, third_party/chartjs/, compiled into the binary) and the
+// page's own script and styles are inlined, and the data is embedded as JSON
+// that the page's script draws.
+//
+// What the page shows, for the runs added (one per policy, say):
+//  * a summary table, every metric per run and its ratio to the first run
+//    (report/report_data.h ReportMetrics); a per-profile table (JCT mean, wait
+//    p95, completed / rejected per requested profile);
+//  * online runs with a timeline: fragmentation rate, utilisation and queue
+//    length over time, one line per run (DownsampleTimeline);
+//  * online runs with job records: the JCT distribution (CDF) per run;
+//  * runs with GPU snapshots (SimResult::snapshots): a slot map of every GPU
+//    per snapshot, instances drawn on the placement grid coloured by profile,
+//    idle instances hatched;
+//  * fill-mode runs: allocation and fragmentation against the requested load;
+//  * a sweep (SetSweep): each metric against the swept parameter.
+//
+// The page sets data-render-status="ok" on <html> once every chart drew, or
+// "error" with the messages in #render-errors (window.onerror and the drawing
+// code), and data-charts-drawn to the number of charts drawn; the browser
+// test (tests/e2e/report_html_test.cc) reads them.
+//
+// Thread-safety: thread-compatible.
+#ifndef MIGSCHED_REPORT_HTML_REPORT_H_
+#define MIGSCHED_REPORT_HTML_REPORT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "sim/metrics.h"
+#include "sim/sim_result.h"
+
+namespace migsched {
+
+struct HtmlReportOptions {
+  // Points per timeline series and per JCT distribution (DownsampleTimeline,
+  // ComputeJctCdf); bounds the file size of long runs. >= 2.
+  int max_points = 1500;
+};
+
+class HtmlReport {
+ public:
+  explicit HtmlReport(std::string title, HtmlReportOptions options = {});
+
+  // A line under the title (e.g. the workload and cluster).
+  void SetSubtitle(std::string text) { subtitle_ = std::move(text); }
+  // The run's settings, shown as a key/value table (objects and arrays as
+  // JSON text).
+  void SetSettings(const nlohmann::ordered_json& settings) { settings_ = settings; }
+  // A line in the Notes section.
+  void AddNote(std::string text) { notes_.push_back(std::move(text)); }
+
+  // A simulated run with everything the simulation recorded: its metrics,
+  // and when present the timeline, job records, snapshots and fill curve.
+  // The first run added is the reference of the ratios.
+  void AddRun(const std::string& label, const SimResult& result);
+  // A run known only by its metrics in MetricsToJson form (e.g. read back
+  // from `migsched simulate --json`): it appears in the tables only.
+  // kInvalidArgument if `metrics` is not an object with a string "mode".
+  Status AddRunMetrics(const std::string& label, const nlohmann::json& metrics);
+
+  // A sweep of `param` (e.g. "threshold"): one chart per metric against the
+  // parameter values, in the order given (the page sorts nothing). `label`
+  // names what was swept (e.g. the policy). kInvalidArgument if `points` is
+  // empty or a value is not finite. Replaces an earlier sweep.
+  Status SetSweep(const std::string& param, const std::string& label,
+                  const std::vector<std::pair<double, Metrics>>& points);
+  // Same with metrics in MetricsToJson form (a saved sweep output).
+  Status SetSweepJson(const std::string& param, const std::string& label,
+                      const std::vector<std::pair<double, nlohmann::json>>& points);
+
+  // Number of runs added.
+  int runs() const { return static_cast<int>(runs_.size()); }
+  // The charts the page draws, in page order: each an object with "kind"
+  // ("timeline", "cdf", "slotmap", "fill", "sweep"), "section" and "title".
+  nlohmann::json Charts() const;
+  // Everything embedded in the page as JSON (runs' series, charts, sweep).
+  nlohmann::json Data() const;
+  // The page. Needs at least one run or a sweep (else a page saying so).
+  std::string Render() const;
+  // Render() to `path`; kInvalidArgument naming the path if it cannot be
+  // written.
+  Status Write(const std::string& path) const;
+
+ private:
+  struct Run {
+    std::string label;
+    nlohmann::json metrics;     // MetricsToJson form
+    nlohmann::json timeline;    // {"time_s": [...], ...} or null
+    nlohmann::json jct_cdf;     // {"jct_s": [...], "fraction": [...]} or null
+    nlohmann::json snapshots;   // array
+    nlohmann::json fill_curve;  // array or null
+  };
+  std::string SummaryTableHtml() const;
+  std::string ProfileTableHtml() const;
+  std::string SweepTableHtml() const;
+  std::string SettingsHtml() const;
+
+  std::string title_;
+  HtmlReportOptions options_;
+  std::string subtitle_;
+  nlohmann::ordered_json settings_;
+  std::vector<std::string> notes_;
+  std::vector<Run> runs_;
+  std::string sweep_param_, sweep_label_;
+  std::vector<std::pair<double, nlohmann::json>> sweep_;
+};
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_REPORT_HTML_REPORT_H_

@@ -1,0 +1,190 @@
+#include "report/html_report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "report/assets.h"
+
+namespace migsched {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// A small online result: metrics, a 3-sample timeline, 2 completed jobs and
+// `snapshots` snapshots of one A100 40GB with a busy 3g.20gb@4 and an idle
+// 1g.5gb@0.
+SimResult OnlineResult(const std::string& policy, double makespan_s, int snapshots) {
+  SimResult r;
+  r.metrics.mode = "online";
+  r.metrics.policy = policy;
+  r.metrics.cluster = "1xA100 40GB";
+  r.metrics.jobs_total = 2;
+  r.metrics.jobs_completed = 2;
+  r.metrics.makespan_s = makespan_s;
+  r.metrics.utilization = 0.5;
+  r.metrics.per_profile["3g.20gb"].jobs = 2;
+  r.metrics.per_profile["3g.20gb"].completed = 2;
+  r.metrics.per_profile["3g.20gb"].jct_mean_s = 90;
+  for (double t : {0.0, 10.0, makespan_s}) {
+    TimelineSample s;
+    s.time_s = t;
+    s.frag_rate = t == 10 ? 0.25 : 0;
+    r.timeline.push_back(s);
+  }
+  for (double jct : {60.0, 120.0}) {
+    JobRecord j;
+    j.jct_s = jct;
+    r.jobs.push_back(j);
+  }
+  for (int k = 0; k < snapshots; ++k) {
+    ClusterSnapshot c;
+    c.time_s = 10.0 * (k + 1);
+    GpuSnapshot g;
+    g.model = "A100 40GB";
+    g.placement_units = 8;
+    g.instances = {SnapshotInstance{"1g.5gb", 0, 1, kNoJob}, SnapshotInstance{"3g.20gb", 4, 4, 7}};
+    c.gpus.push_back(g);
+    r.snapshots.push_back(c);
+  }
+  return r;
+}
+
+std::vector<std::string> Kinds(const nlohmann::json& charts) {
+  std::vector<std::string> out;
+  for (const auto& c : charts) out.push_back(c["kind"].get<std::string>());
+  return out;
+}
+
+TEST(HtmlReportTest, ChartsOfTwoSimulatedRuns) {
+  HtmlReport report("t");
+  report.AddRun("frag-aware", OnlineResult("frag-aware", 200, 2));
+  report.AddRun("first-fit", OnlineResult("first-fit", 400, 1));
+  // 3 over time (fragmentation, utilisation, queue) + 1 JCT CDF + 2 + 1 slot maps.
+  EXPECT_THAT(Kinds(report.Charts()),
+              ::testing::ElementsAre("timeline", "timeline", "timeline", "cdf", "slotmap",
+                                     "slotmap", "slotmap"));
+  const nlohmann::json charts = report.Charts();
+  EXPECT_EQ(charts[4]["run"], 0);
+  EXPECT_EQ(charts[5]["snapshot"], 1);
+  EXPECT_EQ(charts[6]["run"], 1);
+  const nlohmann::json data = report.Data();
+  ASSERT_EQ(data["runs"].size(), 2u);
+  // The timeline is short enough to be kept as recorded.
+  EXPECT_EQ(data["runs"][0]["timeline"]["frag_rate"], nlohmann::json({0, 0.25, 0}));
+  EXPECT_EQ(data["runs"][0]["jct_cdf"]["jct_s"], nlohmann::json({60, 120}));
+  const nlohmann::json& inst = data["runs"][0]["snapshots"][0]["gpus"][0]["instances"];
+  EXPECT_EQ(inst[0]["busy"], false);
+  EXPECT_TRUE(inst[0]["job"].is_null());
+  EXPECT_EQ(inst[1]["busy"], true);
+  EXPECT_EQ(inst[1]["job"], 7);
+}
+
+TEST(HtmlReportTest, SummaryTableHasRatiosToTheFirstRun) {
+  HtmlReport report("t");
+  report.AddRun("frag-aware", OnlineResult("frag-aware", 200, 0));
+  report.AddRun("first-fit", OnlineResult("first-fit", 400, 0));
+  const std::string html = report.Render();
+  // makespan 200 s = 3.3 min and 400 s = 6.7 min; 400 / 200 = 2, worse (lower is better).
+  EXPECT_THAT(html, HasSubstr("<tr data-metric=\"makespan_s\"><th>makespan</th><td>3.3 min</td>"
+                              "<td>6.7 min <span class=\"ratio worse\">×2.000</span></td></tr>"));
+  // Equal utilisation: ratio 1, neither better nor worse.
+  EXPECT_THAT(html, HasSubstr("<td>50.0%</td><td>50.0% <span class=\"ratio same\">×1.000</span>"));
+  // Per-profile table: JCT mean 90 s.
+  EXPECT_THAT(html, HasSubstr("<tr><th>3g.20gb</th><td>90.0 s</td>"));
+}
+
+TEST(HtmlReportTest, MetricsOnlyRunsHaveTablesButNoCharts) {
+  HtmlReport report("t");
+  nlohmann::json m = MetricsToJson(OnlineResult("x", 100, 0).metrics);
+  m["bytes_frobnicated"] = 1.5;  // a metric the report does not know: shown under its key
+  ASSERT_TRUE(report.AddRunMetrics("saved", m).ok());
+  EXPECT_TRUE(report.Charts().empty());
+  const std::string html = report.Render();
+  EXPECT_THAT(html, HasSubstr("<tr data-metric=\"bytes_frobnicated\"><th>bytes_frobnicated</th>"
+                              "<td>1.5</td>"));
+  EXPECT_THAT(html, HasSubstr("data-charts-expected=\"0\""));
+  EXPECT_THAT(html, Not(HasSubstr("id=\"sec-time\"")));
+}
+
+TEST(HtmlReportTest, AddRunMetricsNeedsAMode) {
+  HtmlReport report("t");
+  Status st = report.AddRunMetrics("bad", nlohmann::json{{"makespan_s", 1}});
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "run 'bad': metrics must be a JSON object with a \"mode\" string");
+}
+
+TEST(HtmlReportTest, SweepChartsOnePerMetricPresent) {
+  HtmlReport report("t");
+  // makespan_s and utilization are known metrics with a better direction;
+  // jobs_total has none (no chart); custom_metric is unknown (charted).
+  auto point = [](double makespan) {
+    return nlohmann::json{{"mode", "online"},
+                          {"makespan_s", makespan},
+                          {"utilization", 0.5},
+                          {"jobs_total", 3},
+                          {"custom_metric", 2}};
+  };
+  ASSERT_TRUE(
+      report.SetSweepJson("threshold", "lb+frag", {{0.2, point(100)}, {0.4, point(90)}}).ok());
+  const nlohmann::json charts = report.Charts();
+  ASSERT_EQ(charts.size(), 3u);
+  EXPECT_EQ(charts[0]["metric"], "makespan_s");
+  EXPECT_EQ(charts[1]["metric"], "utilization");
+  EXPECT_EQ(charts[2]["metric"], "custom_metric");
+  EXPECT_EQ(report.Data()["sweep"]["values"], nlohmann::json({0.2, 0.4}));
+  EXPECT_THAT(report.Render(), HasSubstr("<th>threshold</th><th>0.2</th><th>0.4</th>"));
+}
+
+TEST(HtmlReportTest, SweepOfMetricsAndBadSweeps) {
+  HtmlReport report("t");
+  Metrics m;
+  m.mode = "online";
+  EXPECT_TRUE(report.SetSweep("threshold", "p", {{0.2, m}, {0.3, m}}).ok());
+  EXPECT_EQ(report.Data()["sweep"]["metrics"].size(), 2u);
+  Status empty = report.SetSweep("threshold", "p", {});
+  EXPECT_EQ(empty.message(), "sweep of threshold: no points");
+  Status nan = report.SetSweep("threshold", "p", {{NAN, m}});
+  EXPECT_EQ(nan.message(), "sweep of threshold: value nan is not finite");
+}
+
+TEST(HtmlReportTest, PageIsSelfContainedAndSafe) {
+  HtmlReport report("A <title>");
+  report.AddRun("</script><b>x", OnlineResult("p", 100, 1));
+  const std::string html = report.Render();
+  // The charting library is inline (no src= to fetch), without its source-map URL.
+  EXPECT_THAT(html, HasSubstr("Chart.js v4"));
+  EXPECT_THAT(html, Not(HasSubstr("sourceMappingURL")));
+  EXPECT_THAT(html, Not(HasSubstr("<script src")));
+  EXPECT_THAT(html, Not(HasSubstr("<link")));
+  EXPECT_THAT(html, HasSubstr(std::string(report_assets::ReportJs())));
+  // 4 script elements end: error hook, Chart.js, data, page script; the
+  // label's "</script>" is escaped in the data and in the tables.
+  EXPECT_EQ(Count(html, "</script"), 4u);
+  EXPECT_THAT(html, HasSubstr("\\u003c/script>\\u003cb>x"));
+  EXPECT_THAT(html, HasSubstr("<th>&lt;/script&gt;&lt;b&gt;x</th>"));
+  EXPECT_THAT(html, HasSubstr("<title>A &lt;title&gt;</title>"));
+  // 3 over time + CDF + 1 slot map.
+  EXPECT_THAT(html, HasSubstr("data-charts-expected=\"5\""));
+}
+
+TEST(HtmlReportTest, WriteReportsAnUnwritablePath) {
+  HtmlReport report("t");
+  Status st = report.Write("/nonexistent-dir/r.html");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "cannot write /nonexistent-dir/r.html");
+}
+
+}  // namespace
+}  // namespace migsched
