@@ -13,6 +13,6 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 
 echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer" >&2
 scripts/setup.sh build-asan -DMIGSCHED_WERROR=ON -DMIGSCHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+  -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"

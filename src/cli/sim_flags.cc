@@ -78,6 +78,40 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "Cost of one MIG create or destroy, ms, serialised per GPU (§4)")
       ->capture_default_str();
   cmd->add_flag("--no-contention", f->no_contention, "Turn off the PCIe contention model (§8)");
+  // §5 queue options, idle-instance retention, §6 migration (docs/migration.md).
+  cmd->add_option("--max-skip-seconds", f->max_skip_seconds,
+                  "Starvation guard (§5): once the oldest waiting job has waited longer, the GPU "
+                  "that would free its placement soonest is reserved for it; < 0 = off")
+      ->capture_default_str();
+  cmd->add_option(
+         "--max-wait", f->max_wait,
+         "Reject a queued job once its wait reaches this many seconds (§5); < 0 = no limit")
+      ->capture_default_str();
+  cmd->add_option("--idle-ttl", f->idle_ttl,
+                  "Destroy an idle instance unused for this many seconds; < 0 = keep it until its "
+                  "space is needed")
+      ->capture_default_str();
+  cmd->add_option("--defrag-interval", f->migration.defrag_interval_s,
+                  "Seconds between periodic migration passes (§6, policies that migrate); 0 = off")
+      ->capture_default_str();
+  cmd->add_option("--max-moves-per-pass", f->migration.max_moves_per_pass,
+                  "Intra-GPU moves per pass and GPU (§6)")
+      ->capture_default_str();
+  cmd->add_option("--migration-cooldown", f->migration.cooldown_s,
+                  "A job moves at most once per this many seconds (§6)")
+      ->capture_default_str();
+  cmd->add_option("--migration-fixed-s", f->migration.fixed_s,
+                  "Fixed part of a state copy, seconds: copy = fixed + memory_gb / gbps (§6)")
+      ->capture_default_str();
+  cmd->add_option("--migration-gbps", f->migration.gbps, "State copy bandwidth, GB/s (§6)")
+      ->capture_default_str();
+  cmd->add_option("--switch-s", f->migration.switch_s,
+                  "Pause at a move's switch-over, seconds: the only time a moved job stops (§6)")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-interval", f->migration.checkpoint_interval_s,
+                  "Seconds between checkpoints of `restart` jobs; a move loses the progress since "
+                  "the last one (§6)")
+      ->capture_default_str();
 }
 
 namespace {
@@ -117,6 +151,10 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
   s.scheduler.metric = f.metric;
   s.scheduler.demand_window = f.demand_window;
   s.scheduler.reserve_full = f.reserve_full;
+  s.scheduler.max_skip_seconds = f.max_skip_seconds;
+  s.scheduler.max_wait_s = f.max_wait;
+  s.scheduler.idle_ttl_s = f.idle_ttl;
+  s.scheduler.migration = f.migration;
   RETURN_IF_ERROR(s.scheduler.Validate().WithPrefix("scheduler options"));
   ASSIGN_OR_RETURN(s.sim.mode, ParseSimMode(f.mode));
   s.sim.fill_target = f.fill_target;
@@ -196,6 +234,20 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["metric"] = scheduler.metric;
   j["demand_window"] = scheduler.demand_window;
   j["reserve_full"] = scheduler.reserve_full;
+  auto off_if_negative = [](double v) {
+    return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v);
+  };
+  j["max_skip_seconds"] = off_if_negative(scheduler.max_skip_seconds);
+  j["max_wait_s"] = off_if_negative(scheduler.max_wait_s);
+  j["idle_ttl_s"] = off_if_negative(scheduler.idle_ttl_s);
+  const SchedulerOptions::Migration& mg = scheduler.migration;
+  j["migration"] = {{"defrag_interval_s", mg.defrag_interval_s},
+                    {"max_moves_per_pass", mg.max_moves_per_pass},
+                    {"cooldown_s", mg.cooldown_s},
+                    {"fixed_s", mg.fixed_s},
+                    {"gbps", mg.gbps},
+                    {"switch_s", mg.switch_s},
+                    {"checkpoint_interval_s", mg.checkpoint_interval_s}};
   j["static_layout"] = scheduler.static_layout;
   j["load"] = offered_load > 0 ? nlohmann::ordered_json(offered_load) : nlohmann::ordered_json();
   j["arrivals"] = f.arrivals;

@@ -38,6 +38,15 @@ struct SimFlags {
   std::string metric = "fragcost";  // --metric (§2, sched/metrics.h)
   int demand_window = 1000;         // --demand-window (demand-weighted, §2)
   int reserve_full = 0;             // --reserve-full (§4 step 7)
+
+  // §5 queue options and idle-instance retention, seconds; < 0 = off.
+  double max_skip_seconds = -1;  // --max-skip-seconds
+  double max_wait = -1;          // --max-wait
+  double idle_ttl = -1;          // --idle-ttl
+  // §6 migration knobs (--defrag-interval, --max-moves-per-pass,
+  // --migration-cooldown, --migration-fixed-s, --migration-gbps, --switch-s,
+  // --checkpoint-interval); used by policies that migrate (`full`).
+  SchedulerOptions::Migration migration;
 };
 
 // Adds the shared flags to `cmd`.

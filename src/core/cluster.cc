@@ -57,6 +57,7 @@ Cluster::Cluster(const std::vector<const GpuModel*>& models, ConfigTableCache* t
     total_compute_slices_ += m->compute_slices();
     if (std::find(models_.begin(), models_.end(), m) == models_.end()) models_.push_back(m);
   }
+  reserved_.assign(gpus_.size(), 0);
   keys_.resize(gpus_.size());
   for (int i = 0; i < size(); ++i) {
     keys_[i] = GroupKey(gpus_[i]);
@@ -94,8 +95,20 @@ void Cluster::Leave(int gpu) {
 }
 
 void Cluster::SetGpu(int i, GpuState state) {
-  std::string key = GroupKey(state);
   gpus_[i] = std::move(state);
+  Rekey(i);
+}
+
+void Cluster::SetReserved(int gpu, bool reserved) {
+  if ((reserved_[gpu] != 0) == reserved) return;
+  reserved_[gpu] = reserved ? 1 : 0;
+  Rekey(gpu);
+}
+
+void Cluster::Rekey(int i) {
+  std::string key = GroupKey(gpus_[i]);
+  // A reserved GPU offers no candidates: it must not stand for its group.
+  if (reserved_[i]) key += 'R';
   if (key == keys_[i]) return;
   Leave(i);
   keys_[i] = std::move(key);

@@ -48,6 +48,18 @@ class Cluster {
   bool grouping() const { return grouping_; }
   // Number of distinct states.
   int num_groups() const { return static_cast<int>(groups_.size()); }
+  // How many GPUs the representative `gpu` stands for (1 with grouping off).
+  // REQUIRES: `gpu` is in representatives().
+  int represented(int gpu) const {
+    return grouping_ ? static_cast<int>(groups_.at(keys_[gpu]).size()) : 1;
+  }
+
+  // Reservation for a waiting job (§5 starvation guard): a reserved GPU offers
+  // no placement candidates (sched/candidates.h) to other jobs, and forms a
+  // state group of its own. Scheduling state, not MIG state: ApplyPlan
+  // neither reads nor changes it. O(log GPUs).
+  bool reserved(int gpu) const { return reserved_[gpu] != 0; }
+  void SetReserved(int gpu, bool reserved);
 
   // Cluster fragmentation rate: mean FragCost over all GPUs (§2).
   double FragmentationRate() const;
@@ -66,9 +78,11 @@ class Cluster {
   static std::string GroupKey(const GpuState& g);
   void Join(int gpu);   // adds gpu to its group (keys_[gpu] set)
   void Leave(int gpu);  // removes gpu from its group
+  void Rekey(int gpu);  // moves gpu to the group of its state and reservation
 
   std::vector<GpuState> gpus_;
   std::vector<const GpuModel*> models_;
+  std::vector<char> reserved_;
   int total_compute_slices_ = 0;
   std::vector<std::string> keys_;                  // per GPU
   std::map<std::string, std::set<int>> groups_;    // key -> GPUs

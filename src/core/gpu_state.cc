@@ -100,8 +100,88 @@ Status GpuState::ReleaseJob(int start, JobId job) {
     return InternalError(fmt::format("release job {} @{}: the instance runs job {}", job, start, in.job));
   }
   in.job = kNoJob;
+  in.migration = MigrationRole::kNone;
+  in.peer_gpu = -1;
+  in.peer_start = -1;
   busy_config_ = table_->Remove(busy_config_, in.slot);
   return Status();
+}
+
+ConfigId GpuState::settled_config() const {
+  ConfigId c = busy_config_;
+  for (const Instance& in : instances_) {
+    if (in.migration == MigrationRole::kSource) c = table_->Remove(c, in.slot);
+  }
+  return c;
+}
+
+Status GpuState::BeginMigrationTarget(int profile, int start, JobId job, int peer_gpu,
+                                      int peer_start) {
+  if (peer_gpu < 0 || peer_start < 0) return InternalError("migration target: no source given");
+  RETURN_IF_ERROR(StartJob(profile, start, job).WithPrefix("migration target"));
+  Instance& in = instances_[IndexAt(start)];
+  in.migration = MigrationRole::kTarget;
+  in.peer_gpu = peer_gpu;
+  in.peer_start = peer_start;
+  return Status();
+}
+
+Status GpuState::BeginMigrationSource(int start, JobId job, int peer_gpu, int peer_start) {
+  const int i = IndexAt(start);
+  if (i < 0)
+    return InternalError(fmt::format("migration source @{}: no instance starts there", start));
+  Instance& in = instances_[i];
+  if (in.job != job || job == kNoJob) {
+    return InternalError(fmt::format("migration source {}@{}: runs job {}, not job {}",
+                                     model_->profile(in.profile).name, start, in.job, job));
+  }
+  if (in.migration != MigrationRole::kNone) {
+    return InternalError(fmt::format("migration source {}@{}: job {} is already being moved",
+                                     model_->profile(in.profile).name, start, job));
+  }
+  if (peer_gpu < 0 || peer_start < 0) return InternalError("migration source: no target given");
+  in.migration = MigrationRole::kSource;
+  in.peer_gpu = peer_gpu;
+  in.peer_start = peer_start;
+  return Status();
+}
+
+namespace {
+
+// The instance at `start` of `instances` in `role` for `job` with that peer, or an error.
+Status CheckEnd(const GpuModel& m, const std::vector<Instance>& instances, int index, int start,
+                JobId job, MigrationRole role, int peer_gpu, int peer_start) {
+  const char* what = role == MigrationRole::kSource ? "source" : "target";
+  if (index < 0)
+    return InternalError(fmt::format("migration {} @{}: no instance starts there", what, start));
+  const Instance& in = instances[index];
+  if (in.job != job || in.migration != role || in.peer_gpu != peer_gpu ||
+      in.peer_start != peer_start) {
+    return InternalError(
+        fmt::format("{}@{} is not the migration {} of job {} paired with GPU {} @{}",
+                    m.profile(in.profile).name, start, what, job, peer_gpu, peer_start));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status GpuState::EndMigrationTarget(int start, JobId job, int peer_gpu, int peer_start) {
+  const int i = IndexAt(start);
+  RETURN_IF_ERROR(
+      CheckEnd(*model_, instances_, i, start, job, MigrationRole::kTarget, peer_gpu, peer_start));
+  Instance& in = instances_[i];
+  in.migration = MigrationRole::kNone;
+  in.peer_gpu = -1;
+  in.peer_start = -1;
+  return Status();
+}
+
+Status GpuState::EndMigrationSource(int start, JobId job, int peer_gpu, int peer_start) {
+  const int i = IndexAt(start);
+  RETURN_IF_ERROR(
+      CheckEnd(*model_, instances_, i, start, job, MigrationRole::kSource, peer_gpu, peer_start));
+  return ReleaseJob(start, job);
 }
 
 Status GpuState::CheckInvariants() const {
@@ -120,6 +200,15 @@ Status GpuState::CheckInvariants() const {
     }
     if (i > 0 && instances_[i - 1].start >= in.start) {
       return InternalError(fmt::format("{}: instances not sorted by start", model_->name()));
+    }
+    if (in.migration != MigrationRole::kNone &&
+        (!in.busy() || in.peer_gpu < 0 || in.peer_start < 0)) {
+      return InternalError(fmt::format("{}: {}@{} has a migration role but {}", model_->name(),
+                                       p.name, in.start, in.busy() ? "no peer" : "no job"));
+    }
+    if (in.migration == MigrationRole::kNone && (in.peer_gpu != -1 || in.peer_start != -1)) {
+      return InternalError(fmt::format("{}: {}@{} has a migration peer but no role", model_->name(),
+                                       p.name, in.start));
     }
     units |= m;
     cs += p.compute_slices;
@@ -148,7 +237,13 @@ std::string GpuState::DebugString() const {
   for (const Instance& in : instances_) {
     if (!s.empty()) s += ' ';
     s += fmt::format("{}@{}", model_->profile(in.profile).name, in.start);
-    s += in.busy() ? fmt::format("[busy:job {}]", in.job) : std::string("[idle]");
+    if (in.migration != MigrationRole::kNone) {
+      s += fmt::format(
+          "[{}:job {}{}{}@{}]", in.migration == MigrationRole::kSource ? "source" : "target",
+          in.job, in.migration == MigrationRole::kSource ? "->" : "<-", in.peer_gpu, in.peer_start);
+    } else {
+      s += in.busy() ? fmt::format("[busy:job {}]", in.job) : std::string("[idle]");
+    }
   }
   return s.empty() ? "(empty)" : s;
 }

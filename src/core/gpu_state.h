@@ -5,6 +5,12 @@
 // destroyable at the cost of a reconfiguration). FragCost and lazy/busy use
 // the busy instances only; idle ones are free space with a reuse bonus (§4).
 //
+// Migration (§6, make-before-break): while a job's state is copied, the job
+// holds two busy instances, its *source* (where it still runs) and its
+// *target* (created for it, receiving the copy). Each end records the other
+// end as (peer GPU index in the owning Cluster, peer start); ApplyPlan checks
+// that the two ends point at each other (core/plan.h). Both count as busy.
+//
 // Mutations are only made by ApplyPlan (core/plan.h), which checks the §1
 // invariants; the mutators here validate their own preconditions and return
 // kInternal with the reason when a step is impossible.
@@ -23,11 +29,19 @@
 
 namespace migsched {
 
+// The part an instance plays in a migration in progress (§6).
+enum class MigrationRole { kNone, kSource, kTarget };
+
 struct Instance {
   int profile = -1;     // index into GpuModel::profiles() (may be a variant)
   int start = 0;        // placement units
   int slot = -1;        // GpuModel slot of (base profile, start)
   JobId job = kNoJob;   // kNoJob: idle
+  // kNone unless a copy of `job` is in progress; then the other end of the
+  // move is instance `peer_start` of GPU `peer_gpu` (a Cluster index).
+  MigrationRole migration = MigrationRole::kNone;
+  int peer_gpu = -1;
+  int peer_start = -1;
   bool busy() const { return job != kNoJob; }
 };
 
@@ -51,6 +65,9 @@ class GpuState {
   }
   // FragCost of the busy instances (§2).
   double fragcost() const { return table_->FragCost(busy_config_); }
+  // The busy configuration once every copy in progress has switched over:
+  // busy instances minus migration sources (§6). O(instances).
+  ConfigId settled_config() const;
   bool empty() const { return instances_.empty(); }
 
   // Index in instances() of the instance starting at `start`, or -1.
@@ -67,13 +84,27 @@ class GpuState {
   // Binds `job` to the idle instance of `profile` at `start`.
   Status StartJob(int profile, int start, JobId job);
   // Unbinds `job` from the busy instance at `start`; the instance becomes idle.
+  // Also ends a migration role (a job that ends mid-copy releases both ends).
   Status ReleaseJob(int start, JobId job);
 
+  // §6 make-before-break. BeginMigrationTarget binds `job` to the idle
+  // instance of `profile` at `start` as a move's target; BeginMigrationSource
+  // marks the instance at `start`, busy with `job` and in no move, as its
+  // source. (peer_gpu, peer_start) name the other end. EndMigrationTarget
+  // makes the target an ordinary busy instance; EndMigrationSource releases
+  // the source (it becomes idle). kInternal naming the mismatch otherwise.
+  Status BeginMigrationTarget(int profile, int start, JobId job, int peer_gpu, int peer_start);
+  Status BeginMigrationSource(int start, JobId job, int peer_gpu, int peer_start);
+  Status EndMigrationTarget(int start, JobId job, int peer_gpu, int peer_start);
+  Status EndMigrationSource(int start, JobId job, int peer_gpu, int peer_start);
+
   // Re-derives everything from the instance list and checks the §1 validity
-  // rules and the cached configurations. kInternal naming the violation.
+  // rules, the cached configurations, and that only busy instances have a
+  // migration role (with a peer). kInternal naming the violation. (Whether
+  // the two ends of a move match is a cluster-level check: ApplyPlan.)
   Status CheckInvariants() const;
 
-  // "3g.20gb@4[busy:job 12] 1g.5gb@0[idle]".
+  // "3g.20gb@4[busy:job 12] 1g.5gb@0[idle] 1g.5gb@1[target:job 3<-0@5]".
   std::string DebugString() const;
 
  private:

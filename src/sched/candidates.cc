@@ -54,6 +54,7 @@ std::vector<int> IdleInstancesToDestroy(const GpuState& g, int profile, int star
 
 void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_create,
                       std::vector<Candidate>* out) {
+  if (cluster.reserved(gpu)) return;
   const GpuState& g = cluster.gpu(gpu);
   const GpuModel& m = g.model();
   const ConfigTable& t = g.table();
@@ -108,10 +109,11 @@ bool AdmitsLargest(const ConfigTable& table, ConfigId c) {
 FullSizeReserve::FullSizeReserve(const Cluster& cluster, int reserve) : reserve_(reserve) {
   if (reserve_ <= 0) return;
   for (const GpuModel* m : cluster.models()) hosts_.emplace_back(m, 0);
-  for (int gpu = 0; gpu < cluster.size(); ++gpu) {
+  // O(distinct states): every GPU of a group admits the largest profile or not alike.
+  for (int gpu : cluster.representatives()) {
     const GpuState& g = cluster.gpu(gpu);
     if (!AdmitsLargest(g.table(), g.busy_config())) continue;
-    for (auto& [m, n] : hosts_) n += m == &g.model();
+    for (auto& [m, n] : hosts_) n += m == &g.model() ? cluster.represented(gpu) : 0;
   }
 }
 

@@ -32,7 +32,8 @@ struct Candidate {
 };
 
 // Appends every candidate for `profile` on GPU `gpu` of `cluster` to `out`,
-// in ascending start. `allow_create` false keeps only reuse candidates (the
+// in ascending start; none while the GPU is reserved for a waiting job
+// (Cluster::reserved, §5 starvation guard). `allow_create` false keeps only reuse candidates (the
 // `static` policy never reconfigures).
 void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_create,
                       std::vector<Candidate>* out);

@@ -18,6 +18,47 @@ StatusOr<FragObjective> ParseFragObjective(std::string_view s) {
   return InvalidArgumentError(fmt::format("frag objective '{}' is not one of delta, post", s));
 }
 
+namespace {
+
+// "NAME must be RULE, got V" unless `ok`.
+Status Check(bool ok, std::string_view name, std::string_view rule, double v) {
+  if (ok) return Status();
+  return InvalidArgumentError(fmt::format("{} must be {}, got {}", name, rule, v));
+}
+
+// §5 queue options and §6 migration knobs (the fields of issue 3 part 1).
+Status ValidateQueueAndMigration(const SchedulerOptions& o) {
+  RETURN_IF_ERROR(Check(std::isfinite(o.max_skip_seconds), "max_skip_seconds (--max-skip-seconds)",
+                        "finite (< 0 turns the starvation guard off)", o.max_skip_seconds));
+  RETURN_IF_ERROR(Check(std::isfinite(o.max_wait_s), "max_wait_s (--max-wait)",
+                        "finite (< 0: no limit)", o.max_wait_s));
+  RETURN_IF_ERROR(Check(std::isfinite(o.idle_ttl_s), "idle_ttl_s (--idle-ttl)",
+                        "finite (< 0: keep idle instances until their space is needed)",
+                        o.idle_ttl_s));
+  const SchedulerOptions::Migration& g = o.migration;
+  RETURN_IF_ERROR(Check(std::isfinite(g.defrag_interval_s) && g.defrag_interval_s >= 0,
+                        "defrag_interval_s (--defrag-interval)",
+                        "finite and >= 0 (0 turns the periodic pass off)", g.defrag_interval_s));
+  if (g.max_moves_per_pass < 0) {
+    return InvalidArgumentError(fmt::format(
+        "max_moves_per_pass (--max-moves-per-pass) must be >= 0, got {}", g.max_moves_per_pass));
+  }
+  RETURN_IF_ERROR(Check(std::isfinite(g.cooldown_s) && g.cooldown_s >= 0,
+                        "cooldown_s (--migration-cooldown)", "finite and >= 0", g.cooldown_s));
+  RETURN_IF_ERROR(Check(std::isfinite(g.fixed_s) && g.fixed_s >= 0, "fixed_s (--migration-fixed-s)",
+                        "finite and >= 0", g.fixed_s));
+  RETURN_IF_ERROR(Check(std::isfinite(g.gbps) && g.gbps > 0, "gbps (--migration-gbps)",
+                        "finite and > 0", g.gbps));
+  RETURN_IF_ERROR(Check(std::isfinite(g.switch_s) && g.switch_s >= 0, "switch_s (--switch-s)",
+                        "finite and >= 0", g.switch_s));
+  RETURN_IF_ERROR(Check(std::isfinite(g.checkpoint_interval_s) && g.checkpoint_interval_s > 0,
+                        "checkpoint_interval_s (--checkpoint-interval)", "finite and > 0",
+                        g.checkpoint_interval_s));
+  return Status();
+}
+
+}  // namespace
+
 Status SchedulerOptions::Validate() const {
   if (!std::isfinite(threshold) || threshold < 0 || threshold > 1) {
     return InvalidArgumentError(fmt::format("threshold must be in [0, 1], got {}", threshold));
@@ -32,6 +73,7 @@ Status SchedulerOptions::Validate() const {
     return InvalidArgumentError(
         fmt::format("reserve-full must be >= 0 GPUs, got {}", reserve_full));
   }
+  RETURN_IF_ERROR(ValidateQueueAndMigration(*this));
   return Status();
 }
 

@@ -74,6 +74,11 @@ class PlacementPolicy {
     (void)job;
   }
 
+  // Whether the scheduler runs the §6 migration planner for this policy
+  // (after completions, on the periodic tick, and for arrivals that find only
+  // fragmented room). `full` does; the others do not.
+  virtual bool Migrates() const { return false; }
+
   // How many instances of `profile` GPU `gpu` could ever hold at once, given
   // its state right after setup (used to reject jobs that can never run).
   virtual int Capacity(const Cluster& cluster, int gpu, int profile) const;

@@ -1,22 +1,50 @@
 #include "sched/scheduler.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "sched/candidates.h"
+#include "sched/migration_planner.h"
 
 namespace migsched {
 
-Scheduler::Scheduler(Cluster* cluster, std::unique_ptr<PlacementPolicy> policy, SchedulerOptions options,
-                     Clock* clock)
-    : cluster_(cluster), policy_(std::move(policy)), options_(std::move(options)), clock_(clock) {}
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+std::string_view MigrationTriggerName(MigrationTrigger t) {
+  switch (t) {
+    case MigrationTrigger::kCompletion:
+      return "completion";
+    case MigrationTrigger::kTick:
+      return "tick";
+    case MigrationTrigger::kFragmented:
+      return "fragmented";
+  }
+  return "?";
+}
+
+Scheduler::Scheduler(Cluster* cluster, std::unique_ptr<PlacementPolicy> policy,
+                     SchedulerOptions options, Clock* clock)
+    : cluster_(cluster),
+      policy_(std::move(policy)),
+      options_(std::move(options)),
+      clock_(clock),
+      planner_(NewDefragPlanner()) {}
 
 StatusOr<Plan> Scheduler::Setup() {
   ASSIGN_OR_RETURN(Plan plan, policy_->SetupPlan(*cluster_));
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
+  // Setup instances (static layouts) are not retention's to expire.
+  setup_layout_ = plan.reconfigurations() > 0;
   return plan;
 }
 
@@ -62,6 +90,8 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
   d.job = id;
   if (job.count <= 1) {
     std::optional<Candidate> c = policy_->Choose(*cluster_, req);
+    // A policy that ignored a reservation (§5) gets no placement there.
+    if (c && cluster_->reserved(c->gpu)) c.reset();
     if (!c) {
       record();
       return std::optional<Decision>();
@@ -74,6 +104,7 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
     Cluster scratch = *cluster_;
     for (int i = 0; i < job.count; ++i) {
       std::optional<Candidate> c = policy_->Choose(scratch, req);
+      if (c && scratch.reserved(c->gpu)) c.reset();
       if (!c) {
         record();
         return std::optional<Decision>();
@@ -87,6 +118,8 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
   }
   RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
   running_[id] = d.instances;
+  running_jobs_[id] = job;
+  TrackIdle(d.plan);
   return std::optional<Decision>(std::move(d));
 }
 
@@ -94,7 +127,11 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   auto it = running_.find(id);
   if (it == running_.end()) return NotFoundError(fmt::format("job {} is not running", id));
   Plan plan;
-  for (const InstanceRef& in : it->second) {
+  std::vector<InstanceRef> held = it->second;
+  auto moving = migrating_.find(id);
+  // Mid-copy: the target is released too and the move is abandoned.
+  if (moving != migrating_.end()) held.push_back(moving->second.to);
+  for (const InstanceRef& in : held) {
     plan.steps.push_back({StepKind::kRelease, in.gpu, in.profile, in.start, id});
     if (!policy_->KeepIdleInstances()) {
       plan.steps.push_back({StepKind::kDestroy, in.gpu, in.profile, in.start, kNoJob});
@@ -102,36 +139,304 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   }
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   running_.erase(it);
+  running_jobs_.erase(id);
+  if (moving != migrating_.end()) migrating_.erase(moving);
+  expected_end_.erase(id);
+  last_move_s_.erase(id);
+  TrackIdle(plan);
   return plan;
 }
 
 void Scheduler::Enqueue(JobId id, const Job& job) {
   ObserveArrival(job);
-  queue_.push_back({id, job});
+  queue_.push_back({id, job, now_s_, false});
 }
 
 StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   std::vector<Decision> out;
-  // Placing a job only takes capacity away, so once a request failed in this
-  // scan, an identical later request fails too and is not tried again.
+  reservations_.clear();
+  fragmented_.clear();
+  bool head_seen = false;
+  // Placing a job only takes capacity away (and a reservation only adds to
+  // that), so once a request failed in this scan, an identical later request
+  // fails too and is not tried again.
   std::set<std::tuple<std::string, double, int, int>> failed;
+  Status status;
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Job& job = it->job;
+    const bool first_try = !it->tried;
+    it->tried = true;
     auto key = std::make_tuple(job.profile, job.gpu_fraction, static_cast<int>(job.fraction_rule), job.count);
     if (failed.count(key)) {
       ++it;
       continue;
     }
-    ASSIGN_OR_RETURN(std::optional<Decision> d, TryPlace(it->id, job));
-    if (d) {
-      out.push_back(std::move(*d));
+    StatusOr<std::optional<Decision>> d = TryPlace(it->id, job);
+    if (!d.ok()) {
+      status = d.status();
+      break;
+    }
+    if (d->has_value()) {
+      out.push_back(std::move(**d));
+      it = queue_.erase(it);
+      continue;
+    }
+    failed.insert(key);
+    if (!head_seen) {
+      // The head: the oldest job still waiting (§5 starvation guard).
+      head_seen = true;
+      if (options_.max_skip_seconds >= 0 && now_s_ - it->enqueued_s > options_.max_skip_seconds) {
+        reservations_ = ReserveFor(*it);
+        SetReservedFlags(true);
+      }
+    }
+    if (first_try && policy_->Migrates() && job.count == 1 && FragmentedRoomOnly(job)) {
+      fragmented_.push_back(job);
+    }
+    ++it;
+  }
+  SetReservedFlags(false);
+  if (!status.ok()) return status;
+  return out;
+}
+
+double Scheduler::ExpectedEnd(JobId id) const {
+  auto it = expected_end_.find(id);
+  return it == expected_end_.end() ? kInf : it->second;
+}
+
+std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
+  struct Best {
+    double free_at;
+    int wait_cs;
+    int gpu;
+    int profile;
+    int start;
+  };
+  std::vector<Best> per_gpu;
+  for (int g = 0; g < cluster_->size(); ++g) {
+    const GpuState& gs = cluster_->gpu(g);
+    const GpuModel& m = gs.model();
+    const ConfigTable& t = gs.table();
+    const int profile = ResolveProfile(m, q.job);
+    if (profile < 0) continue;
+    std::optional<Best> best;
+    for (int slot : m.SlotsOfProfile(profile)) {
+      const uint64_t units = m.slots()[slot].unit_mask;
+      ConfigId rest = gs.busy_config();
+      double free_at = now_s_;
+      int wait_cs = 0;
+      // A migration source frees its instance at the switch-over: soon.
+      auto end_of = [&](const Instance& in) {
+        return in.migration == MigrationRole::kSource ? now_s_ : ExpectedEnd(in.job);
+      };
+      std::vector<const Instance*> others;
+      for (const Instance& in : gs.instances()) {
+        if (!in.busy()) continue;
+        if (m.slots()[in.slot].unit_mask & units) {
+          rest = t.Remove(rest, in.slot);
+          free_at = std::max(free_at, end_of(in));
+          wait_cs += m.profile(in.profile).compute_slices;
+        } else {
+          others.push_back(&in);
+        }
+      }
+      std::stable_sort(others.begin(), others.end(), [&](const Instance* a, const Instance* b) {
+        return end_of(*a) < end_of(*b);
+      });
+      for (const Instance* in : others) {
+        if (t.Add(rest, slot) != kInvalidConfig) break;
+        rest = t.Remove(rest, in->slot);
+        free_at = std::max(free_at, end_of(*in));
+        wait_cs += m.profile(in->profile).compute_slices;
+      }
+      if (t.Add(rest, slot) == kInvalidConfig) continue;
+      Best b{free_at, wait_cs, g, profile, m.slots()[slot].start};
+      if (!best || std::tie(b.free_at, b.wait_cs) < std::tie(best->free_at, best->wait_cs))
+        best = b;
+    }
+    if (best) per_gpu.push_back(*best);
+  }
+  std::stable_sort(per_gpu.begin(), per_gpu.end(), [](const Best& a, const Best& b) {
+    return std::tie(a.free_at, a.wait_cs, a.gpu) < std::tie(b.free_at, b.wait_cs, b.gpu);
+  });
+  std::vector<Reservation> out;
+  for (const Best& b : per_gpu) {
+    if (static_cast<int>(out.size()) >= std::max(1, q.job.count)) break;
+    out.push_back({q.id, b.gpu, b.profile, b.start, b.free_at});
+  }
+  return out;
+}
+
+void Scheduler::SetReservedFlags(bool on) {
+  for (const Reservation& r : reservations_) cluster_->SetReserved(r.gpu, on);
+}
+
+bool Scheduler::FragmentedRoomOnly(const Job& job) const {
+  std::vector<Candidate> cands;
+  for (int g = 0; g < cluster_->size(); ++g) {
+    if (cluster_->reserved(g)) continue;
+    const GpuState& gs = cluster_->gpu(g);
+    const GpuModel& m = gs.model();
+    const int profile = ResolveProfile(m, job);
+    if (profile < 0) continue;
+    const Profile& p = m.profile(profile);
+    const int free_units =
+        std::popcount(m.all_units_mask() & ~gs.table().unit_mask(gs.busy_config()));
+    if (gs.free_compute_slices() < p.compute_slices || free_units < p.size()) continue;
+    cands.clear();
+    AppendCandidates(*cluster_, g, profile, /*allow_create=*/true, &cands);
+    if (cands.empty()) return true;
+  }
+  return false;
+}
+
+std::vector<JobId> Scheduler::ExpireWaits() {
+  std::vector<JobId> out;
+  if (options_.max_wait_s < 0) return out;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (now_s_ - it->enqueued_s >= options_.max_wait_s) {
+      out.push_back(it->id);
       it = queue_.erase(it);
     } else {
-      failed.insert(key);
       ++it;
     }
   }
   return out;
+}
+
+// ---- Idle-instance retention ----
+
+bool Scheduler::RetentionOn() const {
+  return options_.idle_ttl_s >= 0 && policy_->KeepIdleInstances() && !setup_layout_;
+}
+
+void Scheduler::EraseIdle(const SlotKey& key) {
+  auto it = idle_.find(key);
+  if (it == idle_.end()) return;
+  idle_by_time_.erase({it->second.since_s, key.first, key.second});
+  idle_.erase(it);
+}
+
+void Scheduler::TrackIdle(const Plan& plan) {
+  auto set_idle = [&](const SlotKey& key, bool kept) {
+    EraseIdle(key);
+    idle_[key] = IdleInfo{now_s_, kept};
+    idle_by_time_.insert({now_s_, key.first, key.second});
+  };
+  for (const Step& s : plan.steps) {
+    const SlotKey key{s.gpu, s.start};
+    switch (s.kind) {
+      case StepKind::kCreate:
+        set_idle(key, false);
+        break;
+      case StepKind::kDestroy:
+        EraseIdle(key);
+        break;
+      case StepKind::kStart:
+      case StepKind::kMigrateBegin: {
+        auto it = idle_.find(key);
+        if (it != idle_.end() && it->second.kept) ++kept_reuses_;
+        EraseIdle(key);
+        break;
+      }
+      case StepKind::kRelease:
+        set_idle(key, true);
+        break;
+      case StepKind::kMigrateEnd:
+        set_idle({s.from_gpu, s.from_start}, false);
+        break;
+    }
+  }
+}
+
+StatusOr<Plan> Scheduler::ExpireIdleInstances() {
+  Plan plan;
+  if (!RetentionOn()) return plan;
+  for (const auto& [since, gpu, start] : idle_by_time_) {
+    if (since + options_.idle_ttl_s > now_s_) break;
+    const GpuState& g = cluster_->gpu(gpu);
+    const int i = g.IndexAt(start);
+    if (i < 0 || g.instances()[i].busy()) {
+      return InternalError(
+          fmt::format("idle-instance retention: GPU {} @{} is not an idle instance", gpu, start));
+    }
+    plan.steps.push_back({StepKind::kDestroy, gpu, g.instances()[i].profile, start, kNoJob});
+  }
+  if (plan.empty()) return plan;
+  RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
+  TrackIdle(plan);
+  idle_expirations_ += static_cast<int64_t>(plan.steps.size());
+  return plan;
+}
+
+std::optional<double> Scheduler::NextIdleExpiry() const {
+  if (!RetentionOn() || idle_by_time_.empty()) return std::nullopt;
+  return std::get<0>(*idle_by_time_.begin()) + options_.idle_ttl_s;
+}
+
+// ---- Migration (§6) ----
+
+StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
+    MigrationTrigger trigger, const std::function<bool(JobId)>& can_move) {
+  std::vector<MigrationStart> none;
+  if (!policy_->Migrates()) return none;
+  if (trigger == MigrationTrigger::kFragmented && fragmented_.empty()) return none;
+  MigrationContext ctx;
+  ctx.trigger = trigger;
+  ctx.options = &options_;
+  ctx.now_s = now_s_;
+  ctx.rights = [&](JobId id) {
+    auto it = running_jobs_.find(id);
+    if (it == running_jobs_.end() || it->second.migratable == Migratable::kNone)
+      return MoveRights::kNone;
+    if (migrating_.count(id)) return MoveRights::kNone;
+    auto last = last_move_s_.find(id);
+    if (last != last_move_s_.end() && now_s_ - last->second < options_.migration.cooldown_s) {
+      return MoveRights::kNone;
+    }
+    if (can_move && !can_move(id)) return MoveRights::kNone;
+    return it->second.latency_sensitive ? MoveRights::kIntra : MoveRights::kAny;
+  };
+  ctx.job = [&](JobId id) -> const Job* {
+    auto it = running_jobs_.find(id);
+    return it == running_jobs_.end() ? nullptr : &it->second;
+  };
+  ctx.expected_end_s = [&](JobId id) { return ExpectedEnd(id); };
+  ctx.reservations = reservations_;
+  if (trigger == MigrationTrigger::kFragmented) {
+    for (const Job& j : fragmented_) ctx.fragmented.push_back(&j);
+  }
+  SetReservedFlags(true);
+  StatusOr<std::vector<MigrationStart>> starts = planner_->RunPass(cluster_, ctx);
+  SetReservedFlags(false);
+  if (trigger == MigrationTrigger::kFragmented) fragmented_.clear();
+  if (!starts.ok()) return starts.status();
+  for (const MigrationStart& st : *starts) {
+    migrating_[st.move.job] = st.move;
+    last_move_s_[st.move.job] = now_s_;
+    TrackIdle(st.plan);
+  }
+  return starts;
+}
+
+StatusOr<Plan> Scheduler::FinishMigration(JobId id) {
+  auto it = migrating_.find(id);
+  if (it == migrating_.end()) return NotFoundError(fmt::format("job {} has no move in flight", id));
+  const MigrationMove mv = it->second;
+  Plan plan = MigrationEndPlan(mv);
+  RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
+  migrating_.erase(it);
+  for (InstanceRef& in : running_[id]) {
+    if (in == mv.from) in = mv.to;
+  }
+  TrackIdle(plan);
+  return plan;
+}
+
+const MigrationMove* Scheduler::MigrationOf(JobId id) const {
+  auto it = migrating_.find(id);
+  return it == migrating_.end() ? nullptr : &it->second;
 }
 
 bool Scheduler::RemoveFromQueue(JobId id) {

@@ -6,8 +6,14 @@
 // Decision time: each TryPlace is timed with the given Clock (wall-clock
 // nanoseconds, §9 "the scheduler's own decision time").
 //
-// Migration (§6) is a later issue; its planner will run after Release() and on
-// ticks and return plans of the same kind (see MigrationPlanner below).
+// Migration (§6): for a policy that migrates (PlacementPolicy::Migrates), the
+// driver calls RunMigrationPass after completions, on the periodic tick and
+// when an arrival found only fragmented room; moves are plans of the same
+// kind (kMigrateBegin / kMigrateEnd steps), ended by FinishMigration.
+//
+// Time: the driver tells the scheduler its clock with SetNow (virtual seconds
+// in the simulator). The queue options (§5: starvation guard, max wait), the
+// cool-down and idle-instance retention read it.
 //
 // Thread-safety: thread-compatible; one driver thread owns a Scheduler.
 #ifndef MIGSCHED_SCHED_SCHEDULER_H_
@@ -15,15 +21,22 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/cluster.h"
 #include "core/job.h"
 #include "core/plan.h"
+#include "core/status.h"
 #include "sched/options.h"
 #include "sched/policy.h"
 
@@ -44,11 +57,73 @@ struct Decision {
   std::vector<InstanceRef> instances;  // `count` of them
 };
 
-// Seam for §6 (a later issue): plans migrations after a release or on a tick.
+// ---- Migration (§6) --------------------------------------------------------
+
+// What started a migration pass.
+enum class MigrationTrigger {
+  kCompletion,  // a job ended (intra-GPU moves, inter-GPU pulls)
+  kTick,        // the periodic pass every defrag_interval_s (same moves)
+  kFragmented,  // an arrival found only fragmented room (§4 step 6: moves aimed at making room)
+};
+std::string_view MigrationTriggerName(MigrationTrigger t);  // "completion" | "tick" | "fragmented"
+
+// One move of one instance of a job, make-before-break (§6).
+struct MigrationMove {
+  JobId job = kNoJob;
+  InstanceRef from;  // the source (where the job runs now)
+  InstanceRef to;    // the target (created for it)
+  bool inter() const { return from.gpu != to.gpu; }
+  bool operator==(const MigrationMove&) const = default;
+};
+
+// A move that has begun: its begin plan (kDestroy of idle instances in the
+// target's way, kCreate of the target unless an idle one is reused,
+// kMigrateBegin) was applied to the cluster.
+struct MigrationStart {
+  MigrationMove move;
+  Plan plan;
+};
+
+// May a job move now (the scheduler's rules, §6)?
+enum class MoveRights {
+  kNone,   // migratable == none, a move already in flight, cool-down running, or the driver says no
+  kIntra,  // latency-sensitive: only within its GPU
+  kAny,
+};
+
+// A placement reserved for the head of the queue (§5 starvation guard).
+struct Reservation {
+  JobId job = kNoJob;
+  int gpu = -1;
+  int profile = -1;
+  int start = 0;
+  double free_at_s = 0;  // when the placement is expected to be free (inf: unknown)
+};
+
+// What a pass may use. Functions are never empty.
+struct MigrationContext {
+  MigrationTrigger trigger = MigrationTrigger::kCompletion;
+  const SchedulerOptions* options = nullptr;
+  double now_s = 0;
+  std::function<MoveRights(JobId)> rights;
+  std::function<const Job*(JobId)> job;         // the request of a running job
+  std::function<double(JobId)> expected_end_s;  // inf when unknown
+  // GPUs reserved for a waiting job: never targets; evacuated first.
+  std::vector<Reservation> reservations;
+  // kFragmented: the requests that found only fragmented room, oldest first.
+  std::vector<const Job*> fragmented;
+};
+
+// Plans one pass and begins its moves. Implementations: sched/migration_planner.h.
 class MigrationPlanner {
  public:
   virtual ~MigrationPlanner() = default;
   virtual std::string_view name() const = 0;
+  // Chooses moves and applies each begin plan to `cluster` with ApplyPlan
+  // before choosing the next (so later choices see earlier ones); returns the
+  // moves begun, in order. kInternal if a plan is rejected (a bug).
+  virtual StatusOr<std::vector<MigrationStart>> RunPass(Cluster* cluster,
+                                                        const MigrationContext& ctx) = 0;
 };
 
 class Scheduler {
@@ -74,13 +149,15 @@ class Scheduler {
   StatusOr<std::optional<Decision>> TryPlace(JobId id, const Job& job);
 
   // The job ended: releases its instances (kept idle or destroyed as the
-  // policy says), applies and returns the plan. kNotFound for an unknown job.
+  // policy says; mid-copy, the target of its move too, and the move is
+  // abandoned), applies and returns the plan. kNotFound for an unknown job.
   StatusOr<Plan> Release(JobId id);
 
   // FIFO queue with backfill (§5). Enqueue takes an arriving job: it tells the
-  // policy (ObserveArrival) and appends the job; ScheduleQueue scans the
-  // queue in arrival order once and starts every job that fits (a job that
-  // does not fit does not block later ones), returning the decisions made.
+  // policy (ObserveArrival) and appends the job (the enqueue time is now());
+  // ScheduleQueue scans the queue in arrival order once and starts every job
+  // that fits (a job that does not fit does not block later ones, except
+  // through the starvation guard below), returning the decisions made.
   void Enqueue(JobId id, const Job& job);
   // Tells the policy about an arrival without queueing it
   // (PlacementPolicy::ObserveArrival): for drivers that place arrivals
@@ -99,11 +176,103 @@ class Scheduler {
   // Wall-clock duration of every TryPlace call so far, in microseconds.
   const std::vector<double>& decision_us() const { return decision_us_; }
 
+  // ---- Time and the queue options (§5) ----
+
+  // The driver's current time, seconds; non-decreasing. Default 0.
+  void SetNow(double now_s) { now_s_ = now_s; }
+  double now() const { return now_s_; }
+  // When a running job is expected to end (driver time, seconds), for the
+  // starvation guard's "GPU that would free its placement soonest". A job
+  // with no estimate counts as never ending.
+  void SetExpectedEnd(JobId id, double end_s) { expected_end_[id] = end_s; }
+
+  // Starvation guard (options.max_skip_seconds >= 0), applied by every
+  // ScheduleQueue scan: the *head* is the oldest job still waiting after the
+  // scan tried it (every older job started). Once the head has waited longer
+  // than max_skip_seconds and does not fit, it gets a reservation per
+  // instance: the (GPU, placement) whose blocking busy instances are expected
+  // to end soonest (the instances overlapping the placement, plus, while the
+  // compute slices do not suffice, the soonest-ending others; ties: fewer
+  // busy compute slices to wait for, lower GPU index, lower start), one GPU per
+  // instance of a gang. For the rest of the scan no other job is placed on a
+  // reserved GPU (jobs on other GPUs do not delay the head and start as
+  // usual). The reservations of the last scan (empty when the head was placed
+  // or is not overdue) are kept for the migration planner: reserved GPUs are
+  // never move targets, and their blockers are evacuated first.
+  const std::vector<Reservation>& reservations() const { return reservations_; }
+
+  // options.max_wait_s >= 0: removes the queued jobs whose wait (now -
+  // enqueue time) has reached max_wait_s and returns them, oldest first (the
+  // driver rejects them: "waited longer than --max-wait"). Call after the
+  // queue scan of that instant, so that a job that can start then does.
+  std::vector<JobId> ExpireWaits();
+
+  // ---- Idle-instance retention ----
+  //
+  // options.idle_ttl_s >= 0 and a policy that keeps idle instances and has
+  // no setup layout: an instance idle for idle_ttl_s is destroyed (one
+  // reconfiguration). ExpireIdleInstances applies and returns the plan of
+  // the instances whose time is up (empty plan if none); NextIdleExpiry says
+  // when the next one is due (nullopt: none, or retention off).
+  StatusOr<Plan> ExpireIdleInstances();
+  std::optional<double> NextIdleExpiry() const;
+  // Instances given to a job that a previous job had left idle (kept rather
+  // than destroyed at its end). Each saved one destroy and one create against
+  // destroying every instance when its job ends.
+  int64_t kept_instance_reuses() const { return kept_reuses_; }
+  // Idle instances destroyed because their idle_ttl_s ran out.
+  int64_t idle_expirations() const { return idle_expirations_; }
+
+  // ---- Migration (§6) ----
+
+  // Runs one pass of the planner when the policy migrates (nothing otherwise)
+  // and returns the moves begun (already applied). `can_move` is the
+  // driver's say (e.g. the simulator moves only jobs that are running). A job
+  // may move when migratable != none, it has no move in flight, its last move
+  // began at least cooldown_s ago, and `can_move`; latency-sensitive jobs
+  // only within their GPU. kFragmented aims at the requests of the last
+  // ScheduleQueue that found only fragmented room at their first try (then
+  // forgotten); a pass without any does nothing.
+  StatusOr<std::vector<MigrationStart>> RunMigrationPass(
+      MigrationTrigger trigger, const std::function<bool(JobId)>& can_move);
+  // Whether the last ScheduleQueue left requests for a kFragmented pass.
+  bool has_fragmented_requests() const { return !fragmented_.empty(); }
+  // Switch-over of the move in flight of `id`: applies and returns the end
+  // plan (kMigrateEnd, then kDestroy of the source); the job's instance is
+  // now the target. kNotFound when the job has no move in flight.
+  StatusOr<Plan> FinishMigration(JobId id);
+  // The move in flight of `id`, or nullptr.
+  const MigrationMove* MigrationOf(JobId id) const;
+  // Replaces the planner (tests). Never null.
+  void SetMigrationPlanner(std::unique_ptr<MigrationPlanner> planner) {
+    planner_ = std::move(planner);
+  }
+
  private:
   struct Queued {
     JobId id;
     Job job;
+    double enqueued_s = 0;
+    bool tried = false;  // tried by a scan at least once
   };
+  // An idle instance, for retention.
+  struct IdleInfo {
+    double since_s = 0;
+    bool kept = false;  // left idle by a job that ended (not freshly created)
+  };
+  using SlotKey = std::pair<int, int>;  // (gpu, start)
+
+  // §5: the reservations for the head `q` (empty if none can be found).
+  std::vector<Reservation> ReserveFor(const Queued& q) const;
+  void SetReservedFlags(bool on);
+  // Whether some GPU has enough free compute slices and units for `job`'s
+  // profile but no valid placement (§4 step 6).
+  bool FragmentedRoomOnly(const Job& job) const;
+  // Retention bookkeeping after a plan was applied.
+  void TrackIdle(const Plan& plan);
+  void EraseIdle(const SlotKey& key);
+  bool RetentionOn() const;
+  double ExpectedEnd(JobId id) const;
 
   Cluster* cluster_;
   std::unique_ptr<PlacementPolicy> policy_;
@@ -111,7 +280,23 @@ class Scheduler {
   Clock* clock_;
   std::deque<Queued> queue_;
   std::unordered_map<JobId, std::vector<InstanceRef>> running_;
+  std::unordered_map<JobId, Job> running_jobs_;
   std::vector<double> decision_us_;
+
+  double now_s_ = 0;
+  bool setup_layout_ = false;  // the policy's setup created instances (static layouts)
+  std::unordered_map<JobId, double> expected_end_;
+  std::vector<Reservation> reservations_;
+  std::vector<Job> fragmented_;  // kFragmented requests of the last scan
+
+  std::map<SlotKey, IdleInfo> idle_;
+  std::set<std::tuple<double, int, int>> idle_by_time_;  // (since, gpu, start)
+  int64_t kept_reuses_ = 0;
+  int64_t idle_expirations_ = 0;
+
+  std::unique_ptr<MigrationPlanner> planner_;
+  std::unordered_map<JobId, MigrationMove> migrating_;
+  std::unordered_map<JobId, double> last_move_s_;
 };
 
 }  // namespace migsched

@@ -98,6 +98,8 @@ void ClusterTracker::Refresh(const Plan& plan) {
     if (s.gpu == last) continue;  // consecutive steps on one GPU: refresh once
     last = s.gpu;
     RefreshGpu(s.gpu);
+    // A migration step also changes its source's GPU (§6).
+    if (s.from_gpu >= 0 && s.from_gpu != s.gpu) RefreshGpu(s.from_gpu);
   }
 }
 

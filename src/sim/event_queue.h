@@ -19,8 +19,12 @@
 namespace migsched {
 
 enum class EventKind {
-  kStart,       // a placed job's reconfigurations are done: it starts running
-  kCompletion,  // a running job's remaining work reaches 0 (if still current)
+  kStart,            // a placed job's reconfigurations are done: it starts running
+  kCompletion,       // a running job's remaining work reaches 0 (if still current)
+  kMigrationSwitch,  // §6: a move's copy is done (restart: its target exists): switch-over begins
+  kMigrationEnd,     // §6: the switch-over pause is over: the job runs on the target
+  kTick,             // §6: the periodic defragmentation pass (job = kNoJob)
+  kTimer,            // §5 --max-wait of `job`, or idle-instance retention (job = kNoJob)
 };
 
 struct Event {
@@ -28,7 +32,7 @@ struct Event {
   uint64_t seq = 0;   // insertion order (tie-break)
   EventKind kind = EventKind::kStart;
   JobId job = kNoJob;
-  uint32_t generation = 0;  // the job's generation when pushed
+  uint32_t generation = 0;  // the job's generation (kMigration*: its move's) when pushed
 };
 
 class EventQueue {

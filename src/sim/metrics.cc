@@ -58,6 +58,13 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["reconfigurations"] = m.reconfigurations;
   j["setup_reconfigurations"] = m.setup_reconfigurations;
   j["migrations"] = m.migrations;
+  j["migrations_intra"] = m.migrations_intra;
+  j["migrations_inter"] = m.migrations_inter;
+  j["migration_bytes_gb"] = m.migration_bytes_gb;
+  j["migration_pause_s"] = m.migration_pause_s;
+  j["migration_work_lost_s"] = m.migration_work_lost_s;
+  j["reconfigurations_saved_by_retention"] = m.reconfigurations_saved_by_retention;
+  j["idle_expirations"] = m.idle_expirations;
   j["decisions"] = m.decisions;
   j["decision_us_mean"] = m.decision_us_mean;
   j["decision_us_p99"] = m.decision_us_p99;
@@ -90,9 +97,11 @@ void CountPlan(const Plan& plan, Metrics* m) {
         ++m->destroys;
         break;
       case StepKind::kStart:
+      case StepKind::kMigrateBegin:
         if (!created.count({s.gpu, s.start})) ++m->reuses;
         break;
       case StepKind::kRelease:
+      case StepKind::kMigrateEnd:
         break;
     }
   }

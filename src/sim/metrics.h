@@ -27,7 +27,20 @@
 //   reuses            instances given to a job without a create step
 //   setup_reconfigurations  creates of the policy's setup plan (static layouts),
 //                     done before the first arrival, not counted above
-//   migrations        always 0 (migration, §6, is a later issue)
+//   migrations        §6 moves completed (switch-over done; a move abandoned
+//                     because its job ended mid-copy is not counted), of which
+//                     migrations_intra within a GPU, migrations_inter between GPUs
+//   migration_bytes_gb  state copied by `checkpoint` moves: the source profile's
+//                     memory_mib / 1024 per move (GB)
+//   migration_pause_s total switch-over pause (switch_s per move), the only time
+//                     a moved job does not progress
+//   migration_work_lost_s  work (seconds at rate 1) `restart` jobs lost: the
+//                     progress since their last checkpoint
+//   reconfigurations_saved_by_retention  2 x the instances given to a job that
+//                     a previous job had left idle (each saved one destroy at
+//                     that job's end and one create), against destroying every
+//                     instance when its job ends
+//   idle_expirations  idle instances destroyed because --idle-ttl ran out
 //   jobs_per_day      completed / (makespan / 86400)
 //   energy_kwh        estimated energy over the makespan, kWh (sim/energy.h: idle
 //                     power of every GPU plus power per busy compute slice, from
@@ -100,6 +113,12 @@ struct Metrics {
   int64_t reconfigurations = 0;  // creates + destroys
   int64_t setup_reconfigurations = 0;
   int64_t migrations = 0;
+  int64_t migrations_intra = 0, migrations_inter = 0;
+  double migration_bytes_gb = 0;
+  double migration_pause_s = 0;
+  double migration_work_lost_s = 0;
+  int64_t reconfigurations_saved_by_retention = 0;
+  int64_t idle_expirations = 0;
 
   int64_t decisions = 0;  // placement attempts timed
   double decision_us_mean = 0, decision_us_p99 = 0;

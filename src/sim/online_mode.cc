@@ -6,10 +6,12 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
 
+#include "sched/migration_planner.h"
 #include "sim/contention.h"
 #include "sim/energy.h"
 #include "sim/event_queue.h"
@@ -41,6 +43,8 @@ class OnlineSimulator {
         free_at_(scheduler->cluster().size(), 0.0),
         runs_(jobs.size()),
         models_(scheduler->cluster().models()),
+        sopts_(scheduler->options()),
+        migrates_(scheduler->policy().Migrates()),
         energy_(scheduler->cluster()) {
     if (options.record_jobs) instance_text_.resize(jobs.size());
   }
@@ -53,10 +57,17 @@ class OnlineSimulator {
     Phase phase = Phase::kPending;
     double placed_s = kNaN, start_s = kNaN, end_s = kNaN;
     double remaining = 0;  // work left, seconds at rate 1, as of `last`
-    double rate = 1;
+    double rate = 1;       // effective: 0 while paused
     double last = 0;
     uint32_t generation = 0;
     const Status* rejection = nullptr;  // into can_run_ (std::map nodes are stable)
+    // §6 migration.
+    bool paused = false;  // switch-over in progress: no progress
+    double pause_end = 0;
+    uint32_t move_generation = 0;
+    int64_t migrations = 0;        // moves completed
+    double ckpt_origin = 0;        // checkpoints at ckpt_origin + k * checkpoint_interval_s
+    double remaining_at_ckpt = 0;  // work left at the last checkpoint
   };
 
   static std::vector<double> BandwidthPerGpu(const Cluster& c) {
@@ -79,6 +90,15 @@ class OnlineSimulator {
   void StartJob(JobId id);
   Status Complete(JobId id);
   void UpdateRate(JobId id);
+  void Advance(JobRun& r);
+  void NoteExpectedEnd(JobId id);
+  void ApplyRunPlan(const Plan& plan);
+  Status RunMigrations(MigrationTrigger trigger);
+  void BeginMove(const MigrationStart& st);
+  void SwitchOver(JobId id);
+  Status EndMove(JobId id);
+  void RejectWaiting(JobId id);
+  Status AfterScan();
   void AddReconfigOps(const Plan& plan, double* done_at);
   void Sample();
   Status SelfCheck() const;
@@ -86,6 +106,8 @@ class OnlineSimulator {
 
   const std::vector<Job>& jobs_;
   const SimOptions& opts_;
+  // §5 --max-wait rejections share one reason.
+  const Status max_wait_reason_ = FailedPreconditionError("waited longer than --max-wait");
   const Cluster* cluster_;
   Scheduler* sched_;
   ClusterTracker* tracker_;
@@ -96,6 +118,12 @@ class OnlineSimulator {
   std::vector<double> free_at_;  // per GPU: when its queued MIG operations end
   std::vector<JobRun> runs_;
   std::vector<const GpuModel*> models_;
+  const SchedulerOptions& sopts_;
+  const bool migrates_;
+  bool completed_in_batch_ = false;
+  bool tick_in_batch_ = false;
+  bool timer_in_batch_ = false;
+  std::set<double> idle_timers_;  // idle-retention timer times pushed and not yet fired
   std::map<RequestKey, Status> can_run_;
   std::map<RequestKey, std::string> shape_keys_;
   std::vector<JobId> affected_;
@@ -135,6 +163,26 @@ void OnlineSimulator::Arrive(JobId id) {
   sched_->Enqueue(id, job);
   tracker_->AddDemand(job, +1);
   scan_needed_ = true;
+  if (sopts_.max_wait_s >= 0) events_.Push(now_ + sopts_.max_wait_s, EventKind::kTimer, id, 0);
+}
+
+// §5 --max-wait: `id` left the queue without running.
+void OnlineSimulator::RejectWaiting(JobId id) {
+  JobRun& r = runs_[id];
+  r.phase = Phase::kRejected;
+  r.rejection = &max_wait_reason_;
+  tracker_->AddDemand(jobs_[id], -1);
+  stats_.AddRejected(ShapeKey(id));
+  ++finished_;
+}
+
+// Bookkeeping of a plan the scheduler applied outside a placement (release,
+// migration, retention): metrics, tracker, the GPUs' operation queues.
+void OnlineSimulator::ApplyRunPlan(const Plan& plan) {
+  tracker_->Refresh(plan);
+  CountPlan(plan, metrics_);
+  double unused = now_;
+  AddReconfigOps(plan, &unused);
 }
 
 // Queues the plan's creates and destroys on their GPUs' operation queues;
@@ -187,6 +235,8 @@ void OnlineSimulator::StartJob(JobId id) {
   r.start_s = now_;
   r.remaining = job.duration_s;
   r.last = now_;
+  r.ckpt_origin = now_;
+  r.remaining_at_ckpt = job.duration_s;
   std::vector<int> gpus;
   for (const InstanceRef& in : *sched_->InstancesOf(id)) gpus.push_back(in.gpu);
   affected_.clear();
@@ -194,21 +244,40 @@ void OnlineSimulator::StartJob(JobId id) {
   r.rate = contention_.Rate(id);
   ++r.generation;
   events_.Push(now_ + r.remaining / r.rate, EventKind::kCompletion, id, r.generation);
+  NoteExpectedEnd(id);
   const std::vector<JobId> affected = affected_;
   for (JobId k : affected) {
     if (k != id) UpdateRate(k);
   }
 }
 
-void OnlineSimulator::UpdateRate(JobId id) {
-  JobRun& r = runs_[id];
-  const double rate = contention_.Rate(id);
-  if (rate == r.rate) return;
+// Progress of `r` from r.last to now at its rate; records the work left at
+// the last checkpoint boundary crossed (restart jobs, §6).
+void OnlineSimulator::Advance(JobRun& r) {
+  const double interval = sopts_.migration.checkpoint_interval_s;
+  const double boundary = r.ckpt_origin + std::floor((now_ - r.ckpt_origin) / interval) * interval;
+  if (boundary > r.last && boundary <= now_) {
+    r.remaining_at_ckpt = std::max(0.0, r.remaining - (boundary - r.last) * r.rate);
+  }
   r.remaining = std::max(0.0, r.remaining - (now_ - r.last) * r.rate);
   r.last = now_;
+}
+
+void OnlineSimulator::NoteExpectedEnd(JobId id) {
+  const JobRun& r = runs_[id];
+  const double rate = r.paused ? contention_.Rate(id) : r.rate;
+  sched_->SetExpectedEnd(id, (r.paused ? r.pause_end : now_) + r.remaining / rate);
+}
+
+void OnlineSimulator::UpdateRate(JobId id) {
+  JobRun& r = runs_[id];
+  const double rate = r.paused ? 0.0 : contention_.Rate(id);
+  if (rate == r.rate) return;
+  Advance(r);
   r.rate = rate;
   ++r.generation;
-  events_.Push(now_ + r.remaining / rate, EventKind::kCompletion, id, r.generation);
+  if (rate > 0) events_.Push(now_ + r.remaining / rate, EventKind::kCompletion, id, r.generation);
+  NoteExpectedEnd(id);
 }
 
 Status OnlineSimulator::Complete(JobId id) {
@@ -225,11 +294,123 @@ Status OnlineSimulator::Complete(JobId id) {
   const std::vector<JobId> affected = affected_;
   for (JobId k : affected) UpdateRate(k);
   ASSIGN_OR_RETURN(Plan plan, sched_->Release(id));
-  tracker_->Refresh(plan);
-  CountPlan(plan, metrics_);
-  double unused = now_;
-  AddReconfigOps(plan, &unused);
+  ApplyRunPlan(plan);
   scan_needed_ = true;
+  completed_in_batch_ = true;
+  return Status();
+}
+
+// ---- §6 migration: make-before-break ----
+
+Status OnlineSimulator::RunMigrations(MigrationTrigger trigger) {
+  auto can_move = [&](JobId id) { return runs_[id].phase == Phase::kRunning && !runs_[id].paused; };
+  ASSIGN_OR_RETURN(std::vector<MigrationStart> starts, sched_->RunMigrationPass(trigger, can_move));
+  for (const MigrationStart& st : starts) BeginMove(st);
+  return Status();
+}
+
+// The target is created (reconfiguration, on the target GPU's operation
+// queue); then a checkpoint job's state is copied (fixed_s + memory_gb /
+// gbps) while it keeps running, and the switch-over begins; a restart job
+// switches over as soon as its target exists.
+void OnlineSimulator::BeginMove(const MigrationStart& st) {
+  tracker_->Refresh(st.plan);
+  CountPlan(st.plan, metrics_);
+  double ready = now_;
+  AddReconfigOps(st.plan, &ready);
+  JobRun& r = runs_[st.move.job];
+  ++r.move_generation;
+  double at = ready;
+  if (jobs_[st.move.job].migratable == Migratable::kCheckpoint) {
+    const GpuModel& m = cluster_->gpu(st.move.from.gpu).model();
+    at += MigrationCopySeconds(static_cast<double>(m.profile(st.move.from.profile).memory_mib),
+                               sopts_.migration);
+  }
+  events_.Push(at, EventKind::kMigrationSwitch, st.move.job, r.move_generation);
+}
+
+// Switch-over: the job pauses for switch_s (a restart job also loses the
+// work done since its last checkpoint).
+void OnlineSimulator::SwitchOver(JobId id) {
+  JobRun& r = runs_[id];
+  const MigrationMove* mv = sched_->MigrationOf(id);
+  Advance(r);
+  if (jobs_[id].migratable == Migratable::kRestart) {
+    const double lost = std::max(0.0, r.remaining_at_ckpt - r.remaining);
+    metrics_->migration_work_lost_s += lost;
+    r.remaining = r.remaining_at_ckpt;
+  } else {
+    const GpuModel& m = cluster_->gpu(mv->from.gpu).model();
+    metrics_->migration_bytes_gb +=
+        static_cast<double>(m.profile(mv->from.profile).memory_mib) / 1024.0;
+  }
+  r.paused = true;
+  r.pause_end = now_ + sopts_.migration.switch_s;
+  r.rate = 0;
+  ++r.generation;  // no completion while paused
+  NoteExpectedEnd(id);
+  events_.Push(r.pause_end, EventKind::kMigrationEnd, id, r.move_generation);
+}
+
+Status OnlineSimulator::EndMove(JobId id) {
+  JobRun& r = runs_[id];
+  const MigrationMove mv = *sched_->MigrationOf(id);
+  ASSIGN_OR_RETURN(Plan plan, sched_->FinishMigration(id));
+  ApplyRunPlan(plan);
+  ++metrics_->migrations;
+  ++(mv.inter() ? metrics_->migrations_inter : metrics_->migrations_intra);
+  metrics_->migration_pause_s += sopts_.migration.switch_s;
+  ++r.migrations;
+  r.paused = false;
+  r.last = now_;
+  if (jobs_[id].migratable == Migratable::kRestart) {
+    r.ckpt_origin = now_;
+    r.remaining_at_ckpt = r.remaining;
+  }
+  affected_.clear();
+  if (mv.inter()) {
+    // The job now shares another GPU's PCIe bandwidth (§8).
+    std::vector<JobId> affected;
+    contention_.Remove(id, &affected);
+    std::vector<int> gpus;
+    for (const InstanceRef& in : *sched_->InstancesOf(id)) gpus.push_back(in.gpu);
+    contention_.Add(id, jobs_[id].pcie_gbps, jobs_[id].alpha, gpus, &affected);
+    affected_ = affected;
+  }
+  r.rate = contention_.Rate(id);
+  ++r.generation;
+  events_.Push(now_ + r.remaining / r.rate, EventKind::kCompletion, id, r.generation);
+  NoteExpectedEnd(id);
+  const std::vector<JobId> affected = affected_;
+  for (JobId k : affected) {
+    if (k != id) UpdateRate(k);
+  }
+  scan_needed_ = true;
+  return Status();
+}
+
+// After the queue scan of one instant: --max-wait rejections, migration
+// passes, idle-instance retention (in that order).
+Status OnlineSimulator::AfterScan() {
+  if (sopts_.max_wait_s >= 0 && timer_in_batch_) {
+    for (JobId id : sched_->ExpireWaits()) RejectWaiting(id);
+  }
+  if (migrates_) {
+    if (sched_->has_fragmented_requests())
+      RETURN_IF_ERROR(RunMigrations(MigrationTrigger::kFragmented));
+    if (completed_in_batch_ || tick_in_batch_) {
+      RETURN_IF_ERROR(RunMigrations(completed_in_batch_ ? MigrationTrigger::kCompletion
+                                                        : MigrationTrigger::kTick));
+    }
+  }
+  std::optional<double> due = sched_->NextIdleExpiry();
+  if (due && *due <= now_) {
+    ASSIGN_OR_RETURN(Plan plan, sched_->ExpireIdleInstances());
+    ApplyRunPlan(plan);
+    due = sched_->NextIdleExpiry();
+  }
+  if (due && idle_timers_.insert(*due).second) events_.Push(*due, EventKind::kTimer, kNoJob, 0);
+  completed_in_batch_ = tick_in_batch_ = timer_in_batch_ = false;
   return Status();
 }
 
@@ -271,6 +452,8 @@ Status OnlineSimulator::SelfCheck() const {
       ++held[in.job];
       const auto* refs = sched_->InstancesOf(in.job);
       const InstanceRef ref{g, in.profile, in.start};
+      const MigrationMove* mv = sched_->MigrationOf(in.job);
+      if (mv != nullptr && mv->to == ref) continue;  // the target of a move in flight
       if (refs == nullptr || std::find(refs->begin(), refs->end(), ref) == refs->end()) {
         return InternalError(
             fmt::format("GPU {} instance {}@{} runs job {}, which the scheduler "
@@ -278,6 +461,9 @@ Status OnlineSimulator::SelfCheck() const {
                         g, gs.model().profile(in.profile).name, in.start, in.job));
       }
     }
+  }
+  for (auto& [job, n] : held) {
+    if (sched_->MigrationOf(job) != nullptr) --n;  // its move's target is counted too
   }
   if (static_cast<int64_t>(held.size()) != holding_) {
     return InternalError(fmt::format("{} jobs hold instances, {} expected", held.size(), holding_));
@@ -318,12 +504,33 @@ Status OnlineSimulator::Run(SimResult* result) {
   auto report = [&] {
     if (opts_.progress) opts_.progress(SimProgress{finished_, static_cast<int64_t>(n), now_});
   };
-  while (true) {
-    // Drop completion events made stale by a rate change.
-    while (!events_.empty() && events_.Top().kind == EventKind::kCompletion &&
-           events_.Top().generation != runs_[events_.Top().job].generation) {
-      events_.Pop();
+  if (migrates_ && sopts_.migration.defrag_interval_s > 0) {
+    events_.Push(jobs_.front().arrival_s + sopts_.migration.defrag_interval_s, EventKind::kTick,
+                 kNoJob, 0);
+  }
+  // An event that no longer means anything: a completion made stale by a rate
+  // change, a move made stale by the job's end, a --max-wait timer of a job
+  // that left the queue, a tick when nothing runs and nothing will arrive.
+  auto stale = [&](const Event& e) {
+    switch (e.kind) {
+      case EventKind::kCompletion:
+        return e.generation != runs_[e.job].generation;
+      case EventKind::kMigrationSwitch:
+      case EventKind::kMigrationEnd:
+        return runs_[e.job].phase != Phase::kRunning ||
+               e.generation != runs_[e.job].move_generation ||
+               sched_->MigrationOf(e.job) == nullptr;
+      case EventKind::kTimer:
+        return e.job != kNoJob && runs_[e.job].phase != Phase::kQueued;
+      case EventKind::kTick:
+        return holding_ == 0 && next_arrival >= n;
+      case EventKind::kStart:
+        return false;
     }
+    return false;
+  };
+  while (true) {
+    while (!events_.empty() && stale(events_.Top())) events_.Pop();
     const bool has_event = !events_.empty();
     const bool has_arrival = next_arrival < n;
     if (!has_event && !has_arrival) break;
@@ -334,13 +541,32 @@ Status OnlineSimulator::Run(SimResult* result) {
       result->snapshots.push_back(SnapshotCluster(*cluster_, snapshot_times_[next_snapshot_++]));
     }
     now_ = t;
+    sched_->SetNow(t);
     while (!events_.empty() && events_.Top().time_s == t) {
       const Event e = events_.Top();
       events_.Pop();
-      if (e.kind == EventKind::kStart) {
-        StartJob(e.job);
-      } else if (e.generation == runs_[e.job].generation) {
-        RETURN_IF_ERROR(Complete(e.job));
+      if (stale(e)) continue;
+      switch (e.kind) {
+        case EventKind::kStart:
+          StartJob(e.job);
+          break;
+        case EventKind::kCompletion:
+          RETURN_IF_ERROR(Complete(e.job));
+          break;
+        case EventKind::kMigrationSwitch:
+          SwitchOver(e.job);
+          break;
+        case EventKind::kMigrationEnd:
+          RETURN_IF_ERROR(EndMove(e.job));
+          break;
+        case EventKind::kTick:
+          tick_in_batch_ = true;
+          events_.Push(t + sopts_.migration.defrag_interval_s, EventKind::kTick, kNoJob, 0);
+          break;
+        case EventKind::kTimer:
+          timer_in_batch_ = true;
+          if (e.job == kNoJob) idle_timers_.erase(t);
+          break;
       }
     }
     while (next_arrival < n && jobs_[next_arrival].arrival_s == t) {
@@ -351,6 +577,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       for (const Decision& d : decisions) RETURN_IF_ERROR(Place(d));
     }
     scan_needed_ = false;
+    RETURN_IF_ERROR(AfterScan());
     Sample();
     if (opts_.self_check) {
       Status st = SelfCheck();
@@ -390,6 +617,8 @@ Status OnlineSimulator::Run(SimResult* result) {
     m.jobs_per_day = m.jobs_completed / (m.makespan_s / 86400.0);
   }
   m.frag_peak = integrals_.frag_peak();
+  m.reconfigurations_saved_by_retention = 2 * sched_->kept_instance_reuses();
+  m.idle_expirations = sched_->idle_expirations();
   energy_.Finish(last_completion_);
   const EnergyEstimate energy = energy_.Estimate(m.makespan_s, m.jobs_completed);
   m.energy_kwh = energy.energy_kwh;
@@ -413,6 +642,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       rec.outcome = r.phase == Phase::kRejected ? JobOutcome::kRejected : JobOutcome::kCompleted;
       if (r.rejection != nullptr) rec.reason = r.rejection->message();
       rec.instances = std::move(instance_text_[i]);
+      rec.migrations = r.migrations;
       result->jobs.push_back(std::move(rec));
     }
   }

@@ -29,7 +29,8 @@ bool JobRecord::operator==(const JobRecord& o) const {
   return id == o.id && name == o.name && request == o.request && SameTime(arrival_s, o.arrival_s) &&
          SameTime(placed_s, o.placed_s) && SameTime(start_s, o.start_s) &&
          SameTime(end_s, o.end_s) && SameTime(wait_s, o.wait_s) && SameTime(jct_s, o.jct_s) &&
-         instances == o.instances && outcome == o.outcome && reason == o.reason;
+         instances == o.instances && outcome == o.outcome && reason == o.reason &&
+         migrations == o.migrations;
 }
 
 ClusterSnapshot SnapshotCluster(const Cluster& cluster, double time_s) {

@@ -43,6 +43,7 @@ struct JobRecord {
   std::string instances;  // "gpu:profile@start" joined by ';', e.g. "0:3g.20gb@4;1:3g.20gb@0"
   JobOutcome outcome = JobOutcome::kCompleted;
   std::string reason;                       // why it was rejected; empty otherwise
+  int64_t migrations = 0;                   // §6 moves of the job completed
   bool operator==(const JobRecord&) const;  // NaN == NaN here
 };
 

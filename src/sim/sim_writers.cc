@@ -33,12 +33,13 @@ std::string CsvField(std::string_view text) {
 }
 
 Status WriteJobsCsv(const SimResult& result, std::ostream& out) {
-  out << "id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,end_s,jct_s,instances,reason\n";
+  out << "id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,end_s,jct_s,instances,reason,"
+         "migrations\n";
   for (const JobRecord& r : result.jobs) {
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, CsvField(r.name),
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, CsvField(r.name),
                        CsvField(r.request), JobOutcomeName(r.outcome), Num(r.arrival_s),
                        Num(r.placed_s), Num(r.start_s), Num(r.wait_s), Num(r.end_s), Num(r.jct_s),
-                       CsvField(r.instances), CsvField(r.reason));
+                       CsvField(r.instances), CsvField(r.reason), r.migrations);
   }
   return Finish(out, "jobs");
 }

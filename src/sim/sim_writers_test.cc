@@ -32,6 +32,7 @@ TEST(SimWritersTest, JobsCsv) {
   done.wait_s = 0.023;
   done.jct_s = 100.023;
   done.instances = "0:3g.20gb@4;1:3g.20gb@0";
+  done.migrations = 2;
   JobRecord rej;
   rej.id = 1;
   rej.name = "b";
@@ -45,10 +46,10 @@ TEST(SimWritersTest, JobsCsv) {
   ASSERT_TRUE(WriteJobsCsv(r, out).ok());
   EXPECT_EQ(out.str(),
             "id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,end_s,jct_s,instances,"
-            "reason\n"
-            "0,a,2x3g.20gb,completed,0,0,0.023,0.023,100.023,100.023,0:3g.20gb@4;1:3g.20gb@0,\n"
+            "reason,migrations\n"
+            "0,a,2x3g.20gb,completed,0,0,0.023,0.023,100.023,100.023,0:3g.20gb@4;1:3g.20gb@0,,2\n"
             "1,b,7g.40gb,rejected,2.5,,,,,,,\"no GPU in the cluster (A30 24GB, \"\"X\"\") offers "
-            "profile 7g.40gb\"\n");
+            "profile 7g.40gb\",0\n");
 }
 
 TEST(SimWritersTest, TimelineAndFillCurveCsv) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "sched/options.h"
 #include "sched/policy.h"
 #include "sim/simulator.h"
 #include "testing/test_util.h"
@@ -59,6 +60,12 @@ World RandomWorld(uint64_t seed, int num_jobs) {
     j.pcie_gbps = kind == 0 ? 0 : kind == 1 ? 5.7 : 17.65;
     j.alpha = kind == 0 ? 1 : kind == 1 ? 1.25 : 1.07;
     w.jobs.push_back(j);
+  }
+  // §6 flags from a stream of their own (the draws above stay as they were).
+  Rng flags(seed ^ 0x6d696772617465ULL);
+  for (Job& j : w.jobs) {
+    j.migratable = static_cast<Migratable>(flags.UniformInt(0, 2));
+    j.latency_sensitive = flags.Uniform01() < 0.2;
   }
   return w;
 }
@@ -134,19 +141,83 @@ TEST(SimulatorRandomTest, InvariantsHoldForEveryPolicy) {
       o.self_check = false;
       auto plain = RunSimulation(w.gpus, w.jobs, policy, SchedulerOptions{}, o);
       ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+      // A moved job also pauses switch_s per move; a restart job loses work too.
+      const double pause = SchedulerOptions{}.migration.switch_s;
       for (const JobRecord& rec : plain->jobs) {
         if (rec.outcome != JobOutcome::kCompleted) continue;
-        EXPECT_NEAR(rec.end_s - rec.start_s, w.jobs[rec.id].duration_s, 1e-9) << rec.name;
+        const double expected = w.jobs[rec.id].duration_s + pause * rec.migrations;
+        if (w.jobs[rec.id].migratable == Migratable::kRestart) {
+          EXPECT_GE(rec.end_s - rec.start_s, expected - 1e-9) << rec.name;
+        } else {
+          EXPECT_NEAR(rec.end_s - rec.start_s, expected, 1e-9) << rec.name;
+        }
       }
     }
   }
+}
+
+// `full` with every queue option and migration knob drawn at random: the
+// self-check (invariants after every event time, both ends of a move held by
+// its job) and the accounting of moves and rejections.
+TEST(SimulatorRandomTest, FullPolicyWithQueueOptionsAndMigrations) {
+  static ManualClock clock;
+  int64_t moves = 0, rejected_waiting = 0, expired = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const World w = RandomWorld(seed, 150);
+    Rng rng(seed * 7919);
+    SchedulerOptions so;
+    so.threshold = 0.2 + 0.4 * rng.Uniform01();
+    so.max_skip_seconds = rng.Uniform01() < 0.5 ? -1 : 60 * rng.Uniform01();
+    so.max_wait_s = rng.Uniform01() < 0.5 ? -1 : 100 + 400 * rng.Uniform01();
+    so.idle_ttl_s = rng.Uniform01() < 0.5 ? -1 : 50 * rng.Uniform01();
+    so.migration.defrag_interval_s = std::vector<double>{0, 30, 300}[rng.UniformInt(0, 2)];
+    so.migration.cooldown_s = std::vector<double>{0, 120}[rng.UniformInt(0, 1)];
+    so.migration.max_moves_per_pass = static_cast<int>(rng.UniformInt(0, 8));
+    so.migration.switch_s = rng.Uniform01();
+    so.migration.checkpoint_interval_s = 10 + 100 * rng.Uniform01();
+    SimOptions o;
+    o.clock = &clock;
+    o.self_check = true;
+    o.reconfig_ms = rng.Uniform01() < 0.5 ? 0 : 23;
+    auto r = RunSimulation(w.gpus, w.jobs, "full", so, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    CheckResult(w, *r, "full");
+    const Metrics& m = r->metrics;
+    EXPECT_EQ(m.migrations, m.migrations_intra + m.migrations_inter);
+    EXPECT_NEAR(m.migration_pause_s, so.migration.switch_s * m.migrations, 1e-9);
+    EXPECT_GE(m.migration_work_lost_s, 0);
+    int64_t per_job = 0;
+    for (const JobRecord& rec : r->jobs) {
+      per_job += rec.migrations;
+      const Job& job = w.jobs[rec.id];
+      if (rec.migrations > 0) {
+        EXPECT_NE(job.migratable, Migratable::kNone) << rec.name;
+      }
+      if (rec.reason == "waited longer than --max-wait") {
+        ++rejected_waiting;
+        EXPECT_GE(so.max_wait_s, 0);
+      }
+    }
+    EXPECT_EQ(per_job, m.migrations);
+    EXPECT_EQ(m.reconfigurations_saved_by_retention % 2, 0);
+    if (so.idle_ttl_s < 0) {
+      EXPECT_EQ(m.idle_expirations, 0);
+    }
+    moves += m.migrations;
+    expired += m.idle_expirations;
+  }
+  // The fixed seeds exercise what is checked.
+  EXPECT_GT(moves, 0);
+  EXPECT_GT(rejected_waiting, 0);
+  EXPECT_GT(expired, 0);
 }
 
 TEST(SimulatorRandomTest, SameInputsGiveIdenticalResults) {
   const uint64_t seed = 42;
   SCOPED_TRACE("seed 42");
   const World w = RandomWorld(seed, 200);
-  for (const char* policy : {"frag-aware", "first-fit"}) {
+  for (const char* policy : {"frag-aware", "first-fit", "full"}) {
     SimOptions o;  // the real wall clock: only decision_us_* may differ
     auto a = RunSimulation(w.gpus, w.jobs, policy, SchedulerOptions{}, o);
     auto b = RunSimulation(w.gpus, w.jobs, policy, SchedulerOptions{}, o);

@@ -195,6 +195,13 @@
   }
   var profileOrder = [];
 
+  // Black or white, whichever reads better on the colour '#rrggbb'.
+  function textOn(color) {
+    var r = parseInt(color.substr(1, 2), 16), g = parseInt(color.substr(3, 2), 16),
+        b = parseInt(color.substr(5, 2), 16);
+    return 0.299 * r + 0.587 * g + 0.114 * b > 160 ? '#222222' : '#ffffff';
+  }
+
   // A Chart.js plugin writing each instance's profile name inside its box
   // when it fits.
   var profileLabels = {
@@ -213,7 +220,7 @@
           var text = ds.data[k].profile;
           if (ctx.measureText(text).width + 6 > width || p.height < 11) return;
           var busy = ds.data[k].busy;
-          ctx.fillStyle = busy ? '#ffffff' : '#222222';
+          ctx.fillStyle = busy ? textOn(profileColor[ds.label]) : '#222222';
           if (!busy) {  // a light backing so that the name reads over the hatching
             var tw = ctx.measureText(text).width + 4;
             ctx.fillStyle = 'rgba(255,255,255,0.85)';

@@ -31,7 +31,7 @@ class BestFitPolicy : public PlacementPolicy {
       }
       return best;
     }
-    for (int gpu = 0; gpu < cluster.size(); ++gpu) {
+    for (int gpu : cluster.representatives()) {  // one GPU per distinct state
       const int profile = req.ProfileOn(cluster.gpu(gpu).model());
       if (profile < 0) continue;
       // Skip GPUs that cannot beat the current best: util(gpu) <= util(best).

@@ -5,7 +5,7 @@ namespace migsched {
 void CollectCandidates(const Cluster& cluster, const PlacementRequest& req, bool allow_create,
                        int reserve_full, std::vector<Candidate>* out) {
   out->clear();
-  for (int gpu = 0; gpu < cluster.size(); ++gpu) {
+  for (int gpu : cluster.representatives()) {  // one GPU per distinct state
     const int profile = req.ProfileOn(cluster.gpu(gpu).model());
     if (profile >= 0) AppendCandidates(cluster, gpu, profile, allow_create, out);
   }

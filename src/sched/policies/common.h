@@ -16,7 +16,8 @@ namespace migsched {
 // Replaces `out` with every candidate for one instance of `req` on every GPU
 // of `cluster`, ascending GPU index then start; then drops those that break
 // the full-size reserve of `reserve_full` GPUs unless all do
-// (ApplyFullSizeReserve). O(GPUs × placements).
+// (ApplyFullSizeReserve). Only the lowest-index GPU of each state group is
+// looked at (Cluster::representatives()): O(distinct states × placements).
 void CollectCandidates(const Cluster& cluster, const PlacementRequest& req, bool allow_create,
                        int reserve_full, std::vector<Candidate>* out);
 

@@ -31,7 +31,7 @@ class DriverDefaultPolicy : public PlacementPolicy {
       }
       return InDriverOrder(cluster.gpu(gpu).model(), candidates_.front().profile);
     }
-    for (int gpu = 0; gpu < cluster.size(); ++gpu) {
+    for (int gpu : cluster.representatives()) {  // one GPU per distinct state
       const GpuModel& m = cluster.gpu(gpu).model();
       const int profile = req.ProfileOn(m);
       if (profile < 0) continue;

@@ -21,7 +21,7 @@ class FirstFitPolicy : public PlacementPolicy {
       if (candidates_.empty()) return std::nullopt;
       return candidates_.front();  // ascending GPU, then start
     }
-    for (int gpu = 0; gpu < cluster.size(); ++gpu) {
+    for (int gpu : cluster.representatives()) {  // one GPU per distinct state
       const int profile = req.ProfileOn(cluster.gpu(gpu).model());
       if (profile < 0) continue;
       candidates_.clear();

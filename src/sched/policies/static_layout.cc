@@ -38,7 +38,7 @@ class StaticPolicy : public PlacementPolicy {
   }
 
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
-    for (int gpu = 0; gpu < cluster.size(); ++gpu) {
+    for (int gpu : cluster.representatives()) {  // one GPU per distinct state
       const int profile = req.ProfileOn(cluster.gpu(gpu).model());
       if (profile < 0) continue;
       candidates_.clear();

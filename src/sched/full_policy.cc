@@ -1,0 +1,39 @@
+#include "sched/full_policy.h"
+
+#include <utility>
+
+namespace migsched {
+namespace {
+
+class FullPolicy : public PlacementPolicy {
+ public:
+  explicit FullPolicy(std::unique_ptr<PlacementPolicy> placement)
+      : placement_(std::move(placement)) {}
+
+  std::string_view name() const override { return "full"; }
+  std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
+    return placement_->Choose(cluster, req);
+  }
+  StatusOr<Plan> SetupPlan(const Cluster& cluster) override {
+    return placement_->SetupPlan(cluster);
+  }
+  bool KeepIdleInstances() const override { return placement_->KeepIdleInstances(); }
+  void ObserveArrival(const Cluster& cluster, const Job& job) override {
+    placement_->ObserveArrival(cluster, job);
+  }
+  bool Migrates() const override { return true; }
+  int Capacity(const Cluster& cluster, int gpu, int profile) const override {
+    return placement_->Capacity(cluster, gpu, profile);
+  }
+
+ private:
+  std::unique_ptr<PlacementPolicy> placement_;
+};
+
+}  // namespace
+
+std::unique_ptr<PlacementPolicy> NewFullPolicy(std::unique_ptr<PlacementPolicy> placement) {
+  return std::make_unique<FullPolicy>(std::move(placement));
+}
+
+}  // namespace migsched

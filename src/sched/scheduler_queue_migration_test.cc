@@ -1,0 +1,347 @@
+// The scheduler's side of §5 (starvation guard, --max-wait), idle-instance
+// retention, and §6 (which jobs may move, cool-down, switch-over, a job ending
+// mid-copy), on small hand-made states. Expected values are derived in the
+// comments (FragCost of A100 40GB configurations as in
+// shared/cases/fragcost-a100-40gb.json).
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/instance_list.h"
+#include "sched/candidates.h"
+#include "sched/scheduler.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::Model;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// Places each job where its name says ("g0s5": GPU 0, start 5), if that is a
+// candidate now; other names first-fit (lowest GPU, lowest start). Migrates
+// (the §6 planner runs).
+class Scripted : public PlacementPolicy {
+ public:
+  std::string_view name() const override { return "scripted"; }
+  bool Migrates() const override { return true; }
+  std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
+    int gpu = 0, start = 0;
+    const bool scripted = std::sscanf(req.spec->name.c_str(), "g%ds%d", &gpu, &start) == 2;
+    for (int g = 0; g < cluster.size(); ++g) {
+      if (scripted && g != gpu) continue;
+      std::vector<Candidate> cands;
+      AppendCandidates(cluster, g, req.ProfileOn(cluster.gpu(g).model()), true, &cands);
+      for (const Candidate& c : cands) {
+        if (!scripted || c.start == start) return c;
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+Job MakeJob(const std::string& name, const std::string& profile,
+            Migratable migratable = Migratable::kCheckpoint, bool latency_sensitive = false) {
+  Job j;
+  j.name = name;
+  j.profile = profile;
+  j.duration_s = 1000;
+  j.migratable = migratable;
+  j.latency_sensitive = latency_sensitive;
+  return j;
+}
+
+std::unique_ptr<PlacementPolicy> Named(const std::string& name, const SchedulerOptions& o) {
+  auto p = MakePolicy(name, o);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return p.ok() ? std::move(*p) : nullptr;
+}
+
+class Fixture {
+ public:
+  Fixture(int gpus, std::unique_ptr<PlacementPolicy> policy, SchedulerOptions o) {
+    std::vector<const GpuModel*> models(gpus, &Model("A100-40GB"));
+    cluster_ = std::make_unique<Cluster>(models, &tables_);
+    scheduler_ = std::make_unique<Scheduler>(cluster_.get(), std::move(policy), o, &clock_);
+    EXPECT_TRUE(scheduler_->Setup().ok());
+  }
+  Fixture(int gpus, const std::string& policy, SchedulerOptions o)
+      : Fixture(gpus, Named(policy, o), o) {}
+
+  Scheduler& s() { return *scheduler_; }
+  Cluster& cluster() { return *cluster_; }
+
+  JobId Place(const Job& job) {
+    const JobId id = next_++;
+    auto d = scheduler_->TryPlace(id, job);
+    EXPECT_TRUE(d.ok() && d->has_value()) << job.name;
+    return id;
+  }
+  // Runs a pass; moves as "job J: G@S -> G@S".
+  std::vector<std::string> Pass(MigrationTrigger t = MigrationTrigger::kCompletion) {
+    auto starts = scheduler_->RunMigrationPass(t, [](JobId) { return true; });
+    EXPECT_TRUE(starts.ok()) << starts.status().ToString();
+    std::vector<std::string> out;
+    if (!starts.ok()) return out;
+    for (const MigrationStart& st : *starts) {
+      out.push_back(fmt::format("job {}: {}@{} -> {}@{}", st.move.job, st.move.from.gpu,
+                                st.move.from.start, st.move.to.gpu, st.move.to.start));
+    }
+    return out;
+  }
+  std::vector<std::string> Steps(const Plan& plan) const {
+    std::vector<std::string> out;
+    for (const Step& st : plan.steps) out.push_back(DescribeStep(st, *cluster_));
+    return out;
+  }
+
+ private:
+  ConfigTableCache tables_;
+  ManualClock clock_;
+  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Scheduler> scheduler_;
+  JobId next_ = 0;
+};
+
+SchedulerOptions Opts(double threshold = 0.4) {
+  SchedulerOptions o;
+  o.threshold = threshold;
+  return o;
+}
+
+// A100 with A = 1g@0 and B = 1g@1 (`none`) and C = 1g@5 (checkpoint),
+// threshold 0.25 so that the GPU stays busy with 2 slices (2/7 = 0.29).
+// t = 0: C 5 -> 3 (FragCost 0.5 -> 0.3, see migration_planner_test.cc).
+// t = 60: A ends: {B@1, C@3}, FragCost 0.3667 (cases file). C's options:
+//   -> 0: {0,1}: 0.2; -> 2: {1,2}: 0.3667; -> 4 or 5: 0.5667; -> 6: 0.4667.
+// C may move again only once 120 s have passed since its move began.
+TEST(SchedulerMigrationTest, CoolDownIsRespected) {
+  Fixture f(1, std::make_unique<Scripted>(), Opts(0.25));
+  f.Place(MakeJob("g0s0", "1g.5gb", Migratable::kNone));
+  const JobId b = f.Place(MakeJob("g0s1", "1g.5gb", Migratable::kNone));
+  const JobId c = f.Place(MakeJob("g0s5", "1g.5gb"));
+  f.s().SetNow(0);
+  EXPECT_THAT(f.Pass(), ElementsAre("job 2: 0@5 -> 0@3"));
+  EXPECT_EQ(f.s().MigrationOf(c)->to, (InstanceRef{0, 0, 3}));
+  f.s().SetNow(5);
+  auto end = f.s().FinishMigration(c);
+  ASSERT_TRUE(end.ok()) << end.status().ToString();
+  EXPECT_THAT(f.Steps(*end), ElementsAre("migrate-end 1g.5gb@3 on GPU 0 (job 2, from GPU 0 @5)",
+                                         "destroy 1g.5gb@5 on GPU 0"));
+  EXPECT_THAT(*f.s().InstancesOf(c), ElementsAre(InstanceRef{0, 0, 3}));
+  EXPECT_EQ(f.s().MigrationOf(c), nullptr);
+  f.s().SetNow(60);
+  ASSERT_TRUE(f.s().Release(0).ok());
+  EXPECT_THAT(f.Pass(), IsEmpty());  // 60 s after the move began
+  f.s().SetNow(119.9);
+  EXPECT_THAT(f.Pass(MigrationTrigger::kTick), IsEmpty());
+  f.s().SetNow(120);
+  EXPECT_THAT(f.Pass(MigrationTrigger::kTick), ElementsAre("job 2: 0@3 -> 0@0"));
+  (void)b;
+}
+
+struct MoveRightsCase {
+  std::string name;
+  Migratable migratable;
+  bool latency_sensitive;
+  std::vector<std::string> expected;
+};
+
+class SchedulerMoveRightsTest : public ::testing::TestWithParam<MoveRightsCase> {};
+
+// GPU 0 = {1g@0, 1g@1, 1g@5}, GPU 1 empty, intra moves off (budget 0): the
+// only candidate pull is C (1g@5): FragCost 0.5 -> 0.2 on GPU 0, 1g@6 on the
+// empty GPU 1 (ΔFragCost 0) — see migration_planner_test.cc.
+TEST_P(SchedulerMoveRightsTest, NoneAndLatencySensitiveJobsNeverLeaveTheirGpu) {
+  const MoveRightsCase& c = GetParam();
+  SchedulerOptions o = Opts();
+  o.migration.max_moves_per_pass = 0;
+  Fixture f(2, std::make_unique<Scripted>(), o);
+  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.Place(MakeJob("g0s1", "1g.5gb"));
+  f.Place(MakeJob("g0s5", "1g.5gb", c.migratable, c.latency_sensitive));
+  EXPECT_EQ(f.Pass(), c.expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SchedulerMoveRightsTest,
+    ::testing::Values(
+        MoveRightsCase{"Checkpoint", Migratable::kCheckpoint, false, {"job 2: 0@5 -> 1@6"}},
+        MoveRightsCase{"Restart", Migratable::kRestart, false, {"job 2: 0@5 -> 1@6"}},
+        MoveRightsCase{"None", Migratable::kNone, false, {}},
+        MoveRightsCase{"LatencySensitive", Migratable::kCheckpoint, true, {}}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(SchedulerMigrationTest, DriverMayHoldAJobBackAndNonMigratingPoliciesNeverMove) {
+  Fixture f(1, std::make_unique<Scripted>(), Opts());
+  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.Place(MakeJob("g0s1", "1g.5gb"));
+  f.Place(MakeJob("g0s5", "1g.5gb"));
+  auto held = f.s().RunMigrationPass(MigrationTrigger::kTick, [](JobId) { return false; });
+  ASSERT_TRUE(held.ok());
+  EXPECT_THAT(*held, IsEmpty());
+  // lb+frag does not migrate: the pass does nothing whatever the state.
+  Fixture g(1, "lb+frag", Opts());
+  EXPECT_THAT(g.Pass(), IsEmpty());
+}
+
+TEST(SchedulerMigrationTest, AJobEndingMidCopyAbandonsItsMove) {
+  Fixture f(1, std::make_unique<Scripted>(), Opts());
+  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.Place(MakeJob("g0s1", "1g.5gb"));
+  const JobId c = f.Place(MakeJob("g0s5", "1g.5gb"));
+  ASSERT_THAT(f.Pass(), ElementsAre("job 2: 0@5 -> 0@3"));
+  auto plan = f.s().Release(c);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  // Both ends are released (the policy keeps idle instances).
+  EXPECT_THAT(f.Steps(*plan), ElementsAre("release 1g.5gb@5 on GPU 0 (job 2)",
+                                          "release 1g.5gb@3 on GPU 0 (job 2)"));
+  EXPECT_EQ(f.s().MigrationOf(c), nullptr);
+  EXPECT_EQ(f.s().FinishMigration(c).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(f.cluster().gpu(0).busy_compute_slices(), 2);
+}
+
+// Two A100s, each with a 1g.5gb@0 (jobs 0 and 1, expected to end at `end0`
+// and 100). A 7g (job 100, the head: it cannot fit) is queued at t = 0, a
+// 1g (job 101) after it; first-fit would put the 1g on GPU 0 at start 1.
+// Once the 7g has waited longer than max_skip, the GPU whose 7g placement
+// frees soonest is reserved (GPU 0 when end0 = 50 < 100, GPU 1 when end0 =
+// 200) and the 1g goes to the other GPU (lowest free start: 1).
+struct GuardCase {
+  std::string name;
+  double max_skip;
+  double now;
+  double end0;
+  std::string expected;  // where the 1g goes
+  int reserved_gpu;      // -1: none
+};
+
+class StarvationGuardTest : public ::testing::TestWithParam<GuardCase> {};
+
+TEST_P(StarvationGuardTest, ReservesTheGpuThatFreesSoonest) {
+  const GuardCase& c = GetParam();
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = c.max_skip;
+  Fixture f(2, std::make_unique<Scripted>(), o);
+  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.Place(MakeJob("g1s0", "1g.5gb"));
+  f.s().SetExpectedEnd(0, c.end0);
+  f.s().SetExpectedEnd(1, 100);
+  f.s().SetNow(0);
+  f.s().Enqueue(100, MakeJob("big", "7g.40gb"));
+  f.s().Enqueue(101, MakeJob("small", "1g.5gb"));
+  f.s().SetNow(c.now);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::vector<std::string> placed;
+  for (const Decision& x : *d) {
+    placed.push_back(
+        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
+  }
+  EXPECT_THAT(placed, ElementsAre(c.expected));
+  if (c.reserved_gpu < 0) {
+    EXPECT_THAT(f.s().reservations(), IsEmpty());
+  } else {
+    ASSERT_EQ(f.s().reservations().size(), 1u);
+    const Reservation& r = f.s().reservations()[0];
+    EXPECT_EQ(r.job, 100);
+    EXPECT_EQ(r.gpu, c.reserved_gpu);
+    EXPECT_EQ(r.start, 0);
+    EXPECT_EQ(r.free_at_s, std::min(c.end0, 100.0));
+  }
+  // Reservations only hold during the scan: the cluster flags are clear again.
+  EXPECT_FALSE(f.cluster().reserved(0));
+  EXPECT_FALSE(f.cluster().reserved(1));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, StarvationGuardTest,
+    ::testing::Values(GuardCase{"Off", -1, 31, 50, "job 101 on 0@1", -1},
+                      // Waited exactly 30 s: not longer than max_skip.
+                      GuardCase{"NotYetOverdue", 30, 30, 50, "job 101 on 0@1", -1},
+                      GuardCase{"OverdueReservesGpu0", 30, 31, 50, "job 101 on 1@1", 0},
+                      GuardCase{"OverdueReservesGpu1", 30, 31, 200, "job 101 on 0@1", 1}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(SchedulerQueueTest, MaxWaitExpiresJobsThatWaitedLongEnough) {
+  SchedulerOptions o = Opts();
+  o.max_wait_s = 20;
+  Fixture f(1, "first-fit", o);
+  f.s().SetNow(0);
+  f.s().Enqueue(0, MakeJob("a", "7g.40gb"));
+  f.s().SetNow(10);
+  f.s().Enqueue(1, MakeJob("b", "7g.40gb"));
+  f.s().SetNow(19.5);
+  EXPECT_THAT(f.s().ExpireWaits(), IsEmpty());
+  // Job 0 has waited 20 s (reached), job 1 10 s.
+  f.s().SetNow(20);
+  EXPECT_THAT(f.s().ExpireWaits(), ElementsAre(0));
+  EXPECT_THAT(f.s().QueuedJobs(), ElementsAre(1));
+  // Without a limit nothing expires.
+  Fixture g(1, "first-fit", Opts());
+  g.s().Enqueue(0, MakeJob("a", "7g.40gb"));
+  g.s().SetNow(1e9);
+  EXPECT_THAT(g.s().ExpireWaits(), IsEmpty());
+}
+
+TEST(SchedulerRetentionTest, KeptInstancesAreReusedAndExpire) {
+  SchedulerOptions o = Opts();
+  o.idle_ttl_s = 60;
+  Fixture f(1, "lb+frag", o);
+  // t = 0: a 1g goes to 1g@6 (the only ΔFragCost-0 start on an empty A100)
+  // and is created; t = 10: it ends, the instance is kept idle.
+  f.s().SetNow(0);
+  const JobId a = f.Place(MakeJob("a", "1g.5gb"));
+  EXPECT_EQ(f.s().NextIdleExpiry(), std::nullopt);  // busy, nothing idle
+  f.s().SetNow(10);
+  ASSERT_TRUE(f.s().Release(a).ok());
+  EXPECT_EQ(f.s().NextIdleExpiry(), 70);
+  // t = 20: the next 1g reuses it (ΔFragCost 0 at 6, reuse wins the tie):
+  // one destroy and one create saved.
+  f.s().SetNow(20);
+  const JobId b = f.Place(MakeJob("b", "1g.5gb"));
+  EXPECT_THAT(*f.s().InstancesOf(b), ElementsAre(InstanceRef{0, 0, 6}));
+  EXPECT_EQ(f.s().kept_instance_reuses(), 1);
+  f.s().SetNow(30);
+  ASSERT_TRUE(f.s().Release(b).ok());
+  // Idle since 30: expires at 90, not before.
+  f.s().SetNow(89.5);
+  auto none = f.s().ExpireIdleInstances();
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  f.s().SetNow(90);
+  auto plan = f.s().ExpireIdleInstances();
+  ASSERT_TRUE(plan.ok());
+  EXPECT_THAT(f.Steps(*plan), ElementsAre("destroy 1g.5gb@6 on GPU 0"));
+  EXPECT_TRUE(f.cluster().gpu(0).empty());
+  EXPECT_EQ(f.s().idle_expirations(), 1);
+  EXPECT_EQ(f.s().NextIdleExpiry(), std::nullopt);
+}
+
+TEST(SchedulerRetentionTest, OffByDefaultAndForSetupLayouts) {
+  // Default (< 0): keep until the space is needed.
+  Fixture f(1, "lb+frag", Opts());
+  const JobId a = f.Place(MakeJob("a", "1g.5gb"));
+  ASSERT_TRUE(f.s().Release(a).ok());
+  EXPECT_EQ(f.s().NextIdleExpiry(), std::nullopt);
+  // static: its layout instances are never expired.
+  SchedulerOptions o = Opts();
+  o.idle_ttl_s = 0;
+  Fixture g(1, "static", o);
+  const JobId b = g.Place(MakeJob("b", "1g.5gb"));
+  ASSERT_TRUE(g.s().Release(b).ok());
+  EXPECT_EQ(g.s().NextIdleExpiry(), std::nullopt);
+  auto plan = g.s().ExpireIdleInstances();
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->empty());
+}
+
+}  // namespace
+}  // namespace migsched

@@ -1,0 +1,217 @@
+// Hand-derived traces through the online simulator for §5 (starvation guard,
+// --max-wait), idle-instance retention and §6 (make-before-break migration,
+// restart jobs). Every expected value is worked out in the comment next to
+// it; r = 0.023 s is one MIG create or destroy; contention is off (rate 1).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config_table.h"
+#include "sched/candidates.h"
+#include "sim/online_mode.h"
+#include "sim/simulator.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::Model;
+
+constexpr double kR = 0.023;
+
+Job MakeJob(const std::string& name, double arrival_s, const std::string& profile,
+            double duration_s, Migratable migratable = Migratable::kNone) {
+  Job j;
+  j.name = name;
+  j.arrival_s = arrival_s;
+  j.profile = profile;
+  j.duration_s = duration_s;
+  j.migratable = migratable;
+  return j;
+}
+
+SimOptions Options(double reconfig_ms = 23) {
+  static ManualClock clock;
+  SimOptions o;
+  o.reconfig_ms = reconfig_ms;
+  o.clock = &clock;
+  o.self_check = true;
+  o.contention = false;
+  return o;
+}
+
+// Places each job where its name says ("g0s5": GPU 0, start 5); migrates.
+class Scripted : public PlacementPolicy {
+ public:
+  std::string_view name() const override { return "scripted"; }
+  bool Migrates() const override { return true; }
+  std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
+    int gpu = 0, start = 0;
+    if (std::sscanf(req.spec->name.c_str(), "g%ds%d", &gpu, &start) != 2) return std::nullopt;
+    std::vector<Candidate> cands;
+    AppendCandidates(cluster, gpu, req.ProfileOn(cluster.gpu(gpu).model()), true, &cands);
+    for (const Candidate& c : cands) {
+      if (c.start == start) return c;
+    }
+    return std::nullopt;
+  }
+};
+
+SimResult RunScripted(const std::vector<Job>& jobs, const SchedulerOptions& o) {
+  ConfigTableCache tables;
+  Cluster cluster({&Model("A100-40GB")}, &tables);
+  ManualClock clock;
+  Scheduler scheduler(&cluster, std::make_unique<Scripted>(), o, &clock);
+  EXPECT_TRUE(scheduler.Setup().ok());
+  auto tracker = ClusterTracker::Create(cluster, true);
+  EXPECT_TRUE(tracker.ok());
+  SimResult result;
+  Status st = RunOnlineMode(jobs, Options(), &scheduler, &*tracker, &result);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return result;
+}
+
+// One A100, all at t = 0: A 1g@0, B 1g@1 (`none`, 1000 s), C 1g@5 (1000 s),
+// E 1g@6 (`none`, 10 s). The four creates run one after the other: A starts
+// at r, B 2r, C 3r, E 4r; E ends at 10 + 4r. The pass after that completion
+// (threshold 0.4; {0,1,5}: util 3/7, FragCost 0.5) moves C 5 -> 3 (FragCost
+// 0.3, see sched/migration_planner_test.cc; E's idle 1g@6 is not in the
+// way). The target is created on the GPU's operation queue, free since 4r:
+// ready at 10 + 5r.
+std::vector<Job> MoveTrace(Migratable c) {
+  return {MakeJob("g0s0", 0, "1g.5gb", 1000), MakeJob("g0s1", 0, "1g.5gb", 1000),
+          MakeJob("g0s5", 0, "1g.5gb", 1000, c), MakeJob("g0s6", 0, "1g.5gb", 10)};
+}
+
+TEST(MigrationSimTest, CheckpointMoveIsMakeBeforeBreak) {
+  // Copy: fixed 2 s + 4864 MiB / 1024 = 4.75 GB at 10 GB/s = 2.475 s, from
+  // 10 + 5r to 12.475 + 5r; C keeps running. Switch-over: paused 0.5 s until
+  // 12.975 + 5r; then it runs on 1g@3. C does 1000 s of work over
+  // [3r, end] minus the 0.5 s pause: end = 3r + 1000 + 0.5 = 1000.569.
+  // Later passes (A, B `none`; C cooling down until 10 + 4r + 120, then
+  // {0,1,3} has no decreasing move) move nothing.
+  SchedulerOptions o;
+  const SimResult r = RunScripted(MoveTrace(Migratable::kCheckpoint), o);
+  ASSERT_EQ(r.jobs.size(), 4u);
+  EXPECT_NEAR(r.jobs[2].end_s, 3 * kR + 1000.5, 1e-9);
+  EXPECT_EQ(r.jobs[2].migrations, 1);
+  EXPECT_NEAR(r.jobs[0].end_s, kR + 1000, 1e-9);  // A: unaffected
+  EXPECT_NEAR(r.jobs[3].end_s, 4 * kR + 10, 1e-9);
+  const Metrics& m = r.metrics;
+  EXPECT_EQ(m.migrations, 1);
+  EXPECT_EQ(m.migrations_intra, 1);
+  EXPECT_EQ(m.migrations_inter, 0);
+  EXPECT_NEAR(m.migration_bytes_gb, 4.75, 1e-12);
+  EXPECT_NEAR(m.migration_pause_s, 0.5, 1e-12);
+  EXPECT_EQ(m.migration_work_lost_s, 0);
+  // 4 placements + the target; the source destroyed at the switch-over.
+  EXPECT_EQ(m.creates, 5);
+  EXPECT_EQ(m.destroys, 1);
+}
+
+TEST(MigrationSimTest, RestartMoveLosesWorkSinceTheLastCheckpoint) {
+  // Restart, checkpoints every 4 s from C's start 3r: at 3r + 8 the work
+  // left was 992 s. No copy: the switch-over begins when the target is
+  // ready, 10 + 5r, with 1000 - (10 + 2r) = 989.954 s left: 2.046 s lost.
+  // Paused until 10.5 + 5r, then 992 s on 1g@3: end = 1002.5 + 5r.
+  SchedulerOptions o;
+  o.migration.checkpoint_interval_s = 4;
+  const SimResult r = RunScripted(MoveTrace(Migratable::kRestart), o);
+  EXPECT_NEAR(r.jobs[2].end_s, 1002.5 + 5 * kR, 1e-9);
+  EXPECT_EQ(r.jobs[2].migrations, 1);
+  EXPECT_NEAR(r.metrics.migration_work_lost_s, 2 + 2 * kR, 1e-9);
+  EXPECT_EQ(r.metrics.migration_bytes_gb, 0);
+  EXPECT_NEAR(r.metrics.migration_pause_s, 0.5, 1e-12);
+}
+
+TEST(MigrationSimTest, NoMoveWhenTheJobIsNotMigratable) {
+  // Same trace with C `none`: nothing moves, C ends at 3r + 1000.
+  const SimResult r = RunScripted(MoveTrace(Migratable::kNone), SchedulerOptions{});
+  EXPECT_NEAR(r.jobs[2].end_s, 3 * kR + 1000, 1e-9);
+  EXPECT_EQ(r.metrics.migrations, 0);
+  EXPECT_EQ(r.metrics.creates, 4);
+}
+
+TEST(MigrationSimTest, MaxWaitRejectsAJobStillQueued) {
+  // first-fit, no reconfiguration cost. X (7g, 0-100) holds the GPU. Y (7g,
+  // t = 10) reaches --max-wait 50 at 60, still queued: rejected. Z (7g,
+  // t = 50) reaches it at 100, the instant X ends: the scan of that instant
+  // starts Z first, so Z runs 100-110.
+  SchedulerOptions o;
+  o.max_wait_s = 50;
+  auto r = RunSimulation({&Model("A100-40GB")},
+                         {MakeJob("x", 0, "7g.40gb", 100), MakeJob("y", 10, "7g.40gb", 10),
+                          MakeJob("z", 50, "7g.40gb", 10)},
+                         "first-fit", o, Options(0));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->jobs.size(), 3u);
+  EXPECT_EQ(r->jobs[1].outcome, JobOutcome::kRejected);
+  EXPECT_EQ(r->jobs[1].reason, "waited longer than --max-wait");
+  EXPECT_TRUE(std::isnan(r->jobs[1].start_s));
+  EXPECT_EQ(r->jobs[2].outcome, JobOutcome::kCompleted);
+  EXPECT_EQ(r->jobs[2].start_s, 100);
+  EXPECT_EQ(r->jobs[2].end_s, 110);
+  EXPECT_EQ(r->metrics.rejected, 1);
+  EXPECT_EQ(r->metrics.jobs_completed, 2);
+  EXPECT_EQ(r->metrics.per_profile.at("7g.40gb").rejected, 1);
+}
+
+// first-fit on one A100 without reconfiguration cost: a 7g (100 s) arrives at
+// t = 5 behind a stream of 1g jobs (60 s) arriving every 10 s from t = 0 to
+// 190. At most 6 of them run at once, so a 1g always fits and the GPU is
+// never empty until the last one ends at 250: without the guard the 7g
+// starts at 250. With --max-skip-seconds 30 the 7g, head of the queue, is
+// overdue from t = 40 (waited 35 > 30): the GPU is reserved, the 1g's of
+// t = 40.. wait, and the four running ones (t = 0..30) end by 90: the 7g
+// starts at 90.
+TEST(MigrationSimTest, StarvationGuardStopsBackfillFromStarvingAFullGpuJob) {
+  std::vector<Job> jobs = {MakeJob("s0", 0, "1g.5gb", 60), MakeJob("big", 5, "7g.40gb", 100)};
+  for (int k = 1; k < 20; ++k)
+    jobs.push_back(MakeJob("s" + std::to_string(k), 10.0 * k, "1g.5gb", 60));
+  for (double skip : {-1.0, 30.0}) {
+    SchedulerOptions o;
+    o.max_skip_seconds = skip;
+    auto r = RunSimulation({&Model("A100-40GB")}, jobs, "first-fit", o, Options(0));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->jobs[1].start_s, skip < 0 ? 250 : 90) << "max skip " << skip;
+    EXPECT_EQ(r->metrics.jobs_completed, 21);
+  }
+}
+
+TEST(MigrationSimTest, IdleTtlDestroysUnusedInstancesAndReuseCountsAsSaved) {
+  // lb+frag keeps instances: a (1g, 0-10) is created at 1g@6 (start r, end
+  // 10 + r); b (1g, t = 20) reuses it (no reconfiguration: 20-30): one
+  // destroy and one create saved. Idle from 30, it is destroyed at
+  // 30 + --idle-ttl 40 = 70.
+  SchedulerOptions o;
+  o.idle_ttl_s = 40;
+  auto r = RunSimulation({&Model("A100-40GB")},
+                         {MakeJob("a", 0, "1g.5gb", 10), MakeJob("b", 20, "1g.5gb", 10)}, "lb+frag",
+                         o, Options());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Metrics& m = r->metrics;
+  EXPECT_EQ(r->jobs[1].start_s, 20);
+  EXPECT_EQ(m.creates, 1);
+  EXPECT_EQ(m.reuses, 1);
+  EXPECT_EQ(m.destroys, 1);
+  EXPECT_EQ(m.idle_expirations, 1);
+  EXPECT_EQ(m.reconfigurations_saved_by_retention, 2);
+  EXPECT_EQ(r->timeline.back().time_s, 70);
+  // Default retention: kept until needed, never destroyed here.
+  auto keep = RunSimulation({&Model("A100-40GB")},
+                            {MakeJob("a", 0, "1g.5gb", 10), MakeJob("b", 20, "1g.5gb", 10)},
+                            "lb+frag", SchedulerOptions{}, Options());
+  ASSERT_TRUE(keep.ok());
+  EXPECT_EQ(keep->metrics.destroys, 0);
+  EXPECT_EQ(keep->metrics.idle_expirations, 0);
+  EXPECT_EQ(keep->metrics.reconfigurations_saved_by_retention, 2);
+}
+
+}  // namespace
+}  // namespace migsched
