@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-policies=frag-aware,first-fit,best-fit,driver-default,static
+policies=frag-aware,first-fit,lb,full,best-fit,driver-default,mfi,static
 mkdir -p out
 echo "== (a) Alibaba cluster-trace-gpu-v2023 (openb_pod_list_default), 32x A100 40GB, offered load 0.9"
 build/bin/migsched compare --cluster 32xA100-40GB \
