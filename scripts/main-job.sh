@@ -4,7 +4,7 @@
 # (b) paper-mix on 4 A100 40GB GPUs. Sets everything up first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh build
+scripts/setup.sh build -DMIGSCHED_BUILD_TESTS=OFF   # the CLI only; scripts/test.sh builds the tests
 policies=frag-aware,first-fit,lb,full,best-fit,driver-default,mfi,static
 mkdir -p out
 echo "== (a) Alibaba cluster-trace-gpu-v2023 (openb_pod_list_default), 32x A100 40GB, offered load 0.9"
