@@ -7,8 +7,8 @@
 namespace migsched::bench {
 namespace {
 
-const char* kModels[] = {"A30-24GB", "A100-40GB", "A100-80GB", "H100-80GB", "H100-NVL-94GB", "H200-141GB",
-                         "RTX-PRO-6000"};
+const char* kModels[] = {"A30-24GB",      "A100-40GB",  "A100-80GB",   "H100-80GB",
+                         "H100-NVL-94GB", "H200-141GB", "RTX-PRO-6000"};
 
 void BM_TableBuild(benchmark::State& state) {
   const GpuModel* m = Model(kModels[state.range(0)]);
@@ -16,7 +16,8 @@ void BM_TableBuild(benchmark::State& state) {
     auto t = ConfigTable::Build(*m);
     benchmark::DoNotOptimize(t);
   }
-  state.SetLabel(m->name() + ", " + std::to_string(ConfigTable::Build(*m)->num_configs()) + " configurations");
+  state.SetLabel(m->name() + ", " + std::to_string(ConfigTable::Build(*m)->num_configs()) +
+                 " configurations");
 }
 BENCHMARK(BM_TableBuild)->DenseRange(0, 6)->Unit(benchmark::kMillisecond);
 

@@ -15,7 +15,8 @@ build_dir=${1:-build}
 shift || true
 
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev nlohmann-json3-dev
-          libcli11-dev libfmt-dev)
+          libcli11-dev libfmt-dev libcpp-httplib-dev libyaml-cpp-dev libsqlite3-dev sqlite3
+          libspdlog-dev)
 if [ "${MIGSCHED_WITH_BROWSER:-0}" = "1" ]; then
   packages+=(chromium)
 fi

@@ -36,7 +36,7 @@ int Run(const CompareFlags& f, Context& ctx) {
   }
   const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
   for (const std::string& p : policies) {
-    auto made = MakePolicy(p, setup->scheduler);
+    auto made = MakePolicy(p, setup->SchedulerFor(p));
     if (!made.ok()) {
       *ctx.err << "migsched compare: --policies: " << made.status().message() << "\n";
       return 1;
@@ -46,7 +46,8 @@ int Run(const CompareFlags& f, Context& ctx) {
   setup->sim.record_timeline = false;
   if (!f.report.path.empty()) PrepareForReport(f.report, setup->jobs, &setup->sim);
   ProgressPrinter progress(ctx);
-  std::vector<StatusOr<SimResult>> results(policies.size(), Status(StatusCode::kInternal, "not run"));
+  std::vector<StatusOr<SimResult>> results(policies.size(),
+                                           Status(StatusCode::kInternal, "not run"));
   // Policies are independent runs: up to `threads` of them at once.
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const size_t parallel = f.threads > 0 ? f.threads : hw;
@@ -56,7 +57,8 @@ int Run(const CompareFlags& f, Context& ctx) {
       workers.emplace_back([&, i] {
         SimOptions o = setup->sim;
         o.progress = [&, i](const SimProgress& p) { progress.Report(policies[i], p, fill); };
-        results[i] = RunSimulation(setup->gpus, setup->jobs, policies[i], setup->scheduler, o);
+        results[i] = RunSimulation(setup->gpus, setup->jobs, policies[i],
+                                   setup->SchedulerFor(policies[i]), o);
       });
     }
     for (auto& w : workers) w.join();
@@ -64,7 +66,8 @@ int Run(const CompareFlags& f, Context& ctx) {
   std::vector<Metrics> runs;
   for (size_t i = 0; i < policies.size(); ++i) {
     if (!results[i].ok()) {
-      *ctx.err << "migsched compare: " << policies[i] << ": " << results[i].status().message() << "\n";
+      *ctx.err << "migsched compare: " << policies[i] << ": " << results[i].status().message()
+               << "\n";
       return 1;
     }
     runs.push_back(results[i]->metrics);
@@ -77,8 +80,9 @@ int Run(const CompareFlags& f, Context& ctx) {
     out << fmt::format("{:<16} {:>10} {:>10} {:>10} {:>9}\n", "POLICY", "ALLOCATION", "ACCEPTANCE",
                        "FRAG", "RECONFIGS");
     for (const Metrics& m : runs) {
-      out << fmt::format("{:<16} {:>9.1f}% {:>9.1f}% {:>10.3f} {:>9}\n", m.policy, 100 * m.fill_allocation,
-                         100 * m.fill_acceptance, m.fill_frag, m.reconfigurations);
+      out << fmt::format("{:<16} {:>9.1f}% {:>9.1f}% {:>10.3f} {:>9}\n", m.policy,
+                         100 * m.fill_allocation, 100 * m.fill_acceptance, m.fill_frag,
+                         m.reconfigurations);
     }
   } else {
     PrintComparison(runs, out);

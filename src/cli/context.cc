@@ -1,13 +1,12 @@
 #include "cli/context.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "io/catalog_loader.h"
 

@@ -79,8 +79,8 @@ int Run(const FragOptions& o, Context& ctx) {
     return 0;
   }
   std::ostream& out = *ctx.out;
-  out << fmt::format("GPU {} ({} compute slices, {} placement units)\n", m.name(), m.compute_slices(),
-                     m.placement_units());
+  out << fmt::format("GPU {} ({} compute slices, {} placement units)\n", m.name(),
+                     m.compute_slices(), m.placement_units());
   out << SlotMap(m, *instances);
   out << fmt::format("FragCost {:.6f}\n\n", table->FragCost(c));
   out << fmt::format("  {:<12} {:>8} {:>6} {:>8}\n", "PROFILE", "FEASIBLE", "IDEAL", "RATIO");
@@ -109,7 +109,8 @@ void RegisterFragCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "frag",
       "FragCost of one GPU with the given busy instances (spec §2), with feasible and ideal "
       "counts per profile");
-  cmd->add_option("--gpu", opts->gpu, "GPU model (name, short name or nvidia-smi name)")->required();
+  cmd->add_option("--gpu", opts->gpu, "GPU model (name, short name or nvidia-smi name)")
+      ->required();
   cmd->add_option("--instances", opts->instances,
                   "Busy instances, PROFILE@START[,PROFILE@START...], e.g. 1g.5gb@0,3g.20gb@4; "
                   "START in placement units; empty = no instances");

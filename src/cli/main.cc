@@ -1,8 +1,7 @@
 #include "cli/main.h"
 
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -20,10 +19,12 @@ int Main(int argc, char** argv) {
       "Simulate placement policies on a workload, inspect MIG profiles and FragCost."};
   app.require_subcommand(1);
   app.fallthrough();  // global flags (--quiet, --catalog, ...) also after the subcommand
-  app.add_option("--catalog", ctx.extra_catalogs,
-                 "Extra GPU catalog file or folder (JSON, see docs/formats/catalog.md); repeatable");
-  app.add_option("--data-dir", ctx.data_dir,
-                 "Folder with the bundled data (gpus/, traces/); default: found next to the binary");
+  app.add_option(
+      "--catalog", ctx.extra_catalogs,
+      "Extra GPU catalog file or folder (JSON, see docs/formats/catalog.md); repeatable");
+  app.add_option(
+      "--data-dir", ctx.data_dir,
+      "Folder with the bundled data (gpus/, traces/); default: found next to the binary");
   app.add_flag("-q,--quiet", ctx.quiet, "No progress output on stderr");
   app.set_version_flag("--version", "migsched 0.1.0");
 
@@ -33,11 +34,15 @@ int Main(int argc, char** argv) {
   RegisterCompareCommand(app, ctx, &exit_code);
   RegisterSweepCommand(app, ctx, &exit_code);
   RegisterReportCommand(app, ctx, &exit_code);
+  RegisterServeCommand(app, ctx, &exit_code);
+  RegisterClientCommands(app, ctx, &exit_code);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error exits 2 (docs/api.md), not CLI11's own codes.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   }
   return exit_code;
 }

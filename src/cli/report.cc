@@ -1,8 +1,8 @@
 #include "cli/report.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace migsched::cli {
 
@@ -66,15 +66,17 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
     out << fmt::format("  fragmentation     {:.3f} (mean FragCost at the end)\n", m.fill_frag);
     out << fmt::format("  reconfigurations  {} (creates {}, destroys {}), reuses {}\n",
                        m.reconfigurations, m.creates, m.destroys, m.reuses);
-    out << fmt::format("  decision time     mean {:.1f} us, p99 {:.1f} us ({} decisions, wall-clock)\n",
-                       m.decision_us_mean, m.decision_us_p99, m.decisions);
+    out << fmt::format(
+        "  decision time     mean {:.1f} us, p99 {:.1f} us ({} decisions, wall-clock)\n",
+        m.decision_us_mean, m.decision_us_p99, m.decisions);
     return;
   }
   out << fmt::format("  jobs              {} completed, {} rejected (of {})\n", m.jobs_completed,
                      m.rejected, m.jobs_total);
   out << fmt::format("  makespan          {}\n", FormatDuration(m.makespan_s));
-  out << fmt::format("  JCT               mean {}, p50 {}, p95 {}, p99 {}\n", FormatDuration(m.jct_mean_s),
-                     FormatDuration(m.jct_p50_s), FormatDuration(m.jct_p95_s), FormatDuration(m.jct_p99_s));
+  out << fmt::format("  JCT               mean {}, p50 {}, p95 {}, p99 {}\n",
+                     FormatDuration(m.jct_mean_s), FormatDuration(m.jct_p50_s),
+                     FormatDuration(m.jct_p95_s), FormatDuration(m.jct_p99_s));
   out << fmt::format("  wait              mean {}, p95 {}\n", FormatDuration(m.wait_mean_s),
                      FormatDuration(m.wait_p95_s));
   out << fmt::format("  utilization       {:.1f}%\n", 100 * m.utilization);
@@ -90,11 +92,12 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
         "  energy            {:.2f} kWh, {} jobs per kWh (estimate: catalog power)\n",
         *m.energy_kwh, per_kwh);
   }
-  out << fmt::format("  decision time     mean {:.1f} us, p99 {:.1f} us ({} decisions, wall-clock)\n",
-                     m.decision_us_mean, m.decision_us_p99, m.decisions);
+  out << fmt::format(
+      "  decision time     mean {:.1f} us, p99 {:.1f} us ({} decisions, wall-clock)\n",
+      m.decision_us_mean, m.decision_us_p99, m.decisions);
   if (!m.per_profile.empty()) {
-    out << fmt::format("\n  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11}\n", "REQUEST", "JOBS", "COMPLETED",
-                       "REJECTED", "JCT MEAN", "WAIT P95");
+    out << fmt::format("\n  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11}\n", "REQUEST", "JOBS",
+                       "COMPLETED", "REJECTED", "JCT MEAN", "WAIT P95");
     for (const auto& [key, p] : m.per_profile) {
       out << fmt::format("  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11}\n", key, p.jobs, p.completed,
                          p.rejected, FormatDuration(p.jct_mean_s), FormatDuration(p.wait_p95_s));
@@ -114,8 +117,9 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
       const double v = MetricValue(m, c.key);
       const double ref = MetricValue(runs.front(), c.key);
       row.push_back(Cell(c.key, v));
-      ratio.push_back(ref != 0 && std::isfinite(ref) && std::isfinite(v) ? fmt::format("{:.2f}", v / ref)
-                      : (v == ref ? "1.00" : "-"));
+      ratio.push_back(ref != 0 && std::isfinite(ref) && std::isfinite(v)
+                          ? fmt::format("{:.2f}", v / ref)
+                          : (v == ref ? "1.00" : "-"));
     }
     rows.push_back(row);
     ratios.push_back(ratio);
@@ -127,14 +131,16 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
   }
   auto print = [&](const std::vector<std::string>& r) {
     for (size_t i = 0; i < r.size(); ++i) {
-      out << (i == 0 ? fmt::format("{:<{}}", r[i], width[i]) : fmt::format("  {:>{}}", r[i], width[i]));
+      out << (i == 0 ? fmt::format("{:<{}}", r[i], width[i])
+                     : fmt::format("  {:>{}}", r[i], width[i]));
     }
     out << "\n";
   };
   print(header);
   for (const auto& r : rows) print(r);
-  out << fmt::format("\nRatio to {} (below 1 is lower; lower is better except UTIL, REUSES, JOBS/DAY):\n",
-                     runs.front().policy);
+  out << fmt::format(
+      "\nRatio to {} (below 1 is lower; lower is better except UTIL, REUSES, JOBS/DAY):\n",
+      runs.front().policy);
   print(header);
   for (const auto& r : ratios) print(r);
 }

@@ -139,7 +139,7 @@ int RunSimulations(const ReportCommandFlags& f, Context& ctx) {
   }
   const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
   for (const std::string& p : policies) {
-    auto made = MakePolicy(p, setup->scheduler);
+    auto made = MakePolicy(p, setup->SchedulerFor(p));
     if (!made.ok()) {
       *ctx.err << "migsched report: --policies: " << made.status().message() << "\n";
       return 1;
@@ -158,7 +158,8 @@ int RunSimulations(const ReportCommandFlags& f, Context& ctx) {
       workers.emplace_back([&, i] {
         SimOptions o = setup->sim;
         o.progress = [&, i](const SimProgress& p) { progress.Report(policies[i], p, fill); };
-        results[i] = RunSimulation(setup->gpus, setup->jobs, policies[i], setup->scheduler, o);
+        results[i] = RunSimulation(setup->gpus, setup->jobs, policies[i],
+                                   setup->SchedulerFor(policies[i]), o);
       });
     }
     for (auto& w : workers) w.join();

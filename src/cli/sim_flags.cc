@@ -1,8 +1,8 @@
 #include "cli/sim_flags.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "core/cluster.h"
 #include "io/alibaba_loader.h"
@@ -25,9 +25,12 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
   cmd->add_option("--threshold", f->threshold, "Lazy/busy threshold t (spec §3)")
       ->capture_default_str();
   cmd->add_option("--metric", f->metric,
-                  "Fragmentation metric the policies score by (§2): fragcost, blocked-placements "
-                  "or demand-weighted (mfi always uses blocked-placements)")
+                  fmt::format("Fragmentation metric the policies score by (§2): fragcost, "
+                              "blocked-placements or demand-weighted (mfi always uses "
+                              "blocked-placements; full defaults to {}, docs/results.md)",
+                              kFullDefaultMetric))
       ->check(CLI::IsMember(MetricNames()))
+      ->each([f](const std::string&) { f->explicit_options.metric = true; })
       ->capture_default_str();
   cmd->add_option("--demand-window", f->demand_window,
                   "demand-weighted: arrivals in the sliding window giving each profile's share; "
@@ -38,6 +41,7 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "Full-size reserve (§4 step 7): keep N GPUs able to host the largest profile "
                   "unless nothing else fits (0 = off)")
       ->check(CLI::NonNegativeNumber)
+      ->each([f](const std::string&) { f->explicit_options.reserve_full = true; })
       ->capture_default_str();
   cmd->add_option("--frag-objective", f->frag_objective,
                   "delta: minimum FragCost change; post: minimum FragCost after placing (§4)")
@@ -82,6 +86,7 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
   cmd->add_option("--max-skip-seconds", f->max_skip_seconds,
                   "Starvation guard (§5): once the oldest waiting job has waited longer, the GPU "
                   "that would free its placement soonest is reserved for it; < 0 = off")
+      ->each([f](const std::string&) { f->explicit_options.max_skip_seconds = true; })
       ->capture_default_str();
   cmd->add_option(
          "--max-wait", f->max_wait,
@@ -155,6 +160,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
   s.scheduler.max_wait_s = f.max_wait;
   s.scheduler.idle_ttl_s = f.idle_ttl;
   s.scheduler.migration = f.migration;
+  s.explicit_options = f.explicit_options;
   RETURN_IF_ERROR(s.scheduler.Validate().WithPrefix("scheduler options"));
   ASSIGN_OR_RETURN(s.sim.mode, ParseSimMode(f.mode));
   s.sim.fill_target = f.fill_target;
@@ -183,8 +189,8 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
     if (!jobs.ok()) return jobs.status().WithPrefix("paper-mix");
     s.jobs = std::move(*jobs);
     s.offered_load = load;
-    s.workload_label = fmt::format("paper-mix ({} jobs, {:.0f}% PCIe-bound, load {})", s.jobs.size(),
-                                   100 * f.pcie_share, load);
+    s.workload_label = fmt::format("paper-mix ({} jobs, {:.0f}% PCIe-bound, load {})",
+                                   s.jobs.size(), 100 * f.pcie_share, load);
   } else if (f.workload.rfind("alibaba:", 0) == 0) {
     const std::string path = f.workload.substr(8);
     AlibabaOptions o;
@@ -213,12 +219,13 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
     a.demand = [&models](const Job& j) { return Demand(models, j); };
     RETURN_IF_ERROR(RegenerateArrivals(&s.jobs, a).WithPrefix("--load/--arrivals"));
     s.offered_load = load;
-    s.workload_label += fmt::format(" ({} jobs, {} arrivals at offered load {})", s.jobs.size(),
-                                    f.arrivals, load);
+    s.workload_label +=
+        fmt::format(" ({} jobs, {} arrivals at offered load {})", s.jobs.size(), f.arrivals, load);
   } else if (f.workload != "paper-mix") {
     s.workload_label += fmt::format(" ({} jobs, arrival times from the file)", s.jobs.size());
   }
-  if (s.jobs.empty()) return InvalidArgumentError(fmt::format("--workload {}: no jobs", f.workload));
+  if (s.jobs.empty())
+    return InvalidArgumentError(fmt::format("--workload {}: no jobs", f.workload));
   return s;
 }
 

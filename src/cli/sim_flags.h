@@ -3,16 +3,17 @@
 #ifndef MIGSCHED_CLI_SIM_FLAGS_H_
 #define MIGSCHED_CLI_SIM_FLAGS_H_
 
-#include <mutex>
-#include <string>
-#include <vector>
-
 #include <CLI/CLI.hpp>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/context.h"
 #include "core/gpu_model.h"
 #include "core/job.h"
+#include "sched/full_policy.h"
 #include "sched/options.h"
 #include "sim/sim_options.h"
 
@@ -47,6 +48,9 @@ struct SimFlags {
   // --migration-cooldown, --migration-fixed-s, --migration-gbps, --switch-s,
   // --checkpoint-interval); used by policies that migrate (`full`).
   SchedulerOptions::Migration migration;
+  // Which of --metric, --reserve-full, --max-skip-seconds were given (set while parsing);
+  // the others take the policy's defaults (sched/full_policy.h OptionsForPolicy).
+  ExplicitOptions explicit_options;
 };
 
 // Adds the shared flags to `cmd`.
@@ -58,9 +62,15 @@ struct SimSetup {
   std::vector<Job> jobs;
   SchedulerOptions scheduler;
   SimOptions sim;
-  std::vector<std::string> notes;  // e.g. "skipped 861 pending pods without scheduled_time"
-  std::string workload_label;      // e.g. "alibaba:openb_pod_list_default.csv (7064 jobs)"
-  double offered_load = 0;         // target load of regenerated arrivals; 0 if kept from a file
+  std::vector<std::string> notes;    // e.g. "skipped 861 pending pods without scheduled_time"
+  std::string workload_label;        // e.g. "alibaba:openb_pod_list_default.csv (7064 jobs)"
+  double offered_load = 0;           // target load of regenerated arrivals; 0 if kept from a file
+  ExplicitOptions explicit_options;  // from the flags
+  // The scheduler options `policy` runs with: `scheduler` with the policy's own defaults for the
+  // options the user did not give (`full`, sched/full_policy.h OptionsForPolicy).
+  SchedulerOptions SchedulerFor(std::string_view policy) const {
+    return OptionsForPolicy(policy, scheduler, explicit_options);
+  }
   nlohmann::ordered_json ToJson(const SimFlags& flags) const;  // the run's settings
 };
 

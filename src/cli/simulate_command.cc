@@ -12,6 +12,8 @@
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
 #include "io/trace_reader.h"
+#include "sched/full_policy.h"
+#include "sched/policy.h"
 #include "sim/sim_writers.h"
 #include "sim/simulator.h"
 
@@ -38,14 +40,28 @@ Status WriteFile(const std::string& path, Fn&& write) {
   return Status();
 }
 
+// "first-fit | lb | ... | static; aliases: frag-aware (= lb+frag) ...", from the policy registry.
+std::string PolicyHelp() {
+  std::string names;
+  for (const std::string& n : PolicyNames()) names += (names.empty() ? "" : " | ") + n;
+  std::string aliases;
+  for (const auto& [alias, policy] : PolicyAliases()) {
+    aliases += fmt::format("{}{} (= {})", aliases.empty() ? "" : ", ", alias, policy);
+  }
+  return fmt::format("{}; aliases: {} (docs/policies.md; `full` defaults to --metric {})", names,
+                     aliases, kFullDefaultMetric);
+}
+
 int Run(const SimulateFlags& f, Context& ctx) {
   auto setup = BuildSimSetup(f.sim, ctx);
   if (!setup.ok()) {
     *ctx.err << "migsched simulate: " << setup.status().message() << "\n";
     return 1;
   }
+  setup->scheduler = setup->SchedulerFor(f.policy);  // `full`'s own defaults (docs/policies.md)
   if (!f.export_workload.empty()) {
-    Status st = WriteFile(f.export_workload, [&](std::ostream& o) { return WriteTraceCsv(setup->jobs, o); });
+    Status st = WriteFile(f.export_workload,
+                          [&](std::ostream& o) { return WriteTraceCsv(setup->jobs, o); });
     if (!st.ok()) {
       *ctx.err << "migsched simulate: --export-workload: " << st.message() << "\n";
       return 1;
@@ -116,11 +132,10 @@ void RegisterSimulateCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "simulate",
       "Simulate one placement policy on a cluster and workload and print its metrics (spec §9)");
   AddSimFlags(cmd, &f->sim);
-  cmd->add_option("--policy", f->policy,
-                  "frag-aware | first-fit | best-fit | driver-default | static (docs/policies.md)")
-      ->capture_default_str();
+  cmd->add_option("--policy", f->policy, PolicyHelp())->capture_default_str();
   cmd->add_option("--json", f->json, "Write every metric (and the settings) as JSON to FILE");
-  cmd->add_option("--jobs-csv", f->jobs_csv, "Write one row per job to FILE (docs/formats/outputs.md)");
+  cmd->add_option("--jobs-csv", f->jobs_csv,
+                  "Write one row per job to FILE (docs/formats/outputs.md)");
   cmd->add_option("--timeline-csv", f->timeline_csv,
                   "Write the cluster state after every event time to FILE");
   cmd->add_option("--export-workload", f->export_workload,

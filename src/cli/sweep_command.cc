@@ -213,6 +213,7 @@ int Run(const SweepFlags& f, Context& ctx) {
   // shared base setup with the scheduler option changed.
   auto base = BuildSimSetup(f.sim, ctx);
   if (!base.ok()) return fail(base.status().message());
+  base->scheduler = base->SchedulerFor(f.policy);  // `full`'s own defaults, then the parameter
   std::vector<SimSetup> setups;
   for (double v : *values) {
     SimSetup s;
@@ -222,6 +223,7 @@ int Run(const SweepFlags& f, Context& ctx) {
       auto built = BuildSimSetup(flags, ctx);
       if (!built.ok()) return fail(fmt::format("{}={}: {}", name, v, built.status().message()));
       s = std::move(*built);
+      s.scheduler = s.SchedulerFor(f.policy);
     } else {
       s = *base;
       param->on_setup(&s, v);

@@ -1,9 +1,9 @@
 #include "core/catalog.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace migsched {
 namespace {

@@ -1,9 +1,9 @@
 #include "core/cluster.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
-
-#include <fmt/format.h>
 
 namespace migsched {
 namespace {
@@ -16,16 +16,19 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
-StatusOr<std::vector<const GpuModel*>> ParseClusterSpec(std::string_view spec, const Catalog& catalog) {
+StatusOr<std::vector<const GpuModel*>> ParseClusterSpec(std::string_view spec,
+                                                        const Catalog& catalog) {
   std::vector<const GpuModel*> out;
-  if (Trim(spec).empty()) return InvalidArgumentError("empty cluster spec (expected e.g. 4xA100-40GB)");
+  if (Trim(spec).empty())
+    return InvalidArgumentError("empty cluster spec (expected e.g. 4xA100-40GB)");
   size_t pos = 0;
   while (pos <= spec.size()) {
     size_t comma = spec.find(',', pos);
     if (comma == std::string_view::npos) comma = spec.size();
     std::string_view part = Trim(spec.substr(pos, comma - pos));
     pos = comma + 1;
-    if (part.empty()) return InvalidArgumentError(fmt::format("cluster spec '{}': empty part", spec));
+    if (part.empty())
+      return InvalidArgumentError(fmt::format("cluster spec '{}': empty part", spec));
     size_t x = part.find_first_of("xX");
     int count = 1;
     std::string_view name = part;
@@ -69,7 +72,9 @@ Cluster::Cluster(const std::vector<const GpuModel*>& models, ConfigTableCache* t
 std::string Cluster::GroupKey(const GpuState& g) {
   std::string key(reinterpret_cast<const char*>(&g.model()), sizeof(const GpuModel*));
   for (const Instance& in : g.instances()) {
-    const int32_t packed = (in.profile << 8) | (in.start << 1) | (in.busy() ? 1 : 0);
+    // A migration role changes the settled configuration and who may move (§6).
+    const int32_t packed = (in.profile << 10) | (in.start << 3) |
+                           (static_cast<int32_t>(in.migration) << 1) | (in.busy() ? 1 : 0);
     key.append(reinterpret_cast<const char*>(&packed), sizeof(packed));
   }
   return key;
@@ -77,16 +82,22 @@ std::string Cluster::GroupKey(const GpuState& g) {
 
 void Cluster::Join(int gpu) {
   std::set<int>& members = groups_[keys_[gpu]];
+  if (!members.empty() && gpu > *members.begin()) {
+    members.insert(gpu);  // the representative stays
+    return;
+  }
   if (!members.empty()) representatives_.erase(*members.begin());
   members.insert(gpu);
-  representatives_.insert(*members.begin());
+  representatives_.insert(gpu);
 }
 
 void Cluster::Leave(int gpu) {
   auto it = groups_.find(keys_[gpu]);
   std::set<int>& members = it->second;
-  representatives_.erase(*members.begin());
+  const bool was_rep = *members.begin() == gpu;
   members.erase(gpu);
+  if (!was_rep) return;
+  representatives_.erase(gpu);
   if (members.empty()) {
     groups_.erase(it);
   } else {
@@ -95,6 +106,7 @@ void Cluster::Leave(int gpu) {
 }
 
 void Cluster::SetGpu(int i, GpuState state) {
+  busy_compute_slices_ += state.busy_compute_slices() - gpus_[i].busy_compute_slices();
   gpus_[i] = std::move(state);
   Rekey(i);
 }
@@ -122,15 +134,10 @@ double Cluster::FragmentationRate() const {
   return sum / gpus_.size();
 }
 
-int Cluster::busy_compute_slices() const {
-  int n = 0;
-  for (const GpuState& g : gpus_) n += g.busy_compute_slices();
-  return n;
-}
-
 double Cluster::Utilization() const {
-  return total_compute_slices_ == 0 ? 0.0
-                                    : static_cast<double>(busy_compute_slices()) / total_compute_slices_;
+  return total_compute_slices_ == 0
+             ? 0.0
+             : static_cast<double>(busy_compute_slices()) / total_compute_slices_;
 }
 
 std::string Cluster::Describe() const {

@@ -1,13 +1,13 @@
 // Cluster: spec parsing and the state groups kept up to date by ApplyPlan.
 #include "core/cluster.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "core/plan.h"
 #include "core/rng.h"
@@ -72,8 +72,8 @@ TEST(ClusterGroupsTest, IdenticalGpusShareOneRepresentative) {
 
 // Random plans; after each, the groups equal a brute-force grouping.
 TEST(ClusterGroupsTest, RandomPlansKeepGroupsExact) {
-  const uint64_t seed = std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                                                     : 7;
+  const uint64_t seed =
+      std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10) : 7;
   SCOPED_TRACE("seed " + std::to_string(seed));
   Rng rng(seed);
   auto gpus = ParseClusterSpec("6xA100-40GB,4xA30-24GB", BundledCatalog());
@@ -99,7 +99,8 @@ TEST(ClusterGroupsTest, RandomPlansKeepGroupsExact) {
     } else {
       const GpuModel& m = s.model();
       const Slot& slot = m.slots()[rng.UniformInt(0, m.slots().size() - 1)];
-      if (s.table().Add(s.all_config(), m.SlotOf(slot.profile, slot.start)) == kInvalidConfig) continue;
+      if (s.table().Add(s.all_config(), m.SlotOf(slot.profile, slot.start)) == kInvalidConfig)
+        continue;
       plan.steps.push_back({StepKind::kCreate, g, slot.profile, slot.start, kNoJob});
     }
     ASSERT_TRUE(ApplyPlan(plan, &c).ok());
@@ -107,7 +108,8 @@ TEST(ClusterGroupsTest, RandomPlansKeepGroupsExact) {
     for (int i = 0; i < c.size(); ++i) {
       std::string key = c.gpu(i).model().name();
       for (const Instance& in : c.gpu(i).instances()) {
-        key += "|" + std::to_string(in.profile) + "@" + std::to_string(in.start) + (in.busy() ? "b" : "i");
+        key += "|" + std::to_string(in.profile) + "@" + std::to_string(in.start) +
+               (in.busy() ? "b" : "i");
       }
       if (!lowest.count(key)) lowest[key] = i;
     }

@@ -58,7 +58,9 @@ class ConfigTable {
   int compute_used(ConfigId c) const { return compute_[c]; }
 
   // c plus an instance in `slot`, or kInvalidConfig if that is not valid.
-  ConfigId Add(ConfigId c, int slot) const { return add_[static_cast<size_t>(c) * num_slots_ + slot]; }
+  ConfigId Add(ConfigId c, int slot) const {
+    return add_[static_cast<size_t>(c) * num_slots_ + slot];
+  }
   // c without the instance in `slot`, or kInvalidConfig if c has none there.
   ConfigId Remove(ConfigId c, int slot) const {
     return remove_[static_cast<size_t>(c) * num_slots_ + slot];
@@ -66,8 +68,12 @@ class ConfigTable {
 
   double FragCost(ConfigId c) const { return fragcost_[c]; }
   // feasible_m and ideal_m for the base profile at position `term`.
-  int Feasible(ConfigId c, int term) const { return feasible_[static_cast<size_t>(c) * num_terms_ + term]; }
-  int Ideal(ConfigId c, int term) const { return ideal_[static_cast<size_t>(c) * num_terms_ + term]; }
+  int Feasible(ConfigId c, int term) const {
+    return feasible_[static_cast<size_t>(c) * num_terms_ + term];
+  }
+  int Ideal(ConfigId c, int term) const {
+    return ideal_[static_cast<size_t>(c) * num_terms_ + term];
+  }
 
   // Number of instances of the base profile at `term` in c.
   int Count(ConfigId c, int term) const;
@@ -78,15 +84,15 @@ class ConfigTable {
   const GpuModel* model_ = nullptr;
   int num_slots_ = 0;
   int num_terms_ = 0;
-  std::vector<int> term_of_slot_;   // slot -> term
-  std::vector<uint64_t> masks_;     // config -> slot mask
-  std::vector<uint64_t> units_;     // config -> unit mask
-  std::vector<int> compute_;        // config -> compute slices used
-  std::vector<ConfigId> add_;       // config × slot
-  std::vector<ConfigId> remove_;    // config × slot
-  std::vector<double> fragcost_;    // config
-  std::vector<int> feasible_;       // config × term
-  std::vector<int> ideal_;          // config × term
+  std::vector<int> term_of_slot_;  // slot -> term
+  std::vector<uint64_t> masks_;    // config -> slot mask
+  std::vector<uint64_t> units_;    // config -> unit mask
+  std::vector<int> compute_;       // config -> compute slices used
+  std::vector<ConfigId> add_;      // config × slot
+  std::vector<ConfigId> remove_;   // config × slot
+  std::vector<double> fragcost_;   // config
+  std::vector<int> feasible_;      // config × term
+  std::vector<int> ideal_;         // config × term
   std::unordered_map<uint64_t, ConfigId> index_;
 };
 

@@ -3,15 +3,15 @@
 // every bundled model.
 #include "core/config_table.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "testing/brute_force.h"
 #include "testing/test_util.h"
@@ -58,7 +58,8 @@ TEST(ConfigTableTest, ReproducesAll723HandCheckedA100Cases) {
   for (const auto& p : doc["profiles_in_metric"]) metric.push_back(p.get<std::string>());
   // The metric's profiles are exactly our base profiles, in the same order.
   ASSERT_EQ(metric.size(), m.base_profiles().size());
-  for (size_t t = 0; t < metric.size(); ++t) EXPECT_EQ(m.profile(m.base_profiles()[t]).name, metric[t]);
+  for (size_t t = 0; t < metric.size(); ++t)
+    EXPECT_EQ(m.profile(m.base_profiles()[t]).name, metric[t]);
 
   std::vector<bool> seen(table->num_configs(), false);
   int checked = 0;
@@ -86,7 +87,8 @@ TEST(ConfigTableTest, ReproducesAll723HandCheckedA100Cases) {
     EXPECT_NEAR(table->FragCost(id), exact, 1e-9) << label;
     for (size_t t = 0; t < metric.size(); ++t) {
       if (terms.contains(metric[t])) {
-        EXPECT_EQ(table->Feasible(id, t), terms[metric[t]]["feasible"].get<int>()) << label << metric[t];
+        EXPECT_EQ(table->Feasible(id, t), terms[metric[t]]["feasible"].get<int>())
+            << label << metric[t];
         EXPECT_EQ(table->Ideal(id, t), terms[metric[t]]["ideal"].get<int>()) << label << metric[t];
       } else {
         // Left out of the file: ideal 0 (profile no longer fits by capacity).
@@ -115,7 +117,8 @@ TEST(ConfigTableTest, WorkedValuesOfTheSpec) {
       // 1g@0: 2g 2 of 3, 4g 0 of 1: 1 - (3 + 2/3 + 0)/5 = 0.2667.
       {{{"1g.5gb", 0}}, 1.0 - (3 + 2.0 / 3) / 5},
       {{{"3g.20gb", 4}}, 0.0},
-      // 3g@0: 1g 3 of 4, 2g 1 of 2, 4g 0 of 1 (1g.10gb 2 of 2, 3g 1 of 1): 1-(0.75+1+0.5+1+0)/5 = 0.35.
+      // 3g@0: 1g 3 of 4, 2g 1 of 2, 4g 0 of 1 (1g.10gb 2 of 2, 3g 1 of 1): 1-(0.75+1+0.5+1+0)/5 =
+      // 0.35.
       {{{"3g.20gb", 0}}, 0.35},
       {{{"1g.5gb", 0}, {"1g.5gb", 4}}, 0.5666666666666667},
       {{{"1g.5gb", 0}, {"1g.5gb", 1}, {"1g.5gb", 5}}, 0.5},

@@ -1,12 +1,12 @@
 #include "core/gpu_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace migsched {
 namespace {
@@ -15,7 +15,8 @@ Status Bad(const GpuModel::Spec& s, const std::string& what) {
   return InvalidArgumentError(fmt::format("GPU model '{}': {}", s.name, what));
 }
 Status BadProfile(const GpuModel::Spec& s, const Profile& p, const std::string& what) {
-  return InvalidArgumentError(fmt::format("GPU model '{}', profile '{}': {}", s.name, p.name, what));
+  return InvalidArgumentError(
+      fmt::format("GPU model '{}', profile '{}': {}", s.name, p.name, what));
 }
 
 }  // namespace
@@ -64,9 +65,9 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
                                     p.compute_slices, spec.compute_slices));
     }
     if (p.memory_slices <= 0 || p.memory_slices > spec.memory_slices) {
-      return BadProfile(spec, p,
-                        fmt::format("memory_slices {} outside 1..{}", p.memory_slices,
-                                    spec.memory_slices));
+      return BadProfile(
+          spec, p,
+          fmt::format("memory_slices {} outside 1..{}", p.memory_slices, spec.memory_slices));
     }
     if (p.max_instances <= 0) return BadProfile(spec, p, "max_instances must be > 0");
     if (p.placements.empty()) return BadProfile(spec, p, "no placements");
@@ -75,13 +76,14 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
     for (size_t i = 0; i < p.placements.size(); ++i) {
       const Placement& pl = p.placements[i];
       if (pl.size <= 0) {
-        return BadProfile(spec, p, fmt::format("placement at start {} has size {}", pl.start, pl.size));
+        return BadProfile(spec, p,
+                          fmt::format("placement at start {} has size {}", pl.start, pl.size));
       }
       if (pl.size != p.placements.front().size) {
-        return BadProfile(spec, p,
-                          fmt::format("placements have different sizes ({} at start {}, {} at start {})",
-                                      p.placements.front().size, p.placements.front().start, pl.size,
-                                      pl.start));
+        return BadProfile(
+            spec, p,
+            fmt::format("placements have different sizes ({} at start {}, {} at start {})",
+                        p.placements.front().size, p.placements.front().start, pl.size, pl.start));
       }
       if (pl.start < 0 || pl.start + pl.size > spec.placement_units) {
         return BadProfile(spec, p,
@@ -106,14 +108,17 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
     for (int j = 0; j < n; ++j) {
       if (spec.profiles[j].name == p.variant_of) b = j;
     }
-    if (b < 0) return BadProfile(spec, p, fmt::format("variant of unknown profile '{}'", p.variant_of));
+    if (b < 0)
+      return BadProfile(spec, p, fmt::format("variant of unknown profile '{}'", p.variant_of));
     const Profile& bp = spec.profiles[b];
     if (!bp.is_base()) {
-      return BadProfile(spec, p, fmt::format("variant of '{}', which is itself a variant", bp.name));
+      return BadProfile(spec, p,
+                        fmt::format("variant of '{}', which is itself a variant", bp.name));
     }
     if (bp.compute_slices != p.compute_slices || bp.placements != p.placements) {
-      return BadProfile(spec, p,
-                        fmt::format("variant of '{}' but its compute slices or placements differ", bp.name));
+      return BadProfile(
+          spec, p,
+          fmt::format("variant of '{}' but its compute slices or placements differ", bp.name));
     }
     m.base_of_[i] = b;
   }
@@ -151,14 +156,16 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
     for (int j = 0; j < n; ++j) {
       if (spec.profiles[j].name == pname) idx = j;
     }
-    if (idx < 0) return Bad(spec, fmt::format("driver-default order for unknown profile '{}'", pname));
+    if (idx < 0)
+      return Bad(spec, fmt::format("driver-default order for unknown profile '{}'", pname));
     std::vector<int> sorted = order;
     std::sort(sorted.begin(), sorted.end());
     std::vector<int> starts;
     for (const Placement& pl : spec.profiles[idx].placements) starts.push_back(pl.start);
     if (sorted != starts) {
-      return Bad(spec, fmt::format("driver-default order for '{}' must list each of its {} starts once",
-                                   pname, starts.size()));
+      return Bad(spec,
+                 fmt::format("driver-default order for '{}' must list each of its {} starts once",
+                             pname, starts.size()));
     }
   }
 
@@ -168,22 +175,24 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
     int cs = 0;
     for (const auto& [pname, start] : layout) {
       int idx = m.FindProfile(pname);
-      if (idx < 0) return Bad(m.spec_, fmt::format("static layout '{}': unknown profile '{}'", lname, pname));
+      if (idx < 0)
+        return Bad(m.spec_, fmt::format("static layout '{}': unknown profile '{}'", lname, pname));
       int slot = m.SlotOf(idx, start);
       if (slot < 0) {
         return Bad(m.spec_, fmt::format("static layout '{}': {}@{} is not a valid placement", lname,
                                         pname, start));
       }
       if (used & m.slots_[slot].unit_mask) {
-        return Bad(m.spec_, fmt::format("static layout '{}': {}@{} overlaps another instance", lname,
-                                        pname, start));
+        return Bad(m.spec_, fmt::format("static layout '{}': {}@{} overlaps another instance",
+                                        lname, pname, start));
       }
       used |= m.slots_[slot].unit_mask;
       cs += m.slots_[slot].compute_slices;
     }
     if (cs > m.spec_.compute_slices) {
-      return Bad(m.spec_, fmt::format("static layout '{}' needs {} compute slices, the model has {}",
-                                      lname, cs, m.spec_.compute_slices));
+      return Bad(m.spec_,
+                 fmt::format("static layout '{}' needs {} compute slices, the model has {}", lname,
+                             cs, m.spec_.compute_slices));
     }
   }
   return m;

@@ -30,13 +30,13 @@ struct Placement {
 
 // One MIG GPU-instance profile of a model, e.g. 3g.20gb on A100 40GB.
 struct Profile {
-  std::string name;            // as nvidia-smi prints it without "MIG ", e.g. "3g.20gb"
-  int id = -1;                 // NVML profile id (nvmlGpuInstanceProfileInfo_t.id), -1 if unknown
+  std::string name;             // as nvidia-smi prints it without "MIG ", e.g. "3g.20gb"
+  int id = -1;                  // NVML profile id (nvmlGpuInstanceProfileInfo_t.id), -1 if unknown
   int nvml_profile_index = -1;  // NVML_GPU_INSTANCE_PROFILE_* constant, -1 if unknown
-  int compute_slices = 0;      // the "Ng"
-  int memory_slices = 0;       // MIG-guide memory slices
-  int64_t memory_mib = 0;      // indicative: read memorySizeMB from NVML at run time
-  int max_instances = 0;       // "Instances Total" of nvidia-smi mig -lgip
+  int compute_slices = 0;       // the "Ng"
+  int memory_slices = 0;        // MIG-guide memory slices
+  int64_t memory_mib = 0;       // indicative: read memorySizeMB from NVML at run time
+  int max_instances = 0;        // "Instances Total" of nvidia-smi mig -lgip
   std::vector<Placement> placements;  // valid placements, ascending start
   // Name of the base profile whose shape this media-extension variant shares
   // (+me, -me, +me.all, +gfx); empty for a base profile (§1).
@@ -49,9 +49,9 @@ struct Profile {
 
 // One (base profile, placement) pair of a model: a bit of the state bitset (§1).
 struct Slot {
-  int profile = -1;   // index into GpuModel::profiles() (always a base profile)
-  int start = 0;      // placement units
-  int size = 0;       // placement units
+  int profile = -1;        // index into GpuModel::profiles() (always a base profile)
+  int start = 0;           // placement units
+  int size = 0;            // placement units
   uint64_t unit_mask = 0;  // bit u set for every placement unit u it occupies
   int compute_slices = 0;
 };
@@ -68,9 +68,9 @@ class GpuModel {
     std::vector<std::string> aliases;      // names nvidia-smi prints, e.g. "NVIDIA A100-SXM4-40GB"
     int compute_slices = 0;                // 7 on A100/H100/H200, 4 on A30 and RTX PRO 6000
     int memory_slices = 0;
-    int placement_units = 0;               // 8, 4 or 12 (§1); at most 64
-    bool confirmed = true;                 // false: placements inferred, not observed
-    double pcie_max_gbps = 0;              // PCIe bandwidth shared by the instances (§8), GB/s
+    int placement_units = 0;   // 8, 4 or 12 (§1); at most 64
+    bool confirmed = true;     // false: placements inferred, not observed
+    double pcie_max_gbps = 0;  // PCIe bandwidth shared by the instances (§8), GB/s
     // Power model of the energy estimate (catalog `power`, optional; sim/energy.h): one
     // GPU draws idle_w always, plus per_active_slice_w for every busy compute slice.
     // Create() fills the one not given of max_w / per_active_slice_w:
@@ -88,7 +88,7 @@ class GpuModel {
     bool driver_default_highest_first = true;
     // Named fixed layouts for the `static` policy: name -> (profile name, start).
     std::vector<std::pair<std::string, std::vector<std::pair<std::string, int>>>> static_layouts;
-    std::string source;                    // provenance text
+    std::string source;  // provenance text
     std::vector<Profile> profiles;
   };
 
@@ -134,7 +134,9 @@ class GpuModel {
   // Returns -1 when `start` is not a placement of the profile.
   int SlotOf(int profile, int start) const;
   // Slots of one profile (variant or base), ascending start.
-  const std::vector<int>& SlotsOfProfile(int profile) const { return slots_of_base_[base_of_[profile]]; }
+  const std::vector<int>& SlotsOfProfile(int profile) const {
+    return slots_of_base_[base_of_[profile]];
+  }
   // Mask with one bit per placement unit.
   uint64_t all_units_mask() const;
 

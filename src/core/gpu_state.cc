@@ -1,8 +1,8 @@
 #include "core/gpu_state.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace migsched {
 
@@ -26,8 +26,8 @@ Status GpuState::Create(int profile, int start) {
   const Profile& p = model_->profile(profile);
   const int slot = model_->SlotOf(profile, start);
   if (slot < 0) {
-    return InternalError(fmt::format("create {}@{}: {} is not a placement of {} on {}", p.name, start,
-                                     start, p.name, model_->name()));
+    return InternalError(fmt::format("create {}@{}: {} is not a placement of {} on {}", p.name,
+                                     start, start, p.name, model_->name()));
   }
   const uint64_t units = model_->slots()[slot].unit_mask;
   for (const Instance& in : instances_) {
@@ -38,23 +38,23 @@ Status GpuState::Create(int profile, int start) {
   }
   const ConfigId all = table_->Add(all_config_, slot);
   if (all == kInvalidConfig) {
-    return InternalError(fmt::format("create {}@{}: exceeds the {} compute slices of {} or the "
-                                     "profile's max instances",
-                                     p.name, start, model_->compute_slices(), model_->name()));
+    return InternalError(
+        fmt::format("create {}@{}: exceeds the {} compute slices of {} or the "
+                    "profile's max instances",
+                    p.name, start, model_->compute_slices(), model_->name()));
   }
   if (CountProfile(profile) + 1 > p.max_instances) {
-    return InternalError(fmt::format("create {}@{}: {} allows at most {} instance(s)", p.name, start,
-                                     p.name, p.max_instances));
+    return InternalError(fmt::format("create {}@{}: {} allows at most {} instance(s)", p.name,
+                                     start, p.name, p.max_instances));
   }
   Instance in;
   in.profile = profile;
   in.start = start;
   in.slot = slot;
-  instances_.insert(std::upper_bound(instances_.begin(), instances_.end(), in,
-                                     [](const Instance& a, const Instance& b) {
-                                       return a.start < b.start;
-                                     }),
-                    in);
+  instances_.insert(
+      std::upper_bound(instances_.begin(), instances_.end(), in,
+                       [](const Instance& a, const Instance& b) { return a.start < b.start; }),
+      in);
   all_config_ = all;
   return Status();
 }
@@ -64,8 +64,8 @@ Status GpuState::Destroy(int start) {
   if (i < 0) return InternalError(fmt::format("destroy @{}: no instance starts there", start));
   const Instance& in = instances_[i];
   if (in.busy()) {
-    return InternalError(fmt::format("destroy {}@{}: busy with job {}", model_->profile(in.profile).name,
-                                     start, in.job));
+    return InternalError(fmt::format("destroy {}@{}: busy with job {}",
+                                     model_->profile(in.profile).name, start, in.job));
   }
   all_config_ = table_->Remove(all_config_, in.slot);
   instances_.erase(instances_.begin() + i);
@@ -74,7 +74,8 @@ Status GpuState::Destroy(int start) {
 
 Status GpuState::StartJob(int profile, int start, JobId job) {
   const int i = IndexAt(start);
-  if (i < 0) return InternalError(fmt::format("start job {} @{}: no instance starts there", job, start));
+  if (i < 0)
+    return InternalError(fmt::format("start job {} @{}: no instance starts there", job, start));
   Instance& in = instances_[i];
   if (in.profile != profile) {
     return InternalError(fmt::format("start job {} on {}@{}: the instance there is {}", job,
@@ -88,16 +89,19 @@ Status GpuState::StartJob(int profile, int start, JobId job) {
   if (job == kNoJob) return InternalError("start: no job given");
   in.job = job;
   busy_config_ = table_->Add(busy_config_, in.slot);
-  if (busy_config_ == kInvalidConfig) return InternalError("start: busy configuration became invalid");
+  if (busy_config_ == kInvalidConfig)
+    return InternalError("start: busy configuration became invalid");
   return Status();
 }
 
 Status GpuState::ReleaseJob(int start, JobId job) {
   const int i = IndexAt(start);
-  if (i < 0) return InternalError(fmt::format("release job {} @{}: no instance starts there", job, start));
+  if (i < 0)
+    return InternalError(fmt::format("release job {} @{}: no instance starts there", job, start));
   Instance& in = instances_[i];
   if (in.job != job) {
-    return InternalError(fmt::format("release job {} @{}: the instance runs job {}", job, start, in.job));
+    return InternalError(
+        fmt::format("release job {} @{}: the instance runs job {}", job, start, in.job));
   }
   in.job = kNoJob;
   in.migration = MigrationRole::kNone;
@@ -191,7 +195,8 @@ Status GpuState::CheckInvariants() const {
     const Instance& in = instances_[i];
     const Profile& p = model_->profile(in.profile);
     if (model_->SlotOf(in.profile, in.start) != in.slot || in.slot < 0) {
-      return InternalError(fmt::format("{}: {}@{} is not a valid placement", model_->name(), p.name, in.start));
+      return InternalError(
+          fmt::format("{}: {}@{} is not a valid placement", model_->name(), p.name, in.start));
     }
     const uint64_t m = model_->slots()[in.slot].unit_mask;
     if (units & m) {

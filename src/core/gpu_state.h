@@ -33,10 +33,10 @@ namespace migsched {
 enum class MigrationRole { kNone, kSource, kTarget };
 
 struct Instance {
-  int profile = -1;     // index into GpuModel::profiles() (may be a variant)
-  int start = 0;        // placement units
-  int slot = -1;        // GpuModel slot of (base profile, start)
-  JobId job = kNoJob;   // kNoJob: idle
+  int profile = -1;    // index into GpuModel::profiles() (may be a variant)
+  int start = 0;       // placement units
+  int slot = -1;       // GpuModel slot of (base profile, start)
+  JobId job = kNoJob;  // kNoJob: idle
   // kNone unless a copy of `job` is in progress; then the other end of the
   // move is instance `peer_start` of GPU `peer_gpu` (a Cluster index).
   MigrationRole migration = MigrationRole::kNone;

@@ -1,8 +1,8 @@
 #include "core/instance_list.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace migsched {
 namespace {
@@ -20,7 +20,8 @@ std::string Units(int start, int size) {
 
 }  // namespace
 
-StatusOr<std::vector<InstanceSpec>> ParseInstanceList(std::string_view list, const GpuModel& model) {
+StatusOr<std::vector<InstanceSpec>> ParseInstanceList(std::string_view list,
+                                                      const GpuModel& model) {
   std::vector<InstanceSpec> out;
   std::vector<std::string> texts;
   if (Trim(list).empty()) return out;
@@ -28,7 +29,8 @@ StatusOr<std::vector<InstanceSpec>> ParseInstanceList(std::string_view list, con
   int n = 0;
   while (true) {
     size_t comma = list.find(',', pos);
-    std::string_view item = Trim(list.substr(pos, comma == std::string_view::npos ? list.npos : comma - pos));
+    std::string_view item =
+        Trim(list.substr(pos, comma == std::string_view::npos ? list.npos : comma - pos));
     ++n;
     const std::string label = fmt::format("instance {} '{}'", n, item);
     const size_t at = item.rfind('@');
@@ -46,16 +48,17 @@ StatusOr<std::vector<InstanceSpec>> ParseInstanceList(std::string_view list, con
     if (profile < 0) {
       std::vector<std::string> names;
       for (const Profile& pr : model.profiles()) names.push_back(pr.name);
-      return InvalidArgumentError(fmt::format("{}: unknown profile '{}' on {} (profiles: {})", label,
-                                              name, model.name(), fmt::join(names, ", ")));
+      return InvalidArgumentError(fmt::format("{}: unknown profile '{}' on {} (profiles: {})",
+                                              label, name, model.name(), fmt::join(names, ", ")));
     }
     const Profile& pr = model.profile(profile);
     const int slot = model.SlotOf(profile, start);
     if (slot < 0) {
       std::vector<int> starts;
       for (const Placement& pl : pr.placements) starts.push_back(pl.start);
-      return InvalidArgumentError(fmt::format("{}: start {} is not a placement of {} (valid starts: {})",
-                                              label, start, pr.name, fmt::join(starts, ", ")));
+      return InvalidArgumentError(
+          fmt::format("{}: start {} is not a placement of {} (valid starts: {})", label, start,
+                      pr.name, fmt::join(starts, ", ")));
     }
     const uint64_t units = model.slots()[slot].unit_mask;
     int same = 1;
@@ -73,8 +76,8 @@ StatusOr<std::vector<InstanceSpec>> ParseInstanceList(std::string_view list, con
       same += out[i].profile == profile;
     }
     if (same > pr.max_instances) {
-      return InvalidArgumentError(
-          fmt::format("{}: {} allows at most {} instance(s) per GPU", label, pr.name, pr.max_instances));
+      return InvalidArgumentError(fmt::format("{}: {} allows at most {} instance(s) per GPU", label,
+                                              pr.name, pr.max_instances));
     }
     out.push_back({profile, start});
     texts.emplace_back(item);

@@ -20,8 +20,7 @@ StatusOr<Migratable> ParseMigratable(std::string_view s) {
   if (s == "none") return Migratable::kNone;
   if (s == "restart") return Migratable::kRestart;
   if (s == "checkpoint") return Migratable::kCheckpoint;
-  return InvalidArgumentError(
-      fmt::format("'{}' is not one of none, restart, checkpoint", s));
+  return InvalidArgumentError(fmt::format("'{}' is not one of none, restart, checkpoint", s));
 }
 
 std::string_view FractionRuleName(FractionRule r) {

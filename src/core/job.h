@@ -42,15 +42,15 @@ std::string_view FractionRuleName(FractionRule r);
 StatusOr<FractionRule> ParseFractionRule(std::string_view s);
 
 struct Job {
-  std::string name;          // the trace's id column
-  double arrival_s = 0;      // seconds since the start of the workload
-  std::string profile;       // exact profile name; empty when gpu_fraction is used
-  double gpu_fraction = 0;   // in (0, 1] when profile is empty
+  std::string name;         // the trace's id column
+  double arrival_s = 0;     // seconds since the start of the workload
+  std::string profile;      // exact profile name; empty when gpu_fraction is used
+  double gpu_fraction = 0;  // in (0, 1] when profile is empty
   FractionRule fraction_rule = FractionRule::kCompute;
-  int count = 1;             // instances wanted together (gang), >= 1
-  double duration_s = 0;     // run time without contention, seconds, > 0
-  double pcie_gbps = 0;      // PCIe demand, GB/s (§8); 0 = not PCIe-bound
-  double alpha = 1.0;        // contention sensitivity (§8), > 0
+  int count = 1;          // instances wanted together (gang), >= 1
+  double duration_s = 0;  // run time without contention, seconds, > 0
+  double pcie_gbps = 0;   // PCIe demand, GB/s (§8); 0 = not PCIe-bound
+  double alpha = 1.0;     // contention sensitivity (§8), > 0
   bool latency_sensitive = false;
   Migratable migratable = Migratable::kNone;
 

@@ -161,7 +161,8 @@ Status ApplyPlan(const Plan& plan, Cluster* cluster) {
   std::set<int> check;
   for (const auto& [gpu, g] : scratch) {
     Status st = g.CheckInvariants();
-    if (!st.ok()) return InternalError(fmt::format("plan leaves GPU {} invalid: {}", gpu, st.message()));
+    if (!st.ok())
+      return InternalError(fmt::format("plan leaves GPU {} invalid: {}", gpu, st.message()));
     check.insert(gpu);
     // Peers of roles before and after the plan: a step may have ended one end only.
     for (const GpuState* state : {&g, &cluster->gpu(gpu)}) {

@@ -37,8 +37,8 @@ std::string_view StepKindName(StepKind k);
 struct Step {
   StepKind kind = StepKind::kCreate;
   int gpu = 0;
-  int profile = -1;   // index into the GPU's model profiles
-  int start = 0;      // placement units
+  int profile = -1;     // index into the GPU's model profiles
+  int start = 0;        // placement units
   JobId job = kNoJob;   // kStart / kRelease / kMigrate*
   int from_gpu = -1;    // kMigrate*: the source instance's GPU
   int from_start = -1;  // kMigrate*: the source instance's start

@@ -25,7 +25,10 @@ enum class StatusCode {
   kNotFound,            // an unknown GPU model, profile or job
   kFailedPrecondition,  // valid input that can never be satisfied here
   kInternal,            // a violated invariant: a bug in migsched
-  kUnavailable,         // a backend (hardware, driver) is not reachable
+  kUnavailable,         // a backend (hardware, driver) is not reachable, or busy ("in use"): retry
+  kResourceExhausted,   // no room: an occupied placement, a full queue, an oversize request
+  kAlreadyExists,       // a record or instance that must be new already exists
+  kUnauthenticated,     // a missing or wrong API token (daemon)
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -70,9 +73,9 @@ inline Status UnavailableError(std::string msg) {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(const T& value) : v_(value) {}                                    // NOLINT
-  StatusOr(T&& value) : v_(std::move(value)) {}                              // NOLINT
-  StatusOr(Status status) : v_(std::move(status)) {                          // NOLINT
+  StatusOr(const T& value) : v_(value) {}            // NOLINT
+  StatusOr(T&& value) : v_(std::move(value)) {}      // NOLINT
+  StatusOr(Status status) : v_(std::move(status)) {  // NOLINT
     if (std::get<Status>(v_).ok()) {
       v_ = Status(StatusCode::kInternal, "StatusOr constructed from an OK status without a value");
     }
@@ -99,10 +102,10 @@ class [[nodiscard]] StatusOr {
 #define MIGSCHED_CONCAT_(a, b) MIGSCHED_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (a Status) is not OK.
-#define RETURN_IF_ERROR(expr)                  \
-  do {                                         \
-    ::migsched::Status _st = (expr);           \
-    if (!_st.ok()) return _st;                 \
+#define RETURN_IF_ERROR(expr)        \
+  do {                               \
+    ::migsched::Status _st = (expr); \
+    if (!_st.ok()) return _st;       \
   } while (0)
 
 // ASSIGN_OR_RETURN(lhs, expr): evaluates `expr` (a StatusOr), returns its

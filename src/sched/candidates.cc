@@ -1,6 +1,8 @@
 #include "sched/candidates.h"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 namespace migsched {
 
@@ -27,7 +29,8 @@ std::vector<int> IdleInstancesToDestroy(const GpuState& g, int profile, int star
   }
   // Reusing in place: the instance itself is already counted as "new".
   const int reused = g.IndexAt(start);
-  const bool reuse = reused >= 0 && !g.instances()[reused].busy() && g.instances()[reused].profile == profile;
+  const bool reuse =
+      reused >= 0 && !g.instances()[reused].busy() && g.instances()[reused].profile == profile;
   if (reuse) return out;
   for (const Instance* in : kept) {
     cs += m.profile(in->profile).compute_slices;
@@ -52,6 +55,59 @@ std::vector<int> IdleInstancesToDestroy(const GpuState& g, int profile, int star
   return out;
 }
 
+int CountIdleInstancesToDestroy(const GpuState& g, int profile, int start) {
+  // IdleInstancesToDestroy without its allocations: the same steps, counted.
+  const GpuModel& m = g.model();
+  const int slot = m.SlotOf(profile, start);
+  const uint64_t units = m.slots()[slot].unit_mask;
+  int out = 0;
+  // Kept idle instances as (compute slices, same profile?), at most one per
+  // placement unit (<= 64, GpuModel).
+  std::array<std::pair<int, bool>, 64> kept;
+  int n_kept = 0;
+  int cs = m.profile(profile).compute_slices;
+  int same_profile = 1;  // the new instance
+  bool reuse = false;
+  for (const Instance& in : g.instances()) {
+    const int in_cs = m.profile(in.profile).compute_slices;
+    if (in.busy()) {
+      cs += in_cs;
+      same_profile += in.profile == profile;
+      continue;
+    }
+    if (in.start == start && in.profile == profile) {
+      reuse = true;  // reused, not destroyed
+      continue;
+    }
+    if (m.slots()[in.slot].unit_mask & units) {
+      ++out;
+    } else if (n_kept < static_cast<int>(kept.size())) {
+      kept[n_kept++] = {in_cs, in.profile == profile};
+    }
+  }
+  if (reuse) return out;
+  for (int i = 0; i < n_kept; ++i) {
+    cs += kept[i].first;
+    same_profile += kept[i].second;
+  }
+  // Largest first, ties in start order (a stable insertion sort).
+  for (int i = 1; i < n_kept; ++i) {
+    for (int j = i; j > 0 && kept[j - 1].first < kept[j].first; --j)
+      std::swap(kept[j - 1], kept[j]);
+  }
+  const int max_same = m.profile(profile).max_instances;
+  for (int i = 0; i < n_kept; ++i) {
+    const bool over_cs = cs > m.compute_slices();
+    const bool over_count = same_profile > max_same && kept[i].second;
+    if (over_cs || over_count) {
+      ++out;
+      cs -= kept[i].first;
+      same_profile -= kept[i].second;
+    }
+  }
+  return out;
+}
+
 void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_create,
                       std::vector<Candidate>* out) {
   if (cluster.reserved(gpu)) return;
@@ -59,12 +115,16 @@ void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_c
   const GpuModel& m = g.model();
   const ConfigTable& t = g.table();
   const Profile& p = m.profile(profile);
+  // Not enough free compute slices: no slot of the profile can be added (the
+  // same answer as ConfigTable::Add for each, in O(1)).
+  const std::vector<int>& slots = m.SlotsOfProfile(profile);
+  if (slots.empty() || m.slots()[slots.front()].compute_slices > g.free_compute_slices()) return;
   int busy_same = 0;
   if (!p.is_base()) {
     for (const Instance& in : g.instances()) busy_same += in.busy() && in.profile == profile;
     if (busy_same >= p.max_instances) return;
   }
-  for (int slot : m.SlotsOfProfile(profile)) {
+  for (int slot : slots) {
     const ConfigId after = t.Add(g.busy_config(), slot);
     if (after == kInvalidConfig) continue;
     Candidate c;
@@ -77,9 +137,8 @@ void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_c
     c.reuse = at >= 0 && !g.instances()[at].busy() && g.instances()[at].profile == profile;
     if (!c.reuse && !allow_create) continue;
     // Fast path: nothing idle on the GPU means nothing to destroy.
-    c.destroys = g.all_config() == g.busy_config()
-                     ? 0
-                     : static_cast<int>(IdleInstancesToDestroy(g, profile, c.start).size());
+    c.destroys =
+        g.all_config() == g.busy_config() ? 0 : CountIdleInstancesToDestroy(g, profile, c.start);
     out->push_back(c);
   }
 }

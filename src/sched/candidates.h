@@ -23,12 +23,12 @@ namespace migsched {
 
 struct Candidate {
   int gpu = -1;
-  int profile = -1;                  // profile index on the GPU's model
-  int start = 0;                     // placement units
-  int slot = -1;                     // model slot of (base profile, start)
+  int profile = -1;                      // profile index on the GPU's model
+  int start = 0;                         // placement units
+  int slot = -1;                         // model slot of (base profile, start)
   ConfigId busy_after = kInvalidConfig;  // busy configuration with the new instance
-  bool reuse = false;                // an idle instance of exactly (profile, start) exists
-  int destroys = 0;                  // idle instances that must be destroyed first
+  bool reuse = false;                    // an idle instance of exactly (profile, start) exists
+  int destroys = 0;                      // idle instances that must be destroyed first
 };
 
 // Appends every candidate for `profile` on GPU `gpu` of `cluster` to `out`,
@@ -43,6 +43,9 @@ void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_c
 // respect the compute-slice total and the profile's max_instances. Excludes
 // an idle instance reused in place.
 std::vector<int> IdleInstancesToDestroy(const GpuState& g, int profile, int start);
+// IdleInstancesToDestroy(g, profile, start).size(), without allocating (the
+// candidate scan calls it for every placement of every state group).
+int CountIdleInstancesToDestroy(const GpuState& g, int profile, int start);
 
 // The plan placing `job` on `profile`@`start` of GPU `gpu`: destroy the idle
 // instances in the way, create the instance unless one is reused, start the job.

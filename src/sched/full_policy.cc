@@ -1,5 +1,6 @@
 #include "sched/full_policy.h"
 
+#include <string>
 #include <utility>
 
 namespace migsched {
@@ -34,6 +35,15 @@ class FullPolicy : public PlacementPolicy {
 
 std::unique_ptr<PlacementPolicy> NewFullPolicy(std::unique_ptr<PlacementPolicy> placement) {
   return std::make_unique<FullPolicy>(std::move(placement));
+}
+
+SchedulerOptions OptionsForPolicy(std::string_view policy, SchedulerOptions options,
+                                  const ExplicitOptions& set) {
+  if (policy != "full") return options;
+  if (!set.metric) options.metric = std::string(kFullDefaultMetric);
+  if (!set.reserve_full) options.reserve_full = kFullDefaultReserveFull;
+  if (!set.max_skip_seconds) options.max_skip_seconds = kFullDefaultMaxSkipSeconds;
+  return options;
 }
 
 }  // namespace migsched

@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
+#include <deque>
 #include <limits>
 #include <optional>
 #include <set>
+#include <string>
 #include <tuple>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sched/candidates.h"
@@ -34,10 +39,89 @@ bool LessUtil(int cs_a, int total_a, int cs_b, int total_b) {
   return cs_a * total_b < cs_b * total_a;
 }
 
+// Facts about configurations that do not depend on which jobs may move,
+// memoised across passes (they are pure functions of a model's table), so
+// that a pass skips the many GPUs where nothing could improve without asking
+// about their jobs.
+class StateCache {
+ public:
+  // Whether some instance of `settled` has a free placement (in `busy`, the
+  // occupied configuration) whose move lowers FragCost(settled) by > 1e-9.
+  bool HasDecreasingMove(const GpuModel& m, const ConfigTable& t, ConfigId settled, ConfigId busy) {
+    int8_t& memo = Of(t).Move(settled, busy);
+    if (memo >= 0) return memo != 0;
+    memo = 0;
+    const double before = t.FragCost(settled);
+    const uint64_t mask = t.slot_mask(settled);
+    for (int a = 0; a < t.num_slots() && memo == 0; ++a) {
+      if (!(mask >> a & 1)) continue;
+      const ConfigId rest = t.Remove(settled, a);
+      for (int b : m.SlotsOfProfile(m.slots()[a].profile)) {
+        if (t.Add(busy, b) == kInvalidConfig) continue;
+        const ConfigId after = t.Add(rest, b);
+        if (after != kInvalidConfig && before - t.FragCost(after) > kEps) {
+          memo = 1;
+          break;
+        }
+      }
+    }
+    return memo != 0;
+  }
+
+  // Whether removing some instance of `settled` lowers its FragCost by > 1e-9.
+  bool HasDecreasingLeave(const ConfigTable& t, ConfigId settled) {
+    int8_t& memo = Of(t).leaves[settled];
+    if (memo >= 0) return memo != 0;
+    memo = 0;
+    const uint64_t mask = t.slot_mask(settled);
+    for (int a = 0; a < t.num_slots(); ++a) {
+      if ((mask >> a & 1) && t.FragCost(settled) - t.FragCost(t.Remove(settled, a)) > kEps) {
+        memo = 1;
+        break;
+      }
+    }
+    return memo != 0;
+  }
+
+ private:
+  // Memos of one model's table: -1 unknown, 0 no, 1 yes. Leaves by settled
+  // configuration; moves by (settled, busy) in a dense table while it stays
+  // small (723 configurations: 0.5 MB), in a hash map beyond.
+  struct Memo {
+    explicit Memo(int n) : n(n), leaves(n, -1) {
+      if (n <= kDense) moves.assign(static_cast<size_t>(n) * n, -1);
+    }
+    int8_t& Move(ConfigId settled, ConfigId busy) {
+      if (!moves.empty()) return moves[static_cast<size_t>(settled) * n + busy];
+      const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(settled)) << 32) |
+                           static_cast<uint32_t>(busy);
+      return sparse.try_emplace(key, static_cast<int8_t>(-1)).first->second;
+    }
+    static constexpr int kDense = 2048;
+    int n;
+    std::vector<int8_t> leaves;
+    std::vector<int8_t> moves;
+    std::unordered_map<uint64_t, int8_t> sparse;
+  };
+  Memo& Of(const ConfigTable& t) {
+    for (auto& [table, memo] : memos_) {
+      if (table == &t) return memo;
+    }
+    memos_.emplace_back(&t, Memo(t.num_configs()));
+    return memos_.back().second;
+  }
+  // Few models per cluster: a linear search. Deque: references stay valid.
+  std::deque<std::pair<const ConfigTable*, Memo>> memos_;
+};
+
 class Pass {
  public:
-  Pass(Cluster* cluster, const MigrationContext& ctx)
-      : cluster_(cluster), ctx_(ctx), opts_(*ctx.options), reserved_(cluster->size(), 0) {
+  Pass(Cluster* cluster, const MigrationContext& ctx, StateCache* cache)
+      : cluster_(cluster),
+        ctx_(ctx),
+        opts_(*ctx.options),
+        cache_(cache),
+        reserved_(cluster->size(), 0) {
     for (const Reservation& r : ctx.reservations) {
       if (r.gpu >= 0 && r.gpu < cluster->size()) reserved_[r.gpu] = 1;
     }
@@ -48,8 +132,25 @@ class Pass {
     if (ctx_.trigger == MigrationTrigger::kFragmented) {
       for (const Job* job : ctx_.fragmented) RETURN_IF_ERROR(MakeRoom(*job));
     } else {
-      RETURN_IF_ERROR(IntraPass());
-      RETURN_IF_ERROR(InterPass());
+      // One look at every state group for both rules.
+      std::vector<int> intra, leave;
+      ScanStates(&intra, &leave);
+      const size_t before = out_.size();
+      RETURN_IF_ERROR(IntraPass(intra));
+      // Intra moves changed their GPUs only: test those again for rule 4.
+      std::vector<int> changed;
+      for (size_t i = before; i < out_.size(); ++i) changed.push_back(out_[i].move.to.gpu);
+      std::sort(changed.begin(), changed.end());
+      changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+      if (!changed.empty()) {
+        std::erase_if(leave,
+                      [&](int g) { return std::binary_search(changed.begin(), changed.end(), g); });
+        for (int g : changed) {
+          if (HasLeave(g)) leave.push_back(g);
+        }
+        std::sort(leave.begin(), leave.end());
+      }
+      RETURN_IF_ERROR(InterPass(leave));
     }
     return std::move(out_);
   }
@@ -112,16 +213,43 @@ class Pass {
   }
 
   // The best placement for `job` on any non-reserved GPU of `c` but `except`.
+  // The GPUs of one state group offer the same targets and differ only in
+  // the GPU index, the last §4 tie-break: only the lowest eligible member of
+  // each group is looked at (every GPU with grouping off). O(groups ×
+  // placements).
   std::optional<Target> BestElsewhere(const Cluster& c, const Job& job, int except) {
     std::optional<Target> best;
-    for (int gpu = 0; gpu < c.size(); ++gpu) {
-      if (gpu == except || reserved_[gpu]) continue;
+    for (int rep : c.representatives()) {
+      int gpu = -1;
+      c.ForEachInGroup(rep, [&](int m) {
+        if (m == except || reserved_[m]) return true;
+        gpu = m;
+        return false;
+      });
+      if (gpu < 0) continue;
       const int profile = ResolveProfile(c.gpu(gpu).model(), job);
       if (profile < 0) continue;
       std::optional<Target> t = BestOn(c, gpu, profile);
       if (t && (!best || Better(c, *t, *best))) best = t;
     }
     return best;
+  }
+
+  // The GPUs that pass `keep`, a test of a GPU's state alone (the same for
+  // every member of a state group), ascending, not reserved for the pass:
+  // O(groups + members kept) with grouping on, O(GPUs) with it off.
+  template <typename Keep>
+  std::vector<int> GpusWhere(Keep keep) const {
+    std::vector<int> out;
+    for (int rep : cluster_->representatives()) {
+      if (!keep(rep)) continue;
+      cluster_->ForEachInGroup(rep, [&](int m) {
+        if (!reserved_[m]) out.push_back(m);
+        return true;
+      });
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   // Whether base slots of `profile` leave room for it in configuration `c`.
@@ -185,18 +313,36 @@ class Pass {
       }
     }
     if (movers.empty() || !(end_rest < end_all)) return Status();
-    // Dry run on a copy: every mover needs a target, else none moves.
-    Cluster scratch = *cluster_;
-    std::vector<MigrationMove> moves;
+    // Every mover needs a target, else none moves. When each has a target on
+    // a GPU of its own now, they all still will after the others moved (the
+    // others only change their own targets' GPUs); otherwise dry-run the
+    // moves on a copy of the cluster.
+    std::set<int> target_gpus;
+    bool distinct = true;
     for (const Instance* in : movers) {
-      std::optional<Target> to = BestElsewhere(scratch, *ctx_.job(in->job), r.gpu);
+      std::optional<Target> to = BestElsewhere(*cluster_, *ctx_.job(in->job), r.gpu);
       if (!to) return Status();
-      const MigrationMove mv = MoveOf(r.gpu, *in, *to);
-      RETURN_IF_ERROR(
-          ApplyPlan(MigrationBeginPlan(scratch, mv), &scratch).WithPrefix("migration planner"));
-      moves.push_back(mv);
+      distinct = distinct && target_gpus.insert(to->gpu).second;
     }
-    for (const MigrationMove& mv : moves) RETURN_IF_ERROR(Begin(mv));
+    if (!distinct) {
+      Cluster scratch = *cluster_;
+      for (const Instance* in : movers) {
+        std::optional<Target> to = BestElsewhere(scratch, *ctx_.job(in->job), r.gpu);
+        if (!to) return Status();
+        RETURN_IF_ERROR(ApplyPlan(MigrationBeginPlan(scratch, MoveOf(r.gpu, *in, *to)), &scratch)
+                            .WithPrefix("migration planner"));
+      }
+    }
+    // The same choices on the cluster itself.
+    std::vector<int> starts;
+    for (const Instance* in : movers) starts.push_back(in->start);
+    for (int start : starts) {
+      const GpuState& g = cluster_->gpu(r.gpu);
+      const Instance& in = g.instances()[g.IndexAt(start)];
+      std::optional<Target> to = BestElsewhere(*cluster_, *ctx_.job(in.job), r.gpu);
+      if (!to) return InternalError("migration planner: an evacuation target vanished");
+      RETURN_IF_ERROR(Begin(MoveOf(r.gpu, in, *to)));
+    }
     return Status();
   }
 
@@ -228,21 +374,28 @@ class Pass {
       }
       best = o;
     };
-    for (int gpu = 0; gpu < cluster_->size(); ++gpu) {
-      if (reserved_[gpu]) continue;
+    // The GPUs with enough free compute slices and units for the profile but
+    // no valid placement: a property of the state (checked once per group).
+    auto fragmented = [&](int gpu) {
       const GpuState& g = cluster_->gpu(gpu);
       const GpuModel& m = g.model();
       const ConfigTable& t = g.table();
       const int profile = ResolveProfile(m, job);
-      if (profile < 0) continue;
+      if (profile < 0) return false;
       const Profile& p = m.profile(profile);
       const int free_units = std::popcount(m.all_units_mask() & ~t.unit_mask(g.busy_config()));
-      if (g.free_compute_slices() < p.compute_slices || free_units < p.size()) continue;
+      if (g.free_compute_slices() < p.compute_slices || free_units < p.size()) return false;
       cands_.clear();
       AppendCandidates(*cluster_, gpu, profile, /*allow_create=*/true, &cands_);
-      if (!cands_.empty()) continue;  // not fragmented: room now
+      if (!cands_.empty()) return false;  // not fragmented: room now
+      // Room once a copy in flight switches over?
+      return !Fits(g, g.settled_config(), profile);
+    };
+    for (int gpu : GpusWhere(fragmented)) {
+      const GpuState& g = cluster_->gpu(gpu);
+      const ConfigTable& t = g.table();
+      const int profile = ResolveProfile(g.model(), job);
       const ConfigId settled = g.settled_config();
-      if (Fits(g, settled, profile)) continue;  // room once a copy in flight switches over
       for (const Instance& in : g.instances()) {
         const MoveRights rights = Rights(in);
         if (rights == MoveRights::kNone) continue;
@@ -274,14 +427,49 @@ class Pass {
 
   // ---- 3. intra-GPU moves ----
 
-  Status IntraPass() {
-    for (int gpu = 0; gpu < cluster_->size(); ++gpu) {
-      if (reserved_[gpu]) continue;
+  // Whether GPU h is busy and some instance's leaving would lower its
+  // FragCost (rule 4 sources; a property of the state).
+  bool HasLeave(int h) {
+    const GpuState& g = cluster_->gpu(h);
+    const ConfigId settled = g.settled_config();
+    return Busy(g, settled) && cache_->HasDecreasingLeave(g.table(), settled);
+  }
+
+  // One look at each state group: `intra` gets the non-reserved GPUs where
+  // some intra move could lower FragCost (whoever may move; rule 3), `leave`
+  // the GPUs (reserved ones too) where some leave could (rule 4), both
+  // ascending. O(groups + GPUs listed) with grouping on.
+  void ScanStates(std::vector<int>* intra, std::vector<int>* leave) {
+    for (int rep : cluster_->representatives()) {
+      const GpuState& g = cluster_->gpu(rep);
+      // The settled configuration is a subset of the busy one: lazy already, lazy settled.
+      if (!Busy(g, g.busy_config())) continue;
+      const ConfigId settled = g.settled_config();
+      if (!Busy(g, settled)) continue;
+      const bool move = cache_->HasDecreasingMove(g.model(), g.table(), settled, g.busy_config());
+      const bool go = cache_->HasDecreasingLeave(g.table(), settled);
+      if (!move && !go) continue;
+      cluster_->ForEachInGroup(rep, [&](int m) {
+        if (move && !reserved_[m]) intra->push_back(m);
+        if (go) leave->push_back(m);
+        return true;
+      });
+    }
+    std::sort(intra->begin(), intra->end());
+    std::sort(leave->begin(), leave->end());
+  }
+
+  // A move on a GPU changes that GPU only, so the GPUs where some move could
+  // lower FragCost are found once, per group (ScanStates).
+  Status IntraPass(const std::vector<int>& gpus) {
+    for (int gpu : gpus) {
       for (int k = 0; k < opts_.migration.max_moves_per_pass; ++k) {
         const GpuState& g = cluster_->gpu(gpu);
         const ConfigId settled = g.settled_config();
         if (!Busy(g, settled)) break;
         const ConfigTable& t = g.table();
+        // Nothing can lower FragCost here, whoever may move: skip the GPU.
+        if (!cache_->HasDecreasingMove(g.model(), t, settled, g.busy_config())) break;
         const double before = Frag(g, settled);
         struct Option {
           double decrease;
@@ -335,11 +523,12 @@ class Pass {
   void AddPulls(int h, std::vector<Pull>* pulls) {
     const GpuState& g = cluster_->gpu(h);
     const ConfigId settled = g.settled_config();
-    if (!Busy(g, settled)) return;
+    if (!Busy(g, settled) || !cache_->HasDecreasingLeave(g.table(), settled)) return;
     for (const Instance& in : g.instances()) {
-      if (Rights(in) != MoveRights::kAny || ctx_.job(in.job) == nullptr) continue;
+      if (!in.busy() || in.migration != MigrationRole::kNone) continue;
       const double dec = Frag(g, settled) - Frag(g, g.table().Remove(settled, in.slot));
       if (dec <= kEps) continue;
+      if (Rights(in) != MoveRights::kAny || ctx_.job(in.job) == nullptr) continue;
       pulls->push_back(
           {h, in.start, in.slot, in.job, g.model().profile(in.profile).compute_slices, dec});
     }
@@ -354,11 +543,85 @@ class Pass {
     });
   }
 
-  Status InterPass() {
+  // The no-pull key of a lazy GPU: its model and configurations.
+  using StateKey = std::tuple<const GpuModel*, ConfigId, ConfigId, ConfigId>;
+  static StateKey KeyOf(const GpuState& g) {
+    return std::make_tuple(&g.model(), g.busy_config(), g.all_config(), g.settled_config());
+  }
+
+  // Pulls onto lazy GPU `gpu` while it stays lazy and some pull is accepted
+  // (rule 4). `no_pull`: states of lazy GPUs that found no pull since the
+  // last accepted one (cleared by an accepted pull; `gpu`'s state is added
+  // when it finds none). Sets *pulled_any when a pull was accepted.
+  Status PullOnto(int gpu, std::vector<Pull>* pulls, std::set<StateKey>* no_pull,
+                  bool* pulled_any) {
+    while (!pulls->empty()) {
+      const GpuState& g = cluster_->gpu(gpu);
+      const ConfigId settled_g = g.settled_config();
+      if (Busy(g, settled_g)) break;
+      const StateKey key = KeyOf(g);
+      if (no_pull->count(key)) break;
+      // BestOn(gpu, profile) per profile: `gpu` does not change until a pull is accepted.
+      std::vector<std::pair<int, std::optional<Target>>> best_on;
+      bool pulled = false;
+      for (size_t i = 0; i < pulls->size(); ++i) {
+        const Pull& pl = (*pulls)[i];
+        // One move per job and pass: another instance of a gang may have moved.
+        if (moved_.count(pl.job)) continue;
+        const GpuState& h = cluster_->gpu(pl.gpu);
+        const ConfigId settled_h = h.settled_config();
+        if (!LessUtil(Cs(g, settled_g), g.model().compute_slices(), Cs(h, settled_h),
+                      h.model().compute_slices())) {
+          continue;  // util(h) > util(g) required
+        }
+        const Job* spec = ctx_.job(pl.job);
+        const int profile = ResolveProfile(g.model(), *spec);
+        if (profile < 0) continue;
+        const std::optional<Target>* to = nullptr;
+        for (const auto& [p, t] : best_on) to = p == profile ? &t : to;
+        if (to == nullptr) {
+          best_on.emplace_back(profile, BestOn(*cluster_, gpu, profile));
+          to = &best_on.back().second;
+        }
+        if (!*to) continue;
+        const double before = Frag(h, settled_h) + Frag(g, settled_g);
+        const double after =
+            Frag(h, h.table().Remove(settled_h, pl.slot)) + Frag(g, (*to)->settled_after);
+        if (after > before + kEps) continue;
+        const Instance& in = h.instances()[h.IndexAt(pl.start)];
+        const int source = pl.gpu;
+        RETURN_IF_ERROR(Begin(MoveOf(source, in, **to)));
+        // The source GPU changed: recompute its candidates.
+        pulls->erase(std::remove_if(pulls->begin(), pulls->end(),
+                                    [&](const Pull& p) { return p.gpu == source; }),
+                     pulls->end());
+        AddPulls(source, pulls);
+        SortPulls(pulls);
+        no_pull->clear();
+        pulled = true;
+        *pulled_any = true;
+        break;
+      }
+      if (!pulled) {
+        no_pull->insert(key);
+        break;
+      }
+    }
+    return Status();
+  }
+
+  // `sources`: the GPUs where a leave could lower FragCost (ScanStates).
+  Status InterPass(const std::vector<int>& sources) {
     std::vector<Pull> pulls;
-    for (int h = 0; h < cluster_->size(); ++h) AddPulls(h, &pulls);
+    for (int h : sources) AddPulls(h, &pulls);
     if (pulls.empty()) return Status();
     SortPulls(&pulls);
+    return cluster_->grouping() ? PullGrouped(&pulls) : PullNaive(&pulls);
+  }
+
+  // The lazy, non-reserved GPUs by lower util, then lower index, each
+  // offered the pulls in turn: O(GPUs log GPUs) per pass (the reference).
+  Status PullNaive(std::vector<Pull>* pulls) {
     std::vector<int> lazy;
     for (int gpu = 0; gpu < cluster_->size(); ++gpu) {
       const GpuState& g = cluster_->gpu(gpu);
@@ -370,51 +633,101 @@ class Pass {
       return LessUtil(Cs(ga, ga.settled_config()), ga.model().compute_slices(),
                       Cs(gb, gb.settled_config()), gb.model().compute_slices());
     });
-    // States of lazy GPUs that found no pull since the last accepted one.
-    std::set<std::tuple<const GpuModel*, ConfigId, ConfigId, ConfigId>> no_pull;
-    for (int gpu : lazy) {
-      while (!pulls.empty()) {
-        const GpuState& g = cluster_->gpu(gpu);
-        const ConfigId settled_g = g.settled_config();
-        if (Busy(g, settled_g)) break;
-        const auto key = std::make_tuple(&g.model(), g.busy_config(), g.all_config(), settled_g);
-        if (no_pull.count(key)) break;
-        bool pulled = false;
-        for (size_t i = 0; i < pulls.size(); ++i) {
-          const Pull& pl = pulls[i];
-          const GpuState& h = cluster_->gpu(pl.gpu);
-          const ConfigId settled_h = h.settled_config();
-          if (!LessUtil(Cs(g, settled_g), g.model().compute_slices(), Cs(h, settled_h),
-                        h.model().compute_slices())) {
-            continue;  // util(h) > util(g) required
-          }
-          const Job* spec = ctx_.job(pl.job);
-          const int profile = ResolveProfile(g.model(), *spec);
-          if (profile < 0) continue;
-          std::optional<Target> to = BestOn(*cluster_, gpu, profile);
-          if (!to) continue;
-          const double before = Frag(h, settled_h) + Frag(g, settled_g);
-          const double after =
-              Frag(h, h.table().Remove(settled_h, pl.slot)) + Frag(g, to->settled_after);
-          if (after > before + kEps) continue;
-          const Instance& in = h.instances()[h.IndexAt(pl.start)];
-          const int source = pl.gpu;
-          RETURN_IF_ERROR(Begin(MoveOf(source, in, *to)));
-          // The source GPU changed: recompute its candidates.
-          pulls.erase(std::remove_if(pulls.begin(), pulls.end(),
-                                     [&](const Pull& p) { return p.gpu == source; }),
-                      pulls.end());
-          AddPulls(source, &pulls);
-          SortPulls(&pulls);
-          no_pull.clear();
-          pulled = true;
-          break;
-        }
-        if (!pulled) {
-          no_pull.insert(key);
-          break;
+    std::set<StateKey> no_pull;
+    bool pulled_any = false;
+    for (int gpu : lazy) RETURN_IF_ERROR(PullOnto(gpu, pulls, &no_pull, &pulled_any));
+    return Status();
+  }
+
+  // The same order and the same choices as PullNaive, looking only at the
+  // GPUs that can make a difference. Each lazy state group is a stream of
+  // GPUs (its members at the start of the pass, ascending); a min-heap over
+  // (util, GPU) holds the next GPU of each stream whose state is not in
+  // `no_pull`. Between two accepted pulls only the first GPU of each state
+  // is tried (the others are skipped by `no_pull` in PullNaive too); after
+  // an accepted pull the streams left out are put back. Members are read
+  // from the live groups: a GPU that changed in this pass (a pull's source
+  // or target) is skipped, which leaves exactly the members at the start.
+  // Cost: O(lazy groups × log) per accepted pull plus the tries.
+  Status PullGrouped(std::vector<Pull>* pulls) {
+    struct Stream {
+      std::string group;  // Cluster::group_key
+      StateKey key;
+      int cs, total;  // util = cs / total (settled)
+      bool queued = false;
+    };
+    std::vector<Stream> streams;
+    for (int rep : cluster_->representatives()) {
+      const GpuState& g = cluster_->gpu(rep);
+      const ConfigId settled = g.settled_config();
+      if (Busy(g, settled)) continue;
+      streams.push_back(
+          {cluster_->group_key(rep), KeyOf(g), Cs(g, settled), g.model().compute_slices()});
+    }
+    std::set<int> changed;  // GPUs changed in this pass since the streams were taken
+    // Position in the lazy order: (util, GPU).
+    struct Pos {
+      int cs, total, gpu, stream;
+    };
+    auto later = [](const Pos& a, const Pos& b) {  // a after b: heap order (min first)
+      if (LessUtil(b.cs, b.total, a.cs, a.total)) return true;
+      if (LessUtil(a.cs, a.total, b.cs, b.total)) return false;
+      return a.gpu > b.gpu;
+    };
+    // The first GPU of stream `s` after position `after` (nullopt: before all).
+    auto next = [&](int s, const std::optional<Pos>& after) -> std::optional<Pos> {
+      const Stream& st = streams[s];
+      const std::set<int>* members = cluster_->FindGroup(st.group);
+      if (members == nullptr) return std::nullopt;
+      auto it = members->begin();
+      if (after) {
+        // A util below the position's: passed; an equal one: higher GPUs only.
+        if (LessUtil(st.cs, st.total, after->cs, after->total)) return std::nullopt;
+        if (!LessUtil(after->cs, after->total, st.cs, st.total)) {
+          it = members->upper_bound(after->gpu);
         }
       }
+      for (; it != members->end(); ++it) {
+        if (!changed.count(*it) && !reserved_[*it]) return Pos{st.cs, st.total, *it, s};
+      }
+      return std::nullopt;
+    };
+    std::vector<Pos> heap;
+    std::set<StateKey> no_pull;
+    auto refill = [&](const std::optional<Pos>& after) {
+      for (int s = 0; s < static_cast<int>(streams.size()); ++s) {
+        if (streams[s].queued || no_pull.count(streams[s].key)) continue;
+        if (std::optional<Pos> p = next(s, after)) {
+          heap.push_back(*p);
+          std::push_heap(heap.begin(), heap.end(), later);
+          streams[s].queued = true;
+        }
+      }
+    };
+    refill(std::nullopt);
+    while (!heap.empty() && !pulls->empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const Pos pos = heap.back();
+      heap.pop_back();
+      Stream& st = streams[pos.stream];
+      st.queued = false;
+      if (no_pull.count(st.key)) continue;  // dropped until the next accepted pull
+      bool pulled_any = false;
+      const size_t moves_before = out_.size();
+      RETURN_IF_ERROR(PullOnto(pos.gpu, pulls, &no_pull, &pulled_any));
+      for (size_t i = moves_before; i < out_.size(); ++i) {
+        changed.insert(out_[i].move.from.gpu);
+        changed.insert(out_[i].move.to.gpu);
+      }
+      if (!no_pull.count(st.key)) {
+        // Accepted pulls (or none tried): the next GPU of this stream.
+        if (std::optional<Pos> p = next(pos.stream, pos)) {
+          heap.push_back(*p);
+          std::push_heap(heap.begin(), heap.end(), later);
+          st.queued = true;
+        }
+      }
+      if (pulled_any) refill(pos);
     }
     return Status();
   }
@@ -422,6 +735,7 @@ class Pass {
   Cluster* cluster_;
   const MigrationContext& ctx_;
   const SchedulerOptions& opts_;
+  StateCache* cache_;
   std::vector<char> reserved_;
   std::set<JobId> moved_;
   std::vector<MigrationStart> out_;
@@ -436,9 +750,12 @@ class DefragPlanner : public MigrationPlanner {
     if (ctx.options == nullptr || !ctx.rights || !ctx.job || !ctx.expected_end_s) {
       return InternalError("migration planner: incomplete context");
     }
-    Pass pass(cluster, ctx);
+    Pass pass(cluster, ctx, &cache_);
     return pass.Run();
   }
+
+ private:
+  StateCache cache_;
 };
 
 }  // namespace

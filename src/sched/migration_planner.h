@@ -46,9 +46,20 @@
 // per pass. Every begin plan is applied with ApplyPlan before the next move
 // is chosen, so a pass never produces a plan that ApplyPlan rejects.
 //
-// Cost: intra O(busy GPUs × instances × placements); pulls O(lazy GPUs +
-// pulls × candidates), lazy GPUs in a state that already found no pull being
-// skipped in O(1).
+// Cost (grouping on, Cluster::representatives): every rule first tests the
+// GPU *states* that matter, once per state group, and looks at the GPUs one
+// by one only where a job-dependent choice is left. Targets on other GPUs
+// (rules 1, 2) are found among the lowest eligible GPU of each group:
+// O(groups × placements). Intra moves (3): O(groups) to find the busy GPUs
+// whose state admits a FragCost-lowering move (memoised per configuration),
+// then O(instances × placements) on each of them. Pulls (4): O(groups) to
+// find the busy GPUs whose state admits a lowering leave, O(their instances)
+// for the candidates; the lazy GPUs are walked as one stream per lazy state
+// group in (util, index) order, so between two accepted pulls each lazy
+// state is tried once (O(lazy groups × log) per accepted pull). With
+// grouping off (the naive reference of tests and benchmarks) every GPU is
+// scanned: the same moves in the same order
+// (GroupingTest.MigrationPassesMatchTheNaiveScan).
 //
 // Thread-safety: a planner is used by one scheduler at a time.
 #ifndef MIGSCHED_SCHED_MIGRATION_PLANNER_H_

@@ -110,6 +110,8 @@ class Bench {
     return s.table().FragCost(s.settled_config());
   }
   const Cluster& cluster() const { return *cluster_; }
+  // Off: the naive O(GPUs) scan instead of the state groups.
+  void SetGrouping(bool on) { cluster_->set_grouping(on); }
 
  private:
   std::string Ref(const InstanceRef& r) const {
@@ -264,6 +266,39 @@ TEST(MigrationPlannerTest, EvacuatesAReservedGpuWhenThatFreesItSooner) {
   Bench late({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0", Migratable::kNone, false, 2000},
                                           {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000}});
   EXPECT_THAT(late.Pass(MigrationTrigger::kTick, Opts(), {r}), IsEmpty());
+}
+
+// Several GPUs in the same state: the planner looks at one per state group
+// (Cluster::representatives) and must still pick the GPU the naive scan
+// picks, the lowest index among equals; both ways are run.
+TEST(MigrationPlannerTest, AmongGpusInTheSameStateTheLowestIndexWins) {
+  for (bool grouping : {true, false}) {
+    SCOPED_TRACE(grouping ? "grouping on" : "grouping off");
+    // The evacuation of EvacuatesAReservedGpuWhenThatFreesItSooner with three
+    // empty GPUs 1..3: 1g@6 on each of them is the same §4 score (ΔFragCost
+    // 0), reuse, destroys and util tie, so the lower GPU index wins: GPU 1.
+    Reservation r;
+    r.gpu = 0;
+    r.profile = Model("A100-40GB").FindProfile("7g.40gb");
+    r.start = 0;
+    Bench evac({"A100-40GB", "A100-40GB", "A100-40GB", "A100-40GB"},
+               {{0, "1g.5gb@0", Migratable::kNone, false, 100},
+                {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000}});
+    evac.SetGrouping(grouping);
+    EXPECT_THAT(evac.Pass(MigrationTrigger::kTick, Opts(), {r}),
+                ElementsAre("job 1: 0:1g.5gb@5 -> 1:1g.5gb@6"));
+    // The pull of CrossGpuTest (1g@5 leaves GPU 0, decrease 0.3) with lazy
+    // GPU 1 = {1g@6 (`none`)} (util 1/7) and empty GPUs 2, 3 (util 0): lazy
+    // GPUs are offered the pull by lower util first, then lower index: GPU 2,
+    // where the 1g goes to 6 (ΔFragCost 0; 0.5 + 0 -> 0.2 + 0, accepted).
+    // GPU 0 is then lazy (2/7): no more pulls.
+    Bench pull(
+        {"A100-40GB", "A100-40GB", "A100-40GB", "A100-40GB"},
+        {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}, {1, "1g.5gb@6", Migratable::kNone}});
+    pull.SetGrouping(grouping);
+    EXPECT_THAT(pull.Pass(MigrationTrigger::kCompletion, Opts(0.4, 0)),
+                ElementsAre("job 2: 0:1g.5gb@5 -> 2:1g.5gb@6"));
+  }
 }
 
 TEST(MigrationPlannerTest, FragmentedArrivalGetsAMoveThatMakesRoom) {

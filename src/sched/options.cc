@@ -1,8 +1,8 @@
 #include "sched/options.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "sched/metrics.h"
 

@@ -50,13 +50,13 @@ struct SchedulerOptions {
 
   // §6 migration (used by policies that migrate, e.g. `full`).
   struct Migration {
-    double defrag_interval_s = 300;     // periodic pass; 0 disables
-    int max_moves_per_pass = 8;         // intra-GPU moves per pass and GPU
-    double cooldown_s = 120;            // a job moves at most once per cool-down
-    double fixed_s = 2;                 // migration_seconds = fixed_s + memory_gb / gbps (our assumption)
-    double gbps = 10;                   // state copy bandwidth, GB/s (our assumption)
-    double switch_s = 0.5;              // pause at switch-over, the only time the job does not progress
-    double checkpoint_interval_s = 600; // `restart` jobs lose progress since their last checkpoint
+    double defrag_interval_s = 300;  // periodic pass; 0 disables
+    int max_moves_per_pass = 8;      // intra-GPU moves per pass and GPU
+    double cooldown_s = 120;         // a job moves at most once per cool-down
+    double fixed_s = 2;     // migration_seconds = fixed_s + memory_gb / gbps (our assumption)
+    double gbps = 10;       // state copy bandwidth, GB/s (our assumption)
+    double switch_s = 0.5;  // pause at switch-over, the only time the job does not progress
+    double checkpoint_interval_s = 600;  // `restart` jobs lose progress since their last checkpoint
   } migration;
 
   // kInvalidArgument naming the field when out of range.

@@ -14,7 +14,8 @@ PlacementRequest MakeRequest(const Cluster& cluster, JobId id, const Job& job) {
   PlacementRequest r;
   r.job = id;
   r.spec = &job;
-  for (const GpuModel* m : cluster.models()) r.profile_by_model.emplace_back(m, ResolveProfile(*m, job));
+  for (const GpuModel* m : cluster.models())
+    r.profile_by_model.emplace_back(m, ResolveProfile(*m, job));
   return r;
 }
 

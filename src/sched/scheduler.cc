@@ -54,7 +54,8 @@ Status Scheduler::CheckCanEverRun(const Job& job) const {
   std::vector<std::string> models;
   for (int gpu = 0; gpu < cluster_->size(); ++gpu) {
     const GpuModel& m = cluster_->gpu(gpu).model();
-    if (std::find(models.begin(), models.end(), m.name()) == models.end()) models.push_back(m.name());
+    if (std::find(models.begin(), models.end(), m.name()) == models.end())
+      models.push_back(m.name());
     const int profile = ResolveProfile(m, job);
     if (profile < 0) continue;
     offered = true;
@@ -65,8 +66,8 @@ Status Scheduler::CheckCanEverRun(const Job& job) const {
   if (!offered) {
     return FailedPreconditionError(
         job.profile.empty()
-            ? fmt::format("no GPU in the cluster ({}) has a profile for gpu_fraction {}", model_list,
-                          job.gpu_fraction)
+            ? fmt::format("no GPU in the cluster ({}) has a profile for gpu_fraction {}",
+                          model_list, job.gpu_fraction)
             : fmt::format("no GPU in the cluster ({}) offers profile {}", model_list, job.profile));
   }
   if (capacity == 0) {
@@ -74,9 +75,10 @@ Status Scheduler::CheckCanEverRun(const Job& job) const {
                                                policy_->name(), job.RequestString()));
   }
   if (job.count > capacity) {
-    return FailedPreconditionError(fmt::format("gang of {} instances is larger than the cluster "
-                                               "(at most {} at once)",
-                                               job.RequestString(), capacity));
+    return FailedPreconditionError(
+        fmt::format("gang of {} instances is larger than the cluster "
+                    "(at most {} at once)",
+                    job.RequestString(), capacity));
   }
   return Status();
 }
@@ -100,23 +102,38 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
     d.instances.push_back({c->gpu, c->profile, c->start});
     record();
   } else {
-    // Gang: place one instance at a time on a scratch copy; commit all or none.
-    Cluster scratch = *cluster_;
+    // Gang: place one instance at a time on the cluster itself, each part
+    // applied before the next choice; all or none: if an instance finds no
+    // placement, the GPUs touched so far get their saved states back. Cost:
+    // O(count × policy decision), no copy of the cluster.
+    std::vector<std::pair<int, GpuState>> saved;  // (gpu, state before the gang), first touch
+    auto rollback = [&] {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+        cluster_->SetGpu(it->first, std::move(it->second));
+      }
+    };
     for (int i = 0; i < job.count; ++i) {
-      std::optional<Candidate> c = policy_->Choose(scratch, req);
-      if (c && scratch.reserved(c->gpu)) c.reset();
+      std::optional<Candidate> c = policy_->Choose(*cluster_, req);
+      if (c && cluster_->reserved(c->gpu)) c.reset();
       if (!c) {
+        rollback();
         record();
         return std::optional<Decision>();
       }
-      Plan part = PlacementPlan(scratch, c->gpu, c->profile, c->start, id);
-      RETURN_IF_ERROR(ApplyPlan(part, &scratch));
+      Plan part = PlacementPlan(*cluster_, c->gpu, c->profile, c->start, id);
+      bool seen = false;
+      for (const auto& s : saved) seen = seen || s.first == c->gpu;
+      if (!seen) saved.emplace_back(c->gpu, cluster_->gpu(c->gpu));
+      if (Status st = ApplyPlan(part, cluster_); !st.ok()) {
+        rollback();
+        return st;
+      }
       d.plan.steps.insert(d.plan.steps.end(), part.steps.begin(), part.steps.end());
       d.instances.push_back({c->gpu, c->profile, c->start});
     }
     record();
   }
-  RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
+  if (job.count <= 1) RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
   running_[id] = d.instances;
   running_jobs_[id] = job;
   TrackIdle(d.plan);
@@ -161,43 +178,72 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   // that), so once a request failed in this scan, an identical later request
   // fails too and is not tried again.
   std::set<std::tuple<std::string, double, int, int>> failed;
+  // The same for the backfill onto reserved GPUs below (whether a request
+  // fits there does not depend on its duration; whether it may try does).
+  std::set<std::tuple<std::string, double, int, int>> failed_backfill;
   Status status;
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Job& job = it->job;
     const bool first_try = !it->tried;
     it->tried = true;
-    auto key = std::make_tuple(job.profile, job.gpu_fraction, static_cast<int>(job.fraction_rule), job.count);
-    if (failed.count(key)) {
-      ++it;
-      continue;
-    }
-    StatusOr<std::optional<Decision>> d = TryPlace(it->id, job);
-    if (!d.ok()) {
-      status = d.status();
-      break;
-    }
-    if (d->has_value()) {
-      out.push_back(std::move(**d));
-      it = queue_.erase(it);
-      continue;
-    }
-    failed.insert(key);
-    if (!head_seen) {
-      // The head: the oldest job still waiting (§5 starvation guard).
-      head_seen = true;
-      if (options_.max_skip_seconds >= 0 && now_s_ - it->enqueued_s > options_.max_skip_seconds) {
-        reservations_ = ReserveFor(*it);
-        SetReservedFlags(true);
+    auto key = std::make_tuple(job.profile, job.gpu_fraction, static_cast<int>(job.fraction_rule),
+                               job.count);
+    if (!failed.count(key)) {
+      StatusOr<std::optional<Decision>> d = TryPlace(it->id, job);
+      if (!d.ok()) {
+        status = d.status();
+        break;
+      }
+      if (d->has_value()) {
+        out.push_back(std::move(**d));
+        it = queue_.erase(it);
+        continue;
+      }
+      failed.insert(key);
+      if (!head_seen) {
+        // The head: the oldest job still waiting (§5 starvation guard).
+        head_seen = true;
+        if (options_.max_skip_seconds >= 0 && now_s_ - it->enqueued_s > options_.max_skip_seconds) {
+          reservations_ = ReserveFor(*it);
+          SetReservedFlags(true);
+        }
+      }
+      if (first_try && policy_->Migrates() && job.count == 1 && FragmentedRoomOnly(job)) {
+        fragmented_.push_back(job);
       }
     }
-    if (first_try && policy_->Migrates() && job.count == 1 && FragmentedRoomOnly(job)) {
-      fragmented_.push_back(job);
+    // §5 "only jobs that do not delay it may start": a job expected to end
+    // (now + its duration) before the earliest reserved placement is expected
+    // to be free cannot delay the head, so it may also use the reserved GPUs
+    // (EASY backfilling). Jobs without a duration (0: unknown, the daemon)
+    // never do.
+    if (!reservations_.empty() && job.duration_s > 0 && !failed_backfill.count(key) &&
+        now_s_ + job.duration_s <= EarliestReservedFree()) {
+      SetReservedFlags(false);
+      StatusOr<std::optional<Decision>> d = TryPlace(it->id, job);
+      SetReservedFlags(true);
+      if (!d.ok()) {
+        status = d.status();
+        break;
+      }
+      if (d->has_value()) {
+        out.push_back(std::move(**d));
+        it = queue_.erase(it);
+        continue;
+      }
+      failed_backfill.insert(key);
     }
     ++it;
   }
   SetReservedFlags(false);
   if (!status.ok()) return status;
   return out;
+}
+
+double Scheduler::EarliestReservedFree() const {
+  double t = kInf;
+  for (const Reservation& r : reservations_) t = std::min(t, r.free_at_s);
+  return t;
 }
 
 double Scheduler::ExpectedEnd(JobId id) const {
@@ -213,42 +259,52 @@ std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
     int profile;
     int start;
   };
+  struct Busy {
+    double end;
+    int slot;
+    int cs;
+  };
+  std::vector<std::pair<const GpuModel*, int>> profile_on;
+  for (const GpuModel* m : cluster_->models())
+    profile_on.emplace_back(m, ResolveProfile(*m, q.job));
   std::vector<Best> per_gpu;
+  std::vector<Busy> busy;
   for (int g = 0; g < cluster_->size(); ++g) {
     const GpuState& gs = cluster_->gpu(g);
     const GpuModel& m = gs.model();
     const ConfigTable& t = gs.table();
-    const int profile = ResolveProfile(m, q.job);
+    int profile = -1;
+    for (const auto& [model, p] : profile_on) profile = model == &m ? p : profile;
     if (profile < 0) continue;
+    // The busy instances by expected end; a migration source frees its
+    // instance at the switch-over: soon.
+    busy.clear();
+    for (const Instance& in : gs.instances()) {
+      if (!in.busy()) continue;
+      busy.push_back({in.migration == MigrationRole::kSource ? now_s_ : ExpectedEnd(in.job),
+                      in.slot, m.profile(in.profile).compute_slices});
+    }
+    std::stable_sort(busy.begin(), busy.end(),
+                     [](const Busy& a, const Busy& b) { return a.end < b.end; });
     std::optional<Best> best;
     for (int slot : m.SlotsOfProfile(profile)) {
       const uint64_t units = m.slots()[slot].unit_mask;
       ConfigId rest = gs.busy_config();
       double free_at = now_s_;
       int wait_cs = 0;
-      // A migration source frees its instance at the switch-over: soon.
-      auto end_of = [&](const Instance& in) {
-        return in.migration == MigrationRole::kSource ? now_s_ : ExpectedEnd(in.job);
+      auto wait_for = [&](const Busy& b) {
+        rest = t.Remove(rest, b.slot);
+        free_at = std::max(free_at, b.end);
+        wait_cs += b.cs;
       };
-      std::vector<const Instance*> others;
-      for (const Instance& in : gs.instances()) {
-        if (!in.busy()) continue;
-        if (m.slots()[in.slot].unit_mask & units) {
-          rest = t.Remove(rest, in.slot);
-          free_at = std::max(free_at, end_of(in));
-          wait_cs += m.profile(in.profile).compute_slices;
-        } else {
-          others.push_back(&in);
-        }
+      // The instances overlapping the placement, then the soonest-ending
+      // others while the compute slices do not suffice.
+      for (const Busy& b : busy) {
+        if (m.slots()[b.slot].unit_mask & units) wait_for(b);
       }
-      std::stable_sort(others.begin(), others.end(), [&](const Instance* a, const Instance* b) {
-        return end_of(*a) < end_of(*b);
-      });
-      for (const Instance* in : others) {
+      for (const Busy& b : busy) {
         if (t.Add(rest, slot) != kInvalidConfig) break;
-        rest = t.Remove(rest, in->slot);
-        free_at = std::max(free_at, end_of(*in));
-        wait_cs += m.profile(in->profile).compute_slices;
+        if (!(m.slots()[b.slot].unit_mask & units)) wait_for(b);
       }
       if (t.Add(rest, slot) == kInvalidConfig) continue;
       Best b{free_at, wait_cs, g, profile, m.slots()[slot].start};
@@ -257,12 +313,14 @@ std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
     }
     if (best) per_gpu.push_back(*best);
   }
-  std::stable_sort(per_gpu.begin(), per_gpu.end(), [](const Best& a, const Best& b) {
-    return std::tie(a.free_at, a.wait_cs, a.gpu) < std::tie(b.free_at, b.wait_cs, b.gpu);
-  });
+  const size_t n = std::min(per_gpu.size(), static_cast<size_t>(std::max(1, q.job.count)));
+  std::partial_sort(
+      per_gpu.begin(), per_gpu.begin() + n, per_gpu.end(), [](const Best& a, const Best& b) {
+        return std::tie(a.free_at, a.wait_cs, a.gpu) < std::tie(b.free_at, b.wait_cs, b.gpu);
+      });
   std::vector<Reservation> out;
-  for (const Best& b : per_gpu) {
-    if (static_cast<int>(out.size()) >= std::max(1, q.job.count)) break;
+  for (size_t i = 0; i < n; ++i) {
+    const Best& b = per_gpu[i];
     out.push_back({q.id, b.gpu, b.profile, b.start, b.free_at});
   }
   return out;
@@ -274,7 +332,9 @@ void Scheduler::SetReservedFlags(bool on) {
 
 bool Scheduler::FragmentedRoomOnly(const Job& job) const {
   std::vector<Candidate> cands;
-  for (int g = 0; g < cluster_->size(); ++g) {
+  // A property of the GPU state (reserved GPUs form groups of their own):
+  // one GPU per state group, O(distinct states).
+  for (int g : cluster_->representatives()) {
     if (cluster_->reserved(g)) continue;
     const GpuState& gs = cluster_->gpu(g);
     const GpuModel& m = gs.model();
@@ -413,7 +473,11 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
   if (trigger == MigrationTrigger::kFragmented) fragmented_.clear();
   if (!starts.ok()) return starts.status();
   for (const MigrationStart& st : *starts) {
-    migrating_[st.move.job] = st.move;
+    if (!migrating_.emplace(st.move.job, st.move).second) {
+      return InternalError(fmt::format(
+          "migration planner began a second move of job {} (one move in flight per job)",
+          st.move.job));
+    }
     last_move_s_[st.move.job] = now_s_;
     TrackIdle(st.plan);
   }

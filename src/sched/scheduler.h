@@ -173,7 +173,9 @@ class Scheduler {
   // Instances of a running job (empty if not running).
   const std::vector<InstanceRef>* InstancesOf(JobId id) const;
 
-  // Wall-clock duration of every TryPlace call so far, in microseconds.
+  // Wall-clock duration of every TryPlace call so far, in microseconds (exact
+  // mean and p99 for the driver; 8 bytes per call: 1,000,000 jobs with a few
+  // retries each stay in the tens of MB).
   const std::vector<double>& decision_us() const { return decision_us_; }
 
   // ---- Time and the queue options (§5) ----
@@ -196,9 +198,12 @@ class Scheduler {
   // busy compute slices to wait for, lower GPU index, lower start), one GPU per
   // instance of a gang. For the rest of the scan no other job is placed on a
   // reserved GPU (jobs on other GPUs do not delay the head and start as
-  // usual). The reservations of the last scan (empty when the head was placed
-  // or is not overdue) are kept for the migration planner: reserved GPUs are
-  // never move targets, and their blockers are evacuated first.
+  // usual), except a job expected to end (now + Job::duration_s, duration
+  // known) no later than the earliest reservation's free_at_s: it cannot
+  // delay the head (§5 "only jobs that do not delay it may start"; EASY
+  // backfilling) and may use every GPU. The reservations of the last scan (empty when the head was
+  // placed or is not overdue) are kept for the migration planner: reserved GPUs are never move
+  // targets, and their blockers are evacuated first.
   const std::vector<Reservation>& reservations() const { return reservations_; }
 
   // options.max_wait_s >= 0: removes the queued jobs whose wait (now -
@@ -273,6 +278,8 @@ class Scheduler {
   void EraseIdle(const SlotKey& key);
   bool RetentionOn() const;
   double ExpectedEnd(JobId id) const;
+  // The earliest free_at_s of reservations_ (inf when none).
+  double EarliestReservedFree() const;
 
   Cluster* cluster_;
   std::unique_ptr<PlacementPolicy> policy_;

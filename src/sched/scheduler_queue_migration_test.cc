@@ -270,6 +270,56 @@ INSTANTIATE_TEST_SUITE_P(
                       GuardCase{"OverdueReservesGpu1", 30, 31, 200, "job 101 on 0@1", 1}),
     [](const auto& info) { return info.param.name; });
 
+// Regression (guard_backfills_jobs_that_end_in_time, §5 "only jobs that do not
+// delay it may start"): one A100 with a 1g.5gb@0 (job 0) expected to end at
+// t = 100; a 7g (job 100) queued at t = 0 is overdue at t = 31 with max_skip
+// 30, so GPU 0 is reserved for it with free_at_s = 100. A 1g (job 101) with
+// duration d ends at 31 + d: with d = 50 (81 <= 100) it cannot delay the 7g
+// and starts on the reserved GPU at the lowest free start, 1; with d = 80
+// (111 > 100) or an unknown duration (0, the daemon) it waits.
+struct BackfillCase {
+  std::string name;
+  double duration;
+  std::vector<std::string> expected;
+};
+
+class GuardBackfillTest : public ::testing::TestWithParam<BackfillCase> {};
+
+TEST_P(GuardBackfillTest, OnlyJobsThatEndBeforeTheReservationUseTheReservedGpu) {
+  const BackfillCase& c = GetParam();
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  Fixture f(1, std::make_unique<Scripted>(), o);
+  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.s().SetExpectedEnd(0, 100);
+  f.s().SetNow(0);
+  f.s().Enqueue(100, MakeJob("big", "7g.40gb"));
+  Job small = MakeJob("small", "1g.5gb");
+  small.duration_s = c.duration;
+  f.s().Enqueue(101, small);
+  f.s().SetNow(31);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::vector<std::string> placed;
+  for (const Decision& x : *d) {
+    placed.push_back(
+        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
+  }
+  EXPECT_EQ(placed, c.expected);
+  ASSERT_EQ(f.s().reservations().size(), 1u);
+  EXPECT_EQ(f.s().reservations()[0].gpu, 0);
+  EXPECT_EQ(f.s().reservations()[0].free_at_s, 100);
+  EXPECT_FALSE(f.cluster().reserved(0));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GuardBackfillTest,
+    ::testing::Values(BackfillCase{"EndsBeforeTheReservation", 50, {"job 101 on 0@1"}},
+                      BackfillCase{"EndsExactlyAtTheReservation", 69, {"job 101 on 0@1"}},
+                      BackfillCase{"WouldDelayTheHead", 80, {}},
+                      BackfillCase{"UnknownDuration", 0, {}}),
+    [](const auto& info) { return info.param.name; });
+
 TEST(SchedulerQueueTest, MaxWaitExpiresJobsThatWaitedLongEnough) {
   SchedulerOptions o = Opts();
   o.max_wait_s = 20;

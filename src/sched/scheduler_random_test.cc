@@ -115,11 +115,14 @@ std::optional<RefChoice> ReferenceChoice(const Cluster& cluster, const std::stri
 }
 
 TEST(SchedulerRandomTest, FragAwareMatchesNaiveReference) {
-  const uint64_t seed = std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                                                     : 20261129;
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
+  const uint64_t seed = std::getenv("MIGSCHED_SEED")
+                            ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
+                            : 20261129;
+  SCOPED_TRACE("seed " + std::to_string(seed) +
+               " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
   Rng rng(seed);
-  const std::vector<std::string> model_names = {"A100-40GB", "H100-80GB", "A30-24GB", "RTX-PRO-6000"};
+  const std::vector<std::string> model_names = {"A100-40GB", "H100-80GB", "A30-24GB",
+                                                "RTX-PRO-6000"};
   for (int round = 0; round < 10; ++round) {
     const int n = static_cast<int>(rng.UniformInt(1, 3));
     std::vector<const GpuModel*> models;
@@ -147,7 +150,8 @@ TEST(SchedulerRandomTest, FragAwareMatchesNaiveReference) {
       } else {
         // A base profile of a random model of the cluster.
         const GpuModel& m = *models[rng.UniformInt(0, models.size() - 1)];
-        const std::string profile = m.profile(m.base_profiles()[rng.UniformInt(0, m.base_profiles().size() - 1)]).name;
+        const std::string profile =
+            m.profile(m.base_profiles()[rng.UniformInt(0, m.base_profiles().size() - 1)]).name;
         std::optional<RefChoice> expected = ReferenceChoice(cluster, profile, o.threshold, brute);
         Job job;
         job.profile = profile;
@@ -251,7 +255,7 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
   Rng rng(seed);
   const std::vector<std::string> model_names = {"A100-40GB", "H100-80GB", "A30-24GB"};
   int64_t intra_checked = 0, pulls_checked = 0, finished = 0;
-  for (int round = 0; round < 60; ++round) {
+  for (int round = 0; round < 40; ++round) {
     const int n = static_cast<int>(rng.UniformInt(1, 4));
     std::vector<const GpuModel*> models;
     for (int i = 0; i < n; ++i)
@@ -426,10 +430,12 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
       }
     }
   }
-  // The run exercised what it checks (fixed seed: these are not luck).
-  EXPECT_GT(intra_checked, 0);
-  EXPECT_GT(pulls_checked, 0);
-  EXPECT_GT(finished, 0);
+  // The default seed exercises every check (another seed may not).
+  if (std::getenv("MIGSCHED_SEED") == nullptr) {
+    EXPECT_GT(intra_checked, 0);
+    EXPECT_GT(pulls_checked, 0);
+    EXPECT_GT(finished, 0);
+  }
 }
 
 }  // namespace

@@ -2,13 +2,13 @@
 // why), for every policy, plus admission (never-runnable jobs) and gangs.
 #include "sched/scheduler.h"
 
-#include <memory>
-#include <string>
-#include <vector>
-
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "core/instance_list.h"
 #include "testing/test_util.h"
@@ -29,7 +29,8 @@ struct GpuSetup {
 // A cluster in a given state and a scheduler over it.
 class World {
  public:
-  World(const std::vector<GpuSetup>& gpus, const std::string& policy, SchedulerOptions options = {}) {
+  World(const std::vector<GpuSetup>& gpus, const std::string& policy,
+        SchedulerOptions options = {}) {
     std::vector<const GpuModel*> models;
     for (const GpuSetup& g : gpus) models.push_back(&Model(g.model));
     cluster_ = std::make_unique<Cluster>(models, &tables_);
@@ -40,8 +41,11 @@ class World {
         auto list = ParseInstanceList(busy ? gpus[i].busy : gpus[i].idle, *models[i]);
         EXPECT_TRUE(list.ok()) << list.status().ToString();
         for (const InstanceSpec& in : *list) {
-          plan.steps.push_back({StepKind::kCreate, static_cast<int>(i), in.profile, in.start, kNoJob});
-          if (busy) plan.steps.push_back({StepKind::kStart, static_cast<int>(i), in.profile, in.start, next++});
+          plan.steps.push_back(
+              {StepKind::kCreate, static_cast<int>(i), in.profile, in.start, kNoJob});
+          if (busy)
+            plan.steps.push_back(
+                {StepKind::kStart, static_cast<int>(i), in.profile, in.start, next++});
         }
       }
     }
@@ -68,8 +72,8 @@ class World {
     if (d.ok() && d->has_value()) {
       last_plan_ = (*d)->plan;
       for (const InstanceRef& in : (*d)->instances) {
-        out.push_back(fmt::format("{}:{}@{}", in.gpu, cluster_->gpu(in.gpu).model().profile(in.profile).name,
-                                  in.start));
+        out.push_back(fmt::format(
+            "{}:{}@{}", in.gpu, cluster_->gpu(in.gpu).model().profile(in.profile).name, in.start));
       }
     }
     for (int g = 0; g < cluster_->size(); ++g) {
@@ -87,7 +91,8 @@ class World {
     std::vector<std::string> out;
     for (const Step& s : last_plan_.steps) {
       out.push_back(fmt::format("{} {}@{} gpu{}", StepKindName(s.kind),
-                                cluster_->gpu(s.gpu).model().profile(s.profile).name, s.start, s.gpu));
+                                cluster_->gpu(s.gpu).model().profile(s.profile).name, s.start,
+                                s.gpu));
     }
     return out;
   }
@@ -124,53 +129,134 @@ const DecisionCase kDecisionCases[] = {
     // Empty A100: 1g@6 is the only start that leaves every other profile its
     // ideal count (ΔFragCost 0); 1g@4 costs 1/15, 1g@5 also 1/15 (2g@4 lost),
     // 1g@0..3 block the 4g: frag-aware picks start 6.
-    {"FragAwareOneSliceGoesToSlot6", {{"A100-40GB", "", ""}}, "frag-aware", 0.4, "1g.5gb", {"0:1g.5gb@6"}},
+    {"FragAwareOneSliceGoesToSlot6",
+     {{"A100-40GB", "", ""}},
+     "frag-aware",
+     0.4,
+     "1g.5gb",
+     {"0:1g.5gb@6"}},
     // 3g@4 has ΔFragCost 0, 3g@0 costs 0.35 (§2 table).
-    {"FragAwareThreeSliceGoesHigh", {{"A100-40GB", "", ""}}, "frag-aware", 0.4, "3g.20gb", {"0:3g.20gb@4"}},
+    {"FragAwareThreeSliceGoesHigh",
+     {{"A100-40GB", "", ""}},
+     "frag-aware",
+     0.4,
+     "3g.20gb",
+     {"0:3g.20gb@4"}},
     // 1g.10gb@6 keeps 2g 3/3, 3g 1/1, 4g 1/1 (FragCost 0); 1g.10gb@0 costs 0.3.
-    {"FragAwareOneSliceTenGbGoesTo6", {{"A100-40GB", "", ""}}, "frag-aware", 0.4, "1g.10gb", {"0:1g.10gb@6"}},
+    {"FragAwareOneSliceTenGbGoesTo6",
+     {{"A100-40GB", "", ""}},
+     "frag-aware",
+     0.4,
+     "1g.10gb",
+     {"0:1g.10gb@6"}},
     // GPU 0 holds 3g@4: util 3/7 = 0.43 >= 0.4, busy. GPU 1 is lazy, so the
     // job goes there although GPU 0 also has room (§4 step 2).
-    {"LazyGpuPreferred", {{"A100-40GB", "3g.20gb@4", ""}, {"A100-40GB", "", ""}}, "frag-aware", 0.4, "1g.5gb",
+    {"LazyGpuPreferred",
+     {{"A100-40GB", "3g.20gb@4", ""}, {"A100-40GB", "", ""}},
+     "frag-aware",
+     0.4,
+     "1g.5gb",
      {"1:1g.5gb@6"}},
     // With t = 0.5 both GPUs are lazy. On GPU 0 every 1g start in 0-3 keeps
     // 1g.5gb 3/3, 1g.10gb 1/1, 2g 1/1 (ΔFragCost 0); GPU 1's 1g@6 is also 0.
     // Tie-break: lower util (0 < 3/7) -> GPU 1.
-    {"TieGoesToLowerUtil", {{"A100-40GB", "3g.20gb@4", ""}, {"A100-40GB", "", ""}}, "frag-aware", 0.5,
-     "1g.5gb", {"1:1g.5gb@6"}},
+    {"TieGoesToLowerUtil",
+     {{"A100-40GB", "3g.20gb@4", ""}, {"A100-40GB", "", ""}},
+     "frag-aware",
+     0.5,
+     "1g.5gb",
+     {"1:1g.5gb@6"}},
     // Both GPUs busy (util 4/7). GPU 0 = 4g@0: the 1g can go to 4, 5 or 6;
     // only 6 keeps 1g.10gb@4 and 2g@4 possible (ΔFragCost 0 vs 1/3).
-    {"BusyGpusStillScoredByFragCost", {{"A100-40GB", "4g.20gb@0", ""}, {"A100-40GB", "4g.20gb@0", ""}},
-     "frag-aware", 0.4, "1g.5gb", {"0:1g.5gb@6"}},
+    {"BusyGpusStillScoredByFragCost",
+     {{"A100-40GB", "4g.20gb@0", ""}, {"A100-40GB", "4g.20gb@0", ""}},
+     "frag-aware",
+     0.4,
+     "1g.5gb",
+     {"0:1g.5gb@6"}},
     // FragCost comes before reuse: the idle 2g@2 would cost 0.2 (blocks 4g@0),
     // 2g@4 costs 0, so a new 2g@4 is created next to the idle one.
-    {"FragCostBeforeReuse", {{"A100-40GB", "", "2g.10gb@2"}}, "frag-aware", 0.4, "2g.10gb", {"0:2g.10gb@4"}},
+    {"FragCostBeforeReuse",
+     {{"A100-40GB", "", "2g.10gb@2"}},
+     "frag-aware",
+     0.4,
+     "2g.10gb",
+     {"0:2g.10gb@4"}},
     // Equal ΔFragCost (0 at start 4 on both): GPU 1 has an idle 2g@4 to reuse.
-    {"ReuseWinsATie", {{"A100-40GB", "", ""}, {"A100-40GB", "", "2g.10gb@4"}}, "frag-aware", 0.4, "2g.10gb",
+    {"ReuseWinsATie",
+     {{"A100-40GB", "", ""}, {"A100-40GB", "", "2g.10gb@4"}},
+     "frag-aware",
+     0.4,
+     "2g.10gb",
      {"1:2g.10gb@4"}},
     // Equal ΔFragCost, no reuse: GPU 0 would have to destroy its idle 1g@4.
-    {"FewestDestroysWinsATie", {{"A100-40GB", "", "1g.5gb@4"}, {"A100-40GB", "", ""}}, "frag-aware", 0.4,
-     "2g.10gb", {"1:2g.10gb@4"}},
+    {"FewestDestroysWinsATie",
+     {{"A100-40GB", "", "1g.5gb@4"}, {"A100-40GB", "", ""}},
+     "frag-aware",
+     0.4,
+     "2g.10gb",
+     {"1:2g.10gb@4"}},
     // RTX PRO 6000 (12 units): every 1g start keeps one 2g placement and
     // three 1g's (ΔFragCost 0 for all four): the highest start, 9, wins.
-    {"HigherStartWinsTheLastTie", {{"RTX-PRO-6000", "", ""}}, "frag-aware", 0.4, "1g.24gb", {"0:1g.24gb@9"}},
+    {"HigherStartWinsTheLastTie",
+     {{"RTX-PRO-6000", "", ""}},
+     "frag-aware",
+     0.4,
+     "1g.24gb",
+     {"0:1g.24gb@9"}},
     // Baselines.
-    {"FirstFitLowestGpuLowestStart", {{"A100-40GB", "", ""}}, "first-fit", 0.4, "1g.5gb", {"0:1g.5gb@0"}},
-    {"FirstFitSkipsFullGpu", {{"A100-40GB", "7g.40gb@0", ""}, {"A100-40GB", "", ""}}, "first-fit", 0.4,
-     "2g.10gb", {"1:2g.10gb@0"}},
+    {"FirstFitLowestGpuLowestStart",
+     {{"A100-40GB", "", ""}},
+     "first-fit",
+     0.4,
+     "1g.5gb",
+     {"0:1g.5gb@0"}},
+    {"FirstFitSkipsFullGpu",
+     {{"A100-40GB", "7g.40gb@0", ""}, {"A100-40GB", "", ""}},
+     "first-fit",
+     0.4,
+     "2g.10gb",
+     {"1:2g.10gb@0"}},
     // best-fit: GPU 1 is fuller (3/7 > 1/7) and fits.
-    {"BestFitFullestGpu", {{"A100-40GB", "1g.5gb@6", ""}, {"A100-40GB", "3g.20gb@4", ""}}, "best-fit", 0.4,
-     "2g.10gb", {"1:2g.10gb@0"}},
+    {"BestFitFullestGpu",
+     {{"A100-40GB", "1g.5gb@6", ""}, {"A100-40GB", "3g.20gb@4", ""}},
+     "best-fit",
+     0.4,
+     "2g.10gb",
+     {"1:2g.10gb@0"}},
     // driver-default on A100: 1g.5gb goes to 6 first, 2g.10gb highest start first.
-    {"DriverDefaultOneSliceSlot6", {{"A100-40GB", "", ""}}, "driver-default", 0.4, "1g.5gb", {"0:1g.5gb@6"}},
-    {"DriverDefaultThenSlot4", {{"A100-40GB", "1g.5gb@6", ""}}, "driver-default", 0.4, "1g.5gb",
+    {"DriverDefaultOneSliceSlot6",
+     {{"A100-40GB", "", ""}},
+     "driver-default",
+     0.4,
+     "1g.5gb",
+     {"0:1g.5gb@6"}},
+    {"DriverDefaultThenSlot4",
+     {{"A100-40GB", "1g.5gb@6", ""}},
+     "driver-default",
+     0.4,
+     "1g.5gb",
      {"0:1g.5gb@4"}},
-    {"DriverDefaultTwoSliceHighestFirst", {{"A100-40GB", "", ""}}, "driver-default", 0.4, "2g.10gb",
+    {"DriverDefaultTwoSliceHighestFirst",
+     {{"A100-40GB", "", ""}},
+     "driver-default",
+     0.4,
+     "2g.10gb",
      {"0:2g.10gb@4"}},
     // On A30 the driver fills from index 0.
-    {"DriverDefaultA30LowestFirst", {{"A30-24GB", "", ""}}, "driver-default", 0.4, "1g.6gb", {"0:1g.6gb@0"}},
+    {"DriverDefaultA30LowestFirst",
+     {{"A30-24GB", "", ""}},
+     "driver-default",
+     0.4,
+     "1g.6gb",
+     {"0:1g.6gb@0"}},
     // static: all-balanced = 2g@0, 1g@2, 1g@3, 3g@4; a 1g job takes the idle 1g@2.
-    {"StaticReusesLayoutInstance", {{"A100-40GB", "", ""}}, "static", 0.4, "1g.5gb", {"0:1g.5gb@2"}},
+    {"StaticReusesLayoutInstance",
+     {{"A100-40GB", "", ""}},
+     "static",
+     0.4,
+     "1g.5gb",
+     {"0:1g.5gb@2"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, DecisionTest, ::testing::ValuesIn(kDecisionCases),
@@ -239,15 +325,28 @@ TEST(SchedulerTest, RejectsJobsThatCanNeverRun) {
     int count;
     std::string error;
   } cases[] = {
-      {{{"A30-24GB", "", ""}}, "frag-aware", "7g.40gb", 1,
+      {{{"A30-24GB", "", ""}},
+       "frag-aware",
+       "7g.40gb",
+       1,
        "no GPU in the cluster (A30 24GB) offers profile 7g.40gb"},
       // all-balanced has 2g, 1g, 1g, 3g: no 4g.
-      {{{"A100-40GB", "", ""}}, "static", "4g.20gb", 1, "the static policy's layout has no 4g.20gb instance"},
+      {{{"A100-40GB", "", ""}},
+       "static",
+       "4g.20gb",
+       1,
+       "the static policy's layout has no 4g.20gb instance"},
       // 2 GPUs hold at most 2 x 7g.
-      {{{"A100-40GB", "", ""}, {"A100-40GB", "", ""}}, "first-fit", "7g.40gb", 3,
+      {{{"A100-40GB", "", ""}, {"A100-40GB", "", ""}},
+       "first-fit",
+       "7g.40gb",
+       3,
        "gang of 3x7g.40gb instances is larger than the cluster (at most 2 at once)"},
       // A30: at most 4 x 1g.6gb; 2 GPUs -> 8.
-      {{{"A30-24GB", "", ""}, {"A30-24GB", "", ""}}, "first-fit", "1g.6gb", 9,
+      {{{"A30-24GB", "", ""}, {"A30-24GB", "", ""}},
+       "first-fit",
+       "1g.6gb",
+       9,
        "gang of 9x1g.6gb instances is larger than the cluster (at most 8 at once)"},
   };
   for (const Case& c : cases) {

@@ -1,13 +1,13 @@
 // End-to-end runs of `migsched simulate` and `compare` on tiny traces whose
 // outcome is worked out by hand in the comments.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "testing/test_util.h"
 
@@ -117,8 +117,8 @@ TEST(SimulateCliTest, JobThatCanNeverRunIsRejectedWithItsReason) {
                                           "huge,5,7g.40gb,60\n");
   const std::string jobs = WriteTempFile("jobs.csv", "");
   const std::string json = WriteTempFile("out.json", "");
-  auto r = RunMigsched({"simulate", "--cluster", "2xA30-24GB", "--workload", trace, "--jobs-csv", jobs,
-                        "--json", json, "--quiet"});
+  auto r = RunMigsched({"simulate", "--cluster", "2xA30-24GB", "--workload", trace, "--jobs-csv",
+                        jobs, "--json", json, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json m = ReadJson(json);
   EXPECT_EQ(m["rejected"].get<int>(), 1);
@@ -129,7 +129,8 @@ TEST(SimulateCliTest, JobThatCanNeverRunIsRejectedWithItsReason) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].at("name"), "huge");
   EXPECT_EQ(rows[1].at("outcome"), "rejected");
-  EXPECT_THAT(rows[1].at("reason"), HasSubstr("no GPU in the cluster (A30 24GB) offers profile 7g.40gb"));
+  EXPECT_THAT(rows[1].at("reason"),
+              HasSubstr("no GPU in the cluster (A30 24GB) offers profile 7g.40gb"));
 }
 
 TEST(SimulateCliTest, ContentionSlowsTwoBloomJobsOnOneGpu) {
@@ -147,7 +148,8 @@ TEST(SimulateCliTest, ContentionSlowsTwoBloomJobsOnOneGpu) {
                                           "b1,0,2g.10gb,100,17.65,1.07\n"
                                           "b2,0,2g.10gb,100,17.65,1.07\n");
   const std::string json = WriteTempFile("out.json", "");
-  auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--json", json, "--quiet"});
+  auto r = RunMigsched(
+      {"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--json", json, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const double slow = 1.07 * 17.65 / (30.08 / 2);
   const double first_end = 0.046 + (100 - 0.023) * slow;
@@ -156,8 +158,8 @@ TEST(SimulateCliTest, ContentionSlowsTwoBloomJobsOnOneGpu) {
   EXPECT_NEAR(m["makespan_s"].get<double>(), second_end, 1e-6);
   EXPECT_NEAR(m["jct_mean_s"].get<double>(), (first_end + second_end) / 2, 1e-6);
   // --no-contention: both take 100 s: the later-created one ends at 100.046.
-  auto r2 = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--json", json,
-                         "--no-contention", "--quiet"});
+  auto r2 = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--json",
+                         json, "--no-contention", "--quiet"});
   ASSERT_EQ(r2.exit_code, 0) << r2.err;
   EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 100.046, 1e-6);
 }
@@ -179,8 +181,8 @@ TEST(SimulateCliTest, UnknownGpuAndPolicyAreClearErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("--cluster"));
   EXPECT_THAT(r.err, HasSubstr("unknown GPU model 'B300'"));
-  auto p = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy", "magic",
-                        "--quiet"});
+  auto p = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                        "magic", "--quiet"});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_THAT(p.err, HasSubstr("unknown policy 'magic'"));
 }
@@ -198,13 +200,15 @@ TEST(CompareCliTest, OneRowPerPolicyWithRatiosToTheFirst) {
   EXPECT_EQ(j["results"][0]["policy"], "frag-aware");
   EXPECT_DOUBLE_EQ(j["results"][0]["ratio_to_reference"]["makespan_s"].get<double>(), 1.0);
   // Same hand-derived makespans as above: 200.069 / 200.023.
-  EXPECT_NEAR(j["results"][1]["ratio_to_reference"]["makespan_s"].get<double>(), 200.069 / 200.023, 1e-9);
+  EXPECT_NEAR(j["results"][1]["ratio_to_reference"]["makespan_s"].get<double>(), 200.069 / 200.023,
+              1e-9);
   EXPECT_EQ(j["results"][1]["reconfigurations"].get<int>(), 6);
 }
 
 TEST(FragCliTest, PrintsFragCostAndTermsAsJson) {
   // The spec's worked value: 1g@0 and 1g@4 on A100 40GB -> 0.5667, 1g.10gb 2 of 3.
-  auto r = RunMigsched({"frag", "--gpu", "A100-40GB", "--instances", "1g.5gb@0,1g.5gb@4", "--json"});
+  auto r =
+      RunMigsched({"frag", "--gpu", "A100-40GB", "--instances", "1g.5gb@0,1g.5gb@4", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["gpu"], "A100 40GB");
@@ -219,11 +223,14 @@ TEST(FragCliTest, InvalidInstanceListSaysWhichAndWhy) {
     std::string instances;
     std::string error;
   } cases[] = {
-      {"3g.20gb@0,2g.10gb@2", "instance 2 '2g.10gb@2' overlaps instance 1 '3g.20gb@0' (placement units 2-3)"},
-      {"3g.20gb@2", "instance 1 '3g.20gb@2': start 2 is not a placement of 3g.20gb (valid starts: 0, 4)"},
+      {"3g.20gb@0,2g.10gb@2",
+       "instance 2 '2g.10gb@2' overlaps instance 1 '3g.20gb@0' (placement units 2-3)"},
+      {"3g.20gb@2",
+       "instance 1 '3g.20gb@2': start 2 is not a placement of 3g.20gb (valid starts: 0, 4)"},
       {"5g.25gb@0", "instance 1 '5g.25gb@0': unknown profile '5g.25gb' on A100 40GB"},
       {"1g.5gb", "instance 1 '1g.5gb': expected PROFILE@START, e.g. 3g.20gb@4"},
-      {"4g.20gb@0,1g.10gb@4,1g.10gb@6,1g.5gb@7", "instance 4 '1g.5gb@7': start 7 is not a placement"},
+      {"4g.20gb@0,1g.10gb@4,1g.10gb@6,1g.5gb@7",
+       "instance 4 '1g.5gb@7': start 7 is not a placement"},
   };
   for (const Case& c : cases) {
     auto r = RunMigsched({"frag", "--gpu", "A100-40GB", "--instances", c.instances});

@@ -1,6 +1,7 @@
 #include "testing/test_util.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,8 +10,6 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "io/catalog_loader.h"
 

@@ -17,9 +17,9 @@ const Catalog& BundledCatalog();
 const GpuModel& Model(const std::string& name);
 
 // Absolute paths.
-std::string SourceDir();      // the repository root
-std::string TestDataDir();    // tests/data
-std::string MigschedBinary(); // build/bin/migsched
+std::string SourceDir();       // the repository root
+std::string TestDataDir();     // tests/data
+std::string MigschedBinary();  // build/bin/migsched
 
 struct CommandResult {
   int exit_code = -1;

@@ -1,0 +1,236 @@
+// `migsched serve --config FILE.yaml`: the daemon (issue 5, docs/api.md).
+// `migsched serve --print-default-config` prints a commented example config.
+//
+// Start-up: config → state dir (created 0700 if missing) → token (config
+// `token`, or `token_file`, default <state_dir>/token, created 0600) →
+// backend (fake: the cluster spec of `gpus`, instances persisted in
+// <state_dir>/fake-backend.json so that they survive a crash like real ones;
+// nvml: `nvml_library` loaded with dlopen) → Daemon (discovery, recovery) →
+// HTTP server. Prints "migsched: listening on http://HOST:PORT" on stdout
+// (the real port when `listen` asks for port 0) once the API accepts
+// connections. SIGTERM or SIGINT: stop accepting, then Daemon::Stop
+// (on_shutdown: leave | drain), exit 0. Logs go to stderr (spdlog).
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "core/cluster.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/fake_backend.h"
+#include "daemon/http_server.h"
+#include "daemon/nvml_backend.h"
+#include "daemon/token.h"
+
+namespace migsched::cli {
+namespace {
+
+struct ServeOptions {
+  std::string config;
+  bool print_default = false;
+  std::string log_level = "info";
+};
+
+// JobApi over a Daemon (not owned).
+class DaemonJobApi final : public JobApi {
+ public:
+  explicit DaemonJobApi(Daemon* daemon) : d_(daemon) {}
+  StatusOr<DaemonJobRecord> Submit(const JobRequest& request) override {
+    return d_->Submit(request);
+  }
+  std::vector<DaemonJobRecord> ListJobs() const override { return d_->ListJobs(); }
+  StatusOr<DaemonJobRecord> GetJob(DaemonJobId id) const override { return d_->GetJob(id); }
+  StatusOr<DaemonJobRecord> Cancel(DaemonJobId id) override { return d_->Cancel(id); }
+  std::vector<GpuView> Gpus() const override { return d_->Gpus(); }
+  StatusOr<PlanPreview> PreviewPlan(const JobRequest& request) const override {
+    return d_->PreviewPlan(request);
+  }
+  void Pause() override { d_->Pause(); }
+  void Resume() override { d_->Resume(); }
+  bool paused() const override { return d_->paused(); }
+  Status Drain(int gpu) override { return d_->Drain(gpu); }
+  DaemonMetrics Metrics() const override { return d_->Metrics(); }
+  std::filesystem::path LogPath(DaemonJobId id) const override { return d_->LogPath(id); }
+
+ private:
+  Daemon* d_;
+};
+
+// Self-pipe: the signal handler writes one byte, a watcher thread stops the server.
+int g_signal_pipe[2] = {-1, -1};
+std::atomic<int> g_signal{0};
+
+extern "C" void OnStopSignal(int sig) {
+  g_signal = sig;
+  const int saved = errno;
+  const char b = 1;
+  [[maybe_unused]] const ssize_t n = ::write(g_signal_pipe[1], &b, 1);
+  errno = saved;
+}
+extern "C" void OnSigpipe(int) {}
+
+// Handlers (not SIG_IGN): caught signals are reset to the default at execve,
+// so the jobs the daemon starts see the usual SIGTERM/SIGINT/SIGPIPE behaviour.
+Status InstallSignalHandlers() {
+  if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return UnavailableError(fmt::format("pipe2: {}", std::strerror(errno)));
+  }
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+  struct sigaction sp {};
+  sp.sa_handler = OnSigpipe;
+  sigemptyset(&sp.sa_mask);
+  ::sigaction(SIGPIPE, &sp, nullptr);
+  return Status();
+}
+
+StatusOr<std::string> ResolveToken(const DaemonConfig& c) {
+  if (!c.token.empty()) return c.token;
+  const std::string path =
+      c.token_file.empty() ? (std::filesystem::path(c.state_dir) / "token").string() : c.token_file;
+  auto t = LoadOrCreateTokenFile(path);
+  if (t.ok()) spdlog::info("API token in {}", path);
+  return t;
+}
+
+Status EnsureStateDir(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return Status();
+  if (::mkdir(dir.c_str(), 0700) != 0) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir)) {
+      return FailedPreconditionError(fmt::format("cannot create state_dir {}: {}", dir,
+                                                 ec ? ec.message() : std::strerror(errno)));
+    }
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+  }
+  return Status();
+}
+
+StatusOr<std::unique_ptr<MigBackend>> MakeBackend(const DaemonConfig& c, const Catalog& catalog) {
+  if (c.backend == "fake") {
+    auto models = ParseClusterSpec(c.fake_gpus, catalog);
+    if (!models.ok()) return models.status().WithPrefix("config key gpus (fake backend)");
+    const std::string state = (std::filesystem::path(c.state_dir) / "fake-backend.json").string();
+    ASSIGN_OR_RETURN(std::unique_ptr<FakeBackend> b, FakeBackend::Open(*models, c.fake, state));
+    return std::unique_ptr<MigBackend>(std::move(b));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<NvmlBackend> b, NvmlBackend::Open(c.nvml_library));
+  return std::unique_ptr<MigBackend>(std::move(b));
+}
+
+int Serve(const ServeOptions& o, Context& ctx) {
+  auto fail = [&ctx](const Status& st) {
+    *ctx.err << "error: " << st.message() << "\n";
+    return 1;
+  };
+  auto level = spdlog::level::from_str(o.log_level);
+  if (level == spdlog::level::off && o.log_level != "off") {
+    return fail(InvalidArgumentError(fmt::format(
+        "--log-level must be trace, debug, info, warn, error or off, got '{}'", o.log_level)));
+  }
+  auto logger = spdlog::get("migsched");
+  if (!logger) logger = spdlog::stderr_color_mt("migsched");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(level);
+
+  auto config = LoadDaemonConfig(o.config);
+  if (!config.ok()) return fail(config.status());
+  if (Status st = EnsureStateDir(config->state_dir); !st.ok()) return fail(st);
+  auto token = ResolveToken(*config);
+  if (!token.ok()) return fail(token.status());
+  auto catalog = ctx.catalog();
+  if (!catalog.ok()) return fail(catalog.status());
+  auto backend = MakeBackend(*config, **catalog);
+  if (!backend.ok()) return fail(backend.status());
+  auto daemon = Daemon::Create(*config, std::move(*backend), *catalog);
+  if (!daemon.ok()) return fail(daemon.status());
+
+  DaemonJobApi api(daemon->get());
+  HttpServerOptions so;
+  so.token = *token;
+  so.max_body_bytes = config->max_body_bytes;
+  HttpServer server(&api, so);
+  if (Status st = server.Bind(config->listen); !st.ok()) return fail(st);
+  if (Status st = InstallSignalHandlers(); !st.ok()) return fail(st);
+
+  (*daemon)->StartWorker();
+  const std::string host = config->listen.substr(0, config->listen.rfind(':'));
+  *ctx.out << fmt::format("migsched: listening on http://{}:{}\n", host, server.port());
+  ctx.out->flush();
+  spdlog::info("serving the API on {}:{} (backend {}, state {})", host, server.port(),
+               config->backend, config->state_dir);
+
+  std::atomic<bool> done{false};
+  std::thread watcher([&server, &done] {
+    while (!done) {
+      pollfd p{g_signal_pipe[0], POLLIN, 0};
+      if (::poll(&p, 1, 200) > 0) {
+        char buf[16];
+        while (::read(g_signal_pipe[0], buf, sizeof buf) > 0) {
+        }
+        spdlog::info("signal {}: stopping (no new requests)", g_signal.load());
+        server.Stop();
+        return;
+      }
+    }
+  });
+  const Status served = server.Serve();
+  done = true;
+  watcher.join();
+  server.Stop();
+  spdlog::info("stopping the daemon (on_shutdown: {})", config->on_shutdown);
+  (*daemon)->Stop();
+  daemon->reset();
+  ::close(g_signal_pipe[0]);
+  ::close(g_signal_pipe[1]);
+  if (!served.ok()) return fail(served);
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+void RegisterServeCommand(CLI::App& app, Context& ctx, int* exit_code) {
+  auto opts = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Run the daemon: place and run real jobs on this node's MIG instances (HTTP API, "
+      "docs/api.md)");
+  cmd->add_option("--config", opts->config, "YAML config file (see --print-default-config)");
+  cmd->add_flag("--print-default-config", opts->print_default,
+                "Print a commented example config and exit");
+  cmd->add_option("--log-level", opts->log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  cmd->callback([opts, &ctx, exit_code] {
+    if (opts->print_default) {
+      *ctx.out << DefaultDaemonConfigYaml();
+      *exit_code = 0;
+      return;
+    }
+    if (opts->config.empty()) {
+      *ctx.err << "error: serve needs --config FILE.yaml (or --print-default-config)\n";
+      *exit_code = 2;
+      return;
+    }
+    *exit_code = Serve(*opts, ctx);
+  });
+}
+
+}  // namespace migsched::cli

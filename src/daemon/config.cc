@@ -1,0 +1,433 @@
+// YAML → DaemonConfig (daemon/config.h). yaml-cpp throws: every call into it
+// is wrapped here and turned into a Status naming the file, the line and the key.
+#include "daemon/config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "sched/metrics.h"
+#include "sched/policy.h"
+
+namespace migsched {
+namespace {
+
+// Parses one YAML mapping against a table of known keys.
+class Reader {
+ public:
+  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
+
+  // "<origin>:<line>: <what>" (line omitted when unknown).
+  Status Error(const YAML::Node& node, const std::string& what) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null() || mark.line < 0) {
+      return InvalidArgumentError(fmt::format("{}: {}", origin_, what));
+    }
+    return InvalidArgumentError(fmt::format("{}:{}: {}", origin_, mark.line + 1, what));
+  }
+
+  // The scalar's text; error "key 'k' must be <expected>" for maps/sequences/null.
+  StatusOr<std::string> Scalar(const YAML::Node& n, const std::string& key,
+                               std::string_view expected) const {
+    if (!n.IsScalar()) {
+      return Error(n, fmt::format("key '{}' must be {}, got {}", key, expected, KindName(n)));
+    }
+    return n.Scalar();
+  }
+
+  Status String(const YAML::Node& n, const std::string& key, std::string* out) const {
+    ASSIGN_OR_RETURN(*out, Scalar(n, key, "a string"));
+    return Status();
+  }
+
+  template <typename Int>
+  Status Integer(const YAML::Node& n, const std::string& key, Int* out) const {
+    ASSIGN_OR_RETURN(std::string s, Scalar(n, key, "an integer"));
+    int64_t v = 0;
+    const char* end = s.data() + s.size();
+    auto [p, ec] = std::from_chars(s.data(), end, v);
+    if (ec != std::errc() || p != end || !std::in_range<Int>(v)) {
+      return Error(n, fmt::format("key '{}' must be an integer, got '{}'", key, s));
+    }
+    *out = static_cast<Int>(v);
+    return Status();
+  }
+
+  Status Number(const YAML::Node& n, const std::string& key, double* out) const {
+    ASSIGN_OR_RETURN(std::string s, Scalar(n, key, "a number"));
+    double v = 0;
+    const char* end = s.data() + s.size();
+    auto [p, ec] = std::from_chars(s.data(), end, v);
+    if (ec != std::errc() || p != end || !std::isfinite(v)) {
+      return Error(n, fmt::format("key '{}' must be a number, got '{}'", key, s));
+    }
+    *out = v;
+    return Status();
+  }
+
+  Status Bool(const YAML::Node& n, const std::string& key, bool* out) const {
+    ASSIGN_OR_RETURN(std::string s, Scalar(n, key, "true or false"));
+    if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "on") {
+      *out = true;
+    } else if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off") {
+      *out = false;
+    } else {
+      return Error(n, fmt::format("key '{}' must be true or false, got '{}'", key, s));
+    }
+    return Status();
+  }
+
+  // A sequence of scalars; also a single scalar when `allow_scalar` (split at commas).
+  Status StringList(const YAML::Node& n, const std::string& key, std::vector<std::string>* out,
+                    bool allow_scalar) const {
+    out->clear();
+    if (n.IsScalar() && allow_scalar) {
+      std::stringstream ss(n.Scalar());
+      std::string item;
+      while (std::getline(ss, item, ',')) {
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (!item.empty()) out->push_back(item);
+      }
+      return Status();
+    }
+    if (!n.IsSequence()) {
+      return Error(n, fmt::format("key '{}' must be a list of strings, got {}", key, KindName(n)));
+    }
+    for (size_t i = 0; i < n.size(); ++i) {
+      std::string item;
+      RETURN_IF_ERROR(String(n[i], fmt::format("{}[{}]", key, i), &item));
+      out->push_back(item);
+    }
+    return Status();
+  }
+
+  // Calls handlers[key] for each entry of the mapping `n`; an unknown key is an error.
+  Status Map(
+      const YAML::Node& n, const std::string& prefix,
+      const std::map<std::string, std::function<Status(const YAML::Node&)>>& handlers) const {
+    if (!n.IsMap()) {
+      return Error(n, fmt::format("key '{}' must be a mapping, got {}", prefix, KindName(n)));
+    }
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) return Error(kv.first, "keys must be plain strings");
+      const std::string key = kv.first.Scalar();
+      const std::string full = prefix.empty() ? key : prefix + "." + key;
+      auto it = handlers.find(key);
+      if (it == handlers.end()) {
+        std::string known;
+        for (const auto& h : handlers) known += (known.empty() ? "" : ", ") + h.first;
+        return Error(kv.first, fmt::format("unknown key '{}' (known: {})", full, known));
+      }
+      RETURN_IF_ERROR(it->second(kv.second));
+    }
+    return Status();
+  }
+
+  static std::string_view KindName(const YAML::Node& n) {
+    switch (n.Type()) {
+      case YAML::NodeType::Null:
+        return "nothing (null)";
+      case YAML::NodeType::Scalar:
+        return "a scalar";
+      case YAML::NodeType::Sequence:
+        return "a list";
+      case YAML::NodeType::Map:
+        return "a mapping";
+      default:
+        return "an undefined node";
+    }
+  }
+
+  const std::string& origin() const { return origin_; }
+
+ private:
+  std::string origin_;
+};
+
+using Handlers = std::map<std::string, std::function<Status(const YAML::Node&)>>;
+
+// The `scheduler:` section: the simulator's option names (cli/sim_flags.cc),
+// each accepted as written there (kebab-case) and in snake_case.
+Handlers SchedulerHandlers(const Reader& r, DaemonConfig* c) {
+  SchedulerOptions& s = c->scheduler;
+  SchedulerOptions::Migration& m = s.migration;
+  Handlers h;
+  auto both = [&h](const std::string& kebab, std::function<Status(const YAML::Node&)> f) {
+    std::string snake = kebab;
+    std::replace(snake.begin(), snake.end(), '-', '_');
+    h[kebab] = f;
+    h[snake] = f;
+  };
+  auto num = [&r](const std::string& key, double* out) {
+    return [&r, key, out](const YAML::Node& n) { return r.Number(n, "scheduler." + key, out); };
+  };
+  both("policy",
+       [&r, c](const YAML::Node& n) { return r.String(n, "scheduler.policy", &c->policy); });
+  both("threshold", num("threshold", &s.threshold));
+  both("metric",
+       [&r, &s](const YAML::Node& n) { return r.String(n, "scheduler.metric", &s.metric); });
+  both("frag-objective", [&r, &s](const YAML::Node& n) -> Status {
+    std::string v;
+    RETURN_IF_ERROR(r.String(n, "scheduler.frag-objective", &v));
+    auto o = ParseFragObjective(v);
+    if (!o.ok()) return r.Error(n, "scheduler.frag-objective: " + o.status().message());
+    s.frag_objective = *o;
+    return Status();
+  });
+  both("static-layout", [&r, &s](const YAML::Node& n) {
+    return r.String(n, "scheduler.static-layout", &s.static_layout);
+  });
+  both("demand-window", [&r, &s](const YAML::Node& n) {
+    return r.Integer(n, "scheduler.demand-window", &s.demand_window);
+  });
+  both("reserve-full", [&r, &s](const YAML::Node& n) {
+    return r.Integer(n, "scheduler.reserve-full", &s.reserve_full);
+  });
+  both("max-skip-seconds", num("max-skip-seconds", &s.max_skip_seconds));
+  both("max-wait", num("max-wait", &s.max_wait_s));
+  both("idle-ttl", num("idle-ttl", &s.idle_ttl_s));
+  both("defrag-interval", num("defrag-interval", &m.defrag_interval_s));
+  both("max-moves-per-pass", [&r, &m](const YAML::Node& n) {
+    return r.Integer(n, "scheduler.max-moves-per-pass", &m.max_moves_per_pass);
+  });
+  both("migration-cooldown", num("migration-cooldown", &m.cooldown_s));
+  both("migration-fixed-s", num("migration-fixed-s", &m.fixed_s));
+  both("migration-gbps", num("migration-gbps", &m.gbps));
+  both("switch-s", num("switch-s", &m.switch_s));
+  both("checkpoint-interval", num("checkpoint-interval", &m.checkpoint_interval_s));
+  return h;
+}
+
+// host:port with port 0..65535 and a non-empty host.
+Status CheckListen(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return InvalidArgumentError(
+        fmt::format("listen must be HOST:PORT (e.g. 127.0.0.1:7070), got '{}'", listen));
+  }
+  const std::string port = listen.substr(colon + 1);
+  int v = -1;
+  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
+  if (port.empty() || ec != std::errc() || p != port.data() + port.size() || v < 0 || v > 65535) {
+    return InvalidArgumentError(
+        fmt::format("listen: port must be an integer from 0 to 65535, got '{}'", port));
+  }
+  return Status();
+}
+
+StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
+  DaemonConfig c;
+  if (root.IsNull()) return r.Error(root, "the config is empty; state_dir is required");
+  YAML::Node gpus_node;
+  Handlers h;
+  h["listen"] = [&](const YAML::Node& n) { return r.String(n, "listen", &c.listen); };
+  h["state_dir"] = [&](const YAML::Node& n) { return r.String(n, "state_dir", &c.state_dir); };
+  h["token_file"] = [&](const YAML::Node& n) { return r.String(n, "token_file", &c.token_file); };
+  h["token"] = [&](const YAML::Node& n) { return r.String(n, "token", &c.token); };
+  h["backend"] = [&](const YAML::Node& n) { return r.String(n, "backend", &c.backend); };
+  h["gpus"] = [&](const YAML::Node& n) {
+    gpus_node = n;  // its meaning depends on `backend`, which may come later
+    return Status();
+  };
+  h["nvml_library"] = [&](const YAML::Node& n) {
+    return r.String(n, "nvml_library", &c.nvml_library);
+  };
+  h["tick_ms"] = [&](const YAML::Node& n) { return r.Integer(n, "tick_ms", &c.tick_ms); };
+  h["kill_grace_s"] = [&](const YAML::Node& n) {
+    return r.Number(n, "kill_grace_s", &c.kill_grace_s);
+  };
+  h["on_shutdown"] = [&](const YAML::Node& n) {
+    return r.String(n, "on_shutdown", &c.on_shutdown);
+  };
+  h["max_body_bytes"] = [&](const YAML::Node& n) {
+    return r.Integer(n, "max_body_bytes", &c.max_body_bytes);
+  };
+  h["checkpoint_command"] = [&](const YAML::Node& n) {
+    return r.StringList(n, "checkpoint_command", &c.checkpoint_command, false);
+  };
+  h["restore_command"] = [&](const YAML::Node& n) {
+    return r.StringList(n, "restore_command", &c.restore_command, false);
+  };
+  h["pcie_in_lazy_busy"] = [&](const YAML::Node& n) {
+    return r.Bool(n, "pcie_in_lazy_busy", &c.pcie_in_lazy_busy);
+  };
+  h["pcie_saturation_gbps"] = [&](const YAML::Node& n) {
+    return r.Number(n, "pcie_saturation_gbps", &c.pcie_saturation_gbps);
+  };
+  h["fake"] = [&](const YAML::Node& n) {
+    Handlers f;
+    f["fail_create"] = [&](const YAML::Node& v) {
+      return r.Integer(v, "fake.fail_create", &c.fake.fail_create);
+    };
+    f["destroy_in_use"] = [&](const YAML::Node& v) {
+      return r.Integer(v, "fake.destroy_in_use", &c.fake.destroy_in_use);
+    };
+    f["disappear_gpu"] = [&](const YAML::Node& v) {
+      return r.Integer(v, "fake.disappear_gpu", &c.fake.disappear_gpu);
+    };
+    return r.Map(n, "fake", f);
+  };
+  h["scheduler"] = [&](const YAML::Node& n) {
+    return r.Map(n, "scheduler", SchedulerHandlers(r, &c));
+  };
+  RETURN_IF_ERROR(r.Map(root, "", h));
+
+  auto fail = [&r](const std::string& what) {
+    return InvalidArgumentError(fmt::format("{}: {}", r.origin(), what));
+  };
+  if (c.state_dir.empty()) return fail("state_dir is required (e.g. state_dir: /var/lib/migsched)");
+  if (Status st = CheckListen(c.listen); !st.ok()) return fail(st.message());
+  if (c.backend != "fake" && c.backend != "nvml") {
+    return fail(fmt::format("backend must be fake or nvml, got '{}'", c.backend));
+  }
+  if (gpus_node.IsDefined() && !gpus_node.IsNull()) {
+    if (c.backend == "fake") {
+      ASSIGN_OR_RETURN(c.fake_gpus,
+                       r.Scalar(gpus_node, "gpus", "a cluster spec such as 4xA100-40GB"));
+    } else {
+      RETURN_IF_ERROR(r.StringList(gpus_node, "gpus", &c.nvml_gpus, true));
+      if (c.nvml_gpus.size() == 1 && c.nvml_gpus[0] == "all") c.nvml_gpus.clear();
+    }
+  }
+  if (c.tick_ms < 1 || c.tick_ms > 60000) {
+    return fail(fmt::format("tick_ms must be from 1 to 60000, got {}", c.tick_ms));
+  }
+  if (c.kill_grace_s < 0)
+    return fail(fmt::format("kill_grace_s must be >= 0, got {}", c.kill_grace_s));
+  if (c.on_shutdown != "leave" && c.on_shutdown != "drain") {
+    return fail(fmt::format("on_shutdown must be leave or drain, got '{}'", c.on_shutdown));
+  }
+  if (c.max_body_bytes < 1) return fail("max_body_bytes must be >= 1");
+  if (c.pcie_saturation_gbps < 0) {
+    return fail(fmt::format("pcie_saturation_gbps must be >= 0, got {}", c.pcie_saturation_gbps));
+  }
+  if (c.fake.fail_create < 0 || c.fake.destroy_in_use < 0) {
+    return fail("fake.fail_create and fake.destroy_in_use must be >= 0");
+  }
+  const std::vector<std::string> names = PolicyNames();
+  bool known = std::find(names.begin(), names.end(), c.policy) != names.end();
+  for (const auto& [alias, target] : PolicyAliases()) known = known || alias == c.policy;
+  if (!known) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    return fail(fmt::format("scheduler.policy '{}' is not a policy (known: {})", c.policy, list));
+  }
+  if (Status st = c.scheduler.Validate(); !st.ok()) return fail("scheduler: " + st.message());
+  if (auto m = ParseMetric(c.scheduler.metric); !m.ok()) {
+    return fail("scheduler.metric: " + m.status().message());
+  }
+  return c;
+}
+
+}  // namespace
+
+StatusOr<DaemonConfig> ParseDaemonConfig(const std::string& yaml_text, const std::string& origin) {
+  Reader r(origin);
+  try {
+    const YAML::Node root = YAML::Load(yaml_text);
+    return Parse(root, r);
+  } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) return InvalidArgumentError(fmt::format("{}: {}", origin, e.msg));
+    return InvalidArgumentError(fmt::format("{}:{}:{}: YAML syntax error: {}", origin,
+                                            e.mark.line + 1, e.mark.column + 1, e.msg));
+  } catch (const std::exception& e) {
+    return InvalidArgumentError(fmt::format("{}: {}", origin, e.what()));
+  }
+}
+
+StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError(fmt::format("cannot open config file {}", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return InvalidArgumentError(fmt::format("cannot read config file {}", path));
+  return ParseDaemonConfig(ss.str(), path);
+}
+
+std::string DefaultDaemonConfigYaml() {
+  return R"(# migsched serve --config FILE.yaml (docs/api.md, "Configuration").
+# Every key but state_dir is optional; the values below are the defaults.
+# Unknown keys are an error.
+
+# HOST:PORT the HTTP API listens on. Keep it on loopback unless a proxy with
+# TLS sits in front; port 0 picks a free port (printed at start).
+listen: "127.0.0.1:7070"
+
+# SQLite database (WAL), per-job logs (jobs/<id>/) and the token file. Required.
+state_dir: /var/lib/migsched
+
+# Bearer token for every API call except /healthz. The file is created with
+# mode 0600 at first start (64 hex characters); a file readable by group or
+# others is refused. Empty: <state_dir>/token.
+token_file: ""
+# Or give the token itself here (then no file is written).
+# token: "..."
+
+# fake: no GPU, instances are records (tests, demos); nvml: libnvidia-ml.
+backend: fake
+
+# fake: a cluster spec, COUNTxMODEL[,COUNTxMODEL...] (models: migsched profiles).
+# nvml: a list of NVML indices or UUIDs, e.g. [0, 1] or ["GPU-5d3c..."]; "all" = every GPU.
+gpus: "1xA100-40GB"
+
+# The NVML library loaded with dlopen (nvml backend).
+nvml_library: libnvidia-ml.so.1
+
+# Control-loop period, milliseconds.
+tick_ms: 100
+
+# Cancel and restart-migration: SIGTERM, then SIGKILL after this many seconds.
+kill_grace_s: 10
+
+# SIGTERM/SIGINT to the daemon: leave jobs running (re-adopted at the next
+# start) or drain (wait for running jobs; queued jobs stay queued).
+on_shutdown: leave
+
+# Largest accepted request body, bytes (larger: 413).
+max_body_bytes: 1048576
+
+# `checkpoint` jobs: argv templates run to checkpoint and restore a process
+# ({pid}: the job's process id, {dir}: a per-move directory), e.g.
+# checkpoint_command: ["cuda-checkpoint", "--toggle", "--pid", "{pid}"]
+checkpoint_command: []
+restore_command: []
+
+# Use measured PCIe throughput in the lazy/busy rule.
+pcie_in_lazy_busy: false
+# > 0: log an advisory when a GPU's PCIe throughput stays above this (GB/s).
+pcie_saturation_gbps: 0
+
+# Fault injection for the fake backend (tests).
+fake:
+  fail_create: 0       # the next N instance creations fail
+  destroy_in_use: 0    # each destroy answers "in use" N times first
+  disappear_gpu: -1    # this GPU index vanishes after start (-1: none)
+
+# The simulator's options, by the same names as `migsched simulate` flags
+# (kebab-case as on the command line, or snake_case). algorithms.md §3-§6.
+scheduler:
+  policy: full               # first-fit, lb, full (lb+frag with migration), ...
+  threshold: 0.4             # lazy/busy threshold t (§3)
+  metric: fragcost           # fragcost | blocked-placements | demand-weighted (§2)
+  frag-objective: delta      # delta | post (§4)
+  reserve-full: 0            # keep N GPUs able to host the largest profile (§4 step 7)
+  max-skip-seconds: -1       # starvation guard (§5); < 0 = off
+  max-wait: -1               # reject a job queued this long (§5); < 0 = no limit
+  idle-ttl: -1               # destroy idle instances unused this long; < 0 = keep
+  defrag-interval: 300       # seconds between periodic migration passes (§6); 0 = off
+  max-moves-per-pass: 8      # intra-GPU moves per pass and GPU (§6)
+  migration-cooldown: 120    # a job moves at most once per this many seconds (§6)
+)";
+}
+
+}  // namespace migsched

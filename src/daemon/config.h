@@ -1,0 +1,71 @@
+// The daemon's configuration (`migsched serve --config FILE.yaml`, docs/daemon.md).
+//
+// Keys (YAML mapping; unknown keys are an error naming the key):
+//   listen: "127.0.0.1:7070"      host:port; 127.0.0.1 by default (port 0 = pick a free one)
+//   state_dir: "/var/lib/migsched" SQLite database, job logs, token file
+//   token_file: ""                default <state_dir>/token, created 0600 at first start
+//   token: ""                     optional: the token itself (then no file is written)
+//   backend: fake | nvml
+//   gpus: ...                     fake: a cluster spec ("4xA100-40GB"); nvml: list of indices or
+//                                 UUIDs (default: all)
+//   nvml_library: libnvidia-ml.so.1
+//   tick_ms: 100                  control-loop period
+//   kill_grace_s: 10              SIGTERM → SIGKILL grace for cancel and restart-migration
+//   on_shutdown: leave | drain    SIGTERM: leave jobs running (re-adopted at restart) or drain them
+//   max_body_bytes: 1048576
+//   checkpoint_command / restore_command: argv templates for `checkpoint` jobs ({pid}, {dir})
+//   pcie_in_lazy_busy: false      use measured PCIe throughput in the lazy/busy rule
+//   pcie_saturation_gbps: 0       > 0: log an advisory when a GPU's PCIe stays above it
+//   fake: {fail_create: N, destroy_in_use: N, disappear_gpu: I}  fault injection (fake backend)
+//   scheduler: {policy: full, threshold: 0.4, ...}   the simulator's option names
+//
+// Thread-safety: plain values.
+#ifndef MIGSCHED_DAEMON_CONFIG_H_
+#define MIGSCHED_DAEMON_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sched/options.h"
+
+namespace migsched {
+
+struct FakeFaults {
+  int fail_create = 0;     // the next N CreateInstance calls fail (kUnavailable)
+  int destroy_in_use = 0;  // each DestroyInstance answers "in use" N times before succeeding
+  int disappear_gpu = -1;  // this GPU index vanishes after start (kUnavailable on every call)
+};
+
+struct DaemonConfig {
+  std::string listen = "127.0.0.1:7070";
+  std::string state_dir;
+  std::string token_file;  // empty: <state_dir>/token
+  std::string token;       // non-empty: use it, write no file
+  std::string backend = "fake";
+  std::string fake_gpus = "1xA100-40GB";  // fake backend: cluster spec
+  std::vector<std::string> nvml_gpus;     // nvml backend: indices or UUIDs; empty = all
+  std::string nvml_library = "libnvidia-ml.so.1";
+  int tick_ms = 100;
+  double kill_grace_s = 10;
+  std::string on_shutdown = "leave";  // "leave" | "drain"
+  size_t max_body_bytes = 1 << 20;
+  std::vector<std::string> checkpoint_command;
+  std::vector<std::string> restore_command;
+  bool pcie_in_lazy_busy = false;
+  double pcie_saturation_gbps = 0;
+  FakeFaults fake;
+  std::string policy = "full";
+  SchedulerOptions scheduler;
+};
+
+// Parses a YAML config; errors name the file, the key and what is wrong
+// (kInvalidArgument).
+StatusOr<DaemonConfig> ParseDaemonConfig(const std::string& yaml_text, const std::string& origin);
+StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path);
+// A commented example config (`migsched serve --print-default-config`).
+std::string DefaultDaemonConfigYaml();
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_DAEMON_CONFIG_H_

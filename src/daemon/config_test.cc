@@ -1,0 +1,244 @@
+#include "daemon/config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+TEST(DaemonConfigTest, MinimalConfigGetsTheDocumentedDefaults) {
+  auto c = ParseDaemonConfig("state_dir: /tmp/x\n", "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  // Defaults from config.h's key list.
+  EXPECT_EQ(c->listen, "127.0.0.1:7070");
+  EXPECT_EQ(c->state_dir, "/tmp/x");
+  EXPECT_EQ(c->token_file, "");
+  EXPECT_EQ(c->backend, "fake");
+  EXPECT_EQ(c->tick_ms, 100);
+  EXPECT_EQ(c->on_shutdown, "leave");
+  EXPECT_EQ(c->max_body_bytes, 1u << 20);
+  EXPECT_EQ(c->policy, "full");
+  EXPECT_DOUBLE_EQ(c->scheduler.threshold, 0.4);
+}
+
+TEST(DaemonConfigTest, EveryKeyIsRead) {
+  const std::string yaml = R"(
+listen: "0.0.0.0:8080"
+state_dir: /var/lib/m
+token_file: /etc/m/token
+token: abc
+backend: fake
+gpus: 4xA100-40GB
+nvml_library: /opt/libnvidia-ml.so.1
+tick_ms: 20
+kill_grace_s: 2.5
+on_shutdown: drain
+max_body_bytes: 4096
+checkpoint_command: [ckpt, "{pid}", "{dir}"]
+restore_command: [restore, "{dir}"]
+pcie_in_lazy_busy: true
+pcie_saturation_gbps: 20
+fake: {fail_create: 2, destroy_in_use: 3, disappear_gpu: 1}
+scheduler:
+  policy: lb
+  threshold: 0.3
+  metric: blocked-placements
+  reserve-full: 1
+  max_skip_seconds: 60
+  max-wait: 600
+  idle_ttl: 30
+  defrag-interval: 0
+  max_moves_per_pass: 2
+  migration-cooldown: 10
+)";
+  auto c = ParseDaemonConfig(yaml, "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->listen, "0.0.0.0:8080");
+  EXPECT_EQ(c->token_file, "/etc/m/token");
+  EXPECT_EQ(c->token, "abc");
+  EXPECT_EQ(c->fake_gpus, "4xA100-40GB");
+  EXPECT_EQ(c->nvml_library, "/opt/libnvidia-ml.so.1");
+  EXPECT_EQ(c->tick_ms, 20);
+  EXPECT_DOUBLE_EQ(c->kill_grace_s, 2.5);
+  EXPECT_EQ(c->on_shutdown, "drain");
+  EXPECT_EQ(c->max_body_bytes, 4096u);
+  EXPECT_EQ(c->checkpoint_command, (std::vector<std::string>{"ckpt", "{pid}", "{dir}"}));
+  EXPECT_EQ(c->restore_command, (std::vector<std::string>{"restore", "{dir}"}));
+  EXPECT_TRUE(c->pcie_in_lazy_busy);
+  EXPECT_DOUBLE_EQ(c->pcie_saturation_gbps, 20);
+  EXPECT_EQ(c->fake.fail_create, 2);
+  EXPECT_EQ(c->fake.destroy_in_use, 3);
+  EXPECT_EQ(c->fake.disappear_gpu, 1);
+  EXPECT_EQ(c->policy, "lb");
+  EXPECT_DOUBLE_EQ(c->scheduler.threshold, 0.3);
+  EXPECT_EQ(c->scheduler.metric, "blocked-placements");
+  EXPECT_EQ(c->scheduler.reserve_full, 1);
+  EXPECT_DOUBLE_EQ(c->scheduler.max_skip_seconds, 60);
+  EXPECT_DOUBLE_EQ(c->scheduler.max_wait_s, 600);
+  EXPECT_DOUBLE_EQ(c->scheduler.idle_ttl_s, 30);
+  EXPECT_DOUBLE_EQ(c->scheduler.migration.defrag_interval_s, 0);
+  EXPECT_EQ(c->scheduler.migration.max_moves_per_pass, 2);
+  EXPECT_DOUBLE_EQ(c->scheduler.migration.cooldown_s, 10);
+}
+
+TEST(DaemonConfigTest, NvmlGpusAreAListOrAllOrCommaSeparated) {
+  struct Case {
+    std::string gpus;
+    std::vector<std::string> want;
+  } cases[] = {
+      {"[0, 2]", {"0", "2"}},
+      {"[\"GPU-abc\"]", {"GPU-abc"}},
+      {"all", {}},  // "all" = every GPU = the empty selection
+      {"\"1, 3\"", {"1", "3"}},
+  };
+  for (const Case& k : cases) {
+    auto c = ParseDaemonConfig("state_dir: /s\nbackend: nvml\ngpus: " + k.gpus + "\n", "c.yaml");
+    ASSERT_TRUE(c.ok()) << k.gpus << ": " << c.status().ToString();
+    EXPECT_EQ(c->nvml_gpus, k.want) << k.gpus;
+  }
+}
+
+TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
+  struct Case {
+    std::string yaml;
+    std::string want;  // the exact message
+  } cases[] = {
+      {"", "c.yaml: the config is empty; state_dir is required"},
+      {"listen: x\n", "c.yaml: state_dir is required (e.g. state_dir: /var/lib/migsched)"},
+      {"state_dir: /s\nfoo: 1\n",
+       "c.yaml:2: unknown key 'foo' (known: backend, checkpoint_command, fake, gpus, "
+       "kill_grace_s, listen, max_body_bytes, nvml_library, on_shutdown, pcie_in_lazy_busy, "
+       "pcie_saturation_gbps, restore_command, scheduler, state_dir, tick_ms, token, "
+       "token_file)"},
+      {"state_dir: /s\ntick_ms: fast\n", "c.yaml:2: key 'tick_ms' must be an integer, got 'fast'"},
+      {"state_dir: /s\ntick_ms: 1.5\n", "c.yaml:2: key 'tick_ms' must be an integer, got '1.5'"},
+      {"state_dir: /s\nkill_grace_s: [1]\n",
+       "c.yaml:2: key 'kill_grace_s' must be a number, got a list"},
+      {"state_dir: /s\npcie_in_lazy_busy: maybe\n",
+       "c.yaml:2: key 'pcie_in_lazy_busy' must be true or false, got 'maybe'"},
+      {"state_dir: [a]\n", "c.yaml:1: key 'state_dir' must be a string, got a list"},
+      {"state_dir: /s\ncheckpoint_command: ckpt\n",
+       "c.yaml:2: key 'checkpoint_command' must be a list of strings, got a scalar"},
+      {"state_dir: /s\ncheckpoint_command: [a, [b]]\n",
+       "c.yaml:2: key 'checkpoint_command[1]' must be a string, got a list"},
+      {"state_dir: /s\nbackend: cuda\n", "c.yaml: backend must be fake or nvml, got 'cuda'"},
+      {"state_dir: /s\nlisten: 7070\n",
+       "c.yaml: listen must be HOST:PORT (e.g. 127.0.0.1:7070), got '7070'"},
+      {"state_dir: /s\nlisten: \"h:70000\"\n",
+       "c.yaml: listen: port must be an integer from 0 to 65535, got '70000'"},
+      {"state_dir: /s\ntick_ms: 0\n", "c.yaml: tick_ms must be from 1 to 60000, got 0"},
+      {"state_dir: /s\non_shutdown: wait\n",
+       "c.yaml: on_shutdown must be leave or drain, got 'wait'"},
+      {"state_dir: /s\nmax_body_bytes: -1\n",
+       "c.yaml:2: key 'max_body_bytes' must be an integer, got '-1'"},
+      {"state_dir: /s\nfake: {fail: 1}\n",
+       "c.yaml:2: unknown key 'fake.fail' (known: destroy_in_use, disappear_gpu, fail_create)"},
+      {"state_dir: /s\nfake: 3\n", "c.yaml:2: key 'fake' must be a mapping, got a scalar"},
+      {"state_dir: /s\nscheduler: {policy: magic}\n",
+       "c.yaml: scheduler.policy 'magic' is not a policy (known: first-fit, lb, lb+frag, full, "
+       "best-fit, driver-default, mfi, static)"},
+      {"state_dir: /s\nscheduler: {threshold: high}\n",
+       "c.yaml:2: key 'scheduler.threshold' must be a number, got 'high'"},
+      {"state_dir: /s\nscheduler: {max_moves_per_pass: 1.5}\n",
+       "c.yaml:2: key 'scheduler.max-moves-per-pass' must be an integer, got '1.5'"},
+      {"state_dir: /s\nscheduler: {migration-gbps: 0}\n",
+       "c.yaml: scheduler: gbps (--migration-gbps) must be finite and > 0, got 0"},
+      {"state_dir: /s\nscheduler: {metric: entropy}\n",
+       "c.yaml: scheduler: metric 'entropy' is not one of fragcost, blocked-placements, "
+       "demand-weighted"},
+      {"state_dir: /s\n  bad: [\n", ""},  // a YAML syntax error: only the prefix is checked
+  };
+  for (const Case& k : cases) {
+    auto c = ParseDaemonConfig(k.yaml, "c.yaml");
+    ASSERT_FALSE(c.ok()) << k.yaml;
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << k.yaml;
+    if (k.want.empty()) {
+      EXPECT_EQ(c.status().message().rfind("c.yaml:", 0), 0u) << c.status().message();
+      EXPECT_NE(c.status().message().find("YAML syntax error"), std::string::npos)
+          << c.status().message();
+    } else {
+      EXPECT_EQ(c.status().message(), k.want) << k.yaml;
+    }
+  }
+}
+
+TEST(DaemonConfigTest, SchedulerKeysInKebabAndSnakeCaseAreTheSame) {
+  const std::pair<std::string, std::string> pairs[] = {
+      {"reserve-full: 2", "reserve_full: 2"},
+      {"max-skip-seconds: 5", "max_skip_seconds: 5"},
+      {"max-wait: 7", "max_wait: 7"},
+      {"idle-ttl: 9", "idle_ttl: 9"},
+      {"defrag-interval: 11", "defrag_interval: 11"},
+      {"max-moves-per-pass: 3", "max_moves_per_pass: 3"},
+      {"migration-cooldown: 13", "migration_cooldown: 13"},
+  };
+  for (const auto& [kebab, snake] : pairs) {
+    auto a = ParseDaemonConfig("state_dir: /s\nscheduler:\n  " + kebab + "\n", "c.yaml");
+    auto b = ParseDaemonConfig("state_dir: /s\nscheduler:\n  " + snake + "\n", "c.yaml");
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    const SchedulerOptions& x = a->scheduler;
+    const SchedulerOptions& y = b->scheduler;
+    EXPECT_EQ(x.reserve_full, y.reserve_full) << kebab;
+    EXPECT_EQ(x.max_skip_seconds, y.max_skip_seconds) << kebab;
+    EXPECT_EQ(x.max_wait_s, y.max_wait_s) << kebab;
+    EXPECT_EQ(x.idle_ttl_s, y.idle_ttl_s) << kebab;
+    EXPECT_EQ(x.migration.defrag_interval_s, y.migration.defrag_interval_s) << kebab;
+    EXPECT_EQ(x.migration.max_moves_per_pass, y.migration.max_moves_per_pass) << kebab;
+    EXPECT_EQ(x.migration.cooldown_s, y.migration.cooldown_s) << kebab;
+    // And the option actually changed from its default (the value is odd on purpose).
+    const SchedulerOptions d;
+    EXPECT_FALSE(x.reserve_full == d.reserve_full && x.max_skip_seconds == d.max_skip_seconds &&
+                 x.max_wait_s == d.max_wait_s && x.idle_ttl_s == d.idle_ttl_s &&
+                 x.migration.defrag_interval_s == d.migration.defrag_interval_s &&
+                 x.migration.max_moves_per_pass == d.migration.max_moves_per_pass &&
+                 x.migration.cooldown_s == d.migration.cooldown_s)
+        << kebab;
+  }
+}
+
+TEST(DaemonConfigTest, DefaultConfigParsesToTheDefaults) {
+  auto c = ParseDaemonConfig(DefaultDaemonConfigYaml(), "default");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const DaemonConfig d;
+  EXPECT_EQ(c->listen, d.listen);
+  EXPECT_EQ(c->state_dir, "/var/lib/migsched");
+  EXPECT_EQ(c->token_file, d.token_file);
+  EXPECT_EQ(c->backend, d.backend);
+  EXPECT_EQ(c->fake_gpus, d.fake_gpus);
+  EXPECT_EQ(c->nvml_library, d.nvml_library);
+  EXPECT_EQ(c->tick_ms, d.tick_ms);
+  EXPECT_EQ(c->kill_grace_s, d.kill_grace_s);
+  EXPECT_EQ(c->on_shutdown, d.on_shutdown);
+  EXPECT_EQ(c->max_body_bytes, d.max_body_bytes);
+  EXPECT_EQ(c->pcie_in_lazy_busy, d.pcie_in_lazy_busy);
+  EXPECT_EQ(c->pcie_saturation_gbps, d.pcie_saturation_gbps);
+  EXPECT_EQ(c->fake.fail_create, d.fake.fail_create);
+  EXPECT_EQ(c->fake.destroy_in_use, d.fake.destroy_in_use);
+  EXPECT_EQ(c->fake.disappear_gpu, d.fake.disappear_gpu);
+  EXPECT_EQ(c->policy, d.policy);
+  EXPECT_EQ(c->scheduler.threshold, d.scheduler.threshold);
+  EXPECT_EQ(c->scheduler.metric, d.scheduler.metric);
+  EXPECT_EQ(c->scheduler.reserve_full, d.scheduler.reserve_full);
+  EXPECT_EQ(c->scheduler.migration.defrag_interval_s, d.scheduler.migration.defrag_interval_s);
+  EXPECT_EQ(c->scheduler.migration.max_moves_per_pass, d.scheduler.migration.max_moves_per_pass);
+  EXPECT_EQ(c->scheduler.migration.cooldown_s, d.scheduler.migration.cooldown_s);
+}
+
+TEST(DaemonConfigTest, LoadNamesAMissingFile) {
+  auto c = LoadDaemonConfig("/nonexistent/migsched.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(c.status().message(), "cannot open config file /nonexistent/migsched.yaml");
+  const std::string path = testing::WriteTempFile("d.yaml", "state_dir: /s\nbogus: 1\n");
+  auto d = LoadDaemonConfig(path);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message().rfind(path + ":2: unknown key 'bogus'", 0), 0u)
+      << d.status().message();
+}
+
+}  // namespace
+}  // namespace migsched

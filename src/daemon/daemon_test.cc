@@ -1,0 +1,603 @@
+#include "daemon/daemon.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "core/cluster.h"
+#include "daemon/fake_backend.h"
+#include "daemon/process_runner.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::BundledCatalog;
+
+std::string TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "migsched-daemon-XXXXXX").string();
+  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
+  return tmpl;
+}
+
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A MigBackend that forwards to a FakeBackend the test owns, so that the
+// node's instances outlive one Daemon (a daemon restart on the same node).
+class SharedBackend : public MigBackend {
+ public:
+  explicit SharedBackend(FakeBackend* b) : b_(b) {}
+  std::string_view name() const override { return b_->name(); }
+  StatusOr<std::vector<BackendGpu>> ListGpus() override { return b_->ListGpus(); }
+  StatusOr<std::vector<BackendProfile>> ListProfiles(int gpu) override {
+    return b_->ListProfiles(gpu);
+  }
+  StatusOr<std::vector<BackendInstance>> ListInstances(int gpu) override {
+    return b_->ListInstances(gpu);
+  }
+  StatusOr<BackendInstance> CreateInstance(int gpu, int profile_id, Placement p) override {
+    return b_->CreateInstance(gpu, profile_id, p);
+  }
+  Status DestroyInstance(int gpu, unsigned int gi_id) override {
+    return b_->DestroyInstance(gpu, gi_id);
+  }
+  StatusOr<PcieThroughput> GetPcieThroughput(int gpu) override {
+    return b_->GetPcieThroughput(gpu);
+  }
+
+ private:
+  FakeBackend* b_;
+};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_.state_dir = TempDir();
+    config_.kill_grace_s = 1;
+    config_.policy = "full";
+  }
+
+  // A fake node of `spec` GPUs kept by the test; returns a daemon on it.
+  std::unique_ptr<Daemon> Start(const std::string& spec = "1xA100-40GB", FakeFaults faults = {}) {
+    if (!fake_) {
+      StatusOr<std::vector<const GpuModel*>> models = ParseClusterSpec(spec, BundledCatalog());
+      EXPECT_TRUE(models.ok()) << models.status().ToString();
+      fake_ = std::make_unique<FakeBackend>(*models, faults);
+    }
+    StatusOr<std::unique_ptr<Daemon>> d =
+        Daemon::Create(config_, std::make_unique<SharedBackend>(fake_.get()), &BundledCatalog());
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return d.ok() ? std::move(*d) : nullptr;
+  }
+
+  static JobRequest Req(const std::string& profile, std::vector<std::string> cmd, int count = 1) {
+    JobRequest r;
+    r.profile = profile;
+    r.count = count;
+    r.command = std::move(cmd);
+    return r;
+  }
+
+  // Ticks until `done` (at most 5 s).
+  static bool TickUntil(Daemon& d, const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      Status st = d.Tick();
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  static DaemonJobRecord Get(Daemon& d, DaemonJobId id) {
+    StatusOr<DaemonJobRecord> r = d.GetJob(id);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : DaemonJobRecord{};
+  }
+  static bool InState(Daemon& d, DaemonJobId id, JobState s) { return Get(d, id).state == s; }
+
+  DaemonConfig config_;
+  std::unique_ptr<FakeBackend> fake_;
+};
+
+TEST_F(DaemonTest, JobRunsToSuccessWithLogAndExitCode) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  StatusOr<DaemonJobRecord> r =
+      d->Submit(Req("1g.5gb", {"sh", "-c", "echo hi $CUDA_VISIBLE_DEVICES"}));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->id, 1);
+  EXPECT_EQ(r->state, JobState::kQueued);
+  ASSERT_TRUE(TickUntil(*d, [&] { return IsTerminal(Get(*d, 1).state); }));
+  DaemonJobRecord done = Get(*d, 1);
+  EXPECT_EQ(done.state, JobState::kSucceeded);
+  ASSERT_TRUE(done.exit_code.has_value());
+  EXPECT_EQ(*done.exit_code, 0);
+  ASSERT_EQ(done.instances.size(), 1u);
+  // §4 on an empty A100 40GB: every 1g.5gb start has ΔFragCost; 1g@6 costs 0
+  // (table in §2: "1g@6 | 0"), the only start with no loss → start 6.
+  EXPECT_EQ(done.instances[0].start, 6);
+  EXPECT_EQ(ReadFile(d->LogPath(1)), "hi " + done.instances[0].mig_uuid + "\n");
+  EXPECT_GT(done.started_at, 0);
+  EXPECT_GE(done.ended_at, done.started_at);
+
+  StatusOr<DaemonJobRecord> f = d->Submit(Req("1g.5gb", {"false"}));
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return IsTerminal(Get(*d, 2).state); }));
+  EXPECT_EQ(Get(*d, 2).state, JobState::kFailed);
+  EXPECT_EQ(Get(*d, 2).exit_code, 1);
+  EXPECT_EQ(Get(*d, 2).reason, "exited with code 1");
+}
+
+TEST_F(DaemonTest, TwoJobsGetNonOverlappingPlacementsThenQueueAndReuse) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  // By hand (§4, A100 40GB): job 1 3g.20gb on the empty GPU: candidates @0
+  // (FragCost 0.35) and @4 (0) → @4. Job 2: only @0 is free → @0. Job 3
+  // (3g): 1 compute slice left → queued; when job 1 ends its 3g@4 stays idle
+  // and job 3 reuses it (step 4).
+  ASSERT_TRUE(d->Submit(Req("3g.20gb", {"sleep", "0.3"})).ok());
+  ASSERT_TRUE(d->Submit(Req("3g.20gb", {"sleep", "5"})).ok());
+  ASSERT_TRUE(d->Submit(Req("3g.20gb", {"true"})).ok());
+  ASSERT_TRUE(d->Tick().ok());
+  DaemonJobRecord j1 = Get(*d, 1), j2 = Get(*d, 2);
+  ASSERT_EQ(j1.state, JobState::kRunning);
+  ASSERT_EQ(j2.state, JobState::kRunning);
+  EXPECT_EQ(j1.instances[0].profile, "3g.20gb");
+  EXPECT_EQ(j1.instances[0].start, 4);
+  EXPECT_EQ(j1.instances[0].size, 4);
+  EXPECT_EQ(j2.instances[0].start, 0);
+  EXPECT_NE(j1.instances[0].mig_uuid, j2.instances[0].mig_uuid);
+  EXPECT_EQ(Get(*d, 3).state, JobState::kQueued);
+  EXPECT_EQ(d->Metrics().queue_length, 1);
+  const std::string reused = j1.instances[0].mig_uuid;
+  ASSERT_TRUE(TickUntil(*d, [&] { return Get(*d, 3).state == JobState::kSucceeded; }));
+  EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+  EXPECT_EQ(Get(*d, 3).instances[0].start, 4);
+  EXPECT_EQ(Get(*d, 3).instances[0].mig_uuid, reused);  // the same MIG instance, no reconfiguration
+  // Creates so far: 3g@4 and 3g@0 only.
+  EXPECT_EQ(fake_->creates(), 2);
+  std::vector<GpuView> gpus = d->Gpus();
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0].placement_units, 8);
+  ASSERT_EQ(gpus[0].instances.size(), 2u);
+  EXPECT_TRUE(gpus[0].instances[0].busy);  // 3g@0, job 2
+  EXPECT_EQ(gpus[0].instances[0].job, 2);
+  EXPECT_FALSE(gpus[0].instances[1].busy);  // 3g@4, idle
+  // util 3/7 ≥ 0.4 → busy; FragCost(3g@0 busy) = 0.35 (§2 table).
+  EXPECT_NEAR(gpus[0].utilisation, 3.0 / 7, 1e-12);
+  EXPECT_FALSE(gpus[0].lazy);
+  EXPECT_NEAR(gpus[0].frag_cost, 0.35, 1e-9);
+  ASSERT_TRUE(d->Cancel(2).ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kCancelled); }));
+}
+
+TEST_F(DaemonTest, CancelQueuedAndRunning) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"sleep", "30"})).ok());
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"true"})).ok());
+  ASSERT_TRUE(d->Tick().ok());
+  ASSERT_EQ(Get(*d, 1).state, JobState::kRunning);
+  ASSERT_EQ(Get(*d, 2).state, JobState::kQueued);
+  StatusOr<DaemonJobRecord> c = d->Cancel(2);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->state, JobState::kCancelled);
+  EXPECT_EQ(c->reason, "cancelled while queued");
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(d->Cancel(1).ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kCancelled); }));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));  // SIGTERM was enough
+  EXPECT_EQ(Get(*d, 1).exit_code, 128 + SIGTERM);
+  StatusOr<DaemonJobRecord> again = d->Cancel(1);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(again.status().message(), "job 1 is already cancelled");
+  EXPECT_EQ(d->Cancel(42).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(DaemonTest, GangIsAllOrNothing) {
+  auto d = Start("2xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  // Job 1 (7g) takes GPU 0 (both empty and lazy, equal ΔFragCost, lower
+  // index). The gang of two 7g cannot start on GPU 1 alone: nothing is created.
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"sleep", "0.3"})).ok());
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"sh", "-c", "echo $CUDA_VISIBLE_DEVICES"}, 2)).ok());
+  ASSERT_TRUE(d->Tick().ok());
+  EXPECT_EQ(Get(*d, 1).instances[0].gpu, 0);
+  EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+  EXPECT_TRUE(d->Gpus()[1].instances.empty());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
+  DaemonJobRecord g = Get(*d, 2);
+  ASSERT_EQ(g.instances.size(), 2u);
+  EXPECT_NE(g.instances[0].gpu, g.instances[1].gpu);
+  EXPECT_EQ(ReadFile(d->LogPath(2)),
+            g.instances[0].mig_uuid + "," + g.instances[1].mig_uuid + "\n");
+}
+
+TEST_F(DaemonTest, BadRequestsAndNeverRunnableJobs) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  StatusOr<DaemonJobRecord> r = d->Submit(Req("9g.99gb", {"true"}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("unknown profile '9g.99gb'"), std::string::npos);
+  EXPECT_EQ(d->Submit(Req("1g.5gb", {})).status().message(),
+            "command: must be a non-empty argv array");
+  EXPECT_EQ(d->Submit(Req("1g.5gb", {"true"}, 0)).status().message(), "count: 0 is not in 1..64");
+  EXPECT_TRUE(d->ListJobs().empty());  // nothing stored
+  // Two 4g.20gb at once can never fit on one A100 (4g.20gb has one placement).
+  r = d->Submit(Req("4g.20gb", {"true"}, 2));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->state, JobState::kRejected);
+  EXPECT_FALSE(r->reason.empty());
+  EXPECT_EQ(Get(*d, r->id).state, JobState::kRejected);
+}
+
+TEST_F(DaemonTest, DestroyInUseIsRetriedThenDone) {
+  FakeFaults faults;
+  faults.destroy_in_use = 2;
+  auto d = Start("1xA100-40GB", faults);
+  ASSERT_NE(d, nullptr);
+  // Job 1 leaves an idle 3g.20gb@4; job 2 (7g) needs it destroyed, which
+  // answers "in use" twice: job 2 waits (requeued), the instance stays in the
+  // model, and the third try destroys it.
+  ASSERT_TRUE(d->Submit(Req("3g.20gb", {"true"})).ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"true"})).ok());
+  ASSERT_TRUE(d->Tick().ok());
+  DaemonJobRecord j2 = Get(*d, 2);
+  EXPECT_EQ(j2.state, JobState::kQueued);
+  EXPECT_NE(j2.reason.find("in use"), std::string::npos) << j2.reason;
+  ASSERT_EQ(d->Gpus()[0].instances.size(), 1u);  // 3g@4 still there, not given away
+  EXPECT_EQ(d->Gpus()[0].instances[0].start, 4);
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
+  EXPECT_EQ(fake_->destroys(), 1);
+  EXPECT_EQ(Get(*d, 2).instances[0].profile, "7g.40gb");
+  EXPECT_EQ(Get(*d, 2).instances[0].start, 0);
+}
+
+TEST_F(DaemonTest, CreateFailureRequeuesTheJob) {
+  FakeFaults faults;
+  faults.fail_create = 1;
+  auto d = Start("1xA100-40GB", faults);
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(d->Submit(Req("2g.10gb", {"true"})).ok());
+  ASSERT_TRUE(d->Tick().ok());
+  DaemonJobRecord r = Get(*d, 1);
+  EXPECT_EQ(r.state, JobState::kQueued);
+  EXPECT_TRUE(r.reason.starts_with("requeued: create 2g.10gb")) << r.reason;
+  EXPECT_TRUE(d->Gpus()[0].instances.empty());  // the model matches the backend
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
+}
+
+TEST_F(DaemonTest, VanishedGpuIsDrainedAndTheJobRunsElsewhere) {
+  FakeFaults faults;
+  faults.disappear_gpu = 0;
+  auto d = Start("2xA100-40GB", faults);
+  ASSERT_NE(d, nullptr);
+  // The job goes to GPU 0 (tie → lower index); its create finds the GPU gone.
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"true"})).ok());
+  ASSERT_TRUE(d->Tick().ok());
+  EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
+  EXPECT_TRUE(d->Gpus()[0].draining);
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
+  EXPECT_EQ(Get(*d, 1).instances[0].gpu, 1);
+}
+
+TEST_F(DaemonTest, LaunchFailureFailsTheJobAndFreesItsInstance) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"no-such-command-migsched"})).ok());
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"true"})).ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
+  DaemonJobRecord r = Get(*d, 1);
+  EXPECT_EQ(r.state, JobState::kFailed);
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_EQ(r.reason, "command not found: 'no-such-command-migsched'");
+}
+
+// Regression (one_daemon_per_state_dir): two daemons on one state dir ran the
+// same queued job twice. The second is refused while the first lives, and
+// the lock goes with the first daemon.
+TEST_F(DaemonTest, SecondDaemonOnTheSameStateDirIsRefused) {
+  auto first = Start();
+  ASSERT_NE(first, nullptr);
+  StatusOr<std::unique_ptr<Daemon>> second =
+      Daemon::Create(config_, std::make_unique<SharedBackend>(fake_.get()), &BundledCatalog());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(),
+              ::testing::HasSubstr("state_dir " + config_.state_dir +
+                                   " is in use by another migsched serve (pid " +
+                                   std::to_string(getpid()) + ")"));
+  first.reset();
+  auto third = Start();
+  EXPECT_NE(third, nullptr);
+}
+
+TEST_F(DaemonTest, RecoveryAfterCrash) {
+  config_.on_shutdown = "leave";
+  int64_t pid = 0;
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->Submit(Req("7g.40gb", {"sh", "-c", "sleep 1; exit 3"})).ok());
+    ASSERT_TRUE(d->Submit(Req("7g.40gb", {"true"})).ok());
+    ASSERT_TRUE(d->Submit(Req("1g.5gb", {"true"})).ok());
+    ASSERT_TRUE(d->Tick().ok());
+    ASSERT_EQ(Get(*d, 1).state, JobState::kRunning);
+    pid = Get(*d, 1).pid;
+    // The daemon goes away without draining (as after kill -9: nothing else
+    // is written; the store has every committed change).
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  std::vector<DaemonJobRecord> all = d->ListJobs();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].state, JobState::kRunning);
+  EXPECT_EQ(all[0].pid, pid);
+  EXPECT_EQ(all[1].state, JobState::kQueued);
+  EXPECT_EQ(all[2].state, JobState::kQueued);
+  // The 7g instance was adopted busy: the queued jobs still wait for it.
+  ASSERT_TRUE(d->Tick().ok());
+  EXPECT_EQ(Get(*d, 1).state, JobState::kRunning);
+  EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 3, JobState::kSucceeded); }));
+  EXPECT_EQ(Get(*d, 1).state, JobState::kFailed);
+  EXPECT_EQ(Get(*d, 1).exit_code, 3);
+  EXPECT_EQ(Get(*d, 2).state, JobState::kSucceeded);
+}
+
+TEST_F(DaemonTest, RecoveryFailsAJobWhoseProcessDied) {
+  config_.on_shutdown = "leave";
+  int64_t pgid = 0;
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->Submit(Req("2g.10gb", {"sleep", "30"})).ok());
+    ASSERT_TRUE(d->Tick().ok());
+    pgid = Get(*d, 1).pid;
+    ASSERT_GT(pgid, 0);
+  }
+  // While the daemon is down the job dies without an exit status (SIGKILL
+  // kills its monitor too); reaping it here makes it no child of ours, as
+  // for a daemon restarted as a new process.
+  ASSERT_EQ(kill(static_cast<pid_t>(-pgid), SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(static_cast<pid_t>(pgid), &status, 0), pgid);
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  DaemonJobRecord r = Get(*d, 1);
+  EXPECT_EQ(r.state, JobState::kFailed);
+  EXPECT_EQ(r.reason, "process lost while the daemon was down");
+  EXPECT_FALSE(r.exit_code.has_value());
+  // Its instance is idle again and reusable.
+  ASSERT_TRUE(d->Submit(Req("2g.10gb", {"true"})).ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
+  ASSERT_EQ(r.instances.size(), 1u);
+  EXPECT_EQ(Get(*d, 2).instances[0].mig_uuid, r.instances[0].mig_uuid);
+  EXPECT_EQ(fake_->creates(), 1);
+}
+
+TEST_F(DaemonTest, RestartJobIsMigratedAndRestarted) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  // Job 1 (none) takes 3g@4, job 2 (restart) 3g@0 (see the placement test).
+  // When job 1 ends, the GPU (3/7 busy, util ≥ 0.4) has FragCost 0.35 with
+  // job 2 at @0 and 0 at @4, so the completion pass moves job 2 to the idle
+  // 3g@4 (§6 intra-GPU): SIGTERM, relaunch there with MIGSCHED_RESTARTED=1.
+  ASSERT_TRUE(d->Submit(Req("3g.20gb", {"sleep", "0.3"})).ok());
+  JobRequest r = Req("3g.20gb", {"sh", "-c",
+                                 "echo run restarted=${MIGSCHED_RESTARTED:-0} "
+                                 "on=$CUDA_VISIBLE_DEVICES; "
+                                 "if [ -z \"$MIGSCHED_RESTARTED\" ]; then exec sleep 30; fi"});
+  r.migratable = Migratable::kRestart;
+  ASSERT_TRUE(d->Submit(r).ok());
+  ASSERT_TRUE(d->Tick().ok());
+  const DaemonJobRecord before = Get(*d, 2);
+  ASSERT_EQ(before.instances[0].start, 0);
+  const std::string target = Get(*d, 1).instances[0].mig_uuid;
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
+  DaemonJobRecord after = Get(*d, 2);
+  EXPECT_EQ(after.restarts, 1);
+  EXPECT_EQ(after.migrations, 1);
+  EXPECT_EQ(after.instances[0].start, 4);
+  EXPECT_EQ(after.instances[0].mig_uuid, target);
+  EXPECT_EQ(ReadFile(d->LogPath(2)), "run restarted=0 on=" + before.instances[0].mig_uuid +
+                                         "\nrun restarted=1 on=" + target + "\n");
+  EXPECT_EQ(d->Metrics().migrations_intra, 1);
+  // The source 3g@0 was destroyed after the switch-over.
+  ASSERT_EQ(d->Gpus()[0].instances.size(), 1u);
+  EXPECT_EQ(d->Gpus()[0].instances[0].start, 4);
+}
+
+TEST_F(DaemonTest, CheckpointJobIsCheckpointedAndRestoredOnTheTarget) {
+  // Same moves as the restart test; the configured commands run instead:
+  // checkpoint (while the job still runs, the target already created), then
+  // the job is stopped and the restore command becomes its process.
+  config_.checkpoint_command = {"sh", "-c", "echo saved > {dir}/state; echo ckpt pid={pid}"};
+  config_.restore_command = {"sh", "-c",
+                             "echo restore $(cat {dir}/state) on=$CUDA_VISIBLE_DEVICES"};
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(d->Submit(Req("3g.20gb", {"sleep", "0.3"})).ok());
+  JobRequest r = Req("3g.20gb", {"sh", "-c", "echo first; exec sleep 30"});
+  r.migratable = Migratable::kCheckpoint;
+  ASSERT_TRUE(d->Submit(r).ok());
+  ASSERT_TRUE(d->Tick().ok());
+  const std::string target = Get(*d, 1).instances[0].mig_uuid;
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
+  DaemonJobRecord after = Get(*d, 2);
+  EXPECT_EQ(after.restarts, 0);
+  EXPECT_EQ(after.migrations, 1);
+  EXPECT_EQ(after.instances[0].mig_uuid, target);
+  const std::string log = ReadFile(d->LogPath(2));
+  EXPECT_TRUE(log.starts_with("first\nckpt pid=")) << log;
+  EXPECT_TRUE(log.ends_with("restore saved on=" + target + "\n")) << log;
+}
+
+TEST_F(DaemonTest, CheckpointJobsDoNotMoveWithoutCommands) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(d->Submit(Req("3g.20gb", {"true"})).ok());
+  JobRequest r = Req("3g.20gb", {"sleep", "0.5"});
+  r.migratable = Migratable::kCheckpoint;
+  ASSERT_TRUE(d->Submit(r).ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
+  EXPECT_EQ(Get(*d, 2).migrations, 0);
+  EXPECT_EQ(Get(*d, 2).instances[0].start, 0);
+}
+
+TEST_F(DaemonTest, RecoveryAdoptsUnknownInstancesAndFailsJobsWhoseInstanceVanished) {
+  config_.on_shutdown = "leave";
+  int64_t pgid = 0;
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->Submit(Req("3g.20gb", {"sleep", "30"})).ok());
+    ASSERT_TRUE(d->Tick().ok());
+    pgid = Get(*d, 1).pid;
+  }
+  // While the daemon is down: its instance goes, another one appears.
+  const JobInstance gone = [&] {
+    std::vector<BackendInstance> live = *fake_->ListInstances(0);
+    EXPECT_EQ(live.size(), 1u);
+    EXPECT_TRUE(fake_->DestroyInstance(0, live[0].gi_id).ok());
+    JobInstance j;
+    j.mig_uuid = live[0].mig_uuid;
+    return j;
+  }();
+  // 1g.5gb is profile id 19 on A100 40GB (mig-profiles.md §2.2).
+  StatusOr<BackendInstance> extra = fake_->CreateInstance(0, 19, Placement{6, 1});
+  ASSERT_TRUE(extra.ok()) << extra.status().ToString();
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  DaemonJobRecord r = Get(*d, 1);
+  EXPECT_EQ(r.state, JobState::kFailed);
+  EXPECT_EQ(r.reason, "instance " + gone.mig_uuid + " vanished while the daemon was down");
+  ProcessRunner probe(config_.state_dir);
+  for (int i = 0; i < 200 && probe.GroupAlive(pgid); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_FALSE(probe.GroupAlive(pgid)) << "its process was not stopped";
+  std::vector<GpuView> gpus = d->Gpus();
+  ASSERT_EQ(gpus[0].instances.size(), 1u);
+  EXPECT_EQ(gpus[0].instances[0].profile, "1g.5gb");
+  EXPECT_EQ(gpus[0].instances[0].start, 6);
+  EXPECT_FALSE(gpus[0].instances[0].busy);
+  EXPECT_EQ(gpus[0].instances[0].mig_uuid, extra->mig_uuid);
+  // The adopted idle instance is reused (§4 step 4: 1g@6 is also the best start).
+  ASSERT_TRUE(d->Submit(Req("1g.5gb", {"true"})).ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
+  EXPECT_EQ(Get(*d, 2).instances[0].mig_uuid, extra->mig_uuid);
+}
+
+TEST_F(DaemonTest, ConcurrentSubmissionsWithTheWorkerRunning) {
+  config_.tick_ms = 5;
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  d->StartWorker();
+  constexpr int kThreads = 4, kEach = 10;
+  std::vector<std::thread> threads;
+  std::vector<std::vector<DaemonJobId>> ids(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        StatusOr<DaemonJobRecord> r = d->Submit(Req("1g.5gb", {"true"}));
+        if (r.ok()) ids[t].push_back(r->id);
+        (void)d->ListJobs();
+        (void)d->Gpus();
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  std::set<DaemonJobId> all;
+  for (const auto& v : ids) all.insert(v.begin(), v.end());
+  EXPECT_EQ(all.size(), static_cast<size_t>(kThreads * kEach));  // no id given twice
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto done = [&] {
+    for (const DaemonJobRecord& r : d->ListJobs()) {
+      if (r.state != JobState::kSucceeded) return false;
+    }
+    return true;
+  };
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(done());
+  EXPECT_EQ(d->ListJobs().size(), static_cast<size_t>(kThreads * kEach));
+  d->Stop();
+}
+
+TEST_F(DaemonTest, DrainedGpuGetsNoNewPlacements) {
+  auto d = Start("2xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->Drain(7).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(d->Drain(0).ok());
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"true"})).ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
+  EXPECT_EQ(Get(*d, 1).instances[0].gpu, 1);  // GPU 0 would win the tie otherwise
+  EXPECT_TRUE(d->Gpus()[0].draining);
+  EXPECT_TRUE(d->Gpus()[0].instances.empty());
+}
+
+TEST_F(DaemonTest, PauseMetricsAndPreview) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  d->Pause();
+  EXPECT_TRUE(d->paused());
+  ASSERT_TRUE(d->Submit(Req("1g.5gb", {"true"})).ok());
+  ASSERT_TRUE(d->Tick().ok());
+  EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
+  StatusOr<PlanPreview> p = d->PreviewPlan(Req("3g.20gb", {"true"}));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->fits_now);
+  ASSERT_EQ(p->instances.size(), 1u);
+  EXPECT_EQ(p->instances[0].start, 4);          // as in the placement test
+  ASSERT_EQ(p->steps.size(), 2u);               // create, start
+  EXPECT_TRUE(d->Gpus()[0].instances.empty());  // nothing applied
+  d->Resume();
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
+  DaemonMetrics m = d->Metrics();
+  EXPECT_EQ(m.jobs_by_state.size(), 8u);
+  EXPECT_EQ(m.jobs_by_state["succeeded"], 1);
+  EXPECT_EQ(m.jobs_by_state["queued"], 0);
+  EXPECT_EQ(m.reconfigurations, 1);  // one create
+  EXPECT_EQ(m.reconfig_seconds.size(), 1u);
+  EXPECT_GE(m.decision_seconds.size(), 1u);
+}
+
+TEST_F(DaemonTest, StopInDrainModeWaitsForRunningJobs) {
+  config_.on_shutdown = "drain";
+  config_.tick_ms = 10;
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"sleep", "0.2"})).ok());
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"true"})).ok());
+  d->StartWorker();
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
+  d->Stop();
+  EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+  EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);  // stays queued (durable)
+  EXPECT_EQ(d->Submit(Req("1g.5gb", {"true"})).status().code(), StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace migsched

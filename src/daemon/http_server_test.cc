@@ -1,0 +1,342 @@
+#include "daemon/http_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "daemon/request_json.h"
+
+namespace migsched {
+namespace {
+
+using json = nlohmann::json;
+
+// An in-memory JobApi: jobs get ids 1, 2, ...; profile "none" is unknown.
+class StubApi : public JobApi {
+ public:
+  explicit StubApi(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  StatusOr<DaemonJobRecord> Submit(const JobRequest& request) override {
+    if (request.profile == "none") return InvalidArgumentError("unknown profile 'none'");
+    std::lock_guard<std::mutex> lock(mu_);
+    DaemonJobRecord r;
+    r.id = static_cast<DaemonJobId>(jobs_.size()) + 1;
+    r.request = request;
+    jobs_.push_back(r);
+    return r;
+  }
+  std::vector<DaemonJobRecord> ListJobs() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jobs_;
+  }
+  StatusOr<DaemonJobRecord> GetJob(DaemonJobId id) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (id < 1 || id > static_cast<DaemonJobId>(jobs_.size())) {
+      return NotFoundError("no job " + std::to_string(id));
+    }
+    return jobs_[id - 1];
+  }
+  StatusOr<DaemonJobRecord> Cancel(DaemonJobId id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (id < 1 || id > static_cast<DaemonJobId>(jobs_.size())) {
+      return NotFoundError("no job " + std::to_string(id));
+    }
+    DaemonJobRecord& r = jobs_[id - 1];
+    if (IsTerminal(r.state)) {
+      return FailedPreconditionError("job " + std::to_string(id) + " is already terminal");
+    }
+    r.state = JobState::kCancelled;
+    return r;
+  }
+  std::vector<GpuView> Gpus() const override {
+    GpuView g;
+    g.index = 0;
+    g.placement_units = 8;
+    g.utilisation = 0.5;
+    g.frag_cost = 0.25;
+    g.pcie = PcieThroughput{10, 20};
+    return {g};
+  }
+  StatusOr<PlanPreview> PreviewPlan(const JobRequest&) const override {
+    PlanPreview p;
+    p.fits_now = true;
+    p.steps = {"create 2g.10gb@4 on GPU 0"};
+    return p;
+  }
+  void Pause() override { paused_ = true; }
+  void Resume() override { paused_ = false; }
+  bool paused() const override { return paused_; }
+  Status Drain(int gpu) override {
+    return gpu == 0 ? Status() : NotFoundError("GPU " + std::to_string(gpu) + " is not managed");
+  }
+  DaemonMetrics Metrics() const override {
+    DaemonMetrics m;
+    m.jobs_by_state = {{"queued", 2}, {"running", 1}};
+    m.queue_length = 2;
+    m.reconfigurations = 3;
+    m.reconfig_seconds = {0.02, 0.2, 3};
+    m.migrations_intra = 1;
+    m.decision_seconds = {0.00002};
+    m.gpus = Gpus();
+    return m;
+  }
+  std::filesystem::path LogPath(DaemonJobId id) const override {
+    return dir_ / ("job" + std::to_string(id) + ".log");
+  }
+  void Finish(DaemonJobId id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_[id - 1].state = JobState::kSucceeded;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  mutable std::mutex mu_;
+  std::vector<DaemonJobRecord> jobs_;
+  std::atomic<bool> paused_{false};
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "migsched-http-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    api_ = std::make_unique<StubApi>(dir_);
+    HttpServerOptions o;
+    o.token = "sekrit";
+    o.max_body_bytes = 1000;
+    o.threads = 4;
+    o.follow_poll_ms = 10;
+    server_ = std::make_unique<HttpServer>(api_.get(), o);
+    ASSERT_TRUE(server_->Bind("127.0.0.1:0").ok());
+    ASSERT_GT(server_->port(), 0);
+    thread_ = std::thread([this] { EXPECT_TRUE(server_->Serve().ok()); });
+  }
+  void TearDown() override {
+    server_->Stop();
+    thread_.join();
+    std::filesystem::remove_all(dir_);
+  }
+  httplib::Client Client(const std::string& token = "sekrit") {
+    httplib::Client c("127.0.0.1", server_->port());
+    if (!token.empty()) c.set_bearer_token_auth(token.c_str());
+    c.set_connection_timeout(5);
+    c.set_read_timeout(5);
+    return c;
+  }
+  // The error message of a JSON error body.
+  static std::string Message(const httplib::Result& r) {
+    return json::parse(r->body)["error"]["message"].get<std::string>();
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<StubApi> api_;
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+};
+
+TEST_F(HttpServerTest, HealthzNeedsNoTokenEverythingElseDoes) {
+  auto h = Client("").Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  EXPECT_EQ(json::parse(h->body)["status"], "ok");
+  struct Case {
+    std::string token;
+    std::string method, path;
+    std::string want;
+  } cases[] = {
+      {"", "GET", "/v1/jobs", "missing bearer token (Authorization: Bearer <token>)"},
+      {"wrong", "GET", "/v1/jobs", "wrong bearer token"},
+      {"sekri", "GET", "/metrics", "wrong bearer token"},
+      {"sekrit2", "POST", "/v1/jobs", "wrong bearer token"},
+      {"", "GET", "/v1/nonexistent", "missing bearer token (Authorization: Bearer <token>)"},
+  };
+  for (const Case& k : cases) {
+    auto c = Client(k.token);
+    auto r = k.method == "GET" ? c.Get(k.path.c_str())
+                               : c.Post(k.path.c_str(), "{}", "application/json");
+    ASSERT_TRUE(r) << k.path;
+    EXPECT_EQ(r->status, 401) << k.path;
+    EXPECT_EQ(json::parse(r->body)["error"]["code"], "UNAUTHENTICATED");
+    EXPECT_EQ(Message(r), k.want);
+  }
+  EXPECT_TRUE(api_->ListJobs().empty());  // the refused POST submitted nothing
+}
+
+TEST_F(HttpServerTest, SubmitGetListCancel) {
+  auto c = Client();
+  auto p = c.Post("/v1/jobs", R"({"profile": "2g.10gb", "command": ["true"]})", "application/json");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status, 201);
+  EXPECT_EQ(json::parse(p->body)["id"], 1);
+  EXPECT_EQ(p->get_header_value("Location"), "/v1/jobs/1");
+  auto g = c.Get("/v1/jobs/1");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->status, 200);
+  EXPECT_EQ(json::parse(g->body)["state"], "queued");
+  auto l = c.Get("/v1/jobs?state=queued");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(json::parse(l->body)["jobs"].size(), 1u);
+  auto l2 = c.Get("/v1/jobs?state=running");
+  ASSERT_TRUE(l2);
+  EXPECT_EQ(json::parse(l2->body)["jobs"].size(), 0u);
+  auto d = c.Delete("/v1/jobs/1");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->status, 200);
+  EXPECT_EQ(json::parse(d->body)["state"], "cancelled");
+  auto d2 = c.Delete("/v1/jobs/1");
+  ASSERT_TRUE(d2);
+  EXPECT_EQ(d2->status, 409);
+  EXPECT_EQ(Message(d2), "job 1 is already terminal");
+}
+
+TEST_F(HttpServerTest, ErrorsMapToStatusCodesWithJsonBodies) {
+  auto c = Client();
+  struct Case {
+    std::string method, path, body;
+    int status;
+    std::string message;  // exact
+  } cases[] = {
+      {"POST", "/v1/jobs", "{bad", 400,
+       "request body is not valid JSON: parse error at line 1, column 2: syntax error while "
+       "parsing object key - invalid literal; last read: '{b'; expected string literal"},
+      {"POST", "/v1/jobs", R"({"profile": "none", "command": ["x"]})", 400,
+       "unknown profile 'none'"},
+      {"POST", "/v1/jobs", R"({"profile": "p", "command": "x"})", 400,
+       "field 'command' must be an array of strings, got string"},
+      {"POST", "/v1/jobs", std::string(1001, ' '), 413,
+       "request body larger than max_body_bytes (1000 bytes)"},
+      {"GET", "/v1/jobs/99", "", 404, "no job 99"},
+      {"GET", "/v1/jobs/abc", "", 400, "job id 'abc' is not a positive integer"},
+      {"GET", "/v1/jobs/0", "", 400, "job id '0' is not a positive integer"},
+      {"GET", "/v1/jobs/99/log", "", 404, "no job 99"},
+      {"GET", "/v1/jobs?state=lost", "", 400,
+       "'lost' is not a job state (queued, starting, running, migrating, succeeded, failed, "
+       "cancelled, rejected)"},
+      {"POST", "/v1/gpus/3/drain", "", 404, "GPU 3 is not managed"},
+      {"POST", "/v1/gpus/x/drain", "", 400, "GPU index 'x' is not a non-negative integer"},
+      {"GET", "/v1/nothing", "", 404, "no such endpoint: GET /v1/nothing"},
+  };
+  for (const Case& k : cases) {
+    auto r = k.method == "GET" ? c.Get(k.path.c_str())
+                               : c.Post(k.path.c_str(), k.body, "application/json");
+    ASSERT_TRUE(r) << k.path;
+    EXPECT_EQ(r->status, k.status) << k.path << " " << k.body.substr(0, 40);
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json") << k.path;
+    EXPECT_EQ(Message(r), k.message) << k.path;
+  }
+}
+
+TEST_F(HttpServerTest, GpusPlanPauseResumeDrain) {
+  auto c = Client();
+  auto g = c.Get("/v1/gpus");
+  ASSERT_TRUE(g);
+  const json gpus = json::parse(g->body)["gpus"];
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0]["frag_cost"], 0.25);
+  auto p = c.Post("/v1/plan", R"({"profile": "2g.10gb", "command": ["x"]})", "application/json");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status, 200);
+  EXPECT_EQ(json::parse(p->body)["steps"][0], "create 2g.10gb@4 on GPU 0");
+  auto pause = c.Post("/v1/scheduler/pause");
+  ASSERT_TRUE(pause);
+  EXPECT_EQ(json::parse(pause->body)["paused"], true);
+  EXPECT_TRUE(api_->paused());
+  auto resume = c.Post("/v1/scheduler/resume");
+  ASSERT_TRUE(resume);
+  EXPECT_EQ(json::parse(resume->body)["paused"], false);
+  auto drain = c.Post("/v1/gpus/0/drain");
+  ASSERT_TRUE(drain);
+  EXPECT_EQ(drain->status, 200);
+  EXPECT_EQ(drain->body, "{\"gpu\":0,\"draining\":true}\n");
+}
+
+TEST_F(HttpServerTest, LogWholeAndFollowed) {
+  auto c = Client();
+  ASSERT_EQ(c.Post("/v1/jobs", R"({"profile": "p", "command": ["x"]})", "application/json")->status,
+            201);
+  auto empty = c.Get("/v1/jobs/1/log");  // no log file yet: an empty log
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(empty->status, 200);
+  EXPECT_EQ(empty->body, "");
+  { std::ofstream(api_->LogPath(1)) << "line 1\n"; }
+  auto whole = c.Get("/v1/jobs/1/log");
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->body, "line 1\n");
+  // Follow: the stream must deliver what is appended later and end once the job is terminal.
+  std::thread writer([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    { std::ofstream(api_->LogPath(1), std::ios::app) << "line 2\n"; }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    api_->Finish(1);
+  });
+  auto followed = c.Get("/v1/jobs/1/log?follow=1");
+  writer.join();
+  ASSERT_TRUE(followed);
+  EXPECT_EQ(followed->status, 200);
+  EXPECT_EQ(followed->body, "line 1\nline 2\n");
+}
+
+TEST(PrometheusTest, RendersEveryFamily) {
+  DaemonMetrics m;
+  m.jobs_by_state = {{"queued", 2}, {"running", 1}};
+  m.queue_length = 2;
+  m.reconfigurations = 3;
+  m.reconfig_seconds = {0.5, 0.25, 3};
+  m.migrations_intra = 1;
+  m.migrations_inter = 4;
+  m.decision_seconds = {0.00002, 0.002};
+  GpuView g;
+  g.index = 1;
+  g.utilisation = 0.5;
+  g.frag_cost = 0.25;
+  g.pcie = PcieThroughput{10, 20};
+  GpuView h;
+  h.index = 2;  // no PCIe measurement: no PCIe sample for it
+  m.gpus = {g, h};
+  const std::string text = RenderPrometheus(m, true);
+  for (const char* line : {
+           "# TYPE migsched_jobs gauge",
+           "migsched_jobs{state=\"queued\"} 2",
+           "migsched_jobs{state=\"running\"} 1",
+           "migsched_queue_length 2",
+           "migsched_scheduler_paused 1",
+           "migsched_gpu_utilisation{gpu=\"1\"} 0.5",
+           "migsched_gpu_fragcost{gpu=\"1\"} 0.25",
+           "migsched_gpu_fragcost{gpu=\"2\"} 0",
+           "# TYPE migsched_reconfigurations_total counter",
+           "migsched_reconfigurations_total 3",
+           "# TYPE migsched_reconfiguration_seconds histogram",
+           // Samples 0.5, 0.25, 3: ≤0.1 none, ≤0.25 one (le is inclusive), ≤0.5 two,
+           // ≤2.5 two, ≤5 three; sum 3.75.
+           "migsched_reconfiguration_seconds_bucket{le=\"0.1\"} 0",
+           "migsched_reconfiguration_seconds_bucket{le=\"0.25\"} 1",
+           "migsched_reconfiguration_seconds_bucket{le=\"0.5\"} 2",
+           "migsched_reconfiguration_seconds_bucket{le=\"2.5\"} 2",
+           "migsched_reconfiguration_seconds_bucket{le=\"5\"} 3",
+           "migsched_reconfiguration_seconds_bucket{le=\"+Inf\"} 3",
+           "migsched_reconfiguration_seconds_sum 3.75",
+           "migsched_reconfiguration_seconds_count 3",
+           "migsched_migrations_total{kind=\"intra\"} 1",
+           "migsched_migrations_total{kind=\"inter\"} 4",
+           // 2e-5 ≤ 5e-5; 2e-3 ≤ 5e-3.
+           "migsched_decision_seconds_bucket{le=\"1e-05\"} 0",
+           "migsched_decision_seconds_bucket{le=\"5e-05\"} 1",
+           "migsched_decision_seconds_bucket{le=\"0.001\"} 1",
+           "migsched_decision_seconds_bucket{le=\"0.005\"} 2",
+           "migsched_decision_seconds_count 2",
+           // 10 KB/s × 1024 = 10240 B/s.
+           "migsched_gpu_pcie_tx_bytes_per_second{gpu=\"1\"} 10240",
+           "migsched_gpu_pcie_rx_bytes_per_second{gpu=\"1\"} 20480",
+       }) {
+    EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n---\n" << text;
+  }
+  EXPECT_EQ(text.find("pcie_tx_bytes_per_second{gpu=\"2\"}"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace migsched

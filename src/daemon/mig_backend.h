@@ -1,0 +1,111 @@
+// MigBackend: how the daemon reads and changes the MIG instances of a node
+// (algorithms.md §7). Two implementations: `fake` (records in memory, real
+// time, injectable failures; daemon/fake_backend.h) and `nvml`
+// (libnvidia-ml.so.1 loaded with dlopen; daemon/nvml_backend.h). The
+// simulator's `sim` backend is the Cluster itself.
+//
+// Units: placements in placement units (NVML memory slices,
+// nvmlGpuInstancePlacement_t), memory in MiB, PCIe throughput in KB/s (as
+// nvmlDeviceGetPcieThroughput reports it). GPU numbers are the NVML device
+// indices.
+//
+// Errors (Status codes): kNotFound (unknown GPU, profile or instance),
+// kResourceExhausted (the placement is occupied or out of range: NVML's
+// INSUFFICIENT_RESOURCES), kUnavailable (retry later: "in use" on destroy,
+// the device is gone, the driver is not loaded), kFailedPrecondition (MIG
+// mode is not enabled: the message says how the operator enables it; the
+// daemon never changes MIG mode itself, mig-profiles.md §8.4), kInternal
+// (the driver answered something documented as impossible).
+//
+// Thread-safety: implementations are thread-compatible; the daemon calls a
+// backend from one thread at a time (it holds its own lock).
+#ifndef MIGSCHED_DAEMON_MIG_BACKEND_H_
+#define MIGSCHED_DAEMON_MIG_BACKEND_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/gpu_model.h"
+#include "core/status.h"
+
+namespace migsched {
+
+// One physical GPU as the backend sees it.
+struct BackendGpu {
+  int index = -1;            // NVML device index
+  std::string uuid;          // "GPU-…"
+  std::string name;          // product name (nvmlDeviceGetName), e.g. "NVIDIA A100-SXM4-40GB"
+  bool mig_enabled = false;  // current MIG mode (nvmlDeviceGetMigMode, `current`)
+  bool mig_pending_change = false;  // pending mode differs from current
+  int64_t memory_mib = 0;           // total device memory
+};
+
+// One GPU-instance profile as the driver reports it
+// (nvmlDeviceGetGpuInstanceProfileInfo + ..._PossiblePlacements_v2).
+struct BackendProfile {
+  int nvml_profile_index = -1;        // NVML_GPU_INSTANCE_PROFILE_* (0x0 = 1_SLICE …)
+  int id = -1;                        // nvmlGpuInstanceProfileInfo_t.id (what Create takes)
+  int slice_count = 0;                // compute slices (sliceCount)
+  int instance_count = 0;             // instanceCount
+  int64_t memory_mib = 0;             // memorySizeMB
+  std::vector<Placement> placements;  // possible placements, as the driver lists them
+};
+
+// One live instance: a GPU instance with one compute instance spanning it.
+struct BackendInstance {
+  int gpu = -1;                      // NVML device index
+  int profile_id = -1;               // GI profile id (BackendProfile::id)
+  Placement placement;               // (start, size) in placement units
+  unsigned int gi_id = 0;            // GPU instance id (nvmlGpuInstanceInfo_t.id)
+  unsigned int ci_id = 0;            // compute instance id
+  std::string mig_uuid;              // "MIG-…": what CUDA_VISIBLE_DEVICES takes
+  bool has_compute_instance = true;  // false: a GI without a CI (found at start-up)
+};
+
+// PCIe throughput of one GPU over NVML's 20 ms sample window.
+struct PcieThroughput {
+  int64_t tx_kbps = 0;  // KB/s (NVML_PCIE_UTIL_TX_BYTES)
+  int64_t rx_kbps = 0;  // KB/s (NVML_PCIE_UTIL_RX_BYTES)
+};
+
+class MigBackend {
+ public:
+  virtual ~MigBackend() = default;
+
+  // "fake" | "nvml".
+  virtual std::string_view name() const = 0;
+
+  // The GPUs of the node, in NVML index order.
+  virtual StatusOr<std::vector<BackendGpu>> ListGpus() = 0;
+
+  // The GI profiles `gpu` supports with their possible placements (skipping
+  // profiles the driver answers NOT_SUPPORTED for). kFailedPrecondition when
+  // MIG mode is not enabled.
+  virtual StatusOr<std::vector<BackendProfile>> ListProfiles(int gpu) = 0;
+
+  // The live instances of `gpu`, ascending placement start.
+  virtual StatusOr<std::vector<BackendInstance>> ListInstances(int gpu) = 0;
+
+  // Creates a GPU instance of `profile_id` at exactly `placement`
+  // (nvmlDeviceCreateGpuInstanceWithPlacement) and one compute instance
+  // using all of its slices (engine profile SHARED), and returns it with its
+  // MIG UUID. On a CI failure the GI is destroyed again (nothing half-made is
+  // left). kResourceExhausted if the placement is occupied or invalid.
+  virtual StatusOr<BackendInstance> CreateInstance(int gpu, int profile_id,
+                                                   Placement placement) = 0;
+
+  // Destroys the compute instances of the GPU instance `gi_id`, then the GPU
+  // instance. kUnavailable with "in use" while processes still run on it
+  // (the caller retries with back-off and keeps the instance idle meanwhile);
+  // kNotFound if no such GI exists.
+  virtual Status DestroyInstance(int gpu, unsigned int gi_id) = 0;
+
+  // PCIe throughput of `gpu`. kUnavailable when the backend cannot measure it.
+  virtual StatusOr<PcieThroughput> GetPcieThroughput(int gpu) = 0;
+};
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_DAEMON_MIG_BACKEND_H_

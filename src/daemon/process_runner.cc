@@ -1,0 +1,478 @@
+#include "daemon/process_runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace migsched {
+namespace {
+
+// A message from the monitor or the command process to the daemon.
+struct PipeMsg {
+  char tag = 0;  // 'P' command pid, 'C' chdir failed, 'X' execve failed, 'F' fork failed
+  int32_t err = 0;
+  int64_t pid = 0;
+};
+
+void WriteMsg(int fd, char tag, int err, int64_t pid) {
+  PipeMsg m;
+  m.tag = tag;
+  m.err = err;
+  m.pid = pid;
+  ssize_t n;
+  do {
+    n = write(fd, &m, sizeof(m));
+  } while (n < 0 && errno == EINTR);
+}
+
+int CodeOfWaitStatus(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 255;
+}
+
+// Async-signal-safe: writes "<code>\n" to `tmp` and renames it to `path`.
+void WriteExitFile(const char* tmp, const char* path, int code) {
+  char buf[8];
+  int n = 0;
+  char digits[4];
+  int d = 0;
+  unsigned v = static_cast<unsigned>(code) & 0xffu;
+  do {
+    digits[d++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  while (d > 0) buf[n++] = digits[--d];
+  buf[n++] = '\n';
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t w;
+  do {
+    w = write(fd, buf, n);
+  } while (w < 0 && errno == EINTR);
+  fsync(fd);
+  close(fd);
+  rename(tmp, path);
+}
+
+// Async-signal-safe: closes every descriptor >= 3 except a, b and c.
+void CloseAllExcept(int a, int b, int c, int fd_limit) {
+  int keep[3] = {a, b, c};
+  std::sort(keep, keep + 3);
+  unsigned lo = 3;
+  bool ok = true;
+  for (int k : keep) {
+    if (k < static_cast<int>(lo)) continue;
+    if (k > static_cast<int>(lo)) ok = ok && close_range(lo, k - 1, 0) == 0;
+    lo = k + 1;
+  }
+  ok = ok && close_range(lo, ~0U, 0) == 0;
+  if (ok) return;
+  for (int fd = 3; fd < fd_limit; ++fd) {  // no close_range (old kernel)
+    if (fd != a && fd != b && fd != c) close(fd);
+  }
+}
+
+// State letter of /proc/<pid>/stat ('R', 'S', 'Z', ...), or 0 when unreadable.
+char ProcState(int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = all.rfind(')');
+  if (paren == std::string::npos || all.size() < paren + 3) return 0;
+  return all[paren + 2];
+}
+
+// Alive and not a zombie: after a daemon restart the monitor is no longer
+// our child, and an init that is slow to reap would leave it a zombie.
+bool ProcessAlive(int64_t pid) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  const char state = ProcState(pid);
+  return state != 'Z' && state != 'X';  // 0: /proc unreadable, trust kill()
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// Resolves argv[0] like execvp would (without the sh fallback).
+StatusOr<std::string> ResolveCommand(const std::string& argv0, const std::string& cwd,
+                                     const std::string& path_var) {
+  if (argv0.find('/') != std::string::npos) {
+    std::string p = argv0[0] == '/' ? argv0 : cwd + "/" + argv0;
+    if (!Exists(p)) return NotFoundError(fmt::format("command not found: '{}'", argv0));
+    if (!IsExecutableFile(p)) {
+      return FailedPreconditionError(fmt::format("not executable: '{}'", argv0));
+    }
+    return p;
+  }
+  std::string not_exec;
+  std::stringstream ss(path_var);
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) dir = ".";
+    std::string p = dir + "/" + argv0;
+    if (dir[0] != '/') p = cwd + "/" + p;
+    if (IsExecutableFile(p)) return p;
+    if (not_exec.empty() && Exists(p)) not_exec = p;
+  }
+  if (!not_exec.empty()) {
+    return FailedPreconditionError(fmt::format("not executable: '{}'", not_exec));
+  }
+  return NotFoundError(fmt::format("command not found: '{}'", argv0));
+}
+
+void AppendToLog(const std::filesystem::path& log, const std::string& line) {
+  std::ofstream out(log, std::ios::app);
+  out << "migsched: " << line << "\n";
+}
+
+}  // namespace
+
+ProcessRunner::ProcessRunner(std::filesystem::path state_dir) : state_dir_(std::move(state_dir)) {}
+
+std::filesystem::path ProcessRunner::JobDir(DaemonJobId job) const {
+  return state_dir_ / "jobs" / std::to_string(job);
+}
+std::filesystem::path ProcessRunner::LogPath(DaemonJobId job) const { return JobDir(job) / "log"; }
+std::filesystem::path ProcessRunner::ExitPath(DaemonJobId job) const {
+  return JobDir(job) / "exit";
+}
+
+int ProcessRunner::ExitCodeOf(const Status& launch_error) {
+  if (launch_error.message().starts_with("command not found")) return 127;
+  if (launch_error.message().starts_with("not executable")) return 126;
+  return -1;
+}
+
+StatusOr<Launched> ProcessRunner::Launch(const LaunchSpec& spec) {
+  return Spawn(spec, ExitPath(spec.job));
+}
+
+StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
+                                        const std::filesystem::path& exit_path) {
+  if (spec.argv.empty()) return InvalidArgumentError("empty command");
+  const std::filesystem::path dir = JobDir(spec.job);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return InternalError(fmt::format("job directory {}: {}", dir.string(), ec.message()));
+  }
+  const std::filesystem::path log = LogPath(spec.job);
+  const std::string cwd = spec.cwd.empty() ? dir.string() : spec.cwd;
+
+  // The environment: the daemon's, then the job's, then ours.
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string kv(*e);
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : spec.env) env[k] = v;
+  std::string devices;
+  for (const std::string& u : spec.mig_uuids) devices += (devices.empty() ? "" : ",") + u;
+  env["CUDA_VISIBLE_DEVICES"] = devices;
+  env["MIGSCHED_JOB_ID"] = std::to_string(spec.job);
+  if (spec.restarted) {
+    env["MIGSCHED_RESTARTED"] = "1";
+  } else {
+    env.erase("MIGSCHED_RESTARTED");
+  }
+  for (const auto& [k, v] : spec.extra_env) env[k] = v;
+
+  auto path_it = env.find("PATH");
+  StatusOr<std::string> path = ResolveCommand(
+      spec.argv[0], cwd, path_it != env.end() ? path_it->second : "/usr/local/bin:/usr/bin:/bin");
+  if (!path.ok()) {
+    AppendToLog(log, path.status().message());
+    return path.status();
+  }
+  struct stat cwd_st;
+  Status cwd_error;
+  if (stat(cwd.c_str(), &cwd_st) != 0) {
+    cwd_error = FailedPreconditionError(
+        fmt::format("working directory '{}': {}", cwd, std::strerror(errno)));
+  } else if (!S_ISDIR(cwd_st.st_mode)) {
+    cwd_error =
+        FailedPreconditionError(fmt::format("working directory '{}': not a directory", cwd));
+  }
+  if (!cwd_error.ok()) {
+    AppendToLog(log, cwd_error.message());
+    return cwd_error;
+  }
+
+  // Everything the children need, prepared before fork.
+  std::vector<std::string> env_strs;
+  for (const auto& [k, v] : env) env_strs.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (std::string& s : env_strs) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strs = spec.argv;
+  std::vector<char*> argv;
+  for (std::string& s : argv_strs) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  const std::string exit_str = exit_path.string();
+  const std::string exit_tmp = exit_str + ".tmp";
+  std::filesystem::remove(exit_path, ec);
+
+  int log_fd = open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    return InternalError(fmt::format("job log {}: {}", log.string(), std::strerror(errno)));
+  }
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int fds[2];
+  if (null_fd < 0 || pipe2(fds, O_CLOEXEC) != 0) {
+    const int err = errno;
+    close(log_fd);
+    if (null_fd >= 0) close(null_fd);
+    return InternalError(fmt::format("launching job {}: {}", spec.job, std::strerror(err)));
+  }
+  const int fd_limit = static_cast<int>(std::min<long>(sysconf(_SC_OPEN_MAX), 1 << 16));
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t monitor = fork();
+  if (monitor == 0) {
+    // ---- monitor ----
+    close(fds[0]);
+    // Keep only what the command needs: the daemon's other descriptors (its
+    // listening socket, the database) must not live on in the monitor.
+    CloseAllExcept(fds[1], log_fd, null_fd, fd_limit);
+    setsid();
+    const pid_t cmd = fork();
+    if (cmd == 0) {
+      // ---- command ----
+      for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      dup2(null_fd, 0);
+      dup2(log_fd, 1);
+      dup2(log_fd, 2);
+      if (chdir(cwd.c_str()) != 0) {
+        WriteMsg(fds[1], 'C', errno, 0);
+        _exit(126);
+      }
+      execve(path->c_str(), argv.data(), envp.data());
+      const int err = errno;
+      WriteMsg(fds[1], 'X', err, 0);
+      _exit(err == ENOENT ? 127 : 126);
+    }
+    if (cmd < 0) {
+      WriteMsg(fds[1], 'F', errno, 0);
+      _exit(127);
+    }
+    WriteMsg(fds[1], 'P', 0, cmd);
+    close(log_fd);
+    close(null_fd);
+    close(fds[1]);  // last: the daemon's read returns EOF once the monitor holds nothing else
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    int status = 0;
+    pid_t r;
+    do {
+      r = waitpid(cmd, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    const int code = r == cmd ? CodeOfWaitStatus(status) : 255;
+    WriteExitFile(exit_tmp.c_str(), exit_str.c_str(), code);
+    _exit(code);
+  }
+  const int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  close(fds[1]);
+  close(log_fd);
+  close(null_fd);
+  if (monitor < 0) {
+    close(fds[0]);
+    return InternalError(
+        fmt::format("launching job {}: fork: {}", spec.job, std::strerror(fork_errno)));
+  }
+  // Read until EOF: the monitor closes its end after 'P', the command's end
+  // closes at a successful execve.
+  Launched out;
+  out.pgid = monitor;
+  Status failure;
+  PipeMsg m;
+  while (true) {
+    ssize_t n = read(fds[0], &m, sizeof(m));
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof(m))) break;
+    if (m.tag == 'P') {
+      out.pid = m.pid;
+    } else if (m.tag == 'C') {
+      failure = FailedPreconditionError(
+          fmt::format("working directory '{}': {}", cwd, std::strerror(m.err)));
+    } else if (m.tag == 'X') {
+      failure = m.err == ENOENT ? NotFoundError(fmt::format("command not found: '{}'", *path))
+                                : FailedPreconditionError(fmt::format("not executable: '{}': {}",
+                                                                      *path, std::strerror(m.err)));
+    } else {
+      failure =
+          InternalError(fmt::format("launching job {}: fork: {}", spec.job, std::strerror(m.err)));
+    }
+  }
+  close(fds[0]);
+  if (!failure.ok()) {
+    int status = 0;
+    while (waitpid(monitor, &status, 0) < 0 && errno == EINTR) {
+    }
+    AppendToLog(log, failure.message());
+    return failure;
+  }
+  return out;
+}
+
+ProcessStatus ProcessRunner::Poll(DaemonJobId job, int64_t pgid) {
+  ProcessStatus out;
+  if (pgid <= 0) {
+    out.kind = ProcessStatus::Kind::kLost;
+    return out;
+  }
+  int status = 0;
+  bool reaped = false;
+  if (auto it = reaped_.find(pgid); it != reaped_.end()) {
+    status = it->second;
+    reaped_.erase(it);
+    reaped = true;
+  } else {
+    siginfo_t info;
+    std::memset(&info, 0, sizeof(info));
+    const int r = waitid(P_PID, static_cast<id_t>(pgid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (r == 0 && info.si_pid == 0) return out;  // our child, running
+    if (r == 0) {
+      // Ended: kill what is left of its group, then reap it.
+      kill(static_cast<pid_t>(-pgid), SIGKILL);
+      while (waitpid(static_cast<pid_t>(pgid), &status, 0) < 0 && errno == EINTR) {
+      }
+      reaped = true;
+    } else if (ProcessAlive(pgid)) {
+      return out;  // not our child (re-adopted) and alive
+    }
+  }
+  // Gone: the exit file is authoritative.
+  std::ifstream in(ExitPath(job));
+  int code = -1;
+  if (in >> code && code >= 0 && code <= 255) {
+    out.kind = ProcessStatus::Kind::kExited;
+    out.exit_code = code;
+    return out;
+  }
+  if (reaped) {
+    out.kind = ProcessStatus::Kind::kExited;
+    out.exit_code = CodeOfWaitStatus(status);
+    return out;
+  }
+  out.kind = ProcessStatus::Kind::kLost;
+  return out;
+}
+
+bool ProcessRunner::GroupAlive(int64_t pgid) const {
+  if (pgid <= 0) return false;
+  if (kill(static_cast<pid_t>(-pgid), 0) != 0 && errno == ESRCH) return false;
+  // Members may be zombies that nobody reaps yet (orphans wait for init):
+  // only a member that is not a zombie counts.
+  std::error_code ec;
+  std::filesystem::directory_iterator proc("/proc", ec);
+  if (ec) return true;  // cannot look closer: kill() says it exists
+  for (; proc != std::filesystem::directory_iterator(); proc.increment(ec)) {
+    if (ec) return true;
+    const std::filesystem::directory_entry& entry = *proc;
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t paren = all.rfind(')');
+    if (paren == std::string::npos) continue;
+    // After "pid (comm) ": state ppid pgrp ...
+    std::istringstream rest(all.substr(paren + 1));
+    char state = 0;
+    int64_t ppid = 0, pgrp = 0;
+    if (!(rest >> state >> ppid >> pgrp)) continue;
+    if (pgrp == pgid && state != 'Z' && state != 'X') return true;
+  }
+  return false;
+}
+
+void ProcessRunner::SignalGroup(int64_t pgid, int sig) {
+  if (pgid > 0) kill(static_cast<pid_t>(-pgid), sig);
+}
+
+bool ProcessRunner::Terminate(DaemonJobId job, int64_t pgid, double grace_s) {
+  (void)job;
+  if (pgid <= 0) return false;
+  auto gone = [&] {
+    int status = 0;
+    if (!reaped_.count(pgid)) {
+      const pid_t r = waitpid(static_cast<pid_t>(pgid), &status, WNOHANG);
+      if (r == pgid) reaped_[pgid] = status;
+    }
+    return !GroupAlive(pgid);
+  };
+  SignalGroup(pgid, SIGTERM);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, grace_s));
+  while (!gone()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      SignalGroup(pgid, SIGKILL);
+      const auto last = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      while (!gone() && std::chrono::steady_clock::now() < last) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+StatusOr<int> ProcessRunner::RunToCompletion(const LaunchSpec& spec, double timeout_s) {
+  const std::filesystem::path exit_path = JobDir(spec.job) / "helper-exit";
+  ASSIGN_OR_RETURN(Launched l, Spawn(spec, exit_path));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, timeout_s));
+  while (true) {
+    int status = 0;
+    siginfo_t info;
+    std::memset(&info, 0, sizeof(info));
+    if (waitid(P_PID, static_cast<id_t>(l.pgid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid != 0) {
+      kill(static_cast<pid_t>(-l.pgid), SIGKILL);  // what is left of its group
+      while (waitpid(static_cast<pid_t>(l.pgid), &status, 0) < 0 && errno == EINTR) {
+      }
+      return CodeOfWaitStatus(status);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      SignalGroup(l.pgid, SIGKILL);
+      while (waitpid(static_cast<pid_t>(l.pgid), &status, 0) < 0 && errno == EINTR) {
+      }
+      return UnavailableError(
+          fmt::format("'{}' did not finish within {} s", spec.argv[0], timeout_s));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace migsched

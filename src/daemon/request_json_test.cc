@@ -1,0 +1,238 @@
+#include "daemon/request_json.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace migsched {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+TEST(ParseJobRequestTest, FullRequest) {
+  auto r = ParseJobRequest(R"({"profile": "2g.10gb", "count": 2, "command": ["python", "t.py"],
+      "env": {"A": "1", "B": ""}, "cwd": "/w", "migratable": "restart",
+      "latency_sensitive": true, "priority": -3, "name": "train"})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->profile, "2g.10gb");
+  EXPECT_EQ(r->gpu_fraction, 0);
+  EXPECT_EQ(r->count, 2);
+  EXPECT_EQ(r->command, (std::vector<std::string>{"python", "t.py"}));
+  EXPECT_EQ(r->env, (std::map<std::string, std::string>{{"A", "1"}, {"B", ""}}));
+  EXPECT_EQ(r->cwd, "/w");
+  EXPECT_EQ(r->migratable, Migratable::kRestart);
+  EXPECT_TRUE(r->latency_sensitive);
+  EXPECT_EQ(r->priority, -3);
+  EXPECT_EQ(r->name, "train");
+}
+
+TEST(ParseJobRequestTest, DefaultsWithAFraction) {
+  auto r = ParseJobRequest(R"({"gpu_fraction": 0.5, "command": ["true"]})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->profile, "");
+  EXPECT_DOUBLE_EQ(r->gpu_fraction, 0.5);
+  EXPECT_EQ(r->count, 1);  // JobRequest defaults
+  EXPECT_EQ(r->migratable, Migratable::kNone);
+  EXPECT_FALSE(r->latency_sensitive);
+  EXPECT_EQ(r->priority, 0);
+  // Boundary: 1 is allowed, the interval is (0, 1].
+  EXPECT_TRUE(ParseJobRequest(R"({"gpu_fraction": 1, "command": ["x"]})").ok());
+  // count 64 = kMaxJobCount is allowed.
+  EXPECT_TRUE(ParseJobRequest(R"({"profile": "p", "count": 64, "command": ["x"]})").ok());
+}
+
+TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
+  const std::string kKnown =
+      "(known: profile, gpu_fraction, count, command, env, cwd, migratable, latency_sensitive, "
+      "priority, name)";
+  struct Case {
+    std::string body;
+    std::string want;
+  } cases[] = {
+      {"[1]", "request body must be a JSON object, got array"},
+      {"\"x\"", "request body must be a JSON object, got string"},
+      {R"({"profile": "p", "command": ["x"], "gpus": 2})", "unknown field 'gpus' " + kKnown},
+      {R"({"command": ["x"]})",
+       "one of 'profile' (e.g. \"2g.10gb\") or 'gpu_fraction' (in (0, 1]) is required"},
+      {R"({"profile": "p", "gpu_fraction": 0.5, "command": ["x"]})",
+       "give only one of 'profile' and 'gpu_fraction'"},
+      {R"({"profile": 3, "command": ["x"]})", "field 'profile' must be a string, got number"},
+      {R"({"profile": "", "command": ["x"]})", "field 'profile' must not be empty"},
+      {R"({"gpu_fraction": "half", "command": ["x"]})",
+       "field 'gpu_fraction' must be a number, got string"},
+      {R"({"gpu_fraction": 0, "command": ["x"]})", "field 'gpu_fraction' must be in (0, 1], got 0"},
+      {R"({"gpu_fraction": 1.5, "command": ["x"]})",
+       "field 'gpu_fraction' must be in (0, 1], got 1.5"},
+      {R"({"gpu_fraction": -0.1, "command": ["x"]})",
+       "field 'gpu_fraction' must be in (0, 1], got -0.1"},
+      {R"({"profile": "p", "count": "2", "command": ["x"]})",
+       "field 'count' must be an integer, got string"},
+      {R"({"profile": "p", "count": 2.5, "command": ["x"]})",
+       "field 'count' must be an integer, got non-integer number 2.5"},
+      {R"({"profile": "p", "count": 0, "command": ["x"]})",
+       "field 'count' must be from 1 to 64, got 0"},
+      {R"({"profile": "p", "count": 65, "command": ["x"]})",
+       "field 'count' must be from 1 to 64, got 65"},
+      {R"({"profile": "p", "count": 18446744073709551615, "command": ["x"]})",
+       "field 'count' must be from 1 to 64, got 18446744073709551615"},
+      {R"({"profile": "p"})", "field 'command' is required"},
+      {R"({"profile": "p", "command": "echo hi"})",
+       "field 'command' must be an array of strings, got string"},
+      {R"({"profile": "p", "command": []})",
+       "field 'command' must not be empty (argv: program, arguments)"},
+      {R"({"profile": "p", "command": ["echo", 1]})",
+       "field 'command[1]' must be a string, got number"},
+      {R"({"profile": "p", "command": [""]})",
+       "field 'command[0]' (the program) must not be empty"},
+      {R"({"profile": "p", "command": ["a\u0000b"]})",
+       "field 'command[0]' must not contain a NUL character"},
+      {R"({"profile": "p", "command": ["x"], "env": ["A=1"]})",
+       "field 'env' must be an object of strings, got array"},
+      {R"({"profile": "p", "command": ["x"], "env": {"A": 1}})",
+       "field 'env.A' must be a string, got number"},
+      {R"({"profile": "p", "command": ["x"], "env": {"A=B": "1"}})",
+       "field 'env': variable names must be non-empty and contain no '=' or NUL"},
+      {R"({"profile": "p", "command": ["x"], "env": {"": "1"}})",
+       "field 'env': variable names must be non-empty and contain no '=' or NUL"},
+      {R"({"profile": "p", "command": ["x"], "cwd": false})",
+       "field 'cwd' must be a string, got boolean"},
+      {R"({"profile": "p", "command": ["x"], "migratable": "live"})",
+       "field 'migratable' must be one of none, restart, checkpoint, got \"live\""},
+      {R"({"profile": "p", "command": ["x"], "migratable": true})",
+       "field 'migratable' must be a string (none, restart, checkpoint), got boolean"},
+      {R"({"profile": "p", "command": ["x"], "latency_sensitive": "yes"})",
+       "field 'latency_sensitive' must be a boolean, got string"},
+      {R"({"profile": "p", "command": ["x"], "priority": 1e3})",
+       "field 'priority' must be an integer, got non-integer number 1000"},
+      {R"({"profile": "p", "command": ["x"], "priority": 2147483648})",
+       "field 'priority' must be from -2147483648 to 2147483647, got 2147483648"},
+      {R"({"profile": "p", "command": ["x"], "name": null})",
+       "field 'name' must be a string, got null"},
+  };
+  for (const Case& k : cases) {
+    auto r = ParseJobRequest(k.body);
+    ASSERT_FALSE(r.ok()) << k.body;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << k.body;
+    EXPECT_EQ(r.status().message(), k.want) << k.body;
+  }
+}
+
+TEST(ParseJobRequestTest, MalformedJsonSaysWhereItBroke) {
+  struct Case {
+    std::string body;
+    std::string want;  // the message starts with this
+  } cases[] = {
+      {"", "request body is not valid JSON: parse error at line 1, column 1"},
+      {"{\"profile\": ", "request body is not valid JSON: parse error at line 1, column 13"},
+      {"{'a': 1}", "request body is not valid JSON: parse error at line 1, column 2"},
+      {"{\"a\": 1} x", "request body is not valid JSON: parse error at line 1, column 10"},
+      {"\"\xff\"", "request body is not valid JSON: parse error at line 1, column 2"},
+  };
+  for (const Case& k : cases) {
+    auto r = ParseJobRequest(k.body);
+    ASSERT_FALSE(r.ok()) << k.body;
+    EXPECT_EQ(r.status().message().rfind(k.want, 0), 0u) << r.status().message();
+  }
+}
+
+TEST(JobRequestJsonTest, RoundTrips) {
+  JobRequest a;
+  a.gpu_fraction = 0.25;
+  a.count = 3;
+  a.command = {"sh", "-c", "echo \"hi\""};
+  a.env = {{"X", "y z"}};
+  a.cwd = "/tmp";
+  a.migratable = Migratable::kCheckpoint;
+  a.latency_sensitive = true;
+  a.priority = 7;
+  a.name = "n";
+  auto b = ParseJobRequest(JobRequestToJson(a).dump());
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->profile, a.profile);
+  EXPECT_EQ(b->gpu_fraction, a.gpu_fraction);
+  EXPECT_EQ(b->count, a.count);
+  EXPECT_EQ(b->command, a.command);
+  EXPECT_EQ(b->env, a.env);
+  EXPECT_EQ(b->cwd, a.cwd);
+  EXPECT_EQ(b->migratable, a.migratable);
+  EXPECT_EQ(b->latency_sensitive, a.latency_sensitive);
+  EXPECT_EQ(b->priority, a.priority);
+  EXPECT_EQ(b->name, a.name);
+}
+
+TEST(JobRecordJsonTest, FieldsAndNulls) {
+  DaemonJobRecord r;
+  r.id = 12;
+  r.request.profile = "3g.20gb";
+  r.request.command = {"sleep", "1"};
+  r.state = JobState::kRunning;
+  r.submitted_at = 100.5;
+  r.started_at = 101;
+  r.instances.push_back(JobInstance{1, "3g.20gb", 4, 4, "MIG-x", 2, 0});
+  r.pid = 4242;
+  const ojson j = JobRecordToJson(r);
+  EXPECT_EQ(j["id"], 12);
+  EXPECT_EQ(j["state"], "running");
+  EXPECT_EQ(j["request"]["profile"], "3g.20gb");
+  EXPECT_EQ(j["submitted_at"], 100.5);
+  EXPECT_EQ(j["started_at"], 101.0);
+  EXPECT_TRUE(j["ended_at"].is_null());  // 0 = not yet
+  EXPECT_TRUE(j["exit_code"].is_null());
+  EXPECT_EQ(j["pid"], 4242);
+  EXPECT_EQ(j["instances"].dump(),
+            R"([{"gpu":1,"profile":"3g.20gb","start":4,"size":4,"mig_uuid":"MIG-x"}])");
+  r.state = JobState::kFailed;
+  r.exit_code = 137;
+  r.pid = 0;
+  r.reason = "killed by signal 9";
+  const ojson f = JobRecordToJson(r);
+  EXPECT_EQ(f["state"], "failed");
+  EXPECT_EQ(f["exit_code"], 137);
+  EXPECT_TRUE(f["pid"].is_null());
+  EXPECT_EQ(f["reason"], "killed by signal 9");
+}
+
+TEST(GpuViewJsonTest, InstancesLoadAndPcie) {
+  GpuView g;
+  g.index = 0;
+  g.uuid = "GPU-1";
+  g.model = "A100 40GB";
+  g.placement_units = 8;
+  g.utilisation = 3.0 / 7;
+  g.frag_cost = 0.5;
+  g.lazy = false;
+  g.instances = {InstanceView{"3g.20gb", 0, 4, "MIG-a", true, 5},
+                 InstanceView{"1g.5gb", 6, 1, "MIG-b", false, 0}};
+  const ojson j = GpuViewToJson(g);
+  EXPECT_EQ(j["load"], "busy");
+  EXPECT_TRUE(j["pcie"].is_null());
+  EXPECT_EQ(j["instances"][0]["job"], 5);
+  EXPECT_EQ(j["instances"][0]["busy"], true);
+  EXPECT_TRUE(j["instances"][1]["job"].is_null());
+  g.lazy = true;
+  g.pcie = PcieThroughput{1000, 2};
+  const ojson k = GpuViewToJson(g);
+  EXPECT_EQ(k["load"], "lazy");
+  // KB/s × 1024 = bytes/s: 1000 KB/s → 1,024,000 B/s; 2 KB/s → 2048 B/s.
+  EXPECT_EQ(k["pcie"]["tx_bytes_per_second"], 1024000.0);
+  EXPECT_EQ(k["pcie"]["rx_bytes_per_second"], 2048.0);
+}
+
+TEST(ErrorJsonTest, BodyAndStatusCodes) {
+  EXPECT_EQ(
+      ErrorBody(InvalidArgumentError("field 'x' must be a string, got number")),
+      R"({"error":{"code":"INVALID_ARGUMENT","message":"field 'x' must be a string, got number"}})");
+  struct Case {
+    StatusCode code;
+    int http;
+  } cases[] = {
+      {StatusCode::kInvalidArgument, 400}, {StatusCode::kUnauthenticated, 401},
+      {StatusCode::kNotFound, 404},        {StatusCode::kFailedPrecondition, 409},
+      {StatusCode::kAlreadyExists, 409},   {StatusCode::kResourceExhausted, 429},
+      {StatusCode::kUnavailable, 503},     {StatusCode::kInternal, 500},
+  };
+  for (const Case& k : cases) EXPECT_EQ(HttpStatusFor(k.code), k.http) << StatusCodeName(k.code);
+}
+
+}  // namespace
+}  // namespace migsched

@@ -1,0 +1,41 @@
+// The daemon's API token (issue 5 §1): a bearer token read from a file that
+// the daemon creates with mode 0600 at first start, or given in the config.
+//
+// The token is 64 lowercase hex characters (32 random bytes from
+// /dev/urandom). A token file that group or others may read or write is
+// refused: anyone who can read it can drive the daemon.
+//
+// Thread-safety: free functions, no shared state.
+#ifndef MIGSCHED_DAEMON_TOKEN_H_
+#define MIGSCHED_DAEMON_TOKEN_H_
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace migsched {
+
+// Reads the token from `path` (surrounding whitespace stripped).
+// Errors: kNotFound (no such file), kFailedPrecondition (mode allows group or
+// other access: the message says `chmod 600 <path>`; not a regular file),
+// kInvalidArgument (empty, or contains characters outside [0-9A-Za-z._~+/=-]).
+StatusOr<std::string> ReadTokenFile(const std::string& path);
+
+// Reads `path` if it exists (as ReadTokenFile); otherwise creates it with
+// O_CREAT|O_EXCL and mode 0600 and writes a new random token followed by a
+// newline. Two daemons racing: the loser reads the winner's file.
+// Errors: as ReadTokenFile; kUnavailable when /dev/urandom or the file cannot
+// be written (the message names the path and errno text).
+StatusOr<std::string> LoadOrCreateTokenFile(const std::string& path);
+
+// 64 hex characters from 32 bytes of /dev/urandom. kUnavailable if it cannot be read.
+StatusOr<std::string> NewRandomToken();
+
+// Compares in time that depends only on the lengths, not on where the strings
+// differ (no early exit), so the API leaks no prefix of the token by timing.
+bool TokensEqual(std::string_view a, std::string_view b);
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_DAEMON_TOKEN_H_

@@ -1,0 +1,130 @@
+#include "daemon/token.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+namespace migsched {
+namespace {
+
+class TokenTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "migsched-token-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  static void Write(const std::string& path, const std::string& text, mode_t mode) {
+    std::ofstream(path) << text;
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(TokenTest, CreatesA0600FileWith64HexCharactersAndReadsItBack) {
+  const std::string path = Path("token");
+  const mode_t old = ::umask(0);  // even with a permissive umask the file is 0600
+  auto t = LoadOrCreateTokenFile(path);
+  ::umask(old);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->size(), 64u);  // 32 bytes, 2 hex digits each
+  EXPECT_EQ(t->find_first_not_of("0123456789abcdef"), std::string::npos) << *t;
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  auto again = LoadOrCreateTokenFile(path);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, *t);  // not regenerated
+  auto read = ReadTokenFile(path);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(*read, *t);
+}
+
+TEST_F(TokenTest, NewTokensDiffer) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 20; ++i) {
+    auto t = NewRandomToken();
+    ASSERT_TRUE(t.ok());
+    seen.insert(*t);
+  }
+  EXPECT_EQ(seen.size(), 20u);  // 256-bit random values: a repeat means a broken source
+}
+
+TEST_F(TokenTest, RefusesFilesOthersCanRead) {
+  struct Case {
+    mode_t mode;
+    std::string want;
+  } cases[] = {
+      {0644, "has mode 0644: group or others may access it; run `chmod 600 "},
+      {0640, "has mode 0640: group or others may access it; run `chmod 600 "},
+      {0602, "has mode 0602: group or others may access it; run `chmod 600 "},
+  };
+  for (const Case& k : cases) {
+    const std::string path = Path("t" + std::to_string(k.mode));
+    Write(path, "secret\n", k.mode);
+    auto t = LoadOrCreateTokenFile(path);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(t.status().message(), "token file " + path + " " + k.want + path + "`")
+        << t.status().message();
+  }
+}
+
+TEST_F(TokenTest, ReadsAHandWrittenTokenAndRejectsBadContent) {
+  const std::string ok = Path("ok");
+  Write(ok, "  my-Token_1.2~+/=\n\n", 0600);
+  auto t = ReadTokenFile(ok);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(*t, "my-Token_1.2~+/=");  // surrounding whitespace stripped
+
+  const std::string empty = Path("empty");
+  Write(empty, " \n", 0600);
+  EXPECT_EQ(ReadTokenFile(empty).status().message(), "token file " + empty + " is empty");
+
+  const std::string spaced = Path("spaced");
+  Write(spaced, "two words\n", 0600);
+  auto s = ReadTokenFile(spaced);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("holds a character not allowed in a bearer token"),
+            std::string::npos);
+
+  auto missing = ReadTokenFile(Path("missing"));
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "token file " + Path("missing") + " does not exist");
+}
+
+TEST_F(TokenTest, UncreatableFileIsUnavailable) {
+  auto t = LoadOrCreateTokenFile(Path("no/such/dir/token"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(t.status().message(), "cannot create token file " + Path("no/such/dir/token") +
+                                      ": No such file or directory");
+}
+
+TEST(TokensEqualTest, ComparesWholeStrings) {
+  struct Case {
+    std::string a, b;
+    bool want;
+  } cases[] = {
+      {"abc", "abc", true},
+      {"abc", "abd", false},
+      {"abc", "ab", false},
+      {"ab", "abc", false},
+      {"", "", true},
+      {"", "a", false},
+      {"xbc", "abc", false},  // differs in the first byte
+      {std::string("a\0b", 3), std::string("a\0c", 3), false},
+  };
+  for (const Case& k : cases) EXPECT_EQ(TokensEqual(k.a, k.b), k.want) << k.a << " vs " << k.b;
+}
+
+}  // namespace
+}  // namespace migsched

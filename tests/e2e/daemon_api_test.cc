@@ -1,0 +1,582 @@
+// End-to-end tests of `migsched serve` (issue 5 §5): the real binary with the
+// fake backend on a random loopback port, real processes (sh, sleep), the
+// HTTP API through httplib::Client and the client subcommands through
+// RunMigsched. Every test uses its own temp state dir.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/config.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A `migsched serve` child process.
+class DaemonProcess {
+ public:
+  // Starts the daemon on `config`; waits (up to 15 s) for its "listening on" line.
+  static std::unique_ptr<DaemonProcess> Start(const fs::path& config, const fs::path& log) {
+    int fds[2];
+    if (::pipe(fds) != 0) return nullptr;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::dup2(fds[1], 1);
+      const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      ::dup2(err, 2);
+      ::close(fds[0]);
+      const std::string bin = testing::MigschedBinary();
+      const std::string cfg = config.string();
+      ::execl(bin.c_str(), bin.c_str(), "serve", "--config", cfg.c_str(), "--log-level", "debug",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    auto d = std::unique_ptr<DaemonProcess>(new DaemonProcess(pid, fds[0]));
+    std::string out;
+    const auto deadline = Clock::now() + std::chrono::seconds(15);
+    while (Clock::now() < deadline) {
+      pollfd p{fds[0], POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[256];
+      const ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n <= 0) break;  // exited
+      out.append(buf, static_cast<size_t>(n));
+      const std::string key = "listening on http://127.0.0.1:";
+      const size_t at = out.find(key);
+      if (at != std::string::npos && out.find('\n', at) != std::string::npos) {
+        d->port_ = std::stoi(out.substr(at + key.size()));
+        return d;
+      }
+    }
+    ADD_FAILURE() << "the daemon did not start; stdout: " << out << "\nstderr: " << ReadFile(log);
+    return nullptr;
+  }
+
+  ~DaemonProcess() {
+    if (pid_ > 0) Kill(SIGKILL);
+    ::close(out_fd_);
+  }
+
+  // Sends `sig` and reaps the process; returns its wait status.
+  int Kill(int sig) {
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+
+  int port() const { return port_; }
+
+ private:
+  DaemonProcess(pid_t pid, int out_fd) : pid_(pid), out_fd_(out_fd) {}
+  pid_t pid_;
+  int out_fd_;
+  int port_ = 0;
+};
+
+class DaemonApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "migsched-e2e-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    token_file_ = dir_ / "state" / "token";
+  }
+
+  void TearDown() override {
+    // Jobs run in their own process groups and outlive a killed daemon: end them.
+    if (daemon_) {
+      auto r = Api().Get("/v1/jobs");
+      if (r && r->status == 200) {
+        const json all = json::parse(r->body);  // (a named value: the loop must not range
+        for (const json& j : all["jobs"]) {     // over a member of a destroyed temporary)
+          const std::string state = j["state"];
+          const bool live = state == "running" || state == "starting" || state == "migrating";
+          if (live && j["pid"].is_number()) ::kill(-j["pid"].get<pid_t>(), SIGKILL);
+        }
+      }
+    }
+    daemon_.reset();
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  // Writes the config (fake backend, 2 A100-40GB, fast ticks) with `extra` appended.
+  fs::path WriteConfig(const std::string& extra = "") {
+    const fs::path p = dir_ / "config.yaml";
+    std::ofstream(p) << "listen: \"127.0.0.1:0\"\n"
+                     << "state_dir: " << (dir_ / "state").string() << "\n"
+                     << "backend: fake\ngpus: " << gpus_ << "\ntick_ms: 20\nkill_grace_s: 1\n"
+                     << "max_body_bytes: 4096\n"
+                     << extra;
+    return p;
+  }
+
+  void StartDaemon(const std::string& extra = "") {
+    const fs::path cfg =
+        fs::exists(dir_ / "config.yaml") ? dir_ / "config.yaml" : WriteConfig(extra);
+    daemon_ = DaemonProcess::Start(cfg, dir_ / "daemon.log");
+    ASSERT_NE(daemon_, nullptr);
+  }
+
+  std::string Token() const {
+    std::string t = ReadFile(token_file_);
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+    return t;
+  }
+
+  httplib::Client Api(const std::string& token = "<file>") {
+    httplib::Client c("127.0.0.1", daemon_->port());
+    const std::string t = token == "<file>" ? Token() : token;
+    if (!t.empty()) c.set_bearer_token_auth(t.c_str());
+    c.set_connection_timeout(5);
+    c.set_read_timeout(20);
+    return c;
+  }
+
+  // POST /v1/jobs; the job id (fails the test unless 201).
+  int64_t Submit(const json& body) {
+    auto r = Api().Post("/v1/jobs", body.dump(), "application/json");
+    EXPECT_TRUE(r);
+    if (!r) return 0;
+    EXPECT_EQ(r->status, 201) << r->body;
+    return r->status == 201 ? json::parse(r->body)["id"].get<int64_t>() : 0;
+  }
+
+  json Job(int64_t id) {
+    auto r = Api().Get(("/v1/jobs/" + std::to_string(id)).c_str());
+    if (!r || r->status != 200) return json();
+    return json::parse(r->body);
+  }
+
+  // Polls the job until `pred` holds (timeout: fails the test, returns the last record).
+  json WaitFor(int64_t id, const std::function<bool(const json&)>& pred, double timeout_s = 15) {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+    json j;
+    while (Clock::now() < deadline) {
+      j = Job(id);
+      if (!j.is_null() && pred(j)) return j;
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    }
+    ADD_FAILURE() << "job " << id << " timed out; last record: " << j.dump();
+    return j;
+  }
+  static bool Terminal(const json& j) {
+    const std::string s = j["state"];
+    return s == "succeeded" || s == "failed" || s == "cancelled" || s == "rejected";
+  }
+  json WaitTerminal(int64_t id) { return WaitFor(id, Terminal); }
+  json WaitRunning(int64_t id) {
+    return WaitFor(id, [](const json& j) { return j["state"] == "running"; });
+  }
+
+  // A file only its owner may read (token files with other modes are refused).
+  std::string WriteSecret(const std::string& name, const std::string& content) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << content;
+    fs::permissions(p, fs::perms::owner_read | fs::perms::owner_write);
+    return p.string();
+  }
+
+  fs::path dir_;
+  fs::path token_file_;
+  std::string gpus_ = "2xA100-40GB";  // the fake backend's cluster spec
+  std::unique_ptr<DaemonProcess> daemon_;
+};
+
+TEST_F(DaemonApiTest, RunsRealCommandsWithExitCodesLogsAndPlacements) {
+  StartDaemon();
+  // Exit code 3 → failed with exit_code 3; stdout and stderr both in the log.
+  const int64_t a = Submit(
+      {{"profile", "1g.5gb"}, {"command", {"sh", "-c", "echo hello; echo oops >&2; exit 3"}}});
+  // The job sees its MIG UUID and its env.
+  const int64_t b = Submit({{"profile", "2g.10gb"},
+                            {"env", {{"GREETING", "bonjour"}}},
+                            {"command", {"sh", "-c", "echo $GREETING $CUDA_VISIBLE_DEVICES"}}});
+  const int64_t c = Submit({{"profile", "3g.20gb"}, {"command", {"sleep", "30"}}});
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  ASSERT_GT(c, 0);
+
+  const json ja = WaitTerminal(a);
+  EXPECT_EQ(ja["state"], "failed");
+  EXPECT_EQ(ja["exit_code"], 3);
+  auto la = Api().Get(("/v1/jobs/" + std::to_string(a) + "/log").c_str());
+  ASSERT_TRUE(la);
+  EXPECT_NE(la->body.find("hello\n"), std::string::npos) << la->body;
+  EXPECT_NE(la->body.find("oops\n"), std::string::npos) << la->body;
+
+  const json jb = WaitTerminal(b);
+  EXPECT_EQ(jb["state"], "succeeded");
+  EXPECT_EQ(jb["exit_code"], 0);
+  auto lb = Api().Get(("/v1/jobs/" + std::to_string(b) + "/log").c_str());
+  ASSERT_TRUE(lb);
+  EXPECT_EQ(lb->body.rfind("bonjour MIG-", 0), 0u) << lb->body;
+
+  // A running job: one instance of its profile at a valid A100-40GB placement
+  // (mig-profiles.md: 3g.20gb has size 4 at starts 0 or 4), its MIG UUID, and
+  // /v1/gpus shows that instance busy with the job.
+  const json jc = WaitRunning(c);
+  ASSERT_EQ(jc["instances"].size(), 1u) << jc.dump();
+  const json& inst = jc["instances"][0];
+  EXPECT_EQ(inst["profile"], "3g.20gb");
+  EXPECT_EQ(inst["size"], 4);
+  EXPECT_TRUE(inst["start"] == 0 || inst["start"] == 4) << inst.dump();
+  EXPECT_TRUE(inst["gpu"] == 0 || inst["gpu"] == 1) << inst.dump();
+  EXPECT_EQ(inst["mig_uuid"].get<std::string>().rfind("MIG-", 0), 0u);
+  auto g = Api().Get("/v1/gpus");
+  ASSERT_TRUE(g);
+  bool found = false;
+  const json gpus = json::parse(g->body);
+  for (const json& gpu : gpus["gpus"]) {
+    EXPECT_EQ(gpu["placement_units"], 8);  // A100-40GB: 8 placement units
+    for (const json& i : gpu["instances"]) {
+      if (i["mig_uuid"] == inst["mig_uuid"]) {
+        found = true;
+        EXPECT_EQ(gpu["index"], inst["gpu"]);
+        EXPECT_EQ(i["busy"], true);
+        EXPECT_EQ(i["job"], c);
+      }
+    }
+  }
+  EXPECT_TRUE(found) << "job instance " << inst.dump() << " not in " << g->body;
+
+  // Cancel the running job: SIGTERM ends `sleep`; the record says cancelled.
+  auto d = Api().Delete(("/v1/jobs/" + std::to_string(c)).c_str());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->status, 200) << d->body;
+  const json cancelled = WaitTerminal(c);
+  EXPECT_EQ(cancelled["state"], "cancelled");
+  // Cancelling again: the job is terminal → 409.
+  auto d2 = Api().Delete(("/v1/jobs/" + std::to_string(c)).c_str());
+  ASSERT_TRUE(d2);
+  EXPECT_EQ(d2->status, 409) << d2->body;
+
+  // Metrics reflect the three jobs.
+  auto m = Api().Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("migsched_jobs{state=\"failed\"} 1\n"), std::string::npos) << m->body;
+  EXPECT_NE(m->body.find("migsched_jobs{state=\"succeeded\"} 1\n"), std::string::npos);
+  EXPECT_NE(m->body.find("migsched_jobs{state=\"cancelled\"} 1\n"), std::string::npos);
+  EXPECT_NE(m->body.find("migsched_gpu_fragcost{gpu=\"1\"}"), std::string::npos);
+}
+
+TEST_F(DaemonApiTest, RestartJobIsMigratedAndRestartedOnItsNewInstance) {
+  gpus_ = "1xA100-40GB";
+  StartDaemon();
+  // As in daemon_test.cc's RestartJobIsMigratedAndRestarted, through the binary: job 1 takes
+  // 3g.20gb@4, job 2 (restart) 3g.20gb@0. When job 1 ends, the GPU (3/7 busy, util >= 0.4,
+  // §3 busy) has FragCost 0.35 with job 2 at @0 and 0 at @4, so the completion pass (§6)
+  // moves job 2 to the idle 3g@4: SIGTERM, relaunch there with MIGSCHED_RESTARTED=1.
+  const int64_t first = Submit({{"profile", "3g.20gb"}, {"command", {"sleep", "1"}}});
+  const int64_t moved =
+      Submit({{"profile", "3g.20gb"},
+              {"migratable", "restart"},
+              {"command",
+               {"sh", "-c",
+                "echo run restarted=${MIGSCHED_RESTARTED:-0} on=$CUDA_VISIBLE_DEVICES; "
+                "if [ -z \"$MIGSCHED_RESTARTED\" ]; then exec sleep 30; fi"}}});
+  ASSERT_GT(first, 0);
+  ASSERT_GT(moved, 0);
+  const json j1 = WaitRunning(first);
+  const json before = WaitRunning(moved);
+  ASSERT_EQ(j1["instances"].size(), 1u);
+  ASSERT_EQ(before["instances"].size(), 1u);
+  EXPECT_EQ(j1["instances"][0]["start"], 4);
+  EXPECT_EQ(before["instances"][0]["start"], 0);
+  const json after = WaitTerminal(moved);
+  EXPECT_EQ(after["state"], "succeeded") << after.dump();
+  EXPECT_EQ(after["restarts"], 1);
+  EXPECT_EQ(after["migrations"], 1);
+  ASSERT_EQ(after["instances"].size(), 1u);
+  EXPECT_EQ(after["instances"][0]["start"], 4);
+  EXPECT_EQ(after["instances"][0]["mig_uuid"], j1["instances"][0]["mig_uuid"]);
+  auto log = Api().Get(("/v1/jobs/" + std::to_string(moved) + "/log").c_str());
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->body,
+            "run restarted=0 on=" + before["instances"][0]["mig_uuid"].get<std::string>() +
+                "\nrun restarted=1 on=" + j1["instances"][0]["mig_uuid"].get<std::string>() + "\n");
+  auto m = Api().Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("migsched_migrations_total{kind=\"intra\"} 1\n"), std::string::npos)
+      << m->body;
+}
+
+TEST_F(DaemonApiTest, FollowedLogStreamsUntilTheJobEnds) {
+  StartDaemon();
+  const int64_t id =
+      Submit({{"profile", "1g.5gb"}, {"command", {"sh", "-c", "echo one; sleep 0.5; echo two"}}});
+  ASSERT_GT(id, 0);
+  auto r = Api().Get(("/v1/jobs/" + std::to_string(id) + "/log?follow=1").c_str());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "one\ntwo\n");  // the stream ended by itself once the job was terminal
+  EXPECT_EQ(Job(id)["state"], "succeeded");
+}
+
+TEST_F(DaemonApiTest, RefusesMissingAndWrongTokensAndLogsThem) {
+  StartDaemon();
+  auto h = Api("").Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  struct Case {
+    std::string token;
+    std::string message;
+  } cases[] = {
+      {"", "missing bearer token (Authorization: Bearer <token>)"},
+      {"not-the-token", "wrong bearer token"},
+  };
+  for (const Case& k : cases) {
+    auto r = Api(k.token).Post("/v1/jobs", R"({"profile": "1g.5gb", "command": ["true"]})",
+                               "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401);
+    EXPECT_EQ(json::parse(r->body)["error"]["message"], k.message);
+  }
+  auto list = Api().Get("/v1/jobs");
+  ASSERT_TRUE(list);
+  EXPECT_TRUE(json::parse(list->body)["jobs"].empty());  // nothing was submitted
+  const std::string log = ReadFile(dir_ / "daemon.log");
+  EXPECT_NE(log.find("refused POST /v1/jobs from 127.0.0.1:"), std::string::npos) << log;
+  EXPECT_EQ(log.find(Token()), std::string::npos) << "the token must never be logged";
+  EXPECT_EQ(log.find("not-the-token"), std::string::npos);
+}
+
+TEST_F(DaemonApiTest, SigtermStopsGracefully) {
+  StartDaemon();
+  const int status = daemon_->Kill(SIGTERM);
+  ASSERT_TRUE(WIFEXITED(status)) << "signalled: " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NE(ReadFile(dir_ / "daemon.log").find("stopping"), std::string::npos);
+  daemon_.reset();
+}
+
+TEST_F(DaemonApiTest, MalformedRequestsGet400Or413WithClearMessages) {
+  StartDaemon();
+  struct Case {
+    std::string body;
+    int status;
+    std::string message;  // the message contains this
+  } cases[] = {
+      {"{\"profile\": ", 400, "request body is not valid JSON: parse error at line 1, column 13"},
+      {R"({"profile": "9g.99gb", "command": ["true"]})", 400, "9g.99gb"},
+      {R"({"profile": "1g.5gb", "command": "true"})", 400,
+       "field 'command' must be an array of strings, got string"},
+      {R"({"profile": "1g.5gb", "command": ["true"], "count": "2"})", 400,
+       "field 'count' must be an integer, got string"},
+      {R"({"profile": "1g.5gb", "command": ["true"], "gpu": 1})", 400, "unknown field 'gpu'"},
+      {"{\"profile\": \"1g.5gb\", \"command\": [\"" + std::string(5000, 'x') + "\"]}", 413,
+       "request body larger than max_body_bytes (4096 bytes)"},
+  };
+  for (const Case& k : cases) {
+    auto r = Api().Post("/v1/jobs", k.body, "application/json");
+    ASSERT_TRUE(r) << k.body.substr(0, 60);
+    EXPECT_EQ(r->status, k.status) << k.body.substr(0, 60) << " → " << r->body;
+    const json e = json::parse(r->body, nullptr, false);
+    ASSERT_TRUE(e.is_object()) << r->body;
+    EXPECT_NE(e["error"]["message"].get<std::string>().find(k.message), std::string::npos)
+        << r->body;
+  }
+  auto nf = Api().Get("/v1/jobs/424242");
+  ASSERT_TRUE(nf);
+  EXPECT_EQ(nf->status, 404);
+  auto list = Api().Get("/v1/jobs");
+  ASSERT_TRUE(list);
+  EXPECT_TRUE(json::parse(list->body)["jobs"].empty());  // no bad request was stored
+}
+
+TEST_F(DaemonApiTest, KillNineLosesNoAcceptedJob) {
+  StartDaemon();
+  // Two GPUs: two 7g.40gb jobs run (one per GPU), the others queue behind them.
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 2; ++i) {
+    ids.push_back(Submit({{"profile", "7g.40gb"}, {"command", {"sleep", "1.5"}}}));
+  }
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(Submit({{"profile", "7g.40gb"}, {"command", {"sh", "-c", "echo done"}}}));
+  }
+  for (int64_t id : ids) ASSERT_GT(id, 0);
+  WaitRunning(ids[0]);
+  WaitRunning(ids[1]);
+  EXPECT_EQ(Job(ids[2])["state"], "queued");
+  daemon_->Kill(SIGKILL);
+
+  StartDaemon();  // same config, same state dir
+  auto r = Api().Get("/v1/jobs");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  std::multiset<int64_t> seen;
+  const json listed = json::parse(r->body);
+  for (const json& j : listed["jobs"]) seen.insert(j["id"].get<int64_t>());
+  EXPECT_EQ(seen, std::multiset<int64_t>(ids.begin(), ids.end()));  // all there, once each
+  // The running ones were re-adopted and finish; the queued ones then run.
+  for (int64_t id : ids) {
+    const json j = WaitTerminal(id);
+    EXPECT_EQ(j["state"], "succeeded") << j.dump();
+  }
+}
+
+// Regression (second_daemon_cannot_share_the_port): httplib's default socket
+// options set SO_REUSEPORT, so a second daemon bound the same port and took
+// part of the requests. It must be refused and exit 1 (timeout: 124 if it
+// wrongly keeps running).
+TEST_F(DaemonApiTest, SecondDaemonOnTheSamePortIsRefused) {
+  StartDaemon();
+  const fs::path cfg2 = dir_ / "second.yaml";
+  std::ofstream(cfg2) << "listen: \"127.0.0.1:" << daemon_->port() << "\"\n"
+                      << "state_dir: " << (dir_ / "state2").string() << "\n"
+                      << "backend: fake\ngpus: 1xA100-40GB\n";
+  const fs::path err = dir_ / "second.err";
+  const std::string cmd = "timeout 20 " + testing::MigschedBinary() + " serve --config " +
+                          cfg2.string() + " > /dev/null 2> " + err.string();
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << ReadFile(err);
+  EXPECT_THAT(ReadFile(err), ::testing::HasSubstr("cannot listen on 127.0.0.1:" +
+                                                  std::to_string(daemon_->port())));
+  // The first daemon still answers every request.
+  for (int i = 0; i < 4; ++i) {
+    auto r = Api().Get("/v1/jobs");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+  }
+}
+
+// Usage errors exit 2 (docs/api.md), whatever CLI11's own code for them.
+TEST(ClientCommandTest, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(testing::RunMigsched({"cancel"}).exit_code, 2);
+  EXPECT_EQ(testing::RunMigsched({"logs", "abc"}).exit_code, 2);
+  EXPECT_EQ(testing::RunMigsched({"submit", "--profile", "1g.5gb"}).exit_code, 2);
+  EXPECT_EQ(testing::RunMigsched({"simulate", "--no-such-flag"}).exit_code, 2);
+  EXPECT_EQ(testing::RunMigsched({"cancel", "--help"}).exit_code, 0);
+}
+
+TEST_F(DaemonApiTest, ClientCommands) {
+  StartDaemon();
+  const std::string server = "http://127.0.0.1:" + std::to_string(daemon_->port());
+  const std::vector<std::string> common = {"--server", server, "--token-file",
+                                           token_file_.string()};
+  auto with = [&common](std::vector<std::string> args) {
+    args.insert(args.begin() + 1, common.begin(), common.end());
+    return args;
+  };
+  auto sub = testing::RunMigsched(
+      with({"submit", "--profile", "1g.5gb", "--env", "X=42", "--", "sh", "-c", "echo x=$X"}));
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  const int64_t id = std::stoll(sub.out);
+  EXPECT_EQ(sub.out, std::to_string(id) + "\n");  // only the id
+  WaitTerminal(id);
+
+  auto jobs = testing::RunMigsched(with({"jobs", "--json"}));
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  const json list = json::parse(jobs.out)["jobs"];
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["id"], id);
+  EXPECT_EQ(list[0]["state"], "succeeded");
+  EXPECT_EQ(list[0]["request"]["env"]["X"], "42");
+
+  auto table = testing::RunMigsched(with({"jobs"}));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("succeeded"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("sh -c echo x=$X"), std::string::npos) << table.out;
+
+  auto logs = testing::RunMigsched(with({"logs", std::to_string(id)}));
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "x=42\n");
+
+  // Cancel a terminal job: the server's message, exit 1.
+  auto cancel = testing::RunMigsched(with({"cancel", std::to_string(id)}));
+  EXPECT_EQ(cancel.exit_code, 1);
+  EXPECT_EQ(cancel.err.rfind("error: ", 0), 0u) << cancel.err;
+  auto missing = testing::RunMigsched(with({"cancel", "999"}));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "error: no job 999\n");
+
+  // A long job, then cancel it through the CLI.
+  auto sleeper =
+      testing::RunMigsched(with({"submit", "--profile", "2g.10gb", "--", "sleep", "30"}));
+  ASSERT_EQ(sleeper.exit_code, 0) << sleeper.err;
+  const int64_t sid = std::stoll(sleeper.out);
+  WaitRunning(sid);
+  auto gpus = testing::RunMigsched(with({"gpus"}));
+  ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
+  EXPECT_NE(gpus.out.find("GPU 0"), std::string::npos) << gpus.out;
+  EXPECT_NE(gpus.out.find("GPU 1"), std::string::npos) << gpus.out;
+  EXPECT_NE(gpus.out.find("busy, job " + std::to_string(sid)), std::string::npos) << gpus.out;
+  auto c2 = testing::RunMigsched(with({"cancel", std::to_string(sid)}));
+  EXPECT_EQ(c2.exit_code, 0) << c2.err;
+  EXPECT_EQ(WaitTerminal(sid)["state"], "cancelled");
+
+  // Bad usage and bad requests are refused before or by the server.
+  auto bad = testing::RunMigsched(with({"submit", "--profile", "9g.99gb", "--", "true"}));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("9g.99gb"), std::string::npos) << bad.err;
+  auto wrong = testing::RunMigsched(
+      {"jobs", "--server", server, "--token-file", WriteSecret("t", "nope\n")});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_EQ(wrong.err, "error: wrong bearer token\n");
+  auto down = testing::RunMigsched(
+      {"jobs", "--server", "http://127.0.0.1:1", "--token-file", token_file_.string()});
+  EXPECT_EQ(down.exit_code, 1);
+  // Regression (unreachable_daemon_message_says_why): httplib's one-word "Connection".
+  EXPECT_EQ(down.err,
+            "error: cannot reach the daemon at http://127.0.0.1:1: connection refused or timed "
+            "out (is `migsched serve` running there?)\n");
+}
+
+}  // namespace
+}  // namespace migsched
+
+namespace migsched {
+namespace {
+
+TEST(ServeCommandTest, PrintsADefaultConfigThatParses) {
+  auto r = testing::RunMigsched({"serve", "--print-default-config"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto c = ParseDaemonConfig(r.out, "printed");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->listen, "127.0.0.1:7070");
+}
+
+TEST(ServeCommandTest, BadConfigIsRefusedNamingTheKey) {
+  const std::string path = testing::WriteTempFile("bad.yaml", "state_dir: /tmp/x\nlisen: 1\n");
+  auto r = testing::RunMigsched({"serve", "--config", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("error: " + path + ":2: unknown key 'lisen' (known: ", 0), 0u) << r.err;
+  auto none = testing::RunMigsched({"serve"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err, "error: serve needs --config FILE.yaml (or --print-default-config)\n");
+}
+
+}  // namespace
+}  // namespace migsched

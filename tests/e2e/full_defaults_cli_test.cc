@@ -1,0 +1,117 @@
+// `full`'s own defaults through the CLI (sched/full_policy.h, docs/results.md
+// section 3): `simulate` and `sweep` run `full` with the
+// demand-weighted metric unless --metric, --reserve-full or --max-skip-seconds
+// is given; other policies keep the global defaults. The effective options are
+// read back from the run's JSON settings.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::RunMigsched;
+using ::migsched::testing::WriteTempFile;
+using ::testing::HasSubstr;
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+struct FlagsCase {
+  std::string name;
+  std::string policy;
+  std::vector<std::string> extra;   // flags the user gives
+  std::string metric;               // expected settings.metric
+  int reserve_full;                 // expected settings.reserve_full
+  nlohmann::json max_skip_seconds;  // expected settings.max_skip_seconds (null = off)
+};
+
+const std::vector<FlagsCase> kCases = {
+    {"FullDefaults", "full", {}, "demand-weighted", 0, nullptr},
+    {"FullMetricOverridden", "full", {"--metric", "fragcost"}, "fragcost", 0, nullptr},
+    // Overriding one option leaves full's default for the others.
+    {"FullReserveOverridden", "full", {"--reserve-full", "1"}, "demand-weighted", 1, nullptr},
+    {"FullGuardOverridden", "full", {"--max-skip-seconds", "1800"}, "demand-weighted", 0, 1800.0},
+    {"LbFragKeepsGlobalDefaults", "lb+frag", {}, "fragcost", 0, nullptr},
+    {"FirstFitKeepsGlobalDefaults", "first-fit", {}, "fragcost", 0, nullptr},
+};
+
+class FullDefaultsCliTest : public ::testing::TestWithParam<FlagsCase> {};
+
+TEST_P(FullDefaultsCliTest, SimulateSettings) {
+  const FlagsCase& c = GetParam();
+  const std::string json = WriteTempFile("full-defaults-" + c.name + ".json", "");
+  std::vector<std::string> args = {"simulate",  "--cluster", "2xA100-40GB", "--workload",
+                                   "paper-mix", "--jobs",    "20",          "--policy",
+                                   c.policy,    "--json",    json,          "--quiet"};
+  args.insert(args.end(), c.extra.begin(), c.extra.end());
+  const auto r = RunMigsched(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = ReadJson(json);
+  EXPECT_EQ(j["settings"]["metric"], c.metric);
+  EXPECT_EQ(j["settings"]["reserve_full"], c.reserve_full);
+  EXPECT_EQ(j["settings"]["max_skip_seconds"], c.max_skip_seconds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, FullDefaultsCliTest, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(FullDefaultsCliTest, SweepOfFullUsesItsDefaults) {
+  const std::string json = WriteTempFile("full-defaults-sweep.json", "");
+  const auto r =
+      RunMigsched({"sweep", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs", "20",
+                   "--policy", "full", "--param", "threshold=0.3,0.5", "--json", json, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadJson(json)["settings"]["metric"], "demand-weighted");
+}
+
+// Regression (compare_uses_full_defaults): `compare` and `report` ran `full` with the global
+// options (FragCost) while `simulate` used full's defaults (demand-weighted). The same workload
+// and seed must give `full` the same results in `compare` as in `simulate` (on this workload the
+// two metrics give different JCTs, so the old behaviour fails the test).
+TEST(FullDefaultsCliTest, CompareRunsFullWithItsDefaults) {
+  const std::vector<std::string> common = {"--cluster", "2xA100-40GB", "--workload",
+                                           "paper-mix", "--jobs",      "60",
+                                           "--seed",    "3",           "--quiet"};
+  const std::string cjson = WriteTempFile("full-defaults-compare.json", "");
+  std::vector<std::string> cargs = {"compare", "--policies", "full,first-fit", "--json", cjson};
+  cargs.insert(cargs.end(), common.begin(), common.end());
+  auto r = RunMigsched(cargs);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string sjson = WriteTempFile("full-defaults-simulate.json", "");
+  std::vector<std::string> sargs = {"simulate", "--policy", "full", "--json", sjson};
+  sargs.insert(sargs.end(), common.begin(), common.end());
+  r = RunMigsched(sargs);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json c = ReadJson(cjson);
+  const nlohmann::json s = ReadJson(sjson);
+  const nlohmann::json* full = nullptr;
+  for (const auto& run : c["results"]) {
+    if (run["policy"] == "full") full = &run;
+  }
+  ASSERT_NE(full, nullptr);
+  for (const char* key :
+       {"jct_mean_s", "wait_p95_s", "makespan_s", "reconfigurations", "migrations", "frag_mean"}) {
+    EXPECT_EQ((*full)[key], s[key]) << key;
+  }
+}
+
+// The --policy help lists every registered policy and the alias.
+TEST(FullDefaultsCliTest, SimulateHelpListsThePolicies) {
+  const auto r = RunMigsched({"simulate", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("first-fit | lb | lb+frag | full | best-fit | driver-default | "
+                               "mfi | static; aliases: frag-aware (= lb+frag)"));
+  EXPECT_THAT(r.out, HasSubstr("full defaults to"));
+}
+
+}  // namespace
+}  // namespace migsched

@@ -1,0 +1,122 @@
+// End-to-end runs of the `full` policy (§6 migration) and of the issue-3
+// queue and migration flags on tiny hand-worked traces.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::migsched::testing::RunMigsched;
+using ::migsched::testing::WriteTempFile;
+using ::testing::HasSubstr;
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// One A100 40GB. a (3g.20gb, 10 s) goes to 3g@4 (ΔFragCost 0; 3g@0 would
+// cost 0.35, §2 table), created by 0.023; b (3g.20gb, 1000 s, checkpoint)
+// gets the other placement, 3g@0, created by 0.046. a ends at 10.023 and
+// its 3g@4 is kept idle. The pass after that completion moves b to it
+// (FragCost 0.35 -> 0; the idle instance is reused, no create): the copy
+// takes 2 s + 19968 MiB / 1024 = 19.5 GB at 10 GB/s = 3.95 s, then b pauses
+// 0.5 s; its source 3g@0 is destroyed. b ends at 0.046 + 1000 + 0.5.
+const char kMoveTrace[] =
+    "id,arrival_s,profile,duration_s,migratable\n"
+    "a,0,3g.20gb,10,none\n"
+    "b,0,3g.20gb,1000,checkpoint\n";
+
+TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
+  const std::string trace = WriteTempFile("move.csv", kMoveTrace);
+  const std::string json = WriteTempFile("full.json", "");
+  const std::string jobs = WriteTempFile("full-jobs.csv", "");
+  auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                        "full", "--json", json, "--jobs-csv", jobs, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = ReadJson(json);
+  EXPECT_EQ(j["migrations"], 1);
+  EXPECT_EQ(j["migrations_intra"], 1);
+  EXPECT_EQ(j["migrations_inter"], 0);
+  EXPECT_NEAR(j["migration_bytes_gb"].get<double>(), 19.5, 1e-9);
+  EXPECT_NEAR(j["migration_pause_s"].get<double>(), 0.5, 1e-9);
+  EXPECT_NEAR(j["makespan_s"].get<double>(), 1000.546, 1e-6);
+  EXPECT_EQ(j["creates"], 2);
+  EXPECT_EQ(j["destroys"], 1);
+  EXPECT_EQ(j["reconfigurations_saved_by_retention"], 2);  // the kept 3g@4 reused
+  EXPECT_EQ(j["settings"]["migration"]["switch_s"], 0.5);
+  EXPECT_TRUE(j["settings"]["max_wait_s"].is_null());
+  EXPECT_THAT(ReadFile(jobs), HasSubstr("instances,reason,migrations\n"));
+  EXPECT_THAT(ReadFile(jobs), HasSubstr("0:3g.20gb@0,,1\n"));  // b, placed at 3g@0, moved once
+  // Without migration b stays on 3g@0: 0.046 + 1000.
+  auto plain = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                            "lb+frag", "--json", json, "--quiet"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 1000.046, 1e-6);
+  EXPECT_EQ(ReadJson(json)["migrations"], 0);
+  // A slower switch-over: 2 s pause.
+  auto slow = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                           "full", "--switch-s", "2", "--json", json, "--quiet"});
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 1002.046, 1e-6);
+}
+
+TEST(MigrationCliTest, MaxWaitRejectsWithItsReason) {
+  // first-fit: x (7g, 0-100) holds the GPU, y (7g, t = 10) reaches
+  // --max-wait 50 at t = 60 still queued: rejected.
+  const std::string trace = WriteTempFile("wait.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "x,0,7g.40gb,100\n"
+                                          "y,10,7g.40gb,10\n");
+  const std::string json = WriteTempFile("wait.json", "");
+  const std::string jobs = WriteTempFile("wait-jobs.csv", "");
+  auto r =
+      RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                   "first-fit", "--max-wait", "50", "--json", json, "--jobs-csv", jobs, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadJson(json)["rejected"], 1);
+  EXPECT_EQ(ReadJson(json)["settings"]["max_wait_s"], 50);
+  EXPECT_THAT(ReadFile(jobs), HasSubstr(",waited longer than --max-wait,0\n"));
+}
+
+TEST(MigrationCliTest, BadValuesNameTheFlag) {
+  const std::string trace =
+      WriteTempFile("one.csv", "id,arrival_s,profile,duration_s\na,0,1g.5gb,1\n");
+  struct Case {
+    std::string flag, value, error;
+  } cases[] = {
+      {"--migration-gbps", "0", "gbps (--migration-gbps) must be finite and > 0, got 0"},
+      {"--defrag-interval", "-1", "defrag_interval_s (--defrag-interval) must be finite and >= 0"},
+      {"--max-moves-per-pass", "-2",
+       "max_moves_per_pass (--max-moves-per-pass) must be >= 0, got -2"},
+      {"--migration-cooldown", "-5", "cooldown_s (--migration-cooldown) must be finite and >= 0"},
+      {"--switch-s", "-0.5", "switch_s (--switch-s) must be finite and >= 0"},
+      {"--checkpoint-interval", "0",
+       "checkpoint_interval_s (--checkpoint-interval) must be finite and > 0"},
+      {"--migration-fixed-s", "-1", "fixed_s (--migration-fixed-s) must be finite and >= 0"},
+      {"--max-wait", "inf", "max_wait_s (--max-wait) must be finite"},
+  };
+  for (const Case& c : cases) {
+    auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                          "full", c.flag, c.value, "--quiet"});
+    EXPECT_NE(r.exit_code, 0) << c.flag;
+    EXPECT_THAT(r.err, HasSubstr(c.error)) << c.flag;
+  }
+}
+
+}  // namespace
+}  // namespace migsched
