@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -365,6 +366,47 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
       // A running job gets SIGTERM now and SIGKILL after the grace period.
       *ctx.out << fmt::format("job {}: {}\n", o->id,
                               ended ? state : "cancelling (was " + state + ")");
+      *exit_code = 0;
+    });
+  }
+  // drain / undrain GPU, pause / resume: one POST each (docs/api.md).
+  for (const auto& [name, help] : std::vector<std::pair<std::string, std::string>>{
+           {"drain", "Stop new placements on a GPU (its jobs run to their end)"},
+           {"undrain", "Let a drained GPU take new placements again"}}) {
+    struct GpuOptions {
+      ClientFlags client;
+      int gpu = 0;
+    };
+    auto o = std::make_shared<GpuOptions>();
+    CLI::App* cmd = app.add_subcommand(name, help);
+    AddClientFlags(cmd, &o->client);
+    cmd->add_option("gpu", o->gpu, "GPU index (as in `migsched gpus`)")
+        ->required()
+        ->check(CLI::NonNegativeNumber);
+    const std::string verb = name;
+    cmd->callback([o, verb, &ctx, exit_code] {
+      auto api = Api::Connect(o->client);
+      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      auto r = api->Call("POST", fmt::format("/v1/gpus/{}/{}", o->gpu, verb));
+      if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
+      *ctx.out << fmt::format("GPU {}: {}\n", o->gpu,
+                              r->value("draining", false) ? "draining" : "not draining");
+      *exit_code = 0;
+    });
+  }
+  for (const auto& [name, help] : std::vector<std::pair<std::string, std::string>>{
+           {"pause", "Pause the queue scan (running jobs go on)"},
+           {"resume", "Resume the queue scan"}}) {
+    auto o = std::make_shared<ClientFlags>();
+    CLI::App* cmd = app.add_subcommand(name, help);
+    AddClientFlags(cmd, o.get());
+    const std::string path = "/v1/scheduler/" + name;
+    cmd->callback([o, path, &ctx, exit_code] {
+      auto api = Api::Connect(*o);
+      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      auto r = api->Call("POST", path);
+      if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
+      *ctx.out << (r->value("paused", false) ? "scheduler paused\n" : "scheduler running\n");
       *exit_code = 0;
     });
   }

@@ -62,6 +62,7 @@ class DaemonJobApi final : public JobApi {
   void Resume() override { d_->Resume(); }
   bool paused() const override { return d_->paused(); }
   Status Drain(int gpu) override { return d_->Drain(gpu); }
+  Status Undrain(int gpu) override { return d_->Undrain(gpu); }
   DaemonMetrics Metrics() const override { return d_->Metrics(); }
   std::filesystem::path LogPath(DaemonJobId id) const override { return d_->LogPath(id); }
 

@@ -124,6 +124,7 @@ class Daemon::Impl {
   void Resume();
   bool paused() const;
   Status Drain(int gpu);
+  Status Undrain(int gpu);
   DaemonMetrics Metrics() const;
   std::filesystem::path LogPath(DaemonJobId id) const { return runner_.LogPath(id); }
   const DaemonConfig& config() const { return config_; }
@@ -1197,6 +1198,17 @@ Status Daemon::Impl::Drain(int gpu) {
   return Status();
 }
 
+Status Daemon::Impl::Undrain(int gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int g = ClusterIndex(gpu);
+  if (g < 0) return NotFoundError(fmt::format("GPU {} is not managed by this daemon", gpu));
+  if (drained_.erase(g) > 0) {
+    cluster_->SetReserved(g, false);
+    spdlog::info("GPU {}: drain ended (new placements allowed)", gpu);
+  }
+  return Status();
+}
+
 DaemonMetrics Daemon::Impl::Metrics() const {
   std::vector<GpuView> gpus = Gpus();
   std::lock_guard<std::mutex> lock(mu_);
@@ -1250,6 +1262,7 @@ void Daemon::Pause() { impl_->Pause(); }
 void Daemon::Resume() { impl_->Resume(); }
 bool Daemon::paused() const { return impl_->paused(); }
 Status Daemon::Drain(int gpu) { return impl_->Drain(gpu); }
+Status Daemon::Undrain(int gpu) { return impl_->Undrain(gpu); }
 DaemonMetrics Daemon::Metrics() const { return impl_->Metrics(); }
 std::filesystem::path Daemon::LogPath(DaemonJobId id) const { return impl_->LogPath(id); }
 const DaemonConfig& Daemon::config() const { return impl_->config(); }

@@ -125,6 +125,9 @@ class Daemon {
   void Resume();
   bool paused() const;
   Status Drain(int gpu);  // kNotFound for an unmanaged index
+  // Ends a drain: the GPU takes new placements again (a GPU the backend lost is
+  // drained again by the next failed call). kNotFound for an unmanaged index.
+  Status Undrain(int gpu);
   DaemonMetrics Metrics() const;
   // The combined stdout+stderr log file of a job (may not exist yet).
   std::filesystem::path LogPath(DaemonJobId id) const;

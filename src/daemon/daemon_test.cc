@@ -556,6 +556,20 @@ TEST_F(DaemonTest, DrainedGpuGetsNoNewPlacements) {
   EXPECT_EQ(Get(*d, 1).instances[0].gpu, 1);  // GPU 0 would win the tie otherwise
   EXPECT_TRUE(d->Gpus()[0].draining);
   EXPECT_TRUE(d->Gpus()[0].instances.empty());
+  // Undrained, GPU 0 takes placements again: two 7g jobs at once (the first
+  // sleeps 1 s) need both GPUs, whichever goes where.
+  EXPECT_EQ(d->Undrain(7).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(d->Undrain(0).ok());
+  EXPECT_FALSE(d->Gpus()[0].draining);
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"sleep", "1"})).ok());
+  ASSERT_TRUE(d->Submit(Req("7g.40gb", {"true"})).ok());
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 3, JobState::kSucceeded); }));
+  // Jobs 2 and 3 ran at the same time (job 2 sleeps 1 s): one per GPU.
+  const DaemonJobRecord j2 = Get(*d, 2), j3 = Get(*d, 3);
+  ASSERT_EQ(j2.instances.size(), 1u);
+  ASSERT_EQ(j3.instances.size(), 1u);
+  std::set<int> gpus = {j2.instances[0].gpu, j3.instances[0].gpu};
+  EXPECT_EQ(gpus, (std::set<int>{0, 1}));
 }
 
 TEST_F(DaemonTest, PauseMetricsAndPreview) {

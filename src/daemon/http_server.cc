@@ -330,18 +330,21 @@ class HttpServer::Impl {
       spdlog::info("scheduler resumed through the API");
       SendJson(res, 200, ojson{{"paused", api_->paused()}});
     });
-    server_.Post(R"(/v1/gpus/([^/]+)/drain)",
+    server_.Post(R"(/v1/gpus/([^/]+)/(drain|undrain))",
                  [this](const httplib::Request& req, httplib::Response& res) {
                    const std::string s = req.matches[1];
+                   const bool drain = req.matches[2] == "drain";
                    int gpu = -1;
                    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), gpu);
                    if (ec != std::errc() || p != s.data() + s.size() || gpu < 0) {
                      return SendError(res, InvalidArgumentError(fmt::format(
                                                "GPU index '{}' is not a non-negative integer", s)));
                    }
-                   if (Status st = api_->Drain(gpu); !st.ok()) return SendError(res, st);
-                   spdlog::info("GPU {} drained through the API", gpu);
-                   SendJson(res, 200, ojson{{"gpu", gpu}, {"draining", true}});
+                   if (Status st = drain ? api_->Drain(gpu) : api_->Undrain(gpu); !st.ok()) {
+                     return SendError(res, st);
+                   }
+                   spdlog::info("GPU {} {} through the API", gpu, drain ? "drained" : "undrained");
+                   SendJson(res, 200, ojson{{"gpu", gpu}, {"draining", drain}});
                  });
     server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.status = 200;

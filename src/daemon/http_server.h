@@ -12,6 +12,7 @@
 //   POST   /v1/scheduler/pause      {"paused": true}
 //   POST   /v1/scheduler/resume     {"paused": false}
 //   POST   /v1/gpus/{index}/drain   {"gpu": index, "draining": true}   (404 unmanaged index)
+//   POST   /v1/gpus/{index}/undrain {"gpu": index, "draining": false}  (404 unmanaged index)
 //   GET    /healthz                 {"status": "ok"}, no token needed
 //   GET    /metrics                 Prometheus text format 0.0.4 (RenderPrometheus)
 // Errors: {"error": {"code": "<STATUS_CODE>", "message": "..."}} with the HTTP
@@ -51,6 +52,7 @@ class JobApi {
   virtual void Resume() = 0;
   virtual bool paused() const = 0;
   virtual Status Drain(int gpu) = 0;
+  virtual Status Undrain(int gpu) = 0;
   virtual DaemonMetrics Metrics() const = 0;
   virtual std::filesystem::path LogPath(DaemonJobId id) const = 0;
 };

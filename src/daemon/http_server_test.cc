@@ -73,6 +73,11 @@ class StubApi : public JobApi {
   Status Drain(int gpu) override {
     return gpu == 0 ? Status() : NotFoundError("GPU " + std::to_string(gpu) + " is not managed");
   }
+  Status Undrain(int gpu) override {
+    undrained_ = gpu;
+    return gpu == 0 ? Status() : NotFoundError("GPU " + std::to_string(gpu) + " is not managed");
+  }
+  int undrained_ = -1;
   DaemonMetrics Metrics() const override {
     DaemonMetrics m;
     m.jobs_by_state = {{"queued", 2}, {"running", 1}};
@@ -253,6 +258,14 @@ TEST_F(HttpServerTest, GpusPlanPauseResumeDrain) {
   ASSERT_TRUE(drain);
   EXPECT_EQ(drain->status, 200);
   EXPECT_EQ(drain->body, "{\"gpu\":0,\"draining\":true}\n");
+  auto undrain = c.Post("/v1/gpus/0/undrain", "", "application/json");
+  ASSERT_TRUE(undrain);
+  EXPECT_EQ(undrain->status, 200);
+  EXPECT_EQ(undrain->body, "{\"gpu\":0,\"draining\":false}\n");
+  EXPECT_EQ(api_->undrained_, 0);
+  auto unknown = c.Post("/v1/gpus/3/undrain", "", "application/json");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
 }
 
 TEST_F(HttpServerTest, LogWholeAndFollowed) {

@@ -505,6 +505,24 @@ TEST_F(DaemonApiTest, ClientCommands) {
   EXPECT_EQ(list[0]["state"], "succeeded");
   EXPECT_EQ(list[0]["request"]["env"]["X"], "42");
 
+  // drain / undrain / pause / resume, read back through the API.
+  auto drain = testing::RunMigsched(with({"drain", "1"}));
+  ASSERT_EQ(drain.exit_code, 0) << drain.err;
+  EXPECT_EQ(drain.out, "GPU 1: draining\n");
+  EXPECT_EQ(Api().Get("/v1/gpus")->body.find("\"draining\":true") != std::string::npos, true);
+  auto undrain = testing::RunMigsched(with({"undrain", "1"}));
+  ASSERT_EQ(undrain.exit_code, 0) << undrain.err;
+  EXPECT_EQ(undrain.out, "GPU 1: not draining\n");
+  EXPECT_EQ(Api().Get("/v1/gpus")->body.find("\"draining\":true"), std::string::npos);
+  auto bad_gpu = testing::RunMigsched(with({"drain", "9"}));
+  EXPECT_EQ(bad_gpu.exit_code, 1);
+  auto pause = testing::RunMigsched(with({"pause"}));
+  ASSERT_EQ(pause.exit_code, 0) << pause.err;
+  EXPECT_EQ(pause.out, "scheduler paused\n");
+  auto resume = testing::RunMigsched(with({"resume"}));
+  ASSERT_EQ(resume.exit_code, 0) << resume.err;
+  EXPECT_EQ(resume.out, "scheduler running\n");
+
   auto table = testing::RunMigsched(with({"jobs"}));
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("succeeded"), std::string::npos) << table.out;
