@@ -182,6 +182,19 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   // fits there does not depend on its duration; whether it may try does).
   std::set<std::tuple<std::string, double, int, int>> failed_backfill;
   Status status;
+  // Tries to place the job at `it`: true if it started (then `it` is erased
+  // and advanced); false if it does not fit (or on an error, in `status`).
+  auto try_start = [&](std::deque<Queued>::iterator& it) {
+    StatusOr<std::optional<Decision>> d = TryPlace(it->id, it->job);
+    if (!d.ok()) {
+      status = d.status();
+      return false;
+    }
+    if (!d->has_value()) return false;
+    out.push_back(std::move(**d));
+    it = queue_.erase(it);
+    return true;
+  };
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Job& job = it->job;
     const bool first_try = !it->tried;
@@ -189,16 +202,8 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     auto key = std::make_tuple(job.profile, job.gpu_fraction, static_cast<int>(job.fraction_rule),
                                job.count);
     if (!failed.count(key)) {
-      StatusOr<std::optional<Decision>> d = TryPlace(it->id, job);
-      if (!d.ok()) {
-        status = d.status();
-        break;
-      }
-      if (d->has_value()) {
-        out.push_back(std::move(**d));
-        it = queue_.erase(it);
-        continue;
-      }
+      if (try_start(it)) continue;
+      if (!status.ok()) break;
       failed.insert(key);
       if (!head_seen) {
         // The head: the oldest job still waiting (§5 starvation guard).
@@ -220,17 +225,10 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     if (!reservations_.empty() && job.duration_s > 0 && !failed_backfill.count(key) &&
         now_s_ + job.duration_s <= EarliestReservedFree()) {
       SetReservedFlags(false);
-      StatusOr<std::optional<Decision>> d = TryPlace(it->id, job);
+      const bool started = try_start(it);
       SetReservedFlags(true);
-      if (!d.ok()) {
-        status = d.status();
-        break;
-      }
-      if (d->has_value()) {
-        out.push_back(std::move(**d));
-        it = queue_.erase(it);
-        continue;
-      }
+      if (started) continue;
+      if (!status.ok()) break;
       failed_backfill.insert(key);
     }
     ++it;
