@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 
 namespace migsched {
@@ -62,15 +63,67 @@ Cluster::Cluster(const std::vector<const GpuModel*>& models, ConfigTableCache* t
   }
   reserved_.assign(gpus_.size(), 0);
   keys_.resize(gpus_.size());
+  int max_cs = 0;
+  for (const GpuModel* m : models_) max_cs = std::max(max_cs, m->compute_slices());
+  bucket_stride_ = max_cs + 1;
+  free_buckets_.resize(models_.size() * bucket_stride_);
+  model_index_.resize(gpus_.size());
+  bucket_of_.assign(gpus_.size(), -1);
+  bucket_pos_.assign(gpus_.size(), -1);
+  all_.reserve(gpus_.size());
   for (int i = 0; i < size(); ++i) {
+    model_index_[i] = static_cast<int>(
+        std::find(models_.begin(), models_.end(), &gpus_[i].model()) - models_.begin());
     keys_[i] = GroupKey(gpus_[i]);
     Join(i);
-    all_.insert(all_.end(), i);
+    all_.push_back(i);
   }
 }
 
+const std::vector<int>& Cluster::RepresentativesWithFree(int model_index, int free) const {
+  static const std::vector<int> kNone;
+  if (model_index < 0 || model_index >= static_cast<int>(models_.size()) || free < 0 ||
+      free >= bucket_stride_) {
+    return kNone;
+  }
+  return free_buckets_[model_index * bucket_stride_ + free];
+}
+
+void Cluster::IndexRepresentative(int gpu) {
+  if (reserved_[gpu]) return;  // a reserved GPU offers no candidates
+  const int b = model_index_[gpu] * bucket_stride_ + gpus_[gpu].free_compute_slices();
+  bucket_of_[gpu] = b;
+  bucket_pos_[gpu] = static_cast<int>(free_buckets_[b].size());
+  free_buckets_[b].push_back(gpu);
+}
+
+void Cluster::UnindexRepresentative(int gpu) {
+  const int b = bucket_of_[gpu];
+  if (b < 0) return;
+  std::vector<int>& bucket = free_buckets_[b];
+  const int pos = bucket_pos_[gpu];
+  bucket[pos] = bucket.back();  // swap-remove: the order is free
+  bucket_pos_[bucket[pos]] = pos;
+  bucket.pop_back();
+  bucket_of_[gpu] = -1;
+  bucket_pos_[gpu] = -1;
+}
+
+void Cluster::InsertRepresentative(int gpu) {
+  representatives_.insert(std::lower_bound(representatives_.begin(), representatives_.end(), gpu),
+                          gpu);
+  IndexRepresentative(gpu);
+}
+
+void Cluster::EraseRepresentative(int gpu) {
+  representatives_.erase(std::lower_bound(representatives_.begin(), representatives_.end(), gpu));
+  UnindexRepresentative(gpu);
+}
+
 std::string Cluster::GroupKey(const GpuState& g) {
-  std::string key(reinterpret_cast<const char*>(&g.model()), sizeof(const GpuModel*));
+  std::string key;
+  key.reserve(sizeof(const GpuModel*) + 4 * g.instances().size() + 1);  // one allocation
+  key.append(reinterpret_cast<const char*>(&g.model()), sizeof(const GpuModel*));
   for (const Instance& in : g.instances()) {
     // A migration role changes the settled configuration and who may move (§6).
     const int32_t packed = (in.profile << 10) | (in.start << 3) |
@@ -86,9 +139,9 @@ void Cluster::Join(int gpu) {
     members.insert(gpu);  // the representative stays
     return;
   }
-  if (!members.empty()) representatives_.erase(*members.begin());
+  if (!members.empty()) EraseRepresentative(*members.begin());
   members.insert(gpu);
-  representatives_.insert(gpu);
+  InsertRepresentative(gpu);
 }
 
 void Cluster::Leave(int gpu) {
@@ -97,15 +150,34 @@ void Cluster::Leave(int gpu) {
   const bool was_rep = *members.begin() == gpu;
   members.erase(gpu);
   if (!was_rep) return;
-  representatives_.erase(gpu);
+  EraseRepresentative(gpu);
   if (members.empty()) {
     groups_.erase(it);
   } else {
-    representatives_.insert(*members.begin());
+    InsertRepresentative(*members.begin());
   }
 }
 
+uint64_t Cluster::Serial::Next() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
+
+bool Cluster::ChangedSince(const ChangeCursor& cursor, std::vector<int>* gpus) const {
+  if (cursor.cluster != serial_.value || cursor.position < journal_base_ ||
+      cursor.position > journal_base_ + journal_.size()) {
+    return false;
+  }
+  gpus->insert(gpus->end(), journal_.begin() + (cursor.position - journal_base_), journal_.end());
+  return true;
+}
+
 void Cluster::SetGpu(int i, GpuState state) {
+  if (journal_.size() >= std::max<size_t>(4096, 4 * gpus_.size())) {
+    journal_base_ += journal_.size();
+    journal_.clear();
+  }
+  journal_.push_back(i);
   busy_compute_slices_ += state.busy_compute_slices() - gpus_[i].busy_compute_slices();
   gpus_[i] = std::move(state);
   Rekey(i);

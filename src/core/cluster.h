@@ -7,10 +7,12 @@
 #ifndef MIGSCHED_CORE_CLUSTER_H_
 #define MIGSCHED_CORE_CLUSTER_H_
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/catalog.h"
@@ -45,7 +47,11 @@ class Cluster {
   // up to date per changed GPU.
   // With grouping off (the naive O(GPUs) reference of tests and benchmarks)
   // every GPU is listed.
-  const std::set<int>& representatives() const { return grouping_ ? representatives_ : all_; }
+  // A sorted vector (not a set): the policies and the migration planner walk
+  // it once or twice per event, and a contiguous walk is several times
+  // cheaper than a tree's; keeping it sorted costs O(groups) memmove per
+  // change of representative.
+  const std::vector<int>& representatives() const { return grouping_ ? representatives_ : all_; }
   void set_grouping(bool on) { grouping_ = on; }
   bool grouping() const { return grouping_; }
   // Number of distinct states.
@@ -80,6 +86,36 @@ class Cluster {
     return it == groups_.end() ? nullptr : &it->second;
   }
 
+  // The representatives of the non-reserved state groups of `model`
+  // (models()[model_index]) with exactly `free` free compute slices (model
+  // compute slices minus busy ones), in no particular order. A placement that
+  // needs k compute slices can only land on the groups with free >= k, so an
+  // arrival visits those buckets and skips the (typically most) groups that
+  // cannot hold it without looking at them (issue 4). Kept up to date with
+  // the groups, O(1) per change of representative. Grouping on only (with
+  // grouping off use representatives()). `free` outside 0..compute slices of
+  // the model: an empty list.
+  const std::vector<int>& RepresentativesWithFree(int model_index, int free) const;
+  // Index of `gpu`'s model in models().
+  int model_index(int gpu) const { return model_index_[gpu]; }
+
+  // Change journal, for a reader that keeps facts about GPU states across
+  // events and wants to update only the GPUs that changed (the migration
+  // planner's state scan): every SetGpu records the GPU's index. A cursor
+  // names this cluster object and a position in its journal; a copy of a
+  // cluster is a different cluster (its cursors do not carry over).
+  struct ChangeCursor {
+    uint64_t cluster = 0;   // 0: no cluster
+    uint64_t position = 0;  // SetGpu calls since construction
+  };
+  ChangeCursor change_cursor() const { return {serial_.value, journal_base_ + journal_.size()}; }
+  // Appends to `*gpus` the GPUs given to SetGpu since `cursor` (in call
+  // order, repeats kept) and returns true; returns false, appending nothing,
+  // when `cursor` is another cluster's or older than the journal kept (the
+  // last max(4096, 4 × GPUs) changes): the reader must then look at every
+  // GPU. O(changes returned).
+  bool ChangedSince(const ChangeCursor& cursor, std::vector<int>* gpus) const;
+
   // Reservation for a waiting job (§5 starvation guard): a reserved GPU offers
   // no placement candidates (sched/candidates.h) to other jobs, and forms a
   // state group of its own. Scheduling state, not MIG state: ApplyPlan
@@ -107,17 +143,42 @@ class Cluster {
   void Join(int gpu);   // adds gpu to its group (keys_[gpu] set)
   void Leave(int gpu);  // removes gpu from its group
   void Rekey(int gpu);  // moves gpu to the group of its state and reservation
+  // Adds representative `gpu` to its free-slices bucket (not if reserved) /
+  // removes it from the bucket it was added to.
+  void IndexRepresentative(int gpu);
+  void UnindexRepresentative(int gpu);
+  void InsertRepresentative(int gpu);  // into the sorted representatives_
+  void EraseRepresentative(int gpu);
 
   std::vector<GpuState> gpus_;
   std::vector<const GpuModel*> models_;
   std::vector<char> reserved_;
   int total_compute_slices_ = 0;
   int busy_compute_slices_ = 0;
-  std::vector<std::string> keys_;                // per GPU
-  std::map<std::string, std::set<int>> groups_;  // key -> GPUs
-  std::set<int> representatives_;                // lowest GPU of every group
-  std::set<int> all_;                            // every GPU (grouping off)
+  std::vector<std::string> keys_;                          // per GPU
+  std::unordered_map<std::string, std::set<int>> groups_;  // key -> GPUs (node-based: stable)
+  std::vector<int> representatives_;                       // lowest GPU of every group, ascending
+  std::vector<int> all_;                                   // every GPU (grouping off)
+  std::vector<int> model_index_;                           // per GPU: index into models_
+  int bucket_stride_ = 1;                                  // max compute slices + 1
+  std::vector<std::vector<int>> free_buckets_;  // [model * stride + free] -> representatives
+  std::vector<int> bucket_of_;                  // per GPU: its bucket, -1 if none
+  std::vector<int> bucket_pos_;                 // per GPU: its position in the bucket
   bool grouping_ = true;
+  // A number unique to this object, renewed by a copy (ChangeCursor).
+  struct Serial {
+    Serial() : value(Next()) {}
+    Serial(const Serial&) : value(Next()) {}
+    Serial& operator=(const Serial&) {
+      value = Next();
+      return *this;
+    }
+    static uint64_t Next();
+    uint64_t value;
+  };
+  Serial serial_;
+  std::vector<int> journal_;   // GPUs of the SetGpu calls since journal_base_
+  uint64_t journal_base_ = 0;  // position of journal_[0]
 };
 
 }  // namespace migsched

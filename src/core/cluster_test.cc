@@ -17,8 +17,10 @@ namespace migsched {
 namespace {
 
 using ::migsched::testing::BundledCatalog;
+using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
 
 TEST(ClusterSpecTest, ParsesCountsAndNames) {
   auto gpus = ParseClusterSpec("2xA100-40GB, 1xNVIDIA H100 80GB HBM3,A30", BundledCatalog());
@@ -65,6 +67,14 @@ TEST(ClusterGroupsTest, IdenticalGpusShareOneRepresentative) {
   // Busy differs from idle: starting a job on GPU 0 splits it from GPU 2.
   ASSERT_TRUE(ApplyPlan({{{StepKind::kStart, 0, p3g, 4, 7}}}, &c).ok());
   EXPECT_THAT(c.representatives(), ElementsAre(0, 1, 2, 3));
+  // Free-slices buckets (A100: 7 compute slices; the busy 3g.20gb takes 3):
+  // GPU 0 has 4 free, the idle-3g GPU 2 and the empty GPU 1 have 7, the A30s 4.
+  EXPECT_THAT(c.RepresentativesWithFree(0, 4), ElementsAre(0));
+  EXPECT_THAT(c.RepresentativesWithFree(0, 7), UnorderedElementsAre(1, 2));
+  EXPECT_THAT(c.RepresentativesWithFree(1, 4), ElementsAre(3));
+  EXPECT_TRUE(c.RepresentativesWithFree(0, 3).empty());
+  EXPECT_TRUE(c.RepresentativesWithFree(0, 8).empty());
+  EXPECT_TRUE(c.RepresentativesWithFree(2, 0).empty());
   // Grouping off: every GPU.
   c.set_grouping(false);
   EXPECT_THAT(c.representatives(), ElementsAre(0, 1, 2, 3, 4));
@@ -104,6 +114,11 @@ TEST(ClusterGroupsTest, RandomPlansKeepGroupsExact) {
       plan.steps.push_back({StepKind::kCreate, g, slot.profile, slot.start, kNoJob});
     }
     ASSERT_TRUE(ApplyPlan(plan, &c).ok());
+    // Now and then a reservation (§5) is placed or lifted: a group of its own.
+    if (rng.Uniform01() < 0.05) {
+      const int r = static_cast<int>(rng.UniformInt(0, c.size() - 1));
+      c.SetReserved(r, !c.reserved(r));
+    }
     std::map<std::string, int> lowest;
     for (int i = 0; i < c.size(); ++i) {
       std::string key = c.gpu(i).model().name();
@@ -111,13 +126,87 @@ TEST(ClusterGroupsTest, RandomPlansKeepGroupsExact) {
         key += "|" + std::to_string(in.profile) + "@" + std::to_string(in.start) +
                (in.busy() ? "b" : "i");
       }
+      if (c.reserved(i)) key += "|reserved";
       if (!lowest.count(key)) lowest[key] = i;
     }
     std::set<int> expected;
     for (const auto& [k, i] : lowest) expected.insert(i);
-    ASSERT_EQ(c.representatives(), expected) << "step " << step;
+    ASSERT_EQ(c.representatives(), std::vector<int>(expected.begin(), expected.end()))
+        << "step " << step;
     ASSERT_EQ(c.num_groups(), static_cast<int>(lowest.size()));
+    // The free-slices buckets: every non-reserved representative, in the
+    // bucket of its model and free compute slices (model compute slices minus
+    // the busy instances' ones, counted here from the instances).
+    for (int mi = 0; mi < static_cast<int>(c.models().size()); ++mi) {
+      const GpuModel& m = *c.models()[mi];
+      for (int free = -1; free <= 9; ++free) {
+        std::set<int> want;
+        for (int rep : expected) {
+          if (&c.gpu(rep).model() != &m || c.reserved(rep)) continue;
+          int busy = 0;
+          for (const Instance& in : c.gpu(rep).instances()) {
+            if (in.busy()) busy += m.profile(in.profile).compute_slices;
+          }
+          if (m.compute_slices() - busy == free) want.insert(rep);
+        }
+        const std::vector<int>& got = c.RepresentativesWithFree(mi, free);
+        ASSERT_EQ(std::set<int>(got.begin(), got.end()), want)
+            << "step " << step << " model " << m.name() << " free " << free;
+        ASSERT_EQ(got.size(), want.size()) << "step " << step << ": a GPU listed twice";
+      }
+    }
   }
+}
+
+// The change journal lists the GPUs of every SetGpu since a cursor, in call
+// order; another cluster's cursor, a copy's, or one older than the journal
+// kept (max(4096, 4 × GPUs) changes) is refused.
+TEST(ClusterJournalTest, ListsChangedGpusSinceACursor) {
+  ConfigTableCache tables;
+  Cluster c({&Model("A100-40GB"), &Model("A100-40GB"), &Model("A30-24GB")}, &tables);
+  const Cluster::ChangeCursor start = c.change_cursor();
+  std::vector<int> changed;
+  ASSERT_TRUE(c.ChangedSince(start, &changed));
+  EXPECT_TRUE(changed.empty());
+  const int p1g = c.gpu(0).model().FindProfile("1g.5gb");
+  // One plan touching GPUs 2 and 0 (one SetGpu each), then GPU 0 again.
+  const int a30_1g = c.gpu(2).model().FindProfile("1g.6gb");
+  ASSERT_TRUE(
+      ApplyPlan(
+          {{{StepKind::kCreate, 2, a30_1g, 0, kNoJob}, {StepKind::kCreate, 0, p1g, 6, kNoJob}}}, &c)
+          .ok());
+  const Cluster::ChangeCursor middle = c.change_cursor();
+  ASSERT_TRUE(ApplyPlan({{{StepKind::kStart, 0, p1g, 6, 1}}}, &c).ok());
+  changed.clear();
+  ASSERT_TRUE(c.ChangedSince(start, &changed));
+  EXPECT_THAT(changed, UnorderedElementsAre(0, 2, 0));
+  changed.clear();
+  ASSERT_TRUE(c.ChangedSince(middle, &changed));
+  EXPECT_THAT(changed, ElementsAre(0));
+  // A reservation is scheduling state, not a change of the GPU: not listed.
+  c.SetReserved(1, true);
+  changed.clear();
+  ASSERT_TRUE(c.ChangedSince(c.change_cursor(), &changed));
+  EXPECT_TRUE(changed.empty());
+  // A copy is another cluster: neither takes the other's cursor.
+  Cluster copy = c;
+  changed.clear();
+  EXPECT_FALSE(copy.ChangedSince(middle, &changed));
+  EXPECT_FALSE(c.ChangedSince(copy.change_cursor(), &changed));
+  EXPECT_TRUE(changed.empty());
+  // A default cursor names no cluster.
+  EXPECT_FALSE(c.ChangedSince(Cluster::ChangeCursor{}, &changed));
+  // 4096 more changes (> max(4096, 4 × 3)): the journal no longer reaches `start`.
+  for (int i = 0; i < 4096; ++i) {
+    ASSERT_TRUE(ApplyPlan({{{StepKind::kRelease, 0, p1g, 6, 1}}}, &c).ok());
+    ASSERT_TRUE(ApplyPlan({{{StepKind::kStart, 0, p1g, 6, 1}}}, &c).ok());
+  }
+  EXPECT_FALSE(c.ChangedSince(start, &changed));
+  const Cluster::ChangeCursor late = c.change_cursor();
+  ASSERT_TRUE(ApplyPlan({{{StepKind::kRelease, 0, p1g, 6, 1}}}, &c).ok());
+  changed.clear();
+  ASSERT_TRUE(c.ChangedSince(late, &changed));
+  EXPECT_THAT(changed, ElementsAre(0));
 }
 
 }  // namespace

@@ -91,6 +91,7 @@ Status GpuState::StartJob(int profile, int start, JobId job) {
   busy_config_ = table_->Add(busy_config_, in.slot);
   if (busy_config_ == kInvalidConfig)
     return InternalError("start: busy configuration became invalid");
+  settled_config_ = table_->Add(settled_config_, in.slot);  // a subset of busy: valid
   return Status();
 }
 
@@ -104,19 +105,15 @@ Status GpuState::ReleaseJob(int start, JobId job) {
         fmt::format("release job {} @{}: the instance runs job {}", job, start, in.job));
   }
   in.job = kNoJob;
+  // A migration source is not in the settled configuration any more.
+  if (in.migration != MigrationRole::kSource) {
+    settled_config_ = table_->Remove(settled_config_, in.slot);
+  }
   in.migration = MigrationRole::kNone;
   in.peer_gpu = -1;
   in.peer_start = -1;
   busy_config_ = table_->Remove(busy_config_, in.slot);
   return Status();
-}
-
-ConfigId GpuState::settled_config() const {
-  ConfigId c = busy_config_;
-  for (const Instance& in : instances_) {
-    if (in.migration == MigrationRole::kSource) c = table_->Remove(c, in.slot);
-  }
-  return c;
 }
 
 Status GpuState::BeginMigrationTarget(int profile, int start, JobId job, int peer_gpu,
@@ -147,6 +144,7 @@ Status GpuState::BeginMigrationSource(int start, JobId job, int peer_gpu, int pe
   in.migration = MigrationRole::kSource;
   in.peer_gpu = peer_gpu;
   in.peer_start = peer_start;
+  settled_config_ = table_->Remove(settled_config_, in.slot);
   return Status();
 }
 
@@ -189,7 +187,7 @@ Status GpuState::EndMigrationSource(int start, JobId job, int peer_gpu, int peer
 }
 
 Status GpuState::CheckInvariants() const {
-  uint64_t units = 0, busy_mask = 0, all_mask = 0;
+  uint64_t units = 0, busy_mask = 0, all_mask = 0, settled_mask = 0;
   int cs = 0;
   for (size_t i = 0; i < instances_.size(); ++i) {
     const Instance& in = instances_[i];
@@ -219,6 +217,7 @@ Status GpuState::CheckInvariants() const {
     cs += p.compute_slices;
     all_mask |= uint64_t{1} << in.slot;
     if (in.busy()) busy_mask |= uint64_t{1} << in.slot;
+    if (in.busy() && in.migration != MigrationRole::kSource) settled_mask |= uint64_t{1} << in.slot;
     if (CountProfile(in.profile) > p.max_instances) {
       return InternalError(fmt::format("{}: more than {} instance(s) of {}", model_->name(),
                                        p.max_instances, p.name));
@@ -233,6 +232,10 @@ Status GpuState::CheckInvariants() const {
   }
   if (table_->Find(busy_mask) != busy_config_ || busy_config_ == kInvalidConfig) {
     return InternalError(fmt::format("{}: cached busy configuration out of date", model_->name()));
+  }
+  if (table_->Find(settled_mask) != settled_config_ || settled_config_ == kInvalidConfig) {
+    return InternalError(
+        fmt::format("{}: cached settled configuration out of date", model_->name()));
   }
   return Status();
 }

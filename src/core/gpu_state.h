@@ -66,8 +66,10 @@ class GpuState {
   // FragCost of the busy instances (§2).
   double fragcost() const { return table_->FragCost(busy_config_); }
   // The busy configuration once every copy in progress has switched over:
-  // busy instances minus migration sources (§6). O(instances).
-  ConfigId settled_config() const;
+  // busy instances minus migration sources (§6). O(1): kept up to date by the
+  // mutators below (the migration planner asks for it per state group and
+  // pass).
+  ConfigId settled_config() const { return settled_config_; }
   bool empty() const { return instances_.empty(); }
 
   // Index in instances() of the instance starting at `start`, or -1.
@@ -113,6 +115,7 @@ class GpuState {
   std::vector<Instance> instances_;
   ConfigId busy_config_ = kEmptyConfig;
   ConfigId all_config_ = kEmptyConfig;
+  ConfigId settled_config_ = kEmptyConfig;
 };
 
 }  // namespace migsched

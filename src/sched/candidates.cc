@@ -109,45 +109,19 @@ int CountIdleInstancesToDestroy(const GpuState& g, int profile, int start) {
 }
 
 void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_create,
-                      std::vector<Candidate>* out) {
-  if (cluster.reserved(gpu)) return;
-  const GpuState& g = cluster.gpu(gpu);
-  const GpuModel& m = g.model();
-  const ConfigTable& t = g.table();
-  const Profile& p = m.profile(profile);
-  // Not enough free compute slices: no slot of the profile can be added (the
-  // same answer as ConfigTable::Add for each, in O(1)).
-  const std::vector<int>& slots = m.SlotsOfProfile(profile);
-  if (slots.empty() || m.slots()[slots.front()].compute_slices > g.free_compute_slices()) return;
-  int busy_same = 0;
-  if (!p.is_base()) {
-    for (const Instance& in : g.instances()) busy_same += in.busy() && in.profile == profile;
-    if (busy_same >= p.max_instances) return;
-  }
-  for (int slot : slots) {
-    const ConfigId after = t.Add(g.busy_config(), slot);
-    if (after == kInvalidConfig) continue;
-    Candidate c;
-    c.gpu = gpu;
-    c.profile = profile;
-    c.start = m.slots()[slot].start;
-    c.slot = slot;
-    c.busy_after = after;
-    const int at = g.IndexAt(c.start);
-    c.reuse = at >= 0 && !g.instances()[at].busy() && g.instances()[at].profile == profile;
-    if (!c.reuse && !allow_create) continue;
-    // Fast path: nothing idle on the GPU means nothing to destroy.
-    c.destroys =
-        g.all_config() == g.busy_config() ? 0 : CountIdleInstancesToDestroy(g, profile, c.start);
-    out->push_back(c);
-  }
+                      std::vector<Candidate>* out, bool count_destroys) {
+  ForEachCandidateOn(cluster, gpu, profile, allow_create, count_destroys,
+                     [out](const Candidate& c) { out->push_back(c); });
 }
 
 Plan PlacementPlan(const Cluster& cluster, int gpu, int profile, int start, JobId job) {
   const GpuState& g = cluster.gpu(gpu);
   Plan plan;
-  for (int s : IdleInstancesToDestroy(g, profile, start)) {
-    plan.steps.push_back({StepKind::kDestroy, gpu, g.instances()[g.IndexAt(s)].profile, s, kNoJob});
+  if (g.all_config() != g.busy_config()) {  // idle instances exist: some may be in the way
+    for (int s : IdleInstancesToDestroy(g, profile, start)) {
+      plan.steps.push_back(
+          {StepKind::kDestroy, gpu, g.instances()[g.IndexAt(s)].profile, s, kNoJob});
+    }
   }
   const int at = g.IndexAt(start);
   const bool reuse = at >= 0 && !g.instances()[at].busy() && g.instances()[at].profile == profile;

@@ -28,15 +28,19 @@ struct Candidate {
   int slot = -1;                         // model slot of (base profile, start)
   ConfigId busy_after = kInvalidConfig;  // busy configuration with the new instance
   bool reuse = false;                    // an idle instance of exactly (profile, start) exists
-  int destroys = 0;                      // idle instances that must be destroyed first
+  int destroys = 0;  // idle instances that must be destroyed first; -1: not counted
+                     // (AppendCandidates with count_destroys false)
 };
 
 // Appends every candidate for `profile` on GPU `gpu` of `cluster` to `out`,
 // in ascending start; none while the GPU is reserved for a waiting job
 // (Cluster::reserved, §5 starvation guard). `allow_create` false keeps only reuse candidates (the
-// `static` policy never reconfigures).
+// `static` policy never reconfigures). `count_destroys` false leaves
+// Candidate::destroys at -1 for a caller that needs it only to break ties
+// among a few candidates (CountIdleInstancesToDestroy counts it then): the
+// count is the costliest part of a candidate on a GPU with idle instances.
 void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_create,
-                      std::vector<Candidate>* out);
+                      std::vector<Candidate>* out, bool count_destroys = true);
 
 // Starts of the idle instances that must go for `profile`@`start` to be
 // created on `g`: those overlapping it, then (largest first) any needed to
@@ -46,6 +50,54 @@ std::vector<int> IdleInstancesToDestroy(const GpuState& g, int profile, int star
 // IdleInstancesToDestroy(g, profile, start).size(), without allocating (the
 // candidate scan calls it for every placement of every state group).
 int CountIdleInstancesToDestroy(const GpuState& g, int profile, int start);
+
+// AppendCandidates' candidates handed to `f(const Candidate&)` one by one, in
+// ascending start, instead of stored: for a caller that scores them as they
+// come (the `lb+frag` choice). Same arguments and the same candidates.
+template <typename F>
+void ForEachCandidateOn(const Cluster& cluster, int gpu, int profile, bool allow_create,
+                        bool count_destroys, F&& f) {
+  if (cluster.reserved(gpu)) return;
+  const GpuState& g = cluster.gpu(gpu);
+  const GpuModel& m = g.model();
+  const ConfigTable& t = g.table();
+  const Profile& p = m.profile(profile);
+  // Not enough free compute slices: no slot of the profile can be added (the
+  // same answer as ConfigTable::Add for each, in O(1)).
+  const std::vector<int>& slots = m.SlotsOfProfile(profile);
+  if (slots.empty() || m.slots()[slots.front()].compute_slices > g.free_compute_slices()) return;
+  if (!p.is_base()) {
+    int busy_same = 0;
+    for (const Instance& in : g.instances()) busy_same += in.busy() && in.profile == profile;
+    if (busy_same >= p.max_instances) return;
+  }
+  // Slots holding an idle instance (of the slot's base profile): only there
+  // can an instance of `profile` be reused.
+  const uint64_t idle_slots = t.slot_mask(g.all_config()) & ~t.slot_mask(g.busy_config());
+  // Nothing idle on the GPU means nothing to destroy.
+  const bool no_idle = g.all_config() == g.busy_config();
+  for (int slot : slots) {
+    const ConfigId after = t.Add(g.busy_config(), slot);
+    if (after == kInvalidConfig) continue;
+    Candidate c;
+    c.gpu = gpu;
+    c.profile = profile;
+    c.start = m.slots()[slot].start;
+    c.slot = slot;
+    c.busy_after = after;
+    if (idle_slots >> slot & 1) {
+      const int at = g.IndexAt(c.start);
+      c.reuse = at >= 0 && !g.instances()[at].busy() && g.instances()[at].profile == profile;
+    }
+    if (!c.reuse && !allow_create) continue;
+    if (no_idle) {
+      c.destroys = 0;
+    } else {
+      c.destroys = count_destroys ? CountIdleInstancesToDestroy(g, profile, c.start) : -1;
+    }
+    f(static_cast<const Candidate&>(c));
+  }
+}
 
 // The plan placing `job` on `profile`@`start` of GPU `gpu`: destroy the idle
 // instances in the way, create the instance unless one is reused, start the job.

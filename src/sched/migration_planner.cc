@@ -104,23 +104,92 @@ class StateCache {
     std::unordered_map<uint64_t, int8_t> sparse;
   };
   Memo& Of(const ConfigTable& t) {
-    for (auto& [table, memo] : memos_) {
-      if (table == &t) return memo;
+    if (last_ != nullptr && last_->first == &t) return last_->second;
+    for (auto& entry : memos_) {
+      if (entry.first == &t) {
+        last_ = &entry;
+        return entry.second;
+      }
     }
     memos_.emplace_back(&t, Memo(t.num_configs()));
-    return memos_.back().second;
+    last_ = &memos_.back();
+    return last_->second;
   }
   // Few models per cluster: a linear search. Deque: references stay valid.
   std::deque<std::pair<const ConfigTable*, Memo>> memos_;
+  std::pair<const ConfigTable*, Memo>* last_ = nullptr;  // the last one asked for
+};
+
+// What rules 3 and 4 need to know of a GPU's state before looking at its
+// jobs: some intra move could lower its FragCost (kMove) / some instance's
+// leaving could (kLeave). Both need the settled configuration busy (util >=
+// t); a GPU whose busy configuration is lazy is lazy settled too.
+enum : uint8_t { kMove = 1, kLeave = 2 };
+
+uint8_t StateFlags(const GpuState& g, double threshold, StateCache* cache) {
+  const auto busy = [&](ConfigId c) {
+    return static_cast<double>(g.table().compute_used(c)) / g.model().compute_slices() >= threshold;
+  };
+  if (!busy(g.busy_config())) return 0;
+  const ConfigId settled = g.settled_config();
+  if (!busy(settled)) return 0;
+  uint8_t f = 0;
+  if (cache->HasDecreasingMove(g.model(), g.table(), settled, g.busy_config())) f |= kMove;
+  if (cache->HasDecreasingLeave(g.table(), settled)) f |= kLeave;
+  return f;
+}
+
+// StateFlags of every GPU, kept across passes: between two passes only the
+// GPUs changed by the events in between are looked at again (the cluster's
+// change journal, Cluster::ChangedSince), so finding the GPUs of rules 3 and
+// 4 costs O(changed GPUs + GPUs listed) per pass instead of O(groups). A
+// cluster it has not seen (another object, a copy), a journal that has moved
+// on, or another threshold: every GPU is looked at once, O(GPUs).
+class StateScan {
+ public:
+  void Update(const Cluster& c, double threshold, StateCache* cache) {
+    changed_.clear();
+    const bool same = cursor_.cluster != 0 && threshold == threshold_ &&
+                      static_cast<int>(flags_.size()) == c.size() &&
+                      c.ChangedSince(cursor_, &changed_);
+    if (!same) {
+      flags_.assign(c.size(), 0);
+      move_.clear();
+      leave_.clear();
+      threshold_ = threshold;
+      changed_.resize(c.size());
+      for (int i = 0; i < c.size(); ++i) changed_[i] = i;
+    }
+    for (int gpu : changed_) {
+      const uint8_t f = StateFlags(c.gpu(gpu), threshold, cache);
+      const uint8_t was = flags_[gpu];
+      if (f == was) continue;
+      flags_[gpu] = f;
+      if ((f ^ was) & kMove) f& kMove ? (void)move_.insert(gpu) : (void)move_.erase(gpu);
+      if ((f ^ was) & kLeave) f& kLeave ? (void)leave_.insert(gpu) : (void)leave_.erase(gpu);
+    }
+    cursor_ = c.change_cursor();
+  }
+  // The GPUs with kMove / kLeave, ascending.
+  const std::set<int>& move() const { return move_; }
+  const std::set<int>& leave() const { return leave_; }
+
+ private:
+  Cluster::ChangeCursor cursor_;
+  double threshold_ = 0;
+  std::vector<uint8_t> flags_;  // per GPU
+  std::set<int> move_, leave_;
+  std::vector<int> changed_;
 };
 
 class Pass {
  public:
-  Pass(Cluster* cluster, const MigrationContext& ctx, StateCache* cache)
+  Pass(Cluster* cluster, const MigrationContext& ctx, StateCache* cache, StateScan* scan)
       : cluster_(cluster),
         ctx_(ctx),
         opts_(*ctx.options),
         cache_(cache),
+        scan_(scan),
         reserved_(cluster->size(), 0) {
     for (const Reservation& r : ctx.reservations) {
       if (r.gpu >= 0 && r.gpu < cluster->size()) reserved_[r.gpu] = 1;
@@ -435,28 +504,25 @@ class Pass {
     return Busy(g, settled) && cache_->HasDecreasingLeave(g.table(), settled);
   }
 
-  // One look at each state group: `intra` gets the non-reserved GPUs where
-  // some intra move could lower FragCost (whoever may move; rule 3), `leave`
-  // the GPUs (reserved ones too) where some leave could (rule 4), both
-  // ascending. O(groups + GPUs listed) with grouping on.
+  // `intra` gets the non-reserved GPUs where some intra move could lower
+  // FragCost (whoever may move; rule 3), `leave` the GPUs (reserved ones
+  // too) where some leave could (rule 4), both ascending. Grouping on: from
+  // the StateScan kept across passes, O(changed GPUs + GPUs listed); off
+  // (the naive reference): every GPU's state is tested, O(GPUs).
   void ScanStates(std::vector<int>* intra, std::vector<int>* leave) {
-    for (int rep : cluster_->representatives()) {
-      const GpuState& g = cluster_->gpu(rep);
-      // The settled configuration is a subset of the busy one: lazy already, lazy settled.
-      if (!Busy(g, g.busy_config())) continue;
-      const ConfigId settled = g.settled_config();
-      if (!Busy(g, settled)) continue;
-      const bool move = cache_->HasDecreasingMove(g.model(), g.table(), settled, g.busy_config());
-      const bool go = cache_->HasDecreasingLeave(g.table(), settled);
-      if (!move && !go) continue;
-      cluster_->ForEachInGroup(rep, [&](int m) {
-        if (move && !reserved_[m]) intra->push_back(m);
-        if (go) leave->push_back(m);
-        return true;
-      });
+    if (cluster_->grouping()) {
+      scan_->Update(*cluster_, opts_.threshold, cache_);
+      for (int m : scan_->move()) {
+        if (!reserved_[m]) intra->push_back(m);
+      }
+      leave->assign(scan_->leave().begin(), scan_->leave().end());
+      return;
     }
-    std::sort(intra->begin(), intra->end());
-    std::sort(leave->begin(), leave->end());
+    for (int m = 0; m < cluster_->size(); ++m) {
+      const uint8_t f = StateFlags(cluster_->gpu(m), opts_.threshold, cache_);
+      if ((f & kMove) && !reserved_[m]) intra->push_back(m);
+      if (f & kLeave) leave->push_back(m);
+    }
   }
 
   // A move on a GPU changes that GPU only, so the GPUs where some move could
@@ -736,6 +802,7 @@ class Pass {
   const MigrationContext& ctx_;
   const SchedulerOptions& opts_;
   StateCache* cache_;
+  StateScan* scan_;
   std::vector<char> reserved_;
   std::set<JobId> moved_;
   std::vector<MigrationStart> out_;
@@ -750,12 +817,13 @@ class DefragPlanner : public MigrationPlanner {
     if (ctx.options == nullptr || !ctx.rights || !ctx.job || !ctx.expected_end_s) {
       return InternalError("migration planner: incomplete context");
     }
-    Pass pass(cluster, ctx, &cache_);
+    Pass pass(cluster, ctx, &cache_, &scan_);
     return pass.Run();
   }
 
  private:
   StateCache cache_;
+  StateScan scan_;
 };
 
 }  // namespace

@@ -49,17 +49,23 @@ class Bench {
     std::vector<const GpuModel*> ms;
     for (const std::string& m : models) ms.push_back(&Model(m));
     cluster_ = std::make_unique<Cluster>(ms, &tables_);
+    Start(jobs);
+  }
+
+  // Starts more jobs (ids continue), one plan for all of them.
+  void Start(const std::vector<RunningJob>& jobs) {
     Plan plan;
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      const RunningJob& r = jobs[i];
-      auto list = ParseInstanceList(r.instance, *ms[r.gpu]);
+    for (const RunningJob& r : jobs) {
+      const GpuModel& m = cluster_->gpu(r.gpu).model();
+      auto list = ParseInstanceList(r.instance, m);
       EXPECT_TRUE(list.ok() && list->size() == 1u) << r.instance;
       const InstanceSpec in = list->front();
+      const JobId id = static_cast<JobId>(specs_.size());
       plan.steps.push_back({StepKind::kCreate, r.gpu, in.profile, in.start, kNoJob});
-      plan.steps.push_back({StepKind::kStart, r.gpu, in.profile, in.start, static_cast<JobId>(i)});
+      plan.steps.push_back({StepKind::kStart, r.gpu, in.profile, in.start, id});
       Job j;
-      j.name = "j" + std::to_string(i);
-      j.profile = ms[r.gpu]->profile(in.profile).name;
+      j.name = "j" + std::to_string(id);
+      j.profile = m.profile(in.profile).name;
       j.duration_s = 1;
       j.migratable = r.migratable;
       j.latency_sensitive = r.latency_sensitive;
@@ -70,10 +76,12 @@ class Bench {
     EXPECT_TRUE(st.ok()) << st.ToString();
   }
 
-  // Runs one pass; returns the moves as "job J: G:profile@S -> G:profile@S".
+  // Runs one pass (of `planner`, or of a new planner); returns the moves as
+  // "job J: G:profile@S -> G:profile@S".
   std::vector<std::string> Pass(MigrationTrigger trigger, const SchedulerOptions& options,
                                 std::vector<Reservation> reservations = {},
-                                std::vector<Job> fragmented = {}) {
+                                std::vector<Job> fragmented = {},
+                                MigrationPlanner* planner = nullptr) {
     MigrationContext ctx;
     ctx.trigger = trigger;
     ctx.options = &options;
@@ -88,7 +96,8 @@ class Bench {
     ctx.reservations = std::move(reservations);
     for (const Job& j : fragmented) ctx.fragmented.push_back(&j);
     for (const Reservation& r : ctx.reservations) cluster_->SetReserved(r.gpu, true);
-    auto planner = NewDefragPlanner();
+    std::unique_ptr<MigrationPlanner> own = NewDefragPlanner();
+    if (planner == nullptr) planner = own.get();
     auto starts = planner->RunPass(cluster_.get(), ctx);
     for (const Reservation& r : ctx.reservations) cluster_->SetReserved(r.gpu, false);
     EXPECT_TRUE(starts.ok()) << starts.status().ToString();
@@ -151,6 +160,34 @@ TEST(MigrationPlannerTest, IntraMoveTakesTheLargestFragCostDecrease) {
   EXPECT_NEAR(b.SettledFragCost(0), 0.3, 1e-9);
   // Make-before-break: source and target both busy until the switch-over.
   EXPECT_EQ(b.cluster().gpu(0).busy_compute_slices(), 4);
+}
+
+// The planner keeps what it learnt of GPU states between passes (StateScan)
+// and must look again at GPUs changed in between, and at every GPU of a
+// cluster it has not seen. Busy 1g@0, 1g@1 alone: util 2/7 < 0.4, lazy, no
+// move. Adding 1g@5 gives the case above: job 2 moves 5 -> 3.
+TEST(MigrationPlannerTest, AKeptPlannerSeesStatesChangedBetweenPasses) {
+  std::unique_ptr<MigrationPlanner> planner = NewDefragPlanner();
+  Bench b({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}});
+  EXPECT_THAT(b.Pass(MigrationTrigger::kTick, Opts(), {}, {}, planner.get()), IsEmpty());
+  b.Start({{0, "1g.5gb@5"}});
+  EXPECT_THAT(b.Pass(MigrationTrigger::kTick, Opts(), {}, {}, planner.get()),
+              ElementsAre("job 2: 0:1g.5gb@5 -> 0:1g.5gb@3"));
+  // The same planner on another cluster of the same size and as many changes
+  // (one plan each): it must not take that cluster's GPU 0 for the one it saw.
+  std::unique_ptr<MigrationPlanner> fresh = NewDefragPlanner();
+  Bench lazy({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}});
+  EXPECT_THAT(lazy.Pass(MigrationTrigger::kTick, Opts(), {}, {}, fresh.get()), IsEmpty());
+  Bench other({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  EXPECT_THAT(other.Pass(MigrationTrigger::kTick, Opts(), {}, {}, fresh.get()),
+              ElementsAre("job 2: 0:1g.5gb@5 -> 0:1g.5gb@3"));
+  // Another threshold: every GPU again. At t = 0.5 util 3/7 is lazy: no
+  // move; then at t = 0.4, nothing changed in between, the move of job 2.
+  std::unique_ptr<MigrationPlanner> third = NewDefragPlanner();
+  Bench same({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  EXPECT_THAT(same.Pass(MigrationTrigger::kTick, Opts(0.5), {}, {}, third.get()), IsEmpty());
+  EXPECT_THAT(same.Pass(MigrationTrigger::kTick, Opts(0.4), {}, {}, third.get()),
+              ElementsAre("job 2: 0:1g.5gb@5 -> 0:1g.5gb@3"));
 }
 
 TEST(MigrationPlannerTest, IntraMovesNeedABusyGpuAndAMoveBudget) {

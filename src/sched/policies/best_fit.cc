@@ -25,7 +25,7 @@ class BestFitPolicy : public PlacementPolicy {
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
     std::optional<Candidate> best;
     if (reserve_full_ > 0) {
-      CollectCandidates(cluster, req, /*allow_create=*/true, reserve_full_, &candidates_);
+      CollectCandidates(cluster, req, {.reserve_full = reserve_full_}, &candidates_);
       for (const Candidate& c : candidates_) {  // ascending GPU, then start
         if (!best || Fuller(cluster.gpu(c.gpu), cluster.gpu(best->gpu))) best = c;
       }

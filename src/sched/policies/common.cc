@@ -1,27 +1,33 @@
 #include "sched/policies/common.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace migsched {
 
-void CollectCandidates(const Cluster& cluster, const PlacementRequest& req, bool allow_create,
-                       int reserve_full, std::vector<Candidate>* out) {
+void CollectCandidates(const Cluster& cluster, const PlacementRequest& req,
+                       const CollectOptions& options, std::vector<Candidate>* out) {
   out->clear();
-  for (int gpu : cluster.representatives()) {  // one GPU per distinct state
-    const int profile = req.ProfileOn(cluster.gpu(gpu).model());
-    if (profile >= 0) AppendCandidates(cluster, gpu, profile, allow_create, out);
-  }
-  ApplyFullSizeReserve(cluster, reserve_full, out);
+  ForEachCandidate(cluster, req, options, [out](const Candidate& c) { out->push_back(c); });
+  ApplyFullSizeReserve(cluster, options.reserve_full, out);
 }
 
 bool IsLazy(const Cluster& cluster, int gpu, double threshold) {
+  // utilization() is busy / total compute slices as a double: the same
+  // expression as CollectCandidates' lazy/busy split.
   return cluster.gpu(gpu).utilization() < threshold;
 }
 
 void KeepLazyIfAny(const Cluster& cluster, double threshold, std::vector<Candidate>* candidates) {
-  std::vector<Candidate> lazy;
-  for (const Candidate& c : *candidates) {
-    if (IsLazy(cluster, c.gpu, threshold)) lazy.push_back(c);
-  }
-  if (!lazy.empty()) candidates->swap(lazy);
+  // In place (std::remove_if keeps the order of those it keeps): no copy.
+  const bool any_lazy =
+      std::any_of(candidates->begin(), candidates->end(),
+                  [&](const Candidate& c) { return IsLazy(cluster, c.gpu, threshold); });
+  if (!any_lazy) return;
+  candidates->erase(
+      std::remove_if(candidates->begin(), candidates->end(),
+                     [&](const Candidate& c) { return !IsLazy(cluster, c.gpu, threshold); }),
+      candidates->end());
 }
 
 bool ReuseOrderBefore(const Cluster& cluster, const Candidate& a, const Candidate& b) {

@@ -22,7 +22,7 @@ class DriverDefaultPolicy : public PlacementPolicy {
 
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
     if (reserve_full_ > 0) {
-      CollectCandidates(cluster, req, /*allow_create=*/true, reserve_full_, &all_);
+      CollectCandidates(cluster, req, {.reserve_full = reserve_full_}, &all_);
       if (all_.empty()) return std::nullopt;
       const int gpu = all_.front().gpu;  // the lowest GPU with a candidate
       candidates_.clear();

@@ -17,7 +17,7 @@ class FirstFitPolicy : public PlacementPolicy {
 
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
     if (reserve_full_ > 0) {
-      CollectCandidates(cluster, req, /*allow_create=*/true, reserve_full_, &candidates_);
+      CollectCandidates(cluster, req, {.reserve_full = reserve_full_}, &candidates_);
       if (candidates_.empty()) return std::nullopt;
       return candidates_.front();  // ascending GPU, then start
     }

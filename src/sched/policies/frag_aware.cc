@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sched/metrics.h"
@@ -25,31 +26,45 @@ class FragAwarePolicy : public PlacementPolicy {
 
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
     // Steps 1 and 7: candidates on every GPU, the full-size reserve applied.
-    CollectCandidates(cluster, req, /*allow_create=*/true, options_.reserve_full, &candidates_);
-    if (candidates_.empty()) return std::nullopt;
-    // Step 2: conditional load balancing.
-    KeepLazyIfAny(cluster, options_.threshold, &candidates_);
-
-    // Step 3: the metric's change (or its value after, --frag-objective post),
-    // minimum within 1e-9.
-    scores_.clear();
-    double best_score = INFINITY;
-    for (const Candidate& c : candidates_) {
-      const GpuState& g = cluster.gpu(c.gpu);
-      const double s = options_.frag_objective == FragObjective::kPost
-                           ? scorer_.Value(g.table(), c.busy_after)
-                           : scorer_.Delta(g.table(), g.busy_config(), c.busy_after);
-      scores_.push_back(s);
-      best_score = std::min(best_score, s);
-    }
-
-    // Step 4: reuse, fewest destroys, lower util, lower GPU index, higher start.
-    const Candidate* best = nullptr;
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-      if (scores_[i] > best_score + 1e-9) continue;
-      if (best == nullptr || ReuseOrderBefore(cluster, candidates_[i], *best)) {
-        best = &candidates_[i];
+    // Step 2: conditional load balancing (candidates on lazy GPUs if any).
+    // Idle instances to destroy are counted only for the candidates that tie
+    // on the score (step 4 needs them; most candidates lose on step 3). The
+    // choice is a strict total order (step 4 ends with GPU index and start):
+    // candidate order does not matter.
+    CollectOptions collect{.reserve_full = options_.reserve_full,
+                           .count_destroys = false,
+                           .ascending = false,
+                           .threshold = options_.threshold};
+    near_.clear();
+    best_score_ = INFINITY;
+    before_gpu_ = -1;
+    if (options_.reserve_full > 0) {
+      // The reserve is judged over all candidates before the lazy/busy split.
+      CollectCandidates(cluster, req, collect, &candidates_);
+      KeepLazyIfAny(cluster, options_.threshold, &candidates_);
+      for (const Candidate& c : candidates_) Score(cluster, c);
+    } else {
+      // The same result without storing every candidate, and without looking
+      // at busy GPUs when a lazy one will do.
+      const auto score = [&](const Candidate& c) { Score(cluster, c); };
+      collect.load = CollectOptions::Load::kLazy;
+      ForEachCandidate(cluster, req, collect, score);
+      if (near_.empty()) {
+        collect.load = CollectOptions::Load::kBusy;
+        ForEachCandidate(cluster, req, collect, score);
       }
+    }
+    if (near_.empty()) return std::nullopt;
+
+    // Step 4 among the step-3 minima (within 1e-9): reuse, fewest destroys,
+    // lower util, lower GPU index, higher start.
+    Candidate* best = nullptr;
+    for (auto& [c, s] : near_) {
+      if (s > best_score_ + 1e-9) continue;
+      if (c.destroys < 0) {
+        c.destroys = CountIdleInstancesToDestroy(cluster.gpu(c.gpu), c.profile, c.start);
+      }
+      if (best == nullptr || ReuseOrderBefore(cluster, c, *best)) best = &c;
     }
     return *best;
   }
@@ -58,8 +73,32 @@ class FragAwarePolicy : public PlacementPolicy {
   SchedulerOptions options_;
   MetricScorer scorer_;
   std::string name_;
-  std::vector<Candidate> candidates_;
-  std::vector<double> scores_;
+  // Step 3 for one candidate: its score, the metric's change (or its value
+  // after, --frag-objective post). Keeps it in near_ unless it is already
+  // beaten by more than 1e-9: a candidate dropped here is above the final
+  // minimum + 1e-9 too (the running minimum only falls), and Choose filters
+  // near_ by the final minimum, so the result is that of scoring all first.
+  void Score(const Cluster& cluster, const Candidate& c) {
+    const GpuState& g = cluster.gpu(c.gpu);
+    const bool post = options_.frag_objective == FragObjective::kPost;
+    // A GPU's candidates come together: its value before the placement is
+    // computed once (Delta = Value(after) - Value(before)).
+    if (!post && c.gpu != before_gpu_) {
+      before_ = scorer_.Value(g.table(), g.busy_config());
+      before_gpu_ = c.gpu;
+    }
+    const double after = scorer_.Value(g.table(), c.busy_after);
+    const double s = post ? after : after - before_;
+    if (s > best_score_ + 1e-9) return;
+    best_score_ = std::min(best_score_, s);
+    near_.emplace_back(c, s);
+  }
+
+  std::vector<Candidate> candidates_;               // with --reserve-full only
+  std::vector<std::pair<Candidate, double>> near_;  // (candidate, score) near the minimum
+  double best_score_ = INFINITY;
+  int before_gpu_ = -1;
+  double before_ = 0;
 };
 
 }  // namespace

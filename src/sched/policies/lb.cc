@@ -20,7 +20,7 @@ class LbPolicy : public PlacementPolicy {
   bool KeepIdleInstances() const override { return false; }
 
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
-    CollectCandidates(cluster, req, /*allow_create=*/true, options_.reserve_full, &candidates_);
+    CollectCandidates(cluster, req, {.reserve_full = options_.reserve_full}, &candidates_);
     if (candidates_.empty()) return std::nullopt;
     KeepLazyIfAny(cluster, options_.threshold, &candidates_);
     return candidates_.front();  // ascending GPU, then start

@@ -25,7 +25,7 @@ class MfiPolicy : public PlacementPolicy {
   bool KeepIdleInstances() const override { return false; }
 
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
-    CollectCandidates(cluster, req, /*allow_create=*/true, options_.reserve_full, &candidates_);
+    CollectCandidates(cluster, req, {.reserve_full = options_.reserve_full}, &candidates_);
     const Candidate* best = nullptr;
     double best_delta = 0;
     for (const Candidate& c : candidates_) {  // ascending GPU, then start: first minimum wins
