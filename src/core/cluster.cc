@@ -186,6 +186,7 @@ void Cluster::SetGpu(int i, GpuState state) {
 void Cluster::SetReserved(int gpu, bool reserved) {
   if ((reserved_[gpu] != 0) == reserved) return;
   reserved_[gpu] = reserved ? 1 : 0;
+  num_reserved_ += reserved ? 1 : -1;
   Rekey(gpu);
 }
 

@@ -122,6 +122,8 @@ class Cluster {
   // neither reads nor changes it. O(log GPUs).
   bool reserved(int gpu) const { return reserved_[gpu] != 0; }
   void SetReserved(int gpu, bool reserved);
+  // GPUs reserved now. O(1).
+  int num_reserved() const { return num_reserved_; }
 
   // Cluster fragmentation rate: mean FragCost over all GPUs (§2).
   double FragmentationRate() const;
@@ -153,6 +155,7 @@ class Cluster {
   std::vector<GpuState> gpus_;
   std::vector<const GpuModel*> models_;
   std::vector<char> reserved_;
+  int num_reserved_ = 0;
   int total_compute_slices_ = 0;
   int busy_compute_slices_ = 0;
   std::vector<std::string> keys_;                          // per GPU

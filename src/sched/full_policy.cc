@@ -23,6 +23,7 @@ class FullPolicy : public PlacementPolicy {
     placement_->ObserveArrival(cluster, job);
   }
   bool Migrates() const override { return true; }
+  bool FeasibilityIsPerGpu() const override { return placement_->FeasibilityIsPerGpu(); }
   int Capacity(const Cluster& cluster, int gpu, int profile) const override {
     return placement_->Capacity(cluster, gpu, profile);
   }

@@ -139,7 +139,23 @@ MetricScorer::MetricScorer(MetricKind kind, int demand_window)
     : kind_(kind), demand_(demand_window) {}
 
 void MetricScorer::ObserveArrival(const Cluster& cluster, const Job& job) {
-  if (kind_ == MetricKind::kDemandWeighted) demand_.Observe(cluster, job);
+  if (kind_ == MetricKind::kDemandWeighted) {
+    demand_.Observe(cluster, job);
+    ++generation_;  // the shares may have changed: every memoised value is stale
+  }
+}
+
+MetricScorer::ValueMemo& MetricScorer::MemoOf(const ConfigTable& table) {
+  if (last_memo_ < memos_.size() && memos_[last_memo_].table == &table) return memos_[last_memo_];
+  for (size_t i = 0; i < memos_.size(); ++i) {
+    if (memos_[i].table == &table) return memos_[last_memo_ = i];
+  }
+  ValueMemo& m = memos_.emplace_back();
+  m.table = &table;
+  m.value.assign(table.num_configs(), 0);
+  m.stamp.assign(table.num_configs(), 0);
+  last_memo_ = memos_.size() - 1;
+  return m;
 }
 
 const BlockedPlacementsTable& MetricScorer::Blocked(const ConfigTable& table) {
@@ -154,8 +170,14 @@ double MetricScorer::Value(const ConfigTable& table, ConfigId c) {
   switch (kind_) {
     case MetricKind::kBlockedPlacements:
       return Blocked(table).Value(c);
-    case MetricKind::kDemandWeighted:
-      return DemandWeightedValue(table, c, demand_.Shares(table.model()));
+    case MetricKind::kDemandWeighted: {
+      ValueMemo& memo = MemoOf(table);
+      if (memo.stamp[c] != generation_) {
+        memo.value[c] = DemandWeightedValue(table, c, demand_.Shares(table.model()));
+        memo.stamp[c] = generation_;
+      }
+      return memo.value[c];
+    }
     case MetricKind::kFragCost:
       break;
   }

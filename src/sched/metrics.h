@@ -129,7 +129,10 @@ class MetricScorer {
   void ObserveArrival(const Cluster& cluster, const Job& job);
   const DemandWindow& demand() const { return demand_; }
 
-  // The metric of busy configuration `c` of `table` (units above).
+  // The metric of busy configuration `c` of `table` (units above). The
+  // demand-weighted value is memoised per configuration until the next
+  // arrival changes the window (ObserveArrival): a placement scores hundreds
+  // of candidates between two arrivals, over few distinct configurations.
   double Value(const ConfigTable& table, ConfigId c);
   // Value(after) - Value(before).
   double Delta(const ConfigTable& table, ConfigId before, ConfigId after) {
@@ -138,9 +141,20 @@ class MetricScorer {
 
  private:
   const BlockedPlacementsTable& Blocked(const ConfigTable& table);
+  // Demand-weighted values of one table's configurations, valid where
+  // stamp[c] == generation_.
+  struct ValueMemo {
+    const ConfigTable* table = nullptr;
+    std::vector<double> value;
+    std::vector<uint64_t> stamp;
+  };
+  ValueMemo& MemoOf(const ConfigTable& table);
 
   MetricKind kind_;
   DemandWindow demand_;
+  uint64_t generation_ = 1;      // bumped by every arrival fed to the window
+  std::deque<ValueMemo> memos_;  // few models: linear lookup; deque: stable references
+  size_t last_memo_ = 0;         // index in memos_ of the last one used (copy-safe)
   std::vector<std::unique_ptr<BlockedPlacementsTable>> blocked_;  // few models: linear lookup
 };
 

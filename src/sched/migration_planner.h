@@ -50,11 +50,13 @@
 // GPU *states* that matter, once per state group, and looks at the GPUs one
 // by one only where a job-dependent choice is left. Targets on other GPUs
 // (rules 1, 2) are found among the lowest eligible GPU of each group:
-// O(groups × placements). Intra moves (3): O(groups) to find the busy GPUs
-// whose state admits a FragCost-lowering move (memoised per configuration),
-// then O(instances × placements) on each of them. Pulls (4): O(groups) to
-// find the busy GPUs whose state admits a lowering leave, O(their instances)
-// for the candidates; the lazy GPUs are walked as one stream per lazy state
+// O(groups × placements). Intra moves (3) and pulls (4): the busy GPUs whose
+// state admits a FragCost-lowering move / leave (memoised per
+// configuration) are kept across the passes of one planner and updated from
+// the cluster's change journal (Cluster::ChangedSince): O(GPUs changed since
+// the last pass + GPUs listed), O(GPUs) once for a cluster (or copy, or
+// threshold) not seen before. Then O(instances × placements) on each listed
+// GPU for intra moves, O(their instances) for the pull candidates; the lazy GPUs are walked as one stream per lazy state
 // group in (util, index) order, so between two accepted pulls each lazy
 // state is tried once (O(lazy groups × log) per accepted pull). With
 // grouping off (the naive reference of tests and benchmarks) every GPU is

@@ -74,6 +74,16 @@ class PlacementPolicy {
     (void)job;
   }
 
+  // Whether Choose returns nullopt exactly when no GPU offers one of this
+  // policy's candidates, where a GPU's candidates depend only on that GPU's
+  // state and reservation flag and are among AppendCandidates(...,
+  // allow_create = true) (sched/candidates.h). Then a request that found
+  // nothing can only fit, later, on a GPU that changed since, and
+  // Scheduler::TryPlace answers its retries by looking at those GPUs alone.
+  // Every built-in policy does; default false (a policy that is asked
+  // every time).
+  virtual bool FeasibilityIsPerGpu() const { return false; }
+
   // Whether the scheduler runs the §6 migration planner for this policy
   // (after completions, on the periodic tick, and for arrivals that find only
   // fragmented room). `full` does; the others do not.

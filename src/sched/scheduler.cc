@@ -91,9 +91,28 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
   Decision d;
   d.job = id;
   if (job.count <= 1) {
+    // A retry of a request that found nothing: if no GPU changed since has a
+    // candidate, the answer is the same (the GPUs that did not change offer
+    // none still) and the policy is not asked. Not for the naive reference.
+    const bool memo = policy_->FeasibilityIsPerGpu() && cluster_->grouping();
+    std::vector<int> shape;
+    if (memo) {
+      for (const auto& [m, p] : req.profile_by_model) shape.push_back(p);
+      if (StillNoRoom(req, shape)) {
+        record();
+        return std::optional<Decision>();
+      }
+    }
     std::optional<Candidate> c = policy_->Choose(*cluster_, req);
     // A policy that ignored a reservation (§5) gets no placement there.
     if (c && cluster_->reserved(c->gpu)) c.reset();
+    if (memo) {
+      if (!c && cluster_->num_reserved() == 0) {
+        failed_at_[shape] = cluster_->change_cursor();
+      } else {
+        failed_at_.erase(shape);
+      }
+    }
     if (!c) {
       record();
       return std::optional<Decision>();
@@ -138,6 +157,30 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
   running_jobs_[id] = job;
   TrackIdle(d.plan);
   return std::optional<Decision>(std::move(d));
+}
+
+bool Scheduler::StillNoRoom(const PlacementRequest& req, const std::vector<int>& shape) {
+  auto it = failed_at_.find(shape);
+  if (it == failed_at_.end()) return false;
+  changed_.clear();
+  // A journal that has moved on (or many changes: the full choice is cheaper).
+  if (!cluster_->ChangedSince(it->second, &changed_) ||
+      changed_.size() > static_cast<size_t>(cluster_->num_groups())) {
+    failed_at_.erase(it);
+    return false;
+  }
+  std::sort(changed_.begin(), changed_.end());
+  changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
+  for (int gpu : changed_) {
+    const int profile = req.ProfileOn(cluster_->gpu(gpu).model());
+    if (profile < 0) continue;
+    bool any = false;
+    ForEachCandidateOn(*cluster_, gpu, profile, /*allow_create=*/true, /*count_destroys=*/false,
+                       [&](const Candidate&) { any = true; });
+    if (any) return false;
+  }
+  it->second = cluster_->change_cursor();  // no GPU has room now
+  return true;
 }
 
 StatusOr<Plan> Scheduler::Release(JobId id) {

@@ -146,6 +146,10 @@ class Scheduler {
 
   // Places all `job.count` instances now (a gang: all or none) and applies
   // the plan; nullopt when it does not fit now. kInternal if a plan is rejected.
+  // A single instance whose request (its profile on each model) found no
+  // placement before is answered from the GPUs changed since then when the
+  // policy allows it (PlacementPolicy::FeasibilityIsPerGpu, grouping on):
+  // the same answer, O(changed GPUs × placements) instead of a full choice.
   StatusOr<std::optional<Decision>> TryPlace(JobId id, const Job& job);
 
   // The job ended: releases its instances (kept idle or destroyed as the
@@ -254,6 +258,10 @@ class Scheduler {
   }
 
  private:
+  // Whether the request `shape` (profile per model) of `req` failed before
+  // and no GPU changed since offers it a candidate (then the failure's cursor
+  // moves to now). False when unknown: ask the policy.
+  bool StillNoRoom(const PlacementRequest& req, const std::vector<int>& shape);
   struct Queued {
     JobId id;
     Job job;
@@ -289,6 +297,12 @@ class Scheduler {
   std::unordered_map<JobId, std::vector<InstanceRef>> running_;
   std::unordered_map<JobId, Job> running_jobs_;
   std::vector<double> decision_us_;
+  // Requests that found no placement (by their profile on each model, in
+  // models() order) and the cluster's change cursor then: a retry looks only
+  // at the GPUs changed since (PlacementPolicy::FeasibilityIsPerGpu; single
+  // instances, grouping on, no GPU reserved at the failure).
+  std::map<std::vector<int>, Cluster::ChangeCursor> failed_at_;
+  std::vector<int> changed_;  // scratch
 
   double now_s_ = 0;
   bool setup_layout_ = false;  // the policy's setup created instances (static layouts)

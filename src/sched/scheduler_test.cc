@@ -391,5 +391,69 @@ TEST(SchedulerTest, FractionResolvesPerModel) {
   EXPECT_EQ(w.cluster().gpu(1).model().profile((*d)->instances[0].profile).name, "2g.12gb");
 }
 
+// A policy that counts how often it is asked (frag-aware inside), and says
+// whether its feasibility is per GPU as told.
+class CountingPolicy : public PlacementPolicy {
+ public:
+  CountingPolicy(bool per_gpu, int* calls) : per_gpu_(per_gpu), calls_(calls) {
+    auto p = MakePolicy("frag-aware", SchedulerOptions{});
+    EXPECT_TRUE(p.ok());
+    if (p.ok()) inner_ = std::move(*p);
+  }
+  std::string_view name() const override { return "counting"; }
+  std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
+    ++*calls_;
+    return inner_->Choose(cluster, req);
+  }
+  bool FeasibilityIsPerGpu() const override { return per_gpu_; }
+
+ private:
+  std::unique_ptr<PlacementPolicy> inner_;
+  bool per_gpu_;
+  int* calls_;
+};
+
+// A request that found no room is retried against the GPUs changed since:
+// unchanged, the answer is "no room" without asking the policy; after a
+// change that makes room, the policy is asked and places it. A policy that
+// does not declare FeasibilityIsPerGpu is asked every time.
+TEST(SchedulerTest, RetryOfAFailedRequestLooksOnlyAtChangedGpus) {
+  for (bool per_gpu : {true, false}) {
+    SCOPED_TRACE(per_gpu ? "per-GPU feasibility" : "policy asked every time");
+    ConfigTableCache tables;
+    Cluster cluster({&Model("A100-40GB"), &Model("A100-40GB")}, &tables);
+    int calls = 0;
+    ManualClock clock;
+    Scheduler s(&cluster, std::make_unique<CountingPolicy>(per_gpu, &calls), SchedulerOptions{},
+                &clock);
+    Job big;
+    big.name = "big";
+    big.profile = "7g.40gb";
+    Job small = big;
+    small.name = "small";
+    small.profile = "1g.5gb";
+    // Both GPUs full with a 7g each: a 1g has no room.
+    ASSERT_TRUE(s.TryPlace(1, big).ok());
+    ASSERT_TRUE(s.TryPlace(2, big).ok());
+    EXPECT_EQ(calls, 2);
+    auto none = s.TryPlace(3, small);
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+    EXPECT_EQ(calls, 3);
+    // Nothing changed: still no room; the policy is asked only without the memo.
+    none = s.TryPlace(3, small);
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+    EXPECT_EQ(calls, per_gpu ? 3 : 4);
+    // Job 2 ends: GPU 1 changed and has room; the retry is placed there.
+    ASSERT_TRUE(s.Release(2).ok());
+    auto placed = s.TryPlace(3, small);
+    ASSERT_TRUE(placed.ok());
+    ASSERT_TRUE(placed->has_value());
+    EXPECT_EQ((*placed)->instances.front().gpu, 1);
+    EXPECT_EQ(s.decision_us().size(), 5u);  // every TryPlace is a timed decision
+  }
+}
+
 }  // namespace
 }  // namespace migsched

@@ -19,6 +19,7 @@ class BestFitPolicy : public PlacementPolicy {
  public:
   explicit BestFitPolicy(const SchedulerOptions& options) : reserve_full_(options.reserve_full) {}
 
+  bool FeasibilityIsPerGpu() const override { return true; }
   std::string_view name() const override { return "best-fit"; }
   bool KeepIdleInstances() const override { return false; }
 

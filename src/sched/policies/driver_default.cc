@@ -17,6 +17,7 @@ class DriverDefaultPolicy : public PlacementPolicy {
   explicit DriverDefaultPolicy(const SchedulerOptions& options)
       : reserve_full_(options.reserve_full) {}
 
+  bool FeasibilityIsPerGpu() const override { return true; }
   std::string_view name() const override { return "driver-default"; }
   bool KeepIdleInstances() const override { return false; }
 

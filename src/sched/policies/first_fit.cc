@@ -12,6 +12,7 @@ class FirstFitPolicy : public PlacementPolicy {
  public:
   explicit FirstFitPolicy(const SchedulerOptions& options) : reserve_full_(options.reserve_full) {}
 
+  bool FeasibilityIsPerGpu() const override { return true; }
   std::string_view name() const override { return "first-fit"; }
   bool KeepIdleInstances() const override { return false; }
 

@@ -18,6 +18,7 @@ class FragAwarePolicy : public PlacementPolicy {
   FragAwarePolicy(const SchedulerOptions& options, MetricKind metric, std::string name)
       : options_(options), scorer_(metric, options.demand_window), name_(std::move(name)) {}
 
+  bool FeasibilityIsPerGpu() const override { return true; }
   std::string_view name() const override { return name_; }
 
   void ObserveArrival(const Cluster& cluster, const Job& job) override {
@@ -58,9 +59,13 @@ class FragAwarePolicy : public PlacementPolicy {
 
     // Step 4 among the step-3 minima (within 1e-9): reuse, fewest destroys,
     // lower util, lower GPU index, higher start.
+    // Reuse comes first: if any minimum reuses an idle instance, only those
+    // can win, and only theirs need the idle instances to destroy counted.
+    bool any_reuse = false;
+    for (const auto& [c, s] : near_) any_reuse = any_reuse || (c.reuse && s <= best_score_ + 1e-9);
     Candidate* best = nullptr;
     for (auto& [c, s] : near_) {
-      if (s > best_score_ + 1e-9) continue;
+      if (s > best_score_ + 1e-9 || c.reuse != any_reuse) continue;
       if (c.destroys < 0) {
         c.destroys = CountIdleInstancesToDestroy(cluster.gpu(c.gpu), c.profile, c.start);
       }

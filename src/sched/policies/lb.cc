@@ -16,6 +16,7 @@ class LbPolicy : public PlacementPolicy {
  public:
   explicit LbPolicy(const SchedulerOptions& options) : options_(options) {}
 
+  bool FeasibilityIsPerGpu() const override { return true; }
   std::string_view name() const override { return "lb"; }
   bool KeepIdleInstances() const override { return false; }
 

@@ -21,6 +21,7 @@ class MfiPolicy : public PlacementPolicy {
   explicit MfiPolicy(const SchedulerOptions& options)
       : options_(options), scorer_(MetricKind::kBlockedPlacements, options.demand_window) {}
 
+  bool FeasibilityIsPerGpu() const override { return true; }
   std::string_view name() const override { return "mfi"; }
   bool KeepIdleInstances() const override { return false; }
 

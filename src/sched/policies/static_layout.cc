@@ -16,6 +16,7 @@ class StaticPolicy : public PlacementPolicy {
  public:
   explicit StaticPolicy(const SchedulerOptions& options) : layout_(options.static_layout) {}
 
+  bool FeasibilityIsPerGpu() const override { return true; }
   std::string_view name() const override { return "static"; }
 
   StatusOr<Plan> SetupPlan(const Cluster& cluster) override {
