@@ -56,12 +56,12 @@
 // the cluster's change journal (Cluster::ChangedSince): O(GPUs changed since
 // the last pass + GPUs listed), O(GPUs) once for a cluster (or copy, or
 // threshold) not seen before. Then O(instances × placements) on each listed
-// GPU for intra moves, O(their instances) for the pull candidates; the lazy GPUs are walked as one stream per lazy state
-// group in (util, index) order, so between two accepted pulls each lazy
-// state is tried once (O(lazy groups × log) per accepted pull). With
-// grouping off (the naive reference of tests and benchmarks) every GPU is
-// scanned: the same moves in the same order
-// (GroupingTest.MigrationPassesMatchTheNaiveScan).
+// GPU for intra moves, O(their instances) for the pull candidates; the lazy
+// GPUs are walked as one stream per lazy state group in (util, index)
+// order, so between two accepted pulls each lazy state is tried once
+// (O(lazy groups × log) per accepted pull). With grouping off (the naive
+// reference of tests and benchmarks) every GPU is scanned: the same moves in
+// the same order (GroupingTest.MigrationPassesMatchTheNaiveScan).
 //
 // Thread-safety: a planner is used by one scheduler at a time.
 #ifndef MIGSCHED_SCHED_MIGRATION_PLANNER_H_
