@@ -134,6 +134,10 @@ class MetricScorer {
   // arrival changes the window (ObserveArrival): a placement scores hundreds
   // of candidates between two arrivals, over few distinct configurations.
   double Value(const ConfigTable& table, ConfigId c);
+  // Changes whenever Value may change (an arrival fed to the demand window);
+  // constant for the metrics that do not learn. For callers that memoise
+  // values of their own.
+  uint64_t generation() const { return generation_; }
   // Value(after) - Value(before).
   double Delta(const ConfigTable& table, ConfigId before, ConfigId after) {
     return Value(table, after) - Value(table, before);

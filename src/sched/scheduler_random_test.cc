@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,8 +37,11 @@ struct RefChoice {
 // §4 steps 1-4, literally: every (g, s) free of busy instances and valid;
 // lazy GPUs first; minimum ΔFragCost (within 1e-9); then reuse, fewest idle
 // instances destroyed, lower util, lower GPU index, higher start.
+// The metric of the busy instances `set` of GPU `gpu` (§2).
+using RefMetric = std::function<double(int gpu, const std::vector<BruteInstance>& set)>;
+
 std::optional<RefChoice> ReferenceChoice(const Cluster& cluster, const std::string& profile_name,
-                                         double threshold, std::vector<BruteFragCost>& brute) {
+                                         double threshold, const RefMetric& metric) {
   struct Cand {
     int gpu, start;
     bool lazy, reuse;
@@ -88,7 +93,7 @@ std::optional<RefChoice> ReferenceChoice(const Cluster& cluster, const std::stri
           ++c.destroys;
         }
       }
-      c.delta = brute[g].FragCost(after) - brute[g].FragCost(busy);
+      c.delta = metric(g, after) - metric(g, busy);
       cands.push_back(c);
     }
   }
@@ -152,7 +157,9 @@ TEST(SchedulerRandomTest, FragAwareMatchesNaiveReference) {
         const GpuModel& m = *models[rng.UniformInt(0, models.size() - 1)];
         const std::string profile =
             m.profile(m.base_profiles()[rng.UniformInt(0, m.base_profiles().size() - 1)]).name;
-        std::optional<RefChoice> expected = ReferenceChoice(cluster, profile, o.threshold, brute);
+        std::optional<RefChoice> expected = ReferenceChoice(
+            cluster, profile, o.threshold,
+            [&](int g, const std::vector<BruteInstance>& set) { return brute[g].FragCost(set); });
         Job job;
         job.profile = profile;
         auto d = s.TryPlace(next, job);
@@ -245,6 +252,99 @@ class RandomMigratingPolicy : public PlacementPolicy {
  private:
   Rng rng_;
 };
+
+// The same with --metric demand-weighted (§2) and a short window, so that the
+// shares change with almost every arrival: F(g) = sum over base profiles m
+// of p_m * (free_cs(g) - cs_m * feasible_m(g)), p_m the share of the last W
+// arrivals (that the model can host) requesting m, uniform while none. The
+// reference counts the window itself and takes feasible_m from the brute
+// force; the scheduler must choose what it chooses after every arrival.
+TEST(SchedulerRandomTest, DemandWeightedMatchesNaiveReference) {
+  const uint64_t seed = std::getenv("MIGSCHED_SEED")
+                            ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
+                            : 20261130;
+  SCOPED_TRACE("seed " + std::to_string(seed) +
+               " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
+  Rng rng(seed);
+  const std::vector<std::string> model_names = {"A100-40GB", "H100-80GB", "A30-24GB"};
+  constexpr int kWindow = 4;
+  for (int round = 0; round < 10; ++round) {
+    const int n = static_cast<int>(rng.UniformInt(1, 3));
+    std::vector<const GpuModel*> models;
+    for (int i = 0; i < n; ++i) {
+      models.push_back(&testing::Model(model_names[rng.UniformInt(0, model_names.size() - 1)]));
+    }
+    ConfigTableCache tables;
+    Cluster cluster(models, &tables);
+    SchedulerOptions o;
+    o.threshold = std::vector<double>{0.3, 0.4, 0.5}[rng.UniformInt(0, 2)];
+    o.metric = "demand-weighted";
+    o.demand_window = kWindow;
+    auto policy = MakePolicy("frag-aware", o);
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    ManualClock clock;
+    Scheduler s(&cluster, std::move(*policy), o, &clock);
+    std::deque<std::string> window;  // the last kWindow requested profiles
+    const RefMetric demand_weighted = [&](int g, const std::vector<BruteInstance>& set) {
+      const GpuModel& m = cluster.gpu(g).model();
+      const std::vector<int>& bases = m.base_profiles();
+      std::vector<double> count(bases.size(), 0);
+      double total = 0;
+      for (const std::string& name : window) {
+        const int p = m.FindProfile(name);
+        if (p < 0) continue;
+        for (size_t t = 0; t < bases.size(); ++t) count[t] += bases[t] == m.BaseOf(p) ? 1 : 0;
+        ++total;
+      }
+      int free_cs = m.compute_slices();
+      for (const BruteInstance& in : set) free_cs -= in.cs;
+      double f = 0;
+      for (size_t t = 0; t < bases.size(); ++t) {
+        const double share = total > 0 ? count[t] / total : 1.0 / bases.size();
+        const int cs = m.profile(bases[t]).compute_slices;
+        f += share * (free_cs - cs * testing::BruteFeasible(m, set, bases[t]));
+      }
+      return f;
+    };
+    std::vector<JobId> running;
+    JobId next = 0;
+    for (int step = 0; step < 100; ++step) {
+      SCOPED_TRACE("round " + std::to_string(round) + " step " + std::to_string(step));
+      if (!running.empty() && rng.Uniform01() < 0.35) {
+        const size_t i = rng.UniformInt(0, running.size() - 1);
+        ASSERT_TRUE(s.Release(running[i]).ok());
+        running.erase(running.begin() + i);
+      } else {
+        const GpuModel& m = *models[rng.UniformInt(0, models.size() - 1)];
+        const std::string profile =
+            m.profile(m.base_profiles()[rng.UniformInt(0, m.base_profiles().size() - 1)]).name;
+        Job job;
+        job.profile = profile;
+        s.ObserveArrival(job);
+        window.push_back(profile);
+        if (window.size() > kWindow) window.pop_front();
+        std::optional<RefChoice> expected =
+            ReferenceChoice(cluster, profile, o.threshold, demand_weighted);
+        // Twice: a retry with nothing changed must give the same answer.
+        for (int attempt = 0; attempt < (expected ? 1 : 2); ++attempt) {
+          auto d = s.TryPlace(next, job);
+          ASSERT_TRUE(d.ok()) << d.status().ToString();
+          ASSERT_EQ(d->has_value(), expected.has_value()) << profile;
+          if (expected) {
+            EXPECT_EQ((*d)->instances[0].gpu, expected->gpu) << profile;
+            EXPECT_EQ((*d)->instances[0].start, expected->start) << profile;
+            running.push_back(next);
+          }
+        }
+        ++next;
+      }
+      for (int g = 0; g < cluster.size(); ++g) {
+        Status st = cluster.gpu(g).CheckInvariants();
+        ASSERT_TRUE(st.ok()) << st.ToString();
+      }
+    }
+  }
+}
 
 TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
   const uint64_t seed = std::getenv("MIGSCHED_SEED")

@@ -48,10 +48,15 @@ void CollectCandidates(const Cluster& cluster, const PlacementRequest& req,
 // found instead of stored, the full-size reserve NOT applied (it needs all
 // of them first: use CollectCandidates when reserve_full > 0). The
 // candidates of one GPU come together, in ascending start.
-template <typename F>
+//
+// `keep(gpu, profile)`, asked before a GPU's candidates are generated, may
+// return false to skip that GPU (a caller that can tell from the GPU's state
+// that none of its candidates can win).
+template <typename F, typename Keep>
 void ForEachCandidate(const Cluster& cluster, const PlacementRequest& req,
-                      const CollectOptions& options, F&& f) {
+                      const CollectOptions& options, F&& f, Keep&& keep) {
   const auto visit = [&](int gpu, int profile) {
+    if (!keep(gpu, profile)) return;
     ForEachCandidateOn(cluster, gpu, profile, options.allow_create, options.count_destroys, f);
   };
   using Load = CollectOptions::Load;
@@ -95,6 +100,12 @@ void ForEachCandidate(const Cluster& cluster, const PlacementRequest& req,
   }
   std::sort(gpus.begin(), gpus.end());
   for (const auto& [gpu, profile] : gpus) visit(gpu, profile);
+}
+
+template <typename F>
+void ForEachCandidate(const Cluster& cluster, const PlacementRequest& req,
+                      const CollectOptions& options, F&& f) {
+  ForEachCandidate(cluster, req, options, f, [](int, int) { return true; });
 }
 
 // §3: GPU `gpu` is lazy when util(g) < threshold.

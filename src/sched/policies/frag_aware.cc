@@ -1,6 +1,7 @@
 // lb+frag (alias frag-aware): the placement of §4 (steps 1-4, 7) of
 // docs/algorithms.md, scored by the metric chosen with --metric (§2).
 #include <cmath>
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
@@ -48,11 +49,17 @@ class FragAwarePolicy : public PlacementPolicy {
       // The same result without storing every candidate, and without looking
       // at busy GPUs when a lazy one will do.
       const auto score = [&](const Candidate& c) { Score(cluster, c); };
+      // A GPU whose best possible score is already beaten by more than 1e-9
+      // is skipped: Score would drop every one of its candidates.
+      const auto may_win = [&](int gpu, int profile) {
+        return best_score_ == INFINITY ||
+               BestScoreOn(cluster.gpu(gpu), profile) <= best_score_ + 1e-9;
+      };
       collect.load = CollectOptions::Load::kLazy;
-      ForEachCandidate(cluster, req, collect, score);
+      ForEachCandidate(cluster, req, collect, score, may_win);
       if (near_.empty()) {
         collect.load = CollectOptions::Load::kBusy;
-        ForEachCandidate(cluster, req, collect, score);
+        ForEachCandidate(cluster, req, collect, score, may_win);
       }
     }
     if (near_.empty()) return std::nullopt;
@@ -98,6 +105,46 @@ class FragAwarePolicy : public PlacementPolicy {
     best_score_ = std::min(best_score_, s);
     near_.emplace_back(c, s);
   }
+
+  // The lowest score any candidate of `profile` on a GPU in state `g` can
+  // have: the minimum of Score's expression over the profile's slots that
+  // fit the busy configuration (variant instance limits ignored: a lower
+  // bound), memoised per (busy configuration, profile) until the metric's
+  // generation changes.
+  double BestScoreOn(const GpuState& g, int profile) {
+    const ConfigTable& t = g.table();
+    BoundMemo* memo = nullptr;
+    for (BoundMemo& b : bounds_) memo = b.table == &t ? &b : memo;
+    if (memo == nullptr) {
+      memo = &bounds_.emplace_back();
+      memo->table = &t;
+      memo->profiles = static_cast<int>(g.model().profiles().size());
+      memo->value.assign(static_cast<size_t>(t.num_configs()) * memo->profiles, 0);
+      memo->stamp.assign(memo->value.size(), 0);
+    }
+    const size_t k = static_cast<size_t>(g.busy_config()) * memo->profiles + profile;
+    if (memo->stamp[k] == scorer_.generation()) return memo->value[k];
+    const bool post = options_.frag_objective == FragObjective::kPost;
+    const double before = post ? 0 : scorer_.Value(t, g.busy_config());
+    double best = INFINITY;
+    for (int slot : g.model().SlotsOfProfile(profile)) {
+      const ConfigId after = t.Add(g.busy_config(), slot);
+      if (after == kInvalidConfig) continue;
+      const double v = scorer_.Value(t, after);
+      best = std::min(best, post ? v : v - before);
+    }
+    memo->value[k] = best;
+    memo->stamp[k] = scorer_.generation();
+    return best;
+  }
+
+  struct BoundMemo {
+    const ConfigTable* table = nullptr;
+    int profiles = 0;
+    std::vector<double> value;    // [busy configuration * profiles + profile]
+    std::vector<uint64_t> stamp;  // valid where == scorer_.generation()
+  };
+  std::deque<BoundMemo> bounds_;  // per model's table (few: linear lookup)
 
   std::vector<Candidate> candidates_;               // with --reserve-full only
   std::vector<std::pair<Candidate, double>> near_;  // (candidate, score) near the minimum
