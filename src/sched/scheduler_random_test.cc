@@ -119,21 +119,76 @@ std::optional<RefChoice> ReferenceChoice(const Cluster& cluster, const std::stri
   return RefChoice{pick->gpu, pick->start};
 }
 
+// The seed of a randomized test: MIGSCHED_SEED, or `fallback`.
+uint64_t TestSeed(uint64_t fallback) {
+  return std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
+                                      : fallback;
+}
+
+// 1 to 3 GPUs, each a random model of `names`.
+std::vector<const GpuModel*> RandomModels(Rng& rng, const std::vector<std::string>& names) {
+  const int n = static_cast<int>(rng.UniformInt(1, 3));
+  std::vector<const GpuModel*> models;
+  for (int i = 0; i < n; ++i) {
+    models.push_back(&testing::Model(names[rng.UniformInt(0, names.size() - 1)]));
+  }
+  return models;
+}
+
+// `steps` random steps on `s` (over `cluster`): a release of a running job
+// (35%) or an arrival requesting a base profile of a random model of the
+// cluster, which must be placed where ReferenceChoice (with `metric`) places
+// it, or not at all when it finds nothing (then asked twice: a retry with
+// nothing changed gives the same answer). `on_arrival(job)` runs before each
+// arrival is placed. The §1 invariants are checked after every step.
+void DriveAgainstReference(Rng& rng, Cluster& cluster, Scheduler& s, double threshold, int steps,
+                           const RefMetric& metric,
+                           const std::function<void(const Job&)>& on_arrival) {
+  std::vector<JobId> running;
+  JobId next = 0;
+  for (int step = 0; step < steps; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    if (!running.empty() && rng.Uniform01() < 0.35) {
+      const size_t i = rng.UniformInt(0, running.size() - 1);
+      ASSERT_TRUE(s.Release(running[i]).ok());
+      running.erase(running.begin() + i);
+    } else {
+      const GpuModel& m = cluster.gpu(rng.UniformInt(0, cluster.size() - 1)).model();
+      const std::string profile =
+          m.profile(m.base_profiles()[rng.UniformInt(0, m.base_profiles().size() - 1)]).name;
+      Job job;
+      job.profile = profile;
+      on_arrival(job);
+      const std::optional<RefChoice> expected =
+          ReferenceChoice(cluster, profile, threshold, metric);
+      for (int attempt = 0; attempt < (expected ? 1 : 2); ++attempt) {
+        auto d = s.TryPlace(next, job);
+        ASSERT_TRUE(d.ok()) << d.status().ToString();
+        ASSERT_EQ(d->has_value(), expected.has_value()) << profile;
+        if (expected) {
+          EXPECT_EQ((*d)->instances[0].gpu, expected->gpu) << profile;
+          EXPECT_EQ((*d)->instances[0].start, expected->start) << profile;
+          running.push_back(next);
+        }
+      }
+      ++next;
+    }
+    for (int g = 0; g < cluster.size(); ++g) {
+      Status st = cluster.gpu(g).CheckInvariants();
+      ASSERT_TRUE(st.ok()) << st.ToString();
+    }
+  }
+}
+
 TEST(SchedulerRandomTest, FragAwareMatchesNaiveReference) {
-  const uint64_t seed = std::getenv("MIGSCHED_SEED")
-                            ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                            : 20261129;
+  const uint64_t seed = TestSeed(20261129);
   SCOPED_TRACE("seed " + std::to_string(seed) +
                " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
   Rng rng(seed);
-  const std::vector<std::string> model_names = {"A100-40GB", "H100-80GB", "A30-24GB",
-                                                "RTX-PRO-6000"};
   for (int round = 0; round < 10; ++round) {
-    const int n = static_cast<int>(rng.UniformInt(1, 3));
-    std::vector<const GpuModel*> models;
-    for (int i = 0; i < n; ++i) {
-      models.push_back(&testing::Model(model_names[rng.UniformInt(0, model_names.size() - 1)]));
-    }
+    SCOPED_TRACE("round " + std::to_string(round));
+    const std::vector<const GpuModel*> models =
+        RandomModels(rng, {"A100-40GB", "H100-80GB", "A30-24GB", "RTX-PRO-6000"});
     ConfigTableCache tables;
     Cluster cluster(models, &tables);
     SchedulerOptions o;
@@ -144,39 +199,68 @@ TEST(SchedulerRandomTest, FragAwareMatchesNaiveReference) {
     Scheduler s(&cluster, std::move(*policy), o, &clock);
     std::vector<BruteFragCost> brute;
     for (const GpuModel* m : models) brute.emplace_back(*m);
-    std::vector<JobId> running;
-    JobId next = 0;
-    for (int step = 0; step < 120; ++step) {
-      SCOPED_TRACE("round " + std::to_string(round) + " step " + std::to_string(step));
-      if (!running.empty() && rng.Uniform01() < 0.35) {
-        const size_t i = rng.UniformInt(0, running.size() - 1);
-        ASSERT_TRUE(s.Release(running[i]).ok());
-        running.erase(running.begin() + i);
-      } else {
-        // A base profile of a random model of the cluster.
-        const GpuModel& m = *models[rng.UniformInt(0, models.size() - 1)];
-        const std::string profile =
-            m.profile(m.base_profiles()[rng.UniformInt(0, m.base_profiles().size() - 1)]).name;
-        std::optional<RefChoice> expected = ReferenceChoice(
-            cluster, profile, o.threshold,
-            [&](int g, const std::vector<BruteInstance>& set) { return brute[g].FragCost(set); });
-        Job job;
-        job.profile = profile;
-        auto d = s.TryPlace(next, job);
-        ASSERT_TRUE(d.ok()) << d.status().ToString();
-        ASSERT_EQ(d->has_value(), expected.has_value()) << profile;
-        if (expected) {
-          EXPECT_EQ((*d)->instances[0].gpu, expected->gpu) << profile;
-          EXPECT_EQ((*d)->instances[0].start, expected->start) << profile;
-          running.push_back(next);
-        }
-        ++next;
+    DriveAgainstReference(
+        rng, cluster, s, o.threshold, 120,
+        [&](int g, const std::vector<BruteInstance>& set) { return brute[g].FragCost(set); },
+        [](const Job&) {});
+    if (HasFatalFailure()) return;
+  }
+}
+
+// The same with --metric demand-weighted (§2) and a short window, so that the
+// shares change with almost every arrival: F(g) = sum over base profiles m
+// of p_m * (free_cs(g) - cs_m * feasible_m(g)), p_m the share of the last W
+// arrivals (that the model can host) requesting m, uniform while none. The
+// reference counts the window itself and takes feasible_m from the brute
+// force; the scheduler must choose what it chooses after every arrival.
+TEST(SchedulerRandomTest, DemandWeightedMatchesNaiveReference) {
+  const uint64_t seed = TestSeed(20261130);
+  SCOPED_TRACE("seed " + std::to_string(seed) +
+               " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
+  Rng rng(seed);
+  constexpr int kWindow = 4;
+  for (int round = 0; round < 10; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const std::vector<const GpuModel*> models =
+        RandomModels(rng, {"A100-40GB", "H100-80GB", "A30-24GB"});
+    ConfigTableCache tables;
+    Cluster cluster(models, &tables);
+    SchedulerOptions o;
+    o.threshold = std::vector<double>{0.3, 0.4, 0.5}[rng.UniformInt(0, 2)];
+    o.metric = "demand-weighted";
+    o.demand_window = kWindow;
+    auto policy = MakePolicy("frag-aware", o);
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    ManualClock clock;
+    Scheduler s(&cluster, std::move(*policy), o, &clock);
+    std::deque<std::string> window;  // the last kWindow requested profiles
+    const RefMetric demand_weighted = [&](int g, const std::vector<BruteInstance>& set) {
+      const GpuModel& m = cluster.gpu(g).model();
+      const std::vector<int>& bases = m.base_profiles();
+      std::vector<double> count(bases.size(), 0);
+      double total = 0;
+      for (const std::string& name : window) {
+        const int p = m.FindProfile(name);
+        if (p < 0) continue;
+        for (size_t t = 0; t < bases.size(); ++t) count[t] += bases[t] == m.BaseOf(p) ? 1 : 0;
+        ++total;
       }
-      for (int g = 0; g < cluster.size(); ++g) {
-        Status st = cluster.gpu(g).CheckInvariants();
-        ASSERT_TRUE(st.ok()) << st.ToString();
+      int free_cs = m.compute_slices();
+      for (const BruteInstance& in : set) free_cs -= in.cs;
+      double f = 0;
+      for (size_t t = 0; t < bases.size(); ++t) {
+        const double share = total > 0 ? count[t] / total : 1.0 / bases.size();
+        const int cs = m.profile(bases[t]).compute_slices;
+        f += share * (free_cs - cs * testing::BruteFeasible(m, set, bases[t]));
       }
-    }
+      return f;
+    };
+    DriveAgainstReference(rng, cluster, s, o.threshold, 100, demand_weighted, [&](const Job& job) {
+      s.ObserveArrival(job);
+      window.push_back(job.profile);
+      if (window.size() > kWindow) window.pop_front();
+    });
+    if (HasFatalFailure()) return;
   }
 }
 
@@ -252,99 +336,6 @@ class RandomMigratingPolicy : public PlacementPolicy {
  private:
   Rng rng_;
 };
-
-// The same with --metric demand-weighted (§2) and a short window, so that the
-// shares change with almost every arrival: F(g) = sum over base profiles m
-// of p_m * (free_cs(g) - cs_m * feasible_m(g)), p_m the share of the last W
-// arrivals (that the model can host) requesting m, uniform while none. The
-// reference counts the window itself and takes feasible_m from the brute
-// force; the scheduler must choose what it chooses after every arrival.
-TEST(SchedulerRandomTest, DemandWeightedMatchesNaiveReference) {
-  const uint64_t seed = std::getenv("MIGSCHED_SEED")
-                            ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                            : 20261130;
-  SCOPED_TRACE("seed " + std::to_string(seed) +
-               " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
-  Rng rng(seed);
-  const std::vector<std::string> model_names = {"A100-40GB", "H100-80GB", "A30-24GB"};
-  constexpr int kWindow = 4;
-  for (int round = 0; round < 10; ++round) {
-    const int n = static_cast<int>(rng.UniformInt(1, 3));
-    std::vector<const GpuModel*> models;
-    for (int i = 0; i < n; ++i) {
-      models.push_back(&testing::Model(model_names[rng.UniformInt(0, model_names.size() - 1)]));
-    }
-    ConfigTableCache tables;
-    Cluster cluster(models, &tables);
-    SchedulerOptions o;
-    o.threshold = std::vector<double>{0.3, 0.4, 0.5}[rng.UniformInt(0, 2)];
-    o.metric = "demand-weighted";
-    o.demand_window = kWindow;
-    auto policy = MakePolicy("frag-aware", o);
-    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
-    ManualClock clock;
-    Scheduler s(&cluster, std::move(*policy), o, &clock);
-    std::deque<std::string> window;  // the last kWindow requested profiles
-    const RefMetric demand_weighted = [&](int g, const std::vector<BruteInstance>& set) {
-      const GpuModel& m = cluster.gpu(g).model();
-      const std::vector<int>& bases = m.base_profiles();
-      std::vector<double> count(bases.size(), 0);
-      double total = 0;
-      for (const std::string& name : window) {
-        const int p = m.FindProfile(name);
-        if (p < 0) continue;
-        for (size_t t = 0; t < bases.size(); ++t) count[t] += bases[t] == m.BaseOf(p) ? 1 : 0;
-        ++total;
-      }
-      int free_cs = m.compute_slices();
-      for (const BruteInstance& in : set) free_cs -= in.cs;
-      double f = 0;
-      for (size_t t = 0; t < bases.size(); ++t) {
-        const double share = total > 0 ? count[t] / total : 1.0 / bases.size();
-        const int cs = m.profile(bases[t]).compute_slices;
-        f += share * (free_cs - cs * testing::BruteFeasible(m, set, bases[t]));
-      }
-      return f;
-    };
-    std::vector<JobId> running;
-    JobId next = 0;
-    for (int step = 0; step < 100; ++step) {
-      SCOPED_TRACE("round " + std::to_string(round) + " step " + std::to_string(step));
-      if (!running.empty() && rng.Uniform01() < 0.35) {
-        const size_t i = rng.UniformInt(0, running.size() - 1);
-        ASSERT_TRUE(s.Release(running[i]).ok());
-        running.erase(running.begin() + i);
-      } else {
-        const GpuModel& m = *models[rng.UniformInt(0, models.size() - 1)];
-        const std::string profile =
-            m.profile(m.base_profiles()[rng.UniformInt(0, m.base_profiles().size() - 1)]).name;
-        Job job;
-        job.profile = profile;
-        s.ObserveArrival(job);
-        window.push_back(profile);
-        if (window.size() > kWindow) window.pop_front();
-        std::optional<RefChoice> expected =
-            ReferenceChoice(cluster, profile, o.threshold, demand_weighted);
-        // Twice: a retry with nothing changed must give the same answer.
-        for (int attempt = 0; attempt < (expected ? 1 : 2); ++attempt) {
-          auto d = s.TryPlace(next, job);
-          ASSERT_TRUE(d.ok()) << d.status().ToString();
-          ASSERT_EQ(d->has_value(), expected.has_value()) << profile;
-          if (expected) {
-            EXPECT_EQ((*d)->instances[0].gpu, expected->gpu) << profile;
-            EXPECT_EQ((*d)->instances[0].start, expected->start) << profile;
-            running.push_back(next);
-          }
-        }
-        ++next;
-      }
-      for (int g = 0; g < cluster.size(); ++g) {
-        Status st = cluster.gpu(g).CheckInvariants();
-        ASSERT_TRUE(st.ok()) << st.ToString();
-      }
-    }
-  }
-}
 
 TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
   const uint64_t seed = std::getenv("MIGSCHED_SEED")
