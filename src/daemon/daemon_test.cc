@@ -23,20 +23,10 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::MakeTempDir;
+using ::migsched::testing::ReadFile;
+
 using ::migsched::testing::BundledCatalog;
-
-std::string TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "migsched-daemon-XXXXXX").string();
-  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
-
-std::string ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A MigBackend that forwards to a FakeBackend the test owns, so that the
 // node's instances outlive one Daemon (a daemon restart on the same node).
@@ -68,7 +58,7 @@ class SharedBackend : public MigBackend {
 class DaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_.state_dir = TempDir();
+    config_.state_dir = MakeTempDir("migsched-daemon");
     config_.kill_grace_s = 1;
     config_.policy = "full";
   }

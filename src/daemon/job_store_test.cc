@@ -10,15 +10,12 @@
 #include <fstream>
 #include <string>
 
+#include "testing/test_util.h"
+
 namespace migsched {
 namespace {
 
-std::filesystem::path TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "migsched-store-XXXXXX").string();
-  char* d = mkdtemp(tmpl.data());
-  EXPECT_NE(d, nullptr);
-  return tmpl;
-}
+using ::migsched::testing::MakeTempDir;
 
 DaemonJobRecord SampleRecord() {
   DaemonJobRecord r;
@@ -112,7 +109,7 @@ TEST(JobRecordTest, ToJobCarriesTheRequest) {
 }
 
 TEST(JobStoreTest, RoundTripAndUpdate) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-store");
   auto store = JobStore::Open(dir);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   DaemonJobRecord r = SampleRecord();
@@ -145,7 +142,7 @@ TEST(JobStoreTest, RoundTripAndUpdate) {
 }
 
 TEST(JobStoreTest, ReopenAfterCloseAndIdsNeverReused) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-store");
   {
     auto store = JobStore::Open(dir);
     ASSERT_TRUE(store.ok());
@@ -187,7 +184,7 @@ TEST(JobStoreTest, ReopenAfterCloseAndIdsNeverReused) {
 }
 
 TEST(JobStoreTest, BadEventDetailIsRefused) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-store");
   auto store = JobStore::Open(dir);
   ASSERT_TRUE(store.ok());
   Status st = (*store)->AppendEvent(1, 0, "x", "[1,2]");
@@ -196,7 +193,7 @@ TEST(JobStoreTest, BadEventDetailIsRefused) {
 }
 
 TEST(JobStoreTest, UnusableStateDirNamesThePath) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-store");
   const auto file = dir / "plain-file";
   { std::ofstream(file) << "x"; }
   auto store = JobStore::Open(file / "sub");
@@ -206,7 +203,7 @@ TEST(JobStoreTest, UnusableStateDirNamesThePath) {
 }
 
 TEST(JobStoreTest, CommittedRecordSurvivesAProcessThatExitsWithoutClosing) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-store");
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {

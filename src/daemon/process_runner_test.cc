@@ -14,21 +14,13 @@
 #include <string>
 #include <thread>
 
+#include "testing/test_util.h"
+
 namespace migsched {
 namespace {
 
-std::filesystem::path TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "migsched-runner-XXXXXX").string();
-  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
-
-std::string ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::migsched::testing::MakeTempDir;
+using ::migsched::testing::ReadFile;
 
 // Polls until the process ends (at most 5 s).
 ProcessStatus WaitEnd(ProcessRunner& r, DaemonJobId job, int64_t pgid) {
@@ -55,7 +47,7 @@ struct ExitCase {
 };
 
 TEST(ProcessRunnerTest, ExitCodesAreRecorded) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner runner(dir);
   const ExitCase cases[] = {
       {{"true"}, 0},
@@ -82,7 +74,7 @@ TEST(ProcessRunnerTest, ExitCodesAreRecorded) {
 }
 
 TEST(ProcessRunnerTest, LogEnvironmentAndCwd) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner runner(dir);
   LaunchSpec spec;
   spec.job = 7;
@@ -113,7 +105,7 @@ TEST(ProcessRunnerTest, LogEnvironmentAndCwd) {
 }
 
 TEST(ProcessRunnerTest, LaunchFailuresAreClear) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner runner(dir);
   {
     LaunchSpec spec;
@@ -160,7 +152,7 @@ TEST(ProcessRunnerTest, LaunchFailuresAreClear) {
 }
 
 TEST(ProcessRunnerTest, TerminateSendsTermThenKill) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner runner(dir);
   // Polite: sleep dies of SIGTERM at once → 128 + 15.
   LaunchSpec spec;
@@ -192,7 +184,7 @@ TEST(ProcessRunnerTest, TerminateSendsTermThenKill) {
 }
 
 TEST(ProcessRunnerTest, BackgroundChildrenDoNotOutliveTheJob) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner runner(dir);
   LaunchSpec spec;
   spec.job = 1;
@@ -214,7 +206,7 @@ TEST(ProcessRunnerTest, NotOurChildIsReadFromTheExitFile) {
   // A second runner (as after a daemon restart) polls a process it did not
   // start: alive → running; once gone, the exit file gives the code; with no
   // exit file it is lost.
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner first(dir);
   LaunchSpec spec;
   spec.job = 5;
@@ -236,7 +228,7 @@ TEST(ProcessRunnerTest, NotOurChildIsReadFromTheExitFile) {
 TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
   // A descriptor the daemon holds without O_CLOEXEC (e.g. a listening
   // socket) must not live on in the monitor or the command.
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner runner(dir);
   const int fd = open((dir / "held").c_str(), O_WRONLY | O_CREAT, 0644);
   ASSERT_GE(fd, 3);
@@ -261,7 +253,7 @@ TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
 }
 
 TEST(ProcessRunnerTest, RunToCompletion) {
-  const auto dir = TempDir();
+  const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner runner(dir);
   LaunchSpec spec;
   spec.job = 1;

@@ -30,16 +30,11 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::ReadFile;
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A `migsched serve` child process.
 class DaemonProcess {

@@ -16,14 +16,11 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::ReadJson;
+
 using ::migsched::testing::RunMigsched;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
-
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
 
 struct FlagsCase {
   std::string name;

@@ -13,21 +13,12 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::ReadFile;
+using ::migsched::testing::ReadJson;
+
 using ::migsched::testing::RunMigsched;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
-
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // One A100 40GB. a (3g.20gb, 10 s) goes to 3g@4 (ΔFragCost 0; 3g@0 would
 // cost 0.35, §2 table), created by 0.023; b (3g.20gb, 1000 s, checkpoint)

@@ -24,17 +24,12 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::ReadFile;
+
 namespace fs = std::filesystem;
 using ::migsched::testing::RunMigsched;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 size_t Count(const std::string& text, const std::string& needle) {
   size_t n = 0;

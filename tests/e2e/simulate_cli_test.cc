@@ -14,14 +14,11 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::ReadJson;
+
 using ::migsched::testing::RunMigsched;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
-
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
 
 // Rows of a CSV file as maps header -> field (our outputs quote nothing in
 // these columns).

@@ -13,6 +13,8 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::ReadJson;
+
 using ::migsched::testing::RunMigsched;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
@@ -25,11 +27,6 @@ const char kTwoFourG[] =
     "a,0,4g.20gb,100\n"
     "b,0,4g.20gb,100\n"
     "c,10,3g.20gb,50\n";
-
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
 
 // Lines of `text` starting with `prefix`.
 int CountLinesStartingWith(const std::string& text, const std::string& prefix) {

@@ -94,4 +94,22 @@ std::string WriteTempFile(const std::string& name, const std::string& content) {
   return p.string();
 }
 
+std::filesystem::path MakeTempDir(const std::string& prefix) {
+  std::string tmpl = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  EXPECT_NE(mkdtemp(tmpl.data()), nullptr) << tmpl;
+  return tmpl;
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+nlohmann::json ReadJson(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
 }  // namespace migsched::testing

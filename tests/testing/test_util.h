@@ -3,6 +3,8 @@
 #ifndef MIGSCHED_TESTS_TESTING_TEST_UTIL_H_
 #define MIGSCHED_TESTS_TESTING_TEST_UTIL_H_
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,14 @@ CommandResult RunMigsched(const std::vector<std::string>& args);
 
 // Writes `content` to a fresh file under the test's temp dir and returns its path.
 std::string WriteTempFile(const std::string& name, const std::string& content);
+
+// A fresh, empty directory <temp>/<prefix>-XXXXXX (mkdtemp); fails the test
+// if it cannot be made. Not removed afterwards.
+std::filesystem::path MakeTempDir(const std::string& prefix);
+// The whole file as bytes ("" if it cannot be read).
+std::string ReadFile(const std::filesystem::path& path);
+// The file parsed as JSON (throws nlohmann::json::parse_error if it is not).
+nlohmann::json ReadJson(const std::filesystem::path& path);
 
 }  // namespace migsched::testing
 
