@@ -1,4 +1,4 @@
-// Daemon API load test (issue 5 §5): 10,000 POST /v1/jobs from 8 concurrent
+// Daemon API load test: 10,000 POST /v1/jobs from 8 concurrent
 // clients against `migsched serve` (fake backend, loopback, the scheduler
 // paused so that every job stays queued: what is measured is the API, the
 // validation and the durable SQLite commit that precedes each 201). Reports

@@ -1,4 +1,4 @@
-// Decision latency of one arrival (issue 4): clusters of 4 .. 100,000 mixed
+// Decision latency of one arrival: clusters of 4 .. 100,000 mixed
 // GPUs (A100 40GB, H100 80GB, H200 141GB) filled to 30%, 70% and 95%
 // utilisation; the grouped fast path ("fast") and the naive O(GPUs) scan
 // ("naive") side by side. Each iteration places one random job and releases

@@ -1,4 +1,4 @@
-// FragCost table build time per model and the O(1) lookup (issue 4).
+// FragCost table build time per model and the O(1) lookup.
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_util.h"

@@ -1,4 +1,4 @@
-// Simulation throughput (issue 4): jobs simulated per second and peak memory,
+// Simulation throughput: jobs simulated per second and peak memory,
 // online mode, for N jobs on G mixed GPUs (A100 40GB, H100 80GB, H200 141GB)
 // at offered load 0.8, `full` policy (frag-aware placement plus the §6
 // migration planner; 80% of the jobs are checkpoint-migratable) and, for

@@ -1,4 +1,4 @@
-// `migsched serve --config FILE.yaml`: the daemon (issue 5, docs/api.md).
+// `migsched serve --config FILE.yaml`: the daemon (docs/api.md).
 // `migsched serve --print-default-config` prints a commented example config.
 //
 // Start-up: config → state dir (created 0700 if missing) → token (config

@@ -91,7 +91,7 @@ class Cluster {
   // compute slices minus busy ones), in no particular order. A placement that
   // needs k compute slices can only land on the groups with free >= k, so an
   // arrival visits those buckets and skips the (typically most) groups that
-  // cannot hold it without looking at them (issue 4). Kept up to date with
+  // cannot hold it without looking at them. Kept up to date with
   // the groups, O(1) per change of representative. Grouping on only (with
   // grouping off use representatives()). `free` outside 0..compute slices of
   // the model: an empty list.

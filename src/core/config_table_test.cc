@@ -45,7 +45,7 @@ TEST(ConfigTableTest, A100HasThe723ValidConfigurationsOfTheSpec) {
   EXPECT_EQ(h100->num_configs(), 723);
 }
 
-// Every case of shared/cases/fragcost-a100-40gb.json (copied to tests/data/cases/):
+// Every case of tests/data/cases/fragcost-a100-40gb.json (copied to tests/data/cases/):
 // the FragCost and every feasible/ideal term, |error| < 1e-9.
 TEST(ConfigTableTest, ReproducesAll723HandCheckedA100Cases) {
   std::ifstream in(TestDataDir() + "/cases/fragcost-a100-40gb.json");
@@ -100,7 +100,7 @@ TEST(ConfigTableTest, ReproducesAll723HandCheckedA100Cases) {
   EXPECT_EQ(checked, 723);
 }
 
-// The worked values of algorithms.md §2 (1g = 1g.5gb).
+// The worked values of docs/algorithms.md §2 (1g = 1g.5gb).
 TEST(ConfigTableTest, WorkedValuesOfTheSpec) {
   const GpuModel& m = Model("A100-40GB");
   auto table = ConfigTable::Build(m);

@@ -1,5 +1,5 @@
 // GPU models, MIG profiles and placements: the hardware facts of §1 of
-// docs/algorithms.md (shared/docs/algorithms.md), as data.
+// docs/algorithms.md, as data.
 //
 // Units: a *placement unit* is one memory slice in NVML's sense
 // (nvmlGpuInstancePlacement_t.start/.size, "index of first occupied memory

@@ -21,7 +21,7 @@ std::vector<std::string> BaseProfileNames(const GpuModel& m) {
   return out;
 }
 
-// Slot counts per base profile = number of placements in mig-profiles.md §2
+// Slot counts per base profile = number of placements in docs/mig-hardware.md §2
 // (A100 40GB: {0..6}:1, {0,2,4,6}:2, {0,2,4}:2, {0,4}:4, {0}:4, {0}:8 -> 7+4+3+2+1+1 = 18, §1 of
 // algorithms.md says 18; A30: {0..3}:1, {0,2}:2, {0}:4 -> 4+2+1; RTX PRO 6000: {0,3,6,9}:3,
 // {0,6}:6, {0}:12 -> 4+2+1).
@@ -122,7 +122,7 @@ struct OrderCase {
 
 class DriverDefaultOrderTest : public ::testing::TestWithParam<OrderCase> {};
 
-// mig-profiles.md §6 / algorithms.md §11: on 8-unit A100/H100/H200 the first 1g goes to 6, then
+// docs/mig-hardware.md §6 / docs/algorithms.md §11: on 8-unit A100/H100/H200 the first 1g goes to 6, then
 // 4, 5, 0..3, and other profiles take the highest start first; A30 and RTX PRO 6000 fill from 0.
 TEST_P(DriverDefaultOrderTest, MatchesTheObservedDriver) {
   const OrderCase& c = GetParam();

@@ -414,7 +414,7 @@ fake:
   disappear_gpu: -1    # this GPU index vanishes after start (-1: none)
 
 # The simulator's options, by the same names as `migsched simulate` flags
-# (kebab-case as on the command line, or snake_case). algorithms.md §3-§6.
+# (kebab-case as on the command line, or snake_case). docs/algorithms.md §3-§6.
 scheduler:
   policy: full               # first-fit, lb, full (lb+frag with migration), ...
   threshold: 0.4             # lazy/busy threshold t (§3)

@@ -1,5 +1,5 @@
 // Daemon: runs real jobs on a node's MIG instances with the same scheduler
-// core as the simulator (algorithms.md §4–§7, issue 5). It owns the Cluster
+// core as the simulator (docs/algorithms.md §4–§7). It owns the Cluster
 // model of the managed GPUs, the Scheduler (placement, FIFO queue with
 // backfill, migration), a MigBackend (fake | nvml), the JobStore (SQLite,
 // WAL) and the ProcessRunner.

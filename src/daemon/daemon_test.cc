@@ -474,7 +474,7 @@ TEST_F(DaemonTest, RecoveryAdoptsUnknownInstancesAndFailsJobsWhoseInstanceVanish
     j.mig_uuid = live[0].mig_uuid;
     return j;
   }();
-  // 1g.5gb is profile id 19 on A100 40GB (mig-profiles.md §2.2).
+  // 1g.5gb is profile id 19 on A100 40GB (docs/mig-hardware.md §2.2).
   StatusOr<BackendInstance> extra = fake_->CreateInstance(0, 19, Placement{6, 1});
   ASSERT_TRUE(extra.ok()) << extra.status().ToString();
   auto d = Start();

@@ -23,7 +23,7 @@ std::string PlacementsText(const std::vector<Placement>& ps) {
 
 std::string GpuLabel(const BackendGpu& g) { return fmt::format("GPU {} ({})", g.index, g.name); }
 
-// go-nvlib getMigMemorySizeGB (mig-profiles.md §8.5): the profile's share of the
+// go-nvlib getMigMemorySizeGB (docs/mig-hardware.md §8.5): the profile's share of the
 // device memory rounded up to 1/8, times the device memory in whole GB (rounded up).
 int64_t MigMemoryGb(int64_t device_mib, int64_t profile_mib) {
   if (device_mib <= 0) return (profile_mib + 1023) / 1024;
@@ -33,7 +33,7 @@ int64_t MigMemoryGb(int64_t device_mib, int64_t profile_mib) {
   return static_cast<int64_t>(std::llround(eighths * static_cast<double>(total_gb)));
 }
 
-// The media-extension suffix an NVML GI profile index stands for (nvml.h; mig-profiles.md §1).
+// The media-extension suffix an NVML GI profile index stands for (nvml.h; docs/mig-hardware.md §1).
 std::string IndexSuffix(int index) {
   switch (index) {
     case 0x7:  // 1_SLICE_REV1

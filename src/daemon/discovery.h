@@ -1,4 +1,4 @@
-// Node discovery for the daemon (issue 5 §2, mig-profiles.md §8.5): which GPUs
+// Node discovery for the daemon (docs/mig-hardware.md §8.5): which GPUs
 // to manage, their MIG model, and the instances already on them.
 //
 // For each selected GPU the model is looked up in the bundled catalog by the
@@ -9,12 +9,12 @@
 // the driver's profiles and placements. A product name the catalog does not
 // know is modelled from the driver's data alone (profile names from
 // slice_count and memorySizeMB rounded up to 1/8 of the device memory,
-// mig-profiles.md §8.5).
+// docs/mig-hardware.md §8.5).
 //
 // Errors: kFailedPrecondition when a selected GPU does not have MIG mode
 // enabled; the message names the GPU and says how the operator enables it
 // (`sudo nvidia-smi -i <index> -mig 1`, then a GPU reset or reboot on
-// A100/A30; migsched never does this itself, mig-profiles.md §8.4).
+// A100/A30; migsched never does this itself, docs/mig-hardware.md §8.4).
 // kNotFound for a selected index or UUID the backend does not list.
 //
 // Thread-safety: thread-compatible (uses the backend).

@@ -40,7 +40,7 @@ TEST(DiscoveryTest, CatalogModelWhenTheDriverAgrees) {
 TEST(DiscoveryTest, DriverMismatchIsReportedAndTheDriverWins) {
   FakeBackend backend({A100(), A100(), A100()});
   // An older driver without 1g.10gb (id 15; "Older -lgipp dumps lack IDs 20/15",
-  // mig-profiles.md §2.2) and reporting 3g.20gb (id 9) as 19.62 GiB = 20096 MiB.
+  // docs/mig-hardware.md §2.2) and reporting 3g.20gb (id 9) as 19.62 GiB = 20096 MiB.
   std::vector<BackendProfile> driver = BackendProfilesOf(*A100());
   std::erase_if(driver, [](const BackendProfile& p) { return p.id == 15; });
   for (BackendProfile& p : driver) {
@@ -85,7 +85,7 @@ TEST(DiscoveryTest, DriverMismatchIsReportedAndTheDriverWins) {
 }
 
 TEST(DiscoveryTest, UnknownModelIsBuiltFromDriverData) {
-  // A product the catalog does not know, with an A30-like grid (mig-profiles.md §2.1: ids 14, 5,
+  // A product the catalog does not know, with an A30-like grid (docs/mig-hardware.md §2.1: ids 14, 5,
   // 0; {0,1,2,3}:1, {0,2}:2, {0}:4; 5952 / 11968 / 24000 MiB).
   FakeBackend backend({A100()});
   backend.SetGpuName(0, "NVIDIA X30 Prototype");

@@ -1,4 +1,4 @@
-// FakeBackend: the `fake` MigBackend (issue 5 §2, algorithms.md §7). Real
+// FakeBackend: the `fake` MigBackend (docs/algorithms.md §7). Real
 // time, no GPU: GPUs come from catalog models and instances are in-memory
 // records. It enforces what NVML enforces when creating a GPU instance, so
 // the daemon meets the same errors it would meet on hardware:
@@ -6,7 +6,7 @@
 //     kResourceExhausted (NVML: INSUFFICIENT_RESOURCES);
 //   * the placement's units must be free, else kResourceExhausted naming the
 //     GPU, the profile, the placement and the overlapping instance
-//     (mig-profiles.md §8.2: an occupied placement is INSUFFICIENT_RESOURCES);
+//     (docs/mig-hardware.md §8.2: an occupied placement is INSUFFICIENT_RESOURCES);
 //   * at most `instance_count` live instances per profile id (e.g. one
 //     1g.5gb+me) and at most the model's compute slices in all (§1), else
 //     kResourceExhausted.

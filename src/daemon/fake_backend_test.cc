@@ -16,7 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
-// A100 40GB profile ids, from the table in shared/docs/mig-profiles.md §2.2.
+// A100 40GB profile ids, from the table in docs/mig-hardware.md §2.2.
 constexpr int k1g5 = 19;    // 1g.5gb     {0..6}:1, max 7
 constexpr int k1g5me = 20;  // 1g.5gb+me  {0..6}:1, max 1
 constexpr int k1g10 = 15;   // 1g.10gb    {0,2,4,6}:2, max 4
@@ -38,7 +38,7 @@ TEST(FakeBackendTest, ListGpusReportsTheModelsAliasAndStableUuids) {
   for (int i = 0; i < 2; ++i) {
     const BackendGpu& g = (*gpus)[i];
     EXPECT_EQ(g.index, i);
-    // nvidia-smi name of the SXM4 board (mig-profiles.md §2.2).
+    // nvidia-smi name of the SXM4 board (docs/mig-hardware.md §2.2).
     EXPECT_EQ(g.name, "NVIDIA A100-SXM4-40GB");
     EXPECT_TRUE(g.mig_enabled);
     EXPECT_FALSE(g.mig_pending_change);
@@ -53,7 +53,7 @@ TEST(FakeBackendTest, ListProfilesMatchesTheA100Table) {
   FakeBackend backend = TwoA100();
   auto profiles = backend.ListProfiles(0);
   ASSERT_TRUE(profiles.ok()) << profiles.status().ToString();
-  // (id, index, compute slices, max instances, MiB, starts, size) from mig-profiles.md §2.2.
+  // (id, index, compute slices, max instances, MiB, starts, size) from docs/mig-hardware.md §2.2.
   struct Row {
     int id, index, slices, max, mib;
     std::vector<int> starts;
@@ -88,7 +88,7 @@ TEST(FakeBackendTest, ListProfilesMatchesTheA100Table) {
 
 // Creates on an empty A100 40GB: `existing` first (each must succeed), then
 // `create`, whose outcome is derived from the placement table of
-// mig-profiles.md §2.2 (units a profile occupies = [start, start + size)).
+// docs/mig-hardware.md §2.2 (units a profile occupies = [start, start + size)).
 struct CreateCase {
   std::string name;
   std::vector<std::pair<int, Placement>> existing;  // (profile id, placement)
@@ -379,7 +379,7 @@ TEST(FakeBackendTest, PcieThroughputOnlyWhenSet) {
 
 TEST(FakeBackendTest, OverriddenProfilesAreEnforced) {
   FakeBackend backend = TwoA100();
-  // An older driver without 1g.10gb (profile 15): mig-profiles.md §2.2 "Older -lgipp dumps lack
+  // An older driver without 1g.10gb (profile 15): docs/mig-hardware.md §2.2 "Older -lgipp dumps lack
   // IDs 20/15".
   std::vector<BackendProfile> profiles = BackendProfilesOf(testing::Model("A100-40GB"));
   std::erase_if(profiles, [](const BackendProfile& p) { return p.id == k1g10 || p.id == k1g5me; });

@@ -1,4 +1,4 @@
-// The daemon's HTTP JSON API (issue 5 §1, docs/api.md), on cpp-httplib.
+// The daemon's HTTP JSON API (docs/api.md), on cpp-httplib.
 //
 // Routes (all but /healthz need `Authorization: Bearer <token>`):
 //   POST   /v1/jobs                 submit (body: daemon/request_json.h) → 201 + the job record

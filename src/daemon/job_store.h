@@ -1,4 +1,4 @@
-// JobStore: the daemon's durable state (issue 5 §4) in one SQLite database,
+// JobStore: the daemon's durable state in one SQLite database,
 // <state_dir>/migsched.db, opened with `PRAGMA journal_mode=WAL` and
 // `synchronous=FULL` so that a committed transaction survives a crash of the
 // daemon (kill -9) and of the machine.

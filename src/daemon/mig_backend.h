@@ -1,5 +1,5 @@
 // MigBackend: how the daemon reads and changes the MIG instances of a node
-// (algorithms.md §7). Two implementations: `fake` (records in memory, real
+// (docs/algorithms.md §7). Two implementations: `fake` (records in memory, real
 // time, injectable failures; daemon/fake_backend.h) and `nvml`
 // (libnvidia-ml.so.1 loaded with dlopen; daemon/nvml_backend.h). The
 // simulator's `sim` backend is the Cluster itself.
@@ -14,7 +14,7 @@
 // INSUFFICIENT_RESOURCES), kUnavailable (retry later: "in use" on destroy,
 // the device is gone, the driver is not loaded), kFailedPrecondition (MIG
 // mode is not enabled: the message says how the operator enables it; the
-// daemon never changes MIG mode itself, mig-profiles.md §8.4), kInternal
+// daemon never changes MIG mode itself, docs/mig-hardware.md §8.4), kInternal
 // (the driver answered something documented as impossible).
 //
 // Thread-safety: implementations are thread-compatible; the daemon calls a

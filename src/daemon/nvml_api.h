@@ -1,12 +1,12 @@
 // The part of the NVML C API the nvml backend uses, declared here so the build
 // needs no CUDA/NVML headers (libnvidia-ml.so.1 is loaded at run time with
 // dlopen, daemon/nvml_backend.h). Layouts and values follow nvml.h 13.3.29
-// (NVIDIA/go-nvml gen/nvml/nvml.h; summarised in mig-profiles.md §8.1–§8.2).
+// (NVIDIA/go-nvml gen/nvml/nvml.h; summarised in docs/mig-hardware.md §8.1–§8.2).
 // The fake library of the tests (tests/fake_nvml/fake_nvml.cc) implements
 // exactly these functions with these types.
 //
 // Deliberately absent: nvmlDeviceSetMigMode and every reset call. migsched
-// never changes MIG mode and never resets a GPU (mig-profiles.md §8.4), so it
+// never changes MIG mode and never resets a GPU (docs/mig-hardware.md §8.4), so it
 // does not even look those symbols up.
 //
 // Thread-safety: declarations only.

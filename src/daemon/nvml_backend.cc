@@ -12,7 +12,7 @@ namespace migsched {
 using namespace nvml;  // NOLINT: the NVML names, as in nvml.h
 
 // Every NVML call the backend uses: (member, symbol). Nothing else is resolved;
-// in particular not nvmlDeviceSetMigMode nor any reset (mig-profiles.md §8.4).
+// in particular not nvmlDeviceSetMigMode nor any reset (docs/mig-hardware.md §8.4).
 #define MIGSCHED_NVML_CALLS(X)                                                                    \
   X(init, nvmlInit_v2)                                                                            \
   X(shutdown, nvmlShutdown)                                                                       \
@@ -138,7 +138,7 @@ Status NvmlBackend::Map(nvmlReturn_t ret, const std::string& what) const {
           text +
           ": creating, destroying and listing MIG instances needs root (CAP_SYS_ADMIN) or read "
           "access to the mig/config capability (/proc/driver/nvidia/capabilities/mig/config, "
-          "device /dev/nvidia-caps/nvidia-cap1; mig-profiles.md §8.3)");
+          "device /dev/nvidia-caps/nvidia-cap1; docs/mig-hardware.md §8.3)");
     case NVML_ERROR_GPU_IS_LOST:
       return UnavailableError(text + ": the GPU fell off the bus or became inaccessible");
     case NVML_ERROR_DRIVER_NOT_LOADED:

@@ -1,5 +1,5 @@
-// NvmlBackend: the `nvml` MigBackend (issue 5 §2, algorithms.md §7,
-// mig-profiles.md §8). libnvidia-ml is loaded at run time with dlopen (the
+// NvmlBackend: the `nvml` MigBackend (docs/algorithms.md §7,
+// docs/mig-hardware.md §8). libnvidia-ml is loaded at run time with dlopen (the
 // build needs no CUDA); only the calls declared in daemon/nvml_api.h are
 // looked up. It never enables or disables MIG mode and never resets a GPU
 // (it does not even resolve nvmlDeviceSetMigMode or any reset call).
@@ -59,7 +59,7 @@ namespace migsched {
 // kFailedPrecondition for a GPU whose MIG mode is not enabled: names the GPU and
 // says how the operator enables it (`sudo nvidia-smi -i <index> -mig 1`, then a
 // GPU reset or reboot on A100/A30; a pending change needs that reset), and that
-// migsched never changes MIG mode itself (mig-profiles.md §8.4). Shared by both
+// migsched never changes MIG mode itself (docs/mig-hardware.md §8.4). Shared by both
 // backends and discovery so the text is the same everywhere.
 Status MigNotEnabledError(const BackendGpu& gpu);
 

@@ -1,6 +1,6 @@
 // The nvml backend's real code path (dlopen, dlsym, the NVML calls) against the
 // fake libnvidia-ml of tests/fake_nvml (MIGSCHED_FAKE_NVML). Expected values
-// come from the A100 40GB table of shared/docs/mig-profiles.md §2.2 and from
+// come from the A100 40GB table of docs/mig-hardware.md §2.2 and from
 // the configs written here, not from the backend's output.
 #include "daemon/nvml_backend.h"
 
@@ -83,7 +83,7 @@ class NvmlBackendTest : public ::testing::Test {
   std::unique_ptr<NvmlBackend> backend_;
 };
 
-// A100 40GB profile ids (mig-profiles.md §2.2).
+// A100 40GB profile ids (docs/mig-hardware.md §2.2).
 constexpr int k1g5 = 19, k2g = 14, k3g = 9, k7g = 0;
 
 TEST_F(NvmlBackendTest, MissingLibraryIsUnavailableWithAHint) {

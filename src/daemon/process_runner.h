@@ -1,4 +1,4 @@
-// ProcessRunner: runs a daemon job's command as a process (issue 5 §3).
+// ProcessRunner: runs a daemon job's command as a process.
 //
 // Layout: <state_dir>/jobs/<id>/log (stdout and stderr, appended; every run
 // of the job, restarts included, writes to the same file) and

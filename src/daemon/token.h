@@ -1,4 +1,4 @@
-// The daemon's API token (issue 5 §1): a bearer token read from a file that
+// The daemon's API token: a bearer token read from a file that
 // the daemon creates with mode 0600 at first start, or given in the config.
 //
 // The token is 64 lowercase hex characters (32 random bytes from

@@ -108,8 +108,8 @@ TEST(AlibabaLoaderTest, OptionsAndFractionRules) {
 
 // The bundled default pod list. Expected numbers were counted independently
 // with a short Python csv script over the same file (sha256 1ee7ed79...):
-// 8,152 rows; num_gpu 0: 1,088 (also in docs/peers.md B1); 7,064 GPU pods of
-// which 861 have no scheduled_time (all pod_phase Pending; peers.md's 897
+// 8,152 rows; num_gpu 0: 1,088 (data/traces/alibaba-v2023/README.md); 7,064 GPU pods of
+// which 861 have no scheduled_time (all pod_phase Pending; the often-quoted 897
 // Pending counts CPU pods too); so 6,203 jobs, 3,590 of them qos LS.
 TEST(AlibabaLoaderTest, DefaultTraceSummary) {
   auto w = LoadAlibabaPodList(DefaultFile(), AlibabaOptions{});
@@ -134,7 +134,7 @@ TEST(AlibabaLoaderTest, DefaultTraceSummary) {
   EXPECT_DOUBLE_EQ(w->jobs[1].gpu_fraction, 0.46);
 }
 
-// docs/peers.md B1: mapping num_gpu=1 to "the smallest A100 profile with >=
+// data/traces/alibaba-v2023/README.md: mapping num_gpu=1 to "the smallest A100 profile with >=
 // ceil(gpu_milli*7/1000) compute slices" gives 1g 32, 2g 280, 3g 389, 4g 971,
 // 7g 5,317 (+75 multi-GPU pods), counting Pending pods too. Checked through
 // core ResolveProfile on the bundled A100 40GB model. The memory-rule and

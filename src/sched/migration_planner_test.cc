@@ -1,7 +1,7 @@
 // The §6 defragmentation planner on hand-made states: which moves one pass
 // begins, and the FragCost that results. Every expected move is derived by
 // hand in the comments (FragCost values of A100 40GB configurations as in
-// shared/cases/fragcost-a100-40gb.json and the §2 table).
+// tests/data/cases/fragcost-a100-40gb.json and the §2 table).
 //
 // A100 40GB: 1g.5gb at 0..6 (1 unit), 1g.10gb/2g.10gb at 0,2,4(,6) (2 units),
 // 3g.20gb at 0,4 (4 units), 4g.20gb at 0, 7g at 0; 7 compute slices. For

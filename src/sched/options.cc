@@ -26,7 +26,7 @@ Status Check(bool ok, std::string_view name, std::string_view rule, double v) {
   return InvalidArgumentError(fmt::format("{} must be {}, got {}", name, rule, v));
 }
 
-// §5 queue options and §6 migration knobs (the fields of issue 3 part 1).
+// §5 queue options and §6 migration knobs.
 Status ValidateQueueAndMigration(const SchedulerOptions& o) {
   RETURN_IF_ERROR(Check(std::isfinite(o.max_skip_seconds), "max_skip_seconds (--max-skip-seconds)",
                         "finite (< 0 turns the starvation guard off)", o.max_skip_seconds));

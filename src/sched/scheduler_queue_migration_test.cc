@@ -2,7 +2,7 @@
 // retention, and §6 (which jobs may move, cool-down, switch-over, a job ending
 // mid-copy), on small hand-made states. Expected values are derived in the
 // comments (FragCost of A100 40GB configurations as in
-// shared/cases/fragcost-a100-40gb.json).
+// tests/data/cases/fragcost-a100-40gb.json).
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Energy estimate of a simulated run (issue 3; the power data and its
+// Energy estimate of a simulated run (the power data and its
 // assumptions: docs/formats/catalog.md `power`).
 //
 // Model: every GPU draws its model's idle_w over the whole makespan, plus

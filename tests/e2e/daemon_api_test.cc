@@ -1,4 +1,4 @@
-// End-to-end tests of `migsched serve` (issue 5 §5): the real binary with the
+// End-to-end tests of `migsched serve`: the real binary with the
 // fake backend on a random loopback port, real processes (sh, sleep), the
 // HTTP API through httplib::Client and the client subcommands through
 // RunMigsched. Every test uses its own temp state dir.
@@ -239,7 +239,7 @@ TEST_F(DaemonApiTest, RunsRealCommandsWithExitCodesLogsAndPlacements) {
   EXPECT_EQ(lb->body.rfind("bonjour MIG-", 0), 0u) << lb->body;
 
   // A running job: one instance of its profile at a valid A100-40GB placement
-  // (mig-profiles.md: 3g.20gb has size 4 at starts 0 or 4), its MIG UUID, and
+  // (docs/mig-hardware.md: 3g.20gb has size 4 at starts 0 or 4), its MIG UUID, and
   // /v1/gpus shows that instance busy with the job.
   const json jc = WaitRunning(c);
   ASSERT_EQ(jc["instances"].size(), 1u) << jc.dump();

@@ -38,7 +38,7 @@ TEST(ProfilesCliTest, TableForOneGpu) {
   EXPECT_THAT(r.out, HasSubstr("A100 40GB\n"));
   EXPECT_THAT(r.out, HasSubstr("NVIDIA A100-SXM4-40GB"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("H100")));
-  // mig-profiles.md §2.2, as nvidia-smi mig -lgipp prints it.
+  // docs/mig-hardware.md §2.2, as nvidia-smi mig -lgipp prints it.
   EXPECT_THAT(RowOf(r.out, "2g.10gb"), HasSubstr("{0,2,4}:2"));
   EXPECT_THAT(RowOf(r.out, "1g.5gb"), HasSubstr("{0,1,2,3,4,5,6}:1"));
   EXPECT_THAT(RowOf(r.out, "7g.40gb"), HasSubstr("{0}:8"));
@@ -82,7 +82,7 @@ TEST(ProfilesCliTest, JsonForOneGpu) {
   ASSERT_EQ(doc.size(), 1u);
   EXPECT_EQ(doc[0]["name"], "A30 24GB");
   EXPECT_EQ(doc[0]["placement_units"], 4);
-  // mig-profiles.md §2.1: 2g.12gb is ID 5 at {0,2}:2.
+  // docs/mig-hardware.md §2.1: 2g.12gb is ID 5 at {0,2}:2.
   const auto& p = doc[0]["profiles"][2];
   EXPECT_EQ(p["name"], "2g.12gb");
   EXPECT_EQ(p["id"], 5);

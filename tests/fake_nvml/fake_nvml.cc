@@ -3,7 +3,7 @@
 // MIGSCHED_FAKE_NVML macro, a daemon through `nvml_library:`). No GPU needed.
 //
 // It implements exactly the NVML calls daemon/nvml_api.h declares, with the
-// semantics nvml.h documents (mig-profiles.md §8.2):
+// semantics nvml.h documents (docs/mig-hardware.md §8.2):
 //   * profile info by index 0, 1, …: NOT_SUPPORTED for an index the GPU lacks
 //     (and for every index while MIG mode is not enabled), INVALID_ARGUMENT from
 //     NVML_GPU_INSTANCE_PROFILE_COUNT (0x12) on;
@@ -28,7 +28,7 @@
 //                             "compute_instance": true}],               (existing GIs)
 //              "pcie": {"tx_kbps": 1000, "rx_kbps": 2000}}]}
 // Every key but `gpus` is optional; `profiles` defaults to the A100 40GB table
-// of mig-profiles.md §2.2. Without the variable: two A100 40GB GPUs, MIG enabled.
+// of docs/mig-hardware.md §2.2. Without the variable: two A100 40GB GPUs, MIG enabled.
 //
 // Test hooks (extern "C", found with dlsym on the same handle):
 //   int fakeNvmlReset(void)                         forget all state, reload the config (0 = ok)
@@ -128,7 +128,7 @@ State& S() {
   return *s;
 }
 
-// The A100 40GB table of mig-profiles.md §2.2 (id, index, C, Max, MiB, placements).
+// The A100 40GB table of docs/mig-hardware.md §2.2 (id, index, C, Max, MiB, placements).
 std::vector<ProfileDef> A100Profiles() {
   auto starts = [](std::vector<unsigned int> s, unsigned int size) {
     std::vector<nvmlGpuInstancePlacement_t> out;

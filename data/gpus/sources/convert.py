@@ -2,7 +2,7 @@
 """Regenerates migsched's GPU catalog (data/gpus/*.json) from the research data file.
 
 Input:  data/gpus/sources/mig-profiles.research.json (a copy of
-        shared/data/mig-profiles.research.json; only its `gpus[]` models are converted).
+        the research table mig-profiles.research.json; only its `gpus[]` models are converted).
 Output: one file per model in data/gpus/, format "migsched-gpu-model/1"
         (docs/formats/catalog.md).
 
@@ -48,7 +48,7 @@ MODELS = {
         "assumption (about 30 W; measure with nvidia-smi --query-gpu=power.draw on the idle "
         "card).",
         "pcie_note": "pcie_max_gbps: assumption. A30 has a PCIe 4.0 x16 host link; the A100 PCIe "
-        "4.0 measurement (30.08 GB/s, algorithms.md §8) is used.",
+        "4.0 measurement (30.08 GB/s, docs/algorithms.md §8) is used.",
     },
     "A100 40GB (SXM4 / PCIe)": {
         "file": "a100-40gb.json",
@@ -57,9 +57,9 @@ MODELS = {
         "power": {"idle_w": 35, "max_w": 250},
         "power_note": "max_w: 250 W, the A100 40GB PCIe board power (NVIDIA A100 40GB PCIe product "
         "brief PB-10137-001; the SXM4 module is 400 W): the PCIe card of the measured node "
-        "(algorithms.md §8). idle_w: assumption (about 35 W; measure with nvidia-smi "
+        "(docs/algorithms.md §8). idle_w: assumption (about 35 W; measure with nvidia-smi "
         "--query-gpu=power.draw on the idle card).",
-        "pcie_note": "pcie_max_gbps: 30.08 GB/s measured on A100 PCIe 4.0 (algorithms.md §8); "
+        "pcie_note": "pcie_max_gbps: 30.08 GB/s measured on A100 PCIe 4.0 (docs/algorithms.md §8); "
         "used for the SXM4 board too (PCIe 4.0 host link, assumption).",
     },
     "A100 80GB (SXM4 / PCIe)": {
@@ -71,7 +71,7 @@ MODELS = {
         "brief PB-10577-001; the SXM4 module is 400 W). idle_w: assumption (about 40 W; measure "
         "with nvidia-smi --query-gpu=power.draw on the idle card).",
         "pcie_note": "pcie_max_gbps: assumption. The A100 40GB PCIe 4.0 measurement (30.08 GB/s, "
-        "algorithms.md §8) is used; A100 80GB has the same PCIe 4.0 host link.",
+        "docs/algorithms.md §8) is used; A100 80GB has the same PCIe 4.0 host link.",
     },
     "H100 80GB (SXM5 / PCIe)": {
         "file": "h100-80gb.json",
@@ -81,7 +81,7 @@ MODELS = {
         "power_note": "max_w: 350 W, the H100 PCIe board power (NVIDIA H100 PCIe product brief; "
         "the SXM5 module is up to 700 W). idle_w: assumption (about 50 W; measure with "
         "nvidia-smi --query-gpu=power.draw on the idle card).",
-        "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (algorithms.md §8).",
+        "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (docs/algorithms.md §8).",
     },
     "H100 NVL 94GB (H100 94GB PCIe/SXM5 per MIG UG)": {
         "file": "h100-nvl-94gb.json",
@@ -91,7 +91,7 @@ MODELS = {
         "power_note": "max_w: 400 W, the upper end of the H100 NVL board power (350-400 W "
         "configurable, NVIDIA H100 NVL product brief). idle_w: assumption (about 60 W; measure "
         "with nvidia-smi --query-gpu=power.draw on the idle card).",
-        "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (algorithms.md §8).",
+        "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (docs/algorithms.md §8).",
     },
     "H200 141GB (SXM5) / H200 NVL": {
         "file": "h200-141gb.json",
@@ -101,7 +101,7 @@ MODELS = {
         "power_note": "max_w: 600 W, the H200 NVL (PCIe) maximum board power (NVIDIA H200 NVL "
         "specifications; the SXM5 module is up to 700 W). idle_w: assumption (about 60 W; "
         "measure with nvidia-smi --query-gpu=power.draw on the idle card).",
-        "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (algorithms.md §8).",
+        "pcie_note": "pcie_max_gbps: assumption. PCIe 5.0, about 55 GB/s (docs/algorithms.md §8).",
     },
     "RTX PRO 6000 Blackwell (96GB)": {
         "file": "rtx-pro-6000.json",
@@ -112,11 +112,11 @@ MODELS = {
         "and Server Editions, up to 600 W; the Max-Q edition is 300 W). idle_w: assumption "
         "(about 30 W; measure with nvidia-smi --query-gpu=power.draw on the idle card).",
         "pcie_note": "pcie_max_gbps: assumption. RTX PRO 6000 Blackwell has a PCIe 5.0 x16 host "
-        "link; the H100/H200 figure (about 55 GB/s, algorithms.md §8) is used.",
+        "link; the H100/H200 figure (about 55 GB/s, docs/algorithms.md §8) is used.",
     },
 }
 
-# Models on which the driver-default order was observed (mig-profiles.md §6); on the others of
+# Models on which the driver-default order was observed (docs/mig-hardware.md §6); on the others of
 # the same grid it is applied by analogy.
 DRIVER_DEFAULT_OBSERVED = {
     "A30 24GB": "observed: -cgi 14, 14, 5 on an empty A30 gave 0:1, 1:1, 2:2 (lowest first)",
@@ -128,7 +128,7 @@ DRIVER_DEFAULT_OBSERVED = {
 }
 
 # Driver order of the 1g profile with 7 size-1 placements on 8-unit A100/H100-class GPUs
-# (mig-profiles.md §6, algorithms.md §11).
+# (docs/mig-hardware.md §6, docs/algorithms.md §11).
 ONE_G_ORDER = [6, 4, 5, 0, 1, 2, 3]
 
 VARIANT_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<suffix>\+me\.all|\+me|-me|\+gfx)$")
@@ -257,7 +257,7 @@ def convert_model(g):
     dd_note = DRIVER_DEFAULT_OBSERVED.get(
         g["model"],
         "inferred: same 8-unit grid and profile IDs as A100 40GB / H100 80GB, where it was "
-        "observed (mig-profiles.md §6); assumption",
+        "observed (docs/mig-hardware.md §6); assumption",
     )
     notes = [extra["pcie_note"], "power: " + extra["power_note"] + POWER_MODEL_NOTE]
     notes.append(f"driver_default: {dd_note}.")
@@ -270,7 +270,7 @@ def convert_model(g):
     if me_all:
         notes.append(
             f"{', '.join(me_all)}: nvml.h says an instance of a +me.all profile prevents "
-            "allocation of all but -me profiles (a GPU-wide constraint, mig-profiles.md §4); "
+            "allocation of all but -me profiles (a GPU-wide constraint, docs/mig-hardware.md §4); "
             "placements alone do not express it."
         )
     if g.get("confidence"):
