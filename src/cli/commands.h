@@ -20,6 +20,8 @@ void RegisterReportCommand(CLI::App& app, Context& ctx, int* exit_code);    // r
 void RegisterServeCommand(CLI::App& app, Context& ctx, int* exit_code);  // serve_command.cc
 // submit, jobs, cancel, gpus, logs: clients of the daemon's API.
 void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code);  // client_commands.cc
+// slurm config | controller | prolog | task-prolog | epilog (docs/slurm.md).
+void RegisterSlurmCommand(CLI::App& app, Context& ctx, int* exit_code);  // slurm_command.cc
 
 }  // namespace migsched::cli
 

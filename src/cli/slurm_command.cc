@@ -1,0 +1,172 @@
+// `migsched slurm ...`: the Slurm integration (docs/slurm.md).
+//   config       the slurm.conf / gres.conf lines of a MIG cluster (slurm/gres_config.h)
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "core/cluster.h"
+#include "slurm/gres_config.h"
+#include "slurm/hostlist.h"
+
+namespace migsched::cli {
+namespace {
+
+struct ConfigFlags {
+  std::vector<std::string> nodes;
+  std::vector<std::string> gpus;
+  slurm::GresConfigOptions options;
+  std::string only;
+  std::string write_hooks;
+  std::string migsched_binary;
+  std::string controller_config = "/etc/migsched/slurm.yaml";
+};
+
+std::string SelfPath() {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("migsched") : p.string();
+}
+
+Status WriteHooks(const std::string& dir, const std::string& binary, const std::string& config,
+                  std::ostream& err) {
+  for (const std::string& s : {binary, config}) {
+    if (s.find('\'') != std::string::npos) {
+      return InvalidArgumentError(fmt::format("path {} contains a single quote", s));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return InvalidArgumentError(fmt::format("--write-hooks {}: {}", dir, ec.message()));
+  for (const auto& [name, content] : slurm::HookScripts(binary, config)) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    std::ofstream f(path, std::ios::trunc);
+    f << content;
+    f.close();
+    if (!f) return InvalidArgumentError(fmt::format("cannot write {}", path));
+    if (chmod(path.c_str(), 0755) != 0) {
+      return InvalidArgumentError(fmt::format("chmod 0755 {}: {}", path, std::strerror(errno)));
+    }
+    err << fmt::format("migsched: wrote {}\n", path);
+  }
+  return Status::Ok();
+}
+
+int RunConfig(const ConfigFlags& f, const std::string& command_line, Context& ctx) {
+  auto fail = [&](const Status& s) {
+    *ctx.err << "migsched slurm config: " << s.message() << "\n";
+    return 1;
+  };
+  if (f.gpus.size() != 1 && f.gpus.size() != f.nodes.size()) {
+    return fail(InvalidArgumentError(fmt::format(
+        "give --gpus once (for every --nodes) or once per --nodes ({} --nodes, {} --gpus)",
+        f.nodes.size(), f.gpus.size())));
+  }
+  auto catalog = ctx.catalog();
+  if (!catalog.ok()) return fail(catalog.status());
+  std::vector<slurm::NodeGroup> groups;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    slurm::NodeGroup g;
+    auto hosts = slurm::ExpandHostlist(f.nodes[i]);
+    if (!hosts.ok()) return fail(hosts.status().WithPrefix("--nodes " + f.nodes[i]));
+    g.nodes = std::move(*hosts);
+    g.gpus_spec = f.gpus.size() == 1 ? f.gpus[0] : f.gpus[i];
+    auto gpus = ParseClusterSpec(g.gpus_spec, **catalog);
+    if (!gpus.ok()) return fail(gpus.status().WithPrefix("--gpus " + g.gpus_spec));
+    g.gpus = std::move(*gpus);
+    groups.push_back(std::move(g));
+  }
+  slurm::GresConfigOptions o = f.options;
+  o.command_line = command_line;
+  ConfigTableCache tables;
+  auto conf = slurm::SlurmConfLines(groups, o, &tables);
+  if (!conf.ok()) return fail(conf.status());
+  auto gres = slurm::GresConfLines(groups, o, &tables);
+  if (!gres.ok()) return fail(gres.status());
+  if (f.only.empty() || f.only == "slurm.conf") {
+    if (f.only.empty()) *ctx.out << "# ---- slurm.conf ----\n";
+    *ctx.out << *conf;
+  }
+  if (f.only.empty() || f.only == "gres.conf") {
+    if (f.only.empty()) *ctx.out << "# ---- gres.conf ----\n";
+    *ctx.out << *gres;
+  }
+  if (!f.write_hooks.empty()) {
+    const std::string binary = f.migsched_binary.empty() ? SelfPath() : f.migsched_binary;
+    if (Status s = WriteHooks(f.write_hooks, binary, f.controller_config, *ctx.err); !s.ok()) {
+      return fail(s);
+    }
+  }
+  return 0;
+}
+
+void RegisterConfig(CLI::App* slurm, Context& ctx, int* exit_code) {
+  auto f = std::make_shared<ConfigFlags>();
+  CLI::App* cmd = slurm->add_subcommand(
+      "config",
+      "Print the slurm.conf and gres.conf lines of a MIG cluster: per node the most instances of "
+      "each profile its GPUs hold at once, as count-only GRES (docs/slurm.md)");
+  cmd->add_option("--nodes", f->nodes,
+                  "Node names as a Slurm hostlist, e.g. n[1-3]; repeat with --gpus for nodes "
+                  "with other GPUs")
+      ->required();
+  cmd->add_option("--gpus", f->gpus,
+                  "GPUs of each of those nodes: COUNTxMODEL[,COUNTxMODEL...], e.g. 2xA100-40GB "
+                  "(models: migsched profiles); once for all --nodes or once per --nodes")
+      ->required();
+  cmd->add_option("--gres-name", f->options.gres_name, "GRES name (GresTypes)")
+      ->capture_default_str();
+  cmd->add_option("--partition", f->options.partition, "The MIG partition (the gate)")
+      ->capture_default_str();
+  cmd->add_option("--placeholders", f->options.placeholders,
+                  "State=FUTURE placeholder nodes that let Slurm queue MIG jobs while migsched "
+                  "publishes 0; a job may span at most this many nodes (default: one per node)");
+  cmd->add_option("--placeholder-prefix", f->options.placeholder_prefix,
+                  "Name prefix of the placeholders")
+      ->capture_default_str();
+  cmd->add_option("--node-attrs", f->options.node_attrs,
+                  "Appended to every NodeName line, e.g. \"CPUs=64 RealMemory=512000\"");
+  cmd->add_option("--hooks-dir", f->options.hooks_dir,
+                  "Where PrologSlurmctld, EpilogSlurmctld and TaskProlog scripts live")
+      ->capture_default_str();
+  cmd->add_option("--skip-profiles", f->options.skip_profiles,
+                  "Profiles to leave out (e.g. one of two whose Slurm GRES type ids collide)")
+      ->delimiter(',');
+  cmd->add_option("--only", f->only, "Print only slurm.conf or only gres.conf lines")
+      ->check(CLI::IsMember({"slurm.conf", "gres.conf"}));
+  cmd->add_option("--write-hooks", f->write_hooks,
+                  "Also write the three hook scripts into DIR (mode 0755)");
+  cmd->add_option("--controller-config", f->controller_config,
+                  "The controller's config file, named in the hook scripts")
+      ->capture_default_str();
+  cmd->add_option("--migsched", f->migsched_binary,
+                  "The migsched binary the hook scripts run (default: this one)");
+  cmd->callback([f, &ctx, exit_code, cmd] {
+    std::string line = "migsched slurm config";
+    for (size_t i = 0; i < f->nodes.size(); ++i) line += " --nodes " + f->nodes[i];
+    for (const std::string& g : f->gpus) line += " --gpus " + g;
+    (void)cmd;
+    *exit_code = RunConfig(*f, line, ctx);
+  });
+}
+
+}  // namespace
+
+void RegisterSlurmCommand(CLI::App& app, Context& ctx, int* exit_code) {
+  CLI::App* slurm =
+      app.add_subcommand("slurm",
+                         "Slurm integration: config lines, the cluster controller and its hooks "
+                         "(docs/slurm.md)");
+  slurm->require_subcommand(1);
+  RegisterConfig(slurm, ctx, exit_code);
+}
+
+}  // namespace migsched::cli
