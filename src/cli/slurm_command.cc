@@ -37,7 +37,7 @@ std::string SelfPath() {
 }
 
 Status WriteHooks(const std::string& dir, const std::string& binary, const std::string& config,
-                  std::ostream& err) {
+                  const std::string& gres_name, std::ostream& err) {
   for (const std::string& s : {binary, config}) {
     if (s.find('\'') != std::string::npos) {
       return InvalidArgumentError(fmt::format("path {} contains a single quote", s));
@@ -46,7 +46,7 @@ Status WriteHooks(const std::string& dir, const std::string& binary, const std::
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return InvalidArgumentError(fmt::format("--write-hooks {}: {}", dir, ec.message()));
-  for (const auto& [name, content] : slurm::HookScripts(binary, config)) {
+  for (const auto& [name, content] : slurm::HookScripts(binary, config, gres_name)) {
     const std::string path = (std::filesystem::path(dir) / name).string();
     std::ofstream f(path, std::ios::trunc);
     f << content;
@@ -101,7 +101,8 @@ int RunConfig(const ConfigFlags& f, const std::string& command_line, Context& ct
   }
   if (!f.write_hooks.empty()) {
     const std::string binary = f.migsched_binary.empty() ? SelfPath() : f.migsched_binary;
-    if (Status s = WriteHooks(f.write_hooks, binary, f.controller_config, *ctx.err); !s.ok()) {
+    if (Status s = WriteHooks(f.write_hooks, binary, f.controller_config, o.gres_name, *ctx.err);
+        !s.ok()) {
       return fail(s);
     }
   }

@@ -200,17 +200,20 @@ StatusOr<std::string> GresConfLines(const std::vector<NodeGroup>& groups,
 }
 
 std::vector<std::pair<std::string, std::string>> HookScripts(const std::string& migsched_binary,
-                                                             const std::string& config_path) {
-  auto script = [&](const std::string& slurm_name, const std::string& hook) {
+                                                             const std::string& config_path,
+                                                             const std::string& gres_name) {
+  auto script = [&](const std::string& slurm_name, const std::string& hook,
+                    const std::string& args) {
     return fmt::format(
         "#!/bin/sh\n"
         "# {} of migsched (written by `migsched slurm config --write-hooks`).\n"
-        "exec '{}' slurm {} --config '{}'\n",
-        slurm_name, migsched_binary, hook, config_path);
+        "exec '{}' slurm {} {}\n",
+        slurm_name, migsched_binary, hook, args);
   };
-  return {{"prolog-slurmctld", script("PrologSlurmctld", "prolog")},
-          {"epilog-slurmctld", script("EpilogSlurmctld", "epilog")},
-          {"task-prolog", script("TaskProlog", "task-prolog")}};
+  const std::string config = fmt::format("--config '{}'", config_path);
+  return {{"prolog-slurmctld", script("PrologSlurmctld", "prolog", config)},
+          {"epilog-slurmctld", script("EpilogSlurmctld", "epilog", config)},
+          {"task-prolog", script("TaskProlog", "task-prolog", "--gres-name " + gres_name)}};
 }
 
 }  // namespace migsched::slurm

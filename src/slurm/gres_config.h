@@ -81,11 +81,14 @@ StatusOr<std::string> SlurmConfLines(const std::vector<NodeGroup>& groups,
 StatusOr<std::string> GresConfLines(const std::vector<NodeGroup>& groups,
                                     const GresConfigOptions& options, ConfigTableCache* tables);
 
-// The hook scripts (file name -> content) that slurm.conf points at: each
-// execs `<migsched> slurm <hook> --config <config>`; Slurm runs hooks with
-// no arguments. Names: "prolog-slurmctld", "epilog-slurmctld", "task-prolog".
+// The hook scripts (file name -> content) that slurm.conf points at: the
+// slurmctld ones exec `<migsched> slurm prolog|epilog --config <config>`, the
+// task prolog (run as the job's user, who need not read the config)
+// `<migsched> slurm task-prolog --gres-name <name>`; Slurm runs hooks with no
+// arguments. Names: "prolog-slurmctld", "epilog-slurmctld", "task-prolog".
 std::vector<std::pair<std::string, std::string>> HookScripts(const std::string& migsched_binary,
-                                                             const std::string& config_path);
+                                                             const std::string& config_path,
+                                                             const std::string& gres_name);
 
 }  // namespace migsched::slurm
 

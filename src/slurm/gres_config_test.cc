@@ -146,7 +146,7 @@ TEST(GresConfigTest, RefusesProfilesSlurmCannotTellApart) {
 }
 
 TEST(GresConfigTest, HookScriptsExecTheHookWithTheConfig) {
-  const auto scripts = HookScripts("/usr/bin/migsched", "/etc/migsched/slurm.yaml");
+  const auto scripts = HookScripts("/usr/bin/migsched", "/etc/migsched/slurm.yaml", "mig");
   ASSERT_EQ(scripts.size(), 3u);
   EXPECT_EQ(scripts[0].first, "prolog-slurmctld");
   EXPECT_NE(scripts[0].second.find(
@@ -155,7 +155,8 @@ TEST(GresConfigTest, HookScriptsExecTheHookWithTheConfig) {
   EXPECT_EQ(scripts[1].first, "epilog-slurmctld");
   EXPECT_NE(scripts[1].second.find("slurm epilog --config"), std::string::npos);
   EXPECT_EQ(scripts[2].first, "task-prolog");
-  EXPECT_NE(scripts[2].second.find("slurm task-prolog --config"), std::string::npos);
+  EXPECT_NE(scripts[2].second.find("exec '/usr/bin/migsched' slurm task-prolog --gres-name mig\n"),
+            std::string::npos);
   for (const auto& [name, content] : scripts) EXPECT_EQ(content.rfind("#!/bin/sh\n", 0), 0u);
 }
 
