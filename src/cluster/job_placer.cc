@@ -99,8 +99,11 @@ StatusOr<std::optional<std::vector<NodePlacement>>> JobPlacer::Place(const Clust
     return PlaceSimple(job, allowed);
   }
   // Nodes ruled out from the start: not usable, not allowed, or without room.
+  // Only those on which the policy could still choose the lead instance are
+  // marked reserved (a node without room for one lead instance offers no
+  // candidate anyway): on a full cluster most nodes need no marking.
+  const size_t lead = LeadPart(job, *cluster_);
   std::vector<int> out_nodes;
-  std::vector<char> ruled_out(view_.num_nodes(), 0);
   for (int n = 0; n < view_.num_nodes(); ++n) {
     bool ok = view_.nodes()[n].usable && view_.nodes()[n].num_gpus > 0;
     for (const ProfileCount& part : job.per_node) {
@@ -108,11 +111,11 @@ StatusOr<std::optional<std::vector<NodePlacement>>> JobPlacer::Place(const Clust
       ok = allowed(n, part.profile) && FreeRoom(n, part.profile) >= part.count;
     }
     if (!ok) {
-      ruled_out[n] = 1;
-      out_nodes.push_back(n);
+      if (view_.nodes()[n].usable && FreeRoom(n, job.per_node[lead].profile) > 0) {
+        out_nodes.push_back(n);
+      }
     }
   }
-  const size_t lead = LeadPart(job, *cluster_);
   std::vector<std::pair<int, GpuState>> saved;  // GPU states before this job, first touch
   auto rollback = [&] {
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
@@ -147,7 +150,6 @@ StatusOr<std::optional<std::vector<NodePlacement>>> JobPlacer::Place(const Clust
       saved.erase(saved.begin() + static_cast<std::ptrdiff_t>(saved_before), saved.end());
     }
     // Used or failed: the node takes no more part in this job.
-    ruled_out[node] = 1;
     out_nodes.push_back(node);
     ReserveNodes({node}, true);
   }
@@ -169,7 +171,10 @@ StatusOr<std::optional<std::vector<NodePlacement>>> JobPlacer::PlaceSimple(
   const std::string& profile = job.per_node[0].profile;
   std::vector<int> out_nodes;
   for (int n = 0; n < view_.num_nodes(); ++n) {
-    if (view_.nodes()[n].usable && !allowed(n, profile)) out_nodes.push_back(n);
+    // A node without room for the profile offers no candidate: no need to mark it.
+    if (view_.nodes()[n].usable && !allowed(n, profile) && FreeRoom(n, profile) > 0) {
+      out_nodes.push_back(n);
+    }
   }
   ReserveNodes(out_nodes, true);
   const JobId id = next_id_++;

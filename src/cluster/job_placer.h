@@ -63,8 +63,9 @@ class JobPlacer {
   // The whole per-node request on `node`, applied to the cluster; false if it does not fit.
   StatusOr<bool> PlaceOnNode(const ClusterJob& job, int node, NodePlacement* out,
                              std::vector<JobId>* ids);
-  // Sum over the node's non-reserved GPUs of feasible_m for `profile` given
-  // the busy instances: an upper bound of what more the node can take.
+  // Sum over the node's non-reserved GPUs of feasible_m for `profile`'s base
+  // profile given the busy instances: an upper bound of what more the node
+  // can take (0: the policy has no candidate for it there).
   int FreeRoom(int node, const std::string& profile) const;
   // Marks (true) or unmarks the GPUs of `nodes` reserved, drained GPUs staying reserved.
   void ReserveNodes(const std::vector<int>& nodes, bool on);
