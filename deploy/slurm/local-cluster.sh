@@ -108,35 +108,46 @@ start() {
   echo $! >"$dir/pids/$name.pid"
 }
 
-# stop_pid FILE: SIGTERM to the PID in FILE, SIGKILL after 10 s.
-stop_pid() {
-  local f=$1 pid i
-  pid=$(cat "$f" 2>/dev/null || true)
-  rm -f "$f"
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 0
-  kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
+# stop_pids FILE...: SIGTERM to the PIDs in the FILEs (all at once), SIGKILL
+# to those still there after 10 s; the files are removed.
+stop_pids() {
+  local f pid i pids=()
+  for f in "$@"; do
+    [ -e "$f" ] || continue
+    pid=$(cat "$f" 2>/dev/null || true)
+    rm -f "$f"
+    [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || continue
+    kill -TERM "$pid" 2>/dev/null || true
+    pids+=("$pid")
+  done
+  [ ${#pids[@]} -gt 0 ] || return 0
   for ((i = 0; i < 100; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" -eq 0 ] && return 0
     sleep 0.1
   done
-  log "PID $pid ($f) did not stop after SIGTERM; SIGKILL"
-  kill -KILL "$pid" 2>/dev/null || true
+  for pid in "${pids[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      log "PID $pid did not stop after SIGTERM; SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
 }
 
 # The PIDs of processes Slurm started for this cluster's jobs: slurmstepd
 # and job processes, i.e. those whose environment has this cluster's
 # SLURM_CONF and either is a slurmstepd or has a SLURM_JOB_ID.
 cluster_pids() {
-  local p env want="SLURM_CONF=$dir/slurm/slurm.conf"
-  for p in /proc/[0-9]*; do
-    env=$(tr '\0' '\n' <"$p/environ" 2>/dev/null) || continue
-    grep -qxF "$want" <<<"$env" || continue
-    if grep -q '^SLURM_JOB_ID=' <<<"$env" || tr '\0' ' ' <"$p/cmdline" 2>/dev/null |
+  local f p want="SLURM_CONF=$dir/slurm/slurm.conf"
+  for f in $(grep -lszxF -- "$want" /proc/[0-9]*/environ); do
+    p=${f#/proc/}
+    p=${p%/environ}
+    if grep -qszx 'SLURM_JOB_ID=[0-9]*' "$f" || tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null |
          grep -q '^slurmstepd:'; then
-      echo "${p#/proc/}"
+      echo "$p"
     fi
-  done
+  done 2>/dev/null
 }
 
 down() {
@@ -154,15 +165,14 @@ down() {
     done
   fi
   # The controller first (it would otherwise see the nodes go), then the node
-  # daemons, slurmd, slurmctld, munged.
-  for f in "$dir"/pids/controller.pid "$dir"/pids/daemon-*.pid "$dir"/pids/slurmd-*.pid \
-           "$dir"/pids/slurmctld.pid "$dir"/pids/munged.pid; do
-    [ -e "$f" ] && stop_pid "$f"
-  done
-  # Slurm's daemons fork; their own pid files name the process that stayed.
-  for f in "$dir"/slurm/slurmd-*.pid "$dir"/slurm/slurmctld.pid "$dir"/munge/munged.pid; do
-    [ -e "$f" ] && stop_pid "$f"
-  done
+  # daemons, the slurmd, slurmctld, munged; then whatever pid files Slurm's
+  # daemons wrote themselves (the same processes, normally gone by then).
+  stop_pids "$dir/pids/controller.pid"
+  stop_pids "$dir"/pids/daemon-*.pid
+  stop_pids "$dir"/pids/slurmd-*.pid
+  stop_pids "$dir/pids/slurmctld.pid"
+  stop_pids "$dir/pids/munged.pid"
+  stop_pids "$dir"/slurm/slurmd-*.pid "$dir/slurm/slurmctld.pid" "$dir/munge/munged.pid"
   # Whatever Slurm left (a step whose slurmd went first): by PID, TERM then KILL.
   for pid in $(cluster_pids); do kill -TERM "$pid" 2>/dev/null || true; done
   for ((i = 0; i < 50; i++)); do
