@@ -1,20 +1,32 @@
 // `migsched slurm ...`: the Slurm integration (docs/slurm.md).
 //   config       the slurm.conf / gres.conf lines of a MIG cluster (slurm/gres_config.h)
+//   controller   the cluster controller beside slurmctld (slurm/controller.h)
+//   prolog       PrologSlurmctld; task-prolog: TaskProlog; epilog: EpilogSlurmctld (slurm/hooks.h)
 #include <fmt/format.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/commands.h"
 #include "core/cluster.h"
+#include "slurm/controller.h"
+#include "slurm/daemon_node_api.h"
 #include "slurm/gres_config.h"
+#include "slurm/hooks.h"
 #include "slurm/hostlist.h"
 
 namespace migsched::cli {
@@ -159,6 +171,154 @@ void RegisterConfig(CLI::App* slurm, Context& ctx, int* exit_code) {
   });
 }
 
+// ---- controller and hooks ----
+
+std::atomic<int> g_stop{0};
+void OnSignal(int sig) { g_stop = sig; }
+
+std::string DefaultConfigPath() {
+  const char* env = std::getenv("MIGSCHED_SLURM_CONFIG");
+  return env != nullptr && *env != '\0' ? env : "/etc/migsched/slurm.yaml";
+}
+
+std::string Getenv(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v == nullptr ? "" : v;
+}
+
+// Logs to stderr, and to `file` when given.
+Status SetUpLogging(const std::string& file, const std::string& level) {
+  std::vector<spdlog::sink_ptr> sinks = {std::make_shared<spdlog::sinks::stderr_color_sink_mt>()};
+  if (!file.empty()) {
+    try {
+      sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(file));
+    } catch (const spdlog::spdlog_ex& e) {
+      return InvalidArgumentError(fmt::format("controller.log_file {}: {}", file, e.what()));
+    }
+  }
+  auto logger = std::make_shared<spdlog::logger>("migsched", sinks.begin(), sinks.end());
+  const spdlog::level::level_enum l = spdlog::level::from_str(level);
+  if (l == spdlog::level::off && level != "off") {
+    return InvalidArgumentError(fmt::format(
+        "log level '{}': expected trace, debug, info, warn, error, critical or off", level));
+  }
+  logger->set_level(l);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  return Status::Ok();
+}
+
+struct ControllerFlags {
+  std::string config = DefaultConfigPath();
+  bool once = false;
+};
+
+int RunController(const ControllerFlags& f, Context& ctx) {
+  auto fail = [&](const Status& s) {
+    *ctx.err << "migsched slurm controller: " << s.message() << "\n";
+    return 1;
+  };
+  auto config = slurm::LoadControllerConfig(f.config);
+  if (!config.ok()) return fail(config.status());
+  if (Status st = SetUpLogging(config->log_file, config->log_level); !st.ok()) return fail(st);
+  auto catalog = ctx.catalog();
+  if (!catalog.ok()) return fail(catalog.status());
+  auto nodes = slurm::NewDaemonNodeApi(*config);
+  if (!nodes.ok()) return fail(nodes.status());
+  std::unique_ptr<slurm::CommandRunner> runner = slurm::NewSubprocessRunner(config->bin_dir);
+  slurm::SlurmClient client(runner.get(), config->command_timeout_s);
+  auto controller = slurm::SlurmController::Create(*config, &client, nodes->get(), *catalog);
+  if (!controller.ok()) return fail(controller.status());
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  spdlog::info("controller for partition {} of {} nodes, policy {}, tick {} ms", config->partition,
+               config->nodes.size(), config->policy, config->tick_ms);
+  std::string last_error;
+  while (g_stop == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto rep = (*controller)->Tick(now);
+    if (!rep.ok()) {
+      // Slurm unreachable or a command failed: nothing changed; say it once.
+      if (rep.status().message() != last_error) spdlog::error("tick: {}", rep.status().message());
+      last_error = rep.status().message();
+    } else {
+      last_error.clear();
+    }
+    if (f.once) return rep.ok() ? 0 : 1;
+    const auto next = t0 + std::chrono::milliseconds(config->tick_ms);
+    while (g_stop == 0 && std::chrono::steady_clock::now() < next) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  spdlog::info("stopping (signal {})", g_stop.load());
+  return 0;
+}
+
+void RegisterController(CLI::App* slurm, Context& ctx, int* exit_code) {
+  auto f = std::make_shared<ControllerFlags>();
+  CLI::App* cmd = slurm->add_subcommand(
+      "controller",
+      "Run the cluster controller beside slurmctld: plan every MIG placement of the partition, "
+      "reserve rooms on the node daemons, publish GRES counts, keep the gate (docs/slurm.md)");
+  cmd->add_option("--config", f->config,
+                  "Controller config (YAML); default $MIGSCHED_SLURM_CONFIG or "
+                  "/etc/migsched/slurm.yaml")
+      ->capture_default_str();
+  cmd->add_flag("--once", f->once, "Run one tick and exit (1 if it failed)");
+  cmd->callback([f, &ctx, exit_code] { *exit_code = RunController(*f, ctx); });
+}
+
+void RegisterHooks(CLI::App* slurm, Context& ctx, int* exit_code) {
+  auto config_path = std::make_shared<std::string>(DefaultConfigPath());
+  auto with_config = [&ctx, config_path](const char* name, auto run) -> std::function<int()> {
+    return [&ctx, config_path, name, run]() {
+      auto config = slurm::LoadControllerConfig(*config_path);
+      if (!config.ok()) {
+        *ctx.err << "migsched slurm " << name << ": " << config.status().message() << "\n";
+        return 1;
+      }
+      auto nodes = slurm::NewDaemonNodeApi(*config);
+      if (!nodes.ok()) {
+        *ctx.err << "migsched slurm " << name << ": " << nodes.status().message() << "\n";
+        return 1;
+      }
+      std::unique_ptr<slurm::CommandRunner> runner = slurm::NewSubprocessRunner(config->bin_dir);
+      slurm::SlurmClient client(runner.get(), config->command_timeout_s);
+      return run(*config, &client, nodes->get());
+    };
+  };
+  CLI::App* prolog = slurm->add_subcommand(
+      "prolog", "PrologSlurmctld: create the job's MIG instances on its nodes (docs/slurm.md)");
+  prolog->add_option("--config", *config_path, "Controller config (YAML)")->capture_default_str();
+  auto run_prolog = with_config(
+      "prolog", [&ctx](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeApi* n) {
+        return slurm::RunProlog(c, s, n, Getenv, *ctx.err);
+      });
+  prolog->callback([run_prolog, exit_code] { *exit_code = run_prolog(); });
+  CLI::App* epilog = slurm->add_subcommand(
+      "epilog", "EpilogSlurmctld: release the job's MIG instances (docs/slurm.md)");
+  epilog->add_option("--config", *config_path, "Controller config (YAML)")->capture_default_str();
+  auto run_epilog = with_config(
+      "epilog", [&ctx](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeApi* n) {
+        return slurm::RunEpilog(c, s, n, Getenv, *ctx.err);
+      });
+  epilog->callback([run_epilog, exit_code] { *exit_code = run_epilog(); });
+
+  auto gres = std::make_shared<std::string>("mig");
+  CLI::App* task = slurm->add_subcommand(
+      "task-prolog",
+      "TaskProlog: print export CUDA_VISIBLE_DEVICES=MIG-... for the job's instances on this node");
+  task->add_option("--gres-name", *gres, "The GRES name of the MIG profiles")
+      ->capture_default_str();
+  task->callback([gres, &ctx, exit_code] {
+    std::unique_ptr<slurm::CommandRunner> runner = slurm::NewSubprocessRunner();
+    slurm::SlurmClient client(runner.get(), 30);
+    *exit_code = slurm::RunTaskProlog(*gres, &client, Getenv, *ctx.out, *ctx.err);
+  });
+}
+
 }  // namespace
 
 void RegisterSlurmCommand(CLI::App& app, Context& ctx, int* exit_code) {
@@ -168,6 +328,8 @@ void RegisterSlurmCommand(CLI::App& app, Context& ctx, int* exit_code) {
                          "(docs/slurm.md)");
   slurm->require_subcommand(1);
   RegisterConfig(slurm, ctx, exit_code);
+  RegisterController(slurm, ctx, exit_code);
+  RegisterHooks(slurm, ctx, exit_code);
 }
 
 }  // namespace migsched::cli

@@ -102,6 +102,10 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
   if (job.per_node.empty() || job.num_nodes < 1) {
     return std::make_pair(Outcome::kNever, std::string("asks for no MIG instance"));
   }
+  if (c.size() == 0) {
+    return std::make_pair(Outcome::kWaiting,
+                          fmt::format("no node is usable now: {}", UnusableNodes(view)));
+  }
   // Profiles some GPU offers.
   std::set<std::string> offered;
   for (const GpuModel* m : c.models()) {
