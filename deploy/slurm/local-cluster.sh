@@ -5,6 +5,8 @@
 #   deploy/slurm/local-cluster.sh up DIR [--nodes N] [--gpus 2xA100-40GB] [options]
 #   . DIR/env && sbatch --gres=mig:3g.20gb:1 --wrap 'echo $CUDA_VISIBLE_DEVICES'
 #   deploy/slurm/local-cluster.sh down DIR
+#   deploy/slurm/local-cluster.sh restart DIR SERVICE   (slurmctld | controller | daemon-nI:
+#                                    stop it by PID, SIGKILL with --kill, and start it again)
 #
 # `up` starts munged, slurmctld, N slurmd (nodes n1..nN), N node daemons
 # (`migsched serve`, fake backend, each with the --gpus GPUs) and the
@@ -23,6 +25,9 @@
 #                      slurm.conf values, the partition UP, no hooks, no daemons, no controller
 #   --policy NAME      the controller's scheduler policy (default full)
 #   --controller-arg A extra argument for `migsched slurm controller` (repeatable)
+#   --metric NAME      the controller's scheduler metric (default: the policy's)
+#   --migrate-after S  migration.after_s of the controller (default 60)
+#   --min-runtime S    migration.min_runtime_s of the controller (default 120)
 #   --timeout S        how long each wait may take, seconds (default 60)
 #
 # Needs root (Slurm's daemons run as root here, SlurmUser=root). Installs
@@ -51,6 +56,16 @@ static=0
 policy=full
 timeout_s=60
 controller_args=()
+metric=""
+migrate_after=60
+min_runtime=120
+kill_signal=TERM
+service=""
+if [ "$cmd" = restart ]; then
+  [ $# -ge 1 ] || usage
+  service=$1
+  shift
+fi
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=$2; shift 2 ;;
@@ -61,6 +76,10 @@ while [ $# -gt 0 ]; do
     --policy) policy=$2; shift 2 ;;
     --controller-arg) controller_args+=("$2"); shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
+    --metric) metric=$2; shift 2 ;;
+    --migrate-after) migrate_after=$2; shift 2 ;;
+    --min-runtime) min_runtime=$2; shift 2 ;;
+    --kill) kill_signal=KILL; shift ;;
     *) die "unknown option '$1' (see the top of $0)" ;;
   esac
 done
@@ -203,7 +222,8 @@ up() {
     die "$dir has a running cluster (pids/): run '$0 down $dir' first"
   install_missing
   mkdir -p "$dir/pids"
-  local ok=0
+  echo "$migsched" >"$dir/migsched.path"
+  ok=0
   trap 'if [ "$ok" != 1 ]; then log "up failed; stopping what it started"; down; fi' EXIT
   mkdir -p "$dir"/{munge,slurm/state,slurm/spool,log,pids,hooks,nodes}
   chmod 700 "$dir/munge"
@@ -328,11 +348,15 @@ EOF
       echo "controller:"
       echo "  tick_ms: 200"
       echo "  log_file: $dir/log/controller.log"
+      echo "migration:"
+      echo "  after_s: $migrate_after"
+      echo "  min_runtime_s: $min_runtime"
       echo "scheduler:"
       echo "  policy: $policy"
+      [ -n "$metric" ] && echo "  metric: $metric"
     } >"$dir/controller.yaml"
     start controller "$migsched" slurm controller --config "$dir/controller.yaml" \
-      "${controller_args[@]}"
+      ${controller_args[@]+"${controller_args[@]}"}
     partition_up() { scontrol -o show partition mig | grep -q ' State=UP '; }
     wait_for "$timeout_s" "the controller to open the partition" partition_up
   fi
@@ -341,8 +365,36 @@ EOF
   log "up: $nodes nodes ($gpus each) under $dir; . $dir/env"
 }
 
+# restart SERVICE: what `up` started under that name, stopped by its PID
+# (SIGTERM, or SIGKILL with --kill) and started again the same way.
+restart() {
+  local f="$dir/pids/$service.pid" pid i
+  [ -e "$f" ] || die "no $service in $dir (pids/: $(ls "$dir/pids" | tr '\n' ' '))"
+  pid=$(cat "$f")
+  kill "-$kill_signal" "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$pid" 2>/dev/null && die "$service (PID $pid) did not stop"
+  export SLURM_CONF="$dir/slurm/slurm.conf"
+  migsched=$(cat "$dir/migsched.path")
+  case "$service" in
+    slurmctld) start slurmctld slurmctld -D -f "$SLURM_CONF"
+               wait_for "$timeout_s" "slurmctld" scontrol ping ;;
+    controller) start controller "$migsched" slurm controller --config "$dir/controller.yaml" ;;
+    daemon-n*) local n=${service#daemon-}
+               mv "$dir/log/$service.out" "$dir/log/$service.out.$(date +%s%N)" 2>/dev/null || true
+               start "$service" "$migsched" serve --config "$dir/nodes/$n/daemon.yaml"
+               wait_for "$timeout_s" "node daemon $n" grep -q "listening on" "$dir/log/$service.out" ;;
+    *) die "cannot restart '$service' (slurmctld, controller, daemon-nI)" ;;
+  esac
+  log "restarted $service"
+}
+
 case "$cmd" in
   up) up ;;
   down) down ;;
+  restart) restart ;;
   *) usage ;;
 esac
