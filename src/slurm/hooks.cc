@@ -114,7 +114,12 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeApi* nodes
     }
   }
   if (failure.empty()) {
-    Status st = slurm->SetAdminComment(*id, FormatBound(binding));
+    std::string text = FormatBound(binding);
+    // A malformed marker is said here too: the job runs, and is never moved.
+    if (const Marker m = ParseMarker(env("SLURM_JOB_COMMENT")); !m.error.empty()) {
+      text += " ; --comment: " + m.error;
+    }
+    Status st = slurm->SetAdminComment(*id, Truncate(text));
     if (st.ok()) {
       err << fmt::format("migsched slurm prolog: job {}: {}\n", *id, FormatBound(binding));
       return 0;
