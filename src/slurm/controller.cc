@@ -341,6 +341,7 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     spdlog::info("job {} held: {}", j.id, reason);
   };
   for (const auto& [j, message] : cls.invalid) hold(*j, "can never run: " + message);
+  int written = 0;
   for (size_t i = 0; i < plan.jobs.size(); ++i) {
     const JobPlan& jp = plan.jobs[i];
     const ClassifiedJob& cj = cls.waiting[i];
@@ -354,10 +355,24 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     const std::string text = FormatWaiting(reason);
     // A failed bind's record (its attempt count) stays until the next bind.
     if (ParseBindAttempt(cj.slurm->admin_comment) > 0 || cj.slurm->admin_comment == text) continue;
+    // At most kReasonsPerTick writes a tick, and a job's reason at most every
+    // kReasonEveryS once set (each is an `scontrol update`).
+    auto last = reason_written_.find(cj.slurm->id);
+    const bool fresh = cj.slurm->admin_comment.rfind(kCommentPrefix, 0) != 0;
+    if (written >= kReasonsPerTick ||
+        (!fresh && last != reason_written_.end() && now_s - last->second < kReasonEveryS)) {
+      continue;
+    }
+    ++written;
+    reason_written_[cj.slurm->id] = now_s;
     if (Status st = slurm_->SetAdminComment(cj.slurm->id, text); !st.ok()) {
       spdlog::warn("cannot set the reason of job {}: {}", cj.slurm->id, st.message());
     }
   }
+  // Forget jobs that no longer wait.
+  std::set<int64_t> waiting_ids;
+  for (const ClassifiedJob& w : cls.waiting) waiting_ids.insert(w.slurm->id);
+  std::erase_if(reason_written_, [&](const auto& kv) { return !waiting_ids.count(kv.first); });
   return rep;
 }
 

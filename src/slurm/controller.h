@@ -23,7 +23,8 @@
 //      moved job's Slurm BeginTime keeps it off the room until that job has
 //      started, then the controller lets it start (StartTime=now);
 //   6. reasons: a job that can never run is held (`scontrol hold`) with the
-//      reason in its AdminComment; a waiting job's AdminComment says why.
+//      reason in its AdminComment; a waiting job's AdminComment says why
+//      (at most 32 such writes a tick, a job's at most every 30 s once set).
 // Rules: docs/algorithms-cluster.md §14. Its state is Slurm's and the
 // daemons': a restarted controller closes and reopens the gate once and goes on
 // (what it keeps in memory: when each room was first seen, which nodes are
@@ -101,7 +102,10 @@ class SlurmController {
   std::map<std::pair<std::string, std::string>, double> avoid_until_;  // (node, profile)
   std::set<std::pair<std::string, std::string>> pending_release_;      // (node, room key)
   std::map<std::pair<std::string, int64_t>, double> orphan_since_;     // (node, allocation id)
-  std::set<std::string> observed_;  // job keys told to the policy (ObserveArrival)
+  std::set<std::string> observed_;            // job keys told to the policy (ObserveArrival)
+  std::map<int64_t, double> reason_written_;  // job id -> when its waiting reason was set
+  static constexpr int kReasonsPerTick = 32;
+  static constexpr double kReasonEveryS = 30;
   bool started_ = false;
 };
 
