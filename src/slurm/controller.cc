@@ -93,6 +93,9 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   // 2. The jobs, the rooms, the plan.
   Classified cls = ClassifyJobs(jobs, config_.partition, gres, now_s);
   rep.waiting = static_cast<int>(cls.waiting.size());
+  std::set<std::string> present;
+  for (const SlurmJob& j : jobs) present.insert(JobKey(j.id));
+  std::erase_if(observed_, [&](const std::string& k) { return !present.count(k); });
   std::vector<const ClassifiedJob*> fresh;
   for (const ClassifiedJob& w : cls.waiting) {
     if (!observed_.count(w.request.job.key)) fresh.push_back(&w);
@@ -110,9 +113,9 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   const ActiveCounts active = CountActive(cls.active, *view);
   std::vector<HeldReservation> rooms =
       Rooms(*view, active, room_first_seen_, now_s, config_.room_timeout_s);
-  std::map<std::string, double> seen;  // rooms by key (a key names its node's placement)
+  std::map<std::string, double> seen;  // RoomId -> first seen
   for (HeldReservation& h : rooms) {
-    const std::string id = h.key;
+    const std::string id = RoomId(view->nodes()[h.node].name, h.key);
     seen[id] = room_first_seen_.count(id) ? room_first_seen_[id] : now_s;
     if (h.timed_out) {
       const std::string& node = view->nodes()[h.node].name;

@@ -71,6 +71,8 @@ Classified ClassifyJobs(const std::vector<SlurmJob>& jobs, const std::string& pa
   return c;
 }
 
+std::string RoomId(const std::string& node, const std::string& key) { return node + "/" + key; }
+
 ActiveCounts CountActive(const std::vector<ClassifiedJob>& active, const ClusterView& view) {
   ActiveCounts out;
   for (const ClassifiedJob& a : active) {
@@ -116,7 +118,7 @@ std::vector<HeldReservation> Rooms(const ClusterView& view, const ActiveCounts& 
     if (left > 0) {
       h.claimed = true;
       --left;
-    } else if (auto it = first_seen.find(h.key); it != first_seen.end()) {
+    } else if (auto it = first_seen.find(RoomId(node, h.key)); it != first_seen.end()) {
       h.timed_out = now_s - it->second >= timeout_s;
     }
     out.push_back(std::move(h));

@@ -51,10 +51,13 @@ struct ActiveCounts {
 };
 ActiveCounts CountActive(const std::vector<ClassifiedJob>& active, const ClusterView& view);
 
+// "n1/slurm-room:0:3g.20gb:4": a room's name across nodes (keys repeat per node).
+std::string RoomId(const std::string& node, const std::string& key);
+
 // The view's reservations under kRoomPrefix as the planner's pooled
 // reservations; per (node, profile), as many as `counts.unbound` says are
 // claimed (taken by a started job the prolog has not bound yet), in key
-// order. `first_seen` (key -> when first seen, seconds) decides which are
+// order. `first_seen` (RoomId -> when first seen, seconds) decides which are
 // timed out (older than `timeout_s` and not claimed).
 std::vector<HeldReservation> Rooms(const ClusterView& view, const ActiveCounts& counts,
                                    const std::map<std::string, double>& first_seen, double now_s,

@@ -109,7 +109,8 @@ TEST(RoundTest, RoomsClaimedAndTimedOut) {
   const ActiveCounts counts = CountActive({cj}, *view);
   EXPECT_EQ(counts.unbound.at({"n1", "1g.5gb"}), 1);
   EXPECT_EQ(counts.all.at({"n1", "1g.5gb"}), 1);
-  const std::map<std::string, double> seen = {{"slurm-room:0:3g.20gb:4", 800}};
+  const std::map<std::string, double> seen = {{"n1/slurm-room:0:3g.20gb:4", 800},
+                                              {"n2/slurm-room:0:1g.5gb:1", 0}};
   const std::vector<HeldReservation> rooms = Rooms(*view, counts, seen, 1000, 120);
   ASSERT_EQ(rooms.size(), 3u);
   EXPECT_EQ(rooms[0].key, "slurm-room:0:1g.5gb:0");
