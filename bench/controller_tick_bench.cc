@@ -25,7 +25,7 @@ constexpr int kGpusPerNode = 8;
 
 struct Synthetic {
   std::vector<NodeInput> nodes;
-  std::vector<RunningJob> running;
+  std::vector<EngineRunningJob> running;
   std::vector<ClusterJob> waiting;
 };
 
@@ -62,7 +62,7 @@ Synthetic MakeSynthetic(int num_nodes, uint64_t seed) {
           in.holder = idle ? HolderKind::kIdle : HolderKind::kAllocation;
           if (!idle) {
             in.owner = "slurm:" + std::to_string(++owner);
-            RunningJob r;
+            EngineRunningJob r;
             r.job.key = in.owner;
             r.job.per_node = {{name, 1}};
             r.job.migratable = Migratable::kRestart;

@@ -24,7 +24,7 @@
 #include "cli/commands.h"
 #include "core/cluster.h"
 #include "slurm/controller.h"
-#include "slurm/daemon_node_api.h"
+#include "slurm/daemon_nodes.h"
 #include "slurm/gres_config.h"
 #include "slurm/hooks.h"
 #include "slurm/hostlist.h"
@@ -223,7 +223,7 @@ int RunController(const ControllerFlags& f, Context& ctx) {
   if (Status st = SetUpLogging(config->log_file, config->log_level); !st.ok()) return fail(st);
   auto catalog = ctx.catalog();
   if (!catalog.ok()) return fail(catalog.status());
-  auto nodes = slurm::NewDaemonNodeApi(*config);
+  auto nodes = slurm::NewDaemonNodes(*config);
   if (!nodes.ok()) return fail(nodes.status());
   std::unique_ptr<slurm::CommandRunner> runner = slurm::NewSubprocessRunner(config->bin_dir);
   slurm::SlurmClient client(runner.get(), config->command_timeout_s);
@@ -279,7 +279,7 @@ void RegisterHooks(CLI::App* slurm, Context& ctx, int* exit_code) {
         *ctx.err << "migsched slurm " << name << ": " << config.status().message() << "\n";
         return 1;
       }
-      auto nodes = slurm::NewDaemonNodeApi(*config);
+      auto nodes = slurm::NewDaemonNodes(*config);
       if (!nodes.ok()) {
         *ctx.err << "migsched slurm " << name << ": " << nodes.status().message() << "\n";
         return 1;
@@ -293,7 +293,7 @@ void RegisterHooks(CLI::App* slurm, Context& ctx, int* exit_code) {
       "prolog", "PrologSlurmctld: create the job's MIG instances on its nodes (docs/slurm.md)");
   prolog->add_option("--config", *config_path, "Controller config (YAML)")->capture_default_str();
   auto run_prolog = with_config(
-      "prolog", [&ctx](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeApi* n) {
+      "prolog", [&ctx](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeDaemons* n) {
         return slurm::RunProlog(c, s, n, Getenv, *ctx.err);
       });
   prolog->callback([run_prolog, exit_code] { *exit_code = run_prolog(); });
@@ -301,7 +301,7 @@ void RegisterHooks(CLI::App* slurm, Context& ctx, int* exit_code) {
       "epilog", "EpilogSlurmctld: release the job's MIG instances (docs/slurm.md)");
   epilog->add_option("--config", *config_path, "Controller config (YAML)")->capture_default_str();
   auto run_epilog = with_config(
-      "epilog", [&ctx](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeApi* n) {
+      "epilog", [&ctx](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeDaemons* n) {
         return slurm::RunEpilog(c, s, n, Getenv, *ctx.err);
       });
   epilog->callback([run_epilog, exit_code] { *exit_code = run_epilog(); });

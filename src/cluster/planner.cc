@@ -218,7 +218,7 @@ std::string WaitReason(const Cluster& c, const ClusterView& view, const ClusterJ
 // The held reservations a job may take: covering its per-node request on
 // num_nodes allowed nodes, all of them (owned by the job) or pooled ones,
 // nodes in order. Empty when they do not cover it.
-std::vector<size_t> MatchHeld(const ClusterJob& job, const std::vector<HeldReservation>& held,
+std::vector<size_t> MatchHeld(const ClusterJob& job, const std::vector<EngineReservation>& held,
                               const std::vector<char>& taken,
                               const JobPlacer::NodeFilter& allowed) {
   // Candidates per node, in input order.
@@ -228,7 +228,7 @@ std::vector<size_t> MatchHeld(const ClusterJob& job, const std::vector<HeldReser
     if (held[i].owner == job.key) owned = true;
   }
   for (size_t i = 0; i < held.size(); ++i) {
-    const HeldReservation& h = held[i];
+    const EngineReservation& h = held[i];
     if (taken[i] || h.claimed || h.timed_out) continue;
     if (owned ? h.owner != job.key : !h.owner.empty()) continue;
     by_node[h.node].push_back(i);
@@ -248,7 +248,7 @@ std::vector<size_t> MatchHeld(const ClusterJob& job, const std::vector<HeldReser
       }
       int need = part.count;
       for (size_t k = 0; k < list.size() && need > 0; ++k) {
-        const HeldReservation& h = held[list[k]];
+        const EngineReservation& h = held[list[k]];
         if (used[k]) continue;
         // A reservation of several placements is taken whole: all of this profile.
         const bool all_this =
@@ -281,7 +281,7 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, PlacementPolicy* polic
       return InvalidArgumentError(fmt::format("job '{}' is listed twice", j.key));
     }
   }
-  for (const HeldReservation& h : in.reservations) {
+  for (const EngineReservation& h : in.reservations) {
     if (h.node < 0 || h.node >= view.num_nodes()) {
       return InvalidArgumentError(
           fmt::format("reservation '{}' names node {}, not in the view", h.key, h.node));
@@ -328,7 +328,7 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, PlacementPolicy* polic
       std::vector<int> node_order;
       for (size_t h : held) {
         taken[h] = 1;
-        const HeldReservation& r = in.reservations[h];
+        const EngineReservation& r = in.reservations[h];
         jp.reservations.push_back(r.key);
         if (!per_node.count(r.node)) node_order.push_back(r.node);
         NodePlacement& np = per_node[r.node];
@@ -368,14 +368,14 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, PlacementPolicy* polic
   }
   // 3. Held reservations no job took.
   for (size_t h = 0; h < in.reservations.size(); ++h) {
-    const HeldReservation& r = in.reservations[h];
+    const EngineReservation& r = in.reservations[h];
     if (!taken[h] && !r.claimed) plan.release.push_back({r.node, r.key});
   }
   // 4. Requeue migration, one at a time.
   if (options.migrate && in.in_flight.empty() && first_stuck >= 0) {
     const ClusterJob& w = in.waiting[first_stuck];
     std::vector<const ClusterJob*> movable;
-    for (const RunningJob& r : in.running) {
+    for (const EngineRunningJob& r : in.running) {
       if (r.may_move && r.job.migratable != Migratable::kNone && !r.job.latency_sensitive) {
         movable.push_back(&r.job);
       }

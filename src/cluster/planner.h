@@ -52,13 +52,13 @@ struct ClusterJob {
 };
 
 // A running job of the engine whose instances are allocations owned by its key.
-struct RunningJob {
+struct EngineRunningJob {
   ClusterJob job;
   bool may_move = false;  // the engine can requeue it now (migratable, cool-down over, ...)
 };
 
 // A reservation the engine holds on a node.
-struct HeldReservation {
+struct EngineReservation {
   int node = -1;  // index into the view's nodes
   std::string key;
   std::vector<PlacementRef> placements;
@@ -81,8 +81,8 @@ struct InFlightMigration {
 struct PlannerInput {
   const ClusterView* view = nullptr;
   std::vector<ClusterJob> waiting;  // the engine's priority order
-  std::vector<RunningJob> running;
-  std::vector<HeldReservation> reservations;
+  std::vector<EngineRunningJob> running;
+  std::vector<EngineReservation> reservations;
   std::vector<std::pair<std::string, std::string>> avoid;  // (node, profile): no new placements
   std::vector<InFlightMigration> in_flight;
   double now_s = 0;  // the engine's clock, seconds
@@ -129,7 +129,7 @@ struct NewReservation {
   bool operator==(const NewReservation&) const = default;
 };
 
-struct Migration {
+struct RequeueMove {
   std::string job;      // the running job to requeue
   std::string for_job;  // the waiting job that gets its room
   NodePlacement room;   // where the waiting job will go
@@ -140,7 +140,7 @@ struct ClusterPlan {
   std::vector<JobPlan> jobs;                         // one per waiting job, in the input's order
   std::vector<NewReservation> create;                // new placements to reserve, in job order
   std::vector<std::pair<int, std::string>> release;  // (node, key) held reservations to drop
-  std::vector<Migration> migrations;
+  std::vector<RequeueMove> migrations;
 };
 
 // Plans one round. kInvalidArgument for an input that names a node the view

@@ -26,7 +26,7 @@ std::vector<GresCount> MigOnly(const std::vector<GresCount>& gres, const std::st
 
 StatusOr<std::unique_ptr<SlurmController>> SlurmController::Create(const ControllerConfig& config,
                                                                    SlurmClient* slurm,
-                                                                   NodeApi* nodes,
+                                                                   NodeDaemons* nodes,
                                                                    const Catalog* catalog) {
   auto policy = MakePolicy(config.policy, config.PolicyOptions());
   if (!policy.ok()) return policy.status().WithPrefix("scheduler");
@@ -111,10 +111,10 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     policy_->ObserveArrival(view->cluster(), j);
   }
   const ActiveCounts active = CountActive(cls.active, *view);
-  std::vector<HeldReservation> rooms =
+  std::vector<EngineReservation> rooms =
       Rooms(*view, active, room_first_seen_, now_s, config_.room_timeout_s);
   std::map<std::string, double> seen;  // RoomId -> first seen
-  for (HeldReservation& h : rooms) {
+  for (EngineReservation& h : rooms) {
     const std::string id = RoomId(view->nodes()[h.node].name, h.key);
     seen[id] = room_first_seen_.count(id) ? room_first_seen_[id] : now_s;
     if (h.timed_out) {
@@ -135,7 +135,7 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   in.now_s = now_s;
   for (const ClassifiedJob& w : cls.waiting) in.waiting.push_back(w.request.job);
   for (const ClassifiedJob& a : cls.active) {
-    RunningJob r;
+    EngineRunningJob r;
     r.job = a.request.job;
     const bool bound = !view->AllocationsOf(r.job.key).empty();
     r.may_move = a.slurm->state == "RUNNING" && bound &&
@@ -188,7 +188,7 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     }
     if (ok) ++rep.placed;
   }
-  for (const HeldReservation& h : rooms) {
+  for (const EngineReservation& h : rooms) {
     if (!h.claimed) continue;
     const std::string& node = view->nodes()[h.node].name;
     if (Status st = nodes_->Reserve(node, h.key, h.placements, ttl); !st.ok()) {
@@ -308,7 +308,7 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   // 7. Migrations, holds and reasons.
   std::map<std::string, const SlurmJob*> by_key;
   for (const SlurmJob& j : jobs) by_key[JobKey(j.id)] = &j;
-  for (const Migration& m : plan.migrations) {
+  for (const RequeueMove& m : plan.migrations) {
     auto id = JobIdOfKey(m.job);
     if (!id) continue;
     const PlacementRef& p = m.room.placements[0];

@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/node_api.h"
+#include "cluster/node_daemons.h"
 #include "core/catalog.h"
 #include "core/config_table.h"
 #include "sched/policy.h"
@@ -70,7 +70,7 @@ class SlurmController {
  public:
   // All pointers must outlive the controller.
   static StatusOr<std::unique_ptr<SlurmController>> Create(const ControllerConfig& config,
-                                                           SlurmClient* slurm, NodeApi* nodes,
+                                                           SlurmClient* slurm, NodeDaemons* nodes,
                                                            const Catalog* catalog);
 
   // One round at Unix time `now_s`. kUnavailable (nothing changed) when
@@ -79,7 +79,7 @@ class SlurmController {
   StatusOr<TickReport> Tick(double now_s);
 
  private:
-  SlurmController(const ControllerConfig& config, SlurmClient* slurm, NodeApi* nodes,
+  SlurmController(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
                   const Catalog* catalog, std::unique_ptr<PlacementPolicy> policy)
       : config_(config),
         slurm_(slurm),
@@ -91,7 +91,7 @@ class SlurmController {
 
   ControllerConfig config_;
   SlurmClient* slurm_;
-  NodeApi* nodes_;
+  NodeDaemons* nodes_;
   const Catalog* catalog_;
   ConfigTableCache tables_;
   std::unique_ptr<PlacementPolicy> policy_;

@@ -51,8 +51,8 @@ std::string AdminCommentOf(const ScontrolRecord& rec) {
 
 }  // namespace
 
-int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeApi* nodes, const Env& env,
-              std::ostream& err) {
+int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
+              const Env& env, std::ostream& err) {
   const auto id = JobIdFromEnv(env);
   if (!id) {
     err << "migsched slurm prolog: SLURM_JOB_ID is not set: run it as Slurm's PrologSlurmctld\n";
@@ -87,7 +87,7 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeApi* nodes
         failure = fmt::format("node {} has no node daemon in {}", node, config.origin);
         break;
       }
-      AllocationRequest ar;
+      BindRequest ar;
       ar.owner = key;
       ar.idempotency_key = fmt::format("{}:{}:{}", key, restarts, node);
       ar.instances = *request;
@@ -186,8 +186,8 @@ int RunTaskProlog(const std::string& gres_name, SlurmClient* slurm, const Env& e
   return 0;
 }
 
-int RunEpilog(const ControllerConfig& config, SlurmClient* slurm, NodeApi* nodes, const Env& env,
-              std::ostream& err) {
+int RunEpilog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
+              const Env& env, std::ostream& err) {
   const auto id = JobIdFromEnv(env);
   if (!id) {
     err << "migsched slurm epilog: SLURM_JOB_ID is not set: run it as Slurm's EpilogSlurmctld\n";

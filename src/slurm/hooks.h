@@ -32,7 +32,7 @@
 #include <ostream>
 #include <string>
 
-#include "cluster/node_api.h"
+#include "cluster/node_daemons.h"
 #include "slurm/controller_config.h"
 #include "slurm/slurm_client.h"
 
@@ -41,12 +41,12 @@ namespace migsched::slurm {
 // The environment (getenv in production).
 using Env = std::function<std::string(const std::string& name)>;
 
-int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeApi* nodes, const Env& env,
-              std::ostream& err);
+int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
+              const Env& env, std::ostream& err);
 int RunTaskProlog(const std::string& gres_name, SlurmClient* slurm, const Env& env,
                   std::ostream& out, std::ostream& err);
-int RunEpilog(const ControllerConfig& config, SlurmClient* slurm, NodeApi* nodes, const Env& env,
-              std::ostream& err);
+int RunEpilog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
+              const Env& env, std::ostream& err);
 
 }  // namespace migsched::slurm
 

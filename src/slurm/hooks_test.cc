@@ -5,14 +5,14 @@
 #include <map>
 #include <sstream>
 
-#include "cluster/testing/fake_node_api.h"
+#include "cluster/testing/fake_node_daemons.h"
 #include "slurm/admin_comment.h"
 #include "testing/test_util.h"
 
 namespace migsched::slurm {
 namespace {
 
-using migsched::testing::FakeNodeApi;
+using migsched::testing::FakeNodeDaemons;
 using migsched::testing::ReadFile;
 using migsched::testing::TestDataDir;
 
@@ -85,7 +85,7 @@ TEST(PrologTest, BindsEveryNodeAndRecordsTheBinding) {
   ReplayRunner runner;
   runner.records["3"] = Data("scontrol-job-3.txt");
   SlurmClient slurm(&runner, 5);
-  FakeNodeApi nodes;
+  FakeNodeDaemons nodes;
   std::ostringstream err;
   const int rc =
       RunProlog(Config(), &slurm, &nodes,
@@ -104,7 +104,7 @@ TEST(PrologTest, WithoutARoomTheDaemonChooses) {
   ReplayRunner runner;
   runner.records["3"] = Data("scontrol-job-3.txt");
   SlurmClient slurm(&runner, 5);
-  FakeNodeApi nodes;
+  FakeNodeDaemons nodes;
   nodes.no_room["n3"] = true;
   std::ostringstream err;
   EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 0);
@@ -119,7 +119,7 @@ TEST(PrologTest, AFailedNodeUndoesTheOthersAndCountsTheAttempt) {
   ReplayRunner runner;
   runner.records["3"] = Data("scontrol-job-3.txt");
   SlurmClient slurm(&runner, 5);
-  FakeNodeApi nodes;
+  FakeNodeDaemons nodes;
   nodes.allocate_error["n3"] = UnavailableError("connection refused");
   std::ostringstream err;
   EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 1);
@@ -148,7 +148,7 @@ TEST(PrologTest, JobsOfOtherPartitionsOrWithoutMigPass) {
   ReplayRunner runner;
   runner.records["3"] = Data("scontrol-job-3.txt");
   SlurmClient slurm(&runner, 5);
-  FakeNodeApi nodes;
+  FakeNodeDaemons nodes;
   ControllerConfig other = Config();
   other.partition = "gpu";
   std::ostringstream err;
@@ -160,7 +160,7 @@ TEST(PrologTest, JobsOfOtherPartitionsOrWithoutMigPass) {
 TEST(EpilogTest, ReleasesTheJobsAllocationsOnItsNodes) {
   ReplayRunner runner;
   SlurmClient slurm(&runner, 5);
-  FakeNodeApi nodes;
+  FakeNodeDaemons nodes;
   nodes.states["n1"].allocations = {{7, "slurm:3", "running", {}}, {8, "slurm:4", "running", {}}};
   nodes.states["n3"].allocations = {{9, "slurm:3", "running", {}}};
   std::ostringstream err;

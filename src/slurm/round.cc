@@ -90,29 +90,29 @@ ActiveCounts CountActive(const std::vector<ClassifiedJob>& active, const Cluster
   return out;
 }
 
-std::vector<HeldReservation> Rooms(const ClusterView& view, const ActiveCounts& counts,
-                                   const std::map<std::string, double>& first_seen, double now_s,
-                                   double timeout_s) {
-  std::vector<HeldReservation> out;
+std::vector<EngineReservation> Rooms(const ClusterView& view, const ActiveCounts& counts,
+                                     const std::map<std::string, double>& first_seen, double now_s,
+                                     double timeout_s) {
+  std::vector<EngineReservation> out;
   std::map<std::pair<std::string, std::string>, int> claim = counts.unbound;
   // The rooms are the view's occupants of kind kReservation under the prefix.
-  std::vector<HeldReservation> rooms;
+  std::vector<EngineReservation> rooms;
   for (int g = 0; g < view.cluster().size(); ++g) {
     for (const Instance& in : view.cluster().gpu(g).instances()) {
       const ClusterView::Occupant* o = in.busy() ? view.OccupantOf(in.job) : nullptr;
       if (o == nullptr || o->kind != HolderKind::kReservation) continue;
       if (o->owner.rfind(kRoomPrefix, 0) != 0) continue;
-      HeldReservation h;
+      EngineReservation h;
       h.node = o->node;
       h.key = o->owner;
       h.placements = {view.ToRef(g, in.profile, in.start)};
       rooms.push_back(std::move(h));
     }
   }
-  std::sort(rooms.begin(), rooms.end(), [](const HeldReservation& a, const HeldReservation& b) {
+  std::sort(rooms.begin(), rooms.end(), [](const EngineReservation& a, const EngineReservation& b) {
     return std::tie(a.node, a.key) < std::tie(b.node, b.key);
   });
-  for (HeldReservation& h : rooms) {
+  for (EngineReservation& h : rooms) {
     const std::string& node = view.nodes()[h.node].name;
     int& left = claim[{node, h.placements[0].profile}];
     if (left > 0) {

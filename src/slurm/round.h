@@ -59,9 +59,9 @@ std::string RoomId(const std::string& node, const std::string& key);
 // claimed (taken by a started job the prolog has not bound yet), in key
 // order. `first_seen` (RoomId -> when first seen, seconds) decides which are
 // timed out (older than `timeout_s` and not claimed).
-std::vector<HeldReservation> Rooms(const ClusterView& view, const ActiveCounts& counts,
-                                   const std::map<std::string, double>& first_seen, double now_s,
-                                   double timeout_s);
+std::vector<EngineReservation> Rooms(const ClusterView& view, const ActiveCounts& counts,
+                                     const std::map<std::string, double>& first_seen, double now_s,
+                                     double timeout_s);
 
 // The Gres= list to publish on a node: for each MIG type Slurm lists for it
 // (`current`, other GRES kept as they are), the active jobs' count plus the

@@ -111,7 +111,7 @@ TEST(RoundTest, RoomsClaimedAndTimedOut) {
   EXPECT_EQ(counts.all.at({"n1", "1g.5gb"}), 1);
   const std::map<std::string, double> seen = {{"n1/slurm-room:0:3g.20gb:4", 800},
                                               {"n2/slurm-room:0:1g.5gb:1", 0}};
-  const std::vector<HeldReservation> rooms = Rooms(*view, counts, seen, 1000, 120);
+  const std::vector<EngineReservation> rooms = Rooms(*view, counts, seen, 1000, 120);
   ASSERT_EQ(rooms.size(), 3u);
   EXPECT_EQ(rooms[0].key, "slurm-room:0:1g.5gb:0");
   EXPECT_TRUE(rooms[0].claimed);

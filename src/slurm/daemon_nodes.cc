@@ -1,4 +1,4 @@
-#include "slurm/daemon_node_api.h"
+#include "slurm/daemon_nodes.h"
 
 #include <fmt/format.h>
 
@@ -8,16 +8,16 @@ namespace migsched::slurm {
 namespace {
 
 // Until the node daemon's client library is in: every call says so.
-class PendingNodeApi : public NodeApi {
+class PendingNodeDaemons : public NodeDaemons {
  public:
-  explicit PendingNodeApi(std::map<std::string, std::string> urls) : urls_(std::move(urls)) {}
+  explicit PendingNodeDaemons(std::map<std::string, std::string> urls) : urls_(std::move(urls)) {}
   StatusOr<NodeState> State(const std::string& node) override { return Missing(node); }
   Status Reserve(const std::string& node, const std::string&, const std::vector<PlacementRef>&,
                  double) override {
     return Missing(node);
   }
   Status Unreserve(const std::string& node, const std::string&) override { return Missing(node); }
-  StatusOr<NodeAllocation> Allocate(const std::string& node, const AllocationRequest&) override {
+  StatusOr<NodeAllocation> Allocate(const std::string& node, const BindRequest&) override {
     return Missing(node);
   }
   Status Release(const std::string& node, int64_t) override { return Missing(node); }
@@ -34,10 +34,10 @@ class PendingNodeApi : public NodeApi {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<NodeApi>> NewDaemonNodeApi(const ControllerConfig& config) {
+StatusOr<std::unique_ptr<NodeDaemons>> NewDaemonNodes(const ControllerConfig& config) {
   std::map<std::string, std::string> urls;
   for (const NodeEndpoint& n : config.nodes) urls[n.name] = n.url;
-  return std::unique_ptr<NodeApi>(new PendingNodeApi(std::move(urls)));
+  return std::unique_ptr<NodeDaemons>(new PendingNodeDaemons(std::move(urls)));
 }
 
 }  // namespace migsched::slurm

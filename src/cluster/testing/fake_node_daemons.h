@@ -1,8 +1,8 @@
-// A NodeApi for tests: allocations and reservations recorded in memory,
+// A NodeDaemons for tests: allocations and reservations recorded in memory,
 // answers chosen by the test. Not a node daemon: only what the hooks and
 // the controller call is kept.
-#ifndef MIGSCHED_CLUSTER_TESTING_FAKE_NODE_API_H_
-#define MIGSCHED_CLUSTER_TESTING_FAKE_NODE_API_H_
+#ifndef MIGSCHED_CLUSTER_TESTING_FAKE_NODE_DAEMONS_H_
+#define MIGSCHED_CLUSTER_TESTING_FAKE_NODE_DAEMONS_H_
 
 #include <fmt/format.h>
 
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "cluster/node_api.h"
+#include "cluster/node_daemons.h"
 
 namespace migsched::testing {
 
-class FakeNodeApi : public NodeApi {
+class FakeNodeDaemons : public NodeDaemons {
  public:
   // Allocate on `node` fails with this status (OK: succeeds).
   std::map<std::string, Status> allocate_error;
@@ -38,7 +38,7 @@ class FakeNodeApi : public NodeApi {
     calls.push_back(fmt::format("unreserve {} {}", node, key));
     return Status::Ok();
   }
-  StatusOr<NodeAllocation> Allocate(const std::string& node, const AllocationRequest& r) override {
+  StatusOr<NodeAllocation> Allocate(const std::string& node, const BindRequest& r) override {
     calls.push_back(fmt::format("allocate {} {} prefix={}", node, r.owner, r.reservation_prefix));
     if (auto it = allocate_error.find(node); it != allocate_error.end() && !it->second.ok()) {
       return it->second;
@@ -74,4 +74,4 @@ class FakeNodeApi : public NodeApi {
 
 }  // namespace migsched::testing
 
-#endif  // MIGSCHED_CLUSTER_TESTING_FAKE_NODE_API_H_
+#endif  // MIGSCHED_CLUSTER_TESTING_FAKE_NODE_DAEMONS_H_
