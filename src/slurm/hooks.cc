@@ -87,30 +87,39 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
         failure = fmt::format("node {} has no node daemon in {}", node, config.origin);
         break;
       }
-      BindRequest ar;
-      ar.owner = key;
-      ar.idempotency_key = fmt::format("{}:{}:{}", key, restarts, node);
-      ar.instances = *request;
-      ar.reservation_prefix = std::string(kRoomPrefix);
-      StatusOr<NodeAllocation> a = nodes->Allocate(node, ar);
-      if (!a.ok() && a.status().code() == StatusCode::kFailedPrecondition) {
-        // No room held for it (the controller was not running): any free placement.
-        const std::string first = a.status().message();
-        ar.reservation_prefix.clear();
-        a = nodes->Allocate(node, ar);
-        if (!a.ok()) {
-          a = Status(a.status().code(),
-                     fmt::format("{}; and without a room: {}", first, a.status().message()));
+      // One allocation per instance, each bound to one room (a room holds one
+      // placement; the daemon binds a request from a single reservation).
+      int index = 0;
+      for (const ProfileCount& part : *request) {
+        for (int c = 0; c < part.count && failure.empty(); ++c, ++index) {
+          BindRequest ar;
+          ar.owner = key;
+          ar.idempotency_key = fmt::format("{}:{}:{}:{}", key, restarts, node, index);
+          ar.instances = {{part.profile, 1}};
+          ar.reservation_prefix = std::string(kRoomPrefix);
+          StatusOr<NodeAllocation> a = nodes->Allocate(node, ar);
+          if (!a.ok() && a.status().code() == StatusCode::kFailedPrecondition) {
+            // No room of the profile held there (the controller was not
+            // running): any free placement, the daemon's choice.
+            const std::string first = a.status().message();
+            ar.reservation_prefix.clear();
+            a = nodes->Allocate(node, ar);
+            if (!a.ok()) {
+              a = Status(a.status().code(),
+                         fmt::format("{}; and without a room: {}", first, a.status().message()));
+            }
+          }
+          if (!a.ok()) {
+            failure = fmt::format("{}: {}", node, a.status().message());
+            break;
+          }
+          made.push_back({node, a->id});
+          for (const AllocatedInstance& in : a->instances) {
+            binding[node].push_back({in.mig_uuid, in.placement});
+          }
         }
       }
-      if (!a.ok()) {
-        failure = fmt::format("{}: {}", node, a.status().message());
-        break;
-      }
-      made.push_back({node, a->id});
-      for (const AllocatedInstance& in : a->instances) {
-        binding[node].push_back({in.mig_uuid, in.placement});
-      }
+      if (!failure.empty()) break;
     }
   }
   if (failure.empty()) {

@@ -3,10 +3,10 @@
 //
 //   PrologSlurmctld = `migsched slurm prolog`: on the slurmctld host, as
 //     SlurmUser, when Slurm has allocated the job. For each of the job's
-//     nodes it has the node daemon create the job's instances, bound to rooms
-//     of their profiles (reservations under "slurm-room:"; any such room
-//     fits), or, if the node has none (the controller was not running), at
-//     free placements the daemon chooses. All nodes or none: on a failure the
+//     nodes it has the node daemon create the job's instances, one allocation
+//     per instance, each bound to a room of its profile (a reservation under
+//     "slurm-room:"; any such room fits), or, if the node has none (the
+//     controller was not running), at a free placement the daemon chooses. All nodes or none: on a failure the
 //     allocations made are released, AdminComment says "bind failed (attempt
 //     N of M): why" and the prolog exits 1, so Slurm requeues the batch job
 //     (never a node Prolog, whose failure drains the node); at the M-th

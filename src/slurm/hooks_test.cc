@@ -100,6 +100,24 @@ TEST(PrologTest, BindsEveryNodeAndRecordsTheBinding) {
             "or migratable=none; the job will not be moved'");
 }
 
+// scontrol-job-1.txt: job 1, --gres=mig:1g.5gb:2 on n1: one allocation per
+// instance, each from a room.
+TEST(PrologTest, EachInstanceIsItsOwnAllocation) {
+  ReplayRunner runner;
+  runner.records["1"] = Data("scontrol-job-1.txt");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  std::ostringstream err;
+  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "1"}}), err), 0)
+      << err.str();
+  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:1 prefix=slurm-room:",
+                                                   "allocate n1 slurm:1 prefix=slurm-room:"}));
+  EXPECT_EQ(nodes.states["n1"].allocations.size(), 2u);
+  EXPECT_EQ(runner.commands.back(),
+            "scontrol update JobId=1 'AdminComment=migsched: bound "
+            "n1=MIG-n1-10|0|1g.5gb|0,MIG-n1-20|0|1g.5gb|0'");
+}
+
 TEST(PrologTest, WithoutARoomTheDaemonChooses) {
   ReplayRunner runner;
   runner.records["3"] = Data("scontrol-job-3.txt");
