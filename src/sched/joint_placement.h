@@ -35,6 +35,7 @@
 #include "core/plan.h"
 #include "core/status.h"
 #include "sched/gpu_layout.h"
+#include "sched/joint_search.h"
 #include "sched/metrics.h"
 #include "sched/options.h"
 #include "sched/policy.h"
@@ -110,7 +111,25 @@ class JointPlacer {
     GpuState state;
     std::string key;
   };
+  // One instance of a search: the `inst`-th of round entry `entry` (-1: of the
+  // waiting job).
+  struct ItemRef {
+    int entry = -1;
+    int inst = 0;
+  };
+  class RoundIndex;
+  struct Problem;
   const Saved& PreState(const Cluster& cluster, int gpu);
+  // The GPUs whose round instances may move (empty: none could hold the job).
+  std::vector<int> GpusToSearch(const Cluster& cluster, const Job& job,
+                                const RoundIndex& round) const;
+  // The targets (those GPUs, then the policy's GPU outside them for each
+  // request), the items and the search's input.
+  void BuildSearch(Cluster* cluster, PlacementPolicy* policy, JobId id, const Job& job,
+                   const RoundIndex& round, Problem* problem);
+  // Re-lays the changed targets as `result` says and appends the job's entry.
+  Status Apply(Cluster* cluster, JobId id, const Job& job, const RoundIndex& round,
+               const Problem& problem, const JointSearchResult& result);
 
   int reserve_full_;
   MetricScorer scorer_;
