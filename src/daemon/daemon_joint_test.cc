@@ -33,6 +33,20 @@ std::unique_ptr<Daemon> StartDaemon(const std::string& policy, bool joint) {
   return d.ok() ? std::move(*d) : nullptr;
 }
 
+// Submits one `sleep 30` job per profile, in order; their ids.
+std::vector<DaemonJobId> SubmitAll(Daemon& d, const std::vector<std::string>& profiles) {
+  std::vector<DaemonJobId> ids;
+  for (const std::string& p : profiles) {
+    JobRequest r;
+    r.profile = p;
+    r.command = {"sleep", "30"};
+    StatusOr<DaemonJobRecord> rec = d.Submit(r);
+    EXPECT_TRUE(rec.ok()) << rec.status().ToString();
+    if (rec.ok()) ids.push_back(rec->id);
+  }
+  return ids;
+}
+
 // 1g.5gb, 1g.5gb, 2g.10gb, 3g.20gb (or the reverse) submitted before one
 // tick fit together only with the 3g at 4 (3g@0 leaves units 4-7: 2g@4, 1g@6
 // and no start for the second 1g). One tick starts all four; the fake node
@@ -45,15 +59,8 @@ TEST(DaemonJointTest, OneTickStartsAllFourInBothOrders) {
       ASSERT_NE(d, nullptr);
       std::vector<std::string> profiles = {"1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb"};
       if (reverse) std::reverse(profiles.begin(), profiles.end());
-      std::vector<DaemonJobId> ids;
-      for (const std::string& p : profiles) {
-        JobRequest r;
-        r.profile = p;
-        r.command = {"sleep", "30"};
-        StatusOr<DaemonJobRecord> rec = d->Submit(r);
-        ASSERT_TRUE(rec.ok()) << rec.status().ToString();
-        ids.push_back(rec->id);
-      }
+      const std::vector<DaemonJobId> ids = SubmitAll(*d, profiles);
+      ASSERT_EQ(ids.size(), 4u);
       ASSERT_TRUE(d->Tick().ok());
       for (DaemonJobId id : ids) {
         StatusOr<DaemonJobRecord> rec = d->GetJob(id);
@@ -79,15 +86,8 @@ TEST(DaemonJointTest, OneTickStartsAllFourInBothOrders) {
 TEST(DaemonJointTest, OneAtATimeTheThreeGStaysQueued) {
   auto d = StartDaemon("lb+frag", /*joint=*/false);
   ASSERT_NE(d, nullptr);
-  std::vector<DaemonJobId> ids;
-  for (const char* p : {"1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb"}) {
-    JobRequest r;
-    r.profile = p;
-    r.command = {"sleep", "30"};
-    StatusOr<DaemonJobRecord> rec = d->Submit(r);
-    ASSERT_TRUE(rec.ok()) << rec.status().ToString();
-    ids.push_back(rec->id);
-  }
+  const std::vector<DaemonJobId> ids = SubmitAll(*d, {"1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb"});
+  ASSERT_EQ(ids.size(), 4u);
   ASSERT_TRUE(d->Tick().ok());
   EXPECT_EQ(d->GetJob(ids[3])->state, JobState::kQueued);
   for (DaemonJobId id : ids) ASSERT_TRUE(d->Cancel(id).ok());
