@@ -338,6 +338,10 @@ TEST(JointRandomTest, TwoOrThreeGpusStartTheReferenceMaximum) {
           ++i;
         }
       }
+      for (int g = 0; g < n; ++g) {
+        Status st = cluster.gpu(g).CheckInvariants();
+        ASSERT_TRUE(st.ok()) << st.ToString();
+      }
     }
     joint_starts += s.joint_stats()->placed;
     searches_total += s.joint_stats()->searches;
