@@ -98,12 +98,8 @@ void BM_ControllerTick(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const Synthetic s = MakeSynthetic(nodes, 42);
   PlannerOptions options;
+  options.policy = "full";
   options.scheduler = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
-  auto policy = MakePolicy("full", options.scheduler);
-  if (!policy.ok()) {
-    state.SkipWithError(policy.status().ToString().c_str());
-    return;
-  }
   double build_ms = 0;
   double plan_ms = 0;
   size_t placed = 0;
@@ -117,7 +113,7 @@ void BM_ControllerTick(benchmark::State& state) {
     in.view = view.get();
     in.waiting = s.waiting;
     in.running = s.running;
-    auto plan = PlanCluster(in, policy->get(), options);
+    auto plan = PlanCluster(in, options);
     const auto t2 = std::chrono::steady_clock::now();
     if (!plan.ok()) {
       state.SkipWithError(plan.status().ToString().c_str());

@@ -57,6 +57,13 @@ class JobPlacer {
   // succeeded, by job key (for tests and the migration search).
   const std::vector<JobId>& IdsOf(const std::string& key) const;
 
+  // The Scheduler over the whole cluster (the planner's queue scans use it)
+  // and a fresh job id for it.
+  Scheduler* scheduler() { return main_.get(); }
+  JobId NextId() { return next_id_++; }
+  // The engine job `job` as the core's Job of one part.
+  Job ToJob(const ClusterJob& job, const ProfileCount& part) const;
+
  private:
   StatusOr<std::optional<std::vector<NodePlacement>>> PlaceSimple(const ClusterJob& job,
                                                                   const NodeFilter& allowed);
@@ -69,7 +76,6 @@ class JobPlacer {
   int FreeRoom(int node, const std::string& profile) const;
   // Marks (true) or unmarks the GPUs of `nodes` reserved, drained GPUs staying reserved.
   void ReserveNodes(const std::vector<int>& nodes, bool on);
-  Job ToJob(const ClusterJob& job, const ProfileCount& part) const;
 
   Cluster* cluster_;
   const ClusterView& view_;

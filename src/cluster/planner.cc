@@ -10,6 +10,7 @@
 #include "cluster/job_placer.h"
 #include "cluster/requeue_search.h"
 #include "sched/candidates.h"
+#include "sched/scheduler.h"
 
 namespace migsched {
 
@@ -271,8 +272,7 @@ std::vector<size_t> MatchHeld(const ClusterJob& job, const std::vector<EngineRes
 
 }  // namespace
 
-StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, PlacementPolicy* policy,
-                                  const PlannerOptions& options) {
+StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& options) {
   if (in.view == nullptr) return InvalidArgumentError("no cluster view");
   const ClusterView& view = *in.view;
   std::set<std::string> keys;
@@ -287,15 +287,25 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, PlacementPolicy* polic
           fmt::format("reservation '{}' names node {}, not in the view", h.key, h.node));
     }
   }
+  ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> policy_owner,
+                   MakePolicy(options.policy, options.scheduler));
+  PlacementPolicy* policy = policy_owner.get();
   std::set<std::pair<std::string, std::string>> avoid(in.avoid.begin(), in.avoid.end());
+  std::set<std::string> avoided_profiles;
+  for (const auto& [node, profile] : in.avoid) avoided_profiles.insert(profile);
   std::map<std::string, const InFlightMigration*> in_flight;
   for (const InFlightMigration& m : in.in_flight) in_flight[m.for_job] = &m;
 
   Cluster scratch = view.cluster();
   JobPlacer placer(&scratch, view, view.tables(), policy, options.scheduler);
+  Scheduler& sched = *placer.scheduler();
+  // The arrival window (§2): the recent arrivals, then the waiting jobs (a
+  // job queued below is observed by Scheduler::Enqueue, the others here).
+  for (const Job& j : in.recent) sched.ObserveArrival(j);
   ClusterPlan plan;
   plan.jobs.resize(in.waiting.size());
   std::vector<char> taken(in.reservations.size(), 0);
+  std::vector<char> fresh(in.waiting.size(), 0);     // placed now, not from held reservations
   std::map<std::string, std::string> failed_shapes;  // shape -> reason of its first failure
   std::map<std::string, std::optional<std::pair<Outcome, std::string>>> ever;
 
@@ -307,7 +317,37 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, PlacementPolicy* polic
   for (size_t i = 0; i < in.waiting.size(); ++i) {
     if (!in_flight.count(in.waiting[i].key)) order.push_back(i);
   }
-  int first_stuck = -1;  // the first job that found no room (requeue candidate)
+  auto wait = [&](size_t i, const JobPlacer::NodeFilter& allowed) {
+    const ClusterJob& job = in.waiting[i];
+    JobPlan& jp = plan.jobs[i];
+    jp.outcome = Outcome::kWaiting;
+    const std::string shape = ShapeKey(job);
+    if (!failed_shapes.count(shape)) failed_shapes[shape] = WaitReason(scratch, view, job, allowed);
+    jp.reason = failed_shapes[shape];
+  };
+  // One-instance jobs queued for the next scan: (waiting index, scheduler id).
+  std::vector<std::pair<size_t, JobId>> batch;
+  auto flush = [&]() -> Status {
+    if (batch.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(std::vector<Decision> decisions, sched.ScheduleQueue());
+    std::map<JobId, const Decision*> by_id;
+    for (const Decision& d : decisions) by_id[d.job] = &d;
+    for (const auto& [i, id] : batch) {
+      auto it = by_id.find(id);
+      if (it == by_id.end()) {
+        sched.RemoveFromQueue(id);  // it waits; a later scan must not place it out of turn
+        wait(i, FilterOf(view, in.waiting[i], avoid));
+        continue;
+      }
+      const InstanceRef& r = it->second->instances.at(0);
+      JobPlan& jp = plan.jobs[i];
+      jp.outcome = Outcome::kPlaced;
+      jp.placements = {{view.NodeOf(r.gpu), {view.ToRef(r.gpu, r.profile, r.start)}}};
+      fresh[i] = 1;
+    }
+    batch.clear();
+    return Status::Ok();
+  };
   for (size_t i : order) {
     const ClusterJob& job = in.waiting[i];
     JobPlan& jp = plan.jobs[i];
@@ -336,26 +376,46 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, PlacementPolicy* polic
         np.placements.insert(np.placements.end(), r.placements.begin(), r.placements.end());
       }
       for (int n : node_order) jp.placements.push_back(per_node[n]);
+      for (const ProfileCount& p : job.per_node) sched.ObserveArrival(placer.ToJob(job, p));
       continue;
     }
     // 2. Fresh placements (every held reservation stays occupied this round).
-    if (!Restricted(job) && failed_shapes.count(shape)) {
-      jp.outcome = Outcome::kWaiting;
-      jp.reason = failed_shapes[shape];
-    } else {
-      ASSIGN_OR_RETURN(auto where, placer.Place(job, allowed));
-      if (where) {
-        jp.outcome = Outcome::kPlaced;
-        jp.placements = std::move(*where);
-        for (const NodePlacement& np : jp.placements) {
-          for (const PlacementRef& p : np.placements) plan.create.push_back({np.node, job.key, p});
-        }
-        continue;
-      }
-      jp.outcome = Outcome::kWaiting;
-      jp.reason = WaitReason(scratch, view, job, allowed);
-      failed_shapes[shape] = jp.reason;
+    const bool one_instance = job.num_nodes == 1 && job.per_node.size() == 1 &&
+                              job.per_node[0].count == 1 && !Restricted(job) &&
+                              !avoided_profiles.count(job.per_node[0].profile);
+    if (one_instance) {
+      // Queued for the scan of this run of one-instance jobs (§5, §12).
+      const JobId id = placer.NextId();
+      sched.Enqueue(id, placer.ToJob(job, job.per_node[0]));
+      batch.push_back({i, id});
+      continue;
     }
+    RETURN_IF_ERROR(flush());
+    for (const ProfileCount& p : job.per_node) sched.ObserveArrival(placer.ToJob(job, p));
+    if (!Restricted(job) && failed_shapes.count(shape)) {
+      wait(i, allowed);
+      continue;
+    }
+    ASSIGN_OR_RETURN(auto where, placer.Place(job, allowed));
+    if (where) {
+      jp.outcome = Outcome::kPlaced;
+      jp.placements = std::move(*where);
+      fresh[i] = 1;
+    } else {
+      wait(i, allowed);
+    }
+  }
+  RETURN_IF_ERROR(flush());
+  int first_stuck = -1;  // the first job that found no room (requeue candidate)
+  for (size_t i : order) {
+    const ClusterJob& job = in.waiting[i];
+    JobPlan& jp = plan.jobs[i];
+    if (fresh[i]) {
+      for (const NodePlacement& np : jp.placements) {
+        for (const PlacementRef& p : np.placements) plan.create.push_back({np.node, job.key, p});
+      }
+    }
+    if (jp.outcome != Outcome::kWaiting) continue;
     if (auto it = in_flight.find(job.key); it != in_flight.end()) {
       jp.outcome = Outcome::kMigrating;
       jp.reason = fmt::format("room being opened: waiting for {} to release their instances ({})",

@@ -7,13 +7,16 @@
 //
 // The scheduler core is the simulator's and the daemon's: the configured
 // policy (sched/policy.h MakePolicy, with the defaults of OptionsForPolicy)
-// chooses every instance through Scheduler::TryPlace or, for a job bound to
-// one node, on a cluster of that node's GPUs. The policy object is the
-// caller's and lives across calls, so that what it learns from arrivals
-// (ObserveArrival, the demand-weighted metric of §2) carries over as in a
-// long simulation.
+// chooses every instance. Runs of one-instance jobs between node-bound jobs
+// go through one Scheduler queue scan (§5, with §12 joint placement when the
+// options have it), as the simulator's waiting jobs do; a job bound to one
+// node (several instances, several nodes, node lists) is placed by the
+// JobPlacer (cluster/job_placer.h) in its turn. The policy is made afresh
+// each call, and what it learns from arrivals (the demand-weighted metric's
+// window, §2) comes from the input: the recent arrivals, then the waiting
+// jobs, so that the plan is a function of the input alone.
 //
-// Thread-safety: thread-compatible (the policy is used by one call at a time).
+// Thread-safety: pure; calls may run concurrently.
 #ifndef MIGSCHED_CLUSTER_PLANNER_H_
 #define MIGSCHED_CLUSTER_PLANNER_H_
 
@@ -86,10 +89,14 @@ struct PlannerInput {
   std::vector<std::pair<std::string, std::string>> avoid;  // (node, profile): no new placements
   std::vector<InFlightMigration> in_flight;
   double now_s = 0;  // the engine's clock, seconds
+  // Jobs that arrived before the waiting ones (running or ended, oldest
+  // first), for the policy's arrival window (ObserveArrival). May be empty.
+  std::vector<Job> recent;
 };
 
 struct PlannerOptions {
-  SchedulerOptions scheduler;  // as the policy runs with them (OptionsForPolicy)
+  std::string policy = "full";  // a name MakePolicy knows
+  SchedulerOptions scheduler;   // as the policy runs with them (OptionsForPolicy)
   // Requeue-migration (§14.5): the first waiting job that has waited at
   // least this long and fits nowhere may get room by requeueing at most
   // `max_moved_jobs` movable running jobs that all fit elsewhere.
@@ -144,10 +151,10 @@ struct ClusterPlan {
 };
 
 // Plans one round. kInvalidArgument for an input that names a node the view
-// does not have or a job key twice; kInternal for a plan the core rejects (a
-// bug). Never changes the view.
-StatusOr<ClusterPlan> PlanCluster(const PlannerInput& input, PlacementPolicy* policy,
-                                  const PlannerOptions& options);
+// does not have or a job key twice; kNotFound / kInvalidArgument for an
+// unknown policy or invalid options; kInternal for a plan the core rejects
+// (a bug). Never changes the view.
+StatusOr<ClusterPlan> PlanCluster(const PlannerInput& input, const PlannerOptions& options);
 
 }  // namespace migsched
 

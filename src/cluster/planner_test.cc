@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 #include "cluster/testing/nodes.h"
@@ -30,20 +31,17 @@ ClusterJob Single(const std::string& key, const std::string& profile, int count 
 struct Fixture {
   explicit Fixture(std::vector<NodeInput> nodes, const std::string& policy = "first-fit") {
     view = ClusterView::Build(nodes, BundledCatalog(), &tables);
+    options.policy = policy;
     options.scheduler = OptionsForPolicy(policy, SchedulerOptions{}, ExplicitOptions{});
-    auto p = MakePolicy(policy, options.scheduler);
-    EXPECT_TRUE(p.ok()) << p.status().ToString();
-    this->policy = std::move(*p);
     input.view = view.get();
   }
   ClusterPlan Plan() {
-    auto plan = PlanCluster(input, policy.get(), options);
+    auto plan = PlanCluster(input, options);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     return plan.ok() ? *plan : ClusterPlan{};
   }
   ConfigTableCache tables;
   std::unique_ptr<ClusterView> view;
-  std::unique_ptr<PlacementPolicy> policy;
   PlannerOptions options;
   PlannerInput input;
 };
@@ -313,18 +311,19 @@ TEST(PlannerTest, InFlightMigrationsGoFirstAndAreNotRepeated) {
 TEST(PlannerTest, RefusesInputItCannotUse) {
   Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {}), ""}});
   f.input.waiting = {Single("a", "1g.5gb"), Single("a", "1g.5gb")};
-  auto p = PlanCluster(f.input, f.policy.get(), f.options);
+  auto p = PlanCluster(f.input, f.options);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(), "job 'a' is listed twice");
   f.input.waiting.pop_back();
   f.input.reservations = {{3, "r", {}, "", false, false}};
-  p = PlanCluster(f.input, f.policy.get(), f.options);
+  p = PlanCluster(f.input, f.options);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(), "reservation 'r' names node 3, not in the view");
 }
 
 // Randomized, against the simulator's core: for one-instance jobs on any
-// node, the planner's placements equal Scheduler::TryPlace's on one flat
+// node, the planner's placements equal those of one queue scan (§5, with §12
+// joint placement where the policy has it) of a Scheduler on one flat
 // cluster of the same GPUs, built here without the view, for the same
 // policy (full, lb+frag, first-fit), node states and job order. Seed printed.
 TEST(PlannerTest, OneInstanceJobsMatchTheFlatScheduler) {
@@ -368,27 +367,38 @@ TEST(PlannerTest, OneInstanceJobsMatchTheFlatScheduler) {
         inputs.push_back({name, MakeNode(name, per_node, "A100 40GB", inst), ""});
       }
       Fixture f(inputs, policy);
+      ASSERT_EQ(f.view->cluster().size(), flat.size());
+      for (int g = 0; g < flat.size(); ++g) {
+        ASSERT_EQ(f.view->cluster().gpu(g).all_config(), flat.gpu(g).all_config()) << g;
+        ASSERT_EQ(f.view->cluster().gpu(g).busy_config(), flat.gpu(g).busy_config()) << g;
+      }
       SchedulerOptions so = f.options.scheduler;
       auto ref_policy = MakePolicy(policy, so);
       ASSERT_TRUE(ref_policy.ok());
       Scheduler ref(&flat, std::move(*ref_policy), so, SteadyClock());
       std::vector<ClusterJob> jobs;
-      for (int j = 0; j < 12; ++j)
+      for (int j = 0; j < 12; ++j) {
         jobs.push_back(Single("j" + std::to_string(j), profiles[rng() % 6]));
+        Job rj;
+        rj.name = jobs.back().key;
+        rj.profile = jobs.back().per_node[0].profile;
+        ref.Enqueue(1000 + j, rj);
+      }
       f.input.waiting = jobs;
       ClusterPlan p = f.Plan();
+      auto decisions = ref.ScheduleQueue();
+      ASSERT_TRUE(decisions.ok()) << decisions.status().ToString();
+      std::map<JobId, InstanceRef> placed;
+      for (const Decision& d : *decisions) placed[d.job] = d.instances[0];
       for (size_t j = 0; j < jobs.size(); ++j) {
-        Job rj;
-        rj.profile = jobs[j].per_node[0].profile;
-        auto d = ref.TryPlace(1000 + static_cast<JobId>(j), rj);
-        ASSERT_TRUE(d.ok());
         const JobPlan& jp = p.jobs[j];
-        if (!d->has_value()) {
+        auto it = placed.find(1000 + static_cast<JobId>(j));
+        if (it == placed.end()) {
           EXPECT_EQ(jp.outcome, Outcome::kWaiting) << policy << " job " << j;
           continue;
         }
         ASSERT_EQ(jp.outcome, Outcome::kPlaced) << policy << " job " << j << ": " << jp.reason;
-        const InstanceRef& in = (*d)->instances[0];
+        const InstanceRef& in = it->second;
         EXPECT_EQ(jp.placements[0].node, in.gpu / per_node) << policy << " job " << j;
         EXPECT_EQ(jp.placements[0].placements[0],
                   (PlacementRef{in.gpu % per_node, jobs[j].per_node[0].profile, in.start}))

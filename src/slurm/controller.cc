@@ -30,8 +30,7 @@ StatusOr<std::unique_ptr<SlurmController>> SlurmController::Create(const Control
                                                                    const Catalog* catalog) {
   auto policy = MakePolicy(config.policy, config.PolicyOptions());
   if (!policy.ok()) return policy.status().WithPrefix("scheduler");
-  return std::unique_ptr<SlurmController>(
-      new SlurmController(config, slurm, nodes, catalog, std::move(*policy)));
+  return std::unique_ptr<SlurmController>(new SlurmController(config, slurm, nodes, catalog));
 }
 
 std::vector<NodeInput> SlurmController::FetchNodes() {
@@ -93,23 +92,6 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   // 2. The jobs, the rooms, the plan.
   Classified cls = ClassifyJobs(jobs, config_.partition, gres, now_s);
   rep.waiting = static_cast<int>(cls.waiting.size());
-  std::set<std::string> present;
-  for (const SlurmJob& j : jobs) present.insert(JobKey(j.id));
-  std::erase_if(observed_, [&](const std::string& k) { return !present.count(k); });
-  std::vector<const ClassifiedJob*> fresh;
-  for (const ClassifiedJob& w : cls.waiting) {
-    if (!observed_.count(w.request.job.key)) fresh.push_back(&w);
-  }
-  std::sort(fresh.begin(), fresh.end(),
-            [](auto* a, auto* b) { return a->slurm->id < b->slurm->id; });
-  for (const ClassifiedJob* w : fresh) {
-    observed_.insert(w->request.job.key);
-    const ProfileCount& p = w->request.job.per_node[0];
-    Job j;
-    j.profile = p.profile;
-    j.count = p.count;
-    policy_->ObserveArrival(view->cluster(), j);
-  }
   const ActiveCounts active = CountActive(cls.active, *view);
   std::vector<EngineReservation> rooms =
       Rooms(*view, active, room_first_seen_, now_s, config_.room_timeout_s);
@@ -152,12 +134,24 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     }
   }
   in.in_flight = cls.in_flight;
+  // The policy's arrival window: the partition's other MIG jobs Slurm lists
+  // (running or ended), in submission order.
+  for (const SlurmJob& j : jobs) {
+    if (j.partition != config_.partition || j.Pending()) continue;
+    auto r = ToJobRequest(j, gres);
+    if (!r.ok() || !r->has_value()) continue;
+    Job a;
+    a.profile = (*r)->job.per_node[0].profile;
+    a.count = (*r)->job.per_node[0].count;
+    in.recent.push_back(a);
+  }
   PlannerOptions po;
+  po.policy = config_.policy;
   po.scheduler = config_.PolicyOptions();
   po.migrate = config_.migration_enabled;
   po.migrate_after_s = config_.migration_after_s;
   po.max_moved_jobs = config_.max_moved_jobs;
-  ASSIGN_OR_RETURN(ClusterPlan plan, PlanCluster(in, policy_.get(), po));
+  ASSIGN_OR_RETURN(ClusterPlan plan, PlanCluster(in, po));
 
   // 3. Hold the rooms: new ones, and renew those taken or claimed.
   std::map<std::pair<std::string, std::string>, int> held;  // rooms for waiting jobs

@@ -80,12 +80,8 @@ class SlurmController {
 
  private:
   SlurmController(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
-                  const Catalog* catalog, std::unique_ptr<PlacementPolicy> policy)
-      : config_(config),
-        slurm_(slurm),
-        nodes_(nodes),
-        catalog_(catalog),
-        policy_(std::move(policy)) {}
+                  const Catalog* catalog)
+      : config_(config), slurm_(slurm), nodes_(nodes), catalog_(catalog) {}
 
   std::vector<NodeInput> FetchNodes();
 
@@ -94,7 +90,6 @@ class SlurmController {
   NodeDaemons* nodes_;
   const Catalog* catalog_;
   ConfigTableCache tables_;
-  std::unique_ptr<PlacementPolicy> policy_;
 
   std::map<std::string, std::vector<GresCount>> published_;  // node -> MIG counts last set
   std::set<std::string> usable_;                             // nodes usable last tick
@@ -102,7 +97,6 @@ class SlurmController {
   std::map<std::pair<std::string, std::string>, double> avoid_until_;  // (node, profile)
   std::set<std::pair<std::string, std::string>> pending_release_;      // (node, room key)
   std::map<std::pair<std::string, int64_t>, double> orphan_since_;     // (node, allocation id)
-  std::set<std::string> observed_;            // job keys told to the policy (ObserveArrival)
   std::map<int64_t, double> reason_written_;  // job id -> when its waiting reason was set
   static constexpr int kReasonsPerTick = 32;
   static constexpr double kReasonEveryS = 30;

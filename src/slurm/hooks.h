@@ -6,12 +6,11 @@
 //     nodes it has the node daemon create the job's instances, one allocation
 //     per instance, each bound to a room of its profile (a reservation under
 //     "slurm-room:"; any such room fits), or, if the node has none (the
-//     controller was not running), at a free placement the daemon chooses. All nodes or none: on a failure the
-//     allocations made are released, AdminComment says "bind failed (attempt
-//     N of M): why" and the prolog exits 1, so Slurm requeues the batch job
-//     (never a node Prolog, whose failure drains the node); at the M-th
-//     failure the job is also held. On success AdminComment records the
-//     binding (slurm/admin_comment.h).
+//     controller was not running), at a free placement the daemon chooses. All nodes or none: on a
+//     failure the allocations made are released, AdminComment says "bind failed (attempt N of M):
+//     why" and the prolog exits 1, so Slurm requeues the batch job (never a node Prolog, whose
+//     failure drains the node); at the M-th failure the job is also held. On success AdminComment
+//     records the binding (slurm/admin_comment.h).
 //   TaskProlog = `migsched slurm task-prolog`: on the node, as the job's
 //     user, before each task. Prints `export CUDA_VISIBLE_DEVICES=MIG-...`
 //     and the MIGSCHED_* facts of the job's instances on this node, read from
