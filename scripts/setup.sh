@@ -17,7 +17,7 @@ shift || true
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev libcpp-httplib-dev libyaml-cpp-dev libsqlite3-dev sqlite3
           libspdlog-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-          libssl-dev)
+          libssl-dev openssl)
 if [ "${MIGSCHED_WITH_BROWSER:-0}" = "1" ]; then
   packages+=(chromium)
 fi

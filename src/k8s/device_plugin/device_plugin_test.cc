@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "k8s/device_plugin/test_kubelet.h"
+#include "k8s/testing/test_kubelet.h"
 #include "testing/test_util.h"
 
 namespace migsched::k8s {

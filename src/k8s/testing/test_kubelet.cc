@@ -1,4 +1,4 @@
-#include "k8s/device_plugin/test_kubelet.h"
+#include "k8s/testing/test_kubelet.h"
 
 #include <grpcpp/grpcpp.h>
 

@@ -13,8 +13,8 @@
 // checkpoints, device accounting) is not modelled.
 //
 // Thread-safety: all methods may be called from any thread.
-#ifndef MIGSCHED_K8S_DEVICE_PLUGIN_TEST_KUBELET_H_
-#define MIGSCHED_K8S_DEVICE_PLUGIN_TEST_KUBELET_H_
+#ifndef MIGSCHED_K8S_TESTING_TEST_KUBELET_H_
+#define MIGSCHED_K8S_TESTING_TEST_KUBELET_H_
 
 #include <chrono>
 #include <map>
@@ -96,4 +96,4 @@ std::string ExtendedResourceNameError(const std::string& name);
 
 }  // namespace migsched::k8s
 
-#endif  // MIGSCHED_K8S_DEVICE_PLUGIN_TEST_KUBELET_H_
+#endif  // MIGSCHED_K8S_TESTING_TEST_KUBELET_H_
