@@ -284,7 +284,8 @@ Status KubeClient::PostBinding(const std::string& ns, const std::string& name,
 }
 
 StatusOr<KubeClient::Eviction> KubeClient::Evict(const std::string& ns, const std::string& name,
-                                                 const std::string& uid, std::string* message) {
+                                                 const std::string& uid, std::string* message,
+                                                 double* retry_after_s) {
   json eviction = {{"apiVersion", "policy/v1"},
                    {"kind", "Eviction"},
                    {"metadata", {{"name", name}, {"namespace", ns}}}};
@@ -293,6 +294,14 @@ StatusOr<KubeClient::Eviction> KubeClient::Evict(const std::string& ns, const st
   auto r = Send("POST", path, eviction.dump(), "application/json");
   if (!r.ok()) return r.status();
   if (message != nullptr) *message = ApiMessage(r->body);
+  if (retry_after_s != nullptr) {
+    *retry_after_s = -1;
+    try {
+      if (!r->retry_after.empty()) *retry_after_s = std::stod(r->retry_after);
+    } catch (...) {
+      // An HTTP date or garbage: treated as absent.
+    }
+  }
   switch (r->status) {
     case 200:
     case 201:

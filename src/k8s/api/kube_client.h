@@ -66,9 +66,10 @@ class KubeClient {
     kGone,             // 404: the pod no longer exists
   };
   // Asks for the pod's eviction (the API server checks its PodDisruptionBudgets).
-  // `message` (optional) receives the API server's message.
+  // `message` (optional) receives the API server's message, `retry_after_s`
+  // (optional) the Retry-After of a 429 in seconds (-1 when absent).
   StatusOr<Eviction> Evict(const std::string& ns, const std::string& name, const std::string& uid,
-                           std::string* message = nullptr);
+                           std::string* message = nullptr, double* retry_after_s = nullptr);
 
   const KubeCredentials& credentials() const { return credentials_; }
 

@@ -138,6 +138,14 @@ StatusOr<PodInfo> ParsePod(const json& pod) {
       if (it.value().is_string()) info.annotations[it.key()] = it.value().get<std::string>();
     }
   }
+  if (const json* owners = FindMember(*meta, "ownerReferences"); owners && owners->is_array()) {
+    for (const auto& o : *owners) {
+      const json* controller = FindMember(o, "controller");
+      if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) {
+        info.controller_kind = StringAt(o, "kind");
+      }
+    }
+  }
   if (const json* status = FindMember(pod, "status"); status != nullptr) {
     info.phase = StringAt(*status, "phase");
   }

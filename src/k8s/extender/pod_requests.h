@@ -43,6 +43,9 @@ struct PodInfo {
   std::string node_name;  // spec.nodeName, "" while unbound
   std::string phase;      // status.phase, "" when absent
   int priority = 0;       // spec.priority
+  // Kind of the ownerReference with controller: true ("Job", "ReplicaSet", ...),
+  // "" for a bare pod, which nothing would recreate after an eviction.
+  std::string controller_kind;
   // Only the containers (spec.containers, in order) that ask for MIG instances.
   std::vector<ContainerMig> containers;
   // Names of init containers that ask for MIG instances (not supported: the

@@ -24,6 +24,7 @@ TEST(ParsePodTest, AJobPodWithOneMigInstance) {
   EXPECT_EQ(pod->uid, "5d0c6a7e-3f4b-4c1d-9e2a-6b7c8d9e0f11");
   EXPECT_EQ(pod->phase, "Pending");
   EXPECT_EQ(pod->node_name, "");
+  EXPECT_EQ(pod->controller_kind, "Job");
   // cpu and memory are not MIG resources; the one nvidia.com/mig-3g.20gb is.
   ASSERT_EQ(pod->containers.size(), 1u);
   EXPECT_EQ(pod->containers[0], (ContainerMig{"train", {{"3g.20gb", 1}}}));
@@ -66,7 +67,8 @@ TEST(ParsePodTest, LimitsAloneRequestsAloneAndBothEqualAllCount) {
     ASSERT_TRUE(pod.ok()) << resources.dump() << ": " << pod.status().ToString();
     EXPECT_EQ(pod->containers.at(0).requests, (std::vector<MigRequest>{{"1g.5gb", 2}}))
         << resources.dump();
-    EXPECT_EQ(pod->ns, "default");  // no namespace in metadata
+    EXPECT_EQ(pod->ns, "default");        // no namespace in metadata
+    EXPECT_EQ(pod->controller_kind, "");  // a bare pod
   }
   // Zero asks for nothing.
   auto zero = ParsePod(PodWithResources({{"limits", {{"nvidia.com/mig-1g.5gb", "0"}}}}));
