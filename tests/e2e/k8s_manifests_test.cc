@@ -137,6 +137,27 @@ TEST(ManifestContentTest, ManagedResourcesAreTheCatalogsBaseProfiles) {
   EXPECT_EQ(ManagedResources(default_profile), CatalogResources());
 }
 
+TEST(ManifestContentTest, TheSchedulerConfigsAreTheGeneratorsOutput) {
+  const YAML::Node cm = Find("scheduler.yaml", "ConfigMap", "migsched-scheduler");
+  const testing::CommandResult second = testing::RunMigsched({"k8s", "scheduler-config"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(cm["data"]["scheduler-config.yaml"].as<std::string>(), second.out);
+
+  const testing::CommandResult def = testing::RunMigsched(
+      {"k8s", "scheduler-config", "--default-profile", "--url", "http://10.96.100.100:8888",
+       "--kubeconfig", "/etc/kubernetes/scheduler.conf"});
+  ASSERT_EQ(def.exit_code, 0) << def.err;
+  const std::string file = testing::ReadFile(
+      testing::SourceDir() + "/deploy/kubernetes/kube-scheduler-config-default-profile.yaml");
+  ASSERT_NE(file.find("apiVersion:"), std::string::npos);
+  EXPECT_EQ(file.substr(file.find("apiVersion:")), def.out);
+
+  const testing::CommandResult bad =
+      testing::RunMigsched({"k8s", "scheduler-config", "--gpu", "B300"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("B300"), std::string::npos) << bad.err;
+}
+
 TEST(ManifestContentTest, TheDaemonConfigOfTheNodeAgentParses) {
   const YAML::Node cm = Find("node-agent.yaml", "ConfigMap", "migsched-node-agent");
   auto config = ParseDaemonConfig(cm["data"]["daemon.yaml"].as<std::string>(), "daemon.yaml");
