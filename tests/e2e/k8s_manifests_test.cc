@@ -14,6 +14,7 @@
 #include <set>
 
 #include "daemon/config.h"
+#include "k8s/config.h"
 #include "k8s/extender/pod_requests.h"
 #include "testing/test_util.h"
 
@@ -164,6 +165,28 @@ TEST(ManifestContentTest, TheDaemonConfigOfTheNodeAgentParses) {
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->backend, "nvml");
   EXPECT_EQ(config->listen, "0.0.0.0:7070");
+}
+
+TEST(ManifestContentTest, TheExtenderAndNodeAgentConfigsParse) {
+  const YAML::Node ext = Find("extender.yaml", "ConfigMap", "migsched-extender");
+  auto e =
+      k8s::ParseExtenderConfig(ext["data"]["extender.yaml"].as<std::string>(), "extender.yaml");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_TRUE(e->discovers());
+  EXPECT_EQ(e->agents_namespace, "migsched-system");
+  const YAML::Node agent = Find("node-agent.yaml", "ConfigMap", "migsched-node-agent");
+  auto a = k8s::ParseNodeAgentConfig(agent["data"]["node-agent.yaml"].as<std::string>(),
+                                     "node-agent.yaml");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->device_plugin_dir, "/var/lib/kubelet/device-plugins");
+  // The discovery label is the DaemonSet's pod label, the port its daemon's.
+  const YAML::Node ds = Find("node-agent.yaml", "DaemonSet", "migsched-node-agent");
+  EXPECT_EQ(
+      "app.kubernetes.io/name=" +
+          ds["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"].as<std::string>(),
+      e->agents_label_selector);
+  EXPECT_EQ(ds["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"].as<int>(),
+            e->agents_port);
 }
 
 TEST(ManifestContentTest, TheNodeAgentIsPrivilegedOnMigNodes) {
