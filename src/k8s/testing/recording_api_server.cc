@@ -148,14 +148,28 @@ std::pair<int, std::string> RecordingApiServer::Handle(const Request& r) {
     }
   }
   if (r.method == "GET" && r.path == "/api/v1/pods") {
-    const std::string selector = QueryValue(r.query, "fieldSelector");
-    std::string node;
-    if (selector.rfind("spec.nodeName=", 0) == 0) node = selector.substr(14);
+    // fieldSelector spec.nodeName=X or metadata.namespace=X; labelSelector k=v.
+    const std::string fields = QueryValue(r.query, "fieldSelector");
+    const std::string labels = QueryValue(r.query, "labelSelector");
     json items = json::array();
     for (const auto& [key, pod] : pods_) {
-      const std::string n =
-          pod.contains("spec") ? pod["spec"].value("nodeName", std::string()) : "";
-      if (selector.empty() || n == node) items.push_back(pod);
+      const json meta = pod.value("metadata", json::object());
+      const json spec = pod.value("spec", json::object());
+      bool match = true;
+      if (fields.rfind("spec.nodeName=", 0) == 0) {
+        match = spec.value("nodeName", std::string()) == fields.substr(14);
+      } else if (fields.rfind("metadata.namespace=", 0) == 0) {
+        match = meta.value("namespace", std::string("default")) == fields.substr(19);
+      } else if (!fields.empty()) {
+        return Fail(400, "BadRequest", "field selector not supported here: " + fields);
+      }
+      if (match && !labels.empty()) {
+        const size_t eq = labels.find('=');
+        const json l = meta.value("labels", json::object());
+        match = eq != std::string::npos &&
+                l.value(labels.substr(0, eq), std::string()) == labels.substr(eq + 1);
+      }
+      if (match) items.push_back(pod);
     }
     return {200, json{{"kind", "PodList"},
                       {"apiVersion", "v1"},

@@ -4,7 +4,7 @@
 // checks what a real API server checks for these calls:
 //
 //   GET   /api/v1/namespaces/{ns}/pods/{name}           the stored pod, or 404
-//   GET   /api/v1/pods[?fieldSelector=spec.nodeName=X]   a PodList
+//   GET   /api/v1/pods[?fieldSelector=spec.nodeName=X|metadata.namespace=X][&labelSelector=k=v]
 //   PATCH /api/v1/namespaces/{ns}/pods/{name}           merge patch of metadata.annotations;
 //         Content-Type application/merge-patch+json; metadata.uid, when given, must match (409)
 //   POST  .../pods/{name}/binding   a v1 Binding: apiVersion v1, kind Binding,
