@@ -255,13 +255,23 @@ StatusOr<std::vector<json>> KubeClient::ListPods(const std::string& field_select
 Status KubeClient::PatchPodAnnotations(
     const std::string& ns, const std::string& name, const std::string& uid,
     const std::map<std::string, std::optional<std::string>>& annotations) {
+  return PatchPodMetadata(ns, name, uid, annotations, {});
+}
+
+Status KubeClient::PatchPodMetadata(
+    const std::string& ns, const std::string& name, const std::string& uid,
+    const std::map<std::string, std::optional<std::string>>& annotations,
+    const std::map<std::string, std::optional<std::string>>& labels) {
   json patch;
   json& meta = patch["metadata"];
   if (!uid.empty()) meta["uid"] = uid;  // a precondition of the merge patch
-  meta["annotations"] = json::object();
-  for (const auto& [k, v] : annotations) {
-    meta["annotations"][k] = v ? json(*v) : json(nullptr);
-  }
+  auto fill = [&](const char* field, const std::map<std::string, std::optional<std::string>>& m) {
+    if (m.empty()) return;
+    meta[field] = json::object();
+    for (const auto& [k, v] : m) meta[field][k] = v ? json(*v) : json(nullptr);
+  };
+  fill("annotations", annotations);
+  fill("labels", labels);
   const std::string path = PodPath(ns, name);
   auto r = Send("PATCH", path, patch.dump(), "application/merge-patch+json");
   if (!r.ok()) return r.status();

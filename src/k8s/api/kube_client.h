@@ -56,6 +56,10 @@ class KubeClient {
   // API server refuses (409) a pod of that name with another uid.
   Status PatchPodAnnotations(const std::string& ns, const std::string& name, const std::string& uid,
                              const std::map<std::string, std::optional<std::string>>& annotations);
+  // The same for annotations and labels in one patch.
+  Status PatchPodMetadata(const std::string& ns, const std::string& name, const std::string& uid,
+                          const std::map<std::string, std::optional<std::string>>& annotations,
+                          const std::map<std::string, std::optional<std::string>>& labels);
   // Binds the pod to `node`, as kube-scheduler's default binder does.
   Status PostBinding(const std::string& ns, const std::string& name, const std::string& uid,
                      const std::string& node);

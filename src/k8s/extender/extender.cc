@@ -167,8 +167,9 @@ std::string Extender::BindPod(const BindingArgs& args) {
       return "cannot reserve the MIG instances of " + who + " on " + args.node + ": " +
              reservation.status().message();
     }
-    Status st = api_->PatchPodAnnotations(args.pod_namespace, args.pod_name, pod->uid,
-                                          {{kPlacementAnnotation, reservation->ToJson().dump()}});
+    Status st = api_->PatchPodMetadata(args.pod_namespace, args.pod_name, pod->uid,
+                                       {{kPlacementAnnotation, reservation->ToJson().dump()}},
+                                       {{kManagedLabel, "true"}});
     if (!st.ok()) {
       (void)engine_->Release(*pod, args.node);
       return "cannot annotate " + who + ": " + st.message();

@@ -50,6 +50,9 @@ inline constexpr char kPlacementAnnotation[] = "migsched.io/placement";
 inline constexpr char kMigratableAnnotation[] = "migsched.io/migratable";
 // "true": never moved, and placed on an instance of its own (§3).
 inline constexpr char kLatencySensitiveAnnotation[] = "migsched.io/latency-sensitive";
+// Label "true" on every pod the extender bound with a reservation: the reclaim
+// loop lists pods by it.
+inline constexpr char kManagedLabel[] = "migsched.io/managed";
 // The reservation owner key of a pod: "k8s:<uid>".
 std::string PodOwnerKey(const std::string& uid);
 

@@ -165,6 +165,7 @@ TEST_F(ExtenderTest, BindReservesAnnotatesThenPostsTheBinding) {
   EXPECT_EQ(reqs[0].method, "PATCH");
   const json patch = json::parse(reqs[0].body);
   EXPECT_EQ(patch["metadata"]["uid"], "5d0c6a7e-3f4b-4c1d-9e2a-6b7c8d9e0f11");
+  EXPECT_EQ(patch["metadata"]["labels"], json::parse(R"({"migsched.io/managed": "true"})"));
   EXPECT_EQ(
       json::parse(patch["metadata"]["annotations"]["migsched.io/placement"].get<std::string>()),
       json::parse(
