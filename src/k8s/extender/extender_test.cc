@@ -67,11 +67,8 @@ class ScriptedEngine : public PlacementEngine {
 class ExtenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto url = api.Start();
-    ASSERT_TRUE(url.ok());
-    KubeCredentials c;
-    c.server = *url;
-    client = std::make_unique<KubeClient>(c);
+    client = api.StartWithClient();
+    ASSERT_NE(client, nullptr);
     extender = std::make_unique<Extender>(&engine, client.get());
   }
   json Args(const json& pod) {

@@ -39,11 +39,8 @@ TEST(MayMigrateTest, TheRules) {
 class EvictorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto url = api.Start();
-    ASSERT_TRUE(url.ok());
-    KubeCredentials c;
-    c.server = *url;
-    client = std::make_unique<KubeClient>(c);
+    client = api.StartWithClient();
+    ASSERT_NE(client, nullptr);
     api.AddPod({{"metadata", {{"name", "train-0"}, {"namespace", "ml"}, {"uid", "uid-0"}}},
                 {"spec", json::object()}});
   }

@@ -100,6 +100,18 @@ StatusOr<std::string> RecordingApiServer::Start(const std::string& cert_file,
   return std::string(cert_file.empty() ? "http" : "https") + "://127.0.0.1:" + std::to_string(port);
 }
 
+std::unique_ptr<KubeClient> RecordingApiServer::StartWithClient() {
+  auto url = Start();
+  if (!url.ok()) return nullptr;
+  KubeCredentials c;
+  c.server = *url;
+  {
+    std::lock_guard lock(mu_);
+    c.token = token_;
+  }
+  return std::make_unique<KubeClient>(c);
+}
+
 void RecordingApiServer::AddPod(const json& pod) {
   std::lock_guard lock(mu_);
   const json& m = pod.at("metadata");

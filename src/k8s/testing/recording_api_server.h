@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "k8s/api/kube_client.h"
 
 namespace httplib {
 class Server;
@@ -55,6 +56,9 @@ class RecordingApiServer {
   // Listens on 127.0.0.1 (a kernel-chosen port) over HTTP, or HTTPS with the
   // given PEM files; returns the server URL ("http://127.0.0.1:PORT").
   StatusOr<std::string> Start(const std::string& cert_file = "", const std::string& key_file = "");
+
+  // Start() and a client of the server with its token (the test fails when it cannot start).
+  std::unique_ptr<KubeClient> StartWithClient();
 
   void AddPod(const nlohmann::json& pod);  // metadata.namespace/name key it
   std::optional<nlohmann::json> Pod(const std::string& ns, const std::string& name) const;
