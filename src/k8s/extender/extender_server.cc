@@ -20,6 +20,9 @@ StatusOr<int> ExtenderServer::Start(const std::string& host, int port) {
   server_ = std::make_unique<httplib::Server>();
   httplib::Server& s = *server_;
   s.set_payload_max_length(kMaxBodyBytes);
+  // A bind may wait for the kubelet of its node (bind_wait_s): enough threads
+  // that waiting binds never hold up kube-scheduler's filter calls.
+  s.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
   auto verb = [this](Extender::Answer (Extender::*method)(std::string_view)) {
     return [this, method](const httplib::Request& req, httplib::Response& res) {
       const Extender::Answer a = (extender_->*method)(req.body);

@@ -29,6 +29,7 @@ class Server;
 namespace migsched::k8s {
 
 inline constexpr size_t kMaxBodyBytes = 64u << 20;
+inline constexpr size_t kServerThreads = 64;  // requests served at once
 
 class ExtenderServer {
  public:
