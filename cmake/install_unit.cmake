@@ -1,7 +1,7 @@
 # Part of `cmake --install`: writes migsched.service (packaging/migsched.service.in) with the
 # paths of this install. Run by the install(CODE) of CMakeLists.txt, which sets MIGSCHED_* to
 # the install directories (relative to the prefix unless absolute); CMAKE_INSTALL_PREFIX is the
-# prefix of this install (--prefix), DESTDIR is honoured by file(INSTALL).
+# prefix of this install (--prefix).
 function(_migsched_abs out dir)
   if(IS_ABSOLUTE "${dir}")
     set(${out} "${dir}" PARENT_SCOPE)
@@ -25,7 +25,9 @@ set(MIGSCHED_BIN "${_bin_dir}/migsched")
 set(MIGSCHED_CONFIG "${_etc_dir}/migsched/serve.yaml")
 set(MIGSCHED_EXAMPLE "${_data_dir}/examples/serve.yaml")
 set(MIGSCHED_DOCS "${_doc_dir}")
-configure_file("${MIGSCHED_SOURCE_DIR}/packaging/migsched.service.in"
-               "${MIGSCHED_BINARY_DIR}/generated/migsched.service" @ONLY)
-file(INSTALL DESTINATION "${_unit_dir}" TYPE FILE
-     FILES "${MIGSCHED_BINARY_DIR}/generated/migsched.service")
+# Written in place (DESTDIR honoured) and recorded in install_manifest.txt, as file(INSTALL)
+# would; nothing is written into the build tree.
+set(_unit "$ENV{DESTDIR}${_unit_dir}/migsched.service")
+message(STATUS "Installing: ${_unit}")
+configure_file("${MIGSCHED_SOURCE_DIR}/packaging/migsched.service.in" "${_unit}" @ONLY)
+list(APPEND CMAKE_INSTALL_MANIFEST_FILES "${_unit_dir}/migsched.service")

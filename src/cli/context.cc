@@ -52,11 +52,11 @@ fs::path Canonical(const fs::path& p) {
 
 StatusOr<DataDir> FindDataDir(const std::string& override_dir) {
   if (!override_dir.empty()) {
-    if (HasCatalog(override_dir)) return DataDir{override_dir, "--data-dir"};
+    if (HasCatalog(override_dir)) return DataDir{override_dir, "by --data-dir"};
     return NotFoundError(fmt::format("--data-dir {}: no gpus/ folder there", override_dir));
   }
   if (const char* env = std::getenv("MIGSCHED_DATA_DIR"); env != nullptr && *env != '\0') {
-    if (HasCatalog(env)) return DataDir{env, "MIGSCHED_DATA_DIR"};
+    if (HasCatalog(env)) return DataDir{env, "by MIGSCHED_DATA_DIR"};
     return NotFoundError(fmt::format("MIGSCHED_DATA_DIR={}: no gpus/ folder there", env));
   }
   std::string looked = "  --data-dir: not given\n  MIGSCHED_DATA_DIR: not set\n";
