@@ -72,7 +72,7 @@ TEST(BundledCatalogTest, EveryModelLoads) {
 }
 
 // Placements observed in a driver listing: the six models of docs/mig-hardware.md §2; every other
-// model's are inferred (§3) and say from what.
+// model's are inferred (mig-hardware.md §3) and say from what.
 TEST(BundledCatalogTest, ConfirmedAreTheModelsOfHardwareSection2) {
   const std::set<std::string> confirmed = {"A30 24GB",      "A100 40GB",
                                            "A100 80GB",     "H100 80GB",
@@ -191,10 +191,11 @@ TEST(BundledCatalogTest, MatchesTheResearchFile) {
 
 // The inferred models of docs/mig-hardware.md §3, checked independently of the converter: every
 // fact the research file's unconfirmed[] entry gives is carried unchanged, and the placements are
-// those of H100 80GB (§2.4) for the profile's shape, written out here by hand:
+// those of H100 80GB (mig-hardware.md §2.4) for the profile's shape, written out here by hand:
 //   1 compute / 1 memory slice {0..6}:1, 1/2 {0,2,4,6}:2, 2/2 {0,2,4}:2, 3/4 {0,4}:4,
 //   4/4 {0}:4, 7/8 {0}:8;
-// on the 2-slice RTX PRO 5000/4500 (one unit per memory slice, §3.9): 1g {0,1}:1, 2g {0}:2.
+// on the 2-slice RTX PRO 5000/4500 (one unit per memory slice, mig-hardware.md §3.9): 1g {0,1}:1,
+// 2g {0}:2.
 TEST(BundledCatalogTest, InferredModelsMatchResearchAndH100Placements) {
   const auto P = [](std::vector<int> starts, int size) {
     std::vector<Placement> out;
