@@ -137,6 +137,33 @@ TEST(ProfilesCliTest, VerboseListsTheCatalogFilesOnStderr) {
   EXPECT_THAT(quiet.err, IsEmpty());
 }
 
+// Every bundled model, by its first short name, runs a small simulation: three jobs given as GPU
+// fractions (half, whole, a quarter), resolved on each model (docs/algorithms.md §4). On one GPU
+// the whole-GPU job waits for the half one to end, and all three complete.
+TEST(ProfilesCliTest, EveryModelSimulates) {
+  const std::string trace = WriteTempFile(
+      "fractions.csv",
+      "id,arrival_s,gpu_fraction,duration_s\na,0,0.5,100\nb,0,1.0,100\nc,10,0.25,50\n");
+  auto list = RunMigsched({"profiles", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  int models = 0;
+  for (const auto& m : nlohmann::json::parse(list.out)) {
+    const std::string gpu = m["short_names"][0].get<std::string>();
+    SCOPED_TRACE(gpu);
+    const std::string out = WriteTempFile(gpu + ".json", "");
+    auto r = RunMigsched(
+        {"simulate", "--cluster", "1x" + gpu, "--workload", trace, "--quiet", "--json", out});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = migsched::testing::ReadJson(out);
+    EXPECT_EQ(j["jobs_completed"], 3);
+    EXPECT_EQ(j["rejected"], 0);
+    // b (the whole GPU) starts when a ends at 100 s and runs 100 s.
+    EXPECT_GE(j["makespan_s"].get<double>(), 200.0);
+    ++models;
+  }
+  EXPECT_EQ(models, 16);
+}
+
 TEST(ProfilesCliTest, JsonListsEveryModel) {
   auto r = RunMigsched({"profiles", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
