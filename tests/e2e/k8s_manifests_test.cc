@@ -154,9 +154,9 @@ TEST(ManifestContentTest, TheSchedulerConfigsAreTheGeneratorsOutput) {
   EXPECT_EQ(file.substr(file.find("apiVersion:")), def.out);
 
   const testing::CommandResult bad =
-      testing::RunMigsched({"k8s", "scheduler-config", "--gpu", "B300"});
+      testing::RunMigsched({"k8s", "scheduler-config", "--gpu", "Z9000"});
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.err.find("B300"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("Z9000"), std::string::npos) << bad.err;
 }
 
 TEST(ManifestContentTest, TheDaemonConfigOfTheNodeAgentParses) {
