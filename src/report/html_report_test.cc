@@ -7,6 +7,7 @@
 #include <string>
 
 #include "report/assets.h"
+#include "testing/test_util.h"
 
 namespace migsched {
 namespace {
@@ -129,15 +130,17 @@ TEST(HtmlReportTest, SweepChartsOnePerMetricPresent) {
   HtmlReport report("t");
   // makespan_s and utilization are known metrics with a better direction;
   // jobs_total has none (no chart); custom_metric is unknown (charted).
-  auto point = [](double makespan) {
+  auto point = [](double makespan, double util, double custom) {
     return nlohmann::json{{"mode", "online"},
                           {"makespan_s", makespan},
-                          {"utilization", 0.5},
+                          {"utilization", util},
                           {"jobs_total", 3},
-                          {"custom_metric", 2}};
+                          {"custom_metric", custom}};
   };
-  ASSERT_TRUE(
-      report.SetSweepJson("threshold", "lb+frag", {{0.2, point(100)}, {0.4, point(90)}}).ok());
+  ASSERT_TRUE(report
+                  .SetSweepJson("threshold", "lb+frag",
+                                {{0.2, point(100, 0.5, 2)}, {0.4, point(90, 0.6, 3)}})
+                  .ok());
   const nlohmann::json charts = report.Charts();
   ASSERT_EQ(charts.size(), 3u);
   EXPECT_EQ(charts[0]["metric"], "makespan_s");
@@ -145,6 +148,23 @@ TEST(HtmlReportTest, SweepChartsOnePerMetricPresent) {
   EXPECT_EQ(charts[2]["metric"], "custom_metric");
   EXPECT_EQ(report.Data()["sweep"]["values"], nlohmann::json({0.2, 0.4}));
   EXPECT_THAT(report.Render(), HasSubstr("<th>threshold</th><th>0.2</th><th>0.4</th>"));
+}
+
+TEST(HtmlReportTest, FlatSweepMetricsAreListedNotCharted) {
+  // jobs_completed and rejected are the same at both values: a flat line says
+  // nothing, so they get no chart and are named in one line instead.
+  HtmlReport report("t");
+  auto point = [](double makespan) {
+    return nlohmann::json{
+        {"mode", "online"}, {"makespan_s", makespan}, {"jobs_completed", 200}, {"rejected", 0}};
+  };
+  ASSERT_TRUE(report.SetSweepJson("threshold", "p", {{0.2, point(100)}, {0.4, point(90)}}).ok());
+  const nlohmann::json charts = report.Charts();
+  ASSERT_EQ(charts.size(), 1u);
+  EXPECT_EQ(charts[0]["metric"], "makespan_s");
+  EXPECT_THAT(report.Render(),
+              HasSubstr("The same at every value, so not charted: jobs completed 200, jobs "
+                        "rejected 0."));
 }
 
 TEST(HtmlReportTest, SweepOfMetricsAndBadSweeps) {
@@ -179,11 +199,13 @@ TEST(HtmlReportTest, PageIsSelfContainedAndSafe) {
   EXPECT_THAT(html, HasSubstr("data-charts-expected=\"5\""));
 }
 
-TEST(HtmlReportTest, WriteReportsAnUnwritablePath) {
+TEST(HtmlReportTest, WriteReportsAnUnwritablePathWithTheSystemsReason) {
   HtmlReport report("t");
-  Status st = report.Write("/nonexistent-dir/r.html");
+  // A path under a regular file: no folder can be there.
+  const std::string file = ::migsched::testing::WriteTempFile("plain-file", "");
+  Status st = report.Write(file + "/r.html");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(st.message(), "cannot write /nonexistent-dir/r.html");
+  EXPECT_EQ(st.message(), "cannot write " + file + "/r.html: Not a directory");
 }
 
 }  // namespace

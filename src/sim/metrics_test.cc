@@ -118,7 +118,7 @@ TEST(MetricsToJsonTest, HasEveryDocumentedKey) {
                           "utilization",
                           "frag_mean",
                           "frag_peak",
-                          "stranded_mean",
+                          "stranded_share_mean",
                           "rejected",
                           "reconfigurations",
                           "creates",
