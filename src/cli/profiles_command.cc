@@ -90,7 +90,7 @@ void PrintModel(const GpuModel& m, std::ostream& out) {
 int RunProfiles(const ProfilesOptions& opt, Context& ctx) {
   StatusOr<const Catalog*> catalog = ctx.catalog();
   if (!catalog.ok()) {
-    *ctx.err << "error: " << catalog.status().message() << "\n";
+    *ctx.err << "migsched profiles: " << catalog.status().message() << "\n";
     return 1;
   }
   std::vector<const GpuModel*> models;
@@ -99,7 +99,7 @@ int RunProfiles(const ProfilesOptions& opt, Context& ctx) {
   } else {
     StatusOr<const GpuModel*> m = (*catalog)->Find(opt.gpu);
     if (!m.ok()) {
-      *ctx.err << "error: " << m.status().message() << "\n";
+      *ctx.err << "migsched profiles: --gpu: " << m.status().message() << "\n";
       return 1;
     }
     models.push_back(*m);
