@@ -22,12 +22,13 @@ struct RunShape {
   bool record_timeline = false;  // the timeline kept (--timeline-csv, --report)
 };
 
-// Measured costs, bytes (docs/performance.md).
-inline constexpr double kWorkloadBytesPerJob = 300;  // a Job in the workload vector
-inline constexpr double kRunBytesPerJob = 400;       // a running simulation's per-job state
-inline constexpr double kRecordBytesPerJob = 250;    // a kept JobRecord
-inline constexpr double kTimelineBytesPerJob = 150;  // timeline samples (about 3 a job)
-inline constexpr double kBaseBytes = 64e6;           // the program, catalog and tables
+// Costs in bytes, measured (docs/performance.md: about 200, 225, 175 and 120)
+// and rounded up so that the estimate errs on the high side.
+inline constexpr double kWorkloadBytesPerJob = 250;  // a Job in the workload vector
+inline constexpr double kRunBytesPerJob = 300;       // a running simulation's per-job state
+inline constexpr double kRecordBytesPerJob = 200;    // a kept JobRecord (--jobs-csv, --report)
+inline constexpr double kTimelineBytesPerJob = 150;  // timeline samples (--timeline-csv, --report)
+inline constexpr double kBaseBytes = 32e6;           // the program, catalog and tables
 
 // Bytes `shape` needs at its peak: workloads × jobs × kWorkloadBytesPerJob +
 // parallel_runs × jobs × kRunBytesPerJob + total_runs × jobs × (records and

@@ -437,6 +437,17 @@
         if (!area || !(area.right > area.left) || !(area.bottom > area.top)) {
           throw new Error('it has no drawing area');
         }
+        // What was drawn, for the browser test: the x axis's range and tick
+        // labels, and a slot map's model.
+        var fig = chart.canvas.closest('figure');
+        var x = chart.scales.x;
+        if (fig && x) {
+          fig.setAttribute('data-x-max', String(x.max));
+          fig.setAttribute('data-x-ticks', JSON.stringify(x.ticks.map(function (t) {
+            return Array.isArray(t.label) ? t.label.join(' ') : String(t.label);
+          }).filter(function (l) { return l !== '' && l !== 'undefined'; })));
+        }
+        if (fig && spec.model) fig.setAttribute('data-model', spec.model);
         ++drawn;
       } catch (e) {
         errors.push('chart ' + (i + 1) + ' (' + spec.kind + ', ' + spec.title + '): ' +
