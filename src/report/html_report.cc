@@ -94,7 +94,10 @@ std::string RatioCell(double v, double ref, ReportMetric::Better better, bool co
   if (!std::isfinite(v) || !std::isfinite(ref) || ref == 0) return "";
   const double ratio = v / ref;
   std::string cls = comparable ? "same" : "incomparable";
-  if (comparable && std::fabs(ratio - 1) > 1e-9 && better != ReportMetric::Better::kNeither) {
+  // Coloured only when the shown ratio is not 1.000: a difference too small
+  // to print is no difference to a reader.
+  const bool shown_one = fmt::format("{:.3f}", ratio) == "1.000";
+  if (comparable && !shown_one && better != ReportMetric::Better::kNeither) {
     const bool lower = ratio < 1;
     cls = (lower == (better == ReportMetric::Better::kLower)) ? "better" : "worse";
   }
