@@ -119,6 +119,43 @@ TEST(HtmlReportTest, MetricsOnlyRunsHaveTablesButNoCharts) {
   EXPECT_THAT(html, Not(HasSubstr("id=\"sec-time\"")));
 }
 
+TEST(HtmlReportTest, RatiosAreColouredOnlyBetweenRunsThatCompare) {
+  HtmlReport report("t");
+  report.AddRun("a", OnlineResult("a", 100, 0));
+  report.AddRun("b", OnlineResult("b", 90, 0));  // faster over the same 2 jobs: green
+  SimResult fewer = OnlineResult("c", 50, 0);
+  fewer.metrics.jobs_completed = 1;  // "faster" only because it did less
+  report.AddRun("c", fewer);
+  ASSERT_TRUE(
+      report
+          .AddRunMetrics(
+              "d",
+              nlohmann::json{
+                  {"mode", "online"}, {"jobs_total", 2}, {"jobs_completed", 2}, {"makespan_s", 80}},
+              "another workload")
+          .ok());
+  EXPECT_EQ(report.ComparabilityNotes(),
+            (std::vector<std::string>{
+                "c completed 1 jobs, a 2: its times, rates and energy are over other jobs"}));
+  const std::string html = report.Render();
+  // makespan (100 s, 90 s, 50 s, 80 s): b ×0.900 better; c ×0.500 grey; d
+  // ×0.800 better (d's workload is named, a's is not: not known to differ).
+  const size_t row = html.find("<tr data-metric=\"makespan_s\">");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_EQ(html.substr(row, html.find("</tr>", row) - row),
+            "<tr data-metric=\"makespan_s\"><th>makespan</th><td>100.0 s</td>"
+            "<td>90.0 s <span class=\"ratio better\">×0.900</span></td>"
+            "<td>50.0 s <span class=\"ratio incomparable\">×0.500</span></td>"
+            "<td>80.0 s <span class=\"ratio better\">×0.800</span></td>");
+  EXPECT_THAT(html, HasSubstr("<th class=\"incomparable\""));
+  // Named workloads that differ do not compare either.
+  HtmlReport named("t");
+  ASSERT_TRUE(named.AddRunMetrics("x", nlohmann::json{{"mode", "online"}}, "w1").ok());
+  ASSERT_TRUE(named.AddRunMetrics("y", nlohmann::json{{"mode", "online"}}, "w2").ok());
+  EXPECT_EQ(named.ComparabilityNotes(),
+            (std::vector<std::string>{"y ran another workload (w2) than x (w1)"}));
+}
+
 TEST(HtmlReportTest, AddRunMetricsNeedsAMode) {
   HtmlReport report("t");
   Status st = report.AddRunMetrics("bad", nlohmann::json{{"makespan_s", 1}});
