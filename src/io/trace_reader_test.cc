@@ -311,18 +311,8 @@ TEST(TraceReaderTest, WriterRejectsUnwritableIds) {
 
 // A catalog of one small model with the profiles 1g.8gb and 2g.16gb.
 Catalog SmallCatalog() {
-  StatusOr<GpuModel> m = ParseGpuModelJson(R"({
-    "schema": "migsched-gpu-model/1", "name": "Test 4U", "short_names": ["TEST-4U"],
-    "aliases": [], "confirmed": false, "compute_slices": 2, "memory_slices": 4,
-    "placement_units": 4, "pcie_max_gbps": 16,
-    "profiles": [
-      {"name": "1g.8gb", "id": 3, "nvml_profile_index": 0, "compute_slices": 1,
-       "memory_slices": 2, "memory_mib": 8192, "max_instances": 2,
-       "placements": [{"start": 0, "size": 2}, {"start": 2, "size": 2}]},
-      {"name": "2g.16gb", "id": 0, "nvml_profile_index": 1, "compute_slices": 2,
-       "memory_slices": 4, "memory_mib": 16384, "max_instances": 1,
-       "placements": [{"start": 0, "size": 4}]}]})",
-                                           "test-4u.json");
+  StatusOr<GpuModel> m =
+      LoadGpuModelFile(testing::TestDataDir() + "/catalogs/test-4u/gpus/test-4u.json");
   EXPECT_TRUE(m.ok()) << m.status().ToString();
   Catalog c;
   EXPECT_TRUE(c.Add(std::move(*m)).ok());

@@ -3,10 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <set>
 
@@ -624,23 +621,6 @@ std::string HtmlReport::Render() const {
   h += report_assets::ReportJs();
   h += "</script>\n</body>\n</html>\n";
   return h;
-}
-
-Status HtmlReport::Write(const std::string& path) const {
-  errno = 0;
-  std::ofstream out(path, std::ios::binary);
-  if (!out) {
-    return InvalidArgumentError(
-        fmt::format("cannot write {}: {}", path, std::strerror(errno != 0 ? errno : EIO)));
-  }
-  out << Render();
-  errno = 0;
-  out.close();
-  if (!out) {
-    return InvalidArgumentError(
-        fmt::format("cannot write {}: {}", path, std::strerror(errno != 0 ? errno : EIO)));
-  }
-  return Status();
 }
 
 }  // namespace migsched

@@ -99,10 +99,8 @@ class HtmlReport {
   // Everything embedded in the page as JSON (runs' series, charts, sweep).
   nlohmann::json Data() const;
   // The page. Needs at least one run or a sweep (else a page saying so).
+  // Writing it to a file is the caller's (the CLI: cli/output_files.h).
   std::string Render() const;
-  // Render() to `path`; kInvalidArgument naming the path if it cannot be
-  // written.
-  Status Write(const std::string& path) const;
 
  private:
   struct Run {

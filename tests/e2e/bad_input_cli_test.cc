@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -277,22 +276,7 @@ TEST(BadWorkloadCliTest, MessagesSayWhatIsWrongOnce) {
 
 // A data folder whose catalog is one small model with the profiles 1g.8gb
 // and 2g.16gb, so that the list of known names is short and exact.
-std::string SmallDataDir() {
-  const fs::path dir = MakeTempDir("data");
-  fs::create_directories(dir / "gpus");
-  std::ofstream(dir / "gpus" / "test-4u.json") << R"({
-    "schema": "migsched-gpu-model/1", "name": "Test 4U", "short_names": ["TEST-4U"],
-    "aliases": [], "confirmed": false, "compute_slices": 2, "memory_slices": 4,
-    "placement_units": 4, "pcie_max_gbps": 16,
-    "profiles": [
-      {"name": "1g.8gb", "id": 3, "nvml_profile_index": 0, "compute_slices": 1,
-       "memory_slices": 2, "memory_mib": 8192, "max_instances": 2,
-       "placements": [{"start": 0, "size": 2}, {"start": 2, "size": 2}]},
-      {"name": "2g.16gb", "id": 0, "nvml_profile_index": 1, "compute_slices": 2,
-       "memory_slices": 4, "memory_mib": 16384, "max_instances": 1,
-       "placements": [{"start": 0, "size": 4}]}]})";
-  return dir.string();
-}
+std::string SmallDataDir() { return ::migsched::testing::TestDataDir() + "/catalogs/test-4u"; }
 
 TEST(ProfileNamesCliTest, AnUnknownProfileIsAnInputErrorWithTheKnownNames) {
   const std::string data = SmallDataDir();
