@@ -57,7 +57,11 @@ const std::vector<SweepParam>& SweepParams() {
       {"load", "offered load of regenerated arrivals (rebuilds the workload)", false,
        [](SimFlags* f, double v) { f->load = v; }, nullptr},
       {"pcie-share", "paper-mix share of PCIe-bound jobs (rebuilds the workload)", false,
-       [](SimFlags* f, double v) { f->pcie_share = v; }, nullptr},
+       [](SimFlags* f, double v) {
+         f->pcie_share = v;
+         f->pcie_share_given = true;  // refused off paper-mix, as the flag is
+       },
+       nullptr},
       {"reserve-full", "full-size reserve N GPUs (§4 step 7)", true, nullptr,
        [](SimSetup* s, double v) { s->scheduler.reserve_full = static_cast<int>(v); }},
       {"demand-window", "demand-weighted window, jobs (§2)", true, nullptr,
