@@ -279,6 +279,10 @@ TEST(ReportHtmlTest, SweepReRenderedFromSavedJson) {
   EXPECT_EQ(HtmlAttribute(dom.dom, "data-render-status"), "ok") << RenderErrors(dom.dom);
   EXPECT_EQ(HtmlAttribute(dom.dom, "data-charts-drawn"), "2");
   EXPECT_EQ(Count(dom.dom, "<canvas"), 2u);
+  // No axis title is longer than its axis (the metric's name is the caption;
+  // the axis gives the unit).
+  EXPECT_EQ(FigureAttributes(dom.dom, "chart-sweep", "data-cut-labels"),
+            std::vector<std::string>(2, "[]"));
   // The sweep table: makespan 1 h = 60.0 min, 3000 s = 50.0 min, 3300 s = 55.0 min.
   EXPECT_THAT(dom.dom, HasSubstr("<td>60.0 min</td><td>50.0 min</td><td>55.0 min</td>"));
 }
@@ -309,6 +313,10 @@ TEST(ReportHtmlTest, MixedClusterSlotMapsLogTicksAndScreenshots) {
   ASSERT_EQ(dom.exit_code, 0) << dom.stderr;
   ASSERT_EQ(HtmlAttribute(dom.dom, "data-render-status"), "ok") << RenderErrors(dom.dom);
   EXPECT_EQ(HtmlAttribute(dom.dom, "data-charts-drawn"), "12");
+  // No chart's axis title is cut off.
+  for (const std::string& cut : FigureAttributes(dom.dom, "<figure", "data-cut-labels")) {
+    EXPECT_EQ(cut, "[]");
+  }
   // An axis per model: the A100 rows end at unit 8, the A30 rows at 4.
   EXPECT_EQ(FigureAttributes(dom.dom, "data-model=\"A100 40GB\"", "data-x-max"),
             std::vector<std::string>(4, "8"));

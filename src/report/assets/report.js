@@ -387,13 +387,33 @@
     opts.scales.x = {type: 'linear', title: axisTitle(sw.param)};
     var known = vals.filter(function (v) { return v !== null; });
     var constant = known.every(function (v) { return v === known[0]; });
-    opts.scales.y = {type: 'linear', beginAtZero: spec.format === 'count' || constant,
-                     title: axisTitle(spec.title + unitName)};
+    // The metric's name is the caption; the axis says only the unit (a long
+    // name written along a short axis would be cut off).
+    opts.scales.y = {type: 'linear', beginAtZero: spec.format === 'count' || constant};
+    if (unitName) opts.scales.y.title = axisTitle(unitName.replace(/[()]/g, '').trim());
     return new Chart(newCanvas(spec, spec.title + ' — ' + sw.label, 220), {
       type: 'line',
       data: {datasets: [{label: spec.title, data: pts, borderColor: runColor(0),
                          backgroundColor: runColor(0), pointRadius: 3, borderWidth: 1.5}]},
       options: opts});
+  }
+
+  // Axis titles longer than the chart is high (a y title) or wide (an x
+  // title): they would be cut off at the canvas edge.
+  function cutTitles(chart) {
+    var cut = [];
+    Object.keys(chart.scales).forEach(function (id) {
+      var scale = chart.scales[id], title = scale.options.title;
+      if (!title || !title.display || !title.text) return;
+      var ctx = chart.ctx;
+      ctx.save();
+      ctx.font = Chart.helpers.toFont(title.font).string;
+      var width = ctx.measureText(String(title.text)).width;
+      ctx.restore();
+      var room = scale.isHorizontal() ? chart.width : chart.height;
+      if (width > room) cut.push(String(title.text));
+    });
+    return cut;
   }
 
   var DRAW = {timeline: drawTimeline, cdf: drawCdf, slotmap: drawSlotMap, fill: drawFill,
@@ -448,6 +468,7 @@
           }).filter(function (l) { return l !== '' && l !== 'undefined'; })));
         }
         if (fig && spec.model) fig.setAttribute('data-model', spec.model);
+        if (fig) fig.setAttribute('data-cut-labels', JSON.stringify(cutTitles(chart)));
         ++drawn;
       } catch (e) {
         errors.push('chart ' + (i + 1) + ' (' + spec.kind + ', ' + spec.title + '): ' +
