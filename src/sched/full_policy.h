@@ -35,18 +35,27 @@ inline constexpr std::string_view kFullDefaultMetric = "demand-weighted";
 inline constexpr int kFullDefaultReserveFull = 0;         // GPUs; 0 = off
 inline constexpr double kFullDefaultMaxSkipSeconds = -1;  // seconds; < 0 = off
 
+// Joint placement of the waiting jobs (§12, SchedulerOptions::joint_placement) is on by default
+// for the policies of our own (`lb+frag`, its alias `frag-aware`, and `full`), chosen in
+// docs/results.md ("Joint placement of waiting jobs") by the criterion stated there; the
+// baselines stand for systems that place one job at a time and keep it off.
+inline constexpr bool kJointPlacementDefault = true;
+// Whether `policy` runs with joint placement when the option is not given.
+bool JointPlacementByDefault(std::string_view policy);
+
 // Which of the options that `full` has own defaults for the user set explicitly (e.g. on the
 // command line): those keep the user's value.
 struct ExplicitOptions {
   bool metric = false;            // --metric
   bool reserve_full = false;      // --reserve-full
   bool max_skip_seconds = false;  // --max-skip-seconds
+  bool joint_placement = false;   // --joint-placement
 };
 
 // `options` as policy `policy` runs with them: for "full", each of metric, reserve_full and
-// max_skip_seconds that `set` does not mark takes full's default above; every other field, and
-// every field for any other policy (aliases included), is returned unchanged. Not validated
-// (SchedulerOptions::Validate).
+// max_skip_seconds that `set` does not mark takes full's default above; joint_placement, unless
+// `set` marks it, is JointPlacementByDefault(policy) for every policy; every other field is
+// returned unchanged. Not validated (SchedulerOptions::Validate).
 SchedulerOptions OptionsForPolicy(std::string_view policy, SchedulerOptions options,
                                   const ExplicitOptions& set);
 

@@ -47,6 +47,10 @@ struct SchedulerOptions {
   // Idle-instance retention: an idle instance is destroyed after this many seconds unused.
   // < 0 = keep until its space is needed (default).
   double idle_ttl_s = -1;
+  // §12 joint placement of the waiting jobs: a queue scan places a job that does not fit on its
+  // own together with the jobs it placed before (Scheduler::ScheduleQueue). Off by default here;
+  // `lb+frag` and `full` turn it on (OptionsForPolicy, sched/full_policy.h, docs/results.md).
+  bool joint_placement = false;
 
   // §6 migration (used by policies that migrate, e.g. `full`).
   struct Migration {
