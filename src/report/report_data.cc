@@ -116,6 +116,7 @@ const std::vector<ReportMetric>& OnlineMetrics() {
       Row("setup_reconfigurations", F::kCount),
       Row("reconfigurations_saved_by_retention", F::kCount),
       Row("idle_expirations", F::kCount),
+      Row("joint_starts", F::kCount),
       Row("migrations", F::kCount),
       Row("migrations_intra", F::kCount),
       Row("migrations_inter", F::kCount),

@@ -125,6 +125,7 @@ const std::vector<MetricInfo>& MetricInfos() {
       {"reconfigurations_saved_by_retention", "reconfigurations saved by idle retention",
        B::kHigher},
       {"idle_expirations", "idle instances expired (--idle-ttl)", B::kNeither},
+      {"joint_starts", "jobs started by joint placement (§12)", B::kNeither},
       {"decisions", "placement attempts", B::kNeither},
       {"decision_us_mean", "decision time mean (µs, wall clock)", B::kLower},
       {"decision_us_p99", "decision time p99 (µs, wall clock)", B::kLower},
