@@ -44,7 +44,7 @@ TEST(ClusterSpecTest, BadSpecsAreClearErrors) {
        "cluster spec part '99999999999xA100-40GB': GPU count must be in 1..1000000"},
       {"1000001xA100-40GB",
        "cluster spec part '1000001xA100-40GB': GPU count must be in 1..1000000"},
-      {"4xB300", "cluster spec part '4xB300': unknown GPU model 'B300'"},
+      {"4xV100", "cluster spec part '4xV100': unknown GPU model 'V100'"},
   };
   for (const Case& c : cases) {
     auto gpus = ParseClusterSpec(c.spec, BundledCatalog());

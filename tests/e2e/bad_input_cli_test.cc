@@ -257,7 +257,7 @@ TEST(BadWorkloadCliTest, MessagesSayWhatIsWrongOnce) {
   // profiles says who speaks, as the other commands do.
   auto profiles = RunMigsched({"profiles", "--gpu", "V100"});
   EXPECT_EQ(profiles.exit_code, 1);
-  EXPECT_THAT(profiles.err, StartsWith("migsched profiles: --gpu: unknown GPU model 'V100' ("));
+  EXPECT_THAT(profiles.err, StartsWith("migsched profiles: unknown GPU model 'V100' ("));
   // submit without "--": told where the command goes.
   auto submit =
       RunMigsched({"submit", "--profile", "1g.5gb", "python", "train.py", "--epochs", "3"});
