@@ -28,8 +28,7 @@ struct SchedulerOptions {
   // GPU (GpuModel::Spec::static_layouts); "all-balanced" is mig-parted's.
   std::string static_layout = "all-balanced";
 
-  // ---- Issue 3 options (declared here once so that the engineers adding them
-  // do not edit this struct concurrently; each is implemented by the file named).
+  // ---- Metric, queue and retention options (each implemented by the file named).
 
   // §2 metric used to score candidates: "fragcost" (default), "blocked-placements",
   // "demand-weighted". [sched/metrics, policies]
