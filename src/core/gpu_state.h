@@ -36,13 +36,20 @@ struct Instance {
   int profile = -1;    // index into GpuModel::profiles() (may be a variant)
   int start = 0;       // placement units
   int slot = -1;       // GpuModel slot of (base profile, start)
-  JobId job = kNoJob;  // kNoJob: idle
+  JobId job = kNoJob;  // kNoJob: idle; else the id of its holder
+  // Who holds it while busy (core/job.h Holder): a job, a reservation or a
+  // placeholder; `job` is that holder's id. kJob when idle.
+  Holder holder = Holder::kJob;
   // kNone unless a copy of `job` is in progress; then the other end of the
   // move is instance `peer_start` of GPU `peer_gpu` (a Cluster index).
   MigrationRole migration = MigrationRole::kNone;
   int peer_gpu = -1;
   int peer_start = -1;
   bool busy() const { return job != kNoJob; }
+  // Busy with a scheduled job (not a hold).
+  bool runs_job() const { return busy() && holder == Holder::kJob; }
+  // "job 12", "reservation 3", "placeholder 1" (empty when idle).
+  std::string HolderString() const;
 };
 
 class GpuState {
@@ -83,11 +90,13 @@ class GpuState {
   Status Create(int profile, int start);
   // Destroys the idle instance at `start` (kInternal if none or busy).
   Status Destroy(int start);
-  // Binds `job` to the idle instance of `profile` at `start`.
-  Status StartJob(int profile, int start, JobId job);
-  // Unbinds `job` from the busy instance at `start`; the instance becomes idle.
-  // Also ends a migration role (a job that ends mid-copy releases both ends).
-  Status ReleaseJob(int start, JobId job);
+  // Binds `job` (a holder of kind `holder`) to the idle instance of
+  // `profile` at `start`.
+  Status StartJob(int profile, int start, JobId job, Holder holder = Holder::kJob);
+  // Unbinds `job` (of kind `holder`) from the busy instance at `start`; the
+  // instance becomes idle. Also ends a migration role (a job that ends
+  // mid-copy releases both ends).
+  Status ReleaseJob(int start, JobId job, Holder holder = Holder::kJob);
 
   // §6 make-before-break. BeginMigrationTarget binds `job` to the idle
   // instance of `profile` at `start` as a move's target; BeginMigrationSource
@@ -99,6 +108,12 @@ class GpuState {
   Status BeginMigrationSource(int start, JobId job, int peer_gpu, int peer_start);
   Status EndMigrationTarget(int start, JobId job, int peer_gpu, int peer_start);
   Status EndMigrationSource(int start, JobId job, int peer_gpu, int peer_start);
+  // A move abandoned before its switch-over (its target could not be made
+  // on the hardware): AbortMigrationTarget releases the target (it becomes
+  // idle), AbortMigrationSource makes the source an ordinary busy instance
+  // again. Only jobs (Holder::kJob) migrate.
+  Status AbortMigrationTarget(int start, JobId job, int peer_gpu, int peer_start);
+  Status AbortMigrationSource(int start, JobId job, int peer_gpu, int peer_start);
 
   // Re-derives everything from the instance list and checks the §1 validity
   // rules, the cached configurations, and that only busy instances have a

@@ -23,6 +23,18 @@ StatusOr<Migratable> ParseMigratable(std::string_view s) {
   return InvalidArgumentError(fmt::format("'{}' is not one of none, restart, checkpoint", s));
 }
 
+std::string_view HolderName(Holder h) {
+  switch (h) {
+    case Holder::kJob:
+      return "job";
+    case Holder::kReservation:
+      return "reservation";
+    case Holder::kPlaceholder:
+      return "placeholder";
+  }
+  return "job";
+}
+
 std::string_view FractionRuleName(FractionRule r) {
   return r == FractionRule::kMemory ? "memory" : "compute";
 }

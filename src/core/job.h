@@ -19,9 +19,25 @@
 
 namespace migsched {
 
-// Index of a job in its workload (0-based, arrival order).
-using JobId = int32_t;
+// A job's id, unique among the jobs of one scheduler: the simulator numbers
+// a workload's jobs 0, 1, ... in arrival order; the daemon uses its job
+// store's ids (positive, never reused). 64 bits: a long-lived daemon's ids
+// never wrap.
+using JobId = int64_t;
 inline constexpr JobId kNoJob = -1;
+
+// Who holds a busy instance (§1: busy = held, not free for another job).
+// Only kJob holders are scheduled jobs (they run, end, may migrate); the
+// others are holds that the scheduler never moves or ends by itself:
+//   kReservation  a placement held for a cluster controller (docs/api.md:
+//                 reservations) until it is bound to a job or released;
+//   kPlaceholder  an instance the backend still has although nothing uses it
+//                 (its destroy answered "in use"), held until the destroy succeeds.
+// A hold's id is its holder's own (a reservation's or placeholder's number);
+// ids of different kinds never clash.
+enum class Holder : uint8_t { kJob, kReservation, kPlaceholder };
+// "job" | "reservation" | "placeholder".
+std::string_view HolderName(Holder h);
 
 // How a job may be moved (§6).
 enum class Migratable {

@@ -34,11 +34,11 @@ struct Candidate {
 
 // Appends every candidate for `profile` on GPU `gpu` of `cluster` to `out`,
 // in ascending start; none while the GPU is reserved for a waiting job
-// (Cluster::reserved, §5 starvation guard). `allow_create` false keeps only reuse candidates (the
-// `static` policy never reconfigures). `count_destroys` false leaves
-// Candidate::destroys at -1 for a caller that needs it only to break ties
-// among a few candidates (CountIdleInstancesToDestroy counts it then): the
-// count is the costliest part of a candidate on a GPU with idle instances.
+// (Cluster::reserved, §5 starvation guard) or drained (Cluster::drained). `allow_create` false
+// keeps only reuse candidates (the `static` policy never reconfigures). `count_destroys` false
+// leaves Candidate::destroys at -1 for a caller that needs it only to break ties among a few
+// candidates (CountIdleInstancesToDestroy counts it then): the count is the costliest part of a
+// candidate on a GPU with idle instances.
 void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_create,
                       std::vector<Candidate>* out, bool count_destroys = true);
 
@@ -57,7 +57,7 @@ int CountIdleInstancesToDestroy(const GpuState& g, int profile, int start);
 template <typename F>
 void ForEachCandidateOn(const Cluster& cluster, int gpu, int profile, bool allow_create,
                         bool count_destroys, F&& f) {
-  if (cluster.reserved(gpu)) return;
+  if (!cluster.accepts_placements(gpu)) return;
   const GpuState& g = cluster.gpu(gpu);
   const GpuModel& m = g.model();
   const ConfigTable& t = g.table();

@@ -38,9 +38,7 @@ std::unique_ptr<PlacementPolicy> NewFullPolicy(std::unique_ptr<PlacementPolicy> 
   return std::make_unique<FullPolicy>(std::move(placement));
 }
 
-SchedulerOptions OptionsForPolicy(std::string_view policy, SchedulerOptions options,
-                                  const ExplicitOptions& set) {
-  if (policy != "full") return options;
+SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set) {
   if (!set.metric) options.metric = std::string(kFullDefaultMetric);
   if (!set.reserve_full) options.reserve_full = kFullDefaultReserveFull;
   if (!set.max_skip_seconds) options.max_skip_seconds = kFullDefaultMaxSkipSeconds;

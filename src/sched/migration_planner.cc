@@ -233,12 +233,18 @@ class Pass {
     return static_cast<double>(Cs(g, settled)) / g.model().compute_slices() >= opts_.threshold;
   }
 
-  // The rights of the job on `in` in this pass.
+  // The rights of the job on `in` in this pass (holds never move).
   MoveRights Rights(const Instance& in) const {
-    if (!in.busy() || in.migration != MigrationRole::kNone || moved_.count(in.job)) {
+    if (!in.runs_job() || in.migration != MigrationRole::kNone || moved_.count(in.job)) {
       return MoveRights::kNone;
     }
     return ctx_.rights(in.job);
+  }
+
+  // When the busy instance `in` is expected to be free: its job's expected
+  // end; never for a hold (a reservation or placeholder ends when its holder says).
+  double EndOf(const Instance& in) const {
+    return in.runs_job() ? ctx_.expected_end_s(in.job) : kInf;
   }
 
   // §4 step 3 score of adding `slot` to the settled configuration of `g`.
@@ -362,9 +368,8 @@ class Pass {
         others.push_back(&in);
       }
     }
-    std::stable_sort(others.begin(), others.end(), [&](const Instance* a, const Instance* b) {
-      return ctx_.expected_end_s(a->job) > ctx_.expected_end_s(b->job);
-    });
+    std::stable_sort(others.begin(), others.end(),
+                     [&](const Instance* a, const Instance* b) { return EndOf(*a) > EndOf(*b); });
     for (const Instance* in : others) {
       if (t.Add(rest, slot) != kInvalidConfig) break;
       blockers.push_back(in);
@@ -373,7 +378,7 @@ class Pass {
     double end_all = -kInf, end_rest = ctx_.now_s;
     std::vector<const Instance*> movers;
     for (const Instance* in : blockers) {
-      const double end = ctx_.expected_end_s(in->job);
+      const double end = EndOf(*in);
       end_all = std::max(end_all, end);
       if (Rights(*in) == MoveRights::kAny && ctx_.job(in->job) != nullptr) {
         movers.push_back(in);
