@@ -85,8 +85,8 @@ TEST(DiscoveryTest, DriverMismatchIsReportedAndTheDriverWins) {
 }
 
 TEST(DiscoveryTest, UnknownModelIsBuiltFromDriverData) {
-  // A product the catalog does not know, with an A30-like grid (docs/mig-hardware.md §2.1: ids 14, 5,
-  // 0; {0,1,2,3}:1, {0,2}:2, {0}:4; 5952 / 11968 / 24000 MiB).
+  // A product the catalog does not know, with an A30-like grid (docs/mig-hardware.md §2.1: ids 14,
+  // 5, 0; {0,1,2,3}:1, {0,2}:2, {0}:4; 5952 / 11968 / 24000 MiB).
   FakeBackend backend({A100()});
   backend.SetGpuName(0, "NVIDIA X30 Prototype");
   backend.SetMemoryMib(0, 24576);  // 24 GiB

@@ -379,8 +379,8 @@ TEST(FakeBackendTest, PcieThroughputOnlyWhenSet) {
 
 TEST(FakeBackendTest, OverriddenProfilesAreEnforced) {
   FakeBackend backend = TwoA100();
-  // An older driver without 1g.10gb (profile 15): docs/mig-hardware.md §2.2 "Older -lgipp dumps lack
-  // IDs 20/15".
+  // An older driver without 1g.10gb (profile 15): docs/mig-hardware.md §2.2 "Older -lgipp dumps
+  // lack IDs 20/15".
   std::vector<BackendProfile> profiles = BackendProfilesOf(testing::Model("A100-40GB"));
   std::erase_if(profiles, [](const BackendProfile& p) { return p.id == k1g10 || p.id == k1g5me; });
   backend.OverrideProfiles(0, profiles);

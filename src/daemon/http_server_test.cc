@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "daemon/metrics.h"
 #include "daemon/request_json.h"
 
 namespace migsched {
@@ -16,22 +17,35 @@ namespace {
 
 using json = nlohmann::json;
 
-// An in-memory JobApi: jobs get ids 1, 2, ...; profile "none" is unknown.
-class StubApi : public JobApi {
+// An in-memory NodeApi: jobs get ids 1, 2, ...; profile "none" is unknown.
+class StubApi : public NodeApi {
  public:
   explicit StubApi(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  StatusOr<DaemonJobRecord> Submit(const JobRequest& request) override {
+  StatusOr<SubmitResult> Submit(const JobRequest& request, const std::string& key) override {
     if (request.profile == "none") return InvalidArgumentError("unknown profile 'none'");
     std::lock_guard<std::mutex> lock(mu_);
+    for (const DaemonJobRecord& r : jobs_) {
+      if (!key.empty() && r.idempotency_key == key) return SubmitResult{r, true};
+    }
     DaemonJobRecord r;
     r.id = static_cast<DaemonJobId>(jobs_.size()) + 1;
     r.request = request;
+    r.idempotency_key = key;
     jobs_.push_back(r);
-    return r;
+    return SubmitResult{r, false};
   }
-  std::vector<DaemonJobRecord> ListJobs() const override {
+  JobPage ListJobs(const JobQuery& q) const override {
     std::lock_guard<std::mutex> lock(mu_);
-    return jobs_;
+    JobPage page;
+    for (const DaemonJobRecord& r : jobs_) {
+      if (r.id <= q.after || (q.state && r.state != *q.state)) continue;
+      if (static_cast<int>(page.jobs.size()) == q.limit) {
+        page.next = page.jobs.back().id;
+        break;
+      }
+      page.jobs.push_back(r);
+    }
+    return page;
   }
   StatusOr<DaemonJobRecord> GetJob(DaemonJobId id) const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -61,6 +75,15 @@ class StubApi : public JobApi {
     g.pcie = PcieThroughput{10, 20};
     return {g};
   }
+  NodeView Node() const override {
+    NodeView n;
+    n.name = "n1";
+    n.boot_id = "b";
+    n.generation = 7;
+    n.policy = "full";
+    n.gpus = Gpus();
+    return n;
+  }
   StatusOr<PlanPreview> PreviewPlan(const JobRequest&) const override {
     PlanPreview p;
     p.fits_now = true;
@@ -83,11 +106,35 @@ class StubApi : public JobApi {
     m.jobs_by_state = {{"queued", 2}, {"running", 1}};
     m.queue_length = 2;
     m.reconfigurations = 3;
-    m.reconfig_seconds = {0.02, 0.2, 3};
     m.migrations_intra = 1;
-    m.decision_seconds = {0.00002};
     m.gpus = Gpus();
     return m;
+  }
+  Status Health() const override { return health_; }
+  Status health_;
+  StatusOr<ReserveResult> Reserve(const ReservationRequest& r) override {
+    ReserveResult out;
+    out.reservation.record.owner = r.owner;
+    out.created = true;
+    return out;
+  }
+  std::vector<ReservationView> ListReservations(const std::string&) const override { return {}; }
+  StatusOr<ReservationView> GetReservation(const std::string& owner) const override {
+    return NotFoundError("no reservation '" + owner + "'");
+  }
+  Status ReleaseReservation(const std::string& owner) override {
+    released_ = owner;
+    return Status();
+  }
+  std::string released_;
+  StatusOr<SubmitResult> Allocate(const AllocationRequest&, const std::string&) override {
+    return FailedPreconditionError("no room");
+  }
+  StatusOr<DaemonJobRecord> ReleaseAllocation(DaemonJobId id) override {
+    return NotFoundError("no allocation " + std::to_string(id));
+  }
+  StatusOr<std::vector<DaemonJobRecord>> ReleaseAllocationsOf(const std::string&) override {
+    return std::vector<DaemonJobRecord>{};
   }
   std::filesystem::path LogPath(DaemonJobId id) const override {
     return dir_ / ("job" + std::to_string(id) + ".log");
@@ -95,6 +142,10 @@ class StubApi : public JobApi {
   void Finish(DaemonJobId id) {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_[id - 1].state = JobState::kSucceeded;
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jobs_.size();
   }
 
  private:
@@ -114,7 +165,9 @@ class HttpServerTest : public ::testing::Test {
     HttpServerOptions o;
     o.token = "sekrit";
     o.max_body_bytes = 1000;
-    o.threads = 4;
+    o.max_connections = 64;
+    o.idle_timeout_s = 1;
+    o.request_timeout_s = 1;
     o.follow_poll_ms = 10;
     server_ = std::make_unique<HttpServer>(api_.get(), o);
     ASSERT_TRUE(server_->Bind("127.0.0.1:0").ok());
@@ -169,7 +222,7 @@ TEST_F(HttpServerTest, HealthzNeedsNoTokenEverythingElseDoes) {
     EXPECT_EQ(json::parse(r->body)["error"]["code"], "UNAUTHENTICATED");
     EXPECT_EQ(Message(r), k.want);
   }
-  EXPECT_TRUE(api_->ListJobs().empty());  // the refused POST submitted nothing
+  EXPECT_EQ(api_->size(), 0u);  // the refused POST submitted nothing
 }
 
 TEST_F(HttpServerTest, SubmitGetListCancel) {
@@ -193,6 +246,19 @@ TEST_F(HttpServerTest, SubmitGetListCancel) {
   ASSERT_TRUE(d);
   EXPECT_EQ(d->status, 200);
   EXPECT_EQ(json::parse(d->body)["state"], "cancelled");
+  // An Idempotency-Key repeated: the first job, 200, nothing new.
+  httplib::Headers key{{"Idempotency-Key", "k1"}};
+  auto k1 =
+      c.Post("/v1/jobs", key, R"({"profile": "2g.10gb", "command": ["true"]})", "application/json");
+  ASSERT_TRUE(k1);
+  EXPECT_EQ(k1->status, 201);
+  auto k2 =
+      c.Post("/v1/jobs", key, R"({"profile": "2g.10gb", "command": ["true"]})", "application/json");
+  ASSERT_TRUE(k2);
+  EXPECT_EQ(k2->status, 200);
+  EXPECT_EQ(k2->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(json::parse(k2->body)["id"], json::parse(k1->body)["id"]);
+  EXPECT_EQ(api_->size(), 2u);
   auto d2 = c.Delete("/v1/jobs/1");
   ASSERT_TRUE(d2);
   EXPECT_EQ(d2->status, 409);
@@ -221,7 +287,19 @@ TEST_F(HttpServerTest, ErrorsMapToStatusCodesWithJsonBodies) {
       {"GET", "/v1/jobs/99/log", "", 404, "no job 99"},
       {"GET", "/v1/jobs?state=lost", "", 400,
        "'lost' is not a job state (queued, starting, running, migrating, succeeded, failed, "
-       "cancelled, rejected)"},
+       "cancelled, rejected, released)"},
+      {"GET", "/v1/jobs?limit=0", "", 400,
+       "parameter 'limit' must be an integer from 1 to 1000, got '0'"},
+      {"GET", "/v1/jobs?kind=thing", "", 400, "'thing' is not a job kind (job, allocation)"},
+      {"POST", "/v1/reservations", R"({"owner": "k", "placements": []})", 400,
+       "field 'placements' must hold 1 to 64 placements, got 0"},
+      {"POST", "/v1/reservations", R"({"owner": "k", "placements": [{"profile": "1g.5gb"}]})", 400,
+       "field 'placements[0]' needs both 'gpu' and 'start'"},
+      {"POST", "/v1/allocations", R"({"instances": [{"profile": "1g.5gb"}]})", 400,
+       "field 'owner' is required"},
+      {"POST", "/v1/allocations", R"({"owner": "a", "instances": [{"profile": "1g.5gb"}]})", 409,
+       "no room"},
+      {"GET", "/v1/reservations/x:1", "", 404, "no reservation 'x:1'"},
       {"POST", "/v1/gpus/3/drain", "", 404, "GPU 3 is not managed"},
       {"POST", "/v1/gpus/x/drain", "", 400, "GPU index 'x' is not a non-negative integer"},
       {"GET", "/v1/nothing", "", 404, "no such endpoint: GET /v1/nothing"},
@@ -243,6 +321,11 @@ TEST_F(HttpServerTest, GpusPlanPauseResumeDrain) {
   const json gpus = json::parse(g->body)["gpus"];
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(gpus[0]["frag_cost"], 0.25);
+  auto node = c.Get("/v1/node");
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->status, 200);
+  EXPECT_EQ(json::parse(node->body)["generation"], 7);
+  EXPECT_EQ(json::parse(node->body)["scheduler"]["policy"], "full");
   auto p = c.Post("/v1/plan", R"({"profile": "2g.10gb", "command": ["x"]})", "application/json");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->status, 200);
@@ -298,11 +381,16 @@ TEST(PrometheusTest, RendersEveryFamily) {
   DaemonMetrics m;
   m.jobs_by_state = {{"queued", 2}, {"running", 1}};
   m.queue_length = 2;
+  m.paused = true;
   m.reconfigurations = 3;
-  m.reconfig_seconds = {0.5, 0.25, 3};
+  Histogram reconfig(ReconfigurationBuckets());
+  for (double v : {0.5, 0.25, 3.0}) reconfig.Observe(v);
+  m.reconfig_seconds = reconfig.Snapshot();
   m.migrations_intra = 1;
   m.migrations_inter = 4;
-  m.decision_seconds = {0.00002, 0.002};
+  Histogram decision(DecisionBuckets());
+  for (double v : {0.00002, 0.002}) decision.Observe(v);
+  m.decision_seconds = decision.Snapshot();
   GpuView g;
   g.index = 1;
   g.utilisation = 0.5;
@@ -311,13 +399,14 @@ TEST(PrometheusTest, RendersEveryFamily) {
   GpuView h;
   h.index = 2;  // no PCIe measurement: no PCIe sample for it
   m.gpus = {g, h};
-  const std::string text = RenderPrometheus(m, true);
+  const std::string text = RenderPrometheus(m);
   for (const char* line : {
            "# TYPE migsched_jobs gauge",
            "migsched_jobs{state=\"queued\"} 2",
            "migsched_jobs{state=\"running\"} 1",
            "migsched_queue_length 2",
            "migsched_scheduler_paused 1",
+           "migsched_store_degraded 0",
            "migsched_gpu_utilisation{gpu=\"1\"} 0.5",
            "migsched_gpu_fragcost{gpu=\"1\"} 0.25",
            "migsched_gpu_fragcost{gpu=\"2\"} 0",
@@ -349,6 +438,31 @@ TEST(PrometheusTest, RendersEveryFamily) {
     EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n---\n" << text;
   }
   EXPECT_EQ(text.find("pcie_tx_bytes_per_second{gpu=\"2\"}"), std::string::npos);
+}
+
+// Regression (histograms_rebuilt_from_recent_samples): /metrics histograms
+// were rebuilt from the last 10,000 samples, so their counts went down once
+// more came; Prometheus needs counts that only grow.
+TEST(PrometheusTest, HistogramCountsNeverGoDown) {
+  Histogram h(DecisionBuckets());
+  uint64_t last_count = 0;
+  std::vector<uint64_t> last(DecisionBuckets().size(), 0);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 6000; ++i) h.Observe(i % 2 == 0 ? 2e-5 : 0.2);
+    const HistogramSnapshot s = h.Snapshot();
+    EXPECT_EQ(s.count, last_count + 6000);  // 18,000 in the end: past the old 10,000 cap
+    for (size_t b = 0; b < s.cumulative.size(); ++b) {
+      EXPECT_GE(s.cumulative[b], last[b]);
+      if (b > 0) {
+        EXPECT_GE(s.cumulative[b], s.cumulative[b - 1]);  // cumulative
+      }
+      last[b] = s.cumulative[b];
+    }
+    last_count = s.count;
+  }
+  // 9,000 of 2e-5 (≤ 5e-5), 9,000 of 0.2 (≤ 0.5).
+  EXPECT_EQ(h.Snapshot().cumulative[1], 9000u);
+  EXPECT_EQ(h.Snapshot().cumulative[9], 18000u);
 }
 
 }  // namespace

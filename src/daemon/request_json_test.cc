@@ -44,7 +44,7 @@ TEST(ParseJobRequestTest, DefaultsWithAFraction) {
 TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
   const std::string kKnown =
       "(known: profile, gpu_fraction, count, command, env, cwd, migratable, latency_sensitive, "
-      "priority, name)";
+      "priority, name, user)";
   struct Case {
     std::string body;
     std::string want;
@@ -115,6 +115,34 @@ TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << k.body;
     EXPECT_EQ(r.status().message(), k.want) << k.body;
   }
+}
+
+// Regression (exec_limits_checked_only_at_launch): an argument or an
+// environment too large for exec was accepted, stored, and failed at launch.
+// Linux takes at most 131072 bytes per string (NUL included); the daemon
+// takes at most 1 MiB of argv + env in all.
+TEST(ParseJobRequestTest, ArgvAndEnvMustFitExec) {
+  JobRequest r;
+  r.profile = "1g.5gb";
+  r.command = {"echo", std::string(131071, 'a')};  // 131071 + NUL = 131072: fits
+  EXPECT_TRUE(ValidateJobRequest(r).ok());
+  r.command[1] += 'a';
+  EXPECT_EQ(ValidateJobRequest(r).message(),
+            "field 'command[1]' is 131072 bytes long; exec takes at most 131071 per argument");
+  r.command = {"echo"};
+  r.env["BIG"] = std::string(131072, 'b');  // "BIG=" + value + NUL = 131077
+  EXPECT_EQ(ValidateJobRequest(r).message(),
+            "field 'env.BIG' is 131076 bytes long; exec takes at most 131071 per variable");
+  r.env.clear();
+  // 9 arguments of 120,000 bytes: each fits, together 9 × (120,001 + 8) + 5 + 8 bytes > 1 MiB.
+  for (int i = 0; i < 9; ++i) r.command.push_back(std::string(120000, 'c'));
+  EXPECT_EQ(ValidateJobRequest(r).message(),
+            "fields 'command' and 'env' take 1080094 bytes; exec takes at most 1048576 in all");
+  // The same rules through the JSON body.
+  const std::string body =
+      R"({"profile": "p", "command": ["echo", ")" + std::string(200000, 'x') + R"("]})";
+  EXPECT_EQ(ParseJobRequest(body).status().message(),
+            "field 'command[1]' is 200000 bytes long; exec takes at most 131071 per argument");
 }
 
 TEST(ParseJobRequestTest, MalformedJsonSaysWhereItBroke) {
@@ -201,14 +229,38 @@ TEST(GpuViewJsonTest, InstancesLoadAndPcie) {
   g.utilisation = 3.0 / 7;
   g.frag_cost = 0.5;
   g.lazy = false;
-  g.instances = {InstanceView{"3g.20gb", 0, 4, "MIG-a", true, 5},
-                 InstanceView{"1g.5gb", 6, 1, "MIG-b", false, 0}};
+  InstanceView busy;
+  busy.profile = "3g.20gb";
+  busy.size = 4;
+  busy.mig_uuid = "MIG-a";
+  busy.busy = true;
+  busy.holder = "job";
+  busy.job = 5;
+  InstanceView idle;
+  idle.profile = "1g.5gb";
+  idle.start = 6;
+  idle.size = 1;
+  idle.mig_uuid = "MIG-b";
+  InstanceView held = busy;
+  held.start = 4;
+  held.holder = "reservation";
+  held.job = 0;
+  held.owner = "slurm:7";
+  held.expires_at = 1796000060;
+  g.instances = {busy, held, idle};
   const ojson j = GpuViewToJson(g);
   EXPECT_EQ(j["load"], "busy");
   EXPECT_TRUE(j["pcie"].is_null());
   EXPECT_EQ(j["instances"][0]["job"], 5);
   EXPECT_EQ(j["instances"][0]["busy"], true);
+  EXPECT_EQ(j["instances"][0]["holder"], "job");
+  EXPECT_TRUE(j["instances"][0]["owner"].is_null());
+  EXPECT_EQ(j["instances"][1]["holder"], "reservation");
+  EXPECT_EQ(j["instances"][1]["owner"], "slurm:7");
+  EXPECT_EQ(j["instances"][1]["expires_at"], 1796000060.0);
   EXPECT_TRUE(j["instances"][1]["job"].is_null());
+  EXPECT_TRUE(j["instances"][2]["job"].is_null());
+  EXPECT_TRUE(j["instances"][2]["holder"].is_null());
   g.lazy = true;
   g.pcie = PcieThroughput{1000, 2};
   const ojson k = GpuViewToJson(g);

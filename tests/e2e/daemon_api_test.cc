@@ -106,6 +106,9 @@ class DaemonApiTest : public ::testing::Test {
     std::string tmpl = (fs::temp_directory_path() / "migsched-e2e-XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
+    // Jobs run as an unprivileged user (job_user, nobody under root) and
+    // start in <dir>/state-work/<id>: let them through this directory.
+    fs::permissions(dir_, fs::perms(0711));
     token_file_ = dir_ / "state" / "token";
   }
 
@@ -554,8 +557,8 @@ TEST_F(DaemonApiTest, ClientCommands) {
   auto bad = testing::RunMigsched(with({"submit", "--profile", "9g.99gb", "--", "true"}));
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("9g.99gb"), std::string::npos) << bad.err;
-  auto wrong = testing::RunMigsched(
-      {"jobs", "--server", server, "--token-file", WriteSecret("t", "nope\n")});
+  auto wrong = testing::RunMigsched({"jobs", "--server", server, "--token-file",
+                                     WriteSecret("t", "nope-nope-nope-nope-nope-nope-nope\n")});
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_EQ(wrong.err, "error: wrong bearer token\n");
   auto down = testing::RunMigsched(
