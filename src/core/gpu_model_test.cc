@@ -122,8 +122,9 @@ struct OrderCase {
 
 class DriverDefaultOrderTest : public ::testing::TestWithParam<OrderCase> {};
 
-// docs/mig-hardware.md §6 / docs/algorithms.md §11: on 8-unit A100/H100/H200 the first 1g goes to 6, then
-// 4, 5, 0..3, and other profiles take the highest start first; A30 and RTX PRO 6000 fill from 0.
+// docs/mig-hardware.md §6 / docs/algorithms.md §11: on 8-unit A100/H100/H200 the first 1g goes to
+// 6, then 4, 5, 0..3, and other profiles take the highest start first; A30 and RTX PRO 6000 fill
+// from 0.
 TEST_P(DriverDefaultOrderTest, MatchesTheObservedDriver) {
   const OrderCase& c = GetParam();
   const GpuModel& m = Model(c.gpu);

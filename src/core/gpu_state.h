@@ -32,6 +32,18 @@ namespace migsched {
 // The part an instance plays in a migration in progress (§6).
 enum class MigrationRole { kNone, kSource, kTarget };
 
+// §3: a GPU with `busy_cs` of its `total_cs` compute slices busy is *lazy*
+// when util = busy_cs / total_cs < t (the threshold), else busy. The one
+// home of the rule (policies, the migration planner, the daemon's views).
+inline bool IsLazyUtil(int busy_cs, int total_cs, double threshold) {
+  return static_cast<double>(busy_cs) / total_cs < threshold;
+}
+// util(a) < util(b) for `cs_a` of `total_a` and `cs_b` of `total_b` busy
+// compute slices, compared exactly (cross-multiplied: no rounding).
+inline bool UtilLess(int cs_a, int total_a, int cs_b, int total_b) {
+  return cs_a * total_b < cs_b * total_a;
+}
+
 struct Instance {
   int profile = -1;    // index into GpuModel::profiles() (may be a variant)
   int start = 0;       // placement units
@@ -69,6 +81,10 @@ class GpuState {
   // util(g) = busy compute slices / model compute slices (§3), in [0, 1].
   double utilization() const {
     return static_cast<double>(busy_compute_slices()) / model_->compute_slices();
+  }
+  // §3: util(g) < threshold (IsLazyUtil).
+  bool lazy(double threshold) const {
+    return IsLazyUtil(busy_compute_slices(), model_->compute_slices(), threshold);
   }
   // FragCost of the busy instances (§2).
   double fragcost() const { return table_->FragCost(busy_config_); }

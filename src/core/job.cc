@@ -51,6 +51,10 @@ std::string Job::RequestString() const {
   return what;
 }
 
+RequestKey RequestKeyOf(const Job& job) {
+  return {job.profile, job.gpu_fraction, static_cast<int>(job.fraction_rule), job.count};
+}
+
 int ResolveProfile(const GpuModel& model, const Job& job) {
   if (!job.profile.empty()) return model.FindProfile(job.profile);
   // Base profiles are ordered by compute then memory slices, so the first that

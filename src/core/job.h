@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "core/gpu_model.h"
@@ -73,6 +74,12 @@ struct Job {
   // A readable request, e.g. "3g.20gb", "2x7g.40gb", "gpu_fraction 0.46".
   std::string RequestString() const;
 };
+
+// What makes two jobs "the same request" for placement: the same profile
+// (or fraction and rule) and count. Jobs with equal keys fit or do not fit
+// alike (the scheduler's and the simulator's memos key on it).
+using RequestKey = std::tuple<std::string, double, int, int>;
+RequestKey RequestKeyOf(const Job& job);
 
 // The profile index on `model` that `job` asks for, or -1 if the model cannot
 // offer it (unknown name, or no base profile large enough for the fraction).

@@ -34,18 +34,20 @@ int Plan::reconfigurations() const {
   return n;
 }
 
-std::string DescribeStep(const Step& s, const Cluster& cluster) {
+std::string DescribeStep(const Step& s, const Cluster& cluster, bool with_holder) {
   std::string profile = "?";
   if (s.gpu >= 0 && s.gpu < cluster.size() && s.profile >= 0 &&
       s.profile < static_cast<int>(cluster.gpu(s.gpu).model().profiles().size())) {
     profile = cluster.gpu(s.gpu).model().profile(s.profile).name;
   }
-  std::string job = s.job == kNoJob ? "" : fmt::format(" ({} {})", HolderName(s.holder), s.job);
+  std::string job =
+      s.job == kNoJob || !with_holder ? "" : fmt::format(" ({} {})", HolderName(s.holder), s.job);
   if (s.kind == StepKind::kMigrateBegin || s.kind == StepKind::kMigrateEnd ||
       s.kind == StepKind::kMigrateAbort) {
-    job = fmt::format(" (job {}, from GPU {} @{})", s.job, s.from_gpu, s.from_start);
+    job = fmt::format(" (job {}, from {} @{})", s.job, cluster.GpuName(s.from_gpu), s.from_start);
   }
-  return fmt::format("{} {}@{} on GPU {}{}", StepKindName(s.kind), profile, s.start, s.gpu, job);
+  return fmt::format("{} {}@{} on {}{}", StepKindName(s.kind), profile, s.start,
+                     cluster.GpuName(s.gpu), job);
 }
 
 std::string DescribePlan(const Plan& plan, const Cluster& cluster) {

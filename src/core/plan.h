@@ -68,7 +68,9 @@ struct Plan {
 };
 
 // "create 3g.20gb@4 on GPU 1", "migrate-begin 1g.5gb@2 on GPU 0 (job 3, from GPU 1 @6)" etc.
-std::string DescribeStep(const Step& step, const Cluster& cluster);
+// GPUs are named by Cluster::GpuName. `with_holder` false leaves out who the
+// step is for (" (job 3)"): the text of a step for a hypothetical job.
+std::string DescribeStep(const Step& step, const Cluster& cluster, bool with_holder = true);
 std::string DescribePlan(const Plan& plan, const Cluster& cluster);
 
 // Applies `plan` to `cluster` all-or-nothing: the steps run on copies of the

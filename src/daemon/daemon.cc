@@ -999,7 +999,7 @@ GpuView Daemon::Impl::GpuViewOf(int g) const {
   }
   v.utilisation = gs.utilization();
   v.frag_cost = gs.fragcost();
-  v.lazy = gs.utilization() < model_->options().threshold;
+  v.lazy = gs.lazy(model_->options().threshold);
   v.draining = model_->cluster().drained(g);
   v.unreachable = model_->unreachable(g);
   v.pcie = sync_->Pcie(g);
@@ -1068,9 +1068,7 @@ StatusOr<PlanPreview> Daemon::Impl::PreviewPlan(const JobRequest& request) const
         fmt::format("fits now, but {} queued job(s) are scanned first", sched.queue_size());
   }
   for (const Step& st : dec.plan.steps) {
-    const Profile& p = scratch.gpu(st.gpu).model().profile(st.profile);
-    out.steps.push_back(fmt::format("{} {}@{} on GPU {}", StepKindName(st.kind), p.name, st.start,
-                                    model_->nvml(st.gpu)));
+    out.steps.push_back(DescribeStep(st, scratch, /*with_holder=*/false));
   }
   for (const InstanceRef& ref : dec.instances) out.instances.push_back(InstanceAt(ref));
   return out;

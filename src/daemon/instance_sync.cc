@@ -105,7 +105,7 @@ Status InstanceSync::RunStep(const Step& step) {
     nvml = model_->nvml(step.gpu);
     profile_id = p.id;
     size = p.size();
-    what = fmt::format("{} {}@{} on GPU {}", StepKindName(step.kind), p.name, step.start, nvml);
+    what = DescribeStep(step, model_->cluster(), /*with_holder=*/false);
     const BackendInstance* in = Live(step.gpu, step.start);
     if (step.kind == StepKind::kCreate && in != nullptr) {
       if (in->profile_id == profile_id) return Status();  // already there (recovery)

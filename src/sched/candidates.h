@@ -99,6 +99,20 @@ void ForEachCandidateOn(const Cluster& cluster, int gpu, int profile, bool allow
   }
 }
 
+// §4 step 4, the tie-break among candidates whose step-3 scores tie (within
+// 1e-9): the one that reuses an idle instance, then the one that destroys
+// fewer idle instances, then the one on the GPU with lower util (exactly,
+// UtilLess), then the lower GPU index, then the higher start. The one home
+// of the rule: the policies (ReuseOrderBefore) and the migration planner's
+// choice of targets use it. A strict total order.
+struct Step4Key {
+  int gpu = -1;
+  int start = 0;
+  bool reuse = false;
+  int destroys = 0;
+};
+bool Step4Before(const Cluster& cluster, const Step4Key& a, const Step4Key& b);
+
 // The plan placing `job` on `profile`@`start` of GPU `gpu`: destroy the idle
 // instances in the way, create the instance unless one is reused, start the job.
 Plan PlacementPlan(const Cluster& cluster, int gpu, int profile, int start, JobId job);

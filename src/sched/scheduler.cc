@@ -220,10 +220,10 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   // Placing a job only takes capacity away (and a reservation only adds to
   // that), so once a request failed in this scan, an identical later request
   // fails too and is not tried again.
-  std::set<std::tuple<std::string, double, int, int>> failed;
+  std::set<RequestKey> failed;
   // The same for the backfill onto reserved GPUs below (whether a request
   // fits there does not depend on its duration; whether it may try does).
-  std::set<std::tuple<std::string, double, int, int>> failed_backfill;
+  std::set<RequestKey> failed_backfill;
   Status status;
   // Tries to place the job at `it`: true if it started (then `it` is erased
   // and advanced); false if it does not fit (or on an error, in `status`).
@@ -242,8 +242,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     const Job& job = it->job;
     const bool first_try = !it->tried;
     it->tried = true;
-    auto key = std::make_tuple(job.profile, job.gpu_fraction, static_cast<int>(job.fraction_rule),
-                               job.count);
+    const RequestKey key = RequestKeyOf(job);
     if (!failed.count(key)) {
       if (try_start(it)) continue;
       if (!status.ok()) break;
