@@ -195,6 +195,10 @@ class Daemon::Impl : public MoveHost {
   void ExpireReservations();
   void CheckPcie(double now);
   void Prune(std::vector<std::filesystem::path>* remove);
+  // Says why a queued job cannot start while GPUs are drained or
+  // unreachable (a gang larger than what the open GPUs can ever hold waits,
+  // with the reason, rather than silently), and clears it when they return.
+  void UpdateWaitReasons();
   void CollectLaunches(std::vector<Launch>* out);
   void RecordLaunch(Launch& l);
   void Enqueue(DaemonJobId id, const Job& job);
@@ -233,7 +237,8 @@ class Daemon::Impl : public MoveHost {
   std::map<DaemonJobId, LaunchRequest> launches_;  // ready to launch (intent stored)
   std::map<DaemonJobId, double> enqueued_s_;       // when each queued job was first queued
   std::map<DaemonJobId, int> create_failures_;
-  std::set<std::string> pending_keys_;  // idempotency keys whose first call is being stored
+  std::set<std::string> pending_keys_;     // idempotency keys whose first call is being stored
+  std::set<DaemonJobId> waiting_reasons_;  // queued jobs whose reason says why they cannot start
   std::condition_variable keys_cv_;
   DaemonJobId next_id_ = 1;
   bool paused_ = false;
@@ -813,6 +818,7 @@ void Daemon::Impl::TickLocked(std::vector<Launch>* launches,
       for (const Decision& d : *decisions) StartPlacement(d);
     }
   }
+  UpdateWaitReasons();
   if (config_.scheduler.max_wait_s >= 0) {
     for (JobId id : sched.ExpireWaits()) {
       DaemonJobRecord* r = jobs_.Current(id);
@@ -842,6 +848,55 @@ void Daemon::Impl::TickLocked(std::vector<Launch>* launches,
     Prune(remove);
   }
   CollectLaunches(launches);
+}
+
+void Daemon::Impl::UpdateWaitReasons() {
+  const Cluster& c = model_->cluster();
+  bool any_closed = false;
+  for (int g = 0; g < c.size(); ++g) any_closed = any_closed || c.drained(g);
+  if (!any_closed && waiting_reasons_.empty()) return;
+  const Scheduler& s = model_->scheduler();
+  constexpr std::string_view kWaiting = "waiting: ";
+  for (JobId id : s.QueuedJobs()) {
+    DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr) continue;
+    const Job job = r->request.ToJob();
+    int open = 0;
+    std::string closed;
+    for (int g = 0; g < c.size(); ++g) {
+      const int p = ResolveProfile(c.gpu(g).model(), job);
+      if (p < 0) continue;
+      if (c.drained(g)) {
+        const std::string why = model_->unreachable(g);
+        closed += fmt::format("{}GPU {} {}", closed.empty() ? "" : "; ", model_->nvml(g),
+                              why.empty() ? "is drained" : "is unreachable: " + why);
+        continue;
+      }
+      open += s.policy().Capacity(c, g, p);
+    }
+    std::string reason;
+    if (job.count > open) {
+      reason =
+          fmt::format("{}needs {} at once; the GPUs that take placements now hold at most {} ({})",
+                      kWaiting, job.RequestString(), open, closed);
+    }
+    const bool had = r->reason.starts_with(kWaiting);
+    if (reason.empty() && !had) continue;
+    if (had && reason == r->reason) continue;
+    if (reason.empty()) {
+      waiting_reasons_.erase(r->id);
+      r->reason.clear();
+      SaveJob(*r, "waiting", {{"reason", ""}});
+    } else if (had || r->reason.empty()) {
+      waiting_reasons_.insert(r->id);
+      r->reason = reason;
+      SaveJob(*r, "waiting", {{"reason", reason}});
+    }
+  }
+  std::erase_if(waiting_reasons_, [&](DaemonJobId id) {
+    const DaemonJobRecord* r = jobs_.Current(id);
+    return r == nullptr || r->state != JobState::kQueued;
+  });
 }
 
 void Daemon::Impl::Prune(std::vector<std::filesystem::path>* remove) {

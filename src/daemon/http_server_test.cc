@@ -1,21 +1,66 @@
 #include "daemon/http_server.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include "daemon/metrics.h"
 #include "daemon/request_json.h"
+#include "testing/status_matchers.h"
+#include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
 using json = nlohmann::json;
+
+// A TCP connection to 127.0.0.1:port (blocking unless `nonblocking`); -1 on error.
+int Connect(int port, bool nonblocking = false) {
+  const int fd =
+      ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  if (rc != 0 && !(nonblocking && errno == EINPROGRESS)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `text` and reads the answer until the peer closes or 5 s pass.
+std::string Exchange(int fd, const std::string& text) {
+  (void)::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[4096];
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0) break;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.find("\r\n\r\n") != std::string::npos && out.find("}\n") != std::string::npos) break;
+  }
+  return out;
+}
 
 // An in-memory NodeApi: jobs get ids 1, 2, ...; profile "none" is unknown.
 class StubApi : public NodeApi {
@@ -375,6 +420,223 @@ TEST_F(HttpServerTest, LogWholeAndFollowed) {
   ASSERT_TRUE(followed);
   EXPECT_EQ(followed->status, 200);
   EXPECT_EQ(followed->body, "line 1\nline 2\n");
+}
+
+// Regression (few_connections_block_the_api): httplib's fixed pool of 16
+// threads let 16 idle connections delay /healthz by seconds and 16 `logs -f`
+// followers block every call until their jobs ended. Each connection has a
+// thread of its own now (up to max_connections). The idle timeout here is
+// long (30 s): a blocked API would not answer within the client's 5 s.
+TEST(HttpConnectionsTest, IdleConnectionsAndFollowersDoNotBlockTheApi) {
+  const auto dir = testing::MakeTempDir("migsched-http");
+  StubApi api(dir);
+  JobRequest never;
+  never.profile = "p";
+  never.command = {"x"};
+  ASSERT_OK(api.Submit(never, ""));  // never ends: its log is followed until the server stops
+  HttpServerOptions o;
+  o.token = "sekrit";
+  o.idle_timeout_s = 30;
+  o.request_timeout_s = 30;
+  o.max_connections = 512;
+  o.follow_poll_ms = 10;
+  HttpServer server(&api, o);
+  ASSERT_OK(server.Bind("127.0.0.1:0"));
+  std::thread serving([&] { EXPECT_OK(server.Serve()); });
+  std::vector<int> idle;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = Connect(server.port());
+    ASSERT_GE(fd, 0);
+    idle.push_back(fd);
+  }
+  std::vector<std::thread> followers;
+  std::atomic<int> following{0};
+  for (int i = 0; i < 64; ++i) {
+    followers.emplace_back([&] {
+      httplib::Client c("127.0.0.1", server.port());
+      c.set_bearer_token_auth("sekrit");
+      c.set_read_timeout(60);
+      c.Get(
+          "/v1/jobs/1/log?follow=1",
+          [&](const httplib::Response&) {
+            ++following;
+            return true;
+          },
+          [](const char*, size_t) { return true; });
+    });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (following < 64 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(following, 64);
+  httplib::Client c("127.0.0.1", server.port());
+  c.set_bearer_token_auth("sekrit");
+  c.set_read_timeout(5);
+  c.set_connection_timeout(5);
+  auto h = c.Get("/healthz");
+  ASSERT_TRUE(h) << httplib::to_string(h.error());
+  EXPECT_EQ(h->status, 200);
+  auto jobs = c.Get("/v1/jobs");
+  ASSERT_TRUE(jobs);
+  EXPECT_EQ(jobs->status, 200);
+  server.Stop();  // ends the follow streams
+  for (std::thread& t : followers) t.join();
+  for (int fd : idle) ::close(fd);
+  serving.join();
+}
+
+// Regression (listen_backlog_5): a burst of connections waited for a
+// 1-second SYN retransmit. A server that has bound but accepts nothing yet
+// completes 64 handshakes at once (the kernel queues them up to the backlog).
+TEST(HttpConnectionsTest, ListenBacklogTakesABurstOfConnections) {
+  const auto dir = testing::MakeTempDir("migsched-http");
+  StubApi api(dir);
+  HttpServerOptions o;
+  o.token = "sekrit";
+  HttpServer server(&api, o);
+  ASSERT_OK(server.Bind("127.0.0.1:0"));  // not serving: nothing is accepted
+  std::vector<int> fds;
+  int connected = 0;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = Connect(server.port(), /*nonblocking=*/true);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+  }
+  // Every handshake completes within 3 s (on loopback it takes microseconds;
+  // a dropped SYN would be retried after 1 s, and dropped again).
+  std::vector<pollfd> pending;
+  for (int fd : fds) pending.push_back({fd, POLLOUT, 0});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!pending.empty() && std::chrono::steady_clock::now() < deadline) {
+    if (::poll(pending.data(), pending.size(), 100) <= 0) continue;
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (it->revents == 0) {
+        ++it;
+        continue;
+      }
+      int err = -1;
+      socklen_t len = sizeof err;
+      if (::getsockopt(it->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) ++connected;
+      it = pending.erase(it);
+    }
+  }
+  EXPECT_EQ(connected, 64);
+  for (int fd : fds) ::close(fd);
+}
+
+// Regression (idle_connections_never_closed): a connection that sends
+// nothing is closed after idle_timeout_s (1 s in this fixture).
+TEST_F(HttpServerTest, IdleConnectionIsClosed) {
+  const int fd = Connect(server_->port());
+  ASSERT_GE(fd, 0);
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1) << "not closed within 10 s";
+  char b;
+  EXPECT_EQ(::recv(fd, &b, 1, 0), 0);  // orderly close by the server
+  ::close(fd);
+}
+
+// Regression (chunked_body_read_whole): the body limit was not applied to
+// chunked bodies (a 100 MB body was read into memory).
+TEST_F(HttpServerTest, ChunkedBodyOverTheLimitIs413) {
+  const int fd = Connect(server_->port());
+  ASSERT_GE(fd, 0);
+  std::string req =
+      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
+      "Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n";
+  for (int i = 0; i < 3; ++i) req += "1f4\r\n" + std::string(500, ' ') + "\r\n";  // 1500 > 1000
+  req += "0\r\n\r\n";
+  const std::string answer = Exchange(fd, req);
+  ::close(fd);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 413")) << answer.substr(0, 200);
+  EXPECT_NE(answer.find("request body larger than max_body_bytes (1000 bytes)"), std::string::npos);
+  EXPECT_EQ(api_->size(), 0u);
+}
+
+// Regression (no_tcp_nodelay): every keep-alive request after the first
+// waited ~40 ms for Nagle's algorithm. The server's accepted sockets have
+// TCP_NODELAY set.
+TEST_F(HttpServerTest, AcceptedConnectionsHaveNoDelay) {
+  auto c = Client();
+  c.set_keep_alive(true);
+  ASSERT_TRUE(c.Get("/healthz"));
+  int checked = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::stoi(e.path().filename().string());
+    sockaddr_in local{}, peer{};
+    socklen_t ll = sizeof local, pl = sizeof peer;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 ||
+        local.sin_family != AF_INET || ntohs(local.sin_port) != server_->port() ||
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) {
+      continue;  // not an accepted connection of the server
+    }
+    int on = 0;
+    socklen_t len = sizeof on;
+    ASSERT_EQ(::getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &len), 0);
+    EXPECT_NE(on, 0) << "fd " << fd;
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
+}
+
+// Regression (every_401_logged): every refused request wrote a warning, so
+// a client without a token could flood the log. One warning per 10 s, with
+// the count of the others.
+TEST_F(HttpServerTest, RefusalsAreLoggedAtMostEveryTenSeconds) {
+  std::ostringstream out;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  spdlog::set_default_logger(logger);
+  auto c = Client("bad-token");
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(c.Get("/v1/jobs")->status, 401);
+  spdlog::set_default_logger(previous);
+  const std::string log = out.str();
+  size_t lines = 0;
+  for (size_t at = log.find("refused"); at != std::string::npos; at = log.find("refused", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << log;
+  EXPECT_NE(log.find("GET /v1/jobs from 127.0.0.1:"), std::string::npos) << log;
+}
+
+// Regression (put_patch_400): methods a route does not take got 400.
+TEST_F(HttpServerTest, OtherMethodsGet405WithAllow) {
+  auto c = Client();
+  auto put = c.Put("/v1/jobs", "{}", "application/json");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  EXPECT_EQ(put->get_header_value("Allow"), "GET, POST");
+  EXPECT_EQ(Message(put), "method PUT is not allowed on /v1/jobs (allowed: GET, POST)");
+  auto patch = c.Patch("/v1/jobs/1", "{}", "application/json");
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->status, 405);
+  EXPECT_EQ(patch->get_header_value("Allow"), "GET, DELETE");
+  auto del = c.Delete("/v1/gpus");
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+  auto nowhere = c.Put("/v1/nothing", "{}", "application/json");
+  ASSERT_TRUE(nowhere);
+  EXPECT_EQ(nowhere->status, 404);
+}
+
+TEST_F(HttpServerTest, HealthzSaysWhyTheDaemonIsDegraded) {
+  api_->health_ = UnavailableError("the job store cannot be written (disk full)");
+  auto h = Client("").Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);  // alive: a liveness probe must not restart it for a full disk
+  EXPECT_EQ(json::parse(h->body)["status"], "degraded");
+  EXPECT_EQ(json::parse(h->body)["reason"], "the job store cannot be written (disk full)");
+}
+
+TEST(HttpServerHostTest, LoopbackHosts) {
+  for (const char* h : {"127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"}) {
+    EXPECT_TRUE(IsLoopbackHost(h)) << h;
+  }
+  for (const char* h : {"0.0.0.0", "10.0.0.1", "::", "example.org", ""}) {
+    EXPECT_FALSE(IsLoopbackHost(h)) << h;
+  }
 }
 
 TEST(PrometheusTest, RendersEveryFamily) {
