@@ -330,14 +330,16 @@ StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
       a.instances.push_back(std::move(s));
     }
   }
-  if (j.contains("reservation")) {
+  // Optional strings: absent or null mean none (the record's own form writes null).
+  auto given = [&](const char* key) { return j.contains(key) && !j.at(key).is_null(); };
+  if (given("reservation")) {
     ASSIGN_OR_RETURN(a.reservation, GetKey("reservation", j.at("reservation")));
   }
-  if (j.contains("reservation_prefix")) {
+  if (given("reservation_prefix")) {
     ASSIGN_OR_RETURN(a.reservation_prefix,
                      GetKey("reservation_prefix", j.at("reservation_prefix")));
   }
-  if (j.contains("name")) {
+  if (given("name")) {
     ASSIGN_OR_RETURN(a.name, GetString("name", j.at("name")));
   }
   return a;
