@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "core/clock.h"
 #include "core/cluster.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
@@ -133,6 +134,7 @@ int Serve(const ServeOptions& o, Context& ctx) {
   so.max_connections = config->max_connections;
   so.idle_timeout_s = config->idle_timeout_s;
   so.request_timeout_s = config->request_timeout_s;
+  so.clock = SteadyClock();
   HttpServer server(daemon->get(), so);
   if (Status st = server.Bind(config->listen); !st.ok()) return fail(st);
   if (Status st = InstallSignalHandlers(); !st.ok()) return fail(st);

@@ -69,8 +69,9 @@ class Daemon : public NodeApi {
   void Stop();
   // One iteration of the control loop (tests call it directly).
   Status Tick();
-  // Waits (up to `timeout_s`) until the store writer and the instance sync
-  // have nothing left to do (tests).
+  // Waits (up to `timeout_s` of real time: these wait for threads, whatever
+  // the Clock says) until the store writer and the instance sync have
+  // nothing left to do (tests).
   bool WaitIdle(double timeout_s = 5);
   // Ticks until nothing is in flight any more (no plan being carried out,
   // no write pending, no launch waiting), at most `timeout_s`: one step of

@@ -242,9 +242,9 @@ class HttpServer::Impl {
   // client hammering the API without a token cannot flood the log).
   void LogRefusal(const std::string& what) {
     std::lock_guard<std::mutex> lock(refusal_mu_);
-    const auto now = std::chrono::steady_clock::now();
+    const int64_t now = opt_.clock->NowNanos();
     if (refusals_logged_ &&
-        now - last_refusal_log_ < std::chrono::duration<double>(kUnauthorizedLogEveryS)) {
+        static_cast<double>(now - last_refusal_log_) / 1e9 < kUnauthorizedLogEveryS) {
       ++refusals_suppressed_;
       return;
     }
@@ -588,7 +588,7 @@ class HttpServer::Impl {
   int port_ = 0;
   std::mutex refusal_mu_;
   bool refusals_logged_ = false;
-  std::chrono::steady_clock::time_point last_refusal_log_;
+  int64_t last_refusal_log_ = 0;  // Clock::NowNanos of the last warning
   int64_t refusals_suppressed_ = 0;
 };
 

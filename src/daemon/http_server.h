@@ -50,6 +50,7 @@
 #include <memory>
 #include <string>
 
+#include "core/clock.h"
 #include "core/status.h"
 #include "daemon/node_api.h"
 
@@ -62,6 +63,7 @@ struct HttpServerOptions {
   double idle_timeout_s = 5;        // keep-alive idle limit
   double request_timeout_s = 10;    // per read while a request arrives
   int follow_poll_ms = 100;         // how often a ?follow=1 stream looks for new output
+  Clock* clock = SteadyClock();     // the 401 log's rate limit reads it
 };
 
 class HttpServer {

@@ -18,6 +18,9 @@
 // database) is retried unit by unit so that one bad unit cannot block the
 // others; a unit that still fails alone that way is dropped and logged.
 //
+// The back-off waits are real time (a condition variable's), not the
+// daemon's Clock: they pace disk retries, no decision depends on them.
+//
 // Callbacks run on the writer thread, in queue order, with no lock of the
 // writer held: they may take the daemon's state lock (lock order: state lock,
 // then the writer's queue lock inside Write; never the reverse).
