@@ -90,16 +90,29 @@ void PrintJobs(const json& jobs, std::ostream& out) {
                      "GPU:PLACEMENT", "EXIT", "COMMAND / REASON");
   for (const json& j : jobs) {
     const json& req = j.contains("request") ? j["request"] : json::object();
+    const bool allocation = Str(j, "kind") == "allocation";
     std::string cmd;
-    if (req.contains("command") && req["command"].is_array()) {
-      for (const json& a : req["command"]) cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
+    std::string label;
+    if (allocation) {
+      // An allocation: its instances' profiles, and whose it is.
+      for (const json& i : j.value("instances", json::array())) {
+        label += (label.empty() ? "" : ",") + Str(i, "profile");
+      }
+      cmd = "allocation of " + Str(j, "owner");
+    } else {
+      label = RequestLabel(req);
+      if (req.contains("command") && req["command"].is_array()) {
+        for (const json& a : req["command"]) {
+          cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
+        }
+      }
     }
     const std::string reason = Str(j, "reason");
     if (!reason.empty()) cmd += " (" + reason + ")";
     const std::string exit =
         j.contains("exit_code") && j["exit_code"].is_number() ? j["exit_code"].dump() : "-";
     out << fmt::format("{:<6} {:<10} {:<14} {:<14} {:<5} {}\n", j.value("id", 0), Str(j, "state"),
-                       Truncate(RequestLabel(req), 14),
+                       Truncate(label, 14),
                        Placements(j.value("instances", json::array())), exit, Truncate(cmd, 60));
   }
 }
