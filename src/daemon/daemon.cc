@@ -1112,8 +1112,13 @@ StatusOr<PlanPreview> Daemon::Impl::PreviewPlan(const JobRequest& request) const
   StatusOr<std::optional<Decision>> d = s.TryPlace(kPreviewJob, job);
   if (!d.ok()) return d.status();
   if (!d->has_value()) {
-    out.reason =
-        fmt::format("does not fit now; it would queue behind {} job(s)", sched.queue_size());
+    out.reason = fmt::format("no GPU that takes placements has room for {} now; it would wait",
+                             job.RequestString());
+    if (sched.queue_size() > 0) {
+      out.reason += fmt::format(" behind {} queued job(s)", sched.queue_size());
+    } else {
+      out.reason += " until instances are freed";
+    }
     return out;
   }
   const Decision& dec = **d;

@@ -8,10 +8,10 @@
 // what it returns is what a restart would find. Errors: kInvalidArgument
 // (a malformed request), kNotFound (unknown id, key or GPU),
 // kFailedPrecondition (valid but not possible now: a placement that is not
-// free, a terminal job, an idempotency key reused for another request),
+// free, a drained GPU, no room now for an allocation that names no
+// placement, a terminal job, an idempotency key reused for another request),
 // kUnavailable (the daemon is stopping, the job store cannot be written, or
-// the backend failed: retry later), kResourceExhausted (no room now for an
-// allocation that names no placement).
+// the backend failed, e.g. a failed bind: retry later).
 #ifndef MIGSCHED_DAEMON_NODE_API_H_
 #define MIGSCHED_DAEMON_NODE_API_H_
 
@@ -34,7 +34,7 @@ struct PlanPreview {
   bool fits_now = false;
   std::vector<JobInstance> instances;  // where it would run (empty unless fits_now)
   std::vector<std::string> steps;      // the plan's steps, e.g. "create 2g.10gb@4 on GPU 0"
-  std::string reason;                  // why not (never fits / would queue behind N jobs)
+  std::string reason;                  // why not (never fits / no room now), or what may come first
 };
 
 // Submit and Allocate: the record, and whether it existed already (the same
