@@ -52,10 +52,11 @@ inline Job RandomJob(Rng& rng) {
   return j;
 }
 
-// Fills `scheduler`'s cluster with random jobs until its utilisation reaches
-// `target` (or placements keep failing). Returns the next free job id.
-inline JobId FillTo(Scheduler& scheduler, double target, Rng& rng) {
-  JobId id = 0;
+// Fills `scheduler`'s cluster with random jobs (ids from `first_id` on) until
+// its utilisation reaches `target` (or placements keep failing). Returns the
+// next free job id.
+inline JobId FillTo(Scheduler& scheduler, double target, Rng& rng, JobId first_id = 0) {
+  JobId id = first_id;
   int failures = 0;
   while (scheduler.cluster().Utilization() < target && failures < 200) {
     auto d = scheduler.TryPlace(id, RandomJob(rng));

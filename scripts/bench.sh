@@ -6,7 +6,10 @@
 # decision-latency table (Markdown) and the plot docs/img/decision-latency.png
 # (gnuplot, from the JSON).
 #
-# Usage: scripts/bench.sh [all|fragcost|decision|simulation|plot]   (default all)
+# queue_bench (joint placement of waiting jobs against one at a time) and its
+# table: scripts/bench.sh queue.
+#
+# Usage: scripts/bench.sh [all|fragcost|decision|simulation|queue|plot]   (default all)
 # Environment: MIGSCHED_BENCH_DIR (default build-bench), MIGSCHED_JOBS (build
 # jobs, default 2), MIGSCHED_BENCH_NICE (niceness of the runs, default 0; the
 # figures in docs/performance.md used -10 as root on a shared machine).
@@ -23,7 +26,7 @@ build() {
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMIGSCHED_BUILD_TESTS=OFF \
     -DMIGSCHED_BUILD_BENCH=ON >/dev/null
   nice -n 10 cmake --build "$dir" -j "${MIGSCHED_JOBS:-2}" \
-    --target fragcost_bench decision_bench simulation_bench
+    --target fragcost_bench decision_bench simulation_bench queue_bench
 }
 
 # run NAME BINARY ARGS...: one benchmark process, JSON to $out/NAME.json, the
@@ -83,6 +86,24 @@ decision_table() {
   cat "$out/decision-table.md" "$out/decision-100k-vs-1k.txt"
 }
 
+# Joint placement against one job at a time (queue_bench): one row per
+# benchmark, cluster size, utilisation and setting.
+queue_table() {
+  {
+    echo "| case | GPUs | target util | joint | decision mean µs | decision p99 µs | scan p99 µs | jobs started / scan | searches / scan | joint starts / scan |"
+    echo "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+    jq -r '.benchmarks[] | (.name | split("/")) as $p
+      | [(if ($p[0] | test("Freed")) then "GPU freed, 4 jobs" else "8 random jobs" end),
+         ($p[1] | split(":")[1]), ($p[2] | split(":")[1]),
+         (if ($p[3] | split(":")[1]) == "1" then "on" else "off" end),
+         (.decision_mean_us * 100 | round / 100), (.decision_p99_us * 100 | round / 100),
+         (.scan_p99_us * 10 | round / 10), ((.started // 0) * 100 | round / 100),
+         (.searches * 100 | round / 100), (.joint_starts * 100 | round / 100)]
+      | "| " + (map(tostring) | join(" | ")) + " |"' "$out/queue.json"
+  } >"$out/queue-table.md"
+  cat "$out/queue-table.md"
+}
+
 plot() {
   decision_table
   local tsv=$out/decision.tsv
@@ -113,7 +134,7 @@ EOF
 }
 
 case $what in
-  all | fragcost | decision | simulation) build && machine ;;
+  all | fragcost | decision | simulation | queue) build && machine ;;
 esac
 case $what in
   all | fragcost) run fragcost fragcost_bench ;;&
@@ -125,10 +146,11 @@ case $what in
       run "$name" simulation_bench --benchmark_filter="$f"
     done
     ;;&
+  all | queue) run queue queue_bench && queue_table ;;&
   plot) plot ;;
-  all | fragcost | decision | simulation) ;;
+  all | fragcost | decision | simulation | queue) ;;
   *)
-    echo "usage: scripts/bench.sh [all|fragcost|decision|simulation|plot]" >&2
+    echo "usage: scripts/bench.sh [all|fragcost|decision|simulation|queue|plot]" >&2
     exit 2
     ;;
 esac

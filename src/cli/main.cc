@@ -22,10 +22,13 @@ int Main(int argc, char** argv) {
   app.add_option(
       "--catalog", ctx.extra_catalogs,
       "Extra GPU catalog file or folder (JSON, see docs/formats/catalog.md); repeatable");
-  app.add_option(
-      "--data-dir", ctx.data_dir,
-      "Folder with the bundled data (gpus/, traces/); default: found next to the binary");
+  app.add_option("--data-dir", ctx.data_dir,
+                 "Folder with the bundled data (gpus/, traces/). Default: $MIGSCHED_DATA_DIR, "
+                 "else <prefix>/share/migsched of an installed binary, else the source tree of "
+                 "a binary run from its build tree; `migsched profiles` says which was used");
   app.add_flag("-q,--quiet", ctx.quiet, "No progress output on stderr");
+  app.add_flag("-v,--verbose", ctx.verbose,
+               "Say on stderr which data folder and catalog files were loaded");
   app.set_version_flag("--version", "migsched 0.1.0");
 
   RegisterProfilesCommand(app, ctx, &exit_code);

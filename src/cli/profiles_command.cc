@@ -1,8 +1,15 @@
-// `migsched profiles [--gpu NAME] [--json]`: the GPU catalog as a table per
-// model, or as one JSON document (an array of models in the catalog file
-// format, docs/formats/catalog.md).
+// `migsched profiles [--gpu NAME] [--summary] [--json]`: the GPU catalog.
+//
+// Text: where the catalog was loaded from (folder, how it was found, files),
+// a one-line-per-model summary saying which models' placements are confirmed
+// by a driver listing and which are inferred, then each model's profile table
+// (unless --summary). --gpu: that model's table only, with its file. --json:
+// one JSON document, an array of models in the catalog file format
+// (docs/formats/catalog.md), nothing else on stdout.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -18,6 +25,7 @@ namespace {
 struct ProfilesOptions {
   std::string gpu;
   bool json = false;
+  bool summary = false;
 };
 
 // Placements as nvidia-smi mig -lgipp prints them: "{0,2,4}:2".
@@ -27,15 +35,46 @@ std::string FormatPlacements(const Profile& p) {
   return fmt::format("{{{}}}:{}", fmt::join(starts, ","), p.size());
 }
 
-void PrintModel(const GpuModel& m, std::ostream& out) {
+// Rows as aligned columns, two spaces apart, trailing blanks removed. Columns
+// in `right` are right-aligned (numbers), the others left-aligned.
+void PrintColumns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
+                  const std::string& indent, std::ostream& out) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const bool r = c < right.size() && right[c];
+      line += r ? fmt::format("{:>{}}", row[c], width[c]) : fmt::format("{:<{}}", row[c], width[c]);
+      if (c + 1 < row.size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
+}
+
+std::string PlacementsStatus(const GpuModel& m) {
+  return m.confirmed() ? "yes (placements observed in a driver listing)"
+                       : "NO - placements inferred, not observed; verify with nvidia-smi mig "
+                         "-lgipp (migsched serve uses the driver's own placements)";
+}
+
+void PrintModel(const GpuModel& m, const std::string& file, std::ostream& out) {
   const GpuModel::Spec& s = m.spec();
   out << fmt::format("{}\n", m.name());
+  if (!file.empty()) out << fmt::format("  catalog file:     {}\n", file);
   out << fmt::format("  short names:      {}\n", fmt::join(m.short_names(), ", "));
   out << fmt::format("  aliases:          {}\n", fmt::join(m.aliases(), ", "));
-  out << fmt::format("  confirmed:        {}\n",
-                     m.confirmed() ? "yes (placements observed)"
-                                   : "NO - placements inferred, not observed; verify with "
-                                     "nvidia-smi mig -lgipp");
+  if (!m.pci_device_ids().empty()) {
+    out << fmt::format("  PCI device ids:   {}\n", fmt::join(m.pci_device_ids(), ", "));
+  }
+  out << fmt::format("  confirmed:        {}\n", PlacementsStatus(m));
+  out << fmt::format("  evidence:         {}\n", m.placements_evidence().empty()
+                                                     ? "not stated in the catalog file"
+                                                     : m.placements_evidence());
   out << fmt::format("  compute slices:   {}\n", m.compute_slices());
   out << fmt::format("  memory slices:    {}\n", m.memory_slices());
   out << fmt::format("  placement units:  {}\n", m.placement_units());
@@ -56,50 +95,69 @@ void PrintModel(const GpuModel& m, std::ostream& out) {
     out << fmt::format("  static layout:    {}: {}\n", lname, fmt::join(parts, " "));
   }
 
-  const std::vector<std::string> header = {"PROFILE", "ID",  "COMPUTE",    "MEMORY",
-                                           "MEMORY",  "MAX", "PLACEMENTS", "VARIANT"};
-  const std::vector<std::string> header2 = {"",    "",          "SLICES",        "SLICES",
-                                            "MiB", "INSTANCES", "{starts}:size", "OF"};
-  std::vector<std::vector<std::string>> rows = {header, header2};
+  std::vector<std::vector<std::string>> rows = {
+      {"PROFILE", "ID", "COMPUTE", "MEMORY", "MEMORY", "MAX", "PLACEMENTS", "VARIANT"},
+      {"", "", "SLICES", "SLICES", "MiB", "INSTANCES", "{starts}:size", "OF"}};
   for (const Profile& p : m.profiles()) {
     rows.push_back({p.name, p.id < 0 ? "-" : std::to_string(p.id), std::to_string(p.compute_slices),
                     std::to_string(p.memory_slices), std::to_string(p.memory_mib),
                     std::to_string(p.max_instances), FormatPlacements(p),
                     p.variant_of.empty() ? "-" : p.variant_of});
   }
-  std::vector<size_t> width(header.size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
   out << "\n";
-  for (const auto& row : rows) {
-    std::string line = "  ";
-    for (size_t c = 0; c < row.size(); ++c) {
-      // Text columns left-aligned, numbers right-aligned.
-      bool left = c == 0 || c >= 6;
-      std::string cell =
-          left ? fmt::format("{:<{}}", row[c], width[c]) : fmt::format("{:>{}}", row[c], width[c]);
-      line += cell;
-      if (c + 1 < row.size()) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
+  PrintColumns(rows, {false, true, true, true, true, true, false, false}, "  ", out);
+}
+
+// Where the catalog came from: one line per source.
+void PrintSources(const std::vector<CatalogSource>& sources, size_t models, std::ostream& out) {
+  out << fmt::format("GPU catalog: {} model{}\n", models, models == 1 ? "" : "s");
+  out << DescribeCatalogSources(sources, "  ");
+}
+
+void PrintSummary(const std::vector<const GpuModel*>& models, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows = {
+      {"MODEL", "SHORT NAME", "COMPUTE", "UNITS", "PROFILES", "PLACEMENTS", "NVIDIA-SMI NAMES"}};
+  int inferred = 0;
+  for (const GpuModel* m : models) {
+    inferred += !m->confirmed();
+    rows.push_back({m->name(), m->short_names().empty() ? "-" : m->short_names().front(),
+                    std::to_string(m->compute_slices()), std::to_string(m->placement_units()),
+                    std::to_string(m->profiles().size()), m->confirmed() ? "confirmed" : "inferred",
+                    m->aliases().empty() ? "-" : fmt::format("{}", fmt::join(m->aliases(), ", "))});
+  }
+  PrintColumns(rows, {false, false, true, true, true, false, false}, "", out);
+  if (inferred > 0) {
+    out << fmt::format(
+        "{} of {} models have inferred placements: no driver listing (nvidia-smi mig -lgipp) "
+        "confirms them. `migsched profiles --gpu NAME` says what each is inferred from; "
+        "migsched serve replaces them with what the driver reports.\n",
+        inferred, models.size());
   }
 }
 
 int RunProfiles(const ProfilesOptions& opt, Context& ctx) {
   StatusOr<const Catalog*> catalog = ctx.catalog();
   if (!catalog.ok()) {
-    *ctx.err << "error: " << catalog.status().message() << "\n";
+    *ctx.err << "migsched profiles: " << catalog.status().message() << "\n";
     return 1;
   }
+  const std::vector<const GpuModel*> all = (*catalog)->models();
+  // Each catalog file holds one model, loaded in order: the i-th model came from the i-th file.
+  std::vector<std::string> files;
+  for (const CatalogSource& s : ctx.catalog_sources()) {
+    files.insert(files.end(), s.files.begin(), s.files.end());
+  }
+  auto file_of = [&](const GpuModel* m) {
+    const size_t i = std::find(all.begin(), all.end(), m) - all.begin();
+    return i < files.size() ? files[i] : std::string();
+  };
   std::vector<const GpuModel*> models;
   if (opt.gpu.empty()) {
-    models = (*catalog)->models();
+    models = all;
   } else {
     StatusOr<const GpuModel*> m = (*catalog)->Find(opt.gpu);
     if (!m.ok()) {
-      *ctx.err << "error: " << m.status().message() << "\n";
+      *ctx.err << "migsched profiles: " << m.status().message() << "\n";
       return 1;
     }
     models.push_back(*m);
@@ -110,9 +168,15 @@ int RunProfiles(const ProfilesOptions& opt, Context& ctx) {
     *ctx.out << doc.dump(2) << "\n";
     return 0;
   }
+  if (opt.gpu.empty()) {
+    PrintSources(ctx.catalog_sources(), all.size(), *ctx.out);
+    *ctx.out << "\n";
+    PrintSummary(models, *ctx.out);
+    if (opt.summary) return 0;
+  }
   for (size_t i = 0; i < models.size(); ++i) {
-    if (i > 0) *ctx.out << "\n";
-    PrintModel(*models[i], *ctx.out);
+    if (i > 0 || opt.gpu.empty()) *ctx.out << "\n";
+    PrintModel(*models[i], file_of(models[i]), *ctx.out);
   }
   return 0;
 }
@@ -123,11 +187,15 @@ void RegisterProfilesCommand(CLI::App& app, Context& ctx, int* exit_code) {
   auto opt = std::make_shared<ProfilesOptions>();
   CLI::App* sub = app.add_subcommand(
       "profiles",
-      "List the GPU models of the catalog with their MIG profiles and placements "
-      "(placements as nvidia-smi prints them: {starts}:size, in placement units)");
+      "List the GPU models of the catalog: where the catalog was loaded from, which models' "
+      "placements are confirmed by a driver listing and which are inferred, and each model's "
+      "MIG profiles and placements (as nvidia-smi prints them: {starts}:size, in placement "
+      "units)");
   sub->add_option("--gpu", opt->gpu,
                   "Only this GPU model (canonical name, short name such as A100-40GB, or the name "
                   "nvidia-smi prints; case-insensitive)");
+  sub->add_flag("--summary", opt->summary,
+                "Only where the catalog comes from and one line per model");
   sub->add_flag("--json", opt->json,
                 "Print one JSON document: an array of models in the catalog file format");
   sub->callback([opt, &ctx, exit_code] { *exit_code = RunProfiles(*opt, ctx); });

@@ -43,6 +43,12 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->check(CLI::NonNegativeNumber)
       ->each([f](const std::string&) { f->explicit_options.reserve_full = true; })
       ->capture_default_str();
+  cmd->add_option("--joint-placement", f->joint_placement,
+                  "Place the jobs waiting at a decision point jointly (§12): a job that does not "
+                  "fit on its own starts with those placed before it when some placement of all "
+                  "exists; on | off (default: on for lb+frag and full, off for the baselines)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->each([f](const std::string&) { f->explicit_options.joint_placement = true; });
   cmd->add_option("--frag-objective", f->frag_objective,
                   "delta: minimum FragCost change; post: minimum FragCost after placing (§4)")
       ->check(CLI::IsMember({"delta", "post"}))
@@ -156,6 +162,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
   s.scheduler.metric = f.metric;
   s.scheduler.demand_window = f.demand_window;
   s.scheduler.reserve_full = f.reserve_full;
+  s.scheduler.joint_placement = f.joint_placement == "on";
   s.scheduler.max_skip_seconds = f.max_skip_seconds;
   s.scheduler.max_wait_s = f.max_wait;
   s.scheduler.idle_ttl_s = f.idle_ttl;
@@ -241,6 +248,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["metric"] = scheduler.metric;
   j["demand_window"] = scheduler.demand_window;
   j["reserve_full"] = scheduler.reserve_full;
+  j["joint_placement"] = scheduler.joint_placement;
   auto off_if_negative = [](double v) {
     return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v);
   };

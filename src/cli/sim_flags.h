@@ -36,9 +36,10 @@ struct SimFlags {
   double reconfig_ms = 23;
   bool no_contention = false;
 
-  std::string metric = "fragcost";  // --metric (§2, sched/metrics.h)
-  int demand_window = 1000;         // --demand-window (demand-weighted, §2)
-  int reserve_full = 0;             // --reserve-full (§4 step 7)
+  std::string metric = "fragcost";      // --metric (§2, sched/metrics.h)
+  int demand_window = 1000;             // --demand-window (demand-weighted, §2)
+  int reserve_full = 0;                 // --reserve-full (§4 step 7)
+  std::string joint_placement = "off";  // --joint-placement on|off (§12; the policy's default)
 
   // §5 queue options and idle-instance retention, seconds; < 0 = off.
   double max_skip_seconds = -1;  // --max-skip-seconds
@@ -48,7 +49,8 @@ struct SimFlags {
   // --migration-cooldown, --migration-fixed-s, --migration-gbps, --switch-s,
   // --checkpoint-interval); used by policies that migrate (`full`).
   SchedulerOptions::Migration migration;
-  // Which of --metric, --reserve-full, --max-skip-seconds were given (set while parsing);
+  // Which of --metric, --reserve-full, --max-skip-seconds, --joint-placement were given (set while
+  // parsing);
   // the others take the policy's defaults (sched/full_policy.h OptionsForPolicy).
   ExplicitOptions explicit_options;
 };

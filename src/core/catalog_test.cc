@@ -55,11 +55,11 @@ TEST(CatalogTest, UnknownNameListsKnownModels) {
   StatusOr<const GpuModel*> m = BundledCatalog().Find("V100");
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
-  // Files load in name order: a100-40gb, a100-80gb, a30-24gb, h100-80gb, h100-nvl-94gb,
-  // h200-141gb, rtx-pro-6000; each listed by its first short name.
+  // Files load in name order (data/gpus/*.json); each model listed by its first short name.
   EXPECT_EQ(m.status().message(),
-            "unknown GPU model 'V100' (known: A100-40GB, A100-80GB, A30-24GB, H100-80GB, "
-            "H100-NVL-94GB, H200-141GB, RTX-PRO-6000)");
+            "unknown GPU model 'V100' (known: A100-40GB, A100-80GB, A30-24GB, B200-180GB, "
+            "B300-269GB, GB200-186GB, GB300-278GB, GH200-144GB, GH200-96GB, H100-80GB, "
+            "H100-NVL-94GB, H20-96GB, H200-141GB, RTX-PRO-4500, RTX-PRO-5000, RTX-PRO-6000)");
 }
 
 TEST(CatalogTest, PrefixOfANameIsNotAMatch) {

@@ -39,7 +39,7 @@ TEST(ClusterSpecTest, BadSpecsAreClearErrors) {
       {"", "empty cluster spec"},
       {"4xA100-40GB,", "empty part"},
       {"0xA100-40GB", "GPU count must be in 1..1000000"},
-      {"4xB300", "cluster spec part '4xB300': unknown GPU model 'B300'"},
+      {"4xV100", "cluster spec part '4xV100': unknown GPU model 'V100'"},
   };
   for (const Case& c : cases) {
     auto gpus = ParseClusterSpec(c.spec, BundledCatalog());

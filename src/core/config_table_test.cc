@@ -1,6 +1,6 @@
 // Tests of ConfigTable (FragCost, §2): the 723 hand-checked A100 40GB cases,
 // the worked values of the spec, and an independent brute-force reference on
-// every bundled model.
+// every bundled model (the inferred models of docs/mig-hardware.md §3 included).
 #include "core/config_table.h"
 
 #include <gmock/gmock.h>
@@ -199,10 +199,71 @@ TEST(ConfigTableTest, MatchesBruteForceReferenceOnEveryBundledModel) {
   }
 }
 
+// The models added from docs/mig-hardware.md §3, counted by hand. The eight 8-unit, 7-slice
+// models have H100's placements and instance limits (7/4/3/2/1/1 over the six base profiles), so
+// the same 18 slots and 723 valid configurations as A100 40GB
+// (ReproducesAll723HandCheckedA100Cases) and, slot for slot, the same FragCost and terms. RTX PRO
+// 5000/4500 ({0,1}:1 at most 2, {0}:2): 3 slots and 5 configurations: empty, 1g@0, 1g@1, 1g@0 +
+// 1g@1, 2g@0. On them FragCost is 0 in every state: with one 1g busy, the other 1g fits (1 of 1)
+// and the 2g is left out by capacity.
+TEST(ConfigTableTest, TableCountsOfTheInferredModels) {
+  const GpuModel& a100 = Model("A100-40GB");
+  auto reference = ConfigTable::Build(a100);
+  for (const char* name :
+       {"H200-141GB", "GH200-96GB", "GH200-144GB", "H20", "B200", "GB200", "B300", "GB300"}) {
+    SCOPED_TRACE(name);
+    const GpuModel& m = Model(name);
+    auto t = ConfigTable::Build(m);
+    EXPECT_EQ(t->num_slots(), 18);
+    EXPECT_EQ(t->num_terms(), 6);
+    ASSERT_EQ(t->num_configs(), 723);
+    // The slots in the same order (base profile by slices, then start) on both models.
+    ASSERT_EQ(m.slots().size(), a100.slots().size());
+    for (size_t k = 0; k < m.slots().size(); ++k) {
+      EXPECT_EQ(m.slots()[k].unit_mask, a100.slots()[k].unit_mask) << "slot " << k;
+      EXPECT_EQ(m.slots()[k].compute_slices, a100.slots()[k].compute_slices) << "slot " << k;
+    }
+    for (ConfigId c = 0; c < t->num_configs(); ++c) {
+      const ConfigId r = reference->Find(t->slot_mask(c));
+      ASSERT_NE(r, kInvalidConfig) << "config " << c;
+      ASSERT_DOUBLE_EQ(t->FragCost(c), reference->FragCost(r)) << "config " << c;
+    }
+  }
+  for (const char* name : {"RTX-PRO-5000", "RTX-PRO-4500"}) {
+    SCOPED_TRACE(name);
+    auto t = ConfigTable::Build(Model(name));
+    EXPECT_EQ(t->num_slots(), 3);
+    ASSERT_EQ(t->num_configs(), 5);
+    for (ConfigId c = 0; c < t->num_configs(); ++c) EXPECT_EQ(t->FragCost(c), 0.0) << c;
+  }
+}
+
+// The worked values of §2, on B200 (inferred placements, same geometry): 1g = 1g.23gb.
+TEST(ConfigTableTest, WorkedValuesHoldOnB200) {
+  const GpuModel& m = Model("B200");
+  auto table = ConfigTable::Build(m);
+  const struct {
+    std::vector<std::pair<std::string, int>> busy;
+    double fragcost;
+  } cases[] = {
+      {{{"1g.23gb", 6}}, 0.0},
+      {{{"1g.23gb", 4}}, 1.0 / 15},
+      {{{"1g.23gb", 0}}, 1.0 - (3 + 2.0 / 3) / 5},
+      {{{"3g.90gb", 0}}, 0.35},
+      {{{"1g.23gb", 0}, {"1g.23gb", 1}, {"1g.23gb", 5}}, 0.5},
+      {{{"1g.45gb", 0}}, 0.3},
+  };
+  for (const auto& c : cases) {
+    const ConfigId id = table->Find(MaskOf(m, c.busy));
+    ASSERT_NE(id, kInvalidConfig);
+    EXPECT_NEAR(table->FragCost(id), c.fragcost, 1e-9) << c.busy.front().first;
+  }
+}
+
 // Every valid configuration is enumerated: count subsets of slots that pass
 // the brute-force validity check directly.
 TEST(ConfigTableTest, EnumeratesExactlyTheValidSubsets) {
-  for (const char* name : {"A30-24GB", "RTX-PRO-6000", "A100-40GB"}) {
+  for (const char* name : {"A30-24GB", "RTX-PRO-6000", "A100-40GB", "RTX-PRO-5000"}) {
     const GpuModel& m = Model(name);
     auto t = ConfigTable::Build(m);
     const int s = static_cast<int>(m.slots().size());

@@ -66,10 +66,17 @@ class GpuModel {
     std::string name;                      // canonical, e.g. "A100 40GB"
     std::vector<std::string> short_names;  // e.g. "A100-40GB"
     std::vector<std::string> aliases;      // names nvidia-smi prints, e.g. "NVIDIA A100-SXM4-40GB"
-    int compute_slices = 0;                // 7 on A100/H100/H200, 4 on A30 and RTX PRO 6000
+    // PCI device ids as NVIDIA mig-parted writes them: device then vendor, "0x233010DE".
+    // Informational (lookup is by name).
+    std::vector<std::string> pci_device_ids;
+    int compute_slices = 0;  // 7 on A100/H100/H200/B200, 4 on A30 and RTX PRO 6000, 2 on RTX PRO
+                             // 5000/4500
     int memory_slices = 0;
-    int placement_units = 0;   // 8, 4 or 12 (§1); at most 64
-    bool confirmed = true;     // false: placements inferred, not observed
+    int placement_units = 0;  // 8, 4, 12 or 2 (§1); at most 64
+    bool confirmed = true;    // false: placements inferred, not observed
+    // What the placements rest on: the driver listing they were seen in, or, for an inferred
+    // model, the model they were inferred from and why (§1, docs/mig-hardware.md §2, §3).
+    std::string placements_evidence;
     double pcie_max_gbps = 0;  // PCIe bandwidth shared by the instances (§8), GB/s
     // Power model of the energy estimate (catalog `power`, optional; sim/energy.h): one
     // GPU draws idle_w always, plus per_active_slice_w for every busy compute slice.
@@ -108,6 +115,8 @@ class GpuModel {
   int memory_slices() const { return spec_.memory_slices; }
   int placement_units() const { return spec_.placement_units; }
   bool confirmed() const { return spec_.confirmed; }
+  const std::string& placements_evidence() const { return spec_.placements_evidence; }
+  const std::vector<std::string>& pci_device_ids() const { return spec_.pci_device_ids; }
   double pcie_max_gbps() const { return spec_.pcie_max_gbps; }
   // The power model (max_w and per_active_slice_w both filled), or nullptr.
   const Spec::Power* power() const { return spec_.power ? &*spec_.power : nullptr; }

@@ -68,7 +68,20 @@ INSTANTIATE_TEST_SUITE_P(
                                {7, 4, 3, 2, 1, 1},
                                18},
                       SlotCase{"A30", {"1g.6gb", "2g.12gb", "4g.24gb"}, {4, 2, 1}, 7},
-                      SlotCase{"RTX-PRO-6000", {"1g.24gb", "2g.48gb", "4g.96gb"}, {4, 2, 1}, 7}));
+                      SlotCase{"RTX-PRO-6000", {"1g.24gb", "2g.48gb", "4g.96gb"}, {4, 2, 1}, 7},
+                      // docs/mig-hardware.md §3: the inferred 8-unit models have H100's placements
+                      // (7+4+3+2+1+1 = 18); RTX PRO 5000/4500 {0,1}:1, {0}:2 -> 2+1 = 3.
+                      SlotCase{"B200",
+                               {"1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"},
+                               {7, 4, 3, 2, 1, 1},
+                               18},
+                      SlotCase{
+                          "GB300",
+                          {"1g.35gb", "1g.70gb", "2g.70gb", "3g.139gb", "4g.139gb", "7g.278gb"},
+                          {7, 4, 3, 2, 1, 1},
+                          18},
+                      SlotCase{"RTX-PRO-5000", {"1g.24gb", "2g.48gb"}, {2, 1}, 3},
+                      SlotCase{"RTX-PRO-4500", {"1g.16gb", "2g.32gb"}, {2, 1}, 3}));
 
 TEST(GpuModelTest, SlotMasksAreTheOccupiedUnits) {
   const GpuModel& a100 = Model("A100-40GB");
@@ -145,7 +158,13 @@ INSTANTIATE_TEST_SUITE_P(
                       OrderCase{"H200-141GB", "2g.35gb", {4, 2, 0}},
                       OrderCase{"A30", "1g.6gb", {0, 1, 2, 3}}, OrderCase{"A30", "2g.12gb", {0, 2}},
                       OrderCase{"RTX-PRO-6000", "1g.24gb", {0, 3, 6, 9}},
-                      OrderCase{"RTX-PRO-6000", "2g.48gb-me", {0, 6}}));
+                      OrderCase{"RTX-PRO-6000", "2g.48gb-me", {0, 6}},
+                      // Inferred by analogy (docs/mig-hardware.md §6): the A100/H100 order on the
+                      // 8-unit models, lowest first on the 2-slice RTX PRO models.
+                      OrderCase{"B300", "1g.34gb+me", {6, 4, 5, 0, 1, 2, 3}},
+                      OrderCase{"GH200-96GB", "3g.48gb", {4, 0}},
+                      OrderCase{"RTX-PRO-5000", "1g.24gb+gfx", {0, 1}},
+                      OrderCase{"RTX-PRO-4500", "1g.16gb", {0, 1}}));
 
 TEST(GpuModelTest, AllBalancedLayoutUsesTheWholeGpu) {
   // mig-parted all-balanced: 1x3g + 1x2g + 2x1g on 7-slice models (3+2+1+1 = 7 compute slices,
@@ -159,6 +178,9 @@ TEST(GpuModelTest, AllBalancedLayoutUsesTheWholeGpu) {
       {"H200-141GB", {{"2g.35gb", 0}, {"1g.18gb", 2}, {"1g.18gb", 3}, {"3g.71gb", 4}}},
       {"A30", {{"2g.12gb", 0}, {"1g.6gb", 2}, {"1g.6gb", 3}}},
       {"RTX-PRO-6000", {{"2g.48gb", 0}, {"1g.24gb", 6}, {"1g.24gb", 9}}},
+      {"B300", {{"2g.67gb", 0}, {"1g.34gb", 2}, {"1g.34gb", 3}, {"3g.135gb", 4}}},
+      // 2-slice models: 2x1g (ours; mig-parted defines no all-balanced there).
+      {"RTX-PRO-5000", {{"1g.24gb", 0}, {"1g.24gb", 1}}},
   };
   for (const Case& c : cases) {
     const GpuModel& m = Model(c.gpu);

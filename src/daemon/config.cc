@@ -201,6 +201,10 @@ Handlers SchedulerHandlers(const Reader& r, DaemonConfig* c) {
     c->explicit_options.max_skip_seconds = true;
     return r.Number(n, "scheduler.max-skip-seconds", &s.max_skip_seconds);
   });
+  both("joint-placement", [&r, &s, c](const YAML::Node& n) {
+    c->explicit_options.joint_placement = true;
+    return r.Bool(n, "scheduler.joint-placement", &s.joint_placement);
+  });
   both("max-wait", num("max-wait", &s.max_wait_s));
   both("idle-ttl", num("idle-ttl", &s.idle_ttl_s));
   both("defrag-interval", num("defrag-interval", &m.defrag_interval_s));
@@ -498,6 +502,7 @@ scheduler:
   frag-objective: {}      # delta | post (§4)
   reserve-full: {}            # keep N GPUs able to host the largest profile (§4 step 7)
   max-skip-seconds: {}       # starvation guard (§5); < 0 = off
+  joint-placement: {}      # place the jobs waiting at a scan jointly (§12)
   max-wait: {}               # reject a job queued this long (§5); < 0 = no limit
   idle-ttl: {}               # destroy idle instances unused this long; < 0 = keep
   defrag-interval: {}       # seconds between periodic migration passes (§6); 0 = off
@@ -505,9 +510,9 @@ scheduler:
   migration-cooldown: {}    # a job moves at most once per this many seconds (§6)
 )",
              full.threshold, full.metric, FragObjectiveName(full.frag_objective), full.reserve_full,
-             off(full.max_skip_seconds), off(full.max_wait_s), off(full.idle_ttl_s),
-             full.migration.defrag_interval_s, full.migration.max_moves_per_pass,
-             full.migration.cooldown_s);
+             off(full.max_skip_seconds), full.joint_placement, off(full.max_wait_s),
+             off(full.idle_ttl_s), full.migration.defrag_interval_s,
+             full.migration.max_moves_per_pass, full.migration.cooldown_s);
 }
 
 }  // namespace migsched

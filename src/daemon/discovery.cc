@@ -135,7 +135,7 @@ StatusOr<GpuModel> ModelFromDriver(const BackendGpu& gpu, const GpuModel* base,
     spec.name = gpu.name;
     spec.aliases = {gpu.name};
     spec.compute_slices = slices;
-    // The largest profile is taken to use every memory slice (§8.5).
+    // The largest profile is taken to use every memory slice (docs/mig-hardware.md §8.5).
     spec.memory_slices = units;
     spec.placement_units = units;
     spec.confirmed = true;

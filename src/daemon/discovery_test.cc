@@ -105,9 +105,9 @@ TEST(DiscoveryTest, UnknownModelIsBuiltFromDriverData) {
   EXPECT_EQ(m.name(), "NVIDIA X30 Prototype");
   EXPECT_EQ(m.placement_units(), 4);  // largest placement end
   EXPECT_EQ(m.compute_slices(), 4);   // largest profile's slices
-  // Names from memorySizeMB over the device memory, rounded up to 1/8, times 24 GB (§8.5):
-  // 5952/24576 = 0.242 → 2/8 × 24 = 6; 11968/24576 = 0.487 → 4/8 × 24 = 12;
-  // 24000/24576 = 0.977 → 8/8 × 24 = 24. The A30's own names (§2.1).
+  // Names from memorySizeMB over the device memory, rounded up to 1/8, times 24 GB (mig-hardware.md
+  // §8.5): 5952/24576 = 0.242 → 2/8 × 24 = 6; 11968/24576 = 0.487 → 4/8 × 24 = 12; 24000/24576 =
+  // 0.977 → 8/8 × 24 = 24. The A30's own names (mig-hardware.md §2.1).
   EXPECT_THAT(ProfileNames(m), ElementsAre("1g.6gb", "2g.12gb", "4g.24gb", "1g.6gb+me"));
   EXPECT_EQ(m.profile(m.FindProfile("1g.6gb+me")).variant_of, "1g.6gb");
   EXPECT_EQ(m.profile(m.FindProfile("2g.12gb")).id, 5);

@@ -42,7 +42,7 @@ TEST(FakeBackendTest, ListGpusReportsTheModelsAliasAndStableUuids) {
     EXPECT_EQ(g.name, "NVIDIA A100-SXM4-40GB");
     EXPECT_TRUE(g.mig_enabled);
     EXPECT_FALSE(g.mig_pending_change);
-    // 7g.40gb's memorySizeMB, the largest profile (§2.2 table).
+    // 7g.40gb's memorySizeMB, the largest profile (mig-hardware.md §2.2 table).
     EXPECT_EQ(g.memory_mib, 40192);
   }
   EXPECT_EQ((*gpus)[0].uuid, "GPU-fake-00000000-0000-0000-0000-000000000000");
@@ -190,7 +190,7 @@ INSTANTIATE_TEST_SUITE_P(
                    StatusCode::kResourceExhausted,
                    "2g.10gb (profile id 14) at placement 6:2: not a valid placement of this "
                    "profile (valid: 0:2, 2:2, 4:2)"},
-        // 1g.5gb cannot start at unit 7 (§2.4 note, same GA100 geometry).
+        // 1g.5gb cannot start at unit 7 (mig-hardware.md §2.4 note, same GA100 geometry).
         CreateCase{"OneGAtSevenIsInvalid",
                    {},
                    k1g5,
@@ -444,7 +444,7 @@ TEST(FakeBackendTest, BadStateFilesAreRefusedWithTheFileName) {
        StatusCode::kFailedPrecondition, "lists 2 GPUs but the configured node has 1"},
       {R"({"schema": "migsched-fake-backend/1", "counter": 0, "gpus": [[{"profile_id": 9}]]})",
        StatusCode::kInvalidArgument, "gpus[0][0].start is missing or not an integer"},
-      // 2g.10gb (id 14) has no placement at 6 (§2.2).
+      // 2g.10gb (id 14) has no placement at 6 (mig-hardware.md §2.2).
       {R"({"schema": "migsched-fake-backend/1", "counter": 1, "gpus": [[{"profile_id": 14,
           "start": 6, "size": 2, "gi_id": 1, "mig_uuid": "MIG-x"}]]})",
        StatusCode::kInvalidArgument, "gpus[0][0]: GPU 0: cannot create 2g.10gb"},

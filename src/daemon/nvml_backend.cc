@@ -242,7 +242,8 @@ StatusOr<const std::vector<BackendProfile>*> NvmlBackend::Profiles(int gpu) {
     nvmlGpuInstanceProfileInfo_t info{};
     nvmlReturn_t ret = api_->device_get_gpu_instance_profile_info(dev, index, &info);
     if (ret == NVML_ERROR_INVALID_ARGUMENT) break;
-    if (ret == NVML_ERROR_NOT_SUPPORTED) continue;  // this GPU lacks the profile (§8.5)
+    if (ret == NVML_ERROR_NOT_SUPPORTED)
+      continue;  // this GPU lacks the profile (mig-hardware.md §8.5)
     if (ret != NVML_SUCCESS) {
       return Map(ret,
                  fmt::format("GPU {}: nvmlDeviceGetGpuInstanceProfileInfo(index {})", gpu, index));

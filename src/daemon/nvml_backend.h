@@ -9,10 +9,10 @@
 //                   (NOT_SUPPORTED = a GPU without MIG: mig_enabled false).
 //                   A GPU answering GPU_IS_LOST is left out (and logged).
 //   ListProfiles    nvmlDeviceGetGpuInstanceProfileInfo for indices 0, 1, …
-//                   until INVALID_ARGUMENT, skipping NOT_SUPPORTED (§8.5), then
+//                   until INVALID_ARGUMENT, skipping NOT_SUPPORTED (mig-hardware.md §8.5), then
 //                   nvmlDeviceGetGpuInstancePossiblePlacements_v2 per profile
 //                   (NULL first for the count). Cached per GPU: immutable while
-//                   the MIG mode lasts (§8.2).
+//                   the MIG mode lasts (mig-hardware.md §8.2).
 //   ListInstances   nvmlDeviceGetGpuInstances per profile id, nvmlGpuInstanceGetInfo,
 //                   nvmlGpuInstanceGetComputeInstances per CI profile, and the
 //                   first CI's MIG UUID (nvmlComputeInstanceGetInfo_v2 → device →
@@ -31,7 +31,7 @@
 //                                           message names the overlapping GI when found)
 //   IN_USE                                → kUnavailable "… in use …" (retry with back-off)
 //   NO_PERMISSION                         → kFailedPrecondition naming root/CAP_SYS_ADMIN
-//                                           or the mig/config capability (§8.3)
+//                                           or the mig/config capability (mig-hardware.md §8.3)
 //   GPU_IS_LOST, DRIVER_NOT_LOADED, UNINITIALIZED, LIB_RM_VERSION_MISMATCH, TIMEOUT
 //                                         → kUnavailable
 //   NOT_FOUND                             → kNotFound

@@ -120,7 +120,8 @@ TEST_F(NvmlBackendTest, DiscoversGpusAndTheA100Profiles) {
 
   auto profiles = b->ListProfiles(0);
   ASSERT_TRUE(profiles.ok()) << profiles.status().ToString();
-  // Enumerated by NVML index 0x0, 0x1, 0x2, 0x3, 0x4, 0x7, 0x9 (the §2.2 table's Index column).
+  // Enumerated by NVML index 0x0, 0x1, 0x2, 0x3, 0x4, 0x7, 0x9 (the mig-hardware.md §2.2 table's
+  // Index column).
   struct Row {
     int index, id, slices, max;
     int64_t mib;
@@ -208,7 +209,7 @@ TEST_F(NvmlBackendTest, OverlapIsResourceExhaustedNamingTheOccupant) {
 TEST_F(NvmlBackendTest, ImpossiblePlacementAndUnknownProfile) {
   NvmlBackend* b = Open();
   ASSERT_NE(b, nullptr);
-  // 2g.10gb's possible placements are {0,2,4}:2 (§2.2).
+  // 2g.10gb's possible placements are {0,2,4}:2 (mig-hardware.md §2.2).
   auto made = b->CreateInstance(0, k2g, {6, 2});
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.status().code(), StatusCode::kResourceExhausted);
@@ -285,7 +286,7 @@ TEST_F(NvmlBackendTest, GpuWithoutMigSupportIsReportedAsNotEnabled) {
 
 TEST_F(NvmlBackendTest, ProfilesTheDriverDoesNotSupportAreSkipped) {
   // An older driver: no 1g.5gb+me (index 0x7) nor 1g.10gb (index 0x9), "Older -lgipp dumps
-  // lack IDs 20/15" (§2.2). Index 0x5 and 0x6 exist on no A100 either.
+  // lack IDs 20/15" (mig-hardware.md §2.2). Index 0x5 and 0x6 exist on no A100 either.
   UseConfig(R"({"gpus": [{"profiles": [
       {"index": 0, "id": 19, "slices": 1, "instances": 7, "memory_mib": 4864,
        "placements": [[0,1],[1,1],[2,1],[3,1],[4,1],[5,1],[6,1]]},
@@ -470,13 +471,13 @@ TEST_F(NvmlBackendTest, DiscoveryOverTheFakeLibrary) {
   auto inv = DiscoverNode(b, testing::BundledCatalog(), {"0", "2"});
   ASSERT_TRUE(inv.ok()) << inv.status().ToString();
   ASSERT_EQ(inv->gpus.size(), 2u);
-  // GPU 0: the A100 40GB table of §2.2 exactly: the catalog's model.
+  // GPU 0: the A100 40GB table of mig-hardware.md §2.2 exactly: the catalog's model.
   EXPECT_EQ(inv->gpus[0].model, &testing::Model("A100-40GB"));
   ASSERT_EQ(inv->gpus[0].instances.size(), 2u);
   EXPECT_FALSE(inv->gpus[0].instances[0].has_compute_instance);
   EXPECT_TRUE(inv->gpus[0].instances[1].has_compute_instance);
   // GPU 2: the A30's catalog entry also has 1g.6gb+me (id 21) and 2g.12gb+me (id 6), which this
-  // driver lacks (§2.1 notes they need R470+/R525+): reported, and the driver wins.
+  // driver lacks (mig-hardware.md §2.1 notes they need R470+/R525+): reported, and the driver wins.
   const GpuModel& a30 = *inv->gpus[1].model;
   EXPECT_EQ(a30.name(), "A30 24GB");
   EXPECT_NE(&a30, &testing::Model("A30-24GB"));

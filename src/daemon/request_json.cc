@@ -487,6 +487,7 @@ ojson SchedulerOptionsToJson(const SchedulerOptions& o) {
                {"demand_window", o.demand_window},
                {"reserve_full", o.reserve_full},
                {"max_skip_seconds", off(o.max_skip_seconds)},
+               {"joint_placement", o.joint_placement},
                {"max_wait", off(o.max_wait_s)},
                {"idle_ttl", off(o.idle_ttl_s)},
                {"defrag_interval", o.migration.defrag_interval_s},

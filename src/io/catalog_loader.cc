@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -21,11 +22,24 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 // Fields allowed at each level. `notes` and `$comment` are free text, ignored.
-constexpr std::string_view kModelFields[] = {
-    "schema",        "name",           "short_names",    "aliases",
-    "confirmed",     "compute_slices", "memory_slices",  "placement_units",
-    "pcie_max_gbps", "power",          "driver_default", "static_layouts",
-    "profiles",      "source",         "notes",          "$comment"};
+constexpr std::string_view kModelFields[] = {"schema",
+                                             "name",
+                                             "short_names",
+                                             "aliases",
+                                             "pci_device_ids",
+                                             "confirmed",
+                                             "placements_evidence",
+                                             "compute_slices",
+                                             "memory_slices",
+                                             "placement_units",
+                                             "pcie_max_gbps",
+                                             "power",
+                                             "driver_default",
+                                             "static_layouts",
+                                             "profiles",
+                                             "source",
+                                             "notes",
+                                             "$comment"};
 constexpr std::string_view kProfileFields[] = {"name",
                                                "id",
                                                "nvml_profile_index",
@@ -144,6 +158,12 @@ Status GetStringList(const json& obj, std::string_view key, const Where& where,
     out->push_back(e.get<std::string>());
   }
   return Status();
+}
+
+// "0x233010DE": 0x and 8 hex digits (device, then vendor), as NVIDIA mig-parted writes them.
+bool IsPciDeviceId(const std::string& s) {
+  if (s.size() != 10 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return false;
+  return std::all_of(s.begin() + 2, s.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
 }
 
 // `notes`: free text, a string or a list of strings; checked, not kept.
@@ -295,7 +315,22 @@ StatusOr<GpuModel> ParseModel(const json& obj) {
   }
   RETURN_IF_ERROR(GetStringList(obj, "short_names", where, &spec.short_names));
   RETURN_IF_ERROR(GetStringList(obj, "aliases", where, &spec.aliases));
+  if (obj.contains("pci_device_ids")) {
+    RETURN_IF_ERROR(GetStringList(obj, "pci_device_ids", where, &spec.pci_device_ids));
+    for (const std::string& id : spec.pci_device_ids) {
+      if (!IsPciDeviceId(id)) {
+        return where.Error(fmt::format(
+            "field 'pci_device_ids': '{}' is not a PCI id such as 0x233010DE (0x, the 4 hex "
+            "digits of the device, then those of the vendor)",
+            id));
+      }
+    }
+  }
   RETURN_IF_ERROR(GetBool(obj, "confirmed", where, &spec.confirmed));
+  if (obj.contains("placements_evidence")) {
+    RETURN_IF_ERROR(StringValue(obj["placements_evidence"], "placements_evidence", where,
+                                &spec.placements_evidence));
+  }
   RETURN_IF_ERROR(GetInt(obj, "compute_slices", where, &spec.compute_slices));
   RETURN_IF_ERROR(GetInt(obj, "memory_slices", where, &spec.memory_slices));
   RETURN_IF_ERROR(GetInt(obj, "placement_units", where, &spec.placement_units));
@@ -396,7 +431,8 @@ StatusOr<GpuModel> LoadGpuModelFile(const std::string& path) {
   return ParseGpuModelJson(ss.str(), path);
 }
 
-Status LoadCatalogPath(const std::string& path, Catalog* catalog) {
+Status LoadCatalogPath(const std::string& path, Catalog* catalog,
+                       std::vector<std::string>* loaded) {
   std::error_code ec;
   std::vector<std::string> files;
   if (fs::is_directory(path, ec)) {
@@ -444,6 +480,7 @@ Status LoadCatalogPath(const std::string& path, Catalog* catalog) {
   for (size_t i = 0; i < models.size(); ++i) {
     RETURN_IF_ERROR(catalog->Add(std::move(models[i])).WithPrefix(files[i]));
   }
+  if (loaded != nullptr) loaded->insert(loaded->end(), files.begin(), files.end());
   return Status();
 }
 
@@ -455,7 +492,9 @@ nlohmann::ordered_json GpuModelToJson(const GpuModel& model) {
   j["name"] = s.name;
   j["short_names"] = s.short_names;
   j["aliases"] = s.aliases;
+  if (!s.pci_device_ids.empty()) j["pci_device_ids"] = s.pci_device_ids;
   j["confirmed"] = s.confirmed;
+  if (!s.placements_evidence.empty()) j["placements_evidence"] = s.placements_evidence;
   j["compute_slices"] = s.compute_slices;
   j["memory_slices"] = s.memory_slices;
   j["placement_units"] = s.placement_units;

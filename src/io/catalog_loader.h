@@ -34,8 +34,10 @@ StatusOr<GpuModel> ParseGpuModelJson(const std::string& text, const std::string&
 // model. All or nothing: on any error no model of `path` is added. Errors as
 // above, plus kInvalidArgument for a name (canonical, short or alias, compared
 // case-insensitively) used twice in `path` or already in the catalog, and
-// kNotFound for a missing path or a folder without *.json files.
-Status LoadCatalogPath(const std::string& path, Catalog* catalog);
+// kNotFound for a missing path or a folder without *.json files. On success,
+// `files` (when given) gets the path of every file loaded, in load order.
+Status LoadCatalogPath(const std::string& path, Catalog* catalog,
+                       std::vector<std::string>* files = nullptr);
 
 // The schema tag every catalog file carries in its `schema` field.
 inline constexpr char kGpuModelSchema[] = "migsched-gpu-model/1";

@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@ using ::migsched::testing::Model;
 using ::migsched::testing::SourceDir;
 using ::migsched::testing::WriteTempFile;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 std::string GpusDir() { return SourceDir() + "/data/gpus"; }
@@ -30,35 +33,103 @@ std::string GpusDir() { return SourceDir() + "/data/gpus"; }
 // ---------------------------------------------------------------------------
 // The bundled catalog.
 
+// Every bundled file, in file-name order (the order LoadCatalogPath loads a folder).
+const std::vector<std::pair<std::string, std::string>> kBundled = {
+    {"a100-40gb", "A100 40GB"},
+    {"a100-80gb", "A100 80GB"},
+    {"a30-24gb", "A30 24GB"},
+    {"b200-180gb", "B200 180GB"},
+    {"b300-269gb", "B300 269GB"},
+    {"gb200-186gb", "GB200 186GB"},
+    {"gb300-278gb", "GB300 278GB"},
+    {"gh200-144gb", "GH200 144GB"},
+    {"gh200-96gb", "GH200 96GB"},
+    {"h100-80gb", "H100 80GB"},
+    {"h100-nvl-94gb", "H100 NVL 94GB"},
+    {"h20-96gb", "H20 96GB"},
+    {"h200-141gb", "H200 141GB"},
+    {"rtx-pro-4500", "RTX PRO 4500 Blackwell 32GB"},
+    {"rtx-pro-5000", "RTX PRO 5000 Blackwell 48GB"},
+    {"rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB"},
+};
+
 TEST(BundledCatalogTest, EveryModelLoads) {
   Catalog c;
-  Status st = LoadCatalogPath(GpusDir(), &c);
+  std::vector<std::string> files;
+  Status st = LoadCatalogPath(GpusDir(), &c, &files);
   ASSERT_TRUE(st.ok()) << st.ToString();
-  std::vector<std::string> names;
+  std::vector<std::string> names, want_names, want_files;
   for (const GpuModel* m : c.models()) names.push_back(m->name());
-  // Sorted by file name: a100-40gb, a100-80gb, a30-24gb, h100-80gb, h100-nvl-94gb, h200-141gb,
-  // rtx-pro-6000.
-  EXPECT_THAT(names, ElementsAre("A100 40GB", "A100 80GB", "A30 24GB", "H100 80GB", "H100 NVL 94GB",
-                                 "H200 141GB", "RTX PRO 6000 Blackwell 96GB"));
-  for (const char* f : {"a100-40gb", "a100-80gb", "a30-24gb", "h100-80gb", "h100-nvl-94gb",
-                        "h200-141gb", "rtx-pro-6000"}) {
-    StatusOr<GpuModel> m = LoadGpuModelFile(GpusDir() + "/" + f + ".json");
+  for (const auto& [file, name] : kBundled) {
+    want_names.push_back(name);
+    want_files.push_back(GpusDir() + "/" + file + ".json");
+    StatusOr<GpuModel> m = LoadGpuModelFile(GpusDir() + "/" + file + ".json");
     EXPECT_TRUE(m.ok()) << m.status().ToString();
+  }
+  EXPECT_EQ(names, want_names);
+  // LoadCatalogPath reports the files it loaded, in load order.
+  EXPECT_EQ(files, want_files);
+}
+
+// Placements observed in a driver listing: the six models of docs/mig-hardware.md §2; every other
+// model's are inferred (mig-hardware.md §3) and say from what.
+TEST(BundledCatalogTest, ConfirmedAreTheModelsOfHardwareSection2) {
+  const std::set<std::string> confirmed = {"A30 24GB",      "A100 40GB",
+                                           "A100 80GB",     "H100 80GB",
+                                           "H100 NVL 94GB", "RTX PRO 6000 Blackwell 96GB"};
+  for (const GpuModel* m : BundledCatalog().models()) {
+    SCOPED_TRACE(m->name());
+    EXPECT_EQ(m->confirmed(), confirmed.count(m->name()) > 0);
+    ASSERT_FALSE(m->placements_evidence().empty());
+    EXPECT_THAT(m->placements_evidence(),
+                StartsWith(m->confirmed() ? "observed: " : "inferred from "));
+    EXPECT_THAT(m->placements_evidence(), HasSubstr(m->confirmed() ? "docs/mig-hardware.md §2."
+                                                                   : "docs/mig-hardware.md §3."));
+    EXPECT_FALSE(m->pci_device_ids().empty());
+    for (const std::string& id : m->pci_device_ids()) {
+      EXPECT_THAT(id, ::testing::MatchesRegex("0x[0-9A-F]{4}10DE")) << id;
+    }
   }
 }
 
-TEST(BundledCatalogTest, OnlyH200IsUnconfirmed) {
-  for (const GpuModel* m : BundledCatalog().models()) {
-    EXPECT_EQ(m->confirmed(), m->name() != "H200 141GB") << m->name();
+// Names nvidia-smi prints and PCI ids of the models added from docs/mig-hardware.md §3 (the
+// driver README's compatible-GPU table), written out here by hand.
+TEST(BundledCatalogTest, InferredModelsNamesAndPciIds) {
+  struct Want {
+    std::string gpu;
+    std::vector<std::string> aliases, pci;
+  };
+  const std::vector<Want> want = {
+      {"GH200-96GB", {"NVIDIA GH200 480GB", "NVIDIA GH200 120GB"}, {"0x234210DE"}},
+      {"GH200-144GB", {"NVIDIA GH200 144G HBM3e"}, {"0x234810DE"}},
+      {"H20", {"NVIDIA H20"}, {"0x232910DE"}},
+      {"B200", {"NVIDIA B200"}, {"0x290110DE", "0x290910DE"}},
+      {"GB200", {"NVIDIA GB200"}, {"0x294110DE"}},
+      {"B300", {"NVIDIA B300 SXM6 AC"}, {"0x318210DE"}},
+      {"GB300", {"NVIDIA GB300"}, {"0x31C210DE", "0x31C310DE"}},
+      {"RTX-PRO-5000", {"NVIDIA RTX PRO 5000 Blackwell"}, {"0x2BB310DE"}},
+      {"RTX-PRO-4500",
+       {"NVIDIA RTX PRO 4500 Blackwell", "NVIDIA RTX PRO 4500 Blackwell Server Edition"},
+       {"0x2C3110DE", "0x2C3A10DE"}},
+  };
+  for (const Want& w : want) {
+    SCOPED_TRACE(w.gpu);
+    const GpuModel& m = Model(w.gpu);
+    EXPECT_EQ(m.aliases(), w.aliases);
+    EXPECT_EQ(m.pci_device_ids(), w.pci);
+    for (const std::string& alias : w.aliases) EXPECT_EQ(*BundledCatalog().Find(alias), &m);
   }
 }
 
 TEST(BundledCatalogTest, PcieBandwidthPerAlgorithmsSection8) {
-  // §8: A100 PCIe 4.0 30.08 GB/s measured; H100/H200 about 55 (assumption); A30 (PCIe 4.0) and
-  // RTX PRO 6000 (PCIe 5.0) by the same figures.
+  // §8: A100 PCIe 4.0 30.08 GB/s measured; PCIe 5.0 models about 55 (assumption); A30 (PCIe 4.0)
+  // by the A100 figure; the Grace-based modules (NVLink-C2C, 900 GB/s both ways) 450 per direction.
   const std::vector<std::pair<std::string, double>> expected = {
-      {"A100-40GB", 30.08}, {"A100-80GB", 30.08}, {"A30", 30.08},        {"H100-80GB", 55.0},
-      {"H100-94GB", 55.0},  {"H200-141GB", 55.0}, {"RTX-PRO-6000", 55.0}};
+      {"A100-40GB", 30.08},  {"A100-80GB", 30.08},   {"A30", 30.08},         {"H100-80GB", 55.0},
+      {"H100-94GB", 55.0},   {"H200-141GB", 55.0},   {"RTX-PRO-6000", 55.0}, {"H20", 55.0},
+      {"B200", 55.0},        {"B300", 55.0},         {"RTX-PRO-5000", 55.0}, {"RTX-PRO-4500", 55.0},
+      {"GH200-96GB", 450.0}, {"GH200-144GB", 450.0}, {"GB200", 450.0},       {"GB300", 450.0}};
+  EXPECT_EQ(expected.size(), BundledCatalog().models().size());
   for (const auto& [gpu, gbps] : expected) {
     EXPECT_DOUBLE_EQ(Model(gpu).pcie_max_gbps(), gbps) << gpu;
   }
@@ -84,7 +155,8 @@ TEST(BundledCatalogTest, MatchesTheResearchFile) {
   ASSERT_TRUE(in) << path;
   const json research = json::parse(in);
   ASSERT_EQ(research["gpus"].size(), 7u);
-  EXPECT_EQ(BundledCatalog().models().size(), 7u);
+  // The research file's 7 models and the 9 of inferred-models.json.
+  EXPECT_EQ(BundledCatalog().models().size(), 16u);
   for (const json& g : research["gpus"]) {
     SCOPED_TRACE(g["model"].get<std::string>());
     StatusOr<const GpuModel*> found = BundledCatalog().Find(g["aliases"][0].get<std::string>());
@@ -115,6 +187,77 @@ TEST(BundledCatalogTest, MatchesTheResearchFile) {
       EXPECT_EQ(p.variant_of, ExpectedVariantOf(p.name));
     }
   }
+}
+
+// The inferred models of docs/mig-hardware.md §3, checked independently of the converter: every
+// fact the research file's unconfirmed[] entry gives is carried unchanged, and the placements are
+// those of H100 80GB (mig-hardware.md §2.4) for the profile's shape, written out here by hand:
+//   1 compute / 1 memory slice {0..6}:1, 1/2 {0,2,4,6}:2, 2/2 {0,2,4}:2, 3/4 {0,4}:4,
+//   4/4 {0}:4, 7/8 {0}:8;
+// on the 2-slice RTX PRO 5000/4500 (one unit per memory slice, mig-hardware.md §3.9): 1g {0,1}:1,
+// 2g {0}:2.
+TEST(BundledCatalogTest, InferredModelsMatchResearchAndH100Placements) {
+  const auto P = [](std::vector<int> starts, int size) {
+    std::vector<Placement> out;
+    for (int s : starts) out.push_back({s, size});
+    return out;
+  };
+  const std::map<std::pair<int, int>, std::vector<Placement>> h100 = {
+      {{1, 1}, P({0, 1, 2, 3, 4, 5, 6}, 1)},
+      {{1, 2}, P({0, 2, 4, 6}, 2)},
+      {{2, 2}, P({0, 2, 4}, 2)},
+      {{3, 4}, P({0, 4}, 4)},
+      {{4, 4}, P({0}, 4)},
+      {{7, 8}, P({0}, 8)}};
+  const std::map<std::pair<int, int>, std::vector<Placement>> two_way = {{{1, 1}, P({0, 1}, 1)},
+                                                                         {{2, 2}, P({0}, 2)}};
+  std::ifstream in(GpusDir() + "/sources/mig-profiles.research.json");
+  ASSERT_TRUE(in);
+  const json research = json::parse(in);
+  std::map<std::string, const json*> unconfirmed;
+  for (const json& g : research["unconfirmed"]) unconfirmed[g["aliases"][0]] = &g;
+  int checked = 0;
+  for (const GpuModel* m : BundledCatalog().models()) {
+    if (m->confirmed()) continue;
+    SCOPED_TRACE(m->name());
+    ++checked;
+    const auto& shapes = m->compute_slices() == 2 ? two_way : h100;
+    EXPECT_EQ(m->placement_units(), m->compute_slices() == 2 ? 2 : 8);
+    for (const Profile& p : m->profiles()) {
+      SCOPED_TRACE(p.name);
+      auto it = shapes.find({p.compute_slices, p.memory_slices});
+      ASSERT_NE(it, shapes.end());
+      EXPECT_EQ(p.placements, it->second);
+      EXPECT_EQ(p.variant_of, ExpectedVariantOf(p.name));
+    }
+    auto r = m->aliases().empty() ? unconfirmed.end() : unconfirmed.find(m->aliases()[0]);
+    if (m->name() == "GH200 144GB")
+      r = unconfirmed.find("NVIDIA GH200 144G HBM3e (unverified string)");
+    if (r == unconfirmed.end()) continue;  // not in the research file (H20, B300, GB300, RTX PRO)
+    const json& g = *r->second;
+    EXPECT_EQ(m->compute_slices(), g["compute_slices"].get<int>());
+    EXPECT_EQ(m->memory_slices(), g["memory_slices"].get<int>());
+    ASSERT_EQ(m->profiles().size(), g["profiles"].size());
+    for (size_t i = 0; i < g["profiles"].size(); ++i) {
+      const json& rp = g["profiles"][i];
+      const Profile& p = m->profile(static_cast<int>(i));
+      SCOPED_TRACE(p.name);
+      EXPECT_EQ(p.name, rp["name"].get<std::string>());
+      EXPECT_EQ(p.compute_slices, rp["compute_slices"].get<int>());
+      EXPECT_EQ(p.memory_slices, rp["memory_slices"].get<int>());
+      EXPECT_EQ(p.max_instances, rp["max_instances"].get<int>());
+      if (!rp["id"].is_null()) {
+        EXPECT_EQ(p.id, rp["id"].get<int>());
+      }
+      if (rp.contains("memory_mib")) {
+        EXPECT_EQ(p.memory_mib, rp["memory_mib"].get<int64_t>());
+      }
+      if (rp.contains("nvml_profile_index")) {
+        EXPECT_EQ(p.nvml_profile_index, rp["nvml_profile_index"].get<int>());
+      }
+    }
+  }
+  EXPECT_EQ(checked, 10);  // H200 and the 9 models of inferred-models.json
 }
 
 // data/gpus/*.json are generated: they must be what the converter writes today.
@@ -188,6 +331,29 @@ TEST(CatalogLoaderTest, ValidModelLoads) {
   EXPECT_EQ(m->DriverDefaultOrder(m->FindProfile("1g")), (std::vector<int>{6, 4, 5, 0, 1, 2, 3}));
 }
 
+TEST(CatalogLoaderTest, PciIdsAndEvidenceAreOptionalAndKept) {
+  StatusOr<GpuModel> plain = ParseGpuModelJson(ValidModel().dump(), "plain");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE(plain->pci_device_ids().empty());
+  EXPECT_TRUE(plain->placements_evidence().empty());
+  // A model with confirmed false and no evidence still loads (files written before the field
+  // existed); `migsched profiles` then says the file does not state it.
+  json inferred = ValidModel();
+  inferred["confirmed"] = false;
+  EXPECT_TRUE(ParseGpuModelJson(inferred.dump(), "inferred").ok());
+  json j = ValidModel();
+  j["pci_device_ids"] = {"0x233010DE", "0x2331abcd"};
+  j["placements_evidence"] = "observed: by hand";
+  StatusOr<GpuModel> m = ParseGpuModelJson(j.dump(), "with-ids");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_THAT(m->pci_device_ids(), ElementsAre("0x233010DE", "0x2331abcd"));
+  EXPECT_EQ(m->placements_evidence(), "observed: by hand");
+  const nlohmann::ordered_json back = GpuModelToJson(*m);
+  EXPECT_EQ(back["pci_device_ids"], json({"0x233010DE", "0x2331abcd"}));
+  EXPECT_EQ(back["placements_evidence"], "observed: by hand");
+  EXPECT_FALSE(GpuModelToJson(*plain).contains("pci_device_ids"));
+}
+
 TEST(CatalogLoaderTest, PowerIsOptionalAndCompletedFromEitherField) {
   EXPECT_EQ(LoadGpuModelFile(WriteTempFile("nopower.json", ValidModel().dump()))->power(), nullptr);
   struct Case {
@@ -216,10 +382,15 @@ TEST(CatalogLoaderTest, PowerIsOptionalAndCompletedFromEitherField) {
 TEST(BundledCatalogTest, BoardPowerLimits) {
   // The PCIe cards' board power (docs/formats/catalog.md `power`, sources in each file's notes):
   // A100 40GB 250 W, A100 80GB 300 W, A30 165 W, H100 80GB 350 W, H100 NVL 400 W, H200 NVL 600 W,
-  // RTX PRO 6000 600 W.
+  // RTX PRO 6000 600 W, RTX PRO 5000 300 W, RTX PRO 4500 200 W. The SXM-only and Grace-based
+  // models have none (no PCIe card to compare with): no energy estimate for them.
   const std::vector<std::pair<std::string, double>> expected = {
-      {"A100-40GB", 250}, {"A100-80GB", 300},  {"A30", 165},         {"H100-80GB", 350},
-      {"H100-94GB", 400}, {"H200-141GB", 600}, {"RTX-PRO-6000", 600}};
+      {"A100-40GB", 250},    {"A100-80GB", 300},    {"A30", 165},
+      {"H100-80GB", 350},    {"H100-94GB", 400},    {"H200-141GB", 600},
+      {"RTX-PRO-6000", 600}, {"RTX-PRO-5000", 300}, {"RTX-PRO-4500", 200}};
+  for (const char* gpu : {"GH200-96GB", "GH200-144GB", "H20", "B200", "GB200", "B300", "GB300"}) {
+    EXPECT_EQ(Model(gpu).power(), nullptr) << gpu;
+  }
   for (const auto& [gpu, max_w] : expected) {
     ASSERT_NE(Model(gpu).power(), nullptr) << gpu;
     EXPECT_DOUBLE_EQ(Model(gpu).power()->max_w, max_w) << gpu;
@@ -288,6 +459,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "GPU model 'Test 8U': field 'pcie_max_gbps' must be a number"},
         BadCase{"ShortNamesNotAList", [](json& j) { j["short_names"] = "TEST-8U"; },
                 "GPU model 'Test 8U': field 'short_names' must be a list of strings"},
+        BadCase{"PciIdsNotAList", [](json& j) { j["pci_device_ids"] = "0x233010DE"; },
+                "GPU model 'Test 8U': field 'pci_device_ids' must be a list of strings"},
+        BadCase{"PciIdWithoutVendor", [](json& j) { j["pci_device_ids"] = {"0x2330"}; },
+                "GPU model 'Test 8U': field 'pci_device_ids': '0x2330' is not a PCI id such as "
+                "0x233010DE (0x, the 4 hex digits of the device, then those of the vendor)"},
+        BadCase{"PciIdNotHex", [](json& j) { j["pci_device_ids"] = {"0x23G010DE"}; },
+                "GPU model 'Test 8U': field 'pci_device_ids': '0x23G010DE' is not a PCI id such "
+                "as 0x233010DE (0x, the 4 hex digits of the device, then those of the vendor)"},
+        BadCase{"EmptyEvidence", [](json& j) { j["placements_evidence"] = ""; },
+                "GPU model 'Test 8U': field 'placements_evidence' must not be empty"},
+        BadCase{"EvidenceNotAString", [](json& j) { j["placements_evidence"] = 3; },
+                "GPU model 'Test 8U': field 'placements_evidence' must be a string"},
         BadCase{"IdOutOfRange", [](json& j) { j["profiles"][0]["id"] = int64_t{5000000000}; },
                 "GPU model 'Test 8U', profile '1g': field 'id' is out of range"},
         BadCase{"NegativeId", [](json& j) { j["profiles"][0]["id"] = -2; },
@@ -318,9 +501,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "GPU model 'Test 8U', profile '2g+me': variant of unknown profile '2g.20gb'"},
         BadCase{"UnknownTopLevelField", [](json& j) { j["placement_unit"] = 8; },
                 "GPU model 'Test 8U': unknown field 'placement_unit' (allowed: schema, name, "
-                "short_names, aliases, confirmed, compute_slices, memory_slices, "
-                "placement_units, pcie_max_gbps, power, driver_default, static_layouts, "
-                "profiles, source, notes)"},
+                "short_names, aliases, pci_device_ids, confirmed, placements_evidence, "
+                "compute_slices, memory_slices, placement_units, pcie_max_gbps, power, "
+                "driver_default, static_layouts, profiles, source, notes)"},
         BadCase{
             "UnknownProfileField", [](json& j) { j["profiles"][0]["compute_slice"] = 1; },
             "GPU model 'Test 8U', profile '1g': unknown field 'compute_slice' (allowed: ", false},
@@ -379,18 +562,15 @@ INSTANTIATE_TEST_SUITE_P(
                   j["power"] = {{"idle_w", "35"}, {"max_w", 250}};
                 },
                 "GPU model 'Test 8U', power: field 'idle_w' must be a number"},
-        BadCase{"PowerMaxBelowIdle",
-                [](json& j) {
-                  j["power"] = {{"idle_w", 50}, {"max_w", 40}};
-                },
+        BadCase{"PowerMaxBelowIdle", [](json& j) { j["power"] = {{"idle_w", 50}, {"max_w", 40}}; },
                 "GPU model 'Test 8U': power: max_w 40 is below idle_w 50"},
         // 35 + 7 x 40 = 315 > 250.
-        BadCase{"PowerInconsistent",
-                [](json& j) {
-                  j["power"] = {{"idle_w", 35}, {"max_w", 250}, {"per_active_slice_w", 40}};
-                },
-                "GPU model 'Test 8U': power: idle_w 35 + 7 compute slices x per_active_slice_w "
-                "40 exceeds max_w 250"}),
+        BadCase{
+            "PowerInconsistent",
+            [](json&
+                   j) { j["power"] = {{"idle_w", 35}, {"max_w", 250}, {"per_active_slice_w", 40}}; },
+            "GPU model 'Test 8U': power: idle_w 35 + 7 compute slices x per_active_slice_w "
+            "40 exceeds max_w 250"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 struct BadTextCase {
@@ -463,7 +643,7 @@ TEST(CatalogLoaderPathTest, ClashWithTheBundledCatalog) {
   EXPECT_EQ(st.message(), path + ": " + kPrefix +
                               ": name 'nvidia a100-sxm4-40gb' is already used by 'A100 40GB' in "
                               "the catalog");
-  EXPECT_EQ(c.models().size(), 7u);
+  EXPECT_EQ(c.models().size(), kBundled.size());
 }
 
 TEST(CatalogLoaderPathTest, BadFileInAFolderAddsNothing) {
@@ -487,7 +667,7 @@ TEST(CatalogLoaderPathTest, ExtraFileAfterTheBundledCatalog) {
   const std::string path = WriteTempFile("extra.json", ValidModel().dump());
   Status st = LoadCatalogPath(path, &c);
   ASSERT_TRUE(st.ok()) << st.ToString();
-  EXPECT_EQ(c.models().size(), 8u);
+  EXPECT_EQ(c.models().size(), kBundled.size() + 1);
   ASSERT_TRUE(c.Find("test-8u").ok());
   EXPECT_EQ((*c.Find("test-8u"))->name(), "Test 8U");
 }

@@ -40,6 +40,13 @@ inline constexpr double kFullDefaultMaxSkipSeconds = -1;  // seconds; < 0 = off
 // `full`, sched/policy.h PolicyOptions).
 SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set);
 
+// Joint placement of the waiting jobs (§12, SchedulerOptions::joint_placement) is on by default
+// for the policies of our own (`lb+frag`, its alias `frag-aware`, and `full`), chosen in
+// docs/results.md ("Joint placement of waiting jobs") by the criterion stated there; the
+// baselines stand for systems that place one job at a time and keep it off. The registry
+// (sched/policy.h PolicyInfo::joint_placement) holds it per policy.
+inline constexpr bool kJointPlacementDefault = true;
+
 }  // namespace migsched
 
 #endif  // MIGSCHED_SCHED_FULL_POLICY_H_

@@ -116,5 +116,23 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(global.max_skip_seconds, kFullDefaultMaxSkipSeconds);
 }
 
+// Joint placement (§12): on for lb+frag (and its alias) and full unless the
+// user says otherwise; off for the baselines unless the user turns it on.
+TEST(JointPlacementDefaultsTest, OnForOurPoliciesOffForTheBaselines) {
+  for (const std::string& policy : PolicyNames()) {
+    const bool ours = policy == "lb+frag" || policy == "full";
+    SCOPED_TRACE(policy);
+    EXPECT_EQ(JointPlacementByDefault(policy), ours);
+    SchedulerOptions given;
+    EXPECT_EQ(OptionsForPolicy(policy, given, {}).joint_placement, ours);
+    for (bool value : {true, false}) {
+      given.joint_placement = value;
+      EXPECT_EQ(OptionsForPolicy(policy, given, {.joint_placement = true}).joint_placement, value);
+    }
+  }
+  EXPECT_TRUE(JointPlacementByDefault("frag-aware"));
+  EXPECT_FALSE(SchedulerOptions{}.joint_placement);
+}
+
 }  // namespace
 }  // namespace migsched

@@ -28,8 +28,7 @@ struct SchedulerOptions {
   // GPU (GpuModel::Spec::static_layouts); "all-balanced" is mig-parted's.
   std::string static_layout = "all-balanced";
 
-  // ---- Issue 3 options (declared here once so that the engineers adding them
-  // do not edit this struct concurrently; each is implemented by the file named).
+  // ---- Metric, queue and retention options (each implemented by the file named).
 
   // §2 metric used to score candidates: "fragcost" (default), "blocked-placements",
   // "demand-weighted". [sched/metrics, policies]
@@ -47,6 +46,10 @@ struct SchedulerOptions {
   // Idle-instance retention: an idle instance is destroyed after this many seconds unused.
   // < 0 = keep until its space is needed (default).
   double idle_ttl_s = -1;
+  // §12 joint placement of the waiting jobs: a queue scan places a job that does not fit on its
+  // own together with the jobs it placed before (Scheduler::ScheduleQueue). Off by default here;
+  // `lb+frag` and `full` turn it on (OptionsForPolicy, sched/full_policy.h, docs/results.md).
+  bool joint_placement = false;
 
   // §6 migration (used by policies that migrate, e.g. `full`).
   struct Migration {
@@ -70,6 +73,7 @@ struct ExplicitOptions {
   bool metric = false;            // --metric / scheduler.metric
   bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
+  bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
 };
 
 }  // namespace migsched

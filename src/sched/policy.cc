@@ -35,14 +35,22 @@ namespace {
 SchedulerOptions NoDefaults(SchedulerOptions options, const ExplicitOptions&) { return options; }
 
 // A registry entry whose factory takes the options alone.
-PolicyInfo Entry(std::string name, std::vector<std::string> aliases, std::string summary,
-                 std::function<StatusOr<std::unique_ptr<PlacementPolicy>>(const SchedulerOptions&,
-                                                                          std::string_view)>
-                     make,
-                 std::function<SchedulerOptions(SchedulerOptions, const ExplicitOptions&)>
-                     defaults = NoDefaults) {
-  return PolicyInfo{std::move(name), std::move(aliases), std::move(summary), std::move(make),
-                    std::move(defaults)};
+PolicyInfo Entry(
+    std::string name, std::vector<std::string> aliases, std::string summary,
+    std::function<StatusOr<std::unique_ptr<PlacementPolicy>>(const SchedulerOptions&,
+                                                             std::string_view)>
+        make,
+    std::function<SchedulerOptions(SchedulerOptions, const ExplicitOptions&)> defaults = NoDefaults,
+    bool joint_placement = false) {
+  return PolicyInfo{std::move(name), std::move(aliases),  std::move(summary),
+                    std::move(make), std::move(defaults), joint_placement};
+}
+
+// The registry's defaults of `p` for the options `set` does not mark.
+SchedulerOptions WithDefaults(const PolicyInfo& p, SchedulerOptions options,
+                              const ExplicitOptions& set) {
+  if (!set.joint_placement) options.joint_placement = p.joint_placement;
+  return p.defaults(std::move(options), set);
 }
 
 StatusOr<std::unique_ptr<PlacementPolicy>> MakeFragAware(const SchedulerOptions& options,
@@ -61,7 +69,7 @@ const std::vector<PolicyInfo>& PolicyRegistry() {
             [](const SchedulerOptions& o, std::string_view) { return NewLbPolicy(o); }),
       Entry("lb+frag", {"frag-aware"},
             "lazy/busy balancing and the fragmentation-aware choice of §4 (§11 ladder, rung 3)",
-            MakeFragAware),
+            MakeFragAware, NoDefaults, kJointPlacementDefault),
       Entry(
           "full", {}, "lb+frag plus the §6 migration planner, with defaults of its own (§11)",
           [](const SchedulerOptions& o,
@@ -70,7 +78,7 @@ const std::vector<PolicyInfo>& PolicyRegistry() {
                              MakeFragAware(o, "lb+frag"));
             return NewFullPolicy(std::move(placement));
           },
-          FullDefaults),
+          FullDefaults, kJointPlacementDefault),
       Entry("best-fit", {}, "the fullest GPU (highest util) that fits (§11)",
             [](const SchedulerOptions& o, std::string_view) { return NewBestFitPolicy(o); }),
       Entry("driver-default", {}, "lowest-index GPU that fits, the driver's own start order (§11)",
@@ -117,14 +125,19 @@ std::vector<std::pair<std::string, std::string>> PolicyAliases() {
 StatusOr<SchedulerOptions> PolicyOptions(std::string_view name, SchedulerOptions options,
                                          const ExplicitOptions& set) {
   ASSIGN_OR_RETURN(const PolicyInfo* p, FindPolicy(name));
-  return p->defaults(std::move(options), set);
+  return WithDefaults(*p, std::move(options), set);
 }
 
 SchedulerOptions OptionsForPolicy(std::string_view name, SchedulerOptions options,
                                   const ExplicitOptions& set) {
   StatusOr<const PolicyInfo*> p = FindPolicy(name);
   if (!p.ok()) return options;
-  return (*p)->defaults(std::move(options), set);
+  return WithDefaults(**p, std::move(options), set);
+}
+
+bool JointPlacementByDefault(std::string_view name) {
+  StatusOr<const PolicyInfo*> p = FindPolicy(name);
+  return p.ok() && (*p)->joint_placement;
 }
 
 StatusOr<std::unique_ptr<PlacementPolicy>> MakePolicy(std::string_view name,

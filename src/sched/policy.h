@@ -114,6 +114,9 @@ struct PolicyInfo {
   // `options` with the policy's own defaults for every option that `set`
   // does not mark as given (most policies: none, `options` unchanged).
   std::function<SchedulerOptions(SchedulerOptions options, const ExplicitOptions& set)> defaults;
+  // Joint placement of waiting jobs (§12) when `set` does not mark it
+  // (sched/full_policy.h kJointPlacementDefault for lb+frag and full).
+  bool joint_placement = false;
 };
 
 // Every policy, in the order `compare` runs them by default: the ablation
@@ -137,6 +140,9 @@ StatusOr<SchedulerOptions> PolicyOptions(std::string_view name, SchedulerOptions
 // the simulator's flags.
 SchedulerOptions OptionsForPolicy(std::string_view name, SchedulerOptions options,
                                   const ExplicitOptions& set);
+// Whether `name` runs with joint placement (§12) when the option is not
+// given (PolicyInfo::joint_placement; false for an unknown name).
+bool JointPlacementByDefault(std::string_view name);
 
 // The policy `name` (a name or an alias), configured by `options` as given
 // (apply PolicyOptions first for the policy's defaults). kNotFound lists the

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sched/candidates.h"
+#include "sched/joint_placement.h"
 #include "sched/migration_planner.h"
 
 namespace migsched {
@@ -38,6 +39,7 @@ Scheduler::Scheduler(Cluster* cluster, std::unique_ptr<PlacementPolicy> policy,
       policy_(std::move(policy)),
       options_(std::move(options)),
       clock_(clock),
+      joint_(options_.joint_placement ? std::make_unique<JointPlacer>(options_) : nullptr),
       planner_(NewDefragPlanner()) {}
 
 StatusOr<Plan> Scheduler::Setup() {
@@ -84,9 +86,25 @@ Status Scheduler::CheckCanEverRun(const Job& job) const {
 }
 
 StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) {
+  ASSIGN_OR_RETURN(std::optional<Decision> d, Decide(id, job, /*round=*/false));
+  if (d) Commit(id, job, *d);
+  return d;
+}
+
+void Scheduler::Commit(JobId id, const Job& job, const Decision& d) {
+  running_[id] = d.instances;
+  running_jobs_[id] = job;
+  TrackIdle(d.plan);
+}
+
+StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bool round) {
   const int64_t t0 = clock_->NowNanos();
   auto record = [&] { decision_us_.push_back((clock_->NowNanos() - t0) / 1000.0); };
   if (running_.count(id)) return InternalError(fmt::format("job {} is already running", id));
+  // The joint placer's round keeps every GPU's state before the scan changed it.
+  auto touch = [&](int gpu) {
+    if (round) joint_->Touch(*cluster_, gpu);
+  };
   const PlacementRequest req = MakeRequest(*cluster_, id, job);
   Decision d;
   d.job = id;
@@ -120,6 +138,8 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
     d.plan = PlacementPlan(*cluster_, c->gpu, c->profile, c->start, id);
     d.instances.push_back({c->gpu, c->profile, c->start});
     record();
+    touch(c->gpu);
+    RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
   } else {
     // Gang: place one instance at a time on the cluster itself, each part
     // applied before the next choice; all or none: if an instance finds no
@@ -143,6 +163,7 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
       bool seen = false;
       for (const auto& s : saved) seen = seen || s.first == c->gpu;
       if (!seen) saved.emplace_back(c->gpu, cluster_->gpu(c->gpu));
+      touch(c->gpu);
       if (Status st = ApplyPlan(part, cluster_); !st.ok()) {
         rollback();
         return st;
@@ -152,10 +173,6 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
     }
     record();
   }
-  if (job.count <= 1) RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
-  running_[id] = d.instances;
-  running_jobs_[id] = job;
-  TrackIdle(d.plan);
   return std::optional<Decision>(std::move(d));
 }
 
@@ -217,9 +234,15 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   reservations_.clear();
   fragmented_.clear();
   bool head_seen = false;
+  // §12: decisions are collected in the joint placer's round and made final
+  // (Commit) when the scan ends, so that a later job may re-lay them.
+  const bool joint = joint_ != nullptr && !setup_layout_;
+  if (joint) joint_->BeginRound();
   // Placing a job only takes capacity away (and a reservation only adds to
   // that), so once a request failed in this scan, an identical later request
-  // fails too and is not tried again.
+  // fails too and is not tried again. (With joint placement too: a job that
+  // found no joint placement with the scan's earlier jobs finds none with more
+  // of them, up to the search's bounds.)
   std::set<RequestKey> failed;
   // The same for the backfill onto reserved GPUs below (whether a request
   // fits there does not depend on its duration; whether it may try does).
@@ -227,14 +250,40 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   Status status;
   // Tries to place the job at `it`: true if it started (then `it` is erased
   // and advanced); false if it does not fit (or on an error, in `status`).
-  auto try_start = [&](std::deque<Queued>::iterator& it) {
-    StatusOr<std::optional<Decision>> d = TryPlace(it->id, it->job);
+  // `jointly`: if it does not fit on its own, the joint placer may place it
+  // with the scan's earlier jobs (not on reserved GPUs, so not for the
+  // backfill onto them).
+  auto try_start = [&](std::deque<Queued>::iterator& it, bool jointly) {
+    if (!joint) {
+      StatusOr<std::optional<Decision>> d = TryPlace(it->id, it->job);
+      if (!d.ok()) {
+        status = d.status();
+        return false;
+      }
+      if (!d->has_value()) return false;
+      out.push_back(std::move(**d));
+      it = queue_.erase(it);
+      return true;
+    }
+    StatusOr<std::optional<Decision>> d = Decide(it->id, it->job, /*round=*/true);
     if (!d.ok()) {
       status = d.status();
       return false;
     }
-    if (!d->has_value()) return false;
-    out.push_back(std::move(**d));
+    if (d->has_value()) {
+      joint_->Add(it->id, it->job, std::move(**d));
+      it = queue_.erase(it);
+      return true;
+    }
+    if (!jointly) return false;
+    const int64_t t0 = clock_->NowNanos();
+    StatusOr<bool> placed = joint_->Place(cluster_, policy_.get(), it->id, it->job);
+    decision_us_.back() += (clock_->NowNanos() - t0) / 1000.0;  // part of this decision
+    if (!placed.ok()) {
+      status = placed.status();
+      return false;
+    }
+    if (!*placed) return false;
     it = queue_.erase(it);
     return true;
   };
@@ -244,7 +293,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     it->tried = true;
     const RequestKey key = RequestKeyOf(job);
     if (!failed.count(key)) {
-      if (try_start(it)) continue;
+      if (try_start(it, /*jointly=*/true)) continue;
       if (!status.ok()) break;
       failed.insert(key);
       if (!head_seen) {
@@ -267,7 +316,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     if (!reservations_.empty() && job.duration_s > 0 && !failed_backfill.count(key) &&
         now_s_ + job.duration_s <= EarliestReservedFree()) {
       SetReservedFlags(false);
-      const bool started = try_start(it);
+      const bool started = try_start(it, /*jointly=*/false);
       SetReservedFlags(true);
       if (started) continue;
       if (!status.ok()) break;
@@ -276,6 +325,16 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     ++it;
   }
   SetReservedFlags(false);
+  if (joint) {
+    // The round's decisions are final now (in scan order); on an error, the
+    // placements applied so far are still committed so that the scheduler's
+    // bookkeeping matches the cluster.
+    for (JointPlacer::Entry& e : joint_->entries()) {
+      Commit(e.id, e.job, e.decision);
+      out.push_back(std::move(e.decision));
+    }
+    joint_->BeginRound();
+  }
   if (!status.ok()) return status;
   return out;
 }

@@ -11,6 +11,10 @@
 // when an arrival found only fragmented room; moves are plans of the same
 // kind (kMigrateBegin / kMigrateEnd steps), ended by FinishMigration.
 //
+// Joint placement (§12, options.joint_placement): a queue scan places a job
+// that does not fit on its own together with the jobs the scan placed before
+// it (sched/joint_placement.h); the decisions are returned when the scan ends.
+//
 // Time: the driver tells the scheduler its clock with SetNow (virtual seconds
 // in the simulator). The queue options (§5: starvation guard, max wait), the
 // cool-down and idle-instance retention read it.
@@ -37,25 +41,11 @@
 #include "core/job.h"
 #include "core/plan.h"
 #include "core/status.h"
+#include "sched/joint_placement.h"
 #include "sched/options.h"
 #include "sched/policy.h"
 
 namespace migsched {
-
-// Where one instance of a job runs.
-struct InstanceRef {
-  int gpu = -1;
-  int profile = -1;
-  int start = 0;
-  bool operator==(const InstanceRef&) const = default;
-};
-
-// One successful placement: the plan applied and the instances the job got.
-struct Decision {
-  JobId job = kNoJob;
-  Plan plan;
-  std::vector<InstanceRef> instances;  // `count` of them
-};
 
 // ---- Migration (§6) --------------------------------------------------------
 
@@ -161,13 +151,22 @@ class Scheduler {
   // policy (ObserveArrival) and appends the job (the enqueue time is now());
   // ScheduleQueue scans the queue in arrival order once and starts every job
   // that fits (a job that does not fit does not block later ones, except
-  // through the starvation guard below), returning the decisions made.
+  // through the starvation guard below), returning the decisions made, in
+  // queue order. With options.joint_placement (§12), a job that does not fit
+  // on its own is placed jointly with the jobs this scan placed before it
+  // (JointPlacer): it starts when some placement of all of them exists, and
+  // their decisions are those of that placement. Not for a policy whose setup
+  // laid out instances (`static`: it never reconfigures, and with only reuse
+  // of exact instances the one-at-a-time scan already starts the most jobs).
   void Enqueue(JobId id, const Job& job);
   // Tells the policy about an arrival without queueing it
   // (PlacementPolicy::ObserveArrival): for drivers that place arrivals
   // directly with TryPlace (fill mode) and to seed the demand window of the
   // demand-weighted metric (§2) before the first arrival.
-  void ObserveArrival(const Job& job) { policy_->ObserveArrival(*cluster_, job); }
+  void ObserveArrival(const Job& job) {
+    policy_->ObserveArrival(*cluster_, job);
+    if (joint_) joint_->ObserveArrival(*cluster_, job);
+  }
   StatusOr<std::vector<Decision>> ScheduleQueue();
   // Removes a queued job (e.g. rejected after --max-wait). False if absent.
   bool RemoveFromQueue(JobId id);
@@ -179,11 +178,14 @@ class Scheduler {
 
   // Wall-clock duration of every TryPlace call so far, in microseconds (exact
   // mean and p99 for the driver; 8 bytes per call: 1,000,000 jobs with a few
-  // retries each stay in the tens of MB).
+  // retries each stay in the tens of MB). A queue scan's attempt of one job is
+  // one decision, its joint search (§12) included.
   const std::vector<double>& decision_us() const { return decision_us_; }
   // Moves out the decision times recorded since the last call (a driver that
   // runs for months, the daemon, keeps a histogram instead of every sample).
   std::vector<double> TakeDecisionTimes() { return std::exchange(decision_us_, {}); }
+  // Counters of joint placement (§12); nullptr when it is off.
+  const JointPlacer::Stats* joint_stats() const { return joint_ ? &joint_->stats() : nullptr; }
 
   // ---- Time and the queue options (§5) ----
 
@@ -332,6 +334,12 @@ class Scheduler {
   // and no GPU changed since offers it a candidate (then the failure's cursor
   // moves to now). False when unknown: ask the policy.
   bool StillNoRoom(const PlacementRequest& req, const std::vector<int>& shape);
+  // TryPlace without the bookkeeping (Commit): chooses, applies the plan and
+  // records the decision time. `round`: the GPUs are saved in the joint
+  // placer's round before they change.
+  StatusOr<std::optional<Decision>> Decide(JobId id, const Job& job, bool round);
+  // A placement is final: the job runs on its instances (retention bookkeeping too).
+  void Commit(JobId id, const Job& job, const Decision& d);
   struct Queued {
     JobId id;
     Job job;
@@ -384,6 +392,8 @@ class Scheduler {
   std::set<std::tuple<double, int, int>> idle_by_time_;  // (since, gpu, start)
   int64_t kept_reuses_ = 0;
   int64_t idle_expirations_ = 0;
+
+  std::unique_ptr<JointPlacer> joint_;  // options_.joint_placement
 
   std::unique_ptr<MigrationPlanner> planner_;
   std::unordered_map<JobId, MigrationMove> migrating_;

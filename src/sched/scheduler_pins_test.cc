@@ -178,6 +178,28 @@ TEST_F(PinsTest, DrainIsNotAReservation) {
   EXPECT_EQ(placed[0].instances, (std::vector<InstanceRef>{At(0, "7g.40gb", 0)}));
 }
 
+// Joint placement (§12) searches the GPUs of the scan and the lowest-index
+// others: a drained GPU is none of them. GPUs 0 and 1 are empty, GPU 2 holds a
+// busy 4g.20gb@0 (busy by the §3 rule); GPU 1 is drained. One at a time the
+// 1g.5gb takes lazy GPU 0 and the 7g.40gb finds no empty GPU that takes
+// placements. Jointly the 1g moves beside the 4g (1g@6, as in
+// scheduler_joint_test's GangStartsWhenAnEarlierJobMoves) and the 7g takes
+// GPU 0; the drained GPU 1, which would spare the move, stays empty.
+TEST_F(PinsTest, JointPlacementNeverUsesADrainedGpu) {
+  SchedulerOptions o;
+  o.joint_placement = true;
+  Make({{"A100-40GB", "", ""}, {"A100-40GB", "", ""}, {"A100-40GB", "4g.20gb@0", ""}}, "lb+frag",
+       o);
+  cluster_->SetDrained(1, true);
+  sched_->Enqueue(1, JobOf("1g.5gb"));
+  sched_->Enqueue(2, JobOf("7g.40gb"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Decision> placed, sched_->ScheduleQueue());
+  ASSERT_EQ(placed.size(), 2u);
+  EXPECT_EQ(*sched_->InstancesOf(1), (std::vector<InstanceRef>{At(2, "1g.5gb", 6)}));
+  EXPECT_EQ(*sched_->InstancesOf(2), (std::vector<InstanceRef>{At(0, "7g.40gb", 0)}));
+  EXPECT_EQ(State(1), "(empty)");
+}
+
 // Regression (placeholder_ids_negative): placeholders were jobs with
 // negative ids, and nothing stopped a hold and a job from being taken for
 // each other. Holds are their own kind: the migration planner never moves

@@ -65,6 +65,7 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["migration_work_lost_s"] = m.migration_work_lost_s;
   j["reconfigurations_saved_by_retention"] = m.reconfigurations_saved_by_retention;
   j["idle_expirations"] = m.idle_expirations;
+  j["joint_starts"] = m.joint_starts;
   j["decisions"] = m.decisions;
   j["decision_us_mean"] = m.decision_us_mean;
   j["decision_us_p99"] = m.decision_us_p99;

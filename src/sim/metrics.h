@@ -41,6 +41,9 @@
 //                     that job's end and one create), against destroying every
 //                     instance when its job ends
 //   idle_expirations  idle instances destroyed because --idle-ttl ran out
+//   joint_starts      jobs started by joint placement (§12): a job that found
+//                     no placement on its own and started with the jobs its
+//                     queue scan had placed before it (0 when it is off)
 //   jobs_per_day      completed / (makespan / 86400)
 //   energy_kwh        estimated energy over the makespan, kWh (sim/energy.h: idle
 //                     power of every GPU plus power per busy compute slice, from
@@ -119,6 +122,7 @@ struct Metrics {
   double migration_work_lost_s = 0;
   int64_t reconfigurations_saved_by_retention = 0;
   int64_t idle_expirations = 0;
+  int64_t joint_starts = 0;
 
   int64_t decisions = 0;  // placement attempts timed
   double decision_us_mean = 0, decision_us_p99 = 0;

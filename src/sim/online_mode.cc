@@ -616,6 +616,7 @@ Status OnlineSimulator::Run(SimResult* result) {
   m.frag_peak = integrals_.frag_peak();
   m.reconfigurations_saved_by_retention = 2 * sched_->kept_instance_reuses();
   m.idle_expirations = sched_->idle_expirations();
+  if (const JointPlacer::Stats* js = sched_->joint_stats()) m.joint_starts = js->placed;
   energy_.Finish(last_completion_);
   const EnergyEstimate energy = energy_.Estimate(m.makespan_s, m.jobs_completed);
   m.energy_kwh = energy.energy_kwh;

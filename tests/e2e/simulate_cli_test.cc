@@ -174,10 +174,10 @@ TEST(SimulateCliTest, BadTraceLineNamesFileLineAndField) {
 
 TEST(SimulateCliTest, UnknownGpuAndPolicyAreClearErrors) {
   const std::string trace = WriteTempFile("t.csv", kTwoFourG);
-  auto r = RunMigsched({"simulate", "--cluster", "2xB300", "--workload", trace, "--quiet"});
+  auto r = RunMigsched({"simulate", "--cluster", "2xV100", "--workload", trace, "--quiet"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("--cluster"));
-  EXPECT_THAT(r.err, HasSubstr("unknown GPU model 'B300'"));
+  EXPECT_THAT(r.err, HasSubstr("unknown GPU model 'V100'"));
   auto p = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
                         "magic", "--quiet"});
   EXPECT_EQ(p.exit_code, 1);

@@ -51,7 +51,8 @@ std::string ReadAll(const std::string& path) {
 }
 }  // namespace
 
-CommandResult RunMigsched(const std::vector<std::string>& args) {
+CommandResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                         const std::vector<std::string>& env) {
   CommandResult r;
   char out_tmpl[] = "/tmp/migsched_out_XXXXXX";
   char err_tmpl[] = "/tmp/migsched_err_XXXXXX";
@@ -63,8 +64,16 @@ CommandResult RunMigsched(const std::vector<std::string>& args) {
     dup2(devnull, 0);
     dup2(out_fd, 1);
     dup2(err_fd, 2);
+    for (const std::string& e : env) {
+      const size_t eq = e.find('=');
+      if (eq == std::string::npos) {
+        unsetenv(e.c_str());
+      } else {
+        setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+      }
+    }
     std::vector<char*> argv;
-    std::string bin = MigschedBinary();
+    std::string bin = binary;
     argv.push_back(bin.data());
     std::vector<std::string> copy = args;
     for (auto& a : copy) argv.push_back(a.data());
@@ -82,6 +91,10 @@ CommandResult RunMigsched(const std::vector<std::string>& args) {
   unlink(out_tmpl);
   unlink(err_tmpl);
   return r;
+}
+
+CommandResult RunMigsched(const std::vector<std::string>& args) {
+  return RunProgram(MigschedBinary(), args, {});
 }
 
 std::string WriteTempFile(const std::string& name, const std::string& content) {

@@ -30,6 +30,10 @@ struct CommandResult {
 };
 // Runs the migsched binary with `args` (no shell; stdin from /dev/null).
 CommandResult RunMigsched(const std::vector<std::string>& args);
+// Runs `binary` (a path) the same way. `env`: changes to the child's environment, "NAME=value"
+// to set, "NAME" to unset.
+CommandResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                         const std::vector<std::string>& env);
 
 // Writes `content` to a fresh file under the test's temp dir and returns its path.
 std::string WriteTempFile(const std::string& name, const std::string& content);

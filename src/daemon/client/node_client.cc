@@ -94,6 +94,8 @@ SchedulerOptions OptionsFromJson(const json& o) {
   s.demand_window = static_cast<int>(num("demand_window", s.demand_window));
   s.reserve_full = static_cast<int>(num("reserve_full", s.reserve_full));
   s.max_skip_seconds = num("max_skip_seconds", -1);
+  s.joint_placement = o.contains("joint_placement") && o["joint_placement"].is_boolean() &&
+                      o["joint_placement"].get<bool>();
   s.max_wait_s = num("max_wait", -1);
   s.idle_ttl_s = num("idle_ttl", -1);
   s.migration.defrag_interval_s = num("defrag_interval", s.migration.defrag_interval_s);

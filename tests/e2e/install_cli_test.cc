@@ -1,0 +1,149 @@
+// End-to-end test of `cmake --install` (README "Install"): install this build into a fresh
+// prefix, touching nothing else, and run the installed binary from there: it must find the data
+// installed next to it (share/migsched), say so, and, with that data gone, fail with the list of
+// places it looked at instead of reading the source tree it was built from.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "daemon/config.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+namespace fs = std::filesystem;
+using ::migsched::testing::CommandResult;
+using ::migsched::testing::MakeTempDir;
+using ::migsched::testing::ReadFile;
+using ::migsched::testing::RunProgram;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The installed binary runs without MIGSCHED_DATA_DIR, whatever the test's environment holds.
+CommandResult RunInstalled(const fs::path& prefix, const std::vector<std::string>& args,
+                           std::vector<std::string> env = {}) {
+  env.insert(env.begin(), "MIGSCHED_DATA_DIR");
+  return RunProgram((prefix / "bin" / "migsched").string(), args, env);
+}
+
+class InstallTest : public ::testing::Test {
+ protected:
+  // One install for the whole suite (it copies a few hundred KB).
+  static void SetUpTestSuite() {
+    prefix_ = new fs::path(fs::canonical(MakeTempDir("install")) / "prefix");
+    const CommandResult r =
+        RunProgram(MIGSCHED_CMAKE_COMMAND,
+                   {"--install", MIGSCHED_BUILD_DIR, "--prefix", prefix_->string()}, {"DESTDIR"});
+    install_ok_ = r.exit_code == 0;
+    install_log_ = new std::string(r.out + r.err);
+  }
+  void SetUp() override { ASSERT_TRUE(install_ok_) << *install_log_; }
+  static const fs::path& prefix() { return *prefix_; }
+
+  static fs::path* prefix_;
+  static bool install_ok_;
+  static std::string* install_log_;
+};
+fs::path* InstallTest::prefix_ = nullptr;
+bool InstallTest::install_ok_ = false;
+std::string* InstallTest::install_log_ = nullptr;
+
+TEST_F(InstallTest, InstallsBinaryDataDocsConfigAndUnit) {
+  const fs::path p = prefix();
+  for (const char* f :
+       {"bin/migsched", "share/migsched/gpus/a100-40gb.json", "share/migsched/gpus/b200-180gb.json",
+        "share/migsched/gpus/rtx-pro-4500.json",
+        "share/migsched/traces/alibaba-v2023/openb_pod_list_default.csv",
+        "share/migsched/traces/alibaba-v2023/README.md", "share/migsched/examples/serve.yaml",
+        "share/doc/migsched/README.md", "share/doc/migsched/algorithms.md",
+        "share/doc/migsched/mig-hardware.md", "share/doc/migsched/formats/catalog.md",
+        "share/doc/migsched/third_party/chartjs/LICENSE.md",
+        "lib/systemd/system/migsched.service"}) {
+    EXPECT_TRUE(fs::is_regular_file(p / f)) << f;
+  }
+  // Only the catalog files: the converter and its sources stay in the repository.
+  EXPECT_FALSE(fs::exists(p / "share/migsched/gpus/sources"));
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(p / "share/migsched/gpus"))
+    files += e.is_regular_file();
+  EXPECT_EQ(files, 16);
+  // The unit names the installed binary and the config path under this prefix.
+  const std::string unit = ReadFile(p / "lib/systemd/system/migsched.service");
+  EXPECT_THAT(unit, HasSubstr("ExecStart=" + (p / "bin/migsched").string() + " serve --config " +
+                              (p / "etc/migsched/serve.yaml").string() + "\n"));
+  EXPECT_THAT(unit, HasSubstr("KillMode=process\n"));
+  EXPECT_THAT(unit, HasSubstr("StateDirectory=migsched\n"));
+}
+
+TEST_F(InstallTest, ExampleConfigIsAValidDaemonConfig) {
+  StatusOr<DaemonConfig> c =
+      LoadDaemonConfig((prefix() / "share/migsched/examples/serve.yaml").string());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->backend, "nvml");
+  EXPECT_EQ(c->state_dir, "/var/lib/migsched");  // the unit's StateDirectory
+}
+
+TEST_F(InstallTest, ProfilesSaysWhichCatalogWasLoaded) {
+  const CommandResult r = RunInstalled(prefix(), {"profiles", "--summary"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("GPU catalog: 16 models\n  bundled: " +
+                               (prefix() / "share/migsched/gpus").string() +
+                               ", 16 models from 16 files (found next to the binary: "
+                               "<bin>/../share/migsched)\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr(MIGSCHED_SOURCE_DATA_DIR)));
+}
+
+TEST_F(InstallTest, SimulatesFromTheInstalledData) {
+  // The bundled Alibaba trace as installed, 40 of its jobs, on two A100s.
+  const std::string trace =
+      (prefix() / "share/migsched/traces/alibaba-v2023/openb_pod_list_default.csv").string();
+  const CommandResult r =
+      RunInstalled(prefix(), {"--verbose", "simulate", "--cluster", "2xA100-40GB", "--workload",
+                              "alibaba:" + trace, "--jobs", "40", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("migsched: catalog bundled: " +
+                               (prefix() / "share/migsched/gpus").string() + ", 16 models"));
+  EXPECT_THAT(r.err, HasSubstr("migsched: catalog files (bundled): a100-40gb.json, "));
+  EXPECT_THAT(r.out, HasSubstr("2x A100 40GB"));
+}
+
+TEST_F(InstallTest, WithoutItsDataTheBinaryListsWhereItLooked) {
+  // A copy of the installed binary alone, in a prefix without share/migsched.
+  const fs::path bare = MakeTempDir("bare");
+  fs::create_directories(bare / "bin");
+  fs::copy_file(prefix() / "bin/migsched", bare / "bin/migsched");
+  const CommandResult r = RunInstalled(bare, {"profiles"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, ::testing::IsEmpty());
+  const std::string shared = (fs::canonical(bare) / "share/migsched").string();
+  EXPECT_THAT(r.err, HasSubstr("migsched profiles: cannot find migsched's data folder (a folder "
+                               "holding gpus/); looked at:\n  --data-dir: not given\n  "
+                               "MIGSCHED_DATA_DIR: not set\n  " +
+                               shared +
+                               " (next to the binary: <bin>/../share/migsched): no gpus/ folder "
+                               "there\n  " MIGSCHED_SOURCE_DATA_DIR
+                               " (the source tree it was built from): not used, this binary is not "
+                               "the one in the build tree ("));
+  EXPECT_THAT(r.err, HasSubstr("give --data-dir DIR or set MIGSCHED_DATA_DIR"));
+  // MIGSCHED_DATA_DIR and --data-dir still point it at a data folder.
+  const CommandResult env =
+      RunInstalled(bare, {"profiles", "--summary"},
+                   {"MIGSCHED_DATA_DIR=" + (prefix() / "share/migsched").string()});
+  ASSERT_EQ(env.exit_code, 0) << env.err;
+  EXPECT_THAT(env.out, HasSubstr("(found by MIGSCHED_DATA_DIR)"));
+  const CommandResult flag = RunInstalled(
+      bare, {"--data-dir", (prefix() / "share/migsched").string(), "profiles", "--summary"});
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_THAT(flag.out, HasSubstr("(found by --data-dir)"));
+  const CommandResult wrong = RunInstalled(bare, {"--data-dir", bare.string(), "profiles"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_THAT(wrong.err, HasSubstr("migsched profiles: --data-dir " + bare.string() +
+                                   ": no gpus/ folder there"));
+}
+
+}  // namespace
+}  // namespace migsched
