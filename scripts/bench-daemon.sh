@@ -7,7 +7,8 @@
 # before and after each run, goes to $MIGSCHED_BENCH_DIR/results/daemon.txt.
 #
 # Usage: scripts/bench-daemon.sh [all|load|kill9]   (default all)
-# Environment: MIGSCHED_BENCH_DIR (default build-bench), MIGSCHED_JOBS (build
+# Environment: MIGSCHED_BENCH_DIR (default build-bench; an existing build dir
+# keeps its own settings, so make it a Release one), MIGSCHED_JOBS (build
 # jobs, default 2), RUNS (default 3), ROUNDS (kill -9 rounds, default 100).
 # Needs: cmake, ninja, g++ and the project's build dependencies (no GPU).
 set -euo pipefail
@@ -20,8 +21,13 @@ out=$dir/results
 mkdir -p "$out"
 log=$out/daemon.txt
 
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMIGSCHED_BUILD_TESTS=OFF \
-  -DMIGSCHED_BUILD_BENCH=ON >/dev/null
+if [[ -f $dir/CMakeCache.txt ]]; then
+  # An existing build dir (e.g. MIGSCHED_BENCH_DIR=build) keeps its settings.
+  cmake -S . -B "$dir" -DMIGSCHED_BUILD_BENCH=ON >/dev/null
+else
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMIGSCHED_BUILD_TESTS=OFF \
+    -DMIGSCHED_BUILD_BENCH=ON >/dev/null
+fi
 cmake --build "$dir" -j "${MIGSCHED_JOBS:-2}" --target migsched daemon_load_bench daemon_kill9_bench
 
 # run TITLE BINARY ARGS...: one run, its output and the load average around it.
