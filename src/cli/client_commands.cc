@@ -240,7 +240,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
         ->check(CLI::IsMember({"none", "restart", "checkpoint"}))
         ->capture_default_str();
     cmd->add_flag("--latency-sensitive", o->latency_sensitive,
-                  "Prefer an instance of its own (§3)");
+                  "Never moved to another GPU; may still move within its GPU (§6)");
     // One value per --env, so that `--env A=1 -- cmd` leaves `--` to end the options.
     cmd->add_option("--env", o->env, "NAME=VALUE added to the job's environment; repeatable")
         ->allow_extra_args(false);

@@ -4,13 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cmath>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_files.h"
 #include "cli/report.h"
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
@@ -29,52 +29,54 @@ struct CompareFlags {
 };
 
 int Run(const CompareFlags& f, Context& ctx) {
-  auto setup = BuildSimSetup(f.sim, ctx);
-  if (!setup.ok()) {
-    *ctx.err << "migsched compare: " << setup.status().message() << "\n";
+  auto fail = [&](const std::string& msg) {
+    *ctx.err << "migsched compare: " << msg << "\n";
     return 1;
+  };
+  if (!f.report.snapshot_at.empty() && f.report.path.empty()) {
+    return fail("--snapshot-at sets the slot maps of --report; give --report FILE.html too");
   }
+  Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report.path}});
+  if (!outputs.ok()) return fail(outputs.message());
   const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
+  RunShape shape;
+  shape.parallel_runs = ParallelRuns(policies.size(), f.threads);
+  shape.total_runs = static_cast<int>(policies.size());
+  shape.record_jobs = shape.record_timeline = !f.report.path.empty();
+  auto setup = BuildSimSetup(f.sim, ctx, shape);
+  if (!setup.ok()) return fail(setup.status().message());
   for (const std::string& p : policies) {
     auto made = MakePolicy(p, setup->SchedulerFor(p));
-    if (!made.ok()) {
-      *ctx.err << "migsched compare: --policies: " << made.status().message() << "\n";
-      return 1;
-    }
+    if (!made.ok()) return fail("--policies: " + made.status().message());
   }
   const bool fill = setup->sim.mode == SimMode::kFill;
+  setup->sim.record_jobs = false;
   setup->sim.record_timeline = false;
   if (!f.report.path.empty()) PrepareForReport(f.report, setup->jobs, &setup->sim);
   ProgressPrinter progress(ctx);
   std::vector<StatusOr<SimResult>> results(policies.size(),
                                            Status(StatusCode::kInternal, "not run"));
   // Policies are independent runs: up to `threads` of them at once.
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const size_t parallel = f.threads > 0 ? f.threads : hw;
-  for (size_t first = 0; first < policies.size(); first += parallel) {
-    std::vector<std::thread> workers;
-    for (size_t i = first; i < std::min(policies.size(), first + parallel); ++i) {
-      workers.emplace_back([&, i] {
-        SimOptions o = setup->sim;
-        o.progress = [&, i](const SimProgress& p) { progress.Report(policies[i], p, fill); };
-        results[i] = RunSimulation(setup->gpus, setup->jobs, policies[i],
-                                   setup->SchedulerFor(policies[i]), o);
-      });
-    }
-    for (auto& w : workers) w.join();
-  }
+  RunInParallel(policies.size(), f.threads, [&](size_t i) {
+    SimOptions o = setup->sim;
+    o.progress = [&, i](const SimProgress& p) { progress.Report(policies[i], p, fill); };
+    results[i] =
+        RunSimulation(setup->gpus, setup->jobs, policies[i], setup->SchedulerFor(policies[i]), o);
+  });
   std::vector<Metrics> runs;
   for (size_t i = 0; i < policies.size(); ++i) {
-    if (!results[i].ok()) {
-      *ctx.err << "migsched compare: " << policies[i] << ": " << results[i].status().message()
-               << "\n";
-      return 1;
-    }
+    if (!results[i].ok()) return fail(policies[i] + ": " + results[i].status().message());
     runs.push_back(results[i]->metrics);
   }
   std::ostream& out = *ctx.out;
   out << fmt::format("migsched compare: {} on {}\n", setup->workload_label, runs.front().cluster);
   for (const std::string& n : setup->notes) out << "  note: " << n << "\n";
+  for (const Metrics& m : runs) {
+    if (fill || m.rejected == 0) continue;
+    out << fmt::format("  REJECTED by {}: {} of {} jobs never ran; why:\n", m.policy, m.rejected,
+                       m.jobs_total);
+    PrintRejections(m, "  ", out);
+  }
   out << "\n";
   if (fill) {
     out << fmt::format("{:<16} {:>10} {:>10} {:>10} {:>9}\n", "POLICY", "ALLOCATION", "ACCEPTANCE",
@@ -97,31 +99,36 @@ int Run(const CompareFlags& f, Context& ctx) {
       r["policy"] = policies[i];
       const nlohmann::json metrics = MetricsToJson(runs[i]);  // named: items() refers to it
       for (const auto& [k, v] : metrics.items()) r[k] = v;
+      // Ratios between runs over different numbers of completed jobs mean
+      // nothing (RatioComparable): null, as in the terminal's '-'.
       nlohmann::ordered_json ratio;
       for (const auto& c : ComparedMetrics()) {
         const double v = MetricValue(runs[i], c.key), ref = MetricValue(runs.front(), c.key);
-        ratio[c.key] = ref != 0 ? nlohmann::ordered_json(v / ref) : nlohmann::ordered_json();
+        const bool comparable = RatioComparable(runs[i], runs.front(), c.key);
+        ratio[c.key] = comparable && ref != 0 && std::isfinite(v) && std::isfinite(ref)
+                           ? nlohmann::ordered_json(v / ref)
+                           : nlohmann::ordered_json();
       }
+      r["comparable_to_reference"] = RatioComparable(runs[i], runs.front(), "jobs_completed");
       r["ratio_to_reference"] = ratio;
       j["results"].push_back(r);
     }
-    std::ofstream file(f.json);
-    file << j.dump(2) << "\n";
-    if (!file) {
-      *ctx.err << "migsched compare: cannot write " << f.json << "\n";
-      return 1;
-    }
+    Status st = WriteOutputFile(f.json, [&](std::ostream& o) {
+      o << j.dump(2) << "\n";
+      return Status();
+    });
+    if (!st.ok()) return fail("--json: " + st.message());
   }
   if (!f.report.path.empty()) {
     std::vector<const SimResult*> done;
     for (const auto& r : results) done.push_back(&*r);
-    Status st = MakeSimReport(fmt::format("migsched compare: {}", setup->workload_label), *setup,
-                              f.sim, policies, done)
-                    .Write(f.report.path);
-    if (!st.ok()) {
-      *ctx.err << "migsched compare: --report: " << st.message() << "\n";
-      return 1;
-    }
+    const HtmlReport report = MakeSimReport(
+        fmt::format("migsched compare: {}", setup->workload_label), *setup, f.sim, policies, done);
+    Status st = WriteOutputFile(f.report.path, [&](std::ostream& o) {
+      o << report.Render();
+      return Status();
+    });
+    if (!st.ok()) return fail("--report: " + st.message());
   }
   return 0;
 }
@@ -147,7 +154,8 @@ void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code) {
       PolicyList() + ")";
   cmd->add_option("--policies", f->policies, policies_help)->delimiter(',');
   cmd->add_option("--json", f->json, "Write every policy's metrics and ratios as JSON to FILE");
-  cmd->add_option("--threads", f->threads, "Policies simulated at once (default: the cores)");
+  cmd->add_option("--threads", f->threads, "Policies simulated at once (default: the cores)")
+      ->check(WholeNumber(1, 4096));
   AddReportFlags(cmd, &f->report);
   cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
 }

@@ -2,11 +2,36 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 
 namespace migsched::cli {
+namespace {
+
+// The first argument that is neither an option nor the value of a global
+// option taking one (--catalog, --data-dir); "" if none.
+std::string FirstWord(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--catalog" || a == "--data-dir") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] != '-') return a;
+  }
+  return "";
+}
+
+bool IsCommand(CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->check_name(name)) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 int Main(int argc, char** argv) {
   Context ctx;
@@ -39,12 +64,33 @@ int Main(int argc, char** argv) {
   RegisterReportCommand(app, ctx, &exit_code);
   RegisterServeCommand(app, ctx, &exit_code);
   RegisterClientCommands(app, ctx, &exit_code);
+  RegisterK8sCommand(app, ctx, &exit_code);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A first word that is no command: say so, with the commands (CLI11 would
+    // say "A subcommand is required").
+    if (app.get_subcommands().empty()) {
+      if (const std::string word = FirstWord(argc, argv); !word.empty() && !IsCommand(app, word)) {
+        std::string commands;
+        for (const CLI::App* sub : app.get_subcommands({})) {
+          commands += (commands.empty() ? "" : ", ") + sub->get_name();
+        }
+        std::cerr << "migsched: unknown command '" << word << "' (commands: " << commands
+                  << "; migsched --help)\n";
+        return 2;
+      }
+    }
     // --help and --version exit 0; every usage error exits 2 (docs/api.md), not CLI11's own codes.
     const int code = app.exit(e);
+    // submit's own command must come after "--" (else its options look like
+    // ours, and a missing command is all CLI11 can say).
+    const auto parsed = app.get_subcommands();
+    if (code != 0 && !parsed.empty() && parsed.front()->get_name() == "submit") {
+      std::cerr << "migsched submit: the job's command goes after --, e.g. migsched submit "
+                   "--profile 2g.10gb -- python train.py --epochs 3\n";
+    }
     return code == 0 ? 0 : 2;
   }
   return exit_code;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace migsched::cli {
 
@@ -15,22 +17,35 @@ std::string FormatDuration(double s) {
 }
 
 const std::vector<ComparedMetric>& ComparedMetrics() {
-  static const std::vector<ComparedMetric> k = {
-      {"makespan_s", "MAKESPAN", true},        {"jct_mean_s", "JCT MEAN", true},
-      {"jct_p95_s", "JCT P95", true},          {"wait_mean_s", "WAIT MEAN", true},
-      {"utilization", "UTIL", false},          {"frag_mean", "FRAG MEAN", true},
-      {"frag_peak", "FRAG PEAK", true},        {"rejected", "REJECTED", true},
-      {"reconfigurations", "RECONFIGS", true}, {"reuses", "REUSES", false},
-      {"jobs_per_day", "JOBS/DAY", false},     {"decision_us_mean", "DECIDE US", true},
-      {"decision_us_p99", "DECIDE P99", true}, {"energy_kwh", "KWH", true},
-      {"jobs_per_kwh", "JOBS/KWH", false},
-  };
+  static const std::vector<ComparedMetric> k = [] {
+    const std::vector<std::pair<const char*, const char*>> columns = {
+        {"makespan_s", "MAKESPAN"},        {"jct_mean_s", "JCT MEAN"},
+        {"jct_p95_s", "JCT P95"},          {"wait_mean_s", "WAIT MEAN"},
+        {"utilization", "UTIL"},           {"frag_mean", "FRAG MEAN"},
+        {"frag_peak", "FRAG PEAK"},        {"rejected", "REJECTED"},
+        {"reconfigurations", "RECONFIGS"}, {"reuses", "REUSES"},
+        {"jobs_per_day", "JOBS/DAY"},      {"decision_us_mean", "DECIDE US"},
+        {"decision_us_p99", "DECIDE P99"}, {"energy_kwh", "KWH"},
+        {"jobs_per_kwh", "JOBS/KWH"},
+    };
+    std::vector<ComparedMetric> out;
+    for (const auto& [key, header] : columns) {
+      const MetricInfo* info = FindMetricInfo(key);
+      out.push_back({key, header, info != nullptr ? info->better : MetricBetter::kNeither});
+    }
+    return out;
+  }();
   return k;
 }
 
 double MetricValue(const Metrics& m, const std::string& key) {
   const nlohmann::json j = MetricsToJson(m);
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
+}
+
+bool RatioComparable(const Metrics& a, const Metrics& b, const std::string& key) {
+  return key == "rejected" ||
+         (a.jobs_completed == b.jobs_completed && a.jobs_total == b.jobs_total);
 }
 
 namespace {
@@ -50,11 +65,46 @@ std::string Cell(const std::string& key, double v) {
   return fmt::format("{:.0f}", v);
 }
 
+// "A, B and C".
+std::string JoinAnd(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += i == 0 ? "" : (i + 1 == items.size() ? " and " : ", ");
+    out += items[i];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string MetricCell(const std::string& key, double v) { return Cell(key, v); }
 
+void PrintRejections(const Metrics& m, const std::string& indent, std::ostream& out) {
+  std::vector<std::pair<std::string, int64_t>> reasons(m.rejected_reasons.begin(),
+                                                       m.rejected_reasons.end());
+  std::stable_sort(reasons.begin(), reasons.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  constexpr size_t kMaxLines = 5;
+  int64_t more_jobs = 0;
+  for (size_t i = 0; i < reasons.size(); ++i) {
+    if (i < kMaxLines || reasons.size() == kMaxLines + 1) {
+      out << fmt::format("{}{:>7} {}\n", indent, reasons[i].second, reasons[i].first);
+    } else {
+      more_jobs += reasons[i].second;
+    }
+  }
+  if (more_jobs > 0) {
+    out << fmt::format("{}{:>7} for {} other reasons (each job's reason: --jobs-csv)\n", indent,
+                       more_jobs, reasons.size() - kMaxLines);
+  }
+}
+
 void PrintSummary(const Metrics& m, std::ostream& out) {
+  if (m.mode != "fill" && m.rejected > 0) {
+    out << fmt::format("  REJECTED          {} of {} jobs never ran; why:\n", m.rejected,
+                       m.jobs_total);
+    PrintRejections(m, "                  ", out);
+  }
   out << fmt::format("  policy            {}\n", m.policy);
   out << fmt::format("  cluster           {}\n", m.cluster);
   if (m.mode == "fill") {
@@ -63,7 +113,7 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
     out << fmt::format("  allocation        {:.1f}% of compute slices busy at the end\n",
                        100 * m.fill_allocation);
     out << fmt::format("  acceptance        {:.1f}% of arrivals placed\n", 100 * m.fill_acceptance);
-    out << fmt::format("  fragmentation     {:.3f} (mean FragCost at the end)\n", m.fill_frag);
+    out << fmt::format("  fragmentation     {:.3f} (fragmentation rate at the end)\n", m.fill_frag);
     out << fmt::format("  reconfigurations  {} (creates {}, destroys {}), reuses {}\n",
                        m.reconfigurations, m.creates, m.destroys, m.reuses);
     out << fmt::format(
@@ -79,9 +129,15 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
                      FormatDuration(m.jct_p95_s), FormatDuration(m.jct_p99_s));
   out << fmt::format("  wait              mean {}, p95 {}\n", FormatDuration(m.wait_mean_s),
                      FormatDuration(m.wait_p95_s));
-  out << fmt::format("  utilization       {:.1f}%\n", 100 * m.utilization);
-  out << fmt::format("  fragmentation     mean {:.3f}, peak {:.3f}; stranded capacity {:.1f}%\n",
-                     m.frag_mean, m.frag_peak, 100 * m.stranded_mean);
+  out << fmt::format("  utilization       {:.1f}% (busy compute slices, time mean)\n",
+                     100 * m.utilization);
+  out << fmt::format(
+      "  fragmentation     rate mean {:.3f}, peak {:.3f} (mean FragCost over GPUs)\n", m.frag_mean,
+      m.frag_peak);
+  out << fmt::format("  stranded capacity {:.1f}% of all compute slices (time mean)\n",
+                     100 * m.stranded_capacity_mean);
+  out << fmt::format("  stranded share    {:.1f}% of the free compute slices (time mean)\n",
+                     100 * m.stranded_share_mean);
   out << fmt::format("  reconfigurations  {} (creates {}, destroys {}), reuses {}, setup {}\n",
                      m.reconfigurations, m.creates, m.destroys, m.reuses, m.setup_reconfigurations);
   out << fmt::format("  migrations        {}\n", m.migrations);
@@ -98,9 +154,13 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
   if (!m.per_profile.empty()) {
     out << fmt::format("\n  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11}\n", "REQUEST", "JOBS",
                        "COMPLETED", "REJECTED", "JCT MEAN", "WAIT P95");
-    for (const auto& [key, p] : m.per_profile) {
+    for (const std::string& key : ProfileKeysBySize(m.per_profile)) {
+      const ProfileMetrics& p = m.per_profile.at(key);
+      // Times are over completed jobs: "-" when none completed.
+      const double jct = p.completed > 0 ? p.jct_mean_s : NAN;
+      const double wait = p.completed > 0 ? p.wait_p95_s : NAN;
       out << fmt::format("  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11}\n", key, p.jobs, p.completed,
-                         p.rejected, FormatDuration(p.jct_mean_s), FormatDuration(p.wait_p95_s));
+                         p.rejected, FormatDuration(jct), FormatDuration(wait));
     }
   }
 }
@@ -108,18 +168,28 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
 void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
   if (runs.empty()) return;
   const auto& cols = ComparedMetrics();
+  int64_t most_completed = 0;
+  for (const Metrics& m : runs) most_completed = std::max(most_completed, m.jobs_completed);
+  auto fewer = [&](const Metrics& m) { return m.jobs_completed < most_completed; };
   std::vector<std::string> header = {"POLICY"};
   for (const auto& c : cols) header.push_back(c.header);
   std::vector<std::vector<std::string>> rows, ratios;
+  bool any_hidden = false;
   for (const Metrics& m : runs) {
-    std::vector<std::string> row = {m.policy}, ratio = {m.policy};
+    const std::string name = m.policy + (fewer(m) ? "*" : "");
+    std::vector<std::string> row = {name}, ratio = {name};
     for (const auto& c : cols) {
       const double v = MetricValue(m, c.key);
       const double ref = MetricValue(runs.front(), c.key);
       row.push_back(Cell(c.key, v));
-      ratio.push_back(ref != 0 && std::isfinite(ref) && std::isfinite(v)
-                          ? fmt::format("{:.2f}", v / ref)
-                          : (v == ref ? "1.00" : "-"));
+      if (!RatioComparable(m, runs.front(), c.key)) {
+        ratio.push_back("-");
+        any_hidden = true;
+      } else {
+        ratio.push_back(ref != 0 && std::isfinite(ref) && std::isfinite(v)
+                            ? fmt::format("{:.2f}", v / ref)
+                            : (v == ref ? "1.00" : "-"));
+      }
     }
     rows.push_back(row);
     ratios.push_back(ratio);
@@ -138,9 +208,27 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
   };
   print(header);
   for (const auto& r : rows) print(r);
+  for (const Metrics& m : runs) {
+    if (!fewer(m)) continue;
+    out << fmt::format(
+        "* {} completed {} of {} jobs ({} rejected; the most any policy completed: {}): its "
+        "times, utilisation, rates and energy are over fewer jobs, not comparable\n",
+        m.policy, m.jobs_completed, m.jobs_total, m.rejected, most_completed);
+  }
+  std::vector<std::string> lower, higher;
+  for (const auto& c : cols) {
+    if (c.better == MetricBetter::kLower) lower.push_back(c.header);
+    if (c.better == MetricBetter::kHigher) higher.push_back(c.header);
+  }
   out << fmt::format(
-      "\nRatio to {} (below 1 is lower; lower is better except UTIL, REUSES, JOBS/DAY):\n",
-      runs.front().policy);
+      "\nRatio to {} (below 1 is lower).\n  Lower is better: {}.\n  Higher is better: {}.\n",
+      runs.front().policy, JoinAnd(lower), JoinAnd(higher));
+  if (any_hidden) {
+    out << fmt::format(
+        "Runs that completed another number of jobs than {} show no ratio ('-') except "
+        "REJECTED.\n",
+        runs.front().policy);
+  }
   print(header);
   for (const auto& r : ratios) print(r);
 }

@@ -13,20 +13,37 @@ namespace migsched::cli {
 // "45 s", "12.5 min", "3.2 h", "4.1 d".
 std::string FormatDuration(double seconds);
 
-// The summary of one run, a few labelled lines plus a per-profile table.
+// The summary of one run: first, when jobs were rejected, how many and why;
+// then a few labelled lines (named as in sim/metrics.h MetricInfos) and a
+// per-profile table ordered by profile size (ProfileKeyLess).
 void PrintSummary(const Metrics& m, std::ostream& out);
 
+// How many jobs of `m` were rejected and why, one line per reason (most
+// frequent first, at most 5 and a line for the rest), each line starting with
+// `indent`; nothing when none was.
+void PrintRejections(const Metrics& m, const std::string& indent, std::ostream& out);
+
 // One row per run, the first row being the reference: a table of values, then
-// a table of each metric's ratio to the first row's.
+// a table of each metric's ratio to the first row's, with a legend giving
+// every column's better direction. A run that completed fewer jobs than
+// another is marked '*' and explained; ratios between runs that completed
+// different numbers of jobs are not shown ('-'), except for REJECTED
+// (RatioComparable).
 void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out);
 
 // The metrics the comparison shows, with their JSON keys, in column order.
 struct ComparedMetric {
-  const char* key;     // MetricsToJson key
-  const char* header;  // column header
-  bool lower_is_better;
+  const char* key;      // MetricsToJson key
+  const char* header;   // column header
+  MetricBetter better;  // sim/metrics.h MetricInfos
 };
 const std::vector<ComparedMetric>& ComparedMetrics();
+
+// Whether the ratio of `key` between runs `a` and `b` means something: both
+// completed the same number of jobs (a run with fewer has its times, rates,
+// utilisation and energy over fewer jobs, and would look better for it), or
+// the metric is the count of rejected jobs.
+bool RatioComparable(const Metrics& a, const Metrics& b, const std::string& key);
 
 // Value of a compared metric.
 double MetricValue(const Metrics& m, const std::string& key);

@@ -14,12 +14,13 @@
 #include <fstream>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_files.h"
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
+#include "io/input_file.h"
 #include "report/html_report.h"
 #include "sched/policy.h"
 #include "sim/simulator.h"
@@ -38,11 +39,24 @@ struct ReportCommandFlags {
 };
 
 StatusOr<nlohmann::json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFoundError(fmt::format("cannot read {}", path));
+  ASSIGN_OR_RETURN(std::ifstream in, OpenInputFile(path, "saved output"));
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgumentError(fmt::format("{}: not valid JSON", path));
   return j;
+}
+
+// What workload a saved output ran: its settings' workload description (the
+// workload, its job count and load) and seed; "" when it has no settings.
+std::string WorkloadOf(const nlohmann::json& j) {
+  if (!j.contains("settings") || !j["settings"].is_object()) return "";
+  const nlohmann::json& s = j["settings"];
+  std::string w =
+      s.contains("workload_description") && s["workload_description"].is_string()
+          ? s["workload_description"].get<std::string>()
+          : (s.contains("workload") && s["workload"].is_string() ? s["workload"].get<std::string>()
+                                                                 : "");
+  if (s.contains("seed") && s["seed"].is_number()) w += fmt::format(", seed {}", s["seed"].dump());
+  return w;
 }
 
 // Adds the runs of one saved output to `report`. `suffix` tells runs of
@@ -50,6 +64,7 @@ StatusOr<nlohmann::json> ReadJsonFile(const std::string& path) {
 Status AddSavedOutput(const std::string& path, const nlohmann::json& j, const std::string& suffix,
                       HtmlReport* report, bool* settings_set) {
   if (!j.is_object()) return InvalidArgumentError(fmt::format("{}: not a JSON object", path));
+  const std::string workload = WorkloadOf(j);
   auto settings = [&]() {
     if (!*settings_set && j.contains("settings") && j["settings"].is_object()) {
       report->SetSettings(nlohmann::ordered_json(j["settings"]));
@@ -81,14 +96,14 @@ Status AddSavedOutput(const std::string& path, const nlohmann::json& j, const st
     if (j["results"].empty()) return InvalidArgumentError(fmt::format("{}: no results", path));
     for (size_t i = 0; i < j["results"].size(); ++i) {
       const nlohmann::json& r = j["results"][i];
-      Status st = report->AddRunMetrics(label_of(r), r);
+      Status st = report->AddRunMetrics(label_of(r), r, workload);
       if (!st.ok()) return st.WithPrefix(fmt::format("{}: results[{}]", path, i));
     }
     settings();
     return Status();
   }
   if (j.contains("mode") && j["mode"].is_string()) {  // simulate --json
-    RETURN_IF_ERROR(report->AddRunMetrics(label_of(j), j).WithPrefix(path));
+    RETURN_IF_ERROR(report->AddRunMetrics(label_of(j), j, workload).WithPrefix(path));
     settings();
     return Status();
   }
@@ -121,7 +136,15 @@ int RunFromFiles(const ReportCommandFlags& f, Context& ctx) {
     }
     report.AddNote("from " + path);
   }
-  Status st = report.Write(f.output);
+  // Runs of different workloads or job counts: said here and on the page,
+  // whose ratios between them are left uncoloured.
+  for (const std::string& w : report.ComparabilityNotes()) {
+    *ctx.err << "migsched report: warning: " << w << "\n";
+  }
+  Status st = WriteOutputFile(f.output, [&](std::ostream& o) {
+    o << report.Render();
+    return Status();
+  });
   if (!st.ok()) {
     *ctx.err << "migsched report: -o: " << st.message() << "\n";
     return 1;
@@ -132,12 +155,16 @@ int RunFromFiles(const ReportCommandFlags& f, Context& ctx) {
 }
 
 int RunSimulations(const ReportCommandFlags& f, Context& ctx) {
-  auto setup = BuildSimSetup(f.sim, ctx);
+  const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
+  RunShape shape;
+  shape.parallel_runs = ParallelRuns(policies.size(), f.threads);
+  shape.total_runs = static_cast<int>(policies.size());
+  shape.record_jobs = shape.record_timeline = true;
+  auto setup = BuildSimSetup(f.sim, ctx, shape);
   if (!setup.ok()) {
     *ctx.err << "migsched report: " << setup.status().message() << "\n";
     return 1;
   }
-  const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
   for (const std::string& p : policies) {
     auto made = MakePolicy(p, setup->SchedulerFor(p));
     if (!made.ok()) {
@@ -150,20 +177,12 @@ int RunSimulations(const ReportCommandFlags& f, Context& ctx) {
   ProgressPrinter progress(ctx);
   std::vector<StatusOr<SimResult>> results(policies.size(),
                                            Status(StatusCode::kInternal, "not run"));
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const size_t parallel = f.threads > 0 ? static_cast<size_t>(f.threads) : hw;
-  for (size_t first = 0; first < policies.size(); first += parallel) {
-    std::vector<std::thread> workers;
-    for (size_t i = first; i < std::min(policies.size(), first + parallel); ++i) {
-      workers.emplace_back([&, i] {
-        SimOptions o = setup->sim;
-        o.progress = [&, i](const SimProgress& p) { progress.Report(policies[i], p, fill); };
-        results[i] = RunSimulation(setup->gpus, setup->jobs, policies[i],
-                                   setup->SchedulerFor(policies[i]), o);
-      });
-    }
-    for (auto& w : workers) w.join();
-  }
+  RunInParallel(policies.size(), f.threads, [&](size_t i) {
+    SimOptions o = setup->sim;
+    o.progress = [&, i](const SimProgress& p) { progress.Report(policies[i], p, fill); };
+    results[i] =
+        RunSimulation(setup->gpus, setup->jobs, policies[i], setup->SchedulerFor(policies[i]), o);
+  });
   std::vector<const SimResult*> ok;
   for (size_t i = 0; i < policies.size(); ++i) {
     if (!results[i].ok()) {
@@ -176,7 +195,10 @@ int RunSimulations(const ReportCommandFlags& f, Context& ctx) {
   const std::string title =
       f.title.empty() ? fmt::format("migsched report: {}", setup->workload_label) : f.title;
   HtmlReport report = MakeSimReport(title, *setup, f.sim, policies, ok);
-  Status st = report.Write(f.output);
+  Status st = WriteOutputFile(f.output, [&](std::ostream& o) {
+    o << report.Render();
+    return Status();
+  });
   if (!st.ok()) {
     *ctx.err << "migsched report: -o: " << st.message() << "\n";
     return 1;
@@ -197,6 +219,17 @@ int Run(const ReportCommandFlags& f, Context& ctx) {
     *ctx.err << "migsched report: give --cluster and --workload to simulate, or --from FILE.json "
                 "to re-render saved outputs\n";
     return 2;
+  }
+  if (!f.report.snapshot_at.empty() && !f.from.empty()) {
+    *ctx.err << "migsched report: --snapshot-at needs a simulation; saved --from outputs have no "
+                "slot maps\n";
+    return 2;
+  }
+  // Before any work: the page can be written.
+  Status out = CheckOutputFiles({{"-o", f.output}});
+  if (!out.ok()) {
+    *ctx.err << "migsched report: " << out.message() << "\n";
+    return 1;
   }
   return f.from.empty() ? RunSimulations(f, ctx) : RunFromFiles(f, ctx);
 }
@@ -222,7 +255,8 @@ void RegisterReportCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "Re-render a saved output of simulate/compare/sweep --json (repeatable; "
                   "metrics only, no simulation)");
   cmd->add_option("--title", f->title, "Title of the page");
-  cmd->add_option("--threads", f->threads, "Policies simulated at once (default: the cores)");
+  cmd->add_option("--threads", f->threads, "Policies simulated at once (default: the cores)")
+      ->check(WholeNumber(1, 4096));
   cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
 }
 

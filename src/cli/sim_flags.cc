@@ -2,7 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <string_view>
+#include <thread>
+#include <utility>
 
 #include "core/cluster.h"
 #include "io/alibaba_loader.h"
@@ -13,7 +22,47 @@
 
 namespace migsched::cli {
 
+CLI::Validator FiniteNumber(std::string_view requirement, std::function<bool(double)> ok) {
+  const std::string req(requirement);
+  return CLI::Validator(
+      [req, ok](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || !ok(v)) {
+          return fmt::format("must be {}, got '{}'", req, text);
+        }
+        return "";
+      },
+      "NUMBER");
+}
+
+CLI::Validator WholeNumber(int64_t min, uint64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        const std::string range = fmt::format("an integer in {}..{}", min, max);
+        const bool negative = !text.empty() && text[0] == '-';
+        const std::string digits = negative ? text.substr(1) : text;
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+            digits.size() > 20) {
+          return fmt::format("must be {}, got '{}'", range, text);
+        }
+        errno = 0;
+        const uint64_t magnitude = std::strtoull(digits.c_str(), nullptr, 10);
+        const bool in_range =
+            errno != ERANGE &&
+            (negative ? min < 0 && magnitude <= static_cast<uint64_t>(-(min + 1)) + 1
+                      : magnitude <= max && (min <= 0 || magnitude >= static_cast<uint64_t>(min)));
+        if (!in_range) return fmt::format("must be {}, got '{}'", range, text);
+        return "";
+      },
+      "INTEGER");
+}
+
 void AddSimFlags(CLI::App* cmd, SimFlags* f) {
+  const auto any = [](double) { return true; };
+  const auto positive = [](double v) { return v > 0; };
+  const auto non_negative = [](double v) { return v >= 0; };
   cmd->add_option("--cluster", f->cluster,
                   "GPUs: COUNTxMODEL[,COUNTxMODEL...], e.g. 4xA100-40GB,8xH100-80GB "
                   "(models: migsched profiles)")
@@ -23,6 +72,7 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "alibaba:FILE (cluster-trace-gpu-v2023 pod list)")
       ->required();
   cmd->add_option("--threshold", f->threshold, "Lazy/busy threshold t (spec §3)")
+      ->check(FiniteNumber("a finite number", any))
       ->capture_default_str();
   cmd->add_option("--metric", f->metric,
                   fmt::format("Fragmentation metric the policies score by (§2): fragcost, "
@@ -57,19 +107,28 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "Layout the static policy creates on every GPU (catalog static_layouts)")
       ->capture_default_str();
   cmd->add_option("--load", f->load,
-                  "Offered load for regenerated arrivals (share of cluster GPU capacity); "
-                  "default 0.9 for paper-mix and alibaba:, arrivals kept for a FILE unless given");
+                  "Offered load for regenerated arrivals (share of cluster GPU capacity, > 0); "
+                  "default 0.9 for paper-mix and alibaba:, arrivals kept for a FILE unless given")
+      ->check(FiniteNumber("a finite number > 0", positive));
   cmd->add_option("--arrivals", f->arrivals,
                   "poisson: Poisson arrivals at --load; trace-order: the trace's order with gaps "
-                  "scaled to --load (alibaba:, FILE)")
+                  "scaled to --load (alibaba:, and a FILE with --load; paper-mix is always "
+                  "poisson)")
       ->check(CLI::IsMember({"poisson", "trace-order"}))
+      ->each([f](const std::string&) { f->arrivals_given = true; })
       ->capture_default_str();
-  cmd->add_option("--seed", f->seed, "Seed of every random draw (same seed, same run)")
+  cmd->add_option("--seed", f->seed,
+                  "Seed of every random draw, 0..18446744073709551615 (same seed, same run)")
+      ->check(WholeNumber(0, UINT64_MAX))
       ->capture_default_str();
   cmd->add_option("--jobs", f->jobs,
                   "paper-mix: number of jobs (default 200); traces: use only the first N jobs "
-                  "(0 = all)");
-  cmd->add_option("--pcie-share", f->pcie_share, "paper-mix: share of PCIe-bound jobs (§10)")
+                  "(default: all)")
+      ->check(WholeNumber(1, INT32_MAX));
+  cmd->add_option("--pcie-share", f->pcie_share,
+                  "paper-mix only: share of PCIe-bound jobs, in [0, 1] (§10)")
+      ->check(FiniteNumber("a number in [0, 1]", [](double v) { return v >= 0 && v <= 1; }))
+      ->each([f](const std::string&) { f->pcie_share_given = true; })
       ->capture_default_str();
   cmd->add_option("--fraction-rule", f->fraction_rule,
                   "How a GPU fraction becomes a profile: compute (smallest profile with enough "
@@ -82,46 +141,63 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->check(CLI::IsMember({"online", "fill"}))
       ->capture_default_str();
   cmd->add_option("--fill-target", f->fill_target,
-                  "fill mode: stop when requested compute reaches this share of the cluster")
+                  "--mode fill only: stop when requested compute reaches this share of the "
+                  "cluster")
+      ->check(FiniteNumber("a finite number > 0", positive))
+      ->each([f](const std::string&) { f->fill_target_given = true; })
       ->capture_default_str();
   cmd->add_option("--reconfig-ms", f->reconfig_ms,
                   "Cost of one MIG create or destroy, ms, serialised per GPU (§4)")
+      ->check(FiniteNumber("a finite number >= 0", non_negative))
       ->capture_default_str();
   cmd->add_flag("--no-contention", f->no_contention, "Turn off the PCIe contention model (§8)");
+  cmd->add_flag("--no-memory-check", f->no_memory_check,
+                "Run even when the estimated memory of the run exceeds what the machine has "
+                "(the estimate is checked before generating or simulating; docs/performance.md)");
   // §5 queue options, idle-instance retention, §6 migration (docs/migration.md).
   cmd->add_option("--max-skip-seconds", f->max_skip_seconds,
                   "Starvation guard (§5): once the oldest waiting job has waited longer, the GPU "
                   "that would free its placement soonest is reserved for it; < 0 = off")
+      ->check(FiniteNumber("a finite number", any))
       ->each([f](const std::string&) { f->explicit_options.max_skip_seconds = true; })
       ->capture_default_str();
   cmd->add_option(
          "--max-wait", f->max_wait,
          "Reject a queued job once its wait reaches this many seconds (§5); < 0 = no limit")
+      ->check(FiniteNumber("a finite number", any))
       ->capture_default_str();
   cmd->add_option("--idle-ttl", f->idle_ttl,
                   "Destroy an idle instance unused for this many seconds; < 0 = keep it until its "
                   "space is needed")
+      ->check(FiniteNumber("a finite number", any))
       ->capture_default_str();
   cmd->add_option("--defrag-interval", f->migration.defrag_interval_s,
                   "Seconds between periodic migration passes (§6, policies that migrate); 0 = off")
+      ->check(FiniteNumber("a finite number >= 0", non_negative))
       ->capture_default_str();
   cmd->add_option("--max-moves-per-pass", f->migration.max_moves_per_pass,
                   "Intra-GPU moves per pass and GPU (§6)")
+      ->check(WholeNumber(0, INT32_MAX))
       ->capture_default_str();
   cmd->add_option("--migration-cooldown", f->migration.cooldown_s,
                   "A job moves at most once per this many seconds (§6)")
+      ->check(FiniteNumber("a finite number >= 0", non_negative))
       ->capture_default_str();
   cmd->add_option("--migration-fixed-s", f->migration.fixed_s,
                   "Fixed part of a state copy, seconds: copy = fixed + memory_gb / gbps (§6)")
+      ->check(FiniteNumber("a finite number >= 0", non_negative))
       ->capture_default_str();
   cmd->add_option("--migration-gbps", f->migration.gbps, "State copy bandwidth, GB/s (§6)")
+      ->check(FiniteNumber("a finite number > 0", positive))
       ->capture_default_str();
   cmd->add_option("--switch-s", f->migration.switch_s,
                   "Pause at a move's switch-over, seconds: the only time a moved job stops (§6)")
+      ->check(FiniteNumber("a finite number >= 0", non_negative))
       ->capture_default_str();
   cmd->add_option("--checkpoint-interval", f->migration.checkpoint_interval_s,
                   "Seconds between checkpoints of `restart` jobs; a move loses the progress since "
                   "the last one (§6)")
+      ->check(FiniteNumber("a finite number > 0", positive))
       ->capture_default_str();
 }
 
@@ -146,9 +222,55 @@ std::vector<const GpuModel*> Distinct(const std::vector<const GpuModel*>& gpus) 
   return out;
 }
 
+// A flag that applies to some workloads or modes only, given where it would
+// be ignored: an error saying where it applies.
+Status CheckFlagsApply(const SimFlags& f, bool paper_mix, bool trace_file) {
+  if (f.arrivals_given && paper_mix) {
+    return InvalidArgumentError(
+        "--arrivals: paper-mix always draws Poisson arrivals at --load; --arrivals applies to "
+        "alibaba: and trace files");
+  }
+  if (f.arrivals_given && trace_file && !(f.load > 0)) {
+    return InvalidArgumentError(fmt::format(
+        "--arrivals {}: a trace file keeps its own arrival times unless --load is given; give "
+        "--load to regenerate them",
+        f.arrivals));
+  }
+  if (f.pcie_share_given && !paper_mix) {
+    return InvalidArgumentError(
+        "--pcie-share applies to --workload paper-mix only (a trace gives each job's pcie_gbps)");
+  }
+  if (f.fill_target_given && f.mode != "fill") {
+    return InvalidArgumentError("--fill-target applies to --mode fill only");
+  }
+  return Status();
+}
+
+// Progress of a long workload generation on stderr, at most twice a second.
+class GenerationProgress {
+ public:
+  GenerationProgress(Context& ctx, std::string what) : ctx_(ctx), what_(std::move(what)) {}
+  void Report(int64_t done, int64_t total) {
+    if (ctx_.quiet || total < kMinJobs) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    *ctx_.err << fmt::format("migsched: generating {}: {:5.1f}% ({}/{} jobs)\n", what_,
+                             100.0 * static_cast<double>(done) / static_cast<double>(total), done,
+                             total);
+    ctx_.err->flush();
+  }
+
+ private:
+  static constexpr int64_t kMinJobs = 1000000;  // smaller workloads take well under a second
+  Context& ctx_;
+  std::string what_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
 }  // namespace
 
-StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
+StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape) {
   SimSetup s;
   ASSIGN_OR_RETURN(const Catalog* catalog, ctx.catalog());
   auto gpus = ParseClusterSpec(f.cluster, *catalog);
@@ -174,31 +296,44 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
   s.sim.reconfig_ms = f.reconfig_ms;
   s.sim.contention = !f.no_contention;
   RETURN_IF_ERROR(s.sim.Validate().WithPrefix("simulator options"));
-  if (f.jobs < 0) return InvalidArgumentError("--jobs must be >= 0");
-  if (f.load < 0) return InvalidArgumentError("--load must be > 0");
+  // The flags' own checks (AddSimFlags) refuse these values when parsing; a
+  // caller that fills SimFlags itself gets the same refusals here.
+  if (f.jobs < 0) return InvalidArgumentError("--jobs must be an integer >= 1");
+  if (f.load < 0 || !std::isfinite(f.load)) {
+    return InvalidArgumentError("--load must be a finite number > 0");
+  }
   ASSIGN_OR_RETURN(FractionRule rule, ParseFractionRule(f.fraction_rule));
   ASSIGN_OR_RETURN(ArrivalMode arrivals, ParseArrivalMode(f.arrivals));
+  const bool paper_mix = f.workload == "paper-mix";
+  const bool alibaba = f.workload.rfind("alibaba:", 0) == 0;
+  RETURN_IF_ERROR(CheckFlagsApply(f, paper_mix, !paper_mix && !alibaba));
+  auto check_memory = [&](int64_t jobs) -> Status {
+    if (f.no_memory_check) return Status();
+    shape.jobs = jobs;
+    return CheckMemory(shape, AvailableMemoryBytes());
+  };
 
   const double load = f.load > 0 ? f.load : 0.9;
   bool regenerate = false;
-  if (f.workload == "paper-mix") {
+  if (paper_mix) {
     PaperMixOptions o;
     o.num_jobs = f.jobs > 0 ? f.jobs : 200;
     o.num_gpus = static_cast<int>(s.gpus.size());
     o.load = load;
     o.pcie_share = f.pcie_share;
     o.seed = f.seed;
+    RETURN_IF_ERROR(check_memory(o.num_jobs));
     if (models.size() > 1) {
       s.notes.push_back(fmt::format("paper-mix draws its profiles from the first GPU model ({})",
                                     models[0]->name()));
     }
-    auto jobs = GeneratePaperMix(*models[0], o);
-    if (!jobs.ok()) return jobs.status().WithPrefix("paper-mix");
-    s.jobs = std::move(*jobs);
+    GenerationProgress progress(ctx, "paper-mix");
+    o.progress = [&progress](int64_t done, int64_t total) { progress.Report(done, total); };
+    ASSIGN_OR_RETURN(s.jobs, GeneratePaperMix(*models[0], o));  // errors say "paper-mix: ..."
     s.offered_load = load;
     s.workload_label = fmt::format("paper-mix ({} jobs, {:.0f}% PCIe-bound, load {})",
                                    s.jobs.size(), 100 * f.pcie_share, load);
-  } else if (f.workload.rfind("alibaba:", 0) == 0) {
+  } else if (alibaba) {
     const std::string path = f.workload.substr(8);
     AlibabaOptions o;
     o.fraction_rule = rule;
@@ -208,15 +343,16 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
     regenerate = true;
     s.workload_label = fmt::format("alibaba:{}", std::filesystem::path(path).filename().string());
   } else {
-    ASSIGN_OR_RETURN(s.jobs, ReadTraceFile(f.workload));
+    ASSIGN_OR_RETURN(s.jobs, ReadTraceFile(f.workload, catalog));
     for (Job& j : s.jobs) j.fraction_rule = rule;  // the trace format has no column for it
     regenerate = f.load > 0;
     s.workload_label = std::filesystem::path(f.workload).filename().string();
   }
-  if (f.jobs > 0 && f.workload != "paper-mix" && static_cast<size_t>(f.jobs) < s.jobs.size()) {
+  if (f.jobs > 0 && !paper_mix && static_cast<size_t>(f.jobs) < s.jobs.size()) {
     s.notes.push_back(fmt::format("using the first {} of {} jobs (--jobs)", f.jobs, s.jobs.size()));
     s.jobs.resize(f.jobs);
   }
+  if (!paper_mix) RETURN_IF_ERROR(check_memory(static_cast<int64_t>(s.jobs.size())));
   if (regenerate && !s.jobs.empty()) {
     ArrivalOptions a;
     a.mode = arrivals;
@@ -228,7 +364,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx) {
     s.offered_load = load;
     s.workload_label +=
         fmt::format(" ({} jobs, {} arrivals at offered load {})", s.jobs.size(), f.arrivals, load);
-  } else if (f.workload != "paper-mix") {
+  } else if (!paper_mix) {
     s.workload_label += fmt::format(" ({} jobs, arrival times from the file)", s.jobs.size());
   }
   if (s.jobs.empty())
@@ -275,6 +411,23 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["contention"] = !f.no_contention;
   j["notes"] = notes;
   return j;
+}
+
+int ParallelRuns(size_t count, int threads) {
+  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t parallel = threads > 0 ? static_cast<size_t>(threads) : hw;
+  return static_cast<int>(std::max<size_t>(1, std::min(count, parallel)));
+}
+
+void RunInParallel(size_t count, int threads, const std::function<void(size_t)>& run) {
+  const size_t parallel = static_cast<size_t>(ParallelRuns(count, threads));
+  for (size_t first = 0; first < count; first += parallel) {
+    std::vector<std::thread> workers;
+    for (size_t i = first; i < std::min(count, first + parallel); ++i) {
+      workers.emplace_back([&run, i] { run(i); });
+    }
+    for (auto& w : workers) w.join();
+  }
 }
 
 void ProgressPrinter::Report(const std::string& policy, const SimProgress& p, bool is_fill) {

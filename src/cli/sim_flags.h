@@ -4,6 +4,8 @@
 #define MIGSCHED_CLI_SIM_FLAGS_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "cli/context.h"
+#include "cli/memory_check.h"
 #include "core/gpu_model.h"
 #include "core/job.h"
 #include "sched/full_policy.h"
@@ -25,10 +28,11 @@ struct SimFlags {
   double threshold = 0.4;  // --threshold
   std::string frag_objective = "delta";
   std::string static_layout = "all-balanced";
-  double load = 0;  // --load; 0 = default (0.9 for generated arrivals, none for a FILE)
+  double load = 0;  // --load (finite, > 0); 0 = not given (0.9 for generated arrivals, none
+                    // for a FILE)
   std::string arrivals = "poisson";
   uint64_t seed = 1;
-  int jobs = 0;  // --jobs: paper-mix size (default 200) / limit on a trace (0 = all)
+  int jobs = 0;  // --jobs (>= 1): paper-mix size (default 200) / limit on a trace; 0 = not given
   double pcie_share = 0.2;
   std::string fraction_rule = "compute";
   std::string mode = "online";
@@ -53,10 +57,25 @@ struct SimFlags {
   // parsing);
   // the others take the policy's defaults (sched/full_policy.h OptionsForPolicy).
   ExplicitOptions explicit_options;
+  // Flags that apply to some workloads or modes only, given or not (set while
+  // parsing): BuildSimSetup refuses one that would be ignored.
+  bool arrivals_given = false;
+  bool pcie_share_given = false;
+  bool fill_target_given = false;
+  bool no_memory_check = false;  // --no-memory-check (cli/memory_check.h)
 };
 
 // Adds the shared flags to `cmd`.
 void AddSimFlags(CLI::App* cmd, SimFlags* flags);
+
+// CLI11 checks with messages that say what a value must be (CLI11 writes
+// "--load: must be a finite number > 0, got 'nan'"):
+// a number that is finite (not nan, inf, or out of double's range like 1e400)
+// and satisfies `ok`; `requirement` completes "must be ...".
+CLI::Validator FiniteNumber(std::string_view requirement, std::function<bool(double)> ok);
+// An integer written in decimal digits (a leading '-' only when min < 0) in
+// min..max: "-1" is not read as 2^64-1, "0" is refused where min is 1.
+CLI::Validator WholeNumber(int64_t min, uint64_t max);
 
 // Everything a run needs, built from the flags.
 struct SimSetup {
@@ -76,8 +95,21 @@ struct SimSetup {
   nlohmann::ordered_json ToJson(const SimFlags& flags) const;  // the run's settings
 };
 
-// Builds the setup; errors name the flag or the file at fault.
-StatusOr<SimSetup> BuildSimSetup(const SimFlags& flags, Context& ctx);
+// Builds the setup; errors name the flag or the file at fault. A flag value
+// that would be ignored (--arrivals on paper-mix, or on a trace file without
+// --load; --pcie-share on another workload than paper-mix; --fill-target in
+// online mode) is an error. Before generating or simulating, the memory the
+// run needs (`shape`, with the job count filled in here) is estimated and the
+// run refused when it exceeds what the machine has (cli/memory_check.h),
+// unless --no-memory-check. Progress of a large paper-mix generation goes to
+// stderr unless --quiet.
+StatusOr<SimSetup> BuildSimSetup(const SimFlags& flags, Context& ctx, RunShape shape = {});
+
+// Calls run(0) ... run(count - 1), up to `threads` of them at once (0: as many
+// as the machine has cores); returns when all are done.
+void RunInParallel(size_t count, int threads, const std::function<void(size_t)>& run);
+// The simulations `threads` (0: the cores) lets run at once out of `count`.
+int ParallelRuns(size_t count, int threads);
 
 // A progress printer for stderr (thread-safe; silent when ctx.quiet).
 class ProgressPrinter {

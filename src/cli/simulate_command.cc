@@ -3,11 +3,11 @@
 // timeline CSVs, and the workload itself as a trace CSV.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_files.h"
 #include "cli/report.h"
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
@@ -30,16 +30,6 @@ struct SimulateFlags {
   ReportFlags report;
 };
 
-template <typename Fn>
-Status WriteFile(const std::string& path, Fn&& write) {
-  std::ofstream out(path);
-  if (!out) return InvalidArgumentError(fmt::format("cannot write {}", path));
-  RETURN_IF_ERROR(write(out));
-  out.close();
-  if (!out) return InvalidArgumentError(fmt::format("error writing {}", path));
-  return Status();
-}
-
 // "first-fit | lb | ... | static; aliases: frag-aware (= lb+frag) ...", from the policy registry.
 std::string PolicyHelp() {
   std::string names;
@@ -53,15 +43,29 @@ std::string PolicyHelp() {
 }
 
 int Run(const SimulateFlags& f, Context& ctx) {
-  auto setup = BuildSimSetup(f.sim, ctx);
-  if (!setup.ok()) {
-    *ctx.err << "migsched simulate: " << setup.status().message() << "\n";
+  auto fail = [&](const std::string& msg) {
+    *ctx.err << "migsched simulate: " << msg << "\n";
     return 1;
+  };
+  if (!f.report.snapshot_at.empty() && f.report.path.empty()) {
+    return fail("--snapshot-at sets the slot maps of --report; give --report FILE.html too");
   }
+  // Before any work: every output can be written.
+  Status outputs = CheckOutputFiles({{"--json", f.json},
+                                     {"--jobs-csv", f.jobs_csv},
+                                     {"--timeline-csv", f.timeline_csv},
+                                     {"--export-workload", f.export_workload},
+                                     {"--report", f.report.path}});
+  if (!outputs.ok()) return fail(outputs.message());
+  RunShape shape;
+  shape.record_jobs = !f.jobs_csv.empty() || !f.report.path.empty();
+  shape.record_timeline = !f.timeline_csv.empty() || !f.report.path.empty();
+  auto setup = BuildSimSetup(f.sim, ctx, shape);
+  if (!setup.ok()) return fail(setup.status().message());
   setup->scheduler = setup->SchedulerFor(f.policy);  // `full`'s own defaults (docs/policies.md)
   if (!f.export_workload.empty()) {
-    Status st = WriteFile(f.export_workload,
-                          [&](std::ostream& o) { return WriteTraceCsv(setup->jobs, o); });
+    Status st = WriteOutputFile(f.export_workload,
+                                [&](std::ostream& o) { return WriteTraceCsv(setup->jobs, o); });
     if (!st.ok()) {
       *ctx.err << "migsched simulate: --export-workload: " << st.message() << "\n";
       return 1;
@@ -70,7 +74,8 @@ int Run(const SimulateFlags& f, Context& ctx) {
   ProgressPrinter progress(ctx);
   const bool fill = setup->sim.mode == SimMode::kFill;
   setup->sim.progress = [&](const SimProgress& p) { progress.Report(f.policy, p, fill); };
-  setup->sim.record_timeline = !f.timeline_csv.empty();
+  setup->sim.record_jobs = shape.record_jobs;
+  setup->sim.record_timeline = shape.record_timeline;
   if (!f.report.path.empty()) PrepareForReport(f.report, setup->jobs, &setup->sim);
   auto result = RunSimulation(setup->gpus, setup->jobs, f.policy, setup->scheduler, setup->sim);
   if (!result.ok()) {
@@ -84,7 +89,7 @@ int Run(const SimulateFlags& f, Context& ctx) {
 
   Status st;
   if (!f.json.empty()) {
-    st = WriteFile(f.json, [&](std::ostream& o) {
+    st = WriteOutputFile(f.json, [&](std::ostream& o) {
       nlohmann::ordered_json j;
       j["policy"] = f.policy;
       j["settings"] = setup->ToJson(f.sim);
@@ -108,17 +113,21 @@ int Run(const SimulateFlags& f, Context& ctx) {
     if (!st.ok()) *ctx.err << "migsched simulate: --json: " << st.message() << "\n";
   }
   if (st.ok() && !f.jobs_csv.empty()) {
-    st = WriteFile(f.jobs_csv, [&](std::ostream& o) { return WriteJobsCsv(*result, o); });
+    st = WriteOutputFile(f.jobs_csv, [&](std::ostream& o) { return WriteJobsCsv(*result, o); });
     if (!st.ok()) *ctx.err << "migsched simulate: --jobs-csv: " << st.message() << "\n";
   }
   if (st.ok() && !f.timeline_csv.empty()) {
-    st = WriteFile(f.timeline_csv, [&](std::ostream& o) { return WriteTimelineCsv(*result, o); });
+    st = WriteOutputFile(f.timeline_csv,
+                         [&](std::ostream& o) { return WriteTimelineCsv(*result, o); });
     if (!st.ok()) *ctx.err << "migsched simulate: --timeline-csv: " << st.message() << "\n";
   }
   if (st.ok() && !f.report.path.empty()) {
-    st = MakeSimReport(fmt::format("migsched simulate: {}", f.policy), *setup, f.sim, {f.policy},
-                       {&*result})
-             .Write(f.report.path);
+    const HtmlReport report = MakeSimReport(fmt::format("migsched simulate: {}", f.policy), *setup,
+                                            f.sim, {f.policy}, {&*result});
+    st = WriteOutputFile(f.report.path, [&](std::ostream& o) {
+      o << report.Render();
+      return Status();
+    });
     if (!st.ok()) *ctx.err << "migsched simulate: --report: " << st.message() << "\n";
   }
   return st.ok() ? 0 : 1;

@@ -14,15 +14,14 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_files.h"
 #include "cli/report.h"
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
@@ -58,7 +57,11 @@ const std::vector<SweepParam>& SweepParams() {
       {"load", "offered load of regenerated arrivals (rebuilds the workload)", false,
        [](SimFlags* f, double v) { f->load = v; }, nullptr},
       {"pcie-share", "paper-mix share of PCIe-bound jobs (rebuilds the workload)", false,
-       [](SimFlags* f, double v) { f->pcie_share = v; }, nullptr},
+       [](SimFlags* f, double v) {
+         f->pcie_share = v;
+         f->pcie_share_given = true;  // refused off paper-mix, as the flag is
+       },
+       nullptr},
       {"reserve-full", "full-size reserve N GPUs (§4 step 7)", true, nullptr,
        [](SimSetup* s, double v) { s->scheduler.reserve_full = static_cast<int>(v); }},
       {"demand-window", "demand-weighted window, jobs (§2)", true, nullptr,
@@ -209,9 +212,16 @@ int Run(const SweepFlags& f, Context& ctx) {
     }
   }
 
+  Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report}});
+  if (!outputs.ok()) return fail(outputs.message());
+
   // One setup per value: built from the flags (workload parameters) or the
   // shared base setup with the scheduler option changed.
-  auto base = BuildSimSetup(f.sim, ctx);
+  RunShape shape;
+  shape.parallel_runs = ParallelRuns(values->size(), f.threads);
+  shape.total_runs = static_cast<int>(values->size());
+  shape.workloads = static_cast<int>(values->size()) + 1;  // each setup holds its jobs
+  auto base = BuildSimSetup(f.sim, ctx, shape);
   if (!base.ok()) return fail(base.status().message());
   base->scheduler = base->SchedulerFor(f.policy);  // `full`'s own defaults, then the parameter
   std::vector<SimSetup> setups;
@@ -220,6 +230,7 @@ int Run(const SweepFlags& f, Context& ctx) {
     if (param->on_flags) {
       SimFlags flags = f.sim;
       param->on_flags(&flags, v);
+      flags.no_memory_check = true;  // checked for all of them above
       auto built = BuildSimSetup(flags, ctx);
       if (!built.ok()) return fail(fmt::format("{}={}: {}", name, v, built.status().message()));
       s = std::move(*built);
@@ -230,6 +241,7 @@ int Run(const SweepFlags& f, Context& ctx) {
       Status st = s.scheduler.Validate();
       if (!st.ok()) return fail(fmt::format("{}={}: {}", name, v, st.message()));
     }
+    s.sim.record_jobs = false;
     s.sim.record_timeline = false;
     setups.push_back(std::move(s));
   }
@@ -243,20 +255,11 @@ int Run(const SweepFlags& f, Context& ctx) {
   std::vector<StatusOr<SimResult>> results(values->size(),
                                            Status(StatusCode::kInternal, "not run"));
   // Values are independent runs: up to `threads` of them at once.
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const size_t parallel = f.threads > 0 ? f.threads : hw;
-  for (size_t first = 0; first < setups.size(); first += parallel) {
-    std::vector<std::thread> workers;
-    for (size_t i = first; i < std::min(setups.size(), first + parallel); ++i) {
-      workers.emplace_back([&, i] {
-        SimOptions o = setups[i].sim;
-        o.progress = [&, i](const SimProgress& p) { progress.Report(labels[i], p, fill); };
-        results[i] =
-            RunSimulation(setups[i].gpus, setups[i].jobs, f.policy, setups[i].scheduler, o);
-      });
-    }
-    for (auto& w : workers) w.join();
-  }
+  RunInParallel(setups.size(), f.threads, [&](size_t i) {
+    SimOptions o = setups[i].sim;
+    o.progress = [&, i](const SimProgress& p) { progress.Report(labels[i], p, fill); };
+    results[i] = RunSimulation(setups[i].gpus, setups[i].jobs, f.policy, setups[i].scheduler, o);
+  });
   std::vector<Metrics> runs;
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i].ok())
@@ -297,14 +300,20 @@ int Run(const SweepFlags& f, Context& ctx) {
       for (const auto& [k, v] : metrics.items()) r[k] = v;
       j["results"].push_back(r);
     }
-    std::ofstream file(f.json);
-    file << j.dump(2) << "\n";
-    file.close();
-    if (!file) return fail(fmt::format("cannot write {}", f.json));
+    Status st = WriteOutputFile(f.json, [&](std::ostream& o) {
+      o << j.dump(2) << "\n";
+      return Status();
+    });
+    if (!st.ok()) return fail("--json: " + st.message());
   }
   if (!f.report.empty()) {
     auto report = MakeSweepReport(*base, f.sim, f.policy, name, *values, runs);
-    Status st = report.ok() ? report->Write(f.report) : report.status();
+    Status st = report.ok() ? WriteOutputFile(f.report,
+                                              [&](std::ostream& o) {
+                                                o << report->Render();
+                                                return Status();
+                                              })
+                            : report.status();
     if (!st.ok()) return fail(fmt::format("--report: {}", st.message()));
   }
   return 0;
@@ -325,7 +334,8 @@ void RegisterSweepCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "NAME=FROM:TO:STEP (TO included) or NAME=V1,V2,...; NAME: " + ParamList())
       ->required();
   cmd->add_option("--json", f->json, "Write every value's metrics as JSON to FILE");
-  cmd->add_option("--threads", f->threads, "Values simulated at once (default: the cores)");
+  cmd->add_option("--threads", f->threads, "Values simulated at once (default: the cores)")
+      ->check(WholeNumber(1, 4096));
   cmd->add_option("--report", f->report,
                   "Write an HTML report (every metric against the parameter; opens offline) to "
                   "FILE (docs/report.md)");

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace migsched {
 namespace {
@@ -32,6 +35,21 @@ bool HasName(const GpuModel& m, std::string_view name) {
 
 }  // namespace
 
+std::string NormalizeProfileName(std::string_view name) {
+  const size_t first = name.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return "";
+  name = name.substr(first, name.find_last_not_of(" \t") - first + 1);
+  std::string out(name);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view prefix : {"nvidia.com/mig-", "mig-"}) {
+    if (out.size() > prefix.size() && out.compare(0, prefix.size(), prefix) == 0) {
+      out.erase(0, prefix.size());
+      break;
+    }
+  }
+  return out;
+}
+
 Status Catalog::Add(GpuModel model) {
   std::vector<std::string> names = {model.name()};
   names.insert(names.end(), model.short_names().begin(), model.short_names().end());
@@ -58,6 +76,27 @@ StatusOr<const GpuModel*> Catalog::Find(std::string_view name) const {
     known += m->short_names().empty() ? m->name() : m->short_names().front();
   }
   return NotFoundError(fmt::format("unknown GPU model '{}' (known: {})", name, known));
+}
+
+StatusOr<std::string> Catalog::FindProfileName(std::string_view name) const {
+  const std::string wanted = NormalizeProfileName(name);
+  // (compute slices, memory MiB, name) of every distinct profile name.
+  std::vector<std::tuple<int, int, std::string>> known;
+  for (const auto& m : models_) {
+    for (const Profile& p : m->profiles()) {
+      if (p.name == wanted) return p.name;
+      known.emplace_back(p.compute_slices, p.memory_mib, p.name);
+    }
+  }
+  std::sort(known.begin(), known.end());
+  std::string list;
+  std::vector<std::string> listed;
+  for (const auto& [cs, mib, pname] : known) {
+    if (std::find(listed.begin(), listed.end(), pname) != listed.end()) continue;
+    listed.push_back(pname);
+    list += (list.empty() ? "" : ", ") + pname;
+  }
+  return NotFoundError(fmt::format("unknown profile '{}' (known: {})", name, list));
 }
 
 std::vector<const GpuModel*> Catalog::models() const {

@@ -5,11 +5,17 @@
 // "NVIDIA A100-SXM4-40GB"), case-insensitively. Loading from files lives in
 // io/catalog_loader.h; the core only holds the models.
 //
+// Profile names are looked up through NormalizeProfileName (below), the one
+// place that decides which spellings of a profile name are accepted: traces,
+// daemon requests and command-line flags all reach it, through
+// Catalog::FindProfileName or GpuModel::FindProfile.
+//
 // Thread-safety: immutable after construction; safe to share.
 #ifndef MIGSCHED_CORE_CATALOG_H_
 #define MIGSCHED_CORE_CATALOG_H_
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +23,14 @@
 #include "core/status.h"
 
 namespace migsched {
+
+// A MIG profile name as users write it, reduced to the catalog's spelling:
+// surrounding blanks dropped, ASCII lower case, and one leading
+// "nvidia.com/mig-" (the Kubernetes device plugin's resource name) or "mig-"
+// (as in nvidia-smi's MIG device names) removed. "1G.5GB", "MIG-1g.5gb" and
+// "nvidia.com/mig-1g.5gb" all give "1g.5gb"; a name already in catalog
+// spelling is returned unchanged. Pure; it does not check that the name exists.
+std::string NormalizeProfileName(std::string_view name);
 
 class Catalog {
  public:
@@ -27,6 +41,15 @@ class Catalog {
   // The model whose canonical name, short name or alias equals `name`
   // (ASCII case-insensitive), or kNotFound listing the known short names.
   StatusOr<const GpuModel*> Find(std::string_view name) const;
+
+  // The catalog's spelling of the profile `name` (NormalizeProfileName),
+  // when at least one model offers a profile of that name. kNotFound
+  // otherwise: "unknown profile '9g.99gb' (known: 1g.5gb, ...)", listing
+  // every profile name of the catalog once, by compute slices, then memory,
+  // then name. Whether the GPUs of a given cluster offer it is the caller's
+  // question (a known profile that no GPU of a cluster offers is a rejection
+  // there, not an input error).
+  StatusOr<std::string> FindProfileName(std::string_view name) const;
 
   // Models in the order they were added. Pointers stay valid for the
   // catalog's lifetime.

@@ -35,10 +35,12 @@ StatusOr<std::vector<const GpuModel*>> ParseClusterSpec(std::string_view spec,
     std::string_view name = part;
     if (x != std::string_view::npos && x > 0) {
       std::string_view num = part.substr(0, x);
-      int n = 0;
-      auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
-      if (ec == std::errc() && p == num.data() + num.size()) {
-        count = n;
+      // Digits before the 'x' are a count, however large (a count out of
+      // range is refused as such, not read as part of a model name).
+      if (num.find_first_not_of("0123456789") == std::string_view::npos) {
+        int n = 0;
+        auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
+        count = ec == std::errc() && p == num.data() + num.size() ? n : -1;
         name = part.substr(x + 1);
       }
     }

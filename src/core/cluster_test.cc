@@ -39,6 +39,11 @@ TEST(ClusterSpecTest, BadSpecsAreClearErrors) {
       {"", "empty cluster spec"},
       {"4xA100-40GB,", "empty part"},
       {"0xA100-40GB", "GPU count must be in 1..1000000"},
+      // An absurd count is a count out of range, not part of a model name.
+      {"99999999999xA100-40GB",
+       "cluster spec part '99999999999xA100-40GB': GPU count must be in 1..1000000"},
+      {"1000001xA100-40GB",
+       "cluster spec part '1000001xA100-40GB': GPU count must be in 1..1000000"},
       {"4xV100", "cluster spec part '4xV100': unknown GPU model 'V100'"},
   };
   for (const Case& c : cases) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "core/catalog.h"
+
 namespace migsched {
 namespace {
 
@@ -199,8 +201,13 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
 }
 
 int GpuModel::FindProfile(std::string_view name) const {
-  for (size_t i = 0; i < spec_.profiles.size(); ++i) {
+  for (size_t i = 0; i < spec_.profiles.size(); ++i) {  // the catalog's spelling: no copy
     if (spec_.profiles[i].name == name) return static_cast<int>(i);
+  }
+  const std::string wanted = NormalizeProfileName(name);  // core/catalog.h
+  if (wanted == name) return -1;
+  for (size_t i = 0; i < spec_.profiles.size(); ++i) {
+    if (spec_.profiles[i].name == wanted) return static_cast<int>(i);
   }
   return -1;
 }

@@ -126,7 +126,8 @@ class GpuModel {
   // All profiles, variants included, in catalog order.
   const std::vector<Profile>& profiles() const { return spec_.profiles; }
   const Profile& profile(int index) const { return spec_.profiles[index]; }
-  // Index of the profile named `name` (exact match), or -1.
+  // Index of the profile named `name` in any spelling NormalizeProfileName
+  // accepts (core/catalog.h: "1G.5GB", "MIG-1g.5gb"), or -1.
   int FindProfile(std::string_view name) const;
   // Index of the base profile whose shape profile `index` has (itself if base).
   int BaseOf(int index) const { return base_of_[index]; }

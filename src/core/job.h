@@ -68,6 +68,8 @@ struct Job {
   double duration_s = 0;  // run time without contention, seconds, > 0
   double pcie_gbps = 0;   // PCIe demand, GB/s (§8); 0 = not PCIe-bound
   double alpha = 1.0;     // contention sensitivity (§8), > 0
+  // Never moved to another GPU; may still be moved within its GPU (§6).
+  // Placement treats it like any other job.
   bool latency_sensitive = false;
   Migratable migratable = Migratable::kNone;
 

@@ -15,8 +15,10 @@ namespace {
 using daemon_internal::Dump;
 using daemon_internal::WaitFor;
 
+// Whether `b` asks again for the stored allocation `a` (an owner left out in
+// `b` was filled in from the reservation it bound).
 bool SameAllocation(const AllocationRequest& a, const AllocationRequest& b) {
-  if (a.owner != b.owner || a.reservation != b.reservation ||
+  if ((a.owner != b.owner && !b.owner.empty()) || a.reservation != b.reservation ||
       a.reservation_prefix != b.reservation_prefix || a.name != b.name ||
       a.instances.size() != b.instances.size()) {
     return false;
@@ -359,7 +361,11 @@ void Daemon::Impl::ExpireReservations() {
 
 StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
                                               const std::string& key) {
-  if (req.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
+  if (req.owner.empty() && req.reservation.empty() && req.reservation_prefix.empty()) {
+    return InvalidArgumentError(
+        "field 'owner' is required (it may be left out only when binding a reservation: then it "
+        "is the reservation's owner key)");
+  }
   if (static_cast<int>(req.instances.size()) > kMaxJobCount) {
     return InvalidArgumentError(
         fmt::format("field 'instances' holds at most {} instances", kMaxJobCount));
@@ -506,6 +512,9 @@ StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
     r.id = id;
     r.kind = JobKind::kAllocation;
     r.allocation = req;
+    // No owner given: the allocation belongs to the owner of the reservation it
+    // binds (a device plugin that knows only the profile, docs/api.md).
+    if (r.allocation.owner.empty()) r.allocation.owner = from->record.owner;
     r.idempotency_key = key;
     r.state = JobState::kStarting;
     r.submitted_at = Unix();

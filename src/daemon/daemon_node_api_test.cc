@@ -237,6 +237,30 @@ TEST_F(DaemonTest, AllocationBindsAnyReservationUnderAPrefix) {
   EXPECT_EQ(live.jobs[0].owner(), "slurm:2");
 }
 
+// A device plugin knows the profile kubelet asked for, not the pod: it binds
+// "the reservation under k8s: with a 3g.20gb" and leaves the owner out; the
+// allocation then belongs to the reservation's owner (the pod), so that the
+// reclaim by owner finds it. Replayed with its key, it is the same allocation.
+TEST_F(DaemonTest, AllocationWithoutOwnerBelongsToTheReservationsOwner) {
+  auto d = Start("1xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Reserve(Room("k8s:pod-1", {{0, "3g.20gb", 4}})));
+  ASSERT_OK_AND_ASSIGN(SubmitResult a,
+                       d->Allocate(Alloc("", {{-1, "3g.20gb", -1}}, "", "k8s:"), "kubelet-1"));
+  EXPECT_EQ(a.record.owner(), "k8s:pod-1");
+  EXPECT_EQ(a.record.bound_reservation, "k8s:pod-1");
+  ASSERT_OK_AND_ASSIGN(SubmitResult again,
+                       d->Allocate(Alloc("", {{-1, "3g.20gb", -1}}, "", "k8s:"), "kubelet-1"));
+  EXPECT_TRUE(again.replayed);
+  EXPECT_EQ(again.record.id, a.record.id);
+  ASSERT_OK_AND_ASSIGN(std::vector<DaemonJobRecord> gone, d->ReleaseAllocationsOf("k8s:pod-1"));
+  ASSERT_EQ(gone.size(), 1u);
+  // Without a reservation to bind, the owner is required.
+  StatusOr<SubmitResult> bare = d->Allocate(Alloc("", {{-1, "1g.5gb", -1}}), "");
+  EXPECT_EQ(bare.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bare.status().message(), HasSubstr("field 'owner' is required"));
+}
+
 TEST_F(DaemonTest, AllocationWithoutReservation) {
   auto d = Start();
   ASSERT_NE(d, nullptr);

@@ -341,7 +341,7 @@ TEST_F(HttpServerTest, ErrorsMapToStatusCodesWithJsonBodies) {
       {"POST", "/v1/reservations", R"({"owner": "k", "placements": [{"profile": "1g.5gb"}]})", 400,
        "field 'placements[0]' needs both 'gpu' and 'start'"},
       {"POST", "/v1/allocations", R"({"instances": [{"profile": "1g.5gb"}]})", 400,
-       "field 'owner' is required"},
+       "field 'owner' is required (it may be left out only when binding a reservation)"},
       {"POST", "/v1/allocations", R"({"owner": "a", "instances": [{"profile": "1g.5gb"}]})", 409,
        "no room"},
       {"GET", "/v1/reservations/x:1", "", 404, "no reservation 'x:1'"},

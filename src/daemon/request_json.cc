@@ -314,9 +314,15 @@ StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
       "owner", "instances", "reservation", "reservation_prefix", "name"};
   RETURN_IF_ERROR(CheckFields(j, kAllocationFields));
   AllocationRequest a;
-  if (!j.contains("owner")) return InvalidArgumentError("field 'owner' is required");
-  ASSIGN_OR_RETURN(a.owner, GetKey("owner", j.at("owner")));
-  if (a.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
+  // Optional strings: absent or null mean none (the record's own form writes null).
+  auto given = [&](const char* key) { return j.contains(key) && !j.at(key).is_null(); };
+  if (given("owner")) {
+    ASSIGN_OR_RETURN(a.owner, GetKey("owner", j.at("owner")));
+    if (a.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
+  } else if (!given("reservation") && !given("reservation_prefix")) {
+    return InvalidArgumentError(
+        "field 'owner' is required (it may be left out only when binding a reservation)");
+  }
   if (j.contains("instances")) {
     const json& v = j.at("instances");
     if (!v.is_array()) return TypeError("instances", "an array of objects", v);
@@ -330,8 +336,6 @@ StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
       a.instances.push_back(std::move(s));
     }
   }
-  // Optional strings: absent or null mean none (the record's own form writes null).
-  auto given = [&](const char* key) { return j.contains(key) && !j.at(key).is_null(); };
   if (given("reservation")) {
     ASSIGN_OR_RETURN(a.reservation, GetKey("reservation", j.at("reservation")));
   }

@@ -163,6 +163,56 @@ TEST(ParseJobRequestTest, MalformedJsonSaysWhereItBroke) {
   }
 }
 
+// The bodies of POST /v1/reservations and POST /v1/allocations (the texts
+// docs/api.md quotes).
+TEST(ParseNodeRequestsTest, ReservationsAndAllocations) {
+  auto r = ParseReservationRequest(
+      R"({"owner": "slurm-room:n1:3g.20gb:0", "placements": [{"gpu": 1, "profile": "3g.20gb", "start": 4}], "ttl_s": 120})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->owner, "slurm-room:n1:3g.20gb:0");
+  ASSERT_EQ(r->placements.size(), 1u);
+  EXPECT_EQ(r->placements[0].gpu, 1);
+  EXPECT_EQ(r->placements[0].start, 4);
+  EXPECT_EQ(r->ttl_s, 120);
+  auto a = ParseAllocationRequest(
+      R"({"reservation_prefix": "k8s:", "instances": [{"profile": "3g.20gb"}], "name": null})");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->owner, "");  // the bound reservation's owner (Daemon::Allocate)
+  EXPECT_EQ(a->instances[0].gpu, -1);
+  struct Case {
+    bool reservation;
+    std::string body;
+    std::string want;
+  } cases[] = {
+      {true, R"({"placements": []})", "field 'owner' is required"},
+      {true, R"({"owner": "x", "placements": []})",
+       "field 'placements' must hold 1 to 64 placements, got 0"},
+      {true, R"({"owner": "x", "placements": [{"gpu": 1, "profile": "1g.5gb"}]})",
+       "field 'placements[0]' needs both 'gpu' and 'start'"},
+      {true,
+       R"({"owner": "x", "placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}], "ttl_s": 0})",
+       "field 'ttl_s' must be > 0, got 0"},
+      {true,
+       R"({"owner": "a\u0001b", "placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}]})",
+       "field 'owner' must not contain control characters"},
+      {false, R"({"instances": [{"profile": "1g.5gb"}]})",
+       "field 'owner' is required (it may be left out only when binding a reservation)"},
+      {false, R"({"owner": "", "reservation": "r"})", "field 'owner' must not be empty"},
+      {false, R"({"owner": "x", "instances": [{"profile": "1g.5gb", "gpu": 0}]})",
+       "field 'instances[0]' needs both 'gpu' and 'start' (or neither: the daemon chooses the "
+       "placement)"},
+      {false, R"({"owner": "x", "pod": "p"})",
+       "unknown field 'pod' (known: owner, instances, reservation, reservation_prefix, name)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    const Status st = c.reservation ? ParseReservationRequest(c.body).status()
+                                    : ParseAllocationRequest(c.body).status();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(st.message(), c.want);
+  }
+}
+
 TEST(JobRequestJsonTest, RoundTrips) {
   JobRequest a;
   a.gpu_fraction = 0.25;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "io/input_file.h"
 #include "io/strict_csv.h"
 
 namespace migsched {
@@ -195,8 +196,7 @@ StatusOr<AlibabaWorkload> ParseAlibabaPodList(std::istream& in, const std::strin
 
 StatusOr<AlibabaWorkload> LoadAlibabaPodList(const std::string& path,
                                              const AlibabaOptions& options) {
-  std::ifstream in(path);
-  if (!in) return NotFoundError(fmt::format("{}: cannot open Alibaba pod list", path));
+  ASSIGN_OR_RETURN(std::ifstream in, OpenInputFile(path, "Alibaba pod list"));
   return ParseAlibabaPodList(in, path, options);
 }
 

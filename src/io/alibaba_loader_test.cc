@@ -246,7 +246,8 @@ TEST(AlibabaLoaderTest, BadInputsGiveExactErrors) {
             "p.csv: max_jobs must be >= 0 (0 = all), got -1");
   auto missing = LoadAlibabaPodList("/nonexistent/pods.csv", AlibabaOptions{});
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(missing.status().message(), "/nonexistent/pods.csv: cannot open Alibaba pod list");
+  EXPECT_EQ(missing.status().message(),
+            "/nonexistent/pods.csv: cannot open Alibaba pod list: No such file or directory");
 }
 
 }  // namespace

@@ -85,7 +85,9 @@ StatusOr<CsvTable> ReadStrictCsv(std::istream& in, const std::string& origin) {
   }
   if (in.bad()) return InvalidArgumentError(fmt::format("{}: read error", origin));
   if (!have_header) {
-    return InvalidArgumentError(fmt::format("{}: no header line (the file is empty)", origin));
+    return InvalidArgumentError(fmt::format(
+        "{}: no header line: {}", origin,
+        line == 0 ? "the file is empty" : "the file has only blank lines and '#' comments"));
   }
   return table;
 }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "io/input_file.h"
 #include "io/strict_csv.h"
 
 namespace migsched {
@@ -68,7 +69,8 @@ using Cells = std::array<Cell, kNumFields>;
 // origin, line and field.
 class RowConverter {
  public:
-  RowConverter(const std::string& origin, int line) : origin_(origin), line_(line) {}
+  RowConverter(const std::string& origin, int line, const Catalog* catalog)
+      : origin_(origin), line_(line), catalog_(catalog) {}
 
   Status LineError(const std::string& reason) const {
     return InvalidArgumentError(fmt::format("{}:{}: {}", origin_, line_, reason));
@@ -95,6 +97,11 @@ class RowConverter {
     }
     if (has_profile) {
       ASSIGN_OR_RETURN(job.profile, String(kProfile, cells[kProfile]));
+      if (catalog_ != nullptr) {
+        StatusOr<std::string> name = catalog_->FindProfileName(job.profile);
+        if (!name.ok()) return FieldError(kProfile, name.status().message());
+        job.profile = *name;
+      }
     } else {
       ASSIGN_OR_RETURN(job.gpu_fraction, Number(kFraction, cells[kFraction], "a number in (0, 1]",
                                                 [](double v) { return v > 0 && v <= 1; }));
@@ -200,6 +207,7 @@ class RowConverter {
 
   const std::string& origin_;
   int line_;
+  const Catalog* catalog_;
 };
 
 // Checks ids for duplicates and sorts by arrival (stable).
@@ -246,7 +254,8 @@ std::string UnwritableReason(const std::string& s) {
 
 }  // namespace
 
-StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& origin) {
+StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& origin,
+                                         const Catalog* catalog) {
   ASSIGN_OR_RETURN(CsvTable table, ReadStrictCsv(in, origin));
   std::vector<int> column_field(table.header.size(), -1);
   std::array<bool, kNumFields> have{};
@@ -281,7 +290,7 @@ StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& or
       cell.present = true;
       cell.text = row.fields[c];
     }
-    RowConverter conv(origin, row.line);
+    RowConverter conv(origin, row.line, catalog);
     ASSIGN_OR_RETURN(Job job, conv.Convert(cells));
     jobs.push_back(std::move(job));
     lines.push_back(row.line);
@@ -290,7 +299,8 @@ StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& or
   return jobs;
 }
 
-StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::string& origin) {
+StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::string& origin,
+                                               const Catalog* catalog) {
   std::vector<Job> jobs;
   std::vector<int> lines;
   std::string raw;
@@ -299,7 +309,7 @@ StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::stri
     ++line;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (raw.find_first_not_of(" \t") == std::string::npos) continue;
-    RowConverter conv(origin, line);
+    RowConverter conv(origin, line, catalog);
     std::string duplicate_key;
     std::set<std::string> keys;
     auto callback = [&](int depth, json::parse_event_t event, json& parsed) {
@@ -348,7 +358,8 @@ StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::stri
   return jobs;
 }
 
-StatusOr<std::vector<Job>> ReadTraceFile(const std::string& path) {
+StatusOr<std::vector<Job>> ReadTraceFile(const std::string& path, const Catalog* catalog) {
+  ASSIGN_OR_RETURN(std::ifstream in, OpenInputFile(path, "trace file"));
   const std::string lower = Lower(path);
   const bool csv = EndsWith(lower, ".csv");
   const bool jsonl =
@@ -357,9 +368,7 @@ StatusOr<std::vector<Job>> ReadTraceFile(const std::string& path) {
     return InvalidArgumentError(fmt::format(
         "{}: unknown trace file extension; expected .csv, .jsonl, .ndjson or .json", path));
   }
-  std::ifstream in(path);
-  if (!in) return NotFoundError(fmt::format("{}: cannot open trace file", path));
-  return csv ? ParseTraceCsv(in, path) : ParseTraceJsonLines(in, path);
+  return csv ? ParseTraceCsv(in, path, catalog) : ParseTraceJsonLines(in, path, catalog);
 }
 
 Status WriteTraceCsv(const std::vector<Job>& jobs, std::ostream& out) {

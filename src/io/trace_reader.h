@@ -16,8 +16,14 @@
 // Fields and checks (units in parentheses):
 //   id                 required, non-empty, unique in the file
 //   arrival_s          required, finite, >= 0 (seconds from workload start)
-//   profile            exact profile name, e.g. "3g.20gb" (checked against the
-//                      cluster's GPU models later, not here), or
+//   profile            a profile name, e.g. "3g.20gb". With a catalog given it
+//                      must be one the catalog knows, in any spelling
+//                      NormalizeProfileName accepts (core/catalog.h: "1G.5GB",
+//                      "MIG-1g.5gb", "nvidia.com/mig-1g.5gb"), and the job
+//                      gets the catalog's spelling; an unknown name is an error
+//                      listing the known ones. Whether the cluster's GPUs offer
+//                      it is decided later (a rejection, not an input error).
+//                      Or
 //   gpu_fraction       a number in (0, 1], resolved per model (FractionRule,
 //                      default compute; the trace cannot change it)
 //                      -- every row gives exactly one of the two
@@ -29,9 +35,10 @@
 //   migratable         none | restart | checkpoint, default none (§6)
 // Unknown columns/keys are errors.
 //
-// Errors are kInvalidArgument (kNotFound if the file cannot be opened), and
-// name the origin (file), line, field and reason, e.g.
-//   "trace.csv:7: field 'duration_s': '-3' must be a number > 0".
+// Errors are kInvalidArgument (kNotFound if the file cannot be opened, with the
+// system's reason), and name the origin (file), line, field and reason, e.g.
+//   "trace.csv:7: field 'duration_s': '-3' must be a number > 0"
+//   "trace.csv:2: field 'profile': unknown profile '9g.99gb' (known: 1g.5gb, ...)".
 // The first error stops the read; no partial workload is returned.
 //
 // Thread-safety: functions are reentrant.
@@ -43,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "core/catalog.h"
 #include "core/job.h"
 #include "core/status.h"
 
@@ -51,12 +59,17 @@ namespace migsched {
 // Reads a trace file, choosing the encoding by extension (case-insensitive):
 // .csv -> CSV; .jsonl, .ndjson, .json -> JSON lines; any other is an error.
 // Jobs are returned sorted by arrival_s (stable: ties keep file order).
-StatusOr<std::vector<Job>> ReadTraceFile(const std::string& path);
+// `catalog` (may be null: names are then kept as written) checks and
+// canonicalises profile names, as described above. A directory, or a file that
+// cannot be opened, is an error naming the path and the system's reason.
+StatusOr<std::vector<Job>> ReadTraceFile(const std::string& path, const Catalog* catalog = nullptr);
 
 // Parses CSV / JSON-lines text from a stream; `origin` names it in errors.
-// Same result order as ReadTraceFile.
-StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& origin);
-StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::string& origin);
+// Same result order and `catalog` as ReadTraceFile.
+StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& origin,
+                                         const Catalog* catalog = nullptr);
+StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::string& origin,
+                                               const Catalog* catalog = nullptr);
 
 // Writes `jobs` as CSV with every column in the order listed above (profile
 // and gpu_fraction both present, one empty per row), numbers in the shortest

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "io/catalog_loader.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -111,7 +113,8 @@ TEST(TraceReaderTest, ExtensionSelectsFormat) {
   auto missing = ReadTraceFile("/nonexistent/dir/t.csv");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(missing.status().message(), "/nonexistent/dir/t.csv: cannot open trace file");
+  EXPECT_EQ(missing.status().message(),
+            "/nonexistent/dir/t.csv: cannot open trace file: No such file or directory");
 }
 
 struct BadCase {
@@ -179,7 +182,9 @@ TEST(TraceReaderTest, BadCsvInputsGiveExactErrors) {
        "t.csv:2: expected 8 comma-separated fields (as in the header on line 1), found 6"},
       {"duplicate column", "id,id,arrival_s\n", "t.csv:1: column 'id' appears twice"},
       {"empty column name", "id,,arrival_s\n", "t.csv:1: column 2 of the header is empty"},
-      {"empty file", "# only a comment\n\n", "t.csv: no header line (the file is empty)"},
+      {"only comments", "# only a comment\n\n",
+       "t.csv: no header line: the file has only blank lines and '#' comments"},
+      {"empty file", "", "t.csv: no header line: the file is empty"},
       {"bad pcie", "id,arrival_s,profile,duration_s,pcie_gbps\na,0,1g.5gb,10,-1\n",
        "t.csv:2: field 'pcie_gbps': '-1' must be a number >= 0"},
       {"bad alpha", "id,arrival_s,profile,duration_s,alpha\na,0,1g.5gb,10,0\n",
@@ -302,6 +307,68 @@ TEST(TraceReaderTest, WriterRejectsUnwritableIds) {
   Job a = MakeJob("a", 0, "1g.5gb", 0, 1, 1, 0, 1, false, Migratable::kNone);
   std::ostringstream out;
   EXPECT_EQ(WriteTraceCsv({a, a}, out).message(), "job 1: duplicate id 'a'");
+}
+
+// A catalog of one small model with the profiles 1g.8gb and 2g.16gb.
+Catalog SmallCatalog() {
+  StatusOr<GpuModel> m =
+      LoadGpuModelFile(testing::TestDataDir() + "/catalogs/test-4u/gpus/test-4u.json");
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  Catalog c;
+  EXPECT_TRUE(c.Add(std::move(*m)).ok());
+  return c;
+}
+
+TEST(TraceReaderTest, ProfileSpellingsBecomeTheCatalogsWithACatalog) {
+  const Catalog catalog = SmallCatalog();
+  std::istringstream csv(
+      "id,arrival_s,profile,duration_s\n"
+      "a,0,1G.8GB,10\n"
+      "b,1,MIG-1g.8gb,10\n"
+      "c,2,nvidia.com/mig-2g.16gb,10\n"
+      "d,3,2g.16gb,10\n");
+  auto jobs = ParseTraceCsv(csv, "t.csv", &catalog);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  std::vector<std::string> profiles;
+  for (const Job& j : *jobs) profiles.push_back(j.profile);
+  EXPECT_EQ(profiles, (std::vector<std::string>{"1g.8gb", "1g.8gb", "2g.16gb", "2g.16gb"}));
+  std::istringstream jsonl(R"({"id":"a","arrival_s":0,"profile":"Mig-2G.16gb","duration_s":1})");
+  auto j = ParseTraceJsonLines(jsonl, "t.jsonl", &catalog);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(j->front().profile, "2g.16gb");
+}
+
+TEST(TraceReaderTest, UnknownProfileIsAnErrorWithTheKnownNames) {
+  const Catalog catalog = SmallCatalog();
+  std::istringstream csv("id,arrival_s,profile,duration_s\na,0,1g.8gb,10\nb,1,9g.99gb,10\n");
+  auto jobs = ParseTraceCsv(csv, "t.csv", &catalog);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_EQ(jobs.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(jobs.status().message(),
+            "t.csv:3: field 'profile': unknown profile '9g.99gb' (known: 1g.8gb, 2g.16gb)");
+  std::istringstream jsonl(R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":1})");
+  auto j = ParseTraceJsonLines(jsonl, "t.jsonl", &catalog);
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.status().message(),
+            "t.jsonl:1: field 'profile': unknown profile '1g.5gb' (known: 1g.8gb, 2g.16gb)");
+  // Without a catalog the name is kept as written (checked later, per model).
+  std::istringstream again("id,arrival_s,profile,duration_s\nb,1,9g.99gb,10\n");
+  auto kept = ParseTraceCsv(again, "t.csv");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->front().profile, "9g.99gb");
+}
+
+TEST(TraceReaderTest, UnreadablePathsSayWhy) {
+  const std::filesystem::path dir = ::migsched::testing::MakeTempDir("trace-dir.csv");
+  auto d = ReadTraceFile(dir.string());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.status().message(), dir.string() + ": is a directory, not a trace file");
+  const std::string missing = (dir / "missing.csv").string();
+  auto m = ReadTraceFile(missing);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(m.status().message(), missing + ": cannot open trace file: No such file or directory");
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <functional>
 #include <set>
 
 #include "report/assets.h"
@@ -84,11 +85,16 @@ nlohmann::json SnapshotJson(const ClusterSnapshot& snap) {
           {"gpus", std::move(gpus)}};
 }
 
-std::string RatioCell(double v, double ref, ReportMetric::Better better) {
+// The ratio v / ref as a table cell; coloured by `better` only when the runs
+// compare (HtmlReport::ComparabilityNotes).
+std::string RatioCell(double v, double ref, ReportMetric::Better better, bool comparable) {
   if (!std::isfinite(v) || !std::isfinite(ref) || ref == 0) return "";
   const double ratio = v / ref;
-  std::string cls = "same";
-  if (std::fabs(ratio - 1) > 1e-9 && better != ReportMetric::Better::kNeither) {
+  std::string cls = comparable ? "same" : "incomparable";
+  // Coloured only when the shown ratio is not 1.000: a difference too small
+  // to print is no difference to a reader.
+  const bool shown_one = fmt::format("{:.3f}", ratio) == "1.000";
+  if (comparable && !shown_one && better != ReportMetric::Better::kNeither) {
     const bool lower = ratio < 1;
     cls = (lower == (better == ReportMetric::Better::kLower)) ? "better" : "worse";
   }
@@ -112,6 +118,31 @@ const char* FormatName(MetricFormat f) {
   return "decimal";
 }
 
+// The metrics of a sweep whose value is the same number at every point.
+std::set<std::string> ConstantMetrics(const std::vector<std::pair<double, nlohmann::json>>& sweep,
+                                      const std::vector<ReportMetric>& rows) {
+  std::set<std::string> out;
+  for (const ReportMetric& m : rows) {
+    bool constant = sweep.size() > 1;
+    for (const auto& p : sweep) {
+      const double v = Number(p.second, m.key), first = Number(sweep.front().second, m.key);
+      constant = constant && std::isfinite(v) && v == first;
+    }
+    if (constant) out.insert(m.key);
+  }
+  return out;
+}
+
+// Distinct GPU models of a snapshot, in GPU order.
+std::vector<std::string> ModelsOf(const nlohmann::json& snapshot) {
+  std::vector<std::string> models;
+  for (const auto& g : snapshot["gpus"]) {
+    const std::string m = g["model"].get<std::string>();
+    if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+  }
+  return models;
+}
+
 constexpr std::string_view kSourceMapMarker = "\n//# sourceMappingURL=";
 
 }  // namespace
@@ -119,9 +150,11 @@ constexpr std::string_view kSourceMapMarker = "\n//# sourceMappingURL=";
 HtmlReport::HtmlReport(std::string title, HtmlReportOptions options)
     : title_(std::move(title)), options_(options) {}
 
-void HtmlReport::AddRun(const std::string& label, const SimResult& result) {
+void HtmlReport::AddRun(const std::string& label, const SimResult& result,
+                        const std::string& workload) {
   Run run;
   run.label = label;
+  run.workload = workload;
   run.metrics = MetricsToJson(result.metrics);
   if (!result.timeline.empty()) {
     run.timeline = TimelineJson(DownsampleTimeline(result.timeline, options_.max_points));
@@ -144,17 +177,51 @@ void HtmlReport::AddRun(const std::string& label, const SimResult& result) {
   runs_.push_back(std::move(run));
 }
 
-Status HtmlReport::AddRunMetrics(const std::string& label, const nlohmann::json& metrics) {
+Status HtmlReport::AddRunMetrics(const std::string& label, const nlohmann::json& metrics,
+                                 const std::string& workload) {
   if (!metrics.is_object() || !metrics.contains("mode") || !metrics["mode"].is_string()) {
     return InvalidArgumentError(
         fmt::format("run '{}': metrics must be a JSON object with a \"mode\" string", label));
   }
   Run run;
   run.label = label;
+  run.workload = workload;
   run.metrics = metrics;
   run.snapshots = nlohmann::json::array();
   runs_.push_back(std::move(run));
   return Status();
+}
+
+std::string HtmlReport::Incomparable(size_t i) const {
+  if (i == 0 || i >= runs_.size()) return "";
+  const Run& ref = runs_.front();
+  const Run& r = runs_[i];
+  if (!r.workload.empty() && !ref.workload.empty() && r.workload != ref.workload) {
+    return fmt::format("{} ran another workload ({}) than {} ({})", r.label, r.workload, ref.label,
+                       ref.workload);
+  }
+  const double total = Number(r.metrics, "jobs_total");
+  const double ref_total = Number(ref.metrics, "jobs_total");
+  if (std::isfinite(total) && std::isfinite(ref_total) && total != ref_total) {
+    return fmt::format("{} had {:.0f} jobs in its workload, {} {:.0f}", r.label, total, ref.label,
+                       ref_total);
+  }
+  const double done = Number(r.metrics, "jobs_completed");
+  const double ref_done = Number(ref.metrics, "jobs_completed");
+  if (std::isfinite(done) && std::isfinite(ref_done) && done != ref_done) {
+    return fmt::format(
+        "{} completed {:.0f} jobs, {} {:.0f}: its times, rates and energy are over other jobs",
+        r.label, done, ref.label, ref_done);
+  }
+  return "";
+}
+
+std::vector<std::string> HtmlReport::ComparabilityNotes() const {
+  std::vector<std::string> notes;
+  for (size_t i = 1; i < runs_.size(); ++i) {
+    if (std::string why = Incomparable(i); !why.empty()) notes.push_back(std::move(why));
+  }
+  return notes;
 }
 
 Status HtmlReport::SetSweep(const std::string& param, const std::string& label,
@@ -211,13 +278,18 @@ nlohmann::json HtmlReport::Charts() const {
   }
   for (size_t r = 0; r < runs_.size(); ++r) {
     for (size_t k = 0; k < runs_[r].snapshots.size(); ++k) {
-      charts.push_back({{"kind", "slotmap"},
-                        {"section", "slots"},
-                        {"group", r},
-                        {"group_title", runs_[r].label},
-                        {"run", r},
-                        {"snapshot", k},
-                        {"title", runs_[r].label}});
+      // One chart per GPU model: each model has its own placement grid.
+      for (const std::string& model : ModelsOf(runs_[r].snapshots[k])) {
+        charts.push_back({{"kind", "slotmap"},
+                          {"section", "slots"},
+                          {"group", r},
+                          {"group_title", runs_[r].label},
+                          {"run", r},
+                          {"snapshot", k},
+                          {"model", model},
+                          {"row", fmt::format("{}-{}", r, k)},
+                          {"title", runs_[r].label}});
+      }
     }
   }
   if (fill) {
@@ -233,8 +305,11 @@ nlohmann::json HtmlReport::Charts() const {
   if (!sweep_.empty()) {
     std::vector<const nlohmann::json*> objs;
     for (const auto& p : sweep_) objs.push_back(&p.second);
-    for (const ReportMetric& m : MetricRows(ModeOf(sweep_.front().second), objs)) {
+    const std::vector<ReportMetric> rows = MetricRows(ModeOf(sweep_.front().second), objs);
+    const std::set<std::string> constant = ConstantMetrics(sweep_, rows);
+    for (const ReportMetric& m : rows) {
       if (m.known && m.better == ReportMetric::Better::kNeither) continue;
+      if (constant.count(m.key)) continue;  // a flat line says nothing: listed in a line instead
       bool any = false;
       for (const auto& p : sweep_) any = any || p.second.contains(m.key);
       if (!any) continue;
@@ -271,12 +346,46 @@ nlohmann::json HtmlReport::Data() const {
   return {{"title", title_}, {"runs", runs}, {"sweep", sweep}, {"charts", Charts()}};
 }
 
+std::string HtmlReport::RejectionsHtml() const {
+  std::string items;
+  for (const Run& r : runs_) {
+    const double rejected = Number(r.metrics, "rejected");
+    if (ModeOf(r.metrics) == "fill" || !(rejected > 0)) continue;
+    std::vector<std::pair<std::string, int64_t>> reasons;
+    if (auto it = r.metrics.find("rejected_reasons"); it != r.metrics.end() && it->is_object()) {
+      for (const auto& [reason, jobs] : it->items()) {
+        if (jobs.is_number_integer()) reasons.emplace_back(reason, jobs.get<int64_t>());
+      }
+    }
+    std::stable_sort(reasons.begin(), reasons.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string why;
+    for (const auto& [reason, jobs] : reasons) {
+      why += fmt::format("{}{} × {}", why.empty() ? "" : "; ", jobs, EscapeHtml(reason));
+    }
+    items +=
+        fmt::format("<li><b>{}</b>: {:.0f} of {} jobs{}{}</li>\n", EscapeHtml(r.label), rejected,
+                    FormatMetric(Number(r.metrics, "jobs_total"), MetricFormat::kCount),
+                    why.empty() ? "" : ": ", why);
+  }
+  if (items.empty()) return "";
+  return "<div class=\"rejections\" id=\"rejections\"><p>Rejected jobs (they never ran):</p>\n"
+         "<ul>\n" +
+         items + "</ul></div>\n";
+}
+
 std::string HtmlReport::SummaryTableHtml() const {
   if (runs_.empty()) return "";
   std::vector<const nlohmann::json*> objs;
   for (const Run& r : runs_) objs.push_back(&r.metrics);
+  std::vector<bool> comparable;
+  for (size_t i = 0; i < runs_.size(); ++i) comparable.push_back(Incomparable(i).empty());
   std::string h = "<table class=\"summary\" id=\"summary-table\">\n<thead><tr><th>metric</th>";
-  for (const Run& r : runs_) h += fmt::format("<th>{}</th>", EscapeHtml(r.label));
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    h += comparable[i] ? fmt::format("<th>{}</th>", EscapeHtml(runs_[i].label))
+                       : fmt::format("<th class=\"incomparable\" title=\"{}\">{} *</th>",
+                                     EscapeHtml(Incomparable(i)), EscapeHtml(runs_[i].label));
+  }
   h += "</tr></thead>\n<tbody>\n";
   for (const ReportMetric& m : MetricRows(ModeOf(runs_.front().metrics), objs)) {
     h += fmt::format("<tr data-metric=\"{}\"><th>{}</th>", EscapeHtml(m.key), EscapeHtml(m.label));
@@ -284,7 +393,7 @@ std::string HtmlReport::SummaryTableHtml() const {
     for (size_t i = 0; i < runs_.size(); ++i) {
       const double v = Number(runs_[i].metrics, m.key);
       h += fmt::format("<td>{}{}</td>", FormatMetric(v, m.format),
-                       i > 0 ? RatioCell(v, ref, m.better) : "");
+                       i > 0 ? RatioCell(v, ref, m.better, comparable[i]) : "");
     }
     h += "</tr>\n";
   }
@@ -293,40 +402,56 @@ std::string HtmlReport::SummaryTableHtml() const {
 }
 
 std::string HtmlReport::ProfileTableHtml() const {
-  std::set<std::string> profiles;
+  std::vector<std::string> profiles;
   for (const Run& r : runs_) {
     auto it = r.metrics.find("per_profile");
     if (it == r.metrics.end() || !it->is_object()) continue;
-    for (const auto& [k, v] : it->items()) profiles.insert(k);
+    for (const auto& [k, v] : it->items()) {
+      if (std::find(profiles.begin(), profiles.end(), k) == profiles.end()) profiles.push_back(k);
+    }
   }
   if (profiles.empty()) return "";
-  std::string h =
-      "<table class=\"summary\" id=\"profile-table\">\n<thead><tr><th rowspan=\"2\">profile</th>";
-  for (const Run& r : runs_) h += fmt::format("<th colspan=\"3\">{}</th>", EscapeHtml(r.label));
-  h += "</tr><tr>";
-  for (size_t i = 0; i < runs_.size(); ++i)
-    h += "<th>JCT mean</th><th>wait p95</th><th>done / rej.</th>";
-  h += "</tr></thead>\n<tbody>\n";
-  for (const std::string& p : profiles) {
-    h += fmt::format("<tr><th>{}</th>", EscapeHtml(p));
-    for (const Run& r : runs_) {
-      const nlohmann::json* pp = nullptr;
-      if (auto it = r.metrics.find("per_profile"); it != r.metrics.end() && it->contains(p)) {
-        pp = &(*it)[p];
+  std::sort(profiles.begin(), profiles.end(),
+            [](const std::string& a, const std::string& b) { return ProfileKeyLess(a, b); });
+  // One column per run (as the summary table), a block of rows per quantity:
+  // narrow enough for many runs.
+  std::string h = "<table class=\"summary\" id=\"profile-table\">\n<thead><tr><th>profile</th>";
+  for (const Run& r : runs_) h += fmt::format("<th>{}</th>", EscapeHtml(r.label));
+  h += "</tr></thead>\n";
+  const auto per_profile = [](const Run& r, const std::string& p) -> const nlohmann::json* {
+    auto it = r.metrics.find("per_profile");
+    if (it == r.metrics.end() || !it->is_object() || !it->contains(p)) return nullptr;
+    return &(*it)[p];
+  };
+  struct Block {
+    const char* title;
+    std::function<std::string(const nlohmann::json&)> cell;
+  };
+  const Block blocks[] = {
+      {"JCT mean",
+       [](const nlohmann::json& pp) { return FormatSeconds(Number(pp, "jct_mean_s")); }},
+      {"wait p95",
+       [](const nlohmann::json& pp) { return FormatSeconds(Number(pp, "wait_p95_s")); }},
+      {"completed / rejected",
+       [](const nlohmann::json& pp) {
+         return fmt::format("{} / {}", FormatMetric(Number(pp, "completed"), MetricFormat::kCount),
+                            FormatMetric(Number(pp, "rejected"), MetricFormat::kCount));
+       }},
+  };
+  for (const Block& b : blocks) {
+    h += fmt::format("<tbody><tr class=\"block\"><th colspan=\"{}\">{}</th></tr>\n",
+                     runs_.size() + 1, b.title);
+    for (const std::string& p : profiles) {
+      h += fmt::format("<tr><th>{}</th>", EscapeHtml(p));
+      for (const Run& r : runs_) {
+        const nlohmann::json* pp = per_profile(r, p);
+        h += fmt::format("<td>{}</td>", pp == nullptr ? "-" : b.cell(*pp));
       }
-      if (pp == nullptr) {
-        h += "<td>-</td><td>-</td><td>-</td>";
-        continue;
-      }
-      h += fmt::format("<td>{}</td><td>{}</td><td>{} / {}</td>",
-                       FormatSeconds(Number(*pp, "jct_mean_s")),
-                       FormatSeconds(Number(*pp, "wait_p95_s")),
-                       FormatMetric(Number(*pp, "completed"), MetricFormat::kCount),
-                       FormatMetric(Number(*pp, "rejected"), MetricFormat::kCount));
+      h += "</tr>\n";
     }
-    h += "</tr>\n";
+    h += "</tbody>\n";
   }
-  h += "</tbody></table>\n";
+  h += "</table>\n";
   return h;
 }
 
@@ -347,6 +472,20 @@ std::string HtmlReport::SweepTableHtml() const {
     h += "</tr>\n";
   }
   h += "</tbody></table>\n";
+  std::string same;
+  const std::vector<ReportMetric> rows = MetricRows(ModeOf(sweep_.front().second), objs);
+  const std::set<std::string> constant = ConstantMetrics(sweep_, rows);
+  for (const ReportMetric& m : rows) {
+    if (!constant.count(m.key) || (m.known && m.better == ReportMetric::Better::kNeither)) continue;
+    same += fmt::format("{}{} {}", same.empty() ? "" : ", ", EscapeHtml(m.label),
+                        FormatMetric(Number(sweep_.front().second, m.key), m.format));
+  }
+  if (!same.empty()) {
+    h += fmt::format(
+        "<p class=\"hint\" id=\"sweep-unchanged\">The same at every value, so not charted: "
+        "{}.</p>\n",
+        same);
+  }
   return h;
 }
 
@@ -403,19 +542,30 @@ std::string HtmlReport::Render() const {
   }
   if (!runs_.empty()) {
     h += "<section id=\"sec-summary\">\n<h2>Summary</h2>\n";
+    h += RejectionsHtml();
     if (runs_.size() > 1) {
       h += fmt::format(
           "<p class=\"hint\">×r: ratio to <b>{}</b> (the first column); green is better, red is "
           "worse.</p>\n",
           EscapeHtml(runs_.front().label));
     }
+    const std::vector<std::string> incomparable = ComparabilityNotes();
+    if (!incomparable.empty()) {
+      std::string why;
+      for (const std::string& n : incomparable) why += (why.empty() ? "" : "; ") + EscapeHtml(n);
+      h += fmt::format(
+          "<p class=\"hint warning\" id=\"incomparable\">* Not compared with {} (ratios left "
+          "uncoloured): {}.</p>\n",
+          EscapeHtml(runs_.front().label), why);
+    }
     h += SummaryTableHtml();
     h += "</section>\n";
     const std::string profiles = ProfileTableHtml();
     if (!profiles.empty()) {
       h += "<section id=\"sec-profiles\">\n<h2>Per requested profile</h2>\n";
-      h += "<p class=\"hint\">Mean job completion time, 95th percentile of the wait, and jobs "
-           "completed / rejected, per profile the jobs asked for.</p>\n";
+      h += "<p class=\"hint\">Per profile the jobs asked for (by size): mean job completion "
+           "time and 95th percentile of the wait over the completed jobs ('-': none completed), "
+           "and jobs completed / rejected.</p>\n";
       h += profiles;
       h += "</section>\n";
     }
@@ -471,15 +621,6 @@ std::string HtmlReport::Render() const {
   h += report_assets::ReportJs();
   h += "</script>\n</body>\n</html>\n";
   return h;
-}
-
-Status HtmlReport::Write(const std::string& path) const {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return InvalidArgumentError(fmt::format("cannot write {}", path));
-  out << Render();
-  out.close();
-  if (!out) return InvalidArgumentError(fmt::format("error writing {}", path));
-  return Status();
 }
 
 }  // namespace migsched

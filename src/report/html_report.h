@@ -5,22 +5,28 @@
 // that the page's script draws.
 //
 // What the page shows, for the runs added (one per policy, say):
+//  * how many jobs each run rejected and why, at the top;
 //  * a summary table, every metric per run and its ratio to the first run
-//    (report/report_data.h ReportMetrics); a per-profile table (JCT mean, wait
-//    p95, completed / rejected per requested profile);
+//    (report/report_data.h ReportMetrics), coloured by the metric's better
+//    direction only between runs of the same workload that completed the same
+//    number of jobs (ComparabilityNotes); a per-profile table (JCT mean, wait
+//    p95, completed / rejected per requested profile), profiles by size;
 //  * online runs with a timeline: fragmentation rate, utilisation and queue
 //    length over time, one line per run (DownsampleTimeline);
 //  * online runs with job records: the JCT distribution (CDF) per run;
-//  * runs with GPU snapshots (SimResult::snapshots): a slot map of every GPU
-//    per snapshot, instances drawn on the placement grid coloured by profile,
-//    idle instances hatched;
+//  * runs with GPU snapshots (SimResult::snapshots): per snapshot a slot map
+//    of every GPU, one chart per GPU model (each model has its own placement
+//    grid, hence its own axis), instances drawn on the grid coloured by
+//    profile, idle instances hatched;
 //  * fill-mode runs: allocation and fragmentation against the requested load;
-//  * a sweep (SetSweep): each metric against the swept parameter.
+//  * a sweep (SetSweep): each metric against the swept parameter, except the
+//    metrics that are the same at every value (listed in one line instead).
 //
-// The page sets data-render-status="ok" on <html> once every chart drew, or
-// "error" with the messages in #render-errors (window.onerror and the drawing
-// code), and data-charts-drawn to the number of charts drawn; the browser
-// test (tests/e2e/report_html_test.cc) reads them.
+// The page sets data-render-status="ok" on <html> once every chart drew (and
+// hides its "drawing..." line), or "error" with the messages in
+// #render-errors (window.onerror and the drawing code), and data-charts-drawn
+// to the number of charts drawn; the browser test
+// (tests/e2e/report_html_test.cc) reads them.
 //
 // Thread-safety: thread-compatible.
 #ifndef MIGSCHED_REPORT_HTML_REPORT_H_
@@ -57,12 +63,22 @@ class HtmlReport {
 
   // A simulated run with everything the simulation recorded: its metrics,
   // and when present the timeline, job records, snapshots and fill curve.
-  // The first run added is the reference of the ratios.
-  void AddRun(const std::string& label, const SimResult& result);
+  // The first run added is the reference of the ratios. `workload` names
+  // what it ran (e.g. a workload description and seed); runs whose names
+  // differ are not compared ("" = the same as the others).
+  void AddRun(const std::string& label, const SimResult& result, const std::string& workload = "");
   // A run known only by its metrics in MetricsToJson form (e.g. read back
   // from `migsched simulate --json`): it appears in the tables only.
   // kInvalidArgument if `metrics` is not an object with a string "mode".
-  Status AddRunMetrics(const std::string& label, const nlohmann::json& metrics);
+  Status AddRunMetrics(const std::string& label, const nlohmann::json& metrics,
+                       const std::string& workload = "");
+
+  // Why a run's ratios to the first run mean nothing, one sentence per such
+  // run: another workload (both named and different), another number of jobs
+  // in the workload, or another number of completed jobs (its times and rates
+  // are then over other jobs). Those ratios are shown uncoloured and the page
+  // says why. Empty when every run compares.
+  std::vector<std::string> ComparabilityNotes() const;
 
   // A sweep of `param` (e.g. "threshold"): one chart per metric against the
   // parameter values, in the order given (the page sorts nothing). `label`
@@ -77,25 +93,28 @@ class HtmlReport {
   // Number of runs added.
   int runs() const { return static_cast<int>(runs_.size()); }
   // The charts the page draws, in page order: each an object with "kind"
-  // ("timeline", "cdf", "slotmap", "fill", "sweep"), "section" and "title".
+  // ("timeline", "cdf", "slotmap", "fill", "sweep"), "section" and "title"
+  // (a slot map also "run", "snapshot" and "model").
   nlohmann::json Charts() const;
   // Everything embedded in the page as JSON (runs' series, charts, sweep).
   nlohmann::json Data() const;
   // The page. Needs at least one run or a sweep (else a page saying so).
+  // Writing it to a file is the caller's (the CLI: cli/output_files.h).
   std::string Render() const;
-  // Render() to `path`; kInvalidArgument naming the path if it cannot be
-  // written.
-  Status Write(const std::string& path) const;
 
  private:
   struct Run {
     std::string label;
+    std::string workload;       // "" = not named
     nlohmann::json metrics;     // MetricsToJson form
     nlohmann::json timeline;    // {"time_s": [...], ...} or null
     nlohmann::json jct_cdf;     // {"jct_s": [...], "fraction": [...]} or null
     nlohmann::json snapshots;   // array
     nlohmann::json fill_curve;  // array or null
   };
+  // Why run `i` does not compare with run 0, or "".
+  std::string Incomparable(size_t i) const;
+  std::string RejectionsHtml() const;
   std::string SummaryTableHtml() const;
   std::string ProfileTableHtml() const;
   std::string SweepTableHtml() const;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "report/assets.h"
+#include "testing/test_util.h"
 
 namespace migsched {
 namespace {
@@ -118,6 +119,43 @@ TEST(HtmlReportTest, MetricsOnlyRunsHaveTablesButNoCharts) {
   EXPECT_THAT(html, Not(HasSubstr("id=\"sec-time\"")));
 }
 
+TEST(HtmlReportTest, RatiosAreColouredOnlyBetweenRunsThatCompare) {
+  HtmlReport report("t");
+  report.AddRun("a", OnlineResult("a", 100, 0));
+  report.AddRun("b", OnlineResult("b", 90, 0));  // faster over the same 2 jobs: green
+  SimResult fewer = OnlineResult("c", 50, 0);
+  fewer.metrics.jobs_completed = 1;  // "faster" only because it did less
+  report.AddRun("c", fewer);
+  ASSERT_TRUE(
+      report
+          .AddRunMetrics(
+              "d",
+              nlohmann::json{
+                  {"mode", "online"}, {"jobs_total", 2}, {"jobs_completed", 2}, {"makespan_s", 80}},
+              "another workload")
+          .ok());
+  EXPECT_EQ(report.ComparabilityNotes(),
+            (std::vector<std::string>{
+                "c completed 1 jobs, a 2: its times, rates and energy are over other jobs"}));
+  const std::string html = report.Render();
+  // makespan (100 s, 90 s, 50 s, 80 s): b ×0.900 better; c ×0.500 grey; d
+  // ×0.800 better (d's workload is named, a's is not: not known to differ).
+  const size_t row = html.find("<tr data-metric=\"makespan_s\">");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_EQ(html.substr(row, html.find("</tr>", row) - row),
+            "<tr data-metric=\"makespan_s\"><th>makespan</th><td>100.0 s</td>"
+            "<td>90.0 s <span class=\"ratio better\">×0.900</span></td>"
+            "<td>50.0 s <span class=\"ratio incomparable\">×0.500</span></td>"
+            "<td>80.0 s <span class=\"ratio better\">×0.800</span></td>");
+  EXPECT_THAT(html, HasSubstr("<th class=\"incomparable\""));
+  // Named workloads that differ do not compare either.
+  HtmlReport named("t");
+  ASSERT_TRUE(named.AddRunMetrics("x", nlohmann::json{{"mode", "online"}}, "w1").ok());
+  ASSERT_TRUE(named.AddRunMetrics("y", nlohmann::json{{"mode", "online"}}, "w2").ok());
+  EXPECT_EQ(named.ComparabilityNotes(),
+            (std::vector<std::string>{"y ran another workload (w2) than x (w1)"}));
+}
+
 TEST(HtmlReportTest, AddRunMetricsNeedsAMode) {
   HtmlReport report("t");
   Status st = report.AddRunMetrics("bad", nlohmann::json{{"makespan_s", 1}});
@@ -129,15 +167,17 @@ TEST(HtmlReportTest, SweepChartsOnePerMetricPresent) {
   HtmlReport report("t");
   // makespan_s and utilization are known metrics with a better direction;
   // jobs_total has none (no chart); custom_metric is unknown (charted).
-  auto point = [](double makespan) {
+  auto point = [](double makespan, double util, double custom) {
     return nlohmann::json{{"mode", "online"},
                           {"makespan_s", makespan},
-                          {"utilization", 0.5},
+                          {"utilization", util},
                           {"jobs_total", 3},
-                          {"custom_metric", 2}};
+                          {"custom_metric", custom}};
   };
-  ASSERT_TRUE(
-      report.SetSweepJson("threshold", "lb+frag", {{0.2, point(100)}, {0.4, point(90)}}).ok());
+  ASSERT_TRUE(report
+                  .SetSweepJson("threshold", "lb+frag",
+                                {{0.2, point(100, 0.5, 2)}, {0.4, point(90, 0.6, 3)}})
+                  .ok());
   const nlohmann::json charts = report.Charts();
   ASSERT_EQ(charts.size(), 3u);
   EXPECT_EQ(charts[0]["metric"], "makespan_s");
@@ -145,6 +185,23 @@ TEST(HtmlReportTest, SweepChartsOnePerMetricPresent) {
   EXPECT_EQ(charts[2]["metric"], "custom_metric");
   EXPECT_EQ(report.Data()["sweep"]["values"], nlohmann::json({0.2, 0.4}));
   EXPECT_THAT(report.Render(), HasSubstr("<th>threshold</th><th>0.2</th><th>0.4</th>"));
+}
+
+TEST(HtmlReportTest, FlatSweepMetricsAreListedNotCharted) {
+  // jobs_completed and rejected are the same at both values: a flat line says
+  // nothing, so they get no chart and are named in one line instead.
+  HtmlReport report("t");
+  auto point = [](double makespan) {
+    return nlohmann::json{
+        {"mode", "online"}, {"makespan_s", makespan}, {"jobs_completed", 200}, {"rejected", 0}};
+  };
+  ASSERT_TRUE(report.SetSweepJson("threshold", "p", {{0.2, point(100)}, {0.4, point(90)}}).ok());
+  const nlohmann::json charts = report.Charts();
+  ASSERT_EQ(charts.size(), 1u);
+  EXPECT_EQ(charts[0]["metric"], "makespan_s");
+  EXPECT_THAT(report.Render(),
+              HasSubstr("The same at every value, so not charted: jobs completed 200, jobs "
+                        "rejected 0."));
 }
 
 TEST(HtmlReportTest, SweepOfMetricsAndBadSweeps) {
@@ -177,13 +234,6 @@ TEST(HtmlReportTest, PageIsSelfContainedAndSafe) {
   EXPECT_THAT(html, HasSubstr("<title>A &lt;title&gt;</title>"));
   // 3 over time + CDF + 1 slot map.
   EXPECT_THAT(html, HasSubstr("data-charts-expected=\"5\""));
-}
-
-TEST(HtmlReportTest, WriteReportsAnUnwritablePath) {
-  HtmlReport report("t");
-  Status st = report.Write("/nonexistent-dir/r.html");
-  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(st.message(), "cannot write /nonexistent-dir/r.html");
 }
 
 }  // namespace

@@ -80,63 +80,74 @@ namespace {
 using B = ReportMetric::Better;
 using F = MetricFormat;
 
+// A row of the summary table: the label and direction of sim/metrics.h
+// MetricInfos(), so that the report calls a figure what the terminal calls it.
+ReportMetric Row(const char* key, MetricFormat format) {
+  const MetricInfo* info = FindMetricInfo(key);
+  if (info == nullptr) return ReportMetric{key, key, format, B::kNeither, false};
+  const B better = info->better == MetricBetter::kLower    ? B::kLower
+                   : info->better == MetricBetter::kHigher ? B::kHigher
+                                                           : B::kNeither;
+  return ReportMetric{key, std::string(info->label), format, better};
+}
+
 const std::vector<ReportMetric>& OnlineMetrics() {
   static const std::vector<ReportMetric> k = {
-      {"jobs_total", "jobs in the workload", F::kCount, B::kNeither},
-      {"jobs_completed", "jobs completed", F::kCount, B::kHigher},
-      {"rejected", "jobs rejected", F::kCount, B::kLower},
-      {"makespan_s", "makespan", F::kDuration, B::kLower},
-      {"jct_mean_s", "JCT mean", F::kDuration, B::kLower},
-      {"jct_p50_s", "JCT p50", F::kDuration, B::kLower},
-      {"jct_p95_s", "JCT p95", F::kDuration, B::kLower},
-      {"jct_p99_s", "JCT p99", F::kDuration, B::kLower},
-      {"wait_mean_s", "wait mean", F::kDuration, B::kLower},
-      {"wait_p95_s", "wait p95", F::kDuration, B::kLower},
-      {"utilization", "utilisation", F::kPercent, B::kHigher},
-      {"frag_mean", "fragmentation mean", F::kRate, B::kLower},
-      {"frag_peak", "fragmentation peak", F::kRate, B::kLower},
-      {"stranded_mean", "stranded share (time mean)", F::kPercent, B::kLower},
-      {"stranded_capacity_mean", "stranded capacity", F::kPercent, B::kLower},
-      {"jobs_per_day", "jobs per day", F::kDecimal, B::kHigher},
-      {"reconfigurations", "reconfigurations", F::kCount, B::kLower},
-      {"creates", "creates", F::kCount, B::kLower},
-      {"destroys", "destroys", F::kCount, B::kLower},
-      {"reuses", "reuses", F::kCount, B::kHigher},
-      {"setup_reconfigurations", "setup reconfigurations", F::kCount, B::kNeither},
-      {"reconfigurations_saved_by_retention", "reconfigurations saved by idle retention", F::kCount,
-       B::kHigher},
-      {"idle_expirations", "idle instances expired (--idle-ttl)", F::kCount, B::kNeither},
-      {"migrations", "migrations", F::kCount, B::kLower},
-      {"migrations_intra", "migrations within a GPU", F::kCount, B::kLower},
-      {"migrations_inter", "migrations between GPUs", F::kCount, B::kLower},
-      {"migration_bytes_gb", "migration state copied (GB)", F::kDecimal, B::kLower},
-      {"migration_pause_s", "migration pause (total)", F::kDuration, B::kLower},
-      {"migration_work_lost_s", "work lost by restarts", F::kDuration, B::kLower},
-      {"energy_kwh", "energy (kWh)", F::kDecimal, B::kLower},
-      {"jobs_per_kwh", "jobs per kWh", F::kDecimal, B::kHigher},
-      {"decisions", "placement attempts", F::kCount, B::kNeither},
-      {"decision_us_mean", "decision time mean (µs)", F::kDecimal, B::kLower},
-      {"decision_us_p99", "decision time p99 (µs)", F::kDecimal, B::kLower},
+      Row("jobs_total", F::kCount),
+      Row("jobs_completed", F::kCount),
+      Row("rejected", F::kCount),
+      Row("makespan_s", F::kDuration),
+      Row("jct_mean_s", F::kDuration),
+      Row("jct_p50_s", F::kDuration),
+      Row("jct_p95_s", F::kDuration),
+      Row("jct_p99_s", F::kDuration),
+      Row("wait_mean_s", F::kDuration),
+      Row("wait_p95_s", F::kDuration),
+      Row("utilization", F::kPercent),
+      Row("frag_mean", F::kRate),
+      Row("frag_peak", F::kRate),
+      Row("stranded_capacity_mean", F::kPercent),
+      Row("stranded_share_mean", F::kPercent),
+      Row("jobs_per_day", F::kDecimal),
+      Row("reconfigurations", F::kCount),
+      Row("creates", F::kCount),
+      Row("destroys", F::kCount),
+      Row("reuses", F::kCount),
+      Row("setup_reconfigurations", F::kCount),
+      Row("reconfigurations_saved_by_retention", F::kCount),
+      Row("idle_expirations", F::kCount),
+      Row("joint_starts", F::kCount),
+      Row("migrations", F::kCount),
+      Row("migrations_intra", F::kCount),
+      Row("migrations_inter", F::kCount),
+      Row("migration_bytes_gb", F::kDecimal),
+      Row("migration_pause_s", F::kDuration),
+      Row("migration_work_lost_s", F::kDuration),
+      Row("energy_kwh", F::kDecimal),
+      Row("jobs_per_kwh", F::kDecimal),
+      Row("decisions", F::kCount),
+      Row("decision_us_mean", F::kDecimal),
+      Row("decision_us_p99", F::kDecimal),
   };
   return k;
 }
 
 const std::vector<ReportMetric>& FillMetrics() {
   static const std::vector<ReportMetric> k = {
-      {"jobs_total", "arrivals", F::kCount, B::kNeither},
-      {"fill_placed", "placed", F::kCount, B::kHigher},
-      {"rejected", "found no room", F::kCount, B::kLower},
-      {"fill_allocation", "allocation at the end", F::kPercent, B::kHigher},
-      {"fill_acceptance", "acceptance", F::kPercent, B::kHigher},
-      {"fill_frag", "fragmentation at the end", F::kRate, B::kLower},
-      {"reconfigurations", "reconfigurations", F::kCount, B::kLower},
-      {"creates", "creates", F::kCount, B::kLower},
-      {"destroys", "destroys", F::kCount, B::kLower},
-      {"reuses", "reuses", F::kCount, B::kHigher},
-      {"setup_reconfigurations", "setup reconfigurations", F::kCount, B::kNeither},
-      {"decisions", "placement attempts", F::kCount, B::kNeither},
-      {"decision_us_mean", "decision time mean (µs)", F::kDecimal, B::kLower},
-      {"decision_us_p99", "decision time p99 (µs)", F::kDecimal, B::kLower},
+      Row("jobs_total", F::kCount),
+      Row("fill_placed", F::kCount),
+      Row("rejected", F::kCount),
+      Row("fill_allocation", F::kPercent),
+      Row("fill_acceptance", F::kPercent),
+      Row("fill_frag", F::kRate),
+      Row("reconfigurations", F::kCount),
+      Row("creates", F::kCount),
+      Row("destroys", F::kCount),
+      Row("reuses", F::kCount),
+      Row("setup_reconfigurations", F::kCount),
+      Row("decisions", F::kCount),
+      Row("decision_us_mean", F::kDecimal),
+      Row("decision_us_p99", F::kDecimal),
   };
   return k;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace migsched {
@@ -37,6 +38,7 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["jobs_total"] = m.jobs_total;
   j["jobs_completed"] = m.jobs_completed;
   j["rejected"] = m.rejected;
+  j["rejected_reasons"] = m.rejected_reasons;
   j["makespan_s"] = m.makespan_s;
   j["jct_mean_s"] = m.jct_mean_s;
   j["jct_p50_s"] = m.jct_p50_s;
@@ -47,7 +49,7 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["utilization"] = m.utilization;
   j["frag_mean"] = m.frag_mean;
   j["frag_peak"] = m.frag_peak;
-  j["stranded_mean"] = m.stranded_mean;
+  j["stranded_share_mean"] = m.stranded_share_mean;
   j["stranded_capacity_mean"] = m.stranded_capacity_mean;
   j["jobs_per_day"] = m.jobs_per_day;
   j["energy_kwh"] = m.energy_kwh ? nlohmann::json(*m.energy_kwh) : nlohmann::json();
@@ -75,15 +77,121 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["fill_placed"] = m.fill_placed;
   nlohmann::json pp = nlohmann::json::object();
   for (const auto& [key, p] : m.per_profile) {
+    // Times are over completed jobs: none completed, no time (not 0 s).
+    auto time = [&p](double s) { return p.completed > 0 ? nlohmann::json(s) : nlohmann::json(); };
     pp[key] = {{"jobs", p.jobs},
                {"completed", p.completed},
                {"rejected", p.rejected},
-               {"jct_mean_s", p.jct_mean_s},
-               {"wait_mean_s", p.wait_mean_s},
-               {"wait_p95_s", p.wait_p95_s}};
+               {"jct_mean_s", time(p.jct_mean_s)},
+               {"wait_mean_s", time(p.wait_mean_s)},
+               {"wait_p95_s", time(p.wait_p95_s)}};
   }
   j["per_profile"] = std::move(pp);
   return j;
+}
+
+const std::vector<MetricInfo>& MetricInfos() {
+  using B = MetricBetter;
+  static const std::vector<MetricInfo> k = {
+      {"jobs_total", "jobs in the workload", B::kNeither},
+      {"jobs_completed", "jobs completed", B::kHigher},
+      {"rejected", "jobs rejected", B::kLower},
+      {"makespan_s", "makespan", B::kLower},
+      {"jct_mean_s", "JCT mean", B::kLower},
+      {"jct_p50_s", "JCT p50", B::kLower},
+      {"jct_p95_s", "JCT p95", B::kLower},
+      {"jct_p99_s", "JCT p99", B::kLower},
+      {"wait_mean_s", "wait mean", B::kLower},
+      {"wait_p95_s", "wait p95", B::kLower},
+      {"utilization", "utilisation (busy compute slices, time mean)", B::kHigher},
+      {"frag_mean", "fragmentation rate mean (FragCost over GPUs)", B::kLower},
+      {"frag_peak", "fragmentation rate peak", B::kLower},
+      {"stranded_share_mean", "stranded share (of the free compute slices, time mean)", B::kLower},
+      {"stranded_capacity_mean", "stranded capacity (of all compute slices, time mean)", B::kLower},
+      {"jobs_per_day", "jobs completed per day", B::kHigher},
+      {"energy_kwh", "energy (kWh, estimate)", B::kLower},
+      {"jobs_per_kwh", "jobs completed per kWh", B::kHigher},
+      {"creates", "MIG creates", B::kLower},
+      {"destroys", "MIG destroys", B::kLower},
+      {"reuses", "reuses of an idle instance", B::kHigher},
+      {"reconfigurations", "reconfigurations (creates + destroys)", B::kLower},
+      {"setup_reconfigurations", "setup reconfigurations (before the first arrival)", B::kNeither},
+      {"migrations", "migrations", B::kLower},
+      {"migrations_intra", "migrations within a GPU", B::kLower},
+      {"migrations_inter", "migrations between GPUs", B::kLower},
+      {"migration_bytes_gb", "migration state copied (GB)", B::kLower},
+      {"migration_pause_s", "migration pause (total)", B::kLower},
+      {"migration_work_lost_s", "work lost by restarts", B::kLower},
+      {"reconfigurations_saved_by_retention", "reconfigurations saved by idle retention",
+       B::kHigher},
+      {"idle_expirations", "idle instances expired (--idle-ttl)", B::kNeither},
+      {"joint_starts", "jobs started by joint placement (§12)", B::kNeither},
+      {"decisions", "placement attempts", B::kNeither},
+      {"decision_us_mean", "decision time mean (µs, wall clock)", B::kLower},
+      {"decision_us_p99", "decision time p99 (µs, wall clock)", B::kLower},
+      {"fill_allocation", "allocation at the end (busy compute slices)", B::kHigher},
+      {"fill_acceptance", "acceptance (placed / arrived)", B::kHigher},
+      {"fill_frag", "fragmentation rate at the end", B::kLower},
+      {"fill_placed", "arrivals placed", B::kHigher},
+  };
+  return k;
+}
+
+const MetricInfo* FindMetricInfo(std::string_view key) {
+  for (const MetricInfo& i : MetricInfos()) {
+    if (i.key == key) return &i;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Reads the leading decimal digits of `s` into `*n`; false if there are none.
+bool TakeNumber(std::string_view* s, int64_t* n) {
+  size_t i = 0;
+  *n = 0;
+  while (i < s->size() && (*s)[i] >= '0' && (*s)[i] <= '9' && i < 12) {
+    *n = *n * 10 + ((*s)[i] - '0');
+    ++i;
+  }
+  if (i == 0) return false;
+  s->remove_prefix(i);
+  return true;
+}
+
+// (compute slices, memory GB, gang size) of "[Kx]Ng.Mgb[...]"; false if the
+// key is not of that form.
+bool ProfileSize(std::string_view key, std::tuple<int64_t, int64_t, int64_t>* size) {
+  int64_t count = 1, compute = 0, memory = 0;
+  std::string_view s = key;
+  if (const size_t x = s.find('x'); x != std::string_view::npos && x > 0) {
+    std::string_view num = s.substr(0, x);
+    if (TakeNumber(&num, &count) && num.empty()) s.remove_prefix(x + 1);
+  }
+  if (!TakeNumber(&s, &compute) || s.substr(0, 2) != "g.") return false;
+  s.remove_prefix(2);
+  if (!TakeNumber(&s, &memory) || s.substr(0, 2) != "gb") return false;
+  *size = {compute, memory, count};
+  return true;
+}
+
+}  // namespace
+
+bool ProfileKeyLess(std::string_view a, std::string_view b) {
+  std::tuple<int64_t, int64_t, int64_t> sa, sb;
+  const bool pa = ProfileSize(a, &sa), pb = ProfileSize(b, &sb);
+  if (pa != pb) return pa;  // sized keys first
+  if (pa && sa != sb) return sa < sb;
+  return a < b;
+}
+
+std::vector<std::string> ProfileKeysBySize(
+    const std::map<std::string, ProfileMetrics>& per_profile) {
+  std::vector<std::string> keys;
+  for (const auto& [key, p] : per_profile) keys.push_back(key);
+  std::sort(keys.begin(), keys.end(),
+            [](const std::string& a, const std::string& b) { return ProfileKeyLess(a, b); });
+  return keys;
 }
 
 void CountPlan(const Plan& plan, Metrics* m) {
@@ -142,14 +250,16 @@ void JobStats::AddCompleted(const std::string& profile_key, double arrival_s, do
   wait_.push_back(start_s - arrival_s);
 }
 
-void JobStats::AddRejected(const std::string& profile_key) {
+void JobStats::AddRejected(const std::string& profile_key, const std::string& reason) {
   ++groups_[profile_key].rejected;
+  ++reasons_[reason.empty() ? "unknown" : reason];
   ++rejected_;
 }
 
 void JobStats::Fill(Metrics* m) const {
   m->jobs_completed = static_cast<int64_t>(jct_.size());
   m->rejected = rejected_;
+  m->rejected_reasons = reasons_;
   std::vector<double> jct = jct_, wait = wait_;
   std::sort(jct.begin(), jct.end());
   std::sort(wait.begin(), wait.end());

@@ -13,15 +13,21 @@
 //                     to the job's completion.
 //   frag_mean/_peak   time-weighted mean over the makespan / maximum of the
 //                     cluster fragmentation rate (mean FragCost over GPUs, §2)
-//   stranded_mean     time-weighted mean over the makespan of the stranded
-//                     share (sim/cluster_tracker.h; 0 while the queue is empty).
+//   stranded_share_mean  "stranded share": time-weighted mean over the makespan
+//                     of the stranded share of the FREE compute slices
+//                     (sim/cluster_tracker.h; 0 while the queue is empty).
 //                     With backfill (§5) a queue scan leaves no waiting
 //                     single-instance job that fits anywhere, so this is close
 //                     to the share of time the queue is non-empty
-//   stranded_capacity_mean  time-integral of stranded free compute slices /
-//                     (total compute slices × makespan): how much capacity
-//                     was free but unusable by the waiting jobs
-//   rejected          jobs rejected at arrival (they can never run here)
+//   stranded_capacity_mean  "stranded capacity": time-integral of stranded free
+//                     compute slices / (ALL compute slices × makespan): how
+//                     much of the cluster was free but unusable by the
+//                     waiting jobs
+//   rejected          jobs rejected at arrival (they can never run here) or
+//                     after waiting --max-wait
+//   rejected_reasons  rejected jobs per reason (the reason text of the jobs
+//                     CSV, e.g. "no GPU in the cluster (A30 24GB) offers
+//                     profile 7g.40gb"); JSON: an object reason -> jobs
 //   creates/destroys  MIG create / destroy operations during the run (placement
 //                     and release plans); reconfigurations = creates + destroys
 //   reuses            instances given to a job without a create step
@@ -57,6 +63,12 @@
 //                     fragmentation rate
 //   per_profile       per requested profile (sim/request_shape.h key): jobs,
 //                     completed, rejected, jct_mean_s, wait_mean_s, wait_p95_s
+//                     (the times are over completed jobs; null in JSON when
+//                     none completed)
+//
+// MetricInfos() below names every numeric key once: the terminal summary,
+// `compare`'s legend and the HTML report all label a figure by it, so that a
+// figure is called the same wherever it is shown.
 //
 // Percentiles: linear interpolation between closest ranks (Hyndman & Fan
 // type 7, numpy's default): for n sorted values v[0..n-1] and p in [0, 100],
@@ -72,6 +84,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/plan.h"
@@ -101,14 +114,15 @@ struct Metrics {
   int64_t jobs_total = 0;  // online: jobs in the workload; fill: arrivals processed
   int64_t jobs_completed = 0;
   int64_t rejected = 0;  // online: rejected at arrival; fill: arrivals that found no room
+  std::map<std::string, int64_t> rejected_reasons;  // online: reason -> rejected jobs
 
   double makespan_s = 0;
   double jct_mean_s = 0, jct_p50_s = 0, jct_p95_s = 0, jct_p99_s = 0;
   double wait_mean_s = 0, wait_p95_s = 0;
   double utilization = 0;
   double frag_mean = 0, frag_peak = 0;
-  double stranded_mean = 0;
-  double stranded_capacity_mean = 0;
+  double stranded_share_mean = 0;     // of the free compute slices
+  double stranded_capacity_mean = 0;  // of all compute slices
   double jobs_per_day = 0;
   std::optional<double> energy_kwh, jobs_per_kwh;
 
@@ -138,6 +152,29 @@ struct Metrics {
 // Every field above, under its own name; per_profile as an object keyed by
 // profile.
 nlohmann::json MetricsToJson(const Metrics& m);
+
+// Which direction of a metric is better.
+enum class MetricBetter { kLower, kHigher, kNeither };
+
+// What a numeric MetricsToJson key is.
+struct MetricInfo {
+  std::string_view key;    // e.g. "stranded_capacity_mean"
+  std::string_view label;  // what it is, e.g. "stranded capacity (of all compute slices)"
+  MetricBetter better;
+};
+// Every numeric key of MetricsToJson, in its order.
+const std::vector<MetricInfo>& MetricInfos();
+// The entry of `key`, or nullptr.
+const MetricInfo* FindMetricInfo(std::string_view key);
+
+// Order of per-profile keys ("1g.5gb", "2x7g.40gb", "gpu_fraction 0.3", a
+// request no model offers): by the profile's size, i.e. compute slices, then
+// memory (the "Ng.Mgb" of the name), then the gang size, then the text; keys
+// that are not of that form come last, by text. A strict weak order.
+bool ProfileKeyLess(std::string_view a, std::string_view b);
+// The keys of `per_profile` in that order.
+std::vector<std::string> ProfileKeysBySize(
+    const std::map<std::string, ProfileMetrics>& per_profile);
 
 // Adds the create/destroy/reuse counts of one applied plan to `m` (a reuse is
 // a kStart step with no kCreate of the same GPU and start earlier in the plan).
@@ -181,8 +218,10 @@ class TimeIntegrals {
 class JobStats {
  public:
   void AddCompleted(const std::string& profile_key, double arrival_s, double start_s, double end_s);
-  void AddRejected(const std::string& profile_key);
-  // Sets jobs_completed, rejected, jct_*, wait_* and per_profile of `m`.
+  // `reason`: why (Metrics::rejected_reasons); "" counts under "unknown".
+  void AddRejected(const std::string& profile_key, const std::string& reason = "");
+  // Sets jobs_completed, rejected, rejected_reasons, jct_*, wait_* and
+  // per_profile of `m`.
   void Fill(Metrics* m) const;
 
  private:
@@ -191,6 +230,7 @@ class JobStats {
     std::vector<double> jct, wait;
   };
   std::map<std::string, Group> groups_;
+  std::map<std::string, int64_t> reasons_;
   std::vector<double> jct_, wait_;
   int64_t rejected_ = 0;
 };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -118,7 +120,7 @@ TEST(MetricsToJsonTest, HasEveryDocumentedKey) {
                           "utilization",
                           "frag_mean",
                           "frag_peak",
-                          "stranded_mean",
+                          "stranded_share_mean",
                           "rejected",
                           "reconfigurations",
                           "creates",
@@ -140,6 +142,67 @@ TEST(MetricsToJsonTest, HasEveryDocumentedKey) {
   }
   EXPECT_EQ(j["makespan_s"].get<double>(), 12.5);
   EXPECT_EQ(j["per_profile"]["3g.20gb"]["jobs"].get<int64_t>(), 4);
+}
+
+TEST(MetricInfosTest, EveryNumericKeyHasOneLabel) {
+  // Every number MetricsToJson writes is named once (so the terminal, compare
+  // and the report can all call it the same), and nothing else is.
+  Metrics m;
+  m.energy_kwh = 1;
+  m.jobs_per_kwh = 1;
+  const nlohmann::json j = MetricsToJson(m);
+  std::vector<std::string> numeric;
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_number()) numeric.push_back(key);
+  }
+  std::vector<std::string> named;
+  for (const MetricInfo& i : MetricInfos()) named.emplace_back(i.key);
+  std::sort(numeric.begin(), numeric.end());
+  std::sort(named.begin(), named.end());
+  EXPECT_EQ(named, numeric);
+  EXPECT_EQ(std::adjacent_find(named.begin(), named.end()), named.end()) << "a key twice";
+  // The two stranded figures say what they are a share of.
+  EXPECT_EQ(FindMetricInfo("stranded_capacity_mean")->label,
+            "stranded capacity (of all compute slices, time mean)");
+  EXPECT_EQ(FindMetricInfo("stranded_share_mean")->label,
+            "stranded share (of the free compute slices, time mean)");
+  EXPECT_EQ(FindMetricInfo("jobs_per_kwh")->better, MetricBetter::kHigher);
+  EXPECT_EQ(FindMetricInfo("energy_kwh")->better, MetricBetter::kLower);
+  EXPECT_EQ(FindMetricInfo("no_such_metric"), nullptr);
+}
+
+TEST(JobStatsTest, RejectionsAreCountedByReason) {
+  JobStats s;
+  s.AddRejected("7g.80gb", "no GPU offers 7g.80gb");
+  s.AddRejected("7g.80gb", "no GPU offers 7g.80gb");
+  s.AddRejected("1g.5gb", "waited longer than --max-wait");
+  s.AddRejected("1g.5gb");
+  Metrics m;
+  s.Fill(&m);
+  EXPECT_EQ(m.rejected, 4);
+  EXPECT_EQ(
+      m.rejected_reasons,
+      (std::map<std::string, int64_t>{
+          {"no GPU offers 7g.80gb", 2}, {"waited longer than --max-wait", 1}, {"unknown", 1}}));
+  // Per profile, the times are over completed jobs: none here, so null in JSON.
+  EXPECT_TRUE(MetricsToJson(m)["per_profile"]["7g.80gb"]["jct_mean_s"].is_null());
+  EXPECT_EQ(MetricsToJson(m)["rejected_reasons"]["no GPU offers 7g.80gb"], 2);
+}
+
+TEST(ProfileKeyLessTest, OrdersBySize) {
+  // By compute slices, then memory, then gang size, then text; other keys last.
+  const std::vector<std::string> want = {"1g.5gb",    "1g.5gb+me", "2x1g.5gb",         "1g.10gb",
+                                         "2g.10gb",   "3g.20gb",   "4g.20gb",          "7g.40gb",
+                                         "2x7g.40gb", "7g.141gb",  "gpu_fraction 0.3", "mystery"};
+  std::vector<std::string> keys = {"mystery",   "7g.141gb", "2x7g.40gb", "gpu_fraction 0.3",
+                                   "3g.20gb",   "1g.10gb",  "7g.40gb",   "2g.10gb",
+                                   "1g.5gb+me", "4g.20gb",  "2x1g.5gb",  "1g.5gb"};
+  std::sort(keys.begin(), keys.end(),
+            [](const std::string& a, const std::string& b) { return ProfileKeyLess(a, b); });
+  EXPECT_EQ(keys, want);
+  std::map<std::string, ProfileMetrics> pp;
+  for (const std::string& k : want) pp[k];
+  EXPECT_EQ(ProfileKeysBySize(pp), want);
 }
 
 }  // namespace

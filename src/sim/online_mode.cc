@@ -152,7 +152,7 @@ void OnlineSimulator::Arrive(JobId id) {
   if (!it->second.ok()) {
     r.phase = Phase::kRejected;
     r.rejection = &it->second;
-    stats_.AddRejected(ShapeKey(id));
+    stats_.AddRejected(ShapeKey(id), it->second.message());
     ++finished_;
     return;
   }
@@ -169,7 +169,7 @@ void OnlineSimulator::RejectWaiting(JobId id) {
   r.phase = Phase::kRejected;
   r.rejection = &max_wait_reason_;
   tracker_->AddDemand(jobs_[id], -1);
-  stats_.AddRejected(ShapeKey(id));
+  stats_.AddRejected(ShapeKey(id), max_wait_reason_.message());
   ++finished_;
 }
 
@@ -608,7 +608,7 @@ Status OnlineSimulator::Run(SimResult* result) {
   if (m.makespan_s > 0) {
     m.utilization = integrals_.busy_area() / (tracker_->total_compute_slices() * m.makespan_s);
     m.frag_mean = integrals_.frag_area() / m.makespan_s;
-    m.stranded_mean = integrals_.stranded_area() / m.makespan_s;
+    m.stranded_share_mean = integrals_.stranded_area() / m.makespan_s;
     m.stranded_capacity_mean =
         integrals_.stranded_slices_area() / (tracker_->total_compute_slices() * m.makespan_s);
     m.jobs_per_day = m.jobs_completed / (m.makespan_s / 86400.0);

@@ -81,7 +81,9 @@ StatusOr<std::vector<Job>> GeneratePaperMix(const GpuModel& model, const PaperMi
     j.latency_sensitive = latency_sensitive;
     j.migratable = options.migratable;
     jobs.push_back(std::move(j));
+    if (options.progress && (i + 1) % 65536 == 0) options.progress(i + 1, options.num_jobs);
   }
+  if (options.progress) options.progress(options.num_jobs, options.num_jobs);
 
   ArrivalOptions arrivals;
   arrivals.mode = ArrivalMode::kPoisson;

@@ -34,6 +34,7 @@
 #define MIGSCHED_SIM_PAPER_MIX_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +65,10 @@ struct PaperMixOptions {
   double max_duration_s = 3600;          // >= min_duration_s
   Migratable migratable = Migratable::kCheckpoint;
   uint64_t seed = 1;
+  // Called with (jobs drawn so far, num_jobs) every 65,536 jobs and once when
+  // all are drawn, from the calling thread; may be empty. For progress output
+  // on large workloads.
+  std::function<void(int64_t done, int64_t total)> progress;
   // (profile name on the model, weight >= 0); at least one weight > 0.
   std::vector<std::pair<std::string, double>> profile_weights = {
       {"1g.5gb", 0.25}, {"1g.10gb", 0.1}, {"2g.10gb", 0.25},

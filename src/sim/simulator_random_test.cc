@@ -109,8 +109,8 @@ void CheckResult(const World& w, const SimResult& r, const std::string& policy) 
   EXPECT_GE(m.frag_mean, 0);
   EXPECT_LE(m.frag_mean, m.frag_peak + 1e-12);
   EXPECT_LE(m.frag_peak, 1);
-  EXPECT_GE(m.stranded_mean, 0);
-  EXPECT_LE(m.stranded_mean, 1 + 1e-12);
+  EXPECT_GE(m.stranded_share_mean, 0);
+  EXPECT_LE(m.stranded_share_mean, 1 + 1e-12);
   // The timeline integrates to the same utilisation (independent sum).
   double area = 0;
   for (size_t i = 0; i + 1 < r.timeline.size(); ++i) {

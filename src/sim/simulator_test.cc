@@ -319,7 +319,7 @@ TEST(SimulatorTest, UtilizationAndFragmentationOfTwoSmallJobs) {
   EXPECT_NEAR(m.utilization, 3.0 / 14, 1e-12);
   EXPECT_NEAR(m.frag_mean, 7.0 / 30, 1e-9);
   EXPECT_NEAR(m.frag_peak, 4.0 / 15, 1e-9);
-  EXPECT_DOUBLE_EQ(m.stranded_mean, 0);  // the queue is never non-empty
+  EXPECT_DOUBLE_EQ(m.stranded_share_mean, 0);  // the queue is never non-empty
   // Timeline: t = 0 (both placed), 50 (b done), 100 (a done).
   ASSERT_EQ(r.timeline.size(), 3u);
   EXPECT_DOUBLE_EQ(r.timeline[0].time_s, 0);
@@ -342,7 +342,7 @@ TEST(SimulatorTest, StrandedCapacityWhileABigJobWaits) {
   SimResult r = Simulate(Gpus("A100-40GB", 1), kTwoBig, "first-fit", Options(0));
   const Metrics& m = r.metrics;
   EXPECT_DOUBLE_EQ(m.makespan_s, 200);
-  EXPECT_NEAR(m.stranded_mean, 0.5, 1e-12);
+  EXPECT_NEAR(m.stranded_share_mean, 0.5, 1e-12);
   EXPECT_NEAR(m.stranded_capacity_mean, 3.0 / 14, 1e-12);
   ASSERT_EQ(r.timeline.size(), 3u);
   EXPECT_EQ(r.timeline[0].queue_length, 1);

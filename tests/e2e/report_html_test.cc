@@ -6,17 +6,21 @@
 // from the DOM that Chromium dumps. Without Chromium the rendering tests are
 // skipped with a message, never passed.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "testing/test_util.h"
@@ -30,6 +34,7 @@ namespace fs = std::filesystem;
 using ::migsched::testing::RunMigsched;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 size_t Count(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -103,6 +108,67 @@ Rendered Render(const std::string& chromium, const std::string& html) {
   return r;
 }
 
+// Takes a screenshot of `html` (width × height CSS pixels) into `png` with
+// headless Chromium; returns its exit code.
+int Screenshot(const std::string& chromium, const std::string& html, const std::string& png,
+               int width, int height) {
+  const fs::path dir = fs::path(png).parent_path();
+  const std::string profile = (dir / "chromium-shot-profile").string();
+  fs::create_directories(profile);
+  const std::string cmd = fmt::format(
+      "timeout 120 '{}' --headless --no-sandbox --disable-gpu --hide-scrollbars "
+      "--disable-background-networking --disable-component-update --disable-sync --no-first-run "
+      "--user-data-dir='{}' --window-size={},{} --screenshot='{}' 'file://{}' >/dev/null 2>&1",
+      chromium, profile, width, height, png, fs::absolute(html).string());
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// Width and height of a PNG file from its IHDR chunk; {0, 0} if it is none.
+std::pair<uint32_t, uint32_t> PngSize(const std::string& path) {
+  const std::string b = ReadFile(path);
+  if (b.size() < 24 || b.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0 || b.compare(12, 4, "IHDR") != 0) {
+    return {0, 0};
+  }
+  auto be32 = [&](size_t at) {
+    return (static_cast<uint32_t>(static_cast<unsigned char>(b[at])) << 24) |
+           (static_cast<uint32_t>(static_cast<unsigned char>(b[at + 1])) << 16) |
+           (static_cast<uint32_t>(static_cast<unsigned char>(b[at + 2])) << 8) |
+           static_cast<uint32_t>(static_cast<unsigned char>(b[at + 3]));
+  };
+  return {be32(16), be32(20)};
+}
+
+// The attributes `name` of every <figure> of a dumped DOM that has
+// data-kind... (figures carry data-model / data-x-max / data-x-ticks once
+// drawn): a list of the values of attribute `name` of the figures whose
+// opening tag contains `filter`.
+std::vector<std::string> FigureAttributes(const std::string& dom, const std::string& filter,
+                                          const std::string& name) {
+  std::vector<std::string> out;
+  for (size_t at = dom.find("<figure"); at != std::string::npos; at = dom.find("<figure", at + 1)) {
+    const std::string tag = dom.substr(at, dom.find('>', at) - at);
+    if (tag.find(filter) == std::string::npos) continue;
+    const std::string key = " " + name + "=\"";
+    const size_t k = tag.find(key);
+    if (k == std::string::npos) continue;
+    const size_t begin = k + key.size();
+    out.push_back(tag.substr(begin, tag.find('"', begin) - begin));
+  }
+  return out;
+}
+
+// HTML character references back to text (the DOM dump escapes attribute values).
+std::string Unescape(std::string s) {
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}}) {
+    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) {
+      s.replace(p, from.size(), to);
+    }
+  }
+  return s;
+}
+
 // The value of attribute `name` on <html> in a dumped DOM; "" if absent.
 // (Plain string search: GCC 12 warns inside <regex> under the sanitizers.)
 std::string HtmlAttribute(const std::string& dom, const std::string& name) {
@@ -160,7 +226,12 @@ TEST(ReportHtmlTest, CompareReportDrawsEveryChartInChromium) {
   EXPECT_EQ(HtmlAttribute(dom.dom, "data-charts-drawn"), "10");
   EXPECT_EQ(Count(dom.dom, "<canvas"), 10u);
   EXPECT_EQ(RenderErrors(dom.dom), "");
-  EXPECT_THAT(dom.dom, HasSubstr("10 charts drawn."));
+  // Once every chart drew the page says nothing about drawing (no debug text).
+  EXPECT_THAT(
+      dom.dom,
+      HasSubstr(
+          "<p id=\"render-status\" class=\"status\" data-charts-expected=\"10\" hidden=\"\">"));
+  EXPECT_THAT(dom.dom, Not(HasSubstr("charts drawn")));
   // The tables are there too: both policies' columns.
   EXPECT_THAT(dom.dom, HasSubstr("<th>frag-aware</th><th>first-fit</th>"));
 }
@@ -208,8 +279,70 @@ TEST(ReportHtmlTest, SweepReRenderedFromSavedJson) {
   EXPECT_EQ(HtmlAttribute(dom.dom, "data-render-status"), "ok") << RenderErrors(dom.dom);
   EXPECT_EQ(HtmlAttribute(dom.dom, "data-charts-drawn"), "2");
   EXPECT_EQ(Count(dom.dom, "<canvas"), 2u);
+  // No axis title is longer than its axis (the metric's name is the caption;
+  // the axis gives the unit).
+  EXPECT_EQ(FigureAttributes(dom.dom, "chart-sweep", "data-cut-labels"),
+            std::vector<std::string>(2, "[]"));
   // The sweep table: makespan 1 h = 60.0 min, 3000 s = 50.0 min, 3300 s = 55.0 min.
   EXPECT_THAT(dom.dom, HasSubstr("<td>60.0 min</td><td>50.0 min</td><td>55.0 min</td>"));
+}
+
+TEST(ReportHtmlTest, MixedClusterSlotMapsLogTicksAndScreenshots) {
+  const std::string chromium = FindChromium();
+  SKIP_WITHOUT_CHROMIUM(chromium);
+  // One A100 40GB (8 placement units) and one A30 24GB (4 units): 1g.5gb only
+  // the A100 offers, 1g.6gb only the A30. JCTs from 1 s to 2000 s: more than
+  // a factor 100, so the JCT distribution has a log axis.
+  const std::string trace = WriteTempFile("mixed.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "a,0,1g.5gb,1\n"
+                                          "b,0,1g.6gb,2000\n"
+                                          "c,0,2g.10gb,30\n"
+                                          "d,1,2g.12gb,300\n"
+                                          "e,2,1g.5gb,60\n");
+  const fs::path dir = ::migsched::testing::MakeTempDir("report-shots");
+  const std::string html = (dir / "mixed.html").string();
+  auto r = RunMigsched({"compare", "--cluster", "1xA100-40GB,1xA30-24GB", "--workload", trace,
+                        "--policies", "first-fit,frag-aware", "--snapshot-at", "0.5", "--report",
+                        html, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Charts: 3 over time + the JCT distribution + per policy (2) and snapshot
+  // (the one at 0.5 s and the fragmentation peak: 2) one slot map per GPU
+  // model (2): 4 + 2 * 2 * 2 = 12.
+  const Rendered dom = Render(chromium, html);
+  ASSERT_EQ(dom.exit_code, 0) << dom.stderr;
+  ASSERT_EQ(HtmlAttribute(dom.dom, "data-render-status"), "ok") << RenderErrors(dom.dom);
+  EXPECT_EQ(HtmlAttribute(dom.dom, "data-charts-drawn"), "12");
+  // No chart's axis title is cut off.
+  for (const std::string& cut : FigureAttributes(dom.dom, "<figure", "data-cut-labels")) {
+    EXPECT_EQ(cut, "[]");
+  }
+  // An axis per model: the A100 rows end at unit 8, the A30 rows at 4.
+  EXPECT_EQ(FigureAttributes(dom.dom, "data-model=\"A100 40GB\"", "data-x-max"),
+            std::vector<std::string>(4, "8"));
+  EXPECT_EQ(FigureAttributes(dom.dom, "data-model=\"A30 24GB\"", "data-x-max"),
+            std::vector<std::string>(4, "4"));
+  // The log axis: ticks only at 1, 2 and 5 times a power of ten, written
+  // short (no "0.0001", no four decimals).
+  const std::vector<std::string> ticks = FigureAttributes(dom.dom, "chart-cdf", "data-x-ticks");
+  ASSERT_EQ(ticks.size(), 1u);
+  const nlohmann::json labels = nlohmann::json::parse(Unescape(ticks[0]));
+  ASSERT_GE(labels.size(), 3u) << ticks[0];
+  for (const auto& l : labels) {
+    const std::string t = l.get<std::string>();
+    const double v = std::stod(t) * (t.back() == 'k' ? 1e3 : 1);
+    const double mantissa = v / std::pow(10, std::floor(std::log10(v) + 1e-9));
+    EXPECT_TRUE(std::fabs(mantissa - 1) < 1e-6 || std::fabs(mantissa - 2) < 1e-6 ||
+                std::fabs(mantissa - 5) < 1e-6)
+        << t;
+    EXPECT_LE(t.size(), 5u) << t;
+  }
+  // A screenshot of the whole page for a person to look at (its path is
+  // printed): a PNG of the size asked for.
+  const std::string full = (dir / "report.png").string();
+  ASSERT_EQ(Screenshot(chromium, html, full, 1280, 4000), 0);
+  EXPECT_EQ(PngSize(full), std::make_pair(1280u, 4000u));
+  std::cout << "report screenshot: " << full << "\n";
 }
 
 // The rest needs no browser.
@@ -281,6 +414,73 @@ TEST(ReportCliTest, SweepReportHasTheSweepTable) {
   EXPECT_THAT(page, HasSubstr("\"kind\":\"sweep\""));
 }
 
+TEST(ReportCliTest, FromRunsOfDifferentWorkloadsWarnsAndDoesNotColourRatios) {
+  // Two saved simulate outputs of different traces (2 jobs and 5 jobs): their
+  // ratios mean nothing.
+  const std::string a = WriteTempFile("a.csv",
+                                      "id,arrival_s,profile,duration_s\na,0,1g.5gb,10\n"
+                                      "b,0,1g.5gb,20\n");
+  const std::string b = WriteTempFile("b.csv", kTrace);
+  const std::string ja = WriteTempFile("a.json", "");
+  const std::string jb = WriteTempFile("b.json", "");
+  for (const auto& [trace, json] : {std::pair(a, ja), std::pair(b, jb)}) {
+    auto r = RunMigsched(
+        {"simulate", "--cluster", "2xA100-40GB", "--workload", trace, "--json", json, "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const std::string html = WriteTempFile("from.html", "");
+  auto r = RunMigsched({"report", "--from", ja, "--from", jb, "-o", html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Each run is named "<policy> (<file>)"; a workload is its description and seed.
+  const std::string why =
+      "frag-aware (b.json) ran another workload (b.csv (5 jobs, arrival times from the file), "
+      "seed 1) than frag-aware (a.json) (a.csv (2 jobs, arrival times from the file), seed 1)";
+  EXPECT_EQ(r.err, "migsched report: warning: " + why + "\n");
+  const std::string page = ReadFile(html);
+  EXPECT_THAT(page, HasSubstr("* Not compared with frag-aware (a.json) (ratios left uncoloured): " +
+                              std::string("frag-aware (b.json) ran another workload")));
+  EXPECT_THAT(page, HasSubstr("class=\"ratio incomparable\""));
+  EXPECT_THAT(page, Not(HasSubstr("class=\"ratio better\"")));
+  EXPECT_THAT(page, Not(HasSubstr("class=\"ratio worse\"")));
+  // The same workload twice compares: no warning, coloured ratios.
+  auto same = RunMigsched({"report", "--from", ja, "--from", ja, "-o", html});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.err, "");
+  EXPECT_THAT(ReadFile(html), Not(HasSubstr("ratio incomparable")));
+}
+
+TEST(ReportCliTest, RejectionsAreAtTheTopOfTheReport) {
+  const std::string trace = WriteTempFile("r.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "a,0,7g.80gb,10\n"
+                                          "b,1,1g.5gb,10\n");
+  const std::string html = WriteTempFile("r.html", "");
+  auto r = RunMigsched(
+      {"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--report", html, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = ReadFile(html);
+  const size_t rejections = page.find("<div class=\"rejections\"");
+  ASSERT_NE(rejections, std::string::npos);
+  EXPECT_LT(rejections, page.find("id=\"summary-table\""));
+  EXPECT_THAT(page, HasSubstr("<li><b>frag-aware</b>: 1 of 2 jobs: 1 × no GPU in the cluster (A100 "
+                              "40GB) offers profile 7g.80gb</li>"));
+}
+
+TEST(ReportCliTest, SweepChartsOnlyWhatChanges) {
+  // Every job completes at every threshold (2 A100s, 5 small jobs): jobs
+  // completed (5) and rejected (0) are flat lines, listed instead of charted.
+  const std::string trace = WriteTempFile("trace.csv", kTrace);
+  const std::string html = WriteTempFile("sweep.html", "");
+  auto r = RunMigsched({"sweep", "--cluster", "2xA100-40GB", "--workload", trace, "--param",
+                        "threshold=0.2,0.6", "--report", html, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = ReadFile(html);
+  EXPECT_THAT(page, HasSubstr("The same at every value, so not charted: jobs completed 5, jobs "
+                              "rejected 0"));
+  EXPECT_THAT(page, Not(HasSubstr("\"metric\":\"jobs_completed\"")));
+  EXPECT_THAT(page, Not(HasSubstr("\"metric\":\"rejected\"")));
+}
+
 TEST(ReportCliTest, ReportCommandErrors) {
   const std::string html = WriteTempFile("x.html", "");
   auto none = RunMigsched({"report", "-o", html});
@@ -301,9 +501,17 @@ TEST(ReportCliTest, ReportCommandErrors) {
   auto invalid = RunMigsched({"report", "--from", junk, "-o", html});
   EXPECT_EQ(invalid.exit_code, 1);
   EXPECT_THAT(invalid.err, HasSubstr(junk + ": not valid JSON"));
-  auto unwritable = RunMigsched({"report", "--from", json, "-o", "/nonexistent-dir/r.html"});
+  // A folder where the page should go, and a path under a plain file: refused
+  // before any work, with the reason.
+  const std::string folder = ::migsched::testing::MakeTempDir("report-out").string();
+  auto is_folder = RunMigsched({"report", "--from", json, "-o", folder});
+  EXPECT_EQ(is_folder.exit_code, 1);
+  EXPECT_THAT(is_folder.err,
+              HasSubstr("migsched report: -o " + folder + ": is a folder, not a file"));
+  auto unwritable = RunMigsched({"report", "--from", json, "-o", html + "/r.html"});
   EXPECT_EQ(unwritable.exit_code, 1);
-  EXPECT_THAT(unwritable.err, HasSubstr("-o: cannot write /nonexistent-dir/r.html"));
+  EXPECT_THAT(unwritable.err, HasSubstr("migsched report: -o " + html + "/r.html: " + html +
+                                        " is a file, not a folder"));
 }
 
 TEST(ReportCliTest, SnapshotAtMustBeNonNegative) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -19,6 +20,7 @@ using ::migsched::testing::ReadJson;
 using ::migsched::testing::RunMigsched;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Rows of a CSV file as maps header -> field (our outputs quote nothing in
 // these columns).
@@ -200,6 +202,142 @@ TEST(CompareCliTest, OneRowPerPolicyWithRatiosToTheFirst) {
   EXPECT_NEAR(j["results"][1]["ratio_to_reference"]["makespan_s"].get<double>(), 200.069 / 200.023,
               1e-9);
   EXPECT_EQ(j["results"][1]["reconfigurations"].get<int>(), 6);
+}
+
+TEST(OutputLabelsCliTest, StrandedFiguresAreNamedTheSameInTerminalJsonAndReport) {
+  // first-fit, no reconfiguration time, two 4g.20gb jobs of 100 s at t = 0 on
+  // one A100 40GB: over [0, 100) b waits and the 3 free slices (units 4-7)
+  // cannot take a 4g.20gb (its only placement is 0): all free slices are
+  // stranded, 3 of all 7. Over [100, 200) nothing waits: 0.
+  // Stranded share (of the free slices) = 100/200 = 50.0%; stranded capacity
+  // (of all slices) = 3/7 × 100/200 = 3/14 = 21.4%.
+  const std::string trace = WriteTempFile("two-big.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "a,0,4g.20gb,100\n"
+                                          "b,0,4g.20gb,100\n");
+  const std::string json = WriteTempFile("out.json", "");
+  const std::string html = WriteTempFile("out.html", "");
+  auto r =
+      RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                   "first-fit", "--reconfig-ms", "0", "--json", json, "--report", html, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("  stranded capacity 21.4% of all compute slices (time mean)\n"
+                        "  stranded share    50.0% of the free compute slices (time mean)\n"));
+  const nlohmann::json m = ReadJson(json);
+  EXPECT_NEAR(m["stranded_capacity_mean"].get<double>(), 3.0 / 14, 1e-12);
+  EXPECT_NEAR(m["stranded_share_mean"].get<double>(), 0.5, 1e-12);
+  EXPECT_FALSE(m.contains("stranded_mean"));
+  const std::string page = ::migsched::testing::ReadFile(html);
+  EXPECT_THAT(page, HasSubstr("<tr data-metric=\"stranded_capacity_mean\"><th>stranded capacity "
+                              "(of all compute slices, time mean)</th><td>21.4%</td>"));
+  EXPECT_THAT(page, HasSubstr("<tr data-metric=\"stranded_share_mean\"><th>stranded share (of the "
+                              "free compute slices, time mean)</th><td>50.0%</td>"));
+}
+
+TEST(OutputLabelsCliTest, PerProfileRowsAreInSizeOrderWithNoTimeForNoneCompleted) {
+  // Listed out of order on purpose; by size: compute slices, then memory,
+  // then the gang size. The 7g.80gb jobs no A100 40GB offers: rejected, so
+  // their JCT and wait are "-", not 0 s.
+  const std::string trace = WriteTempFile("mix.csv",
+                                          "id,arrival_s,profile,count,duration_s\n"
+                                          "a,0,3g.20gb,1,10\n"
+                                          "b,0,7g.80gb,1,10\n"
+                                          "c,0,1g.10gb,1,10\n"
+                                          "d,20,7g.40gb,2,10\n"
+                                          "e,40,1g.5gb,1,10\n"
+                                          "f,40,7g.40gb,1,10\n"
+                                          "g,60,2g.10gb,1,10\n");
+  const std::string html = WriteTempFile("mix.html", "");
+  auto r = RunMigsched(
+      {"simulate", "--cluster", "2xA100-40GB", "--workload", trace, "--report", html, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> order;
+  std::istringstream lines(r.out.substr(r.out.find("  REQUEST")));
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    order.push_back(first);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "7g.40gb",
+                                             "2x7g.40gb", "7g.80gb"}));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("  7g\\.80gb +1 +0 +1 +- +-\n"));
+  // The report's table: the same order (first block, JCT mean).
+  const std::string page = ::migsched::testing::ReadFile(html);
+  std::vector<size_t> at;
+  for (const char* p :
+       {"<th>1g.5gb</th>", "<th>1g.10gb</th>", "<th>2g.10gb</th>", "<th>3g.20gb</th>",
+        "<th>7g.40gb</th>", "<th>2x7g.40gb</th>", "<th>7g.80gb</th>"}) {
+    at.push_back(page.find(p, page.find("id=\"profile-table\"")));
+  }
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end())) << "profile rows out of size order";
+  EXPECT_EQ(at.back() == std::string::npos, false);
+}
+
+// One A100 40GB: a (7g.40gb, 10 s), b (1g.5gb, 10 s), c (7g.80gb: no A100
+// 40GB offers it). frag-aware completes a and b and rejects c; static's
+// all-balanced layout (2g@0, 1g@2, 1g@3, 3g@4) has no 7g.40gb: it completes b
+// only and rejects a and c.
+const char kStaticRejects[] =
+    "id,arrival_s,profile,duration_s\n"
+    "a,0,7g.40gb,10\n"
+    "b,100,1g.5gb,10\n"
+    "c,200,7g.80gb,10\n";
+
+TEST(CompareCliTest, LegendGivesEveryColumnsDirection) {
+  const std::string trace = WriteTempFile("two-4g.csv", kTwoFourG);
+  auto r = RunMigsched({"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--policies",
+                        "frag-aware,first-fit", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Lower is better for times, fragmentation, rejections, reconfigurations,
+  // decision times and energy; higher for utilisation, reuses and the two
+  // throughputs (jobs per day, jobs per kWh).
+  EXPECT_THAT(r.out, HasSubstr("Ratio to frag-aware (below 1 is lower).\n"
+                               "  Lower is better: MAKESPAN, JCT MEAN, JCT P95, WAIT MEAN, FRAG "
+                               "MEAN, FRAG PEAK, REJECTED, RECONFIGS, DECIDE US, DECIDE P99 and "
+                               "KWH.\n"
+                               "  Higher is better: UTIL, REUSES, JOBS/DAY and JOBS/KWH.\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("*")));  // both completed every job
+}
+
+TEST(CompareCliTest, ARunOverFewerJobsIsMarkedAndGetsNoRatios) {
+  const std::string trace = WriteTempFile("static.csv", kStaticRejects);
+  const std::string json = WriteTempFile("cmp.json", "");
+  auto r = RunMigsched({"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--policies",
+                        "frag-aware,static", "--json", json, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("  REJECTED by static: 2 of 3 jobs never ran; why:\n"
+                        "        1 no GPU in the cluster (A100 40GB) offers profile 7g.80gb\n"
+                        "        1 the static policy's layout has no 7g.40gb instance\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nstatic*  "));
+  EXPECT_THAT(r.out, HasSubstr("* static completed 1 of 3 jobs (2 rejected; the most any policy "
+                               "completed: 2): its times, utilisation, rates and energy are over "
+                               "fewer jobs, not comparable\n"));
+  // Its ratio row: '-' everywhere but REJECTED (2 against frag-aware's 1).
+  const size_t ratios = r.out.find("Ratio to frag-aware");
+  ASSERT_NE(ratios, std::string::npos);
+  const size_t row = r.out.find("\nstatic*", ratios);
+  ASSERT_NE(row, std::string::npos);
+  std::istringstream cells(r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1));
+  std::vector<std::string> values;
+  for (std::string c; cells >> c;) values.push_back(c);
+  ASSERT_EQ(values.size(), 16u);  // the policy and 15 columns
+  for (size_t i = 1; i < values.size(); ++i) {
+    EXPECT_EQ(values[i], i == 8 ? "2.00" : "-") << "column " << i;  // REJECTED is column 8
+  }
+  const nlohmann::json j = ReadJson(json);
+  EXPECT_TRUE(j["results"][0]["comparable_to_reference"].get<bool>());
+  EXPECT_FALSE(j["results"][1]["comparable_to_reference"].get<bool>());
+  EXPECT_TRUE(j["results"][1]["ratio_to_reference"]["makespan_s"].is_null());
+  EXPECT_TRUE(j["results"][1]["ratio_to_reference"]["jobs_per_kwh"].is_null());
+  EXPECT_DOUBLE_EQ(j["results"][1]["ratio_to_reference"]["rejected"].get<double>(), 2.0);
+  EXPECT_EQ(j["results"][1]["rejected_reasons"],
+            nlohmann::json({{"no GPU in the cluster (A100 40GB) offers profile 7g.80gb", 1},
+                            {"the static policy's layout has no 7g.40gb instance", 1}}));
 }
 
 TEST(FragCliTest, PrintsFragCostAndTermsAsJson) {

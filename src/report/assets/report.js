@@ -46,6 +46,13 @@
     }
   }
 
+  // A tick value, short: "0.005", "0.5", "20", "1k", "2M".
+  function fmtTick(v) {
+    if (v >= 1e6) return +(v / 1e6).toPrecision(3) + 'M';
+    if (v >= 1e3) return +(v / 1e3).toPrecision(3) + 'k';
+    return String(+v.toPrecision(3));
+  }
+
   // ---- page structure ---------------------------------------------------
   // A <figure> with a caption and a sized canvas in the section's container.
   function newCanvas(spec, caption, heightPx) {
@@ -63,6 +70,16 @@
         box.appendChild(sub);
       }
       box = sub;
+    }
+    if (spec.row !== undefined) {  // charts side by side in a row (a snapshot's GPU models)
+      var row = box.querySelector('div[data-row="' + spec.row + '"]');
+      if (!row) {
+        row = document.createElement('div');
+        row.className = 'slot-row';
+        row.setAttribute('data-row', String(spec.row));
+        box.appendChild(row);
+      }
+      box = row;
     }
     var fig = document.createElement('figure');
     fig.className = 'chart chart-' + spec.kind;
@@ -148,6 +165,16 @@
     var opts = baseOptions();
     opts.scales.x = {type: log ? 'logarithmic' : 'linear',
                      title: axisTitle('JCT (' + unit[1] + ')' + (log ? ', log scale' : ''))};
+    if (log) {
+      // Ticks at 1, 2 and 5 times a power of ten only, written short
+      // ("0.01", "0.5", "20", "1k"); Chart.js's own would print every minor
+      // tick with four decimals, overlapping.
+      opts.scales.x.ticks = {autoSkip: true, maxRotation: 0, callback: function (v) {
+        var e = Math.floor(Math.log10(v) + 1e-9), m = v / Math.pow(10, e);
+        if (!(Math.abs(m - 1) < 1e-6 || Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6)) return '';
+        return fmtTick(v);
+      }};
+    }
     opts.scales.y = {type: 'linear', min: 0, max: 100, title: axisTitle('% of completed jobs')};
     return new Chart(newCanvas(spec, spec.title, 320), {type: 'line', data: {datasets: datasets},
                                                        options: opts});
@@ -173,7 +200,7 @@
     patternCache[color] = g.createPattern(c, 'repeat');
     return patternCache[color];
   }
-  // Profiles ordered by compute slices ("3g.20gb" -> 3), then name; one colour each.
+  // Profiles in size order; one colour each.
   var profileColor = {};
   function assignProfileColors() {
     var names = {};
@@ -185,9 +212,16 @@
       });
     });
     var list = Object.keys(names);
+    // By size, as the tables (sim/metrics.h ProfileKeyLess): compute slices,
+    // then memory ("3g.20gb" -> 3, 20), then the name.
+    function size(n) {
+      var m = /^(\d+)g\.(\d+)gb/.exec(n);
+      return m ? [parseInt(m[1], 10), parseInt(m[2], 10)] : [Infinity, Infinity];
+    }
     list.sort(function (a, b) {
-      var ga = parseInt(a, 10), gb = parseInt(b, 10);
-      if (isFinite(ga) && isFinite(gb) && ga !== gb) return ga - gb;
+      var sa = size(a), sb = size(b);
+      if (sa[0] !== sb[0]) return sa[0] - sb[0];
+      if (sa[1] !== sb[1]) return sa[1] - sb[1];
       return a < b ? -1 : a > b ? 1 : 0;
     });
     list.forEach(function (n, i) { profileColor[n] = PROFILE_COLORS[i % PROFILE_COLORS.length]; });
@@ -237,20 +271,26 @@
   function drawSlotMap(spec) {
     var run = data.runs[spec.run];
     var snap = run.snapshots[spec.snapshot];
+    // One chart per GPU model (spec.model): its own placement grid and axis.
     var models = {};
     snap.gpus.forEach(function (g) { models[g.model] = true; });
     var mixed = Object.keys(models).length > 1;
-    var labels = snap.gpus.map(function (g, i) { return 'GPU ' + i + (mixed ? ' ' + g.model : ''); });
-    var maxUnits = 1;
+    var gpus = [];
+    snap.gpus.forEach(function (g, i) {
+      if (spec.model === undefined || g.model === spec.model) gpus.push({index: i, gpu: g});
+    });
+    var labels = gpus.map(function (e) { return 'GPU ' + e.index; });
+    var units = 1;
     var byProfile = {};
     var anyIdle = false;
-    snap.gpus.forEach(function (g, i) {
-      maxUnits = Math.max(maxUnits, g.placement_units);
-      g.instances.forEach(function (inst) {
+    gpus.forEach(function (e, row) {
+      units = Math.max(units, e.gpu.placement_units);
+      e.gpu.instances.forEach(function (inst) {
         if (!inst.busy) anyIdle = true;
         (byProfile[inst.profile] = byProfile[inst.profile] || []).push({
-          x: [inst.start, inst.start + inst.size], y: labels[i], gpu: i, start: inst.start,
-          size: inst.size, busy: inst.busy, job: inst.job, profile: inst.profile});
+          x: [inst.start, inst.start + inst.size], y: labels[row], gpu: e.index, row: row,
+          start: inst.start, size: inst.size, busy: inst.busy, job: inst.job,
+          profile: inst.profile});
       });
     });
     var datasets = profileOrder.filter(function (p) { return byProfile[p]; }).map(function (p) {
@@ -263,12 +303,15 @@
     var opts = baseOptions();
     opts.indexAxis = 'y';
     opts.interaction = {mode: 'nearest', intersect: true};
-    opts.scales.x = {type: 'linear', min: 0, max: maxUnits,
-                     ticks: {stepSize: 1}, title: axisTitle('placement unit')};
+    opts.scales.x = {type: 'linear', min: 0, max: units, ticks: {stepSize: 1},
+                     title: axisTitle('placement unit' + (spec.model ? ' of ' + spec.model : ''))};
     opts.scales.y = {type: 'category', labels: labels, grid: {display: false},
                      ticks: {autoSkip: false}};
     opts.plugins.tooltip = {callbacks: {
-      title: function (items) { return items.length ? labels[items[0].raw.gpu] : ''; },
+      title: function (items) {
+        return items.length ? labels[items[0].raw.row] + (spec.model ? ' (' + spec.model + ')' : '')
+                            : '';
+      },
       label: function (item) {
         var d = item.raw;
         return d.profile + ' @' + d.start + ' (size ' + d.size + '): ' +
@@ -293,9 +336,10 @@
     };
     var when = 't = ' + fmtSeconds(snap.time_s) +
                (snap.peak_fragmentation ? ' (peak fragmentation)' : '');
-    var caption = when + ' — fragmentation ' + fmtValue(snap.frag_rate, 'rate') +
-                  ', utilisation ' + fmtValue(snap.utilization, 'percent');
-    var height = Math.max(150, 90 + 26 * snap.gpus.length);
+    var caption = (mixed ? spec.model + ' — ' : '') + when + ' — cluster fragmentation ' +
+                  fmtValue(snap.frag_rate, 'rate') + ', utilisation ' +
+                  fmtValue(snap.utilization, 'percent');
+    var height = Math.max(150, 100 + 26 * gpus.length);
     return new Chart(newCanvas(spec, caption, height),
                      {type: 'bar', data: {labels: labels, datasets: datasets}, options: opts,
                       plugins: [profileLabels]});
@@ -343,13 +387,33 @@
     opts.scales.x = {type: 'linear', title: axisTitle(sw.param)};
     var known = vals.filter(function (v) { return v !== null; });
     var constant = known.every(function (v) { return v === known[0]; });
-    opts.scales.y = {type: 'linear', beginAtZero: spec.format === 'count' || constant,
-                     title: axisTitle(spec.title + unitName)};
+    // The metric's name is the caption; the axis says only the unit (a long
+    // name written along a short axis would be cut off).
+    opts.scales.y = {type: 'linear', beginAtZero: spec.format === 'count' || constant};
+    if (unitName) opts.scales.y.title = axisTitle(unitName.replace(/[()]/g, '').trim());
     return new Chart(newCanvas(spec, spec.title + ' — ' + sw.label, 220), {
       type: 'line',
       data: {datasets: [{label: spec.title, data: pts, borderColor: runColor(0),
                          backgroundColor: runColor(0), pointRadius: 3, borderWidth: 1.5}]},
       options: opts});
+  }
+
+  // Axis titles longer than the chart is high (a y title) or wide (an x
+  // title): they would be cut off at the canvas edge.
+  function cutTitles(chart) {
+    var cut = [];
+    Object.keys(chart.scales).forEach(function (id) {
+      var scale = chart.scales[id], title = scale.options.title;
+      if (!title || !title.display || !title.text) return;
+      var ctx = chart.ctx;
+      ctx.save();
+      ctx.font = Chart.helpers.toFont(title.font).string;
+      var width = ctx.measureText(String(title.text)).width;
+      ctx.restore();
+      var room = scale.isHorizontal() ? chart.width : chart.height;
+      if (width > room) cut.push(String(title.text));
+    });
+    return cut;
   }
 
   var DRAW = {timeline: drawTimeline, cdf: drawCdf, slotmap: drawSlotMap, fill: drawFill,
@@ -360,8 +424,7 @@
     root.setAttribute('data-charts-drawn', String(drawn));
     if (errors.length === 0 && drawn === expected) {
       root.setAttribute('data-render-status', 'ok');
-      statusEl.textContent = drawn + ' charts drawn.';
-      statusEl.className = 'status ok';
+      statusEl.hidden = true;  // nothing to say: every chart is there
     } else {
       if (errors.length === 0) errors.push(drawn + ' of ' + expected + ' charts drew');
       root.setAttribute('data-render-status', 'error');
@@ -394,6 +457,18 @@
         if (!area || !(area.right > area.left) || !(area.bottom > area.top)) {
           throw new Error('it has no drawing area');
         }
+        // What was drawn, for the browser test: the x axis's range and tick
+        // labels, and a slot map's model.
+        var fig = chart.canvas.closest('figure');
+        var x = chart.scales.x;
+        if (fig && x) {
+          fig.setAttribute('data-x-max', String(x.max));
+          fig.setAttribute('data-x-ticks', JSON.stringify(x.ticks.map(function (t) {
+            return Array.isArray(t.label) ? t.label.join(' ') : String(t.label);
+          }).filter(function (l) { return l !== '' && l !== 'undefined'; })));
+        }
+        if (fig && spec.model) fig.setAttribute('data-model', spec.model);
+        if (fig) fig.setAttribute('data-cut-labels', JSON.stringify(cutTitles(chart)));
         ++drawn;
       } catch (e) {
         errors.push('chart ' + (i + 1) + ' (' + spec.kind + ', ' + spec.title + '): ' +

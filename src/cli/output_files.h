@@ -1,0 +1,36 @@
+// Output files of the CLI (--json, --report, --jobs-csv, --timeline-csv,
+// --export-workload, -o): checked before any work is done, and written with
+// errors that give the system's reason.
+#ifndef MIGSCHED_CLI_OUTPUT_FILES_H_
+#define MIGSCHED_CLI_OUTPUT_FILES_H_
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace migsched::cli {
+
+// (flag, path) of one output; an empty path is "not asked for".
+using OutputFile = std::pair<std::string, std::string>;
+
+// Makes sure every output can be written, before a run spends any time:
+// missing parent folders are created; the path must not be a folder, and the
+// file must open for writing (an existing file is not truncated here; a file
+// this check had to create is removed again); two flags may not name the same
+// file. kInvalidArgument naming the flag, the path and the system's reason,
+// e.g. "--json /proc/x/run.json: cannot create the folder /proc/x: No such
+// file or directory", "--report out: is a folder, not a file".
+Status CheckOutputFiles(const std::vector<OutputFile>& outputs);
+
+// Writes `path` with `write` and closes it. kInvalidArgument with the
+// system's reason when it cannot be opened or written ("cannot write
+// out/run.json: No space left on device"); the error of `write` as it is.
+Status WriteOutputFile(const std::string& path, const std::function<Status(std::ostream&)>& write);
+
+}  // namespace migsched::cli
+
+#endif  // MIGSCHED_CLI_OUTPUT_FILES_H_

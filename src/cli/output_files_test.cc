@@ -1,0 +1,71 @@
+#include "cli/output_files.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "testing/test_util.h"
+
+namespace migsched::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using ::migsched::testing::MakeTempDir;
+using ::migsched::testing::ReadFile;
+using ::migsched::testing::WriteTempFile;
+
+Status WriteHello(std::ostream& o) {
+  o << "hello\n";
+  return Status();
+}
+
+TEST(OutputFilesTest, CheckCreatesMissingFoldersAndLeavesNoFileBehind) {
+  const fs::path dir = MakeTempDir("out");
+  const fs::path path = dir / "a" / "b" / "run.json";
+  ASSERT_TRUE(CheckOutputFiles({{"--json", path.string()}, {"--report", ""}}).ok());
+  EXPECT_TRUE(fs::is_directory(dir / "a" / "b"));
+  EXPECT_FALSE(fs::exists(path)) << "the check removes a file it had to create";
+  // An existing file is kept as it is (not truncated by the check).
+  const std::string existing = WriteTempFile("keep.json", "old");
+  ASSERT_TRUE(CheckOutputFiles({{"--json", existing}}).ok());
+  EXPECT_EQ(ReadFile(existing), "old");
+}
+
+TEST(OutputFilesTest, CheckRefusesWithTheFlagPathAndReason) {
+  const std::string folder = MakeTempDir("folder").string();
+  const std::string file = WriteTempFile("plain", "");
+  struct Case {
+    std::vector<OutputFile> outputs;
+    std::string error;
+  } cases[] = {
+      {{{"--json", folder}}, "--json " + folder + ": is a folder, not a file"},
+      {{{"-o", file + "/r.html"}}, "-o " + file + "/r.html: " + file + " is a file, not a folder"},
+      {{{"--report", file + "/x/r.html"}},
+       "--report " + file + "/x/r.html: cannot create the folder " + file + "/x: Not a directory"},
+      {{{"--json", folder + "/a.json"}, {"--jobs-csv", folder + "/./a.json"}},
+       "--jobs-csv " + folder + "/./a.json: --json writes the same file"},
+  };
+  for (const Case& c : cases) {
+    Status st = CheckOutputFiles(c.outputs);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << c.error;
+    EXPECT_EQ(st.message(), c.error);
+  }
+}
+
+TEST(OutputFilesTest, WriteGivesTheSystemsReason) {
+  const fs::path dir = MakeTempDir("write");
+  const std::string ok = (dir / "ok.txt").string();
+  ASSERT_TRUE(WriteOutputFile(ok, WriteHello).ok());
+  EXPECT_EQ(ReadFile(ok), "hello\n");
+  const std::string file = WriteTempFile("plain-file", "");
+  Status st = WriteOutputFile(file + "/r.html", WriteHello);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "cannot write " + file + "/r.html: Not a directory");
+  // The writer's own error comes back as it is.
+  Status mine = WriteOutputFile(ok, [](std::ostream&) { return UnavailableError("mine"); });
+  EXPECT_EQ(mine.message(), "mine");
+}
+
+}  // namespace
+}  // namespace migsched::cli

@@ -1,0 +1,349 @@
+// Bad input to the CLI, end to end: every flag value that cannot be honoured
+// is refused (never ignored), before any work, with a message naming the flag,
+// the file or the path and the reason. The expected messages are written here
+// from what each check promises (cli/sim_flags.h, cli/output_files.h,
+// cli/memory_check.h, io/trace_reader.h), not copied from a run.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+namespace fs = std::filesystem;
+using ::migsched::testing::MakeTempDir;
+using ::migsched::testing::ReadFile;
+using ::migsched::testing::ReadJson;
+using ::migsched::testing::RunMigsched;
+using ::migsched::testing::WriteTempFile;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+const char kTrace[] =
+    "id,arrival_s,profile,duration_s\n"
+    "a,0,1g.5gb,10\n"
+    "b,100,1g.5gb,10\n";
+
+std::vector<std::string> Simulate(const std::string& workload, std::vector<std::string> more) {
+  std::vector<std::string> args = {"simulate", "--cluster", "1xA100-40GB", "--workload", workload};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+struct FlagCase {
+  std::vector<std::string> args;
+  std::string error;  // the whole first line of stderr
+};
+
+// Values CLI11 would take but that mean nothing: refused while parsing
+// (exit 2, a usage error), naming the flag and what it must be.
+TEST(BadFlagValuesTest, NumbersThatMeanNothingAreRefusedByName) {
+  const std::string trace = WriteTempFile("t.csv", kTrace);
+  const std::vector<FlagCase> cases = {
+      {Simulate("paper-mix", {"--load", "0"}), "--load: must be a finite number > 0, got '0'"},
+      {Simulate("paper-mix", {"--load", "nan"}), "--load: must be a finite number > 0, got 'nan'"},
+      // 1e400 is beyond double's range: not "inf", not "a number > 0".
+      {Simulate("paper-mix", {"--load", "1e400"}),
+       "--load: must be a finite number > 0, got '1e400'"},
+      {Simulate("paper-mix", {"--load", "-0.5"}),
+       "--load: must be a finite number > 0, got '-0.5'"},
+      // An unsigned seed: -1 is not read as 2^64 - 1.
+      {Simulate("paper-mix", {"--seed", "-1"}),
+       "--seed: must be an integer in 0..18446744073709551615, got '-1'"},
+      {Simulate("paper-mix", {"--seed", "18446744073709551616"}),
+       "--seed: must be an integer in 0..18446744073709551615, got '18446744073709551616'"},
+      // --jobs 0 used to mean "the default" on paper-mix (200 jobs).
+      {Simulate("paper-mix", {"--jobs", "0"}),
+       "--jobs: must be an integer in 1..2147483647, got '0'"},
+      {Simulate(trace, {"--jobs", "-4"}), "--jobs: must be an integer in 1..2147483647, got '-4'"},
+      {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--threads", "-3"},
+       "--threads: must be an integer in 1..4096, got '-3'"},
+      {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--threads", "0"},
+       "--threads: must be an integer in 1..4096, got '0'"},
+      {{"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--param", "threshold=0.2",
+        "--threads", "-1"},
+       "--threads: must be an integer in 1..4096, got '-1'"},
+      {Simulate("paper-mix", {"--pcie-share", "2"}),
+       "--pcie-share: must be a number in [0, 1], got '2'"},
+      {Simulate("paper-mix", {"--threshold", "nan"}),
+       "--threshold: must be a finite number, got 'nan'"},
+      {Simulate("paper-mix", {"--reconfig-ms", "-1"}),
+       "--reconfig-ms: must be a finite number >= 0, got '-1'"},
+      {Simulate("paper-mix", {"--mode", "fill", "--fill-target", "inf"}),
+       "--fill-target: must be a finite number > 0, got 'inf'"},
+  };
+  for (const FlagCase& c : cases) {
+    auto r = RunMigsched(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.error;
+    EXPECT_THAT(r.err, StartsWith(c.error + "\n")) << c.error;
+    EXPECT_THAT(r.out, IsEmpty()) << c.error;
+  }
+}
+
+// Flags that apply to some workloads or modes only: given where they would be
+// ignored, the run is refused and told where they apply (exit 1).
+TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
+  const std::string trace = WriteTempFile("t.csv", kTrace);
+  const std::vector<FlagCase> cases = {
+      {Simulate(trace, {"--arrivals", "trace-order"}),
+       "migsched simulate: --arrivals trace-order: a trace file keeps its own arrival times "
+       "unless --load is given; give --load to regenerate them"},
+      {Simulate("paper-mix", {"--arrivals", "trace-order"}),
+       "migsched simulate: --arrivals: paper-mix always draws Poisson arrivals at --load; "
+       "--arrivals applies to alibaba: and trace files"},
+      {Simulate(trace, {"--pcie-share", "0.5"}),
+       "migsched simulate: --pcie-share applies to --workload paper-mix only (a trace gives each "
+       "job's pcie_gbps)"},
+      {Simulate(trace, {"--fill-target", "1.1"}),
+       "migsched simulate: --fill-target applies to --mode fill only"},
+      {Simulate(trace, {"--snapshot-at", "5"}),
+       "migsched simulate: --snapshot-at sets the slot maps of --report; give --report FILE.html "
+       "too"},
+      {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--snapshot-at", "5"},
+       "migsched compare: --snapshot-at sets the slot maps of --report; give --report FILE.html "
+       "too"},
+  };
+  for (const FlagCase& c : cases) {
+    auto r = RunMigsched(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.error;
+    EXPECT_EQ(r.err, c.error + "\n");
+    EXPECT_THAT(r.out, IsEmpty()) << c.error;
+  }
+}
+
+TEST(BadFlagValuesTest, ValuesThatMeanSomethingAreHonoured) {
+  const std::string trace = WriteTempFile("t.csv", kTrace);
+  const std::string json = WriteTempFile("out.json", "");
+  // The largest seed is a seed, stored as given.
+  auto seed = RunMigsched(
+      Simulate("paper-mix", {"--seed", "18446744073709551615", "--json", json, "--quiet"}));
+  ASSERT_EQ(seed.exit_code, 0) << seed.err;
+  EXPECT_EQ(ReadJson(json)["settings"]["seed"].get<uint64_t>(), 18446744073709551615ull);
+  // --arrivals trace-order with --load on a file: regenerated at that load.
+  auto order = RunMigsched(
+      Simulate(trace, {"--arrivals", "trace-order", "--load", "0.5", "--json", json, "--quiet"}));
+  ASSERT_EQ(order.exit_code, 0) << order.err;
+  EXPECT_THAT(order.out, HasSubstr("t.csv (2 jobs, trace-order arrivals at offered load 0.5)"));
+  EXPECT_EQ(ReadJson(json)["settings"]["load"].get<double>(), 0.5);
+  // --jobs N on paper-mix: N jobs.
+  auto jobs = RunMigsched(Simulate("paper-mix", {"--jobs", "7", "--json", json, "--quiet"}));
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  EXPECT_EQ(ReadJson(json)["jobs_total"].get<int>(), 7);
+}
+
+TEST(MemoryCheckCliTest, ARunTooLargeForTheMachineIsRefusedWithItsEstimate) {
+  // 2147483647 paper-mix jobs, one simulation without records: 32 MB + 2147483647 × (250 B of
+  // workload + 300 B of simulation) = 1,181,148,005,850 B = 1181.1 GB, more than any test
+  // machine has. Refused before generating a single job.
+  auto r = RunMigsched(Simulate("paper-mix", {"--jobs", "2147483647", "--quiet"}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("migsched simulate: this run needs about 1181.1 GB of memory "
+                                "(2147483647 jobs) but "));
+  EXPECT_THAT(r.err,
+              EndsWith(" is available: lower --jobs, or give --no-memory-check to run anyway\n"));
+  // compare with 2 policies at once: 32 MB + 2147483647 × (250 + 2 × 300) B = 1825.4 GB.
+  auto c =
+      RunMigsched({"compare", "--cluster", "1xA100-40GB", "--workload", "paper-mix", "--jobs",
+                   "2147483647", "--policies", "first-fit,best-fit", "--threads", "2", "--quiet"});
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_THAT(c.err, StartsWith("migsched compare: this run needs about 1825.4 GB of memory "
+                                "(2147483647 jobs; 2 simulations at once) but "));
+  EXPECT_THAT(c.err, EndsWith(" is available: lower --jobs or --threads, or give "
+                              "--no-memory-check to run anyway\n"));
+}
+
+TEST(ProgressCliTest, GeneratingALargeWorkloadShowsProgress) {
+  // 1,000,000 paper-mix jobs (fill mode stops early, so the run is short):
+  // the generation reports at least its end (the simulation then its own).
+  auto r = RunMigsched({"simulate", "--cluster", "4xA100-40GB", "--workload", "paper-mix", "--jobs",
+                        "1000000", "--mode", "fill"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("migsched: generating paper-mix: 100.0% (1000000/1000000 jobs)\n"));
+}
+
+TEST(OutputPathsCliTest, MissingFoldersAreCreatedBeforeTheRun) {
+  const fs::path dir = MakeTempDir("outputs");
+  const fs::path json = dir / "a" / "b" / "run.json";
+  const fs::path csv = dir / "c" / "jobs.csv";
+  auto r = RunMigsched(Simulate(WriteTempFile("t.csv", kTrace),
+                                {"--json", json.string(), "--jobs-csv", csv.string(), "--quiet"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadJson(json)["jobs_completed"].get<int>(), 2);
+  EXPECT_THAT(ReadFile(csv), StartsWith("id,name,request,outcome,"));
+}
+
+TEST(OutputPathsCliTest, UnwritableOutputsFailAtOnceWithTheReason) {
+  const std::string trace = WriteTempFile("t.csv", kTrace);
+  const std::string folder = MakeTempDir("a-folder").string();
+  const std::string file = WriteTempFile("a-file", "");
+  const std::string json = WriteTempFile("same.json", "");
+  const std::vector<FlagCase> cases = {
+      {Simulate(trace, {"--json", folder}),
+       "migsched simulate: --json " + folder + ": is a folder, not a file"},
+      {Simulate(trace, {"--jobs-csv", file + "/jobs.csv"}),
+       "migsched simulate: --jobs-csv " + file + "/jobs.csv: " + file + " is a file, not a folder"},
+      {Simulate(trace, {"--timeline-csv", file + "/x/t.csv"}),
+       "migsched simulate: --timeline-csv " + file + "/x/t.csv: cannot create the folder " + file +
+           "/x: Not a directory"},
+      {Simulate(trace, {"--json", json, "--jobs-csv", json}),
+       "migsched simulate: --jobs-csv " + json + ": --json writes the same file"},
+      {Simulate(trace, {"--report", folder}),
+       "migsched simulate: --report " + folder + ": is a folder, not a file"},
+      {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--json", folder},
+       "migsched compare: --json " + folder + ": is a folder, not a file"},
+      {{"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--param", "threshold=0.2",
+        "--report", folder},
+       "migsched sweep: --report " + folder + ": is a folder, not a file"},
+  };
+  for (const FlagCase& c : cases) {
+    auto r = RunMigsched(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.error;
+    EXPECT_EQ(r.err, c.error + "\n");
+    EXPECT_THAT(r.out, IsEmpty()) << "nothing ran: " << c.error;
+  }
+}
+
+TEST(BadWorkloadCliTest, UnreadableTracesSayWhy) {
+  const std::string dir = MakeTempDir("trace-dir.csv").string();
+  const std::string comments = WriteTempFile("comments.csv", "# only a comment\n\n");
+  const std::string missing = dir + "/missing.csv";
+  const std::vector<FlagCase> cases = {
+      {Simulate(dir, {}), "migsched simulate: " + dir + ": is a directory, not a trace file"},
+      {Simulate(missing, {}),
+       "migsched simulate: " + missing + ": cannot open trace file: No such file or directory"},
+      {Simulate("alibaba:" + missing, {}), "migsched simulate: " + missing +
+                                               ": cannot open Alibaba pod list: No such file or "
+                                               "directory"},
+      {Simulate(comments, {}),
+       "migsched simulate: " + comments +
+           ": no header line: the file has only blank lines and '#' comments"},
+  };
+  for (const FlagCase& c : cases) {
+    auto r = RunMigsched(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.error;
+    EXPECT_EQ(r.err, c.error + "\n");
+  }
+}
+
+TEST(BadWorkloadCliTest, MessagesSayWhatIsWrongOnce) {
+  // An absurd GPU count is a count, not a model name.
+  auto count = RunMigsched(
+      {"simulate", "--cluster", "99999999999xA100-40GB", "--workload", "paper-mix", "--quiet"});
+  EXPECT_EQ(count.exit_code, 1);
+  EXPECT_EQ(count.err,
+            "migsched simulate: --cluster: cluster spec part '99999999999xA100-40GB': GPU count "
+            "must be in 1..1000000\n");
+  // paper-mix on a model without its profiles: "paper-mix:" once.
+  auto mix =
+      RunMigsched({"simulate", "--cluster", "1xA30-24GB", "--workload", "paper-mix", "--quiet"});
+  EXPECT_EQ(mix.exit_code, 1);
+  EXPECT_EQ(mix.err,
+            "migsched simulate: paper-mix: profile '1g.5gb' is not offered by GPU model 'A30 "
+            "24GB'\n");
+  // An unknown command is named, with the commands.
+  auto bogus = RunMigsched({"bogus"});
+  EXPECT_EQ(bogus.exit_code, 2);
+  EXPECT_THAT(bogus.err, StartsWith("migsched: unknown command 'bogus' (commands: profiles, frag, "
+                                    "simulate, compare, sweep, report, "));
+  EXPECT_THAT(bogus.err, EndsWith("; migsched --help)\n"));
+  // profiles says who speaks, as the other commands do.
+  auto profiles = RunMigsched({"profiles", "--gpu", "V100"});
+  EXPECT_EQ(profiles.exit_code, 1);
+  EXPECT_THAT(profiles.err, StartsWith("migsched profiles: unknown GPU model 'V100' ("));
+  // submit without "--": told where the command goes.
+  auto submit =
+      RunMigsched({"submit", "--profile", "1g.5gb", "python", "train.py", "--epochs", "3"});
+  EXPECT_EQ(submit.exit_code, 2);
+  EXPECT_THAT(submit.err, HasSubstr("migsched submit: the job's command goes after --, e.g. "
+                                    "migsched submit --profile 2g.10gb -- python train.py "
+                                    "--epochs 3\n"));
+  auto no_command = RunMigsched({"submit", "--profile", "1g.5gb"});
+  EXPECT_EQ(no_command.exit_code, 2);
+  EXPECT_THAT(no_command.err, HasSubstr("migsched submit: the job's command goes after --"));
+}
+
+// A data folder whose catalog is one small model with the profiles 1g.8gb
+// and 2g.16gb, so that the list of known names is short and exact.
+std::string SmallDataDir() { return ::migsched::testing::TestDataDir() + "/catalogs/test-4u"; }
+
+TEST(ProfileNamesCliTest, AnUnknownProfileIsAnInputErrorWithTheKnownNames) {
+  const std::string data = SmallDataDir();
+  for (const char* name : {"9g.99gb", "1g.5gb"}) {
+    const std::string trace =
+        WriteTempFile("p.csv", std::string("id,arrival_s,profile,duration_s\na,0,1g.8gb,10\nb,1,") +
+                                   name + ",10\n");
+    auto r = RunMigsched(
+        {"--data-dir", data, "simulate", "--cluster", "1xTEST-4U", "--workload", trace, "--quiet"});
+    EXPECT_EQ(r.exit_code, 1) << name;
+    EXPECT_EQ(r.err, "migsched simulate: " + trace + ":3: field 'profile': unknown profile '" +
+                         name + "' (known: 1g.8gb, 2g.16gb)\n");
+    EXPECT_THAT(r.out, IsEmpty());
+  }
+  // JSON lines: the same check.
+  const std::string jsonl =
+      WriteTempFile("p.jsonl", R"({"id":"a","arrival_s":0,"profile":"MIG-9g.99gb","duration_s":1})"
+                               "\n");
+  auto j = RunMigsched(
+      {"--data-dir", data, "simulate", "--cluster", "1xTEST-4U", "--workload", jsonl, "--quiet"});
+  EXPECT_EQ(j.exit_code, 1);
+  EXPECT_EQ(j.err, "migsched simulate: " + jsonl +
+                       ":1: field 'profile': unknown profile 'MIG-9g.99gb' (known: 1g.8gb, "
+                       "2g.16gb)\n");
+}
+
+TEST(ProfileNamesCliTest, UsualSpellingsAreAcceptedEverywhere) {
+  // Four spellings of 1g.5gb (10 s each, arriving 100 s apart on one A100):
+  // all complete and are counted under the catalog's name.
+  const std::string trace = WriteTempFile("spellings.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "a,0,1g.5gb,10\n"
+                                          "b,100,1G.5GB,10\n"
+                                          "c,200,MIG-1g.5gb,10\n"
+                                          "d,300,nvidia.com/mig-1g.5gb,10\n");
+  const std::string json = WriteTempFile("out.json", "");
+  const std::string jobs = WriteTempFile("jobs.csv", "");
+  auto r = RunMigsched(Simulate(trace, {"--json", json, "--jobs-csv", jobs, "--quiet"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json m = ReadJson(json);
+  EXPECT_EQ(m["jobs_completed"].get<int>(), 4);
+  EXPECT_EQ(m["per_profile"].size(), 1u);
+  EXPECT_EQ(m["per_profile"]["1g.5gb"]["completed"].get<int>(), 4);
+  EXPECT_THAT(ReadFile(jobs), Not(HasSubstr("MIG-")));
+  // A command-line flag: frag --instances.
+  auto frag = RunMigsched({"frag", "--gpu", "A100-40GB", "--instances",
+                           "MIG-1g.5gb@0,nvidia.com/mig-1G.5GB@4", "--json"});
+  ASSERT_EQ(frag.exit_code, 0) << frag.err;
+  // 1g@0 and 1g@4: the spec's worked value 0.5667 (as FragCliTest).
+  EXPECT_NEAR(nlohmann::json::parse(frag.out)["fragcost"].get<double>(), 0.5666666666666667, 1e-9);
+}
+
+TEST(ProfileNamesCliTest, AKnownProfileNoGpuOffersIsARejectionShownAtTheTop) {
+  // 7g.80gb is a catalog profile (A100 80GB, H100) but not one of A100 40GB:
+  // both such jobs are rejected at arrival, the 1g.5gb one completes.
+  const std::string trace = WriteTempFile("r.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "a,0,7g.80gb,10\n"
+                                          "b,1,1g.5gb,10\n"
+                                          "c,2,7g.80gb,10\n");
+  const std::string json = WriteTempFile("out.json", "");
+  auto r = RunMigsched(Simulate(trace, {"--json", json, "--quiet"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string reason = "no GPU in the cluster (A100 40GB) offers profile 7g.80gb";
+  // Right under the workload line, before the policy.
+  EXPECT_THAT(r.out, StartsWith("migsched simulate: r.csv (3 jobs, arrival times from the file)\n"
+                                "  REJECTED          2 of 3 jobs never ran; why:\n"
+                                "                        2 " +
+                                reason + "\n  policy "));
+  EXPECT_EQ(ReadJson(json)["rejected_reasons"], nlohmann::json({{reason, 2}}));
+}
+
+}  // namespace
+}  // namespace migsched
