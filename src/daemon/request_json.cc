@@ -149,6 +149,30 @@ StatusOr<std::string> GetKey(std::string_view field, const json& v) {
   return s;
 }
 
+// The array `field` of 1..kMaxJobCount instances (or 0 when `may_be_empty`).
+StatusOr<std::vector<RequestedInstance>> GetRequestedInstances(std::string_view field,
+                                                               const json& v, bool need_placement,
+                                                               bool may_be_empty) {
+  if (!v.is_array()) {
+    return TypeError(
+        field, need_placement ? "an array of {gpu, profile, start}" : "an array of objects", v);
+  }
+  if ((v.empty() && !may_be_empty) || v.size() > static_cast<size_t>(kMaxJobCount)) {
+    return InvalidArgumentError(may_be_empty
+                                    ? fmt::format("field '{}' holds at most {} instances, got {}",
+                                                  field, kMaxJobCount, v.size())
+                                    : fmt::format("field '{}' must hold 1 to {} placements, got {}",
+                                                  field, kMaxJobCount, v.size()));
+  }
+  std::vector<RequestedInstance> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSIGN_OR_RETURN(RequestedInstance s,
+                     GetRequestedInstance(fmt::format("{}[{}]", field, i), v[i], need_placement));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 Status ValidateJobRequest(const JobRequest& r) {
@@ -324,17 +348,9 @@ StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
         "field 'owner' is required (it may be left out only when binding a reservation)");
   }
   if (j.contains("instances")) {
-    const json& v = j.at("instances");
-    if (!v.is_array()) return TypeError("instances", "an array of objects", v);
-    if (v.size() > static_cast<size_t>(kMaxJobCount)) {
-      return InvalidArgumentError(fmt::format(
-          "field 'instances' holds at most {} instances, got {}", kMaxJobCount, v.size()));
-    }
-    for (size_t i = 0; i < v.size(); ++i) {
-      ASSIGN_OR_RETURN(RequestedInstance s,
-                       GetRequestedInstance(fmt::format("instances[{}]", i), v[i], false));
-      a.instances.push_back(std::move(s));
-    }
+    ASSIGN_OR_RETURN(a.instances, GetRequestedInstances("instances", j.at("instances"),
+                                                        /*need_placement=*/false,
+                                                        /*may_be_empty=*/true));
   }
   if (given("reservation")) {
     ASSIGN_OR_RETURN(a.reservation, GetKey("reservation", j.at("reservation")));
@@ -359,17 +375,9 @@ StatusOr<ReservationRequest> ParseReservationRequest(std::string_view body) {
   ASSIGN_OR_RETURN(r.owner, GetKey("owner", j.at("owner")));
   if (r.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
   if (!j.contains("placements")) return InvalidArgumentError("field 'placements' is required");
-  const json& v = j.at("placements");
-  if (!v.is_array()) return TypeError("placements", "an array of {gpu, profile, start}", v);
-  if (v.empty() || v.size() > static_cast<size_t>(kMaxJobCount)) {
-    return InvalidArgumentError(fmt::format(
-        "field 'placements' must hold 1 to {} placements, got {}", kMaxJobCount, v.size()));
-  }
-  for (size_t i = 0; i < v.size(); ++i) {
-    ASSIGN_OR_RETURN(RequestedInstance s,
-                     GetRequestedInstance(fmt::format("placements[{}]", i), v[i], true));
-    r.placements.push_back(std::move(s));
-  }
+  ASSIGN_OR_RETURN(r.placements, GetRequestedInstances("placements", j.at("placements"),
+                                                       /*need_placement=*/true,
+                                                       /*may_be_empty=*/false));
   if (j.contains("ttl_s")) {
     const json& t = j.at("ttl_s");
     if (!t.is_number()) return TypeError("ttl_s", "a number of seconds", t);
