@@ -7,7 +7,9 @@
 # BUILD_DIR defaults to build/. Environment: MIGSCHED_JOBS (parallel build
 # jobs, default: number of cores); MIGSCHED_WITH_BROWSER=1 also installs
 # Debian's `chromium`, which only the HTML report's test needs (it renders the
-# report headless; without chromium that test is skipped, saying so).
+# report headless; without chromium that test is skipped, saying so);
+# MIGSCHED_WITH_PROMTOOL=1 also installs Debian's `prometheus`, whose
+# `promtool check metrics` the daemon's /metrics test runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +24,9 @@ packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev nlohmann-js
           slurm-wlm munge)
 if [ "${MIGSCHED_WITH_BROWSER:-0}" = "1" ]; then
   packages+=(chromium)
+fi
+if [ "${MIGSCHED_WITH_PROMTOOL:-0}" = "1" ]; then
+  packages+=(prometheus)
 fi
 # npm, for the test-only manifest validator (tests/data/k8s/validate): Debian's
 # nodejs and npm where no npm is installed.

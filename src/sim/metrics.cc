@@ -211,6 +211,7 @@ void CountPlan(const Plan& plan, Metrics* m) {
         break;
       case StepKind::kRelease:
       case StepKind::kMigrateEnd:
+      case StepKind::kMigrateAbort:
         break;
     }
   }
