@@ -677,9 +677,11 @@ StatusOr<Plan> Scheduler::PinPlan(Holder holder, JobId id, const std::vector<Ins
         return FailedPreconditionError(fmt::format("{} is not an instance there", what));
       }
       if (g.instances()[at].busy()) {
-        rollback();
-        return FailedPreconditionError(
+        // Built before the rollback: it replaces the GPU state that `g` refers to.
+        Status refused = FailedPreconditionError(
             fmt::format("{} is held by {}", what, g.instances()[at].HolderString()));
+        rollback();
+        return refused;
       }
       part.steps.push_back({StepKind::kStart, w.gpu, w.profile, w.start, id});
     } else {
@@ -694,10 +696,12 @@ StatusOr<Plan> Scheduler::PinPlan(Holder holder, JobId id, const std::vector<Ins
       }
       for (const Instance& in : g.instances()) {
         if (in.busy() && (m.slots()[in.slot].unit_mask & m.slots()[slot].unit_mask)) {
+          // Built before the rollback: it replaces the GPU state that `in` lives in.
+          Status refused = FailedPreconditionError(fmt::format("{} overlaps {}@{} ({})", what,
+                                                               m.profile(in.profile).name, in.start,
+                                                               in.HolderString()));
           rollback();
-          return FailedPreconditionError(fmt::format("{} overlaps {}@{} ({})", what,
-                                                     m.profile(in.profile).name, in.start,
-                                                     in.HolderString()));
+          return refused;
         }
       }
       if (g.table().Add(g.busy_config(), slot) == kInvalidConfig) {

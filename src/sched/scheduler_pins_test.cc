@@ -98,6 +98,27 @@ TEST_F(PinsTest, PlaceAtTakesAnyProfilesForAJobThatNamesNone) {
   EXPECT_EQ(State(0), "1g.5gb@0[busy:job 1] 3g.20gb@4[busy:job 1]");
 }
 
+// Regression: a refusal after an earlier placement of the same call was
+// applied rolls the GPU back; the refusal's message used to be built from the
+// rolled-back state (a use after free, seen under AddressSanitizer).
+TEST_F(PinsTest, RefusalAfterAnAppliedPlacementIsWordedBeforeTheRollback) {
+  Make({{"A100-40GB", "", ""}});
+  ASSERT_OK(sched_->Hold(Holder::kReservation, 7, {At(0, "1g.5gb", 6)}));
+  Job any;
+  any.count = 2;
+  // 3g.20gb@0 is applied first; 1g.5gb@6 then meets the reservation.
+  StatusOr<Decision> refused = sched_->PlaceAt(8, any, {At(0, "3g.20gb", 0), At(0, "1g.5gb", 6)});
+  EXPECT_EQ(refused.status().message(), "GPU 0: 1g.5gb@6 overlaps 1g.5gb@6 (reservation 7)");
+  EXPECT_EQ(State(0), "1g.5gb@6[busy:reservation 7]");
+  // The same for existing instances: the idle 3g.20gb@0 is taken first, then
+  // the reserved 1g.5gb@6 is refused and the placeholder's first part undone.
+  ASSERT_OK(sched_->ApplyExternal(Plan{{{StepKind::kCreate, 0, P("3g.20gb"), 0, kNoJob}}}));
+  StatusOr<Plan> held = sched_->Hold(Holder::kPlaceholder, 9,
+                                     {At(0, "3g.20gb", 0), At(0, "1g.5gb", 6)}, /*existing=*/true);
+  EXPECT_EQ(held.status().message(), "GPU 0: 1g.5gb@6 is held by reservation 7");
+  EXPECT_EQ(State(0), "3g.20gb@0[idle] 1g.5gb@6[busy:reservation 7]");
+}
+
 TEST_F(PinsTest, HoldsAreBusyForEveryoneAndBindIntoJobs) {
   Make({{"A100-40GB", "", ""}, {"A100-40GB", "", ""}});
   ASSERT_OK(sched_->Hold(Holder::kReservation, 1, {At(0, "3g.20gb", 4)}));
