@@ -251,6 +251,7 @@ up() {
   "$migsched" slurm config --nodes "$node_list" --gpus "$gpus" --partition mig \
     --hooks-dir "$dir/hooks" --write-hooks "$dir/hooks" \
     --controller-config "$dir/controller.yaml" --migsched "$migsched" \
+    --slurm-conf "$dir/slurm/slurm.conf" \
     --node-attrs "NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=16 RealMemory=16000" \
     >"$gen" 2>"$dir/log/config.err"
   local conf="$dir/slurm/slurm.conf"
@@ -321,6 +322,7 @@ EOF
     for ((i = 1; i <= nodes; i++)); do
       local nd="$dir/nodes/n$i"
       mkdir -p "$nd/state"
+      chmod 700 "$nd/state"  # the daemon refuses a state_dir others may read
       cat >"$nd/daemon.yaml" <<EOF
 listen: "127.0.0.1:${daemon_ports[$((i - 1))]}"
 state_dir: $nd/state

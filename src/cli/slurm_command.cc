@@ -2,6 +2,7 @@
 //   config       the slurm.conf / gres.conf lines of a MIG cluster (slurm/gres_config.h)
 //   controller   the cluster controller beside slurmctld (slurm/controller.h)
 //   prolog       PrologSlurmctld; task-prolog: TaskProlog; epilog: EpilogSlurmctld (slurm/hooks.h)
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -14,9 +15,11 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +43,7 @@ struct ConfigFlags {
   std::string write_hooks;
   std::string migsched_binary;
   std::string controller_config = "/etc/migsched/slurm.yaml";
+  std::string slurm_conf;
 };
 
 std::string SelfPath() {
@@ -49,8 +53,8 @@ std::string SelfPath() {
 }
 
 Status WriteHooks(const std::string& dir, const std::string& binary, const std::string& config,
-                  const std::string& gres_name, std::ostream& err) {
-  for (const std::string& s : {binary, config}) {
+                  const std::string& gres_name, const std::string& slurm_conf, std::ostream& err) {
+  for (const std::string& s : {binary, config, slurm_conf}) {
     if (s.find('\'') != std::string::npos) {
       return InvalidArgumentError(fmt::format("path {} contains a single quote", s));
     }
@@ -58,7 +62,7 @@ Status WriteHooks(const std::string& dir, const std::string& binary, const std::
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return InvalidArgumentError(fmt::format("--write-hooks {}: {}", dir, ec.message()));
-  for (const auto& [name, content] : slurm::HookScripts(binary, config, gres_name)) {
+  for (const auto& [name, content] : slurm::HookScripts(binary, config, gres_name, slurm_conf)) {
     const std::string path = (std::filesystem::path(dir) / name).string();
     std::ofstream f(path, std::ios::trunc);
     f << content;
@@ -113,7 +117,8 @@ int RunConfig(const ConfigFlags& f, const std::string& command_line, Context& ct
   }
   if (!f.write_hooks.empty()) {
     const std::string binary = f.migsched_binary.empty() ? SelfPath() : f.migsched_binary;
-    if (Status s = WriteHooks(f.write_hooks, binary, f.controller_config, o.gres_name, *ctx.err);
+    if (Status s = WriteHooks(f.write_hooks, binary, f.controller_config, o.gres_name, f.slurm_conf,
+                              *ctx.err);
         !s.ok()) {
       return fail(s);
     }
@@ -162,6 +167,9 @@ void RegisterConfig(CLI::App* slurm, Context& ctx, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--migsched", f->migsched_binary,
                   "The migsched binary the hook scripts run (default: this one)");
+  cmd->add_option("--slurm-conf", f->slurm_conf,
+                  "A slurm.conf outside Slurm's default path: the hook scripts export it as "
+                  "SLURM_CONF (slurmctld runs its hooks without it)");
   cmd->callback([f, &ctx, exit_code, cmd] {
     std::string line = "migsched slurm config";
     for (size_t i = 0; i < f->nodes.size(); ++i) line += " --nodes " + f->nodes[i];
@@ -270,6 +278,22 @@ void RegisterController(CLI::App* slurm, Context& ctx, int* exit_code) {
   cmd->callback([f, &ctx, exit_code] { *exit_code = RunController(*f, ctx); });
 }
 
+// Appends `text`'s lines to `path` (if set), each with the time: the hooks
+// run as separate processes, so each line is one append (O_APPEND).
+void AppendToLog(const std::string& path, const std::string& text) {
+  if (path.empty() || text.empty()) return;
+  std::ofstream f(path, std::ios::app);
+  const std::string stamp =
+      fmt::format("[{:%Y-%m-%d %H:%M:%S}] [hook] ", fmt::localtime(std::time(nullptr)));
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const std::string one = stamp + line + "\n";
+    f.write(one.data(), static_cast<std::streamsize>(one.size()));
+    f.flush();
+  }
+}
+
 void RegisterHooks(CLI::App* slurm, Context& ctx, int* exit_code) {
   auto config_path = std::make_shared<std::string>(DefaultConfigPath());
   auto with_config = [&ctx, config_path](const char* name, auto run) -> std::function<int()> {
@@ -286,24 +310,28 @@ void RegisterHooks(CLI::App* slurm, Context& ctx, int* exit_code) {
       }
       std::unique_ptr<slurm::CommandRunner> runner = slurm::NewSubprocessRunner(config->bin_dir);
       slurm::SlurmClient client(runner.get(), config->command_timeout_s);
-      return run(*config, &client, nodes->get());
+      // Slurm throws a hook's output away: its messages also go to the
+      // controller's log file, where an administrator looks.
+      std::ostringstream said;
+      const int rc = run(*config, &client, nodes->get(), said);
+      *ctx.err << said.str();
+      AppendToLog(config->log_file, said.str());
+      return rc;
     };
   };
   CLI::App* prolog = slurm->add_subcommand(
       "prolog", "PrologSlurmctld: create the job's MIG instances on its nodes (docs/slurm.md)");
   prolog->add_option("--config", *config_path, "Controller config (YAML)")->capture_default_str();
   auto run_prolog = with_config(
-      "prolog", [&ctx](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeDaemons* n) {
-        return slurm::RunProlog(c, s, n, Getenv, *ctx.err);
-      });
+      "prolog", [](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeDaemons* n,
+                   std::ostream& err) { return slurm::RunProlog(c, s, n, Getenv, err); });
   prolog->callback([run_prolog, exit_code] { *exit_code = run_prolog(); });
   CLI::App* epilog = slurm->add_subcommand(
       "epilog", "EpilogSlurmctld: release the job's MIG instances (docs/slurm.md)");
   epilog->add_option("--config", *config_path, "Controller config (YAML)")->capture_default_str();
   auto run_epilog = with_config(
-      "epilog", [&ctx](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeDaemons* n) {
-        return slurm::RunEpilog(c, s, n, Getenv, *ctx.err);
-      });
+      "epilog", [](const slurm::ControllerConfig& c, slurm::SlurmClient* s, NodeDaemons* n,
+                   std::ostream& err) { return slurm::RunEpilog(c, s, n, Getenv, err); });
   epilog->callback([run_epilog, exit_code] { *exit_code = run_epilog(); });
 
   auto gres = std::make_shared<std::string>("mig");

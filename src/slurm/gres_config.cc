@@ -201,14 +201,17 @@ StatusOr<std::string> GresConfLines(const std::vector<NodeGroup>& groups,
 
 std::vector<std::pair<std::string, std::string>> HookScripts(const std::string& migsched_binary,
                                                              const std::string& config_path,
-                                                             const std::string& gres_name) {
+                                                             const std::string& gres_name,
+                                                             const std::string& slurm_conf) {
+  const std::string env =
+      slurm_conf.empty() ? "" : fmt::format("export SLURM_CONF='{}'\n", slurm_conf);
   auto script = [&](const std::string& slurm_name, const std::string& hook,
                     const std::string& args) {
     return fmt::format(
         "#!/bin/sh\n"
         "# {} of migsched (written by `migsched slurm config --write-hooks`).\n"
-        "exec '{}' slurm {} {}\n",
-        slurm_name, migsched_binary, hook, args);
+        "{}exec '{}' slurm {} {}\n",
+        slurm_name, env, migsched_binary, hook, args);
   };
   const std::string config = fmt::format("--config '{}'", config_path);
   return {{"prolog-slurmctld", script("PrologSlurmctld", "prolog", config)},

@@ -86,9 +86,12 @@ StatusOr<std::string> GresConfLines(const std::vector<NodeGroup>& groups,
 // task prolog (run as the job's user, who need not read the config)
 // `<migsched> slurm task-prolog --gres-name <name>`; Slurm runs hooks with no
 // arguments. Names: "prolog-slurmctld", "epilog-slurmctld", "task-prolog".
+// `slurm_conf` (may be empty): exported as SLURM_CONF first, for a slurm.conf
+// outside Slurm's default path (slurmctld runs its hooks without it).
 std::vector<std::pair<std::string, std::string>> HookScripts(const std::string& migsched_binary,
                                                              const std::string& config_path,
-                                                             const std::string& gres_name);
+                                                             const std::string& gres_name,
+                                                             const std::string& slurm_conf = "");
 
 }  // namespace migsched::slurm
 

@@ -157,7 +157,22 @@ TEST(GresConfigTest, HookScriptsExecTheHookWithTheConfig) {
   EXPECT_EQ(scripts[2].first, "task-prolog");
   EXPECT_NE(scripts[2].second.find("exec '/usr/bin/migsched' slurm task-prolog --gres-name mig\n"),
             std::string::npos);
-  for (const auto& [name, content] : scripts) EXPECT_EQ(content.rfind("#!/bin/sh\n", 0), 0u);
+  for (const auto& [name, content] : scripts) {
+    EXPECT_EQ(content.rfind("#!/bin/sh\n", 0), 0u);
+    EXPECT_EQ(content.find("SLURM_CONF"), std::string::npos) << name;  // Slurm's default path
+  }
+}
+
+// slurmctld runs PrologSlurmctld/EpilogSlurmctld without SLURM_CONF: a
+// slurm.conf elsewhere must be named in the scripts or scontrol cannot find it.
+TEST(GresConfigTest, HookScriptsExportASlurmConfOutsideTheDefaultPath) {
+  const auto scripts = HookScripts("/usr/bin/migsched", "/c.yaml", "mig", "/opt/slurm/slurm.conf");
+  for (const auto& [name, content] : scripts) {
+    EXPECT_NE(content.find("\nexport SLURM_CONF='/opt/slurm/slurm.conf'\nexec '/usr/bin/migsched'"),
+              std::string::npos)
+        << name << ":\n"
+        << content;
+  }
 }
 
 }  // namespace
