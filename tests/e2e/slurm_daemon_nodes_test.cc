@@ -37,7 +37,7 @@ TEST_F(DaemonNodesTest, StateRoomBindAndRelease) {
   EXPECT_TRUE(s0.instances.empty());
   EXPECT_EQ(s0.policy, "full");
 
-  // A daemon job of its own on GPU 0 (full puts a 1g.5gb on an empty A100 at start 6).
+  // A daemon job of its own: a 7g.40gb fills one GPU (full takes the first, GPU 0).
   const int64_t job = Submit({{"profile", "7g.40gb"}, {"command", {"sleep", "30"}}});
   WaitRunning(job);
   // A room on GPU 1: 3g.20gb at start 4 (units 4-7).
@@ -94,7 +94,9 @@ TEST_F(DaemonNodesTest, StateRoomBindAndRelease) {
   ASSERT_OK_AND_ASSIGN(NodeState s3, nodes->State("n1"));
   EXPECT_TRUE(s3.allocations.empty());
   for (const NodeInstance& in : s3.instances) {
-    if (in.gpu == 1) EXPECT_EQ(in.holder, HolderKind::kIdle);
+    if (in.gpu == 1) {
+      EXPECT_EQ(in.holder, HolderKind::kIdle);
+    }
   }
   // A placement that is not free: kFailedPrecondition with the daemon's reason.
   Status taken = nodes->Reserve("n1", "slurm-room:0:1g.5gb:0", {{0, "1g.5gb", 0}}, 60);
