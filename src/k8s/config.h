@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "sched/options.h"
 
 namespace migsched::k8s {
 
@@ -79,6 +80,17 @@ struct NodeAgentConfig {
   bool cdi = false;
   double health_interval_s = 5;
 };
+
+// The extender's scheduler policy: its name and the options it runs with
+// (the file's `scheduler:` keys, the policy's registry defaults for the rest),
+// read with the node daemon's reader of the same keys (daemon/config.h), so
+// that the names and checks are the daemon's and the simulator's.
+struct ExtenderPolicy {
+  std::string policy = "full";
+  SchedulerOptions scheduler;
+};
+// kInvalidArgument "<origin>: scheduler.<key>: <what>"; kNotFound for an unknown policy.
+StatusOr<ExtenderPolicy> PolicyOf(const ExtenderConfig& config, const std::string& origin);
 
 // kInvalidArgument "<origin>: <key>: <what>" for bad input.
 StatusOr<ExtenderConfig> ParseExtenderConfig(const std::string& yaml_text,

@@ -1,0 +1,392 @@
+#include "k8s/engine/cluster_engine.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "cluster/capacity.h"
+#include "cluster/job_placer.h"
+#include "k8s/engine/fit_reason.h"
+#include "k8s/migration/evictor.h"
+
+namespace migsched::k8s {
+
+ClusterJob ToClusterJob(const PodInfo& pod) {
+  ClusterJob job;
+  job.key = PodOwnerKey(pod.uid);
+  job.num_nodes = 1;
+  std::map<std::string, int> counts;
+  std::vector<std::string> order;
+  for (const auto& c : pod.containers) {
+    for (const auto& r : c.requests) {
+      if (counts.emplace(r.profile, 0).second) order.push_back(r.profile);
+      counts[r.profile] += r.count;
+    }
+  }
+  for (const auto& p : order) job.per_node.push_back({p, counts[p]});
+  auto is_true = [&](const char* key) {
+    auto it = pod.annotations.find(key);
+    return it != pod.annotations.end() && it->second == "true";
+  };
+  job.latency_sensitive = is_true(kLatencySensitiveAnnotation);
+  job.migratable = MayMigrate(pod).ok() ? Migratable::kRestart : Migratable::kNone;
+  return job;
+}
+
+StatusOr<std::unique_ptr<ClusterEngine>> ClusterEngine::Create(NodeDaemons* daemons,
+                                                               NodeDirectory* directory,
+                                                               const Catalog* catalog,
+                                                               EngineOptions options) {
+  auto policy = MakePolicy(options.policy, options.scheduler);
+  if (!policy.ok()) return policy.status();
+  return std::unique_ptr<ClusterEngine>(
+      new ClusterEngine(daemons, directory, catalog, std::move(options), std::move(*policy)));
+}
+
+ClusterEngine::ClusterEngine(NodeDaemons* daemons, NodeDirectory* directory, const Catalog* catalog,
+                             EngineOptions options, std::unique_ptr<PlacementPolicy> policy)
+    : daemons_(daemons),
+      directory_(directory),
+      catalog_(catalog),
+      options_(std::move(options)),
+      policy_(std::move(policy)) {}
+
+bool ClusterEngine::FirstArrival(const std::string& uid) {
+  if (!observed_.insert(uid).second) return false;
+  observed_order_.push_back(uid);
+  constexpr size_t kMaxObserved = 100000;
+  if (observed_order_.size() > kMaxObserved) {
+    observed_.erase(observed_order_.front());
+    observed_order_.pop_front();
+  }
+  return true;
+}
+
+void ClusterEngine::Invalidate() {
+  std::lock_guard lock(mu_);
+  snapshot_.reset();
+}
+
+std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::Build() {
+  auto s = std::make_shared<Snapshot>();
+  s->taken = std::chrono::steady_clock::now();
+  auto nodes = directory_->Nodes();
+  if (!nodes.ok()) {
+    s->error = nodes.status().message();
+  } else {
+    s->nodes = *nodes;
+  }
+  for (const StaticNode& n : s->nodes) {
+    NodeInput in;
+    in.name = n.name;
+    auto st = daemons_->State(n.name);
+    if (st.ok()) {
+      in.state = std::move(*st);
+    } else {
+      in.error = st.status().message();
+    }
+    s->inputs.push_back(std::move(in));
+  }
+  std::lock_guard lock(mu_);
+  s->view = ClusterView::Build(s->inputs, *catalog_, &tables_);
+  return s;
+}
+
+std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::View(bool fresh) {
+  {
+    std::lock_guard lock(mu_);
+    if (!fresh && snapshot_ &&
+        std::chrono::steady_clock::now() - snapshot_->taken <
+            std::chrono::duration<double>(options_.refresh_s)) {
+      return snapshot_;
+    }
+  }
+  auto s = Build();
+  std::lock_guard lock(mu_);
+  snapshot_ = s;
+  return s;
+}
+
+std::string ClusterEngine::NotReady() {
+  auto s = View();
+  if (!s->error.empty()) return s->error;
+  if (s->nodes.empty()) return "no node daemon found";
+  for (const auto& n : s->view->nodes()) {
+    if (n.usable) return "";
+  }
+  return "no node daemon answers";
+}
+
+std::optional<NodePlacement> ClusterEngine::Place(const Snapshot& s, const ClusterJob& job,
+                                                  const std::set<int>& allowed, double* delta) {
+  Cluster copy = s.view->cluster();
+  JobPlacer placer(&copy, *s.view, &tables_, policy_.get(), options_.scheduler);
+  auto r = placer.Place(job, [&](int node, const std::string&) { return allowed.count(node) > 0; });
+  if (!r.ok()) {
+    spdlog::error("placing {}: {}", job.key, r.status().message());
+    return std::nullopt;
+  }
+  if (!r->has_value() || (*r)->empty()) return std::nullopt;
+  const NodePlacement np = (**r)[0];
+  if (delta != nullptr) {
+    const ClusterView::Node& n = s.view->nodes()[np.node];
+    double d = 0;
+    for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
+      d += copy.gpu(g).fragcost() - s.view->cluster().gpu(g).fragcost();
+    }
+    *delta = d;
+  }
+  return np;
+}
+
+namespace {
+
+std::string ProfilesOf(const std::vector<const GpuModel*>& models) {
+  std::vector<std::string> names;
+  for (const GpuModel* m : models) {
+    for (int p : m->base_profiles()) {
+      if (std::find(names.begin(), names.end(), m->profile(p).name) == names.end()) {
+        names.push_back(m->profile(p).name);
+      }
+    }
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace
+
+std::string ClusterEngine::NoFitReason(const Snapshot& s, const ClusterJob& job, int node) {
+  const ClusterView& v = *s.view;
+  const ClusterView::Node& n = v.nodes()[node];
+  const std::vector<const GpuModel*> models = v.NodeModels(node);
+  std::vector<std::string> parts;
+  for (const ProfileCount& pc : job.per_node) {
+    // A profile the node's GPUs do not offer, or more than the node ever holds.
+    int offered = 0, most = 0;
+    for (const GpuModel* m : models) {
+      const int p = m->FindProfile(pc.profile);
+      if (p < 0) continue;
+      ++offered;
+      most += MaxInstancesAtOnce(*m, tables_.Get(*m), p);
+    }
+    if (offered == 0) {
+      return fmt::format("profile {} is not offered by any GPU of {} (profiles: {})", pc.profile,
+                         n.name, ProfilesOf(models));
+    }
+    if (most < pc.count) {
+      return fmt::format("{} can never hold {} {} at once (at most {})", n.name, pc.count,
+                         pc.profile, most);
+    }
+    // Per GPU: why no placement of the profile is free.
+    std::vector<std::string> gpus;
+    int free_places = 0;
+    for (int k = 0; k < n.num_gpus; ++k) {
+      const int g = n.first_gpu + k;
+      const GpuState& gs = v.cluster().gpu(g);
+      const int p = gs.model().FindProfile(pc.profile);
+      if (p < 0) continue;
+      if (v.drained(g)) {
+        gpus.push_back(fmt::format("GPU {}: drained", n.daemon_index[k]));
+        continue;
+      }
+      const std::string why = NoPlacementReason(gs, p);
+      if (why.empty()) {
+        ++free_places;
+      } else {
+        gpus.push_back(fmt::format("GPU {}: {}", n.daemon_index[k], why));
+      }
+    }
+    if (free_places == 0) {
+      parts.push_back(fmt::format("no {} placement free: {}", pc.profile, fmt::join(gpus, "; ")));
+    }
+  }
+  if (!parts.empty()) return fmt::format("{}", fmt::join(parts, "; "));
+  // Each profile has a free placement somewhere, but not all of them at once.
+  return fmt::format("{} do not fit on {} together now", job.Describe(), n.name);
+}
+
+std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
+                                                            const std::vector<std::string>& nodes) {
+  auto s = View();
+  const ClusterJob job = ToClusterJob(pod);
+  std::lock_guard lock(mu_);
+  if (!pod.uid.empty() && FirstArrival(pod.uid)) {
+    Job j;
+    j.name = job.key;
+    // The policy learns the demand of arriving pods, as the simulator's policies do.
+    for (const ProfileCount& pc : job.per_node) {
+      j.profile = pc.profile;
+      j.count = pc.count;
+      j.latency_sensitive = job.latency_sensitive;
+      policy_->ObserveArrival(s->view->cluster(), j);
+    }
+  }
+  std::vector<std::string> known;
+  for (const auto& n : s->view->nodes()) known.push_back(n.name);
+  std::vector<Verdict> out;
+  for (const std::string& name : nodes) {
+    const int idx = s->view->FindNode(name);
+    if (idx < 0) {
+      out.push_back(
+          {false, fmt::format("{} has no migsched node daemon (known: {})", name,
+                              known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))});
+      continue;
+    }
+    const ClusterView::Node& n = s->view->nodes()[idx];
+    if (!n.usable) {
+      out.push_back(
+          {false, fmt::format("the node daemon of {} cannot be reached: {}", name, n.error)});
+      continue;
+    }
+    if (Place(*s, job, {idx}, nullptr)) {
+      out.push_back({true, ""});
+    } else {
+      out.push_back({false, NoFitReason(*s, job, idx)});
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> ClusterEngine::Prioritize(const PodInfo& pod,
+                                               const std::vector<std::string>& nodes) {
+  auto s = View();
+  const ClusterJob job = ToClusterJob(pod);
+  std::lock_guard lock(mu_);
+  std::vector<int64_t> scores(nodes.size(), 0);
+  std::set<int> candidates;
+  for (const auto& name : nodes) {
+    const int idx = s->view->FindNode(name);
+    if (idx >= 0 && s->view->nodes()[idx].usable) candidates.insert(idx);
+  }
+  auto pick = Place(*s, job, candidates, nullptr);
+  if (!pick) return scores;
+  if (choices_.size() > 10000) choices_.clear();
+  choices_[pod.uid] = {s->view->nodes()[pick->node].name, s->view->nodes()[pick->node].generation,
+                       *pick};
+  // The others that fit, by their FragCost increase.
+  std::vector<std::pair<double, int>> others;
+  for (int idx : candidates) {
+    if (idx == pick->node) continue;
+    double delta = 0;
+    if (Place(*s, job, {idx}, &delta)) others.push_back({delta, idx});
+  }
+  std::sort(others.begin(), others.end());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int idx = s->view->FindNode(nodes[i]);
+    if (idx == pick->node) {
+      scores[i] = kMaxExtenderScore;
+      continue;
+    }
+    for (size_t r = 0; r < others.size(); ++r) {
+      if (others[r].second == idx) {
+        scores[i] = std::max<int64_t>(1, kMaxExtenderScore - 1 - static_cast<int64_t>(r));
+      }
+    }
+  }
+  return scores;
+}
+
+StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::string& node) {
+  const ClusterJob job = ToClusterJob(pod);
+  const std::string key = job.key;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.bind_wait_s);
+  std::set<std::string> profiles;
+  for (const auto& pc : job.per_node) profiles.insert(pc.profile);
+
+  std::shared_ptr<const Snapshot> s;
+  int idx = -1;
+  const NodeInput* input = nullptr;
+  for (;;) {
+    s = View(/*fresh=*/true);
+    idx = s->view->FindNode(node);
+    if (idx < 0) return NotFoundError(node + " has no migsched node daemon");
+    if (!s->view->nodes()[idx].usable) {
+      return UnavailableError("the node daemon of " + node +
+                              " cannot be reached: " + s->view->nodes()[idx].error);
+    }
+    input = &s->inputs[idx];
+    // Another pod's reservation here, not bound yet, with a profile in common.
+    std::string waiting_for;
+    for (const NodeReservation& r : input->state->reservations) {
+      if (r.key == key || r.key.rfind("k8s:", 0) != 0) continue;
+      for (const PlacementRef& p : r.placements) {
+        if (profiles.count(p.profile)) waiting_for = r.key;
+      }
+    }
+    if (waiting_for.empty()) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return UnavailableError(fmt::format(
+          "the kubelet of {} has not yet started the pod of reservation {} (a profile in common); "
+          "retrying",
+          node, waiting_for));
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(options_.poll_s));
+  }
+
+  NodePlacement placement;
+  bool have = false;
+  // A reservation of this pod there already (a repeated bind): keep it.
+  for (const NodeReservation& r : input->state->reservations) {
+    if (r.key == key) {
+      placement.node = idx;
+      placement.placements = r.placements;
+      have = true;
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto it = choices_.find(pod.uid);
+    if (!have && it != choices_.end() && it->second.node == node &&
+        it->second.generation == s->view->nodes()[idx].generation) {
+      placement = it->second.placement;
+      have = true;
+    }
+    if (!have) {
+      auto p = Place(*s, job, {idx}, nullptr);
+      if (!p) return FailedPreconditionError(NoFitReason(*s, job, idx));
+      placement = *p;
+    }
+    choices_.erase(pod.uid);
+  }
+  Status st = daemons_->Reserve(node, key, placement.placements, options_.reservation_ttl_s);
+  Invalidate();
+  if (!st.ok()) return st;
+
+  // The instances per container, in the pod's order.
+  PodReservation out;
+  out.node = node;
+  out.key = key;
+  std::vector<bool> used(placement.placements.size(), false);
+  for (const auto& c : pod.containers) {
+    for (const auto& r : c.requests) {
+      for (int k = 0; k < r.count; ++k) {
+        for (size_t i = 0; i < placement.placements.size(); ++i) {
+          const PlacementRef& p = placement.placements[i];
+          if (used[i] || p.profile != r.profile) continue;
+          used[i] = true;
+          ReservedInstance ri{c.container, p.gpu, "", p.profile, p.start, 0};
+          for (const NodeGpu& g : input->state->gpus) {
+            if (g.index == p.gpu) ri.gpu_uuid = g.uuid;
+          }
+          if (auto ref = s->view->FromRef(idx, p)) {
+            ri.size = s->view->cluster().gpu(ref->first).model().profile(ref->second).size();
+          }
+          out.instances.push_back(ri);
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Status ClusterEngine::Release(const PodInfo& pod, const std::string& node) {
+  Status st = daemons_->Unreserve(node, PodOwnerKey(pod.uid));
+  Invalidate();
+  return st;
+}
+
+}  // namespace migsched::k8s

@@ -1,0 +1,135 @@
+// The extender's PlacementEngine over the engine-neutral cluster controller
+// core (src/cluster/): one ClusterView of every GPU of every node daemon
+// (cluster/cluster_view.h), the configured policy placing pods with the
+// scheduler core through cluster/job_placer.h (the same TryPlace as
+// `migsched simulate`), reservations and their release through
+// cluster/node_daemons.h.
+//
+//   Filter     per candidate node: does the pod's whole request fit on that
+//              node now (JobPlacer restricted to it)? If not, why, per GPU
+//              (k8s/engine/fit_reason.h).
+//   Prioritize the node the policy picks over all candidate nodes gets 10;
+//              the other nodes that fit 9, 8, ... by the FragCost increase
+//              the pod causes there (ΔFragCost, §2; smaller first); the rest 0.
+//   Reserve    waits (bounded) while another pod's reservation on the node
+//              with a profile in common is not bound yet (the kubelet's
+//              Allocate names no pod: the node agent finds the pod through
+//              its reservation, docs/kubernetes.md), then places the pod on
+//              the node (the placement prioritize chose when the node has not
+//              changed since) and reserves it under "k8s:<uid>".
+//
+// The policy object lives as long as the engine and sees each pod arrive once
+// (its first filter), as the simulator's policy sees each job arrive
+// (PlacementPolicy::ObserveArrival, the demand window of §2).
+//
+// The view is re-read when older than `refresh_s` and after every change
+// this engine makes.
+//
+// Thread-safety: all methods may be called concurrently; `mu_` guards the
+// policy, the table cache, the view and the caches below, and is never held
+// while a node daemon is called, except to build a view.
+#ifndef MIGSCHED_K8S_ENGINE_CLUSTER_ENGINE_H_
+#define MIGSCHED_K8S_ENGINE_CLUSTER_ENGINE_H_
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_view.h"
+#include "cluster/node_daemons.h"
+#include "cluster/planner.h"
+#include "core/catalog.h"
+#include "core/config_table.h"
+#include "k8s/engine/node_directory.h"
+#include "k8s/extender/extender.h"
+#include "sched/options.h"
+#include "sched/policy.h"
+
+namespace migsched::k8s {
+
+struct EngineOptions {
+  std::string policy = "full";     // a name MakePolicy knows
+  SchedulerOptions scheduler;      // as the policy runs with them (OptionsForPolicy applied)
+  double reservation_ttl_s = 300;  // a bind's reservation at the daemon, seconds
+  double refresh_s = 0.5;          // the view is re-read when older, seconds
+  double bind_wait_s = 20;         // the longest a bind waits for an earlier pod's Allocate
+  double poll_s = 0.05;            // how often it looks again meanwhile
+};
+
+// The pod as a job of the cluster core: every instance of every container on
+// one node, all or nothing; key PodOwnerKey(uid).
+ClusterJob ToClusterJob(const PodInfo& pod);
+
+class ClusterEngine : public PlacementEngine {
+ public:
+  // `daemons`, `directory` and `catalog` must outlive the engine.
+  static StatusOr<std::unique_ptr<ClusterEngine>> Create(NodeDaemons* daemons,
+                                                         NodeDirectory* directory,
+                                                         const Catalog* catalog,
+                                                         EngineOptions options);
+
+  std::vector<Verdict> Filter(const PodInfo& pod, const std::vector<std::string>& nodes) override;
+  std::vector<int64_t> Prioritize(const PodInfo& pod,
+                                  const std::vector<std::string>& nodes) override;
+  StatusOr<PodReservation> Reserve(const PodInfo& pod, const std::string& node) override;
+  Status Release(const PodInfo& pod, const std::string& node) override;
+
+  // "" when the node daemons can be listed and at least one answers; else why.
+  std::string NotReady();
+  // Drops the view: the next call reads every node again.
+  void Invalidate();
+
+  // The view as it is now (refreshed when stale), for the reclaim loop and tests.
+  struct Snapshot {
+    std::vector<StaticNode> nodes;
+    std::vector<NodeInput> inputs;
+    std::unique_ptr<ClusterView> view;
+    std::chrono::steady_clock::time_point taken;
+    std::string error;  // the directory could not be listed
+  };
+  std::shared_ptr<const Snapshot> View(bool fresh = false);
+
+ private:
+  ClusterEngine(NodeDaemons* daemons, NodeDirectory* directory, const Catalog* catalog,
+                EngineOptions options, std::unique_ptr<PlacementPolicy> policy);
+  std::shared_ptr<const Snapshot> Build();
+  // Places `job` with the nodes `allowed` on a copy of the view's cluster;
+  // nullopt when it does not fit. `delta` (optional) gets the FragCost increase
+  // summed over the GPUs of the chosen node.
+  std::optional<NodePlacement> Place(const Snapshot& s, const ClusterJob& job,
+                                     const std::set<int>& allowed, double* delta);
+  // Why `job` does not fit on node `node` now. Under mu_ (tables_).
+  std::string NoFitReason(const Snapshot& s, const ClusterJob& job, int node);
+  // Remembers that the policy saw `uid` arrive; true the first time. Under mu_.
+  bool FirstArrival(const std::string& uid);
+
+  NodeDaemons* const daemons_;
+  NodeDirectory* const directory_;
+  const Catalog* const catalog_;
+  const EngineOptions options_;
+
+  std::mutex mu_;
+  std::unique_ptr<PlacementPolicy> policy_;
+  ConfigTableCache tables_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::set<std::string> observed_;          // pod uids the policy has seen arrive
+  std::deque<std::string> observed_order_;  // the same, oldest first (bounded)
+  // Prioritize's choice per pod uid: the node and placements, with the node's
+  // generation when chosen (reused by Reserve while the node is unchanged).
+  struct Choice {
+    std::string node;
+    uint64_t generation = 0;
+    NodePlacement placement;
+  };
+  std::map<std::string, Choice> choices_;  // bounded: cleared when it grows past 10000
+};
+
+}  // namespace migsched::k8s
+
+#endif  // MIGSCHED_K8S_ENGINE_CLUSTER_ENGINE_H_
