@@ -8,6 +8,7 @@
 // placements are those `migsched simulate` chooses for the same arrival
 // order on the same GPUs (6x A100 40GB, node by node) with the same policy.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +25,8 @@
 #include <thread>
 
 #include "daemon/client/node_client.h"
+#include "k8s/api/credentials.h"
+#include "k8s/api/kube_client.h"
 #include "k8s/testing/recording_api_server.h"
 #include "k8s/testing/test_kubelet.h"
 #include "testing/test_util.h"
@@ -221,6 +225,64 @@ class K8sClusterTest : public ::testing::Test {
     return json::parse(r->body);
   }
 
+  // kube-scheduler's calls for `pod`: filter, prioritize, bind on the best
+  // node (bind in a thread when `async`); the node, "" when no node passed filter.
+  std::string Schedule(const json& pod) {
+    const json f = Post("filter", {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", kNodes}});
+    EXPECT_EQ(f["Error"], "");
+    if (f["NodeNames"].empty()) return "";
+    const json p =
+        Post("prioritize", {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", f["NodeNames"]}});
+    std::string best;
+    int64_t best_score = -1;
+    for (const auto& hp : p) {
+      if (hp["Score"].get<int64_t>() > best_score) {
+        best_score = hp["Score"];
+        best = hp["Host"];
+      }
+    }
+    return best;
+  }
+  json Bind(const json& pod, const std::string& node) {
+    return Post("bind", {{"PodName", pod["metadata"]["name"]},
+                         {"PodNamespace", pod["metadata"]["namespace"]},
+                         {"PodUID", pod["metadata"]["uid"]},
+                         {"Node", node}});
+  }
+  // The placement annotation the extender stored on the pod.
+  json PlacementOf(const json& pod) {
+    auto stored = api.Pod(pod["metadata"]["namespace"], pod["metadata"]["name"]);
+    if (!stored) return json();
+    return json::parse(
+        (*stored)["metadata"]["annotations"]["migsched.io/placement"].get<std::string>());
+  }
+  int NodeIndex(const std::string& node) {
+    return static_cast<int>(std::find(kNodes.begin(), kNodes.end(), node) - kNodes.begin());
+  }
+  // The kubelet's Allocate on `node`'s plugin of `profile`.
+  StatusOr<k8s::ContainerDevices> Allocate(const std::string& node, const std::string& profile,
+                                           const std::vector<std::string>& devices) {
+    auto plugin = kubelets[NodeIndex(node)]->Dial("nvidia.com/mig-" + profile);
+    if (!plugin.ok()) return plugin.status();
+    return (*plugin)->Allocate(devices);
+  }
+  // The instance with MIG UUID `uuid` on `node` as its daemon shows it: "gpu:profile@start
+  // holder owner", or "" when there is none.
+  std::string InstanceOf(const std::string& node, const std::string& uuid) {
+    NodeClient daemon(NodeClientOptions{urls[NodeIndex(node)], kToken});
+    auto view = daemon.Node();
+    EXPECT_TRUE(view.ok()) << view.status().ToString();
+    if (!view.ok()) return "";
+    for (const GpuView& g : view->gpus) {
+      for (const auto& in : g.instances) {
+        if (in.mig_uuid == uuid) {
+          return fmt::format("{}:{}@{} {} {}", g.index, in.profile, in.start, in.holder, in.owner);
+        }
+      }
+    }
+    return "";
+  }
+
   fs::path dir;
   k8s::RecordingApiServer api{"api-token"};
   std::vector<std::unique_ptr<Child>> daemons, agents;
@@ -326,6 +388,146 @@ TEST_F(K8sClusterTest, ThirtyPodsGetTheirInstancesWhereSimulateWouldPutThem) {
                              "@" + std::to_string(inst["start"].get<int>());
     EXPECT_EQ(here, expected[i]) << "pod " << i;
   }
+}
+
+// A pod of two containers (2x 1g.5gb, 1x 2g.10gb): one node holds all three,
+// and the kubelet's two Allocates (one per container and resource) each get
+// the instances reserved for that container.
+TEST_F(K8sClusterTest, APodOfTwoContainersGetsEachContainersInstances) {
+  ASSERT_TRUE(kubelets[0]->WaitForRegistration("nvidia.com/mig-2g.10gb", 10s).ok());
+  json pod = testing::ReadJson(testing::TestDataDir() + "/k8s/pod-two-containers.json");
+  api.AddPod(pod);
+  const std::string node = Schedule(pod);
+  ASSERT_NE(node, "");
+  ASSERT_EQ(Bind(pod, node)["Error"], "");
+  const json placement = PlacementOf(pod);
+  ASSERT_EQ(placement["node"], node);
+  ASSERT_EQ(placement["instances"].size(), 3u) << placement.dump();
+  std::map<std::string, std::set<std::string>> reserved;  // container -> "gpu:profile@start"
+  for (const json& in : placement["instances"]) {
+    reserved[in["container"]].insert(fmt::format("{}:{}@{}", in["gpu"].get<int>(),
+                                                 in["profile"].get<std::string>(),
+                                                 in["start"].get<int>()));
+  }
+  const std::string owner = "k8s:" + pod["metadata"]["uid"].get<std::string>();
+  auto infer = Allocate(node, "1g.5gb", {"1g.5gb-0", "1g.5gb-1"});
+  ASSERT_TRUE(infer.ok()) << infer.status().ToString();
+  auto embed = Allocate(node, "2g.10gb", {"2g.10gb-0"});
+  ASSERT_TRUE(embed.ok()) << embed.status().ToString();
+  std::set<std::string> got_infer;
+  const std::string list = infer->envs.at("NVIDIA_VISIBLE_DEVICES");
+  for (size_t pos = 0, c; pos <= list.size(); pos = c + 1) {
+    c = list.find(',', pos);
+    if (c == std::string::npos) c = list.size();
+    const std::string in = InstanceOf(node, list.substr(pos, c - pos));
+    EXPECT_EQ(in.substr(in.find(' ')), " allocation " + owner) << in;
+    got_infer.insert(in.substr(0, in.find(' ')));
+  }
+  EXPECT_EQ(got_infer, reserved["infer"]);
+  const std::string e = InstanceOf(node, embed->envs.at("CUDA_VISIBLE_DEVICES"));
+  EXPECT_EQ(std::set<std::string>{e.substr(0, e.find(' '))}, reserved["embed"]);
+  EXPECT_EQ(e.substr(e.find(' ')), " allocation " + owner);
+}
+
+// The kubelet's Allocate names no pod: the node agent finds the pod by its
+// reservation. So a bind waits while another pod's reservation of the same
+// profile on that node is not allocated yet, and each pod gets its own
+// placement (the pitfall of an earlier review).
+TEST_F(K8sClusterTest, ABindWaitsWhileAnotherPodsReservationOfTheProfileIsUnallocated) {
+  ASSERT_TRUE(kubelets[0]->WaitForRegistration("nvidia.com/mig-1g.5gb", 10s).ok());
+  const json first = PodOf(1, "1g.5gb");
+  const json second = PodOf(2, "1g.5gb");
+  api.AddPod(first);
+  api.AddPod(second);
+  const std::string node = Schedule(first);
+  ASSERT_NE(node, "");
+  ASSERT_EQ(Bind(first, node)["Error"], "");
+  // The second pod to the same node, before the first one's kubelet Allocate.
+  std::atomic<bool> bound{false};
+  json second_bind;
+  std::thread binder([&] {
+    httplib::Client c("127.0.0.1", std::stoi(extender->rest()));
+    c.set_read_timeout(60, 0);
+    auto r = c.Post("/bind",
+                    json({{"PodName", second["metadata"]["name"]},
+                          {"PodNamespace", "ml"},
+                          {"PodUID", second["metadata"]["uid"]},
+                          {"Node", node}})
+                        .dump(),
+                    "application/json");
+    if (r) second_bind = json::parse(r->body);
+    bound = true;
+  });
+  std::this_thread::sleep_for(1s);
+  EXPECT_FALSE(bound) << "the second bind did not wait: " << second_bind.dump();
+  auto a1 = Allocate(node, "1g.5gb", {"1g.5gb-0"});
+  ASSERT_TRUE(a1.ok()) << a1.status().ToString();
+  binder.join();
+  ASSERT_EQ(second_bind["Error"], "") << second_bind.dump();
+  auto a2 = Allocate(node, "1g.5gb", {"1g.5gb-1"});
+  ASSERT_TRUE(a2.ok()) << a2.status().ToString();
+  for (const auto& [pod, got] : {std::pair{first, *a1}, std::pair{second, *a2}}) {
+    const json in = PlacementOf(pod)["instances"][0];
+    EXPECT_EQ(InstanceOf(node, got.envs.at("NVIDIA_VISIBLE_DEVICES")),
+              fmt::format("{}:1g.5gb@{} allocation k8s:{}", in["gpu"].get<int>(),
+                          in["start"].get<int>(), pod["metadata"]["uid"].get<std::string>()));
+  }
+}
+
+// The reclaim loop (every second here): the allocation of a pod that ended
+// (Succeeded) and the reservation of a pod deleted before its kubelet started
+// it are released on the node daemon; the pod still running keeps its own.
+TEST_F(K8sClusterTest, TheReclaimLoopReleasesWhatEndedAndGonePodsHeld) {
+  ASSERT_TRUE(kubelets[0]->WaitForRegistration("nvidia.com/mig-3g.20gb", 10s).ok());
+  json ended = PodOf(1, "3g.20gb"), running = PodOf(2, "3g.20gb"), gone = PodOf(3, "2g.10gb");
+  std::map<std::string, std::string> node_of, uuid_of;
+  for (json* p : {&ended, &running, &gone}) {
+    api.AddPod(*p);
+    const std::string node = Schedule(*p);
+    ASSERT_NE(node, "");
+    ASSERT_EQ(Bind(*p, node)["Error"], "");
+    node_of[(*p)["metadata"]["name"]] = node;
+    if (p == &gone) continue;
+    auto a = Allocate(node, "3g.20gb", {"3g.20gb-" + std::to_string(p == &ended ? 0 : 1)});
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    uuid_of[(*p)["metadata"]["name"]] = a->envs.at("NVIDIA_VISIBLE_DEVICES");
+  }
+  const std::string gone_node = node_of[gone["metadata"]["name"]];
+  const std::string gone_key = "k8s:" + gone["metadata"]["uid"].get<std::string>();
+  auto reservations = [&](const std::string& node) {
+    NodeClient daemon(NodeClientOptions{urls[NodeIndex(node)], kToken});
+    auto v = daemon.Node();
+    std::set<std::string> keys;
+    if (v.ok()) {
+      for (const auto& r : v->reservations) keys.insert(r.record.owner);
+    }
+    return keys;
+  };
+  ASSERT_EQ(reservations(gone_node).count(gone_key), 1u);
+
+  ended["status"]["phase"] = "Succeeded";
+  api.AddPod(ended);
+  auto creds = k8s::KubeconfigCredentials((dir / "kubeconfig").string());
+  ASSERT_TRUE(creds.ok()) << creds.status().ToString();
+  k8s::KubeClient client(*creds);
+  ASSERT_EQ(*client.Evict("ml", gone["metadata"]["name"], gone["metadata"]["uid"]),
+            k8s::KubeClient::Eviction::kEvicted);
+
+  const std::string ended_uuid = uuid_of[ended["metadata"]["name"]];
+  const std::string ended_node = node_of[ended["metadata"]["name"]];
+  const auto deadline = Clock::now() + 15s;
+  while (Clock::now() < deadline &&
+         (InstanceOf(ended_node, ended_uuid).find(" allocation ") != std::string::npos ||
+          reservations(gone_node).count(gone_key) > 0)) {
+    std::this_thread::sleep_for(100ms);
+  }
+  const std::string after = InstanceOf(ended_node, ended_uuid);
+  EXPECT_EQ(after.find(" allocation "), std::string::npos) << after;
+  EXPECT_EQ(reservations(gone_node).count(gone_key), 0u);
+  const std::string kept =
+      InstanceOf(node_of[running["metadata"]["name"]], uuid_of[running["metadata"]["name"]]);
+  EXPECT_EQ(kept.substr(kept.find(' ')),
+            " allocation k8s:" + running["metadata"]["uid"].get<std::string>());
 }
 
 }  // namespace
