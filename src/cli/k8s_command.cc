@@ -115,6 +115,11 @@ int RunExtender(const ExtenderFlags& f, Context& ctx) {
                cfg->discovers() ? cfg->agents_label_selector : std::to_string(cfg->nodes.size()));
   *ctx.out << "extender listening on http://" << host << ":" << *port << std::endl;
 
+  if (cfg->migration) {
+    spdlog::warn(
+        "migration: true, but this build does not plan migrations yet: no pod is evicted "
+        "(docs/kubernetes.md)");
+  }
   k8s::Reclaimer reclaimer(&api, &daemons, &directory);
   std::string last_error;
   while (!SleepUnlessStopped(cfg->reclaim_interval_s)) {
