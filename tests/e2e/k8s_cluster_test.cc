@@ -113,7 +113,21 @@ const std::vector<std::string> kSequence = {
     "1g.10gb", "1g.5gb",  "1g.5gb",  "1g.10gb", "1g.5gb",  "1g.5gb", "1g.5gb", "1g.5gb",
     "1g.5gb",  "2g.10gb", "2g.10gb", "3g.20gb", "1g.5gb",  "1g.5gb"};
 const std::vector<std::string> kNodes = {"gpu-node-1", "gpu-node-2", "gpu-node-3"};
-constexpr char kPolicy[] = "frag-aware";
+// The policy and its options as the daemons' and the extender's `scheduler:`
+// mapping, and as simulate's flags.
+struct PolicyCase {
+  std::string name;
+  std::string yaml;
+  std::vector<std::string> flags;
+};
+// frag-aware decides from the cluster's state alone. full's demand-weighted
+// metric (§2) learns the arrival mix: simulate seeds it with the first
+// demand-window jobs of the workload, the extender sees pods one by one, so
+// they match with a window of one job.
+const PolicyCase kFragAware{"frag_aware", "policy: frag-aware", {"--policy", "frag-aware"}};
+const PolicyCase kFullWindowOne{"full_window_1",
+                                "policy: full, demand-window: 1",
+                                {"--policy", "full", "--demand-window", "1"}};
 constexpr char kToken[] = "e2e-token-0123456789abcdef0123456789";
 
 // A Job's pod as the API server stores it (the shape of tests/data/k8s/pod-3g.20gb.json).
@@ -132,7 +146,7 @@ json PodOf(int i, const std::string& profile) {
 }
 
 // Where simulate put each job: "gpu:profile@start", or "" when it waited.
-std::vector<std::string> Simulate(const fs::path& dir) {
+std::vector<std::string> Simulate(const fs::path& dir, const PolicyCase& policy) {
   const fs::path trace = dir / "trace.csv";
   {
     std::ofstream f(trace);
@@ -142,9 +156,10 @@ std::vector<std::string> Simulate(const fs::path& dir) {
     }
   }
   const fs::path jobs = dir / "jobs.csv";
-  const auto r =
-      testing::RunMigsched({"simulate", "--cluster", "6xA100-40GB", "--workload", trace.string(),
-                            "--policy", kPolicy, "--jobs-csv", jobs.string()});
+  std::vector<std::string> args = {"simulate",     "--cluster",  "6xA100-40GB", "--workload",
+                                   trace.string(), "--jobs-csv", jobs.string()};
+  args.insert(args.end(), policy.flags.begin(), policy.flags.end());
+  const auto r = testing::RunMigsched(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> out(kSequence.size());
   std::ifstream in(jobs);
@@ -165,6 +180,7 @@ std::vector<std::string> Simulate(const fs::path& dir) {
 
 class K8sClusterTest : public ::testing::Test {
  protected:
+  virtual const PolicyCase& Policy() const { return kFragAware; }
   void SetUp() override {
     dir = testing::MakeTempDir("k8s-e2e");
     // The daemons' jobs (none here) would run as nobody under root: let them through.
@@ -183,7 +199,7 @@ class K8sClusterTest : public ::testing::Test {
       const fs::path cfg = dir / (kNodes[n] + "-daemon.yaml");
       std::ofstream(cfg) << "listen: 127.0.0.1:0\nstate_dir: " << (dir / kNodes[n]).string()
                          << "\ntoken: " << kToken << "\nbackend: fake\ngpus: 2xA100-40GB\n"
-                         << "node_name: " << kNodes[n] << "\nscheduler: {policy: " << kPolicy
+                         << "node_name: " << kNodes[n] << "\nscheduler: {" << Policy().yaml
                          << "}\n";
       daemons.push_back(Child::Start({"serve", "--config", cfg.string()},
                                      dir / (kNodes[n] + "-daemon.log"),
@@ -208,7 +224,7 @@ class K8sClusterTest : public ::testing::Test {
     const fs::path ecfg = dir / "extender.yaml";
     std::ofstream(ecfg) << "listen: 127.0.0.1:0\nkubeconfig: " << (dir / "kubeconfig").string()
                         << "\nnodes:\n"
-                        << nodes_yaml << "token: " << kToken << "\nscheduler: {policy: " << kPolicy
+                        << nodes_yaml << "token: " << kToken << "\nscheduler: {" << Policy().yaml
                         << "}\nreclaim_interval_s: 1\nmigration: false\n";
     extender = Child::Start({"k8s", "extender", "--config", ecfg.string()}, dir / "extender.log",
                             "extender listening on http://127.0.0.1:");
@@ -292,7 +308,13 @@ class K8sClusterTest : public ::testing::Test {
   std::unique_ptr<httplib::Client> http;
 };
 
-TEST_F(K8sClusterTest, ThirtyPodsGetTheirInstancesWhereSimulateWouldPutThem) {
+class K8sClusterPolicyTest : public K8sClusterTest,
+                             public ::testing::WithParamInterface<PolicyCase> {
+ protected:
+  const PolicyCase& Policy() const override { return GetParam(); }
+};
+
+TEST_P(K8sClusterPolicyTest, ThirtyPodsGetTheirInstancesWhereSimulateWouldPutThem) {
   // Each node agent advertised what 2x A100 40GB hold at once.
   for (auto& k : kubelets) {
     for (const auto& [profile, count] : std::vector<std::pair<std::string, int>>{{"1g.5gb", 14},
@@ -310,7 +332,7 @@ TEST_F(K8sClusterTest, ThirtyPodsGetTheirInstancesWhereSimulateWouldPutThem) {
     }
   }
 
-  const std::vector<std::string> expected = Simulate(dir);
+  const std::vector<std::string> expected = Simulate(dir, Policy());
   std::map<std::string, int> next_device;  // "node/profile" -> next device index
   std::set<std::string> uuids;
   for (size_t i = 0; i < kSequence.size(); ++i) {
@@ -393,6 +415,10 @@ TEST_F(K8sClusterTest, ThirtyPodsGetTheirInstancesWhereSimulateWouldPutThem) {
 // A pod of two containers (2x 1g.5gb, 1x 2g.10gb): one node holds all three,
 // and the kubelet's two Allocates (one per container and resource) each get
 // the instances reserved for that container.
+INSTANTIATE_TEST_SUITE_P(Policies, K8sClusterPolicyTest,
+                         ::testing::Values(kFragAware, kFullWindowOne),
+                         [](const auto& info) { return info.param.name; });
+
 TEST_F(K8sClusterTest, APodOfTwoContainersGetsEachContainersInstances) {
   ASSERT_TRUE(kubelets[0]->WaitForRegistration("nvidia.com/mig-2g.10gb", 10s).ok());
   json pod = testing::ReadJson(testing::TestDataDir() + "/k8s/pod-two-containers.json");
