@@ -29,11 +29,13 @@
 #include "k8s/deploy/scheduler_config.h"
 #include "k8s/device_plugin/device_plugin.h"
 #include "k8s/engine/cluster_engine.h"
+#include "k8s/engine/migrator.h"
 #include "k8s/engine/node_daemons_http.h"
 #include "k8s/engine/node_directory.h"
 #include "k8s/engine/reclaimer.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_server.h"
+#include "k8s/migration/evictor.h"
 #include "k8s/node_agent/node_agent.h"
 
 namespace migsched::cli {
@@ -115,13 +117,10 @@ int RunExtender(const ExtenderFlags& f, Context& ctx) {
                cfg->discovers() ? cfg->agents_label_selector : std::to_string(cfg->nodes.size()));
   *ctx.out << "extender listening on http://" << host << ":" << *port << std::endl;
 
-  if (cfg->migration) {
-    spdlog::warn(
-        "migration: true, but this build does not plan migrations yet: no pod is evicted "
-        "(docs/kubernetes.md)");
-  }
   k8s::Reclaimer reclaimer(&api, &daemons, &directory);
-  std::string last_error;
+  k8s::Evictor evictor(&api);
+  k8s::Migrator migrator(engine->get(), &api, &evictor, cfg->migrate_after_s);
+  std::string last_error, last_migration_error;
   while (!SleepUnlessStopped(cfg->reclaim_interval_s)) {
     auto round = reclaimer.RunOnce();
     const std::string error = round.ok() ? "" : round.status().message();
@@ -130,6 +129,16 @@ int RunExtender(const ExtenderFlags& f, Context& ctx) {
     if (round.ok()) {
       for (const auto& e : round->errors) spdlog::warn("reclaim: {}", e);
       if (!round->released.empty()) (*engine)->Invalidate();
+    }
+    if (!cfg->migration) continue;
+    const double now =
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    auto moves = migrator.RunOnce(now);
+    const std::string merror = moves.ok() ? "" : moves.status().message();
+    if (!merror.empty() && merror != last_migration_error) spdlog::warn("migration: {}", merror);
+    last_migration_error = merror;
+    if (moves.ok()) {
+      for (const auto& w : moves->waiting) spdlog::debug("migration: {}", w);
     }
   }
   spdlog::info("stopping (signal {})", g_k8s_stop.load());

@@ -181,6 +181,7 @@ std::vector<std::string> Simulate(const fs::path& dir, const PolicyCase& policy)
 class K8sClusterTest : public ::testing::Test {
  protected:
   virtual const PolicyCase& Policy() const { return kFragAware; }
+  virtual std::string ExtenderExtra() const { return "migration: false\n"; }
   void SetUp() override {
     dir = testing::MakeTempDir("k8s-e2e");
     // The daemons' jobs (none here) would run as nobody under root: let them through.
@@ -225,7 +226,8 @@ class K8sClusterTest : public ::testing::Test {
     std::ofstream(ecfg) << "listen: 127.0.0.1:0\nkubeconfig: " << (dir / "kubeconfig").string()
                         << "\nnodes:\n"
                         << nodes_yaml << "token: " << kToken << "\nscheduler: {" << Policy().yaml
-                        << "}\nreclaim_interval_s: 1\nmigration: false\n";
+                        << "}\nreclaim_interval_s: 1\n"
+                        << ExtenderExtra();
     extender = Child::Start({"k8s", "extender", "--config", ecfg.string()}, dir / "extender.log",
                             "extender listening on http://127.0.0.1:");
     ASSERT_NE(extender, nullptr);
@@ -554,6 +556,101 @@ TEST_F(K8sClusterTest, TheReclaimLoopReleasesWhatEndedAndGonePodsHeld) {
       InstanceOf(node_of[running["metadata"]["name"]], uuid_of[running["metadata"]["name"]]);
   EXPECT_EQ(kept.substr(kept.find(' ')),
             " allocation k8s:" + running["metadata"]["uid"].get<std::string>());
+}
+
+// Migration by eviction: 12 migratable 3g.20gb pods fill the six GPUs; two of
+// them end, one at start 4 on GPU X and one at start 0 on GPU Y, so that each
+// of X and Y holds one 3g.20gb and no GPU has room for a 7g.40gb. By hand:
+// requeueing one pod (X's, to Y's free start 0, or Y's, to X's free start 4)
+// empties a GPU; so the extender evicts exactly one of those two pods, and
+// once it is gone (and the reclaim loop released its instance) the 7g.40gb
+// fits on that pod's node, on that pod's GPU.
+class K8sMigrationTest : public K8sClusterTest {
+ protected:
+  std::string ExtenderExtra() const override { return "migration: true\nmigrate_after_s: 0\n"; }
+};
+
+TEST_F(K8sMigrationTest, AnEvictionOpensRoomForAPodThatFitsNowhere) {
+  ASSERT_TRUE(kubelets[2]->WaitForRegistration("nvidia.com/mig-3g.20gb", 10s).ok());
+  struct Placed {
+    json pod;
+    std::string node;
+    int gpu = 0, start = 0;
+  };
+  std::vector<Placed> placed;
+  std::map<std::string, int> next_device;
+  for (int i = 0; i < 12; ++i) {
+    json pod = PodOf(i, "3g.20gb");
+    pod["metadata"]["annotations"]["migsched.io/migratable"] = "true";
+    api.AddPod(pod);
+    const std::string node = Schedule(pod);
+    ASSERT_NE(node, "") << i;
+    ASSERT_EQ(Bind(pod, node)["Error"], "") << i;
+    auto a = Allocate(node, "3g.20gb", {"3g.20gb-" + std::to_string(next_device[node]++)});
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    const json in = PlacementOf(pod)["instances"][0];
+    placed.push_back({pod, node, in["gpu"].get<int>(), in["start"].get<int>()});
+  }
+  // X: the first pod at start 4; Y: a pod at start 0 on another GPU.
+  const Placed* x4 = nullptr;
+  const Placed* y0 = nullptr;
+  for (const Placed& p : placed) {
+    if (x4 == nullptr && p.start == 4) x4 = &p;
+  }
+  ASSERT_NE(x4, nullptr);
+  for (const Placed& p : placed) {
+    if (y0 == nullptr && p.start == 0 && (p.node != x4->node || p.gpu != x4->gpu)) y0 = &p;
+  }
+  ASSERT_NE(y0, nullptr);
+  // The pods left on X (at 0) and on Y (at 4).
+  const Placed* x0 = nullptr;
+  const Placed* y4 = nullptr;
+  for (const Placed& p : placed) {
+    if (p.node == x4->node && p.gpu == x4->gpu && p.start == 0) x0 = &p;
+    if (p.node == y0->node && p.gpu == y0->gpu && p.start == 4) y4 = &p;
+  }
+  ASSERT_NE(x0, nullptr);
+  ASSERT_NE(y4, nullptr);
+  for (const Placed* p : {x4, y0}) {
+    json ended = p->pod;
+    ended["status"]["phase"] = "Succeeded";
+    api.AddPod(ended);
+  }
+
+  // The 7g.40gb fits nowhere: the extender evicts one pod for it.
+  json big = PodOf(20, "7g.40gb");
+  api.AddPod(big);
+  const auto deadline = Clock::now() + 20s;
+  std::vector<std::string> evicted;
+  std::string node;
+  while (Clock::now() < deadline && node.empty()) {
+    node = Schedule(big);  // kube-scheduler retrying the pending pod
+    evicted.clear();
+    for (const auto& r : api.requests()) {
+      if (r.method == "POST" && r.path.size() > 9 &&
+          r.path.compare(r.path.size() - 9, 9, "/eviction") == 0) {
+        evicted.push_back(r.path);
+      }
+    }
+    if (node.empty()) std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(evicted.size(), 1u) << ::testing::PrintToString(evicted);
+  const std::string x0_path =
+      "/api/v1/namespaces/ml/pods/" + x0->pod["metadata"]["name"].get<std::string>() + "/eviction";
+  const std::string y4_path =
+      "/api/v1/namespaces/ml/pods/" + y4->pod["metadata"]["name"].get<std::string>() + "/eviction";
+  ASSERT_TRUE(evicted[0] == x0_path || evicted[0] == y4_path) << evicted[0];
+  const Placed* moved = evicted[0] == x0_path ? x0 : y4;
+  ASSERT_EQ(node, moved->node);
+  ASSERT_EQ(Bind(big, node)["Error"], "");
+  const json in = PlacementOf(big)["instances"][0];
+  EXPECT_EQ(in["gpu"].get<int>(), moved->gpu);
+  EXPECT_EQ(in["start"].get<int>(), 0);
+  auto a = Allocate(node, "7g.40gb", {"7g.40gb-0"});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(InstanceOf(node, a->envs.at("NVIDIA_VISIBLE_DEVICES")),
+            fmt::format("{}:7g.40gb@0 allocation k8s:{}", moved->gpu,
+                        big["metadata"]["uid"].get<std::string>()));
 }
 
 }  // namespace

@@ -246,7 +246,65 @@ std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
       out.push_back({false, NoFitReason(*s, job, idx)});
     }
   }
+  const bool fits_somewhere =
+      std::any_of(out.begin(), out.end(), [](const Verdict& v) { return v.fits; });
+  if (!pod.uid.empty()) {
+    if (fits_somewhere) {
+      waiting_.erase(pod.uid);
+    } else if (!waiting_.count(pod.uid)) {
+      if (waiting_.size() >= 10000) waiting_.clear();
+      waiting_[pod.uid] = {pod, std::chrono::steady_clock::now()};
+    }
+  }
   return out;
+}
+
+std::vector<PodInfo> ClusterEngine::WaitingPods(double min_wait_s) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::chrono::steady_clock::time_point, const PodInfo*>> w;
+  for (const auto& [uid, entry] : waiting_) {
+    if (now - entry.since >= std::chrono::duration<double>(min_wait_s)) {
+      w.push_back({entry.since, &entry.pod});
+    }
+  }
+  std::sort(w.begin(), w.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->uid < b.second->uid;
+  });
+  std::vector<PodInfo> out;
+  for (const auto& [since, pod] : w) out.push_back(*pod);
+  return out;
+}
+
+void ClusterEngine::Forget(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  waiting_.erase(uid);
+}
+
+StatusOr<std::vector<RequeueMove>> ClusterEngine::PlanMigration(const PodInfo& waiting,
+                                                                const std::vector<PodInfo>& running,
+                                                                int max_moved) {
+  auto s = View(/*fresh=*/true);
+  PlannerInput in;
+  in.view = s->view.get();
+  in.waiting = {ToClusterJob(waiting)};
+  for (const PodInfo& p : running) {
+    EngineRunningJob r;
+    r.job = ToClusterJob(p);
+    r.may_move = r.job.migratable != Migratable::kNone && !r.job.latency_sensitive;
+    in.running.push_back(std::move(r));
+  }
+  PlannerOptions o;
+  o.policy = options_.policy;
+  o.scheduler = options_.scheduler;
+  o.migrate = true;
+  o.migrate_after_s = 0;  // the caller chose the pod by its wait
+  o.max_moved_jobs = max_moved;
+  ASSIGN_OR_RETURN(ClusterPlan plan, PlanCluster(in, o));
+  if (plan.jobs.empty() || plan.jobs[0].outcome != Outcome::kMigrating) {
+    return std::vector<RequeueMove>();
+  }
+  return plan.migrations;
 }
 
 std::vector<int64_t> ClusterEngine::Prioritize(const PodInfo& pod,
@@ -354,6 +412,7 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
   Status st = daemons_->Reserve(node, key, placement.placements, options_.reservation_ttl_s);
   Invalidate();
   if (!st.ok()) return st;
+  Forget(pod.uid);
 
   // The instances per container, in the pod's order.
   PodReservation out;

@@ -80,6 +80,21 @@ class ClusterEngine : public PlacementEngine {
   StatusOr<PodReservation> Reserve(const PodInfo& pod, const std::string& node) override;
   Status Release(const PodInfo& pod, const std::string& node) override;
 
+  // The pods whose last filter found no node, waiting at least `min_wait_s`
+  // since that first happened, oldest first (for migration).
+  std::vector<PodInfo> WaitingPods(double min_wait_s);
+  // Drops `uid` from the waiting pods (gone, or placed).
+  void Forget(const std::string& uid);
+  // The requeue migration (docs/algorithms-cluster.md §14.5) that would open
+  // room for `waiting` by evicting at most `max_moved` of `running` (bound
+  // pods whose instances are allocations owned by their key; only
+  // migratable, not latency-sensitive ones move), with the cluster core's
+  // planner on a fresh view: the moves (job keys "k8s:<uid>"), empty when
+  // there is none or the pod fits now. Errors: the planner's.
+  StatusOr<std::vector<RequeueMove>> PlanMigration(const PodInfo& waiting,
+                                                   const std::vector<PodInfo>& running,
+                                                   int max_moved);
+
   // "" when the node daemons can be listed and at least one answers; else why.
   std::string NotReady();
   // Drops the view: the next call reads every node again.
@@ -128,6 +143,11 @@ class ClusterEngine : public PlacementEngine {
     NodePlacement placement;
   };
   std::map<std::string, Choice> choices_;  // bounded: cleared when it grows past 10000
+  struct Waiting {
+    PodInfo pod;
+    std::chrono::steady_clock::time_point since;  // its first filter that found no node
+  };
+  std::map<std::string, Waiting> waiting_;  // by uid; bounded as choices_
 };
 
 }  // namespace migsched::k8s
