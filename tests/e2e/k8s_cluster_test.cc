@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -495,6 +496,55 @@ TEST_F(K8sClusterTest, ABindWaitsWhileAnotherPodsReservationOfTheProfileIsUnallo
   auto a2 = Allocate(node, "1g.5gb", {"1g.5gb-1"});
   ASSERT_TRUE(a2.ok()) << a2.status().ToString();
   for (const auto& [pod, got] : {std::pair{first, *a1}, std::pair{second, *a2}}) {
+    const json in = PlacementOf(pod)["instances"][0];
+    EXPECT_EQ(InstanceOf(node, got.envs.at("NVIDIA_VISIBLE_DEVICES")),
+              fmt::format("{}:1g.5gb@{} allocation k8s:{}", in["gpu"].get<int>(),
+                          in["start"].get<int>(), pod["metadata"]["uid"].get<std::string>()));
+  }
+}
+
+// kube-scheduler binds concurrently: two binds of the same profile on one node
+// at once must not both reserve (each would then be ambiguous to the node
+// agent); exactly one returns, the other once the first pod is allocated.
+TEST_F(K8sClusterTest, TwoConcurrentBindsOfAProfileOnANodeDoNotBothReserve) {
+  ASSERT_TRUE(kubelets[0]->WaitForRegistration("nvidia.com/mig-1g.5gb", 10s).ok());
+  const std::vector<json> pods = {PodOf(1, "1g.5gb"), PodOf(2, "1g.5gb")};
+  for (const json& p : pods) api.AddPod(p);
+  const std::string node = Schedule(pods[0]);
+  ASSERT_NE(node, "");
+  std::atomic<int> done{0};
+  std::vector<json> answers(2);
+  std::vector<int> order;
+  std::mutex order_mu;
+  std::vector<std::thread> binders;
+  for (int i = 0; i < 2; ++i) {
+    binders.emplace_back([&, i] {
+      httplib::Client c("127.0.0.1", std::stoi(extender->rest()));
+      c.set_read_timeout(60, 0);
+      auto r = c.Post("/bind",
+                      json({{"PodName", pods[i]["metadata"]["name"]},
+                            {"PodNamespace", "ml"},
+                            {"PodUID", pods[i]["metadata"]["uid"]},
+                            {"Node", node}})
+                          .dump(),
+                      "application/json");
+      if (r) answers[i] = json::parse(r->body);
+      std::lock_guard lock(order_mu);
+      order.push_back(i);
+      ++done;
+    });
+  }
+  std::this_thread::sleep_for(1500ms);
+  ASSERT_EQ(done.load(), 1) << "binds done at once: " << done.load();
+  const int first = order[0];
+  EXPECT_EQ(answers[first]["Error"], "") << answers[first].dump();
+  auto a1 = Allocate(node, "1g.5gb", {"1g.5gb-0"});
+  ASSERT_TRUE(a1.ok()) << a1.status().ToString();
+  for (auto& t : binders) t.join();
+  EXPECT_EQ(answers[1 - first]["Error"], "") << answers[1 - first].dump();
+  auto a2 = Allocate(node, "1g.5gb", {"1g.5gb-1"});
+  ASSERT_TRUE(a2.ok()) << a2.status().ToString();
+  for (const auto& [pod, got] : {std::pair{pods[first], *a1}, std::pair{pods[1 - first], *a2}}) {
     const json in = PlacementOf(pod)["instances"][0];
     EXPECT_EQ(InstanceOf(node, got.envs.at("NVIDIA_VISIBLE_DEVICES")),
               fmt::format("{}:1g.5gb@{} allocation k8s:{}", in["gpu"].get<int>(),

@@ -53,6 +53,13 @@ ClusterEngine::ClusterEngine(NodeDaemons* daemons, NodeDirectory* directory, con
       options_(std::move(options)),
       policy_(std::move(policy)) {}
 
+std::shared_ptr<std::mutex> ClusterEngine::NodeLock(const std::string& node) {
+  std::lock_guard lock(mu_);
+  auto& m = node_locks_[node];
+  if (!m) m = std::make_shared<std::mutex>();
+  return m;
+}
+
 bool ClusterEngine::FirstArrival(const std::string& uid) {
   if (!observed_.insert(uid).second) return false;
   observed_order_.push_back(uid);
@@ -357,7 +364,13 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
   std::shared_ptr<const Snapshot> s;
   int idx = -1;
   const NodeInput* input = nullptr;
+  // Held from the check below through the daemon's Reserve, so that two binds
+  // on the node (kube-scheduler binds concurrently) cannot both see no pending
+  // reservation of their profile and both reserve.
+  const std::shared_ptr<std::mutex> node_mu = NodeLock(node);
+  std::unique_lock node_lock(*node_mu, std::defer_lock);
   for (;;) {
+    node_lock.lock();
     s = View(/*fresh=*/true);
     idx = s->view->FindNode(node);
     if (idx < 0) return NotFoundError(node + " has no migsched node daemon");
@@ -375,6 +388,7 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
       }
     }
     if (waiting_for.empty()) break;
+    node_lock.unlock();
     if (std::chrono::steady_clock::now() >= deadline) {
       return UnavailableError(fmt::format(
           "the kubelet of {} has not yet started the pod of reservation {} (a profile in common); "

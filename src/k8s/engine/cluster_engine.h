@@ -27,7 +27,8 @@
 //
 // Thread-safety: all methods may be called concurrently; `mu_` guards the
 // policy, the table cache, the view and the caches below, and is never held
-// while a node daemon is called, except to build a view.
+// while a node daemon is called. A per-node lock serialises binds on one node
+// (NodeLock).
 #ifndef MIGSCHED_K8S_ENGINE_CLUSTER_ENGINE_H_
 #define MIGSCHED_K8S_ENGINE_CLUSTER_ENGINE_H_
 
@@ -121,6 +122,9 @@ class ClusterEngine : public PlacementEngine {
                                      const std::set<int>& allowed, double* delta);
   // Why `job` does not fit on node `node` now. Under mu_ (tables_).
   std::string NoFitReason(const Snapshot& s, const ClusterJob& job, int node);
+  // The lock of binds on `node` (Reserve holds it from its check of pending
+  // reservations through the daemon's Reserve; never while it waits).
+  std::shared_ptr<std::mutex> NodeLock(const std::string& node);
   // Remembers that the policy saw `uid` arrive; true the first time. Under mu_.
   bool FirstArrival(const std::string& uid);
 
@@ -147,7 +151,8 @@ class ClusterEngine : public PlacementEngine {
     PodInfo pod;
     std::chrono::steady_clock::time_point since;  // its first filter that found no node
   };
-  std::map<std::string, Waiting> waiting_;  // by uid; bounded as choices_
+  std::map<std::string, Waiting> waiting_;                         // by uid; bounded as choices_
+  std::map<std::string, std::shared_ptr<std::mutex>> node_locks_;  // by node name
 };
 
 }  // namespace migsched::k8s
