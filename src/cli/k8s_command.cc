@@ -63,12 +63,19 @@ Status SetLogLevel(const std::string& level) {
   return Status::Ok();
 }
 
-struct ExtenderFlags {
+// The flags of the two long-running commands.
+struct RunFlags {
   std::string config;
   std::string log_level = "info";
 };
 
-int RunExtender(const ExtenderFlags& f, Context& ctx) {
+void AddRunFlags(CLI::App* cmd, RunFlags* f, const std::string& what) {
+  cmd->add_option("--config", f->config, what + " config (YAML)")->required();
+  cmd->add_option("--log-level", f->log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+}
+
+int RunExtender(const RunFlags& f, Context& ctx) {
   auto fail = [&](const Status& st) {
     *ctx.err << "migsched k8s extender: " << st.message() << "\n";
     return 1;
@@ -146,12 +153,7 @@ int RunExtender(const ExtenderFlags& f, Context& ctx) {
   return 0;
 }
 
-struct NodeAgentFlags {
-  std::string config;
-  std::string log_level = "info";
-};
-
-int RunNodeAgent(const NodeAgentFlags& f, Context& ctx) {
+int RunNodeAgent(const RunFlags& f, Context& ctx) {
   auto fail = [&](const Status& st) {
     *ctx.err << "migsched k8s node-agent: " << st.message() << "\n";
     return 1;
@@ -270,22 +272,21 @@ void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "catalog)");
   cfg->callback([sc, &ctx, exit_code] { *exit_code = RunSchedulerConfig(*sc, ctx); });
 
-  auto ef = std::make_shared<ExtenderFlags>();
+  auto ef = std::make_shared<RunFlags>();
   CLI::App* ext = k8s->add_subcommand(
       "extender",
       "Run the scheduler extender kube-scheduler calls (POST /filter, /prioritize, /bind; GET "
       "/healthz, /readyz, /metrics): every MIG placement over the GPUs of every node daemon, "
-      "reserved on the node's daemon at bind; and the loop that releases the instances of pods "
-      "that are gone. Config keys: listen, kubeconfig, kube_context, node_agents {namespace, "
+      "reserved on the node's daemon at bind; the loop that releases the instances of pods that "
+      "are gone; and migration by eviction for pods that fit nowhere. Config keys: listen, "
+      "kubeconfig, kube_context, node_agents {namespace, "
       "label_selector, port} or nodes [{name, url}], token_file or token, scheduler {policy, "
       "...}, reservation_ttl_s, reclaim_interval_s, refresh_s, bind_wait_s, migration, "
       "migrate_after_s (docs/kubernetes.md, deploy/kubernetes/extender.yaml)");
-  ext->add_option("--config", ef->config, "Extender config (YAML)")->required();
-  ext->add_option("--log-level", ef->log_level, "trace, debug, info, warn, error")
-      ->capture_default_str();
+  AddRunFlags(ext, ef.get(), "Extender");
   ext->callback([ef, &ctx, exit_code] { *exit_code = RunExtender(*ef, ctx); });
 
-  auto af = std::make_shared<NodeAgentFlags>();
+  auto af = std::make_shared<RunFlags>();
   CLI::App* agent = k8s->add_subcommand(
       "node-agent",
       "Run the kubelet device plugin of this node (deviceplugin/v1beta1): one resource "
@@ -294,9 +295,7 @@ void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "CUDA_VISIBLE_DEVICES = its MIG UUID. Config keys: node_name, daemon_url, token_file or "
       "token, device_plugin_dir, device_nodes, cdi, health_interval_s (docs/kubernetes.md, "
       "deploy/kubernetes/node-agent.yaml)");
-  agent->add_option("--config", af->config, "Node agent config (YAML)")->required();
-  agent->add_option("--log-level", af->log_level, "trace, debug, info, warn, error")
-      ->capture_default_str();
+  AddRunFlags(agent, af.get(), "Node agent");
   agent->callback([af, &ctx, exit_code] { *exit_code = RunNodeAgent(*af, ctx); });
 }
 

@@ -244,29 +244,50 @@ class K8sClusterTest : public ::testing::Test {
     return json::parse(r->body);
   }
 
-  // kube-scheduler's calls for `pod`: filter, prioritize, bind on the best
-  // node (bind in a thread when `async`); the node, "" when no node passed filter.
+  // kube-scheduler's prioritize of `pod` over `names`: the node with the best
+  // score (the first of equals) and its score.
+  std::pair<std::string, int64_t> Best(const json& pod, const json& names) {
+    const json p = Post("prioritize", {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}});
+    std::pair<std::string, int64_t> best{"", -1};
+    for (const auto& hp : p) {
+      if (hp["Score"].get<int64_t>() > best.second) best = {hp["Host"], hp["Score"]};
+    }
+    return best;
+  }
+  // kube-scheduler's filter and prioritize of `pod` over every node: the node
+  // it binds to, "" when no node passed filter.
   std::string Schedule(const json& pod) {
     const json f = Post("filter", {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", kNodes}});
     EXPECT_EQ(f["Error"], "");
     if (f["NodeNames"].empty()) return "";
-    const json p =
-        Post("prioritize", {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", f["NodeNames"]}});
-    std::string best;
-    int64_t best_score = -1;
-    for (const auto& hp : p) {
-      if (hp["Score"].get<int64_t>() > best_score) {
-        best_score = hp["Score"];
-        best = hp["Host"];
-      }
-    }
-    return best;
+    return Best(pod, f["NodeNames"]).first;
   }
   json Bind(const json& pod, const std::string& node) {
     return Post("bind", {{"PodName", pod["metadata"]["name"]},
                          {"PodNamespace", pod["metadata"]["namespace"]},
                          {"PodUID", pod["metadata"]["uid"]},
                          {"Node", node}});
+  }
+  // `got` (a one-instance pod's Allocate) is the instance reserved for `pod`,
+  // allocated to it.
+  void ExpectAllocatedWhereReserved(const std::string& node, const json& pod,
+                                    const k8s::ContainerDevices& got) {
+    const json in = PlacementOf(pod)["instances"][0];
+    EXPECT_EQ(InstanceOf(node, got.envs.at("NVIDIA_VISIBLE_DEVICES")),
+              fmt::format("{}:{}@{} allocation k8s:{}", in["gpu"].get<int>(),
+                          in["profile"].get<std::string>(), in["start"].get<int>(),
+                          pod["metadata"]["uid"].get<std::string>()));
+  }
+  // Bind over a client of its own (for other threads; no test assertions).
+  json BindFromThread(const json& pod, const std::string& node) {
+    httplib::Client c("127.0.0.1", std::stoi(extender->rest()));
+    c.set_read_timeout(60, 0);
+    const json args = {{"PodName", pod["metadata"]["name"]},
+                       {"PodNamespace", pod["metadata"]["namespace"]},
+                       {"PodUID", pod["metadata"]["uid"]},
+                       {"Node", node}};
+    auto r = c.Post("/bind", args.dump(), "application/json");
+    return r ? json::parse(r->body) : json{{"Error", "no answer"}};
   }
   // The placement annotation the extender stored on the pod.
   json PlacementOf(const json& pod) {
@@ -356,17 +377,8 @@ TEST_P(K8sClusterPolicyTest, ThirtyPodsGetTheirInstancesWhereSimulateWouldPutThe
       }
       continue;
     }
-    const json p =
-        Post("prioritize", {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", f["NodeNames"]}});
-    std::string best;
-    int64_t best_score = -1;
-    for (const auto& hp : p) {
-      if (hp["Score"].get<int64_t>() > best_score) {
-        best_score = hp["Score"];
-        best = hp["Host"];
-      }
-    }
-    ASSERT_EQ(best_score, 10) << p.dump();
+    const auto [best, best_score] = Best(pod, f["NodeNames"]);
+    ASSERT_EQ(best_score, 10) << i;
     const json b = Post("bind", {{"PodName", pod["metadata"]["name"]},
                                  {"PodNamespace", "ml"},
                                  {"PodUID", pod["metadata"]["uid"]},
@@ -475,16 +487,7 @@ TEST_F(K8sClusterTest, ABindWaitsWhileAnotherPodsReservationOfTheProfileIsUnallo
   std::atomic<bool> bound{false};
   json second_bind;
   std::thread binder([&] {
-    httplib::Client c("127.0.0.1", std::stoi(extender->rest()));
-    c.set_read_timeout(60, 0);
-    auto r = c.Post("/bind",
-                    json({{"PodName", second["metadata"]["name"]},
-                          {"PodNamespace", "ml"},
-                          {"PodUID", second["metadata"]["uid"]},
-                          {"Node", node}})
-                        .dump(),
-                    "application/json");
-    if (r) second_bind = json::parse(r->body);
+    second_bind = BindFromThread(second, node);
     bound = true;
   });
   std::this_thread::sleep_for(1s);
@@ -495,12 +498,8 @@ TEST_F(K8sClusterTest, ABindWaitsWhileAnotherPodsReservationOfTheProfileIsUnallo
   ASSERT_EQ(second_bind["Error"], "") << second_bind.dump();
   auto a2 = Allocate(node, "1g.5gb", {"1g.5gb-1"});
   ASSERT_TRUE(a2.ok()) << a2.status().ToString();
-  for (const auto& [pod, got] : {std::pair{first, *a1}, std::pair{second, *a2}}) {
-    const json in = PlacementOf(pod)["instances"][0];
-    EXPECT_EQ(InstanceOf(node, got.envs.at("NVIDIA_VISIBLE_DEVICES")),
-              fmt::format("{}:1g.5gb@{} allocation k8s:{}", in["gpu"].get<int>(),
-                          in["start"].get<int>(), pod["metadata"]["uid"].get<std::string>()));
-  }
+  ExpectAllocatedWhereReserved(node, first, *a1);
+  ExpectAllocatedWhereReserved(node, second, *a2);
 }
 
 // kube-scheduler binds concurrently: two binds of the same profile on one node
@@ -519,16 +518,7 @@ TEST_F(K8sClusterTest, TwoConcurrentBindsOfAProfileOnANodeDoNotBothReserve) {
   std::vector<std::thread> binders;
   for (int i = 0; i < 2; ++i) {
     binders.emplace_back([&, i] {
-      httplib::Client c("127.0.0.1", std::stoi(extender->rest()));
-      c.set_read_timeout(60, 0);
-      auto r = c.Post("/bind",
-                      json({{"PodName", pods[i]["metadata"]["name"]},
-                            {"PodNamespace", "ml"},
-                            {"PodUID", pods[i]["metadata"]["uid"]},
-                            {"Node", node}})
-                          .dump(),
-                      "application/json");
-      if (r) answers[i] = json::parse(r->body);
+      answers[i] = BindFromThread(pods[i], node);
       std::lock_guard lock(order_mu);
       order.push_back(i);
       ++done;
@@ -544,12 +534,8 @@ TEST_F(K8sClusterTest, TwoConcurrentBindsOfAProfileOnANodeDoNotBothReserve) {
   EXPECT_EQ(answers[1 - first]["Error"], "") << answers[1 - first].dump();
   auto a2 = Allocate(node, "1g.5gb", {"1g.5gb-1"});
   ASSERT_TRUE(a2.ok()) << a2.status().ToString();
-  for (const auto& [pod, got] : {std::pair{pods[first], *a1}, std::pair{pods[1 - first], *a2}}) {
-    const json in = PlacementOf(pod)["instances"][0];
-    EXPECT_EQ(InstanceOf(node, got.envs.at("NVIDIA_VISIBLE_DEVICES")),
-              fmt::format("{}:1g.5gb@{} allocation k8s:{}", in["gpu"].get<int>(),
-                          in["start"].get<int>(), pod["metadata"]["uid"].get<std::string>()));
-  }
+  ExpectAllocatedWhereReserved(node, pods[first], *a1);
+  ExpectAllocatedWhereReserved(node, pods[1 - first], *a2);
 }
 
 // The reclaim loop (every second here): the allocation of a pod that ended
