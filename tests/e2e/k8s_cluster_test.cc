@@ -289,6 +289,14 @@ class K8sClusterTest : public ::testing::Test {
     auto r = c.Post("/bind", args.dump(), "application/json");
     return r ? json::parse(r->body) : json{{"Error", "no answer"}};
   }
+  // The pod as stored (bound, labelled, annotated) with status.phase Succeeded.
+  void EndPod(const json& pod) {
+    auto stored = api.Pod(pod["metadata"]["namespace"], pod["metadata"]["name"]);
+    ASSERT_TRUE(stored.has_value());
+    ASSERT_EQ((*stored)["metadata"]["labels"]["migsched.io/managed"], "true");
+    (*stored)["status"]["phase"] = "Succeeded";
+    api.AddPod(*stored);
+  }
   // The placement annotation the extender stored on the pod.
   json PlacementOf(const json& pod) {
     auto stored = api.Pod(pod["metadata"]["namespace"], pod["metadata"]["name"]);
@@ -569,8 +577,7 @@ TEST_F(K8sClusterTest, TheReclaimLoopReleasesWhatEndedAndGonePodsHeld) {
   };
   ASSERT_EQ(reservations(gone_node).count(gone_key), 1u);
 
-  ended["status"]["phase"] = "Succeeded";
-  api.AddPod(ended);
+  EndPod(ended);
   auto creds = k8s::KubeconfigCredentials((dir / "kubeconfig").string());
   ASSERT_TRUE(creds.ok()) << creds.status().ToString();
   k8s::KubeClient client(*creds);
@@ -647,11 +654,7 @@ TEST_F(K8sMigrationTest, AnEvictionOpensRoomForAPodThatFitsNowhere) {
   }
   ASSERT_NE(x0, nullptr);
   ASSERT_NE(y4, nullptr);
-  for (const Placed* p : {x4, y0}) {
-    json ended = p->pod;
-    ended["status"]["phase"] = "Succeeded";
-    api.AddPod(ended);
-  }
+  for (const Placed* p : {x4, y0}) EndPod(p->pod);
 
   // The 7g.40gb fits nowhere: the extender evicts one pod for it.
   json big = PodOf(20, "7g.40gb");
