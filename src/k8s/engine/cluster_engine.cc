@@ -126,26 +126,68 @@ std::string ClusterEngine::NotReady() {
   return "no node daemon answers";
 }
 
+// Placements tried one after another on one copy of the view's cluster (a
+// filter or prioritize call tries every node): each Try gives the GPUs of the
+// nodes it allowed their state back, so that a call costs one copy of the
+// cluster, not one per node. Between tries every GPU is marked reserved (no
+// placement), and a Try opens only its nodes' GPUs (drained ones stay
+// reserved): the JobPlacer then has no other node to rule out, which would
+// cost a reservation mark per GPU of the cluster per try.
+class ClusterEngine::Trial {
+ public:
+  Trial(const Snapshot& s, ConfigTableCache* tables, PlacementPolicy* policy,
+        const SchedulerOptions& options)
+      : s_(s), scratch_(s.view->cluster()), placer_(&scratch_, *s.view, tables, policy, options) {
+    for (int g = 0; g < scratch_.size(); ++g) scratch_.SetReserved(g, true);
+  }
+
+  // `job` placed with only the nodes of `allowed`; nullopt when it does not
+  // fit. `delta` (optional) gets the FragCost increase summed over the GPUs of
+  // the chosen node.
+  std::optional<NodePlacement> Try(const ClusterJob& job, const std::set<int>& allowed,
+                                   double* delta) {
+    for (int idx : allowed) {
+      const ClusterView::Node& n = s_.view->nodes()[idx];
+      for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
+        if (!s_.view->drained(g)) scratch_.SetReserved(g, false);
+      }
+    }
+    auto r =
+        placer_.Place(job, [&](int node, const std::string&) { return allowed.count(node) > 0; });
+    std::optional<NodePlacement> out;
+    if (!r.ok()) {
+      spdlog::error("placing {}: {}", job.key, r.status().message());
+    } else if (r->has_value() && !(*r)->empty()) {
+      out = (**r)[0];
+      if (delta != nullptr) {
+        const ClusterView::Node& n = s_.view->nodes()[out->node];
+        double d = 0;
+        for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
+          d += scratch_.gpu(g).fragcost() - s_.view->cluster().gpu(g).fragcost();
+        }
+        *delta = d;
+      }
+    }
+    for (int idx : allowed) {
+      const ClusterView::Node& n = s_.view->nodes()[idx];
+      for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
+        scratch_.SetGpu(g, s_.view->cluster().gpu(g));
+        scratch_.SetReserved(g, true);
+      }
+    }
+    return out;
+  }
+
+ private:
+  const Snapshot& s_;
+  Cluster scratch_;
+  JobPlacer placer_;
+};
+
 std::optional<NodePlacement> ClusterEngine::Place(const Snapshot& s, const ClusterJob& job,
                                                   const std::set<int>& allowed, double* delta) {
-  Cluster copy = s.view->cluster();
-  JobPlacer placer(&copy, *s.view, &tables_, policy_.get(), options_.scheduler);
-  auto r = placer.Place(job, [&](int node, const std::string&) { return allowed.count(node) > 0; });
-  if (!r.ok()) {
-    spdlog::error("placing {}: {}", job.key, r.status().message());
-    return std::nullopt;
-  }
-  if (!r->has_value() || (*r)->empty()) return std::nullopt;
-  const NodePlacement np = (**r)[0];
-  if (delta != nullptr) {
-    const ClusterView::Node& n = s.view->nodes()[np.node];
-    double d = 0;
-    for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
-      d += copy.gpu(g).fragcost() - s.view->cluster().gpu(g).fragcost();
-    }
-    *delta = d;
-  }
-  return np;
+  Trial t(s, &tables_, policy_.get(), options_.scheduler);
+  return t.Try(job, allowed, delta);
 }
 
 namespace {
@@ -233,6 +275,7 @@ std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
   std::vector<std::string> known;
   for (const auto& n : s->view->nodes()) known.push_back(n.name);
   std::vector<Verdict> out;
+  Trial trial(*s, &tables_, policy_.get(), options_.scheduler);
   for (const std::string& name : nodes) {
     const int idx = s->view->FindNode(name);
     if (idx < 0) {
@@ -247,7 +290,7 @@ std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
           {false, fmt::format("the node daemon of {} cannot be reached: {}", name, n.error)});
       continue;
     }
-    if (Place(*s, job, {idx}, nullptr)) {
+    if (trial.Try(job, {idx}, nullptr)) {
       out.push_back({true, ""});
     } else {
       out.push_back({false, NoFitReason(*s, job, idx)});
@@ -325,7 +368,8 @@ std::vector<int64_t> ClusterEngine::Prioritize(const PodInfo& pod,
     const int idx = s->view->FindNode(name);
     if (idx >= 0 && s->view->nodes()[idx].usable) candidates.insert(idx);
   }
-  auto pick = Place(*s, job, candidates, nullptr);
+  Trial trial(*s, &tables_, policy_.get(), options_.scheduler);
+  auto pick = trial.Try(job, candidates, nullptr);
   if (!pick) return scores;
   if (choices_.size() > 10000) choices_.clear();
   choices_[pod.uid] = {s->view->nodes()[pick->node].name, s->view->nodes()[pick->node].generation,
@@ -335,7 +379,7 @@ std::vector<int64_t> ClusterEngine::Prioritize(const PodInfo& pod,
   for (int idx : candidates) {
     if (idx == pick->node) continue;
     double delta = 0;
-    if (Place(*s, job, {idx}, &delta)) others.push_back({delta, idx});
+    if (trial.Try(job, {idx}, &delta)) others.push_back({delta, idx});
   }
   std::sort(others.begin(), others.end());
   for (size_t i = 0; i < nodes.size(); ++i) {

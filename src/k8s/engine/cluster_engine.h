@@ -114,6 +114,7 @@ class ClusterEngine : public PlacementEngine {
  private:
   ClusterEngine(NodeDaemons* daemons, NodeDirectory* directory, const Catalog* catalog,
                 EngineOptions options, std::unique_ptr<PlacementPolicy> policy);
+  class Trial;
   std::shared_ptr<const Snapshot> Build();
   // Places `job` with the nodes `allowed` on a copy of the view's cluster;
   // nullopt when it does not fit. `delta` (optional) gets the FragCost increase
