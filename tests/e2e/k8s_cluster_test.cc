@@ -183,6 +183,8 @@ class K8sClusterTest : public ::testing::Test {
  protected:
   virtual const PolicyCase& Policy() const { return kFragAware; }
   virtual std::string ExtenderExtra() const { return "migration: false\n"; }
+  // The extender's node daemons: `listed` is the `nodes:` list of all three.
+  virtual std::string NodesYaml(const std::string& listed) { return "nodes:\n" + listed; }
   void SetUp() override {
     dir = testing::MakeTempDir("k8s-e2e");
     // The daemons' jobs (none here) would run as nobody under root: let them through.
@@ -225,9 +227,9 @@ class K8sClusterTest : public ::testing::Test {
     }
     const fs::path ecfg = dir / "extender.yaml";
     std::ofstream(ecfg) << "listen: 127.0.0.1:0\nkubeconfig: " << (dir / "kubeconfig").string()
-                        << "\nnodes:\n"
-                        << nodes_yaml << "token: " << kToken << "\nscheduler: {" << Policy().yaml
-                        << "}\nreclaim_interval_s: 1\n"
+                        << "\n"
+                        << NodesYaml(nodes_yaml) << "token: " << kToken << "\nscheduler: {"
+                        << Policy().yaml << "}\nreclaim_interval_s: 1\n"
                         << ExtenderExtra();
     extender = Child::Start({"k8s", "extender", "--config", ecfg.string()}, dir / "extender.log",
                             "extender listening on http://127.0.0.1:");
@@ -690,6 +692,47 @@ TEST_F(K8sMigrationTest, AnEvictionOpensRoomForAPodThatFitsNowhere) {
   EXPECT_EQ(InstanceOf(node, a->envs.at("NVIDIA_VISIBLE_DEVICES")),
             fmt::format("{}:7g.40gb@0 allocation k8s:{}", moved->gpu,
                         big["metadata"]["uid"].get<std::string>()));
+}
+
+// The node daemons found as the extender finds them in a cluster: the Running
+// node-agent pods of a namespace with a label, at http://<podIP>:<port>. Only
+// gpu-node-1's agent pod is there at first (the port is one for all nodes and
+// the three daemons here have ports of their own, so the others cannot be).
+class K8sDiscoveryTest : public K8sClusterTest {
+ protected:
+  std::string NodesYaml(const std::string&) override {
+    json agent = {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata",
+                   {{"name", "migsched-node-agent-x1"},
+                    {"namespace", "migsched-system"},
+                    {"uid", "agent-uid-1"},
+                    {"creationTimestamp", "2026-05-04T09:00:00Z"},
+                    {"labels", {{"app.kubernetes.io/name", "migsched-node-agent"}}}}},
+                  {"spec", {{"nodeName", kNodes[0]}}},
+                  {"status", {{"phase", "Running"}, {"podIP", "127.0.0.1"}}}};
+    api.AddPod(agent);
+    const std::string port = urls[0].substr(urls[0].rfind(':') + 1);
+    return "node_agents: {namespace: migsched-system, label_selector: "
+           "app.kubernetes.io/name=migsched-node-agent, port: " +
+           port + "}\n";
+  }
+};
+
+TEST_F(K8sDiscoveryTest, TheNodeDaemonsAreTheNodeAgentPods) {
+  ASSERT_TRUE(kubelets[0]->WaitForRegistration("nvidia.com/mig-1g.5gb", 10s).ok());
+  const json pod = PodOf(1, "1g.5gb");
+  api.AddPod(pod);
+  const json f = Post("filter", {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", kNodes}});
+  ASSERT_EQ(f["NodeNames"], json({kNodes[0]})) << f.dump();
+  EXPECT_EQ(f["FailedAndUnresolvableNodes"][kNodes[1]],
+            kNodes[1] + " has no migsched node daemon (known: " + kNodes[0] + ")");
+  const std::string node = Schedule(pod);
+  ASSERT_EQ(node, kNodes[0]);
+  ASSERT_EQ(Bind(pod, node)["Error"], "");
+  auto a = Allocate(node, "1g.5gb", {"1g.5gb-0"});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ExpectAllocatedWhereReserved(node, pod, *a);
 }
 
 }  // namespace
