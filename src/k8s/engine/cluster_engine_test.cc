@@ -61,6 +61,28 @@ TEST_F(ClusterEngineTest, FilterSaysWhyPerNode) {
   EXPECT_EQ(v[3].reason, "n9 has no migsched node daemon (known: n1, n2, n3)");
 }
 
+TEST_F(ClusterEngineTest, ADrainedGpuOffersNothingAndTheOtherNodesAreUntouched) {
+  // n1: GPU 0 drained (empty), GPU 1 with a 1g.5gb at 0: a 7g.40gb fits on
+  // neither. n2: one empty GPU. Trying n1 first must not leave anything on n2.
+  NodeState n1 = MakeNode("n1", 2, "A100 40GB", {"1:1g.5gb@0=alloc:k8s:a"});
+  n1.gpus[0].drained = true;
+  daemons.states["n1"] = n1;
+  daemons.states["n2"] = MakeNode("n2", 1, "A100 40GB", {});
+  Make();
+  const PodInfo pod = Pod("u1", {{"c", {{"7g.40gb", 1}}}});
+  const auto v = engine->Filter(pod, {"n1", "n2", "n1"});
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_FALSE(v[0].fits);
+  // GPU 1: the 1g.5gb holds one of the 7 compute slices; 7g.40gb needs all 7.
+  EXPECT_EQ(v[0].reason,
+            "no 7g.40gb placement free: GPU 0: drained; GPU 1: only 6 of 7 compute slices free, "
+            "7g.40gb needs 7");
+  EXPECT_TRUE(v[1].fits);
+  EXPECT_EQ(v[2].reason, v[0].reason);  // n2's try left n1 as it was
+  // Both scores from one call: n2 the policy's choice, n1 nothing.
+  EXPECT_EQ(engine->Prioritize(pod, {"n1", "n2"}), (std::vector<int64_t>{0, 10}));
+}
+
 TEST_F(ClusterEngineTest, UnknownProfilesAndRequestsANodeCanNeverHold) {
   daemons.states["n1"] = MakeNode("n1", 1, "A100 40GB", {});
   Make();
