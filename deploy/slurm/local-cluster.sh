@@ -226,7 +226,10 @@ up() {
   ok=0
   trap 'if [ "$ok" != 1 ]; then log "up failed; stopping what it started"; down; fi' EXIT
   mkdir -p "$dir"/{munge,slurm/state,slurm/spool,log,pids,hooks,nodes}
-  chmod 700 "$dir/munge"
+  # DIR and the munge socket's folder let other users through (not read):
+  # the daemons' jobs run as nobody in their state dirs' work folders, and
+  # clients of other users reach munge's socket.
+  chmod 711 "$dir" "$dir/munge"
 
   local ctld_port
   ctld_port=$(free_port)

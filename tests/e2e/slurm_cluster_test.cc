@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -192,8 +193,12 @@ TEST(SlurmClusterTest, MixedJobsRunOnInstancesMadeForThem) {
     jobs.push_back({Submit(tb, "--gres=" + s.gres, TaskScript(1 + i % 3)), s});
   }
   const Spec two = {"mig:7g.40gb:1", 2, {{"7g.40gb", 1}}};
+  // srun's tasks run the script themselves (in the batch shell, $SLURMD_NODENAME
+  // and the devices would be the batch step's, expanded before srun starts).
+  const std::string task_file = tb.dir() + "/task.sh";
+  std::ofstream(task_file) << TaskScript(2) << "\n";
   jobs.push_back(
-      {Submit(tb, "-N2 --ntasks-per-node=1 --gres=" + two.gres, "srun " + TaskScript(2)), two});
+      {Submit(tb, "-N2 --ntasks-per-node=1 --gres=" + two.gres, "srun bash " + task_file), two});
   std::vector<int64_t> ids;
   for (const auto& [id, s] : jobs) ids.push_back(id);
   ASSERT_TRUE(SlurmTestbed::WaitFor([&] { return AllEnded(tb, ids); }, 300)) << tb.Logs();
