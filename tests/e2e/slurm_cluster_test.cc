@@ -387,6 +387,14 @@ TEST(SlurmClusterTest, GateHoldsThroughReconfigureRestartAndADaemonCrash) {
       },
       90))
       << tb.Logs();
+  // Each bound at the first try: no start on a GPU still held (the counts of
+  // n2 never went under its running jobs while its daemon was away).
+  for (int64_t id : {waiting[0], waiting[1]}) {
+    const Json j = SlurmJobs(tb).at(id);
+    EXPECT_EQ(j["job_state"], "COMPLETED") << id << " " << j["admin_comment"];
+    EXPECT_EQ(j["restart_cnt"], 0) << id << " " << j["admin_comment"];
+  }
+  EXPECT_EQ(JobState(tb, waiting[2]), "PENDING");
   EXPECT_EQ(tb.Out("sinfo -h -R"), "");
   tb.Sh("scancel -u root");
 }
