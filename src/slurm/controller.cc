@@ -81,7 +81,8 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
       rep.unusable_nodes.push_back(fmt::format("{} ({})", n.name, n.error));
       if (usable_.count(n.name)) {
         node_lost = true;
-        spdlog::warn("node {} is not usable: {}; its counts go to 0", n.name, n.error);
+        spdlog::warn("node {} is not usable: {}; its counts drop to its running jobs'", n.name,
+                     n.error);
       }
     }
   }
