@@ -9,7 +9,8 @@
 # Each job (one at a time, the next when the previous has ended) writes the
 # wall-clock time it started at; latency = that time - the time just before
 # sbatch. Profiles cycle 1g.5gb, 3g.20gb, 7g.40gb, 2g.10gb. Prints one line per
-# mode: n, mean, p50, p90, max in seconds.
+# mode: n, mean with its 95% confidence interval (normal), min, p50, p90, max
+# in seconds; the latencies stay in /tmp/migsched-latency-*/latencies.txt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -43,9 +44,11 @@ for mode in "${modes[@]}"; do
   ) >"$dir/latencies.txt"
   "$repo/deploy/slurm/local-cluster.sh" down "$dir" >/dev/null 2>&1
   sort -n "$dir/latencies.txt" | awk -v mode="$mode" '
-    { v[NR] = $1; s += $1 }
+    { v[NR] = $1; s += $1; q += $1 * $1 }
     END {
       p50 = v[int((NR + 1) * 0.5)]; p90 = v[int(NR * 0.9 + 0.5)]
-      printf "%-10s n=%d mean=%.3f p50=%.3f p90=%.3f max=%.3f s\n", mode, NR, s / NR, p50, p90, v[NR]
+      m = s / NR; sd = NR > 1 ? sqrt((q - NR * m * m) / (NR - 1)) : 0
+      printf "%-10s n=%d mean=%.3f (95%% CI +-%.3f) min=%.3f p50=%.3f p90=%.3f max=%.3f s\n",
+        mode, NR, m, 1.96 * sd / sqrt(NR), v[1], p50, p90, v[NR]
     }'
 done

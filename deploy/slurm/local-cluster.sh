@@ -99,7 +99,9 @@ wait_for() {
   die "timed out after ${limit}s waiting for $what (logs: $dir/log/)"
 }
 
-# A TCP port nobody listens on, from /proc/net/tcp{,6} (no extra tools).
+# A TCP port nobody uses, from /proc/net/tcp{,6} (no extra tools), below
+# Linux's default ephemeral range (32768-60999), where an outgoing connection
+# could take it between this choice and the daemon's bind.
 used_ports() {
   cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk 'NR > 1 { split($2, a, ":"); print a[2] }'
 }
@@ -107,7 +109,7 @@ taken=""
 free_port() {
   local p hex
   for ((try = 0; try < 200; try++)); do
-    p=$((20000 + RANDOM % 30000))
+    p=$((20000 + RANDOM % 12000))
     hex=$(printf '%04X' "$p")
     if ! used_ports | grep -qx "$hex" && ! [[ " $taken " == *" $p "* ]]; then
       taken="$taken $p"
@@ -226,7 +228,10 @@ up() {
   ok=0
   trap 'if [ "$ok" != 1 ]; then log "up failed; stopping what it started"; down; fi' EXIT
   mkdir -p "$dir"/{munge,slurm/state,slurm/spool,log,pids,hooks,nodes}
-  chmod 700 "$dir/munge"
+  # DIR and the munge socket's folder let other users through (not read):
+  # the daemons' jobs run as nobody in their state dirs' work folders, and
+  # clients of other users reach munge's socket.
+  chmod 711 "$dir" "$dir/munge"
 
   local ctld_port
   ctld_port=$(free_port)

@@ -22,6 +22,13 @@ std::vector<GresCount> MigOnly(const std::vector<GresCount>& gres, const std::st
   return out;
 }
 
+// Whether `job` (scontrol -o show job) still waits with no binding recorded.
+bool StillWaiting(const ScontrolRecord& job) {
+  if (job.Value("JobState").value_or("") != "PENDING") return false;
+  auto bound = ParseBound(job.Rest("AdminComment").value_or(""));
+  return !bound.ok() || !bound->has_value();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<SlurmController>> SlurmController::Create(const ControllerConfig& config,
@@ -81,7 +88,8 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
       rep.unusable_nodes.push_back(fmt::format("{} ({})", n.name, n.error));
       if (usable_.count(n.name)) {
         node_lost = true;
-        spdlog::warn("node {} is not usable: {}; its counts go to 0", n.name, n.error);
+        spdlog::warn("node {} is not usable: {}; its counts drop to its running jobs'", n.name,
+                     n.error);
       }
     }
   }
@@ -360,6 +368,12 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
         (!fresh && last != reason_written_.end() && now_s - last->second < kReasonEveryS)) {
       continue;
     }
+    // A job Slurm has started since it was read must keep the binding its
+    // prolog writes into the same AdminComment (the task prolog reads it):
+    // not if its allocation is already on a daemon (read after Slurm), nor
+    // if Slurm shows it started or bound now.
+    if (!view->AllocationsOf(cj.request.job.key).empty()) continue;
+    if (auto now = slurm_->Job(cj.slurm->id); !now.ok() || !StillWaiting(*now)) continue;
     ++written;
     reason_written_[cj.slurm->id] = now_s;
     if (Status st = slurm_->SetAdminComment(cj.slurm->id, text); !st.ok()) {

@@ -75,7 +75,8 @@ class SlurmController {
 
   // One round at Unix time `now_s`. kUnavailable (nothing changed) when
   // Slurm cannot be read; node daemons that cannot be read are not usable
-  // (their counts go to 0) and do not fail the tick.
+  // (their counts drop to what Slurm's running jobs hold there) and do not
+  // fail the tick.
   StatusOr<TickReport> Tick(double now_s);
 
  private:

@@ -125,9 +125,12 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
           [&](auto& v) {
             return r.Number(v, "slurm.command_timeout_s", &c.command_timeout_s, 0.1);
           }},
-         {"max_bind_failures", [&](auto& v) {
+         {"max_bind_failures",
+          [&](auto& v) {
             return r.Integer(v, "slurm.max_bind_failures", &c.max_bind_failures, 1);
-          }}});
+          }},
+         {"bind_wait_s",
+          [&](auto& v) { return r.Number(v, "slurm.bind_wait_s", &c.bind_wait_s, 0); }}});
   };
   h["nodes"] = [&](const YAML::Node& n) -> Status {
     if (!n.IsSequence()) return r.Error(n, "nodes must be a list");

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <thread>
 
 #include "slurm/admin_comment.h"
 #include "slurm/hostlist.h"
@@ -51,8 +53,12 @@ std::string AdminCommentOf(const ScontrolRecord& rec) {
 
 }  // namespace
 
+void RealSleep(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
 int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
-              const Env& env, std::ostream& err) {
+              const Env& env, std::ostream& err, const Sleep& sleep) {
   const auto id = JobIdFromEnv(env);
   if (!id) {
     err << "migsched slurm prolog: SLURM_JOB_ID is not set: run it as Slurm's PrologSlurmctld\n";
@@ -96,18 +102,29 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
           ar.owner = key;
           ar.idempotency_key = fmt::format("{}:{}:{}:{}", key, restarts, node, index);
           ar.instances = {{part.profile, 1}};
-          ar.reservation_prefix = std::string(kRoomPrefix);
-          StatusOr<NodeAllocation> a = nodes->Allocate(node, ar);
-          if (!a.ok() && a.status().code() == StatusCode::kFailedPrecondition) {
-            // No room of the profile held there (the controller was not
-            // running): any free placement, the daemon's choice.
-            const std::string first = a.status().message();
-            ar.reservation_prefix.clear();
-            a = nodes->Allocate(node, ar);
-            if (!a.ok()) {
-              a = Status(a.status().code(),
-                         fmt::format("{}; and without a room: {}", first, a.status().message()));
+          auto bind = [&]() -> StatusOr<NodeAllocation> {
+            ar.reservation_prefix = std::string(kRoomPrefix);
+            StatusOr<NodeAllocation> a = nodes->Allocate(node, ar);
+            if (!a.ok() && a.status().code() == StatusCode::kFailedPrecondition) {
+              // No room of the profile held there (the controller was not
+              // running): any free placement, the daemon's choice.
+              const std::string first = a.status().message();
+              ar.reservation_prefix.clear();
+              a = nodes->Allocate(node, ar);
+              if (!a.ok()) {
+                a = Status(a.status().code(),
+                           fmt::format("{}; and without a room: {}", first, a.status().message()));
+              }
             }
+            return a;
+          };
+          StatusOr<NodeAllocation> a = bind();
+          constexpr double kRetryEveryS = 0.25;
+          for (double waited = 0; !a.ok() && a.status().code() == StatusCode::kFailedPrecondition &&
+                                  waited + kRetryEveryS <= config.bind_wait_s;
+               waited += kRetryEveryS) {
+            sleep(kRetryEveryS);
+            a = bind();
           }
           if (!a.ok()) {
             failure = fmt::format("{}: {}", node, a.status().message());

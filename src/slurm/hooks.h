@@ -40,8 +40,16 @@ namespace migsched::slurm {
 // The environment (getenv in production).
 using Env = std::function<std::string(const std::string& name)>;
 
+// Sleeps `seconds` (real time in production; tests pass their own).
+using Sleep = std::function<void(double seconds)>;
+void RealSleep(double seconds);
+
+// A bind that finds no room and no free placement on a node
+// (kFailedPrecondition) is retried every 0.25 s for up to config.bind_wait_s:
+// Slurm frees an ended job's GRES before its EpilogSlurmctld has released
+// the instance, and may start the next job of that profile there at once.
 int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
-              const Env& env, std::ostream& err);
+              const Env& env, std::ostream& err, const Sleep& sleep = RealSleep);
 int RunTaskProlog(const std::string& gres_name, SlurmClient* slurm, const Env& env,
                   std::ostream& out, std::ostream& err);
 int RunEpilog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,

@@ -162,6 +162,47 @@ TEST(PrologTest, AFailedNodeUndoesTheOthersAndCountsTheAttempt) {
   EXPECT_EQ(runner.commands[2], "scontrol hold 3");
 }
 
+// Regression: Slurm frees an ended job's count before its EpilogSlurmctld has
+// released the instance, and started a waiting job of that profile there at
+// once; its prolog found neither a room nor a free placement and the job was
+// requeued. The prolog now retries such a bind for slurm.bind_wait_s.
+TEST(PrologTest, ABindThatFindsNoRoomYetIsRetriedForBindWait) {
+  ReplayRunner runner;
+  runner.records["3"] = Data("scontrol-job-3.txt");  // 1 instance on n1 and on n3
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  // n1: two binds fail (each tries with a room, then without), the third binds.
+  nodes.busy_for["n1"] = 4;
+  std::vector<double> slept;
+  std::ostringstream err;
+  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
+                      [&](double s) { slept.push_back(s); }),
+            0)
+      << err.str();
+  EXPECT_EQ(slept, (std::vector<double>{0.25, 0.25}));
+  EXPECT_EQ(nodes.states["n1"].allocations.size(), 1u);
+
+  // With bind_wait_s 0.4 only one retry fits (0.25 s): still busy, the bind fails.
+  ControllerConfig impatient = Config();
+  impatient.bind_wait_s = 0.4;
+  FakeNodeDaemons busy;
+  busy.busy_for["n1"] = 100;
+  slept.clear();
+  EXPECT_EQ(RunProlog(impatient, &slurm, &busy, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
+                      [&](double s) { slept.push_back(s); }),
+            1);
+  EXPECT_EQ(slept, (std::vector<double>{0.25}));
+  EXPECT_EQ(busy.busy_for["n1"], 100 - 4);  // two binds of two calls each
+  // Other errors (an unreachable daemon) are not retried.
+  FakeNodeDaemons down;
+  down.allocate_error["n1"] = UnavailableError("connection refused");
+  slept.clear();
+  EXPECT_EQ(RunProlog(Config(), &slurm, &down, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
+                      [&](double s) { slept.push_back(s); }),
+            1);
+  EXPECT_TRUE(slept.empty());
+}
+
 TEST(PrologTest, JobsOfOtherPartitionsOrWithoutMigPass) {
   ReplayRunner runner;
   runner.records["3"] = Data("scontrol-job-3.txt");

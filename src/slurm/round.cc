@@ -138,17 +138,21 @@ std::vector<GresCount> CountsToPublish(
       out.push_back(g);
       continue;
     }
+    auto get = [&](const std::map<std::pair<std::string, std::string>, int>& m) {
+      auto it = m.find({current.name, g.type});
+      return it == m.end() ? 0 : it->second;
+    };
     GresCount c = g;
-    c.count = 0;
+    // Not usable: only what Slurm's own jobs hold there, so nothing new
+    // starts. Never below that: Slurm forgets the GRES its running jobs hold
+    // on a node whose count went under them (its "GRES count underflow"), and
+    // would start jobs there once the count is raised again.
+    c.count = get(active.all);
     if (usable) {
       int ceiling = 0;
       for (const ProfileCapacity& p : ceilings) {
         if (p.profile == g.type) ceiling = p.count;
       }
-      auto get = [&](const std::map<std::pair<std::string, std::string>, int>& m) {
-        auto it = m.find({current.name, g.type});
-        return it == m.end() ? 0 : it->second;
-      };
       c.count = std::min(ceiling, get(active.all) + get(rooms));
     }
     out.push_back(c);

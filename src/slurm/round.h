@@ -66,7 +66,9 @@ std::vector<EngineReservation> Rooms(const ClusterView& view, const ActiveCounts
 // The Gres= list to publish on a node: for each MIG type Slurm lists for it
 // (`current`, other GRES kept as they are), the active jobs' count plus the
 // rooms held for waiting jobs (`rooms`), at most the node's ceiling (what
-// its GPUs hold at once); 0 for every MIG type of a node that is not usable.
+// its GPUs hold at once); for a node that is not usable, only its active
+// jobs' count (nothing new starts there, and Slurm's own accounting of what
+// its running jobs hold is never pushed under zero).
 std::vector<GresCount> CountsToPublish(
     const SlurmNode& current, const std::string& gres_name, int view_node, const ClusterView& view,
     const ActiveCounts& active, const std::map<std::pair<std::string, std::string>, int>& rooms);

@@ -122,7 +122,8 @@ TEST(RoundTest, RoomsClaimedAndTimedOut) {
 }
 
 // Counts: Slurm's active jobs plus the rooms held for waiting jobs, at most
-// the ceiling (2 A100: 3g.20gb 4), other GRES untouched; 0 when unusable.
+// the ceiling (2 A100: 3g.20gb 4), other GRES untouched; when unusable, only
+// the active jobs' count (n2 runs a 7g.40gb Slurm started there).
 TEST(RoundTest, CountsToPublish) {
   ConfigTableCache tables;
   auto view = ClusterView::Build(
@@ -134,6 +135,7 @@ TEST(RoundTest, CountsToPublish) {
   ActiveCounts active;
   active.all[{"n1", "3g.20gb"}] = 3;
   active.all[{"n1", "1g.5gb"}] = 1;
+  active.all[{"n2", "7g.40gb"}] = 1;
   const std::map<std::pair<std::string, std::string>, int> rooms = {{{"n1", "3g.20gb"}, 2},
                                                                     {{"n1", "7g.40gb"}, 1}};
   EXPECT_EQ(
@@ -145,7 +147,25 @@ TEST(RoundTest, CountsToPublish) {
   EXPECT_EQ(
       CountsToPublish(n2, "mig", 1, *view, active, rooms),
       (std::vector<GresCount>{
-          {"gpu", "t4", 1}, {"mig", "1g.5gb", 0}, {"mig", "3g.20gb", 0}, {"mig", "7g.40gb", 0}}));
+          {"gpu", "t4", 1}, {"mig", "1g.5gb", 0}, {"mig", "3g.20gb", 0}, {"mig", "7g.40gb", 1}}));
+}
+
+// Regression: a node whose daemon went away was published at 0 under the
+// jobs running there; Slurm then dropped their GRES from its books ("GRES
+// count underflow") and, once the daemon was back and the count restored,
+// started waiting jobs on GPUs those jobs still held (the bind failed).
+TEST(RoundTest, AnUnusableNodeIsNeverPublishedUnderItsRunningJobs) {
+  ConfigTableCache tables;
+  auto view =
+      ClusterView::Build({{"n2", std::nullopt, "connection refused"}}, BundledCatalog(), &tables);
+  SlurmNode n2;
+  n2.name = "n2";
+  n2.gres = {{"mig", "3g.20gb", 4}, {"mig", "7g.40gb", 2}};
+  ActiveCounts active;
+  active.all[{"n2", "7g.40gb"}] = 2;
+  active.all[{"n2", "3g.20gb"}] = 0;
+  const std::vector<GresCount> got = CountsToPublish(n2, "mig", 0, *view, active, {});
+  EXPECT_EQ(got, (std::vector<GresCount>{{"mig", "3g.20gb", 0}, {"mig", "7g.40gb", 2}}));
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ class FakeNodeDaemons : public NodeDaemons {
   std::map<std::string, Status> allocate_error;
   // Allocate with a reservation prefix fails with kFailedPrecondition on these nodes.
   std::map<std::string, bool> no_room;
+  // The next this many Allocate calls on the node fail with kFailedPrecondition
+  // (an instance still held by an ended job whose epilog has not run yet).
+  std::map<std::string, int> busy_for;
   std::map<std::string, NodeState> states;
   std::vector<std::string> calls;  // "allocate n1 slurm:3 prefix=slurm-room:", "release n1 7", ...
 
@@ -42,6 +45,10 @@ class FakeNodeDaemons : public NodeDaemons {
     calls.push_back(fmt::format("allocate {} {} prefix={}", node, r.owner, r.reservation_prefix));
     if (auto it = allocate_error.find(node); it != allocate_error.end() && !it->second.ok()) {
       return it->second;
+    }
+    if (auto it = busy_for.find(node); it != busy_for.end() && it->second > 0) {
+      --it->second;
+      return FailedPreconditionError("no room for the profile now");
     }
     if (!r.reservation_prefix.empty() && no_room.count(node)) {
       return FailedPreconditionError("no reservation of the profile under " + r.reservation_prefix);
