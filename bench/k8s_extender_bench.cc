@@ -56,6 +56,7 @@ std::unique_ptr<Fixture> MakeFixture(int num_nodes, const std::string& profile) 
   f->directory = std::make_unique<k8s::StaticNodeDirectory>(nodes);
   k8s::EngineOptions o;
   o.refresh_s = 1e9;
+  o.state_threads = 1;  // the double is not thread-safe
   auto e = k8s::ClusterEngine::Create(&f->daemons, f->directory.get(), &BundledCatalog(), o);
   if (!e.ok()) return nullptr;
   f->engine = std::move(*e);
@@ -75,7 +76,8 @@ void BM_Filter(benchmark::State& state) {
   int fits = 0;
   for (auto _ : state) {
     auto v = f->engine->Filter(f->pod, f->names);
-    fits = static_cast<int>(std::count_if(v.begin(), v.end(), [](const auto& x) { return x.fits; }));
+    fits =
+        static_cast<int>(std::count_if(v.begin(), v.end(), [](const auto& x) { return x.fits; }));
     benchmark::DoNotOptimize(v);
   }
   state.counters["gpus"] = static_cast<double>(state.range(0) * kGpusPerNode);

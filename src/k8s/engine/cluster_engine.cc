@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include "cluster/capacity.h"
@@ -76,6 +77,34 @@ void ClusterEngine::Invalidate() {
   snapshot_.reset();
 }
 
+namespace {
+
+// Every node's state, `threads` calls at a time.
+std::vector<NodeInput> ReadStates(NodeDaemons* daemons, const std::vector<StaticNode>& nodes,
+                                  int threads) {
+  std::vector<NodeInput> inputs(nodes.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < nodes.size();) {
+      inputs[i].name = nodes[i].name;
+      auto st = daemons->State(nodes[i].name);
+      if (st.ok()) {
+        inputs[i].state = std::move(*st);
+      } else {
+        inputs[i].error = st.status().message();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const size_t n = std::min<size_t>(std::max(threads, 1), nodes.size());
+  for (size_t k = 1; k < n; ++k) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return inputs;
+}
+
+}  // namespace
+
 std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::Build() {
   auto s = std::make_shared<Snapshot>();
   s->taken = std::chrono::steady_clock::now();
@@ -85,17 +114,7 @@ std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::Build() {
   } else {
     s->nodes = *nodes;
   }
-  for (const StaticNode& n : s->nodes) {
-    NodeInput in;
-    in.name = n.name;
-    auto st = daemons_->State(n.name);
-    if (st.ok()) {
-      in.state = std::move(*st);
-    } else {
-      in.error = st.status().message();
-    }
-    s->inputs.push_back(std::move(in));
-  }
+  s->inputs = ReadStates(daemons_, s->nodes, options_.state_threads);
   std::lock_guard lock(mu_);
   s->view = ClusterView::Build(s->inputs, *catalog_, &tables_);
   return s;
@@ -112,6 +131,32 @@ std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::View(bool fresh) {
   }
   auto s = Build();
   std::lock_guard lock(mu_);
+  snapshot_ = s;
+  return s;
+}
+
+std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::WithFreshNode(
+    const std::string& node) {
+  auto base = View();
+  auto it = std::find_if(base->nodes.begin(), base->nodes.end(),
+                         [&](const StaticNode& n) { return n.name == node; });
+  if (it == base->nodes.end()) return View(/*fresh=*/true);  // a node the last list lacked
+  auto s = std::make_shared<Snapshot>();
+  s->taken = base->taken;  // the other nodes are as old as they were
+  s->nodes = base->nodes;
+  s->inputs = base->inputs;
+  s->error = base->error;
+  NodeInput& in = s->inputs[static_cast<size_t>(it - base->nodes.begin())];
+  in.state.reset();
+  in.error.clear();
+  auto st = daemons_->State(node);
+  if (st.ok()) {
+    in.state = std::move(*st);
+  } else {
+    in.error = st.status().message();
+  }
+  std::lock_guard lock(mu_);
+  s->view = ClusterView::Build(s->inputs, *catalog_, &tables_);
   snapshot_ = s;
   return s;
 }
@@ -415,7 +460,7 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
   std::unique_lock node_lock(*node_mu, std::defer_lock);
   for (;;) {
     node_lock.lock();
-    s = View(/*fresh=*/true);
+    s = WithFreshNode(node);
     idx = s->view->FindNode(node);
     if (idx < 0) return NotFoundError(node + " has no migsched node daemon");
     if (!s->view->nodes()[idx].usable) {
@@ -468,7 +513,7 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
     choices_.erase(pod.uid);
   }
   Status st = daemons_->Reserve(node, key, placement.placements, options_.reservation_ttl_s);
-  Invalidate();
+  WithFreshNode(node);  // the next filter sees the reservation
   if (!st.ok()) return st;
   Forget(pod.uid);
 
@@ -502,7 +547,7 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
 
 Status ClusterEngine::Release(const PodInfo& pod, const std::string& node) {
   Status st = daemons_->Unreserve(node, PodOwnerKey(pod.uid));
-  Invalidate();
+  WithFreshNode(node);
   return st;
 }
 

@@ -22,8 +22,9 @@
 // (its first filter), as the simulator's policy sees each job arrive
 // (PlacementPolicy::ObserveArrival, the demand window of §2).
 //
-// The view is re-read when older than `refresh_s` and after every change
-// this engine makes.
+// The view is re-read when older than `refresh_s` (every node, up to
+// `state_threads` at once); a bind re-reads its node before it decides and
+// after it reserves.
 //
 // Thread-safety: all methods may be called concurrently; `mu_` guards the
 // policy, the table cache, the view and the caches below, and is never held
@@ -61,6 +62,9 @@ struct EngineOptions {
   double refresh_s = 0.5;          // the view is re-read when older, seconds
   double bind_wait_s = 20;         // the longest a bind waits for an earlier pod's Allocate
   double poll_s = 0.05;            // how often it looks again meanwhile
+  // Node daemons read at once when the view is rebuilt (NodeDaemons must then
+  // allow concurrent calls for different nodes, as its contract says).
+  int state_threads = 16;
 };
 
 // The pod as a job of the cluster core: every instance of every container on
@@ -116,6 +120,9 @@ class ClusterEngine : public PlacementEngine {
                 EngineOptions options, std::unique_ptr<PlacementPolicy> policy);
   class Trial;
   std::shared_ptr<const Snapshot> Build();
+  // The view with `node` read again now and the other nodes as they were (a
+  // full rebuild when the last list lacked it); stored as the view.
+  std::shared_ptr<const Snapshot> WithFreshNode(const std::string& node);
   // Places `job` with the nodes `allowed` on a copy of the view's cluster;
   // nullopt when it does not fit. `delta` (optional) gets the FragCost increase
   // summed over the GPUs of the chosen node.
