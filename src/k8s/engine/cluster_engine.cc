@@ -137,7 +137,12 @@ std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::View(bool fresh) {
 
 std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::WithFreshNode(
     const std::string& node) {
-  auto base = View();
+  std::shared_ptr<const Snapshot> base;
+  {
+    std::lock_guard lock(mu_);
+    base = snapshot_;  // however old: its age stays, and View() renews it when due
+  }
+  if (!base) return View(/*fresh=*/true);
   auto it = std::find_if(base->nodes.begin(), base->nodes.end(),
                          [&](const StaticNode& n) { return n.name == node; });
   if (it == base->nodes.end()) return View(/*fresh=*/true);  // a node the last list lacked

@@ -120,8 +120,9 @@ class ClusterEngine : public PlacementEngine {
                 EngineOptions options, std::unique_ptr<PlacementPolicy> policy);
   class Trial;
   std::shared_ptr<const Snapshot> Build();
-  // The view with `node` read again now and the other nodes as they were (a
-  // full rebuild when the last list lacked it); stored as the view.
+  // The last view with `node` read again now and the other nodes as they
+  // were, keeping the last view's age (a full rebuild when there is none or
+  // its list lacked the node); stored as the view.
   std::shared_ptr<const Snapshot> WithFreshNode(const std::string& node);
   // Places `job` with the nodes `allowed` on a copy of the view's cluster;
   // nullopt when it does not fit. `delta` (optional) gets the FragCost increase
