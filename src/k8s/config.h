@@ -27,8 +27,9 @@
 //   token_file: /var/run/migsched/token   (or token: "...")
 //   device_plugin_dir: /var/lib/kubelet/device-plugins
 //   device_nodes: [/dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools]
-//   cdi: false                      true: also name the instance as CDI device nvidia.com/gpu=<MIG
-//   UUID> health_interval_s: 5            how often the daemon is asked whether it answers
+//   cdi: false                      true: also name each instance as the CDI device
+//                                   nvidia.com/gpu=<MIG UUID>
+//   health_interval_s: 5            how often the daemon is asked whether it answers
 //
 // Thread-safety: plain values.
 #ifndef MIGSCHED_K8S_CONFIG_H_
