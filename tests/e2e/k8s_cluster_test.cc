@@ -735,5 +735,27 @@ TEST_F(K8sDiscoveryTest, TheNodeDaemonsAreTheNodeAgentPods) {
   ExpectAllocatedWhereReserved(node, pod, *a);
 }
 
+// The commands refuse a config they cannot use at once, saying why, before
+// serving anything.
+TEST(K8sCommandsTest, BadConfigsAreRefusedWithTheReason) {
+  const fs::path dir = testing::MakeTempDir("k8s-cmd");
+  auto r = testing::RunMigsched({"k8s", "extender", "--config", (dir / "missing.yaml").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("migsched k8s extender: cannot read config file"), std::string::npos)
+      << r.err;
+  const fs::path bad = dir / "extender.yaml";
+  std::ofstream(bad) << "nodes: [{name: n1, url: 'http://127.0.0.1:1'}]\ntoken: t\n"
+                     << "scheduler: {policy: no-such-policy}\n";
+  r = testing::RunMigsched({"k8s", "extender", "--config", bad.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no-such-policy"), std::string::npos) << r.err;
+  const fs::path agent = dir / "agent.yaml";
+  std::ofstream(agent) << "daemon_url: http://127.0.0.1:1\ntoken: t\nhealth_interval_s: -1\n";
+  r = testing::RunMigsched({"k8s", "node-agent", "--config", agent.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("health_interval_s"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace migsched
