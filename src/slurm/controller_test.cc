@@ -179,5 +179,37 @@ TEST(ControllerTest, AfterSlurmRevertsTheCountsNothingIsPublishedUntilTheSlurmdR
   EXPECT_EQ(runner.Published(), 3);
 }
 
+// Reclaim: an allocation whose Slurm job no longer holds the node (slurm:99
+// is not in the queue at all) is released once it has been seen so for
+// reclaim_grace_s; one of a job running there (job 1 on n1) never.
+TEST(ControllerTest, AllocationsOfJobsSlurmNoLongerRunsAreReleasedAfterTheGrace) {
+  CapturedSlurm runner;
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes = FullNodes();
+  nodes.states["n1"] = MakeNode(
+      "n1", 2, "A100 40GB",
+      {"0:1g.5gb@0=alloc:slurm:1", "0:1g.5gb@1=alloc:slurm:1", "1:3g.20gb@4=alloc:slurm:99"});
+  nodes.states["n1"].allocations = {{11, "slurm:1", "running", {}},
+                                    {12, "slurm:99", "running", {}}};
+  ControllerConfig config = Config();
+  config.reclaim_grace_s = 10;
+  auto c = SlurmController::Create(config, &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok());
+  auto released = [&] {
+    std::vector<std::string> out;
+    for (const std::string& call : nodes.calls) {
+      if (call.rfind("release ", 0) == 0) out.push_back(call);
+    }
+    return out;
+  };
+  ASSERT_OK_AND_ASSIGN(TickReport first, (*c)->Tick(kNow));
+  EXPECT_EQ(first.reclaimed, 0);
+  ASSERT_TRUE((*c)->Tick(kNow + 9).ok());
+  EXPECT_TRUE(released().empty());
+  ASSERT_OK_AND_ASSIGN(TickReport after, (*c)->Tick(kNow + 10.5));
+  EXPECT_EQ(after.reclaimed, 1);
+  EXPECT_EQ(released(), std::vector<std::string>{"release n1 12"});
+}
+
 }  // namespace
 }  // namespace migsched::slurm
