@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <deque>
 #include <future>
 
 #include "cluster/planner.h"
@@ -99,6 +100,26 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
 
   // 2. The jobs, the rooms, the plan.
   Classified cls = ClassifyJobs(jobs, config_.partition, gres, now_s);
+  // A job Slurm showed waiting that its prolog has bound since (the daemons
+  // are read after Slurm) has started: it is active on the nodes of its
+  // allocations, and no room is planned for it again.
+  std::deque<SlurmJob> started;  // cls points into it
+  for (auto it = cls.waiting.begin(); it != cls.waiting.end();) {
+    const std::vector<JobId> allocations = view->AllocationsOf(it->request.job.key);
+    if (allocations.empty()) {
+      ++it;
+      continue;
+    }
+    SlurmJob& j = started.emplace_back(*it->slurm);
+    j.state = "CONFIGURING";
+    j.nodes.clear();
+    for (JobId id : allocations) {
+      const std::string& node = view->nodes()[view->OccupantOf(id)->node].name;
+      if (std::find(j.nodes.begin(), j.nodes.end(), node) == j.nodes.end()) j.nodes.push_back(node);
+    }
+    cls.active.push_back({&j, std::move(it->request)});
+    it = cls.waiting.erase(it);
+  }
   rep.waiting = static_cast<int>(cls.waiting.size());
   const ActiveCounts active = CountActive(cls.active, *view);
   std::vector<EngineReservation> rooms =
@@ -207,54 +228,72 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     want[ep.name] =
         CountsToPublish(*it->second, gres, view->FindNode(ep.name), *view, active, held);
   }
-  bool reverted = !up || !started_ || node_lost;
+  bool counts_differ = false;
   for (const auto& [node, counts] : published_) {
     auto it = snode.find(node);
-    if (it != snode.end() && MigOnly(it->second->gres, gres) != counts) reverted = true;
+    if (it != snode.end() && MigOnly(it->second->gres, gres) != counts) counts_differ = true;
+  }
+  const bool reverted = !up || !started_ || node_lost || counts_differ;
+  // After Slurm itself put the counts back (reconfigure, slurmctld restart)
+  // its slurmd register again; a registration that finds a count other than
+  // gres.conf's on a node whose jobs use the GRES drains the node ("gres/mig
+  // count changed and jobs are using them"). So the gate stays closed and
+  // nothing is published for revert_settle_s, until they have registered.
+  const bool slurm_reverted = started_ && (!up || counts_differ);
+  if (slurm_reverted && settle_until_ == 0) {
+    settle_until_ = now_s + config_.revert_settle_s;
+    if (!up) {
+      spdlog::warn(
+          "partition {} is DOWN (reconfigure or slurmctld restart?): publishing again in {} s",
+          config_.partition, config_.revert_settle_s);
+    } else {
+      spdlog::warn(
+          "GRES counts differ from those published (reconfigure or slurmctld restart?): closing "
+          "the gate to publish again in {} s",
+          config_.revert_settle_s);
+    }
   }
   if (reverted) {
-    if (started_ && !up) {
-      spdlog::warn("partition {} is DOWN (reconfigure or slurmctld restart?): publishing again",
-                   config_.partition);
-    } else if (started_ && !node_lost) {
-      spdlog::warn(
-          "GRES counts differ from those published (reconfigure or slurmctld "
-          "restart?): closing the gate to publish again");
-    }
     if (up) RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, false));
     rep.gate_cycled = true;
   }
-  published_.clear();
-  for (const auto& [node, counts] : want) {
-    const SlurmNode* s = snode[node];
-    if (!reverted && s->gres == counts) {
-      published_[node] = MigOnly(counts, gres);
-      continue;
-    }
-    if (Status st = slurm_->SetNodeGres(node, counts); !st.ok()) {
-      spdlog::error("cannot publish the counts of {}: {}", node, st.message());
-      continue;
-    }
-    published_[node] = MigOnly(counts, gres);
-    ++rep.published_nodes;
-  }
-  rep.gate_open = up && !reverted;
-  if (reverted) {
-    // Read back before opening: Slurm must show exactly what was published.
-    ASSIGN_OR_RETURN(std::vector<SlurmNode> after, slurm_->Nodes());
-    bool same = true;
-    for (const SlurmNode& n : after) {
-      auto it = published_.find(n.name);
-      if (it != published_.end() && MigOnly(n.gres, gres) != it->second) {
-        same = false;
-        spdlog::warn("node {} shows {} after publishing {}", n.name, FormatGresValue(n.gres),
-                     FormatGresValue(it->second));
+  if (reverted && settle_until_ > now_s) {
+    rep.gate_open = false;  // settling: published_ kept, nothing written
+  } else {
+    published_.clear();
+    for (const auto& [node, counts] : want) {
+      const SlurmNode* s = snode[node];
+      if (!reverted && s->gres == counts) {
+        published_[node] = MigOnly(counts, gres);
+        continue;
       }
+      if (Status st = slurm_->SetNodeGres(node, counts); !st.ok()) {
+        spdlog::error("cannot publish the counts of {}: {}", node, st.message());
+        continue;
+      }
+      published_[node] = MigOnly(counts, gres);
+      ++rep.published_nodes;
     }
-    if (same && published_.size() == want.size()) {
-      RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, true));
-      rep.gate_open = true;
-      spdlog::info("partition {} is UP ({} nodes published)", config_.partition, published_.size());
+    rep.gate_open = up && !reverted;
+    if (reverted) {
+      // Read back before opening: Slurm must show exactly what was published.
+      ASSIGN_OR_RETURN(std::vector<SlurmNode> after, slurm_->Nodes());
+      bool same = true;
+      for (const SlurmNode& n : after) {
+        auto it = published_.find(n.name);
+        if (it != published_.end() && MigOnly(n.gres, gres) != it->second) {
+          same = false;
+          spdlog::warn("node {} shows {} after publishing {}", n.name, FormatGresValue(n.gres),
+                       FormatGresValue(it->second));
+        }
+      }
+      if (same && published_.size() == want.size()) {
+        RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, true));
+        rep.gate_open = true;
+        settle_until_ = 0;
+        spdlog::info("partition {} is UP ({} nodes published)", config_.partition,
+                     published_.size());
+      }
     }
   }
   usable_ = usable;
@@ -370,9 +409,7 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     }
     // A job Slurm has started since it was read must keep the binding its
     // prolog writes into the same AdminComment (the task prolog reads it):
-    // not if its allocation is already on a daemon (read after Slurm), nor
-    // if Slurm shows it started or bound now.
-    if (!view->AllocationsOf(cj.request.job.key).empty()) continue;
+    // not if Slurm shows it started or bound now.
     if (auto now = slurm_->Job(cj.slurm->id); !now.ok() || !StillWaiting(*now)) continue;
     ++written;
     reason_written_[cj.slurm->id] = now_s;

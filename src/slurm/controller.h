@@ -102,6 +102,7 @@ class SlurmController {
   static constexpr int kReasonsPerTick = 32;
   static constexpr double kReasonEveryS = 30;
   bool started_ = false;
+  double settle_until_ = 0;  // after Slurm reverted the counts: no publishing before (Unix s)
 };
 
 }  // namespace migsched::slurm

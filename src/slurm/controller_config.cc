@@ -172,6 +172,10 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
           [&](auto& v) {
             return r.Number(v, "controller.node_timeout_s", &c.node_timeout_s, 0.1);
           }},
+         {"revert_settle_s",
+          [&](auto& v) {
+            return r.Number(v, "controller.revert_settle_s", &c.revert_settle_s, 0);
+          }},
          {"log_file", [&](auto& v) { return r.String(v, "controller.log_file", &c.log_file); }},
          {"log_level",
           [&](auto& v) { return r.String(v, "controller.log_level", &c.log_level); }}});

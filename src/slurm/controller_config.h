@@ -24,6 +24,8 @@
 //     reclaim_grace_s: 10        an allocation whose Slurm job is gone is released
 //                                after this long
 //     node_timeout_s: 5          one node daemon call's time limit
+//     revert_settle_s: 3         after Slurm put the counts back (reconfigure, restart), the
+//                                gate stays closed this long before they are published again
 //     log_file: ""               also log here ("": stderr only)
 //     log_level: info
 //   migration:
@@ -74,6 +76,7 @@ struct ControllerConfig {
   double room_timeout_s = 120;
   double reclaim_grace_s = 10;
   double node_timeout_s = 5;
+  double revert_settle_s = 3;
   std::string log_file;
   std::string log_level = "info";
   // migration:
