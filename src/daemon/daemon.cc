@@ -361,7 +361,8 @@ void Daemon::Impl::Enqueue(DaemonJobId id, const Job& job) {
 
 // ---------------------------------------------------------------- jobs
 
-StatusOr<SubmitResult> Daemon::Impl::Submit(const JobRequest& request, const std::string& key) {
+StatusOr<SubmitResult> Daemon::Impl::Submit(const JobRequest& typed, const std::string& key) {
+  const JobRequest request = WithCanonicalProfile(typed);
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> committed = promise->get_future();
   DaemonJobRecord r;
@@ -947,7 +948,8 @@ NodeView Daemon::Impl::Node() const {
   return n;
 }
 
-StatusOr<PlanPreview> Daemon::Impl::PreviewPlan(const JobRequest& request) const {
+StatusOr<PlanPreview> Daemon::Impl::PreviewPlan(const JobRequest& typed) const {
+  const JobRequest request = WithCanonicalProfile(typed);
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(ValidateRequest(request));
   PlanPreview out;

@@ -259,6 +259,45 @@ TEST_F(DaemonTest, GangThatCannotFitNowSaysWhy) {
   EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
 }
 
+// Regression (profile_stored_as_typed): the daemon kept a job's profile as
+// the client typed it, so "1G.5GB" and "1g.5gb" were two profiles to the
+// idempotency check, the records and the store, and an allocation naming
+// "MIG-3g.20gb" found no reservation of 3g.20gb. Every spelling that
+// NormalizeProfileName accepts is now one profile, in the catalog's spelling.
+TEST_F(DaemonTest, ProfileSpellingsAreOneProfile) {
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    d->Pause();
+    ASSERT_OK_AND_ASSIGN(SubmitResult first, d->Submit(Req("1G.5GB", {"true"}), "k"));
+    EXPECT_EQ(first.record.request.profile, "1g.5gb");
+    ASSERT_OK_AND_ASSIGN(SubmitResult again,
+                         d->Submit(Req("nvidia.com/mig-1g.5gb", {"true"}), "k"));
+    EXPECT_TRUE(again.replayed);
+    EXPECT_EQ(again.record.id, first.record.id);
+    ASSERT_OK_AND_ASSIGN(PlanPreview p, d->PreviewPlan(Req(" MIG-2G.10GB ", {"true"})));
+    EXPECT_TRUE(p.fits_now);
+    ReservationRequest room;
+    room.owner = "slurm:5";
+    room.placements = {{0, "3G.20GB", 4}};
+    ASSERT_OK_AND_ASSIGN(ReserveResult r, d->Reserve(room));
+    EXPECT_EQ(r.reservation.record.placements[0].profile, "3g.20gb");
+    AllocationRequest a;
+    a.owner = "slurm:5";
+    a.reservation = "slurm:5";
+    a.instances = {{-1, "MIG-3g.20gb", -1}};
+    ASSERT_OK_AND_ASSIGN(SubmitResult bound, d->Allocate(a, ""));
+    EXPECT_EQ(bound.record.state, JobState::kRunning);
+    EXPECT_EQ(bound.record.allocation.instances[0].profile, "3g.20gb");
+    ASSERT_EQ(bound.record.instances.size(), 1u);
+    EXPECT_EQ(bound.record.instances[0].start, 4);
+  }
+  auto d = Start();  // what the store kept
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(Get(*d, 1).request.profile, "1g.5gb");
+  EXPECT_EQ(Get(*d, 2).allocation.instances[0].profile, "3g.20gb");
+}
+
 TEST_F(DaemonTest, IdempotencyKeyGivesTheFirstJobBack) {
   auto d = Start();
   ASSERT_NE(d, nullptr);

@@ -198,7 +198,9 @@ ReservationView NodeService::ViewOf(const HeldReservation& r) const {
   return v;
 }
 
-StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& req) {
+StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
+  ReservationRequest req = typed;
+  req.placements = WithCanonicalProfiles(std::move(req.placements));
   if (req.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
   if (req.placements.empty() || static_cast<int>(req.placements.size()) > kMaxJobCount) {
     return InvalidArgumentError(
@@ -364,7 +366,9 @@ StatusOr<DaemonJobRecord> NodeService::VisibleRecord(DaemonJobId id) const {
   return *r;
 }
 
-StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& req, const std::string& key) {
+StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
+                                             const std::string& key) {
+  const AllocationRequest req = WithCanonicalProfiles(typed);
   if (req.owner.empty() && req.reservation.empty() && req.reservation_prefix.empty()) {
     return InvalidArgumentError(
         "field 'owner' is required (it may be left out only when binding a reservation: then it "
