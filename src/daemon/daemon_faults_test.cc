@@ -240,6 +240,31 @@ TEST_F(DaemonTest, CancelSurvivesARestart) {
   EXPECT_EQ(Get(*d, 1).state, JobState::kCancelled);
 }
 
+// The other half: a job that outlives the daemon's SIGTERM (it stops only at
+// the second) gets the cancel again from the restarted daemon, which
+// re-adopts it with its stored cancel_requested; it never ends as succeeded.
+TEST_F(DaemonTest, CancelIsSentAgainAfterARestart) {
+  config_.on_shutdown = "leave";
+  config_.kill_grace_s = 30;  // no SIGKILL within the test: only SIGTERMs end it
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c",
+                                       "n=0; trap 'n=$((n+1)); [ $n -ge 2 ] && exit 0' TERM; "
+                                       "while :; do sleep 0.05; done"})));
+    ASSERT_OK(d->Settle());
+    ASSERT_EQ(Get(*d, 1).state, JobState::kRunning);
+    ASSERT_OK(d->Cancel(1));  // the first SIGTERM
+  }
+  auto d = Start();  // re-adopts the job, cancel requested: the second SIGTERM
+  ASSERT_NE(d, nullptr);
+  const bool ended = WaitTerminal(*d, 1);
+  if (!ended && Get(*d, 1).pid > 0) ::kill(-static_cast<pid_t>(Get(*d, 1).pid), SIGKILL);
+  ASSERT_TRUE(ended) << "the job did not get the cancel again";
+  EXPECT_EQ(Get(*d, 1).state, JobState::kCancelled);
+  EXPECT_EQ(Get(*d, 1).exit_code, 0);
+}
+
 // Regression (gang_waits_forever_without_reason): a gang that can no longer
 // fit because a GPU is gone waited with no reason. It now says why, and
 // starts when the GPU takes placements again.
