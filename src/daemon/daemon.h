@@ -26,8 +26,13 @@
 // waits without the lock. Lock order: the state lock, then the writer's or
 // the sync's queue lock.
 //
-// Time: the injected Clock (NowNanos for the scheduler's clock, timeouts and
-// back-off; UnixNanos for the records' times and reservation expiries).
+// Time: the injected Clock (NowNanos for the scheduler's clock, timeouts,
+// kill grace, the destroy back-off, the migration steps and the 401 log's
+// rate; UnixNanos for the records' times, reservation expiries and pruning).
+// Real time only bounds waits for other threads or the disk, which a Clock
+// cannot wait for: an API call's wait for its commit (commit_wait.h), the
+// store writer's retry back-off and flush at stop, the HTTP threads' idle
+// linger and log polling, and WaitIdle/Settle below (tests, shutdown).
 //
 // Thread-safety: every public method is thread-safe.
 #ifndef MIGSCHED_DAEMON_DAEMON_H_
