@@ -246,15 +246,25 @@ TEST_F(DaemonTest, CancelSurvivesARestart) {
 TEST_F(DaemonTest, CancelIsSentAgainAfterARestart) {
   config_.on_shutdown = "leave";
   config_.kill_grace_s = 30;  // no SIGKILL within the test: only SIGTERMs end it
+  // Signals are not queued: the test waits for the job to have seen each.
+  auto log_has = [](const std::filesystem::path& log, const std::string& line) {
+    for (int i = 0; i < 500; ++i) {
+      if (ReadFile(log).find(line) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
   {
     auto d = Start();
     ASSERT_NE(d, nullptr);
     ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c",
-                                       "n=0; trap 'n=$((n+1)); [ $n -ge 2 ] && exit 0' TERM; "
-                                       "while :; do sleep 0.05; done"})));
+                                       "n=0; trap 'n=$((n+1)); echo term $n; [ $n -ge 2 ] && "
+                                       "exit 0' TERM; echo ready; while :; do sleep 0.05; done"})));
     ASSERT_OK(d->Settle());
     ASSERT_EQ(Get(*d, 1).state, JobState::kRunning);
+    ASSERT_TRUE(log_has(d->LogPath(1), "ready\n"));
     ASSERT_OK(d->Cancel(1));  // the first SIGTERM
+    ASSERT_TRUE(log_has(d->LogPath(1), "term 1\n"));
   }
   auto d = Start();  // re-adopts the job, cancel requested: the second SIGTERM
   ASSERT_NE(d, nullptr);
