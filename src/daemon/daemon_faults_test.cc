@@ -294,6 +294,37 @@ TEST_F(DaemonTest, GangThatCannotFitNowSaysWhy) {
   EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
 }
 
+// An operator's drain is stored (by GPU UUID) and applied again at start; an
+// undrain is stored too. By hand: 2 x A100 40GB, GPU 1 drained, two 7g.40gb
+// jobs: only GPU 0 can take one, so the second waits until the undrain.
+TEST_F(DaemonTest, DrainSurvivesARestart) {
+  {
+    auto d = Start("2xA100-40GB");
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Drain(1));
+  }
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    EXPECT_FALSE(d->Gpus()[0].draining);
+    EXPECT_TRUE(d->Gpus()[1].draining);
+    ASSERT_OK(d->Submit(Req("7g.40gb", {"sleep", "30"})));
+    ASSERT_OK(d->Submit(Req("7g.40gb", {"true"})));
+    ASSERT_OK(d->Settle());
+    EXPECT_EQ(Get(*d, 1).state, JobState::kRunning);
+    EXPECT_EQ(Get(*d, 1).instances[0].gpu, 0);
+    EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+    ASSERT_OK(d->Undrain(1));
+    ASSERT_TRUE(WaitTerminal(*d, 2));
+    EXPECT_EQ(Get(*d, 2).instances[0].gpu, 1);
+    ASSERT_OK(d->Cancel(1));
+    ASSERT_TRUE(WaitTerminal(*d, 1));
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->Gpus()[1].draining);  // the undrain was stored as well
+}
+
 // Regression (profile_stored_as_typed): the daemon kept a job's profile as
 // the client typed it, so "1G.5GB" and "1g.5gb" were two profiles to the
 // idempotency check, the records and the store, and an allocation naming
