@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "daemon/commit_wait.h"
 #include "daemon/request_json.h"
