@@ -282,18 +282,21 @@ TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
     return out;
   };
   // Launch returns once the monitor is forked; the monitor and the command close
-  // what they inherited on their way to exec, and `sleep` itself opens and closes
-  // locale files as it starts. A leaked descriptor stays for good, so wait
-  // (bounded) for the command's table to settle before looking.
+  // what they inherited on their way to exec (the monitor its end of the
+  // launch handshake too), and `sleep` itself opens and closes locale files as
+  // it starts. A leaked descriptor stays for good, so wait (bounded) for both
+  // tables to settle before looking.
   const std::vector<int> stdio_only{0, 1, 2};
-  for (int i = 0; i < 200 && fds_of(l->pid) != stdio_only; ++i) {
+  const std::vector<int> stdio_and_lock{0, 1, 2, 3};
+  for (int i = 0; i < 200 && (fds_of(l->pid) != stdio_only || fds_of(l->pgid) != stdio_and_lock);
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // The monitor: stdio and the run lock (fd 3, <job dir>/run); the command: stdio only.
-  EXPECT_EQ(fds_of(l->pgid), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(fds_of(l->pgid), stdio_and_lock);
   EXPECT_EQ(std::filesystem::read_symlink("/proc/" + std::to_string(l->pgid) + "/fd/3"),
             runner.JobDir(1) / "run");
-  EXPECT_EQ(fds_of(l->pid), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(fds_of(l->pid), stdio_only);
   EXPECT_FALSE(Terminate(runner, 1, l->pgid, 0, 5).killed);  // SIGTERM suffices
 }
 
