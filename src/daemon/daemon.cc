@@ -26,6 +26,7 @@
 #include "daemon/instance_sync.h"
 #include "daemon/job_store.h"
 #include "daemon/job_table.h"
+#include "daemon/json_text.h"
 #include "daemon/move_executor.h"
 #include "daemon/node_model.h"
 #include "daemon/node_service.h"
@@ -39,10 +40,6 @@
 
 namespace migsched {
 namespace {
-
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 // Create failures a job survives (requeued) before it fails.
 constexpr int kMaxCreateFailures = 3;
@@ -309,7 +306,7 @@ void Daemon::Impl::SaveJob(DaemonJobRecord& r, std::string_view event, nlohmann:
   std::vector<StoreOp> ops{StoreOp::UpdateJob(r)};
   if (!event.empty()) {
     detail["state"] = std::string(JobStateName(r.state));
-    ops.push_back(StoreOp::Event(r.id, Unix(), std::string(event), Dump(detail)));
+    ops.push_back(StoreOp::Event(r.id, Unix(), std::string(event), JsonText(detail)));
   }
   Persist(std::move(ops), /*retry=*/true,
           [this, copy = r, version, then = std::move(then)](const Status& st) {
@@ -396,16 +393,16 @@ StatusOr<SubmitResult> Daemon::Impl::Submit(const JobRequest& typed, const std::
     }
     nlohmann::json detail = {{"state", std::string(JobStateName(r.state))}};
     if (!r.reason.empty()) detail["reason"] = r.reason;
-    Persist(
-        {StoreOp::InsertJob(r), StoreOp::Event(r.id, r.submitted_at, "submitted", Dump(detail))},
-        /*retry=*/false, [this, r, key, promise](const Status& st) {
-          keys_.End(key);
-          if (st.ok()) {
-            jobs_.AddStored(r);
-            if (r.state == JobState::kQueued) Enqueue(r.id, r.request.ToJob());
-          }
-          promise->set_value(st);
-        });
+    Persist({StoreOp::InsertJob(r),
+             StoreOp::Event(r.id, r.submitted_at, "submitted", JsonText(detail))},
+            /*retry=*/false, [this, r, key, promise](const Status& st) {
+              keys_.End(key);
+              if (st.ok()) {
+                jobs_.AddStored(r);
+                if (r.state == JobState::kQueued) Enqueue(r.id, r.request.ToJob());
+              }
+              promise->set_value(st);
+            });
   }
   Status st = committed.get();
   if (!st.ok()) {
@@ -1020,7 +1017,8 @@ Status Daemon::Impl::SetOperatorDrain(int gpu, bool on) {
     model_->SetDrain(g, NodeModel::DrainReason::kOperator, on);
     spdlog::info("GPU {}: {}", gpu,
                  on ? "drained (no new placements)" : "drain ended (new placements allowed)");
-    Persist({StoreOp::PutNode("drained_gpus", Dump(model_->OperatorDrainedUuids()))},
+    Persist({StoreOp::PutNode("drained_gpus",
+                              JsonText(nlohmann::json(model_->OperatorDrainedUuids())))},
             /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
   }
   if (!on) Wake();

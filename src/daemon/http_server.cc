@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "daemon/connection_pool.h"
+#include "daemon/json_text.h"
 #include "daemon/request_json.h"
 #include "daemon/token.h"
 
@@ -31,11 +32,9 @@ constexpr const char* kJson = "application/json";
 constexpr int kListenBacklog = 1024;
 constexpr double kUnauthorizedLogEveryS = 10;
 
-std::string Dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
-
 void SendJson(httplib::Response& res, int status, const ojson& j) {
   res.status = status;
-  res.set_content(Dump(j) + "\n", kJson);
+  res.set_content(JsonText(j) + "\n", kJson);
 }
 
 void SendError(httplib::Response& res, const Status& st) {

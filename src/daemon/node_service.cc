@@ -6,14 +6,11 @@
 #include <algorithm>
 
 #include "daemon/commit_wait.h"
+#include "daemon/json_text.h"
 #include "daemon/request_json.h"
 
 namespace migsched {
 namespace {
-
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 // Whether `b` asks again for the stored allocation `a` (an owner left out in
 // `b` was filled in from the reservation it bound).
@@ -572,7 +569,7 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
       nlohmann::json detail = {{"state", std::string(JobStateName(copy.state))},
                                {"owner", copy.owner()}};
       if (!copy.reason.empty()) detail["reason"] = copy.reason;
-      ops.push_back(StoreOp::Event(id, Unix(), "allocated", Dump(detail)));
+      ops.push_back(StoreOp::Event(id, Unix(), "allocated", JsonText(detail)));
       host_->Persist(std::move(ops), /*retry=*/true,
                      [this, id, copy, key, st, promise](const Status& cst) {
                        keys_->End(key);
