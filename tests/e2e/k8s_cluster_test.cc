@@ -121,6 +121,8 @@ struct PolicyCase {
   std::string yaml;
   std::vector<std::string> flags;
 };
+// gtest prints a case by its name (not its bytes) in ctest's list.
+void PrintTo(const PolicyCase& c, std::ostream* os) { *os << c.name; }
 // frag-aware decides from the cluster's state alone. full's demand-weighted
 // metric (§2) learns the arrival mix: simulate seeds it with the first
 // demand-window jobs of the workload, the extender sees pods one by one, so
