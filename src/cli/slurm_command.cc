@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cluster/http_node_daemons.h"
 #include "core/cluster.h"
 #include "slurm/controller.h"
-#include "slurm/daemon_nodes.h"
 #include "slurm/gres_config.h"
 #include "slurm/hooks.h"
 #include "slurm/hostlist.h"
@@ -231,7 +231,7 @@ int RunController(const ControllerFlags& f, Context& ctx) {
   if (Status st = SetUpLogging(config->log_file, config->log_level); !st.ok()) return fail(st);
   auto catalog = ctx.catalog();
   if (!catalog.ok()) return fail(catalog.status());
-  auto nodes = slurm::NewDaemonNodes(*config);
+  auto nodes = NewHttpNodeDaemons(slurm::NodeDaemonsOf(*config));
   if (!nodes.ok()) return fail(nodes.status());
   std::unique_ptr<slurm::CommandRunner> runner = slurm::NewSubprocessRunner(config->bin_dir);
   slurm::SlurmClient client(runner.get(), config->command_timeout_s);
@@ -303,7 +303,7 @@ void RegisterHooks(CLI::App* slurm, Context& ctx, int* exit_code) {
         *ctx.err << "migsched slurm " << name << ": " << config.status().message() << "\n";
         return 1;
       }
-      auto nodes = slurm::NewDaemonNodes(*config);
+      auto nodes = NewHttpNodeDaemons(slurm::NodeDaemonsOf(*config));
       if (!nodes.ok()) {
         *ctx.err << "migsched slurm " << name << ": " << nodes.status().message() << "\n";
         return 1;

@@ -4,7 +4,7 @@
 // time runs out), allocations (instances with no process, bound to an owner
 // key; "bind any reservation of these profiles under a key prefix") and their
 // release. The controllers and the engine hooks use it; the implementation
-// over the daemons' HTTP API (NodeClient) is slurm/daemon_nodes.h; tests use their own.
+// over the daemons' HTTP API (NodeClient) is cluster/http_node_daemons.h; tests use their own.
 //
 // Errors: kUnavailable (the daemon cannot be reached or answered 5xx),
 // kFailedPrecondition (409: a placement is not free, a reservation is held by

@@ -83,23 +83,20 @@ class Reader {
 
 }  // namespace
 
+NodeDaemonEndpoint ControllerConfig::EndpointOf(const NodeEndpoint& node) const {
+  return {node.name, node.url, node.token, node.token_file.empty() ? token_file : node.token_file};
+}
+
 StatusOr<std::string> ControllerConfig::TokenOf(const NodeEndpoint& node) const {
-  if (!node.token.empty()) return node.token;
-  const std::string& file = node.token_file.empty() ? token_file : node.token_file;
-  if (file.empty()) {
-    return InvalidArgumentError(
-        fmt::format("{}: node {} has no token (give token_file or token)", origin, node.name));
-  }
-  std::ifstream f(file);
-  if (!f) {
-    return UnavailableError(fmt::format("node {}: cannot read token file {}", node.name, file));
-  }
-  std::string t;
-  std::getline(f, t);
-  while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  if (t.empty())
-    return UnavailableError(fmt::format("node {}: token file {} is empty", node.name, file));
-  return t;
+  return NodeDaemonToken(EndpointOf(node), origin);
+}
+
+HttpNodeDaemonsConfig NodeDaemonsOf(const ControllerConfig& config) {
+  HttpNodeDaemonsConfig c;
+  c.origin = config.origin;
+  c.timeout_s = config.node_timeout_s;
+  for (const NodeEndpoint& n : config.nodes) c.nodes.push_back(config.EndpointOf(n));
+  return c;
 }
 
 StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,

@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/http_node_daemons.h"
 #include "core/status.h"
 #include "sched/full_policy.h"
 #include "sched/options.h"
@@ -93,9 +94,17 @@ struct ControllerConfig {
   SchedulerOptions PolicyOptions() const {
     return OptionsForPolicy(policy, scheduler, explicit_options);
   }
-  // The node's token: `token`, else the content of its or the global token_file.
+  // The node's daemon as the cluster core describes it: its token file is its
+  // own, else the global token_file.
+  NodeDaemonEndpoint EndpointOf(const NodeEndpoint& node) const;
+  // The node's token: `token`, else the first line of its or the global
+  // token_file (cluster/http_node_daemons.h NodeDaemonToken, its errors).
   StatusOr<std::string> TokenOf(const NodeEndpoint& node) const;
 };
+
+// The node daemons of `config` for NewHttpNodeDaemons (cluster/http_node_daemons.h):
+// every node with EndpointOf, node_timeout_s per call, the config's origin in messages.
+HttpNodeDaemonsConfig NodeDaemonsOf(const ControllerConfig& config);
 
 // Errors (kInvalidArgument) name the origin, the key and what is wrong.
 StatusOr<ControllerConfig> ParseControllerConfig(const std::string& yaml_text,

@@ -47,6 +47,29 @@ scheduler: {policy: lb+frag, threshold: 0.3, metric: fragcost}
   EXPECT_EQ(d->PolicyOptions().metric, "fragcost");
 }
 
+TEST(ControllerConfigTest, NodeDaemonsOfGivesEachNodeItsOwnOrTheGlobalTokenFile) {
+  auto c = ParseControllerConfig(R"(
+nodes:
+  - {name: n1, url: "http://10.0.0.1:7070"}
+  - {name: n2, url: "http://10.0.0.2:7070", token_file: /etc/n2.token}
+  - {name: n3, url: "http://10.0.0.3:7070", token: abc}
+token_file: /etc/all.token
+controller: {node_timeout_s: 7}
+)",
+                                 "d.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const HttpNodeDaemonsConfig d = NodeDaemonsOf(*c);
+  EXPECT_EQ(d.origin, "d.yaml");
+  EXPECT_EQ(d.timeout_s, 7);
+  ASSERT_EQ(d.nodes.size(), 3u);
+  EXPECT_EQ(d.nodes[0].name, "n1");
+  EXPECT_EQ(d.nodes[0].url, "http://10.0.0.1:7070");
+  EXPECT_EQ(d.nodes[0].token_file, "/etc/all.token");
+  EXPECT_EQ(d.nodes[1].token_file, "/etc/n2.token");
+  EXPECT_EQ(d.nodes[2].token, "abc");
+  EXPECT_EQ(*c->TokenOf(c->nodes[2]), "abc");  // the token wins over the global file
+}
+
 TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
   struct Case {
     std::string yaml;

@@ -1,6 +1,8 @@
 #include "k8s/engine/node_daemons_http.h"
 
-#include "slurm/daemon_nodes.h"
+#include <algorithm>
+
+#include "cluster/http_node_daemons.h"
 
 namespace migsched::k8s {
 
@@ -22,12 +24,11 @@ Status HttpNodeDaemons::Update(const std::vector<StaticNode>& nodes) {
       return Status::Ok();
     }
   }
-  slurm::ControllerConfig c;
+  HttpNodeDaemonsConfig c;
   c.origin = origin_;
-  c.node_timeout_s = timeout_s_;
-  c.token_file = token_file_;
-  for (const StaticNode& n : nodes) c.nodes.push_back({n.name, n.url, "", token_});
-  ASSIGN_OR_RETURN(std::unique_ptr<NodeDaemons> inner, slurm::NewDaemonNodes(c));
+  c.timeout_s = timeout_s_;
+  for (const StaticNode& n : nodes) c.nodes.push_back({n.name, n.url, token_, token_file_});
+  ASSIGN_OR_RETURN(std::unique_ptr<NodeDaemons> inner, NewHttpNodeDaemons(std::move(c)));
   std::lock_guard lock(mu_);
   nodes_ = nodes;
   inner_ = std::move(inner);

@@ -1,6 +1,6 @@
 // The node daemons of a Kubernetes cluster as the cluster core's NodeDaemons
-// (cluster/node_daemons.h), over their HTTP API (the NodeDaemons client of the
-// cluster controllers, slurm/daemon_nodes.h, which speaks NodeClient), for a
+// (cluster/node_daemons.h), over their HTTP API (the cluster core's client,
+// cluster/http_node_daemons.h, whose errors and token rules apply), for a
 // set of nodes that may change: the node-agent pods found by NodeDirectory
 // come and go. Update() gives the current list; a node not in it is
 // kNotFound, as for the Slurm controller.

@@ -1,14 +1,15 @@
-#include "slurm/daemon_nodes.h"
+#include "cluster/http_node_daemons.h"
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
 
 #include "daemon/client/node_client.h"
 
-namespace migsched::slurm {
+namespace migsched {
 namespace {
 
 HolderKind HolderOf(const InstanceView& v) {
@@ -67,7 +68,7 @@ NodeState StateOf(const NodeView& v) {
 // One node: its client (one keep-alive connection, so one call at a time,
 // guarded by mu) and the GPU UUIDs last seen (for allocations' answers).
 struct Node {
-  NodeEndpoint endpoint;
+  NodeDaemonEndpoint endpoint;
   std::mutex mu;
   std::optional<NodeClient> client;      // guarded by mu; nullopt: no token (token_error)
   std::string token_error;               // guarded by mu
@@ -76,8 +77,8 @@ struct Node {
 
 class HttpNodeDaemons : public NodeDaemons {
  public:
-  HttpNodeDaemons(const ControllerConfig& config) : config_(config) {
-    for (const NodeEndpoint& ep : config.nodes) {
+  explicit HttpNodeDaemons(HttpNodeDaemonsConfig config) : config_(std::move(config)) {
+    for (const NodeDaemonEndpoint& ep : config_.nodes) {
       auto n = std::make_unique<Node>();
       n->endpoint = ep;
       Connect(n.get());
@@ -168,7 +169,7 @@ class HttpNodeDaemons : public NodeDaemons {
  private:
   // (Re)reads the node's token and makes its client. Under n->mu (or before sharing).
   void Connect(Node* n) {
-    StatusOr<std::string> token = config_.TokenOf(n->endpoint);
+    StatusOr<std::string> token = NodeDaemonToken(n->endpoint, config_.origin);
     if (!token.ok()) {
       n->client.reset();
       n->token_error = token.status().message();
@@ -177,8 +178,8 @@ class HttpNodeDaemons : public NodeDaemons {
     NodeClientOptions o;
     o.server = n->endpoint.url;
     o.token = *token;
-    o.connect_timeout_s = config_.node_timeout_s;
-    o.read_timeout_s = config_.node_timeout_s;
+    o.connect_timeout_s = config_.timeout_s;
+    o.read_timeout_s = config_.timeout_s;
     n->client.emplace(std::move(o));
     n->token_error.clear();
   }
@@ -208,14 +209,35 @@ class HttpNodeDaemons : public NodeDaemons {
     return r;
   }
 
-  ControllerConfig config_;
+  const HttpNodeDaemonsConfig config_;
   std::map<std::string, std::unique_ptr<Node>> nodes_;  // fixed after construction
 };
 
 }  // namespace
 
-StatusOr<std::unique_ptr<NodeDaemons>> NewDaemonNodes(const ControllerConfig& config) {
-  return std::unique_ptr<NodeDaemons>(new HttpNodeDaemons(config));
+StatusOr<std::string> NodeDaemonToken(const NodeDaemonEndpoint& node, std::string_view origin) {
+  if (!node.token.empty()) return node.token;
+  if (node.token_file.empty()) {
+    return InvalidArgumentError(
+        fmt::format("{}: node {} has no token (give token_file or token)", origin, node.name));
+  }
+  std::ifstream f(node.token_file);
+  if (!f) {
+    return UnavailableError(
+        fmt::format("node {}: cannot read token file {}", node.name, node.token_file));
+  }
+  std::string t;
+  std::getline(f, t);
+  while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  if (t.empty()) {
+    return UnavailableError(
+        fmt::format("node {}: token file {} is empty", node.name, node.token_file));
+  }
+  return t;
 }
 
-}  // namespace migsched::slurm
+StatusOr<std::unique_ptr<NodeDaemons>> NewHttpNodeDaemons(HttpNodeDaemonsConfig config) {
+  return std::unique_ptr<NodeDaemons>(new HttpNodeDaemons(std::move(config)));
+}
+
+}  // namespace migsched

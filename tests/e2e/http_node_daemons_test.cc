@@ -1,11 +1,14 @@
-// End-to-end: the controller's and hooks' NodeDaemons (slurm/daemon_nodes.h)
+// End-to-end: the cluster core's NodeDaemons over HTTP
+// (cluster/http_node_daemons.h, used by the Slurm and Kubernetes adapters)
 // against a real `migsched serve` (fake backend, 2 x A100 40GB): node state
 // with every kind of holder, a room reserved and bound by profile under the
-// room prefix, release, and the errors a controller must tell apart.
+// room prefix, release, the errors a controller must tell apart, and a token
+// re-read after a 401.
+#include "cluster/http_node_daemons.h"
+
 #include <csignal>
 
 #include "e2e/daemon_fixture.h"
-#include "slurm/daemon_nodes.h"
 #include "testing/status_matchers.h"
 
 namespace migsched {
@@ -13,21 +16,21 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class DaemonNodesTest : public DaemonApiTest {
+class HttpNodeDaemonsE2eTest : public DaemonApiTest {
  protected:
-  slurm::ControllerConfig Config(const std::string& token_file) {
-    slurm::ControllerConfig c;
+  HttpNodeDaemonsConfig Config(const std::string& token_file) {
+    HttpNodeDaemonsConfig c;
     c.origin = "test.yaml";
-    c.node_timeout_s = 2;
-    c.nodes = {{"n1", "http://127.0.0.1:" + std::to_string(daemon_->port()), token_file, ""}};
+    c.timeout_s = 2;
+    c.nodes = {{"n1", "http://127.0.0.1:" + std::to_string(daemon_->port()), "", token_file}};
     return c;
   }
 };
 
-TEST_F(DaemonNodesTest, StateRoomBindAndRelease) {
+TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
   StartDaemon();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> nodes,
-                       slurm::NewDaemonNodes(Config(token_file_.string())));
+                       NewHttpNodeDaemons(Config(token_file_.string())));
   ASSERT_OK_AND_ASSIGN(NodeState s0, nodes->State("n1"));
   ASSERT_EQ(s0.gpus.size(), 2u);
   EXPECT_EQ(s0.gpus[1].index, 1);
@@ -104,25 +107,29 @@ TEST_F(DaemonNodesTest, StateRoomBindAndRelease) {
   EXPECT_THAT(taken.message(), HasSubstr("node n1"));
 }
 
-TEST_F(DaemonNodesTest, ErrorsNameTheNodeAndWhy) {
+TEST_F(HttpNodeDaemonsE2eTest, ErrorsNameTheNodeAndWhy) {
   StartDaemon();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> nodes,
-                       slurm::NewDaemonNodes(Config(token_file_.string())));
+                       NewHttpNodeDaemons(Config(token_file_.string())));
   StatusOr<NodeState> unknown = nodes->State("n9");
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
   EXPECT_THAT(unknown.status().message(), HasSubstr("node n9 is not configured in test.yaml"));
 
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> no_token,
-                       slurm::NewDaemonNodes(Config((dir_ / "missing-token").string())));
+                       NewHttpNodeDaemons(Config((dir_ / "missing-token").string())));
   StatusOr<NodeState> t = no_token->State("n1");
   EXPECT_EQ(t.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(t.status().message(), HasSubstr("cannot read token file"));
 
   const std::string wrong = WriteSecret("wrong-token", "not-the-token\n");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> bad, slurm::NewDaemonNodes(Config(wrong)));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> bad, NewHttpNodeDaemons(Config(wrong)));
   EXPECT_EQ(bad->State("n1").status().code(), StatusCode::kUnauthenticated);
+  // The token file now holds the daemon's token (a rotated token): the 401
+  // makes the client read it again and the retried call succeeds.
+  WriteSecret("wrong-token", Token() + "\r\n");
+  ASSERT_OK(bad->State("n1").status());
 
-  // A daemon that does not answer (stopped): kUnavailable within node_timeout_s.
+  // A daemon that does not answer (stopped): kUnavailable within timeout_s.
   ASSERT_EQ(::kill(daemon_->pid(), SIGSTOP), 0);
   StatusOr<NodeState> stopped = nodes->State("n1");
   ::kill(daemon_->pid(), SIGCONT);

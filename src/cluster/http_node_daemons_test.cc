@@ -1,0 +1,50 @@
+// NodeDaemonToken: which token a node daemon is called with (the calls
+// themselves are tested end to end against a real daemon in
+// tests/e2e/http_node_daemons_test.cc).
+#include "cluster/http_node_daemons.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/status_matchers.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(NodeDaemonTokenTest, AGivenTokenWinsOverTheFile) {
+  EXPECT_EQ(*NodeDaemonToken({"n1", "http://a", "abc", "/nonexistent"}, "c.yaml"), "abc");
+}
+
+TEST(NodeDaemonTokenTest, TheFilesFirstLineWithoutTrailingCrAndSpaces) {
+  const std::string file = testing::WriteTempFile("t.token", "0123abcd \r\nsecond line\n");
+  EXPECT_EQ(*NodeDaemonToken({"n1", "http://a", "", file}, "c.yaml"), "0123abcd");
+}
+
+TEST(NodeDaemonTokenTest, ErrorsNameTheNodeAndTheFile) {
+  StatusOr<std::string> none = NodeDaemonToken({"n1", "http://a", "", ""}, "c.yaml");
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(none.status().message(), "c.yaml: node n1 has no token (give token_file or token)");
+
+  StatusOr<std::string> missing = NodeDaemonToken({"n2", "http://b", "", "/nonexistent"}, "c");
+  EXPECT_EQ(missing.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(missing.status().message(), "node n2: cannot read token file /nonexistent");
+
+  const std::string empty = testing::WriteTempFile("empty.token", "\n");
+  StatusOr<std::string> e = NodeDaemonToken({"n3", "http://c", "", empty}, "c");
+  EXPECT_EQ(e.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(e.status().message(), HasSubstr("is empty"));
+}
+
+TEST(NewHttpNodeDaemonsTest, AnUnknownNodeIsNotFoundNamingTheOrigin) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> d,
+                       NewHttpNodeDaemons({"c.yaml", {{"n1", "http://127.0.0.1:1", "t", ""}}, 1}));
+  StatusOr<NodeState> s = d->State("n9");
+  EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.status().message(), "node n9 is not configured in c.yaml");
+}
+
+}  // namespace
+}  // namespace migsched
