@@ -288,7 +288,7 @@ Status OnlineSimulator::Complete(JobId id) {
   last_completion_ = now_;
   --holding_;
   ++finished_;
-  stats_.AddCompleted(ShapeKey(id), jobs_[id].arrival_s, r.start_s, r.end_s);
+  stats_.AddCompleted(ShapeKey(id), jobs_[id].arrival_s, r.start_s, r.end_s, jobs_[id].duration_s);
   affected_.clear();
   contention_.Remove(id, &affected_);
   const std::vector<JobId> affected = affected_;
@@ -644,6 +644,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       if (r.rejection != nullptr) rec.reason = r.rejection->message();
       rec.instances = std::move(instance_text_[i]);
       rec.migrations = r.migrations;
+      rec.duration_s = job.duration_s;
       result->jobs.push_back(std::move(rec));
     }
   }

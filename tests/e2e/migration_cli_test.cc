@@ -51,8 +51,10 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
   EXPECT_EQ(j["reconfigurations_saved_by_retention"], 2);  // the kept 3g@4 reused
   EXPECT_EQ(j["settings"]["migration"]["switch_s"], 0.5);
   EXPECT_TRUE(j["settings"]["max_wait_s"].is_null());
-  EXPECT_THAT(ReadFile(jobs), HasSubstr("instances,reason,migrations\n"));
-  EXPECT_THAT(ReadFile(jobs), HasSubstr("0:3g.20gb@0,,1\n"));  // b, placed at 3g@0, moved once
+  EXPECT_THAT(ReadFile(jobs),
+              HasSubstr("instances,reason,migrations,duration_s,slowdown,bounded_slowdown\n"));
+  // b, placed at 3g@0, moved once; its duration 1000 s, slowdown 1000.546 / 1000.
+  EXPECT_THAT(ReadFile(jobs), HasSubstr("0:3g.20gb@0,,1,1000,1.000546,1.000546\n"));
   // Without migration b stays on 3g@0: 0.046 + 1000.
   auto plain = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
                             "lb+frag", "--json", json, "--quiet"});
@@ -81,7 +83,7 @@ TEST(MigrationCliTest, MaxWaitRejectsWithItsReason) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadJson(json)["rejected"], 1);
   EXPECT_EQ(ReadJson(json)["settings"]["max_wait_s"], 50);
-  EXPECT_THAT(ReadFile(jobs), HasSubstr(",waited longer than --max-wait,0\n"));
+  EXPECT_THAT(ReadFile(jobs), HasSubstr(",waited longer than --max-wait,0,10,,\n"));  // no slowdown
 }
 
 TEST(MigrationCliTest, BadValuesNameTheFlag) {
