@@ -7,7 +7,9 @@
 # BUILD_DIR defaults to build/. Environment: MIGSCHED_JOBS (parallel build
 # jobs, default: number of cores); MIGSCHED_WITH_BROWSER=1 also installs
 # Debian's `chromium`, which only the HTML report's test needs (it renders the
-# report headless; without chromium that test is skipped, saying so).
+# report headless; without chromium that test is skipped, saying so);
+# MIGSCHED_WITH_PROMTOOL=1 also installs Debian's `prometheus`, whose
+# `promtool check metrics` the daemon's /metrics test runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,10 +18,17 @@ shift || true
 
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev libcpp-httplib-dev libyaml-cpp-dev libsqlite3-dev sqlite3
-          libspdlog-dev)
+          libspdlog-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+          libssl-dev openssl)
 if [ "${MIGSCHED_WITH_BROWSER:-0}" = "1" ]; then
   packages+=(chromium)
 fi
+if [ "${MIGSCHED_WITH_PROMTOOL:-0}" = "1" ]; then
+  packages+=(prometheus)
+fi
+# npm, for the test-only manifest validator (tests/data/k8s/validate): Debian's
+# nodejs and npm where no npm is installed.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,6 +39,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# The validator's npm packages (pinned in its package-lock.json), once.
+if [ ! -d tests/data/k8s/validate/node_modules ]; then
+  echo "setup: installing the manifest validator's npm packages" >&2
+  (cd tests/data/k8s/validate && npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
 
 jobs=${MIGSCHED_JOBS:-$(nproc)}

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 jobs=${MIGSCHED_JOBS:-$(nproc)}
 # The HTML report's test renders it in headless Chromium: install it too.
 export MIGSCHED_WITH_BROWSER=${MIGSCHED_WITH_BROWSER:-1}
+# The daemon's /metrics test checks the exposition with promtool (Debian's prometheus).
+export MIGSCHED_WITH_PROMTOOL=${MIGSCHED_WITH_PROMTOOL:-1}
 
 scripts/setup.sh build -DMIGSCHED_WERROR=ON -DMIGSCHED_BUILD_TESTS=ON
 ctest --test-dir build --output-on-failure -j "$jobs"

@@ -1,17 +1,21 @@
-// Client subcommands that call a running daemon's HTTP API (docs/api.md):
+// Client subcommands that call a running daemon's HTTP API (docs/api.md)
+// through NodeClient (daemon/client/node_client.h):
 //   migsched submit --profile P | --gpu-fraction F [--count N] [--migratable M]
 //                   [--latency-sensitive] [--env K=V]... [--cwd D] [--name S]
-//                   [--priority N] -- COMMAND [ARGS...]       prints the job id
-//   migsched jobs [--json] [--state S]                        a table of jobs
+//                   [--priority N] [--user U] [--idempotency-key K] -- COMMAND [ARGS...]
+//                                                             prints the job id
+//   migsched jobs [--json] [--state S] [--kind K]             a table of jobs (every page)
 //   migsched cancel ID
 //   migsched gpus [--json]                                    a slot map per GPU
 //   migsched logs ID [-f]
-// Common flags: --server URL (default http://127.0.0.1:7070) and --token-file
-// PATH (default $MIGSCHED_TOKEN_FILE, else /var/lib/migsched/token: the token
-// file of `serve` with the default config's state_dir). Errors from the server
-// (or no server) are printed as "error: <message>" with exit code 1.
+//   migsched drain|undrain GPU, pause, resume
+//   migsched node | reservations [--prefix P] | allocations [--owner-prefix P]   JSON
+// Common flags: --server URL (default $MIGSCHED_SERVER, else
+// http://127.0.0.1:7070) and --token-file PATH (default $MIGSCHED_TOKEN_FILE,
+// else /var/lib/migsched/token: the token file of `serve` with the default
+// config's state_dir). Errors from the server (or no server) are printed as
+// "error: <message>" with exit code 1.
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <cstdlib>
 #include <memory>
@@ -22,124 +26,30 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "daemon/client/node_client.h"
 #include "daemon/request_json.h"
-#include "daemon/token.h"
 
 namespace migsched::cli {
 namespace {
 
 using json = nlohmann::json;
-
-constexpr const char* kDefaultServer = "http://127.0.0.1:7070";
-constexpr const char* kDefaultTokenFile = "/var/lib/migsched/token";
+using ojson = nlohmann::ordered_json;
 
 struct ClientFlags {
-  std::string server = kDefaultServer;
+  std::string server;
   std::string token_file;
 };
 
 void AddClientFlags(CLI::App* cmd, ClientFlags* f) {
-  cmd->add_option("--server", f->server, "Daemon URL")->capture_default_str();
+  cmd->add_option("--server", f->server,
+                  "Daemon URL (default: $MIGSCHED_SERVER, else http://127.0.0.1:7070)");
   cmd->add_option("--token-file", f->token_file,
                   "API token file (default: $MIGSCHED_TOKEN_FILE, else /var/lib/migsched/token)");
 }
 
-std::string TokenPath(const ClientFlags& f) {
-  if (!f.token_file.empty()) return f.token_file;
-  const char* env = std::getenv("MIGSCHED_TOKEN_FILE");
-  return env != nullptr && *env != '\0' ? env : kDefaultTokenFile;
+StatusOr<NodeClient> Connect(const ClientFlags& f) {
+  return NodeClient::WithTokenFile(DefaultServer(f.server), DefaultTokenFile(f.token_file));
 }
-
-// One API call; the parsed JSON body on 2xx, else the server's error message.
-class Api {
- public:
-  static StatusOr<Api> Connect(const ClientFlags& f) {
-    ASSIGN_OR_RETURN(std::string token, ReadTokenFile(TokenPath(f)));
-    return Api(f.server, token);
-  }
-
-  StatusOr<json> Call(const std::string& method, const std::string& path,
-                      const std::string& body = "") {
-    httplib::Result r = method == "GET"      ? cli_->Get(path.c_str())
-                        : method == "DELETE" ? cli_->Delete(path.c_str())
-                                             : cli_->Post(path.c_str(), body, "application/json");
-    if (!r) return Unreachable(r.error());
-    return Decode(r->status, r->body);
-  }
-
-  // GET `path` streaming the body to `out` (chunked follow streams included).
-  Status Stream(const std::string& path, std::ostream& out) {
-    int status = 0;
-    std::string error_body;
-    httplib::Result r = cli_->Get(
-        path.c_str(),
-        [&status](const httplib::Response& res) {
-          status = res.status;
-          return true;
-        },
-        [&](const char* data, size_t n) {
-          if (status >= 200 && status < 300) {
-            out.write(data, static_cast<std::streamsize>(n));
-            out.flush();
-          } else {
-            error_body.append(data, n);
-          }
-          return true;
-        });
-    if (!r) return Unreachable(r.error());
-    if (status < 200 || status >= 300) return Decode(status, error_body).status();
-    return Status();
-  }
-
-  void LongReads() { cli_->set_read_timeout(std::chrono::hours(24 * 365)); }
-
- private:
-  Api(const std::string& server, const std::string& token)
-      : server_(server), cli_(std::make_unique<httplib::Client>(server)) {
-    cli_->set_bearer_token_auth(token.c_str());
-    cli_->set_connection_timeout(5);
-    cli_->set_read_timeout(60);
-  }
-
-  // httplib names its errors in one word ("Connection", "Read"): say what it means.
-  Status Unreachable(httplib::Error e) const {
-    std::string what;
-    switch (e) {
-      case httplib::Error::Connection:
-        what = "connection refused or timed out (is `migsched serve` running there?)";
-        break;
-      case httplib::Error::Read:
-        what = "the connection was closed while reading the answer (did the daemon stop?)";
-        break;
-      case httplib::Error::Write:
-        what = "the connection was closed while sending the request (did the daemon stop?)";
-        break;
-      default:
-        what = httplib::to_string(e) + " error";
-    }
-    return UnavailableError(fmt::format("cannot reach the daemon at {}: {}", server_, what));
-  }
-
-  static StatusOr<json> Decode(int status, const std::string& body) {
-    json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (status >= 200 && status < 300) {
-      if (j.is_discarded()) return InternalError("the daemon answered with invalid JSON");
-      return j;
-    }
-    std::string message = fmt::format("HTTP {}", status);
-    if (j.is_object() && j.contains("error") && j["error"].is_object() &&
-        j["error"].contains("message") && j["error"]["message"].is_string()) {
-      message = j["error"]["message"].get<std::string>();
-    }
-    return Status(status == 404   ? StatusCode::kNotFound
-                  : status == 401 ? StatusCode::kUnauthenticated
-                                  : StatusCode::kInvalidArgument,
-                  message);
-  }
-
-  std::string server_;
-  std::unique_ptr<httplib::Client> cli_;
-};
 
 // Prints "error: <message>" and returns 1.
 int Fail(Context& ctx, const Status& st) {
@@ -180,16 +90,29 @@ void PrintJobs(const json& jobs, std::ostream& out) {
                      "GPU:PLACEMENT", "EXIT", "COMMAND / REASON");
   for (const json& j : jobs) {
     const json& req = j.contains("request") ? j["request"] : json::object();
+    const bool allocation = Str(j, "kind") == "allocation";
     std::string cmd;
-    if (req.contains("command") && req["command"].is_array()) {
-      for (const json& a : req["command"]) cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
+    std::string label;
+    if (allocation) {
+      // An allocation: its instances' profiles, and whose it is.
+      for (const json& i : j.value("instances", json::array())) {
+        label += (label.empty() ? "" : ",") + Str(i, "profile");
+      }
+      cmd = "allocation of " + Str(j, "owner");
+    } else {
+      label = RequestLabel(req);
+      if (req.contains("command") && req["command"].is_array()) {
+        for (const json& a : req["command"]) {
+          cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
+        }
+      }
     }
     const std::string reason = Str(j, "reason");
     if (!reason.empty()) cmd += " (" + reason + ")";
     const std::string exit =
         j.contains("exit_code") && j["exit_code"].is_number() ? j["exit_code"].dump() : "-";
     out << fmt::format("{:<6} {:<10} {:<14} {:<14} {:<5} {}\n", j.value("id", 0), Str(j, "state"),
-                       Truncate(RequestLabel(req), 14),
+                       Truncate(label, 14),
                        Placements(j.value("instances", json::array())), exit, Truncate(cmd, 60));
   }
 }
@@ -214,9 +137,19 @@ void PrintGpu(const json& g, std::ostream& out) {
     for (int u = start; u < start + size; ++u) {
       if (u >= 0 && u < units) cells[static_cast<size_t>(u)] = letter;
     }
-    std::string who = busy && i.contains("job") && i["job"].is_number()
-                          ? fmt::format("busy, job {}", i["job"].get<int64_t>())
-                          : "idle";
+    const std::string holder = Str(i, "holder");
+    const std::string owner = Str(i, "owner");
+    const int64_t job = i.contains("job") && i["job"].is_number() ? i["job"].get<int64_t>() : 0;
+    std::string who = "idle";
+    if (busy && holder == "reservation") {
+      who = "reserved, " + owner;
+    } else if (busy && holder == "placeholder") {
+      who = "being destroyed";
+    } else if (busy && holder == "allocation") {
+      who = fmt::format("busy, alloc {} ({})", job, owner);
+    } else if (busy) {
+      who = fmt::format("busy, job {}", job);
+    }
     legend.push_back(fmt::format("    {} {:<10} @{}+{}  {:<16} {}", letter, Str(i, "profile"),
                                  start, size, who, Str(i, "mig_uuid")));
   }
@@ -242,44 +175,46 @@ struct SubmitOptions {
   std::string cwd;
   std::string name;
   int priority = 0;
+  std::string user;
+  std::string idempotency_key;
   bool json = false;
   std::vector<std::string> command;
 };
 
 int Submit(const SubmitOptions& o, Context& ctx) {
-  json body;
-  if (!o.profile.empty()) body["profile"] = o.profile;
-  if (o.gpu_fraction != 0) body["gpu_fraction"] = o.gpu_fraction;
-  body["count"] = o.count;
-  body["command"] = o.command;
-  body["env"] = json::object();
+  JobRequest r;
+  r.profile = o.profile;
+  r.gpu_fraction = o.profile.empty() ? o.gpu_fraction : 0;
+  r.count = o.count;
+  r.command = o.command;
   for (const std::string& kv : o.env) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
       return Fail(ctx, InvalidArgumentError(fmt::format("--env '{}' is not NAME=VALUE", kv)));
     }
-    body["env"][kv.substr(0, eq)] = kv.substr(eq + 1);
+    r.env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  if (!o.cwd.empty()) body["cwd"] = o.cwd;
-  body["migratable"] = o.migratable;
-  body["latency_sensitive"] = o.latency_sensitive;
-  body["priority"] = o.priority;
-  if (!o.name.empty()) body["name"] = o.name;
+  r.cwd = o.cwd;
+  auto m = ParseMigratable(o.migratable);
+  if (!m.ok()) return Fail(ctx, m.status());
+  r.migratable = *m;
+  r.latency_sensitive = o.latency_sensitive;
+  r.priority = o.priority;
+  r.name = o.name;
+  r.user = o.user;
   // The same validation as the server's, before any network traffic.
-  const std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (auto r = ParseJobRequest(text); !r.ok()) return Fail(ctx, r.status());
-  auto api = Api::Connect(o.client);
+  if (Status st = ValidateJobRequest(r); !st.ok()) return Fail(ctx, st);
+  auto api = Connect(o.client);
   if (!api.ok()) return Fail(ctx, api.status());
-  auto job = api->Call("POST", "/v1/jobs", text);
+  auto job = api->Submit(r, o.idempotency_key);
   if (!job.ok()) return Fail(ctx, job.status());
   if (o.json) {
-    *ctx.out << job->dump(2) << "\n";
+    *ctx.out << JobRecordToJson(*job).dump(2) << "\n";
   } else {
-    *ctx.out << job->value("id", 0) << "\n";
+    *ctx.out << job->id << "\n";
   }
-  if (Str(*job, "state") == "rejected") {
-    *ctx.err << fmt::format("error: job {} was rejected: {}\n", job->value("id", 0),
-                            Str(*job, "reason"));
+  if (job->state == JobState::kRejected) {
+    *ctx.err << fmt::format("error: job {} was rejected: {}\n", job->id, job->reason);
     return 1;
   }
   return 0;
@@ -297,7 +232,8 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     auto* f = cmd->add_option("--gpu-fraction", o->gpu_fraction,
                               "Share of a GPU in (0, 1]; the smallest fitting profile is used");
     p->excludes(f);
-    cmd->add_option("--count", o->count, "Instances wanted together (1..64)")
+    cmd->add_option("--count", o->count,
+                    fmt::format("Instances wanted together (1..{})", kMaxJobCount))
         ->capture_default_str();
     cmd->add_option("--migratable", o->migratable,
                     "none | restart (stopped, restarted with MIGSCHED_RESTARTED=1) | checkpoint")
@@ -311,6 +247,11 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     cmd->add_option("--cwd", o->cwd, "Working directory (default: the job's own directory)");
     cmd->add_option("--name", o->name, "A label");
     cmd->add_option("--priority", o->priority, "Recorded with the job (order is FIFO, §5)");
+    cmd->add_option("--user", o->user,
+                    "Run as this user (the daemon's job_user or one of its job_users)");
+    cmd->add_option("--idempotency-key", o->idempotency_key,
+                    "A key of yours: submitting again with it returns the first job, never a "
+                    "second one");
     cmd->add_flag("--json", o->json, "Print the whole job record instead of the id");
     cmd->add_option("command", o->command, "The command and its arguments, after --")->required();
     cmd->callback([o, &ctx, exit_code] {
@@ -327,21 +268,37 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
       ClientFlags client;
       bool json = false;
       std::string state;
+      std::string kind;
     };
     auto o = std::make_shared<JobsOptions>();
-    CLI::App* cmd = app.add_subcommand("jobs", "List the daemon's jobs");
+    CLI::App* cmd = app.add_subcommand("jobs", "List the daemon's jobs (and allocations)");
     AddClientFlags(cmd, &o->client);
-    cmd->add_flag("--json", o->json, "Print the API's JSON ({\"jobs\": [...]})");
+    cmd->add_flag("--json", o->json, "Print the API's JSON ({\"jobs\": [...]}, every page)");
     cmd->add_option("--state", o->state, "Only jobs in this state (queued, running, ...)");
+    cmd->add_option("--kind", o->kind, "Only this kind (job, allocation)");
     cmd->callback([o, &ctx, exit_code] {
-      auto api = Api::Connect(o->client);
+      JobQuery q;
+      if (!o->state.empty()) {
+        auto s = ParseJobState(o->state);
+        if (!s.ok()) return void(*exit_code = Fail(ctx, s.status()));
+        q.state = *s;
+      }
+      if (!o->kind.empty()) {
+        auto k = ParseJobKind(o->kind);
+        if (!k.ok()) return void(*exit_code = Fail(ctx, k.status()));
+        q.kind = *k;
+      }
+      auto api = Connect(o->client);
       if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
-      auto r = api->Call("GET", o->state.empty() ? "/v1/jobs" : "/v1/jobs?state=" + o->state);
-      if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
+      auto all = api->ListAllJobs(q);
+      if (!all.ok()) return void(*exit_code = Fail(ctx, all.status()));
+      JobPage page;
+      page.jobs = std::move(*all);
+      const ojson j = JobPageToJson(page);
       if (o->json) {
-        *ctx.out << r->dump(2) << "\n";
+        *ctx.out << j.dump(2) << "\n";
       } else {
-        PrintJobs(r->value("jobs", json::array()), *ctx.out);
+        PrintJobs(json::parse(j.dump())["jobs"], *ctx.out);
       }
       *exit_code = 0;
     });
@@ -356,13 +313,12 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     AddClientFlags(cmd, &o->client);
     cmd->add_option("id", o->id, "Job id")->required();
     cmd->callback([o, &ctx, exit_code] {
-      auto api = Api::Connect(o->client);
+      auto api = Connect(o->client);
       if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
-      auto r = api->Call("DELETE", fmt::format("/v1/jobs/{}", o->id));
+      auto r = api->Cancel(o->id);
       if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
-      const std::string state = Str(*r, "state");
-      const bool ended =
-          state == "cancelled" || state == "succeeded" || state == "failed" || state == "rejected";
+      const std::string state(JobStateName(r->state));
+      const bool ended = IsTerminal(r->state);
       // A running job gets SIGTERM now and SIGKILL after the grace period.
       *ctx.out << fmt::format("job {}: {}\n", o->id,
                               ended ? state : "cancelling (was " + state + ")");
@@ -385,12 +341,12 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
         ->check(CLI::NonNegativeNumber);
     const std::string verb = name;
     cmd->callback([o, verb, &ctx, exit_code] {
-      auto api = Api::Connect(o->client);
+      auto api = Connect(o->client);
       if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
-      auto r = api->Call("POST", fmt::format("/v1/gpus/{}/{}", o->gpu, verb));
-      if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
+      Status st = verb == "drain" ? api->Drain(o->gpu) : api->Undrain(o->gpu);
+      if (!st.ok()) return void(*exit_code = Fail(ctx, st));
       *ctx.out << fmt::format("GPU {}: {}\n", o->gpu,
-                              r->value("draining", false) ? "draining" : "not draining");
+                              verb == "drain" ? "draining" : "not draining");
       *exit_code = 0;
     });
   }
@@ -400,13 +356,13 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     auto o = std::make_shared<ClientFlags>();
     CLI::App* cmd = app.add_subcommand(name, help);
     AddClientFlags(cmd, o.get());
-    const std::string path = "/v1/scheduler/" + name;
-    cmd->callback([o, path, &ctx, exit_code] {
-      auto api = Api::Connect(*o);
+    const bool pause = name == "pause";
+    cmd->callback([o, pause, &ctx, exit_code] {
+      auto api = Connect(*o);
       if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
-      auto r = api->Call("POST", path);
+      auto r = pause ? api->Pause() : api->Resume();
       if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
-      *ctx.out << (r->value("paused", false) ? "scheduler paused\n" : "scheduler running\n");
+      *ctx.out << (*r ? "scheduler paused\n" : "scheduler running\n");
       *exit_code = 0;
     });
   }
@@ -421,14 +377,16 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     AddClientFlags(cmd, &o->client);
     cmd->add_flag("--json", o->json, "Print the API's JSON ({\"gpus\": [...]})");
     cmd->callback([o, &ctx, exit_code] {
-      auto api = Api::Connect(o->client);
+      auto api = Connect(o->client);
       if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
-      auto r = api->Call("GET", "/v1/gpus");
+      auto r = api->Gpus();
       if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
+      ojson gpus = ojson::array();
+      for (const GpuView& g : *r) gpus.push_back(GpuViewToJson(g));
       if (o->json) {
-        *ctx.out << r->dump(2) << "\n";
+        *ctx.out << ojson{{"gpus", gpus}}.dump(2) << "\n";
       } else {
-        for (const json& g : r->value("gpus", json::array())) PrintGpu(g, *ctx.out);
+        for (const json& g : json::parse(gpus.dump())) PrintGpu(g, *ctx.out);
       }
       *exit_code = 0;
     });
@@ -445,14 +403,68 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     cmd->add_option("id", o->id, "Job id")->required();
     cmd->add_flag("-f,--follow", o->follow, "Keep printing until the job ends");
     cmd->callback([o, &ctx, exit_code] {
-      auto api = Api::Connect(o->client);
+      auto api = Connect(o->client);
       if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
-      if (o->follow) api->LongReads();
-      const std::string path =
-          fmt::format("/v1/jobs/{}/log{}", o->id, o->follow ? "?follow=1" : "");
-      if (Status st = api->Stream(path, *ctx.out); !st.ok()) {
+      if (Status st = api->StreamLog(o->id, o->follow, *ctx.out); !st.ok()) {
         return void(*exit_code = Fail(ctx, st));
       }
+      *exit_code = 0;
+    });
+  }
+  // node, reservations, allocations: the cluster controllers' view, as JSON.
+  {
+    auto o = std::make_shared<ClientFlags>();
+    CLI::App* cmd = app.add_subcommand(
+        "node", "Print the node's state as cluster controllers see it (GET /v1/node, JSON)");
+    AddClientFlags(cmd, o.get());
+    cmd->callback([o, &ctx, exit_code] {
+      auto api = Connect(*o);
+      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      auto n = api->Node();
+      if (!n.ok()) return void(*exit_code = Fail(ctx, n.status()));
+      *ctx.out << NodeViewToJson(*n).dump(2) << "\n";
+      *exit_code = 0;
+    });
+  }
+  {
+    struct ListOptions {
+      ClientFlags client;
+      std::string prefix;
+    };
+    auto o = std::make_shared<ListOptions>();
+    CLI::App* cmd = app.add_subcommand("reservations",
+                                       "List the placements held for cluster controllers (JSON)");
+    AddClientFlags(cmd, &o->client);
+    cmd->add_option("--prefix", o->prefix, "Only owner keys starting with this");
+    cmd->callback([o, &ctx, exit_code] {
+      auto api = Connect(o->client);
+      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      auto r = api->ListReservations(o->prefix);
+      if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
+      ojson all = ojson::array();
+      for (const ReservationView& v : *r) all.push_back(ReservationViewToJson(v));
+      *ctx.out << ojson{{"reservations", all}}.dump(2) << "\n";
+      *exit_code = 0;
+    });
+  }
+  {
+    struct ListOptions {
+      ClientFlags client;
+      std::string prefix;
+    };
+    auto o = std::make_shared<ListOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "allocations", "List the allocations (instances held for Slurm jobs, pods; JSON)");
+    AddClientFlags(cmd, &o->client);
+    cmd->add_option("--owner-prefix", o->prefix, "Only owner keys starting with this");
+    cmd->callback([o, &ctx, exit_code] {
+      auto api = Connect(o->client);
+      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      auto r = api->ListAllocations(o->prefix);
+      if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
+      JobPage page;
+      page.jobs = std::move(*r);
+      *ctx.out << JobPageToJson(page, "allocations").dump(2) << "\n";
       *exit_code = 0;
     });
   }

@@ -20,6 +20,8 @@ void RegisterReportCommand(CLI::App& app, Context& ctx, int* exit_code);    // r
 void RegisterServeCommand(CLI::App& app, Context& ctx, int* exit_code);  // serve_command.cc
 // submit, jobs, cancel, gpus, logs: clients of the daemon's API.
 void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code);  // client_commands.cc
+// The Kubernetes integration (docs/kubernetes.md).
+void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code);  // k8s_command.cc
 
 }  // namespace migsched::cli
 

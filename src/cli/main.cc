@@ -64,6 +64,7 @@ int Main(int argc, char** argv) {
   RegisterReportCommand(app, ctx, &exit_code);
   RegisterServeCommand(app, ctx, &exit_code);
   RegisterClientCommands(app, ctx, &exit_code);
+  RegisterK8sCommand(app, ctx, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -1,7 +1,8 @@
 // `migsched serve --config FILE.yaml`: the daemon (docs/api.md).
 // `migsched serve --print-default-config` prints a commented example config.
 //
-// Start-up: config → state dir (created 0700 if missing) → token (config
+// Start-up: config → state dir (created 0700 if missing, refused when group
+// or others may access it) → token (config
 // `token`, or `token_file`, default <state_dir>/token, created 0600) →
 // backend (fake: the cluster spec of `gpus`, instances persisted in
 // <state_dir>/fake-backend.json so that they survive a crash like real ones;
@@ -27,12 +28,14 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "core/clock.h"
 #include "core/cluster.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/fake_backend.h"
 #include "daemon/http_server.h"
 #include "daemon/nvml_backend.h"
+#include "daemon/state_dir.h"
 #include "daemon/token.h"
 
 namespace migsched::cli {
@@ -42,32 +45,6 @@ struct ServeOptions {
   std::string config;
   bool print_default = false;
   std::string log_level = "info";
-};
-
-// JobApi over a Daemon (not owned).
-class DaemonJobApi final : public JobApi {
- public:
-  explicit DaemonJobApi(Daemon* daemon) : d_(daemon) {}
-  StatusOr<DaemonJobRecord> Submit(const JobRequest& request) override {
-    return d_->Submit(request);
-  }
-  std::vector<DaemonJobRecord> ListJobs() const override { return d_->ListJobs(); }
-  StatusOr<DaemonJobRecord> GetJob(DaemonJobId id) const override { return d_->GetJob(id); }
-  StatusOr<DaemonJobRecord> Cancel(DaemonJobId id) override { return d_->Cancel(id); }
-  std::vector<GpuView> Gpus() const override { return d_->Gpus(); }
-  StatusOr<PlanPreview> PreviewPlan(const JobRequest& request) const override {
-    return d_->PreviewPlan(request);
-  }
-  void Pause() override { d_->Pause(); }
-  void Resume() override { d_->Resume(); }
-  bool paused() const override { return d_->paused(); }
-  Status Drain(int gpu) override { return d_->Drain(gpu); }
-  Status Undrain(int gpu) override { return d_->Undrain(gpu); }
-  DaemonMetrics Metrics() const override { return d_->Metrics(); }
-  std::filesystem::path LogPath(DaemonJobId id) const override { return d_->LogPath(id); }
-
- private:
-  Daemon* d_;
 };
 
 // Self-pipe: the signal handler writes one byte, a watcher thread stops the server.
@@ -110,20 +87,6 @@ StatusOr<std::string> ResolveToken(const DaemonConfig& c) {
   return t;
 }
 
-Status EnsureStateDir(const std::string& dir) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(dir, ec)) return Status();
-  if (::mkdir(dir.c_str(), 0700) != 0) {
-    std::filesystem::create_directories(dir, ec);
-    if (ec || !std::filesystem::is_directory(dir)) {
-      return FailedPreconditionError(fmt::format("cannot create state_dir {}: {}", dir,
-                                                 ec ? ec.message() : std::strerror(errno)));
-    }
-    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
-  }
-  return Status();
-}
-
 StatusOr<std::unique_ptr<MigBackend>> MakeBackend(const DaemonConfig& c, const Catalog& catalog) {
   if (c.backend == "fake") {
     auto models = ParseClusterSpec(c.fake_gpus, catalog);
@@ -153,7 +116,9 @@ int Serve(const ServeOptions& o, Context& ctx) {
 
   auto config = LoadDaemonConfig(o.config);
   if (!config.ok()) return fail(config.status());
-  if (Status st = EnsureStateDir(config->state_dir); !st.ok()) return fail(st);
+  // The state dir is checked (created 0700 or refused when others may read
+  // it) before anything is written into it, the token file included.
+  if (Status st = StateDir::Open(config->state_dir).status(); !st.ok()) return fail(st);
   auto token = ResolveToken(*config);
   if (!token.ok()) return fail(token.status());
   auto catalog = ctx.catalog();
@@ -163,16 +128,25 @@ int Serve(const ServeOptions& o, Context& ctx) {
   auto daemon = Daemon::Create(*config, std::move(*backend), *catalog);
   if (!daemon.ok()) return fail(daemon.status());
 
-  DaemonJobApi api(daemon->get());
   HttpServerOptions so;
   so.token = *token;
   so.max_body_bytes = config->max_body_bytes;
-  HttpServer server(&api, so);
+  so.max_connections = config->max_connections;
+  so.idle_timeout_s = config->idle_timeout_s;
+  so.request_timeout_s = config->request_timeout_s;
+  so.clock = SteadyClock();
+  HttpServer server(daemon->get(), so);
   if (Status st = server.Bind(config->listen); !st.ok()) return fail(st);
   if (Status st = InstallSignalHandlers(); !st.ok()) return fail(st);
 
   (*daemon)->StartWorker();
   const std::string host = config->listen.substr(0, config->listen.rfind(':'));
+  if (!IsLoopbackHost(host)) {
+    spdlog::warn(
+        "listening on {} (not loopback): the API is plain HTTP, so the bearer token and every "
+        "request cross the network in clear; put a TLS proxy in front, or listen on 127.0.0.1",
+        config->listen);
+  }
   *ctx.out << fmt::format("migsched: listening on http://{}:{}\n", host, server.port());
   ctx.out->flush();
   spdlog::info("serving the API on {}:{} (backend {}, state {})", host, server.port(),

@@ -12,6 +12,11 @@ class SteadyClockImpl : public Clock {
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
+  int64_t UnixNanos() const override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
 };
 
 }  // namespace

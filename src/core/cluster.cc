@@ -63,7 +63,7 @@ Cluster::Cluster(const std::vector<const GpuModel*>& models, ConfigTableCache* t
     total_compute_slices_ += m->compute_slices();
     if (std::find(models_.begin(), models_.end(), m) == models_.end()) models_.push_back(m);
   }
-  reserved_.assign(gpus_.size(), 0);
+  flags_.assign(gpus_.size(), 0);
   keys_.resize(gpus_.size());
   int max_cs = 0;
   for (const GpuModel* m : models_) max_cs = std::max(max_cs, m->compute_slices());
@@ -92,7 +92,7 @@ const std::vector<int>& Cluster::RepresentativesWithFree(int model_index, int fr
 }
 
 void Cluster::IndexRepresentative(int gpu) {
-  if (reserved_[gpu]) return;  // a reserved GPU offers no candidates
+  if (flags_[gpu] != 0) return;  // a reserved or drained GPU offers no candidates
   const int b = model_index_[gpu] * bucket_stride_ + gpus_[gpu].free_compute_slices();
   bucket_of_[gpu] = b;
   bucket_pos_[gpu] = static_cast<int>(free_buckets_[b].size());
@@ -174,28 +174,42 @@ bool Cluster::ChangedSince(const ChangeCursor& cursor, std::vector<int>* gpus) c
   return true;
 }
 
-void Cluster::SetGpu(int i, GpuState state) {
+void Cluster::Journal(int gpu) {
   if (journal_.size() >= std::max<size_t>(4096, 4 * gpus_.size())) {
     journal_base_ += journal_.size();
     journal_.clear();
   }
-  journal_.push_back(i);
+  journal_.push_back(gpu);
+}
+
+void Cluster::SetGpu(int i, GpuState state) {
+  Journal(i);
   busy_compute_slices_ += state.busy_compute_slices() - gpus_[i].busy_compute_slices();
   gpus_[i] = std::move(state);
   Rekey(i);
 }
 
 void Cluster::SetReserved(int gpu, bool reserved) {
-  if ((reserved_[gpu] != 0) == reserved) return;
-  reserved_[gpu] = reserved ? 1 : 0;
+  if (this->reserved(gpu) == reserved) return;
+  flags_[gpu] =
+      static_cast<char>(reserved ? flags_[gpu] | kReservedFlag : flags_[gpu] & ~kReservedFlag);
   num_reserved_ += reserved ? 1 : -1;
   Rekey(gpu);
 }
 
+void Cluster::SetDrained(int gpu, bool drained) {
+  if (this->drained(gpu) == drained) return;
+  flags_[gpu] =
+      static_cast<char>(drained ? flags_[gpu] | kDrainedFlag : flags_[gpu] & ~kDrainedFlag);
+  Rekey(gpu);
+  Journal(gpu);
+}
+
 void Cluster::Rekey(int i) {
   std::string key = GroupKey(gpus_[i]);
-  // A reserved GPU offers no candidates: it must not stand for its group.
-  if (reserved_[i]) key += 'R';
+  // A reserved or drained GPU offers no candidates: it must not stand for
+  // a group of GPUs that do.
+  if (flags_[i] != 0) key += static_cast<char>('R' + flags_[i]);
   if (key == keys_[i]) return;
   Leave(i);
   keys_[i] = std::move(key);
@@ -213,6 +227,18 @@ double Cluster::Utilization() const {
   return total_compute_slices_ == 0
              ? 0.0
              : static_cast<double>(busy_compute_slices()) / total_compute_slices_;
+}
+
+std::string Cluster::GpuName(int gpu) const {
+  if (gpu >= 0 && gpu < static_cast<int>(names_.size()) && !names_[gpu].empty()) {
+    return names_[gpu];
+  }
+  return fmt::format("GPU {}", gpu);
+}
+
+void Cluster::SetGpuName(int gpu, std::string name) {
+  if (names_.size() < gpus_.size()) names_.resize(gpus_.size());
+  names_[gpu] = std::move(name);
 }
 
 std::string Cluster::Describe() const {

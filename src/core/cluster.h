@@ -101,7 +101,7 @@ class Cluster {
 
   // Change journal, for a reader that keeps facts about GPU states across
   // events and wants to update only the GPUs that changed (the migration
-  // planner's state scan): every SetGpu records the GPU's index. A cursor
+  // planner's state scan): every SetGpu and SetDrained records the GPU's index. A cursor
   // names this cluster object and a position in its journal; a copy of a
   // cluster is a different cluster (its cursors do not carry over).
   struct ChangeCursor {
@@ -120,10 +120,28 @@ class Cluster {
   // no placement candidates (sched/candidates.h) to other jobs, and forms a
   // state group of its own. Scheduling state, not MIG state: ApplyPlan
   // neither reads nor changes it. O(log GPUs).
-  bool reserved(int gpu) const { return reserved_[gpu] != 0; }
+  bool reserved(int gpu) const { return (flags_[gpu] & kReservedFlag) != 0; }
   void SetReserved(int gpu, bool reserved);
   // GPUs reserved now. O(1).
   int num_reserved() const { return num_reserved_; }
+
+  // Drain (an operator's or a controller's decision, e.g. `migsched drain`):
+  // a drained GPU offers no placement candidates to any job and is never a
+  // migration target; what runs on it goes on to its end. Independent of
+  // the §5 reservation above (a scan that ends its reservations leaves
+  // drains alone). Scheduling state like the reservation; recorded in the
+  // change journal (the GPU offers other candidates afterwards). O(log GPUs).
+  bool drained(int gpu) const { return (flags_[gpu] & kDrainedFlag) != 0; }
+  void SetDrained(int gpu, bool drained);
+
+  // Whether GPU `gpu` may take a new placement now: neither reserved nor
+  // drained. Candidate generation (sched/candidates.h) asks this.
+  bool accepts_placements(int gpu) const { return flags_[gpu] == 0; }
+
+  // How messages name GPU `gpu`: "GPU <gpu>" unless a driver named it (the
+  // daemon: "GPU <NVML index>"; a cluster controller: "<node> GPU <index>").
+  std::string GpuName(int gpu) const;
+  void SetGpuName(int gpu, std::string name);
 
   // Cluster fragmentation rate: mean FragCost over all GPUs (§2).
   double FragmentationRate() const;
@@ -142,9 +160,10 @@ class Cluster {
   // The group key of a GPU state: model and instances (profile, start, busy,
   // migration role), job ids and peers left out.
   static std::string GroupKey(const GpuState& g);
-  void Join(int gpu);   // adds gpu to its group (keys_[gpu] set)
-  void Leave(int gpu);  // removes gpu from its group
-  void Rekey(int gpu);  // moves gpu to the group of its state and reservation
+  void Join(int gpu);     // adds gpu to its group (keys_[gpu] set)
+  void Leave(int gpu);    // removes gpu from its group
+  void Rekey(int gpu);    // moves gpu to the group of its state and reservation
+  void Journal(int gpu);  // records a change of `gpu` for ChangedSince
   // Adds representative `gpu` to its free-slices bucket (not if reserved) /
   // removes it from the bucket it was added to.
   void IndexRepresentative(int gpu);
@@ -154,7 +173,10 @@ class Cluster {
 
   std::vector<GpuState> gpus_;
   std::vector<const GpuModel*> models_;
-  std::vector<char> reserved_;
+  static constexpr char kReservedFlag = 1;
+  static constexpr char kDrainedFlag = 2;
+  std::vector<char> flags_;         // per GPU: kReservedFlag | kDrainedFlag
+  std::vector<std::string> names_;  // per GPU, empty: "GPU <index>" (or none set at all)
   int num_reserved_ = 0;
   int total_compute_slices_ = 0;
   int busy_compute_slices_ = 0;

@@ -72,22 +72,29 @@ Status GpuState::Destroy(int start) {
   return Status();
 }
 
-Status GpuState::StartJob(int profile, int start, JobId job) {
+std::string Instance::HolderString() const {
+  if (!busy()) return "";
+  return fmt::format("{} {}", HolderName(holder), job);
+}
+
+Status GpuState::StartJob(int profile, int start, JobId job, Holder holder) {
   const int i = IndexAt(start);
+  const std::string who = fmt::format("{} {}", HolderName(holder), job);
   if (i < 0)
-    return InternalError(fmt::format("start job {} @{}: no instance starts there", job, start));
+    return InternalError(fmt::format("start {} @{}: no instance starts there", who, start));
   Instance& in = instances_[i];
   if (in.profile != profile) {
-    return InternalError(fmt::format("start job {} on {}@{}: the instance there is {}", job,
+    return InternalError(fmt::format("start {} on {}@{}: the instance there is {}", who,
                                      model_->profile(profile).name, start,
                                      model_->profile(in.profile).name));
   }
   if (in.busy()) {
-    return InternalError(fmt::format("start job {} on {}@{}: already busy with job {}", job,
-                                     model_->profile(in.profile).name, start, in.job));
+    return InternalError(fmt::format("start {} on {}@{}: already busy with {}", who,
+                                     model_->profile(in.profile).name, start, in.HolderString()));
   }
   if (job == kNoJob) return InternalError("start: no job given");
   in.job = job;
+  in.holder = holder;
   busy_config_ = table_->Add(busy_config_, in.slot);
   if (busy_config_ == kInvalidConfig)
     return InternalError("start: busy configuration became invalid");
@@ -95,16 +102,19 @@ Status GpuState::StartJob(int profile, int start, JobId job) {
   return Status();
 }
 
-Status GpuState::ReleaseJob(int start, JobId job) {
+Status GpuState::ReleaseJob(int start, JobId job, Holder holder) {
   const int i = IndexAt(start);
-  if (i < 0)
-    return InternalError(fmt::format("release job {} @{}: no instance starts there", job, start));
+  const std::string who = fmt::format("{} {}", HolderName(holder), job);
+  if (i < 0) {
+    return InternalError(fmt::format("release {} @{}: no instance starts there", who, start));
+  }
   Instance& in = instances_[i];
-  if (in.job != job) {
-    return InternalError(
-        fmt::format("release job {} @{}: the instance runs job {}", job, start, in.job));
+  if (in.job != job || in.holder != holder || !in.busy()) {
+    return InternalError(fmt::format("release {} @{}: the instance is held by {}", who, start,
+                                     in.busy() ? in.HolderString() : "nobody"));
   }
   in.job = kNoJob;
+  in.holder = Holder::kJob;
   // A migration source is not in the settled configuration any more.
   if (in.migration != MigrationRole::kSource) {
     settled_config_ = table_->Remove(settled_config_, in.slot);
@@ -132,9 +142,13 @@ Status GpuState::BeginMigrationSource(int start, JobId job, int peer_gpu, int pe
   if (i < 0)
     return InternalError(fmt::format("migration source @{}: no instance starts there", start));
   Instance& in = instances_[i];
-  if (in.job != job || job == kNoJob) {
-    return InternalError(fmt::format("migration source {}@{}: runs job {}, not job {}",
-                                     model_->profile(in.profile).name, start, in.job, job));
+  if (!in.runs_job() || in.job != job || job == kNoJob) {
+    return InternalError(fmt::format("migration source {}@{}: {}, not job {}",
+                                     model_->profile(in.profile).name, start,
+                                     in.runs_job() ? fmt::format("runs job {}", in.job)
+                                     : in.busy()   ? "held by " + in.HolderString()
+                                                   : std::string("idle"),
+                                     job));
   }
   if (in.migration != MigrationRole::kNone) {
     return InternalError(fmt::format("migration source {}@{}: job {} is already being moved",
@@ -157,7 +171,7 @@ Status CheckEnd(const GpuModel& m, const std::vector<Instance>& instances, int i
   if (index < 0)
     return InternalError(fmt::format("migration {} @{}: no instance starts there", what, start));
   const Instance& in = instances[index];
-  if (in.job != job || in.migration != role || in.peer_gpu != peer_gpu ||
+  if (!in.runs_job() || in.job != job || in.migration != role || in.peer_gpu != peer_gpu ||
       in.peer_start != peer_start) {
     return InternalError(
         fmt::format("{}@{} is not the migration {} of job {} paired with GPU {} @{}",
@@ -186,6 +200,29 @@ Status GpuState::EndMigrationSource(int start, JobId job, int peer_gpu, int peer
   return ReleaseJob(start, job);
 }
 
+Status GpuState::AbortMigrationTarget(int start, JobId job, int peer_gpu, int peer_start) {
+  const int i = IndexAt(start);
+  RETURN_IF_ERROR(
+      CheckEnd(*model_, instances_, i, start, job, MigrationRole::kTarget, peer_gpu, peer_start));
+  return ReleaseJob(start, job);
+}
+
+Status GpuState::AbortMigrationSource(int start, JobId job, int peer_gpu, int peer_start) {
+  const int i = IndexAt(start);
+  RETURN_IF_ERROR(
+      CheckEnd(*model_, instances_, i, start, job, MigrationRole::kSource, peer_gpu, peer_start));
+  Instance& in = instances_[i];
+  in.migration = MigrationRole::kNone;
+  in.peer_gpu = -1;
+  in.peer_start = -1;
+  // The source counts in the settled configuration again (sources are left out of it).
+  settled_config_ = table_->Add(settled_config_, in.slot);
+  if (settled_config_ == kInvalidConfig) {
+    return InternalError("abort migration source: settled configuration became invalid");
+  }
+  return Status();
+}
+
 Status GpuState::CheckInvariants() const {
   uint64_t units = 0, busy_mask = 0, all_mask = 0, settled_mask = 0;
   int cs = 0;
@@ -205,9 +242,13 @@ Status GpuState::CheckInvariants() const {
       return InternalError(fmt::format("{}: instances not sorted by start", model_->name()));
     }
     if (in.migration != MigrationRole::kNone &&
-        (!in.busy() || in.peer_gpu < 0 || in.peer_start < 0)) {
+        (!in.runs_job() || in.peer_gpu < 0 || in.peer_start < 0)) {
       return InternalError(fmt::format("{}: {}@{} has a migration role but {}", model_->name(),
-                                       p.name, in.start, in.busy() ? "no peer" : "no job"));
+                                       p.name, in.start, in.runs_job() ? "no peer" : "no job"));
+    }
+    if (!in.busy() && in.holder != Holder::kJob) {
+      return InternalError(
+          fmt::format("{}: idle {}@{} names a holder kind", model_->name(), p.name, in.start));
     }
     if (in.migration == MigrationRole::kNone && (in.peer_gpu != -1 || in.peer_start != -1)) {
       return InternalError(fmt::format("{}: {}@{} has a migration peer but no role", model_->name(),
@@ -250,7 +291,7 @@ std::string GpuState::DebugString() const {
           "[{}:job {}{}{}@{}]", in.migration == MigrationRole::kSource ? "source" : "target",
           in.job, in.migration == MigrationRole::kSource ? "->" : "<-", in.peer_gpu, in.peer_start);
     } else {
-      s += in.busy() ? fmt::format("[busy:job {}]", in.job) : std::string("[idle]");
+      s += in.busy() ? fmt::format("[busy:{}]", in.HolderString()) : std::string("[idle]");
     }
   }
   return s.empty() ? "(empty)" : s;

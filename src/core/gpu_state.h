@@ -32,17 +32,36 @@ namespace migsched {
 // The part an instance plays in a migration in progress (§6).
 enum class MigrationRole { kNone, kSource, kTarget };
 
+// §3: a GPU with `busy_cs` of its `total_cs` compute slices busy is *lazy*
+// when util = busy_cs / total_cs < t (the threshold), else busy. The one
+// home of the rule (policies, the migration planner, the daemon's views).
+inline bool IsLazyUtil(int busy_cs, int total_cs, double threshold) {
+  return static_cast<double>(busy_cs) / total_cs < threshold;
+}
+// util(a) < util(b) for `cs_a` of `total_a` and `cs_b` of `total_b` busy
+// compute slices, compared exactly (cross-multiplied: no rounding).
+inline bool UtilLess(int cs_a, int total_a, int cs_b, int total_b) {
+  return cs_a * total_b < cs_b * total_a;
+}
+
 struct Instance {
   int profile = -1;    // index into GpuModel::profiles() (may be a variant)
   int start = 0;       // placement units
   int slot = -1;       // GpuModel slot of (base profile, start)
-  JobId job = kNoJob;  // kNoJob: idle
+  JobId job = kNoJob;  // kNoJob: idle; else the id of its holder
+  // Who holds it while busy (core/job.h Holder): a job, a reservation or a
+  // placeholder; `job` is that holder's id. kJob when idle.
+  Holder holder = Holder::kJob;
   // kNone unless a copy of `job` is in progress; then the other end of the
   // move is instance `peer_start` of GPU `peer_gpu` (a Cluster index).
   MigrationRole migration = MigrationRole::kNone;
   int peer_gpu = -1;
   int peer_start = -1;
   bool busy() const { return job != kNoJob; }
+  // Busy with a scheduled job (not a hold).
+  bool runs_job() const { return busy() && holder == Holder::kJob; }
+  // "job 12", "reservation 3", "placeholder 1" (empty when idle).
+  std::string HolderString() const;
 };
 
 class GpuState {
@@ -62,6 +81,10 @@ class GpuState {
   // util(g) = busy compute slices / model compute slices (§3), in [0, 1].
   double utilization() const {
     return static_cast<double>(busy_compute_slices()) / model_->compute_slices();
+  }
+  // §3: util(g) < threshold (IsLazyUtil).
+  bool lazy(double threshold) const {
+    return IsLazyUtil(busy_compute_slices(), model_->compute_slices(), threshold);
   }
   // FragCost of the busy instances (§2).
   double fragcost() const { return table_->FragCost(busy_config_); }
@@ -83,11 +106,13 @@ class GpuState {
   Status Create(int profile, int start);
   // Destroys the idle instance at `start` (kInternal if none or busy).
   Status Destroy(int start);
-  // Binds `job` to the idle instance of `profile` at `start`.
-  Status StartJob(int profile, int start, JobId job);
-  // Unbinds `job` from the busy instance at `start`; the instance becomes idle.
-  // Also ends a migration role (a job that ends mid-copy releases both ends).
-  Status ReleaseJob(int start, JobId job);
+  // Binds `job` (a holder of kind `holder`) to the idle instance of
+  // `profile` at `start`.
+  Status StartJob(int profile, int start, JobId job, Holder holder = Holder::kJob);
+  // Unbinds `job` (of kind `holder`) from the busy instance at `start`; the
+  // instance becomes idle. Also ends a migration role (a job that ends
+  // mid-copy releases both ends).
+  Status ReleaseJob(int start, JobId job, Holder holder = Holder::kJob);
 
   // §6 make-before-break. BeginMigrationTarget binds `job` to the idle
   // instance of `profile` at `start` as a move's target; BeginMigrationSource
@@ -99,6 +124,12 @@ class GpuState {
   Status BeginMigrationSource(int start, JobId job, int peer_gpu, int peer_start);
   Status EndMigrationTarget(int start, JobId job, int peer_gpu, int peer_start);
   Status EndMigrationSource(int start, JobId job, int peer_gpu, int peer_start);
+  // A move abandoned before its switch-over (its target could not be made
+  // on the hardware): AbortMigrationTarget releases the target (it becomes
+  // idle), AbortMigrationSource makes the source an ordinary busy instance
+  // again. Only jobs (Holder::kJob) migrate.
+  Status AbortMigrationTarget(int start, JobId job, int peer_gpu, int peer_start);
+  Status AbortMigrationSource(int start, JobId job, int peer_gpu, int peer_start);
 
   // Re-derives everything from the instance list and checks the §1 validity
   // rules, the cached configurations, and that only busy instances have a

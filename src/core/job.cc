@@ -23,6 +23,18 @@ StatusOr<Migratable> ParseMigratable(std::string_view s) {
   return InvalidArgumentError(fmt::format("'{}' is not one of none, restart, checkpoint", s));
 }
 
+std::string_view HolderName(Holder h) {
+  switch (h) {
+    case Holder::kJob:
+      return "job";
+    case Holder::kReservation:
+      return "reservation";
+    case Holder::kPlaceholder:
+      return "placeholder";
+  }
+  return "job";
+}
+
 std::string_view FractionRuleName(FractionRule r) {
   return r == FractionRule::kMemory ? "memory" : "compute";
 }
@@ -37,6 +49,10 @@ std::string Job::RequestString() const {
   std::string what = profile.empty() ? fmt::format("gpu_fraction {}", gpu_fraction) : profile;
   if (count > 1) return fmt::format("{}x{}", count, what);
   return what;
+}
+
+RequestKey RequestKeyOf(const Job& job) {
+  return {job.profile, job.gpu_fraction, static_cast<int>(job.fraction_rule), job.count};
 }
 
 int ResolveProfile(const GpuModel& model, const Job& job) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "core/gpu_model.h"
@@ -19,9 +20,25 @@
 
 namespace migsched {
 
-// Index of a job in its workload (0-based, arrival order).
-using JobId = int32_t;
+// A job's id, unique among the jobs of one scheduler: the simulator numbers
+// a workload's jobs 0, 1, ... in arrival order; the daemon uses its job
+// store's ids (positive, never reused). 64 bits: a long-lived daemon's ids
+// never wrap.
+using JobId = int64_t;
 inline constexpr JobId kNoJob = -1;
+
+// Who holds a busy instance (§1: busy = held, not free for another job).
+// Only kJob holders are scheduled jobs (they run, end, may migrate); the
+// others are holds that the scheduler never moves or ends by itself:
+//   kReservation  a placement held for a cluster controller (docs/api.md:
+//                 reservations) until it is bound to a job or released;
+//   kPlaceholder  an instance the backend still has although nothing uses it
+//                 (its destroy answered "in use"), held until the destroy succeeds.
+// A hold's id is its holder's own (a reservation's or placeholder's number);
+// ids of different kinds never clash.
+enum class Holder : uint8_t { kJob, kReservation, kPlaceholder };
+// "job" | "reservation" | "placeholder".
+std::string_view HolderName(Holder h);
 
 // How a job may be moved (§6).
 enum class Migratable {
@@ -59,6 +76,12 @@ struct Job {
   // A readable request, e.g. "3g.20gb", "2x7g.40gb", "gpu_fraction 0.46".
   std::string RequestString() const;
 };
+
+// What makes two jobs "the same request" for placement: the same profile
+// (or fraction and rule) and count. Jobs with equal keys fit or do not fit
+// alike (the scheduler's and the simulator's memos key on it).
+using RequestKey = std::tuple<std::string, double, int, int>;
+RequestKey RequestKeyOf(const Job& job);
 
 // The profile index on `model` that `job` asks for, or -1 if the model cannot
 // offer it (unknown name, or no base profile large enough for the fraction).

@@ -22,6 +22,8 @@ std::string_view StepKindName(StepKind k) {
       return "migrate-begin";
     case StepKind::kMigrateEnd:
       return "migrate-end";
+    case StepKind::kMigrateAbort:
+      return "migrate-abort";
   }
   return "?";
 }
@@ -32,17 +34,20 @@ int Plan::reconfigurations() const {
   return n;
 }
 
-std::string DescribeStep(const Step& s, const Cluster& cluster) {
+std::string DescribeStep(const Step& s, const Cluster& cluster, bool with_holder) {
   std::string profile = "?";
   if (s.gpu >= 0 && s.gpu < cluster.size() && s.profile >= 0 &&
       s.profile < static_cast<int>(cluster.gpu(s.gpu).model().profiles().size())) {
     profile = cluster.gpu(s.gpu).model().profile(s.profile).name;
   }
-  std::string job = s.job == kNoJob ? "" : fmt::format(" (job {})", s.job);
-  if (s.kind == StepKind::kMigrateBegin || s.kind == StepKind::kMigrateEnd) {
-    job = fmt::format(" (job {}, from GPU {} @{})", s.job, s.from_gpu, s.from_start);
+  std::string job =
+      s.job == kNoJob || !with_holder ? "" : fmt::format(" ({} {})", HolderName(s.holder), s.job);
+  if (s.kind == StepKind::kMigrateBegin || s.kind == StepKind::kMigrateEnd ||
+      s.kind == StepKind::kMigrateAbort) {
+    job = fmt::format(" (job {}, from {} @{})", s.job, cluster.GpuName(s.from_gpu), s.from_start);
   }
-  return fmt::format("{} {}@{} on GPU {}{}", StepKindName(s.kind), profile, s.start, s.gpu, job);
+  return fmt::format("{} {}@{} on {}{}", StepKindName(s.kind), profile, s.start,
+                     cluster.GpuName(s.gpu), job);
 }
 
 std::string DescribePlan(const Plan& plan, const Cluster& cluster) {
@@ -133,10 +138,16 @@ Status ApplyPlan(const Plan& plan, Cluster* cluster) {
         break;
       }
       case StepKind::kStart:
-        st = g.StartJob(s.profile, s.start, s.job);
+        st = g.StartJob(s.profile, s.start, s.job, s.holder);
         break;
       case StepKind::kRelease:
-        st = g.ReleaseJob(s.start, s.job);
+        st = g.ReleaseJob(s.start, s.job, s.holder);
+        break;
+      case StepKind::kMigrateAbort:
+        st = g.AbortMigrationTarget(s.start, s.job, s.from_gpu, s.from_start);
+        if (st.ok()) {
+          st = touch(s.from_gpu).AbortMigrationSource(s.from_start, s.job, s.gpu, s.start);
+        }
         break;
       case StepKind::kMigrateBegin: {
         st = g.BeginMigrationTarget(s.profile, s.start, s.job, s.from_gpu, s.from_start);

@@ -16,6 +16,12 @@
 //   kMigrateEnd (gpu, profile, start, job, from_gpu, from_start)
 //       switch-over: the job runs on the target only; the source becomes idle
 //       (the planner's plans destroy it with a kDestroy right after).
+//   kMigrateAbort (gpu, profile, start, job, from_gpu, from_start)
+//       the move is abandoned before its switch-over (the daemon could not
+//       make the target on the hardware): the job stays on its source only;
+//       the target becomes idle.
+// Holds (core/job.h Holder): kStart and kRelease carry `holder`; a step for a
+// reservation or placeholder names its id in `job` with that kind.
 // The simulator and the daemon apply every plan the same way.
 //
 // Thread-safety: values.
@@ -31,17 +37,26 @@
 
 namespace migsched {
 
-enum class StepKind { kCreate, kDestroy, kStart, kRelease, kMigrateBegin, kMigrateEnd };
+enum class StepKind {
+  kCreate,
+  kDestroy,
+  kStart,
+  kRelease,
+  kMigrateBegin,
+  kMigrateEnd,
+  kMigrateAbort
+};
 std::string_view StepKindName(StepKind k);
 
 struct Step {
   StepKind kind = StepKind::kCreate;
   int gpu = 0;
-  int profile = -1;     // index into the GPU's model profiles
-  int start = 0;        // placement units
-  JobId job = kNoJob;   // kStart / kRelease / kMigrate*
-  int from_gpu = -1;    // kMigrate*: the source instance's GPU
-  int from_start = -1;  // kMigrate*: the source instance's start
+  int profile = -1;              // index into the GPU's model profiles
+  int start = 0;                 // placement units
+  JobId job = kNoJob;            // kStart / kRelease / kMigrate*
+  int from_gpu = -1;             // kMigrate*: the source instance's GPU
+  int from_start = -1;           // kMigrate*: the source instance's start
+  Holder holder = Holder::kJob;  // kStart / kRelease: the kind of `job`
   bool operator==(const Step&) const = default;
 };
 
@@ -53,7 +68,9 @@ struct Plan {
 };
 
 // "create 3g.20gb@4 on GPU 1", "migrate-begin 1g.5gb@2 on GPU 0 (job 3, from GPU 1 @6)" etc.
-std::string DescribeStep(const Step& step, const Cluster& cluster);
+// GPUs are named by Cluster::GpuName. `with_holder` false leaves out who the
+// step is for (" (job 3)"): the text of a step for a hypothetical job.
+std::string DescribeStep(const Step& step, const Cluster& cluster, bool with_holder = true);
 std::string DescribePlan(const Plan& plan, const Cluster& cluster);
 
 // Applies `plan` to `cluster` all-or-nothing: the steps run on copies of the

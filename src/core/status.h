@@ -68,6 +68,12 @@ inline Status InternalError(std::string msg) {
 inline Status UnavailableError(std::string msg) {
   return Status(StatusCode::kUnavailable, std::move(msg));
 }
+inline Status AlreadyExistsError(std::string msg) {
+  return Status(StatusCode::kAlreadyExists, std::move(msg));
+}
+inline Status ResourceExhaustedError(std::string msg) {
+  return Status(StatusCode::kResourceExhausted, std::move(msg));
+}
 
 // Holds either a value of type T or a non-OK Status.
 template <typename T>

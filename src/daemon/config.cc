@@ -15,6 +15,7 @@
 #include <sstream>
 #include <utility>
 
+#include "daemon/token.h"
 #include "sched/metrics.h"
 #include "sched/policy.h"
 
@@ -174,8 +175,10 @@ Handlers SchedulerHandlers(const Reader& r, DaemonConfig* c) {
   both("policy",
        [&r, c](const YAML::Node& n) { return r.String(n, "scheduler.policy", &c->policy); });
   both("threshold", num("threshold", &s.threshold));
-  both("metric",
-       [&r, &s](const YAML::Node& n) { return r.String(n, "scheduler.metric", &s.metric); });
+  both("metric", [&r, &s, c](const YAML::Node& n) {
+    c->explicit_options.metric = true;
+    return r.String(n, "scheduler.metric", &s.metric);
+  });
   both("frag-objective", [&r, &s](const YAML::Node& n) -> Status {
     std::string v;
     RETURN_IF_ERROR(r.String(n, "scheduler.frag-objective", &v));
@@ -190,10 +193,18 @@ Handlers SchedulerHandlers(const Reader& r, DaemonConfig* c) {
   both("demand-window", [&r, &s](const YAML::Node& n) {
     return r.Integer(n, "scheduler.demand-window", &s.demand_window);
   });
-  both("reserve-full", [&r, &s](const YAML::Node& n) {
+  both("reserve-full", [&r, &s, c](const YAML::Node& n) {
+    c->explicit_options.reserve_full = true;
     return r.Integer(n, "scheduler.reserve-full", &s.reserve_full);
   });
-  both("max-skip-seconds", num("max-skip-seconds", &s.max_skip_seconds));
+  both("max-skip-seconds", [&r, &s, c](const YAML::Node& n) {
+    c->explicit_options.max_skip_seconds = true;
+    return r.Number(n, "scheduler.max-skip-seconds", &s.max_skip_seconds);
+  });
+  both("joint-placement", [&r, &s, c](const YAML::Node& n) {
+    c->explicit_options.joint_placement = true;
+    return r.Bool(n, "scheduler.joint-placement", &s.joint_placement);
+  });
   both("max-wait", num("max-wait", &s.max_wait_s));
   both("idle-ttl", num("idle-ttl", &s.idle_ttl_s));
   both("defrag-interval", num("defrag-interval", &m.defrag_interval_s));
@@ -277,6 +288,30 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
     };
     return r.Map(n, "fake", f);
   };
+  h["job_user"] = [&](const YAML::Node& n) { return r.String(n, "job_user", &c.job_user); };
+  h["job_users"] = [&](const YAML::Node& n) {
+    return r.StringList(n, "job_users", &c.job_users, true);
+  };
+  h["work_dir"] = [&](const YAML::Node& n) { return r.String(n, "work_dir", &c.work_dir); };
+  h["retention_s"] = [&](const YAML::Node& n) {
+    return r.Number(n, "retention_s", &c.retention_s);
+  };
+  h["reservation_ttl_s"] = [&](const YAML::Node& n) {
+    return r.Number(n, "reservation_ttl_s", &c.reservation_ttl_s);
+  };
+  h["reservation_max_ttl_s"] = [&](const YAML::Node& n) {
+    return r.Number(n, "reservation_max_ttl_s", &c.reservation_max_ttl_s);
+  };
+  h["node_name"] = [&](const YAML::Node& n) { return r.String(n, "node_name", &c.node_name); };
+  h["idle_timeout_s"] = [&](const YAML::Node& n) {
+    return r.Number(n, "idle_timeout_s", &c.idle_timeout_s);
+  };
+  h["request_timeout_s"] = [&](const YAML::Node& n) {
+    return r.Number(n, "request_timeout_s", &c.request_timeout_s);
+  };
+  h["max_connections"] = [&](const YAML::Node& n) {
+    return r.Integer(n, "max_connections", &c.max_connections);
+  };
   h["scheduler"] = [&](const YAML::Node& n) {
     return r.Map(n, "scheduler", SchedulerHandlers(r, &c));
   };
@@ -287,6 +322,9 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   };
   if (c.state_dir.empty()) return fail("state_dir is required (e.g. state_dir: /var/lib/migsched)");
   if (Status st = CheckListen(c.listen); !st.ok()) return fail(st.message());
+  if (!c.token.empty() || root["token"].IsDefined()) {
+    if (Status st = ValidateToken(c.token, "config key token"); !st.ok()) return fail(st.message());
+  }
   if (c.backend != "fake" && c.backend != "nvml") {
     return fail(fmt::format("backend must be fake or nvml, got '{}'", c.backend));
   }
@@ -314,14 +352,22 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   if (c.fake.fail_create < 0 || c.fake.destroy_in_use < 0) {
     return fail("fake.fail_create and fake.destroy_in_use must be >= 0");
   }
-  const std::vector<std::string> names = PolicyNames();
-  bool known = std::find(names.begin(), names.end(), c.policy) != names.end();
-  for (const auto& [alias, target] : PolicyAliases()) known = known || alias == c.policy;
-  if (!known) {
-    std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    return fail(fmt::format("scheduler.policy '{}' is not a policy (known: {})", c.policy, list));
+  if (c.reservation_ttl_s <= 0 || c.reservation_max_ttl_s < c.reservation_ttl_s) {
+    return fail(fmt::format(
+        "reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got {} and {}",
+        c.reservation_ttl_s, c.reservation_max_ttl_s));
   }
+  if (c.idle_timeout_s <= 0 || c.request_timeout_s <= 0) {
+    return fail(fmt::format("idle_timeout_s and request_timeout_s must be > 0, got {} and {}",
+                            c.idle_timeout_s, c.request_timeout_s));
+  }
+  if (c.max_connections < 1) {
+    return fail(fmt::format("max_connections must be >= 1, got {}", c.max_connections));
+  }
+  // The policy registry: the name, and the policy's own defaults for what the file leaves out.
+  StatusOr<SchedulerOptions> options = PolicyOptions(c.policy, c.scheduler, c.explicit_options);
+  if (!options.ok()) return fail("scheduler.policy: " + options.status().message());
+  c.scheduler = *options;
   if (Status st = c.scheduler.Validate(); !st.ok()) return fail("scheduler: " + st.message());
   if (auto m = ParseMetric(c.scheduler.metric); !m.ok()) {
     return fail("scheduler.metric: " + m.status().message());
@@ -355,22 +401,27 @@ StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path) {
 }
 
 std::string DefaultDaemonConfigYaml() {
-  return R"(# migsched serve --config FILE.yaml (docs/api.md, "Configuration").
+  // The scheduler section shows the options `full` runs with: the policy
+  // registry's defaults (sched/policy.h), the same as `migsched simulate`'s.
+  const SchedulerOptions full = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  auto off = [](double v) { return fmt::format("{}", v); };
+  return std::string(R"(# migsched serve --config FILE.yaml (docs/api.md, "Configuration").
 # Every key but state_dir is optional; the values below are the defaults.
 # Unknown keys are an error.
 
 # HOST:PORT the HTTP API listens on. Keep it on loopback unless a proxy with
-# TLS sits in front; port 0 picks a free port (printed at start).
+# TLS sits in front (the daemon warns otherwise); port 0 picks a free port.
 listen: "127.0.0.1:7070"
 
 # SQLite database (WAL), per-job logs (jobs/<id>/) and the token file. Required.
+# Created with mode 0700; a state dir that group or others may access is refused.
 state_dir: /var/lib/migsched
 
 # Bearer token for every API call except /healthz. The file is created with
 # mode 0600 at first start (64 hex characters); a file readable by group or
 # others is refused. Empty: <state_dir>/token.
 token_file: ""
-# Or give the token itself here (then no file is written).
+# Or give the token itself here (then no file is written; 32 characters or more).
 # token: "..."
 
 # fake: no GPU, instances are records (tests, demos); nvml: libnvidia-ml.
@@ -393,7 +444,33 @@ kill_grace_s: 10
 # start) or drain (wait for running jobs; queued jobs stay queued).
 on_shutdown: leave
 
-# Largest accepted request body, bytes (larger: 413).
+# Jobs run as this user; empty: nobody when the daemon runs as root, else the
+# daemon's own user (then jobs could read the state dir: a warning says so).
+job_user: ""
+# Other users a job may ask to run as (the request's "user").
+job_users: []
+# Jobs' default working directories (<work_dir>/<id>, owned by the job's user).
+# Empty: <state_dir>-work.
+work_dir: ""
+
+# Finished jobs (and their logs) are pruned this many seconds after they end; < 0: never.
+retention_s: 604800
+
+# Reservations for cluster controllers (docs/api.md): default and longest lifetime, seconds.
+reservation_ttl_s: 60
+reservation_max_ttl_s: 600
+
+# The node's name in GET /v1/node; empty: the host name.
+node_name: ""
+
+# HTTP connections: an idle keep-alive connection is closed after idle_timeout_s;
+# a client gets request_timeout_s per read to send its request; at most
+# max_connections are served at once.
+idle_timeout_s: 5
+request_timeout_s: 10
+max_connections: 1024
+
+# Largest accepted request body, bytes (larger: 413), chunked bodies included.
 max_body_bytes: 1048576
 
 # `checkpoint` jobs: argv templates run to checkpoint and restore a process
@@ -415,19 +492,27 @@ fake:
 
 # The simulator's options, by the same names as `migsched simulate` flags
 # (kebab-case as on the command line, or snake_case). docs/algorithms.md §3-§6.
+# What is left out takes the policy's own defaults, as in `migsched simulate`
+# (below: `full`'s).
 scheduler:
-  policy: full               # first-fit, lb, full (lb+frag with migration), ...
-  threshold: 0.4             # lazy/busy threshold t (§3)
-  metric: fragcost           # fragcost | blocked-placements | demand-weighted (§2)
-  frag-objective: delta      # delta | post (§4)
-  reserve-full: 0            # keep N GPUs able to host the largest profile (§4 step 7)
-  max-skip-seconds: -1       # starvation guard (§5); < 0 = off
-  max-wait: -1               # reject a job queued this long (§5); < 0 = no limit
-  idle-ttl: -1               # destroy idle instances unused this long; < 0 = keep
-  defrag-interval: 300       # seconds between periodic migration passes (§6); 0 = off
-  max-moves-per-pass: 8      # intra-GPU moves per pass and GPU (§6)
-  migration-cooldown: 120    # a job moves at most once per this many seconds (§6)
-)";
+  policy: full               # first-fit, lb, lb+frag, full (lb+frag with migration), ...
+)") + fmt::format(
+             R"(  threshold: {}             # lazy/busy threshold t (§3)
+  metric: {}    # fragcost | blocked-placements | demand-weighted (§2)
+  frag-objective: {}      # delta | post (§4)
+  reserve-full: {}            # keep N GPUs able to host the largest profile (§4 step 7)
+  max-skip-seconds: {}       # starvation guard (§5); < 0 = off
+  joint-placement: {}      # place the jobs waiting at a scan jointly (§12)
+  max-wait: {}               # reject a job queued this long (§5); < 0 = no limit
+  idle-ttl: {}               # destroy idle instances unused this long; < 0 = keep
+  defrag-interval: {}       # seconds between periodic migration passes (§6); 0 = off
+  max-moves-per-pass: {}      # intra-GPU moves per pass and GPU (§6)
+  migration-cooldown: {}    # a job moves at most once per this many seconds (§6)
+)",
+             full.threshold, full.metric, FragObjectiveName(full.frag_objective), full.reserve_full,
+             off(full.max_skip_seconds), full.joint_placement, off(full.max_wait_s),
+             off(full.idle_ttl_s), full.migration.defrag_interval_s,
+             full.migration.max_moves_per_pass, full.migration.cooldown_s);
 }
 
 }  // namespace migsched

@@ -17,7 +17,19 @@
 //   pcie_in_lazy_busy: false      use measured PCIe throughput in the lazy/busy rule
 //   pcie_saturation_gbps: 0       > 0: log an advisory when a GPU's PCIe stays above it
 //   fake: {fail_create: N, destroy_in_use: N, disappear_gpu: I}  fault injection (fake backend)
-//   scheduler: {policy: full, threshold: 0.4, ...}   the simulator's option names
+//   job_user: ""                  jobs run as this user (default: nobody when the daemon is root)
+//   job_users: []                 other users a job may ask for (JobRequest::user)
+//   work_dir: ""                  jobs' working directories (default <state_dir>-work)
+//   retention_s: 604800           finished jobs are pruned this long after their end (< 0: never)
+//   reservation_ttl_s: 60         default lifetime of a reservation
+//   reservation_max_ttl_s: 600    the longest a reservation may ask for
+//   node_name: ""                 the node's name in GET /v1/node (default: the host name)
+//   idle_timeout_s: 5             an idle keep-alive connection is closed after this
+//   request_timeout_s: 10         a client gets this long to send a request (per read)
+//   max_connections: 1024         connections served at once (more wait to be accepted)
+//   scheduler: {policy: full, threshold: 0.4, ...}   the simulator's option names; the
+//                                 policy's own defaults (sched/policy.h registry) apply to
+//                                 what is not given, as in `migsched simulate`
 //
 // Thread-safety: plain values.
 #ifndef MIGSCHED_DAEMON_CONFIG_H_
@@ -55,8 +67,24 @@ struct DaemonConfig {
   bool pcie_in_lazy_busy = false;
   double pcie_saturation_gbps = 0;
   FakeFaults fake;
+  std::string job_user;  // empty: "nobody" when the daemon runs as root, else its user
+  std::vector<std::string> job_users;  // users a request may name besides job_user
+  std::string work_dir;                // empty: <state_dir>-work
+  double retention_s = 7 * 24 * 3600;  // < 0: keep finished jobs forever
+  double reservation_ttl_s = 60;
+  double reservation_max_ttl_s = 600;
+  std::string node_name;  // empty: the host name
+  double idle_timeout_s = 5;
+  double request_timeout_s = 10;
+  int max_connections = 1024;
   std::string policy = "full";
+  // The scheduler options as the policy runs with them: what the file gives,
+  // the policy's registry defaults for the rest (PolicyOptions).
   SchedulerOptions scheduler;
+  ExplicitOptions explicit_options;  // which of the policy-defaulted options the file gave
+
+  // The directory jobs' working directories go in.
+  std::string WorkDir() const { return work_dir.empty() ? state_dir + "-work" : work_dir; }
 };
 
 // Parses a YAML config; errors name the file, the key and what is wrong

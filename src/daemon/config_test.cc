@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "sched/policy.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -29,7 +30,7 @@ TEST(DaemonConfigTest, EveryKeyIsRead) {
 listen: "0.0.0.0:8080"
 state_dir: /var/lib/m
 token_file: /etc/m/token
-token: abc
+token: 0123456789abcdef0123456789abcdef
 backend: fake
 gpus: 4xA100-40GB
 nvml_library: /opt/libnvidia-ml.so.1
@@ -42,6 +43,16 @@ restore_command: [restore, "{dir}"]
 pcie_in_lazy_busy: true
 pcie_saturation_gbps: 20
 fake: {fail_create: 2, destroy_in_use: 3, disappear_gpu: 1}
+job_user: nobody
+job_users: [daemon, bin]
+work_dir: /srv/work
+retention_s: 3600
+reservation_ttl_s: 30
+reservation_max_ttl_s: 90
+node_name: n7
+idle_timeout_s: 2
+request_timeout_s: 3
+max_connections: 64
 scheduler:
   policy: lb
   threshold: 0.3
@@ -58,7 +69,17 @@ scheduler:
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->listen, "0.0.0.0:8080");
   EXPECT_EQ(c->token_file, "/etc/m/token");
-  EXPECT_EQ(c->token, "abc");
+  EXPECT_EQ(c->token, "0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(c->job_user, "nobody");
+  EXPECT_EQ(c->job_users, (std::vector<std::string>{"daemon", "bin"}));
+  EXPECT_EQ(c->WorkDir(), "/srv/work");
+  EXPECT_DOUBLE_EQ(c->retention_s, 3600);
+  EXPECT_DOUBLE_EQ(c->reservation_ttl_s, 30);
+  EXPECT_DOUBLE_EQ(c->reservation_max_ttl_s, 90);
+  EXPECT_EQ(c->node_name, "n7");
+  EXPECT_DOUBLE_EQ(c->idle_timeout_s, 2);
+  EXPECT_DOUBLE_EQ(c->request_timeout_s, 3);
+  EXPECT_EQ(c->max_connections, 64);
   EXPECT_EQ(c->fake_gpus, "4xA100-40GB");
   EXPECT_EQ(c->nvml_library, "/opt/libnvidia-ml.so.1");
   EXPECT_EQ(c->tick_ms, 20);
@@ -110,9 +131,11 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       {"listen: x\n", "c.yaml: state_dir is required (e.g. state_dir: /var/lib/migsched)"},
       {"state_dir: /s\nfoo: 1\n",
        "c.yaml:2: unknown key 'foo' (known: backend, checkpoint_command, fake, gpus, "
-       "kill_grace_s, listen, max_body_bytes, nvml_library, on_shutdown, pcie_in_lazy_busy, "
-       "pcie_saturation_gbps, restore_command, scheduler, state_dir, tick_ms, token, "
-       "token_file)"},
+       "idle_timeout_s, job_user, job_users, kill_grace_s, listen, max_body_bytes, "
+       "max_connections, node_name, nvml_library, on_shutdown, pcie_in_lazy_busy, "
+       "pcie_saturation_gbps, request_timeout_s, reservation_max_ttl_s, reservation_ttl_s, "
+       "restore_command, retention_s, scheduler, state_dir, tick_ms, token, token_file, "
+       "work_dir)"},
       {"state_dir: /s\ntick_ms: fast\n", "c.yaml:2: key 'tick_ms' must be an integer, got 'fast'"},
       {"state_dir: /s\ntick_ms: 1.5\n", "c.yaml:2: key 'tick_ms' must be an integer, got '1.5'"},
       {"state_dir: /s\nkill_grace_s: [1]\n",
@@ -138,8 +161,11 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
        "c.yaml:2: unknown key 'fake.fail' (known: destroy_in_use, disappear_gpu, fail_create)"},
       {"state_dir: /s\nfake: 3\n", "c.yaml:2: key 'fake' must be a mapping, got a scalar"},
       {"state_dir: /s\nscheduler: {policy: magic}\n",
-       "c.yaml: scheduler.policy 'magic' is not a policy (known: first-fit, lb, lb+frag, full, "
-       "best-fit, driver-default, mfi, static)"},
+       "c.yaml: scheduler.policy: unknown policy 'magic' (known: first-fit, lb, lb+frag, full, "
+       "best-fit, driver-default, mfi, static, frag-aware (= lb+frag))"},
+      {"state_dir: /s\nreservation_ttl_s: 900\n",
+       "c.yaml: reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got 900 and 600"},
+      {"state_dir: /s\nmax_connections: 0\n", "c.yaml: max_connections must be >= 1, got 0"},
       {"state_dir: /s\nscheduler: {threshold: high}\n",
        "c.yaml:2: key 'scheduler.threshold' must be a number, got 'high'"},
       {"state_dir: /s\nscheduler: {max_moves_per_pass: 1.5}\n",
@@ -220,12 +246,58 @@ TEST(DaemonConfigTest, DefaultConfigParsesToTheDefaults) {
   EXPECT_EQ(c->fake.destroy_in_use, d.fake.destroy_in_use);
   EXPECT_EQ(c->fake.disappear_gpu, d.fake.disappear_gpu);
   EXPECT_EQ(c->policy, d.policy);
+  EXPECT_EQ(c->job_user, d.job_user);
+  EXPECT_EQ(c->retention_s, d.retention_s);
+  EXPECT_EQ(c->reservation_ttl_s, d.reservation_ttl_s);
+  EXPECT_EQ(c->reservation_max_ttl_s, d.reservation_max_ttl_s);
+  EXPECT_EQ(c->idle_timeout_s, d.idle_timeout_s);
+  EXPECT_EQ(c->request_timeout_s, d.request_timeout_s);
+  EXPECT_EQ(c->max_connections, d.max_connections);
   EXPECT_EQ(c->scheduler.threshold, d.scheduler.threshold);
-  EXPECT_EQ(c->scheduler.metric, d.scheduler.metric);
+  // The printed scheduler section is `full`'s as the registry completes it
+  // (docs/results.md section 3: the demand-weighted metric).
+  EXPECT_EQ(c->scheduler.metric, "demand-weighted");
   EXPECT_EQ(c->scheduler.reserve_full, d.scheduler.reserve_full);
   EXPECT_EQ(c->scheduler.migration.defrag_interval_s, d.scheduler.migration.defrag_interval_s);
   EXPECT_EQ(c->scheduler.migration.max_moves_per_pass, d.scheduler.migration.max_moves_per_pass);
   EXPECT_EQ(c->scheduler.migration.cooldown_s, d.scheduler.migration.cooldown_s);
+}
+
+// Regression (full_in_the_daemon_is_not_full_in_the_simulator): the daemon
+// ran `full` with fragcost while the simulator applied full's own defaults
+// (demand-weighted). Both now take them from the policy registry; a key the
+// file gives keeps its value.
+TEST(DaemonConfigTest, PolicyDefaultsComeFromTheRegistry) {
+  auto full = ParseDaemonConfig("state_dir: /s\n", "c.yaml");
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  const SchedulerOptions sim = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  EXPECT_EQ(full->scheduler.metric, sim.metric);
+  EXPECT_EQ(full->scheduler.metric, "demand-weighted");
+  EXPECT_EQ(full->scheduler.reserve_full, sim.reserve_full);
+  EXPECT_EQ(full->scheduler.max_skip_seconds, sim.max_skip_seconds);
+  auto given = ParseDaemonConfig("state_dir: /s\nscheduler: {metric: fragcost}\n", "c.yaml");
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->scheduler.metric, "fragcost");
+  auto lb = ParseDaemonConfig("state_dir: /s\nscheduler: {policy: lb+frag}\n", "c.yaml");
+  ASSERT_TRUE(lb.ok());
+  EXPECT_EQ(lb->scheduler.metric, "fragcost");  // only `full` has defaults of its own
+}
+
+// Regression (inline_token_of_any_length): an inline token of any length, or
+// blank, was accepted.
+TEST(DaemonConfigTest, InlineTokensMustBeLongAndPlain) {
+  for (const char* token : {"\"\"", "abc", "\"0123456789abcdef0123456789abcde\""}) {
+    auto c = ParseDaemonConfig(std::string("state_dir: /s\ntoken: ") + token + "\n", "c.yaml");
+    ASSERT_FALSE(c.ok()) << token;
+    EXPECT_NE(c.status().message().find("a token needs at least 32"), std::string::npos)
+        << c.status().message();
+  }
+  auto spaced =
+      ParseDaemonConfig("state_dir: /s\ntoken: \"0123456789abcdef 0123456789abcdef\"\n", "c.yaml");
+  ASSERT_FALSE(spaced.ok());
+  EXPECT_NE(spaced.status().message().find("a character not allowed"), std::string::npos);
+  EXPECT_TRUE(
+      ParseDaemonConfig("state_dir: /s\ntoken: 0123456789abcdef0123456789abcdef\n", "c.yaml").ok());
 }
 
 TEST(DaemonConfigTest, LoadNamesAMissingFile) {

@@ -1,862 +1,529 @@
 #include "daemon/daemon.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
-#include <filesystem>
 #include <limits>
-#include <mutex>
-#include <nlohmann/json.hpp>
-#include <set>
-#include <thread>
-#include <utility>
 
-#include "core/clock.h"
-#include "core/cluster.h"
-#include "core/plan.h"
-#include "daemon/discovery.h"
-#include "daemon/job_store.h"
-#include "daemon/process_runner.h"
-#include "sched/policy.h"
-#include "sched/scheduler.h"
+#include "daemon/daemon_impl.h"
 
 namespace migsched {
 namespace {
 
-constexpr size_t kMaxSamples = 10000;
-// Placeholder jobs: an instance the backend still has but the scheduler let
-// go (its destroy answered "in use") is kept in the Cluster, busy with a
-// placeholder job id <= kPlaceholderBase, so that no plan reuses or destroys
-// it until the backend destroy succeeds.
-constexpr JobId kPlaceholderBase = -1000;
+using daemon_internal::Dump;
+using daemon_internal::WaitFor;
+
 // Create failures a job survives (requeued) before it fails.
 constexpr int kMaxCreateFailures = 3;
-// Back-off of the destroy retries: 50 ms doubling up to 5 s.
-constexpr double kFirstBackoffS = 0.05;
-constexpr double kMaxBackoffS = 5.0;
-// A checkpoint command gets this long before it counts as failed.
-constexpr double kCheckpointTimeoutS = 300;
+// How often the control loop looks for finished jobs to prune, seconds.
+constexpr double kPruneIntervalS = 60;
 
-double WallNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+bool SameRequest(const JobRequest& a, const JobRequest& b) {
+  return a.profile == b.profile && a.gpu_fraction == b.gpu_fraction && a.count == b.count &&
+         a.command == b.command && a.env == b.env && a.cwd == b.cwd &&
+         a.migratable == b.migratable && a.latency_sensitive == b.latency_sensitive &&
+         a.priority == b.priority && a.name == b.name && a.user == b.user;
 }
-
-void PushSample(std::vector<double>* v, double x) {
-  if (v->size() >= kMaxSamples) v->erase(v->begin());
-  v->push_back(x);
-}
-
-// The configured policy, plus two things the daemon needs from placement:
-// pinned candidates (re-adopting a running job on the instances it already
-// has at recovery, or putting it back on its source when a move cannot
-// begin), and no placement on a drained GPU whatever the policy chooses.
-class DaemonPolicy : public PlacementPolicy {
- public:
-  DaemonPolicy(std::unique_ptr<PlacementPolicy> inner, const std::set<int>* drained)
-      : inner_(std::move(inner)), drained_(drained) {}
-  std::string_view name() const override { return inner_->name(); }
-  std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
-    if (!pins_.empty()) {
-      Candidate c = pins_.front();
-      pins_.pop_front();
-      return c;
-    }
-    std::optional<Candidate> c = inner_->Choose(cluster, req);
-    if (c && drained_->count(c->gpu)) return std::nullopt;
-    return c;
-  }
-  StatusOr<Plan> SetupPlan(const Cluster& cluster) override { return inner_->SetupPlan(cluster); }
-  bool KeepIdleInstances() const override { return inner_->KeepIdleInstances(); }
-  void ObserveArrival(const Cluster& cluster, const Job& job) override {
-    inner_->ObserveArrival(cluster, job);
-  }
-  bool Migrates() const override { return inner_->Migrates(); }
-  int Capacity(const Cluster& cluster, int gpu, int profile) const override {
-    return inner_->Capacity(cluster, gpu, profile);
-  }
-  void Pin(std::vector<Candidate> pins) { pins_.assign(pins.begin(), pins.end()); }
-  void ClearPins() { pins_.clear(); }
-
- private:
-  std::unique_ptr<PlacementPolicy> inner_;
-  const std::set<int>* drained_;
-  std::deque<Candidate> pins_;
-};
 
 }  // namespace
-
-class Daemon::Impl {
- public:
-  Impl(const DaemonConfig& config, std::unique_ptr<MigBackend> backend, const Catalog* catalog)
-      : config_(config),
-        catalog_(catalog),
-        backend_(std::move(backend)),
-        runner_(config.state_dir),
-        t0_(std::chrono::steady_clock::now()) {}
-  ~Impl() {
-    Stop();
-    if (lock_fd_ >= 0) close(lock_fd_);  // releases the state-dir lock
-  }
-
-  Status Init();
-  Status LockStateDir();
-  void StartWorker();
-  void Stop();
-  Status Tick();
-  StatusOr<DaemonJobRecord> Submit(const JobRequest& request);
-  std::vector<DaemonJobRecord> ListJobs() const;
-  StatusOr<DaemonJobRecord> GetJob(DaemonJobId id) const;
-  StatusOr<DaemonJobRecord> Cancel(DaemonJobId id);
-  std::vector<GpuView> Gpus() const;
-  StatusOr<PlanPreview> PreviewPlan(const JobRequest& request) const;
-  void Pause();
-  void Resume();
-  bool paused() const;
-  Status Drain(int gpu);
-  Status Undrain(int gpu);
-  DaemonMetrics Metrics() const;
-  std::filesystem::path LogPath(DaemonJobId id) const { return runner_.LogPath(id); }
-  const DaemonConfig& config() const { return config_; }
-
- private:
-  using Key = std::pair<int, int>;  // (cluster GPU, start)
-  // What the daemon does with a running job's process beyond waiting.
-  struct Run {
-    int64_t pgid = 0;
-    int64_t pid = 0;     // the command's own pid (0 when re-adopted)
-    double kill_at = 0;  // > 0: SIGKILL the group at this daemon time
-    bool cancel = false;
-    bool moving = false;        // a move began: the process is being stopped
-    bool checkpointed = false;  // checkpoint succeeded: relaunch with the restore command
-    std::string checkpoint_dir;
-  };
-  struct PendingDestroy {
-    int gpu = 0;  // cluster index
-    int start = 0;
-    int profile = 0;
-    JobId placeholder = kNoJob;
-    double next_try = 0;
-    double backoff = kFirstBackoffS;
-    int attempts = 0;
-  };
-
-  double Now() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  }
-  int ClusterIndex(int nvml_index) const {
-    for (int g = 0; g < static_cast<int>(nvml_.size()); ++g) {
-      if (nvml_[g] == nvml_index) return g;
-    }
-    return -1;
-  }
-  Status ValidateRequest(const JobRequest& r) const;
-  void Save(DaemonJobRecord& r, std::string_view event, nlohmann::json detail);
-  void ApplyDrainFlags();
-
-  // Backend side of a plan: kCreate/kDestroy in order (idempotent against
-  // live_), stopping at the first failure. Cluster-only steps are skipped.
-  Status ExecutePlan(const Plan& plan);
-  Status BackendCreate(int g, int profile, int start);
-  Status BackendDestroy(int g, int start);
-  // Makes the Cluster match the backend on `g` (after a failed plan): idle
-  // Cluster instances the backend lacks go; backend instances the Cluster
-  // lacks are kept in the Cluster behind a placeholder and destroyed later.
-  void Resync(int g);
-  void ResyncAll() {
-    for (int g = 0; g < cluster_->size(); ++g) Resync(g);
-  }
-  void RetryDestroys();
-  // pcie_saturation_gbps > 0: one PCIe sample per GPU per second; a GPU
-  // whose link stays at or above it for 10 s gets an advisory in the log.
-  void CheckPcie(double now);
-  // After a plan that released or destroyed instances.
-  void AfterReleasePlan(const Plan& plan);
-
-  std::vector<JobInstance> InstancesOfJob(JobId id) const;
-  void Place(const Decision& d);
-  Status LaunchJob(DaemonJobRecord& r, bool restarted,
-                   const std::vector<std::string>* argv_override);
-  void Finish(DaemonJobRecord& r, JobState state, std::optional<int> exit_code, std::string reason);
-  void ReapProcesses();
-  void CompleteMove(DaemonJobRecord& r, Run& run, int exit_code);
-  void RunMigrations(MigrationTrigger trigger);
-  void BeginMove(const MigrationStart& st);
-  bool PinPlace(JobId id, const Job& job, const std::vector<InstanceRef>& where);
-  Status Recover();
-  Status TickLocked();
-
-  DaemonConfig config_;
-  const Catalog* catalog_;
-  std::unique_ptr<MigBackend> backend_;
-  ProcessRunner runner_;
-  std::chrono::steady_clock::time_point t0_;
-
-  mutable std::mutex mu_;
-  NodeInventory inv_;
-  std::vector<int> nvml_;  // cluster index -> NVML index
-  mutable ConfigTableCache tables_;
-  std::unique_ptr<Cluster> cluster_;
-  DaemonPolicy* policy_ = nullptr;  // owned by sched_
-  std::unique_ptr<Scheduler> sched_;
-  std::unique_ptr<JobStore> store_;
-  std::map<DaemonJobId, DaemonJobRecord> jobs_;
-  std::map<DaemonJobId, Run> runs_;
-  std::map<DaemonJobId, int> create_failures_;
-  std::map<Key, BackendInstance> live_;  // what the backend has
-  std::vector<PendingDestroy> pending_destroys_;
-  JobId next_placeholder_ = kPlaceholderBase;
-  std::set<int> drained_;  // cluster indices
-  bool paused_ = false;
-  bool completed_ = false;  // a job ended since the last migration pass
-  double next_defrag_ = 0;
-  double next_pcie_sample_ = 0;
-  std::map<int, double> pcie_saturated_since_;  // cluster GPU -> daemon time
-  std::set<int> pcie_advised_;
-
-  int64_t reconfigurations_ = 0;
-  std::vector<double> reconfig_seconds_;
-  int64_t migrations_intra_ = 0;
-  int64_t migrations_inter_ = 0;
-
-  std::thread worker_;
-  std::mutex worker_mu_;
-  std::condition_variable worker_cv_;
-  bool stop_worker_ = false;
-  bool stopped_ = false;
-  int lock_fd_ = -1;  // <state_dir>/lock, flock'ed for the daemon's lifetime
-};
 
 // ---------------------------------------------------------------- setup
 
 Status Daemon::Impl::Init() {
-  if (config_.state_dir.empty()) return InvalidArgumentError("config: state_dir is empty");
-  RETURN_IF_ERROR(LockStateDir());
-  RETURN_IF_ERROR(config_.scheduler.Validate());
-  if (config_.on_shutdown != "leave" && config_.on_shutdown != "drain") {
-    return InvalidArgumentError(
-        fmt::format("config: on_shutdown '{}' is not one of leave, drain", config_.on_shutdown));
+  ::umask(077);  // every file the daemon creates is its own (0600 / 0700)
+  ASSIGN_OR_RETURN(dir_, StateDir::Open(config_.state_dir));
+  // Who runs the jobs.
+  if (!config_.job_user.empty()) {
+    StatusOr<RunAsUser> u = LookUpUser(config_.job_user);
+    if (!u.ok()) return FailedPreconditionError("job_user: " + u.status().message());
+    default_user_ = *u;
+  } else if (::geteuid() == 0) {
+    StatusOr<RunAsUser> u = LookUpUser("nobody");
+    if (!u.ok()) {
+      return FailedPreconditionError(
+          "the daemon runs as root and no job_user is configured, and there is no user 'nobody' "
+          "to run jobs as; set job_user");
+    }
+    default_user_ = *u;
+  } else {
+    default_user_ = DaemonUser();
   }
+  if (default_user_.uid == ::geteuid()) {
+    spdlog::warn(
+        "jobs run as the daemon's own user ({}): they can read the state dir (the API token, "
+        "other jobs' logs and environments); set job_user to another user",
+        default_user_.name);
+  }
+  allowed_users_[default_user_.name] = default_user_;
+  for (const std::string& name : config_.job_users) {
+    StatusOr<RunAsUser> u = LookUpUser(name);
+    if (!u.ok()) return FailedPreconditionError("job_users: " + u.status().message());
+    allowed_users_[u->name] = *u;
+  }
+  for (const auto& [name, u] : allowed_users_) {
+    RETURN_IF_ERROR(CheckReachable(config_.WorkDir(), u));
+  }
+
   std::vector<std::string> selection;
   if (backend_->name() == "nvml") selection = config_.nvml_gpus;
-  ASSIGN_OR_RETURN(inv_, DiscoverNode(backend_.get(), *catalog_, selection));
-  if (inv_.gpus.empty()) return FailedPreconditionError("no GPU to manage");
-  for (const std::string& note : inv_.notes) spdlog::info("discovery: {}", note);
-  std::vector<const GpuModel*> models;
-  for (const DiscoveredGpu& d : inv_.gpus) {
-    models.push_back(d.model);
-    nvml_.push_back(d.gpu.index);
-  }
-  cluster_ = std::make_unique<Cluster>(models, &tables_);
-  ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> inner,
-                   MakePolicy(config_.policy, config_.scheduler));
-  auto policy = std::make_unique<DaemonPolicy>(std::move(inner), &drained_);
-  policy_ = policy.get();
-  sched_ = std::make_unique<Scheduler>(cluster_.get(), std::move(policy), config_.scheduler,
-                                       SteadyClock());
+  ASSIGN_OR_RETURN(NodeInventory inv, DiscoverNode(backend_.get(), *catalog_, selection));
+  if (inv.gpus.empty()) return FailedPreconditionError("no GPU to manage");
+  for (const std::string& note : inv.notes) spdlog::info("discovery: {}", note);
+  ASSIGN_OR_RETURN(model_,
+                   NodeModel::Create(std::move(inv), config_.policy, config_.scheduler, clock_));
+  sync_ = std::make_unique<InstanceSync>(backend_.get(), model_.get(), &mu_, clock_, &counters_,
+                                         InstanceSync::Options{});
+  sync_->SetOnProgress([this] { Wake(); });
+  moves_ =
+      std::make_unique<MoveExecutor>(model_.get(), sync_.get(), &config_, &counters_, clock_, this);
   ASSIGN_OR_RETURN(store_, JobStore::Open(config_.state_dir));
-  return Recover();
-}
-
-// One daemon per state dir: two would run each job twice. An exclusive
-// flock on <state_dir>/lock (close-on-exec, so jobs never inherit it; the
-// kernel drops it when the daemon dies, kill -9 included).
-Status Daemon::Impl::LockStateDir() {
-  std::error_code ec;
-  std::filesystem::create_directories(config_.state_dir, ec);
-  if (ec) {
-    return FailedPreconditionError(
-        fmt::format("cannot create state_dir {}: {}", config_.state_dir, ec.message()));
-  }
-  const std::string path = (std::filesystem::path(config_.state_dir) / "lock").string();
-  lock_fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) {
-    return FailedPreconditionError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-  }
-  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    char buf[32] = {};
-    const ssize_t n = pread(lock_fd_, buf, sizeof(buf) - 1, 0);
-    const std::string owner = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
-    close(lock_fd_);
-    lock_fd_ = -1;
-    if (err == EWOULDBLOCK) {
-      return FailedPreconditionError(fmt::format(
-          "state_dir {} is in use by another migsched serve (pid {}): one daemon per state dir",
-          config_.state_dir, owner));
-    }
-    return FailedPreconditionError(fmt::format("cannot lock {}: {}", path, std::strerror(err)));
-  }
-  const std::string pid = std::to_string(getpid());
-  if (ftruncate(lock_fd_, 0) != 0 || pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
-    spdlog::warn("cannot write the pid into {}: {}", path, std::strerror(errno));
-  }
-  return Status();
-}
-
-Status Daemon::Impl::Recover() {
-  // 1. The backend's instances, adopted as idle.
-  for (int g = 0; g < cluster_->size(); ++g) {
-    const GpuModel& model = cluster_->gpu(g).model();
-    for (const BackendInstance& in : inv_.gpus[g].instances) {
-      int profile = -1;
-      for (int p = 0; p < static_cast<int>(model.profiles().size()); ++p) {
-        if (model.profile(p).id == in.profile_id) profile = p;
-      }
-      live_[{g, in.placement.start}] = in;
-      if (profile < 0 || !in.has_compute_instance) {
-        spdlog::warn("GPU {}: instance gi {} at {} ({}) is destroyed", nvml_[g], in.gi_id,
-                     in.placement.start, profile < 0 ? "unknown profile" : "no compute instance");
-        continue;  // Resync keeps it behind a placeholder and destroys it
-      }
-      Plan p{{{StepKind::kCreate, g, profile, in.placement.start}}};
-      Status st = ApplyPlan(p, cluster_.get());
-      if (st.ok()) {
-        spdlog::info("GPU {}: found instance {}@{} ({}), adopted as idle", nvml_[g],
-                     model.profile(profile).name, in.placement.start, in.mig_uuid);
-      } else {
-        spdlog::warn("GPU {}: cannot adopt instance {}: {}", nvml_[g], in.mig_uuid, st.message());
-      }
-    }
-  }
-  // 2. The policy's setup layout (static policies), on top of what exists.
+  ASSIGN_OR_RETURN(RecoveryResult rec,
+                   Recover(RecoveryInputs{model_.get(), sync_.get(), store_.get(), &runner_, &jobs_,
+                                          &reservations_, &mu_, clock_}));
   {
-    StatusOr<Plan> setup = sched_->Setup();
-    if (!setup.ok()) return setup.status();
-    Status st = ExecutePlan(*setup);
-    if (!st.ok()) spdlog::warn("setup layout: {}", st.message());
-  }
-  ResyncAll();
-  // 3. The jobs.
-  ASSIGN_OR_RETURN(std::vector<DaemonJobRecord> all, store_->LoadAll());
-  std::vector<DaemonJobId> requeue;
-  for (DaemonJobRecord& r : all) {
-    const DaemonJobId id = r.id;
-    jobs_[id] = std::move(r);
-  }
-  for (auto& [id, r] : jobs_) {
-    if (IsTerminal(r.state)) continue;
-    const JobId jid = static_cast<JobId>(id);
-    const Job job = r.request.ToJob();
-    if (r.state == JobState::kQueued || r.state == JobState::kStarting) {
-      if (r.state == JobState::kStarting) {
-        r.state = JobState::kQueued;
-        r.instances.clear();
-        Save(r, "requeued", {{"reason", "daemon restarted while the job was starting"}});
-      }
-      requeue.push_back(id);
-      continue;
+    std::lock_guard<std::mutex> lock(mu_);
+    next_id_ = rec.next_id;
+    model_->scheduler().SetNow(NowS());
+    for (DaemonJobId id : rec.queued) {
+      const DaemonJobRecord* r = jobs_.Current(id);
+      if (r != nullptr) Enqueue(id, r->request.ToJob());
     }
-    // Running or migrating: is the process still there?
-    ProcessStatus ps = runner_.Poll(id, r.pid);
-    std::string vanished;
-    std::vector<InstanceRef> where;
-    for (const JobInstance& in : r.instances) {
-      const int g = ClusterIndex(in.gpu);
-      auto it = g < 0 ? live_.end() : live_.find({g, in.start});
-      if (it == live_.end() || it->second.mig_uuid != in.mig_uuid) {
-        vanished = in.mig_uuid;
-        break;
-      }
-      where.push_back({g, cluster_->gpu(g).model().FindProfile(in.profile), in.start});
-    }
-    if (ps.kind == ProcessStatus::Kind::kRunning && vanished.empty() && PinPlace(jid, job, where)) {
-      runs_[id].pgid = r.pid;
-      if (r.state == JobState::kMigrating) {
-        r.state = JobState::kRunning;  // the move is abandoned; the job stays on its source
-        Save(r, "move-abandoned", {{"reason", "daemon restarted during the move"}});
-      }
-      spdlog::info("job {}: re-adopted (pid {})", id, r.pid);
-      if (store_) (void)store_->AppendEvent(id, WallNow(), "adopted", R"({})");
-      continue;
-    }
-    if (ps.kind == ProcessStatus::Kind::kRunning) {
-      runner_.SignalGroup(r.pid, SIGKILL);
-      Finish(r, JobState::kFailed, std::nullopt,
-             vanished.empty()
-                 ? "its instances could not be re-adopted after a daemon restart"
-                 : fmt::format("instance {} vanished while the daemon was down", vanished));
-    } else if (ps.kind == ProcessStatus::Kind::kExited) {
-      Finish(r, ps.exit_code == 0 ? JobState::kSucceeded : JobState::kFailed, ps.exit_code,
-             ps.exit_code == 0
-                 ? ""
-                 : fmt::format("exited with code {} while the daemon was down", ps.exit_code));
-    } else {
-      Finish(r, JobState::kFailed, std::nullopt, "process lost while the daemon was down");
+    for (const auto& [id, run] : rec.runs) {
+      runs_[id] = Run{run.pgid, 0, 0};
+      if (run.cancel) StopProcess(id);
     }
   }
-  for (DaemonJobId id : requeue) {
-    sched_->Enqueue(static_cast<JobId>(id), jobs_[id].request.ToJob());
-  }
+  writer_ = std::make_unique<StoreWriter>(store_.get());
+  writer_->Start();
+  sync_->Start();
   return Status();
 }
 
-// Places `id` exactly on `where` (its instances before a restart, or its
-// source after a failed move); false if the scheduler chose otherwise.
-bool Daemon::Impl::PinPlace(JobId id, const Job& job, const std::vector<InstanceRef>& where) {
-  if (static_cast<int>(where.size()) != job.count) return false;
-  std::vector<Candidate> pins;
-  for (const InstanceRef& w : where) {
-    if (w.profile < 0) return false;
-    Candidate c;
-    c.gpu = w.gpu;
-    c.profile = w.profile;
-    c.start = w.start;
-    pins.push_back(c);
-  }
-  policy_->Pin(std::move(pins));
-  StatusOr<std::optional<Decision>> d = sched_->TryPlace(id, job);
-  policy_->ClearPins();
-  if (!d.ok() || !d->has_value()) {
-    spdlog::error("job {}: cannot pin it on its instances: {}", id,
-                  d.ok() ? "no placement" : d.status().message());
-    return false;
-  }
-  // Only kStart steps are expected (the instances exist); anything else is
-  // made to match the backend.
-  Status st = ExecutePlan((*d)->plan);
-  if (!st.ok()) spdlog::error("job {}: {}", id, st.message());
-  return true;
+void Daemon::Impl::Persist(std::vector<StoreOp> ops, bool retry,
+                           std::function<void(const Status&)> then) {
+  writer_->Write(std::move(ops), retry, [this, then = std::move(then)](const Status& st) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      model_->Touch();
+      if (then) then(st);
+    }
+    Wake();
+  });
 }
 
-void Daemon::Impl::Save(DaemonJobRecord& r, std::string_view event, nlohmann::json detail) {
-  Status st = store_->Update(r);
-  if (!st.ok()) spdlog::error("job {}: {}", r.id, st.message());
+void Daemon::Impl::SaveJob(DaemonJobRecord& r, std::string_view event, nlohmann::json detail,
+                           std::function<void()> then) {
+  const uint64_t version = jobs_.Update(r);
+  std::vector<StoreOp> ops{StoreOp::UpdateJob(r)};
   if (!event.empty()) {
     detail["state"] = std::string(JobStateName(r.state));
-    st = store_->AppendEvent(r.id, WallNow(), event,
-                             detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    if (!st.ok()) spdlog::error("job {}: {}", r.id, st.message());
+    ops.push_back(StoreOp::Event(r.id, Unix(), std::string(event), Dump(detail)));
   }
+  Persist(std::move(ops), /*retry=*/true,
+          [this, copy = r, version, then = std::move(then)](const Status& st) {
+            if (!st.ok()) return;  // dropped (logged by the writer): stays as it was shown
+            jobs_.Committed(copy, version);
+            if (then) then();
+          });
 }
 
-void Daemon::Impl::ApplyDrainFlags() {
-  for (int g : drained_) cluster_->SetReserved(g, true);
-}
-
-// ---------------------------------------------------------------- backend plans
-
-Status Daemon::Impl::BackendCreate(int g, int profile, int start) {
-  const Profile& p = cluster_->gpu(g).model().profile(profile);
-  auto it = live_.find({g, start});
-  if (it != live_.end()) {
-    if (it->second.profile_id == p.id) return Status();  // already there (recovery)
-    return Status(StatusCode::kResourceExhausted,
-                  fmt::format("GPU {}: {}@{}: another instance is there", nvml_[g], p.name, start));
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  StatusOr<BackendInstance> in =
-      backend_->CreateInstance(nvml_[g], p.id, Placement{start, p.size()});
-  if (!in.ok()) return in.status();
-  ++reconfigurations_;
-  PushSample(&reconfig_seconds_,
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  live_[{g, start}] = *in;
-  return Status();
-}
-
-Status Daemon::Impl::BackendDestroy(int g, int start) {
-  auto it = live_.find({g, start});
-  if (it == live_.end()) return Status();  // never made (or already gone)
-  const auto t0 = std::chrono::steady_clock::now();
-  Status st = backend_->DestroyInstance(nvml_[g], it->second.gi_id);
-  if (!st.ok() && st.code() != StatusCode::kNotFound) return st;
-  if (st.ok()) {
-    ++reconfigurations_;
-    PushSample(&reconfig_seconds_,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  live_.erase(it);
-  return Status();
-}
-
-Status Daemon::Impl::ExecutePlan(const Plan& plan) {
-  for (const Step& s : plan.steps) {
-    Status st;
-    if (s.kind == StepKind::kCreate) {
-      st = BackendCreate(s.gpu, s.profile, s.start);
-    } else if (s.kind == StepKind::kDestroy) {
-      st = BackendDestroy(s.gpu, s.start);
-    }
-    if (!st.ok()) {
-      return st.WithPrefix(fmt::format("{}", DescribeStep(s, *cluster_)));
-    }
+Status Daemon::Impl::Accepting() const {
+  if (stopped_) return UnavailableError("the daemon is shutting down");
+  if (!dir_health_.ok()) return dir_health_;
+  Status w = writer_->health();
+  if (!w.ok()) {
+    return UnavailableError(
+        fmt::format("the job store cannot be written ({}); changes are refused until it can "
+                    "(the daemon retries)",
+                    w.message()));
   }
   return Status();
 }
 
-void Daemon::Impl::Resync(int g) {
-  const GpuState& gs = cluster_->gpu(g);
-  const GpuModel& model = gs.model();
-  // Idle Cluster instances the backend does not have: gone from the Cluster.
-  Plan drop;
-  for (const Instance& in : gs.instances()) {
-    auto it = live_.find({g, in.start});
-    const bool there = it != live_.end() && it->second.profile_id == model.profile(in.profile).id;
-    if (!there && !in.busy()) drop.steps.push_back({StepKind::kDestroy, g, in.profile, in.start});
-    if (!there && in.busy()) {
-      spdlog::error("GPU {}: {}@{} runs job {} but the backend has no such instance", nvml_[g],
-                    model.profile(in.profile).name, in.start, in.job);
-    }
+StatusOr<RunAsUser> Daemon::Impl::UserFor(const JobRequest& r) const {
+  if (r.user.empty()) return default_user_;
+  auto it = allowed_users_.find(r.user);
+  if (it == allowed_users_.end()) {
+    std::string allowed;
+    for (const auto& [name, u] : allowed_users_) allowed += (allowed.empty() ? "" : ", ") + name;
+    return InvalidArgumentError(fmt::format(
+        "user '{}' is not allowed to run jobs here (allowed: {}; the config's job_user and "
+        "job_users)",
+        r.user, allowed));
   }
-  if (!drop.empty()) {
-    Status st = ApplyPlan(drop, cluster_.get());
-    if (!st.ok()) spdlog::error("resync GPU {}: {}", nvml_[g], st.message());
-  }
-  // Backend instances the Cluster does not have: kept behind a placeholder
-  // and destroyed with back-off.
-  for (const auto& [key, bin] : live_) {
-    if (key.first != g) continue;
-    const int idx = cluster_->gpu(g).IndexAt(key.second);
-    if (idx >= 0) continue;
-    int profile = -1;
-    for (int p = 0; p < static_cast<int>(model.profiles().size()); ++p) {
-      if (model.profile(p).id == bin.profile_id && model.profile(p).is_base()) profile = p;
-    }
-    if (profile < 0) {
-      for (int p = 0; p < static_cast<int>(model.profiles().size()); ++p) {
-        if (model.profile(p).id == bin.profile_id) profile = p;
-      }
-    }
-    PendingDestroy pd;
-    pd.gpu = g;
-    pd.start = key.second;
-    pd.profile = profile;
-    if (profile >= 0) {
-      pd.placeholder = next_placeholder_--;
-      Plan hold{{{StepKind::kCreate, g, profile, key.second},
-                 {StepKind::kStart, g, profile, key.second, pd.placeholder}}};
-      Status st = ApplyPlan(hold, cluster_.get());
-      if (!st.ok()) {
-        spdlog::error("resync GPU {}: cannot hold {}: {}", nvml_[g], bin.mig_uuid, st.message());
-        pd.placeholder = kNoJob;
-      }
-    }
-    bool known = false;
-    for (const PendingDestroy& p : pending_destroys_)
-      known = known || (p.gpu == g && p.start == key.second);
-    if (!known) pending_destroys_.push_back(pd);
-  }
-}
-
-void Daemon::Impl::RetryDestroys() {
-  const double now = Now();
-  for (auto it = pending_destroys_.begin(); it != pending_destroys_.end();) {
-    PendingDestroy& pd = *it;
-    if (pd.next_try > now) {
-      ++it;
-      continue;
-    }
-    ++pd.attempts;
-    Status st = BackendDestroy(pd.gpu, pd.start);
-    if (!st.ok()) {
-      pd.next_try = now + pd.backoff;
-      pd.backoff = std::min(kMaxBackoffS, pd.backoff * 2);
-      if (pd.attempts == 1 || pd.attempts % 20 == 0) {
-        spdlog::warn("GPU {}: destroy of the instance at {} failed ({} tries): {}", nvml_[pd.gpu],
-                     pd.start, pd.attempts, st.message());
-      }
-      ++it;
-      continue;
-    }
-    if (pd.placeholder != kNoJob) {
-      Plan done{{{StepKind::kRelease, pd.gpu, pd.profile, pd.start, pd.placeholder},
-                 {StepKind::kDestroy, pd.gpu, pd.profile, pd.start}}};
-      Status ast = ApplyPlan(done, cluster_.get());
-      if (!ast.ok()) spdlog::error("GPU {}: {}", nvml_[pd.gpu], ast.message());
-    }
-    it = pending_destroys_.erase(it);
-  }
-}
-
-void Daemon::Impl::AfterReleasePlan(const Plan& plan) {
-  Status st = ExecutePlan(plan);
-  if (!st.ok()) {
-    std::set<int> gpus;
-    for (const Step& s : plan.steps) gpus.insert(s.gpu);
-    for (int g : gpus) Resync(g);
-  }
-}
-
-// ---------------------------------------------------------------- jobs
-
-std::vector<JobInstance> Daemon::Impl::InstancesOfJob(JobId id) const {
-  std::vector<JobInstance> out;
-  const std::vector<InstanceRef>* refs = sched_->InstancesOf(id);
-  if (refs == nullptr) return out;
-  for (const InstanceRef& ref : *refs) {
-    JobInstance in;
-    const Profile& p = cluster_->gpu(ref.gpu).model().profile(ref.profile);
-    in.gpu = nvml_[ref.gpu];
-    in.profile = p.name;
-    in.start = ref.start;
-    in.size = p.size();
-    auto it = live_.find({ref.gpu, ref.start});
-    if (it != live_.end()) {
-      in.mig_uuid = it->second.mig_uuid;
-      in.gi_id = it->second.gi_id;
-      in.ci_id = it->second.ci_id;
-    }
-    out.push_back(std::move(in));
-  }
-  return out;
+  return it->second;
 }
 
 Status Daemon::Impl::ValidateRequest(const JobRequest& r) const {
-  if (r.command.empty() || r.command[0].empty()) {
-    return InvalidArgumentError("command: must be a non-empty argv array");
-  }
-  if (r.count < 1 || r.count > 64) {
-    return InvalidArgumentError(fmt::format("count: {} is not in 1..64", r.count));
-  }
-  if (r.profile.empty() == (r.gpu_fraction == 0)) {
-    return InvalidArgumentError("exactly one of profile and gpu_fraction must be given");
-  }
-  if (r.profile.empty() && !(r.gpu_fraction > 0 && r.gpu_fraction <= 1)) {
-    return InvalidArgumentError(fmt::format("gpu_fraction: {} is not in (0, 1]", r.gpu_fraction));
-  }
+  RETURN_IF_ERROR(ValidateJobRequest(r));
+  RETURN_IF_ERROR(UserFor(r).status());
   const Job job = r.ToJob();
-  std::string offered;
-  for (const GpuModel* m : cluster_->models()) {
+  for (const GpuModel* m : model_->cluster().models()) {
     if (ResolveProfile(*m, job) >= 0) return Status();
-    for (int b : m->base_profiles()) {
-      offered += (offered.empty() ? "" : ", ") + m->profile(b).name;
-    }
   }
   if (!r.profile.empty()) {
-    return InvalidArgumentError(fmt::format(
-        "unknown profile '{}': no GPU of this node offers it (profiles: {})", r.profile, offered));
+    return InvalidArgumentError(
+        fmt::format("unknown profile '{}': no GPU of this node offers it (profiles: {})", r.profile,
+                    model_->OfferedProfiles()));
   }
   return InvalidArgumentError(
       fmt::format("gpu_fraction {}: no profile of this node is large enough", r.gpu_fraction));
 }
 
-StatusOr<DaemonJobRecord> Daemon::Impl::Submit(const JobRequest& request) {
-  std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(ValidateRequest(request));
-  if (stopped_) return UnavailableError("the daemon is shutting down");
-  DaemonJobRecord r;
-  r.request = request;
-  r.submitted_at = WallNow();
-  const Job job = request.ToJob();
-  Status can = sched_->CheckCanEverRun(job);
-  if (!can.ok()) {
-    r.state = JobState::kRejected;
-    r.ended_at = r.submitted_at;
-    r.reason = can.message();
-  }
-  ASSIGN_OR_RETURN(r.id, store_->Insert(r));
-  if (r.id > std::numeric_limits<JobId>::max()) {
-    return InternalError(fmt::format("job id {} is beyond the scheduler's range", r.id));
-  }
-  nlohmann::json detail = {{"state", std::string(JobStateName(r.state))}};
-  if (!r.reason.empty()) detail["reason"] = r.reason;
-  (void)store_->AppendEvent(r.id, r.submitted_at, "submitted",
-                            detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  jobs_[r.id] = r;
-  if (r.state == JobState::kQueued) {
-    sched_->SetNow(std::max(sched_->now(), Now()));
-    sched_->Enqueue(static_cast<JobId>(r.id), job);
-  }
-  return r;
+void Daemon::Impl::Enqueue(DaemonJobId id, const Job& job) {
+  Scheduler& s = model_->scheduler();
+  s.SetNow(std::max(s.now(), NowS()));
+  enqueued_s_[id] = s.now();
+  s.Enqueue(static_cast<JobId>(id), job);
 }
 
-std::vector<DaemonJobRecord> Daemon::Impl::ListJobs() const {
+// ---------------------------------------------------------------- jobs
+
+StatusOr<SubmitResult> Daemon::Impl::Submit(const JobRequest& request, const std::string& key) {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> committed = promise->get_future();
+  DaemonJobRecord r;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    RETURN_IF_ERROR(ValidateRequest(request));
+    RETURN_IF_ERROR(Accepting());
+    if (!key.empty()) {
+      keys_cv_.wait(lock, [&] { return !pending_keys_.count(key); });
+      if (DaemonJobId first = jobs_.ByKey(key); first != 0) {
+        const DaemonJobRecord* v = jobs_.Visible(first);
+        if (v->kind == JobKind::kJob && SameRequest(v->request, request)) {
+          return SubmitResult{*v, true};
+        }
+        return FailedPreconditionError(
+            fmt::format("idempotency key '{}' was used for another request ({} {})", key,
+                        JobKindName(v->kind), first));
+      }
+      pending_keys_.insert(key);
+    }
+    r.id = next_id_++;
+    r.kind = JobKind::kJob;
+    r.request = request;
+    r.idempotency_key = key;
+    r.submitted_at = Unix();
+    Status can = model_->scheduler().CheckCanEverRun(request.ToJob());
+    if (!can.ok()) {
+      r.state = JobState::kRejected;
+      r.ended_at = r.submitted_at;
+      r.reason = can.message();
+    }
+    nlohmann::json detail = {{"state", std::string(JobStateName(r.state))}};
+    if (!r.reason.empty()) detail["reason"] = r.reason;
+    Persist(
+        {StoreOp::InsertJob(r), StoreOp::Event(r.id, r.submitted_at, "submitted", Dump(detail))},
+        /*retry=*/false, [this, r, key, promise](const Status& st) {
+          if (!key.empty()) {
+            pending_keys_.erase(key);
+            keys_cv_.notify_all();
+          }
+          if (st.ok()) {
+            jobs_.AddStored(r);
+            if (r.state == JobState::kQueued) Enqueue(r.id, r.request.ToJob());
+          }
+          promise->set_value(st);
+        });
+  }
+  Status st = committed.get();
+  if (!st.ok()) {
+    return UnavailableError(fmt::format(
+        "the job store cannot be written ({}); the job was not accepted", st.message()));
+  }
+  return SubmitResult{r, false};
+}
+
+JobPage Daemon::Impl::ListJobs(const JobQuery& query) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<DaemonJobRecord> out;
-  for (const auto& [id, r] : jobs_) out.push_back(r);
-  return out;
+  return jobs_.List(query);
 }
 
 StatusOr<DaemonJobRecord> Daemon::Impl::GetJob(DaemonJobId id) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) return NotFoundError(fmt::format("no job {}", id));
-  return it->second;
+  const DaemonJobRecord* r = jobs_.Visible(id);
+  if (r == nullptr) return NotFoundError(fmt::format("no job {}", id));
+  return *r;
 }
 
 StatusOr<DaemonJobRecord> Daemon::Impl::Cancel(DaemonJobId id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) return NotFoundError(fmt::format("no job {}", id));
-  DaemonJobRecord& r = it->second;
-  if (IsTerminal(r.state)) {
-    return FailedPreconditionError(fmt::format("job {} is already {}", id, JobStateName(r.state)));
+  bool allocation = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr || jobs_.Visible(id) == nullptr) {
+      return NotFoundError(fmt::format("no job {}", id));
+    }
+    allocation = r->kind == JobKind::kAllocation;
   }
-  if (r.state == JobState::kQueued) {
-    sched_->RemoveFromQueue(static_cast<JobId>(id));
-    Finish(r, JobState::kCancelled, std::nullopt, "cancelled while queued");
-    return r;
+  if (allocation) return ReleaseAllocation(id);  // DELETE on an allocation releases it
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> committed = promise->get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    DaemonJobRecord* r = jobs_.Current(id);
+    if (IsTerminal(r->state)) {
+      return FailedPreconditionError(
+          fmt::format("job {} is already {}", id, JobStateName(r->state)));
+    }
+    RETURN_IF_ERROR(Accepting());
+    if (r->state == JobState::kQueued &&
+        model_->scheduler().RemoveFromQueue(static_cast<JobId>(id))) {
+      Finish(*r, JobState::kCancelled, std::nullopt, "cancelled while queued");
+    } else if (!r->cancel_requested) {
+      // Stored before it shows, and kept across a restart (recovery sends
+      // SIGTERM again, or ends the job as cancelled).
+      r->cancel_requested = true;
+      r->reason = "cancel requested";
+      if (runs_.count(id)) StopProcess(id);
+      SaveJob(*r, "cancel-requested", {});
+    }
+    // The cancel's record is the last write queued for the job: wait for it.
+    Persist({}, /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
   }
-  Run& run = runs_[id];
-  if (!run.cancel) {
-    run.cancel = true;
-    runner_.SignalGroup(run.pgid, SIGTERM);
-    run.kill_at = Now() + config_.kill_grace_s;
-    r.reason = "cancel requested";
-    Save(r, "cancel-requested", {});
-  }
-  return r;
+  Status st = WaitFor(committed, fmt::format("the cancel of job {}", id));
+  if (!st.ok()) return st;
+  return GetJob(id);
+}
+
+void Daemon::Impl::StopProcess(DaemonJobId id) {
+  auto it = runs_.find(id);
+  if (it == runs_.end()) return;
+  runner_.SignalGroup(it->second.pgid, SIGTERM);
+  it->second.kill_at_s = NowS() + config_.kill_grace_s;
 }
 
 // The job leaves the system (terminal state); a job holding instances
 // releases them.
 void Daemon::Impl::Finish(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
                           std::string reason) {
-  const JobId jid = static_cast<JobId>(r.id);
   r.state = state;
   r.exit_code = exit_code;
   r.reason = std::move(reason);
-  r.ended_at = WallNow();
+  r.ended_at = Unix();
   runs_.erase(r.id);
+  launches_.erase(r.id);
   create_failures_.erase(r.id);
-  if (sched_->InstancesOf(jid) != nullptr) {
-    StatusOr<Plan> plan = sched_->Release(jid);
-    if (plan.ok()) {
-      AfterReleasePlan(*plan);
-    } else {
-      spdlog::error("job {}: {}", r.id, plan.status().message());
-    }
-    completed_ = true;
-  }
+  enqueued_s_.erase(r.id);
+  moves_->Forget(r.id);
+  ReleaseInstances(static_cast<JobId>(r.id));
   nlohmann::json detail;
   if (exit_code) detail["exit_code"] = *exit_code;
   if (!r.reason.empty()) detail["reason"] = r.reason;
-  Save(r, "ended", detail);
+  SaveJob(r, "ended", detail);
 }
 
-Status Daemon::Impl::LaunchJob(DaemonJobRecord& r, bool restarted,
-                               const std::vector<std::string>* argv_override) {
-  LaunchSpec spec;
-  spec.job = r.id;
-  spec.argv = argv_override != nullptr ? *argv_override : r.request.command;
-  spec.env = r.request.env;
-  spec.cwd = r.request.cwd;
-  for (const JobInstance& in : r.instances) spec.mig_uuids.push_back(in.mig_uuid);
-  spec.restarted = restarted;
-  StatusOr<Launched> l = runner_.Launch(spec);
-  if (!l.ok()) return l.status();
-  Run& run = runs_[r.id];
-  run.pgid = l->pgid;
-  run.pid = l->pid;
-  run.moving = false;
-  run.checkpointed = false;
-  run.kill_at = 0;
-  r.pid = l->pgid;
-  return Status();
+void Daemon::Impl::ReleaseInstances(JobId id) {
+  Scheduler& s = model_->scheduler();
+  if (s.InstancesOf(id) == nullptr) return;
+  StatusOr<Plan> plan = s.Release(id);
+  if (plan.ok()) {
+    sync_->Execute(*plan, nullptr);
+  } else {
+    spdlog::error("job {}: {}", id, plan.status().message());
+  }
+  completed_ = true;
 }
 
-void Daemon::Impl::Place(const Decision& d) {
-  const DaemonJobId id = d.job;
-  auto jit = jobs_.find(id);
-  if (jit == jobs_.end()) {
-    spdlog::error("the scheduler placed job {}, which the daemon does not know", id);
+std::vector<JobInstance> Daemon::Impl::InstancesOf(DaemonJobId id) {
+  std::vector<JobInstance> out;
+  const std::vector<InstanceRef>* refs = model_->scheduler().InstancesOf(static_cast<JobId>(id));
+  if (refs == nullptr) return out;
+  for (const InstanceRef& ref : *refs) out.push_back(InstanceAt(ref));
+  return out;
+}
+
+JobInstance Daemon::Impl::InstanceAt(const InstanceRef& ref) const {
+  JobInstance in;
+  const Profile& p = model_->cluster().gpu(ref.gpu).model().profile(ref.profile);
+  in.gpu = model_->nvml(ref.gpu);
+  in.profile = p.name;
+  in.start = ref.start;
+  in.size = p.size();
+  if (const BackendInstance* live = sync_->Live(ref.gpu, ref.start);
+      live != nullptr && live->profile_id == p.id) {
+    in.mig_uuid = live->mig_uuid;
+    in.gi_id = live->gi_id;
+    in.ci_id = live->ci_id;
+  }
+  return in;
+}
+
+void Daemon::Impl::StartPlacement(const Decision& d) {
+  DaemonJobRecord* r = jobs_.Current(d.job);
+  if (r == nullptr) {
+    spdlog::error("the scheduler placed job {}, which the daemon does not know", d.job);
     return;
   }
-  DaemonJobRecord& r = jit->second;
-  r.state = JobState::kStarting;
-  Status st = ExecutePlan(d.plan);
+  r->state = JobState::kStarting;
+  r->instances = InstancesOf(d.job);
+  const DaemonJobId id = d.job;
+  sync_->Execute(d.plan, [this, id](const Status& st) { OnPlaced(id, st); });
+}
+
+void Daemon::Impl::OnPlaced(DaemonJobId id, const Status& st) {
+  DaemonJobRecord* r = jobs_.Current(id);
+  if (r == nullptr || r->state != JobState::kStarting) return;
   if (!st.ok()) {
-    // The Cluster must match the backend again: release the job's
-    // placement, resync, then requeue (or fail after repeated failures).
-    StatusOr<Plan> rel = sched_->Release(d.job);
-    std::set<int> gpus;
-    for (const Step& s : d.plan.steps) gpus.insert(s.gpu);
-    if (rel.ok()) {
-      for (const Step& s : rel->steps) gpus.insert(s.gpu);
-      Status est = ExecutePlan(*rel);
-      (void)est;  // anything left over is resynced below
-    }
-    for (int g : gpus) Resync(g);
-    // A GPU the backend cannot reach any more (fallen off the bus, driver
-    // gone) is drained: no new placement goes there; the job is not to blame.
-    bool gpu_lost = false;
-    for (int g : gpus) {
-      StatusOr<std::vector<BackendInstance>> probe = backend_->ListInstances(nvml_[g]);
-      if (!probe.ok() && probe.status().code() == StatusCode::kUnavailable) {
-        gpu_lost = true;
-        if (drained_.insert(g).second) {
-          spdlog::error("GPU {} is unavailable ({}): drained, no new jobs are placed on it",
-                        nvml_[g], probe.status().message());
-        }
-      }
-    }
-    ApplyDrainFlags();
-    const int failures = gpu_lost ? create_failures_[id] : ++create_failures_[id];
-    if (!gpu_lost && st.code() == StatusCode::kUnavailable &&
-        st.message().find("in use") != std::string::npos) {
-      --create_failures_[id];  // waiting for a destroy is not the job's failure
-    }
-    if (failures >= kMaxCreateFailures) {
-      r.state = JobState::kQueued;  // not holding anything now
-      Finish(r, JobState::kFailed, std::nullopt,
-             fmt::format("could not create its instances ({} tries): {}", failures, st.message()));
-      return;
-    }
-    r.state = JobState::kQueued;
-    r.reason = fmt::format("requeued: {}", st.message());
-    sched_->Enqueue(d.job, r.request.ToJob());
-    Save(r, "requeued", {{"reason", r.reason}});
+    PlacementFailed(*r, st);
     return;
   }
   create_failures_.erase(id);
-  r.instances = InstancesOfJob(d.job);
-  Save(r, "placed", {});
-  st = LaunchJob(r, false, nullptr);
-  if (!st.ok()) {
-    const int code = ProcessRunner::ExitCodeOf(st);
-    Finish(r, JobState::kFailed, code >= 0 ? std::optional<int>(code) : std::nullopt, st.message());
-    return;
-  }
-  r.state = JobState::kRunning;
-  r.started_at = WallNow();
-  r.reason.clear();
-  Save(r, "started", {{"pid", r.pid}});
+  r->instances = InstancesOf(id);
+  ++r->attempt;
+  r->reason.clear();
+  r->pid = 0;
+  // The launch intent (this run's number) is durable before the launch: a
+  // restart finds the run again by it, and never runs the job twice.
+  LaunchRequest l;
+  l.restarted = r->restarts > 0 || r->attempt > 1;
+  nlohmann::json detail = {{"run", r->attempt}};
+  for (const JobInstance& in : r->instances) detail["mig_uuids"].push_back(in.mig_uuid);
+  SaveJob(*r, "placed", detail, [this, id, l]() { RequestLaunch(id, l); });
 }
 
-void Daemon::Impl::ReapProcesses() {
-  const double now = Now();
+void Daemon::Impl::PlacementFailed(DaemonJobRecord& r, const Status& st) {
+  const DaemonJobId id = r.id;
+  std::set<int> gpus;
+  for (const JobInstance& in : r.instances) gpus.insert(in.gpu);
+  ReleaseInstances(static_cast<JobId>(id));
+  // Not the job's failure: a plan not attempted (an earlier one on its GPU
+  // failed), a destroy waiting for processes to leave, a GPU the backend lost.
+  bool blameless =
+      st.message().starts_with("not attempted") || st.message().find("in use") != std::string::npos;
+  for (int nvml : gpus) {
+    const int g = model_->ClusterIndex(nvml);
+    blameless = blameless || (g >= 0 && !model_->unreachable(g).empty());
+  }
+  const int failures = blameless ? create_failures_[id] : ++create_failures_[id];
+  r.instances.clear();
+  r.state = JobState::kQueued;
+  if (failures >= kMaxCreateFailures) {
+    Finish(r, JobState::kFailed, std::nullopt,
+           fmt::format("could not create its instances ({} tries): {}", failures, st.message()));
+    return;
+  }
+  r.reason = fmt::format("requeued: {}", st.message());
+  auto at = enqueued_s_.find(id);
+  const double enqueued = at != enqueued_s_.end() ? at->second : NowS();
+  model_->scheduler().Requeue(static_cast<JobId>(id), r.request.ToJob(), enqueued);
+  SaveJob(r, "requeued", {{"reason", r.reason}});
+}
+
+void Daemon::Impl::Reap() {
+  const double now = NowS();
   std::vector<DaemonJobId> ids;
   for (const auto& [id, run] : runs_) ids.push_back(id);
   for (DaemonJobId id : ids) {
     Run& run = runs_[id];
-    DaemonJobRecord& r = jobs_[id];
-    ProcessStatus ps = runner_.Poll(id, run.pgid);
+    DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr) {
+      runs_.erase(id);
+      continue;
+    }
+    ProcessStatus ps = runner_.Poll(id, run.pgid, r->attempt);
     if (ps.kind == ProcessStatus::Kind::kRunning) {
-      if (run.kill_at > 0 && now >= run.kill_at) {
+      if (run.kill_at_s > 0 && now >= run.kill_at_s) {
         runner_.SignalGroup(run.pgid, SIGKILL);
-        run.kill_at = 0;
+        run.kill_at_s = 0;
       }
       continue;
     }
     if (ps.kind == ProcessStatus::Kind::kLost) {
-      Finish(r, run.cancel ? JobState::kCancelled : JobState::kFailed, std::nullopt,
-             run.cancel ? "cancelled" : "process lost (no exit status)");
+      Finish(*r, r->cancel_requested ? JobState::kCancelled : JobState::kFailed, std::nullopt,
+             r->cancel_requested ? "cancelled" : "process lost (no exit status)");
       continue;
     }
     const int code = ps.exit_code;
-    if (run.cancel) {
-      Finish(r, JobState::kCancelled, code, "cancelled");
-    } else if (run.moving && code != 0 && sched_->MigrationOf(static_cast<JobId>(id)) != nullptr) {
-      CompleteMove(r, run, code);
+    if (!r->cancel_requested && moves_->moving(id) && moves_->OnProcessEnded(id, code)) {
+      runs_.erase(id);  // relaunched on its target once the switch-over is stored
+      continue;
+    }
+    if (r->cancel_requested) {
+      Finish(*r, JobState::kCancelled, code, "cancelled");
     } else if (code == 0) {
-      Finish(r, JobState::kSucceeded, 0, "");
+      Finish(*r, JobState::kSucceeded, 0, "");
     } else {
-      Finish(r, JobState::kFailed, code,
+      Finish(*r, JobState::kFailed, code,
              code > 128 ? fmt::format("killed by signal {}", code - 128)
                         : fmt::format("exited with code {}", code));
     }
   }
+}
+
+void Daemon::Impl::CollectLaunches(std::vector<Launch>* out) {
+  for (auto it = launches_.begin(); it != launches_.end();) {
+    const DaemonJobId id = it->first;
+    DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr || IsTerminal(r->state)) {
+      it = launches_.erase(it);
+      continue;
+    }
+    if (r->cancel_requested && !it->second.helper) {
+      it = launches_.erase(it);
+      Finish(*r, JobState::kCancelled, std::nullopt, "cancelled before it started");
+      continue;
+    }
+    Launch l;
+    l.id = id;
+    l.request = std::move(it->second);
+    it = launches_.erase(it);
+    StatusOr<RunAsUser> user = UserFor(r->request);
+    l.spec.job = id;
+    l.spec.attempt = r->attempt;
+    l.spec.argv = l.request.argv.empty() ? r->request.command : l.request.argv;
+    l.spec.env = r->request.env;
+    l.spec.cwd = r->request.cwd;
+    for (const JobInstance& in : r->instances) l.spec.mig_uuids.push_back(in.mig_uuid);
+    l.spec.restarted = l.request.restarted;
+    // Checkpoint and restore commands are the operator's tools: they run as
+    // the daemon's user; the job's own command as the job's user.
+    const bool operator_tool = l.request.helper || !l.request.argv.empty();
+    l.spec.user = operator_tool ? DaemonUser() : (user.ok() ? *user : default_user_);
+    if (l.request.helper) l.spec.extra_env["MIGSCHED_CHECKPOINT_DIR"] = l.request.checkpoint_dir;
+    out->push_back(std::move(l));
+  }
+}
+
+void Daemon::Impl::RecordLaunch(Launch& l) {
+  DaemonJobRecord* r = jobs_.Current(l.id);
+  if (l.request.helper) {
+    moves_->OnHelperLaunched(l.id, l.result.ok() ? StatusOr<int64_t>(l.result->pgid)
+                                                 : StatusOr<int64_t>(l.result.status()));
+    return;
+  }
+  if (r == nullptr) return;
+  if (!l.result.ok()) {
+    const Status& st = l.result.status();
+    if (IsTerminal(r->state)) return;
+    const int code = ProcessRunner::ExitCodeOf(st);
+    Finish(*r, JobState::kFailed, code >= 0 ? std::optional<int>(code) : std::nullopt,
+           l.request.event == "migrated" ? "relaunch after migration failed: " + st.message()
+                                         : st.message());
+    return;
+  }
+  runs_[l.id] = Run{l.result->pgid, l.result->pid, 0};
+  if (IsTerminal(r->state)) {  // ended while it was launched (cannot happen: kept for safety)
+    runner_.SignalGroup(l.result->pgid, SIGKILL);
+    return;
+  }
+  r->pid = l.result->pgid;
+  r->state = JobState::kRunning;
+  if (r->started_at == 0) r->started_at = Unix();
+  r->reason = r->cancel_requested ? "cancel requested" : "";
+  if (r->cancel_requested) StopProcess(l.id);
+  nlohmann::json detail = {{"pid", r->pid}, {"run", r->attempt}};
+  if (l.request.event == "migrated") {
+    detail["restarted"] = l.request.restarted;
+    if (!r->instances.empty()) detail["mig_uuid"] = r->instances.front().mig_uuid;
+    completed_ = true;  // the source is free now: another pass may use it
+  }
+  SaveJob(*r, l.request.event, detail);
 }
 
 // ---------------------------------------------------------------- migration (§6)
@@ -865,148 +532,74 @@ void Daemon::Impl::RunMigrations(MigrationTrigger trigger) {
   const bool can_checkpoint =
       !config_.checkpoint_command.empty() && !config_.restore_command.empty();
   auto can_move = [&](JobId id) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end() || it->second.state != JobState::kRunning) return false;
-    auto run = runs_.find(id);
-    if (run == runs_.end() || run->second.cancel || run->second.moving) return false;
-    if (it->second.request.migratable == Migratable::kCheckpoint && !can_checkpoint) return false;
+    const DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr || r->kind != JobKind::kJob || r->state != JobState::kRunning) return false;
+    if (!runs_.count(id) || r->cancel_requested || moves_->moving(id)) return false;
+    if (r->request.migratable == Migratable::kCheckpoint && !can_checkpoint) return false;
     return true;
   };
-  ApplyDrainFlags();
-  StatusOr<std::vector<MigrationStart>> starts = sched_->RunMigrationPass(trigger, can_move);
+  StatusOr<std::vector<MigrationStart>> starts =
+      model_->scheduler().RunMigrationPass(trigger, can_move);
   if (!starts.ok()) {
     spdlog::error("migration pass: {}", starts.status().message());
     return;
   }
-  for (const MigrationStart& st : *starts) BeginMove(st);
-}
-
-namespace {
-
-std::vector<std::string> Substitute(const std::vector<std::string>& tmpl, int64_t pid,
-                                    const std::string& dir) {
-  std::vector<std::string> out;
-  for (std::string s : tmpl) {
-    for (size_t p; (p = s.find("{pid}")) != std::string::npos;) {
-      s.replace(p, 5, std::to_string(pid));
-    }
-    for (size_t p; (p = s.find("{dir}")) != std::string::npos;) s.replace(p, 5, dir);
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-}  // namespace
-
-// Make-before-break: the target exists (begin plan) before the job's process
-// is stopped on its source.
-void Daemon::Impl::BeginMove(const MigrationStart& st) {
-  const JobId jid = st.move.job;
-  DaemonJobRecord& r = jobs_[jid];
-  Run& run = runs_[jid];
-  Status est = ExecutePlan(st.plan);
-  if (est.ok() && r.request.migratable == Migratable::kCheckpoint) {
-    run.checkpoint_dir =
-        (runner_.JobDir(r.id) / fmt::format("checkpoint-{}", r.migrations)).string();
-    std::error_code ec;
-    std::filesystem::create_directories(run.checkpoint_dir, ec);
-    LaunchSpec spec;
-    spec.job = r.id;
-    spec.argv = Substitute(config_.checkpoint_command, run.pid > 0 ? run.pid : run.pgid,
-                           run.checkpoint_dir);
-    spec.env = r.request.env;
-    for (const JobInstance& in : r.instances) spec.mig_uuids.push_back(in.mig_uuid);
-    StatusOr<int> code = runner_.RunToCompletion(spec, kCheckpointTimeoutS);
-    run.checkpointed = code.ok() && *code == 0;
-    if (!run.checkpointed) {
-      spdlog::warn("job {}: checkpoint failed ({}); it is restarted instead", r.id,
-                   code.ok() ? fmt::format("exit code {}", *code) : code.status().message());
-    }
-  }
-  if (!est.ok()) {
-    // The move cannot begin: the job stays where it is. Release it from the
-    // scheduler (the move is abandoned) and pin it back on its source.
-    spdlog::warn("job {}: move cannot begin: {}", r.id, est.message());
-    std::vector<InstanceRef> where = *sched_->InstancesOf(jid);
-    StatusOr<Plan> rel = sched_->Release(jid);
-    if (!rel.ok()) {
-      spdlog::error("job {}: {}", r.id, rel.status().message());
-      return;
-    }
-    // No backend step: the source keeps running; the target's leftovers are resynced.
-    (void)PinPlace(jid, r.request.ToJob(), where);
-    ResyncAll();
-    return;
-  }
-  run.moving = true;
-  r.state = JobState::kMigrating;
-  Save(r, "migration-begun",
-       {{"from_gpu", nvml_[st.move.from.gpu]},
-        {"from_start", st.move.from.start},
-        {"to_gpu", nvml_[st.move.to.gpu]},
-        {"to_start", st.move.to.start}});
-  runner_.SignalGroup(run.pgid, SIGTERM);
-  run.kill_at = Now() + config_.kill_grace_s;
-}
-
-// The job's process on the source has stopped: switch over and run it on
-// the target.
-void Daemon::Impl::CompleteMove(DaemonJobRecord& r, Run& run, int exit_code) {
-  const JobId jid = static_cast<JobId>(r.id);
-  const MigrationMove mv = *sched_->MigrationOf(jid);
-  StatusOr<Plan> end = sched_->FinishMigration(jid);
-  if (!end.ok()) {
-    spdlog::error("job {}: {}", r.id, end.status().message());
-    Finish(r, JobState::kFailed, exit_code, "migration failed: " + end.status().message());
-    return;
-  }
-  AfterReleasePlan(*end);
-  r.instances = InstancesOfJob(jid);
-  ++r.migrations;
-  ++(mv.inter() ? migrations_inter_ : migrations_intra_);
-  const bool restore = run.checkpointed;
-  std::vector<std::string> argv;
-  if (restore) argv = Substitute(config_.restore_command, run.pid, run.checkpoint_dir);
-  if (!restore) ++r.restarts;
-  Status st = LaunchJob(r, !restore, restore ? &argv : nullptr);
-  if (!st.ok()) {
-    const int code = ProcessRunner::ExitCodeOf(st);
-    Finish(r, JobState::kFailed, code >= 0 ? std::optional<int>(code) : std::nullopt,
-           "relaunch after migration failed: " + st.message());
-    return;
-  }
-  r.state = JobState::kRunning;
-  Save(r, "migrated",
-       {{"pid", r.pid}, {"restarted", !restore}, {"mig_uuid", r.instances.front().mig_uuid}});
-  completed_ = true;  // the source is free now: another pass may use it
+  for (const MigrationStart& st : *starts) moves_->Begin(st);
 }
 
 // ---------------------------------------------------------------- the loop
 
 Status Daemon::Impl::Tick() {
+  std::vector<Launch> launches;
+  std::vector<std::filesystem::path> remove;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TickLocked(&launches, &remove);
+  }
+  std::error_code ec;
+  for (const std::filesystem::path& p : remove) std::filesystem::remove_all(p, ec);
+  if (launches.empty()) return Status();
+  // Launch without the lock (fork, and the handshake that reports exec errors).
+  for (Launch& l : launches) {
+    l.result = l.request.helper ? runner_.LaunchHelper(l.spec) : runner_.Launch(l.spec);
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  return TickLocked();
+  for (Launch& l : launches) RecordLaunch(l);
+  return Status();
 }
 
-Status Daemon::Impl::TickLocked() {
-  const double now = Now();
-  sched_->SetNow(std::max(sched_->now(), now));
-  ReapProcesses();
-  RetryDestroys();
-  if (!paused_ && !stopped_ && sched_->queue_size() > 0) {
-    ApplyDrainFlags();
-    StatusOr<std::vector<Decision>> decisions = sched_->ScheduleQueue();
-    ApplyDrainFlags();
-    if (!decisions.ok()) return decisions.status();
-    for (const Decision& d : *decisions) Place(d);
+void Daemon::Impl::TickLocked(std::vector<Launch>* launches,
+                              std::vector<std::filesystem::path>* remove) {
+  const double now = NowS();
+  Scheduler& sched = model_->scheduler();
+  sched.SetNow(std::max(sched.now(), now));
+  if (now >= next_dir_check_) {
+    next_dir_check_ = now + 1;
+    Status st = dir_->Check();
+    if (!st.ok() && dir_health_.ok()) spdlog::error("{}", st.message());
+    dir_health_ = st;
   }
-  if (config_.scheduler.max_wait_s >= 0) {
-    for (JobId id : sched_->ExpireWaits()) {
-      Finish(jobs_[id], JobState::kRejected, std::nullopt, "waited longer than --max-wait");
+  ExpireReservations();
+  Reap();
+  moves_->Advance(&runner_);
+  if (!paused_ && !stopped_ && sched.queue_size() > 0) {
+    StatusOr<std::vector<Decision>> decisions = sched.ScheduleQueue();
+    if (!decisions.ok()) {
+      spdlog::error("queue scan: {}", decisions.status().message());
+    } else {
+      for (const Decision& d : *decisions) StartPlacement(d);
     }
   }
-  if (sched_->policy().Migrates() && !stopped_) {
-    if (sched_->has_fragmented_requests()) RunMigrations(MigrationTrigger::kFragmented);
+  UpdateWaitReasons();
+  if (config_.scheduler.max_wait_s >= 0) {
+    for (JobId id : sched.ExpireWaits()) {
+      DaemonJobRecord* r = jobs_.Current(id);
+      if (r != nullptr)
+        Finish(*r, JobState::kRejected, std::nullopt, "waited longer than --max-wait");
+    }
+  }
+  if (sched.policy().Migrates() && !stopped_) {
+    if (sched.has_fragmented_requests()) RunMigrations(MigrationTrigger::kFragmented);
     const double interval = config_.scheduler.migration.defrag_interval_s;
     const bool tick = interval > 0 && now >= next_defrag_;
     if (tick) next_defrag_ = now + interval;
@@ -1016,21 +609,85 @@ Status Daemon::Impl::TickLocked() {
     completed_ = false;
   }
   CheckPcie(now);
-  std::optional<double> due = sched_->NextIdleExpiry();
-  if (due && *due <= sched_->now()) {
-    StatusOr<Plan> plan = sched_->ExpireIdleInstances();
-    if (plan.ok()) AfterReleasePlan(*plan);
+  std::optional<double> due = sched.NextIdleExpiry();
+  if (due && *due <= sched.now()) {
+    StatusOr<Plan> plan = sched.ExpireIdleInstances();
+    if (plan.ok() && !plan->empty()) sync_->Execute(*plan, nullptr);
   }
-  return Status();
+  for (double us : sched.TakeDecisionTimes()) counters_.decision_seconds.Observe(us / 1e6);
+  if (now >= next_prune_) {
+    next_prune_ = now + kPruneIntervalS;
+    Prune(remove);
+  }
+  CollectLaunches(launches);
+}
+
+void Daemon::Impl::UpdateWaitReasons() {
+  const Cluster& c = model_->cluster();
+  bool any_closed = false;
+  for (int g = 0; g < c.size(); ++g) any_closed = any_closed || c.drained(g);
+  if (!any_closed && waiting_reasons_.empty()) return;
+  const Scheduler& s = model_->scheduler();
+  constexpr std::string_view kWaiting = "waiting: ";
+  for (JobId id : s.QueuedJobs()) {
+    DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr) continue;
+    const Job job = r->request.ToJob();
+    int open = 0;
+    std::string closed;
+    for (int g = 0; g < c.size(); ++g) {
+      const int p = ResolveProfile(c.gpu(g).model(), job);
+      if (p < 0) continue;
+      if (c.drained(g)) {
+        const std::string why = model_->unreachable(g);
+        closed += fmt::format("{}GPU {} {}", closed.empty() ? "" : "; ", model_->nvml(g),
+                              why.empty() ? "is drained" : "is unreachable: " + why);
+        continue;
+      }
+      open += s.policy().Capacity(c, g, p);
+    }
+    std::string reason;
+    if (job.count > open) {
+      reason =
+          fmt::format("{}needs {} at once; the GPUs that take placements now hold at most {} ({})",
+                      kWaiting, job.RequestString(), open, closed);
+    }
+    const bool had = r->reason.starts_with(kWaiting);
+    if (reason.empty() && !had) continue;
+    if (had && reason == r->reason) continue;
+    if (reason.empty()) {
+      waiting_reasons_.erase(r->id);
+      r->reason.clear();
+      SaveJob(*r, "waiting", {{"reason", ""}});
+    } else if (had || r->reason.empty()) {
+      waiting_reasons_.insert(r->id);
+      r->reason = reason;
+      SaveJob(*r, "waiting", {{"reason", reason}});
+    }
+  }
+  std::erase_if(waiting_reasons_, [&](DaemonJobId id) {
+    const DaemonJobRecord* r = jobs_.Current(id);
+    return r == nullptr || r->state != JobState::kQueued;
+  });
+}
+
+void Daemon::Impl::Prune(std::vector<std::filesystem::path>* remove) {
+  if (config_.retention_s < 0) return;
+  for (DaemonJobId id : jobs_.EndedBefore(Unix() - config_.retention_s)) {
+    jobs_.Erase(id);
+    Persist({StoreOp::DeleteJob(id)}, /*retry=*/true, nullptr);
+    remove->push_back(runner_.JobDir(id));
+    remove->push_back(runner_.WorkDir(id));
+  }
 }
 
 void Daemon::Impl::CheckPcie(double now) {
   if (config_.pcie_saturation_gbps <= 0 || now < next_pcie_sample_) return;
   next_pcie_sample_ = now + 1;
   constexpr double kSustainedS = 10;
-  for (int g = 0; g < cluster_->size(); ++g) {
-    StatusOr<PcieThroughput> t = backend_->GetPcieThroughput(nvml_[g]);
-    if (!t.ok()) continue;
+  for (int g = 0; g < model_->size(); ++g) {
+    std::optional<PcieThroughput> t = sync_->Pcie(g);
+    if (!t) continue;
     const double gbps = static_cast<double>(t->tx_kbps + t->rx_kbps) / 1e6;  // KB/s -> GB/s
     if (gbps < config_.pcie_saturation_gbps) {
       pcie_saturated_since_.erase(g);
@@ -1042,7 +699,8 @@ void Daemon::Impl::CheckPcie(double now) {
       spdlog::warn(
           "GPU {}: PCIe link saturated ({:.1f} GB/s >= {:.1f} GB/s for {:.0f} s): jobs on it slow "
           "each other down; lower scheduler.threshold (now {}) to spread jobs over more GPUs",
-          nvml_[g], gbps, config_.pcie_saturation_gbps, now - since, config_.scheduler.threshold);
+          model_->nvml(g), gbps, config_.pcie_saturation_gbps, now - since,
+          config_.scheduler.threshold);
     }
   }
 }
@@ -1054,12 +712,13 @@ void Daemon::Impl::StartWorker() {
   worker_ = std::thread([this] {
     std::unique_lock<std::mutex> wl(worker_mu_);
     while (!stop_worker_) {
+      wake_ = false;
       wl.unlock();
       Status st = Tick();
       if (!st.ok()) spdlog::error("tick: {}", st.message());
       wl.lock();
       worker_cv_.wait_for(wl, std::chrono::milliseconds(std::max(1, config_.tick_ms)),
-                          [this] { return stop_worker_; });
+                          [this] { return stop_worker_ || wake_; });
     }
   });
 }
@@ -1071,54 +730,53 @@ void Daemon::Impl::Stop() {
   }
   worker_cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  std::unique_lock<std::mutex> lock(mu_);
-  if (stopped_ || !sched_) return;
-  stopped_ = true;  // no new submissions, no new placements
-  if (config_.on_shutdown == "drain") {
+  bool drain = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_ || !model_) return;
+    stopped_ = true;  // no new submissions, no new placements
+    drain = config_.on_shutdown == "drain";
+  }
+  if (drain) {
     // Queued jobs stay queued (durable); running ones are waited for.
-    while (!runs_.empty()) {
-      (void)TickLocked();
-      lock.unlock();
+    while (true) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (runs_.empty() && launches_.empty()) break;
+      }
+      (void)Tick();
       std::this_thread::sleep_for(std::chrono::milliseconds(std::max(1, config_.tick_ms)));
-      lock.lock();
     }
   }
   // "leave": processes keep running; the next start re-adopts them.
+  (void)WaitIdle(10);
+  sync_->Stop();
+  writer_->Stop();
 }
 
-// ---------------------------------------------------------------- views
-
-std::vector<GpuView> Daemon::Impl::Gpus() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<GpuView> out;
-  for (int g = 0; g < cluster_->size(); ++g) {
-    const GpuState& gs = cluster_->gpu(g);
-    GpuView v;
-    v.index = nvml_[g];
-    v.uuid = inv_.gpus[g].gpu.uuid;
-    v.model = gs.model().name();
-    v.placement_units = gs.model().placement_units();
-    for (const Instance& in : gs.instances()) {
-      InstanceView iv;
-      const Profile& p = gs.model().profile(in.profile);
-      iv.profile = p.name;
-      iv.start = in.start;
-      iv.size = p.size();
-      auto it = live_.find({g, in.start});
-      if (it != live_.end()) iv.mig_uuid = it->second.mig_uuid;
-      iv.busy = in.busy();
-      iv.job = in.busy() && in.job >= 0 ? in.job : 0;
-      v.instances.push_back(std::move(iv));
+bool Daemon::Impl::WaitIdle(double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool idle = writer_->pending() == 0;
+    if (idle) {
+      std::lock_guard<std::mutex> lock(mu_);
+      idle = sync_->idle();
     }
-    v.utilisation = gs.utilization();
-    v.frag_cost = gs.fragcost();
-    v.lazy = gs.utilization() < config_.scheduler.threshold;
-    v.draining = drained_.count(g) > 0;
-    StatusOr<PcieThroughput> pcie = backend_->GetPcieThroughput(nvml_[g]);
-    if (pcie.ok()) v.pcie = *pcie;
-    out.push_back(std::move(v));
+    if (idle) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  return out;
+  return false;
+}
+
+Status Daemon::Impl::Settle(double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    RETURN_IF_ERROR(Tick());
+    if (!WaitIdle(timeout_s)) break;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (launches_.empty() && sync_->idle() && writer_->pending() == 0) return Status();
+  }
+  return UnavailableError(fmt::format("the daemon did not settle within {} s", timeout_s));
 }
 
 StatusOr<PlanPreview> Daemon::Impl::PreviewPlan(const JobRequest& request) const {
@@ -1126,52 +784,41 @@ StatusOr<PlanPreview> Daemon::Impl::PreviewPlan(const JobRequest& request) const
   RETURN_IF_ERROR(ValidateRequest(request));
   PlanPreview out;
   const Job job = request.ToJob();
-  Status can = sched_->CheckCanEverRun(job);
+  const Scheduler& sched = model_->scheduler();
+  Status can = sched.CheckCanEverRun(job);
   if (!can.ok()) {
     out.reason = can.message();
     return out;
   }
-  // A scratch copy of the Cluster and a scheduler of the same policy: nothing
-  // of the real state changes.
-  Cluster scratch = *cluster_;
-  ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> inner,
-                   MakePolicy(config_.policy, config_.scheduler));
-  std::set<int> drained = drained_;
-  Scheduler s(&scratch, std::make_unique<DaemonPolicy>(std::move(inner), &drained),
-              config_.scheduler, SteadyClock());
-  for (int g : drained) scratch.SetReserved(g, true);
-  StatusOr<std::optional<Decision>> d = s.TryPlace(kNoJob - 1, job);
+  // A scratch copy of the Cluster (drains and holds included) and a
+  // scheduler of the same policy: nothing of the real state changes.
+  Cluster scratch = model_->cluster();
+  ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> policy,
+                   MakePolicy(model_->policy_name(), model_->options()));
+  Scheduler s(&scratch, std::move(policy), model_->options(), clock_);
+  constexpr JobId kPreviewJob = std::numeric_limits<JobId>::max();
+  StatusOr<std::optional<Decision>> d = s.TryPlace(kPreviewJob, job);
   if (!d.ok()) return d.status();
   if (!d->has_value()) {
-    out.reason =
-        fmt::format("does not fit now; it would queue behind {} job(s)", sched_->queue_size());
+    out.reason = fmt::format("no GPU that takes placements has room for {} now; it would wait",
+                             job.RequestString());
+    if (sched.queue_size() > 0) {
+      out.reason += fmt::format(" behind {} queued job(s)", sched.queue_size());
+    } else {
+      out.reason += " until instances are freed";
+    }
     return out;
   }
   const Decision& dec = **d;
   out.fits_now = true;
-  if (sched_->queue_size() > 0) {
+  if (sched.queue_size() > 0) {
     out.reason =
-        fmt::format("fits now, but {} queued job(s) are scanned first", sched_->queue_size());
+        fmt::format("fits now, but {} queued job(s) are scanned first", sched.queue_size());
   }
-  // The hypothetical job's placeholder id is not part of the answer.
-  const std::string placeholder = fmt::format(" (job {})", kNoJob - 1);
   for (const Step& st : dec.plan.steps) {
-    std::string text = DescribeStep(st, scratch);
-    const size_t at = text.find(placeholder);
-    if (at != std::string::npos) text.erase(at, placeholder.size());
-    out.steps.push_back(std::move(text));
+    out.steps.push_back(DescribeStep(st, scratch, /*with_holder=*/false));
   }
-  for (const InstanceRef& ref : dec.instances) {
-    JobInstance in;
-    const Profile& p = scratch.gpu(ref.gpu).model().profile(ref.profile);
-    in.gpu = nvml_[ref.gpu];
-    in.profile = p.name;
-    in.start = ref.start;
-    in.size = p.size();
-    auto it = live_.find({ref.gpu, ref.start});
-    if (it != live_.end() && it->second.profile_id == p.id) in.mig_uuid = it->second.mig_uuid;
-    out.instances.push_back(std::move(in));
-  }
+  for (const InstanceRef& ref : dec.instances) out.instances.push_back(InstanceAt(ref));
   return out;
 }
 
@@ -1180,53 +827,54 @@ void Daemon::Impl::Pause() {
   paused_ = true;
 }
 void Daemon::Impl::Resume() {
-  std::lock_guard<std::mutex> lock(mu_);
-  paused_ = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    paused_ = false;
+  }
+  Wake();
 }
 bool Daemon::Impl::paused() const {
   std::lock_guard<std::mutex> lock(mu_);
   return paused_;
 }
 
-Status Daemon::Impl::Drain(int gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const int g = ClusterIndex(gpu);
-  if (g < 0) return NotFoundError(fmt::format("GPU {} is not managed by this daemon", gpu));
-  drained_.insert(g);
-  ApplyDrainFlags();
-  spdlog::info("GPU {}: draining (no new placements)", gpu);
-  return Status();
+Status Daemon::Impl::SetOperatorDrain(int gpu, bool on) {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> committed = promise->get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int g = model_->ClusterIndex(gpu);
+    if (g < 0) return NotFoundError(fmt::format("GPU {} is not managed by this daemon", gpu));
+    RETURN_IF_ERROR(Accepting());
+    model_->SetDrain(g, NodeModel::DrainReason::kOperator, on);
+    spdlog::info("GPU {}: {}", gpu,
+                 on ? "drained (no new placements)" : "drain ended (new placements allowed)");
+    Persist({StoreOp::PutNode("drained_gpus", Dump(model_->OperatorDrainedUuids()))},
+            /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
+  }
+  if (!on) Wake();
+  return WaitFor(committed, fmt::format("the drain of GPU {}", gpu));
 }
 
-Status Daemon::Impl::Undrain(int gpu) {
+Status Daemon::Impl::Health() const {
   std::lock_guard<std::mutex> lock(mu_);
-  const int g = ClusterIndex(gpu);
-  if (g < 0) return NotFoundError(fmt::format("GPU {} is not managed by this daemon", gpu));
-  if (drained_.erase(g) > 0) {
-    cluster_->SetReserved(g, false);
-    spdlog::info("GPU {}: drain ended (new placements allowed)", gpu);
-  }
-  return Status();
+  return Accepting();
 }
 
 DaemonMetrics Daemon::Impl::Metrics() const {
+  DaemonMetrics m;
+  m.store_degraded = writer_->degraded();
   std::vector<GpuView> gpus = Gpus();
   std::lock_guard<std::mutex> lock(mu_);
-  DaemonMetrics m;
-  for (JobState s :
-       {JobState::kQueued, JobState::kStarting, JobState::kRunning, JobState::kMigrating,
-        JobState::kSucceeded, JobState::kFailed, JobState::kCancelled, JobState::kRejected}) {
-    m.jobs_by_state[std::string(JobStateName(s))] = 0;
-  }
-  for (const auto& [id, r] : jobs_) ++m.jobs_by_state[std::string(JobStateName(r.state))];
-  m.queue_length = static_cast<int64_t>(sched_->queue_size());
-  m.reconfigurations = reconfigurations_;
-  m.reconfig_seconds = reconfig_seconds_;
-  m.migrations_intra = migrations_intra_;
-  m.migrations_inter = migrations_inter_;
-  const std::vector<double>& us = sched_->decision_us();
-  const size_t from = us.size() > kMaxSamples ? us.size() - kMaxSamples : 0;
-  for (size_t i = from; i < us.size(); ++i) m.decision_seconds.push_back(us[i] / 1e6);
+  m.jobs_by_state = jobs_.CountByState();
+  m.queue_length = static_cast<int64_t>(model_->scheduler().queue_size());
+  m.paused = paused_;
+  m.reservations = static_cast<int64_t>(reservations_.size());
+  m.reconfigurations = counters_.reconfigurations;
+  m.reconfig_seconds = counters_.reconfig_seconds.Snapshot();
+  m.migrations_intra = counters_.migrations_intra;
+  m.migrations_inter = counters_.migrations_inter;
+  m.decision_seconds = counters_.decision_seconds.Snapshot();
   m.gpus = std::move(gpus);
   return m;
 }
@@ -1235,10 +883,11 @@ DaemonMetrics Daemon::Impl::Metrics() const {
 
 StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config,
                                                  std::unique_ptr<MigBackend> backend,
-                                                 const Catalog* catalog) {
+                                                 const Catalog* catalog, Clock* clock) {
   if (backend == nullptr) return InvalidArgumentError("no backend");
   if (catalog == nullptr) return InvalidArgumentError("no catalog");
-  auto impl = std::make_unique<Impl>(config, std::move(backend), catalog);
+  if (clock == nullptr) clock = SteadyClock();
+  auto impl = std::make_unique<Impl>(config, std::move(backend), catalog, clock);
   RETURN_IF_ERROR(impl->Init());
   return std::unique_ptr<Daemon>(new Daemon(std::move(impl)));
 }
@@ -1248,23 +897,65 @@ Daemon::~Daemon() { Stop(); }
 void Daemon::StartWorker() { impl_->StartWorker(); }
 void Daemon::Stop() { impl_->Stop(); }
 Status Daemon::Tick() { return impl_->Tick(); }
-StatusOr<DaemonJobRecord> Daemon::Submit(const JobRequest& request) {
-  return impl_->Submit(request);
+bool Daemon::WaitIdle(double timeout_s) { return impl_->WaitIdle(timeout_s); }
+Status Daemon::Settle(double timeout_s) { return impl_->Settle(timeout_s); }
+const DaemonConfig& Daemon::config() const { return impl_->config(); }
+StatusOr<SubmitResult> Daemon::Submit(const JobRequest& request, const std::string& key) {
+  return impl_->Submit(request, key);
 }
-std::vector<DaemonJobRecord> Daemon::ListJobs() const { return impl_->ListJobs(); }
+StatusOr<DaemonJobRecord> Daemon::Submit(const JobRequest& request) {
+  ASSIGN_OR_RETURN(SubmitResult r, impl_->Submit(request, ""));
+  return r.record;
+}
+JobPage Daemon::ListJobs(const JobQuery& query) const { return impl_->ListJobs(query); }
+std::vector<DaemonJobRecord> Daemon::ListJobs() const {
+  std::vector<DaemonJobRecord> out;
+  JobQuery q;
+  q.limit = 1000;
+  while (true) {
+    JobPage page = impl_->ListJobs(q);
+    out.insert(out.end(), page.jobs.begin(), page.jobs.end());
+    if (page.next == 0) break;
+    q.after = page.next;
+  }
+  return out;
+}
 StatusOr<DaemonJobRecord> Daemon::GetJob(DaemonJobId id) const { return impl_->GetJob(id); }
 StatusOr<DaemonJobRecord> Daemon::Cancel(DaemonJobId id) { return impl_->Cancel(id); }
-std::vector<GpuView> Daemon::Gpus() const { return impl_->Gpus(); }
 StatusOr<PlanPreview> Daemon::PreviewPlan(const JobRequest& request) const {
   return impl_->PreviewPlan(request);
 }
+std::filesystem::path Daemon::LogPath(DaemonJobId id) const { return impl_->LogPath(id); }
+std::vector<GpuView> Daemon::Gpus() const { return impl_->Gpus(); }
+NodeView Daemon::Node() const { return impl_->Node(); }
 void Daemon::Pause() { impl_->Pause(); }
 void Daemon::Resume() { impl_->Resume(); }
 bool Daemon::paused() const { return impl_->paused(); }
-Status Daemon::Drain(int gpu) { return impl_->Drain(gpu); }
-Status Daemon::Undrain(int gpu) { return impl_->Undrain(gpu); }
+Status Daemon::Drain(int gpu) { return impl_->SetOperatorDrain(gpu, true); }
+Status Daemon::Undrain(int gpu) { return impl_->SetOperatorDrain(gpu, false); }
 DaemonMetrics Daemon::Metrics() const { return impl_->Metrics(); }
-std::filesystem::path Daemon::LogPath(DaemonJobId id) const { return impl_->LogPath(id); }
-const DaemonConfig& Daemon::config() const { return impl_->config(); }
+Status Daemon::Health() const { return impl_->Health(); }
+StatusOr<ReserveResult> Daemon::Reserve(const ReservationRequest& request) {
+  return impl_->Reserve(request);
+}
+std::vector<ReservationView> Daemon::ListReservations(const std::string& prefix) const {
+  return impl_->ListReservations(prefix);
+}
+StatusOr<ReservationView> Daemon::GetReservation(const std::string& owner) const {
+  return impl_->GetReservation(owner);
+}
+Status Daemon::ReleaseReservation(const std::string& owner) {
+  return impl_->ReleaseReservation(owner);
+}
+StatusOr<SubmitResult> Daemon::Allocate(const AllocationRequest& request, const std::string& key) {
+  return impl_->Allocate(request, key);
+}
+StatusOr<DaemonJobRecord> Daemon::ReleaseAllocation(DaemonJobId id) {
+  return impl_->ReleaseAllocation(id);
+}
+StatusOr<std::vector<DaemonJobRecord>> Daemon::ReleaseAllocationsOf(const std::string& owner) {
+  return impl_->ReleaseAllocationsOf(owner);
+}
+StoreWriter* Daemon::store_writer_for_testing() { return impl_->writer(); }
 
 }  // namespace migsched

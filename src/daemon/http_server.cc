@@ -1,15 +1,24 @@
 #include "daemon/http_server.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <fstream>
+#include <mutex>
+#include <regex>
 #include <thread>
+#include <vector>
 
+#include "daemon/connection_pool.h"
 #include "daemon/request_json.h"
 #include "daemon/token.h"
 
@@ -19,6 +28,8 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 constexpr const char* kJson = "application/json";
+constexpr int kListenBacklog = 1024;
+constexpr double kUnauthorizedLogEveryS = 10;
 
 std::string Dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
@@ -32,12 +43,12 @@ void SendError(httplib::Response& res, const Status& st) {
   res.set_content(ErrorBody(st) + "\n", kJson);
 }
 
-// The id in /v1/jobs/{id}: a positive decimal integer.
-StatusOr<DaemonJobId> ParseId(const std::string& s) {
+// A positive decimal integer (a job or allocation id).
+StatusOr<DaemonJobId> ParseId(const std::string& s, std::string_view what = "job id") {
   DaemonJobId id = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size() || id <= 0) {
-    return InvalidArgumentError(fmt::format("job id '{}' is not a positive integer", s));
+    return InvalidArgumentError(fmt::format("{} '{}' is not a positive integer", what, s));
   }
   return id;
 }
@@ -54,100 +65,85 @@ std::string ReadChunk(const std::filesystem::path& path, size_t offset, size_t m
   return buf;
 }
 
-void Histogram(std::string* out, std::string_view name, std::string_view help,
-               const std::vector<double>& buckets, const std::vector<double>& samples) {
-  *out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
-  double sum = 0;
-  for (double s : samples) sum += s;
-  for (double le : buckets) {
-    size_t n = 0;
-    for (double s : samples) n += s <= le ? 1 : 0;
-    *out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, le, n);
+// The query of GET /v1/jobs and /v1/allocations.
+StatusOr<JobQuery> ParseQuery(const httplib::Request& req) {
+  JobQuery q;
+  if (req.has_param("state")) {
+    ASSIGN_OR_RETURN(q.state, ParseJobState(req.get_param_value("state")));
   }
-  *out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", name, samples.size());
-  *out += fmt::format("{}_sum {}\n{}_count {}\n", name, sum, name, samples.size());
+  if (req.has_param("kind")) {
+    ASSIGN_OR_RETURN(q.kind, ParseJobKind(req.get_param_value("kind")));
+  }
+  q.owner_prefix = req.get_param_value("owner_prefix");
+  if (req.has_param("after")) {
+    const std::string a = req.get_param_value("after");
+    if (a != "0") {
+      ASSIGN_OR_RETURN(q.after, ParseId(a, "parameter 'after'"));
+    }
+  }
+  if (req.has_param("limit")) {
+    const std::string l = req.get_param_value("limit");
+    int v = 0;
+    auto [p, ec] = std::from_chars(l.data(), l.data() + l.size(), v);
+    if (l.empty() || ec != std::errc() || p != l.data() + l.size() || v < 1 || v > 1000) {
+      return InvalidArgumentError(
+          fmt::format("parameter 'limit' must be an integer from 1 to 1000, got '{}'", l));
+    }
+    q.limit = v;
+  }
+  return q;
 }
 
-void Header(std::string* out, std::string_view name, std::string_view type, std::string_view help) {
-  *out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-}
+// The routes, for 405 answers: a pattern and the methods it takes.
+struct Route {
+  std::regex pattern;
+  std::string allow;  // e.g. "GET, DELETE"
+};
 
 }  // namespace
 
-const std::vector<double>& ReconfigurationBuckets() {
-  static const std::vector<double> b = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
-  return b;
+bool IsLoopbackHost(const std::string& host) {
+  std::string h = host;
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h == "localhost" || h == "::1") return true;
+  in_addr a4{};
+  if (inet_pton(AF_INET, h.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  return false;
 }
 
-const std::vector<double>& DecisionBuckets() {
-  static const std::vector<double> b = {1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3,
-                                        0.01, 0.05, 0.1,  0.5,  1};
-  return b;
-}
-
-std::string RenderPrometheus(const DaemonMetrics& m, bool paused) {
-  std::string out;
-  Header(&out, "migsched_jobs", "gauge", "Jobs by state.");
-  for (const auto& [state, n] : m.jobs_by_state) {
-    out += fmt::format("migsched_jobs{{state=\"{}\"}} {}\n", state, n);
+// httplib's server with the listening socket's backlog raised (the library
+// listens with a backlog of 5: a burst of connections then waits for a
+// 1-second SYN retransmit).
+class ApiServer : public httplib::Server {
+ public:
+  void RaiseBacklog(int backlog) {
+    const socket_t s = svr_sock_;
+    if (s != INVALID_SOCKET) ::listen(s, backlog);  // on a listening socket: a new backlog
   }
-  Header(&out, "migsched_queue_length", "gauge", "Jobs waiting in the queue.");
-  out += fmt::format("migsched_queue_length {}\n", m.queue_length);
-  Header(&out, "migsched_scheduler_paused", "gauge", "1 while the queue is paused.");
-  out += fmt::format("migsched_scheduler_paused {}\n", paused ? 1 : 0);
-  Header(&out, "migsched_gpu_utilisation", "gauge",
-         "Busy compute slices over compute slices per GPU, 0 to 1.");
-  for (const GpuView& g : m.gpus) {
-    out += fmt::format("migsched_gpu_utilisation{{gpu=\"{}\"}} {}\n", g.index, g.utilisation);
-  }
-  Header(&out, "migsched_gpu_fragcost", "gauge", "FragCost of each GPU's current state (spec 2).");
-  for (const GpuView& g : m.gpus) {
-    out += fmt::format("migsched_gpu_fragcost{{gpu=\"{}\"}} {}\n", g.index, g.frag_cost);
-  }
-  Header(&out, "migsched_gpu_draining", "gauge", "1 while the GPU is drained.");
-  for (const GpuView& g : m.gpus) {
-    out += fmt::format("migsched_gpu_draining{{gpu=\"{}\"}} {}\n", g.index, g.draining ? 1 : 0);
-  }
-  Header(&out, "migsched_reconfigurations_total", "counter",
-         "MIG GPU-instance creates and destroys done on the backend.");
-  out += fmt::format("migsched_reconfigurations_total {}\n", m.reconfigurations);
-  Histogram(&out, "migsched_reconfiguration_seconds",
-            "Latency of MIG creates and destroys (most recent 10000).", ReconfigurationBuckets(),
-            m.reconfig_seconds);
-  Header(&out, "migsched_migrations_total", "counter", "Job migrations by kind (spec 6).");
-  out += fmt::format("migsched_migrations_total{{kind=\"intra\"}} {}\n", m.migrations_intra);
-  out += fmt::format("migsched_migrations_total{{kind=\"inter\"}} {}\n", m.migrations_inter);
-  Histogram(&out, "migsched_decision_seconds", "Scheduler decision latency (most recent 10000).",
-            DecisionBuckets(), m.decision_seconds);
-  for (const char* dir : {"tx", "rx"}) {
-    const std::string name = fmt::format("migsched_gpu_pcie_{}_bytes_per_second", dir);
-    Header(&out, name, "gauge",
-           fmt::format("PCIe {} throughput per GPU (NVML, 20 ms window).",
-                       std::string_view(dir) == "tx" ? "transmit" : "receive"));
-    for (const GpuView& g : m.gpus) {
-      if (!g.pcie) continue;
-      const int64_t kbps = std::string_view(dir) == "tx" ? g.pcie->tx_kbps : g.pcie->rx_kbps;
-      out += fmt::format("{}{{gpu=\"{}\"}} {}\n", name, g.index, PcieBytesPerSecond(kbps));
-    }
-  }
-  return out;
-}
+};
 
 class HttpServer::Impl {
  public:
-  Impl(JobApi* api, HttpServerOptions options) : api_(api), opt_(std::move(options)) {
-    const int threads = opt_.threads > 0 ? opt_.threads : 16;
-    server_.new_task_queue = [threads] {
-      return new httplib::ThreadPool(static_cast<size_t>(threads));
-    };
+  Impl(NodeApi* api, HttpServerOptions options) : api_(api), opt_(std::move(options)) {
+    const size_t threads = static_cast<size_t>(std::max(1, opt_.max_connections));
+    server_.new_task_queue = [threads] { return new ConnectionPool(threads); };
     server_.set_payload_max_length(opt_.max_body_bytes);
+    server_.set_keep_alive_timeout(
+        static_cast<time_t>(std::max(1.0, std::ceil(opt_.idle_timeout_s))));
+    const double rt = std::max(0.001, opt_.request_timeout_s);
+    server_.set_read_timeout(static_cast<time_t>(rt),
+                             static_cast<time_t>((rt - std::floor(rt)) * 1e6));
+    server_.set_write_timeout(static_cast<time_t>(rt),
+                              static_cast<time_t>((rt - std::floor(rt)) * 1e6));
+    server_.set_tcp_nodelay(true);
     // httplib's default also sets SO_REUSEPORT, which lets a second daemon
     // bind the same port and take half the requests: SO_REUSEADDR only.
     server_.set_socket_options([](socket_t sock) {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+      setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, reinterpret_cast<const void*>(&yes), sizeof(yes));
     });
-    server_.set_keep_alive_max_count(1000);  // httplib's default of 5 reconnects clients often
+    server_.set_keep_alive_max_count(100000);  // httplib's default of 5 reconnects clients often
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       return Authorize(req, res);
     });
@@ -198,6 +194,7 @@ class HttpServer::Impl {
       return UnavailableError(fmt::format(
           "cannot listen on {} (address in use, or not an address of this host)", listen));
     }
+    server_.RaiseBacklog(kListenBacklog);
     bound_ = true;
     return Status();
   }
@@ -227,9 +224,10 @@ class HttpServer::Impl {
     if (bearer && TokensEqual(std::string_view(auth).substr(7), opt_.token)) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
-    spdlog::warn("refused {} {} from {}:{}: {}", req.method, req.path, req.remote_addr,
-                 req.remote_port,
-                 auth.empty() ? "no Authorization header" : "wrong or malformed bearer token");
+    const std::string why =
+        auth.empty() ? "no Authorization header" : "wrong or malformed bearer token";
+    LogRefusal(fmt::format("{} {} from {}:{}: {}", req.method, req.path, req.remote_addr,
+                           req.remote_port, why));
     res.status = 401;
     res.set_header("WWW-Authenticate", "Bearer realm=\"migsched\"");
     res.set_content(ErrorBody("UNAUTHENTICATED",
@@ -238,6 +236,27 @@ class HttpServer::Impl {
                         "\n",
                     kJson);
     return httplib::Server::HandlerResponse::Handled;
+  }
+
+  // One warning per kUnauthorizedLogEveryS with the count of the others (a
+  // client hammering the API without a token cannot flood the log).
+  void LogRefusal(const std::string& what) {
+    std::lock_guard<std::mutex> lock(refusal_mu_);
+    const int64_t now = opt_.clock->NowNanos();
+    if (refusals_logged_ &&
+        static_cast<double>(now - last_refusal_log_) / 1e9 < kUnauthorizedLogEveryS) {
+      ++refusals_suppressed_;
+      return;
+    }
+    if (refusals_suppressed_ > 0) {
+      spdlog::warn("refused {}; and {} more request(s) without a valid token in the last {} s",
+                   what, refusals_suppressed_, kUnauthorizedLogEveryS);
+    } else {
+      spdlog::warn("refused {}", what);
+    }
+    refusals_suppressed_ = 0;
+    refusals_logged_ = true;
+    last_refusal_log_ = now;
   }
 
   // Gives every error without a body (httplib's own 404/413/400...) the JSON error form.
@@ -252,8 +271,7 @@ class HttpServer::Impl {
         break;
       case 413:
         code = "RESOURCE_EXHAUSTED";
-        message =
-            fmt::format("request body larger than max_body_bytes ({} bytes)", opt_.max_body_bytes);
+        message = BodyTooLarge();
         break;
       case 400:
         message = "malformed HTTP request";
@@ -266,72 +284,145 @@ class HttpServer::Impl {
     return httplib::Server::HandlerResponse::Handled;
   }
 
+  std::string BodyTooLarge() const {
+    return fmt::format("request body larger than max_body_bytes ({} bytes)", opt_.max_body_bytes);
+  }
+
+  // A POST handler that gets the body read with the size limit enforced on
+  // every body (httplib 0.11 does not apply its limit to chunked bodies).
+  using BodyHandler =
+      std::function<void(const httplib::Request&, httplib::Response&, const std::string&)>;
+  void PostWithBody(const std::string& pattern, std::string allow, BodyHandler handler) {
+    routes_.push_back({std::regex(pattern), std::move(allow)});
+    server_.Post(pattern, [this, handler](const httplib::Request& req, httplib::Response& res,
+                                          const httplib::ContentReader& reader) {
+      std::string body;
+      bool too_large = false;
+      const std::string length = req.get_header_value("Content-Length");
+      if (!length.empty()) {
+        size_t n = 0;
+        auto [p, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
+        too_large =
+            ec != std::errc() || p != length.data() + length.size() || n > opt_.max_body_bytes;
+      }
+      if (!too_large)
+        reader([&](const char* data, size_t n) {
+          if (body.size() + n > opt_.max_body_bytes) {
+            too_large = true;
+            return false;
+          }
+          body.append(data, n);
+          return true;
+        });
+      if (too_large) {
+        res.set_header("Connection", "close");
+        SendError(res, ResourceExhaustedError(BodyTooLarge()));
+        res.status = 413;
+        return;
+      }
+      handler(req, res, body);
+    });
+  }
+
+  void Get(const std::string& pattern, std::string allow, httplib::Server::Handler h) {
+    routes_.push_back({std::regex(pattern), std::move(allow)});
+    server_.Get(pattern, std::move(h));
+  }
+  void Delete(const std::string& pattern, std::string allow, httplib::Server::Handler h) {
+    routes_.push_back({std::regex(pattern), std::move(allow)});
+    server_.Delete(pattern, std::move(h));
+  }
+
+  // 405 with Allow for a known path, 404 otherwise.
+  void NoSuchMethod(const httplib::Request& req, httplib::Response& res) {
+    for (const Route& r : routes_) {
+      if (std::regex_match(req.path, r.pattern)) {
+        res.set_header("Allow", r.allow);
+        res.status = 405;
+        res.set_content(ErrorBody("INVALID_ARGUMENT",
+                                  fmt::format("method {} is not allowed on {} (allowed: {})",
+                                              req.method, req.path, r.allow)) +
+                            "\n",
+                        kJson);
+        return;
+      }
+    }
+    res.status = 404;
+    res.set_content(
+        ErrorBody("NOT_FOUND", fmt::format("no such endpoint: {} {}", req.method, req.path)) + "\n",
+        kJson);
+  }
+
   void Routes() {
-    server_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, 200, ojson{{"status", "ok"}});
+    server_.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+      Status h = api_->Health();
+      SendJson(res, 200,
+               h.ok() ? ojson{{"status", "ok"}}
+                      : ojson{{"status", "degraded"}, {"reason", h.message()}});
     });
-    server_.Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
-      auto request = ParseJobRequest(req.body);
-      if (!request.ok()) return SendError(res, request.status());
-      auto record = api_->Submit(*request);
-      if (!record.ok()) return SendError(res, record.status());
-      res.set_header("Location", fmt::format("/v1/jobs/{}", record->id));
-      SendJson(res, 201, JobRecordToJson(*record));
+    // ---- jobs ----
+    PostWithBody("/v1/jobs", "GET, POST",
+                 [this](const httplib::Request& req, httplib::Response& res, const std::string& b) {
+                   auto request = ParseJobRequest(b);
+                   if (!request.ok()) return SendError(res, request.status());
+                   auto result = api_->Submit(*request, req.get_header_value("Idempotency-Key"));
+                   if (!result.ok()) return SendError(res, result.status());
+                   res.set_header("Location", fmt::format("/v1/jobs/{}", result->record.id));
+                   if (result->replayed) res.set_header("Idempotent-Replayed", "true");
+                   SendJson(res, result->replayed ? 200 : 201, JobRecordToJson(result->record));
+                 });
+    Get("/v1/jobs", "GET, POST", [this](const httplib::Request& req, httplib::Response& res) {
+      auto q = ParseQuery(req);
+      if (!q.ok()) return SendError(res, q.status());
+      SendJson(res, 200, JobPageToJson(api_->ListJobs(*q)));
     });
-    server_.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
-      std::optional<JobState> filter;
-      if (req.has_param("state")) {
-        auto s = ParseJobState(req.get_param_value("state"));
-        if (!s.ok()) return SendError(res, s.status());
-        filter = *s;
-      }
-      ojson jobs = ojson::array();
-      for (const DaemonJobRecord& r : api_->ListJobs()) {
-        if (!filter || r.state == *filter) jobs.push_back(JobRecordToJson(r));
-      }
-      SendJson(res, 200, ojson{{"jobs", std::move(jobs)}});
+    Get(R"(/v1/jobs/([^/]+))", "GET, DELETE",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          auto id = ParseId(req.matches[1]);
+          if (!id.ok()) return SendError(res, id.status());
+          auto record = api_->GetJob(*id);
+          if (!record.ok()) return SendError(res, record.status());
+          SendJson(res, 200, JobRecordToJson(*record));
+        });
+    Delete(R"(/v1/jobs/([^/]+))", "GET, DELETE",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             auto id = ParseId(req.matches[1]);
+             if (!id.ok()) return SendError(res, id.status());
+             auto record = api_->Cancel(*id);
+             if (!record.ok()) return SendError(res, record.status());
+             SendJson(res, 200, JobRecordToJson(*record));
+           });
+    Get(R"(/v1/jobs/([^/]+)/log)", "GET",
+        [this](const httplib::Request& req, httplib::Response& res) { Log(req, res); });
+    PostWithBody("/v1/plan", "POST",
+                 [this](const httplib::Request&, httplib::Response& res, const std::string& b) {
+                   auto request = ParseJobRequest(b);
+                   if (!request.ok()) return SendError(res, request.status());
+                   auto plan = api_->PreviewPlan(*request);
+                   if (!plan.ok()) return SendError(res, plan.status());
+                   SendJson(res, 200, PlanPreviewToJson(*plan));
+                 });
+    // ---- the node ----
+    Get("/v1/node", "GET", [this](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200, NodeViewToJson(api_->Node()));
     });
-    server_.Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      auto id = ParseId(req.matches[1]);
-      if (!id.ok()) return SendError(res, id.status());
-      auto record = api_->GetJob(*id);
-      if (!record.ok()) return SendError(res, record.status());
-      SendJson(res, 200, JobRecordToJson(*record));
-    });
-    server_.Delete(R"(/v1/jobs/([^/]+))",
-                   [this](const httplib::Request& req, httplib::Response& res) {
-                     auto id = ParseId(req.matches[1]);
-                     if (!id.ok()) return SendError(res, id.status());
-                     auto record = api_->Cancel(*id);
-                     if (!record.ok()) return SendError(res, record.status());
-                     SendJson(res, 200, JobRecordToJson(*record));
-                   });
-    server_.Get(R"(/v1/jobs/([^/]+)/log)",
-                [this](const httplib::Request& req, httplib::Response& res) { Log(req, res); });
-    server_.Get("/v1/gpus", [this](const httplib::Request&, httplib::Response& res) {
+    Get("/v1/gpus", "GET", [this](const httplib::Request&, httplib::Response& res) {
       ojson gpus = ojson::array();
       for (const GpuView& g : api_->Gpus()) gpus.push_back(GpuViewToJson(g));
       SendJson(res, 200, ojson{{"gpus", std::move(gpus)}});
     });
-    server_.Post("/v1/plan", [this](const httplib::Request& req, httplib::Response& res) {
-      auto request = ParseJobRequest(req.body);
-      if (!request.ok()) return SendError(res, request.status());
-      auto plan = api_->PreviewPlan(*request);
-      if (!plan.ok()) return SendError(res, plan.status());
-      SendJson(res, 200, PlanPreviewToJson(*plan));
-    });
-    server_.Post("/v1/scheduler/pause", [this](const httplib::Request&, httplib::Response& res) {
-      api_->Pause();
-      spdlog::info("scheduler paused through the API");
-      SendJson(res, 200, ojson{{"paused", api_->paused()}});
-    });
-    server_.Post("/v1/scheduler/resume", [this](const httplib::Request&, httplib::Response& res) {
-      api_->Resume();
-      spdlog::info("scheduler resumed through the API");
-      SendJson(res, 200, ojson{{"paused", api_->paused()}});
-    });
-    server_.Post(R"(/v1/gpus/([^/]+)/(drain|undrain))",
-                 [this](const httplib::Request& req, httplib::Response& res) {
+    for (const char* verb : {"pause", "resume"}) {
+      const bool pause = std::string_view(verb) == "pause";
+      PostWithBody(
+          fmt::format("/v1/scheduler/{}", verb), "POST",
+          [this, pause](const httplib::Request&, httplib::Response& res, const std::string&) {
+            pause ? api_->Pause() : api_->Resume();
+            spdlog::info("scheduler {} through the API", pause ? "paused" : "resumed");
+            SendJson(res, 200, ojson{{"paused", api_->paused()}});
+          });
+    }
+    PostWithBody(R"(/v1/gpus/([^/]+)/(drain|undrain))", "POST",
+                 [this](const httplib::Request& req, httplib::Response& res, const std::string&) {
                    const std::string s = req.matches[1];
                    const bool drain = req.matches[2] == "drain";
                    int gpu = -1;
@@ -346,11 +437,102 @@ class HttpServer::Impl {
                    spdlog::info("GPU {} {} through the API", gpu, drain ? "drained" : "undrained");
                    SendJson(res, 200, ojson{{"gpu", gpu}, {"draining", drain}});
                  });
-    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    // ---- reservations ----
+    PostWithBody("/v1/reservations", "GET, POST",
+                 [this](const httplib::Request&, httplib::Response& res, const std::string& b) {
+                   auto request = ParseReservationRequest(b);
+                   if (!request.ok()) return SendError(res, request.status());
+                   auto r = api_->Reserve(*request);
+                   if (!r.ok()) return SendError(res, r.status());
+                   res.set_header("Location",
+                                  fmt::format("/v1/reservations/{}", r->reservation.record.owner));
+                   SendJson(res, r->created ? 201 : 200, ReservationViewToJson(r->reservation));
+                 });
+    Get("/v1/reservations", "GET, POST",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          ojson all = ojson::array();
+          for (const ReservationView& r : api_->ListReservations(req.get_param_value("prefix"))) {
+            all.push_back(ReservationViewToJson(r));
+          }
+          SendJson(res, 200, ojson{{"reservations", std::move(all)}});
+        });
+    Get(R"(/v1/reservations/(.+))", "GET, DELETE",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          auto r = api_->GetReservation(req.matches[1]);
+          if (!r.ok()) return SendError(res, r.status());
+          SendJson(res, 200, ReservationViewToJson(*r));
+        });
+    Delete(R"(/v1/reservations/(.+))", "GET, DELETE",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             if (Status st = api_->ReleaseReservation(req.matches[1]); !st.ok()) {
+               return SendError(res, st);
+             }
+             res.status = 204;
+           });
+    // ---- allocations ----
+    PostWithBody("/v1/allocations", "GET, POST, DELETE",
+                 [this](const httplib::Request& req, httplib::Response& res, const std::string& b) {
+                   auto request = ParseAllocationRequest(b);
+                   if (!request.ok()) return SendError(res, request.status());
+                   auto result = api_->Allocate(*request, req.get_header_value("Idempotency-Key"));
+                   if (!result.ok()) return SendError(res, result.status());
+                   res.set_header("Location", fmt::format("/v1/allocations/{}", result->record.id));
+                   if (result->replayed) res.set_header("Idempotent-Replayed", "true");
+                   SendJson(res, result->replayed ? 200 : 201, JobRecordToJson(result->record));
+                 });
+    Get("/v1/allocations", "GET, POST, DELETE",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          auto q = ParseQuery(req);
+          if (!q.ok()) return SendError(res, q.status());
+          q->kind = JobKind::kAllocation;
+          SendJson(res, 200, JobPageToJson(api_->ListJobs(*q), "allocations"));
+        });
+    Delete("/v1/allocations", "GET, POST, DELETE",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             const std::string owner = req.get_param_value("owner");
+             if (owner.empty()) {
+               return SendError(
+                   res, InvalidArgumentError("DELETE /v1/allocations needs ?owner=<owner key>"));
+             }
+             auto released = api_->ReleaseAllocationsOf(owner);
+             if (!released.ok()) return SendError(res, released.status());
+             ojson all = ojson::array();
+             for (const DaemonJobRecord& r : *released) all.push_back(JobRecordToJson(r));
+             SendJson(res, 200, ojson{{"released", std::move(all)}});
+           });
+    Get(R"(/v1/allocations/([^/]+))", "GET, DELETE",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          auto id = ParseId(req.matches[1], "allocation id");
+          if (!id.ok()) return SendError(res, id.status());
+          auto r = api_->GetJob(*id);
+          if (!r.ok() || r->kind != JobKind::kAllocation) {
+            return SendError(res, NotFoundError(fmt::format("no allocation {}", *id)));
+          }
+          SendJson(res, 200, JobRecordToJson(*r));
+        });
+    Delete(R"(/v1/allocations/([^/]+))", "GET, DELETE",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             auto id = ParseId(req.matches[1], "allocation id");
+             if (!id.ok()) return SendError(res, id.status());
+             auto r = api_->ReleaseAllocation(*id);
+             if (!r.ok()) return SendError(res, r.status());
+             SendJson(res, 200, JobRecordToJson(*r));
+           });
+    Get("/metrics", "GET", [this](const httplib::Request&, httplib::Response& res) {
       res.status = 200;
-      res.set_content(RenderPrometheus(api_->Metrics(), api_->paused()),
+      res.set_content(RenderPrometheus(api_->Metrics()),
                       "text/plain; version=0.0.4; charset=utf-8");
     });
+    // Methods a route does not take: 405 (or 404 for a path that is no route).
+    auto none = [this](const httplib::Request& req, httplib::Response& res) {
+      NoSuchMethod(req, res);
+    };
+    server_.Get(".*", none);
+    server_.Post(".*", none);
+    server_.Delete(".*", none);
+    server_.Put(".*", none);
+    server_.Patch(".*", none);
+    server_.Options(".*", none);
   }
 
   void Log(const httplib::Request& req, httplib::Response& res) {
@@ -372,8 +554,7 @@ class HttpServer::Impl {
                                [path](size_t offset, size_t length, httplib::DataSink& sink) {
                                  const std::string chunk =
                                      ReadChunk(path, offset, std::min<size_t>(length, 1 << 16));
-                                 if (chunk.empty())
-                                   return false;  // the file shrank: end the response
+                                 if (chunk.empty()) return false;  // the file shrank: end it
                                  return sink.write(chunk.data(), chunk.size());
                                });
       return;
@@ -398,15 +579,20 @@ class HttpServer::Impl {
         });
   }
 
-  JobApi* api_;
+  NodeApi* api_;
   HttpServerOptions opt_;
-  httplib::Server server_;
+  ApiServer server_;
+  std::vector<Route> routes_;
   std::atomic<bool> stopping_{false};
   bool bound_ = false;
   int port_ = 0;
+  std::mutex refusal_mu_;
+  bool refusals_logged_ = false;
+  int64_t last_refusal_log_ = 0;  // Clock::NowNanos of the last warning
+  int64_t refusals_suppressed_ = 0;
 };
 
-HttpServer::HttpServer(JobApi* api, HttpServerOptions options)
+HttpServer::HttpServer(NodeApi* api, HttpServerOptions options)
     : impl_(std::make_unique<Impl>(api, std::move(options))) {}
 HttpServer::~HttpServer() { impl_->Stop(); }
 Status HttpServer::Bind(const std::string& listen) { return impl_->Bind(listen); }

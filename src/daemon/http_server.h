@@ -1,75 +1,75 @@
-// The daemon's HTTP JSON API (docs/api.md), on cpp-httplib.
+// The daemon's HTTP JSON API (docs/api.md), on cpp-httplib, over a NodeApi.
 //
 // Routes (all but /healthz need `Authorization: Bearer <token>`):
-//   POST   /v1/jobs                 submit (body: daemon/request_json.h) → 201 + the job record
-//   GET    /v1/jobs                 {"jobs": [record...]}, ?state=NAME filters
+//   POST   /v1/jobs                 submit (body: request_json.h) → 201 + the record
+//                                   (200 + Idempotent-Replayed: true for a repeated
+//                                   Idempotency-Key)
+//   GET    /v1/jobs                 {"jobs": [...], "next": id|null}; ?state= &kind=
+//                                   &owner_prefix= &after= &limit= (1..1000, default 100)
 //   GET    /v1/jobs/{id}            the record                         (404 unknown id)
 //   DELETE /v1/jobs/{id}            cancel → the record                (409 already terminal)
 //   GET    /v1/jobs/{id}/log        stdout+stderr so far (text/plain); ?follow=1 streams
 //                                   (chunked) until the job is terminal and the log drained
-//   GET    /v1/gpus                 {"gpus": [gpu...]}
 //   POST   /v1/plan                 the plan a hypothetical job would get; nothing applied
+//   GET    /v1/node                 the node's state for cluster controllers
+//   GET    /v1/gpus                 {"gpus": [gpu...]}
+//   POST   /v1/gpus/{index}/drain   {"gpu": index, "draining": true}   (404 unmanaged index)
+//   POST   /v1/gpus/{index}/undrain {"gpu": index, "draining": false}
 //   POST   /v1/scheduler/pause      {"paused": true}
 //   POST   /v1/scheduler/resume     {"paused": false}
-//   POST   /v1/gpus/{index}/drain   {"gpu": index, "draining": true}   (404 unmanaged index)
-//   POST   /v1/gpus/{index}/undrain {"gpu": index, "draining": false}  (404 unmanaged index)
-//   GET    /healthz                 {"status": "ok"}, no token needed
-//   GET    /metrics                 Prometheus text format 0.0.4 (RenderPrometheus)
+//   POST   /v1/reservations         hold placements → 201 (created) / 200 (renewed)
+//   GET    /v1/reservations         {"reservations": [...]}; ?prefix=
+//   GET    /v1/reservations/{owner} one reservation
+//   DELETE /v1/reservations/{owner} release it → 204
+//   POST   /v1/allocations          bind instances → 201 + the allocation's record
+//   GET    /v1/allocations          {"allocations": [...], "next": ...}; ?owner_prefix= &state=
+//   GET    /v1/allocations/{id}     one allocation
+//   DELETE /v1/allocations/{id}     release it → the record
+//   DELETE /v1/allocations?owner=K  release every allocation of owner K → {"released": [...]}
+//   GET    /healthz                 {"status": "ok" | "degraded", "reason": ...}, no token
+//   GET    /metrics                 Prometheus text format 0.0.4 (metrics.h)
 // Errors: {"error": {"code": "<STATUS_CODE>", "message": "..."}} with the HTTP
 // status of HttpStatusFor (request_json.h); 401 for a missing or wrong token
-// (logged with the remote address and path, never the token); 413 for a body
-// over max_body_bytes; 404 for unknown routes.
+// (logged with the remote address and path, never the token, at most once
+// per 10 s with a count of the others); 413 for a body over max_body_bytes,
+// chunked or not; 405 with `Allow` for a method a route does not take; 404
+// for unknown routes.
+//
+// Connections: each connection is served by a thread of its own from a pool
+// that grows up to max_connections threads (more connections wait to be
+// served); an idle keep-alive connection is closed after idle_timeout_s, a
+// request must arrive within request_timeout_s per read; TCP_NODELAY on every
+// connection; listen backlog 1024. A log follower thus holds only its own
+// connection's thread: /healthz and the API keep answering.
 //
 // Thread-safety: Bind/Serve from one thread; Stop from any thread (e.g. a
-// signal watcher). Requests are served on a pool of worker threads that call
-// the JobApi concurrently (the Daemon is thread-safe).
+// signal watcher). Requests are served concurrently; the NodeApi is thread-safe.
 #ifndef MIGSCHED_DAEMON_HTTP_SERVER_H_
 #define MIGSCHED_DAEMON_HTTP_SERVER_H_
 
-#include <filesystem>
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "core/clock.h"
 #include "core/status.h"
-#include "daemon/daemon.h"
+#include "daemon/node_api.h"
 
 namespace migsched {
-
-// What the HTTP layer needs from the daemon: the API part of Daemon
-// (daemon.h, same contracts). An interface so that the server can be tested
-// without a running daemon.
-class JobApi {
- public:
-  virtual ~JobApi() = default;
-  virtual StatusOr<DaemonJobRecord> Submit(const JobRequest& request) = 0;
-  virtual std::vector<DaemonJobRecord> ListJobs() const = 0;
-  virtual StatusOr<DaemonJobRecord> GetJob(DaemonJobId id) const = 0;
-  virtual StatusOr<DaemonJobRecord> Cancel(DaemonJobId id) = 0;
-  virtual std::vector<GpuView> Gpus() const = 0;
-  virtual StatusOr<PlanPreview> PreviewPlan(const JobRequest& request) const = 0;
-  virtual void Pause() = 0;
-  virtual void Resume() = 0;
-  virtual bool paused() const = 0;
-  virtual Status Drain(int gpu) = 0;
-  virtual Status Undrain(int gpu) = 0;
-  virtual DaemonMetrics Metrics() const = 0;
-  virtual std::filesystem::path LogPath(DaemonJobId id) const = 0;
-};
-
-// (cli/serve_command.cc adapts a Daemon to it.)
 
 struct HttpServerOptions {
   std::string token;                // required bearer token (non-empty)
   size_t max_body_bytes = 1 << 20;  // larger bodies: 413
-  int threads = 16;                 // worker threads (each follow stream holds one)
+  int max_connections = 1024;       // threads serving connections at once
+  double idle_timeout_s = 5;        // keep-alive idle limit
+  double request_timeout_s = 10;    // per read while a request arrives
   int follow_poll_ms = 100;         // how often a ?follow=1 stream looks for new output
+  Clock* clock = SteadyClock();     // the 401 log's rate limit reads it
 };
 
 class HttpServer {
  public:
   // `api` is not owned and must outlive the server.
-  HttpServer(JobApi* api, HttpServerOptions options);
+  HttpServer(NodeApi* api, HttpServerOptions options);
   ~HttpServer();  // Stop()s
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -90,21 +90,9 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Prometheus text exposition (format 0.0.4) of `m` and `paused`:
-//   migsched_jobs{state=...} (gauge, every state), migsched_queue_length,
-//   migsched_scheduler_paused, migsched_gpu_utilisation{gpu=...} ([0, 1]),
-//   migsched_gpu_fragcost{gpu=...}, migsched_gpu_draining{gpu=...},
-//   migsched_reconfigurations_total (counter), migsched_reconfiguration_seconds
-//   (histogram), migsched_migrations_total{kind="intra"|"inter"} (counter),
-//   migsched_decision_seconds (histogram), migsched_gpu_pcie_tx_bytes_per_second
-//   and _rx_ {gpu=...} (gauges, only GPUs whose backend measures PCIe).
-// The histograms are computed from the daemon's most recent samples
-// (DaemonMetrics keeps 10,000), so their _count is at most 10,000.
-std::string RenderPrometheus(const DaemonMetrics& m, bool paused);
-
-// Buckets (upper bounds, seconds) of the two histograms.
-const std::vector<double>& ReconfigurationBuckets();
-const std::vector<double>& DecisionBuckets();
+// Whether `host` (of a listen address) is a loopback address: 127.0.0.0/8,
+// ::1, localhost. The daemon warns when it is not (the API is plain HTTP).
+bool IsLoopbackHost(const std::string& host);
 
 }  // namespace migsched
 

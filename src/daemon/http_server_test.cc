@@ -1,37 +1,96 @@
 #include "daemon/http_server.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
+#include <vector>
 
+#include "daemon/metrics.h"
 #include "daemon/request_json.h"
+#include "testing/status_matchers.h"
+#include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
 using json = nlohmann::json;
 
-// An in-memory JobApi: jobs get ids 1, 2, ...; profile "none" is unknown.
-class StubApi : public JobApi {
+// A TCP connection to 127.0.0.1:port (blocking unless `nonblocking`); -1 on error.
+int Connect(int port, bool nonblocking = false) {
+  const int fd =
+      ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  if (rc != 0 && !(nonblocking && errno == EINPROGRESS)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `text` and reads the answer until the peer closes or 5 s pass.
+std::string Exchange(int fd, const std::string& text) {
+  (void)::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[4096];
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0) break;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.find("\r\n\r\n") != std::string::npos && out.find("}\n") != std::string::npos) break;
+  }
+  return out;
+}
+
+// An in-memory NodeApi: jobs get ids 1, 2, ...; profile "none" is unknown.
+class StubApi : public NodeApi {
  public:
   explicit StubApi(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  StatusOr<DaemonJobRecord> Submit(const JobRequest& request) override {
+  StatusOr<SubmitResult> Submit(const JobRequest& request, const std::string& key) override {
     if (request.profile == "none") return InvalidArgumentError("unknown profile 'none'");
     std::lock_guard<std::mutex> lock(mu_);
+    for (const DaemonJobRecord& r : jobs_) {
+      if (!key.empty() && r.idempotency_key == key) return SubmitResult{r, true};
+    }
     DaemonJobRecord r;
     r.id = static_cast<DaemonJobId>(jobs_.size()) + 1;
     r.request = request;
+    r.idempotency_key = key;
     jobs_.push_back(r);
-    return r;
+    return SubmitResult{r, false};
   }
-  std::vector<DaemonJobRecord> ListJobs() const override {
+  JobPage ListJobs(const JobQuery& q) const override {
     std::lock_guard<std::mutex> lock(mu_);
-    return jobs_;
+    JobPage page;
+    for (const DaemonJobRecord& r : jobs_) {
+      if (r.id <= q.after || (q.state && r.state != *q.state)) continue;
+      if (static_cast<int>(page.jobs.size()) == q.limit) {
+        page.next = page.jobs.back().id;
+        break;
+      }
+      page.jobs.push_back(r);
+    }
+    return page;
   }
   StatusOr<DaemonJobRecord> GetJob(DaemonJobId id) const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -61,6 +120,15 @@ class StubApi : public JobApi {
     g.pcie = PcieThroughput{10, 20};
     return {g};
   }
+  NodeView Node() const override {
+    NodeView n;
+    n.name = "n1";
+    n.boot_id = "b";
+    n.generation = 7;
+    n.policy = "full";
+    n.gpus = Gpus();
+    return n;
+  }
   StatusOr<PlanPreview> PreviewPlan(const JobRequest&) const override {
     PlanPreview p;
     p.fits_now = true;
@@ -83,11 +151,35 @@ class StubApi : public JobApi {
     m.jobs_by_state = {{"queued", 2}, {"running", 1}};
     m.queue_length = 2;
     m.reconfigurations = 3;
-    m.reconfig_seconds = {0.02, 0.2, 3};
     m.migrations_intra = 1;
-    m.decision_seconds = {0.00002};
     m.gpus = Gpus();
     return m;
+  }
+  Status Health() const override { return health_; }
+  Status health_;
+  StatusOr<ReserveResult> Reserve(const ReservationRequest& r) override {
+    ReserveResult out;
+    out.reservation.record.owner = r.owner;
+    out.created = true;
+    return out;
+  }
+  std::vector<ReservationView> ListReservations(const std::string&) const override { return {}; }
+  StatusOr<ReservationView> GetReservation(const std::string& owner) const override {
+    return NotFoundError("no reservation '" + owner + "'");
+  }
+  Status ReleaseReservation(const std::string& owner) override {
+    released_ = owner;
+    return Status();
+  }
+  std::string released_;
+  StatusOr<SubmitResult> Allocate(const AllocationRequest&, const std::string&) override {
+    return FailedPreconditionError("no room");
+  }
+  StatusOr<DaemonJobRecord> ReleaseAllocation(DaemonJobId id) override {
+    return NotFoundError("no allocation " + std::to_string(id));
+  }
+  StatusOr<std::vector<DaemonJobRecord>> ReleaseAllocationsOf(const std::string&) override {
+    return std::vector<DaemonJobRecord>{};
   }
   std::filesystem::path LogPath(DaemonJobId id) const override {
     return dir_ / ("job" + std::to_string(id) + ".log");
@@ -95,6 +187,10 @@ class StubApi : public JobApi {
   void Finish(DaemonJobId id) {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_[id - 1].state = JobState::kSucceeded;
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jobs_.size();
   }
 
  private:
@@ -114,7 +210,9 @@ class HttpServerTest : public ::testing::Test {
     HttpServerOptions o;
     o.token = "sekrit";
     o.max_body_bytes = 1000;
-    o.threads = 4;
+    o.max_connections = 64;
+    o.idle_timeout_s = 1;
+    o.request_timeout_s = 1;
     o.follow_poll_ms = 10;
     server_ = std::make_unique<HttpServer>(api_.get(), o);
     ASSERT_TRUE(server_->Bind("127.0.0.1:0").ok());
@@ -169,7 +267,7 @@ TEST_F(HttpServerTest, HealthzNeedsNoTokenEverythingElseDoes) {
     EXPECT_EQ(json::parse(r->body)["error"]["code"], "UNAUTHENTICATED");
     EXPECT_EQ(Message(r), k.want);
   }
-  EXPECT_TRUE(api_->ListJobs().empty());  // the refused POST submitted nothing
+  EXPECT_EQ(api_->size(), 0u);  // the refused POST submitted nothing
 }
 
 TEST_F(HttpServerTest, SubmitGetListCancel) {
@@ -193,6 +291,19 @@ TEST_F(HttpServerTest, SubmitGetListCancel) {
   ASSERT_TRUE(d);
   EXPECT_EQ(d->status, 200);
   EXPECT_EQ(json::parse(d->body)["state"], "cancelled");
+  // An Idempotency-Key repeated: the first job, 200, nothing new.
+  httplib::Headers key{{"Idempotency-Key", "k1"}};
+  auto k1 =
+      c.Post("/v1/jobs", key, R"({"profile": "2g.10gb", "command": ["true"]})", "application/json");
+  ASSERT_TRUE(k1);
+  EXPECT_EQ(k1->status, 201);
+  auto k2 =
+      c.Post("/v1/jobs", key, R"({"profile": "2g.10gb", "command": ["true"]})", "application/json");
+  ASSERT_TRUE(k2);
+  EXPECT_EQ(k2->status, 200);
+  EXPECT_EQ(k2->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(json::parse(k2->body)["id"], json::parse(k1->body)["id"]);
+  EXPECT_EQ(api_->size(), 2u);
   auto d2 = c.Delete("/v1/jobs/1");
   ASSERT_TRUE(d2);
   EXPECT_EQ(d2->status, 409);
@@ -221,7 +332,19 @@ TEST_F(HttpServerTest, ErrorsMapToStatusCodesWithJsonBodies) {
       {"GET", "/v1/jobs/99/log", "", 404, "no job 99"},
       {"GET", "/v1/jobs?state=lost", "", 400,
        "'lost' is not a job state (queued, starting, running, migrating, succeeded, failed, "
-       "cancelled, rejected)"},
+       "cancelled, rejected, released)"},
+      {"GET", "/v1/jobs?limit=0", "", 400,
+       "parameter 'limit' must be an integer from 1 to 1000, got '0'"},
+      {"GET", "/v1/jobs?kind=thing", "", 400, "'thing' is not a job kind (job, allocation)"},
+      {"POST", "/v1/reservations", R"({"owner": "k", "placements": []})", 400,
+       "field 'placements' must hold 1 to 64 placements, got 0"},
+      {"POST", "/v1/reservations", R"({"owner": "k", "placements": [{"profile": "1g.5gb"}]})", 400,
+       "field 'placements[0]' needs both 'gpu' and 'start'"},
+      {"POST", "/v1/allocations", R"({"instances": [{"profile": "1g.5gb"}]})", 400,
+       "field 'owner' is required (it may be left out only when binding a reservation)"},
+      {"POST", "/v1/allocations", R"({"owner": "a", "instances": [{"profile": "1g.5gb"}]})", 409,
+       "no room"},
+      {"GET", "/v1/reservations/x:1", "", 404, "no reservation 'x:1'"},
       {"POST", "/v1/gpus/3/drain", "", 404, "GPU 3 is not managed"},
       {"POST", "/v1/gpus/x/drain", "", 400, "GPU index 'x' is not a non-negative integer"},
       {"GET", "/v1/nothing", "", 404, "no such endpoint: GET /v1/nothing"},
@@ -243,6 +366,11 @@ TEST_F(HttpServerTest, GpusPlanPauseResumeDrain) {
   const json gpus = json::parse(g->body)["gpus"];
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(gpus[0]["frag_cost"], 0.25);
+  auto node = c.Get("/v1/node");
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->status, 200);
+  EXPECT_EQ(json::parse(node->body)["generation"], 7);
+  EXPECT_EQ(json::parse(node->body)["scheduler"]["policy"], "full");
   auto p = c.Post("/v1/plan", R"({"profile": "2g.10gb", "command": ["x"]})", "application/json");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->status, 200);
@@ -294,15 +422,237 @@ TEST_F(HttpServerTest, LogWholeAndFollowed) {
   EXPECT_EQ(followed->body, "line 1\nline 2\n");
 }
 
+// Regression (few_connections_block_the_api): httplib's fixed pool of 16
+// threads let 16 idle connections delay /healthz by seconds and 16 `logs -f`
+// followers block every call until their jobs ended. Each connection has a
+// thread of its own now (up to max_connections). The idle timeout here is
+// long (30 s): a blocked API would not answer within the client's 5 s.
+TEST(HttpConnectionsTest, IdleConnectionsAndFollowersDoNotBlockTheApi) {
+  const auto dir = testing::MakeTempDir("migsched-http");
+  StubApi api(dir);
+  JobRequest never;
+  never.profile = "p";
+  never.command = {"x"};
+  ASSERT_OK(api.Submit(never, ""));  // never ends: its log is followed until the server stops
+  HttpServerOptions o;
+  o.token = "sekrit";
+  o.idle_timeout_s = 30;
+  o.request_timeout_s = 30;
+  o.max_connections = 512;
+  o.follow_poll_ms = 10;
+  HttpServer server(&api, o);
+  ASSERT_OK(server.Bind("127.0.0.1:0"));
+  std::thread serving([&] { EXPECT_OK(server.Serve()); });
+  std::vector<int> idle;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = Connect(server.port());
+    ASSERT_GE(fd, 0);
+    idle.push_back(fd);
+  }
+  std::vector<std::thread> followers;
+  std::atomic<int> following{0};
+  for (int i = 0; i < 64; ++i) {
+    followers.emplace_back([&] {
+      httplib::Client c("127.0.0.1", server.port());
+      c.set_bearer_token_auth("sekrit");
+      c.set_read_timeout(60);
+      c.Get(
+          "/v1/jobs/1/log?follow=1",
+          [&](const httplib::Response&) {
+            ++following;
+            return true;
+          },
+          [](const char*, size_t) { return true; });
+    });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (following < 64 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(following, 64);
+  httplib::Client c("127.0.0.1", server.port());
+  c.set_bearer_token_auth("sekrit");
+  c.set_read_timeout(5);
+  c.set_connection_timeout(5);
+  auto h = c.Get("/healthz");
+  ASSERT_TRUE(h) << httplib::to_string(h.error());
+  EXPECT_EQ(h->status, 200);
+  auto jobs = c.Get("/v1/jobs");
+  ASSERT_TRUE(jobs);
+  EXPECT_EQ(jobs->status, 200);
+  server.Stop();  // ends the follow streams
+  for (std::thread& t : followers) t.join();
+  for (int fd : idle) ::close(fd);
+  serving.join();
+}
+
+// Regression (listen_backlog_5): a burst of connections waited for a
+// 1-second SYN retransmit. A server that has bound but accepts nothing yet
+// completes 64 handshakes at once (the kernel queues them up to the backlog).
+TEST(HttpConnectionsTest, ListenBacklogTakesABurstOfConnections) {
+  const auto dir = testing::MakeTempDir("migsched-http");
+  StubApi api(dir);
+  HttpServerOptions o;
+  o.token = "sekrit";
+  HttpServer server(&api, o);
+  ASSERT_OK(server.Bind("127.0.0.1:0"));  // not serving: nothing is accepted
+  std::vector<int> fds;
+  int connected = 0;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = Connect(server.port(), /*nonblocking=*/true);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+  }
+  // Every handshake completes within 3 s (on loopback it takes microseconds;
+  // a dropped SYN would be retried after 1 s, and dropped again).
+  std::vector<pollfd> pending;
+  for (int fd : fds) pending.push_back({fd, POLLOUT, 0});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!pending.empty() && std::chrono::steady_clock::now() < deadline) {
+    if (::poll(pending.data(), pending.size(), 100) <= 0) continue;
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (it->revents == 0) {
+        ++it;
+        continue;
+      }
+      int err = -1;
+      socklen_t len = sizeof err;
+      if (::getsockopt(it->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) ++connected;
+      it = pending.erase(it);
+    }
+  }
+  EXPECT_EQ(connected, 64);
+  for (int fd : fds) ::close(fd);
+}
+
+// Regression (idle_connections_never_closed): a connection that sends
+// nothing is closed after idle_timeout_s (1 s in this fixture).
+TEST_F(HttpServerTest, IdleConnectionIsClosed) {
+  const int fd = Connect(server_->port());
+  ASSERT_GE(fd, 0);
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1) << "not closed within 10 s";
+  char b;
+  EXPECT_EQ(::recv(fd, &b, 1, 0), 0);  // orderly close by the server
+  ::close(fd);
+}
+
+// Regression (chunked_body_read_whole): the body limit was not applied to
+// chunked bodies (a 100 MB body was read into memory).
+TEST_F(HttpServerTest, ChunkedBodyOverTheLimitIs413) {
+  const int fd = Connect(server_->port());
+  ASSERT_GE(fd, 0);
+  std::string req =
+      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
+      "Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n";
+  for (int i = 0; i < 3; ++i) req += "1f4\r\n" + std::string(500, ' ') + "\r\n";  // 1500 > 1000
+  req += "0\r\n\r\n";
+  const std::string answer = Exchange(fd, req);
+  ::close(fd);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 413")) << answer.substr(0, 200);
+  EXPECT_NE(answer.find("request body larger than max_body_bytes (1000 bytes)"), std::string::npos);
+  EXPECT_EQ(api_->size(), 0u);
+}
+
+// Regression (no_tcp_nodelay): every keep-alive request after the first
+// waited ~40 ms for Nagle's algorithm. The server's accepted sockets have
+// TCP_NODELAY set.
+TEST_F(HttpServerTest, AcceptedConnectionsHaveNoDelay) {
+  auto c = Client();
+  c.set_keep_alive(true);
+  ASSERT_TRUE(c.Get("/healthz"));
+  int checked = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::stoi(e.path().filename().string());
+    sockaddr_in local{}, peer{};
+    socklen_t ll = sizeof local, pl = sizeof peer;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 ||
+        local.sin_family != AF_INET || ntohs(local.sin_port) != server_->port() ||
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) {
+      continue;  // not an accepted connection of the server
+    }
+    int on = 0;
+    socklen_t len = sizeof on;
+    ASSERT_EQ(::getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &len), 0);
+    EXPECT_NE(on, 0) << "fd " << fd;
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
+}
+
+// Regression (every_401_logged): every refused request wrote a warning, so
+// a client without a token could flood the log. One warning per 10 s, with
+// the count of the others.
+TEST_F(HttpServerTest, RefusalsAreLoggedAtMostEveryTenSeconds) {
+  std::ostringstream out;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  spdlog::set_default_logger(logger);
+  auto c = Client("bad-token");
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(c.Get("/v1/jobs")->status, 401);
+  spdlog::set_default_logger(previous);
+  const std::string log = out.str();
+  size_t lines = 0;
+  for (size_t at = log.find("refused"); at != std::string::npos; at = log.find("refused", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << log;
+  EXPECT_NE(log.find("GET /v1/jobs from 127.0.0.1:"), std::string::npos) << log;
+}
+
+// Regression (put_patch_400): methods a route does not take got 400.
+TEST_F(HttpServerTest, OtherMethodsGet405WithAllow) {
+  auto c = Client();
+  auto put = c.Put("/v1/jobs", "{}", "application/json");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  EXPECT_EQ(put->get_header_value("Allow"), "GET, POST");
+  EXPECT_EQ(Message(put), "method PUT is not allowed on /v1/jobs (allowed: GET, POST)");
+  auto patch = c.Patch("/v1/jobs/1", "{}", "application/json");
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->status, 405);
+  EXPECT_EQ(patch->get_header_value("Allow"), "GET, DELETE");
+  auto del = c.Delete("/v1/gpus");
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+  auto nowhere = c.Put("/v1/nothing", "{}", "application/json");
+  ASSERT_TRUE(nowhere);
+  EXPECT_EQ(nowhere->status, 404);
+}
+
+TEST_F(HttpServerTest, HealthzSaysWhyTheDaemonIsDegraded) {
+  api_->health_ = UnavailableError("the job store cannot be written (disk full)");
+  auto h = Client("").Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);  // alive: a liveness probe must not restart it for a full disk
+  EXPECT_EQ(json::parse(h->body)["status"], "degraded");
+  EXPECT_EQ(json::parse(h->body)["reason"], "the job store cannot be written (disk full)");
+}
+
+TEST(HttpServerHostTest, LoopbackHosts) {
+  for (const char* h : {"127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"}) {
+    EXPECT_TRUE(IsLoopbackHost(h)) << h;
+  }
+  for (const char* h : {"0.0.0.0", "10.0.0.1", "::", "example.org", ""}) {
+    EXPECT_FALSE(IsLoopbackHost(h)) << h;
+  }
+}
+
 TEST(PrometheusTest, RendersEveryFamily) {
   DaemonMetrics m;
   m.jobs_by_state = {{"queued", 2}, {"running", 1}};
   m.queue_length = 2;
+  m.paused = true;
   m.reconfigurations = 3;
-  m.reconfig_seconds = {0.5, 0.25, 3};
+  Histogram reconfig(ReconfigurationBuckets());
+  for (double v : {0.5, 0.25, 3.0}) reconfig.Observe(v);
+  m.reconfig_seconds = reconfig.Snapshot();
   m.migrations_intra = 1;
   m.migrations_inter = 4;
-  m.decision_seconds = {0.00002, 0.002};
+  Histogram decision(DecisionBuckets());
+  for (double v : {0.00002, 0.002}) decision.Observe(v);
+  m.decision_seconds = decision.Snapshot();
   GpuView g;
   g.index = 1;
   g.utilisation = 0.5;
@@ -311,13 +661,14 @@ TEST(PrometheusTest, RendersEveryFamily) {
   GpuView h;
   h.index = 2;  // no PCIe measurement: no PCIe sample for it
   m.gpus = {g, h};
-  const std::string text = RenderPrometheus(m, true);
+  const std::string text = RenderPrometheus(m);
   for (const char* line : {
            "# TYPE migsched_jobs gauge",
            "migsched_jobs{state=\"queued\"} 2",
            "migsched_jobs{state=\"running\"} 1",
            "migsched_queue_length 2",
            "migsched_scheduler_paused 1",
+           "migsched_store_degraded 0",
            "migsched_gpu_utilisation{gpu=\"1\"} 0.5",
            "migsched_gpu_fragcost{gpu=\"1\"} 0.25",
            "migsched_gpu_fragcost{gpu=\"2\"} 0",
@@ -349,6 +700,31 @@ TEST(PrometheusTest, RendersEveryFamily) {
     EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n---\n" << text;
   }
   EXPECT_EQ(text.find("pcie_tx_bytes_per_second{gpu=\"2\"}"), std::string::npos);
+}
+
+// Regression (histograms_rebuilt_from_recent_samples): /metrics histograms
+// were rebuilt from the last 10,000 samples, so their counts went down once
+// more came; Prometheus needs counts that only grow.
+TEST(PrometheusTest, HistogramCountsNeverGoDown) {
+  Histogram h(DecisionBuckets());
+  uint64_t last_count = 0;
+  std::vector<uint64_t> last(DecisionBuckets().size(), 0);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 6000; ++i) h.Observe(i % 2 == 0 ? 2e-5 : 0.2);
+    const HistogramSnapshot s = h.Snapshot();
+    EXPECT_EQ(s.count, last_count + 6000);  // 18,000 in the end: past the old 10,000 cap
+    for (size_t b = 0; b < s.cumulative.size(); ++b) {
+      EXPECT_GE(s.cumulative[b], last[b]);
+      if (b > 0) {
+        EXPECT_GE(s.cumulative[b], s.cumulative[b - 1]);  // cumulative
+      }
+      last[b] = s.cumulative[b];
+    }
+    last_count = s.count;
+  }
+  // 9,000 of 2e-5 (≤ 5e-5), 9,000 of 0.2 (≤ 0.5).
+  EXPECT_EQ(h.Snapshot().cumulative[1], 9000u);
+  EXPECT_EQ(h.Snapshot().cumulative[9], 18000u);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 namespace migsched {
 namespace {
 
-constexpr std::array<std::pair<JobState, std::string_view>, 8> kStateNames = {{
+constexpr std::array<std::pair<JobState, std::string_view>, 9> kStateNames = {{
     {JobState::kQueued, "queued"},
     {JobState::kStarting, "starting"},
     {JobState::kRunning, "running"},
@@ -17,9 +17,18 @@ constexpr std::array<std::pair<JobState, std::string_view>, 8> kStateNames = {{
     {JobState::kFailed, "failed"},
     {JobState::kCancelled, "cancelled"},
     {JobState::kRejected, "rejected"},
+    {JobState::kReleased, "released"},
 }};
 
 }  // namespace
+
+std::string_view JobKindName(JobKind k) { return k == JobKind::kAllocation ? "allocation" : "job"; }
+
+StatusOr<JobKind> ParseJobKind(std::string_view s) {
+  if (s == "job") return JobKind::kJob;
+  if (s == "allocation") return JobKind::kAllocation;
+  return InvalidArgumentError(fmt::format("'{}' is not a job kind (job, allocation)", s));
+}
 
 std::string_view JobStateName(JobState s) {
   for (const auto& [state, name] : kStateNames) {
@@ -29,18 +38,26 @@ std::string_view JobStateName(JobState s) {
 }
 
 StatusOr<JobState> ParseJobState(std::string_view s) {
+  std::string known;
   for (const auto& [state, name] : kStateNames) {
     if (name == s) return state;
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
   }
-  return InvalidArgumentError(fmt::format(
-      "'{}' is not a job state (queued, starting, running, migrating, succeeded, failed, "
-      "cancelled, rejected)",
-      s));
+  return InvalidArgumentError(fmt::format("'{}' is not a job state ({})", s, known));
+}
+
+const std::vector<JobState>& AllJobStates() {
+  static const std::vector<JobState> all = [] {
+    std::vector<JobState> v;
+    for (const auto& [state, name] : kStateNames) v.push_back(state);
+    return v;
+  }();
+  return all;
 }
 
 bool IsTerminal(JobState s) {
   return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled ||
-         s == JobState::kRejected;
+         s == JobState::kRejected || s == JobState::kReleased;
 }
 
 Job JobRequest::ToJob() const {

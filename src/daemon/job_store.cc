@@ -10,7 +10,7 @@
 namespace migsched {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 using nlohmann::json;
 
@@ -27,7 +27,8 @@ json RequestToJson(const JobRequest& r) {
               {"migratable", std::string(MigratableName(r.migratable))},
               {"latency_sensitive", r.latency_sensitive},
               {"priority", r.priority},
-              {"name", r.name}};
+              {"name", r.name},
+              {"user", r.user}};
 }
 
 // Throws nlohmann exceptions on a malformed document (caught by the caller).
@@ -45,7 +46,33 @@ JobRequest RequestFromJson(const json& j) {
   r.latency_sensitive = j.at("latency_sensitive").get<bool>();
   r.priority = j.at("priority").get<int>();
   r.name = j.at("name").get<std::string>();
+  r.user = j.value("user", "");  // schema 1 had no user
   return r;
+}
+
+json AllocationToJson(const AllocationRequest& a) {
+  json instances = json::array();
+  for (const RequestedInstance& s : a.instances) {
+    instances.push_back({{"gpu", s.gpu}, {"profile", s.profile}, {"start", s.start}});
+  }
+  return json{{"owner", a.owner},
+              {"instances", instances},
+              {"reservation", a.reservation},
+              {"reservation_prefix", a.reservation_prefix},
+              {"name", a.name}};
+}
+
+AllocationRequest AllocationFromJson(const json& j) {
+  AllocationRequest a;
+  a.owner = j.at("owner").get<std::string>();
+  for (const json& s : j.at("instances")) {
+    a.instances.push_back(
+        {s.at("gpu").get<int>(), s.at("profile").get<std::string>(), s.at("start").get<int>()});
+  }
+  a.reservation = j.at("reservation").get<std::string>();
+  a.reservation_prefix = j.at("reservation_prefix").get<std::string>();
+  a.name = j.at("name").get<std::string>();
+  return a;
 }
 
 json InstancesToJson(const std::vector<JobInstance>& v) {
@@ -78,6 +105,14 @@ std::vector<JobInstance> InstancesFromJson(const json& a) {
   return out;
 }
 
+json PlacementsToJson(const std::vector<ReservedPlacement>& v) {
+  json a = json::array();
+  for (const ReservedPlacement& p : v) {
+    a.push_back({{"gpu", p.gpu}, {"profile", p.profile}, {"start", p.start}});
+  }
+  return a;
+}
+
 // Resets a statement when the scope ends, so that it can be reused.
 class ResetGuard {
  public:
@@ -100,9 +135,108 @@ void BindText(sqlite3_stmt* s, int idx, const std::string& text) {
   sqlite3_bind_text(s, idx, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
 }
 
+constexpr const char* kColumns =
+    "id, kind, request, state, submitted_at, started_at, ended_at, instances, pid, exit_code, "
+    "reason, restarts, migrations, attempt, cancel_requested, idempotency_key, owner, "
+    "bound_reservation";
+
+// Binds the record's fields to ?1..?18 (?1 = id) of an insert or update.
+void BindRecord(sqlite3_stmt* s, const DaemonJobRecord& r) {
+  sqlite3_bind_int64(s, 1, r.id);
+  BindText(s, 2, std::string(JobKindName(r.kind)));
+  BindText(s, 3,
+           Dump(r.kind == JobKind::kAllocation ? AllocationToJson(r.allocation)
+                                               : RequestToJson(r.request)));
+  BindText(s, 4, std::string(JobStateName(r.state)));
+  sqlite3_bind_double(s, 5, r.submitted_at);
+  sqlite3_bind_double(s, 6, r.started_at);
+  sqlite3_bind_double(s, 7, r.ended_at);
+  BindText(s, 8, Dump(InstancesToJson(r.instances)));
+  sqlite3_bind_int64(s, 9, r.pid);
+  if (r.exit_code) {
+    sqlite3_bind_int(s, 10, *r.exit_code);
+  } else {
+    sqlite3_bind_null(s, 10);
+  }
+  BindText(s, 11, r.reason);
+  sqlite3_bind_int(s, 12, r.restarts);
+  sqlite3_bind_int(s, 13, r.migrations);
+  sqlite3_bind_int(s, 14, r.attempt);
+  sqlite3_bind_int(s, 15, r.cancel_requested ? 1 : 0);
+  if (r.idempotency_key.empty()) {
+    sqlite3_bind_null(s, 16);
+  } else {
+    BindText(s, 16, r.idempotency_key);
+  }
+  BindText(s, 17, r.owner());
+  BindText(s, 18, r.bound_reservation);
+}
+
+// A write that may succeed later (another process holds the database, the
+// disk is full or failing, the file is read-only or gone) rather than a bug.
+bool Transient(int code) {
+  switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PROTOCOL:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
-StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::filesystem::path& state_dir) {
+StoreOp StoreOp::InsertJob(DaemonJobRecord r) {
+  StoreOp op;
+  op.kind = Kind::kInsertJob;
+  op.job = std::move(r);
+  return op;
+}
+StoreOp StoreOp::UpdateJob(DaemonJobRecord r) {
+  StoreOp op;
+  op.kind = Kind::kUpdateJob;
+  op.job = std::move(r);
+  return op;
+}
+StoreOp StoreOp::DeleteJob(DaemonJobId id) {
+  StoreOp op;
+  op.kind = Kind::kDeleteJob;
+  op.id = id;
+  return op;
+}
+StoreOp StoreOp::Event(DaemonJobId job, double time, std::string kind, std::string detail_json) {
+  StoreOp op;
+  op.kind = Kind::kEvent;
+  op.event = JobEvent{0, job, time, std::move(kind), std::move(detail_json)};
+  return op;
+}
+StoreOp StoreOp::PutReservation(ReservationRecord r) {
+  StoreOp op;
+  op.kind = Kind::kPutReservation;
+  op.reservation = std::move(r);
+  return op;
+}
+StoreOp StoreOp::DeleteReservation(std::string owner) {
+  StoreOp op;
+  op.kind = Kind::kDeleteReservation;
+  op.key = std::move(owner);
+  return op;
+}
+StoreOp StoreOp::PutNode(std::string key, std::string value) {
+  StoreOp op;
+  op.kind = Kind::kPutNode;
+  op.key = std::move(key);
+  op.value = std::move(value);
+  return op;
+}
+
+StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::filesystem::path& state_dir,
+                                                   int busy_timeout_ms) {
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);
   if (ec) {
@@ -120,19 +254,23 @@ StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::filesystem::path& 
         fmt::format("job store {}: cannot open: {}", path.string(), msg));
   }
   std::unique_ptr<JobStore> store(new JobStore(path, db));
-  RETURN_IF_ERROR(store->Init());
+  RETURN_IF_ERROR(store->Init(busy_timeout_ms));
   return store;
 }
 
 JobStore::~JobStore() {
-  for (sqlite3_stmt* s : {insert_, update_, get_, all_, event_, events_}) sqlite3_finalize(s);
+  for (sqlite3_stmt* s : {insert_, update_, delete_, delete_events_, get_, all_, event_, events_,
+                          put_reservation_, delete_reservation_, put_node_}) {
+    sqlite3_finalize(s);
+  }
   sqlite3_close(db_);
 }
 
 Status JobStore::Error(std::string_view what) const {
-  const int code = sqlite3_errcode(db_);
+  const int code = sqlite3_extended_errcode(db_);
   std::string msg = fmt::format("job store {}: {}: {}", path_.string(), what, sqlite3_errmsg(db_));
-  if (code == SQLITE_BUSY || code == SQLITE_LOCKED) return UnavailableError(std::move(msg));
+  if (Transient(code)) return UnavailableError(std::move(msg));
+  if ((code & 0xff) == SQLITE_CONSTRAINT) return AlreadyExistsError(std::move(msg));
   return InternalError(std::move(msg));
 }
 
@@ -154,20 +292,30 @@ Status JobStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
   return Status();
 }
 
-Status JobStore::Init() {
-  sqlite3_busy_timeout(db_, 5000);
+Status JobStore::Upgrade(int from_version) {
+  if (from_version == 1) {
+    // Schema 1 had process jobs only, ids from AUTOINCREMENT, no reservations.
+    RETURN_IF_ERROR(
+        Exec("BEGIN IMMEDIATE;"
+             "ALTER TABLE jobs ADD COLUMN kind TEXT NOT NULL DEFAULT 'job';"
+             "ALTER TABLE jobs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;"
+             "ALTER TABLE jobs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;"
+             "ALTER TABLE jobs ADD COLUMN idempotency_key TEXT;"
+             "ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
+             "ALTER TABLE jobs ADD COLUMN bound_reservation TEXT NOT NULL DEFAULT '';"
+             "UPDATE meta SET value='2' WHERE key='schema_version';"
+             "COMMIT;"));
+  }
+  return Status();
+}
+
+Status JobStore::Init(int busy_timeout_ms) {
+  sqlite3_busy_timeout(db_, std::max(0, busy_timeout_ms));
   RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
   RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
-  RETURN_IF_ERROR(Exec(
-      "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-      "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY AUTOINCREMENT, request TEXT NOT "
-      "NULL, state TEXT NOT NULL, submitted_at REAL NOT NULL, started_at REAL NOT NULL, "
-      "ended_at REAL NOT NULL, instances TEXT NOT NULL, pid INTEGER NOT NULL, exit_code INTEGER, "
-      "reason TEXT NOT NULL, restarts INTEGER NOT NULL, migrations INTEGER NOT NULL);"
-      "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY AUTOINCREMENT, job INTEGER NOT "
-      "NULL, time REAL NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);"
-      "CREATE INDEX IF NOT EXISTS events_by_job ON events(job, seq);"));
-  // Schema version: written at creation, checked at every open.
+  RETURN_IF_ERROR(
+      Exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
+  // Schema version: written at creation, checked (and upgraded) at every open.
   sqlite3_stmt* s = nullptr;
   RETURN_IF_ERROR(Prepare("SELECT value FROM meta WHERE key='schema_version'", &s));
   int rc = sqlite3_step(s);
@@ -176,101 +324,213 @@ Status JobStore::Init() {
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error("reading the schema version");
   if (version.empty()) {
     RETURN_IF_ERROR(Exec(
+        "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL "
+        "DEFAULT 'job', request TEXT NOT NULL, state TEXT NOT NULL, submitted_at REAL NOT NULL, "
+        "started_at REAL NOT NULL, ended_at REAL NOT NULL, instances TEXT NOT NULL, pid INTEGER "
+        "NOT NULL, exit_code INTEGER, reason TEXT NOT NULL, restarts INTEGER NOT NULL, "
+        "migrations INTEGER NOT NULL, attempt INTEGER NOT NULL DEFAULT 0, cancel_requested "
+        "INTEGER NOT NULL DEFAULT 0, idempotency_key TEXT, owner TEXT NOT NULL DEFAULT '', "
+        "bound_reservation TEXT NOT NULL DEFAULT '');"
+        "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY AUTOINCREMENT, job INTEGER NOT "
+        "NULL, time REAL NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);"));
+    RETURN_IF_ERROR(Exec(
         fmt::format("INSERT INTO meta(key, value) VALUES('schema_version', '{}')", kSchemaVersion)
             .c_str()));
+  } else if (version == "1") {
+    RETURN_IF_ERROR(Upgrade(1));
   } else if (version != std::to_string(kSchemaVersion)) {
     return FailedPreconditionError(
-        fmt::format("job store {}: schema version {} is not the supported version {}",
+        fmt::format("job store {}: schema version {} is not a supported version (1, {})",
                     path_.string(), version, kSchemaVersion));
   }
+  RETURN_IF_ERROR(Exec(
+      "CREATE INDEX IF NOT EXISTS events_by_job ON events(job, seq);"
+      "CREATE UNIQUE INDEX IF NOT EXISTS jobs_by_idempotency_key ON jobs(idempotency_key) "
+      "WHERE idempotency_key IS NOT NULL;"
+      "CREATE TABLE IF NOT EXISTS reservations(owner TEXT PRIMARY KEY, placements TEXT NOT NULL, "
+      "created_at REAL NOT NULL, expires_at REAL NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS node(key TEXT PRIMARY KEY, value TEXT NOT NULL);"));
   RETURN_IF_ERROR(Prepare(
-      "INSERT INTO jobs(request, state, submitted_at, started_at, ended_at, instances, pid, "
-      "exit_code, reason, restarts, migrations) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-      "?11)",
+      fmt::format("INSERT INTO jobs({}) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                  "?13, ?14, ?15, ?16, ?17, ?18)",
+                  kColumns)
+          .c_str(),
       &insert_));
-  RETURN_IF_ERROR(Prepare(
-      "UPDATE jobs SET request=?1, state=?2, submitted_at=?3, started_at=?4, ended_at=?5, "
-      "instances=?6, pid=?7, exit_code=?8, reason=?9, restarts=?10, migrations=?11 WHERE id=?12",
-      &update_));
-  constexpr const char* kColumns =
-      "id, request, state, submitted_at, started_at, ended_at, instances, pid, exit_code, reason, "
-      "restarts, migrations";
+  RETURN_IF_ERROR(
+      Prepare("UPDATE jobs SET kind=?2, request=?3, state=?4, submitted_at=?5, started_at=?6, "
+              "ended_at=?7, instances=?8, pid=?9, exit_code=?10, reason=?11, restarts=?12, "
+              "migrations=?13, attempt=?14, cancel_requested=?15, idempotency_key=?16, owner=?17, "
+              "bound_reservation=?18 WHERE id=?1",
+              &update_));
+  RETURN_IF_ERROR(Prepare("DELETE FROM jobs WHERE id=?1", &delete_));
+  RETURN_IF_ERROR(Prepare("DELETE FROM events WHERE job=?1", &delete_events_));
   RETURN_IF_ERROR(Prepare(fmt::format("SELECT {} FROM jobs WHERE id=?1", kColumns).c_str(), &get_));
   RETURN_IF_ERROR(Prepare(fmt::format("SELECT {} FROM jobs ORDER BY id", kColumns).c_str(), &all_));
   RETURN_IF_ERROR(
       Prepare("INSERT INTO events(job, time, kind, detail) VALUES(?1, ?2, ?3, ?4)", &event_));
   RETURN_IF_ERROR(Prepare(
       "SELECT seq, job, time, kind, detail FROM events WHERE job=?1 ORDER BY seq", &events_));
+  RETURN_IF_ERROR(Prepare(
+      "INSERT INTO reservations(owner, placements, created_at, expires_at) VALUES(?1, ?2, ?3, ?4) "
+      "ON CONFLICT(owner) DO UPDATE SET placements=excluded.placements, "
+      "created_at=excluded.created_at, expires_at=excluded.expires_at",
+      &put_reservation_));
+  RETURN_IF_ERROR(Prepare("DELETE FROM reservations WHERE owner=?1", &delete_reservation_));
+  RETURN_IF_ERROR(
+      Prepare("INSERT INTO node(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET "
+              "value=excluded.value",
+              &put_node_));
   return Status();
 }
 
-namespace {
-
-// Binds the record's fields to ?1..?11 of an insert or update.
-void BindRecord(sqlite3_stmt* s, const DaemonJobRecord& r) {
-  BindText(s, 1, Dump(RequestToJson(r.request)));
-  BindText(s, 2, std::string(JobStateName(r.state)));
-  sqlite3_bind_double(s, 3, r.submitted_at);
-  sqlite3_bind_double(s, 4, r.started_at);
-  sqlite3_bind_double(s, 5, r.ended_at);
-  BindText(s, 6, Dump(InstancesToJson(r.instances)));
-  sqlite3_bind_int64(s, 7, r.pid);
-  if (r.exit_code) {
-    sqlite3_bind_int(s, 8, *r.exit_code);
-  } else {
-    sqlite3_bind_null(s, 8);
+Status JobStore::Apply(const StoreOp& op) {
+  switch (op.kind) {
+    case StoreOp::Kind::kInsertJob: {
+      ResetGuard guard(insert_);
+      BindRecord(insert_, op.job);
+      if (sqlite3_step(insert_) != SQLITE_DONE) {
+        return Error(fmt::format("inserting job {}", op.job.id));
+      }
+      return Status();
+    }
+    case StoreOp::Kind::kUpdateJob: {
+      ResetGuard guard(update_);
+      BindRecord(update_, op.job);
+      if (sqlite3_step(update_) != SQLITE_DONE) {
+        return Error(fmt::format("updating job {}", op.job.id));
+      }
+      if (sqlite3_changes(db_) == 0) {
+        return NotFoundError(fmt::format("job store {}: no job {}", path_.string(), op.job.id));
+      }
+      return Status();
+    }
+    case StoreOp::Kind::kDeleteJob: {
+      for (sqlite3_stmt* s : {delete_events_, delete_}) {
+        ResetGuard guard(s);
+        sqlite3_bind_int64(s, 1, op.id);
+        if (sqlite3_step(s) != SQLITE_DONE) return Error(fmt::format("deleting job {}", op.id));
+      }
+      return Status();
+    }
+    case StoreOp::Kind::kEvent: {
+      json detail = json::parse(op.event.detail_json, nullptr, /*allow_exceptions=*/false);
+      if (!detail.is_object()) {
+        return InvalidArgumentError(
+            fmt::format("job store {}: event detail is not a JSON object: {}", path_.string(),
+                        op.event.detail_json));
+      }
+      ResetGuard guard(event_);
+      sqlite3_bind_int64(event_, 1, op.event.job);
+      sqlite3_bind_double(event_, 2, op.event.time);
+      BindText(event_, 3, op.event.kind);
+      BindText(event_, 4, op.event.detail_json);
+      if (sqlite3_step(event_) != SQLITE_DONE) {
+        return Error(fmt::format("appending event '{}' of job {}", op.event.kind, op.event.job));
+      }
+      return Status();
+    }
+    case StoreOp::Kind::kPutReservation: {
+      ResetGuard guard(put_reservation_);
+      BindText(put_reservation_, 1, op.reservation.owner);
+      BindText(put_reservation_, 2, Dump(PlacementsToJson(op.reservation.placements)));
+      sqlite3_bind_double(put_reservation_, 3, op.reservation.created_at);
+      sqlite3_bind_double(put_reservation_, 4, op.reservation.expires_at);
+      if (sqlite3_step(put_reservation_) != SQLITE_DONE) {
+        return Error(fmt::format("storing reservation '{}'", op.reservation.owner));
+      }
+      return Status();
+    }
+    case StoreOp::Kind::kDeleteReservation: {
+      ResetGuard guard(delete_reservation_);
+      BindText(delete_reservation_, 1, op.key);
+      if (sqlite3_step(delete_reservation_) != SQLITE_DONE) {
+        return Error(fmt::format("deleting reservation '{}'", op.key));
+      }
+      return Status();
+    }
+    case StoreOp::Kind::kPutNode: {
+      ResetGuard guard(put_node_);
+      BindText(put_node_, 1, op.key);
+      BindText(put_node_, 2, op.value);
+      if (sqlite3_step(put_node_) != SQLITE_DONE) {
+        return Error(fmt::format("storing node key '{}'", op.key));
+      }
+      return Status();
+    }
   }
-  BindText(s, 9, r.reason);
-  sqlite3_bind_int(s, 10, r.restarts);
-  sqlite3_bind_int(s, 11, r.migrations);
+  return InternalError("unknown store op");
 }
 
-}  // namespace
-
-StatusOr<DaemonJobId> JobStore::Insert(const DaemonJobRecord& record) {
-  ResetGuard guard(insert_);
-  BindRecord(insert_, record);
-  if (sqlite3_step(insert_) != SQLITE_DONE) return Error("inserting a job");
-  return static_cast<DaemonJobId>(sqlite3_last_insert_rowid(db_));
-}
-
-Status JobStore::Update(const DaemonJobRecord& record) {
-  ResetGuard guard(update_);
-  BindRecord(update_, record);
-  sqlite3_bind_int64(update_, 12, record.id);
-  if (sqlite3_step(update_) != SQLITE_DONE) {
-    return Error(fmt::format("updating job {}", record.id));
+Status JobStore::Commit(const std::vector<StoreOp>& ops) {
+  if (ops.empty()) return Status();
+  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  for (const StoreOp& op : ops) {
+    Status st = Apply(op);
+    if (!st.ok()) {
+      (void)Exec("ROLLBACK");
+      return st;
+    }
   }
-  if (sqlite3_changes(db_) == 0) {
-    return NotFoundError(fmt::format("job store {}: no job {}", path_.string(), record.id));
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    Status st = Error("committing");
+    (void)Exec("ROLLBACK");
+    return st;
   }
   return Status();
+}
+
+StatusOr<DaemonJobId> JobStore::NextJobId() {
+  sqlite3_stmt* s = nullptr;
+  RETURN_IF_ERROR(
+      Prepare("SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name='jobs'), 0), "
+              "COALESCE((SELECT MAX(id) FROM jobs), 0))",
+              &s));
+  const int rc = sqlite3_step(s);
+  const int64_t max = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+  sqlite3_finalize(s);
+  if (rc != SQLITE_ROW) return Error("reading the highest job id");
+  return max + 1;
 }
 
 StatusOr<DaemonJobRecord> JobStore::ReadRow(sqlite3_stmt* s) {
   DaemonJobRecord r;
   r.id = sqlite3_column_int64(s, 0);
+  StatusOr<JobKind> kind = ParseJobKind(ColumnText(s, 1));
+  if (!kind.ok()) {
+    return InternalError(
+        fmt::format("job store {}: job {}: {}", path_.string(), r.id, kind.status().message()));
+  }
+  r.kind = *kind;
   try {
-    r.request = RequestFromJson(json::parse(ColumnText(s, 1)));
-    r.instances = InstancesFromJson(json::parse(ColumnText(s, 6)));
+    const json request = json::parse(ColumnText(s, 2));
+    if (r.kind == JobKind::kAllocation) {
+      r.allocation = AllocationFromJson(request);
+    } else {
+      r.request = RequestFromJson(request);
+    }
+    r.instances = InstancesFromJson(json::parse(ColumnText(s, 7)));
   } catch (const std::exception& e) {
     return InternalError(fmt::format("job store {}: job {} has a corrupt record: {}",
                                      path_.string(), r.id, e.what()));
   }
-  StatusOr<JobState> state = ParseJobState(ColumnText(s, 2));
+  StatusOr<JobState> state = ParseJobState(ColumnText(s, 3));
   if (!state.ok()) {
     return InternalError(
         fmt::format("job store {}: job {}: {}", path_.string(), r.id, state.status().message()));
   }
   r.state = *state;
-  r.submitted_at = sqlite3_column_double(s, 3);
-  r.started_at = sqlite3_column_double(s, 4);
-  r.ended_at = sqlite3_column_double(s, 5);
-  r.pid = sqlite3_column_int64(s, 7);
-  if (sqlite3_column_type(s, 8) != SQLITE_NULL) r.exit_code = sqlite3_column_int(s, 8);
-  r.reason = ColumnText(s, 9);
-  r.restarts = sqlite3_column_int(s, 10);
-  r.migrations = sqlite3_column_int(s, 11);
+  r.submitted_at = sqlite3_column_double(s, 4);
+  r.started_at = sqlite3_column_double(s, 5);
+  r.ended_at = sqlite3_column_double(s, 6);
+  r.pid = sqlite3_column_int64(s, 8);
+  if (sqlite3_column_type(s, 9) != SQLITE_NULL) r.exit_code = sqlite3_column_int(s, 9);
+  r.reason = ColumnText(s, 10);
+  r.restarts = sqlite3_column_int(s, 11);
+  r.migrations = sqlite3_column_int(s, 12);
+  r.attempt = sqlite3_column_int(s, 13);
+  r.cancel_requested = sqlite3_column_int(s, 14) != 0;
+  r.idempotency_key = ColumnText(s, 15);
+  r.bound_reservation = ColumnText(s, 17);
   return r;
 }
 
@@ -298,24 +558,6 @@ StatusOr<std::vector<DaemonJobRecord>> JobStore::LoadAll() {
   return out;
 }
 
-Status JobStore::AppendEvent(DaemonJobId job, double time, std::string_view kind,
-                             std::string_view detail_json) {
-  json detail = json::parse(detail_json, nullptr, /*allow_exceptions=*/false);
-  if (!detail.is_object()) {
-    return InvalidArgumentError(fmt::format("job store {}: event detail is not a JSON object: {}",
-                                            path_.string(), detail_json));
-  }
-  ResetGuard guard(event_);
-  sqlite3_bind_int64(event_, 1, job);
-  sqlite3_bind_double(event_, 2, time);
-  BindText(event_, 3, std::string(kind));
-  BindText(event_, 4, std::string(detail_json));
-  if (sqlite3_step(event_) != SQLITE_DONE) {
-    return Error(fmt::format("appending event '{}' of job {}", kind, job));
-  }
-  return Status();
-}
-
 StatusOr<std::vector<JobEvent>> JobStore::Events(DaemonJobId job) {
   ResetGuard guard(events_);
   sqlite3_bind_int64(events_, 1, job);
@@ -329,6 +571,71 @@ StatusOr<std::vector<JobEvent>> JobStore::Events(DaemonJobId job) {
                            ColumnText(events_, 4)});
   }
   return out;
+}
+
+StatusOr<std::vector<ReservationRecord>> JobStore::LoadReservations() {
+  sqlite3_stmt* s = nullptr;
+  RETURN_IF_ERROR(Prepare(
+      "SELECT owner, placements, created_at, expires_at FROM reservations ORDER BY created_at, "
+      "owner",
+      &s));
+  std::vector<ReservationRecord> out;
+  Status st;
+  while (true) {
+    const int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) {
+      st = Error("reading the reservations");
+      break;
+    }
+    ReservationRecord r;
+    r.owner = ColumnText(s, 0);
+    try {
+      for (const json& p : json::parse(ColumnText(s, 1))) {
+        r.placements.push_back(
+            {p.at("gpu").get<int>(), p.at("profile").get<std::string>(), p.at("start").get<int>()});
+      }
+    } catch (const std::exception& e) {
+      st = InternalError(fmt::format("job store {}: reservation '{}' is corrupt: {}",
+                                     path_.string(), r.owner, e.what()));
+      break;
+    }
+    r.created_at = sqlite3_column_double(s, 2);
+    r.expires_at = sqlite3_column_double(s, 3);
+    out.push_back(std::move(r));
+  }
+  sqlite3_finalize(s);
+  if (!st.ok()) return st;
+  return out;
+}
+
+StatusOr<std::map<std::string, std::string>> JobStore::LoadNode() {
+  sqlite3_stmt* s = nullptr;
+  RETURN_IF_ERROR(Prepare("SELECT key, value FROM node", &s));
+  std::map<std::string, std::string> out;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) out[ColumnText(s, 0)] = ColumnText(s, 1);
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) return Error("reading the node table");
+  return out;
+}
+
+StatusOr<DaemonJobId> JobStore::Insert(DaemonJobRecord record) {
+  if (record.id <= 0) {
+    ASSIGN_OR_RETURN(record.id, NextJobId());
+  }
+  const DaemonJobId id = record.id;
+  RETURN_IF_ERROR(Commit({StoreOp::InsertJob(std::move(record))}));
+  return id;
+}
+
+Status JobStore::Update(const DaemonJobRecord& record) {
+  return Commit({StoreOp::UpdateJob(record)});
+}
+
+Status JobStore::AppendEvent(DaemonJobId job, double time, std::string_view kind,
+                             std::string_view detail_json) {
+  return Commit({StoreOp::Event(job, time, std::string(kind), std::string(detail_json))});
 }
 
 }  // namespace migsched

@@ -3,32 +3,42 @@
 // `synchronous=FULL` so that a committed transaction survives a crash of the
 // daemon (kill -9) and of the machine.
 //
-// Tables (schema version 1, kept in table `meta`, key 'schema_version'):
-//   jobs(id INTEGER PRIMARY KEY AUTOINCREMENT, request TEXT (JSON), state TEXT,
+// Tables (schema version 2, kept in table `meta`, key 'schema_version'; a
+// version-1 database is upgraded in place at open, a newer one refused):
+//   jobs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT ('job' | 'allocation'),
+//        request TEXT (JSON: the JobRequest or the AllocationRequest), state TEXT,
 //        submitted_at REAL, started_at REAL, ended_at REAL, instances TEXT (JSON array),
 //        pid INTEGER, exit_code INTEGER NULL, reason TEXT, restarts INTEGER,
-//        migrations INTEGER)
+//        migrations INTEGER, attempt INTEGER, cancel_requested INTEGER,
+//        idempotency_key TEXT NULL (unique where set), owner TEXT, bound_reservation TEXT)
 //   events(seq INTEGER PRIMARY KEY AUTOINCREMENT, job INTEGER, time REAL, kind TEXT,
 //          detail TEXT (JSON))
-// AUTOINCREMENT makes SQLite never hand out an id twice, even after the
-// highest row was deleted, so job ids are never reused. The JSON encoding of
-// the request and instances is private to this file (the API's JSON is
+//   reservations(owner TEXT PRIMARY KEY, placements TEXT (JSON array), created_at REAL,
+//                expires_at REAL)
+//   node(key TEXT PRIMARY KEY, value TEXT)   e.g. 'drained_gpus' → JSON array of GPU UUIDs
+// Job ids are given by the daemon (NextJobId) and inserted explicitly;
+// AUTOINCREMENT's sqlite_sequence keeps the highest id ever inserted, so an id
+// is never given twice, even after the job was pruned. The JSON encodings of
+// requests and instances are private to this file (the API's JSON is
 // request_json.h's).
 //
-// Every write is its own transaction, committed (fsync'ed) before the call
-// returns: a job is acknowledged only after Insert returned its id.
-// Statements are prepared once at Open.
+// Writes are batches (Commit): one transaction, committed (fsync'ed) before
+// Commit returns, all or nothing. The daemon's StoreWriter groups the
+// writes of concurrent callers into one batch.
 //
 // Errors name the database path and SQLite's message: kUnavailable for
-// SQLITE_BUSY/LOCKED (another process holds the database), kFailedPrecondition
-// for a state dir that cannot be created or a database of a newer schema,
-// kInternal for corrupt rows, kNotFound for an unknown job id.
+// SQLITE_BUSY/LOCKED/FULL/IOERR and a read-only or vanished file (a write that
+// may succeed later), kFailedPrecondition for a state dir that cannot be
+// created or a database of a newer schema, kInternal for corrupt rows,
+// kAlreadyExists for an insert whose id or idempotency key is taken.
 //
-// Thread-safety: thread-compatible (the daemon calls it under its own lock).
+// Thread-safety: thread-compatible (the StoreWriter's thread writes; reads
+// happen at start-up before it runs).
 #ifndef MIGSCHED_DAEMON_JOB_STORE_H_
 #define MIGSCHED_DAEMON_JOB_STORE_H_
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,54 +54,114 @@ namespace migsched {
 
 // One entry of the event log.
 struct JobEvent {
-  int64_t seq = 0;          // ascending, never reused
+  int64_t seq = 0;          // ascending, never reused (0 before it is stored)
   DaemonJobId job = 0;      // 0: a daemon-level event
   double time = 0;          // Unix seconds
-  std::string kind;         // e.g. "submitted", "started", "exited", "migrated"
+  std::string kind;         // e.g. "submitted", "started", "ended", "migrated"
   std::string detail_json;  // a JSON object (text)
+};
+
+// A placement held by a reservation (NVML index, profile name, start).
+struct ReservedPlacement {
+  int gpu = -1;
+  std::string profile;
+  int start = 0;
+  bool operator==(const ReservedPlacement&) const = default;
+};
+
+// The durable record of one reservation (docs/api.md: reservations).
+struct ReservationRecord {
+  std::string owner;  // the owner key: the reservation's name
+  std::vector<ReservedPlacement> placements;
+  double created_at = 0;  // Unix seconds
+  double expires_at = 0;  // Unix seconds
+};
+
+// One write of a batch.
+struct StoreOp {
+  enum class Kind {
+    kInsertJob,          // `job` is new (kAlreadyExists if its id or idempotency key is taken)
+    kUpdateJob,          // overwrites job `job.id` (kNotFound if absent)
+    kDeleteJob,          // job `id` and its events (pruning); absent: nothing
+    kEvent,              // appends `event`
+    kPutReservation,     // inserts or overwrites `reservation`
+    kDeleteReservation,  // the reservation of owner `key`; absent: nothing
+    kPutNode,            // node[key] = value
+  };
+  Kind kind = Kind::kEvent;
+  DaemonJobRecord job;
+  DaemonJobId id = 0;
+  JobEvent event;
+  ReservationRecord reservation;
+  std::string key;
+  std::string value;
+
+  static StoreOp InsertJob(DaemonJobRecord r);
+  static StoreOp UpdateJob(DaemonJobRecord r);
+  static StoreOp DeleteJob(DaemonJobId id);
+  static StoreOp Event(DaemonJobId job, double time, std::string kind, std::string detail_json);
+  static StoreOp PutReservation(ReservationRecord r);
+  static StoreOp DeleteReservation(std::string owner);
+  static StoreOp PutNode(std::string key, std::string value);
 };
 
 class JobStore {
  public:
-  // Opens or creates <state_dir>/migsched.db (state_dir created if missing).
-  static StatusOr<std::unique_ptr<JobStore>> Open(const std::filesystem::path& state_dir);
+  // Opens or creates <state_dir>/migsched.db (state_dir created if
+  // missing). `busy_timeout_ms`: how long a write waits for another process
+  // holding the database (e.g. an operator's sqlite3 shell) before it fails
+  // with kUnavailable (the StoreWriter retries it later).
+  static StatusOr<std::unique_ptr<JobStore>> Open(const std::filesystem::path& state_dir,
+                                                  int busy_timeout_ms = 100);
   ~JobStore();
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
 
-  // Stores `record` as a new job (record.id is ignored) and returns its id,
-  // once the transaction is committed.
-  StatusOr<DaemonJobId> Insert(const DaemonJobRecord& record);
-  // Overwrites the stored job record.id (kNotFound if absent).
-  Status Update(const DaemonJobRecord& record);
+  // Applies `ops` in order in one transaction; on any error nothing of it is
+  // kept. Errors name the op.
+  Status Commit(const std::vector<StoreOp>& ops);
+
+  // The id after the highest ever stored (1 for a new database).
+  StatusOr<DaemonJobId> NextJobId();
   StatusOr<DaemonJobRecord> Get(DaemonJobId id);
   // Every job, ascending id (= submission order).
   StatusOr<std::vector<DaemonJobRecord>> LoadAll();
-  // Appends to the event log; `detail_json` must be a JSON object text
-  // (kInvalidArgument otherwise).
-  Status AppendEvent(DaemonJobId job, double time, std::string_view kind,
-                     std::string_view detail_json);
   // The events of `job` (0: daemon-level), ascending.
   StatusOr<std::vector<JobEvent>> Events(DaemonJobId job);
+  StatusOr<std::vector<ReservationRecord>> LoadReservations();
+  StatusOr<std::map<std::string, std::string>> LoadNode();
+
+  // Convenience single-op commits (tests, tools).
+  StatusOr<DaemonJobId> Insert(DaemonJobRecord record);  // record.id 0: NextJobId()
+  Status Update(const DaemonJobRecord& record);
+  Status AppendEvent(DaemonJobId job, double time, std::string_view kind,
+                     std::string_view detail_json);
 
  private:
   JobStore(std::filesystem::path path, sqlite3* db) : path_(std::move(path)), db_(db) {}
-  Status Init();
+  Status Init(int busy_timeout_ms);
+  Status Upgrade(int from_version);
   Status Error(std::string_view what) const;
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** stmt);
+  Status Apply(const StoreOp& op);
   StatusOr<DaemonJobRecord> ReadRow(sqlite3_stmt* stmt);
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_ = nullptr;
   sqlite3_stmt* update_ = nullptr;
+  sqlite3_stmt* delete_ = nullptr;
+  sqlite3_stmt* delete_events_ = nullptr;
   sqlite3_stmt* get_ = nullptr;
   sqlite3_stmt* all_ = nullptr;
   sqlite3_stmt* event_ = nullptr;
   sqlite3_stmt* events_ = nullptr;
+  sqlite3_stmt* put_reservation_ = nullptr;
+  sqlite3_stmt* delete_reservation_ = nullptr;
+  sqlite3_stmt* put_node_ = nullptr;
 };
 
 }  // namespace migsched

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,17 +14,19 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
-
-extern char** environ;
+#include <utility>
 
 namespace migsched {
 namespace {
 
 // A message from the monitor or the command process to the daemon.
 struct PipeMsg {
-  char tag = 0;  // 'P' command pid, 'C' chdir failed, 'X' execve failed, 'F' fork failed
+  // 'P' command pid, 'C' chdir failed, 'X' execve failed, 'F' fork failed,
+  // 'U' setuid/setgid/setgroups failed, 'L' the run lock is held by another run
+  char tag = 0;
   int32_t err = 0;
   int64_t pid = 0;
 };
@@ -44,20 +48,28 @@ int CodeOfWaitStatus(int status) {
   return 255;
 }
 
-// Async-signal-safe: writes "<code>\n" to `tmp` and renames it to `path`.
-void WriteExitFile(const char* tmp, const char* path, int code) {
-  char buf[8];
-  int n = 0;
-  char digits[4];
+// Async-signal-safe: appends the decimal digits of `v` to buf[*n].
+void AppendDecimal(char* buf, int* n, int64_t v) {
+  char digits[24];
   int d = 0;
-  unsigned v = static_cast<unsigned>(code) & 0xffu;
+  uint64_t u = v < 0 ? 0 : static_cast<uint64_t>(v);
   do {
-    digits[d++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  while (d > 0) buf[n++] = digits[--d];
+    digits[d++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  while (d > 0) buf[(*n)++] = digits[--d];
+}
+
+// Async-signal-safe: writes "<code> <attempt>\n" to `tmp`, fsyncs it and
+// renames it to `path`.
+void WriteExitFile(const char* tmp, const char* path, int code, int attempt) {
+  char buf[48];
+  int n = 0;
+  AppendDecimal(buf, &n, static_cast<unsigned>(code) & 0xffu);
+  buf[n++] = ' ';
+  AppendDecimal(buf, &n, attempt);
   buf[n++] = '\n';
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return;
   ssize_t w;
   do {
@@ -66,6 +78,62 @@ void WriteExitFile(const char* tmp, const char* path, int code) {
   fsync(fd);
   close(fd);
   rename(tmp, path);
+}
+
+// Async-signal-safe: opens `path` and takes an OFD write lock on it (held
+// until the last descriptor of that open file closes, i.e. until the monitor
+// exits), then writes "<pid> <attempt>\n". -1 if the lock is held elsewhere
+// (errno EAGAIN) or the file cannot be opened.
+int TakeRunLock(const char* path, int64_t pid, int attempt) {
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  struct flock fl;
+  memset(&fl, 0, sizeof(fl));
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    const int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  char buf[48];
+  int n = 0;
+  AppendDecimal(buf, &n, pid);
+  buf[n++] = ' ';
+  AppendDecimal(buf, &n, attempt);
+  buf[n++] = '\n';
+  if (ftruncate(fd, 0) == 0) {
+    ssize_t w;
+    do {
+      w = pwrite(fd, buf, n, 0);
+    } while (w < 0 && errno == EINTR);
+  }
+  return fd;
+}
+
+// "<a> <b>" (or "<a>" alone: b = -1) from the first line of `path`.
+std::optional<std::pair<int64_t, int64_t>> ReadPair(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  int64_t a = 0;
+  if (!(in >> a)) return std::nullopt;
+  int64_t b = -1;
+  if (!(in >> b)) b = -1;
+  return std::make_pair(a, b);
+}
+
+// Whether some process holds the run lock of `run_path` (F_OFD_GETLK: tests
+// without taking it).
+bool RunLockHeld(const std::filesystem::path& run_path) {
+  const int fd = open(run_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock fl;
+  memset(&fl, 0, sizeof(fl));
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  const bool held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+  close(fd);
+  return held;
 }
 
 // Async-signal-safe: closes every descriptor >= 3 except a, b and c.
@@ -141,13 +209,91 @@ StatusOr<std::string> ResolveCommand(const std::string& argv0, const std::string
 }
 
 void AppendToLog(const std::filesystem::path& log, const std::string& line) {
-  std::ofstream out(log, std::ios::app);
-  out << "migsched: " << line << "\n";
+  const int fd = open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const std::string text = "migsched: " + line + "\n";
+  ssize_t w;
+  do {
+    w = write(fd, text.data(), text.size());
+  } while (w < 0 && errno == EINTR);
+  close(fd);
 }
+
+// The parts of the daemon's environment a job gets (the rest may be secrets).
+constexpr const char* kPassedEnv[] = {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"};
 
 }  // namespace
 
-ProcessRunner::ProcessRunner(std::filesystem::path state_dir) : state_dir_(std::move(state_dir)) {}
+StatusOr<RunAsUser> LookUpUser(const std::string& name) {
+  if (name.empty()) return InvalidArgumentError("empty user name");
+  struct passwd pw;
+  struct passwd* found = nullptr;
+  std::vector<char> buf(16384);
+  int rc = getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found);
+  if ((rc != 0 || found == nullptr) && name.find_first_not_of("0123456789") == std::string::npos) {
+    rc = getpwuid_r(static_cast<uid_t>(std::stoul(name)), &pw, buf.data(), buf.size(), &found);
+  }
+  if (rc != 0 || found == nullptr) {
+    return InvalidArgumentError(fmt::format("unknown user '{}'", name));
+  }
+  RunAsUser u;
+  u.name = pw.pw_name;
+  u.uid = pw.pw_uid;
+  u.gid = pw.pw_gid;
+  u.home = pw.pw_dir != nullptr ? pw.pw_dir : "/";
+  u.shell = pw.pw_shell != nullptr ? pw.pw_shell : "/bin/sh";
+  int n = 32;
+  std::vector<gid_t> groups(static_cast<size_t>(n));
+  while (getgrouplist(u.name.c_str(), u.gid, groups.data(), &n) < 0) {
+    groups.resize(static_cast<size_t>(n) + 32);
+    n = static_cast<int>(groups.size());
+  }
+  groups.resize(static_cast<size_t>(n));
+  u.groups = std::move(groups);
+  return u;
+}
+
+RunAsUser DaemonUser() {
+  StatusOr<RunAsUser> u = LookUpUser(std::to_string(geteuid()));
+  if (u.ok()) return *u;
+  RunAsUser fallback;
+  fallback.name = std::to_string(geteuid());
+  fallback.uid = geteuid();
+  fallback.gid = getegid();
+  fallback.home = "/";
+  fallback.shell = "/bin/sh";
+  return fallback;
+}
+
+Status CheckReachable(const std::filesystem::path& dir, const RunAsUser& user) {
+  if (user.uid == 0) return Status();
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(dir, ec);
+  std::filesystem::path at = "/";
+  for (const auto& part : abs.relative_path()) {
+    struct stat st;
+    if (::stat(at.c_str(), &st) != 0) break;  // does not exist yet: created by the daemon
+    bool x = (st.st_mode & S_IXOTH) != 0;
+    if (st.st_uid == user.uid) {
+      x = (st.st_mode & S_IXUSR) != 0;
+    } else if (st.st_gid == user.gid ||
+               std::find(user.groups.begin(), user.groups.end(), st.st_gid) != user.groups.end()) {
+      x = (st.st_mode & S_IXGRP) != 0;
+    }
+    if (!x) {
+      return FailedPreconditionError(fmt::format(
+          "jobs run as {} start in {}/<job id>, but {} (mode {:04o}, owner uid {}) does not let "
+          "{} through; run chmod o+x {} (or set work_dir elsewhere)",
+          user.name, abs.string(), at.string(), st.st_mode & 07777, st.st_uid, user.name,
+          at.string()));
+    }
+    at /= part;
+  }
+  return Status();
+}
+
+ProcessRunner::ProcessRunner(std::filesystem::path state_dir, std::filesystem::path work_dir)
+    : state_dir_(std::move(state_dir)), work_dir_(std::move(work_dir)) {}
 
 std::filesystem::path ProcessRunner::JobDir(DaemonJobId job) const {
   return state_dir_ / "jobs" / std::to_string(job);
@@ -155,6 +301,9 @@ std::filesystem::path ProcessRunner::JobDir(DaemonJobId job) const {
 std::filesystem::path ProcessRunner::LogPath(DaemonJobId job) const { return JobDir(job) / "log"; }
 std::filesystem::path ProcessRunner::ExitPath(DaemonJobId job) const {
   return JobDir(job) / "exit";
+}
+std::filesystem::path ProcessRunner::WorkDir(DaemonJobId job) const {
+  return work_dir_ / std::to_string(job);
 }
 
 int ProcessRunner::ExitCodeOf(const Status& launch_error) {
@@ -164,11 +313,16 @@ int ProcessRunner::ExitCodeOf(const Status& launch_error) {
 }
 
 StatusOr<Launched> ProcessRunner::Launch(const LaunchSpec& spec) {
-  return Spawn(spec, ExitPath(spec.job));
+  return Spawn(spec, ExitPath(spec.job), /*take_run_lock=*/true);
+}
+
+StatusOr<Launched> ProcessRunner::LaunchHelper(const LaunchSpec& spec) {
+  return Spawn(spec, JobDir(spec.job) / "helper-exit", /*take_run_lock=*/false);
 }
 
 StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
-                                        const std::filesystem::path& exit_path) {
+                                        const std::filesystem::path& exit_path,
+                                        bool take_run_lock) {
   if (spec.argv.empty()) return InvalidArgumentError("empty command");
   const std::filesystem::path dir = JobDir(spec.job);
   std::error_code ec;
@@ -176,21 +330,46 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
   if (ec) {
     return InternalError(fmt::format("job directory {}: {}", dir.string(), ec.message()));
   }
+  ::chmod(dir.c_str(), 0700);
   const std::filesystem::path log = LogPath(spec.job);
-  const std::string cwd = spec.cwd.empty() ? dir.string() : spec.cwd;
-
-  // The environment: the daemon's, then the job's, then ours.
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string kv(*e);
-    const size_t eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  const RunAsUser user = spec.user.name.empty() ? DaemonUser() : spec.user;
+  // The default working directory: the job's own, owned by its user.
+  std::string cwd = spec.cwd;
+  if (cwd.empty()) {
+    const std::filesystem::path work = WorkDir(spec.job);
+    std::filesystem::create_directories(work_dir_, ec);
+    ::chmod(work_dir_.c_str(), 0711);  // traversable to reach one's own dir, not listable
+    if (::mkdir(work.c_str(), 0700) != 0 && errno != EEXIST) {
+      const Status st = InternalError(
+          fmt::format("working directory {}: {}", work.string(), std::strerror(errno)));
+      AppendToLog(log, st.message());
+      return st;
+    }
+    if (::chown(work.c_str(), user.uid, user.gid) != 0 && geteuid() == 0) {
+      const Status st = InternalError(fmt::format("working directory {}: chown to {}: {}",
+                                                  work.string(), user.name, std::strerror(errno)));
+      AppendToLog(log, st.message());
+      return st;
+    }
+    cwd = work.string();
   }
+
+  // The environment: a few of the daemon's variables, the user's, the job's, then ours.
+  std::map<std::string, std::string> env;
+  for (const char* name : kPassedEnv) {
+    if (const char* v = getenv(name); v != nullptr) env[name] = v;
+  }
+  if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  env["HOME"] = user.home;
+  env["USER"] = user.name;
+  env["LOGNAME"] = user.name;
+  env["SHELL"] = user.shell;
   for (const auto& [k, v] : spec.env) env[k] = v;
   std::string devices;
   for (const std::string& u : spec.mig_uuids) devices += (devices.empty() ? "" : ",") + u;
   env["CUDA_VISIBLE_DEVICES"] = devices;
   env["MIGSCHED_JOB_ID"] = std::to_string(spec.job);
+  env["MIGSCHED_RUN"] = std::to_string(spec.attempt);
   if (spec.restarted) {
     env["MIGSCHED_RESTARTED"] = "1";
   } else {
@@ -198,9 +377,7 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
   }
   for (const auto& [k, v] : spec.extra_env) env[k] = v;
 
-  auto path_it = env.find("PATH");
-  StatusOr<std::string> path = ResolveCommand(
-      spec.argv[0], cwd, path_it != env.end() ? path_it->second : "/usr/local/bin:/usr/bin:/bin");
+  StatusOr<std::string> path = ResolveCommand(spec.argv[0], cwd, env["PATH"]);
   if (!path.ok()) {
     AppendToLog(log, path.status().message());
     return path.status();
@@ -223,17 +400,23 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
   std::vector<std::string> env_strs;
   for (const auto& [k, v] : env) env_strs.push_back(k + "=" + v);
   std::vector<char*> envp;
-  for (std::string& s : env_strs) envp.push_back(s.data());
+  for (std::string& e : env_strs) envp.push_back(e.data());
   envp.push_back(nullptr);
   std::vector<std::string> argv_strs = spec.argv;
   std::vector<char*> argv;
-  for (std::string& s : argv_strs) argv.push_back(s.data());
+  for (std::string& a : argv_strs) argv.push_back(a.data());
   argv.push_back(nullptr);
   const std::string exit_str = exit_path.string();
   const std::string exit_tmp = exit_str + ".tmp";
+  const std::string run_str = (dir / "run").string();
+  const int attempt = spec.attempt;
+  const bool switch_user = geteuid() == 0 && (user.uid != 0 || user.gid != 0);
+  const std::vector<gid_t> groups = user.groups;
+  const uid_t uid = user.uid;
+  const gid_t gid = user.gid;
   std::filesystem::remove(exit_path, ec);
 
-  int log_fd = open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int log_fd = open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (log_fd < 0) {
     return InternalError(fmt::format("job log {}: {}", log.string(), std::strerror(errno)));
   }
@@ -257,6 +440,10 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
     // listening socket, the database) must not live on in the monitor.
     CloseAllExcept(fds[1], log_fd, null_fd, fd_limit);
     setsid();
+    if (take_run_lock && TakeRunLock(run_str.c_str(), getpid(), attempt) < 0) {
+      WriteMsg(fds[1], 'L', errno, 0);
+      _exit(126);
+    }
     const pid_t cmd = fork();
     if (cmd == 0) {
       // ---- command ----
@@ -267,6 +454,11 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
       dup2(null_fd, 0);
       dup2(log_fd, 1);
       dup2(log_fd, 2);
+      if (switch_user &&
+          (setgroups(groups.size(), groups.data()) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) {
+        WriteMsg(fds[1], 'U', errno, 0);
+        _exit(126);
+      }
       if (chdir(cwd.c_str()) != 0) {
         WriteMsg(fds[1], 'C', errno, 0);
         _exit(126);
@@ -297,7 +489,7 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
       r = waitpid(cmd, &status, 0);
     } while (r < 0 && errno == EINTR);
     const int code = r == cmd ? CodeOfWaitStatus(status) : 255;
-    WriteExitFile(exit_tmp.c_str(), exit_str.c_str(), code);
+    WriteExitFile(exit_tmp.c_str(), exit_str.c_str(), code, attempt);
     _exit(code);
   }
   const int fork_errno = errno;
@@ -329,6 +521,14 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
       failure = m.err == ENOENT ? NotFoundError(fmt::format("command not found: '{}'", *path))
                                 : FailedPreconditionError(fmt::format("not executable: '{}': {}",
                                                                       *path, std::strerror(m.err)));
+    } else if (m.tag == 'U') {
+      failure = FailedPreconditionError(
+          fmt::format("cannot run as user '{}': {}", user.name, std::strerror(m.err)));
+    } else if (m.tag == 'L') {
+      const auto owner = ReadPair(dir / "run");
+      failure = FailedPreconditionError(
+          fmt::format("run {} of job {} is still alive (monitor pid {}): a job runs once at a time",
+                      owner ? owner->second : -1, spec.job, owner ? owner->first : -1));
     } else {
       failure =
           InternalError(fmt::format("launching job {}: fork: {}", spec.job, std::strerror(m.err)));
@@ -345,7 +545,8 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
   return out;
 }
 
-ProcessStatus ProcessRunner::Poll(DaemonJobId job, int64_t pgid) {
+ProcessStatus ProcessRunner::PollPath(int64_t pgid, const std::filesystem::path& exit_path,
+                                      int attempt, const std::filesystem::path* run_path) {
   ProcessStatus out;
   if (pgid <= 0) {
     out.kind = ProcessStatus::Kind::kLost;
@@ -353,6 +554,7 @@ ProcessStatus ProcessRunner::Poll(DaemonJobId job, int64_t pgid) {
   }
   int status = 0;
   bool reaped = false;
+  std::unique_lock<std::mutex> lock(mu_);
   if (auto it = reaped_.find(pgid); it != reaped_.end()) {
     status = it->second;
     reaped_.erase(it);
@@ -368,16 +570,17 @@ ProcessStatus ProcessRunner::Poll(DaemonJobId job, int64_t pgid) {
       while (waitpid(static_cast<pid_t>(pgid), &status, 0) < 0 && errno == EINTR) {
       }
       reaped = true;
-    } else if (ProcessAlive(pgid)) {
+    } else if (run_path != nullptr ? RunLockHeld(*run_path) : ProcessAlive(pgid)) {
       return out;  // not our child (re-adopted) and alive
     }
   }
-  // Gone: the exit file is authoritative.
-  std::ifstream in(ExitPath(job));
-  int code = -1;
-  if (in >> code && code >= 0 && code <= 255) {
+  lock.unlock();
+  // Gone: the exit file is authoritative when it names this run.
+  const auto exit = ReadPair(exit_path);
+  if (exit && exit->first >= 0 && exit->first <= 255 &&
+      (exit->second == attempt || exit->second < 0)) {
     out.kind = ProcessStatus::Kind::kExited;
-    out.exit_code = code;
+    out.exit_code = static_cast<int>(exit->first);
     return out;
   }
   if (reaped) {
@@ -386,6 +589,41 @@ ProcessStatus ProcessRunner::Poll(DaemonJobId job, int64_t pgid) {
     return out;
   }
   out.kind = ProcessStatus::Kind::kLost;
+  return out;
+}
+
+ProcessStatus ProcessRunner::Poll(DaemonJobId job, int64_t pgid, int attempt) {
+  const std::filesystem::path run = JobDir(job) / "run";
+  return PollPath(pgid, ExitPath(job), attempt, &run);
+}
+
+ProcessStatus ProcessRunner::PollHelper(DaemonJobId job, int64_t pgid) {
+  return PollPath(pgid, JobDir(job) / "helper-exit", -1, nullptr);
+}
+
+RunProbe ProcessRunner::Probe(DaemonJobId job, int attempt) const {
+  RunProbe out;
+  const std::filesystem::path run = JobDir(job) / "run";
+  const auto owner = ReadPair(run);
+  if (RunLockHeld(run) && owner) {
+    out.kind = owner->second == attempt ? RunProbe::Kind::kAlive : RunProbe::Kind::kOrphanAlive;
+    out.pgid = owner->first;
+    return out;
+  }
+  const auto exit = ReadPair(ExitPath(job));
+  if (exit && exit->first >= 0 && exit->first <= 255 &&
+      (exit->second == attempt || (exit->second < 0 && attempt == 0))) {
+    out.kind = RunProbe::Kind::kEnded;
+    out.exit_code = static_cast<int>(exit->first);
+    return out;
+  }
+  // No status: a monitor that died without one may have left its command.
+  if (owner && owner->second == attempt && GroupAlive(owner->first)) {
+    out.kind = RunProbe::Kind::kOrphanAlive;
+    out.pgid = owner->first;
+    return out;
+  }
+  out.kind = RunProbe::Kind::kNeverRan;
   return out;
 }
 
@@ -425,9 +663,12 @@ bool ProcessRunner::Terminate(DaemonJobId job, int64_t pgid, double grace_s) {
   if (pgid <= 0) return false;
   auto gone = [&] {
     int status = 0;
-    if (!reaped_.count(pgid)) {
-      const pid_t r = waitpid(static_cast<pid_t>(pgid), &status, WNOHANG);
-      if (r == pgid) reaped_[pgid] = status;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!reaped_.count(pgid)) {
+        const pid_t r = waitpid(static_cast<pid_t>(pgid), &status, WNOHANG);
+        if (r == pgid) reaped_[pgid] = status;
+      }
     }
     return !GroupAlive(pgid);
   };
@@ -446,33 +687,6 @@ bool ProcessRunner::Terminate(DaemonJobId job, int64_t pgid, double grace_s) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return false;
-}
-
-StatusOr<int> ProcessRunner::RunToCompletion(const LaunchSpec& spec, double timeout_s) {
-  const std::filesystem::path exit_path = JobDir(spec.job) / "helper-exit";
-  ASSIGN_OR_RETURN(Launched l, Spawn(spec, exit_path));
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, timeout_s));
-  while (true) {
-    int status = 0;
-    siginfo_t info;
-    std::memset(&info, 0, sizeof(info));
-    if (waitid(P_PID, static_cast<id_t>(l.pgid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-        info.si_pid != 0) {
-      kill(static_cast<pid_t>(-l.pgid), SIGKILL);  // what is left of its group
-      while (waitpid(static_cast<pid_t>(l.pgid), &status, 0) < 0 && errno == EINTR) {
-      }
-      return CodeOfWaitStatus(status);
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      SignalGroup(l.pgid, SIGKILL);
-      while (waitpid(static_cast<pid_t>(l.pgid), &status, 0) < 0 && errno == EINTR) {
-      }
-      return UnavailableError(
-          fmt::format("'{}' did not finish within {} s", spec.argv[0], timeout_s));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
 }
 
 }  // namespace migsched

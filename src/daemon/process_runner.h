@@ -1,41 +1,55 @@
 // ProcessRunner: runs a daemon job's command as a process.
 //
-// Layout: <state_dir>/jobs/<id>/log (stdout and stderr, appended; every run
-// of the job, restarts included, writes to the same file) and
-// <state_dir>/jobs/<id>/exit (the exit status of the last run, decimal).
+// Layout: <state_dir>/jobs/<id>/ (mode 0700, the daemon's user):
+//   log          stdout and stderr of every run of the job (appended, 0600);
+//                the job writes it through its descriptors, it cannot open it
+//   run          the run lock: "<monitor pid> <attempt>\n", locked (an OFD
+//                write lock) by the monitor of the live run for its lifetime
+//   exit         "<status> <attempt>\n" of the last run that ended (0..255;
+//                128+N when killed by signal N)
+//   helper-exit  the same for a helper command (a checkpoint)
+// and <work_dir>/<id>/ (mode 0700, owned by the job's user): the default
+// working directory of the job.
 //
 // How a job is started (the "monitor" design, chosen over a `/bin/sh -c
 // '"$@"; echo $? > exit'` wrapper because a shell wrapper dies with the
 // job's process group on SIGTERM/SIGKILL before it can write the status):
 //   daemon ──fork──> monitor: setsid() (a new session and process group whose
-//                    id is the monitor's pid = `pgid`), ignores SIGTERM/INT/HUP
+//                    id is the monitor's pid = `pgid`), takes the run lock,
+//                    ignores SIGTERM/INT/HUP
 //            ──fork──> command: default signal dispositions, stdin /dev/null,
-//                      stdout+stderr → log, chdir(cwd), execve(argv, env)
+//                      stdout+stderr → log, the job's user (setgroups, setgid,
+//                      setuid), chdir(cwd), execve(argv, env)
 //   The monitor waits for the command and writes its status to `exit`
-//   (0..255; 128+N when killed by signal N) with write-then-rename, then exits
-//   with the same code. Because the monitor is not the daemon, the status is
-//   recorded even when the daemon is down; a daemon restarted later reads it
-//   (a re-adopted job is no longer our child). Signals are sent to the whole
-//   process group, so SIGTERM reaches the command (the monitor ignores it and
-//   records the outcome); SIGKILL kills the monitor too, then the daemon
-//   derives the status from the monitor's own wait status when it is still
-//   the parent (137), and reports the job lost otherwise.
+//   (write-then-rename), then exits with the same code, which releases the
+//   run lock. Because the monitor is not the daemon, the status is recorded
+//   even when the daemon is down, and a daemon restarted later finds the run
+//   again: the run lock held = the monitor is alive (its pid, immune to pid
+//   reuse: a lock cannot outlive its process); the lock free = the run ended
+//   (`exit` says how, if it names that attempt) or never started. Signals go
+//   to the whole process group, so SIGTERM reaches the command (the monitor
+//   ignores it and records the outcome); SIGKILL kills the monitor too, then
+//   the daemon derives the status from the monitor's own wait status when it
+//   is still the parent (137), and reports the job lost otherwise.
 // Launch errors are found before the job runs and reported synchronously:
 // argv[0] is resolved in the daemon first (PATH of the job's environment;
-// a name containing '/' relative to the cwd), and chdir/execve errors in the
-// command process come back through a close-on-exec pipe.
+// a name containing '/' relative to the cwd), and setuid/chdir/execve errors
+// in the command process come back through a close-on-exec pipe.
 // The monitor closes every descriptor it inherited from the daemon except
 // stdio (the daemon's listening socket and database must not outlive it).
 // When a command exits, what is left of its process group (background
 // children) is killed with SIGKILL: a job's processes do not outlive it.
 //
-// Environment of the command: the daemon's, plus spec.env, plus
+// Environment of the command (the daemon's own environment is not passed
+// on: it may hold secrets): PATH, LANG, LC_ALL, LC_CTYPE and TZ from the
+// daemon's; HOME, USER, LOGNAME and SHELL of the job's user; spec.env; then
 // CUDA_VISIBLE_DEVICES=<MIG UUIDs, comma-separated>, MIGSCHED_JOB_ID=<id>,
-// and MIGSCHED_RESTARTED=1 for a run restarted by migration.
+// MIGSCHED_RUN=<attempt>, and MIGSCHED_RESTARTED=1 for a run restarted by
+// migration.
 //
-// Thread-safety: thread-compatible (the daemon calls it under its lock).
-// fork() in a multi-threaded process: only async-signal-safe calls happen
-// between fork and execve (everything is prepared before the fork).
+// Thread-safety: thread-compatible. fork() in a multi-threaded process:
+// only async-signal-safe calls happen between fork and execve (everything,
+// the supplementary groups included, is prepared before the fork).
 #ifndef MIGSCHED_DAEMON_PROCESS_RUNNER_H_
 #define MIGSCHED_DAEMON_PROCESS_RUNNER_H_
 
@@ -43,6 +57,7 @@
 
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -51,14 +66,36 @@
 
 namespace migsched {
 
+// The user a job runs as.
+struct RunAsUser {
+  std::string name;  // e.g. "nobody"
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;  // supplementary groups (getgrouplist)
+  std::string home;
+  std::string shell;
+};
+// The user `name` (or a numeric uid) from the system's user database.
+// kInvalidArgument "unknown user 'x'".
+StatusOr<RunAsUser> LookUpUser(const std::string& name);
+// The daemon's own user (geteuid).
+RunAsUser DaemonUser();
+// OK if `user` can reach `dir` (search permission on every existing
+// directory from / down to it), else kFailedPrecondition naming the first
+// directory in the way and its mode. Jobs start in their work dir, so the
+// daemon checks this at start rather than fail every job.
+Status CheckReachable(const std::filesystem::path& dir, const RunAsUser& user);
+
 struct LaunchSpec {
   DaemonJobId job = 0;
+  int attempt = 0;                               // the run's number (MIGSCHED_RUN)
   std::vector<std::string> argv;                 // non-empty
-  std::map<std::string, std::string> env;        // added to the daemon's environment
-  std::string cwd;                               // empty: JobDir(job)
+  std::map<std::string, std::string> env;        // added to the job's environment
+  std::string cwd;                               // empty: WorkDir(job)
   std::vector<std::string> mig_uuids;            // CUDA_VISIBLE_DEVICES
   bool restarted = false;                        // MIGSCHED_RESTARTED=1
   std::map<std::string, std::string> extra_env;  // e.g. MIGSCHED_RESTORE_DIR
+  RunAsUser user;                                // who runs it; name empty: the daemon's user
 };
 
 struct Launched {
@@ -76,46 +113,73 @@ struct ProcessStatus {
   int exit_code = 0;  // 0..255; 128+N: killed by signal N
 };
 
+// What a restarted daemon finds of run `attempt` of a job.
+struct RunProbe {
+  enum class Kind {
+    kAlive,        // its monitor holds the run lock: pgid set
+    kEnded,        // the lock is free and `exit` names this attempt: exit_code set
+    kNeverRan,     // no trace of this attempt (it was not launched, or the monitor died at once)
+    kOrphanAlive,  // the monitor is gone without a status but processes of its group live: pgid
+  };
+  Kind kind = Kind::kNeverRan;
+  int64_t pgid = 0;
+  int exit_code = 0;
+};
+
 class ProcessRunner {
  public:
-  explicit ProcessRunner(std::filesystem::path state_dir);
+  // Job directories under <state_dir>/jobs, working directories under `work_dir`.
+  ProcessRunner(std::filesystem::path state_dir, std::filesystem::path work_dir);
 
   std::filesystem::path JobDir(DaemonJobId job) const;
   std::filesystem::path LogPath(DaemonJobId job) const;
   std::filesystem::path ExitPath(DaemonJobId job) const;
+  std::filesystem::path WorkDir(DaemonJobId job) const;
 
-  // Starts the job's command (see the file comment). Removes a previous exit
-  // file first. Errors: kNotFound "command not found: '<argv0>'" (exit code
-  // 127), kFailedPrecondition "not executable: '<path>'" (126), kFailedPrecondition "working
-  // directory '<cwd>': <errno text>", kInvalidArgument for an empty argv, kInternal for fork/pipe
-  // failures. The reason is also appended to the job's log.
+  // Starts the job's command (see the file comment). Errors: kNotFound
+  // "command not found: '<argv0>'" (exit code 127), kFailedPrecondition "not
+  // executable: '<path>'" (126), kFailedPrecondition "working directory
+  // '<cwd>': <errno text>", kFailedPrecondition "cannot run as user 'x':
+  // <errno text>", kFailedPrecondition "run <n> of job <id> is still alive"
+  // (an earlier run holds the run lock), kInvalidArgument for an empty argv,
+  // kInternal for fork/pipe failures. The reason is also appended to the
+  // job's log.
   StatusOr<Launched> Launch(const LaunchSpec& spec);
   // The exit code a launch error stands for (127 command not found, 126 not
   // executable), or -1 when none applies (e.g. a missing working directory).
   static int ExitCodeOf(const Status& launch_error);
 
   // Never blocks. Reaps the monitor when it is our child (no zombies) and
-  // kills what is left of the group (SIGKILL) before reaping it.
-  ProcessStatus Poll(DaemonJobId job, int64_t pgid);
+  // kills what is left of the group (SIGKILL) before reaping it. A run that is
+  // not our child (re-adopted) is alive while its monitor holds the run lock.
+  ProcessStatus Poll(DaemonJobId job, int64_t pgid, int attempt);
+  // After a restart: what became of run `attempt` of `job` (never blocks).
+  RunProbe Probe(DaemonJobId job, int attempt) const;
   // Whether a process of the group is alive (zombies do not count: orphans
-  // may wait a while for init to reap them).
+  // may wait a while for init to reap them). Scans /proc: slow, not for ticks.
   bool GroupAlive(int64_t pgid) const;
   // Sends `sig` to the process group (ESRCH ignored).
   void SignalGroup(int64_t pgid, int sig);
   // Blocking: SIGTERM to the group, waits up to `grace_s` for it to be gone,
   // then SIGKILL (and waits up to 1 s more). Returns true if SIGKILL was needed.
-  // The status stays available to Poll.
+  // The status stays available to Poll. (Tests and shutdown; never under a lock.)
   bool Terminate(DaemonJobId job, int64_t pgid, double grace_s);
 
-  // Runs a helper command (checkpoint) to completion with the job's
-  // environment and log, blocking up to `timeout_s` (then SIGKILL). Returns
-  // its exit code.
-  StatusOr<int> RunToCompletion(const LaunchSpec& spec, double timeout_s);
+  // Starts a helper command (a checkpoint) with the job's environment and
+  // log, without the run lock; its status goes to helper-exit. PollHelper
+  // is Poll for it.
+  StatusOr<Launched> LaunchHelper(const LaunchSpec& spec);
+  ProcessStatus PollHelper(DaemonJobId job, int64_t pgid);
 
  private:
-  StatusOr<Launched> Spawn(const LaunchSpec& spec, const std::filesystem::path& exit_path);
+  StatusOr<Launched> Spawn(const LaunchSpec& spec, const std::filesystem::path& exit_path,
+                           bool take_run_lock);
+  ProcessStatus PollPath(int64_t pgid, const std::filesystem::path& exit_path, int attempt,
+                         const std::filesystem::path* run_path);
 
   std::filesystem::path state_dir_;
+  std::filesystem::path work_dir_;
+  std::mutex mu_;                  // guards reaped_ (Terminate and Poll may run on two threads)
   std::map<int64_t, int> reaped_;  // monitor pid -> wait status, reaped by Terminate
 };
 

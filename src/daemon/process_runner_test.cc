@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,15 +23,18 @@ namespace {
 using ::migsched::testing::MakeTempDir;
 using ::migsched::testing::ReadFile;
 
-// Polls until the process ends (at most 5 s).
-ProcessStatus WaitEnd(ProcessRunner& r, DaemonJobId job, int64_t pgid) {
+// Polls run `attempt` until the process ends (at most 5 s).
+ProcessStatus r_WaitEnd(ProcessRunner& r, DaemonJobId job, int64_t pgid, int attempt) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (true) {
-    ProcessStatus s = r.Poll(job, pgid);
+    ProcessStatus s = r.Poll(job, pgid, attempt);
     if (s.kind != ProcessStatus::Kind::kRunning) return s;
     if (std::chrono::steady_clock::now() > deadline) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+ProcessStatus WaitEnd(ProcessRunner& r, DaemonJobId job, int64_t pgid) {
+  return r_WaitEnd(r, job, pgid, 0);
 }
 
 bool IsZombieOrGone(int64_t pid) {
@@ -48,7 +52,7 @@ struct ExitCase {
 
 TEST(ProcessRunnerTest, ExitCodesAreRecorded) {
   const auto dir = MakeTempDir("migsched-runner");
-  ProcessRunner runner(dir);
+  ProcessRunner runner(dir, dir / "work");
   const ExitCase cases[] = {
       {{"true"}, 0},
       {{"false"}, 1},
@@ -67,7 +71,7 @@ TEST(ProcessRunnerTest, ExitCodesAreRecorded) {
     ProcessStatus s = WaitEnd(runner, id, l->pgid);
     EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited) << c.argv.back();
     EXPECT_EQ(s.exit_code, c.code) << c.argv.back();
-    EXPECT_EQ(ReadFile(runner.ExitPath(id)), std::to_string(c.code) + "\n");
+    EXPECT_EQ(ReadFile(runner.ExitPath(id)), std::to_string(c.code) + " 0\n");  // code, run
     EXPECT_TRUE(IsZombieOrGone(l->pgid)) << "the monitor was not reaped";
     ++id;
   }
@@ -75,38 +79,43 @@ TEST(ProcessRunnerTest, ExitCodesAreRecorded) {
 
 TEST(ProcessRunnerTest, LogEnvironmentAndCwd) {
   const auto dir = MakeTempDir("migsched-runner");
-  ProcessRunner runner(dir);
+  ProcessRunner runner(dir, dir / "work");
   LaunchSpec spec;
   spec.job = 7;
+  spec.attempt = 3;
   spec.argv = {"sh", "-c",
-               "echo out:$CUDA_VISIBLE_DEVICES:$MIGSCHED_JOB_ID:$FOO:${MIGSCHED_RESTARTED-unset}; "
-               "echo err >&2; pwd"};
+               "echo out:$CUDA_VISIBLE_DEVICES:$MIGSCHED_JOB_ID:$MIGSCHED_RUN:$FOO:"
+               "${MIGSCHED_RESTARTED-unset}:${MIGSCHED_TEST_SECRET-unset}; echo err >&2; pwd"};
   spec.env = {{"FOO", "bar baz"}};
+  // The daemon's own environment (it may hold secrets) is not passed on.
+  ::setenv("MIGSCHED_TEST_SECRET", "s3cret", 1);
   spec.mig_uuids = {"MIG-a", "MIG-b"};
   StatusOr<Launched> l = runner.Launch(spec);
   ASSERT_TRUE(l.ok()) << l.status().ToString();
-  ProcessStatus s = WaitEnd(runner, 7, l->pgid);
+  ::unsetenv("MIGSCHED_TEST_SECRET");
+  ProcessStatus s = r_WaitEnd(runner, 7, l->pgid, 3);
   ASSERT_EQ(s.kind, ProcessStatus::Kind::kExited);
   EXPECT_EQ(s.exit_code, 0);
-  // Default cwd: the job's directory.
-  const std::string want = "out:MIG-a,MIG-b:7:bar baz:unset\nerr\n" +
-                           std::filesystem::canonical(runner.JobDir(7)).string() + "\n";
+  // Default cwd: the job's work directory.
+  const std::string want = "out:MIG-a,MIG-b:7:3:bar baz:unset:unset\nerr\n" +
+                           std::filesystem::canonical(runner.WorkDir(7)).string() + "\n";
   EXPECT_EQ(ReadFile(runner.LogPath(7)), want);
 
   // A restarted run appends to the same log and sees MIGSCHED_RESTARTED=1.
   spec.argv = {"sh", "-c", "echo restarted=$MIGSCHED_RESTARTED; pwd"};
   spec.restarted = true;
   spec.cwd = "/";
+  spec.attempt = 4;
   l = runner.Launch(spec);
   ASSERT_TRUE(l.ok());
-  s = WaitEnd(runner, 7, l->pgid);
+  s = r_WaitEnd(runner, 7, l->pgid, 4);
   EXPECT_EQ(s.exit_code, 0);
   EXPECT_EQ(ReadFile(runner.LogPath(7)), want + "restarted=1\n/\n");
 }
 
 TEST(ProcessRunnerTest, LaunchFailuresAreClear) {
   const auto dir = MakeTempDir("migsched-runner");
-  ProcessRunner runner(dir);
+  ProcessRunner runner(dir, dir / "work");
   {
     LaunchSpec spec;
     spec.job = 1;
@@ -153,7 +162,7 @@ TEST(ProcessRunnerTest, LaunchFailuresAreClear) {
 
 TEST(ProcessRunnerTest, TerminateSendsTermThenKill) {
   const auto dir = MakeTempDir("migsched-runner");
-  ProcessRunner runner(dir);
+  ProcessRunner runner(dir, dir / "work");
   // Polite: sleep dies of SIGTERM at once → 128 + 15.
   LaunchSpec spec;
   spec.job = 1;
@@ -163,7 +172,7 @@ TEST(ProcessRunnerTest, TerminateSendsTermThenKill) {
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_FALSE(runner.Terminate(1, l->pgid, 5));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
-  ProcessStatus s = runner.Poll(1, l->pgid);
+  ProcessStatus s = runner.Poll(1, l->pgid, 0);
   EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited);
   EXPECT_EQ(s.exit_code, 128 + SIGTERM);
 
@@ -177,7 +186,7 @@ TEST(ProcessRunnerTest, TerminateSendsTermThenKill) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_TRUE(runner.Terminate(2, l->pgid, 0.2));
-  s = runner.Poll(2, l->pgid);
+  s = runner.Poll(2, l->pgid, 0);
   EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited);
   EXPECT_EQ(s.exit_code, 128 + SIGKILL);
   EXPECT_FALSE(runner.GroupAlive(l->pgid));
@@ -185,7 +194,7 @@ TEST(ProcessRunnerTest, TerminateSendsTermThenKill) {
 
 TEST(ProcessRunnerTest, BackgroundChildrenDoNotOutliveTheJob) {
   const auto dir = MakeTempDir("migsched-runner");
-  ProcessRunner runner(dir);
+  ProcessRunner runner(dir, dir / "work");
   LaunchSpec spec;
   spec.job = 1;
   spec.argv = {"sh", "-c", "sleep 30 & echo $! > bg.pid; exit 3"};
@@ -193,7 +202,7 @@ TEST(ProcessRunnerTest, BackgroundChildrenDoNotOutliveTheJob) {
   ASSERT_TRUE(l.ok());
   ProcessStatus s = WaitEnd(runner, 1, l->pgid);
   EXPECT_EQ(s.exit_code, 3);
-  std::ifstream in(runner.JobDir(1) / "bg.pid");
+  std::ifstream in(runner.WorkDir(1) / "bg.pid");  // its cwd: the job's work dir
   int64_t bg = 0;
   ASSERT_TRUE(in >> bg);
   for (int i = 0; i < 200 && !IsZombieOrGone(bg); ++i) {
@@ -207,29 +216,29 @@ TEST(ProcessRunnerTest, NotOurChildIsReadFromTheExitFile) {
   // start: alive → running; once gone, the exit file gives the code; with no
   // exit file it is lost.
   const auto dir = MakeTempDir("migsched-runner");
-  ProcessRunner first(dir);
+  ProcessRunner first(dir, dir / "work");
   LaunchSpec spec;
   spec.job = 5;
   spec.argv = {"sh", "-c", "sleep 0.2; exit 9"};
   StatusOr<Launched> l = first.Launch(spec);
   ASSERT_TRUE(l.ok());
-  ProcessRunner second(dir);
-  EXPECT_EQ(second.Poll(5, l->pgid).kind, ProcessStatus::Kind::kRunning);
+  ProcessRunner second(dir, dir / "work");
+  EXPECT_EQ(second.Poll(5, l->pgid, 0).kind, ProcessStatus::Kind::kRunning);
   // Reap it through the first runner (the parent), then ask the second.
   ProcessStatus s = WaitEnd(first, 5, l->pgid);
   EXPECT_EQ(s.exit_code, 9);
-  s = second.Poll(5, l->pgid);
+  s = second.Poll(5, l->pgid, 0);
   EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited);
   EXPECT_EQ(s.exit_code, 9);
   std::filesystem::remove(second.ExitPath(5));
-  EXPECT_EQ(second.Poll(5, l->pgid).kind, ProcessStatus::Kind::kLost);
+  EXPECT_EQ(second.Poll(5, l->pgid, 0).kind, ProcessStatus::Kind::kLost);
 }
 
 TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
   // A descriptor the daemon holds without O_CLOEXEC (e.g. a listening
   // socket) must not live on in the monitor or the command.
   const auto dir = MakeTempDir("migsched-runner");
-  ProcessRunner runner(dir);
+  ProcessRunner runner(dir, dir / "work");
   const int fd = open((dir / "held").c_str(), O_WRONLY | O_CREAT, 0644);
   ASSERT_GE(fd, 3);
   LaunchSpec spec;
@@ -247,26 +256,117 @@ TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
     std::sort(out.begin(), out.end());
     return out;
   };
-  EXPECT_EQ(fds_of(l->pgid), (std::vector<int>{0, 1, 2}));  // the monitor
-  EXPECT_EQ(fds_of(l->pid), (std::vector<int>{0, 1, 2}));   // the command
-  EXPECT_FALSE(runner.Terminate(1, l->pgid, 5));            // SIGTERM suffices
+  // Launch returns once the monitor is forked; the monitor and the command close
+  // what they inherited on their way to exec, and `sleep` itself opens and closes
+  // locale files as it starts. A leaked descriptor stays for good, so wait
+  // (bounded) for the command's table to settle before looking.
+  const std::vector<int> stdio_only{0, 1, 2};
+  for (int i = 0; i < 200 && fds_of(l->pid) != stdio_only; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // The monitor: stdio and the run lock (fd 3, <job dir>/run); the command: stdio only.
+  EXPECT_EQ(fds_of(l->pgid), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(std::filesystem::read_symlink("/proc/" + std::to_string(l->pgid) + "/fd/3"),
+            runner.JobDir(1) / "run");
+  EXPECT_EQ(fds_of(l->pid), (std::vector<int>{0, 1, 2}));
+  EXPECT_FALSE(runner.Terminate(1, l->pgid, 5));  // SIGTERM suffices
 }
 
-TEST(ProcessRunnerTest, RunToCompletion) {
+TEST(ProcessRunnerTest, HelperRunsWithoutTheRunLock) {
   const auto dir = MakeTempDir("migsched-runner");
-  ProcessRunner runner(dir);
+  ProcessRunner runner(dir, dir / "work");
+  LaunchSpec job;
+  job.job = 1;
+  job.attempt = 1;
+  job.argv = {"sleep", "5"};
+  StatusOr<Launched> main = runner.Launch(job);
+  ASSERT_TRUE(main.ok()) << main.status().ToString();
+  // A checkpoint helper runs beside the job's own run (the lock is the run's).
+  LaunchSpec helper = job;
+  helper.argv = {"sh", "-c", "echo ckpt; exit 4"};
+  StatusOr<Launched> h = runner.LaunchHelper(helper);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  ProcessStatus s;
+  while ((s = runner.PollHelper(1, h->pgid)).kind == ProcessStatus::Kind::kRunning &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited);
+  EXPECT_EQ(s.exit_code, 4);
+  EXPECT_EQ(ReadFile(runner.LogPath(1)), "ckpt\n");
+  EXPECT_EQ(runner.Poll(1, main->pgid, 1).kind, ProcessStatus::Kind::kRunning);
+  EXPECT_FALSE(runner.Terminate(1, main->pgid, 5));
+}
+
+// Regression (job_runs_twice_after_kill_9): a daemon killed between launching
+// a job and storing that it runs left no trace of the run, so a restart ran
+// it again beside the first copy. The run lock tells a restarted daemon
+// (here: a second runner, not the parent) whether run N lives, ended, or
+// never started; and a second launch while run N lives is refused.
+TEST(ProcessRunnerTest, RunLockFindsTheRunAfterARestart) {
+  const auto dir = MakeTempDir("migsched-runner");
+  ProcessRunner first(dir, dir / "work");
+  ProcessRunner second(dir, dir / "work");                        // the restarted daemon
+  EXPECT_EQ(second.Probe(3, 1).kind, RunProbe::Kind::kNeverRan);  // nothing launched yet
+  LaunchSpec spec;
+  spec.job = 3;
+  spec.attempt = 1;
+  spec.argv = {"sh", "-c", "sleep 0.3; exit 5"};
+  StatusOr<Launched> l = first.Launch(spec);
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  RunProbe p = second.Probe(3, 1);
+  EXPECT_EQ(p.kind, RunProbe::Kind::kAlive);
+  EXPECT_EQ(p.pgid, l->pgid);
+  EXPECT_EQ(second.Poll(3, l->pgid, 1).kind, ProcessStatus::Kind::kRunning);  // not its child
+  // Run 2 while run 1 lives: refused, nothing started.
+  spec.attempt = 2;
+  StatusOr<Launched> again = first.Launch(spec);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().message(), "run 1 of job 3 is still alive (monitor pid " +
+                                          std::to_string(l->pgid) + "): a job runs once at a time");
+  ASSERT_EQ(WaitEnd(first, 3, l->pgid).kind, ProcessStatus::Kind::kExited);
+  p = second.Probe(3, 1);
+  EXPECT_EQ(p.kind, RunProbe::Kind::kEnded);
+  EXPECT_EQ(p.exit_code, 5);
+  // The exit file names run 1: run 2 has no trace.
+  EXPECT_EQ(second.Probe(3, 2).kind, RunProbe::Kind::kNeverRan);
+}
+
+// Regression (jobs_not_isolated_from_the_daemon): a job ran as the daemon's
+// user (root) and read the API token. Run as another user, it cannot read the
+// daemon's 0600 files and writes its log only through its descriptors.
+TEST(ProcessRunnerTest, RunsAsTheJobsUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
+  StatusOr<RunAsUser> nobody = LookUpUser("nobody");
+  if (!nobody.ok()) GTEST_SKIP() << "no user nobody here";
+  const auto dir = MakeTempDir("migsched-runner");
+  std::filesystem::permissions(dir, std::filesystem::perms(0711));
+  { std::ofstream(dir / "token") << "secret\n"; }
+  std::filesystem::permissions(dir / "token", std::filesystem::perms(0600));
+  ProcessRunner runner(dir, dir / "work");
   LaunchSpec spec;
   spec.job = 1;
-  spec.argv = {"sh", "-c", "echo ckpt; exit 4"};
-  StatusOr<int> code = runner.RunToCompletion(spec, 5);
-  ASSERT_TRUE(code.ok()) << code.status().ToString();
-  EXPECT_EQ(*code, 4);
-  EXPECT_EQ(ReadFile(runner.LogPath(1)), "ckpt\n");
-  spec.argv = {"sleep", "10"};
-  code = runner.RunToCompletion(spec, 0.1);
-  ASSERT_FALSE(code.ok());
-  EXPECT_EQ(code.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(code.status().message(), "'sleep' did not finish within 0.1 s");
+  spec.user = *nobody;
+  spec.argv = {"sh", "-c",
+               "id -u; echo $USER; cat " + (dir / "token").string() + " || echo denied"};
+  StatusOr<Launched> l = runner.Launch(spec);
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  ASSERT_EQ(WaitEnd(runner, 1, l->pgid).kind, ProcessStatus::Kind::kExited);
+  const std::string log = ReadFile(runner.LogPath(1));
+  EXPECT_TRUE(log.starts_with(std::to_string(nobody->uid) + "\nnobody\n")) << log;
+  EXPECT_NE(log.find("denied"), std::string::npos) << log;
+  EXPECT_EQ(log.find("secret"), std::string::npos) << log;
+  // Its work dir is its own, mode 0700; the log is the daemon's, 0600.
+  struct stat st;
+  ASSERT_EQ(::stat(runner.WorkDir(1).c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, nobody->uid);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(runner.LogPath(1).c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(LookUpUser("no-such-user-migsched").status().message(),
+            "unknown user 'no-such-user-migsched'");
 }
 
 }  // namespace

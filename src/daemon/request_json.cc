@@ -12,9 +12,9 @@ namespace {
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-constexpr std::array<std::string_view, 10> kFields = {
+constexpr std::array<std::string_view, 11> kFields = {
     "profile",    "gpu_fraction",      "count",    "command", "env", "cwd",
-    "migratable", "latency_sensitive", "priority", "name"};
+    "migratable", "latency_sensitive", "priority", "name",    "user"};
 
 // "string", "boolean", "array", "object", "null", "number" (and
 // "non-integer number 2.5" where an integer was expected).
@@ -64,24 +64,181 @@ StatusOr<int64_t> GetInteger(std::string_view field, const json& v, int64_t lo, 
 
 ojson TimeOrNull(double t) { return t > 0 ? ojson(t) : ojson(nullptr); }
 
+// An unknown key of object `j` (none of `fields`), as an error listing them.
+template <size_t N>
+Status CheckFields(const json& j, const std::array<std::string_view, N>& fields) {
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (std::string_view f : fields) known = known || f == key;
+    if (!known) {
+      std::string list;
+      for (std::string_view f : fields) list += fmt::format("{}{}", list.empty() ? "" : ", ", f);
+      // The key came from parsed JSON (valid UTF-8) but may be long: quote at most 64 bytes.
+      const std::string shown = key.size() > 64 ? key.substr(0, 64) + "..." : key;
+      return InvalidArgumentError(fmt::format("unknown field '{}' (known: {})", shown, list));
+    }
+  }
+  return Status();
+}
+
+// The body parsed as JSON, or the parser's message.
+StatusOr<json> ParseBody(std::string_view body) {
+  try {
+    return json::parse(body.begin(), body.end());
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, ..." → "parse error at line 1, ..."
+    if (!what.empty() && what[0] == '[') {
+      const size_t close = what.find("] ");
+      if (close != std::string::npos) what.erase(0, close + 2);
+    }
+    return InvalidArgumentError("request body is not valid JSON: " + what);
+  }
+}
+
+Status RequireObject(const json& j) {
+  if (!j.is_object()) {
+    return InvalidArgumentError(
+        fmt::format("request body must be a JSON object, got {}", j.type_name()));
+  }
+  return Status();
+}
+
+// {gpu, profile, start}: `need_placement` false also takes {profile} alone.
+StatusOr<RequestedInstance> GetRequestedInstance(std::string_view field, const json& v,
+                                                 bool need_placement) {
+  if (!v.is_object()) return TypeError(field, "an object", v);
+  constexpr std::array<std::string_view, 3> kSpecFields = {"gpu", "profile", "start"};
+  RETURN_IF_ERROR(CheckFields(v, kSpecFields).WithPrefix(std::string(field)));
+  RequestedInstance s;
+  if (!v.contains("profile")) {
+    return InvalidArgumentError(fmt::format("field '{}.profile' is required", field));
+  }
+  ASSIGN_OR_RETURN(s.profile, GetString(fmt::format("{}.profile", field), v.at("profile")));
+  if (s.profile.empty()) {
+    return InvalidArgumentError(fmt::format("field '{}.profile' must not be empty", field));
+  }
+  const bool has_gpu = v.contains("gpu"), has_start = v.contains("start");
+  if (has_gpu != has_start || (need_placement && !has_gpu)) {
+    return InvalidArgumentError(
+        fmt::format("field '{}' needs both 'gpu' and 'start'{}", field,
+                    need_placement ? "" : " (or neither: the daemon chooses the placement)"));
+  }
+  if (has_gpu) {
+    ASSIGN_OR_RETURN(int64_t gpu,
+                     GetInteger(fmt::format("{}.gpu", field), v.at("gpu"), 0, 1 << 20));
+    ASSIGN_OR_RETURN(int64_t start,
+                     GetInteger(fmt::format("{}.start", field), v.at("start"), 0, 1 << 20));
+    s.gpu = static_cast<int>(gpu);
+    s.start = static_cast<int>(start);
+  }
+  return s;
+}
+
+StatusOr<std::string> GetKey(std::string_view field, const json& v) {
+  ASSIGN_OR_RETURN(std::string s, GetString(field, v));
+  if (s.size() > 256) {
+    return InvalidArgumentError(fmt::format("field '{}' must be at most 256 bytes", field));
+  }
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      return InvalidArgumentError(
+          fmt::format("field '{}' must not contain control characters", field));
+    }
+  }
+  return s;
+}
+
+// The array `field` of 1..kMaxJobCount instances (or 0 when `may_be_empty`).
+StatusOr<std::vector<RequestedInstance>> GetRequestedInstances(std::string_view field,
+                                                               const json& v, bool need_placement,
+                                                               bool may_be_empty) {
+  if (!v.is_array()) {
+    return TypeError(
+        field, need_placement ? "an array of {gpu, profile, start}" : "an array of objects", v);
+  }
+  if ((v.empty() && !may_be_empty) || v.size() > static_cast<size_t>(kMaxJobCount)) {
+    return InvalidArgumentError(may_be_empty
+                                    ? fmt::format("field '{}' holds at most {} instances, got {}",
+                                                  field, kMaxJobCount, v.size())
+                                    : fmt::format("field '{}' must hold 1 to {} placements, got {}",
+                                                  field, kMaxJobCount, v.size()));
+  }
+  std::vector<RequestedInstance> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSIGN_OR_RETURN(RequestedInstance s,
+                     GetRequestedInstance(fmt::format("{}[{}]", field, i), v[i], need_placement));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
+
+Status ValidateJobRequest(const JobRequest& r) {
+  if (r.command.empty() || r.command[0].empty()) {
+    return InvalidArgumentError(
+        "field 'command' must be a non-empty argv array (program, arguments)");
+  }
+  if (r.count < 1 || r.count > kMaxJobCount) {
+    return InvalidArgumentError(
+        fmt::format("field 'count' must be from 1 to {}, got {}", kMaxJobCount, r.count));
+  }
+  if (r.profile.empty() == (r.gpu_fraction == 0)) {
+    return InvalidArgumentError(r.profile.empty()
+                                    ? "one of 'profile' (e.g. \"2g.10gb\") or 'gpu_fraction' "
+                                      "(in (0, 1]) is required"
+                                    : "give only one of 'profile' and 'gpu_fraction'");
+  }
+  if (r.profile.empty() && !(r.gpu_fraction > 0 && r.gpu_fraction <= 1)) {
+    return InvalidArgumentError(
+        fmt::format("field 'gpu_fraction' must be in (0, 1], got {}", r.gpu_fraction));
+  }
+  size_t total = 0;
+  for (size_t i = 0; i < r.command.size(); ++i) {
+    const std::string& a = r.command[i];
+    RETURN_IF_ERROR(CheckNoNul(fmt::format("command[{}]", i), a));
+    if (a.size() + 1 > kMaxExecArgBytes) {
+      return InvalidArgumentError(
+          fmt::format("field 'command[{}]' is {} bytes long; exec takes at most {} per argument", i,
+                      a.size(), kMaxExecArgBytes - 1));
+    }
+    total += a.size() + 1 + sizeof(char*);
+  }
+  for (const auto& [name, value] : r.env) {
+    if (name.empty() || name.find('=') != std::string::npos ||
+        name.find('\0') != std::string::npos) {
+      return InvalidArgumentError(
+          "field 'env': variable names must be non-empty and contain no '=' or NUL");
+    }
+    RETURN_IF_ERROR(CheckNoNul(fmt::format("env.{}", name), value));
+    if (name.size() + value.size() + 2 > kMaxExecArgBytes) {
+      return InvalidArgumentError(
+          fmt::format("field 'env.{}' is {} bytes long; exec takes at most {} per variable", name,
+                      name.size() + value.size() + 1, kMaxExecArgBytes - 1));
+    }
+    total += name.size() + value.size() + 2 + sizeof(char*);
+  }
+  if (total > kMaxExecBytes) {
+    return InvalidArgumentError(
+        fmt::format("fields 'command' and 'env' take {} bytes; exec takes at most {} in all", total,
+                    kMaxExecBytes));
+  }
+  for (const auto& [field, v] : {std::pair<const char*, const std::string*>{"cwd", &r.cwd},
+                                 {"name", &r.name},
+                                 {"profile", &r.profile},
+                                 {"user", &r.user}}) {
+    RETURN_IF_ERROR(CheckNoNul(field, *v));
+  }
+  return Status();
+}
 
 StatusOr<JobRequest> JobRequestFromJson(const json& j) {
   if (!j.is_object()) {
     return InvalidArgumentError(
         fmt::format("request body must be a JSON object, got {}", j.type_name()));
   }
-  for (const auto& [key, value] : j.items()) {
-    bool known = false;
-    for (std::string_view f : kFields) known = known || f == key;
-    if (!known) {
-      std::string list;
-      for (std::string_view f : kFields) list += fmt::format("{}{}", list.empty() ? "" : ", ", f);
-      // The key came from parsed JSON (valid UTF-8) but may be long: quote at most 64 bytes.
-      const std::string shown = key.size() > 64 ? key.substr(0, 64) + "..." : key;
-      return InvalidArgumentError(fmt::format("unknown field '{}' (known: {})", shown, list));
-    }
-  }
+  RETURN_IF_ERROR(CheckFields(j, kFields));
   JobRequest r;
   const bool has_profile = j.contains("profile");
   const bool has_fraction = j.contains("gpu_fraction");
@@ -162,23 +319,74 @@ StatusOr<JobRequest> JobRequestFromJson(const json& j) {
   if (j.contains("name")) {
     ASSIGN_OR_RETURN(r.name, GetString("name", j.at("name")));
   }
+  if (j.contains("user")) {
+    ASSIGN_OR_RETURN(r.user, GetString("user", j.at("user")));
+  }
+  RETURN_IF_ERROR(ValidateJobRequest(r));
   return r;
 }
 
 StatusOr<JobRequest> ParseJobRequest(std::string_view body) {
-  json j;
-  try {
-    j = json::parse(body.begin(), body.end());
-  } catch (const json::exception& e) {
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, ..." → "parse error at line 1, ..."
-    if (!what.empty() && what[0] == '[') {
-      const size_t close = what.find("] ");
-      if (close != std::string::npos) what.erase(0, close + 2);
-    }
-    return InvalidArgumentError("request body is not valid JSON: " + what);
-  }
+  ASSIGN_OR_RETURN(json j, ParseBody(body));
   return JobRequestFromJson(j);
+}
+
+StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
+  ASSIGN_OR_RETURN(json j, ParseBody(body));
+  RETURN_IF_ERROR(RequireObject(j));
+  constexpr std::array<std::string_view, 5> kAllocationFields = {
+      "owner", "instances", "reservation", "reservation_prefix", "name"};
+  RETURN_IF_ERROR(CheckFields(j, kAllocationFields));
+  AllocationRequest a;
+  // Optional strings: absent or null mean none (the record's own form writes null).
+  auto given = [&](const char* key) { return j.contains(key) && !j.at(key).is_null(); };
+  if (given("owner")) {
+    ASSIGN_OR_RETURN(a.owner, GetKey("owner", j.at("owner")));
+    if (a.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
+  } else if (!given("reservation") && !given("reservation_prefix")) {
+    return InvalidArgumentError(
+        "field 'owner' is required (it may be left out only when binding a reservation)");
+  }
+  if (j.contains("instances")) {
+    ASSIGN_OR_RETURN(a.instances, GetRequestedInstances("instances", j.at("instances"),
+                                                        /*need_placement=*/false,
+                                                        /*may_be_empty=*/true));
+  }
+  if (given("reservation")) {
+    ASSIGN_OR_RETURN(a.reservation, GetKey("reservation", j.at("reservation")));
+  }
+  if (given("reservation_prefix")) {
+    ASSIGN_OR_RETURN(a.reservation_prefix,
+                     GetKey("reservation_prefix", j.at("reservation_prefix")));
+  }
+  if (given("name")) {
+    ASSIGN_OR_RETURN(a.name, GetString("name", j.at("name")));
+  }
+  return a;
+}
+
+StatusOr<ReservationRequest> ParseReservationRequest(std::string_view body) {
+  ASSIGN_OR_RETURN(json j, ParseBody(body));
+  RETURN_IF_ERROR(RequireObject(j));
+  constexpr std::array<std::string_view, 3> kReservationFields = {"owner", "placements", "ttl_s"};
+  RETURN_IF_ERROR(CheckFields(j, kReservationFields));
+  ReservationRequest r;
+  if (!j.contains("owner")) return InvalidArgumentError("field 'owner' is required");
+  ASSIGN_OR_RETURN(r.owner, GetKey("owner", j.at("owner")));
+  if (r.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
+  if (!j.contains("placements")) return InvalidArgumentError("field 'placements' is required");
+  ASSIGN_OR_RETURN(r.placements, GetRequestedInstances("placements", j.at("placements"),
+                                                       /*need_placement=*/true,
+                                                       /*may_be_empty=*/false));
+  if (j.contains("ttl_s")) {
+    const json& t = j.at("ttl_s");
+    if (!t.is_number()) return TypeError("ttl_s", "a number of seconds", t);
+    r.ttl_s = t.get<double>();
+    if (!(r.ttl_s > 0) || !std::isfinite(r.ttl_s)) {
+      return InvalidArgumentError(fmt::format("field 'ttl_s' must be > 0, got {}", t.dump()));
+    }
+  }
+  return r;
 }
 
 ojson JobRequestToJson(const JobRequest& r) {
@@ -197,6 +405,26 @@ ojson JobRequestToJson(const JobRequest& r) {
   j["latency_sensitive"] = r.latency_sensitive;
   j["priority"] = r.priority;
   j["name"] = r.name;
+  if (!r.user.empty()) j["user"] = r.user;
+  return j;
+}
+
+ojson AllocationRequestToJson(const AllocationRequest& a) {
+  ojson j;
+  j["owner"] = a.owner;
+  j["instances"] = ojson::array();
+  for (const RequestedInstance& s : a.instances) {
+    ojson i{{"profile", s.profile}};
+    if (s.gpu >= 0) {
+      i["gpu"] = s.gpu;
+      i["start"] = s.start;
+    }
+    j["instances"].push_back(std::move(i));
+  }
+  j["reservation"] = a.reservation.empty() ? ojson(nullptr) : ojson(a.reservation);
+  j["reservation_prefix"] =
+      a.reservation_prefix.empty() ? ojson(nullptr) : ojson(a.reservation_prefix);
+  j["name"] = a.name;
   return j;
 }
 
@@ -209,11 +437,14 @@ ojson JobInstanceToJson(const JobInstance& i) {
 }
 
 ojson JobRecordToJson(const DaemonJobRecord& r) {
+  const bool allocation = r.kind == JobKind::kAllocation;
   ojson j;
   j["id"] = r.id;
-  j["name"] = r.request.name;
+  j["kind"] = std::string(JobKindName(r.kind));
+  j["name"] = allocation ? r.allocation.name : r.request.name;
   j["state"] = std::string(JobStateName(r.state));
-  j["request"] = JobRequestToJson(r.request);
+  j["request"] = allocation ? AllocationRequestToJson(r.allocation) : JobRequestToJson(r.request);
+  j["owner"] = allocation ? ojson(r.owner()) : ojson(nullptr);
   j["submitted_at"] = TimeOrNull(r.submitted_at);
   j["started_at"] = TimeOrNull(r.started_at);
   j["ended_at"] = TimeOrNull(r.ended_at);
@@ -224,6 +455,80 @@ ojson JobRecordToJson(const DaemonJobRecord& r) {
   j["reason"] = r.reason;
   j["restarts"] = r.restarts;
   j["migrations"] = r.migrations;
+  j["run"] = r.attempt;
+  j["cancel_requested"] = r.cancel_requested;
+  j["bound_reservation"] =
+      r.bound_reservation.empty() ? ojson(nullptr) : ojson(r.bound_reservation);
+  j["idempotency_key"] = r.idempotency_key.empty() ? ojson(nullptr) : ojson(r.idempotency_key);
+  return j;
+}
+
+ojson JobPageToJson(const JobPage& page, std::string_view key) {
+  ojson jobs = ojson::array();
+  for (const DaemonJobRecord& r : page.jobs) jobs.push_back(JobRecordToJson(r));
+  ojson j;
+  j[std::string(key)] = std::move(jobs);
+  j["next"] = page.next > 0 ? ojson(page.next) : ojson(nullptr);
+  return j;
+}
+
+ojson ReservationViewToJson(const ReservationView& r) {
+  ojson j;
+  j["owner"] = r.record.owner;
+  j["placements"] = ojson::array();
+  for (size_t i = 0; i < r.instances.size(); ++i) {
+    const JobInstance& in = r.instances[i];
+    j["placements"].push_back(ojson{{"gpu", in.gpu},
+                                    {"gpu_uuid", i < r.gpu_uuids.size() ? r.gpu_uuids[i] : ""},
+                                    {"profile", in.profile},
+                                    {"start", in.start},
+                                    {"size", in.size},
+                                    {"mig_uuid", in.mig_uuid}});
+  }
+  j["created_at"] = r.record.created_at;
+  j["expires_at"] = r.record.expires_at;
+  return j;
+}
+
+ojson SchedulerOptionsToJson(const SchedulerOptions& o) {
+  auto off = [](double v) { return v < 0 ? ojson(nullptr) : ojson(v); };
+  return ojson{{"threshold", o.threshold},
+               {"metric", o.metric},
+               {"frag_objective", std::string(FragObjectiveName(o.frag_objective))},
+               {"static_layout", o.static_layout},
+               {"demand_window", o.demand_window},
+               {"reserve_full", o.reserve_full},
+               {"max_skip_seconds", off(o.max_skip_seconds)},
+               {"joint_placement", o.joint_placement},
+               {"max_wait", off(o.max_wait_s)},
+               {"idle_ttl", off(o.idle_ttl_s)},
+               {"defrag_interval", o.migration.defrag_interval_s},
+               {"max_moves_per_pass", o.migration.max_moves_per_pass},
+               {"migration_cooldown", o.migration.cooldown_s},
+               {"migration_fixed_s", o.migration.fixed_s},
+               {"migration_gbps", o.migration.gbps},
+               {"switch_s", o.migration.switch_s},
+               {"checkpoint_interval", o.migration.checkpoint_interval_s}};
+}
+
+ojson NodeViewToJson(const NodeView& n) {
+  ojson j;
+  j["name"] = n.name;
+  j["boot_id"] = n.boot_id;
+  j["generation"] = n.generation;
+  j["time"] = n.time;
+  j["scheduler"] = {{"policy", n.policy},
+                    {"options", SchedulerOptionsToJson(n.options)},
+                    {"paused", n.paused},
+                    {"queue_length", n.queue_length}};
+  j["store"] = n.store.ok() ? ojson{{"ok", true}, {"error", nullptr}}
+                            : ojson{{"ok", false}, {"error", n.store.message()}};
+  j["gpus"] = ojson::array();
+  for (const GpuView& g : n.gpus) j["gpus"].push_back(GpuViewToJson(g));
+  j["reservations"] = ojson::array();
+  for (const ReservationView& r : n.reservations) {
+    j["reservations"].push_back(ReservationViewToJson(r));
+  }
   return j;
 }
 
@@ -237,6 +542,7 @@ ojson GpuViewToJson(const GpuView& g) {
   j["frag_cost"] = g.frag_cost;
   j["load"] = g.lazy ? "lazy" : "busy";
   j["draining"] = g.draining;
+  j["unreachable"] = g.unreachable.empty() ? ojson(nullptr) : ojson(g.unreachable);
   if (g.pcie) {
     j["pcie"] = {{"tx_bytes_per_second", PcieBytesPerSecond(g.pcie->tx_kbps)},
                  {"rx_bytes_per_second", PcieBytesPerSecond(g.pcie->rx_kbps)}};
@@ -245,12 +551,16 @@ ojson GpuViewToJson(const GpuView& g) {
   }
   j["instances"] = ojson::array();
   for (const InstanceView& i : g.instances) {
-    j["instances"].push_back(ojson{{"profile", i.profile},
-                                   {"start", i.start},
-                                   {"size", i.size},
-                                   {"mig_uuid", i.mig_uuid},
-                                   {"busy", i.busy},
-                                   {"job", i.job > 0 ? ojson(i.job) : ojson(nullptr)}});
+    j["instances"].push_back(
+        ojson{{"profile", i.profile},
+              {"start", i.start},
+              {"size", i.size},
+              {"mig_uuid", i.mig_uuid},
+              {"busy", i.busy},
+              {"holder", i.holder.empty() ? ojson(nullptr) : ojson(i.holder)},
+              {"job", i.job > 0 ? ojson(i.job) : ojson(nullptr)},
+              {"owner", i.owner.empty() ? ojson(nullptr) : ojson(i.owner)},
+              {"expires_at", i.expires_at > 0 ? ojson(i.expires_at) : ojson(nullptr)}});
   }
   return j;
 }

@@ -5,16 +5,20 @@
 // POST /v1/jobs body (a JSON object; unknown fields are an error):
 //   profile           string, exact profile name ("2g.10gb")   } exactly one
 //   gpu_fraction      number in (0, 1]                          } of the two
-//   count             integer 1..64, default 1 (instances wanted together)
+//   count             integer 1..kMaxJobCount (64), default 1 (instances wanted together)
 //   command           non-empty array of strings (argv; argv[0] non-empty)
 //   env               object of string values (names non-empty, no '=')
-//   cwd               string (working directory; default the job's dir)
+//   cwd               string (working directory; default the job's work dir)
 //   migratable        "none" (default) | "restart" | "checkpoint" (§6)
 //   latency_sensitive boolean, default false
 //   priority          integer (recorded only; FIFO order, §5)
 //   name              string (a label)
-// Strings must not contain NUL characters (they become argv/env of a process).
-// Whether the profile exists on this node is checked by Daemon::Submit.
+//   user              string (run as this user: the daemon's job_user or one of job_users)
+// Strings must not contain NUL characters (they become argv/env of a
+// process); argv and env must fit what exec takes (kMaxExecArgBytes per
+// string, kMaxExecBytes in all). Whether the profile exists on this node is
+// checked by the Daemon.
+// POST /v1/allocations and POST /v1/reservations bodies: docs/api.md.
 //
 // Errors: kInvalidArgument, message naming the field and the expected type,
 // e.g. "field 'count' must be an integer, got string".
@@ -28,32 +32,64 @@
 #include <string_view>
 
 #include "core/status.h"
-#include "daemon/daemon.h"
 #include "daemon/job_record.h"
+#include "daemon/job_table.h"
+#include "daemon/metrics.h"
+#include "daemon/node_api.h"
 
 namespace migsched {
 
-// Largest `count` a request may ask for.
-inline constexpr int kMaxJobCount = 64;
+// What exec takes: one argument or environment string (Linux MAX_ARG_STRLEN,
+// NUL included), and argv + env in all (a quarter of an 8 MiB stack limit,
+// with room left for what the daemon adds).
+inline constexpr size_t kMaxExecArgBytes = 131072;
+inline constexpr size_t kMaxExecBytes = 1 << 20;
+
+// The rules every job request must meet, whoever sends it (the HTTP layer,
+// the client before sending, an in-process caller): a non-empty command,
+// count 1..kMaxJobCount, exactly one of profile and gpu_fraction (in (0, 1]),
+// env names non-empty without '=', no NUL anywhere, and argv + env within
+// what exec takes. kInvalidArgument naming the field.
+Status ValidateJobRequest(const JobRequest& r);
 
 // Parses and validates a POST /v1/jobs (or POST /v1/plan) body. Never throws.
 StatusOr<JobRequest> ParseJobRequest(std::string_view body);
 // The same for an already parsed JSON value.
 StatusOr<JobRequest> JobRequestFromJson(const nlohmann::json& j);
+// POST /v1/allocations: {owner, instances: [{profile} | {gpu, profile, start}],
+// reservation | reservation_prefix, name}.
+StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body);
+// POST /v1/reservations: {owner, placements: [{gpu, profile, start}], ttl_s}.
+StatusOr<ReservationRequest> ParseReservationRequest(std::string_view body);
 
 // JobRequest as the body that ParseJobRequest accepts (round-trips).
 nlohmann::ordered_json JobRequestToJson(const JobRequest& r);
 // {"gpu", "profile", "start", "size", "mig_uuid"} (start/size in placement units).
 nlohmann::ordered_json JobInstanceToJson(const JobInstance& i);
-// A job as GET /v1/jobs/{id} returns it: id, name, state (JobStateName),
-// request, submitted_at/started_at/ended_at (Unix seconds; null until set),
-// instances, pid (null if none), exit_code (null until the process ended),
-// reason, restarts, migrations.
+// A job as GET /v1/jobs/{id} returns it: id, kind ("job" | "allocation"),
+// name, state (JobStateName), request (the JobRequest, or for an allocation
+// the AllocationRequest), owner (allocations), submitted_at/started_at/ended_at
+// (Unix seconds; null until set), instances, pid (null if none), exit_code
+// (null until the process ended), reason, restarts, migrations, run (launches
+// so far), cancel_requested, bound_reservation, idempotency_key (null if none).
 nlohmann::ordered_json JobRecordToJson(const DaemonJobRecord& r);
+// {"jobs": [...], "next": id | null} (key "allocations" for allocations).
+nlohmann::ordered_json JobPageToJson(const JobPage& page, std::string_view key = "jobs");
+nlohmann::ordered_json AllocationRequestToJson(const AllocationRequest& a);
+// {owner, placements: [{gpu, gpu_uuid, profile, start, size, mig_uuid}],
+//  created_at, expires_at}.
+nlohmann::ordered_json ReservationViewToJson(const ReservationView& r);
+// The whole node (GET /v1/node, docs/api.md).
+nlohmann::ordered_json NodeViewToJson(const NodeView& n);
+// The scheduler options by the names of the config file's scheduler section.
+nlohmann::ordered_json SchedulerOptionsToJson(const SchedulerOptions& o);
 // A GPU as GET /v1/gpus returns it (see GpuView): index, uuid, model,
 // placement_units, utilisation, frag_cost, lazy ("lazy"/"busy" as the field
-// `load`), draining, pcie ({tx_bytes_per_second, rx_bytes_per_second} or
-// null), instances [{profile, start, size, mig_uuid, busy, job (null if idle)}].
+// `load`), draining, unreachable (null or why), pcie ({tx_bytes_per_second,
+// rx_bytes_per_second} or null), instances [{profile, start, size, mig_uuid,
+// busy, holder (null | "job" | "allocation" | "reservation" | "placeholder"),
+// job (a job's or allocation's id, else null), owner (null or the owner key),
+// expires_at (a reservation's, else null)}].
 nlohmann::ordered_json GpuViewToJson(const GpuView& g);
 // {"fits_now", "instances", "steps", "reason"}.
 nlohmann::ordered_json PlanPreviewToJson(const PlanPreview& p);
@@ -66,9 +102,6 @@ std::string ErrorBody(const Status& status);
 // 401, kNotFound 404, kFailedPrecondition and kAlreadyExists 409,
 // kResourceExhausted 429, kUnavailable 503, kInternal (and anything else) 500.
 int HttpStatusFor(StatusCode code);
-
-// PCIe KB/s as NVML reports it → bytes per second (1 KB = 1024 bytes).
-inline double PcieBytesPerSecond(int64_t kbps) { return static_cast<double>(kbps) * 1024.0; }
 
 }  // namespace migsched
 

@@ -44,7 +44,7 @@ TEST(ParseJobRequestTest, DefaultsWithAFraction) {
 TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
   const std::string kKnown =
       "(known: profile, gpu_fraction, count, command, env, cwd, migratable, latency_sensitive, "
-      "priority, name)";
+      "priority, name, user)";
   struct Case {
     std::string body;
     std::string want;
@@ -117,6 +117,34 @@ TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
   }
 }
 
+// Regression (exec_limits_checked_only_at_launch): an argument or an
+// environment too large for exec was accepted, stored, and failed at launch.
+// Linux takes at most 131072 bytes per string (NUL included); the daemon
+// takes at most 1 MiB of argv + env in all.
+TEST(ParseJobRequestTest, ArgvAndEnvMustFitExec) {
+  JobRequest r;
+  r.profile = "1g.5gb";
+  r.command = {"echo", std::string(131071, 'a')};  // 131071 + NUL = 131072: fits
+  EXPECT_TRUE(ValidateJobRequest(r).ok());
+  r.command[1] += 'a';
+  EXPECT_EQ(ValidateJobRequest(r).message(),
+            "field 'command[1]' is 131072 bytes long; exec takes at most 131071 per argument");
+  r.command = {"echo"};
+  r.env["BIG"] = std::string(131072, 'b');  // "BIG=" + value + NUL = 131077
+  EXPECT_EQ(ValidateJobRequest(r).message(),
+            "field 'env.BIG' is 131076 bytes long; exec takes at most 131071 per variable");
+  r.env.clear();
+  // 9 arguments of 120,000 bytes: each fits, together 9 × (120,001 + 8) + 5 + 8 bytes > 1 MiB.
+  for (int i = 0; i < 9; ++i) r.command.push_back(std::string(120000, 'c'));
+  EXPECT_EQ(ValidateJobRequest(r).message(),
+            "fields 'command' and 'env' take 1080094 bytes; exec takes at most 1048576 in all");
+  // The same rules through the JSON body.
+  const std::string body =
+      R"({"profile": "p", "command": ["echo", ")" + std::string(200000, 'x') + R"("]})";
+  EXPECT_EQ(ParseJobRequest(body).status().message(),
+            "field 'command[1]' is 200000 bytes long; exec takes at most 131071 per argument");
+}
+
 TEST(ParseJobRequestTest, MalformedJsonSaysWhereItBroke) {
   struct Case {
     std::string body;
@@ -132,6 +160,56 @@ TEST(ParseJobRequestTest, MalformedJsonSaysWhereItBroke) {
     auto r = ParseJobRequest(k.body);
     ASSERT_FALSE(r.ok()) << k.body;
     EXPECT_EQ(r.status().message().rfind(k.want, 0), 0u) << r.status().message();
+  }
+}
+
+// The bodies of POST /v1/reservations and POST /v1/allocations (the texts
+// docs/api.md quotes).
+TEST(ParseNodeRequestsTest, ReservationsAndAllocations) {
+  auto r = ParseReservationRequest(
+      R"({"owner": "slurm-room:n1:3g.20gb:0", "placements": [{"gpu": 1, "profile": "3g.20gb", "start": 4}], "ttl_s": 120})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->owner, "slurm-room:n1:3g.20gb:0");
+  ASSERT_EQ(r->placements.size(), 1u);
+  EXPECT_EQ(r->placements[0].gpu, 1);
+  EXPECT_EQ(r->placements[0].start, 4);
+  EXPECT_EQ(r->ttl_s, 120);
+  auto a = ParseAllocationRequest(
+      R"({"reservation_prefix": "k8s:", "instances": [{"profile": "3g.20gb"}], "name": null})");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->owner, "");  // the bound reservation's owner (Daemon::Allocate)
+  EXPECT_EQ(a->instances[0].gpu, -1);
+  struct Case {
+    bool reservation;
+    std::string body;
+    std::string want;
+  } cases[] = {
+      {true, R"({"placements": []})", "field 'owner' is required"},
+      {true, R"({"owner": "x", "placements": []})",
+       "field 'placements' must hold 1 to 64 placements, got 0"},
+      {true, R"({"owner": "x", "placements": [{"gpu": 1, "profile": "1g.5gb"}]})",
+       "field 'placements[0]' needs both 'gpu' and 'start'"},
+      {true,
+       R"({"owner": "x", "placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}], "ttl_s": 0})",
+       "field 'ttl_s' must be > 0, got 0"},
+      {true,
+       R"({"owner": "a\u0001b", "placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}]})",
+       "field 'owner' must not contain control characters"},
+      {false, R"({"instances": [{"profile": "1g.5gb"}]})",
+       "field 'owner' is required (it may be left out only when binding a reservation)"},
+      {false, R"({"owner": "", "reservation": "r"})", "field 'owner' must not be empty"},
+      {false, R"({"owner": "x", "instances": [{"profile": "1g.5gb", "gpu": 0}]})",
+       "field 'instances[0]' needs both 'gpu' and 'start' (or neither: the daemon chooses the "
+       "placement)"},
+      {false, R"({"owner": "x", "pod": "p"})",
+       "unknown field 'pod' (known: owner, instances, reservation, reservation_prefix, name)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    const Status st = c.reservation ? ParseReservationRequest(c.body).status()
+                                    : ParseAllocationRequest(c.body).status();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(st.message(), c.want);
   }
 }
 
@@ -201,14 +279,38 @@ TEST(GpuViewJsonTest, InstancesLoadAndPcie) {
   g.utilisation = 3.0 / 7;
   g.frag_cost = 0.5;
   g.lazy = false;
-  g.instances = {InstanceView{"3g.20gb", 0, 4, "MIG-a", true, 5},
-                 InstanceView{"1g.5gb", 6, 1, "MIG-b", false, 0}};
+  InstanceView busy;
+  busy.profile = "3g.20gb";
+  busy.size = 4;
+  busy.mig_uuid = "MIG-a";
+  busy.busy = true;
+  busy.holder = "job";
+  busy.job = 5;
+  InstanceView idle;
+  idle.profile = "1g.5gb";
+  idle.start = 6;
+  idle.size = 1;
+  idle.mig_uuid = "MIG-b";
+  InstanceView held = busy;
+  held.start = 4;
+  held.holder = "reservation";
+  held.job = 0;
+  held.owner = "slurm:7";
+  held.expires_at = 1796000060;
+  g.instances = {busy, held, idle};
   const ojson j = GpuViewToJson(g);
   EXPECT_EQ(j["load"], "busy");
   EXPECT_TRUE(j["pcie"].is_null());
   EXPECT_EQ(j["instances"][0]["job"], 5);
   EXPECT_EQ(j["instances"][0]["busy"], true);
+  EXPECT_EQ(j["instances"][0]["holder"], "job");
+  EXPECT_TRUE(j["instances"][0]["owner"].is_null());
+  EXPECT_EQ(j["instances"][1]["holder"], "reservation");
+  EXPECT_EQ(j["instances"][1]["owner"], "slurm:7");
+  EXPECT_EQ(j["instances"][1]["expires_at"], 1796000060.0);
   EXPECT_TRUE(j["instances"][1]["job"].is_null());
+  EXPECT_TRUE(j["instances"][2]["job"].is_null());
+  EXPECT_TRUE(j["instances"][2]["holder"].is_null());
   g.lazy = true;
   g.pcie = PcieThroughput{1000, 2};
   const ojson k = GpuViewToJson(g);

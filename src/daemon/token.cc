@@ -101,15 +101,25 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
     return InvalidArgumentError(fmt::format("token file {} is empty", path));
   }
   text = text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-  for (char ch : text) {
+  RETURN_IF_ERROR(ValidateToken(text, "token file " + path));
+  return text;
+}
+
+Status ValidateToken(std::string_view token, std::string_view origin) {
+  for (char ch : token) {
     if (!TokenChar(ch)) {
       return InvalidArgumentError(fmt::format(
-          "token file {} holds a character not allowed in a bearer token (allowed: letters, "
-          "digits, . _ ~ + / = -)",
-          path));
+          "{} holds a character not allowed in a bearer token (allowed: letters, digits, . _ ~ + "
+          "/ = -)",
+          origin));
     }
   }
-  return text;
+  if (token.size() < kMinTokenLength) {
+    return InvalidArgumentError(fmt::format(
+        "{} is {} characters long; a token needs at least {} (e.g. `openssl rand -hex 32`)", origin,
+        token.size(), kMinTokenLength));
+  }
+  return Status();
 }
 
 StatusOr<std::string> LoadOrCreateTokenFile(const std::string& path) {

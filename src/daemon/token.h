@@ -16,10 +16,20 @@
 
 namespace migsched {
 
+// The shortest token accepted (from a file or inline in the config): 32
+// characters, e.g. 16 random bytes in hex. Shorter ones are guessable.
+inline constexpr size_t kMinTokenLength = 32;
+
+// OK if `token` may be used: at least kMinTokenLength characters, all of
+// [0-9A-Za-z._~+/=-] (RFC 6750 token68). kInvalidArgument naming `origin`
+// ("token file /x", "config key token") otherwise.
+Status ValidateToken(std::string_view token, std::string_view origin);
+
 // Reads the token from `path` (surrounding whitespace stripped).
 // Errors: kNotFound (no such file), kFailedPrecondition (mode allows group or
 // other access: the message says `chmod 600 <path>`; not a regular file),
-// kInvalidArgument (empty, or contains characters outside [0-9A-Za-z._~+/=-]).
+// kInvalidArgument (ValidateToken: empty, too short, or characters outside
+// [0-9A-Za-z._~+/=-]).
 StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 // Reads `path` if it exists (as ReadTokenFile); otherwise creates it with

@@ -80,10 +80,17 @@ TEST_F(TokenTest, RefusesFilesOthersCanRead) {
 
 TEST_F(TokenTest, ReadsAHandWrittenTokenAndRejectsBadContent) {
   const std::string ok = Path("ok");
-  Write(ok, "  my-Token_1.2~+/=\n\n", 0600);
+  Write(ok, "  my-Token_1.2~+/=my-Token_1.2~+/=\n\n", 0600);
   auto t = ReadTokenFile(ok);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
-  EXPECT_EQ(*t, "my-Token_1.2~+/=");  // surrounding whitespace stripped
+  EXPECT_EQ(*t, "my-Token_1.2~+/=my-Token_1.2~+/=");  // surrounding whitespace stripped
+
+  // Regression (short_tokens_accepted): a token must be long enough not to be guessed.
+  const std::string short_token = Path("short");
+  Write(short_token, "my-Token_1.2~+/=\n", 0600);
+  EXPECT_EQ(ReadTokenFile(short_token).status().message(),
+            "token file " + short_token +
+                " is 16 characters long; a token needs at least 32 (e.g. `openssl rand -hex 32`)");
 
   const std::string empty = Path("empty");
   Write(empty, " \n", 0600);

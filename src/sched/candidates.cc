@@ -114,6 +114,19 @@ void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_c
                      [out](const Candidate& c) { out->push_back(c); });
 }
 
+bool Step4Before(const Cluster& cluster, const Step4Key& a, const Step4Key& b) {
+  if (a.reuse != b.reuse) return a.reuse;
+  if (a.destroys != b.destroys) return a.destroys < b.destroys;
+  const GpuState& ga = cluster.gpu(a.gpu);
+  const GpuState& gb = cluster.gpu(b.gpu);
+  const int ua = ga.busy_compute_slices(), ub = gb.busy_compute_slices();
+  const int ta = ga.model().compute_slices(), tb = gb.model().compute_slices();
+  if (UtilLess(ua, ta, ub, tb)) return true;
+  if (UtilLess(ub, tb, ua, ta)) return false;
+  if (a.gpu != b.gpu) return a.gpu < b.gpu;
+  return a.start > b.start;
+}
+
 Plan PlacementPlan(const Cluster& cluster, int gpu, int profile, int start, JobId job) {
   const GpuState& g = cluster.gpu(gpu);
   Plan plan;

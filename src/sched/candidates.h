@@ -34,11 +34,11 @@ struct Candidate {
 
 // Appends every candidate for `profile` on GPU `gpu` of `cluster` to `out`,
 // in ascending start; none while the GPU is reserved for a waiting job
-// (Cluster::reserved, §5 starvation guard). `allow_create` false keeps only reuse candidates (the
-// `static` policy never reconfigures). `count_destroys` false leaves
-// Candidate::destroys at -1 for a caller that needs it only to break ties
-// among a few candidates (CountIdleInstancesToDestroy counts it then): the
-// count is the costliest part of a candidate on a GPU with idle instances.
+// (Cluster::reserved, §5 starvation guard) or drained (Cluster::drained). `allow_create` false
+// keeps only reuse candidates (the `static` policy never reconfigures). `count_destroys` false
+// leaves Candidate::destroys at -1 for a caller that needs it only to break ties among a few
+// candidates (CountIdleInstancesToDestroy counts it then): the count is the costliest part of a
+// candidate on a GPU with idle instances.
 void AppendCandidates(const Cluster& cluster, int gpu, int profile, bool allow_create,
                       std::vector<Candidate>* out, bool count_destroys = true);
 
@@ -57,7 +57,7 @@ int CountIdleInstancesToDestroy(const GpuState& g, int profile, int start);
 template <typename F>
 void ForEachCandidateOn(const Cluster& cluster, int gpu, int profile, bool allow_create,
                         bool count_destroys, F&& f) {
-  if (cluster.reserved(gpu)) return;
+  if (!cluster.accepts_placements(gpu)) return;
   const GpuState& g = cluster.gpu(gpu);
   const GpuModel& m = g.model();
   const ConfigTable& t = g.table();
@@ -98,6 +98,20 @@ void ForEachCandidateOn(const Cluster& cluster, int gpu, int profile, bool allow
     f(static_cast<const Candidate&>(c));
   }
 }
+
+// §4 step 4, the tie-break among candidates whose step-3 scores tie (within
+// 1e-9): the one that reuses an idle instance, then the one that destroys
+// fewer idle instances, then the one on the GPU with lower util (exactly,
+// UtilLess), then the lower GPU index, then the higher start. The one home
+// of the rule: the policies (ReuseOrderBefore) and the migration planner's
+// choice of targets use it. A strict total order.
+struct Step4Key {
+  int gpu = -1;
+  int start = 0;
+  bool reuse = false;
+  int destroys = 0;
+};
+bool Step4Before(const Cluster& cluster, const Step4Key& a, const Step4Key& b);
 
 // The plan placing `job` on `profile`@`start` of GPU `gpu`: destroy the idle
 // instances in the way, create the instance unless one is reused, start the job.

@@ -38,15 +38,7 @@ std::unique_ptr<PlacementPolicy> NewFullPolicy(std::unique_ptr<PlacementPolicy> 
   return std::make_unique<FullPolicy>(std::move(placement));
 }
 
-bool JointPlacementByDefault(std::string_view policy) {
-  return kJointPlacementDefault &&
-         (policy == "lb+frag" || policy == "frag-aware" || policy == "full");
-}
-
-SchedulerOptions OptionsForPolicy(std::string_view policy, SchedulerOptions options,
-                                  const ExplicitOptions& set) {
-  if (!set.joint_placement) options.joint_placement = JointPlacementByDefault(policy);
-  if (policy != "full") return options;
+SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set) {
   if (!set.metric) options.metric = std::string(kFullDefaultMetric);
   if (!set.reserve_full) options.reserve_full = kFullDefaultReserveFull;
   if (!set.max_skip_seconds) options.max_skip_seconds = kFullDefaultMaxSkipSeconds;

@@ -4,9 +4,9 @@
 // (sched/migration_planner.h), which the scheduler runs because Migrates()
 // is true.
 //
-// `full` also has defaults of its own (OptionsForPolicy below): the best
-// combination of the remedies for the full-GPU gap measured in
-// docs/results.md (section 3).
+// `full` also has defaults of its own (FullDefaults below, registered with
+// the policy in sched/policy.h's registry): the best combination of the
+// remedies for the full-GPU gap measured in docs/results.md (section 3).
 //
 // Thread-safety: as any PlacementPolicy; the functions below are reentrant.
 #ifndef MIGSCHED_SCHED_FULL_POLICY_H_
@@ -35,29 +35,17 @@ inline constexpr std::string_view kFullDefaultMetric = "demand-weighted";
 inline constexpr int kFullDefaultReserveFull = 0;         // GPUs; 0 = off
 inline constexpr double kFullDefaultMaxSkipSeconds = -1;  // seconds; < 0 = off
 
+// `options` with full's defaults above for each of metric, reserve_full and
+// max_skip_seconds that `set` does not mark (the registry's defaults of
+// `full`, sched/policy.h PolicyOptions).
+SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set);
+
 // Joint placement of the waiting jobs (§12, SchedulerOptions::joint_placement) is on by default
 // for the policies of our own (`lb+frag`, its alias `frag-aware`, and `full`), chosen in
 // docs/results.md ("Joint placement of waiting jobs") by the criterion stated there; the
-// baselines stand for systems that place one job at a time and keep it off.
+// baselines stand for systems that place one job at a time and keep it off. The registry
+// (sched/policy.h PolicyInfo::joint_placement) holds it per policy.
 inline constexpr bool kJointPlacementDefault = true;
-// Whether `policy` runs with joint placement when the option is not given.
-bool JointPlacementByDefault(std::string_view policy);
-
-// Which of the options that `full` has own defaults for the user set explicitly (e.g. on the
-// command line): those keep the user's value.
-struct ExplicitOptions {
-  bool metric = false;            // --metric
-  bool reserve_full = false;      // --reserve-full
-  bool max_skip_seconds = false;  // --max-skip-seconds
-  bool joint_placement = false;   // --joint-placement
-};
-
-// `options` as policy `policy` runs with them: for "full", each of metric, reserve_full and
-// max_skip_seconds that `set` does not mark takes full's default above; joint_placement, unless
-// `set` marks it, is JointPlacementByDefault(policy) for every policy; every other field is
-// returned unchanged. Not validated (SchedulerOptions::Validate).
-SchedulerOptions OptionsForPolicy(std::string_view policy, SchedulerOptions options,
-                                  const ExplicitOptions& set);
 
 }  // namespace migsched
 

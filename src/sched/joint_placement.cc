@@ -130,7 +130,7 @@ std::vector<int> JointPlacer::GpusToSearch(const Cluster& cluster, const Job& jo
   // those the round placed on whose state before the scan admits it.
   std::vector<int> admit;
   for (int g : touched_) {
-    if (cluster.reserved(g) || round.On(g).empty()) continue;
+    if (!cluster.accepts_placements(g) || round.On(g).empty()) continue;
     const int p = profile_of(g);
     if (p >= 0 && Admits(saved_.at(g).state, p)) admit.push_back(g);
   }
@@ -152,14 +152,14 @@ std::vector<int> JointPlacer::GpusToSearch(const Cluster& cluster, const Job& jo
   // Then the round's other GPUs.
   for (int g : touched_) {
     if (static_cast<int>(gpus.size()) >= kMaxGpus) break;
-    if (!cluster.reserved(g) && !round.On(g).empty() && !taken(g)) gpus.push_back(g);
+    if (cluster.accepts_placements(g) && !round.On(g).empty() && !taken(g)) gpus.push_back(g);
   }
   // Then the lowest-index others (a group's members are alike, but the search
   // may want several of them), visiting only as many groups as needed.
   for (int rep : cluster.representatives()) {
     if (static_cast<int>(gpus.size()) >= kMaxGpus) break;
     cluster.ForEachInGroup(rep, [&](int g) {
-      if (!cluster.reserved(g) && round.On(g).empty() && !taken(g)) gpus.push_back(g);
+      if (cluster.accepts_placements(g) && round.On(g).empty() && !taken(g)) gpus.push_back(g);
       return static_cast<int>(gpus.size()) < kMaxGpus;
     });
   }
@@ -196,7 +196,7 @@ void JointPlacer::BuildSearch(Cluster* cluster, PlacementPolicy* policy, JobId i
     const PlacementRequest req =
         MakeRequest(*cluster, r.entry < 0 ? id : entries_[r.entry].id, job_of(r));
     std::optional<Candidate> c = policy->Choose(*cluster, req);
-    if (c && !cluster->reserved(c->gpu) &&
+    if (c && cluster->accepts_placements(c->gpu) &&
         std::find(pb->targets.begin(), pb->targets.end(), c->gpu) == pb->targets.end()) {
       pb->targets.push_back(c->gpu);
     }

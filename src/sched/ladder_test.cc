@@ -15,11 +15,13 @@
 #include "core/instance_list.h"
 #include "sched/policies/policies.h"
 #include "sched/scheduler.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::JobOf;
 using ::migsched::testing::Model;
 using ::testing::HasSubstr;
 
@@ -27,14 +29,6 @@ struct GpuSetup {
   std::string model;
   std::string busy;  // PROFILE@START list of busy instances
 };
-
-Job Wants(const std::string& profile) {
-  Job job;
-  job.name = profile;
-  job.profile = profile;
-  job.duration_s = 1;
-  return job;
-}
 
 // A cluster in a given state (busy instances only) and a scheduler over it.
 class World {
@@ -63,7 +57,7 @@ class World {
 
   // Places one instance of `profile`; "gpu:profile@start", or "" if none fits.
   std::string Place(const std::string& profile) {
-    auto d = scheduler_->TryPlace(next_id_++, Wants(profile));
+    auto d = scheduler_->TryPlace(next_id_++, JobOf(profile));
     EXPECT_TRUE(d.ok()) << d.status().ToString();
     if (!d.ok() || !d->has_value()) return "";
     const InstanceRef& in = (*d)->instances.front();
@@ -100,7 +94,7 @@ TEST_P(LadderDecisionTest, ChoosesTheExpectedPlacement) {
   o.metric = c.metric;
   o.reserve_full = c.reserve_full;
   World w(c.gpus, c.policy, o);
-  for (const std::string& a : c.arrivals) w.scheduler().ObserveArrival(Wants(a));
+  for (const std::string& a : c.arrivals) w.scheduler().ObserveArrival(JobOf(a));
   EXPECT_EQ(w.Place(c.profile), c.expected);
 }
 
@@ -256,7 +250,7 @@ TEST(LadderTest, EnqueueFeedsTheDemandWindow) {
   SchedulerOptions o;
   o.metric = "demand-weighted";
   World w(kOneSliceAnd0, "lb+frag", o);
-  w.scheduler().Enqueue(500, Wants("7g.40gb"));
+  w.scheduler().Enqueue(500, JobOf("7g.40gb"));
   EXPECT_EQ(w.Place("1g.5gb"), "0:1g.5gb@5");
 }
 

@@ -14,12 +14,14 @@
 
 #include "core/instance_list.h"
 #include "testing/brute_force.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
 using ::migsched::testing::BruteFeasible;
+using ::migsched::testing::JobOf;
 using ::migsched::testing::BruteInstance;
 using ::migsched::testing::BundledCatalog;
 using ::migsched::testing::MakeBruteInstance;
@@ -37,15 +39,6 @@ ConfigId ConfigOf(const ConfigTable& table, const std::string& list) {
   const ConfigId c = table.Find(mask);
   EXPECT_NE(c, kInvalidConfig) << list;
   return c;
-}
-
-Job Wants(const std::string& profile, int count = 1) {
-  Job j;
-  j.name = profile;
-  j.profile = profile;
-  j.count = count;
-  j.duration_s = 1;
-  return j;
 }
 
 struct BlockedCase {
@@ -158,7 +151,7 @@ TEST(DemandWeightedTest, A100HandValues) {
   const ConfigTable& t = cluster.gpu(0).table();
   // Arrivals 1g.5gb, 1g.5gb, 7g, 3g: p(1g.5gb) = 0.5, p(3g) = p(7g) = 0.25.
   DemandWindow w(1000);
-  for (const char* p : {"1g.5gb", "1g.5gb", "7g.40gb", "3g.20gb"}) w.Observe(cluster, Wants(p));
+  for (const char* p : {"1g.5gb", "1g.5gb", "7g.40gb", "3g.20gb"}) w.Observe(cluster, JobOf(p));
   const std::vector<double>& p = w.Shares(a100);
   EXPECT_THAT(p, ElementsAre(0.5, 0.0, 0.0, 0.25, 0.0, 0.25));
   // Empty: 1g.5gb 7 - 1*7 = 0; 3g 7 - 3*2 = 1; 7g 7 - 7*1 = 0.
@@ -175,7 +168,7 @@ TEST(DemandWeightedTest, A100HandValues) {
   // Only full-GPU jobs arriving: a 1g on an empty GPU strands 6 slices
   // (§2: "putting a 1g on an empty GPU costs p_7g * 6").
   MetricScorer s(MetricKind::kDemandWeighted, 10);
-  s.ObserveArrival(cluster, Wants("7g.40gb"));
+  s.ObserveArrival(cluster, JobOf("7g.40gb"));
   EXPECT_DOUBLE_EQ(s.Delta(t, kEmptyConfig, ConfigOf(t, "1g.5gb@6")), 6.0);
 }
 
@@ -216,19 +209,19 @@ TEST(DemandWindowTest, SlidesAndCountsPerModel) {
   DemandWindow w(2);
   // Nothing seen yet: uniform over the 6 A100 base profiles.
   EXPECT_THAT(w.Shares(a100), ElementsAre(1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6));
-  w.Observe(cluster, Wants("7g.40gb"));
-  w.Observe(cluster, Wants("7g.40gb"));
+  w.Observe(cluster, JobOf("7g.40gb"));
+  w.Observe(cluster, JobOf("7g.40gb"));
   EXPECT_THAT(w.Shares(a100), ElementsAre(0.0, 0.0, 0.0, 0.0, 0.0, 1.0));
   // A30 offers no 7g.40gb: nothing counted there yet, still uniform over its
   // 3 base profiles (1g.6gb, 2g.12gb, 4g.24gb).
   EXPECT_THAT(w.Shares(a30), ElementsAre(1.0 / 3, 1.0 / 3, 1.0 / 3));
   // The window holds 2: the first 7g leaves. A variant counts for its base, a
   // gang once.
-  w.Observe(cluster, Wants("1g.5gb+me", 3));
+  w.Observe(cluster, JobOf("1g.5gb+me", 3));
   EXPECT_EQ(w.size(), 2);
   EXPECT_THAT(w.Shares(a100), ElementsAre(0.5, 0.0, 0.0, 0.0, 0.0, 0.5));
   // 1g.6gb exists on A30 only.
-  w.Observe(cluster, Wants("1g.6gb"));
+  w.Observe(cluster, JobOf("1g.6gb"));
   EXPECT_THAT(w.Shares(a100), ElementsAre(1.0, 0.0, 0.0, 0.0, 0.0, 0.0));
   EXPECT_THAT(w.Shares(a30), ElementsAre(1.0, 0.0, 0.0));
 }

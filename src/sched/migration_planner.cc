@@ -34,9 +34,9 @@ struct Target {
   double score = 0;                         // ΔFragCost (or FragCost after, --frag-objective post)
 };
 
-// util(a) < util(b), compared exactly (compute slices cross-multiplied).
+// util(a) < util(b), compared exactly (core/gpu_state.h UtilLess).
 bool LessUtil(int cs_a, int total_a, int cs_b, int total_b) {
-  return cs_a * total_b < cs_b * total_a;
+  return UtilLess(cs_a, total_a, cs_b, total_b);
 }
 
 // Facts about configurations that do not depend on which jobs may move,
@@ -128,7 +128,7 @@ enum : uint8_t { kMove = 1, kLeave = 2 };
 
 uint8_t StateFlags(const GpuState& g, double threshold, StateCache* cache) {
   const auto busy = [&](ConfigId c) {
-    return static_cast<double>(g.table().compute_used(c)) / g.model().compute_slices() >= threshold;
+    return !IsLazyUtil(g.table().compute_used(c), g.model().compute_slices(), threshold);
   };
   if (!busy(g.busy_config())) return 0;
   const ConfigId settled = g.settled_config();
@@ -230,15 +230,21 @@ class Pass {
   double Frag(const GpuState& g, ConfigId c) const { return g.table().FragCost(c); }
   int Cs(const GpuState& g, ConfigId c) const { return g.table().compute_used(c); }
   bool Busy(const GpuState& g, ConfigId settled) const {
-    return static_cast<double>(Cs(g, settled)) / g.model().compute_slices() >= opts_.threshold;
+    return !IsLazyUtil(Cs(g, settled), g.model().compute_slices(), opts_.threshold);
   }
 
-  // The rights of the job on `in` in this pass.
+  // The rights of the job on `in` in this pass (holds never move).
   MoveRights Rights(const Instance& in) const {
-    if (!in.busy() || in.migration != MigrationRole::kNone || moved_.count(in.job)) {
+    if (!in.runs_job() || in.migration != MigrationRole::kNone || moved_.count(in.job)) {
       return MoveRights::kNone;
     }
     return ctx_.rights(in.job);
+  }
+
+  // When the busy instance `in` is expected to be free: its job's expected
+  // end; never for a hold (a reservation or placeholder ends when its holder says).
+  double EndOf(const Instance& in) const {
+    return in.runs_job() ? ctx_.expected_end_s(in.job) : kInf;
   }
 
   // §4 step 3 score of adding `slot` to the settled configuration of `g`.
@@ -270,15 +276,8 @@ class Pass {
   static bool Better(const Cluster& c, const Target& a, const Target& b) {
     if (a.score < b.score - kEps) return true;
     if (b.score < a.score - kEps) return false;
-    if (a.reuse != b.reuse) return a.reuse;
-    if (a.destroys != b.destroys) return a.destroys < b.destroys;
-    const GpuState& ga = c.gpu(a.gpu);
-    const GpuState& gb = c.gpu(b.gpu);
-    const int ua = ga.busy_compute_slices(), ub = gb.busy_compute_slices();
-    if (LessUtil(ua, ga.model().compute_slices(), ub, gb.model().compute_slices())) return true;
-    if (LessUtil(ub, gb.model().compute_slices(), ua, ga.model().compute_slices())) return false;
-    if (a.gpu != b.gpu) return a.gpu < b.gpu;
-    return a.start > b.start;
+    return Step4Before(c, {a.gpu, a.start, a.reuse, a.destroys},
+                       {b.gpu, b.start, b.reuse, b.destroys});
   }
 
   // The best placement for `job` on any non-reserved GPU of `c` but `except`.
@@ -362,9 +361,8 @@ class Pass {
         others.push_back(&in);
       }
     }
-    std::stable_sort(others.begin(), others.end(), [&](const Instance* a, const Instance* b) {
-      return ctx_.expected_end_s(a->job) > ctx_.expected_end_s(b->job);
-    });
+    std::stable_sort(others.begin(), others.end(),
+                     [&](const Instance* a, const Instance* b) { return EndOf(*a) > EndOf(*b); });
     for (const Instance* in : others) {
       if (t.Add(rest, slot) != kInvalidConfig) break;
       blockers.push_back(in);
@@ -373,7 +371,7 @@ class Pass {
     double end_all = -kInf, end_rest = ctx_.now_s;
     std::vector<const Instance*> movers;
     for (const Instance* in : blockers) {
-      const double end = ctx_.expected_end_s(in->job);
+      const double end = EndOf(*in);
       end_all = std::max(end_all, end);
       if (Rights(*in) == MoveRights::kAny && ctx_.job(in->job) != nullptr) {
         movers.push_back(in);

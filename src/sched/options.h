@@ -66,6 +66,16 @@ struct SchedulerOptions {
   Status Validate() const;
 };
 
+// Which of the options that some policy has defaults of its own for (the
+// policy registry, sched/policy.h) the user set explicitly (on the command
+// line, in the daemon's config file): those keep the user's value.
+struct ExplicitOptions {
+  bool metric = false;            // --metric / scheduler.metric
+  bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
+  bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
+  bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
+};
+
 }  // namespace migsched
 
 #endif  // MIGSCHED_SCHED_OPTIONS_H_

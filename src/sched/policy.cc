@@ -30,36 +30,122 @@ int PlacementPolicy::Capacity(const Cluster& cluster, int gpu, int profile) cons
   return std::min(g.table().Feasible(kEmptyConfig, term), m.profile(profile).max_instances);
 }
 
+namespace {
+
+SchedulerOptions NoDefaults(SchedulerOptions options, const ExplicitOptions&) { return options; }
+
+// A registry entry whose factory takes the options alone.
+PolicyInfo Entry(
+    std::string name, std::vector<std::string> aliases, std::string summary,
+    std::function<StatusOr<std::unique_ptr<PlacementPolicy>>(const SchedulerOptions&,
+                                                             std::string_view)>
+        make,
+    std::function<SchedulerOptions(SchedulerOptions, const ExplicitOptions&)> defaults = NoDefaults,
+    bool joint_placement = false) {
+  return PolicyInfo{std::move(name), std::move(aliases),  std::move(summary),
+                    std::move(make), std::move(defaults), joint_placement};
+}
+
+// The registry's defaults of `p` for the options `set` does not mark.
+SchedulerOptions WithDefaults(const PolicyInfo& p, SchedulerOptions options,
+                              const ExplicitOptions& set) {
+  if (!set.joint_placement) options.joint_placement = p.joint_placement;
+  return p.defaults(std::move(options), set);
+}
+
+StatusOr<std::unique_ptr<PlacementPolicy>> MakeFragAware(const SchedulerOptions& options,
+                                                         std::string_view as) {
+  ASSIGN_OR_RETURN(MetricKind metric, ParseMetric(options.metric));
+  return NewFragAwarePolicy(options, metric, std::string(as));
+}
+
+}  // namespace
+
+const std::vector<PolicyInfo>& PolicyRegistry() {
+  static const std::vector<PolicyInfo>* registry = new std::vector<PolicyInfo>{
+      Entry("first-fit", {}, "lowest GPU index, lowest start (§11 ladder, rung 1)",
+            [](const SchedulerOptions& o, std::string_view) { return NewFirstFitPolicy(o); }),
+      Entry("lb", {}, "lazy/busy balancing (§3), first fit within (§11 ladder, rung 2)",
+            [](const SchedulerOptions& o, std::string_view) { return NewLbPolicy(o); }),
+      Entry("lb+frag", {"frag-aware"},
+            "lazy/busy balancing and the fragmentation-aware choice of §4 (§11 ladder, rung 3)",
+            MakeFragAware, NoDefaults, kJointPlacementDefault),
+      Entry(
+          "full", {}, "lb+frag plus the §6 migration planner, with defaults of its own (§11)",
+          [](const SchedulerOptions& o,
+             std::string_view) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
+            ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> placement,
+                             MakeFragAware(o, "lb+frag"));
+            return NewFullPolicy(std::move(placement));
+          },
+          FullDefaults, kJointPlacementDefault),
+      Entry("best-fit", {}, "the fullest GPU (highest util) that fits (§11)",
+            [](const SchedulerOptions& o, std::string_view) { return NewBestFitPolicy(o); }),
+      Entry("driver-default", {}, "lowest-index GPU that fits, the driver's own start order (§11)",
+            [](const SchedulerOptions& o, std::string_view) { return NewDriverDefaultPolicy(o); }),
+      Entry("mfi", {}, "minimum increase of blocked placements (§2) over every GPU (§11)",
+            [](const SchedulerOptions& o, std::string_view) { return NewMfiPolicy(o); }),
+      Entry("static", {}, "a fixed layout on every GPU (--static-layout), never reconfigured (§11)",
+            [](const SchedulerOptions& o, std::string_view) { return NewStaticPolicy(o); }),
+  };
+  return *registry;
+}
+
+StatusOr<const PolicyInfo*> FindPolicy(std::string_view name) {
+  for (const PolicyInfo& p : PolicyRegistry()) {
+    if (p.name == name) return &p;
+    for (const std::string& a : p.aliases) {
+      if (a == name) return &p;
+    }
+  }
+  std::string known;
+  for (const PolicyInfo& p : PolicyRegistry()) {
+    known += (known.empty() ? "" : ", ") + p.name;
+  }
+  for (const PolicyInfo& p : PolicyRegistry()) {
+    for (const std::string& a : p.aliases) known += fmt::format(", {} (= {})", a, p.name);
+  }
+  return NotFoundError(fmt::format("unknown policy '{}' (known: {})", name, known));
+}
+
 std::vector<std::string> PolicyNames() {
-  // The ablation ladder (§11) first, then the other baselines.
-  return {"first-fit", "lb", "lb+frag", "full", "best-fit", "driver-default", "mfi", "static"};
+  std::vector<std::string> out;
+  for (const PolicyInfo& p : PolicyRegistry()) out.push_back(p.name);
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> PolicyAliases() {
-  return {{"frag-aware", "lb+frag"}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const PolicyInfo& p : PolicyRegistry()) {
+    for (const std::string& a : p.aliases) out.emplace_back(a, p.name);
+  }
+  return out;
+}
+
+StatusOr<SchedulerOptions> PolicyOptions(std::string_view name, SchedulerOptions options,
+                                         const ExplicitOptions& set) {
+  ASSIGN_OR_RETURN(const PolicyInfo* p, FindPolicy(name));
+  return WithDefaults(*p, std::move(options), set);
+}
+
+SchedulerOptions OptionsForPolicy(std::string_view name, SchedulerOptions options,
+                                  const ExplicitOptions& set) {
+  StatusOr<const PolicyInfo*> p = FindPolicy(name);
+  if (!p.ok()) return options;
+  return WithDefaults(**p, std::move(options), set);
+}
+
+bool JointPlacementByDefault(std::string_view name) {
+  StatusOr<const PolicyInfo*> p = FindPolicy(name);
+  return p.ok() && (*p)->joint_placement;
 }
 
 StatusOr<std::unique_ptr<PlacementPolicy>> MakePolicy(std::string_view name,
                                                       const SchedulerOptions& options) {
+  ASSIGN_OR_RETURN(const PolicyInfo* p, FindPolicy(name));
   RETURN_IF_ERROR(options.Validate());
-  ASSIGN_OR_RETURN(MetricKind metric, ParseMetric(options.metric));
-  if (name == "lb+frag" || name == "frag-aware") {
-    return NewFragAwarePolicy(options, metric, std::string(name));
-  }
-  if (name == "first-fit") return NewFirstFitPolicy(options);
-  if (name == "lb") return NewLbPolicy(options);
-  if (name == "mfi") return NewMfiPolicy(options);
-  if (name == "best-fit") return NewBestFitPolicy(options);
-  if (name == "driver-default") return NewDriverDefaultPolicy(options);
-  if (name == "static") return NewStaticPolicy(options);
-  if (name == "full") {
-    ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> placement, MakePolicy("lb+frag", options));
-    return NewFullPolicy(std::move(placement));
-  }
-  std::string known;
-  for (const auto& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
-  for (const auto& [alias, of] : PolicyAliases()) known += fmt::format(", {} (= {})", alias, of);
-  return NotFoundError(fmt::format("unknown policy '{}' (known: {})", name, known));
+  RETURN_IF_ERROR(ParseMetric(options.metric).status());
+  return p->make(options, name);
 }
 
 }  // namespace migsched

@@ -9,6 +9,7 @@
 #ifndef MIGSCHED_SCHED_POLICY_H_
 #define MIGSCHED_SCHED_POLICY_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,17 +95,58 @@ class PlacementPolicy {
   virtual int Capacity(const Cluster& cluster, int gpu, int profile) const;
 };
 
-// Names accepted by MakePolicy, in the order `compare` runs them by default:
-// the ablation ladder (§11) first-fit, lb, lb+frag (full), then the other
-// baselines.
+// ---- The policy registry ----
+//
+// The one list of policies: each entry owns its name, its aliases, a line of
+// description, its factory and its defaults. The simulator (`simulate`,
+// `compare`), the daemon (`serve`) and the cluster controllers all create
+// policies through it, so that the same options give the same placements
+// everywhere.
+struct PolicyInfo {
+  std::string name;                  // e.g. "lb+frag"
+  std::vector<std::string> aliases;  // other names, e.g. "frag-aware"; not run by `compare`
+  std::string summary;               // one line, e.g. for --help
+  // The policy, named `as` (its name or an alias: name() returns it),
+  // configured by `options` (already completed by `defaults`).
+  std::function<StatusOr<std::unique_ptr<PlacementPolicy>>(const SchedulerOptions& options,
+                                                           std::string_view as)>
+      make;
+  // `options` with the policy's own defaults for every option that `set`
+  // does not mark as given (most policies: none, `options` unchanged).
+  std::function<SchedulerOptions(SchedulerOptions options, const ExplicitOptions& set)> defaults;
+  // Joint placement of waiting jobs (§12) when `set` does not mark it
+  // (sched/full_policy.h kJointPlacementDefault for lb+frag and full).
+  bool joint_placement = false;
+};
+
+// Every policy, in the order `compare` runs them by default: the ablation
+// ladder (§11) first-fit, lb, lb+frag, full, then the other baselines.
+const std::vector<PolicyInfo>& PolicyRegistry();
+// The entry of `name` (a name or an alias). kNotFound listing the known
+// names and aliases.
+StatusOr<const PolicyInfo*> FindPolicy(std::string_view name);
+
+// The names of PolicyRegistry(), in its order.
 std::vector<std::string> PolicyNames();
-// Other names MakePolicy accepts: (alias, the policy it names), e.g.
-// ("frag-aware", "lb+frag"). Not run by `compare` by default.
+// (alias, the policy it names) of every alias, e.g. ("frag-aware", "lb+frag").
 std::vector<std::pair<std::string, std::string>> PolicyAliases();
 
-// The policy `name` (one of PolicyNames() or PolicyAliases()), configured by
-// `options` (its metric by options.metric, sched/metrics.h). kNotFound lists
-// the known names; kInvalidArgument for invalid options or an unknown metric.
+// The options policy `name` runs with: `options` completed with the
+// registry's defaults of that policy for what `set` does not mark. kNotFound
+// for an unknown name. Not validated (SchedulerOptions::Validate).
+StatusOr<SchedulerOptions> PolicyOptions(std::string_view name, SchedulerOptions options,
+                                         const ExplicitOptions& set);
+// The same for a known name (an unknown name returns `options` unchanged):
+// the simulator's flags.
+SchedulerOptions OptionsForPolicy(std::string_view name, SchedulerOptions options,
+                                  const ExplicitOptions& set);
+// Whether `name` runs with joint placement (§12) when the option is not
+// given (PolicyInfo::joint_placement; false for an unknown name).
+bool JointPlacementByDefault(std::string_view name);
+
+// The policy `name` (a name or an alias), configured by `options` as given
+// (apply PolicyOptions first for the policy's defaults). kNotFound lists the
+// known names; kInvalidArgument for invalid options or an unknown metric.
 StatusOr<std::unique_ptr<PlacementPolicy>> MakePolicy(std::string_view name,
                                                       const SchedulerOptions& options);
 

@@ -122,8 +122,8 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
       }
     }
     std::optional<Candidate> c = policy_->Choose(*cluster_, req);
-    // A policy that ignored a reservation (§5) gets no placement there.
-    if (c && cluster_->reserved(c->gpu)) c.reset();
+    // A policy that ignored a reservation (§5) or a drain gets no placement there.
+    if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
     if (memo) {
       if (!c && cluster_->num_reserved() == 0) {
         failed_at_[shape] = cluster_->change_cursor();
@@ -153,7 +153,7 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
     };
     for (int i = 0; i < job.count; ++i) {
       std::optional<Candidate> c = policy_->Choose(*cluster_, req);
-      if (c && cluster_->reserved(c->gpu)) c.reset();
+      if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
       if (!c) {
         rollback();
         record();
@@ -243,10 +243,10 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   // fails too and is not tried again. (With joint placement too: a job that
   // found no joint placement with the scan's earlier jobs finds none with more
   // of them, up to the search's bounds.)
-  std::set<std::tuple<std::string, double, int, int>> failed;
+  std::set<RequestKey> failed;
   // The same for the backfill onto reserved GPUs below (whether a request
   // fits there does not depend on its duration; whether it may try does).
-  std::set<std::tuple<std::string, double, int, int>> failed_backfill;
+  std::set<RequestKey> failed_backfill;
   Status status;
   // Tries to place the job at `it`: true if it started (then `it` is erased
   // and advanced); false if it does not fit (or on an error, in `status`).
@@ -291,8 +291,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     const Job& job = it->job;
     const bool first_try = !it->tried;
     it->tried = true;
-    auto key = std::make_tuple(job.profile, job.gpu_fraction, static_cast<int>(job.fraction_rule),
-                               job.count);
+    const RequestKey key = RequestKeyOf(job);
     if (!failed.count(key)) {
       if (try_start(it, /*jointly=*/true)) continue;
       if (!status.ok()) break;
@@ -377,11 +376,13 @@ std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
     for (const auto& [model, p] : profile_on) profile = model == &m ? p : profile;
     if (profile < 0) continue;
     // The busy instances by expected end; a migration source frees its
-    // instance at the switch-over: soon.
+    // instance at the switch-over: soon; a hold, never by itself.
     busy.clear();
     for (const Instance& in : gs.instances()) {
       if (!in.busy()) continue;
-      busy.push_back({in.migration == MigrationRole::kSource ? now_s_ : ExpectedEnd(in.job),
+      busy.push_back({in.migration == MigrationRole::kSource ? now_s_
+                      : in.runs_job()                        ? ExpectedEnd(in.job)
+                                                             : kInf,
                       in.slot, m.profile(in.profile).compute_slices});
     }
     std::stable_sort(busy.begin(), busy.end(),
@@ -435,7 +436,7 @@ bool Scheduler::FragmentedRoomOnly(const Job& job) const {
   // A property of the GPU state (reserved GPUs form groups of their own):
   // one GPU per state group, O(distinct states).
   for (int g : cluster_->representatives()) {
-    if (cluster_->reserved(g)) continue;
+    if (!cluster_->accepts_placements(g)) continue;
     const GpuState& gs = cluster_->gpu(g);
     const GpuModel& m = gs.model();
     const int profile = ResolveProfile(m, job);
@@ -505,6 +506,9 @@ void Scheduler::TrackIdle(const Plan& plan) {
         break;
       case StepKind::kMigrateEnd:
         set_idle({s.from_gpu, s.from_start}, false);
+        break;
+      case StepKind::kMigrateAbort:
+        set_idle(key, false);
         break;
     }
   }
@@ -622,6 +626,258 @@ std::vector<JobId> Scheduler::QueuedJobs() const {
 const std::vector<InstanceRef>* Scheduler::InstancesOf(JobId id) const {
   auto it = running_.find(id);
   return it == running_.end() ? nullptr : &it->second;
+}
+
+}  // namespace migsched
+
+// ---- Pins, holds and binds ----
+
+namespace migsched {
+
+StatusOr<Plan> Scheduler::PinPlan(Holder holder, JobId id, const std::vector<InstanceRef>& where,
+                                  bool existing) {
+  std::vector<std::pair<int, GpuState>> saved;  // (gpu, state before), first touch
+  auto rollback = [&] {
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      cluster_->SetGpu(it->first, std::move(it->second));
+    }
+  };
+  Plan plan;
+  for (const InstanceRef& w : where) {
+    if (w.gpu < 0 || w.gpu >= cluster_->size()) {
+      rollback();
+      return InvalidArgumentError(
+          fmt::format("GPU {} does not exist (the cluster has {})", w.gpu, cluster_->size()));
+    }
+    const std::string gpu_name = cluster_->GpuName(w.gpu);
+    const GpuState& g = cluster_->gpu(w.gpu);
+    const GpuModel& m = g.model();
+    if (w.profile < 0 || w.profile >= static_cast<int>(m.profiles().size())) {
+      rollback();
+      return InvalidArgumentError(
+          fmt::format("{}: no profile #{} on {}", gpu_name, w.profile, m.name()));
+    }
+    const Profile& p = m.profile(w.profile);
+    const int slot = m.SlotOf(w.profile, w.start);
+    if (slot < 0) {
+      std::string starts;
+      for (int s : m.SlotsOfProfile(w.profile)) {
+        starts += fmt::format("{}{}", starts.empty() ? "" : ", ", m.slots()[s].start);
+      }
+      rollback();
+      return InvalidArgumentError(fmt::format("{}: {} is not a placement of {} on {} (starts: {})",
+                                              gpu_name, w.start, p.name, m.name(), starts));
+    }
+    const std::string what = fmt::format("{}: {}@{}", gpu_name, p.name, w.start);
+    const int at = g.IndexAt(w.start);
+    Plan part;
+    if (existing) {
+      if (at < 0 || g.instances()[at].profile != w.profile) {
+        rollback();
+        return FailedPreconditionError(fmt::format("{} is not an instance there", what));
+      }
+      if (g.instances()[at].busy()) {
+        // Built before the rollback: it replaces the GPU state that `g` refers to.
+        Status refused = FailedPreconditionError(
+            fmt::format("{} is held by {}", what, g.instances()[at].HolderString()));
+        rollback();
+        return refused;
+      }
+      part.steps.push_back({StepKind::kStart, w.gpu, w.profile, w.start, id});
+    } else {
+      if (cluster_->drained(w.gpu)) {
+        rollback();
+        return FailedPreconditionError(fmt::format("{} is drained", gpu_name));
+      }
+      if (cluster_->reserved(w.gpu)) {
+        rollback();
+        return FailedPreconditionError(
+            fmt::format("{} is reserved for the oldest waiting job (§5)", gpu_name));
+      }
+      for (const Instance& in : g.instances()) {
+        if (in.busy() && (m.slots()[in.slot].unit_mask & m.slots()[slot].unit_mask)) {
+          // Built before the rollback: it replaces the GPU state that `in` lives in.
+          Status refused = FailedPreconditionError(fmt::format("{} overlaps {}@{} ({})", what,
+                                                               m.profile(in.profile).name, in.start,
+                                                               in.HolderString()));
+          rollback();
+          return refused;
+        }
+      }
+      if (g.table().Add(g.busy_config(), slot) == kInvalidConfig) {
+        rollback();
+        return FailedPreconditionError(fmt::format(
+            "{} does not fit beside the busy instances (compute slices or the profile's "
+            "instance limit)",
+            what));
+      }
+      part = PlacementPlan(*cluster_, w.gpu, w.profile, w.start, id);
+    }
+    part.steps.back().holder = holder;
+    bool touched = false;
+    for (const auto& [gpu, state] : saved) touched = touched || gpu == w.gpu;
+    if (!touched) saved.emplace_back(w.gpu, cluster_->gpu(w.gpu));
+    if (Status st = ApplyPlan(part, cluster_); !st.ok()) {
+      rollback();
+      return st;
+    }
+    plan.steps.insert(plan.steps.end(), part.steps.begin(), part.steps.end());
+  }
+  TrackIdle(plan);
+  return plan;
+}
+
+StatusOr<Decision> Scheduler::PlaceAt(JobId id, const Job& job,
+                                      const std::vector<InstanceRef>& where) {
+  if (running_.count(id)) return AlreadyExistsError(fmt::format("job {} is already running", id));
+  if (static_cast<int>(where.size()) != std::max(1, job.count)) {
+    return InvalidArgumentError(fmt::format("job {} asks for {} instance(s), {} placement(s) given",
+                                            id, job.count, where.size()));
+  }
+  const bool any_profile = job.profile.empty() && job.gpu_fraction == 0;
+  for (const InstanceRef& w : where) {
+    if (!any_profile && w.gpu >= 0 && w.gpu < cluster_->size() &&
+        w.profile != ResolveProfile(cluster_->gpu(w.gpu).model(), job)) {
+      return InvalidArgumentError(fmt::format("job {} ({}) cannot run on profile #{} of {}", id,
+                                              job.RequestString(), w.profile,
+                                              cluster_->GpuName(w.gpu)));
+    }
+  }
+  ASSIGN_OR_RETURN(Plan plan, PinPlan(Holder::kJob, id, where, /*existing=*/false));
+  running_[id] = where;
+  running_jobs_[id] = job;
+  return Decision{id, std::move(plan), where};
+}
+
+StatusOr<Decision> Scheduler::Adopt(JobId id, const Job& job,
+                                    const std::vector<InstanceRef>& where) {
+  if (running_.count(id)) return AlreadyExistsError(fmt::format("job {} is already running", id));
+  if (where.empty()) return InvalidArgumentError(fmt::format("job {}: no instance to adopt", id));
+  ASSIGN_OR_RETURN(Plan plan, PinPlan(Holder::kJob, id, where, /*existing=*/true));
+  running_[id] = where;
+  running_jobs_[id] = job;
+  return Decision{id, std::move(plan), where};
+}
+
+StatusOr<Plan> Scheduler::Hold(Holder holder, JobId id, const std::vector<InstanceRef>& where,
+                               bool existing) {
+  if (holder == Holder::kJob)
+    return InvalidArgumentError("Hold is for reservations and placeholders");
+  if (where.empty())
+    return InvalidArgumentError(fmt::format("{} {}: nothing to hold", HolderName(holder), id));
+  if (holds_.count({holder, id})) {
+    return AlreadyExistsError(fmt::format("{} {} already holds instances", HolderName(holder), id));
+  }
+  ASSIGN_OR_RETURN(Plan plan, PinPlan(holder, id, where, existing));
+  holds_[{holder, id}] = where;
+  return plan;
+}
+
+StatusOr<Plan> Scheduler::ReleaseHold(Holder holder, JobId id, bool destroy) {
+  auto it = holds_.find({holder, id});
+  if (it == holds_.end()) {
+    return NotFoundError(fmt::format("no {} {} holds instances", HolderName(holder), id));
+  }
+  Plan plan;
+  for (const InstanceRef& in : it->second) {
+    Step release{StepKind::kRelease, in.gpu, in.profile, in.start, id};
+    release.holder = holder;
+    plan.steps.push_back(release);
+    if (destroy || !policy_->KeepIdleInstances()) {
+      plan.steps.push_back({StepKind::kDestroy, in.gpu, in.profile, in.start, kNoJob});
+    }
+  }
+  RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
+  holds_.erase(it);
+  TrackIdle(plan);
+  return plan;
+}
+
+StatusOr<Decision> Scheduler::BindHold(Holder holder, JobId hold_id, JobId job_id, const Job& job,
+                                       const std::vector<InstanceRef>& which) {
+  auto it = holds_.find({holder, hold_id});
+  if (it == holds_.end()) {
+    return NotFoundError(fmt::format("no {} {} holds instances", HolderName(holder), hold_id));
+  }
+  if (running_.count(job_id)) {
+    return AlreadyExistsError(fmt::format("job {} is already running", job_id));
+  }
+  std::vector<InstanceRef> take = which.empty() ? it->second : which;
+  std::vector<InstanceRef> keep = it->second;
+  for (const InstanceRef& w : take) {
+    auto k = std::find(keep.begin(), keep.end(), w);
+    if (k == keep.end()) {
+      return InvalidArgumentError(fmt::format("{} {} does not hold {}@{} on {}", HolderName(holder),
+                                              hold_id, w.profile, w.start,
+                                              cluster_->GpuName(w.gpu)));
+    }
+    keep.erase(k);
+  }
+  if (static_cast<int>(take.size()) != std::max(1, job.count)) {
+    return InvalidArgumentError(fmt::format("job {} asks for {} instance(s), {} held given", job_id,
+                                            job.count, take.size()));
+  }
+  Decision d{job_id, {}, take};
+  for (const InstanceRef& w : take) {
+    Step release{StepKind::kRelease, w.gpu, w.profile, w.start, hold_id};
+    release.holder = holder;
+    d.plan.steps.push_back(release);
+    d.plan.steps.push_back({StepKind::kStart, w.gpu, w.profile, w.start, job_id});
+  }
+  RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
+  if (keep.empty()) {
+    holds_.erase(it);
+  } else {
+    it->second = std::move(keep);
+  }
+  running_[job_id] = take;
+  running_jobs_[job_id] = job;
+  return d;
+}
+
+const std::vector<InstanceRef>* Scheduler::HeldBy(Holder holder, JobId id) const {
+  auto it = holds_.find({holder, id});
+  return it == holds_.end() ? nullptr : &it->second;
+}
+
+StatusOr<Plan> Scheduler::AbandonMigration(JobId id) {
+  auto it = migrating_.find(id);
+  if (it == migrating_.end()) return NotFoundError(fmt::format("job {} has no move in flight", id));
+  const MigrationMove mv = it->second;
+  Plan plan{{{StepKind::kMigrateAbort, mv.to.gpu, mv.to.profile, mv.to.start, id, mv.from.gpu,
+              mv.from.start}}};
+  if (!policy_->KeepIdleInstances()) {
+    plan.steps.push_back({StepKind::kDestroy, mv.to.gpu, mv.to.profile, mv.to.start, kNoJob});
+  }
+  RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
+  migrating_.erase(it);
+  TrackIdle(plan);
+  return plan;
+}
+
+void Scheduler::Requeue(JobId id, const Job& job, double enqueued_s) {
+  auto at = std::find_if(queue_.begin(), queue_.end(),
+                         [&](const Queued& q) { return q.enqueued_s > enqueued_s; });
+  queue_.insert(at, Queued{id, job, enqueued_s, false});
+}
+
+Status Scheduler::ApplyExternal(const Plan& plan) {
+  for (const Step& st : plan.steps) {
+    if (st.kind != StepKind::kCreate && st.kind != StepKind::kDestroy) {
+      return InvalidArgumentError(fmt::format(
+          "ApplyExternal takes creates and destroys only, got {}", DescribeStep(st, *cluster_)));
+    }
+  }
+  RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
+  TrackIdle(plan);
+  return Status();
+}
+
+std::optional<double> Scheduler::EnqueuedAt(JobId id) const {
+  for (const Queued& q : queue_) {
+    if (q.id == id) return q.enqueued_s;
+  }
+  return std::nullopt;
 }
 
 }  // namespace migsched

@@ -181,6 +181,9 @@ class Scheduler {
   // retries each stay in the tens of MB). A queue scan's attempt of one job is
   // one decision, its joint search (§12) included.
   const std::vector<double>& decision_us() const { return decision_us_; }
+  // Moves out the decision times recorded since the last call (a driver that
+  // runs for months, the daemon, keeps a histogram instead of every sample).
+  std::vector<double> TakeDecisionTimes() { return std::exchange(decision_us_, {}); }
   // Counters of joint placement (§12); nullptr when it is off.
   const JointPlacer::Stats* joint_stats() const { return joint_ ? &joint_->stats() : nullptr; }
 
@@ -258,6 +261,73 @@ class Scheduler {
   void SetMigrationPlanner(std::unique_ptr<MigrationPlanner> planner) {
     planner_ = std::move(planner);
   }
+  // The move of `id` cannot be carried out (its target could not be made on
+  // the hardware): the job stays on its source alone, the target is released
+  // (kept idle or destroyed as the policy says), and the job counts as moved
+  // for the cool-down. Applies and returns the plan (kMigrateAbort). kNotFound
+  // when the job has no move in flight.
+  StatusOr<Plan> AbandonMigration(JobId id);
+
+  // ---- Pins, holds and binds (the daemon, cluster controllers) ----
+  //
+  // The queue chooses placements itself; these place at placements chosen
+  // elsewhere: a cluster controller that planned every GPU of a cluster with
+  // this same core, a daemon finding its jobs again after a restart. A
+  // placement (gpu, profile, start) is *free* when its GPU accepts placements
+  // (Cluster::accepts_placements: neither drained nor reserved), `start` is a
+  // placement of the profile, and no busy instance (a job's or a hold's)
+  // overlaps it, counting the other placements of the same call; idle
+  // instances in the way are destroyed and an idle instance of exactly that
+  // profile and start is reused (the plan of PlacementPlan, §4 step 5).
+  // Errors, with nothing applied: kInvalidArgument for a malformed placement
+  // (unknown GPU or profile, a start that is not a placement of the profile),
+  // kFailedPrecondition naming the first placement that is not free and why
+  // ("GPU 1 is drained", "GPU 0: 3g.20gb@4 overlaps 1g.5gb@6 (job 7)"),
+  // kAlreadyExists for an id already running or holding, kInternal for a
+  // rejected plan (a bug). Messages name GPUs by Cluster::GpuName.
+
+  // Places job `id` (where.size() == job.count) exactly on `where` and
+  // applies the plan; it is then a running job like one the queue placed.
+  // Each placement's profile must be the job's (ResolveProfile), unless the
+  // job names neither a profile nor a fraction: then any profiles (an
+  // allocation of given placements).
+  StatusOr<Decision> PlaceAt(JobId id, const Job& job, const std::vector<InstanceRef>& where);
+  // Starts job `id` on instances that exist, idle, at exactly `where` (a job
+  // found running after a restart), whatever the GPUs' drain or reservation
+  // flags: no reconfiguration. kFailedPrecondition when one is missing or busy.
+  StatusOr<Decision> Adopt(JobId id, const Job& job, const std::vector<InstanceRef>& where);
+  // Occupies `where` for a hold (`holder` is kReservation or kPlaceholder;
+  // kInvalidArgument for kJob) with id `id`. `existing` false: the placements
+  // must be free (as PlaceAt); true: they must be idle instances that exist
+  // (as Adopt). A held instance is busy: no job is placed on it, it is never
+  // destroyed or moved, FragCost and utilisation count it, and the §5 guard
+  // treats it as never ending. Returns the plan applied.
+  StatusOr<Plan> Hold(Holder holder, JobId id, const std::vector<InstanceRef>& where,
+                      bool existing = false);
+  // Ends a hold: its instances become idle, or are destroyed when `destroy`
+  // (a placeholder whose instance the backend destroyed) or when the policy
+  // keeps no idle instances. kNotFound for an unknown hold.
+  StatusOr<Plan> ReleaseHold(Holder holder, JobId id, bool destroy = false);
+  // Binds held instances to job `job_id`: `which` (each one of the hold's
+  // instances; all of them when empty) pass from the hold to the job, whose
+  // count must equal their number; the hold keeps the others (and ends when
+  // none is left). No reconfiguration. kNotFound (unknown hold), kInvalidArgument
+  // (an instance of `which` the hold does not have, or a count mismatch).
+  StatusOr<Decision> BindHold(Holder holder, JobId hold_id, JobId job_id, const Job& job,
+                              const std::vector<InstanceRef>& which = {});
+  // The instances of a hold, or nullptr.
+  const std::vector<InstanceRef>* HeldBy(Holder holder, JobId id) const;
+  // Puts job `id` back into the queue at the place its enqueue time gives it
+  // (after every job enqueued no later), e.g. a placement the hardware could
+  // not carry out; the policy is not told of a new arrival.
+  void Requeue(JobId id, const Job& job, double enqueued_s);
+  // When job `id` was enqueued (queued jobs only), or nullopt.
+  std::optional<double> EnqueuedAt(JobId id) const;
+  // Idle instances that appeared or vanished outside the scheduler's plans
+  // (the daemon found them on, or missing from, the hardware): applies `plan`
+  // (kCreate and kDestroy steps of idle instances only; kInvalidArgument for
+  // any other step) and keeps idle-instance retention in step.
+  Status ApplyExternal(const Plan& plan);
 
  private:
   // Whether the request `shape` (profile per model) of `req` failed before
@@ -328,6 +398,13 @@ class Scheduler {
   std::unique_ptr<MigrationPlanner> planner_;
   std::unordered_map<JobId, MigrationMove> migrating_;
   std::unordered_map<JobId, double> last_move_s_;
+
+  // Pins and holds: the plan holding `where` for (`holder`, `id`), applied to
+  // the cluster (rolled back on any error). `existing`: the instances must
+  // exist idle (Adopt); else the placements must be free (PlaceAt).
+  StatusOr<Plan> PinPlan(Holder holder, JobId id, const std::vector<InstanceRef>& where,
+                         bool existing);
+  std::map<std::pair<Holder, JobId>, std::vector<InstanceRef>> holds_;
 };
 
 }  // namespace migsched

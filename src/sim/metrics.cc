@@ -233,6 +233,7 @@ void CountPlan(const Plan& plan, Metrics* m) {
         break;
       case StepKind::kRelease:
       case StepKind::kMigrateEnd:
+      case StepKind::kMigrateAbort:
         break;
     }
   }

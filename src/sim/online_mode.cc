@@ -22,11 +22,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The scheduler's own notion of "the same request" (ScheduleQueue).
-using RequestKey = std::tuple<std::string, double, int, int>;
-RequestKey KeyOf(const Job& j) {
-  return {j.profile, j.gpu_fraction, static_cast<int>(j.fraction_rule), j.count};
-}
+// The scheduler's own notion of "the same request" (core/job.h).
+RequestKey KeyOf(const Job& j) { return RequestKeyOf(j); }
 
 class OnlineSimulator {
  public:

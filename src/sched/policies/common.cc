@@ -13,9 +13,7 @@ void CollectCandidates(const Cluster& cluster, const PlacementRequest& req,
 }
 
 bool IsLazy(const Cluster& cluster, int gpu, double threshold) {
-  // utilization() is busy / total compute slices as a double: the same
-  // expression as CollectCandidates' lazy/busy split.
-  return cluster.gpu(gpu).utilization() < threshold;
+  return cluster.gpu(gpu).lazy(threshold);
 }
 
 void KeepLazyIfAny(const Cluster& cluster, double threshold, std::vector<Candidate>* candidates) {
@@ -31,15 +29,8 @@ void KeepLazyIfAny(const Cluster& cluster, double threshold, std::vector<Candida
 }
 
 bool ReuseOrderBefore(const Cluster& cluster, const Candidate& a, const Candidate& b) {
-  if (a.reuse != b.reuse) return a.reuse;
-  if (a.destroys != b.destroys) return a.destroys < b.destroys;
-  const int ua =
-      cluster.gpu(a.gpu).busy_compute_slices() * cluster.gpu(b.gpu).model().compute_slices();
-  const int ub =
-      cluster.gpu(b.gpu).busy_compute_slices() * cluster.gpu(a.gpu).model().compute_slices();
-  if (ua != ub) return ua < ub;  // util(a) < util(b), compared exactly
-  if (a.gpu != b.gpu) return a.gpu < b.gpu;
-  return a.start > b.start;
+  return Step4Before(cluster, {a.gpu, a.start, a.reuse, a.destroys},
+                     {b.gpu, b.start, b.reuse, b.destroys});
 }
 
 }  // namespace migsched

@@ -63,7 +63,7 @@ void ForEachCandidate(const Cluster& cluster, const PlacementRequest& req,
   // Whether GPUs with `busy` of `total` compute slices are wanted (IsLazy's test).
   const auto wanted = [&](int busy, int total) {
     if (options.load == Load::kAll) return true;
-    const bool lazy = static_cast<double>(busy) / total < options.threshold;
+    const bool lazy = IsLazyUtil(busy, total, options.threshold);
     return lazy == (options.load == Load::kLazy);
   };
   if (!cluster.grouping()) {  // the naive reference: every GPU

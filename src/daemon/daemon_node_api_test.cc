@@ -1,0 +1,346 @@
+// The node API for cluster controllers (docs/api.md "Cluster controllers"):
+// node state, reservations, allocations, reclaim by owner, on the fake
+// backend. Placements by hand, A100 40GB (docs/mig-hardware.md §2.2):
+// 3g.20gb at 0 or 4 (size 4), 7g.40gb at 0 only, 1g.5gb at 0..6.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "daemon/daemon_fixture.h"
+
+namespace migsched {
+namespace {
+
+using ::testing::HasSubstr;
+
+ReservationRequest Room(const std::string& owner, std::vector<RequestedInstance> at,
+                        double ttl = 0) {
+  ReservationRequest r;
+  r.owner = owner;
+  r.placements = std::move(at);
+  r.ttl_s = ttl;
+  return r;
+}
+
+AllocationRequest Alloc(const std::string& owner, std::vector<RequestedInstance> instances,
+                        const std::string& reservation = "", const std::string& prefix = "") {
+  AllocationRequest a;
+  a.owner = owner;
+  a.instances = std::move(instances);
+  a.reservation = reservation;
+  a.reservation_prefix = prefix;
+  return a;
+}
+
+const InstanceView* At(const NodeView& n, int gpu, int start) {
+  for (const GpuView& g : n.gpus) {
+    if (g.index != gpu) continue;
+    for (const InstanceView& i : g.instances) {
+      if (i.start == start) return &i;
+    }
+  }
+  return nullptr;
+}
+
+TEST_F(DaemonTest, NodeViewHasWhatAControllerNeeds) {
+  auto d = Start("2xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  const NodeView n0 = d->Node();
+  EXPECT_EQ(n0.policy, "full");
+  EXPECT_EQ(n0.boot_id.size(), 32u);
+  ASSERT_EQ(n0.gpus.size(), 2u);
+  EXPECT_EQ(n0.gpus[1].index, 1);
+  EXPECT_EQ(n0.gpus[1].uuid, "GPU-fake-00000000-0000-0000-0000-000000000001");
+  EXPECT_EQ(n0.gpus[1].model, "A100 40GB");
+  EXPECT_EQ(n0.gpus[1].placement_units, 8);
+  EXPECT_OK(n0.store);
+  ASSERT_OK(d->Submit(Req("3g.20gb", {"sleep", "5"})));
+  ASSERT_OK(d->Settle());
+  const NodeView n1 = d->Node();
+  EXPECT_GT(n1.generation, n0.generation);  // every visible change moves it
+  // §4 on two empty A100s: GPU 0 (tie → lower index), @4 (FragCost 0).
+  const InstanceView* in = At(n1, 0, 4);  // (n1 outlives it)
+  ASSERT_NE(in, nullptr);
+  EXPECT_TRUE(in->busy);
+  EXPECT_EQ(in->holder, "job");
+  EXPECT_EQ(in->job, 1);
+  EXPECT_FALSE(in->mig_uuid.empty());
+  ASSERT_OK(d->Drain(1));
+  EXPECT_TRUE(d->Node().gpus[1].draining);
+  ASSERT_OK(d->Cancel(1));
+  d.reset();
+  auto again = Start();
+  ASSERT_NE(again, nullptr);
+  const NodeView n2 = again->Node();
+  EXPECT_NE(n2.boot_id, n1.boot_id);  // a new start: generations restart
+  EXPECT_TRUE(n2.gpus[1].draining);   // an operator's drain survives a restart
+}
+
+TEST_F(DaemonTest, ReservationHoldsPlacementsAgainstTheDaemonsOwnJobs) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK_AND_ASSIGN(ReserveResult r,
+                       d->Reserve(Room("slurm-room:n1:3g.20gb:0", {{0, "3g.20gb", 4}}, 30)));
+  EXPECT_TRUE(r.created);
+  ASSERT_EQ(r.reservation.instances.size(), 1u);
+  const std::string uuid = r.reservation.instances[0].mig_uuid;
+  EXPECT_FALSE(uuid.empty());  // made at once: binding it later cannot fail on the hardware
+  EXPECT_EQ(r.reservation.gpu_uuids[0], "GPU-fake-00000000-0000-0000-0000-000000000000");
+  // The daemon's own 7g.40gb cannot start while 3g@4 is held; a 3g.20gb goes to @0.
+  ASSERT_OK(d->Submit(Req("7g.40gb", {"true"})));
+  ASSERT_OK(d->Submit(Req("3g.20gb", {"sleep", "0.3"})));
+  ASSERT_OK(d->Settle());
+  EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
+  ASSERT_EQ(Get(*d, 2).instances.size(), 1u);
+  EXPECT_EQ(Get(*d, 2).instances[0].start, 0);
+  const NodeView node = d->Node();
+  const InstanceView* held = At(node, 0, 4);
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->holder, "reservation");
+  EXPECT_EQ(held->owner, "slurm-room:n1:3g.20gb:0");
+  EXPECT_EQ(held->mig_uuid, uuid);
+  // The same call again renews it (same reservation, later expiry).
+  ASSERT_OK_AND_ASSIGN(ReserveResult again,
+                       d->Reserve(Room("slurm-room:n1:3g.20gb:0", {{0, "3g.20gb", 4}}, 60)));
+  EXPECT_FALSE(again.created);
+  EXPECT_GT(again.reservation.record.expires_at, r.reservation.record.expires_at);
+  EXPECT_EQ(again.reservation.instances[0].mig_uuid, uuid);
+  // Refusals, with the reason.
+  StatusOr<ReserveResult> other = d->Reserve(Room("slurm-room:n1:3g.20gb:0", {{0, "3g.20gb", 0}}));
+  EXPECT_EQ(other.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.status().message(), HasSubstr("holds other placements"));
+  StatusOr<ReserveResult> taken = d->Reserve(Room("k8s:pod-1", {{0, "1g.5gb", 5}}));
+  EXPECT_EQ(taken.status().message(),
+            "GPU 0: 1g.5gb@5 overlaps 3g.20gb@4, held by reservation 'slurm-room:n1:3g.20gb:0'");
+  StatusOr<ReserveResult> busy = d->Reserve(Room("k8s:pod-2", {{0, "1g.5gb", 1}}));
+  EXPECT_EQ(busy.status().message(), "GPU 0: 1g.5gb@1 overlaps 3g.20gb@0, held by job 2");
+  StatusOr<ReserveResult> bad = d->Reserve(Room("k8s:pod-3", {{0, "3g.20gb", 2}}));
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "placement 0: start 2 is not a placement of 3g.20gb on GPU 0 (starts: 0, 4)");
+  StatusOr<ReserveResult> long_ttl = d->Reserve(Room("k8s:pod-4", {{0, "1g.5gb", 1}}, 3600));
+  EXPECT_EQ(long_ttl.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(d->ListReservations("slurm-room:").size(), 1u);
+  EXPECT_TRUE(d->ListReservations("k8s:").empty());
+  // Released: the 7g.40gb can start once job 2 ends and the idle instances go.
+  ASSERT_OK(d->ReleaseReservation("slurm-room:n1:3g.20gb:0"));
+  EXPECT_EQ(d->ReleaseReservation("slurm-room:n1:3g.20gb:0").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(WaitTerminal(*d, 1));
+  EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+}
+
+TEST_F(DaemonTest, ReservationsExpireByThemselves) {
+  ManualClock clock(1'800'000'000'000'000'000);
+  clock_ = &clock;
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Reserve(Room("k8s:pod-1", {{0, "7g.40gb", 0}}, 10)));
+  ASSERT_OK(d->Settle());
+  EXPECT_EQ(d->ListReservations("").size(), 1u);
+  clock.Advance(int64_t{11} * 1'000'000'000);
+  ASSERT_OK(d->Settle());
+  EXPECT_TRUE(d->ListReservations("").empty());
+  const NodeView node = d->Node();
+  const InstanceView* left = At(node, 0, 0);
+  ASSERT_NE(left, nullptr);  // kept idle for reuse, as after a job
+  EXPECT_FALSE(left->busy);
+}
+
+TEST_F(DaemonTest, ReservationsSurviveARestart) {
+  std::string uuid;
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK_AND_ASSIGN(ReserveResult r, d->Reserve(Room("slurm:9", {{0, "3g.20gb", 4}}, 60)));
+    uuid = r.reservation.instances[0].mig_uuid;
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK_AND_ASSIGN(ReservationView v, d->GetReservation("slurm:9"));
+  EXPECT_EQ(v.instances[0].mig_uuid, uuid);  // the same instance, held again
+  EXPECT_EQ(At(d->Node(), 0, 4)->holder, "reservation");
+}
+
+TEST_F(DaemonTest, AllocationBindsItsReservation) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK_AND_ASSIGN(ReserveResult r, d->Reserve(Room("slurm:12", {{0, "3g.20gb", 4}})));
+  ASSERT_OK_AND_ASSIGN(SubmitResult a, d->Allocate(Alloc("slurm:12", {}, "slurm:12"), "p:12:0"));
+  EXPECT_FALSE(a.replayed);
+  EXPECT_EQ(a.record.kind, JobKind::kAllocation);
+  EXPECT_EQ(a.record.state, JobState::kRunning);
+  EXPECT_EQ(a.record.owner(), "slurm:12");
+  EXPECT_EQ(a.record.bound_reservation, "slurm:12");
+  ASSERT_EQ(a.record.instances.size(), 1u);
+  EXPECT_EQ(a.record.instances[0].mig_uuid, r.reservation.instances[0].mig_uuid);
+  EXPECT_EQ(a.record.instances[0].gpu, 0);
+  EXPECT_EQ(a.record.instances[0].start, 4);
+  EXPECT_EQ(a.record.instances[0].size, 4);
+  EXPECT_EQ(fake_->creates(), 1);                // the reservation's create only
+  EXPECT_TRUE(d->ListReservations("").empty());  // consumed
+  const NodeView node = d->Node();
+  const InstanceView* in = At(node, 0, 4);
+  ASSERT_NE(in, nullptr);
+  EXPECT_EQ(in->holder, "allocation");
+  EXPECT_EQ(in->owner, "slurm:12");
+  EXPECT_EQ(in->job, a.record.id);
+  // Retried with the same key (a lost answer): the same allocation.
+  ASSERT_OK_AND_ASSIGN(SubmitResult b, d->Allocate(Alloc("slurm:12", {}, "slurm:12"), "p:12:0"));
+  EXPECT_TRUE(b.replayed);
+  EXPECT_EQ(b.record.id, a.record.id);
+  // In /v1/jobs as a kind of job; never scheduled, never migrated.
+  JobQuery q;
+  q.kind = JobKind::kAllocation;
+  EXPECT_EQ(d->ListJobs(q).jobs.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord released, d->ReleaseAllocation(a.record.id));
+  EXPECT_EQ(released.state, JobState::kReleased);
+  EXPECT_FALSE(At(d->Node(), 0, 4)->busy);  // idle, kept for reuse
+  EXPECT_EQ(d->ReleaseAllocation(a.record.id).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// Slurm's prolog and kubelet's Allocate do not always know which reservation
+// is theirs: "any reservation of profile P under prefix X", oldest first.
+TEST_F(DaemonTest, AllocationBindsAnyReservationUnderAPrefix) {
+  auto d = Start("2xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Reserve(Room("room:n1:3g.20gb:0", {{0, "3g.20gb", 4}})));
+  ASSERT_OK(d->Reserve(Room("room:n1:3g.20gb:1", {{1, "3g.20gb", 0}})));
+  ASSERT_OK(d->Reserve(Room("room:n1:1g.5gb:0", {{1, "1g.5gb", 6}})));
+  ASSERT_OK_AND_ASSIGN(SubmitResult a,
+                       d->Allocate(Alloc("slurm:1", {{-1, "3g.20gb", -1}}, "", "room:n1:"), ""));
+  EXPECT_EQ(a.record.bound_reservation, "room:n1:3g.20gb:0");  // the oldest
+  ASSERT_OK_AND_ASSIGN(SubmitResult b,
+                       d->Allocate(Alloc("slurm:2", {{-1, "3g.20gb", -1}}, "", "room:n1:"), ""));
+  EXPECT_EQ(b.record.bound_reservation, "room:n1:3g.20gb:1");
+  EXPECT_EQ(b.record.instances[0].gpu, 1);
+  StatusOr<SubmitResult> none =
+      d->Allocate(Alloc("slurm:3", {{-1, "3g.20gb", -1}}, "", "room:n1:"), "");
+  EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(none.status().message(),
+            "no reservation under 'room:n1:' holds 3g.20gb (reservations: room:n1:1g.5gb:0)");
+  // By exact placement (kubelet names devices): the reservation holding it is bound.
+  ASSERT_OK_AND_ASSIGN(SubmitResult c,
+                       d->Allocate(Alloc("k8s:pod", {{1, "1g.5gb", 6}}, "", "room:"), ""));
+  EXPECT_EQ(c.record.bound_reservation, "room:n1:1g.5gb:0");
+  // Reclaim: list by owner prefix, release by owner.
+  ASSERT_OK_AND_ASSIGN(std::vector<DaemonJobRecord> gone, d->ReleaseAllocationsOf("slurm:1"));
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].id, a.record.id);
+  JobQuery q;
+  q.kind = JobKind::kAllocation;
+  q.owner_prefix = "slurm:";
+  q.state = JobState::kRunning;
+  JobPage live = d->ListJobs(q);
+  ASSERT_EQ(live.jobs.size(), 1u);
+  EXPECT_EQ(live.jobs[0].owner(), "slurm:2");
+}
+
+// A device plugin knows the profile kubelet asked for, not the pod: it binds
+// "the reservation under k8s: with a 3g.20gb" and leaves the owner out; the
+// allocation then belongs to the reservation's owner (the pod), so that the
+// reclaim by owner finds it. Replayed with its key, it is the same allocation.
+TEST_F(DaemonTest, AllocationWithoutOwnerBelongsToTheReservationsOwner) {
+  auto d = Start("1xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Reserve(Room("k8s:pod-1", {{0, "3g.20gb", 4}})));
+  ASSERT_OK_AND_ASSIGN(SubmitResult a,
+                       d->Allocate(Alloc("", {{-1, "3g.20gb", -1}}, "", "k8s:"), "kubelet-1"));
+  EXPECT_EQ(a.record.owner(), "k8s:pod-1");
+  EXPECT_EQ(a.record.bound_reservation, "k8s:pod-1");
+  ASSERT_OK_AND_ASSIGN(SubmitResult again,
+                       d->Allocate(Alloc("", {{-1, "3g.20gb", -1}}, "", "k8s:"), "kubelet-1"));
+  EXPECT_TRUE(again.replayed);
+  EXPECT_EQ(again.record.id, a.record.id);
+  ASSERT_OK_AND_ASSIGN(std::vector<DaemonJobRecord> gone, d->ReleaseAllocationsOf("k8s:pod-1"));
+  ASSERT_EQ(gone.size(), 1u);
+  // Without a reservation to bind, the owner is required.
+  StatusOr<SubmitResult> bare = d->Allocate(Alloc("", {{-1, "1g.5gb", -1}}), "");
+  EXPECT_EQ(bare.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bare.status().message(), HasSubstr("field 'owner' is required"));
+}
+
+TEST_F(DaemonTest, AllocationWithoutReservation) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  // By profile: the daemon's policy chooses now (§4: 3g.20gb@4 on an empty A100).
+  ASSERT_OK_AND_ASSIGN(SubmitResult a, d->Allocate(Alloc("k8s:a", {{-1, "3g.20gb", -1}}), ""));
+  EXPECT_EQ(a.record.instances[0].start, 4);
+  // By exact placement, of another profile.
+  ASSERT_OK_AND_ASSIGN(SubmitResult b, d->Allocate(Alloc("k8s:b", {{0, "1g.5gb", 1}}), ""));
+  EXPECT_EQ(b.record.instances[0].start, 1);
+  // A reserved placement is not taken without naming its reservation.
+  ASSERT_OK(d->Reserve(Room("k8s:c", {{0, "1g.5gb", 2}})));
+  StatusOr<SubmitResult> held = d->Allocate(Alloc("k8s:d", {{0, "1g.5gb", 2}}), "");
+  EXPECT_EQ(held.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(held.status().message(), HasSubstr("held by reservation 'k8s:c'"));
+  // No room now: refused (allocations do not queue).
+  StatusOr<SubmitResult> full = d->Allocate(Alloc("k8s:e", {{-1, "3g.20gb", -1}}), "");
+  EXPECT_EQ(full.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(full.status().message(), HasSubstr("no room for 3g.20gb now"));
+  // Bad input.
+  EXPECT_EQ(d->Allocate(Alloc("", {{-1, "3g.20gb", -1}}), "").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(d->Allocate(Alloc("k8s:f", {{-1, "9g.99gb", -1}}), "").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(d->Allocate(Alloc("k8s:g", {}, "no-such"), "").status().code(), StatusCode::kNotFound);
+}
+
+// A failed create is a failed bind: the allocation is stored as failed with
+// the reason, nothing stays held, the GPU is not stuck.
+TEST_F(DaemonTest, FailedCreateIsAFailedBind) {
+  FakeFaults faults;
+  faults.fail_create = 1;
+  auto d = Start("1xA100-40GB", faults);
+  ASSERT_NE(d, nullptr);
+  StatusOr<SubmitResult> a = d->Allocate(Alloc("slurm:5", {{0, "7g.40gb", 0}}), "");
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.status().message(), HasSubstr("injected failure"));
+  ASSERT_OK(d->Settle());
+  JobQuery q;
+  q.kind = JobKind::kAllocation;
+  JobPage all = d->ListJobs(q);
+  ASSERT_EQ(all.jobs.size(), 1u);
+  EXPECT_EQ(all.jobs[0].state, JobState::kFailed);
+  EXPECT_THAT(all.jobs[0].reason, HasSubstr("bind failed: create 7g.40gb@0 on GPU 0"));
+  EXPECT_TRUE(d->Gpus()[0].instances.empty());
+  // The next one gets the placement.
+  ASSERT_OK_AND_ASSIGN(SubmitResult b, d->Allocate(Alloc("slurm:5", {{0, "7g.40gb", 0}}), ""));
+  EXPECT_EQ(b.record.state, JobState::kRunning);
+  // A reservation whose create fails is refused, nothing held.
+  ASSERT_OK(d->ReleaseAllocation(b.record.id));
+  ASSERT_OK(d->Settle());
+}
+
+TEST_F(DaemonTest, AllocationsSurviveARestartAndBesideJobs) {
+  config_.on_shutdown = "leave";
+  std::string uuid;
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK_AND_ASSIGN(SubmitResult a, d->Allocate(Alloc("slurm:77", {{0, "3g.20gb", 0}}), ""));
+    uuid = a.record.instances[0].mig_uuid;
+    ASSERT_OK(d->Submit(Req("3g.20gb", {"sleep", "0.2"})));  // the daemon's own job, beside it
+    ASSERT_OK(d->Settle());
+    EXPECT_EQ(Get(*d, 2).instances[0].start, 4);
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  JobQuery q;
+  q.kind = JobKind::kAllocation;
+  q.owner_prefix = "slurm:";
+  JobPage p = d->ListJobs(q);
+  ASSERT_EQ(p.jobs.size(), 1u);
+  EXPECT_EQ(p.jobs[0].state, JobState::kRunning);
+  EXPECT_EQ(p.jobs[0].instances[0].mig_uuid, uuid);
+  EXPECT_EQ(At(d->Node(), 0, 0)->holder, "allocation");
+  ASSERT_TRUE(WaitTerminal(*d, 2));
+  EXPECT_EQ(Get(*d, 2).state, JobState::kSucceeded);
+  // Cancel (DELETE /v1/jobs/{id}) on an allocation releases it.
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord r, d->Cancel(p.jobs[0].id));
+  EXPECT_EQ(r.state, JobState::kReleased);
+}
+
+}  // namespace
+}  // namespace migsched

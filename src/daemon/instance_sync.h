@@ -1,0 +1,175 @@
+// InstanceSync: keeps the MIG instances on the hardware (the MigBackend)
+// in step with the model (NodeModel's Cluster). The scheduler applies a plan
+// to the model at once; InstanceSync carries out its kCreate/kDestroy steps
+// on the backend afterwards, on a thread of its own, so that a backend call
+// (NVML can take seconds) never runs under the daemon's state lock.
+//
+// * Plans are carried out in the order they were queued (Execute), one
+//   backend call at a time; steps already true on the backend are skipped
+//   (creates of an instance that is there, destroys of one that is not), so
+//   recovery can replay them.
+// * A plan stops at its first failed step. Then the plans still queued that
+//   touch the same GPUs were planned on a model that assumed the failed step
+//   succeeded: they are not attempted (their callbacks get kAborted-like
+//   kUnavailable "not attempted: ..." and are not the job's fault), and the
+//   GPUs are resynced at once, before any later plan.
+// * Resync(GPU): the backend's list is the truth. Idle model instances the
+//   backend lacks leave the model; backend instances the model lacks (a
+//   destroy that answered "in use", an instance made by someone else) are put
+//   in the model held by a placeholder (Holder::kPlaceholder, one per
+//   instance, never two) and destroyed with back-off (50 ms doubling to 5 s);
+//   when the destroy succeeds, or the instance goes by itself, the
+//   placeholder is released and the instance leaves the model. A busy model
+//   instance the backend lacks is reported (the job goes on; its owner
+//   learns it from the log and the node view).
+// * A GPU the backend cannot list (kUnavailable) is drained as unreachable
+//   (NodeModel::DrainReason::kUnreachable) until a resync lists it again;
+//   resyncs also run every `resync_interval_s`.
+// * PCIe throughput is sampled here (once a second per GPU when asked for)
+//   and cached for the views.
+//
+// Locks: the daemon's state lock (passed in) guards the model and the
+// members marked [state] below; InstanceSync takes it around its own model
+// changes and callbacks and never holds it during a backend call. `queue_mu_`
+// guards the queue (lock order: state lock, then queue_mu_).
+//
+// Thread-safety: as above; the [state] methods require the state lock held
+// by the caller.
+#ifndef MIGSCHED_DAEMON_INSTANCE_SYNC_H_
+#define MIGSCHED_DAEMON_INSTANCE_SYNC_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/plan.h"
+#include "daemon/metrics.h"
+#include "daemon/mig_backend.h"
+#include "daemon/node_model.h"
+
+namespace migsched {
+
+class InstanceSync {
+ public:
+  using Done = std::function<void(const Status&)>;
+
+  struct Options {
+    double first_backoff_s = 0.05;  // destroy retries: 50 ms doubling ...
+    double max_backoff_s = 5.0;     // ... up to 5 s
+    double resync_interval_s = 30;  // every GPU is listed again this often; 0: never
+    double pcie_interval_s = 1;     // PCIe samples per GPU when wanted
+  };
+
+  // Nothing is owned but the thread; all must outlive the sync.
+  InstanceSync(MigBackend* backend, NodeModel* model, std::mutex* state_mu, Clock* clock,
+               DaemonCounters* counters, Options options);
+  ~InstanceSync();  // Stop()s
+  InstanceSync(const InstanceSync&) = delete;
+  InstanceSync& operator=(const InstanceSync&) = delete;
+
+  void Start();
+  // Ends the thread after the plan it is carrying out; queued plans are
+  // dropped (the model keeps them; a restart resyncs with the hardware).
+  void Stop();
+  // Wakes the thread when something it carries out is done (the daemon's tick).
+  void SetOnProgress(std::function<void()> f) { on_progress_ = std::move(f); }
+
+  // ---- [state] (state lock held) ----
+
+  // What the backend has at (cluster GPU, start), or nullptr.
+  const BackendInstance* Live(int gpu, int start) const;
+  // Records an instance the backend has (found at start-up).
+  void Record(int gpu, const BackendInstance& in);
+  // Queues the backend side of `plan` (already applied to the model) after
+  // everything queued before; `done` (may be empty) is then called, with the
+  // state lock held, with OK or the first failure (the step named).
+  void Execute(Plan plan, Done done);
+  // Asks for a resync of `gpu` (done by the thread).
+  void RequestResync(int gpu);
+  // Pending destroys (backend instances held by placeholders), and whether
+  // anything is queued or being carried out.
+  size_t pending_destroys() const { return pending_.size(); }
+  bool idle() const;
+  // The latest PCIe sample of `gpu`, or nullopt (not measured). Asking
+  // turns sampling on.
+  std::optional<PcieThroughput> Pcie(int gpu);
+
+  // ---- start-up, before Start(), without the state lock ----
+
+  // Carries out `plan` on the backend now. Used by recovery.
+  Status ExecuteNow(const Plan& plan);
+  // Resyncs every GPU now.
+  void ResyncAllNow();
+
+ private:
+  struct Item {
+    Plan plan;
+    Done done;
+    bool aborted = false;
+    Status abort_reason;
+  };
+  struct PendingDestroy {
+    int gpu = 0;  // cluster index
+    int start = 0;
+    JobId placeholder = kNoJob;  // kNoJob: not in the model (unknown profile)
+    double next_try_s = 0;       // clock seconds
+    double backoff_s = 0;
+    int attempts = 0;
+  };
+
+  void Run();
+  // Carries out one item (no lock held on entry).
+  void RunItem(Item item);
+  // The backend call of one step, with the idempotence checks (no lock held).
+  Status RunStep(const Step& step);
+  // Lists `gpu` on the backend and makes the model match (no lock held).
+  void Resync(int gpu);
+  // [state] The model side of Resync, given the backend's answer.
+  void Reconcile(int gpu, const StatusOr<std::vector<BackendInstance>>& listed);
+  void RetryDueDestroys();
+  void SamplePcie();
+  double Now() const { return static_cast<double>(clock_->NowNanos()) / 1e9; }
+
+  MigBackend* backend_;
+  NodeModel* model_;
+  std::mutex* state_mu_;
+  Clock* clock_;
+  DaemonCounters* counters_;
+  Options options_;
+  std::function<void()> on_progress_;
+
+  // [state]
+  std::map<std::pair<int, int>, BackendInstance> live_;  // (cluster GPU, start) -> instance
+  std::vector<PendingDestroy> pending_;
+  JobId next_placeholder_ = 1;
+  std::set<std::pair<int, int>> reported_missing_;  // busy model instances reported lost
+  std::map<int, PcieThroughput> pcie_;
+  bool pcie_wanted_ = false;
+
+  // queue_mu_
+  mutable std::mutex queue_mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  std::set<int> resync_;
+  bool busy_ = false;  // an item is being carried out
+  bool stop_ = false;
+
+  std::thread thread_;  // the executor
+  double next_resync_s_ = 0;
+  double next_pcie_s_ = 0;
+};
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_DAEMON_INSTANCE_SYNC_H_

@@ -1,0 +1,135 @@
+// NodeApi: what the node daemon offers its clients (the HTTP API of
+// docs/api.md is a thin layer over it): jobs, the node's state,
+// reservations and allocations for cluster controllers, drains, pause,
+// metrics. The Daemon implements it; the HTTP server's tests use a stub.
+//
+// Every call is thread-safe. A call that changes state returns only once the
+// change is durable in the job store (or fails with nothing changed), so
+// what it returns is what a restart would find. Errors: kInvalidArgument
+// (a malformed request), kNotFound (unknown id, key or GPU),
+// kFailedPrecondition (valid but not possible now: a placement that is not
+// free, a drained GPU, no room now for an allocation that names no
+// placement, a terminal job, an idempotency key reused for another request),
+// kUnavailable (the daemon is stopping, the job store cannot be written, or
+// the backend failed, e.g. a failed bind: retry later).
+#ifndef MIGSCHED_DAEMON_NODE_API_H_
+#define MIGSCHED_DAEMON_NODE_API_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "daemon/job_record.h"
+#include "daemon/job_store.h"
+#include "daemon/job_table.h"
+#include "daemon/metrics.h"
+#include "sched/options.h"
+
+namespace migsched {
+
+// POST /v1/plan: what a hypothetical job would get now; nothing applied.
+struct PlanPreview {
+  bool fits_now = false;
+  std::vector<JobInstance> instances;  // where it would run (empty unless fits_now)
+  std::vector<std::string> steps;      // the plan's steps, e.g. "create 2g.10gb@4 on GPU 0"
+  std::string reason;                  // why not (never fits / no room now), or what may come first
+};
+
+// Submit and Allocate: the record, and whether it existed already (the same
+// idempotency key and request: nothing new was made).
+struct SubmitResult {
+  DaemonJobRecord record;
+  bool replayed = false;
+};
+
+// POST /v1/reservations.
+struct ReservationRequest {
+  std::string owner;                          // the owner key: the reservation's name (required)
+  std::vector<RequestedInstance> placements;  // exact placements (gpu, profile, start), 1..64
+  double ttl_s = 0;                           // seconds; 0: the configured default
+};
+
+// A reservation as the API shows it.
+struct ReservationView {
+  ReservationRecord record;
+  std::vector<JobInstance> instances;  // the placements with size and MIG UUID
+  std::vector<std::string> gpu_uuids;  // per placement
+};
+
+struct ReserveResult {
+  ReservationView reservation;
+  bool created = false;  // false: an existing reservation was renewed
+};
+
+// GET /v1/node: enough for a controller to rebuild the node's Cluster.
+struct NodeView {
+  std::string name;          // node_name or the host name
+  std::string boot_id;       // new at every start of the daemon
+  uint64_t generation = 0;   // changes with every change of what is shown here
+  double time = 0;           // Unix seconds, when the view was taken
+  std::string policy;        // the scheduler's policy
+  SchedulerOptions options;  // as it runs with them
+  bool paused = false;
+  int64_t queue_length = 0;
+  Status store;               // OK, or why the job store cannot be written
+  std::vector<GpuView> gpus;  // cluster order (= discovery order, ascending NVML index)
+  std::vector<ReservationView> reservations;
+};
+
+class NodeApi {
+ public:
+  virtual ~NodeApi() = default;
+
+  // ---- jobs ----
+  // A job that can never run here is stored as rejected (with the reason)
+  // and returned. `idempotency_key` (may be empty): a repeated call with the
+  // same key and request returns the first call's job (replayed), with
+  // another request kFailedPrecondition.
+  virtual StatusOr<SubmitResult> Submit(const JobRequest& request,
+                                        const std::string& idempotency_key) = 0;
+  virtual JobPage ListJobs(const JobQuery& query) const = 0;
+  virtual StatusOr<DaemonJobRecord> GetJob(DaemonJobId id) const = 0;
+  // Queued: cancelled at once. Running: SIGTERM, SIGKILL after kill_grace_s,
+  // then cancelled (a cancel survives a restart). An allocation: released.
+  // Terminal: kFailedPrecondition.
+  virtual StatusOr<DaemonJobRecord> Cancel(DaemonJobId id) = 0;
+  virtual StatusOr<PlanPreview> PreviewPlan(const JobRequest& request) const = 0;
+  // The combined stdout+stderr log file of a job (may not exist yet).
+  virtual std::filesystem::path LogPath(DaemonJobId id) const = 0;
+
+  // ---- the node ----
+  virtual std::vector<GpuView> Gpus() const = 0;
+  virtual NodeView Node() const = 0;
+  virtual void Pause() = 0;  // the queue is not scanned; running jobs go on
+  virtual void Resume() = 0;
+  virtual bool paused() const = 0;
+  // No new placement on `gpu` (an NVML index); kept across restarts.
+  // kNotFound for an unmanaged index.
+  virtual Status Drain(int gpu) = 0;
+  virtual Status Undrain(int gpu) = 0;
+  virtual DaemonMetrics Metrics() const = 0;
+  // OK, or why the daemon cannot take submissions now (store, state dir).
+  virtual Status Health() const = 0;
+
+  // ---- reservations (cluster controllers) ----
+  virtual StatusOr<ReserveResult> Reserve(const ReservationRequest& request) = 0;
+  // Owners starting with `prefix` ("" = all), by owner.
+  virtual std::vector<ReservationView> ListReservations(const std::string& prefix) const = 0;
+  virtual StatusOr<ReservationView> GetReservation(const std::string& owner) const = 0;
+  virtual Status ReleaseReservation(const std::string& owner) = 0;
+
+  // ---- allocations (a job without a process) ----
+  virtual StatusOr<SubmitResult> Allocate(const AllocationRequest& request,
+                                          const std::string& idempotency_key) = 0;
+  // The allocation `id` is released (its instances kept idle or destroyed as
+  // for jobs). kNotFound for an id that is not an allocation.
+  virtual StatusOr<DaemonJobRecord> ReleaseAllocation(DaemonJobId id) = 0;
+  // Every live allocation of owner `owner` is released; returns them.
+  virtual StatusOr<std::vector<DaemonJobRecord>> ReleaseAllocationsOf(const std::string& owner) = 0;
+};
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_DAEMON_NODE_API_H_

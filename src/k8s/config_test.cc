@@ -1,0 +1,95 @@
+#include "k8s/config.h"
+
+#include <gtest/gtest.h>
+
+namespace migsched::k8s {
+namespace {
+
+TEST(ExtenderConfigTest, DiscoveryWithDefaults) {
+  auto c = ParseExtenderConfig(R"(
+node_agents: {namespace: migsched-system, label_selector: app=agent, port: 7071}
+token_file: /var/run/migsched/token
+scheduler: {policy: frag-aware, threshold: 0.5}
+)",
+                               "extender.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->discovers());
+  EXPECT_EQ(c->agents_namespace, "migsched-system");
+  EXPECT_EQ(c->agents_label_selector, "app=agent");
+  EXPECT_EQ(c->agents_port, 7071);
+  EXPECT_EQ(c->listen, "0.0.0.0:8888");
+  EXPECT_EQ(c->reservation_ttl_s, 300);
+  EXPECT_TRUE(c->migration);
+  EXPECT_NE(c->scheduler_yaml.find("policy: frag-aware"), std::string::npos) << c->scheduler_yaml;
+}
+
+TEST(ExtenderConfigTest, StaticNodes) {
+  auto c = ParseExtenderConfig(R"(
+listen: 127.0.0.1:0
+nodes:
+- {name: n1, url: "http://127.0.0.1:7001"}
+- {name: n2, url: "http://127.0.0.1:7002"}
+token: abc
+migration: false
+)",
+                               "x");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->discovers());
+  ASSERT_EQ(c->nodes.size(), 2u);
+  EXPECT_EQ(c->nodes[1].url, "http://127.0.0.1:7002");
+  EXPECT_FALSE(c->migration);
+}
+
+TEST(ExtenderConfigTest, MistakesNameTheKey) {
+  struct Case {
+    std::string yaml, message;
+  };
+  const std::string ok_nodes = "nodes: [{name: n1, url: 'http://a:1'}]\ntoken: t\n";
+  for (const Case& c : std::vector<Case>{
+           {ok_nodes + "listn: 1",
+            "x: listn: unknown key (known: bind_wait_s, kube_context, "
+            "kubeconfig, listen, migrate_after_s, migration, node_agents, "
+            "nodes, reclaim_interval_s, refresh_s, reservation_ttl_s, "
+            "scheduler, token, token_file)"},
+           {"token: t\n",
+            "x: node_agents: the node daemons are missing: give node_agents or nodes"},
+           {"nodes: [{name: n1}]\ntoken: t\n", "x: nodes[0]: needs a name and a url"},
+           {"nodes: [{name: n1, url: u}, {name: n1, url: v}]\ntoken: t\n",
+            "x: nodes[1]: node 'n1' is listed twice"},
+           {"nodes: [{name: n1, url: u}]\n",
+            "x: token_file: the node daemons' token is missing: "
+            "give token_file or token"},
+           {ok_nodes + "reservation_ttl_s: 0", "x: reservation_ttl_s: must be a number >= 1"},
+           {ok_nodes + "migration: maybe", "x: migration: must be true or false"},
+           {ok_nodes + "listen: nowhere", "x: listen: must be host:port"},
+           {ok_nodes + "node_agents: {namespace: a, label_selector: b}",
+            "x: nodes: give either node_agents (discovery) or nodes (a list), not both"},
+           {"node_agents: {port: 1}\ntoken: t",
+            "x: node_agents: needs a namespace and a label_selector"},
+           {"[1, 2]", "x: (top): must be a mapping"},
+       }) {
+    auto got = ParseExtenderConfig(c.yaml, "x");
+    ASSERT_FALSE(got.ok()) << c.yaml;
+    EXPECT_EQ(got.status().message(), c.message) << c.yaml;
+  }
+}
+
+TEST(NodeAgentConfigTest, DefaultsAndMistakes) {
+  auto c = ParseNodeAgentConfig("token_file: /t\n", "agent.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->daemon_url, "http://127.0.0.1:7070");
+  EXPECT_EQ(c->device_plugin_dir, "/var/lib/kubelet/device-plugins");
+  EXPECT_EQ(c->device_nodes, (std::vector<std::string>{"/dev/nvidiactl", "/dev/nvidia-uvm",
+                                                       "/dev/nvidia-uvm-tools"}));
+  EXPECT_FALSE(c->cdi);
+  EXPECT_EQ(ParseNodeAgentConfig("token: t\ndevice_nodes: [dev/x]\n", "a").status().message(),
+            "a: device_nodes: 'dev/x' is not an absolute path");
+  EXPECT_EQ(ParseNodeAgentConfig("token: t\ndaemon_url: 127.0.0.1:7070\n", "a").status().message(),
+            "a: daemon_url: must start with http:// or https://");
+  EXPECT_EQ(ParseNodeAgentConfig("", "a").status().message(),
+            "a: token_file: the daemon's token is missing: give token_file or token");
+  EXPECT_EQ(LoadNodeAgentConfig("/nonexistent.yaml").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace migsched::k8s

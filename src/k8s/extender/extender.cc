@@ -1,0 +1,216 @@
+#include "k8s/extender/extender.h"
+
+#include <spdlog/spdlog.h>
+
+namespace migsched::k8s {
+
+using nlohmann::json;
+
+namespace {
+constexpr size_t kPodCacheSize = 10000;  // pods between a filter and their bind
+}  // namespace
+
+std::string PodOwnerKey(const std::string& uid) { return "k8s:" + uid; }
+
+json PodReservation::ToJson() const {
+  json instances_json = json::array();
+  for (const auto& i : instances) {
+    instances_json.push_back({{"container", i.container},
+                              {"gpu", i.gpu},
+                              {"gpu_uuid", i.gpu_uuid},
+                              {"profile", i.profile},
+                              {"start", i.start},
+                              {"size", i.size}});
+  }
+  return {{"node", node}, {"reservation", key}, {"instances", instances_json}};
+}
+
+StatusOr<PodReservation> PodReservation::FromJson(const json& j) {
+  try {
+    PodReservation r;
+    r.node = j.at("node").get<std::string>();
+    r.key = j.at("reservation").get<std::string>();
+    for (const auto& i : j.at("instances")) {
+      r.instances.push_back({i.at("container").get<std::string>(), i.at("gpu").get<int>(),
+                             i.value("gpu_uuid", std::string()), i.at("profile").get<std::string>(),
+                             i.at("start").get<int>(), i.at("size").get<int>()});
+    }
+    return r;
+  } catch (const json::exception& e) {
+    return InvalidArgumentError(std::string(kPlacementAnnotation) + ": " + e.what());
+  }
+}
+
+Extender::Extender(PlacementEngine* engine, KubeClient* api) : engine_(engine), api_(api) {}
+
+void Extender::Remember(const PodInfo& pod) {
+  if (pod.uid.empty()) return;
+  std::lock_guard lock(mu_);
+  if (cache_.insert_or_assign(pod.uid, pod).second) order_.push_back(pod.uid);
+  while (order_.size() > kPodCacheSize) {
+    cache_.erase(order_.front());
+    order_.pop_front();
+  }
+}
+
+Extender::Counters Extender::counters() const {
+  std::lock_guard lock(mu_);
+  return counters_;
+}
+
+namespace {
+
+// The reason every node gets for a pod migsched does not place at all.
+std::string InitContainerReason(const PodInfo& pod) {
+  std::string names;
+  for (const auto& n : pod.init_containers_with_mig)
+    names += (names.empty() ? "'" : ", '") + n + "'";
+  return "migsched places MIG instances for containers only, not for init containers (" + names +
+         " of " + pod.key() + ")";
+}
+
+}  // namespace
+
+Extender::Answer Extender::Filter(std::string_view body) {
+  auto args = ParseExtenderArgs(body);
+  {
+    std::lock_guard lock(mu_);
+    ++counters_.filter;
+    if (!args.ok()) ++counters_.bad_requests;
+  }
+  if (!args.ok()) {
+    spdlog::warn("filter: {}", args.status().message());
+    return {200, FilterErrorJson("migsched: " + args.status().message()).dump()};
+  }
+  FilterOutcome outcome;
+  const PodInfo& pod = args->pod;
+  if (!pod.has_mig()) {
+    outcome.passed = args->node_names;
+  } else if (!pod.init_containers_with_mig.empty()) {
+    const std::string why = InitContainerReason(pod);
+    for (const auto& n : args->node_names) outcome.unresolvable[n] = why;
+  } else {
+    Remember(pod);
+    const auto verdicts = engine_->Filter(pod, args->node_names);
+    for (size_t i = 0; i < args->node_names.size(); ++i) {
+      const std::string& n = args->node_names[i];
+      if (i < verdicts.size() && verdicts[i].fits) {
+        outcome.passed.push_back(n);
+      } else {
+        outcome.unresolvable[n] = i < verdicts.size() ? verdicts[i].reason : "no verdict";
+      }
+    }
+    spdlog::debug("filter {}: {} of {} nodes fit", pod.key(), outcome.passed.size(),
+                  args->node_names.size());
+  }
+  return {200, FilterResultJson(outcome, *args).dump()};
+}
+
+Extender::Answer Extender::Prioritize(std::string_view body) {
+  auto args = ParseExtenderArgs(body);
+  {
+    std::lock_guard lock(mu_);
+    ++counters_.prioritize;
+    if (!args.ok()) ++counters_.bad_requests;
+  }
+  std::vector<HostScore> scores;
+  if (!args.ok()) {
+    // HostPriorityList has no error field; kube-scheduler ignores a failed
+    // prioritize, so an empty list (no opinion) is the clear answer.
+    spdlog::warn("prioritize: {}", args.status().message());
+    return {200, HostPriorityListJson(scores).dump()};
+  }
+  const PodInfo& pod = args->pod;
+  std::vector<int64_t> s;
+  if (pod.has_mig() && pod.init_containers_with_mig.empty()) {
+    Remember(pod);
+    s = engine_->Prioritize(pod, args->node_names);
+  }
+  for (size_t i = 0; i < args->node_names.size(); ++i) {
+    scores.push_back({args->node_names[i], i < s.size() ? s[i] : 0});
+  }
+  return {200, HostPriorityListJson(scores).dump()};
+}
+
+StatusOr<PodInfo> Extender::PodForBind(const BindingArgs& args) {
+  if (!args.pod_uid.empty()) {
+    std::lock_guard lock(mu_);
+    if (auto it = cache_.find(args.pod_uid); it != cache_.end()) return it->second;
+  }
+  if (api_ == nullptr) {
+    return FailedPreconditionError(
+        "the pod's requests are unknown (no filter call for it) and "
+        "no API server is configured");
+  }
+  auto j = api_->GetPod(args.pod_namespace, args.pod_name);
+  if (!j.ok()) return j.status();
+  auto pod = ParsePod(*j);
+  if (!pod.ok()) return pod.status();
+  if (!args.pod_uid.empty() && pod->uid != args.pod_uid) {
+    return FailedPreconditionError("pod " + pod->key() + " now has uid " + pod->uid + ", not " +
+                                   args.pod_uid + " (recreated)");
+  }
+  return pod;
+}
+
+std::string Extender::BindPod(const BindingArgs& args) {
+  const std::string who = args.pod_namespace + "/" + args.pod_name;
+  if (api_ == nullptr) return "no API server configured: cannot post the Binding";
+  auto pod = PodForBind(args);
+  if (!pod.ok()) return "cannot read pod " + who + ": " + pod.status().message();
+
+  const bool mig = pod->has_mig();
+  if (mig && !pod->init_containers_with_mig.empty()) return InitContainerReason(*pod);
+  if (mig) {
+    auto reservation = engine_->Reserve(*pod, args.node);
+    if (!reservation.ok()) {
+      return "cannot reserve the MIG instances of " + who + " on " + args.node + ": " +
+             reservation.status().message();
+    }
+    Status st = api_->PatchPodMetadata(args.pod_namespace, args.pod_name, pod->uid,
+                                       {{kPlacementAnnotation, reservation->ToJson().dump()}},
+                                       {{kManagedLabel, "true"}});
+    if (!st.ok()) {
+      (void)engine_->Release(*pod, args.node);
+      return "cannot annotate " + who + ": " + st.message();
+    }
+  }
+  Status st = api_->PostBinding(args.pod_namespace, args.pod_name, pod->uid, args.node);
+  if (st.code() == StatusCode::kAlreadyExists) {
+    // A retried bind whose first Binding went through is done already.
+    auto now = api_->GetPod(args.pod_namespace, args.pod_name);
+    if (now.ok()) {
+      auto info = ParsePod(*now);
+      if (info.ok() && info->uid == pod->uid && info->node_name == args.node) st = Status::Ok();
+    }
+  }
+  if (!st.ok()) {
+    if (mig) (void)engine_->Release(*pod, args.node);
+    return "cannot bind " + who + " to " + args.node + ": " + st.message();
+  }
+  spdlog::info("bound {} to {}{}", who, args.node, mig ? " with its MIG reservation" : "");
+  return "";
+}
+
+Extender::Answer Extender::Bind(std::string_view body) {
+  auto args = ParseBindingArgs(body);
+  std::string error;
+  if (!args.ok()) {
+    error = args.status().message();
+  } else {
+    error = BindPod(*args);
+  }
+  {
+    std::lock_guard lock(mu_);
+    ++counters_.bind;
+    if (!args.ok()) ++counters_.bad_requests;
+    if (!error.empty()) ++counters_.bind_errors;
+  }
+  if (!error.empty()) {
+    spdlog::warn("bind: {}", error);
+    error = "migsched: " + error;
+  }
+  return {200, BindingResultJson(error).dump()};
+}
+
+}  // namespace migsched::k8s

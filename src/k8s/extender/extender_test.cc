@@ -1,0 +1,264 @@
+// The extender's verbs with kube-scheduler's bodies, a scripted placement
+// engine (what the cluster would decide is not the point here: the protocol
+// is) and a loopback API server that records the PATCH and the Binding.
+#include "k8s/extender/extender.h"
+
+#include <gtest/gtest.h>
+
+#include "k8s/testing/recording_api_server.h"
+#include "testing/test_util.h"
+
+namespace migsched::k8s {
+namespace {
+
+using nlohmann::json;
+
+json Fixture(const std::string& name) {
+  return migsched::testing::ReadJson(migsched::testing::TestDataDir() + "/k8s/" + name);
+}
+
+// Fits on the nodes in `fits`; scores are the node's position in `fits`
+// counting down from 10; Reserve records and answers one instance per profile.
+class ScriptedEngine : public PlacementEngine {
+ public:
+  std::vector<Verdict> Filter(const PodInfo& pod, const std::vector<std::string>& nodes) override {
+    ++filter_calls;
+    std::vector<Verdict> out;
+    for (const auto& n : nodes) {
+      const bool ok = std::find(fits.begin(), fits.end(), n) != fits.end();
+      out.push_back(
+          {ok, ok ? "" : "no " + pod.instance_profiles().front() + " placement free on " + n});
+    }
+    return out;
+  }
+  std::vector<int64_t> Prioritize(const PodInfo&, const std::vector<std::string>& nodes) override {
+    std::vector<int64_t> out;
+    for (const auto& n : nodes) {
+      auto it = std::find(fits.begin(), fits.end(), n);
+      out.push_back(it == fits.end() ? 0 : 10 - (it - fits.begin()));
+    }
+    return out;
+  }
+  StatusOr<PodReservation> Reserve(const PodInfo& pod, const std::string& node) override {
+    reserved.push_back(pod.uid + "@" + node);
+    if (!reserve_error.ok()) return reserve_error;
+    PodReservation r{node, PodOwnerKey(pod.uid), {}};
+    int start = 0;
+    for (const auto& c : pod.containers) {
+      for (const auto& req : c.requests) {
+        for (int i = 0; i < req.count; ++i) {
+          r.instances.push_back({c.container, 1, "GPU-1", req.profile, start, 1});
+          ++start;
+        }
+      }
+    }
+    return r;
+  }
+  Status Release(const PodInfo& pod, const std::string& node) override {
+    released.push_back(pod.uid + "@" + node);
+    return Status::Ok();
+  }
+  std::vector<std::string> fits;
+  int filter_calls = 0;
+  std::vector<std::string> reserved, released;
+  Status reserve_error;
+};
+
+class ExtenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    client = api.StartWithClient();
+    ASSERT_NE(client, nullptr);
+    extender = std::make_unique<Extender>(&engine, client.get());
+  }
+  json Args(const json& pod) {
+    return {{"Pod", pod},
+            {"Nodes", nullptr},
+            {"NodeNames", {"gpu-node-1", "gpu-node-2", "gpu-node-3"}}};
+  }
+  RecordingApiServer api;
+  std::unique_ptr<KubeClient> client;
+  ScriptedEngine engine;
+  std::unique_ptr<Extender> extender;
+};
+
+TEST_F(ExtenderTest, FilterKeepsTheNodesThatFitAndGivesTheOthersTheirReason) {
+  engine.fits = {"gpu-node-2"};
+  const Extender::Answer a = extender->Filter(Fixture("filter-args.json").dump());
+  EXPECT_EQ(a.http_status, 200);
+  EXPECT_EQ(json::parse(a.body), json::parse(R"({
+      "Nodes": null, "NodeNames": ["gpu-node-2"], "FailedNodes": {},
+      "FailedAndUnresolvableNodes": {"gpu-node-1": "no 3g.20gb placement free on gpu-node-1",
+                                     "gpu-node-3": "no 3g.20gb placement free on gpu-node-3"},
+      "Error": ""})"));
+}
+
+TEST_F(ExtenderTest, APodWithoutMigPassesThroughUntouched) {
+  const json args = Args(Fixture("pod-no-mig.json"));
+  const json f = json::parse(extender->Filter(args.dump()).body);
+  EXPECT_EQ(f["NodeNames"], json({"gpu-node-1", "gpu-node-2", "gpu-node-3"}));
+  EXPECT_EQ(f["FailedAndUnresolvableNodes"], json::object());
+  EXPECT_EQ(f["Error"], "");
+  const json p = json::parse(extender->Prioritize(args.dump()).body);
+  EXPECT_EQ(p,
+            json::parse(R"([{"Host": "gpu-node-1", "Score": 0}, {"Host": "gpu-node-2", "Score": 0},
+                               {"Host": "gpu-node-3", "Score": 0}])"));
+  EXPECT_EQ(engine.filter_calls, 0);
+}
+
+TEST_F(ExtenderTest, AMalformedBodyGetsA200WithAnErrorNeverA5xx) {
+  for (const std::string body : {"", "{", "[1]", R"({"NodeNames": ["a"]})",
+                                 R"({"Pod": {"metadata": {"name": "p"}, "spec": {"containers": [
+                                     {"name": "c", "resources": {"limits": {"nvidia.com/mig-1g.5gb": "1.5"}}}]}},
+                                     "NodeNames": ["a"]})"}) {
+    const Extender::Answer f = extender->Filter(body);
+    EXPECT_EQ(f.http_status, 200) << body;
+    const json j = json::parse(f.body);
+    EXPECT_TRUE(j["NodeNames"].is_null());
+    EXPECT_EQ(j["Error"].get<std::string>().rfind("migsched: ", 0), 0u) << j["Error"];
+    const Extender::Answer p = extender->Prioritize(body);
+    EXPECT_EQ(p.http_status, 200);
+    EXPECT_EQ(json::parse(p.body), json::array());
+    const Extender::Answer b = extender->Bind(body);
+    EXPECT_EQ(b.http_status, 200);
+    EXPECT_NE(json::parse(b.body)["Error"], "");
+  }
+  EXPECT_EQ(engine.filter_calls, 0);
+  EXPECT_EQ(extender->counters().bad_requests, 15);
+}
+
+TEST_F(ExtenderTest, InitContainersWithMigAreRefusedOnEveryNodeWithTheReason) {
+  json pod = Fixture("pod-3g.20gb.json");
+  pod["spec"]["initContainers"] = pod["spec"]["containers"];
+  pod["spec"]["initContainers"][0]["name"] = "warmup";
+  const json f = json::parse(extender->Filter(Args(pod).dump()).body);
+  EXPECT_EQ(f["NodeNames"], json::array());
+  EXPECT_EQ(f["FailedAndUnresolvableNodes"]["gpu-node-2"],
+            "migsched places MIG instances for containers only, not for init containers "
+            "('warmup' of ml/train-x7k2p)");
+}
+
+TEST_F(ExtenderTest, PrioritizeScoresFromTheEngine) {
+  engine.fits = {"gpu-node-3", "gpu-node-1"};
+  const json p = json::parse(extender->Prioritize(Fixture("filter-args.json").dump()).body);
+  EXPECT_EQ(p,
+            json::parse(R"([{"Host": "gpu-node-1", "Score": 9}, {"Host": "gpu-node-2", "Score": 0},
+                               {"Host": "gpu-node-3", "Score": 10}])"));
+}
+
+TEST_F(ExtenderTest, BindReservesAnnotatesThenPostsTheBinding) {
+  const json pod = Fixture("pod-3g.20gb.json");
+  api.AddPod(pod);
+  engine.fits = {"gpu-node-2"};
+  (void)extender->Filter(Fixture("filter-args.json").dump());  // kube-scheduler filters first
+  const json b = json::parse(extender->Bind(Fixture("bind-args.json").dump()).body);
+  EXPECT_EQ(b, json::parse(R"({"Error": ""})"));
+  EXPECT_EQ(engine.reserved,
+            (std::vector<std::string>{"5d0c6a7e-3f4b-4c1d-9e2a-6b7c8d9e0f11@gpu-node-2"}));
+  EXPECT_TRUE(engine.released.empty());
+
+  const auto reqs = api.requests();
+  ASSERT_EQ(reqs.size(), 2u);  // the pod came from the filter call: no GET
+  EXPECT_EQ(reqs[0].method, "PATCH");
+  const json patch = json::parse(reqs[0].body);
+  EXPECT_EQ(patch["metadata"]["uid"], "5d0c6a7e-3f4b-4c1d-9e2a-6b7c8d9e0f11");
+  EXPECT_EQ(patch["metadata"]["labels"], json::parse(R"({"migsched.io/managed": "true"})"));
+  EXPECT_EQ(
+      json::parse(patch["metadata"]["annotations"]["migsched.io/placement"].get<std::string>()),
+      json::parse(
+          R"({"node": "gpu-node-2", "reservation": "k8s:5d0c6a7e-3f4b-4c1d-9e2a-6b7c8d9e0f11",
+                            "instances": [{"container": "train", "gpu": 1, "gpu_uuid": "GPU-1",
+                                           "profile": "3g.20gb", "start": 0, "size": 1}]})"));
+  EXPECT_EQ(reqs[1].method, "POST");
+  EXPECT_EQ(reqs[1].path, "/api/v1/namespaces/ml/pods/train-x7k2p/binding");
+  EXPECT_EQ(api.Pod("ml", "train-x7k2p")->at("spec").at("nodeName"), "gpu-node-2");
+}
+
+TEST_F(ExtenderTest, BindWithoutAFilterCallReadsThePodFromTheApiServer) {
+  api.AddPod(Fixture("pod-two-containers.json"));
+  const json args = {{"PodName", "infer-q9w8e"},
+                     {"PodNamespace", "serving"},
+                     {"PodUID", "77aa1c20-5b6e-4f70-8a91-b2c3d4e5f601"},
+                     {"Node", "gpu-node-1"}};
+  EXPECT_EQ(json::parse(extender->Bind(args.dump()).body)["Error"], "");
+  const auto reqs = api.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].method, "GET");
+  // All three instances of the two containers in one reservation.
+  const json placement = json::parse(api.Pod("serving", "infer-q9w8e")
+                                         ->at("metadata")
+                                         .at("annotations")
+                                         .at("migsched.io/placement")
+                                         .get<std::string>());
+  ASSERT_EQ(placement["instances"].size(), 3u);
+  EXPECT_EQ(placement["instances"][2]["container"], "embed");
+  EXPECT_EQ(placement["instances"][2]["profile"], "2g.10gb");
+}
+
+TEST_F(ExtenderTest, AFailedBindingReleasesTheReservation) {
+  api.AddPod(Fixture("pod-3g.20gb.json"));
+  api.FailNext("/binding", 500, "etcdserver: request timed out");
+  const json b = json::parse(extender->Bind(Fixture("bind-args.json").dump()).body);
+  EXPECT_EQ(b["Error"],
+            "migsched: cannot bind ml/train-x7k2p to gpu-node-2: POST "
+            "/api/v1/namespaces/ml/pods/train-x7k2p/binding: HTTP 500: etcdserver: request "
+            "timed out");
+  EXPECT_EQ(engine.released, engine.reserved);
+  EXPECT_EQ(extender->counters().bind_errors, 1);
+}
+
+TEST_F(ExtenderTest, ABindRetriedAfterItsBindingWentThroughSucceeds) {
+  json pod = Fixture("pod-3g.20gb.json");
+  pod["spec"]["nodeName"] = "gpu-node-2";  // the first attempt's Binding was stored
+  api.AddPod(pod);
+  EXPECT_EQ(json::parse(extender->Bind(Fixture("bind-args.json").dump()).body)["Error"], "");
+  EXPECT_TRUE(engine.released.empty());
+}
+
+TEST_F(ExtenderTest, AReservationThatFailsIsTheBindError) {
+  api.AddPod(Fixture("pod-3g.20gb.json"));
+  engine.reserve_error =
+      Status(StatusCode::kResourceExhausted, "3g.20gb@4 on GPU 1 is taken by k8s:other");
+  const json b = json::parse(extender->Bind(Fixture("bind-args.json").dump()).body);
+  EXPECT_EQ(b["Error"],
+            "migsched: cannot reserve the MIG instances of ml/train-x7k2p on gpu-node-2: "
+            "3g.20gb@4 on GPU 1 is taken by k8s:other");
+  // Nothing was written to the pod, and it is not bound.
+  for (const auto& r : api.requests()) EXPECT_EQ(r.method, "GET");
+  EXPECT_FALSE(api.Pod("ml", "train-x7k2p")->at("spec").contains("nodeName"));
+}
+
+TEST_F(ExtenderTest, ABindOfARecreatedPodIsRefused) {
+  json pod = Fixture("pod-3g.20gb.json");
+  pod["metadata"]["uid"] = "new-uid";
+  api.AddPod(pod);
+  const json b = json::parse(extender->Bind(Fixture("bind-args.json").dump()).body);
+  EXPECT_EQ(b["Error"],
+            "migsched: cannot read pod ml/train-x7k2p: pod ml/train-x7k2p now has uid new-uid, "
+            "not 5d0c6a7e-3f4b-4c1d-9e2a-6b7c8d9e0f11 (recreated)");
+  EXPECT_TRUE(engine.reserved.empty());
+}
+
+TEST_F(ExtenderTest, APodWithoutMigIsBoundWithoutAReservation) {
+  api.AddPod(Fixture("pod-no-mig.json"));
+  const json args = {{"PodName", "etl-m3n4b"},
+                     {"PodNamespace", "ml"},
+                     {"PodUID", "0f9e8d7c-6b5a-4493-8271-605f4e3d2c1b"},
+                     {"Node", "gpu-node-3"}};
+  EXPECT_EQ(json::parse(extender->Bind(args.dump()).body)["Error"], "");
+  EXPECT_TRUE(engine.reserved.empty());
+  EXPECT_EQ(api.Pod("ml", "etl-m3n4b")->at("spec").at("nodeName"), "gpu-node-3");
+}
+
+TEST(PodReservationTest, TheAnnotationRoundTrips) {
+  PodReservation r{
+      "n1", "k8s:u", {{"c", 0, "GPU-a", "4g.20gb", 0, 4}, {"c", 1, "GPU-b", "1g.5gb", 6, 1}}};
+  auto back = PodReservation::FromJson(r.ToJson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->instances, r.instances);
+  EXPECT_EQ(back->node, "n1");
+  EXPECT_FALSE(PodReservation::FromJson(json{{"node", "n1"}}).ok());
+}
+
+}  // namespace
+}  // namespace migsched::k8s
