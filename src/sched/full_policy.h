@@ -46,10 +46,16 @@ bool JointPlacementByDefault(std::string_view policy);
 // Which of the options that `full` has own defaults for the user set explicitly (e.g. on the
 // command line): those keep the user's value.
 struct ExplicitOptions {
-  bool metric = false;            // --metric
-  bool reserve_full = false;      // --reserve-full
-  bool max_skip_seconds = false;  // --max-skip-seconds
-  bool joint_placement = false;   // --joint-placement
+  bool metric = false;                 // --metric
+  bool reserve_full = false;           // --reserve-full
+  bool max_skip_seconds = false;       // --max-skip-seconds
+  bool joint_placement = false;        // --joint-placement
+  bool reservation = false;            // --reservation
+  bool evacuation = false;             // --evacuation
+  bool evacuation_min_wait = false;    // --evacuation-min-wait
+  bool evacuation_min_slices = false;  // --evacuation-min-slices
+  bool evacuation_when = false;        // --evacuation-when
+  bool migration_order = false;        // --migration-order
 };
 
 // `options` as policy `policy` runs with them: for "full", each of metric, reserve_full and

@@ -344,72 +344,53 @@ class Pass {
   // ---- 1. evacuation of reserved placements ----
 
   Status Evacuate(const Reservation& r) {
-    if (r.gpu < 0 || r.gpu >= cluster_->size()) return Status();
-    const GpuState& g = cluster_->gpu(r.gpu);
-    const GpuModel& m = g.model();
-    const ConfigTable& t = g.table();
+    if (r.hold || r.gpu < 0 || r.gpu >= cluster_->size()) return Status();
+    const GpuState& g0 = cluster_->gpu(r.gpu);
+    const GpuModel& m = g0.model();
+    const ConfigTable& t = g0.table();
     const int slot = m.SlotOf(r.profile, r.start);
     if (slot < 0) return Status();
-    ConfigId rest = g.settled_config();
+    ConfigId rest = g0.settled_config();
     if (t.Add(rest, slot) != kInvalidConfig) return Status();  // free once copies switch over
-    std::vector<const Instance*> blockers, others;
-    for (const Instance& in : g.instances()) {
+    // The blockers: those overlapping the placement, then, while the compute
+    // slices do not suffice, the latest-ending others (by start, to find them
+    // again after each move changes the GPU).
+    struct Blocker {
+      int start;
+      double end;
+    };
+    std::vector<Blocker> blockers, others;
+    for (const Instance& in : g0.instances()) {
       if (!in.busy() || in.migration == MigrationRole::kSource) continue;
+      const Blocker b{in.start, ctx_.expected_end_s(in.job)};
       if (m.slots()[in.slot].unit_mask & m.slots()[slot].unit_mask) {
-        blockers.push_back(&in);
+        blockers.push_back(b);
         rest = t.Remove(rest, in.slot);
       } else {
-        others.push_back(&in);
+        others.push_back(b);
       }
     }
-    std::stable_sort(others.begin(), others.end(), [&](const Instance* a, const Instance* b) {
-      return ctx_.expected_end_s(a->job) > ctx_.expected_end_s(b->job);
-    });
-    for (const Instance* in : others) {
+    std::stable_sort(others.begin(), others.end(),
+                     [](const Blocker& a, const Blocker& b) { return a.end > b.end; });
+    for (const Blocker& b : others) {
       if (t.Add(rest, slot) != kInvalidConfig) break;
-      blockers.push_back(in);
-      rest = t.Remove(rest, in->slot);
+      blockers.push_back(b);
+      rest = t.Remove(rest, g0.instances()[g0.IndexAt(b.start)].slot);
     }
-    double end_all = -kInf, end_rest = ctx_.now_s;
-    std::vector<const Instance*> movers;
-    for (const Instance* in : blockers) {
-      const double end = ctx_.expected_end_s(in->job);
-      end_all = std::max(end_all, end);
-      if (Rights(*in) == MoveRights::kAny && ctx_.job(in->job) != nullptr) {
-        movers.push_back(in);
-      } else {
-        end_rest = std::max(end_rest, end);
-      }
-    }
-    if (movers.empty() || !(end_rest < end_all)) return Status();
-    // Every mover needs a target, else none moves. When each has a target on
-    // a GPU of its own now, they all still will after the others moved (the
-    // others only change their own targets' GPUs); otherwise dry-run the
-    // moves on a copy of the cluster.
-    std::set<int> target_gpus;
-    bool distinct = true;
-    for (const Instance* in : movers) {
-      std::optional<Target> to = BestElsewhere(*cluster_, *ctx_.job(in->job), r.gpu);
-      if (!to) return Status();
-      distinct = distinct && target_gpus.insert(to->gpu).second;
-    }
-    if (!distinct) {
-      Cluster scratch = *cluster_;
-      for (const Instance* in : movers) {
-        std::optional<Target> to = BestElsewhere(scratch, *ctx_.job(in->job), r.gpu);
-        if (!to) return Status();
-        RETURN_IF_ERROR(ApplyPlan(MigrationBeginPlan(scratch, MoveOf(r.gpu, *in, *to)), &scratch)
-                            .WithPrefix("migration planner"));
-      }
-    }
-    // The same choices on the cluster itself.
-    std::vector<int> starts;
-    for (const Instance* in : movers) starts.push_back(in->start);
-    for (int start : starts) {
+    // §13 draining: the latest-ending blocker first, while moving it makes the
+    // placement free sooner (it ends after every blocker left) and it may
+    // leave its GPU and finds a target; the first that cannot stops it.
+    std::stable_sort(blockers.begin(), blockers.end(),
+                     [](const Blocker& a, const Blocker& b) { return a.end > b.end; });
+    for (size_t i = 0; i < blockers.size(); ++i) {
+      const double rest_end = i + 1 < blockers.size() ? blockers[i + 1].end : ctx_.now_s;
+      if (!(blockers[i].end > rest_end)) break;
       const GpuState& g = cluster_->gpu(r.gpu);
-      const Instance& in = g.instances()[g.IndexAt(start)];
-      std::optional<Target> to = BestElsewhere(*cluster_, *ctx_.job(in.job), r.gpu);
-      if (!to) return InternalError("migration planner: an evacuation target vanished");
+      const Instance& in = g.instances()[g.IndexAt(blockers[i].start)];
+      const Job* spec = ctx_.job(in.job);
+      if (Rights(in) != MoveRights::kAny || spec == nullptr) break;
+      std::optional<Target> to = BestElsewhere(*cluster_, *spec, r.gpu);
+      if (!to) break;
       RETURN_IF_ERROR(Begin(MoveOf(r.gpu, in, *to)));
     }
     return Status();
