@@ -166,6 +166,47 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->check(FiniteNumber("a finite number", any))
       ->each([f](const std::string&) { f->explicit_options.max_skip_seconds = true; })
       ->capture_default_str();
+  cmd->add_option("--reservation", f->reservation,
+                  "Look-ahead reservation (§13, with --max-skip-seconds): easy (the head of the "
+                  "queue only) or conservative (each of the first --reservation-depth overdue "
+                  "waiting jobs)")
+      ->check(CLI::IsMember({"easy", "conservative"}))
+      ->each([f](const std::string&) { f->explicit_options.reservation = true; })
+      ->capture_default_str();
+  cmd->add_option("--reservation-depth", f->reservation_depth,
+                  "Conservative reservation: how many waiting jobs may hold reservations")
+      ->check(WholeNumber(1, INT32_MAX))
+      ->capture_default_str();
+  cmd->add_option("--evacuation", f->evacuation,
+                  "Evacuation (§13, policies that migrate): move running jobs to open a "
+                  "placement for a waiting job now: off, head (the head of the queue) or queue "
+                  "(any waiting job)")
+      ->check(CLI::IsMember({"off", "head", "queue"}))
+      ->each([f](const std::string&) { f->explicit_options.evacuation = true; })
+      ->capture_default_str();
+  cmd->add_option("--evacuation-min-wait", f->evacuation_min_wait,
+                  "Evacuate only for jobs that have waited at least this many seconds")
+      ->check(FiniteNumber("a finite number >= 0", non_negative))
+      ->each([f](const std::string&) { f->explicit_options.evacuation_min_wait = true; })
+      ->capture_default_str();
+  cmd->add_option("--evacuation-min-slices", f->evacuation_min_slices,
+                  "Evacuate only for jobs asking for at least this many compute slices")
+      ->check(WholeNumber(0, INT32_MAX))
+      ->each([f](const std::string&) { f->explicit_options.evacuation_min_slices = true; })
+      ->capture_default_str();
+  cmd->add_option("--evacuation-when", f->evacuation_when,
+                  "Evacuate at the waiting job's turn in the queue scan, before later jobs "
+                  "backfill (before-backfill), or after the scan with the room backfill left "
+                  "(after-backfill)")
+      ->check(CLI::IsMember({"before-backfill", "after-backfill"}))
+      ->each([f](const std::string&) { f->explicit_options.evacuation_when = true; })
+      ->capture_default_str();
+  cmd->add_option("--migration-order", f->migration_order,
+                  "At an instant with a completion, run the migration pass after the queue scan "
+                  "(after-scan) or before it (before-scan) (§13, policies that migrate)")
+      ->check(CLI::IsMember({"after-scan", "before-scan"}))
+      ->each([f](const std::string&) { f->explicit_options.migration_order = true; })
+      ->capture_default_str();
   cmd->add_option(
          "--max-wait", f->max_wait,
          "Reject a queued job once its wait reaches this many seconds (§5); < 0 = no limit")
@@ -297,6 +338,13 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   s.scheduler.reserve_full = f.reserve_full;
   s.scheduler.joint_placement = f.joint_placement == "on";
   s.scheduler.max_skip_seconds = f.max_skip_seconds;
+  ASSIGN_OR_RETURN(s.scheduler.reservation, ParseReservationMode(f.reservation));
+  s.scheduler.reservation_depth = f.reservation_depth;
+  ASSIGN_OR_RETURN(s.scheduler.evacuation, ParseEvacuationScope(f.evacuation));
+  s.scheduler.evacuation_min_wait_s = f.evacuation_min_wait;
+  s.scheduler.evacuation_min_slices = f.evacuation_min_slices;
+  s.scheduler.evacuation_after_backfill = f.evacuation_when == "after-backfill";
+  s.scheduler.migrate_before_scan = f.migration_order == "before-scan";
   s.scheduler.max_wait_s = f.max_wait;
   s.scheduler.idle_ttl_s = f.idle_ttl;
   s.scheduler.migration = f.migration;
@@ -416,6 +464,13 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
     return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v);
   };
   j["max_skip_seconds"] = off_if_negative(scheduler.max_skip_seconds);
+  j["reservation"] = ReservationModeName(scheduler.reservation);
+  j["reservation_depth"] = scheduler.reservation_depth;
+  j["evacuation"] = EvacuationScopeName(scheduler.evacuation);
+  j["evacuation_min_wait_s"] = scheduler.evacuation_min_wait_s;
+  j["evacuation_min_slices"] = scheduler.evacuation_min_slices;
+  j["evacuation_when"] = scheduler.evacuation_after_backfill ? "after-backfill" : "before-backfill";
+  j["migration_order"] = scheduler.migrate_before_scan ? "before-scan" : "after-scan";
   j["max_wait_s"] = off_if_negative(scheduler.max_wait_s);
   j["idle_ttl_s"] = off_if_negative(scheduler.idle_ttl_s);
   const SchedulerOptions::Migration& mg = scheduler.migration;

@@ -48,6 +48,14 @@ struct SimFlags {
 
   // §5 queue options and idle-instance retention, seconds; < 0 = off.
   double max_skip_seconds = -1;  // --max-skip-seconds
+  // §13 look-ahead reservation, evacuation and the order at a completion.
+  std::string reservation = "easy";  // --reservation easy|conservative
+  int reservation_depth = 8;         // --reservation-depth
+  std::string evacuation = "off";    // --evacuation off|head|queue
+  double evacuation_min_wait = 0;    // --evacuation-min-wait
+  int evacuation_min_slices = 0;     // --evacuation-min-slices
+  std::string evacuation_when = "before-backfill";  // --evacuation-when before-backfill|after-backfill
+  std::string migration_order = "after-scan";  // --migration-order after-scan|before-scan
   double max_wait = -1;          // --max-wait
   double idle_ttl = -1;          // --idle-ttl
   // §6 migration knobs (--defrag-interval, --max-moves-per-pass,

@@ -122,6 +122,7 @@ const std::vector<ReportMetric>& OnlineMetrics() {
       Row("reconfigurations_saved_by_retention", F::kCount),
       Row("idle_expirations", F::kCount),
       Row("joint_starts", F::kCount),
+      Row("evacuations", F::kCount),
       Row("migrations", F::kCount),
       Row("migrations_intra", F::kCount),
       Row("migrations_inter", F::kCount),

@@ -81,6 +81,7 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["reconfigurations_saved_by_retention"] = m.reconfigurations_saved_by_retention;
   j["idle_expirations"] = m.idle_expirations;
   j["joint_starts"] = m.joint_starts;
+  j["evacuations"] = m.evacuations;
   j["decisions"] = m.decisions;
   j["decision_us_mean"] = m.decision_us_mean;
   j["decision_us_p99"] = m.decision_us_p99;
@@ -148,6 +149,7 @@ const std::vector<MetricInfo>& MetricInfos() {
        B::kHigher},
       {"idle_expirations", "idle instances expired (--idle-ttl)", B::kNeither},
       {"joint_starts", "jobs started by joint placement (§12)", B::kNeither},
+      {"evacuations", "evacuations begun (§13)", B::kNeither},
       {"decisions", "placement attempts", B::kNeither},
       {"decision_us_mean", "decision time mean (µs, wall clock)", B::kLower},
       {"decision_us_p99", "decision time p99 (µs, wall clock)", B::kLower},

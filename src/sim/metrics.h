@@ -59,6 +59,9 @@
 //   joint_starts      jobs started by joint placement (§12): a job that found
 //                     no placement on its own and started with the jobs its
 //                     queue scan had placed before it (0 when it is off)
+//   evacuations       evacuations begun (§13): sets of moves of running jobs
+//                     that open a placement for a waiting job (the moves
+//                     themselves are counted in migrations)
 //   jobs_per_day      completed / (makespan / 86400)
 //   energy_kwh        estimated energy over the makespan, kWh (sim/energy.h: idle
 //                     power of every GPU plus power per busy compute slice, from
@@ -162,6 +165,7 @@ struct Metrics {
   int64_t reconfigurations_saved_by_retention = 0;
   int64_t idle_expirations = 0;
   int64_t joint_starts = 0;
+  int64_t evacuations = 0;  // §13 evacuations begun (their moves are in migrations)
 
   int64_t decisions = 0;  // placement attempts timed
   double decision_us_mean = 0, decision_us_p99 = 0;
