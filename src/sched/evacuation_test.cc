@@ -305,7 +305,9 @@ TEST(EvacuationRandomTest, MatchesEveryMoveSetAndKeepsTheInvariants) {
     Cluster copy = c;
     for (const MigrationMove& mv : p->moves) {
       ASSERT_NE(rights[mv.job], MoveRights::kNone);
-      if (rights[mv.job] == MoveRights::kIntra) ASSERT_EQ(mv.to.gpu, mv.from.gpu);
+      if (rights[mv.job] == MoveRights::kIntra) {
+        ASSERT_EQ(mv.to.gpu, mv.from.gpu);
+      }
       ASSERT_EQ(mv.from.gpu, p->gpu);
       Status st = ApplyPlan(MigrationBeginPlan(copy, mv), &copy);
       ASSERT_TRUE(st.ok()) << st.ToString();

@@ -103,6 +103,13 @@ struct ExplicitOptions {
   bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
+  // §13 (the simulator's flags; no policy has defaults of its own for them yet).
+  bool reservation = false;            // --reservation
+  bool evacuation = false;             // --evacuation
+  bool evacuation_min_wait = false;    // --evacuation-min-wait
+  bool evacuation_min_slices = false;  // --evacuation-min-slices
+  bool evacuation_when = false;        // --evacuation-when
+  bool migration_order = false;        // --migration-order
 };
 
 }  // namespace migsched

@@ -112,8 +112,12 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
   if (job.count <= 1) {
     // A retry of a request that found nothing: if no GPU changed since has a
     // candidate, the answer is the same (the GPUs that did not change offer
-    // none still) and the policy is not asked. Not for the naive reference.
-    const bool memo = policy_->FeasibilityIsPerGpu() && cluster_->grouping();
+    // none still) and the policy is not asked. Not for the naive reference,
+    // and not while some GPU is reserved or held (§5, §13): opening one is no
+    // change the cluster's journal records, so a failure seen with it closed
+    // must not stand for the scan's backfill onto it.
+    const bool memo =
+        policy_->FeasibilityIsPerGpu() && cluster_->grouping() && cluster_->num_reserved() == 0;
     std::vector<int> shape;
     if (memo) {
       for (const auto& [m, p] : req.profile_by_model) shape.push_back(p);
@@ -126,7 +130,7 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
     // A policy that ignored a reservation (§5) or a drain gets no placement there.
     if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
     if (memo) {
-      if (!c && cluster_->num_reserved() == 0) {
+      if (!c) {
         failed_at_[shape] = cluster_->change_cursor();
       } else {
         failed_at_.erase(shape);
