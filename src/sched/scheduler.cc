@@ -497,6 +497,22 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
   q.target_ok = [&open, &own](int g) { return open(g) && !own[g]; };
   std::optional<EvacuationPlan> plan = PlanEvacuation(*cluster_, q);
   if (!plan) return false;
+  // Worth it only if the moves free the placement sooner than waiting for the
+  // blockers to end: the longest copy plus the switch-over against the latest
+  // expected end (unknown ends count as never).
+  double moved_by = now_s_, ends_by = now_s_;
+  const GpuModel& m = cluster_->gpu(plan->gpu).model();
+  for (const MigrationMove& mv : plan->moves) {
+    const Job* spec = q.job_of(mv.job);
+    const double copy =
+        spec != nullptr && spec->migratable == Migratable::kCheckpoint
+            ? MigrationCopySeconds(static_cast<double>(m.profile(mv.from.profile).memory_mib),
+                                   options_.migration)
+            : 0;
+    moved_by = std::max(moved_by, now_s_ + copy + options_.migration.switch_s);
+    ends_by = std::max(ends_by, ExpectedEnd(mv.job));
+  }
+  if (!(moved_by < ends_by)) return false;
   RETURN_IF_ERROR(BeginEvacuation(id, *plan));
   // The hold supersedes the job's reservations (they wait for ends).
   std::erase_if(reservations_, [id](const Reservation& r) { return r.job == id; });
@@ -821,6 +837,11 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
   // Evacuations begun in the scans since the last kFragmented pass come first.
   std::vector<MigrationStart> begun;
   if (trigger == MigrationTrigger::kFragmented) begun.swap(evacuation_starts_);
+  // Only moves still in flight (a job may have ended, or its move switched over, since).
+  std::erase_if(begun, [this](const MigrationStart& st) {
+    auto m = migrating_.find(st.move.job);
+    return m == migrating_.end() || !(m->second.to == st.move.to);
+  });
   MigrationContext ctx;
   ctx.trigger = trigger;
   ctx.options = &options_;

@@ -267,7 +267,9 @@ class Scheduler {
   // began at least cooldown_s ago, and `can_move`; latency-sensitive jobs
   // only within their GPU. kFragmented aims at the requests of the last
   // ScheduleQueue that found only fragmented room at their first try (then
-  // forgotten); a pass without any does nothing.
+  // forgotten); a pass without any does nothing. A kFragmented pass returns
+  // first the §13 evacuation moves begun by the scans since the previous one
+  // that are still in flight (MigrationStart::for_job set; already applied).
   StatusOr<std::vector<MigrationStart>> RunMigrationPass(
       MigrationTrigger trigger, const std::function<bool(JobId)>& can_move);
   // Whether the last ScheduleQueue left requests for a kFragmented pass
@@ -283,7 +285,8 @@ class Scheduler {
   // has waited at least evacuation_min_wait_s and asks for at least
   // evacuation_min_slices compute slices, for which moving running jobs
   // would open a placement now (sched/evacuation.h PlanEvacuation, on GPUs no
-  // other job holds or reserves and that the scan has not placed on), has
+  // other job holds or reserves and that the scan has not placed on) sooner
+  // than the blockers' latest expected end (copy + switch-over, §6), has
   // those moves begun at once, inside the scan (so that the jobs the scan
   // places after it cannot take their targets), and gets a *hold* on the
   // placement's GPU: for the rest of the scan and every later one no other
