@@ -1,4 +1,4 @@
-// Terminal and JSON output of replicated runs (docs/algorithms.md §13
+// Terminal and JSON output of replicated runs (docs/algorithms.md §9
 // "Replicas"; statistics in sim/replicas.h): every figure as the mean over
 // the replicas with the half-width of its 95% confidence interval, and for
 // `compare` the paired change of each policy against the first one.

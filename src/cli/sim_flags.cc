@@ -501,7 +501,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
 
 void AddReplicaFlags(CLI::App* cmd, SimFlags* f) {
   cmd->add_option("--replicas", f->replicas,
-                  "Runs of every simulation that differ only by a seeded perturbation (§13): "
+                  "Runs of every simulation that differ only by a seeded perturbation (§9): "
                   "replica r uses --seed + r; a workload with its own arrival times is jittered "
                   "(--jitter). Every figure is then the mean with its 95% confidence interval")
       ->check(WholeNumber(1, 10000))

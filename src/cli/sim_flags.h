@@ -73,7 +73,7 @@ struct SimFlags {
   bool fill_target_given = false;
   bool no_memory_check = false;  // --no-memory-check (cli/memory_check.h)
 
-  // Replicas (§13, sim/replicas.h): --replicas N runs of every simulation, replica r with seed
+  // Replicas (§9, sim/replicas.h): --replicas N runs of every simulation, replica r with seed
   // --seed + r, and --jitter F for workloads whose arrivals are not drawn from the seed.
   int replicas = 1;
   double jitter = 0.05;  // sim/replicas.h kDefaultJitter
@@ -104,7 +104,7 @@ struct SimSetup {
   std::vector<std::string> notes;  // e.g. "skipped 861 pending pods without scheduled_time"
   std::string workload_label;      // e.g. "alibaba:openb_pod_list_default.csv (7064 jobs)"
   double offered_load = 0;         // target load of regenerated arrivals; 0 if kept from a file
-  // How replicas of this setting differ (§13): "seed" (the workload or its arrivals are drawn
+  // How replicas of this setting differ (§9): "seed" (the workload or its arrivals are drawn
   // from --seed), "jitter" (arrival gaps and durations jittered by --jitter, seeded), "none"
   // (one run, a workload with its own arrival times).
   std::string perturbation = "seed";
@@ -129,7 +129,7 @@ struct SimSetup {
 // stderr unless --quiet.
 StatusOr<SimSetup> BuildSimSetup(const SimFlags& flags, Context& ctx, RunShape shape = {});
 
-// The flags.replicas setups of one setting (§13): replica r is built with seed
+// The flags.replicas setups of one setting (§9): replica r is built with seed
 // ReplicaSeed(flags.seed, r); a workload whose arrival times are not drawn
 // from the seed (a trace file without --load, --arrivals trace-order) is then
 // jittered (JitterWorkload, fraction flags.jitter, seed ReplicaSeed(seed, r))

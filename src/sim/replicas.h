@@ -1,5 +1,5 @@
 // Replicas: several runs of one setting that differ only by a seeded
-// perturbation of the workload (docs/algorithms.md §13 "Replicas"), and the
+// perturbation of the workload (docs/algorithms.md §9 "Replicas"), and the
 // statistics that separate a difference between policies from noise.
 //
 //  * MeanInterval: the mean of n values and the half-width of its 95%

@@ -1,4 +1,4 @@
-// End-to-end runs of --replicas (docs/algorithms.md §13 "Replicas"): the
+// End-to-end runs of --replicas (docs/algorithms.md §9 "Replicas"): the
 // replicas are the runs of seeds --seed + r, the figures do not depend on the
 // thread count, a trace with its own arrival times is jittered, and compare
 // prints means, intervals and paired changes.
