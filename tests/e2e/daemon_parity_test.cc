@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct ParityCase {
   ExplicitOptions given;       // what `simulate` would be given on its command line
   std::string metric;          // the option given (when given.metric)
 };
+// gtest prints a case by its name (not its bytes) in ctest's list.
+void PrintTo(const ParityCase& c, std::ostream* os) { *os << c.name; }
 
 class ParityTest : public ::testing::TestWithParam<ParityCase> {};
 

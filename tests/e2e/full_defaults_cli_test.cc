@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct FlagsCase {
   int reserve_full;                 // expected settings.reserve_full
   nlohmann::json max_skip_seconds;  // expected settings.max_skip_seconds (null = off)
 };
+// gtest prints a case by its name (not its bytes) in ctest's list.
+void PrintTo(const FlagsCase& c, std::ostream* os) { *os << c.name; }
 
 const std::vector<FlagsCase> kCases = {
     {"FullDefaults", "full", {}, "demand-weighted", 0, nullptr},
