@@ -61,18 +61,9 @@ int Run(const CompareFlags& f, Context& ctx) {
   }
   // The report's charts and slot maps come from replica 0.
   if (!f.report.path.empty()) PrepareForReport(f.report, setup.jobs, &setups->front().sim);
-  ProgressPrinter progress(ctx);
   // Task k: policy k % P in replica k / P; every run independent, stored by index.
-  std::vector<StatusOr<SimResult>> results(n_policies * n_replicas,
-                                           Status(StatusCode::kInternal, "not run"));
-  RunInParallel(results.size(), f.threads, [&](size_t k) {
-    const size_t i = k % n_policies, r = k / n_policies;
-    const SimSetup& s = (*setups)[r];
-    SimOptions o = s.sim;
-    const std::string label = n_replicas > 1 ? fmt::format("{} #{}", policies[i], r) : policies[i];
-    o.progress = [&, label](const SimProgress& p) { progress.Report(label, p, fill); };
-    results[k] = RunSimulation(s.gpus, s.jobs, policies[i], s.SchedulerFor(policies[i]), o);
-  });
+  std::vector<StatusOr<SimResult>> results =
+      RunPoliciesOnReplicas(*setups, policies, f.threads, ctx);
   ReplicaRuns runs(n_policies);
   for (size_t k = 0; k < results.size(); ++k) {
     const size_t i = k % n_policies;

@@ -181,18 +181,9 @@ int RunSimulations(const ReportCommandFlags& f, Context& ctx) {
   for (size_t r = 1; r < n_replicas; ++r) {
     (*setups)[r].sim.record_jobs = (*setups)[r].sim.record_timeline = false;
   }
-  const bool fill = setup.sim.mode == SimMode::kFill;
-  ProgressPrinter progress(ctx);
-  std::vector<StatusOr<SimResult>> results(n_policies * n_replicas,
-                                           Status(StatusCode::kInternal, "not run"));
-  RunInParallel(results.size(), f.threads, [&](size_t k) {
-    const size_t i = k % n_policies, r = k / n_policies;
-    const SimSetup& s = (*setups)[r];
-    SimOptions o = s.sim;
-    const std::string label = n_replicas > 1 ? fmt::format("{} #{}", policies[i], r) : policies[i];
-    o.progress = [&, label](const SimProgress& p) { progress.Report(label, p, fill); };
-    results[k] = RunSimulation(s.gpus, s.jobs, policies[i], s.SchedulerFor(policies[i]), o);
-  });
+  // Task k: policy k % P in replica k / P; every run independent, stored by index.
+  std::vector<StatusOr<SimResult>> results =
+      RunPoliciesOnReplicas(*setups, policies, f.threads, ctx);
   std::vector<const SimResult*> ok;
   std::vector<std::vector<Metrics>> runs(n_policies);
   for (size_t k = 0; k < results.size(); ++k) {

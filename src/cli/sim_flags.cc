@@ -566,6 +566,25 @@ void RunInParallel(size_t count, int threads, const std::function<void(size_t)>&
   for (auto& w : workers) w.join();
 }
 
+std::vector<StatusOr<SimResult>> RunPoliciesOnReplicas(const std::vector<SimSetup>& setups,
+                                                       const std::vector<std::string>& policies,
+                                                       int threads, Context& ctx) {
+  const size_t n_policies = policies.size(), n_replicas = setups.size();
+  const bool fill = !setups.empty() && setups.front().sim.mode == SimMode::kFill;
+  ProgressPrinter progress(ctx);
+  std::vector<StatusOr<SimResult>> results(n_policies * n_replicas,
+                                           Status(StatusCode::kInternal, "not run"));
+  RunInParallel(results.size(), threads, [&](size_t k) {
+    const size_t i = k % n_policies, r = k / n_policies;
+    const SimSetup& s = setups[r];
+    SimOptions o = s.sim;
+    const std::string label = n_replicas > 1 ? fmt::format("{} #{}", policies[i], r) : policies[i];
+    o.progress = [&, label](const SimProgress& p) { progress.Report(label, p, fill); };
+    results[k] = RunSimulation(s.gpus, s.jobs, policies[i], s.SchedulerFor(policies[i]), o);
+  });
+  return results;
+}
+
 void ProgressPrinter::Report(const std::string& policy, const SimProgress& p, bool is_fill) {
   if (ctx_.quiet || p.total <= 0) return;
   std::lock_guard<std::mutex> lock(mu_);

@@ -19,6 +19,7 @@
 #include "sched/full_policy.h"
 #include "sched/options.h"
 #include "sim/sim_options.h"
+#include "sim/simulator.h"
 
 namespace migsched::cli {
 
@@ -54,10 +55,11 @@ struct SimFlags {
   std::string evacuation = "off";    // --evacuation off|head|queue
   double evacuation_min_wait = 0;    // --evacuation-min-wait
   int evacuation_min_slices = 0;     // --evacuation-min-slices
-  std::string evacuation_when = "before-backfill";  // --evacuation-when before-backfill|after-backfill
+  std::string evacuation_when =
+      "before-backfill";                       // --evacuation-when before-backfill|after-backfill
   std::string migration_order = "after-scan";  // --migration-order after-scan|before-scan
-  double max_wait = -1;          // --max-wait
-  double idle_ttl = -1;          // --idle-ttl
+  double max_wait = -1;                        // --max-wait
+  double idle_ttl = -1;                        // --idle-ttl
   // §6 migration knobs (--defrag-interval, --max-moves-per-pass,
   // --migration-cooldown, --migration-fixed-s, --migration-gbps, --switch-s,
   // --checkpoint-interval); used by policies that migrate (`full`).
@@ -146,6 +148,15 @@ StatusOr<std::vector<SimSetup>> BuildReplicaSetups(const SimFlags& flags, Contex
 void RunInParallel(size_t count, int threads, const std::function<void(size_t)>& run);
 // The simulations `threads` (0: the cores) lets run at once out of `count`.
 int ParallelRuns(size_t count, int threads);
+
+// Runs every policy of `policies` on every setup of `setups` (the replicas of
+// one setting): task k is policy k % P on setups[k / P], up to `threads` at
+// once (0: the cores), with progress on ctx's stderr labelled "POLICY #r" when
+// there are several replicas. Returns the results by task index (they do not
+// depend on `threads`).
+std::vector<StatusOr<SimResult>> RunPoliciesOnReplicas(const std::vector<SimSetup>& setups,
+                                                       const std::vector<std::string>& policies,
+                                                       int threads, Context& ctx);
 
 // A progress printer for stderr (thread-safe; silent when ctx.quiet).
 class ProgressPrinter {

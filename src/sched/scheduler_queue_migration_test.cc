@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -334,6 +335,9 @@ struct GangBackfillCase {
   double duration;
   std::vector<std::string> expected;
 };
+
+// gtest prints a case by its name (not its bytes) in ctest's list.
+void PrintTo(const GangBackfillCase& c, std::ostream* os) { *os << c.name; }
 
 class GangBackfillTest : public ::testing::TestWithParam<GangBackfillCase> {};
 
