@@ -431,6 +431,35 @@ TEST(SchedulerQueueTest, BackfillIsNotRefusedByAFailureSeenWhileReserved) {
   EXPECT_EQ(f.s().reservations()[0].start_s, 1000);
 }
 
+// §13 (b), a job beside the reservation: one A100 with job 0 (1g.5gb@0) to
+// t = 100; a 4g.20gb (job 100, placement 0 only: units 0-3) is overdue at t
+// = 31 and reserves 4g@0, expected to start at 100. A 1g.5gb of 1000 s (job
+// 101) would delay it on its own merits (31 + 1000 > 100), but at 1g@4, 5 or
+// 6 it leaves 4g@0 valid once job 0 has ended (1g@1..3 would not): it starts
+// there. A 3g.20gb of 1000 s (job 102) then has 3g@0, inside the reserved
+// units, and 3g@4, which overlaps job 101: it waits.
+TEST(SchedulerQueueTest, AJobBesideTheReservationThatKeepsItValidStarts) {
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  Fixture f(1, std::make_unique<Scripted>(), o);
+  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.s().SetExpectedEnd(0, 100);
+  f.s().SetNow(0);
+  f.s().Enqueue(100, MakeJob("big", "4g.20gb"));
+  f.s().Enqueue(101, MakeJob("small", "1g.5gb"));
+  f.s().Enqueue(102, MakeJob("mid", "3g.20gb"));
+  f.s().SetNow(31);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ((*d)[0].job, 101);
+  EXPECT_EQ((*d)[0].instances[0].gpu, 0);
+  EXPECT_GE((*d)[0].instances[0].start, 4);
+  ASSERT_EQ(f.s().reservations().size(), 1u);
+  EXPECT_EQ(f.s().reservations()[0].job, 100);
+  EXPECT_EQ(f.s().reservations()[0].start_s, 100);
+}
+
 TEST(SchedulerQueueTest, MaxWaitExpiresJobsThatWaitedLongEnough) {
   SchedulerOptions o = Opts();
   o.max_wait_s = 20;
