@@ -19,7 +19,9 @@ shift || true
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev libcpp-httplib-dev libyaml-cpp-dev libsqlite3-dev sqlite3
           libspdlog-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-          libssl-dev openssl)
+          libssl-dev openssl
+          # Slurm's own daemons and commands, and munge, for the Slurm tests (docs/slurm.md).
+          slurm-wlm munge)
 if [ "${MIGSCHED_WITH_BROWSER:-0}" = "1" ]; then
   packages+=(chromium)
 fi

@@ -22,6 +22,8 @@ void RegisterServeCommand(CLI::App& app, Context& ctx, int* exit_code);  // serv
 void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code);  // client_commands.cc
 // The Kubernetes integration (docs/kubernetes.md).
 void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code);  // k8s_command.cc
+// slurm config | controller | prolog | task-prolog | epilog (docs/slurm.md).
+void RegisterSlurmCommand(CLI::App& app, Context& ctx, int* exit_code);  // slurm_command.cc
 
 }  // namespace migsched::cli
 

@@ -65,6 +65,7 @@ int Main(int argc, char** argv) {
   RegisterServeCommand(app, ctx, &exit_code);
   RegisterClientCommands(app, ctx, &exit_code);
   RegisterK8sCommand(app, ctx, &exit_code);
+  RegisterSlurmCommand(app, ctx, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -31,7 +31,7 @@ namespace migsched {
 namespace e2e {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;  // (migsched::Clock is core/clock.h's)
 using ::migsched::testing::ReadFile;
 }  // namespace e2e
 using namespace e2e;  // NOLINT: the tests below share these names
@@ -58,8 +58,8 @@ class DaemonProcess {
     ::close(fds[1]);
     auto d = std::unique_ptr<DaemonProcess>(new DaemonProcess(pid, fds[0]));
     std::string out;
-    const auto deadline = Clock::now() + std::chrono::seconds(15);
-    while (Clock::now() < deadline) {
+    const auto deadline = SteadyClock::now() + std::chrono::seconds(15);
+    while (SteadyClock::now() < deadline) {
       pollfd p{fds[0], POLLIN, 0};
       if (::poll(&p, 1, 100) <= 0) continue;
       char buf[256];
@@ -92,6 +92,7 @@ class DaemonProcess {
   }
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
 
  private:
   DaemonProcess(pid_t pid, int out_fd) : pid_(pid), out_fd_(out_fd) {}
@@ -179,9 +180,9 @@ class DaemonApiTest : public ::testing::Test {
 
   // Polls the job until `pred` holds (timeout: fails the test, returns the last record).
   json WaitFor(int64_t id, const std::function<bool(const json&)>& pred, double timeout_s = 15) {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+    const auto deadline = SteadyClock::now() + std::chrono::duration<double>(timeout_s);
     json j;
-    while (Clock::now() < deadline) {
+    while (SteadyClock::now() < deadline) {
       j = Job(id);
       if (!j.is_null() && pred(j)) return j;
       std::this_thread::sleep_for(std::chrono::milliseconds(30));

@@ -1,0 +1,407 @@
+#!/usr/bin/env bash
+# A Slurm cluster with migsched on one machine, all on loopback under DIR
+# (docs/slurm.md "Try it on one machine"):
+#
+#   deploy/slurm/local-cluster.sh up DIR [--nodes N] [--gpus 2xA100-40GB] [options]
+#   . DIR/env && sbatch --gres=mig:3g.20gb:1 --wrap 'echo $CUDA_VISIBLE_DEVICES'
+#   deploy/slurm/local-cluster.sh down DIR
+#   deploy/slurm/local-cluster.sh restart DIR SERVICE   (slurmctld | controller | daemon-nI:
+#                                    stop it by PID, SIGKILL with --kill, and start it again)
+#
+# `up` starts munged, slurmctld, N slurmd (nodes n1..nN), N node daemons
+# (`migsched serve`, fake backend, each with the --gpus GPUs) and the
+# controller (`migsched slurm controller`), writes DIR/env (SLURM_CONF and
+# MIGSCHED_SLURM_CONFIG) and waits until the MIG partition `mig` is UP.
+# `down` stops everything `up` started, by the PIDs it recorded in DIR/pids/,
+# and leaves DIR (logs in DIR/log/) for a look afterwards.
+#
+# Options of `up`:
+#   --nodes N          number of nodes (default 3)
+#   --gpus SPEC        GPUs of each node (default 2xA100-40GB)
+#   --migsched PATH    the migsched binary (default: build/bin/migsched of this checkout)
+#   --no-controller    no node daemons and no controller: Slurm alone with the generated
+#                      config (the partition stays DOWN)
+#   --static           the baseline without migsched: the same GRES counts as static
+#                      slurm.conf values, the partition UP, no hooks, no daemons, no controller
+#   --policy NAME      the controller's scheduler policy (default full)
+#   --controller-arg A extra argument for `migsched slurm controller` (repeatable)
+#   --metric NAME      the controller's scheduler metric (default: the policy's)
+#   --migrate-after S  migration.after_s of the controller (default 60)
+#   --min-runtime S    migration.min_runtime_s of the controller (default 120)
+#   --timeout S        how long each wait may take, seconds (default 60)
+#
+# Needs root (Slurm's daemons run as root here, SlurmUser=root). Installs
+# slurm-wlm and munge with apt-get where missing. Every wait is bounded.
+set -euo pipefail
+
+die() { echo "local-cluster: $*" >&2; exit 1; }
+log() { echo "local-cluster: $*" >&2; }
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+[ $# -ge 2 ] || usage
+cmd=$1
+dir=$2
+shift 2
+case "$dir" in /*) ;; *) dir="$(pwd)/$dir" ;; esac
+
+nodes=3
+gpus=2xA100-40GB
+migsched="$repo/build/bin/migsched"
+controller=1
+static=0
+policy=full
+timeout_s=60
+controller_args=()
+metric=""
+migrate_after=60
+min_runtime=120
+kill_signal=TERM
+service=""
+if [ "$cmd" = restart ]; then
+  [ $# -ge 1 ] || usage
+  service=$1
+  shift
+fi
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) nodes=$2; shift 2 ;;
+    --gpus) gpus=$2; shift 2 ;;
+    --migsched) migsched=$2; shift 2 ;;
+    --no-controller) controller=0; shift ;;
+    --static) static=1; controller=0; shift ;;
+    --policy) policy=$2; shift 2 ;;
+    --controller-arg) controller_args+=("$2"); shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --metric) metric=$2; shift 2 ;;
+    --migrate-after) migrate_after=$2; shift 2 ;;
+    --min-runtime) min_runtime=$2; shift 2 ;;
+    --kill) kill_signal=KILL; shift ;;
+    *) die "unknown option '$1' (see the top of $0)" ;;
+  esac
+done
+[[ "$nodes" =~ ^[1-9][0-9]*$ ]] || die "--nodes must be a positive integer, got '$nodes'"
+[[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer, got '$timeout_s'"
+
+# wait_for SECONDS DESCRIPTION COMMAND...: runs COMMAND every 0.1 s until it
+# succeeds; fails after SECONDS.
+wait_for() {
+  local limit=$1 what=$2
+  shift 2
+  local i
+  for ((i = 0; i < limit * 10; i++)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  die "timed out after ${limit}s waiting for $what (logs: $dir/log/)"
+}
+
+# A TCP port nobody uses, from /proc/net/tcp{,6} (no extra tools), below
+# Linux's default ephemeral range (32768-60999), where an outgoing connection
+# could take it between this choice and the daemon's bind.
+used_ports() {
+  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk 'NR > 1 { split($2, a, ":"); print a[2] }'
+}
+taken=""
+free_port() {
+  local p hex
+  for ((try = 0; try < 200; try++)); do
+    p=$((20000 + RANDOM % 12000))
+    hex=$(printf '%04X' "$p")
+    if ! used_ports | grep -qx "$hex" && ! [[ " $taken " == *" $p "* ]]; then
+      taken="$taken $p"
+      echo "$p"
+      return 0
+    fi
+  done
+  die "no free TCP port found"
+}
+
+# start NAME COMMAND...: starts COMMAND in the background, its output in
+# DIR/log/NAME.out, its PID in DIR/pids/NAME.pid.
+start() {
+  local name=$1
+  shift
+  "$@" >"$dir/log/$name.out" 2>&1 &
+  echo $! >"$dir/pids/$name.pid"
+}
+
+# stop_pids FILE...: SIGTERM to the PIDs in the FILEs (all at once), SIGKILL
+# to those still there after 10 s; the files are removed.
+stop_pids() {
+  local f pid i pids=()
+  for f in "$@"; do
+    [ -e "$f" ] || continue
+    pid=$(cat "$f" 2>/dev/null || true)
+    rm -f "$f"
+    [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || continue
+    kill -TERM "$pid" 2>/dev/null || true
+    pids+=("$pid")
+  done
+  [ ${#pids[@]} -gt 0 ] || return 0
+  for ((i = 0; i < 100; i++)); do
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" -eq 0 ] && return 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      log "PID $pid did not stop after SIGTERM; SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+}
+
+# The PIDs of processes Slurm started for this cluster's jobs: slurmstepd
+# and job processes, i.e. those whose environment has this cluster's
+# SLURM_CONF and either is a slurmstepd or has a SLURM_JOB_ID.
+cluster_pids() {
+  local f p want="SLURM_CONF=$dir/slurm/slurm.conf"
+  for f in $(grep -lszxF -- "$want" /proc/[0-9]*/environ); do
+    p=${f#/proc/}
+    p=${p%/environ}
+    if grep -qszx 'SLURM_JOB_ID=[0-9]*' "$f" || tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null |
+         grep -q '^slurmstepd:'; then
+      echo "$p"
+    fi
+  done 2>/dev/null
+}
+
+down() {
+  [ -d "$dir/pids" ] || die "$dir: not a local cluster (no pids/)"
+  local f i pid
+  # Jobs first: cancel them while slurmctld runs, and wait (bounded) until
+  # none runs, so that no slurmstepd outlives its slurmd.
+  if [ -e "$dir/pids/slurmctld.pid" ] && kill -0 "$(cat "$dir/pids/slurmctld.pid")" 2>/dev/null; then
+    local conf="$dir/slurm/slurm.conf"
+    SLURM_CONF=$conf squeue -h -o %A 2>/dev/null | SLURM_CONF=$conf xargs -r scancel 2>/dev/null ||
+      true
+    for ((i = 0; i < 150; i++)); do
+      [ -z "$(SLURM_CONF=$conf squeue -h -t R,CG,CF -o %A 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+  fi
+  # The controller first (it would otherwise see the nodes go), then the node
+  # daemons, the slurmd, slurmctld, munged; then whatever pid files Slurm's
+  # daemons wrote themselves (the same processes, normally gone by then).
+  stop_pids "$dir/pids/controller.pid"
+  stop_pids "$dir"/pids/daemon-*.pid
+  stop_pids "$dir"/pids/slurmd-*.pid
+  stop_pids "$dir/pids/slurmctld.pid"
+  stop_pids "$dir/pids/munged.pid"
+  stop_pids "$dir"/slurm/slurmd-*.pid "$dir/slurm/slurmctld.pid" "$dir/munge/munged.pid"
+  # Whatever Slurm left (a step whose slurmd went first): by PID, TERM then KILL.
+  for pid in $(cluster_pids); do kill -TERM "$pid" 2>/dev/null || true; done
+  for ((i = 0; i < 50; i++)); do
+    [ -z "$(cluster_pids)" ] && break
+    sleep 0.1
+  done
+  for pid in $(cluster_pids); do kill -KILL "$pid" 2>/dev/null || true; done
+  log "stopped (logs kept in $dir/log/)"
+}
+
+install_missing() {
+  local missing=() p
+  for p in slurm-wlm munge; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]} (apt-get)"
+    [ "$(id -u)" -eq 0 ] || die "installing packages needs root"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  fi
+}
+
+up() {
+  [ "$(id -u)" -eq 0 ] || die "up needs root: Slurm's daemons run as root here (SlurmUser=root)"
+  [ -x "$migsched" ] || die "no migsched binary at $migsched (build it, or give --migsched)"
+  [ -e "$dir/pids" ] && [ -n "$(ls -A "$dir/pids" 2>/dev/null)" ] &&
+    die "$dir has a running cluster (pids/): run '$0 down $dir' first"
+  install_missing
+  mkdir -p "$dir/pids"
+  echo "$migsched" >"$dir/migsched.path"
+  ok=0
+  trap 'if [ "$ok" != 1 ]; then log "up failed; stopping what it started"; down; fi' EXIT
+  mkdir -p "$dir"/{munge,slurm/state,slurm/spool,log,pids,hooks,nodes}
+  # DIR and the munge socket's folder let other users through (not read):
+  # the daemons' jobs run as nobody in their state dirs' work folders, and
+  # clients of other users reach munge's socket.
+  chmod 711 "$dir" "$dir/munge"
+
+  local ctld_port
+  ctld_port=$(free_port)
+  local node_list="n[1-$nodes]"
+  [ "$nodes" -eq 1 ] && node_list=n1
+  local slurmd_ports=() daemon_ports=() i
+  for ((i = 1; i <= nodes; i++)); do
+    slurmd_ports+=("$(free_port)")
+    daemon_ports+=("$(free_port)")
+  done
+
+  # munge: a key and a socket of our own.
+  dd if=/dev/urandom bs=1 count=1024 of="$dir/munge/munge.key" 2>/dev/null
+  chmod 400 "$dir/munge/munge.key"
+  start munged munged --foreground --force --key-file="$dir/munge/munge.key" \
+    --socket="$dir/munge/munge.sock" --pid-file="$dir/munge/munged.pid" \
+    --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munge.seed"
+  wait_for "$timeout_s" "munged's socket" test -S "$dir/munge/munge.sock"
+
+  # slurm.conf: the base, then migsched's lines (or static counts).
+  local gen="$dir/slurm/migsched-lines.txt"
+  "$migsched" slurm config --nodes "$node_list" --gpus "$gpus" --partition mig \
+    --hooks-dir "$dir/hooks" --write-hooks "$dir/hooks" \
+    --controller-config "$dir/controller.yaml" --migsched "$migsched" \
+    --slurm-conf "$dir/slurm/slurm.conf" \
+    --node-attrs "NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=16 RealMemory=16000" \
+    >"$gen" 2>"$dir/log/config.err"
+  local conf="$dir/slurm/slurm.conf"
+  cat >"$conf" <<EOF
+# Written by deploy/slurm/local-cluster.sh: a one-machine test cluster.
+ClusterName=migsched-local
+SlurmctldHost=localhost
+SlurmctldPort=$ctld_port
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.sock
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$dir/slurm/state
+SlurmdSpoolDir=$dir/slurm/spool/slurmd-%n
+SlurmctldPidFile=$dir/slurm/slurmctld.pid
+SlurmdPidFile=$dir/slurm/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=100
+MpiDefault=none
+ReturnToService=2
+# The nodes claim 16 CPUs whatever the machine has: no drain for "low CPU count".
+SlurmdParameters=config_overrides
+MailProg=/bin/true
+EOF
+  # The generated slurm.conf part, with one port per slurmd on the NodeName line.
+  local ports_expr="Port=[${slurmd_ports[0]}"
+  for ((i = 1; i < nodes; i++)); do ports_expr+=",${slurmd_ports[$i]}"; done
+  ports_expr+="]"
+  [ "$nodes" -eq 1 ] && ports_expr="Port=${slurmd_ports[0]}"
+  sed -n '/^# ---- slurm.conf/,/^# ---- gres.conf/p' "$gen" | grep -v '^# ----' |
+    sed "s/^NodeName=$(printf '%s' "$node_list" | sed 's/[][]/\\&/g') /&$ports_expr /" >>"$conf"
+  sed -n '/^# ---- gres.conf/,$p' "$gen" | grep -v '^# ----' >"$dir/slurm/gres.conf"
+  if [ "$static" -eq 1 ]; then
+    # Static GRES: the same counts, the partition UP, no hooks.
+    sed -i -e '/^PrologSlurmctld=/d' -e '/^EpilogSlurmctld=/d' -e '/^TaskProlog=/d' \
+      -e 's/^\(PartitionName=.*\) State=DOWN/\1 State=UP/' "$conf"
+  fi
+
+  start slurmctld slurmctld -D -f "$conf"
+  export SLURM_CONF="$conf"
+  wait_for "$timeout_s" "slurmctld" scontrol ping
+  for ((i = 1; i <= nodes; i++)); do
+    start "slurmd-n$i" slurmd -D -f "$conf" -N "n$i"
+  done
+  nodes_idle() {
+    local n
+    n=$(sinfo -h -N -p mig -o '%N %t' 2>/dev/null | awk '$2 ~ /^(idle|mix|alloc)/' | wc -l)
+    [ "$n" -ge "$nodes" ]
+  }
+  wait_for "$timeout_s" "$nodes slurmd to register" nodes_idle
+
+  cat >"$dir/env" <<EOF
+# . $dir/env  (written by deploy/slurm/local-cluster.sh)
+export SLURM_CONF=$conf
+export MIGSCHED_SLURM_CONFIG=$dir/controller.yaml
+EOF
+
+  if [ "$controller" -eq 1 ]; then
+    # One node daemon per node, fake backend with the node's GPUs.
+    for ((i = 1; i <= nodes; i++)); do
+      local nd="$dir/nodes/n$i"
+      mkdir -p "$nd/state"
+      chmod 700 "$nd/state"  # the daemon refuses a state_dir others may read
+      cat >"$nd/daemon.yaml" <<EOF
+listen: "127.0.0.1:${daemon_ports[$((i - 1))]}"
+state_dir: $nd/state
+backend: fake
+gpus: "$gpus"
+scheduler:
+  policy: $policy
+EOF
+      start "daemon-n$i" "$migsched" serve --config "$nd/daemon.yaml"
+    done
+    for ((i = 1; i <= nodes; i++)); do
+      wait_for "$timeout_s" "node daemon n$i" test -s "$dir/nodes/n$i/state/token"
+      wait_for "$timeout_s" "node daemon n$i" grep -q "listening on" "$dir/log/daemon-n$i.out"
+    done
+    {
+      echo "# The controller of deploy/slurm/local-cluster.sh (docs/slurm.md)."
+      echo "slurm:"
+      echo "  partition: mig"
+      echo "nodes:"
+      for ((i = 1; i <= nodes; i++)); do
+        echo "  - name: n$i"
+        echo "    url: http://127.0.0.1:${daemon_ports[$((i - 1))]}"
+        echo "    token_file: $dir/nodes/n$i/state/token"
+      done
+      echo "controller:"
+      echo "  tick_ms: 200"
+      echo "  log_file: $dir/log/controller.log"
+      echo "migration:"
+      echo "  after_s: $migrate_after"
+      echo "  min_runtime_s: $min_runtime"
+      echo "scheduler:"
+      echo "  policy: $policy"
+      [ -n "$metric" ] && echo "  metric: $metric"
+    } >"$dir/controller.yaml"
+    start controller "$migsched" slurm controller --config "$dir/controller.yaml" \
+      ${controller_args[@]+"${controller_args[@]}"}
+    partition_up() { scontrol -o show partition mig | grep -q ' State=UP '; }
+    wait_for "$timeout_s" "the controller to open the partition" partition_up
+  fi
+  ok=1
+  trap - EXIT
+  log "up: $nodes nodes ($gpus each) under $dir; . $dir/env"
+}
+
+# restart SERVICE: what `up` started under that name, stopped by its PID
+# (SIGTERM, or SIGKILL with --kill) and started again the same way.
+restart() {
+  local f="$dir/pids/$service.pid" pid i
+  [ -e "$f" ] || die "no $service in $dir (pids/: $(ls "$dir/pids" | tr '\n' ' '))"
+  pid=$(cat "$f")
+  kill "-$kill_signal" "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$pid" 2>/dev/null && die "$service (PID $pid) did not stop"
+  export SLURM_CONF="$dir/slurm/slurm.conf"
+  migsched=$(cat "$dir/migsched.path")
+  case "$service" in
+    slurmctld) start slurmctld slurmctld -D -f "$SLURM_CONF"
+               wait_for "$timeout_s" "slurmctld" scontrol ping ;;
+    controller) start controller "$migsched" slurm controller --config "$dir/controller.yaml" ;;
+    daemon-n*) local n=${service#daemon-}
+               mv "$dir/log/$service.out" "$dir/log/$service.out.$(date +%s%N)" 2>/dev/null || true
+               start "$service" "$migsched" serve --config "$dir/nodes/$n/daemon.yaml"
+               wait_for "$timeout_s" "node daemon $n" grep -q "listening on" "$dir/log/$service.out" ;;
+    *) die "cannot restart '$service' (slurmctld, controller, daemon-nI)" ;;
+  esac
+  log "restarted $service"
+}
+
+case "$cmd" in
+  up) up ;;
+  down) down ;;
+  restart) restart ;;
+  *) usage ;;
+esac

@@ -1,0 +1,120 @@
+// ClusterView: one `Cluster` of every GPU of every node (core/cluster.h),
+// built from the nodes' states (cluster/node_state.h), so that the scheduler
+// core plans placements over the whole cluster at once (docs/algorithms-cluster.md §14.1).
+//
+// GPUs are numbered node by node in the order the nodes are given, and within
+// a node in the daemon's GPU index order: with one node per GPU group this is
+// the order `migsched simulate --cluster` numbers the same GPUs.
+//
+// What each instance becomes in the Cluster:
+//   * busy with a daemon job, an allocation or a placeholder: a busy instance
+//     held by an *occupant* (a job id of the view, see OccupantOf);
+//   * an idle instance: an idle instance (free, reusable);
+//   * a reserved placement (NodeReservation): a busy instance of the
+//     reserved profile held by an occupant of kind kReservation, whether or
+//     not an instance exists there yet; idle instances overlapping it are
+//     left out (the space is taken).
+// A drained GPU is marked reserved in the Cluster (Cluster::SetReserved): it
+// offers no placement to any policy.
+//
+// A node that could not be reached, or whose state is inconsistent (a GPU
+// model the catalog does not know, an instance the model cannot have, two
+// instances overlapping), contributes no GPUs and is listed with the reason.
+//
+// Thread-safety: thread-compatible.
+#ifndef MIGSCHED_CLUSTER_CLUSTER_VIEW_H_
+#define MIGSCHED_CLUSTER_CLUSTER_VIEW_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cluster/node_state.h"
+#include "core/catalog.h"
+#include "core/cluster.h"
+#include "core/config_table.h"
+#include "core/job.h"
+#include "core/status.h"
+
+namespace migsched {
+
+// One node as the controller sees it: its state, or why it has none.
+struct NodeInput {
+  std::string name;
+  std::optional<NodeState> state;  // nullopt: unreachable
+  std::string error;               // why there is no state (e.g. "connection refused")
+};
+
+// Job ids of the view's occupants start here; ids below are free for the
+// planner's own jobs.
+inline constexpr JobId kFirstOccupantId = 1 << 30;
+
+class ClusterView {
+ public:
+  struct Node {
+    std::string name;
+    bool usable = false;  // reachable and consistent: its GPUs are in the cluster
+    std::string error;    // why not usable
+    int first_gpu = 0;    // its GPUs are [first_gpu, first_gpu + num_gpus) of cluster()
+    int num_gpus = 0;
+    std::vector<int> daemon_index;  // per local GPU: the daemon's GPU index
+    uint64_t generation = 0;
+  };
+  // Who holds a busy instance of the cluster that no planned job holds.
+  struct Occupant {
+    HolderKind kind = HolderKind::kJob;
+    int node = -1;
+    std::string owner;  // allocation owner key, reservation key, daemon job id
+  };
+
+  // `catalog` and `tables` must outlive the view. Never fails: a node that
+  // cannot be represented is marked not usable with the reason.
+  static std::unique_ptr<ClusterView> Build(const std::vector<NodeInput>& nodes,
+                                            const Catalog& catalog, ConfigTableCache* tables);
+
+  const Cluster& cluster() const { return cluster_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  // Index of the node named `name`, or -1.
+  int FindNode(std::string_view name) const;
+  // The node of global GPU `gpu`.
+  int NodeOf(int gpu) const { return node_of_[gpu]; }
+  // The global GPU of the node's daemon GPU index, or -1.
+  int GlobalGpu(int node, int daemon_gpu) const;
+  // (daemon GPU index, profile name, start) of a global placement.
+  PlacementRef ToRef(int gpu, int profile, int start) const;
+  // The global (gpu, profile index) of `ref` on `node`; nullopt if the node
+  // has no such GPU or its model no such profile.
+  std::optional<std::pair<int, int>> FromRef(int node, const PlacementRef& ref) const;
+  // The occupant holding job id `id`, or nullptr (not an occupant).
+  const Occupant* OccupantOf(JobId id) const;
+  // Occupant ids of kind kAllocation with owner `owner` (empty if none).
+  std::vector<JobId> AllocationsOf(std::string_view owner) const;
+  // Whether GPU `gpu` is drained on its node.
+  bool drained(int gpu) const { return drained_[gpu] != 0; }
+  // The models of a node's GPUs (local order), usable nodes only.
+  std::vector<const GpuModel*> NodeModels(int node) const;
+  const Catalog& catalog() const { return *catalog_; }
+  ConfigTableCache* tables() const { return tables_; }
+
+ private:
+  ClusterView(const std::vector<const GpuModel*>& models, const Catalog* catalog,
+              ConfigTableCache* tables)
+      : cluster_(models, tables), catalog_(catalog), tables_(tables) {}
+
+  Cluster cluster_;
+  const Catalog* catalog_;
+  ConfigTableCache* tables_;
+  std::vector<Node> nodes_;
+  std::vector<int> node_of_;
+  std::vector<char> drained_;
+  std::unordered_map<JobId, Occupant> occupants_;
+  std::unordered_map<std::string, int> node_index_;
+};
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_CLUSTER_CLUSTER_VIEW_H_

@@ -1,0 +1,102 @@
+#include "cluster/cluster_view.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/testing/nodes.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using migsched::testing::AddReservation;
+using migsched::testing::BundledCatalog;
+using migsched::testing::MakeNode;
+
+std::string Describe(const Cluster& c, int gpu) { return c.gpu(gpu).DebugString(); }
+
+TEST(ClusterViewTest, NumbersGpusNodeByNodeAndKeepsHolders) {
+  ConfigTableCache tables;
+  NodeState n1 = MakeNode("n1", 2, "A100 40GB",
+                          {"0:3g.20gb@4=alloc:slurm:7", "1:1g.5gb@0=idle", "1:1g.5gb@1=job:12"});
+  NodeState n2 = MakeNode("n2", 1, "A100-40GB", {"0:7g.40gb@0=placeholder"});
+  auto v = ClusterView::Build({{"n1", n1, ""}, {"n2", n2, ""}}, BundledCatalog(), &tables);
+  ASSERT_EQ(v->cluster().size(), 3);
+  EXPECT_EQ(v->NodeOf(0), 0);
+  EXPECT_EQ(v->NodeOf(2), 1);
+  EXPECT_EQ(v->nodes()[1].first_gpu, 2);
+  EXPECT_TRUE(v->nodes()[0].usable);
+  // GPU 0: the allocation is a busy instance whose occupant names its owner.
+  const GpuState& g0 = v->cluster().gpu(0);
+  ASSERT_EQ(g0.instances().size(), 1u) << Describe(v->cluster(), 0);
+  EXPECT_TRUE(g0.instances()[0].busy());
+  const ClusterView::Occupant* o = v->OccupantOf(g0.instances()[0].job);
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->kind, HolderKind::kAllocation);
+  EXPECT_EQ(o->owner, "slurm:7");
+  EXPECT_EQ(o->node, 0);
+  EXPECT_EQ(v->AllocationsOf("slurm:7"), std::vector<JobId>{g0.instances()[0].job});
+  // GPU 1: one idle (free), one busy with a daemon job.
+  const GpuState& g1 = v->cluster().gpu(1);
+  ASSERT_EQ(g1.instances().size(), 2u);
+  EXPECT_FALSE(g1.instances()[0].busy());
+  EXPECT_TRUE(g1.instances()[1].busy());
+  EXPECT_EQ(v->OccupantOf(g1.instances()[1].job)->kind, HolderKind::kJob);
+  // GPU 2 (n2's GPU 0): the placeholder occupies the whole GPU.
+  EXPECT_EQ(v->cluster().gpu(2).busy_compute_slices(), 7);
+  EXPECT_EQ(v->ToRef(2, v->cluster().gpu(2).model().FindProfile("7g.40gb"), 0),
+            (PlacementRef{0, "7g.40gb", 0}));
+  EXPECT_EQ(v->FindNode("n2"), 1);
+  EXPECT_EQ(v->FindNode("n9"), -1);
+}
+
+// A reservation is a busy instance of its profile; an idle instance under it
+// is left out (its space is taken), whether exactly there or overlapping.
+TEST(ClusterViewTest, ReservationsOccupyTheirPlacement) {
+  ConfigTableCache tables;
+  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {"0:3g.20gb@4=idle", "0:1g.5gb@0=idle"});
+  AddReservation(&n1, "slurm-room:0:4g.20gb:0", 0, "4g.20gb", 0);
+  auto v = ClusterView::Build({{"n1", n1, ""}}, BundledCatalog(), &tables);
+  ASSERT_TRUE(v->nodes()[0].usable) << v->nodes()[0].error;
+  const GpuState& g = v->cluster().gpu(0);
+  // 4g.20gb@0 busy (reserved), the 1g.5gb@0 under it dropped, 3g.20gb@4 idle.
+  ASSERT_EQ(g.instances().size(), 2u) << g.DebugString();
+  EXPECT_EQ(g.model().profile(g.instances()[0].profile).name, "4g.20gb");
+  EXPECT_TRUE(g.instances()[0].busy());
+  const ClusterView::Occupant* o = v->OccupantOf(g.instances()[0].job);
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->kind, HolderKind::kReservation);
+  EXPECT_EQ(o->owner, "slurm-room:0:4g.20gb:0");
+  EXPECT_FALSE(g.instances()[1].busy());
+}
+
+TEST(ClusterViewTest, UnreachableAndInconsistentNodesContributeNoGpus) {
+  ConfigTableCache tables;
+  NodeState bad_model = MakeNode("n2", 1, "A200 1TB", {});
+  NodeState overlap = MakeNode("n3", 1, "A100 40GB", {"0:4g.20gb@0=job:1", "0:1g.5gb@2=job:2"});
+  NodeState bad_profile = MakeNode("n4", 1, "A100 40GB", {"0:9g.9gb@0=idle"});
+  NodeState bad_start = MakeNode("n5", 1, "A100 40GB", {"0:3g.20gb@2=idle"});
+  NodeState good = MakeNode("n6", 1, "A100 40GB", {});
+  good.gpus[0].drained = true;
+  auto v = ClusterView::Build({{"n1", std::nullopt, "connection refused"},
+                               {"n2", bad_model, ""},
+                               {"n3", overlap, ""},
+                               {"n4", bad_profile, ""},
+                               {"n5", bad_start, ""},
+                               {"n6", good, ""}},
+                              BundledCatalog(), &tables);
+  EXPECT_EQ(v->cluster().size(), 1);
+  EXPECT_EQ(v->nodes()[0].error, "connection refused");
+  EXPECT_NE(v->nodes()[1].error.find("A200 1TB"), std::string::npos) << v->nodes()[1].error;
+  EXPECT_NE(v->nodes()[2].error.find("inconsistent state"), std::string::npos)
+      << v->nodes()[2].error;
+  EXPECT_NE(v->nodes()[3].error.find("unknown profile '9g.9gb'"), std::string::npos);
+  EXPECT_NE(v->nodes()[4].error.find("3g.20gb cannot start at 2"), std::string::npos);
+  EXPECT_TRUE(v->nodes()[5].usable);
+  EXPECT_EQ(v->nodes()[5].first_gpu, 0);
+  // The drained GPU offers no placement: it is reserved in the cluster.
+  EXPECT_TRUE(v->drained(0));
+  EXPECT_TRUE(v->cluster().reserved(0));
+}
+
+}  // namespace
+}  // namespace migsched

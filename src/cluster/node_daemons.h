@@ -1,0 +1,61 @@
+// NodeDaemons: what a cluster controller asks of the node daemons (their node
+// API, docs/api.md): a node's state, reservations (hold placements for an
+// owner key, renewed by repeating the call, dropped by the daemon when their
+// time runs out), allocations (instances with no process, bound to an owner
+// key; "bind any reservation of these profiles under a key prefix") and their
+// release. The controllers and the engine hooks use it; the implementation
+// over the daemons' HTTP API (NodeClient) is slurm/daemon_nodes.h; tests use their own.
+//
+// Errors: kUnavailable (the daemon cannot be reached or answered 5xx),
+// kFailedPrecondition (409: a placement is not free, a reservation is held by
+// another owner), kNotFound, kInvalidArgument (400), kUnauthenticated (401);
+// the message is the daemon's.
+//
+// Thread-safety: implementations must allow concurrent calls for different
+// nodes.
+#ifndef MIGSCHED_CLUSTER_NODE_DAEMONS_H_
+#define MIGSCHED_CLUSTER_NODE_DAEMONS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/node_state.h"
+#include "cluster/planner.h"
+#include "core/status.h"
+
+namespace migsched {
+
+// An allocation to create on a node: `instances` of the given profiles,
+// bound (consumed) from reservations whose key starts with
+// `reservation_prefix` when non-empty (any such reservation of the profile),
+// else placed by the daemon. `idempotency_key`: a repeated request with the
+// same key answers the first one's allocation.
+struct BindRequest {
+  std::string owner;  // e.g. "slurm:1234"
+  std::string idempotency_key;
+  std::vector<ProfileCount> instances;
+  std::string reservation_prefix;  // e.g. "slurm-room:"
+};
+
+class NodeDaemons {
+ public:
+  virtual ~NodeDaemons() = default;
+  virtual StatusOr<NodeState> State(const std::string& node) = 0;
+  // Holds `placements` under `key` for `ttl_s` seconds; the same key again renews.
+  virtual Status Reserve(const std::string& node, const std::string& key,
+                         const std::vector<PlacementRef>& placements, double ttl_s) = 0;
+  // Drops the reservation `key` (OK if there is none).
+  virtual Status Unreserve(const std::string& node, const std::string& key) = 0;
+  // Creates the allocation once it is durable; kFailedPrecondition when no
+  // reservation / room fits, naming why.
+  virtual StatusOr<NodeAllocation> Allocate(const std::string& node,
+                                            const BindRequest& request) = 0;
+  // Releases an allocation (its instances are kept idle or destroyed, as the
+  // daemon does for jobs). OK if it is already gone.
+  virtual Status Release(const std::string& node, int64_t allocation_id) = 0;
+};
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_CLUSTER_NODE_DAEMONS_H_

@@ -1,0 +1,463 @@
+#include "cluster/planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <set>
+
+#include "cluster/job_placer.h"
+#include "cluster/requeue_search.h"
+#include "sched/candidates.h"
+#include "sched/scheduler.h"
+
+namespace migsched {
+
+std::string ClusterJob::Describe() const {
+  std::vector<std::string> parts;
+  for (const ProfileCount& p : per_node) {
+    parts.push_back(p.count == 1 ? p.profile : fmt::format("{}x {}", p.count, p.profile));
+  }
+  std::string s = fmt::format("{}", fmt::join(parts, " + "));
+  if (num_nodes > 1) s += fmt::format(" on each of {} nodes", num_nodes);
+  return s;
+}
+
+std::string_view OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kPlaced:
+      return "placed";
+    case Outcome::kWaiting:
+      return "waiting";
+    case Outcome::kNever:
+      return "never";
+    case Outcome::kMigrating:
+      return "migrating";
+  }
+  return "?";
+}
+
+namespace {
+
+// The node filter of a job: usable, allowed, not excluded, not avoided for the profile.
+JobPlacer::NodeFilter FilterOf(const ClusterView& view, const ClusterJob& job,
+                               const std::set<std::pair<std::string, std::string>>& avoid) {
+  std::vector<char> ok(view.num_nodes(), 0);
+  for (int n = 0; n < view.num_nodes(); ++n) {
+    const std::string& name = view.nodes()[n].name;
+    bool allowed = view.nodes()[n].usable;
+    if (allowed && !job.allowed_nodes.empty()) {
+      allowed = std::find(job.allowed_nodes.begin(), job.allowed_nodes.end(), name) !=
+                job.allowed_nodes.end();
+    }
+    if (allowed) {
+      allowed = std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), name) ==
+                job.excluded_nodes.end();
+    }
+    ok[n] = allowed ? 1 : 0;
+  }
+  return [ok, &view, &avoid](int node, const std::string& profile) {
+    return ok[node] != 0 && !avoid.count({view.nodes()[node].name, profile});
+  };
+}
+
+// Whether the job's nodes are restricted by the job itself (not by the state).
+bool Restricted(const ClusterJob& j) {
+  return !j.allowed_nodes.empty() || !j.excluded_nodes.empty();
+}
+
+std::string ShapeKey(const ClusterJob& j) {
+  std::string k = fmt::format("{}|", j.num_nodes);
+  for (const ProfileCount& p : j.per_node) k += fmt::format("{}x{},", p.count, p.profile);
+  k += "|";
+  for (const std::string& n : j.allowed_nodes) k += n + ",";
+  k += "|";
+  for (const std::string& n : j.excluded_nodes) k += n + ",";
+  return k;
+}
+
+// The nodes not usable, for reasons: "n3 (connection refused)".
+std::string UnusableNodes(const ClusterView& view) {
+  std::vector<std::string> out;
+  for (const ClusterView::Node& n : view.nodes()) {
+    if (!n.usable) out.push_back(fmt::format("{} ({})", n.name, n.error));
+  }
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
+// kNever / kWaiting when the job cannot run on the usable nodes even when
+// they are empty (the policy's Capacity per GPU, §4), with the reason; nullopt
+// when it can.
+std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& view,
+                                                          const ClusterJob& job,
+                                                          const PlacementPolicy& policy) {
+  const Cluster& c = view.cluster();
+  const bool all_usable =
+      std::all_of(view.nodes().begin(), view.nodes().end(), [](auto& n) { return n.usable; });
+  auto verdict = [&](std::string why) {
+    if (all_usable) return std::make_pair(Outcome::kNever, std::move(why));
+    return std::make_pair(Outcome::kWaiting,
+                          fmt::format("{}; not usable now: {}", why, UnusableNodes(view)));
+  };
+  if (job.per_node.empty() || job.num_nodes < 1) {
+    return std::make_pair(Outcome::kNever, std::string("asks for no MIG instance"));
+  }
+  if (c.size() == 0) {
+    return std::make_pair(Outcome::kWaiting,
+                          fmt::format("no node is usable now: {}", UnusableNodes(view)));
+  }
+  // Profiles some GPU offers.
+  std::set<std::string> offered;
+  for (const GpuModel* m : c.models()) {
+    for (const Profile& p : m->profiles()) offered.insert(p.name);
+  }
+  for (const ProfileCount& part : job.per_node) {
+    if (part.count < 1) {
+      return std::make_pair(
+          Outcome::kNever, fmt::format("count {} of {} is not positive", part.count, part.profile));
+    }
+    if (!offered.count(part.profile)) {
+      return verdict(fmt::format("no GPU of the cluster offers profile {} (profiles: {})",
+                                 part.profile, fmt::join(offered, ", ")));
+    }
+  }
+  int capable = 0;
+  int best = 0;  // the most instances of the first part one node holds
+  for (int n = 0; n < view.num_nodes(); ++n) {
+    const ClusterView::Node& node = view.nodes()[n];
+    if (!node.usable) continue;
+    if (!job.allowed_nodes.empty() && std::find(job.allowed_nodes.begin(), job.allowed_nodes.end(),
+                                                node.name) == job.allowed_nodes.end()) {
+      continue;
+    }
+    if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(), node.name) !=
+        job.excluded_nodes.end()) {
+      continue;
+    }
+    bool fits = true;
+    int need_slices = 0;
+    int node_slices = 0;
+    for (int k = 0; k < node.num_gpus; ++k) {
+      node_slices += c.gpu(node.first_gpu + k).model().compute_slices();
+    }
+    for (size_t i = 0; i < job.per_node.size(); ++i) {
+      const ProfileCount& part = job.per_node[i];
+      int cap = 0;
+      int slices = 0;
+      for (int k = 0; k < node.num_gpus; ++k) {
+        const int g = node.first_gpu + k;
+        const int p = c.gpu(g).model().FindProfile(part.profile);
+        if (p < 0) continue;
+        cap += policy.Capacity(c, g, p);
+        slices = c.gpu(g).model().profile(p).compute_slices;
+      }
+      if (i == 0) best = std::max(best, cap);
+      if (cap < part.count) fits = false;
+      need_slices += slices * part.count;
+    }
+    if (need_slices > node_slices) fits = false;
+    if (fits) ++capable;
+  }
+  if (capable >= job.num_nodes) return std::nullopt;
+  if (job.num_nodes == 1) {
+    return verdict(fmt::format("no node can ever hold {} at once (a node holds at most {} {})",
+                               job.Describe(), best, job.per_node[0].profile));
+  }
+  return verdict(fmt::format("needs {} nodes that can each hold {}; {} can", job.num_nodes,
+                             job.Describe().substr(0, job.Describe().find(" on each")), capable));
+}
+
+// Why a job that can run finds no room now: the fragmented GPUs (enough free
+// compute slices and placement units but no free placement of the profile,
+// §4 step 6) are named, up to three.
+std::string WaitReason(const Cluster& c, const ClusterView& view, const ClusterJob& job,
+                       const JobPlacer::NodeFilter& allowed) {
+  std::string reason;
+  int usable = 0;
+  for (const ClusterView::Node& n : view.nodes()) usable += n.usable ? 1 : 0;
+  reason = fmt::format("no room now for {} ({} usable node{})", job.Describe(), usable,
+                       usable == 1 ? "" : "s");
+  std::vector<std::string> fragmented;
+  int more = 0;
+  for (const ProfileCount& part : job.per_node) {
+    for (int g = 0; g < c.size(); ++g) {
+      const int node = view.NodeOf(g);
+      if (c.reserved(g) || !allowed(node, part.profile)) continue;
+      const GpuState& gs = c.gpu(g);
+      const GpuModel& m = gs.model();
+      const int p = m.FindProfile(part.profile);
+      if (p < 0) continue;
+      const int free_units =
+          std::popcount(m.all_units_mask() & ~gs.table().unit_mask(gs.busy_config()));
+      if (gs.free_compute_slices() < m.profile(p).compute_slices ||
+          free_units < m.profile(p).size()) {
+        continue;
+      }
+      std::vector<Candidate> cands;
+      AppendCandidates(c, g, p, /*allow_create=*/true, &cands);
+      if (!cands.empty()) continue;
+      if (fragmented.size() < 3) {
+        const ClusterView::Node& nd = view.nodes()[node];
+        fragmented.push_back(fmt::format("{} GPU {}", nd.name, nd.daemon_index[g - nd.first_gpu]));
+      } else {
+        ++more;
+      }
+    }
+  }
+  if (!fragmented.empty()) {
+    reason +=
+        fmt::format("; fragmented: {}{} {} enough free slices but no free placement",
+                    fmt::join(fragmented, ", "), more > 0 ? fmt::format(" and {} more", more) : "",
+                    fragmented.size() + more == 1 ? "has" : "have");
+  }
+  const std::string unusable = UnusableNodes(view);
+  if (!unusable.empty()) reason += "; not usable now: " + unusable;
+  return reason;
+}
+
+// The held reservations a job may take: covering its per-node request on
+// num_nodes allowed nodes, all of them (owned by the job) or pooled ones,
+// nodes in order. Empty when they do not cover it.
+std::vector<size_t> MatchHeld(const ClusterJob& job, const std::vector<EngineReservation>& held,
+                              const std::vector<char>& taken,
+                              const JobPlacer::NodeFilter& allowed) {
+  // Candidates per node, in input order.
+  std::map<int, std::vector<size_t>> by_node;
+  bool owned = false;
+  for (size_t i = 0; i < held.size(); ++i) {
+    if (held[i].owner == job.key) owned = true;
+  }
+  for (size_t i = 0; i < held.size(); ++i) {
+    const EngineReservation& h = held[i];
+    if (taken[i] || h.claimed || h.timed_out) continue;
+    if (owned ? h.owner != job.key : !h.owner.empty()) continue;
+    by_node[h.node].push_back(i);
+  }
+  std::vector<size_t> out;
+  int nodes = 0;
+  for (const auto& [node, list] : by_node) {
+    if (nodes == job.num_nodes) break;
+    // Take, per part, `count` placements of its profile.
+    std::vector<size_t> use;
+    std::vector<char> used(list.size(), 0);
+    bool ok = true;
+    for (const ProfileCount& part : job.per_node) {
+      if (!allowed(node, part.profile)) {
+        ok = false;
+        break;
+      }
+      int need = part.count;
+      for (size_t k = 0; k < list.size() && need > 0; ++k) {
+        const EngineReservation& h = held[list[k]];
+        if (used[k]) continue;
+        // A reservation of several placements is taken whole: all of this profile.
+        const bool all_this =
+            std::all_of(h.placements.begin(), h.placements.end(),
+                        [&](const PlacementRef& p) { return p.profile == part.profile; });
+        if (!all_this || static_cast<int>(h.placements.size()) > need) continue;
+        used[k] = 1;
+        need -= static_cast<int>(h.placements.size());
+        use.push_back(list[k]);
+      }
+      if (need > 0) ok = false;
+    }
+    if (!ok) continue;
+    out.insert(out.end(), use.begin(), use.end());
+    ++nodes;
+  }
+  if (nodes < job.num_nodes) return {};
+  return out;
+}
+
+}  // namespace
+
+StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& options) {
+  if (in.view == nullptr) return InvalidArgumentError("no cluster view");
+  const ClusterView& view = *in.view;
+  std::set<std::string> keys;
+  for (const ClusterJob& j : in.waiting) {
+    if (!keys.insert(j.key).second) {
+      return InvalidArgumentError(fmt::format("job '{}' is listed twice", j.key));
+    }
+  }
+  for (const EngineReservation& h : in.reservations) {
+    if (h.node < 0 || h.node >= view.num_nodes()) {
+      return InvalidArgumentError(
+          fmt::format("reservation '{}' names node {}, not in the view", h.key, h.node));
+    }
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> policy_owner,
+                   MakePolicy(options.policy, options.scheduler));
+  PlacementPolicy* policy = policy_owner.get();
+  std::set<std::pair<std::string, std::string>> avoid(in.avoid.begin(), in.avoid.end());
+  std::set<std::string> avoided_profiles;
+  for (const auto& [node, profile] : in.avoid) avoided_profiles.insert(profile);
+  std::map<std::string, const InFlightMigration*> in_flight;
+  for (const InFlightMigration& m : in.in_flight) in_flight[m.for_job] = &m;
+
+  Cluster scratch = view.cluster();
+  JobPlacer placer(&scratch, view, view.tables(), policy, options.scheduler);
+  Scheduler& sched = *placer.scheduler();
+  // The arrival window (§2): the recent arrivals, then the waiting jobs (a
+  // job queued below is observed by Scheduler::Enqueue, the others here).
+  for (const Job& j : in.recent) sched.ObserveArrival(j);
+  ClusterPlan plan;
+  plan.jobs.resize(in.waiting.size());
+  std::vector<char> taken(in.reservations.size(), 0);
+  std::vector<char> fresh(in.waiting.size(), 0);     // placed now, not from held reservations
+  std::map<std::string, std::string> failed_shapes;  // shape -> reason of its first failure
+  std::map<std::string, std::optional<std::pair<Outcome, std::string>>> ever;
+
+  // Jobs with a migration in flight go first: the room opened is theirs.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < in.waiting.size(); ++i) {
+    if (in_flight.count(in.waiting[i].key)) order.push_back(i);
+  }
+  for (size_t i = 0; i < in.waiting.size(); ++i) {
+    if (!in_flight.count(in.waiting[i].key)) order.push_back(i);
+  }
+  auto wait = [&](size_t i, const JobPlacer::NodeFilter& allowed) {
+    const ClusterJob& job = in.waiting[i];
+    JobPlan& jp = plan.jobs[i];
+    jp.outcome = Outcome::kWaiting;
+    const std::string shape = ShapeKey(job);
+    if (!failed_shapes.count(shape)) failed_shapes[shape] = WaitReason(scratch, view, job, allowed);
+    jp.reason = failed_shapes[shape];
+  };
+  // One-instance jobs queued for the next scan: (waiting index, scheduler id).
+  std::vector<std::pair<size_t, JobId>> batch;
+  auto flush = [&]() -> Status {
+    if (batch.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(std::vector<Decision> decisions, sched.ScheduleQueue());
+    std::map<JobId, const Decision*> by_id;
+    for (const Decision& d : decisions) by_id[d.job] = &d;
+    for (const auto& [i, id] : batch) {
+      auto it = by_id.find(id);
+      if (it == by_id.end()) {
+        sched.RemoveFromQueue(id);  // it waits; a later scan must not place it out of turn
+        wait(i, FilterOf(view, in.waiting[i], avoid));
+        continue;
+      }
+      const InstanceRef& r = it->second->instances.at(0);
+      JobPlan& jp = plan.jobs[i];
+      jp.outcome = Outcome::kPlaced;
+      jp.placements = {{view.NodeOf(r.gpu), {view.ToRef(r.gpu, r.profile, r.start)}}};
+      fresh[i] = 1;
+    }
+    batch.clear();
+    return Status::Ok();
+  };
+  for (size_t i : order) {
+    const ClusterJob& job = in.waiting[i];
+    JobPlan& jp = plan.jobs[i];
+    jp.key = job.key;
+    const std::string shape = ShapeKey(job);
+    if (!ever.count(shape)) ever[shape] = CanEverRun(view, job, *policy);
+    if (const auto& v = ever[shape]; v) {
+      jp.outcome = v->first;
+      jp.reason = v->second;
+      continue;
+    }
+    const JobPlacer::NodeFilter allowed = FilterOf(view, job, avoid);
+    // 1. Reservations already held that cover it.
+    const std::vector<size_t> held = MatchHeld(job, in.reservations, taken, allowed);
+    if (!held.empty()) {
+      jp.outcome = Outcome::kPlaced;
+      std::map<int, NodePlacement> per_node;
+      std::vector<int> node_order;
+      for (size_t h : held) {
+        taken[h] = 1;
+        const EngineReservation& r = in.reservations[h];
+        jp.reservations.push_back(r.key);
+        if (!per_node.count(r.node)) node_order.push_back(r.node);
+        NodePlacement& np = per_node[r.node];
+        np.node = r.node;
+        np.placements.insert(np.placements.end(), r.placements.begin(), r.placements.end());
+      }
+      for (int n : node_order) jp.placements.push_back(per_node[n]);
+      for (const ProfileCount& p : job.per_node) sched.ObserveArrival(placer.ToJob(job, p));
+      continue;
+    }
+    // 2. Fresh placements (every held reservation stays occupied this round).
+    const bool one_instance = job.num_nodes == 1 && job.per_node.size() == 1 &&
+                              job.per_node[0].count == 1 && !Restricted(job) &&
+                              !avoided_profiles.count(job.per_node[0].profile);
+    if (one_instance) {
+      // Queued for the scan of this run of one-instance jobs (§5, §12).
+      const JobId id = placer.NextId();
+      sched.Enqueue(id, placer.ToJob(job, job.per_node[0]));
+      batch.push_back({i, id});
+      continue;
+    }
+    RETURN_IF_ERROR(flush());
+    for (const ProfileCount& p : job.per_node) sched.ObserveArrival(placer.ToJob(job, p));
+    if (!Restricted(job) && failed_shapes.count(shape)) {
+      wait(i, allowed);
+      continue;
+    }
+    ASSIGN_OR_RETURN(auto where, placer.Place(job, allowed));
+    if (where) {
+      jp.outcome = Outcome::kPlaced;
+      jp.placements = std::move(*where);
+      fresh[i] = 1;
+    } else {
+      wait(i, allowed);
+    }
+  }
+  RETURN_IF_ERROR(flush());
+  int first_stuck = -1;  // the first job that found no room (requeue candidate)
+  for (size_t i : order) {
+    const ClusterJob& job = in.waiting[i];
+    JobPlan& jp = plan.jobs[i];
+    if (fresh[i]) {
+      for (const NodePlacement& np : jp.placements) {
+        for (const PlacementRef& p : np.placements) plan.create.push_back({np.node, job.key, p});
+      }
+    }
+    if (jp.outcome != Outcome::kWaiting) continue;
+    if (auto it = in_flight.find(job.key); it != in_flight.end()) {
+      jp.outcome = Outcome::kMigrating;
+      jp.reason = fmt::format("room being opened: waiting for {} to release their instances ({})",
+                              fmt::join(it->second->moved, ", "), jp.reason);
+      continue;
+    }
+    if (first_stuck < 0 && in.now_s - job.waiting_since_s >= options.migrate_after_s) {
+      first_stuck = static_cast<int>(i);
+    }
+  }
+  // 3. Held reservations no job took.
+  for (size_t h = 0; h < in.reservations.size(); ++h) {
+    const EngineReservation& r = in.reservations[h];
+    if (!taken[h] && !r.claimed) plan.release.push_back({r.node, r.key});
+  }
+  // 4. Requeue migration, one at a time.
+  if (options.migrate && in.in_flight.empty() && first_stuck >= 0) {
+    const ClusterJob& w = in.waiting[first_stuck];
+    std::vector<const ClusterJob*> movable;
+    for (const EngineRunningJob& r : in.running) {
+      if (r.may_move && r.job.migratable != Migratable::kNone && !r.job.latency_sensitive) {
+        movable.push_back(&r.job);
+      }
+    }
+    const FilterFor filter_for = [&](const ClusterJob& j) { return FilterOf(view, j, avoid); };
+    ASSIGN_OR_RETURN(auto choice, SearchRequeue(scratch, view, w, movable, filter_for, policy,
+                                                options.scheduler, options.max_moved_jobs));
+    if (choice) {
+      JobPlan& jp = plan.jobs[first_stuck];
+      const PlacementRef& room = choice->room.placements[0];
+      const std::string where = fmt::format("{} on {} GPU {}", room.profile,
+                                            view.nodes()[choice->room.node].name, room.gpu);
+      jp.outcome = Outcome::kMigrating;
+      jp.reason = fmt::format("room being opened ({}) by requeueing {}", where,
+                              fmt::join(choice->moved, ", "));
+      for (const std::string& m : choice->moved) {
+        plan.migrations.push_back({m, w.key, choice->room,
+                                   fmt::format("requeued to open room for {} ({})", w.key, where)});
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace migsched

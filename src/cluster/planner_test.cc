@@ -1,0 +1,412 @@
+#include "cluster/planner.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "cluster/testing/nodes.h"
+#include "core/plan.h"
+#include "sched/full_policy.h"
+#include "sched/scheduler.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using migsched::testing::AddReservation;
+using migsched::testing::BundledCatalog;
+using migsched::testing::MakeNode;
+
+ClusterJob Single(const std::string& key, const std::string& profile, int count = 1,
+                  int nodes = 1) {
+  ClusterJob j;
+  j.key = key;
+  j.num_nodes = nodes;
+  j.per_node = {{profile, count}};
+  return j;
+}
+
+struct Fixture {
+  explicit Fixture(std::vector<NodeInput> nodes, const std::string& policy = "first-fit") {
+    view = ClusterView::Build(nodes, BundledCatalog(), &tables);
+    options.policy = policy;
+    options.scheduler = OptionsForPolicy(policy, SchedulerOptions{}, ExplicitOptions{});
+    input.view = view.get();
+  }
+  ClusterPlan Plan() {
+    auto plan = PlanCluster(input, options);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    return plan.ok() ? *plan : ClusterPlan{};
+  }
+  ConfigTableCache tables;
+  std::unique_ptr<ClusterView> view;
+  PlannerOptions options;
+  PlannerInput input;
+};
+
+NodePlacement At(int node, std::vector<PlacementRef> refs) { return {node, std::move(refs)}; }
+
+// first-fit (lowest GPU index, then lowest start), 2 nodes x 2 A100 40GB, empty:
+// 1g.5gb -> n1 GPU 0 @0; 3g.20gb ({0,4}; 0 overlaps) -> n1 GPU 0 @4;
+// 7g.40gb (GPU 0 taken) -> n1 GPU 1 @0; a second 7g.40gb -> n2 GPU 0 @0.
+TEST(PlannerTest, FirstFitAcrossNodesWorkedByHand) {
+  Fixture f({{"n1", MakeNode("n1", 2, "A100 40GB", {}), ""},
+             {"n2", MakeNode("n2", 2, "A100 40GB", {}), ""}});
+  f.input.waiting = {Single("a", "1g.5gb"), Single("b", "3g.20gb"), Single("c", "7g.40gb"),
+                     Single("d", "7g.40gb")};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.jobs.size(), 4u);
+  for (const JobPlan& j : p.jobs) EXPECT_EQ(j.outcome, Outcome::kPlaced) << j.key << j.reason;
+  EXPECT_EQ(p.jobs[0].placements, (std::vector{At(0, {{0, "1g.5gb", 0}})}));
+  EXPECT_EQ(p.jobs[1].placements, (std::vector{At(0, {{0, "3g.20gb", 4}})}));
+  EXPECT_EQ(p.jobs[2].placements, (std::vector{At(0, {{1, "7g.40gb", 0}})}));
+  EXPECT_EQ(p.jobs[3].placements, (std::vector{At(1, {{0, "7g.40gb", 0}})}));
+  ASSERT_EQ(p.create.size(), 4u);
+  EXPECT_EQ(p.create[3], (NewReservation{1, "d", {0, "7g.40gb", 0}}));
+  EXPECT_TRUE(p.release.empty());
+  EXPECT_TRUE(p.migrations.empty());
+}
+
+// The 4g.20gb case: n1 has 12 free compute slices (two GPUs with a 1g.5gb at
+// start 2), n2 has 4 (GPU 0 full, GPU 1 with 3g.20gb@4). Counting free slices
+// per node would pick n1, where 4g.20gb (only placement: start 0, units 0-3)
+// is blocked by the instance at unit 2 on both GPUs. The only free 4g.20gb
+// placement is n2 GPU 1 @0; the default policy (`full`) finds it.
+TEST(PlannerTest, FourGTwentyGoesWhereAPlacementIsFreeNotWhereSlicesAre) {
+  Fixture f(
+      {{"n1",
+        MakeNode("n1", 2, "A100 40GB", {"0:1g.5gb@2=alloc:slurm:1", "1:1g.5gb@2=alloc:slurm:2"}),
+        ""},
+       {"n2",
+        MakeNode("n2", 2, "A100 40GB", {"0:7g.40gb@0=alloc:slurm:3", "1:3g.20gb@4=alloc:slurm:4"}),
+        ""}},
+      "full");
+  EXPECT_EQ(f.view->cluster().gpu(0).free_compute_slices() +
+                f.view->cluster().gpu(1).free_compute_slices(),
+            12);
+  EXPECT_EQ(f.view->cluster().gpu(2).free_compute_slices() +
+                f.view->cluster().gpu(3).free_compute_slices(),
+            4);
+  f.input.waiting = {Single("slurm:9", "4g.20gb")};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.jobs[0].outcome, Outcome::kPlaced) << p.jobs[0].reason;
+  EXPECT_EQ(p.jobs[0].placements, (std::vector{At(1, {{1, "4g.20gb", 0}})}));
+  // A second one finds no placement: both n1 GPUs are fragmented.
+  f.input.waiting.push_back(Single("slurm:10", "4g.20gb"));
+  p = f.Plan();
+  ASSERT_EQ(p.jobs[1].outcome, Outcome::kWaiting);
+  EXPECT_EQ(p.jobs[1].reason,
+            "no room now for 4g.20gb (2 usable nodes); fragmented: n1 GPU 0, n1 GPU 1 have "
+            "enough free slices but no free placement");
+}
+
+// 1g.5gb x2 on one node, 3 nodes x 1 A100: n1 has one 1g.5gb placement left
+// (6 busy at 0-5). first-fit's first instance would go to n1 @6, but the two
+// do not fit there together: n2 gets both, @0 and @1.
+TEST(PlannerTest, InstancesOfOneNodeStayTogether) {
+  std::vector<std::string> six;
+  for (int s = 0; s < 6; ++s)
+    six.push_back("0:1g.5gb@" + std::to_string(s) + "=job:" + std::to_string(s));
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", six), ""},
+             {"n2", MakeNode("n2", 1, "A100 40GB", {}), ""},
+             {"n3", MakeNode("n3", 1, "A100 40GB", {}), ""}});
+  f.input.waiting = {Single("a", "1g.5gb", 2)};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.jobs[0].outcome, Outcome::kPlaced) << p.jobs[0].reason;
+  EXPECT_EQ(p.jobs[0].placements, (std::vector{At(1, {{0, "1g.5gb", 0}, {0, "1g.5gb", 1}})}));
+}
+
+// -N2 7g.40gb: 3 nodes x 1 A100 with n2 busy -> n1 and n3. -N3 cannot run
+// now (n2 busy) and leaves nothing behind: a following 1g.5gb still lands on
+// n1 @0 (first-fit), where -N3 would have put its first instance.
+TEST(PlannerTest, MultiNodeJobsAreAllOrNothing) {
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {}), ""},
+             {"n2", MakeNode("n2", 1, "A100 40GB", {"0:7g.40gb@0=job:1"}), ""},
+             {"n3", MakeNode("n3", 1, "A100 40GB", {}), ""}});
+  f.input.waiting = {Single("two", "7g.40gb", 1, 2)};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.jobs[0].outcome, Outcome::kPlaced) << p.jobs[0].reason;
+  EXPECT_EQ(p.jobs[0].placements,
+            (std::vector{At(0, {{0, "7g.40gb", 0}}), At(2, {{0, "7g.40gb", 0}})}));
+
+  f.input.waiting = {Single("three", "7g.40gb", 1, 3), Single("small", "1g.5gb")};
+  p = f.Plan();
+  EXPECT_EQ(p.jobs[0].outcome, Outcome::kWaiting);
+  EXPECT_EQ(p.jobs[0].reason, "no room now for 7g.40gb on each of 3 nodes (3 usable nodes)");
+  ASSERT_EQ(p.jobs[1].outcome, Outcome::kPlaced);
+  EXPECT_EQ(p.jobs[1].placements, (std::vector{At(0, {{0, "1g.5gb", 0}})}));
+  EXPECT_EQ(p.create.size(), 1u);
+}
+
+// Reservations held: a pooled one covering a job is taken (nothing new is
+// reserved for it); a claimed one stays and is not released; an unused one
+// and a timed-out one are released; the next job is placed around all of
+// them (they are occupied this round).
+TEST(PlannerTest, HeldReservationsAreTakenKeptOrReleased) {
+  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
+  AddReservation(&n1, "room-a", 0, "3g.20gb", 4);
+  AddReservation(&n1, "room-b", 0, "1g.10gb", 0);  // unused
+  NodeState n2 = MakeNode("n2", 1, "A100 40GB", {});
+  AddReservation(&n2, "room-c", 0, "1g.5gb", 0);   // claimed
+  AddReservation(&n2, "room-d", 0, "3g.20gb", 4);  // timed out
+  Fixture f({{"n1", n1, ""}, {"n2", n2, ""}});
+  f.input.reservations = {{0, "room-a", {{0, "3g.20gb", 4}}, "", false, false},
+                          {0, "room-b", {{0, "1g.10gb", 0}}, "", false, false},
+                          {1, "room-c", {{0, "1g.5gb", 0}}, "", true, false},
+                          {1, "room-d", {{0, "3g.20gb", 4}}, "", false, true}};
+  f.input.waiting = {Single("x", "3g.20gb"), Single("y", "2g.10gb")};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.jobs[0].outcome, Outcome::kPlaced);
+  EXPECT_EQ(p.jobs[0].reservations, std::vector<std::string>{"room-a"});
+  EXPECT_EQ(p.jobs[0].placements, (std::vector{At(0, {{0, "3g.20gb", 4}})}));
+  // y: n1 GPU 0 has 3g.20gb@4 and 1g.10gb@0 occupied: 2g.10gb {0,2,4}: 0 and 4
+  // overlap, 2 is free (units 2-3) -> n1 GPU 0 @2.
+  ASSERT_EQ(p.jobs[1].outcome, Outcome::kPlaced) << p.jobs[1].reason;
+  EXPECT_EQ(p.jobs[1].placements, (std::vector{At(0, {{0, "2g.10gb", 2}})}));
+  EXPECT_EQ(p.create, (std::vector<NewReservation>{{0, "y", {0, "2g.10gb", 2}}}));
+  EXPECT_EQ(p.release, (std::vector<std::pair<int, std::string>>{{0, "room-b"}, {1, "room-d"}}));
+}
+
+// A reservation owned by a job key is that job's only.
+TEST(PlannerTest, OwnedReservationsServeOnlyTheirJob) {
+  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
+  AddReservation(&n1, "k8s:pod-1", 0, "3g.20gb", 0);
+  Fixture f({{"n1", n1, ""}});
+  f.input.reservations = {{0, "k8s:pod-1", {{0, "3g.20gb", 0}}, "k8s:pod-1", false, false}};
+  f.input.waiting = {Single("k8s:pod-2", "3g.20gb"), Single("k8s:pod-1", "3g.20gb")};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.jobs[0].outcome, Outcome::kPlaced);
+  EXPECT_EQ(p.jobs[0].placements, (std::vector{At(0, {{0, "3g.20gb", 4}})}));  // fresh
+  ASSERT_EQ(p.jobs[1].outcome, Outcome::kPlaced);
+  EXPECT_EQ(p.jobs[1].reservations, std::vector<std::string>{"k8s:pod-1"});
+}
+
+TEST(PlannerTest, JobsThatCanNeverRunSayWhy) {
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {}), ""},
+             {"n2", MakeNode("n2", 1, "A100 40GB", {}), ""}});
+  f.input.waiting = {Single("a", "9g.9gb"), Single("b", "1g.5gb", 8), Single("c", "7g.40gb", 1, 3),
+                     Single("d", "1g.5gb", 7)};
+  ClusterPlan p = f.Plan();
+  EXPECT_EQ(p.jobs[0].outcome, Outcome::kNever);
+  EXPECT_EQ(p.jobs[0].reason.rfind("no GPU of the cluster offers profile 9g.9gb (profiles: ", 0),
+            0u)
+      << p.jobs[0].reason;
+  EXPECT_EQ(p.jobs[1].outcome, Outcome::kNever);
+  EXPECT_EQ(p.jobs[1].reason,
+            "no node can ever hold 8x 1g.5gb at once (a node holds at most 7 1g.5gb)");
+  EXPECT_EQ(p.jobs[2].outcome, Outcome::kNever);
+  EXPECT_EQ(p.jobs[2].reason, "needs 3 nodes that can each hold 7g.40gb; 2 can");
+  EXPECT_EQ(p.jobs[3].outcome, Outcome::kPlaced);
+
+  // With a node out of reach nobody can tell: such jobs wait, saying so.
+  Fixture g({{"n1", MakeNode("n1", 1, "A100 40GB", {}), ""}, {"n2", std::nullopt, "timed out"}});
+  g.input.waiting = {Single("c", "7g.40gb", 1, 2)};
+  p = g.Plan();
+  EXPECT_EQ(p.jobs[0].outcome, Outcome::kWaiting);
+  EXPECT_EQ(p.jobs[0].reason,
+            "needs 2 nodes that can each hold 7g.40gb; 1 can; not usable now: n2 (timed out)");
+}
+
+TEST(PlannerTest, AvoidedAllowedAndExcludedNodesAreRespected) {
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {}), ""},
+             {"n2", MakeNode("n2", 1, "A100 40GB", {}), ""},
+             {"n3", MakeNode("n3", 1, "A100 40GB", {}), ""}});
+  f.input.avoid = {{"n1", "1g.5gb"}};
+  ClusterJob only3 = Single("b", "1g.5gb");
+  only3.allowed_nodes = {"n3"};
+  ClusterJob not2 = Single("c", "2g.10gb", 2);
+  not2.excluded_nodes = {"n1", "n2"};
+  f.input.waiting = {Single("a", "1g.5gb"), only3, not2, Single("d", "2g.10gb")};
+  ClusterPlan p = f.Plan();
+  EXPECT_EQ(p.jobs[0].placements, (std::vector{At(1, {{0, "1g.5gb", 0}})}));  // n1 avoided
+  EXPECT_EQ(p.jobs[1].placements, (std::vector{At(2, {{0, "1g.5gb", 0}})}));
+  // c: n3 GPU 0 has 1g.5gb@0: 2g.10gb {0,2,4} -> @2 and @4.
+  EXPECT_EQ(p.jobs[2].placements, (std::vector{At(2, {{0, "2g.10gb", 2}, {0, "2g.10gb", 4}})}));
+  EXPECT_EQ(p.jobs[3].placements,
+            (std::vector{At(0, {{0, "2g.10gb", 0}})}));  // avoid is per profile
+}
+
+// 2 nodes x 1 A100. n1: a movable 1g.5gb job; n2: an unmovable 1g.5gb job
+// and a movable 3g.20gb job. A 7g.40gb fits nowhere. Options: n1 GPU 0
+// (move slurm:5, 1 slice) or n2 (slurm:6 is not movable: none). slurm:5
+// fits again on n2 (first-fit @1). So slurm:5 is requeued for slurm:9.
+TEST(PlannerTest, RequeuesAMovableJobToOpenRoom) {
+  Fixture f(
+      {{"n1", MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@0=alloc:slurm:5"}), ""},
+       {"n2",
+        MakeNode("n2", 1, "A100 40GB", {"0:1g.5gb@0=alloc:slurm:6", "0:3g.20gb@4=alloc:slurm:7"}),
+        ""}});
+  ClusterJob five = Single("slurm:5", "1g.5gb");
+  five.migratable = Migratable::kRestart;
+  ClusterJob six = Single("slurm:6", "1g.5gb");
+  ClusterJob seven = Single("slurm:7", "3g.20gb");
+  seven.migratable = Migratable::kRestart;
+  f.input.running = {{five, true}, {six, false}, {seven, true}};
+  f.input.waiting = {Single("slurm:9", "7g.40gb")};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.migrations.size(), 1u);
+  EXPECT_EQ(p.migrations[0].job, "slurm:5");
+  EXPECT_EQ(p.migrations[0].for_job, "slurm:9");
+  EXPECT_EQ(p.migrations[0].room, At(0, {{0, "7g.40gb", 0}}));
+  EXPECT_EQ(p.migrations[0].reason, "requeued to open room for slurm:9 (7g.40gb on n1 GPU 0)");
+  EXPECT_EQ(p.jobs[0].outcome, Outcome::kMigrating);
+  EXPECT_TRUE(p.create.empty());
+
+  // Latency-sensitive jobs never move; nor jobs the engine may not move now.
+  f.input.running[0].job.latency_sensitive = true;
+  EXPECT_TRUE(f.Plan().migrations.empty());
+  f.input.running[0].job.latency_sensitive = false;
+  f.input.running[0].may_move = false;
+  EXPECT_TRUE(f.Plan().migrations.empty());
+  // Not before the job has waited migrate_after_s.
+  f.input.running[0].may_move = true;
+  f.options.migrate_after_s = 60;
+  f.input.now_s = 59;
+  EXPECT_TRUE(f.Plan().migrations.empty());
+  f.input.now_s = 60;
+  EXPECT_EQ(f.Plan().migrations.size(), 1u);
+}
+
+// No move if the moved job would find no room again.
+TEST(PlannerTest, NoRequeueWhenTheMovedJobCannotBePlacedAgain) {
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:5"}), ""},
+             {"n2", MakeNode("n2", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:6"}), ""}});
+  ClusterJob five = Single("slurm:5", "4g.20gb");
+  five.migratable = Migratable::kRestart;
+  f.input.running = {{five, true}};
+  f.input.waiting = {Single("slurm:9", "7g.40gb")};
+  ClusterPlan p = f.Plan();
+  EXPECT_TRUE(p.migrations.empty());
+  EXPECT_EQ(p.jobs[0].outcome, Outcome::kWaiting);
+}
+
+// A migration in flight: no new one; its job goes first, ahead of a job of
+// higher priority that would take the room.
+TEST(PlannerTest, InFlightMigrationsGoFirstAndAreNotRepeated) {
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@3=alloc:slurm:5"}), ""}});
+  ClusterJob five = Single("slurm:5", "1g.5gb");
+  five.migratable = Migratable::kRestart;
+  f.input.running = {{five, true}};
+  f.input.in_flight = {{"slurm:9", {"slurm:5"}}};
+  f.input.waiting = {Single("slurm:8", "1g.5gb"), Single("slurm:9", "7g.40gb")};
+  ClusterPlan p = f.Plan();
+  // slurm:5 still holds its instance: slurm:9 waits for it; slurm:8 is placed.
+  EXPECT_EQ(p.jobs[1].outcome, Outcome::kMigrating);
+  EXPECT_NE(p.jobs[1].reason.find("waiting for slurm:5 to release"), std::string::npos);
+  EXPECT_TRUE(p.migrations.empty());
+  EXPECT_EQ(p.jobs[0].outcome, Outcome::kPlaced);
+
+  // Released: slurm:9 takes the GPU before slurm:8.
+  Fixture g({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@3=idle"}), ""}});
+  g.input.in_flight = {{"slurm:9", {"slurm:5"}}};
+  g.input.waiting = {Single("slurm:8", "1g.5gb"), Single("slurm:9", "7g.40gb")};
+  p = g.Plan();
+  ASSERT_EQ(p.jobs[1].outcome, Outcome::kPlaced);
+  EXPECT_EQ(p.jobs[1].placements, (std::vector{At(0, {{0, "7g.40gb", 0}})}));
+  EXPECT_EQ(p.jobs[0].outcome, Outcome::kWaiting);
+}
+
+TEST(PlannerTest, RefusesInputItCannotUse) {
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {}), ""}});
+  f.input.waiting = {Single("a", "1g.5gb"), Single("a", "1g.5gb")};
+  auto p = PlanCluster(f.input, f.options);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(), "job 'a' is listed twice");
+  f.input.waiting.pop_back();
+  f.input.reservations = {{3, "r", {}, "", false, false}};
+  p = PlanCluster(f.input, f.options);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(), "reservation 'r' names node 3, not in the view");
+}
+
+// Randomized, against the simulator's core: for one-instance jobs on any
+// node, the planner's placements equal those of one queue scan (§5, with §12
+// joint placement where the policy has it) of a Scheduler on one flat
+// cluster of the same GPUs, built here without the view, for the same
+// policy (full, lb+frag, first-fit), node states and job order. Seed printed.
+TEST(PlannerTest, OneInstanceJobsMatchTheFlatScheduler) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
+  const GpuModel& a100 = migsched::testing::Model("A100-40GB");
+  const std::vector<std::string> profiles = {"1g.5gb",  "1g.10gb", "2g.10gb",
+                                             "3g.20gb", "4g.20gb", "7g.40gb"};
+  for (const std::string policy : {"full", "lb+frag", "first-fit"}) {
+    for (int round = 0; round < 20; ++round) {
+      const int nodes = 1 + static_cast<int>(rng() % 4);
+      const int per_node = 1 + static_cast<int>(rng() % 3);
+      // Random busy/idle instances, first-fit style so they are valid.
+      ConfigTableCache tables;
+      Cluster flat(std::vector<const GpuModel*>(nodes * per_node, &a100), &tables);
+      std::vector<NodeInput> inputs;
+      JobId next = 1;
+      for (int n = 0; n < nodes; ++n) {
+        std::vector<std::string> inst;
+        for (int k = 0; k < per_node; ++k) {
+          const int g = n * per_node + k;
+          for (int t = 0; t < 4; ++t) {
+            const std::string& pn = profiles[rng() % 4];
+            const int p = a100.FindProfile(pn);
+            for (int slot : a100.SlotsOfProfile(p)) {
+              const int start = a100.slots()[slot].start;
+              Plan pl{{{StepKind::kCreate, g, p, start}}};
+              const bool busy = rng() % 3 != 0;
+              if (busy) pl.steps.push_back({StepKind::kStart, g, p, start, next});
+              if (ApplyPlan(pl, &flat).ok()) {
+                inst.push_back(fmt::format("{}:{}@{}={}", k, pn, start,
+                                           busy ? fmt::format("alloc:o{}", next) : "idle"));
+                ++next;
+                break;
+              }
+            }
+          }
+        }
+        const std::string name = "n" + std::to_string(n + 1);
+        inputs.push_back({name, MakeNode(name, per_node, "A100 40GB", inst), ""});
+      }
+      Fixture f(inputs, policy);
+      ASSERT_EQ(f.view->cluster().size(), flat.size());
+      for (int g = 0; g < flat.size(); ++g) {
+        ASSERT_EQ(f.view->cluster().gpu(g).all_config(), flat.gpu(g).all_config()) << g;
+        ASSERT_EQ(f.view->cluster().gpu(g).busy_config(), flat.gpu(g).busy_config()) << g;
+      }
+      SchedulerOptions so = f.options.scheduler;
+      auto ref_policy = MakePolicy(policy, so);
+      ASSERT_TRUE(ref_policy.ok());
+      Scheduler ref(&flat, std::move(*ref_policy), so, SteadyClock());
+      std::vector<ClusterJob> jobs;
+      for (int j = 0; j < 12; ++j) {
+        jobs.push_back(Single("j" + std::to_string(j), profiles[rng() % 6]));
+        Job rj;
+        rj.name = jobs.back().key;
+        rj.profile = jobs.back().per_node[0].profile;
+        ref.Enqueue(1000 + j, rj);
+      }
+      f.input.waiting = jobs;
+      ClusterPlan p = f.Plan();
+      auto decisions = ref.ScheduleQueue();
+      ASSERT_TRUE(decisions.ok()) << decisions.status().ToString();
+      std::map<JobId, InstanceRef> placed;
+      for (const Decision& d : *decisions) placed[d.job] = d.instances[0];
+      for (size_t j = 0; j < jobs.size(); ++j) {
+        const JobPlan& jp = p.jobs[j];
+        auto it = placed.find(1000 + static_cast<JobId>(j));
+        if (it == placed.end()) {
+          EXPECT_EQ(jp.outcome, Outcome::kWaiting) << policy << " job " << j;
+          continue;
+        }
+        ASSERT_EQ(jp.outcome, Outcome::kPlaced) << policy << " job " << j << ": " << jp.reason;
+        const InstanceRef& in = it->second;
+        EXPECT_EQ(jp.placements[0].node, in.gpu / per_node) << policy << " job " << j;
+        EXPECT_EQ(jp.placements[0].placements[0],
+                  (PlacementRef{in.gpu % per_node, jobs[j].per_node[0].profile, in.start}))
+            << policy << " job " << j;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace migsched

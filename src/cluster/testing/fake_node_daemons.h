@@ -1,0 +1,84 @@
+// A NodeDaemons for tests: allocations and reservations recorded in memory,
+// answers chosen by the test. Not a node daemon: only what the hooks and
+// the controller call is kept.
+#ifndef MIGSCHED_CLUSTER_TESTING_FAKE_NODE_DAEMONS_H_
+#define MIGSCHED_CLUSTER_TESTING_FAKE_NODE_DAEMONS_H_
+
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cluster/node_daemons.h"
+
+namespace migsched::testing {
+
+class FakeNodeDaemons : public NodeDaemons {
+ public:
+  // Allocate on `node` fails with this status (OK: succeeds).
+  std::map<std::string, Status> allocate_error;
+  // Allocate with a reservation prefix fails with kFailedPrecondition on these nodes.
+  std::map<std::string, bool> no_room;
+  // The next this many Allocate calls on the node fail with kFailedPrecondition
+  // (an instance still held by an ended job whose epilog has not run yet).
+  std::map<std::string, int> busy_for;
+  std::map<std::string, NodeState> states;
+  std::vector<std::string> calls;  // "allocate n1 slurm:3 prefix=slurm-room:", "release n1 7", ...
+
+  StatusOr<NodeState> State(const std::string& node) override {
+    calls.push_back("state " + node);
+    auto it = states.find(node);
+    if (it == states.end()) return UnavailableError(node + ": connection refused");
+    return it->second;
+  }
+  Status Reserve(const std::string& node, const std::string& key, const std::vector<PlacementRef>&,
+                 double ttl_s) override {
+    calls.push_back(fmt::format("reserve {} {} ttl={}", node, key, ttl_s));
+    return Status::Ok();
+  }
+  Status Unreserve(const std::string& node, const std::string& key) override {
+    calls.push_back(fmt::format("unreserve {} {}", node, key));
+    return Status::Ok();
+  }
+  StatusOr<NodeAllocation> Allocate(const std::string& node, const BindRequest& r) override {
+    calls.push_back(fmt::format("allocate {} {} prefix={}", node, r.owner, r.reservation_prefix));
+    if (auto it = allocate_error.find(node); it != allocate_error.end() && !it->second.ok()) {
+      return it->second;
+    }
+    if (auto it = busy_for.find(node); it != busy_for.end() && it->second > 0) {
+      --it->second;
+      return FailedPreconditionError("no room for the profile now");
+    }
+    if (!r.reservation_prefix.empty() && no_room.count(node)) {
+      return FailedPreconditionError("no reservation of the profile under " + r.reservation_prefix);
+    }
+    NodeAllocation a;
+    a.id = ++next_id_;
+    a.owner = r.owner;
+    a.state = "running";
+    int gpu = 0;
+    for (const ProfileCount& p : r.instances) {
+      for (int i = 0; i < p.count; ++i) {
+        a.instances.push_back(
+            {{gpu, p.profile, 0}, fmt::format("MIG-{}-{}", node, a.id * 10 + gpu), "GPU-x"});
+        ++gpu;
+      }
+    }
+    states[node].allocations.push_back(a);
+    return a;
+  }
+  Status Release(const std::string& node, int64_t id) override {
+    calls.push_back(fmt::format("release {} {}", node, id));
+    auto& v = states[node].allocations;
+    std::erase_if(v, [&](const NodeAllocation& a) { return a.id == id; });
+    return Status::Ok();
+  }
+
+ private:
+  int64_t next_id_ = 0;
+};
+
+}  // namespace migsched::testing
+
+#endif  // MIGSCHED_CLUSTER_TESTING_FAKE_NODE_DAEMONS_H_

@@ -1,0 +1,427 @@
+#include "slurm/controller.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <deque>
+#include <future>
+
+#include "cluster/planner.h"
+#include "slurm/admin_comment.h"
+#include "slurm/round.h"
+
+namespace migsched::slurm {
+namespace {
+
+// The MIG entries of a node's GRES list.
+std::vector<GresCount> MigOnly(const std::vector<GresCount>& gres, const std::string& name) {
+  std::vector<GresCount> out;
+  for (const GresCount& g : gres) {
+    if (g.name == name) out.push_back(g);
+  }
+  return out;
+}
+
+// Whether `job` (scontrol -o show job) still waits with no binding recorded.
+bool StillWaiting(const ScontrolRecord& job) {
+  if (job.Value("JobState").value_or("") != "PENDING") return false;
+  auto bound = ParseBound(job.Rest("AdminComment").value_or(""));
+  return !bound.ok() || !bound->has_value();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<SlurmController>> SlurmController::Create(const ControllerConfig& config,
+                                                                   SlurmClient* slurm,
+                                                                   NodeDaemons* nodes,
+                                                                   const Catalog* catalog) {
+  auto policy = MakePolicy(config.policy, config.PolicyOptions());
+  if (!policy.ok()) return policy.status().WithPrefix("scheduler");
+  return std::unique_ptr<SlurmController>(new SlurmController(config, slurm, nodes, catalog));
+}
+
+std::vector<NodeInput> SlurmController::FetchNodes() {
+  // Asked in parallel, at most 16 at once.
+  constexpr size_t kParallel = 16;
+  std::vector<NodeInput> out(config_.nodes.size());
+  for (size_t base = 0; base < out.size(); base += kParallel) {
+    std::vector<std::future<StatusOr<NodeState>>> f;
+    const size_t end = std::min(out.size(), base + kParallel);
+    for (size_t i = base; i < end; ++i) {
+      const std::string name = config_.nodes[i].name;
+      f.push_back(std::async(std::launch::async, [this, name] { return nodes_->State(name); }));
+    }
+    for (size_t i = base; i < end; ++i) {
+      out[i].name = config_.nodes[i].name;
+      StatusOr<NodeState> s = f[i - base].get();
+      if (s.ok()) {
+        out[i].state = std::move(*s);
+        out[i].state->node = out[i].name;
+      } else {
+        out[i].error = s.status().message();
+      }
+    }
+  }
+  return out;
+}
+
+StatusOr<TickReport> SlurmController::Tick(double now_s) {
+  TickReport rep;
+  const std::string& gres = config_.gres_name;
+  // 1. Slurm first, then the daemons (a job Slurm shows as started is then
+  // either unbound, its room still held, or already bound).
+  ASSIGN_OR_RETURN(std::vector<SlurmJob> jobs, slurm_->Jobs());
+  ASSIGN_OR_RETURN(ScontrolRecord part, slurm_->Partition(config_.partition));
+  const bool up = part.Value("State").value_or("") == "UP";
+  ASSIGN_OR_RETURN(std::vector<SlurmNode> snodes, slurm_->Nodes());
+  std::map<std::string, const SlurmNode*> snode;
+  for (const SlurmNode& n : snodes) snode[n.name] = &n;
+
+  const std::vector<NodeInput> inputs = FetchNodes();
+  std::unique_ptr<ClusterView> view = ClusterView::Build(inputs, *catalog_, &tables_);
+  bool node_lost = false;
+  std::set<std::string> usable;
+  for (const ClusterView::Node& n : view->nodes()) {
+    if (n.usable) {
+      usable.insert(n.name);
+    } else {
+      rep.unusable_nodes.push_back(fmt::format("{} ({})", n.name, n.error));
+      if (usable_.count(n.name)) {
+        node_lost = true;
+        spdlog::warn("node {} is not usable: {}; its counts drop to its running jobs'", n.name,
+                     n.error);
+      }
+    }
+  }
+  for (const std::string& n : usable) {
+    if (started_ && !usable_.count(n)) spdlog::info("node {} is usable again", n);
+  }
+
+  // 2. The jobs, the rooms, the plan.
+  Classified cls = ClassifyJobs(jobs, config_.partition, gres, now_s);
+  // A job Slurm showed waiting that its prolog has bound since (the daemons
+  // are read after Slurm) has started: it is active on the nodes of its
+  // allocations, and no room is planned for it again.
+  std::deque<SlurmJob> started;  // cls points into it
+  for (auto it = cls.waiting.begin(); it != cls.waiting.end();) {
+    const std::vector<JobId> allocations = view->AllocationsOf(it->request.job.key);
+    if (allocations.empty()) {
+      ++it;
+      continue;
+    }
+    SlurmJob& j = started.emplace_back(*it->slurm);
+    j.state = "CONFIGURING";
+    j.nodes.clear();
+    for (JobId id : allocations) {
+      const std::string& node = view->nodes()[view->OccupantOf(id)->node].name;
+      if (std::find(j.nodes.begin(), j.nodes.end(), node) == j.nodes.end()) j.nodes.push_back(node);
+    }
+    cls.active.push_back({&j, std::move(it->request)});
+    it = cls.waiting.erase(it);
+  }
+  rep.waiting = static_cast<int>(cls.waiting.size());
+  const ActiveCounts active = CountActive(cls.active, *view);
+  std::vector<EngineReservation> rooms =
+      Rooms(*view, active, room_first_seen_, now_s, config_.room_timeout_s);
+  std::map<std::string, double> seen;  // RoomId -> first seen
+  for (EngineReservation& h : rooms) {
+    const std::string id = RoomId(view->nodes()[h.node].name, h.key);
+    seen[id] = room_first_seen_.count(id) ? room_first_seen_[id] : now_s;
+    if (h.timed_out) {
+      const std::string& node = view->nodes()[h.node].name;
+      for (const PlacementRef& p : h.placements) {
+        avoid_until_[{node, p.profile}] = now_s + config_.room_timeout_s;
+        spdlog::warn(
+            "room {} on {} was not taken within {} s: released; {} gets no {} room for "
+            "{} s",
+            h.key, node, config_.room_timeout_s, node, p.profile, config_.room_timeout_s);
+      }
+    }
+  }
+  room_first_seen_ = std::move(seen);
+
+  PlannerInput in;
+  in.view = view.get();
+  in.now_s = now_s;
+  for (const ClassifiedJob& w : cls.waiting) in.waiting.push_back(w.request.job);
+  for (const ClassifiedJob& a : cls.active) {
+    EngineRunningJob r;
+    r.job = a.request.job;
+    const bool bound = !view->AllocationsOf(r.job.key).empty();
+    r.may_move = a.slurm->state == "RUNNING" && bound &&
+                 static_cast<double>(a.slurm->start_time) + config_.min_runtime_s <= now_s;
+    in.running.push_back(std::move(r));
+  }
+  in.reservations = rooms;
+  for (auto it = avoid_until_.begin(); it != avoid_until_.end();) {
+    if (it->second <= now_s) {
+      it = avoid_until_.erase(it);
+    } else {
+      in.avoid.push_back(it->first);
+      ++it;
+    }
+  }
+  in.in_flight = cls.in_flight;
+  // The policy's arrival window: the partition's other MIG jobs Slurm lists
+  // (running or ended), in submission order.
+  for (const SlurmJob& j : jobs) {
+    if (j.partition != config_.partition || j.Pending()) continue;
+    auto r = ToJobRequest(j, gres);
+    if (!r.ok() || !r->has_value()) continue;
+    Job a;
+    a.profile = (*r)->job.per_node[0].profile;
+    a.count = (*r)->job.per_node[0].count;
+    in.recent.push_back(a);
+  }
+  PlannerOptions po;
+  po.policy = config_.policy;
+  po.scheduler = config_.PolicyOptions();
+  po.migrate = config_.migration_enabled;
+  po.migrate_after_s = config_.migration_after_s;
+  po.max_moved_jobs = config_.max_moved_jobs;
+  ASSIGN_OR_RETURN(ClusterPlan plan, PlanCluster(in, po));
+
+  // 3. Hold the rooms: new ones, and renew those taken or claimed.
+  std::map<std::pair<std::string, std::string>, int> held;  // rooms for waiting jobs
+  const double ttl = config_.reservation_ttl_s;
+  for (size_t i = 0; i < plan.jobs.size(); ++i) {
+    const JobPlan& jp = plan.jobs[i];
+    if (jp.outcome != Outcome::kPlaced) continue;
+    bool ok = true;
+    for (const NodePlacement& np : jp.placements) {
+      const std::string& node = view->nodes()[np.node].name;
+      for (const PlacementRef& p : np.placements) {
+        const std::string key = RoomKey(p);
+        const bool existing =
+            std::find(jp.reservations.begin(), jp.reservations.end(), key) != jp.reservations.end();
+        Status st = nodes_->Reserve(node, key, {p}, ttl);
+        if (!st.ok()) {
+          spdlog::warn("cannot reserve {} on {} for {}: {}", key, node, jp.key, st.message());
+          ok = false;
+          continue;
+        }
+        if (!existing) {
+          ++rep.rooms_created;
+          spdlog::info("room {} on {} for {} ({})", key, node, jp.key, in.waiting[i].Describe());
+        }
+        held[{node, p.profile}] += 1;
+        pending_release_.erase({node, key});
+      }
+    }
+    if (ok) ++rep.placed;
+  }
+  for (const EngineReservation& h : rooms) {
+    if (!h.claimed) continue;
+    const std::string& node = view->nodes()[h.node].name;
+    if (Status st = nodes_->Reserve(node, h.key, h.placements, ttl); !st.ok()) {
+      spdlog::warn("cannot renew claimed room {} on {}: {}", h.key, node, st.message());
+    }
+    pending_release_.erase({node, h.key});
+  }
+
+  // 4. The counts and the gate.
+  std::map<std::string, std::vector<GresCount>> want;
+  for (const NodeEndpoint& ep : config_.nodes) {
+    auto it = snode.find(ep.name);
+    if (it == snode.end()) continue;  // Slurm does not know the node: nothing to publish
+    want[ep.name] =
+        CountsToPublish(*it->second, gres, view->FindNode(ep.name), *view, active, held);
+  }
+  bool counts_differ = false;
+  for (const auto& [node, counts] : published_) {
+    auto it = snode.find(node);
+    if (it != snode.end() && MigOnly(it->second->gres, gres) != counts) counts_differ = true;
+  }
+  const bool reverted = !up || !started_ || node_lost || counts_differ;
+  // After Slurm itself put the counts back (reconfigure, slurmctld restart)
+  // its slurmd register again; a registration that finds a count other than
+  // gres.conf's on a node whose jobs use the GRES drains the node ("gres/mig
+  // count changed and jobs are using them"). So the gate stays closed and
+  // nothing is published for revert_settle_s, until they have registered.
+  const bool slurm_reverted = started_ && (!up || counts_differ);
+  if (slurm_reverted && settle_until_ == 0) {
+    settle_until_ = now_s + config_.revert_settle_s;
+    if (!up) {
+      spdlog::warn(
+          "partition {} is DOWN (reconfigure or slurmctld restart?): publishing again in {} s",
+          config_.partition, config_.revert_settle_s);
+    } else {
+      spdlog::warn(
+          "GRES counts differ from those published (reconfigure or slurmctld restart?): closing "
+          "the gate to publish again in {} s",
+          config_.revert_settle_s);
+    }
+  }
+  if (reverted) {
+    if (up) RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, false));
+    rep.gate_cycled = true;
+  }
+  if (reverted && settle_until_ > now_s) {
+    rep.gate_open = false;  // settling: published_ kept, nothing written
+  } else {
+    published_.clear();
+    for (const auto& [node, counts] : want) {
+      const SlurmNode* s = snode[node];
+      if (!reverted && s->gres == counts) {
+        published_[node] = MigOnly(counts, gres);
+        continue;
+      }
+      if (Status st = slurm_->SetNodeGres(node, counts); !st.ok()) {
+        spdlog::error("cannot publish the counts of {}: {}", node, st.message());
+        continue;
+      }
+      published_[node] = MigOnly(counts, gres);
+      ++rep.published_nodes;
+    }
+    rep.gate_open = up && !reverted;
+    if (reverted) {
+      // Read back before opening: Slurm must show exactly what was published.
+      ASSIGN_OR_RETURN(std::vector<SlurmNode> after, slurm_->Nodes());
+      bool same = true;
+      for (const SlurmNode& n : after) {
+        auto it = published_.find(n.name);
+        if (it != published_.end() && MigOnly(n.gres, gres) != it->second) {
+          same = false;
+          spdlog::warn("node {} shows {} after publishing {}", n.name, FormatGresValue(n.gres),
+                       FormatGresValue(it->second));
+        }
+      }
+      if (same && published_.size() == want.size()) {
+        RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, true));
+        rep.gate_open = true;
+        settle_until_ = 0;
+        spdlog::info("partition {} is UP ({} nodes published)", config_.partition,
+                     published_.size());
+      }
+    }
+  }
+  usable_ = usable;
+  started_ = true;
+
+  // 5. Rooms nobody needs: unpublished now, released next tick if still untaken.
+  std::set<std::pair<std::string, std::string>> still;
+  for (const auto& [node_index, key] : plan.release) {
+    const std::string& node = view->nodes()[node_index].name;
+    if (pending_release_.count({node, key})) {
+      if (Status st = nodes_->Unreserve(node, key); !st.ok()) {
+        spdlog::warn("cannot release room {} on {}: {}", key, node, st.message());
+        still.insert({node, key});
+      } else {
+        ++rep.rooms_released;
+      }
+    } else {
+      still.insert({node, key});
+    }
+  }
+  pending_release_ = std::move(still);
+
+  // 6. Reclaim allocations of Slurm jobs that no longer hold the node.
+  std::map<std::string, std::set<std::string>> holding;  // job key -> nodes
+  for (const ClassifiedJob& a : cls.active) {
+    holding[a.request.job.key].insert(a.slurm->nodes.begin(), a.slurm->nodes.end());
+  }
+  std::map<std::pair<std::string, int64_t>, double> orphans;
+  for (const NodeInput& ni : inputs) {
+    if (!ni.state) continue;
+    for (const NodeAllocation& a : ni.state->allocations) {
+      if (!JobIdOfKey(a.owner)) continue;  // not a Slurm job's
+      if (holding.count(a.owner) && holding[a.owner].count(ni.name)) continue;
+      const auto k = std::make_pair(ni.name, a.id);
+      const double since = orphan_since_.count(k) ? orphan_since_[k] : now_s;
+      if (now_s - since < config_.reclaim_grace_s) {
+        orphans[k] = since;
+        continue;
+      }
+      if (Status st = nodes_->Release(ni.name, a.id); !st.ok()) {
+        spdlog::warn("cannot release allocation {} ({}) on {}: {}", a.id, a.owner, ni.name,
+                     st.message());
+        orphans[k] = since;
+        continue;
+      }
+      ++rep.reclaimed;
+      spdlog::info("released allocation {} on {}: {} no longer holds the node", a.id, ni.name,
+                   a.owner);
+    }
+  }
+  orphan_since_ = std::move(orphans);
+
+  // 7. Migrations, holds and reasons.
+  std::map<std::string, const SlurmJob*> by_key;
+  for (const SlurmJob& j : jobs) by_key[JobKey(j.id)] = &j;
+  for (const RequeueMove& m : plan.migrations) {
+    auto id = JobIdOfKey(m.job);
+    if (!id) continue;
+    const PlacementRef& p = m.room.placements[0];
+    const std::string where =
+        fmt::format("{} on {} GPU {}", p.profile, view->nodes()[m.room.node].name, p.gpu);
+    Status st = slurm_->SetAdminComment(*id, FormatRequeuedFor(m.for_job, where));
+    if (st.ok()) st = slurm_->Requeue(*id);
+    if (!st.ok()) {
+      spdlog::warn("cannot requeue {} for {}: {}", m.job, m.for_job, st.message());
+      continue;
+    }
+    ++rep.requeued;
+    spdlog::info("{}: {}", m.job, m.reason);
+  }
+  for (const SlurmJob* j : cls.release_begin_time) {
+    auto for_job = ParseRequeuedFor(j->admin_comment);
+    Status st = slurm_->StartNow(j->id);
+    if (st.ok()) {
+      st = slurm_->SetAdminComment(
+          j->id, Truncate(fmt::format("{}was requeued to open room for {}, which has started",
+                                      kCommentPrefix, for_job.value_or("?"))));
+    }
+    if (!st.ok()) spdlog::warn("cannot release the begin time of job {}: {}", j->id, st.message());
+  }
+  auto hold = [&](const SlurmJob& j, const std::string& reason) {
+    Status st = slurm_->SetAdminComment(j.id, FormatHeld(reason));
+    if (st.ok()) st = slurm_->Hold(j.id);
+    if (!st.ok()) {
+      spdlog::warn("cannot hold job {}: {}", j.id, st.message());
+      return;
+    }
+    ++rep.held;
+    spdlog::info("job {} held: {}", j.id, reason);
+  };
+  for (const auto& [j, message] : cls.invalid) hold(*j, "can never run: " + message);
+  int written = 0;
+  for (size_t i = 0; i < plan.jobs.size(); ++i) {
+    const JobPlan& jp = plan.jobs[i];
+    const ClassifiedJob& cj = cls.waiting[i];
+    if (jp.outcome == Outcome::kNever) {
+      hold(*cj.slurm, "can never run: " + jp.reason);
+      continue;
+    }
+    if (jp.outcome == Outcome::kPlaced) continue;
+    std::string reason = jp.reason;
+    if (!cj.request.marker_error.empty()) reason += "; --comment: " + cj.request.marker_error;
+    const std::string text = FormatWaiting(reason);
+    // A failed bind's record (its attempt count) stays until the next bind.
+    if (ParseBindAttempt(cj.slurm->admin_comment) > 0 || cj.slurm->admin_comment == text) continue;
+    // At most kReasonsPerTick writes a tick, and a job's reason at most every
+    // kReasonEveryS once set (each is an `scontrol update`).
+    auto last = reason_written_.find(cj.slurm->id);
+    const bool fresh = cj.slurm->admin_comment.rfind(kCommentPrefix, 0) != 0;
+    if (written >= kReasonsPerTick ||
+        (!fresh && last != reason_written_.end() && now_s - last->second < kReasonEveryS)) {
+      continue;
+    }
+    // A job Slurm has started since it was read must keep the binding its
+    // prolog writes into the same AdminComment (the task prolog reads it):
+    // not if Slurm shows it started or bound now.
+    if (auto now = slurm_->Job(cj.slurm->id); !now.ok() || !StillWaiting(*now)) continue;
+    ++written;
+    reason_written_[cj.slurm->id] = now_s;
+    if (Status st = slurm_->SetAdminComment(cj.slurm->id, text); !st.ok()) {
+      spdlog::warn("cannot set the reason of job {}: {}", cj.slurm->id, st.message());
+    }
+  }
+  // Forget jobs that no longer wait.
+  std::set<int64_t> waiting_ids;
+  for (const ClassifiedJob& w : cls.waiting) waiting_ids.insert(w.slurm->id);
+  std::erase_if(reason_written_, [&](const auto& kv) { return !waiting_ids.count(kv.first); });
+  return rep;
+}
+
+}  // namespace migsched::slurm

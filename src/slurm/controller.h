@@ -1,0 +1,110 @@
+// The Slurm controller (`migsched slurm controller`, docs/slurm.md): beside
+// slurmctld, every tick it reads Slurm's queue and nodes and every node
+// daemon's state, plans all MIG placements of the cluster with the scheduler
+// core (cluster/planner.h), and makes Slurm follow the plan:
+//
+//   1. rooms: each placement planned for a waiting job is reserved on its
+//      node's daemon (key slurm-room:<gpu>:<profile>:<start>, renewed every
+//      tick); rooms no waiting job needs are unpublished first and released
+//      at the next tick if still untaken;
+//   2. counts: each node's GRES counts are set (`scontrol update NodeName=
+//      Gres=`) to the instances of Slurm's running jobs plus the rooms held
+//      there, never above what its GPUs hold at once: Slurm can start a job
+//      only where a room of its profile waits at an exact placement;
+//   3. the gate: the MIG partition is DOWN in slurm.conf and set UP only
+//      after the counts are published and read back; when Slurm shows
+//      other counts than published (scontrol reconfigure, a slurmctld
+//      restart) or the partition DOWN, or a node daemon is lost, the gate is
+//      closed, the counts published again, and reopened;
+//   4. reclaim: allocations of Slurm jobs that no longer hold the node are
+//      released after reclaim_grace_s;
+//   5. migration: jobs marked migratable=restart are requeued (AdminComment
+//      says for which job) when that opens room a waiting job needs; the
+//      moved job's Slurm BeginTime keeps it off the room until that job has
+//      started, then the controller lets it start (StartTime=now);
+//   6. reasons: a job that can never run is held (`scontrol hold`) with the
+//      reason in its AdminComment; a waiting job's AdminComment says why
+//      (at most 32 such writes a tick, a job's at most every 30 s once set).
+// Rules: docs/algorithms-cluster.md §14. Its state is Slurm's and the
+// daemons': a restarted controller closes and reopens the gate once and goes on
+// (what it keeps in memory: when each room was first seen, which nodes are
+// avoided after a room time-out, rooms marked for release; lost on restart,
+// which only delays those time-outs).
+//
+// Thread-safety: Tick is called by one thread; node daemons are asked in
+// parallel inside it.
+#ifndef MIGSCHED_SLURM_CONTROLLER_H_
+#define MIGSCHED_SLURM_CONTROLLER_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster/node_daemons.h"
+#include "core/catalog.h"
+#include "core/config_table.h"
+#include "sched/policy.h"
+#include "slurm/controller_config.h"
+#include "slurm/slurm_client.h"
+
+namespace migsched::slurm {
+
+// What one tick did, for logs and tests.
+struct TickReport {
+  bool gate_cycled = false;  // closed, published, reopened
+  bool gate_open = false;    // the partition is UP after the tick
+  int waiting = 0;
+  int placed = 0;  // waiting jobs with rooms now
+  int rooms_created = 0;
+  int rooms_released = 0;
+  int published_nodes = 0;  // nodes whose counts were set
+  int reclaimed = 0;
+  int requeued = 0;
+  int held = 0;
+  std::vector<std::string> unusable_nodes;  // "n2 (connection refused)"
+};
+
+class SlurmController {
+ public:
+  // All pointers must outlive the controller.
+  static StatusOr<std::unique_ptr<SlurmController>> Create(const ControllerConfig& config,
+                                                           SlurmClient* slurm, NodeDaemons* nodes,
+                                                           const Catalog* catalog);
+
+  // One round at Unix time `now_s`. kUnavailable (nothing changed) when
+  // Slurm cannot be read; node daemons that cannot be read are not usable
+  // (their counts drop to what Slurm's running jobs hold there) and do not
+  // fail the tick.
+  StatusOr<TickReport> Tick(double now_s);
+
+ private:
+  SlurmController(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
+                  const Catalog* catalog)
+      : config_(config), slurm_(slurm), nodes_(nodes), catalog_(catalog) {}
+
+  std::vector<NodeInput> FetchNodes();
+
+  ControllerConfig config_;
+  SlurmClient* slurm_;
+  NodeDaemons* nodes_;
+  const Catalog* catalog_;
+  ConfigTableCache tables_;
+
+  std::map<std::string, std::vector<GresCount>> published_;  // node -> MIG counts last set
+  std::set<std::string> usable_;                             // nodes usable last tick
+  std::map<std::string, double> room_first_seen_;
+  std::map<std::pair<std::string, std::string>, double> avoid_until_;  // (node, profile)
+  std::set<std::pair<std::string, std::string>> pending_release_;      // (node, room key)
+  std::map<std::pair<std::string, int64_t>, double> orphan_since_;     // (node, allocation id)
+  std::map<int64_t, double> reason_written_;  // job id -> when its waiting reason was set
+  static constexpr int kReasonsPerTick = 32;
+  static constexpr double kReasonEveryS = 30;
+  bool started_ = false;
+  double settle_until_ = 0;  // after Slurm reverted the counts: no publishing before (Unix s)
+};
+
+}  // namespace migsched::slurm
+
+#endif  // MIGSCHED_SLURM_CONTROLLER_H_

@@ -1,0 +1,277 @@
+#include "slurm/controller_config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sched/metrics.h"
+#include "sched/policy.h"
+
+namespace migsched::slurm {
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
+
+  Status Error(const YAML::Node& n, const std::string& msg) const {
+    const YAML::Mark m = n.Mark();
+    if (m.line >= 0) {
+      return InvalidArgumentError(fmt::format("{}:{}: {}", origin_, m.line + 1, msg));
+    }
+    return InvalidArgumentError(fmt::format("{}: {}", origin_, msg));
+  }
+  Status String(const YAML::Node& n, const std::string& key, std::string* out) const {
+    if (!n.IsScalar()) return Error(n, fmt::format("{} must be a string", key));
+    *out = n.as<std::string>();
+    return Status::Ok();
+  }
+  Status Number(const YAML::Node& n, const std::string& key, double* out, double min) const {
+    double v = 0;
+    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v)) {
+      return Error(n, fmt::format("{} must be a number, got '{}'", key, Scalar(n)));
+    }
+    if (!(v >= min)) return Error(n, fmt::format("{} must be at least {}, got {}", key, min, v));
+    *out = v;
+    return Status::Ok();
+  }
+  Status Integer(const YAML::Node& n, const std::string& key, int* out, int min) const {
+    int v = 0;
+    if (!n.IsScalar() || !YAML::convert<int>::decode(n, v)) {
+      return Error(n, fmt::format("{} must be an integer, got '{}'", key, Scalar(n)));
+    }
+    if (v < min) return Error(n, fmt::format("{} must be at least {}, got {}", key, min, v));
+    *out = v;
+    return Status::Ok();
+  }
+  Status Bool(const YAML::Node& n, const std::string& key, bool* out) const {
+    bool v = false;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) {
+      return Error(n, fmt::format("{} must be true or false, got '{}'", key, Scalar(n)));
+    }
+    *out = v;
+    return Status::Ok();
+  }
+  using Handlers = std::map<std::string, std::function<Status(const YAML::Node&)>>;
+  Status Map(const YAML::Node& n, const std::string& where, const Handlers& h) const {
+    if (!n.IsMap()) return Error(n, fmt::format("{} must be a mapping", where));
+    for (const auto& kv : n) {
+      const std::string key = kv.first.as<std::string>();
+      auto it = h.find(key);
+      if (it == h.end()) {
+        std::string known;
+        for (const auto& [k, f] : h) known += (known.empty() ? "" : ", ") + k;
+        return Error(kv.first, fmt::format("unknown key '{}{}' (known: {})",
+                                           where.empty() ? "" : where + ".", key, known));
+      }
+      RETURN_IF_ERROR(it->second(kv.second));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static std::string Scalar(const YAML::Node& n) {
+    return n.IsScalar() ? n.as<std::string>() : "(not a scalar)";
+  }
+  std::string origin_;
+};
+
+}  // namespace
+
+StatusOr<std::string> ControllerConfig::TokenOf(const NodeEndpoint& node) const {
+  if (!node.token.empty()) return node.token;
+  const std::string& file = node.token_file.empty() ? token_file : node.token_file;
+  if (file.empty()) {
+    return InvalidArgumentError(
+        fmt::format("{}: node {} has no token (give token_file or token)", origin, node.name));
+  }
+  std::ifstream f(file);
+  if (!f) {
+    return UnavailableError(fmt::format("node {}: cannot read token file {}", node.name, file));
+  }
+  std::string t;
+  std::getline(f, t);
+  while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  if (t.empty())
+    return UnavailableError(fmt::format("node {}: token file {} is empty", node.name, file));
+  return t;
+}
+
+StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
+                                                 const std::string& origin) {
+  ControllerConfig c;
+  c.origin = origin;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(
+        fmt::format("{}:{}: not valid YAML: {}", origin, e.mark.line + 1, e.msg));
+  }
+  Reader r(origin);
+  Reader::Handlers h;
+  h["slurm"] = [&](const YAML::Node& n) {
+    return r.Map(
+        n, "slurm",
+        {{"partition", [&](auto& v) { return r.String(v, "slurm.partition", &c.partition); }},
+         {"gres_name", [&](auto& v) { return r.String(v, "slurm.gres_name", &c.gres_name); }},
+         {"bin_dir", [&](auto& v) { return r.String(v, "slurm.bin_dir", &c.bin_dir); }},
+         {"command_timeout_s",
+          [&](auto& v) {
+            return r.Number(v, "slurm.command_timeout_s", &c.command_timeout_s, 0.1);
+          }},
+         {"max_bind_failures",
+          [&](auto& v) {
+            return r.Integer(v, "slurm.max_bind_failures", &c.max_bind_failures, 1);
+          }},
+         {"bind_wait_s",
+          [&](auto& v) { return r.Number(v, "slurm.bind_wait_s", &c.bind_wait_s, 0); }}});
+  };
+  h["nodes"] = [&](const YAML::Node& n) -> Status {
+    if (!n.IsSequence()) return r.Error(n, "nodes must be a list");
+    for (const auto& e : n) {
+      NodeEndpoint ep;
+      RETURN_IF_ERROR(
+          r.Map(e, "nodes[]",
+                {{"name", [&](auto& v) { return r.String(v, "nodes[].name", &ep.name); }},
+                 {"url", [&](auto& v) { return r.String(v, "nodes[].url", &ep.url); }},
+                 {"token_file",
+                  [&](auto& v) { return r.String(v, "nodes[].token_file", &ep.token_file); }},
+                 {"token", [&](auto& v) { return r.String(v, "nodes[].token", &ep.token); }}}));
+      if (ep.name.empty()) return r.Error(e, "nodes[]: name is required");
+      if (ep.url.rfind("http://", 0) != 0) {
+        return r.Error(
+            e, fmt::format("nodes[] {}: url must start with http://, got '{}'", ep.name, ep.url));
+      }
+      c.nodes.push_back(std::move(ep));
+    }
+    return Status::Ok();
+  };
+  h["token_file"] = [&](const YAML::Node& n) { return r.String(n, "token_file", &c.token_file); };
+  h["controller"] = [&](const YAML::Node& n) {
+    double tick = c.tick_ms;
+    Status st = r.Map(
+        n, "controller",
+        {{"tick_ms", [&](auto& v) { return r.Number(v, "controller.tick_ms", &tick, 10); }},
+         {"reservation_ttl_s",
+          [&](auto& v) {
+            return r.Number(v, "controller.reservation_ttl_s", &c.reservation_ttl_s, 1);
+          }},
+         {"room_timeout_s",
+          [&](auto& v) { return r.Number(v, "controller.room_timeout_s", &c.room_timeout_s, 1); }},
+         {"reclaim_grace_s",
+          [&](auto& v) {
+            return r.Number(v, "controller.reclaim_grace_s", &c.reclaim_grace_s, 0);
+          }},
+         {"node_timeout_s",
+          [&](auto& v) {
+            return r.Number(v, "controller.node_timeout_s", &c.node_timeout_s, 0.1);
+          }},
+         {"revert_settle_s",
+          [&](auto& v) {
+            return r.Number(v, "controller.revert_settle_s", &c.revert_settle_s, 0);
+          }},
+         {"log_file", [&](auto& v) { return r.String(v, "controller.log_file", &c.log_file); }},
+         {"log_level",
+          [&](auto& v) { return r.String(v, "controller.log_level", &c.log_level); }}});
+    c.tick_ms = static_cast<int>(tick);
+    return st;
+  };
+  h["migration"] = [&](const YAML::Node& n) {
+    return r.Map(
+        n, "migration",
+        {{"enabled", [&](auto& v) { return r.Bool(v, "migration.enabled", &c.migration_enabled); }},
+         {"after_s",
+          [&](auto& v) { return r.Number(v, "migration.after_s", &c.migration_after_s, 0); }},
+         {"max_moved_jobs",
+          [&](auto& v) { return r.Integer(v, "migration.max_moved_jobs", &c.max_moved_jobs, 1); }},
+         {"min_runtime_s",
+          [&](auto& v) { return r.Number(v, "migration.min_runtime_s", &c.min_runtime_s, 0); }}});
+  };
+  h["scheduler"] = [&](const YAML::Node& n) {
+    SchedulerOptions& s = c.scheduler;
+    auto frag = [&](const YAML::Node& v) -> Status {
+      std::string x;
+      RETURN_IF_ERROR(r.String(v, "scheduler.frag-objective", &x));
+      auto o = ParseFragObjective(x);
+      if (!o.ok()) return r.Error(v, "scheduler.frag-objective: " + o.status().message());
+      s.frag_objective = *o;
+      return Status::Ok();
+    };
+    auto metric = [&](const YAML::Node& v) {
+      c.explicit_options.metric = true;
+      return r.String(v, "scheduler.metric", &s.metric);
+    };
+    auto reserve = [&](const YAML::Node& v) {
+      c.explicit_options.reserve_full = true;
+      return r.Integer(v, "scheduler.reserve-full", &s.reserve_full, 0);
+    };
+    auto window = [&](const YAML::Node& v) {
+      return r.Integer(v, "scheduler.demand-window", &s.demand_window, 1);
+    };
+    auto layout = [&](const YAML::Node& v) {
+      return r.String(v, "scheduler.static-layout", &s.static_layout);
+    };
+    return r.Map(n, "scheduler",
+                 {{"policy", [&](auto& v) { return r.String(v, "scheduler.policy", &c.policy); }},
+                  {"threshold",
+                   [&](auto& v) { return r.Number(v, "scheduler.threshold", &s.threshold, 0); }},
+                  {"metric", metric},
+                  {"frag-objective", frag},
+                  {"frag_objective", frag},
+                  {"demand-window", window},
+                  {"demand_window", window},
+                  {"reserve-full", reserve},
+                  {"reserve_full", reserve},
+                  {"static-layout", layout},
+                  {"static_layout", layout}});
+  };
+  if (root.IsNull()) return InvalidArgumentError(fmt::format("{}: empty configuration", origin));
+  RETURN_IF_ERROR(r.Map(root, "", h));
+  if (c.nodes.empty()) {
+    return InvalidArgumentError(fmt::format("{}: nodes: at least one node is required", origin));
+  }
+  std::set<std::string> names;
+  for (const NodeEndpoint& n : c.nodes) {
+    if (!names.insert(n.name).second) {
+      return InvalidArgumentError(fmt::format("{}: node '{}' is listed twice", origin, n.name));
+    }
+  }
+  const std::vector<std::string> policies = PolicyNames();
+  bool known = std::find(policies.begin(), policies.end(), c.policy) != policies.end();
+  for (const auto& [alias, target] : PolicyAliases()) known = known || alias == c.policy;
+  if (!known) {
+    std::string list;
+    for (const std::string& p : policies) list += (list.empty() ? "" : ", ") + p;
+    return InvalidArgumentError(fmt::format("{}: scheduler.policy '{}' is not a policy (known: {})",
+                                            origin, c.policy, list));
+  }
+  if (Status st = c.PolicyOptions().Validate(); !st.ok()) {
+    return InvalidArgumentError(fmt::format("{}: scheduler: {}", origin, st.message()));
+  }
+  if (auto m = ParseMetric(c.PolicyOptions().metric); !m.ok()) {
+    return InvalidArgumentError(
+        fmt::format("{}: scheduler.metric: {}", origin, m.status().message()));
+  }
+  if (c.reservation_ttl_s <= c.tick_ms / 1000.0) {
+    return InvalidArgumentError(
+        fmt::format("{}: controller.reservation_ttl_s ({}) must be longer than a tick ({} ms)",
+                    origin, c.reservation_ttl_s, c.tick_ms));
+  }
+  return c;
+}
+
+StatusOr<ControllerConfig> LoadControllerConfig(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return InvalidArgumentError(fmt::format("cannot read config file {}", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ParseControllerConfig(ss.str(), path);
+}
+
+}  // namespace migsched::slurm

@@ -1,0 +1,97 @@
+#include "slurm/controller_config.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_util.h"
+
+namespace migsched::slurm {
+namespace {
+
+TEST(ControllerConfigTest, DefaultsAndAFullConfig) {
+  auto c = ParseControllerConfig(R"(
+nodes:
+  - name: n1
+    url: http://127.0.0.1:7071
+    token: abc
+)",
+                                 "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->partition, "mig");
+  EXPECT_EQ(c->gres_name, "mig");
+  EXPECT_EQ(c->policy, "full");
+  EXPECT_EQ(c->tick_ms, 1000);
+  EXPECT_EQ(c->max_bind_failures, 3);
+  // full's own defaults apply where the file says nothing (sched/full_policy.h).
+  EXPECT_EQ(c->PolicyOptions().metric, std::string(kFullDefaultMetric));
+  EXPECT_EQ(*c->TokenOf(c->nodes[0]), "abc");
+
+  auto d = ParseControllerConfig(R"(
+slurm: {partition: gpu, gres_name: mg, bin_dir: /opt/slurm/bin, command_timeout_s: 5, max_bind_failures: 2}
+nodes:
+  - {name: n1, url: "http://10.0.0.1:7070"}
+  - {name: n2, url: "http://10.0.0.2:7070", token_file: /etc/n2.token}
+token_file: /etc/all.token
+controller: {tick_ms: 500, reservation_ttl_s: 20, room_timeout_s: 30, reclaim_grace_s: 5}
+migration: {enabled: false, after_s: 10, max_moved_jobs: 1, min_runtime_s: 0}
+scheduler: {policy: lb+frag, threshold: 0.3, metric: fragcost}
+)",
+                                 "d.yaml");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->partition, "gpu");
+  EXPECT_EQ(d->bin_dir, "/opt/slurm/bin");
+  EXPECT_EQ(d->nodes.size(), 2u);
+  EXPECT_EQ(d->tick_ms, 500);
+  EXPECT_FALSE(d->migration_enabled);
+  EXPECT_EQ(d->policy, "lb+frag");
+  EXPECT_EQ(d->scheduler.threshold, 0.3);
+  EXPECT_EQ(d->PolicyOptions().metric, "fragcost");
+}
+
+TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
+  struct Case {
+    std::string yaml;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"", "c.yaml: empty configuration"},
+      {"nodes: []\n", "c.yaml: nodes: at least one node is required"},
+      {"nodez: 1\n",
+       "c.yaml:1: unknown key 'nodez' (known: controller, migration, nodes, "
+       "scheduler, slurm, token_file)"},
+      {"nodes:\n  - {name: n1, url: \"10.0.0.1:7070\"}\n",
+       "c.yaml:2: nodes[] n1: url must start with http://, got '10.0.0.1:7070'"},
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\n  - {name: n1, url: \"http://b\"}\n",
+       "c.yaml: node 'n1' is listed twice"},
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller: {tick_ms: x}\n",
+       "c.yaml:3: controller.tick_ms must be a number, got 'x'"},
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\nscheduler: {policy: best}\n",
+       "c.yaml: scheduler.policy 'best' is not a policy (known: first-fit, lb, lb+frag, full, "
+       "best-fit, driver-default, mfi, static)"},
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller: {tick_ms: 2000, "
+       "reservation_ttl_s: 1}\n",
+       "c.yaml: controller.reservation_ttl_s (1) must be longer than a tick (2000 ms)"},
+      {"nodes: [\n", "c.yaml:"},
+  };
+  for (const Case& c : cases) {
+    auto got = ParseControllerConfig(c.yaml, "c.yaml");
+    ASSERT_FALSE(got.ok()) << c.yaml;
+    EXPECT_EQ(got.status().message().rfind(c.message, 0), 0u) << got.status().message();
+  }
+}
+
+TEST(ControllerConfigTest, TokensFromFiles) {
+  const std::string file = migsched::testing::WriteTempFile("n.token", "0123abcd\n");
+  auto c = ParseControllerConfig(
+      "nodes:\n  - {name: n1, url: \"http://a\"}\n  - {name: n2, url: "
+      "\"http://b\", token_file: /nonexistent}\ntoken_file: " +
+          file + "\n",
+      "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(*c->TokenOf(c->nodes[0]), "0123abcd");
+  auto missing = c->TokenOf(c->nodes[1]);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "node n2: cannot read token file /nonexistent");
+}
+
+}  // namespace
+}  // namespace migsched::slurm

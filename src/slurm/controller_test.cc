@@ -1,0 +1,215 @@
+#include "slurm/controller.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "cluster/testing/fake_node_daemons.h"
+#include "cluster/testing/nodes.h"
+#include "testing/status_matchers.h"
+#include "testing/test_util.h"
+
+namespace migsched::slurm {
+namespace {
+
+using migsched::testing::BundledCatalog;
+using migsched::testing::FakeNodeDaemons;
+using migsched::testing::MakeNode;
+using migsched::testing::ReadFile;
+using migsched::testing::TestDataDir;
+
+// A few minutes after the capture (2026-12-01T09:10:00Z): every job's begin time has passed.
+constexpr double kNow = 1796116200;
+
+std::string Data(const std::string& name) { return ReadFile(TestDataDir() + "/slurm/" + name); }
+
+// Answers the reads of one tick with outputs captured from Slurm 22.05
+// (tests/data/slurm/README.md) and `scontrol -o show job N` from `jobs`;
+// records every command (updates answer OK).
+class CapturedSlurm : public CommandRunner {
+ public:
+  std::map<std::string, std::string> jobs;  // id -> `scontrol -o show job` line
+  std::string partition = Data("partition-up.txt");
+  std::vector<std::string> commands;
+
+  StatusOr<CommandResult> Run(const std::vector<std::string>& argv, double) override {
+    commands.push_back(CommandLine(argv));
+    if (argv == std::vector<std::string>{"squeue", "--json"}) return Ok(Data("squeue.json"));
+    if (argv == std::vector<std::string>{"sinfo", "--json"}) return Ok(Data("sinfo.json"));
+    if (argv.size() == 5 && argv[0] == "scontrol" && argv[3] == "partition") {
+      return Ok(partition);
+    }
+    if (argv.size() == 5 && argv[0] == "scontrol" && argv[3] == "job") {
+      auto it = jobs.find(argv[4]);
+      if (it == jobs.end()) return CommandResult{1, "", "slurm_load_jobs error: Invalid job id"};
+      return Ok(it->second);
+    }
+    return Ok("");
+  }
+  int Published() const {
+    return static_cast<int>(std::count_if(
+        commands.begin(), commands.end(),
+        [](const std::string& c) { return c.rfind("scontrol update NodeName=", 0) == 0; }));
+  }
+  bool WroteCommentOf(int64_t id) const {
+    const std::string want = "scontrol update JobId=" + std::to_string(id) + " 'AdminComment=";
+    return std::any_of(commands.begin(), commands.end(),
+                       [&](const std::string& c) { return c.rfind(want, 0) == 0; });
+  }
+
+ private:
+  static CommandResult Ok(std::string out) { return CommandResult{0, std::move(out), ""}; }
+};
+
+// Job 5 of the capture (2g.10gb, --exclude=n1, PENDING) as `scontrol show
+// job` would show it now, in `state`.
+std::string Job5(const std::string& state) {
+  std::string rec = Data("scontrol-job-8.txt");  // a pending 1g.5gb job of the same capture
+  rec.replace(rec.find("JobId=8 "), 8, "JobId=5 ");
+  rec.replace(rec.find("JobState=PENDING"), 16, "JobState=" + state);
+  return rec;
+}
+
+ControllerConfig Config() {
+  auto c = ParseControllerConfig(
+      "nodes:\n  - {name: n1, url: \"http://a\", token: t}\n  - {name: n2, url: \"http://b\", "
+      "token: t}\n  - {name: n3, url: \"http://c\", token: t}\ncontroller:\n  reclaim_grace_s: "
+      "1000\nmigration:\n  enabled: false\n",
+      "test.yaml");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return *c;
+}
+
+// Every GPU of the three nodes busy with a 7g.40gb of the daemons' own jobs:
+// no waiting job of the capture has room, each is told why.
+FakeNodeDaemons FullNodes() {
+  FakeNodeDaemons nodes;
+  for (const std::string n : {"n1", "n2", "n3"}) {
+    nodes.states[n] = MakeNode(n, 2, "A100 40GB", {"0:7g.40gb@0=job:1", "1:7g.40gb@0=job:2"});
+  }
+  return nodes;
+}
+
+TEST(ControllerTest, AWaitingJobIsToldWhyItWaits) {
+  CapturedSlurm runner;
+  runner.jobs["5"] = Job5("PENDING");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes = FullNodes();
+  auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE((*c)->Tick(kNow).ok());
+  EXPECT_TRUE(runner.WroteCommentOf(5)) << ::testing::PrintToString(runner.commands);
+}
+
+// Regression: a job read as PENDING that Slurm started before the reason was
+// written had its prolog's binding ("migsched: bound ...") overwritten by the
+// waiting reason; its task prolog then found no instance and the job failed.
+// The controller now reads the job again just before writing, and leaves a
+// started or bound job alone; a job whose allocation it has seen is active.
+TEST(ControllerTest, AReasonNeverOverwritesTheBindingOfAJobSlurmJustStarted) {
+  for (const std::string state : {"CONFIGURING", "RUNNING"}) {
+    CapturedSlurm runner;
+    runner.jobs["5"] = Job5(state);
+    SlurmClient slurm(&runner, 5);
+    FakeNodeDaemons nodes = FullNodes();
+    auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE((*c)->Tick(kNow).ok());
+    EXPECT_FALSE(runner.WroteCommentOf(5)) << state;
+  }
+  {
+    // Still PENDING to Slurm, but its prolog has written the binding.
+    CapturedSlurm runner;
+    std::string rec = Job5("PENDING");
+    rec.replace(rec.find(" StdErr="), 0, " AdminComment=migsched: bound n2=MIG-x|0|2g.10gb|4");
+    runner.jobs["5"] = rec;
+    SlurmClient slurm(&runner, 5);
+    FakeNodeDaemons nodes = FullNodes();
+    auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE((*c)->Tick(kNow).ok());
+    EXPECT_FALSE(runner.WroteCommentOf(5));
+  }
+  {
+    // Its allocation is on n2's daemon already (the daemons are read after
+    // Slurm): active there, no room planned for it, its count kept on n2.
+    CapturedSlurm runner;
+    runner.jobs["5"] = Job5("PENDING");
+    SlurmClient slurm(&runner, 5);
+    FakeNodeDaemons nodes = FullNodes();
+    nodes.states["n2"] =
+        MakeNode("n2", 2, "A100 40GB", {"0:2g.10gb@4=alloc:slurm:5", "1:7g.40gb@0=job:2"});
+    auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+    ASSERT_TRUE(c.ok());
+    ASSERT_OK_AND_ASSIGN(TickReport rep, (*c)->Tick(kNow));
+    EXPECT_FALSE(runner.WroteCommentOf(5));
+    EXPECT_EQ(rep.rooms_created, 0);
+    // n2 (sinfo.json: 1g.5gb 1, 7g.40gb 1; job 6 runs a 7g.40gb there): job 5's 2g.10gb counted.
+    EXPECT_NE(std::find(runner.commands.begin(), runner.commands.end(),
+                        "scontrol update NodeName=n2 Gres=mig:1g.5gb:0,mig:1g.5gb+me:0,mig:1g.10gb:"
+                        "0,mig:2g.10gb:1,mig:3g.20gb:0,mig:4g.20gb:0,mig:7g.40gb:1"),
+              runner.commands.end())
+        << ::testing::PrintToString(runner.commands);
+  }
+}
+
+// Regression: right after `scontrol reconfigure` the controller published its
+// (lower) counts before n2's slurmd had registered again; the registration
+// found gres.conf's counts while jobs used the GRES, and Slurm drained n2
+// ("gres/mig count changed and jobs are using them"). After Slurm reverts,
+// nothing is published for controller.revert_settle_s (3 s), gate closed.
+TEST(ControllerTest, AfterSlurmRevertsTheCountsNothingIsPublishedUntilTheSlurmdRegistered) {
+  CapturedSlurm runner;
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes = FullNodes();
+  auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->Tick(kNow).ok());  // the start: publishes at once
+  EXPECT_EQ(runner.Published(), 3);
+  runner.partition = Data("partition-down.txt");  // reconfigure: DOWN again
+  runner.commands.clear();
+  ASSERT_OK_AND_ASSIGN(TickReport settling, (*c)->Tick(kNow + 1));
+  EXPECT_EQ(runner.Published(), 0) << ::testing::PrintToString(runner.commands);
+  EXPECT_FALSE(settling.gate_open);
+  ASSERT_OK_AND_ASSIGN(TickReport still, (*c)->Tick(kNow + 3.9));  // 2.9 s after the revert
+  EXPECT_EQ(runner.Published(), 0);
+  EXPECT_FALSE(still.gate_open);
+  ASSERT_TRUE((*c)->Tick(kNow + 4.1).ok());  // 3.1 s after
+  EXPECT_EQ(runner.Published(), 3);
+}
+
+// Reclaim: an allocation whose Slurm job no longer holds the node (slurm:99
+// is not in the queue at all) is released once it has been seen so for
+// reclaim_grace_s; one of a job running there (job 1 on n1) never.
+TEST(ControllerTest, AllocationsOfJobsSlurmNoLongerRunsAreReleasedAfterTheGrace) {
+  CapturedSlurm runner;
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes = FullNodes();
+  nodes.states["n1"] = MakeNode(
+      "n1", 2, "A100 40GB",
+      {"0:1g.5gb@0=alloc:slurm:1", "0:1g.5gb@1=alloc:slurm:1", "1:3g.20gb@4=alloc:slurm:99"});
+  nodes.states["n1"].allocations = {{11, "slurm:1", "running", {}},
+                                    {12, "slurm:99", "running", {}}};
+  ControllerConfig config = Config();
+  config.reclaim_grace_s = 10;
+  auto c = SlurmController::Create(config, &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok());
+  auto released = [&] {
+    std::vector<std::string> out;
+    for (const std::string& call : nodes.calls) {
+      if (call.rfind("release ", 0) == 0) out.push_back(call);
+    }
+    return out;
+  };
+  ASSERT_OK_AND_ASSIGN(TickReport first, (*c)->Tick(kNow));
+  EXPECT_EQ(first.reclaimed, 0);
+  ASSERT_TRUE((*c)->Tick(kNow + 9).ok());
+  EXPECT_TRUE(released().empty());
+  ASSERT_OK_AND_ASSIGN(TickReport after, (*c)->Tick(kNow + 10.5));
+  EXPECT_EQ(after.reclaimed, 1);
+  EXPECT_EQ(released(), std::vector<std::string>{"release n1 12"});
+}
+
+}  // namespace
+}  // namespace migsched::slurm

@@ -1,0 +1,221 @@
+#include "slurm/daemon_nodes.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "daemon/client/node_client.h"
+
+namespace migsched::slurm {
+namespace {
+
+HolderKind HolderOf(const InstanceView& v) {
+  if (!v.busy || v.holder.empty()) return HolderKind::kIdle;
+  if (v.holder == "allocation") return HolderKind::kAllocation;
+  if (v.holder == "reservation") return HolderKind::kReservation;
+  if (v.holder == "placeholder") return HolderKind::kPlaceholder;
+  return HolderKind::kJob;
+}
+
+// The controller's NodeState of a node view. Allocations are those holding
+// instances in this view (one consistent snapshot): an allocation that holds
+// nothing holds nothing a controller must release.
+NodeState StateOf(const NodeView& v) {
+  NodeState s;
+  s.node = v.name;
+  s.generation = v.generation;
+  s.policy = v.policy;
+  std::map<int64_t, size_t> allocation_at;  // allocation id -> index in s.allocations
+  for (const GpuView& g : v.gpus) {
+    s.gpus.push_back({g.index, g.uuid, g.model, g.draining || !g.unreachable.empty()});
+    for (const InstanceView& iv : g.instances) {
+      NodeInstance in;
+      in.gpu = g.index;
+      in.profile = iv.profile;
+      in.start = iv.start;
+      in.size = iv.size;
+      in.mig_uuid = iv.mig_uuid;
+      in.holder = HolderOf(iv);
+      if (in.holder == HolderKind::kJob) {
+        in.owner = std::to_string(iv.job);
+      } else if (in.holder != HolderKind::kIdle) {
+        in.owner = iv.owner;
+      }
+      if (in.holder == HolderKind::kAllocation) {
+        auto [it, fresh] = allocation_at.emplace(iv.job, s.allocations.size());
+        if (fresh) s.allocations.push_back({iv.job, iv.owner, "running", {}});
+        s.allocations[it->second].instances.push_back(
+            {{g.index, iv.profile, iv.start}, iv.mig_uuid, g.uuid});
+      }
+      s.instances.push_back(std::move(in));
+    }
+  }
+  for (const ReservationView& r : v.reservations) {
+    NodeReservation nr;
+    nr.key = r.record.owner;
+    nr.expires_at_s = r.record.expires_at;
+    for (const ReservedPlacement& p : r.record.placements) {
+      nr.placements.push_back({p.gpu, p.profile, p.start});
+    }
+    s.reservations.push_back(std::move(nr));
+  }
+  return s;
+}
+
+// One node: its client (one keep-alive connection, so one call at a time,
+// guarded by mu) and the GPU UUIDs last seen (for allocations' answers).
+struct Node {
+  NodeEndpoint endpoint;
+  std::mutex mu;
+  std::optional<NodeClient> client;      // guarded by mu; nullopt: no token (token_error)
+  std::string token_error;               // guarded by mu
+  std::map<int, std::string> gpu_uuids;  // guarded by mu
+};
+
+class HttpNodeDaemons : public NodeDaemons {
+ public:
+  HttpNodeDaemons(const ControllerConfig& config) : config_(config) {
+    for (const NodeEndpoint& ep : config.nodes) {
+      auto n = std::make_unique<Node>();
+      n->endpoint = ep;
+      Connect(n.get());
+      nodes_[ep.name] = std::move(n);
+    }
+  }
+
+  StatusOr<NodeState> State(const std::string& node) override {
+    return WithClient<NodeState>(node, [&](Node* n) -> StatusOr<NodeState> {
+      ASSIGN_OR_RETURN(NodeView v, n->client->Node());
+      NodeState s = StateOf(v);
+      n->gpu_uuids.clear();
+      for (const NodeGpu& g : s.gpus) n->gpu_uuids[g.index] = g.uuid;
+      return s;
+    });
+  }
+
+  Status Reserve(const std::string& node, const std::string& key,
+                 const std::vector<PlacementRef>& placements, double ttl_s) override {
+    return WithClient<bool>(node,
+                            [&](Node* n) -> StatusOr<bool> {
+                              ReservationRequest r;
+                              r.owner = key;
+                              r.ttl_s = ttl_s;
+                              for (const PlacementRef& p : placements) {
+                                r.placements.push_back({p.gpu, p.profile, p.start});
+                              }
+                              RETURN_IF_ERROR(n->client->Reserve(r).status());
+                              return true;
+                            })
+        .status();
+  }
+
+  Status Unreserve(const std::string& node, const std::string& key) override {
+    return WithClient<bool>(node,
+                            [&](Node* n) -> StatusOr<bool> {
+                              Status st = n->client->ReleaseReservation(key);
+                              if (!st.ok() && st.code() != StatusCode::kNotFound) return st;
+                              return true;
+                            })
+        .status();
+  }
+
+  StatusOr<NodeAllocation> Allocate(const std::string& node, const BindRequest& request) override {
+    return WithClient<NodeAllocation>(node, [&](Node* n) -> StatusOr<NodeAllocation> {
+      AllocationRequest r;
+      r.owner = request.owner;
+      r.reservation_prefix = request.reservation_prefix;
+      for (const ProfileCount& pc : request.instances) {
+        for (int c = 0; c < pc.count; ++c) r.instances.push_back({-1, pc.profile, -1});
+      }
+      ASSIGN_OR_RETURN(DaemonJobRecord rec, n->client->Allocate(r, request.idempotency_key));
+      if (rec.state != JobState::kRunning) {
+        // A failed bind is stored as a failed allocation with its reason.
+        return FailedPreconditionError(
+            fmt::format("allocation {} is {}: {}", rec.id, JobStateName(rec.state), rec.reason));
+      }
+      if (n->gpu_uuids.empty()) {
+        if (auto gpus = n->client->Gpus(); gpus.ok()) {
+          for (const GpuView& g : *gpus) n->gpu_uuids[g.index] = g.uuid;
+        }
+      }
+      NodeAllocation a;
+      a.id = rec.id;
+      a.owner = rec.owner();
+      a.state = std::string(JobStateName(rec.state));
+      for (const JobInstance& in : rec.instances) {
+        a.instances.push_back({{in.gpu, in.profile, in.start}, in.mig_uuid, n->gpu_uuids[in.gpu]});
+      }
+      return a;
+    });
+  }
+
+  Status Release(const std::string& node, int64_t allocation_id) override {
+    return WithClient<bool>(node,
+                            [&](Node* n) -> StatusOr<bool> {
+                              auto r = n->client->ReleaseAllocation(allocation_id);
+                              // Gone, or already ended: nothing is held.
+                              if (!r.ok() && r.status().code() != StatusCode::kNotFound &&
+                                  r.status().code() != StatusCode::kFailedPrecondition) {
+                                return r.status();
+                              }
+                              return true;
+                            })
+        .status();
+  }
+
+ private:
+  // (Re)reads the node's token and makes its client. Under n->mu (or before sharing).
+  void Connect(Node* n) {
+    StatusOr<std::string> token = config_.TokenOf(n->endpoint);
+    if (!token.ok()) {
+      n->client.reset();
+      n->token_error = token.status().message();
+      return;
+    }
+    NodeClientOptions o;
+    o.server = n->endpoint.url;
+    o.token = *token;
+    o.connect_timeout_s = config_.node_timeout_s;
+    o.read_timeout_s = config_.node_timeout_s;
+    n->client.emplace(std::move(o));
+    n->token_error.clear();
+  }
+
+  // Runs `call` with the node's client under its lock. A 401 re-reads the
+  // token once (a daemon with a new token) and retries.
+  template <typename T, typename F>
+  StatusOr<T> WithClient(const std::string& node, F call) {
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) {
+      return NotFoundError(fmt::format("node {} is not configured in {}", node, config_.origin));
+    }
+    Node* n = it->second.get();
+    std::lock_guard<std::mutex> lock(n->mu);
+    if (!n->client) Connect(n);
+    if (!n->client) return UnavailableError(fmt::format("node {}: {}", node, n->token_error));
+    StatusOr<T> r = call(n);
+    if (!r.ok() && r.status().code() == StatusCode::kUnauthenticated) {
+      Connect(n);
+      if (!n->client) return UnavailableError(fmt::format("node {}: {}", node, n->token_error));
+      r = call(n);
+    }
+    if (!r.ok()) {
+      return Status(r.status().code(),
+                    fmt::format("node {} ({}): {}", node, n->endpoint.url, r.status().message()));
+    }
+    return r;
+  }
+
+  ControllerConfig config_;
+  std::map<std::string, std::unique_ptr<Node>> nodes_;  // fixed after construction
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<NodeDaemons>> NewDaemonNodes(const ControllerConfig& config) {
+  return std::unique_ptr<NodeDaemons>(new HttpNodeDaemons(config));
+}
+
+}  // namespace migsched::slurm

@@ -1,0 +1,222 @@
+#include "slurm/gres_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "slurm/hostlist.h"
+
+namespace migsched::slurm {
+namespace {
+
+bool SlurmName(const std::string& s) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+}
+
+Status Validate(const std::vector<NodeGroup>& groups, const GresConfigOptions& o,
+                ConfigTableCache* tables) {
+  if (groups.empty()) return InvalidArgumentError("no nodes given");
+  if (!SlurmName(o.gres_name)) {
+    return InvalidArgumentError(
+        fmt::format("GRES name '{}': use letters, digits, '_', '-' or '.' only", o.gres_name));
+  }
+  if (!SlurmName(o.partition)) {
+    return InvalidArgumentError(
+        fmt::format("partition name '{}': use letters, digits, '_', '-' or '.' only", o.partition));
+  }
+  if (!SlurmName(o.placeholder_prefix)) {
+    return InvalidArgumentError(
+        fmt::format("placeholder prefix '{}': use letters, digits, '_', '-' or '.' only",
+                    o.placeholder_prefix));
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const NodeGroup& g = groups[i];
+    if (g.nodes.empty()) return InvalidArgumentError(fmt::format("node group {}: no nodes", i + 1));
+    if (g.gpus.empty()) {
+      return InvalidArgumentError(fmt::format("nodes {}: no GPUs", CompressHostlist(g.nodes)));
+    }
+    for (const std::string& n : g.nodes) {
+      if (!seen.insert(n).second) {
+        return InvalidArgumentError(fmt::format("node '{}' is given twice", n));
+      }
+      if (n.rfind(o.placeholder_prefix, 0) == 0) {
+        return InvalidArgumentError(
+            fmt::format("node '{}' starts with the placeholder prefix '{}' (--placeholder-prefix)",
+                        n, o.placeholder_prefix));
+      }
+    }
+  }
+  // Every profile of the cluster, and Slurm's number for each.
+  std::vector<std::string> names;
+  for (const NodeGroup& g : groups) {
+    for (const ProfileCapacity& c : NodeCapacity(g.gpus, tables)) {
+      if (std::find(names.begin(), names.end(), c.profile) == names.end()) {
+        names.push_back(c.profile);
+      }
+    }
+  }
+  for (const std::string& skip : o.skip_profiles) {
+    if (std::find(names.begin(), names.end(), skip) == names.end()) {
+      return InvalidArgumentError(
+          fmt::format("skip profile '{}': no GPU of these nodes has it "
+                      "(profiles: {})",
+                      skip, fmt::join(names, ", ")));
+    }
+  }
+  std::erase_if(names, [&](const std::string& n) {
+    return std::find(o.skip_profiles.begin(), o.skip_profiles.end(), n) != o.skip_profiles.end();
+  });
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (size_t j = i + 1; j < names.size(); ++j) {
+      if (SlurmGresId(names[i]) == SlurmGresId(names[j])) {
+        return InvalidArgumentError(fmt::format(
+            "profiles '{}' and '{}' have the same Slurm GRES type id (0x{:08x}): Slurm would "
+            "count them as one type; leave one out (--skip-profiles)",
+            names[i], names[j], SlurmGresId(names[i])));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+size_t NumNodes(const std::vector<NodeGroup>& groups) {
+  size_t n = 0;
+  for (const NodeGroup& g : groups) n += g.nodes.size();
+  return n;
+}
+
+// The placeholders' counts: per profile the largest count of any group.
+std::vector<ProfileCapacity> PlaceholderGres(const std::vector<NodeGroup>& groups,
+                                             const GresConfigOptions& o, ConfigTableCache* tables) {
+  std::vector<ProfileCapacity> out;
+  for (const NodeGroup& g : groups) {
+    for (const ProfileCapacity& c : GroupGres(g, tables, o.skip_profiles)) {
+      auto it = std::find_if(out.begin(), out.end(),
+                             [&](const ProfileCapacity& o) { return o.profile == c.profile; });
+      if (it == out.end()) {
+        out.push_back(c);
+      } else {
+        it->count = std::max(it->count, c.count);
+      }
+    }
+  }
+  return out;
+}
+
+std::string Attrs(const GresConfigOptions& o) {
+  return o.node_attrs.empty() ? "" : " " + o.node_attrs;
+}
+
+}  // namespace
+
+uint32_t SlurmGresId(std::string_view name) {
+  uint32_t id = 0;
+  int shift = 0;
+  for (char c : name) {
+    id += static_cast<uint32_t>(static_cast<unsigned char>(c)) << shift;
+    shift = (shift + 8) % 32;
+  }
+  return id;
+}
+
+std::vector<ProfileCapacity> GroupGres(const NodeGroup& group, ConfigTableCache* tables,
+                                       const std::vector<std::string>& skip) {
+  std::vector<ProfileCapacity> out = NodeCapacity(group.gpus, tables);
+  std::erase_if(out, [&](const ProfileCapacity& c) {
+    return c.count <= 0 || std::find(skip.begin(), skip.end(), c.profile) != skip.end();
+  });
+  return out;
+}
+
+std::string FormatGres(const std::string& gres_name, const std::vector<ProfileCapacity>& counts) {
+  std::vector<std::string> parts;
+  for (const ProfileCapacity& c : counts) {
+    parts.push_back(fmt::format("{}:{}:{}", gres_name, c.profile, c.count));
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+StatusOr<std::string> SlurmConfLines(const std::vector<NodeGroup>& groups,
+                                     const GresConfigOptions& o, ConfigTableCache* tables) {
+  RETURN_IF_ERROR(Validate(groups, o, tables));
+  std::string out;
+  if (!o.command_line.empty()) out += fmt::format("# generated by: {}\n", o.command_line);
+  out +=
+      "# migsched: merge into slurm.conf (add to an existing GresTypes= list; put the\n"
+      "# nodes' CPUs=, RealMemory= etc. on these NodeName lines, or in --node-attrs).\n";
+  out += fmt::format("GresTypes={}\n", o.gres_name);
+  std::vector<std::string> all_nodes;
+  for (const NodeGroup& g : groups) {
+    if (!g.gpus_spec.empty()) out += fmt::format("# {} per node\n", g.gpus_spec);
+    out += fmt::format("NodeName={} Gres={}{}\n", CompressHostlist(g.nodes),
+                       FormatGres(o.gres_name, GroupGres(g, tables, o.skip_profiles)), Attrs(o));
+    all_nodes.insert(all_nodes.end(), g.nodes.begin(), g.nodes.end());
+  }
+  const size_t placeholders =
+      o.placeholders >= 0 ? static_cast<size_t>(o.placeholders) : NumNodes(groups);
+  std::vector<std::string> holds;
+  for (size_t i = 1; i <= placeholders; ++i)
+    holds.push_back(fmt::format("{}{}", o.placeholder_prefix, i));
+  if (!holds.empty()) {
+    out +=
+        "# Placeholders (never started): Slurm accepts and queues a MIG job even while\n"
+        "# migsched publishes 0 for its profile on every real node. A job spanning N nodes\n"
+        "# needs N of them; give them the real nodes' CPUs= and RealMemory=.\n";
+    out += fmt::format("NodeName={} Gres={}{} State=FUTURE\n", CompressHostlist(holds),
+                       FormatGres(o.gres_name, PlaceholderGres(groups, o, tables)), Attrs(o));
+  }
+  std::vector<std::string> members = all_nodes;
+  members.insert(members.end(), holds.begin(), holds.end());
+  out += "# The gate: DOWN until the migsched controller has published the counts.\n";
+  out +=
+      fmt::format("PartitionName={} Nodes={} State=DOWN\n", o.partition, CompressHostlist(members));
+  out += "# migsched's hooks (never the node Prolog/Epilog: a failing one drains the node).\n";
+  out += fmt::format("PrologSlurmctld={}/prolog-slurmctld\n", o.hooks_dir);
+  out += fmt::format("EpilogSlurmctld={}/epilog-slurmctld\n", o.hooks_dir);
+  out += fmt::format("TaskProlog={}/task-prolog\n", o.hooks_dir);
+  return out;
+}
+
+StatusOr<std::string> GresConfLines(const std::vector<NodeGroup>& groups,
+                                    const GresConfigOptions& o, ConfigTableCache* tables) {
+  RETURN_IF_ERROR(Validate(groups, o, tables));
+  std::string out;
+  if (!o.command_line.empty()) out += fmt::format("# generated by: {}\n", o.command_line);
+  out += "# migsched: count-only MIG GRES (no File=: the MIG devices are made per job).\n";
+  for (const NodeGroup& g : groups) {
+    const std::string hosts = CompressHostlist(g.nodes);
+    for (const ProfileCapacity& c : GroupGres(g, tables, o.skip_profiles)) {
+      out += fmt::format("NodeName={} Name={} Type={} Count={}\n", hosts, o.gres_name, c.profile,
+                         c.count);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> HookScripts(const std::string& migsched_binary,
+                                                             const std::string& config_path,
+                                                             const std::string& gres_name,
+                                                             const std::string& slurm_conf) {
+  const std::string env =
+      slurm_conf.empty() ? "" : fmt::format("export SLURM_CONF='{}'\n", slurm_conf);
+  auto script = [&](const std::string& slurm_name, const std::string& hook,
+                    const std::string& args) {
+    return fmt::format(
+        "#!/bin/sh\n"
+        "# {} of migsched (written by `migsched slurm config --write-hooks`).\n"
+        "{}exec '{}' slurm {} {}\n",
+        slurm_name, env, migsched_binary, hook, args);
+  };
+  const std::string config = fmt::format("--config '{}'", config_path);
+  return {{"prolog-slurmctld", script("PrologSlurmctld", "prolog", config)},
+          {"epilog-slurmctld", script("EpilogSlurmctld", "epilog", config)},
+          {"task-prolog", script("TaskProlog", "task-prolog", "--gres-name " + gres_name)}};
+}
+
+}  // namespace migsched::slurm

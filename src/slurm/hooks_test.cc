@@ -1,0 +1,236 @@
+#include "slurm/hooks.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "cluster/testing/fake_node_daemons.h"
+#include "slurm/admin_comment.h"
+#include "testing/test_util.h"
+
+namespace migsched::slurm {
+namespace {
+
+using migsched::testing::FakeNodeDaemons;
+using migsched::testing::ReadFile;
+using migsched::testing::TestDataDir;
+
+// Answers `scontrol -o show job N` with a record captured from Slurm 22.05
+// (tests/data/slurm/), and records every command (updates answer OK).
+class ReplayRunner : public CommandRunner {
+ public:
+  std::map<std::string, std::string> records;  // job id -> `scontrol -o show job` line
+  std::vector<std::string> commands;
+
+  StatusOr<CommandResult> Run(const std::vector<std::string>& argv, double) override {
+    commands.push_back(CommandLine(argv));
+    if (argv.size() == 5 && argv[0] == "scontrol" && argv[3] == "job") {
+      auto it = records.find(argv[4]);
+      if (it == records.end()) return CommandResult{1, "", "slurm_load_jobs error: Invalid job id"};
+      return CommandResult{0, it->second, ""};
+    }
+    return CommandResult{0, "", ""};
+  }
+};
+
+std::string Data(const std::string& name) { return ReadFile(TestDataDir() + "/slurm/" + name); }
+
+Env MakeEnv(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& k) {
+    auto it = vars.find(k);
+    return it == vars.end() ? std::string() : it->second;
+  };
+}
+
+ControllerConfig Config() {
+  auto c = ParseControllerConfig(
+      "nodes:\n  - {name: n1, url: \"http://a\", token: t}\n  - {name: n2, url: \"http://b\", "
+      "token: t}\n  - {name: n3, url: \"http://c\", token: t}\n",
+      "test.yaml");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return *c;
+}
+
+// scontrol-job-1-bound.txt: job 1 (1g.5gb x2 on n1) with the AdminComment
+// "migsched: bound n1=MIG-1111|0|1g.5gb|0,MIG-2222|0|1g.5gb|1".
+TEST(TaskPrologTest, ExportsTheBoundInstancesOfThisNode) {
+  ReplayRunner runner;
+  runner.records["1"] = Data("scontrol-job-1-bound.txt");
+  SlurmClient slurm(&runner, 5);
+  std::ostringstream out, err;
+  const int rc = RunTaskProlog(
+      "mig", &slurm, MakeEnv({{"SLURM_JOB_ID", "1"}, {"SLURMD_NODENAME", "n1"}}), out, err);
+  EXPECT_EQ(rc, 0) << err.str();
+  EXPECT_EQ(out.str(),
+            "export CUDA_VISIBLE_DEVICES=MIG-1111,MIG-2222\n"
+            "export MIGSCHED_NODE=n1\n"
+            "export MIGSCHED_MIG_UUIDS=MIG-1111,MIG-2222\n"
+            "export MIGSCHED_PROFILES=1g.5gb,1g.5gb\n"
+            "export MIGSCHED_PLACEMENTS=0:1g.5gb@0,0:1g.5gb@1\n");
+  // On another node nothing is bound: the task must not start without its GPU.
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunTaskProlog("mig", &slurm,
+                          MakeEnv({{"SLURM_JOB_ID", "1"}, {"SLURMD_NODENAME", "n2"}}), out2, err2),
+            1);
+  EXPECT_EQ(out2.str(), "");
+  EXPECT_NE(err2.str().find("none is bound on n2"), std::string::npos) << err2.str();
+  // Not run by Slurm.
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunTaskProlog("mig", &slurm, MakeEnv({}), out3, err3), 2);
+}
+
+// scontrol-job-3.txt: job 3, -N2 --gres=mig:7g.40gb:1 on n[1,3].
+TEST(PrologTest, BindsEveryNodeAndRecordsTheBinding) {
+  ReplayRunner runner;
+  runner.records["3"] = Data("scontrol-job-3.txt");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  std::ostringstream err;
+  const int rc =
+      RunProlog(Config(), &slurm, &nodes,
+                MakeEnv({{"SLURM_JOB_ID", "3"}, {"SLURM_JOB_COMMENT", "migratable=yes"}}), err);
+  EXPECT_EQ(rc, 0) << err.str();
+  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:3 prefix=slurm-room:",
+                                                   "allocate n3 slurm:3 prefix=slurm-room:"}));
+  ASSERT_EQ(runner.commands.size(), 2u);
+  EXPECT_EQ(runner.commands[1],
+            "scontrol update JobId=3 'AdminComment=migsched: bound n1=MIG-n1-10|0|7g.40gb|0 "
+            "n3=MIG-n3-20|0|7g.40gb|0 ; --comment: 'migratable=yes': expected migratable=restart "
+            "or migratable=none; the job will not be moved'");
+}
+
+// scontrol-job-1.txt: job 1, --gres=mig:1g.5gb:2 on n1: one allocation per
+// instance, each from a room.
+TEST(PrologTest, EachInstanceIsItsOwnAllocation) {
+  ReplayRunner runner;
+  runner.records["1"] = Data("scontrol-job-1.txt");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  std::ostringstream err;
+  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "1"}}), err), 0)
+      << err.str();
+  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:1 prefix=slurm-room:",
+                                                   "allocate n1 slurm:1 prefix=slurm-room:"}));
+  EXPECT_EQ(nodes.states["n1"].allocations.size(), 2u);
+  EXPECT_EQ(runner.commands.back(),
+            "scontrol update JobId=1 'AdminComment=migsched: bound "
+            "n1=MIG-n1-10|0|1g.5gb|0,MIG-n1-20|0|1g.5gb|0'");
+}
+
+TEST(PrologTest, WithoutARoomTheDaemonChooses) {
+  ReplayRunner runner;
+  runner.records["3"] = Data("scontrol-job-3.txt");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  nodes.no_room["n3"] = true;
+  std::ostringstream err;
+  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 0);
+  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:3 prefix=slurm-room:",
+                                                   "allocate n3 slurm:3 prefix=slurm-room:",
+                                                   "allocate n3 slurm:3 prefix="}));
+}
+
+// A failure on the second node releases the first node's allocation (all or
+// nothing), records the attempt and exits 1 (Slurm requeues the job).
+TEST(PrologTest, AFailedNodeUndoesTheOthersAndCountsTheAttempt) {
+  ReplayRunner runner;
+  runner.records["3"] = Data("scontrol-job-3.txt");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  nodes.allocate_error["n3"] = UnavailableError("connection refused");
+  std::ostringstream err;
+  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 1);
+  EXPECT_EQ(nodes.calls.back(), "release n1 1");
+  EXPECT_TRUE(nodes.states["n1"].allocations.empty());
+  EXPECT_EQ(runner.commands.back(),
+            "scontrol update JobId=3 'AdminComment=migsched: bind failed (attempt 1 of 3): n3: "
+            "connection refused'");
+
+  // The third failure also holds the job.
+  std::string rec = Data("scontrol-job-3.txt");
+  rec.replace(
+      rec.find(" Comment=") == std::string::npos ? rec.find(" StdErr=") : rec.find(" Comment="), 0,
+      " AdminComment=" + FormatBindFailure(2, 3, "n3: connection refused"));
+  runner.records["3"] = rec;
+  runner.commands.clear();
+  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 1);
+  ASSERT_EQ(runner.commands.size(), 3u);
+  EXPECT_EQ(runner.commands[1],
+            "scontrol update JobId=3 'AdminComment=migsched: held: 3 binds failed; the last: n3: "
+            "connection refused'");
+  EXPECT_EQ(runner.commands[2], "scontrol hold 3");
+}
+
+// Regression: Slurm frees an ended job's count before its EpilogSlurmctld has
+// released the instance, and started a waiting job of that profile there at
+// once; its prolog found neither a room nor a free placement and the job was
+// requeued. The prolog now retries such a bind for slurm.bind_wait_s.
+TEST(PrologTest, ABindThatFindsNoRoomYetIsRetriedForBindWait) {
+  ReplayRunner runner;
+  runner.records["3"] = Data("scontrol-job-3.txt");  // 1 instance on n1 and on n3
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  // n1: two binds fail (each tries with a room, then without), the third binds.
+  nodes.busy_for["n1"] = 4;
+  std::vector<double> slept;
+  std::ostringstream err;
+  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
+                      [&](double s) { slept.push_back(s); }),
+            0)
+      << err.str();
+  EXPECT_EQ(slept, (std::vector<double>{0.25, 0.25}));
+  EXPECT_EQ(nodes.states["n1"].allocations.size(), 1u);
+
+  // With bind_wait_s 0.4 only one retry fits (0.25 s): still busy, the bind fails.
+  ControllerConfig impatient = Config();
+  impatient.bind_wait_s = 0.4;
+  FakeNodeDaemons busy;
+  busy.busy_for["n1"] = 100;
+  slept.clear();
+  EXPECT_EQ(RunProlog(impatient, &slurm, &busy, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
+                      [&](double s) { slept.push_back(s); }),
+            1);
+  EXPECT_EQ(slept, (std::vector<double>{0.25}));
+  EXPECT_EQ(busy.busy_for["n1"], 100 - 4);  // two binds of two calls each
+  // Other errors (an unreachable daemon) are not retried.
+  FakeNodeDaemons down;
+  down.allocate_error["n1"] = UnavailableError("connection refused");
+  slept.clear();
+  EXPECT_EQ(RunProlog(Config(), &slurm, &down, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
+                      [&](double s) { slept.push_back(s); }),
+            1);
+  EXPECT_TRUE(slept.empty());
+}
+
+TEST(PrologTest, JobsOfOtherPartitionsOrWithoutMigPass) {
+  ReplayRunner runner;
+  runner.records["3"] = Data("scontrol-job-3.txt");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  ControllerConfig other = Config();
+  other.partition = "gpu";
+  std::ostringstream err;
+  EXPECT_EQ(RunProlog(other, &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 0);
+  EXPECT_TRUE(nodes.calls.empty());
+  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({}), err), 2);
+}
+
+TEST(EpilogTest, ReleasesTheJobsAllocationsOnItsNodes) {
+  ReplayRunner runner;
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  nodes.states["n1"].allocations = {{7, "slurm:3", "running", {}}, {8, "slurm:4", "running", {}}};
+  nodes.states["n3"].allocations = {{9, "slurm:3", "running", {}}};
+  std::ostringstream err;
+  EXPECT_EQ(RunEpilog(Config(), &slurm, &nodes,
+                      MakeEnv({{"SLURM_JOB_ID", "3"}, {"SLURM_JOB_NODELIST", "n[1,3]"}}), err),
+            0)
+      << err.str();
+  EXPECT_EQ(nodes.calls,
+            (std::vector<std::string>{"state n1", "release n1 7", "state n3", "release n3 9"}));
+  EXPECT_EQ(nodes.states["n1"].allocations.size(), 1u);
+}
+
+}  // namespace
+}  // namespace migsched::slurm
