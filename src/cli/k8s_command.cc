@@ -2,15 +2,216 @@
 //
 //   migsched k8s scheduler-config [--default-profile] [--url URL] [--gpu NAME]...
 //       prints the KubeSchedulerConfiguration that calls the extender
+//   migsched k8s extender --config FILE
+//       the scheduler extender (filter, prioritize, bind) over every node
+//       daemon, and the reclaim loop; prints "extender listening on
+//       http://HOST:PORT" once it serves
+//   migsched k8s node-agent --config FILE
+//       the kubelet device plugin of one node over its node daemon; prints
+//       "node agent of NODE: ..." once every resource is registered
+// Both run until SIGTERM or SIGINT.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/commands.h"
+#include "k8s/api/credentials.h"
+#include "k8s/api/kube_client.h"
+#include "k8s/config.h"
 #include "k8s/deploy/scheduler_config.h"
+#include "k8s/device_plugin/device_plugin.h"
+#include "k8s/engine/cluster_engine.h"
+#include "k8s/engine/migrator.h"
+#include "k8s/engine/node_daemons_http.h"
+#include "k8s/engine/node_directory.h"
+#include "k8s/engine/reclaimer.h"
+#include "k8s/extender/extender.h"
+#include "k8s/extender/extender_server.h"
+#include "k8s/migration/evictor.h"
+#include "k8s/node_agent/node_agent.h"
 
 namespace migsched::cli {
 namespace {
+
+std::atomic<int> g_k8s_stop{0};
+extern "C" void OnK8sStop(int sig) { g_k8s_stop = sig; }
+
+// Sleeps up to `seconds`, in steps, returning early (true) once a stop signal came.
+bool SleepUnlessStopped(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (g_k8s_stop == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return g_k8s_stop != 0;
+}
+
+Status SetLogLevel(const std::string& level) {
+  const auto l = spdlog::level::from_str(level);
+  if (l == spdlog::level::off && level != "off") {
+    return InvalidArgumentError("--log-level: unknown level '" + level +
+                                "' (trace, debug, info, warn, error, critical, off)");
+  }
+  spdlog::set_level(l);
+  return Status::Ok();
+}
+
+// The flags of the two long-running commands.
+struct RunFlags {
+  std::string config;
+  std::string log_level = "info";
+};
+
+void AddRunFlags(CLI::App* cmd, RunFlags* f, const std::string& what) {
+  cmd->add_option("--config", f->config, what + " config (YAML)")->required();
+  cmd->add_option("--log-level", f->log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+}
+
+int RunExtender(const RunFlags& f, Context& ctx) {
+  auto fail = [&](const Status& st) {
+    *ctx.err << "migsched k8s extender: " << st.message() << "\n";
+    return 1;
+  };
+  if (Status st = SetLogLevel(f.log_level); !st.ok()) return fail(st);
+  auto cfg = k8s::LoadExtenderConfig(f.config);
+  if (!cfg.ok()) return fail(cfg.status());
+  auto policy = k8s::PolicyOf(*cfg, f.config);
+  if (!policy.ok()) return fail(policy.status());
+  auto catalog = ctx.catalog();
+  if (!catalog.ok()) return fail(catalog.status());
+  auto creds = cfg->kubeconfig.empty()
+                   ? k8s::InClusterCredentials(k8s::KubernetesEnv())
+                   : k8s::KubeconfigCredentials(cfg->kubeconfig, cfg->kube_context);
+  if (!creds.ok()) return fail(creds.status());
+  k8s::KubeClient api(*creds);
+
+  k8s::HttpNodeDaemons daemons(f.config, cfg->token, cfg->token_file, /*timeout_s=*/10);
+  std::unique_ptr<k8s::NodeDirectory> listed;
+  if (cfg->discovers()) {
+    listed = std::make_unique<k8s::PodNodeDirectory>(&api, cfg->agents_namespace,
+                                                     cfg->agents_label_selector, cfg->agents_port);
+  } else {
+    listed = std::make_unique<k8s::StaticNodeDirectory>(cfg->nodes);
+  }
+  k8s::UpdatingDirectory directory(listed.get(), &daemons);
+
+  k8s::EngineOptions o;
+  o.policy = policy->policy;
+  o.scheduler = policy->scheduler;
+  o.reservation_ttl_s = cfg->reservation_ttl_s;
+  o.refresh_s = cfg->refresh_s;
+  o.bind_wait_s = cfg->bind_wait_s;
+  auto engine = k8s::ClusterEngine::Create(&daemons, &directory, *catalog, o);
+  if (!engine.ok()) return fail(engine.status());
+  k8s::Extender extender(engine->get(), &api);
+  k8s::ExtenderServer server(&extender, [e = engine->get()] { return e->NotReady(); });
+  const size_t colon = cfg->listen.rfind(':');
+  const std::string host = cfg->listen.substr(0, colon);
+  auto port = server.Start(host, std::stoi(cfg->listen.substr(colon + 1)));
+  if (!port.ok()) return fail(port.status());
+  std::signal(SIGTERM, OnK8sStop);
+  std::signal(SIGINT, OnK8sStop);
+  spdlog::info("policy {}, {} node daemons {}", o.policy,
+               cfg->discovers() ? "discovered by label" : "listed:",
+               cfg->discovers() ? cfg->agents_label_selector : std::to_string(cfg->nodes.size()));
+  *ctx.out << "extender listening on http://" << host << ":" << *port << std::endl;
+
+  k8s::Reclaimer reclaimer(&api, &daemons, &directory);
+  k8s::Evictor evictor(&api);
+  k8s::Migrator migrator(engine->get(), &api, &evictor, cfg->migrate_after_s);
+  std::string last_error, last_migration_error;
+  while (!SleepUnlessStopped(cfg->reclaim_interval_s)) {
+    auto round = reclaimer.RunOnce();
+    const std::string error = round.ok() ? "" : round.status().message();
+    if (!error.empty() && error != last_error) spdlog::warn("reclaim: {}", error);
+    last_error = error;
+    if (round.ok()) {
+      for (const auto& e : round->errors) spdlog::warn("reclaim: {}", e);
+      if (!round->released.empty()) (*engine)->Invalidate();
+    }
+    if (!cfg->migration) continue;
+    const double now =
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    auto moves = migrator.RunOnce(now);
+    const std::string merror = moves.ok() ? "" : moves.status().message();
+    if (!merror.empty() && merror != last_migration_error) spdlog::warn("migration: {}", merror);
+    last_migration_error = merror;
+    if (moves.ok()) {
+      for (const auto& w : moves->waiting) spdlog::debug("migration: {}", w);
+    }
+  }
+  spdlog::info("stopping (signal {})", g_k8s_stop.load());
+  server.Stop();
+  return 0;
+}
+
+int RunNodeAgent(const RunFlags& f, Context& ctx) {
+  auto fail = [&](const Status& st) {
+    *ctx.err << "migsched k8s node-agent: " << st.message() << "\n";
+    return 1;
+  };
+  if (Status st = SetLogLevel(f.log_level); !st.ok()) return fail(st);
+  auto cfg = k8s::LoadNodeAgentConfig(f.config);
+  if (!cfg.ok()) return fail(cfg.status());
+  auto catalog = ctx.catalog();
+  if (!catalog.ok()) return fail(catalog.status());
+  std::string node = cfg->node_name;
+  if (node.empty()) {
+    if (const char* env = std::getenv("NODE_NAME"); env != nullptr) node = env;
+  }
+  if (node.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) node = host;
+  }
+  k8s::HttpNodeDaemons daemon(f.config, cfg->token, cfg->token_file, /*timeout_s=*/30);
+  if (Status st = daemon.Update({{node, cfg->daemon_url}}); !st.ok()) return fail(st);
+  k8s::NodeAgent agent(&daemon, node, *catalog, *cfg);
+  std::signal(SIGTERM, OnK8sStop);
+  std::signal(SIGINT, OnK8sStop);
+  // The resources come from the daemon's GPUs: wait for it (it may start after us).
+  StatusOr<std::vector<k8s::MigResource>> resources = agent.Resources();
+  std::string last_error;
+  while (!resources.ok() && resources.status().code() == StatusCode::kUnavailable) {
+    if (resources.status().message() != last_error) {
+      spdlog::warn("waiting for the node daemon: {}", resources.status().message());
+    }
+    last_error = resources.status().message();
+    if (SleepUnlessStopped(cfg->health_interval_s)) return 0;
+    resources = agent.Resources();
+  }
+  if (!resources.ok()) return fail(resources.status());
+  k8s::DevicePluginManager plugins(cfg->device_plugin_dir, *resources, &agent);
+  if (Status st = plugins.Start(); !st.ok()) {
+    // The manager keeps retrying (a kubelet that starts later).
+    spdlog::warn("registering with the kubelet: {} (retrying)", st.message());
+  }
+  std::string names;
+  for (const auto& r : *resources) {
+    names += (names.empty() ? "" : ", ") + r.resource_name() + " " + std::to_string(r.device_count);
+  }
+  *ctx.out << "node agent of " << node << ": " << names << " in " << cfg->device_plugin_dir
+           << std::endl;
+  bool healthy = true;
+  while (!SleepUnlessStopped(cfg->health_interval_s)) {
+    const bool now = agent.Healthy();
+    if (now != healthy) {
+      spdlog::warn("the node daemon {}", now ? "answers again" : "does not answer");
+      plugins.SetHealthy(now);
+      healthy = now;
+    }
+  }
+  spdlog::info("stopping (signal {})", g_k8s_stop.load());
+  plugins.Stop();
+  return 0;
+}
 
 struct SchedulerConfigFlags {
   k8s::SchedulerConfigOptions options;
@@ -70,6 +271,32 @@ void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "Only the profiles of this GPU model (repeatable; default: every model of the "
                   "catalog)");
   cfg->callback([sc, &ctx, exit_code] { *exit_code = RunSchedulerConfig(*sc, ctx); });
+
+  auto ef = std::make_shared<RunFlags>();
+  CLI::App* ext = k8s->add_subcommand(
+      "extender",
+      "Run the scheduler extender kube-scheduler calls (POST /filter, /prioritize, /bind; GET "
+      "/healthz, /readyz, /metrics): every MIG placement over the GPUs of every node daemon, "
+      "reserved on the node's daemon at bind; the loop that releases the instances of pods that "
+      "are gone; and migration by eviction for pods that fit nowhere. Config keys: listen, "
+      "kubeconfig, kube_context, node_agents {namespace, "
+      "label_selector, port} or nodes [{name, url}], token_file or token, scheduler {policy, "
+      "...}, reservation_ttl_s, reclaim_interval_s, refresh_s, bind_wait_s, migration, "
+      "migrate_after_s (docs/kubernetes.md, deploy/kubernetes/extender.yaml)");
+  AddRunFlags(ext, ef.get(), "Extender");
+  ext->callback([ef, &ctx, exit_code] { *exit_code = RunExtender(*ef, ctx); });
+
+  auto af = std::make_shared<RunFlags>();
+  CLI::App* agent = k8s->add_subcommand(
+      "node-agent",
+      "Run the kubelet device plugin of this node (deviceplugin/v1beta1): one resource "
+      "nvidia.com/mig-<profile> per profile of the node daemon's GPUs; Allocate binds the pod's "
+      "reservation on the daemon and gives the container NVIDIA_VISIBLE_DEVICES = "
+      "CUDA_VISIBLE_DEVICES = its MIG UUID. Config keys: node_name, daemon_url, token_file or "
+      "token, device_plugin_dir, device_nodes, cdi, health_interval_s (docs/kubernetes.md, "
+      "deploy/kubernetes/node-agent.yaml)");
+  AddRunFlags(agent, af.get(), "Node agent");
+  agent->callback([af, &ctx, exit_code] { *exit_code = RunNodeAgent(*af, ctx); });
 }
 
 }  // namespace migsched::cli

@@ -44,6 +44,7 @@ namespace {
 struct ServeOptions {
   std::string config;
   bool print_default = false;
+  std::string policy = "full";  // --print-default-config for this policy
   std::string log_level = "info";
 };
 
@@ -190,12 +191,23 @@ void RegisterServeCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "docs/api.md)");
   cmd->add_option("--config", opts->config, "YAML config file (see --print-default-config)");
   cmd->add_flag("--print-default-config", opts->print_default,
-                "Print a commented example config and exit");
+                "Print a commented example config and exit (the scheduler section with the "
+                "defaults of --policy)");
+  cmd->add_option("--policy", opts->policy,
+                  "With --print-default-config: the policy whose options to print (its registry "
+                  "defaults, as `migsched simulate --policy` runs it)")
+      ->capture_default_str();
   cmd->add_option("--log-level", opts->log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
   cmd->callback([opts, &ctx, exit_code] {
     if (opts->print_default) {
-      *ctx.out << DefaultDaemonConfigYaml();
+      StatusOr<std::string> text = DefaultDaemonConfigYaml(opts->policy);
+      if (!text.ok()) {
+        *ctx.err << "error: --policy: " << text.status().message() << "\n";
+        *exit_code = 2;
+        return;
+      }
+      *ctx.out << *text;
       *exit_code = 0;
       return;
     }

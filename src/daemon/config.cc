@@ -400,10 +400,37 @@ StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path) {
   return ParseDaemonConfig(ss.str(), path);
 }
 
+namespace {
+
+// The options of SchedulerOptions that a policy may have defaults of its own
+// for (ExplicitOptions), as config keys, with `o`'s values.
+std::string PolicyOwnDefaults(const SchedulerOptions& o) {
+  return fmt::format("metric: {}, reserve-full: {}, max-skip-seconds: {}, joint-placement: {}",
+                     o.metric, o.reserve_full, o.max_skip_seconds, o.joint_placement);
+}
+
+}  // namespace
+
 std::string DefaultDaemonConfigYaml() {
-  // The scheduler section shows the options `full` runs with: the policy
+  StatusOr<std::string> full = DefaultDaemonConfigYaml("full");
+  return full.ok() ? *full : full.status().message();  // `full` is always registered
+}
+
+StatusOr<std::string> DefaultDaemonConfigYaml(std::string_view policy) {
+  // The scheduler section shows the options `policy` runs with: the policy
   // registry's defaults (sched/policy.h), the same as `migsched simulate`'s.
-  const SchedulerOptions full = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  ASSIGN_OR_RETURN(const PolicyInfo* info, FindPolicy(policy));
+  const std::string name(policy);
+  ASSIGN_OR_RETURN(const SchedulerOptions o,
+                   PolicyOptions(name, SchedulerOptions{}, ExplicitOptions{}));
+  std::string table;
+  size_t width = 0;
+  for (const PolicyInfo& p : PolicyRegistry()) width = std::max(width, p.name.size());
+  for (const PolicyInfo& p : PolicyRegistry()) {
+    ASSIGN_OR_RETURN(const SchedulerOptions own,
+                     PolicyOptions(p.name, SchedulerOptions{}, ExplicitOptions{}));
+    table += fmt::format("#   {:<{}}  {}\n", p.name, width, PolicyOwnDefaults(own));
+  }
   auto off = [](double v) { return fmt::format("{}", v); };
   return std::string(R"(# migsched serve --config FILE.yaml (docs/api.md, "Configuration").
 # Every key but state_dir is optional; the values below are the defaults.
@@ -492,13 +519,18 @@ fake:
 
 # The simulator's options, by the same names as `migsched simulate` flags
 # (kebab-case as on the command line, or snake_case). docs/algorithms.md §3-§6.
-# What is left out takes the policy's own defaults, as in `migsched simulate`
-# (below: `full`'s).
-scheduler:
-  policy: full               # first-fit, lb, lb+frag, full (lb+frag with migration), ...
-)") + fmt::format(
+# What is left out takes the policy's own defaults, as in `migsched simulate
+# --policy NAME` (the policy registry). Below: the options `)" +
+                     name + R"(` runs with
+# (`migsched serve --print-default-config --policy NAME` prints them for NAME).
+# Each policy's own defaults:
+)" + table + R"(scheduler:
+  policy: )" + fmt::format("{:<19}", name) +
+                     R"(# )" + info->summary + R"(
+)") +
+         fmt::format(
              R"(  threshold: {}             # lazy/busy threshold t (§3)
-  metric: {}    # fragcost | blocked-placements | demand-weighted (§2)
+  metric: {:<19}# fragcost | blocked-placements | demand-weighted (§2)
   frag-objective: {}      # delta | post (§4)
   reserve-full: {}            # keep N GPUs able to host the largest profile (§4 step 7)
   max-skip-seconds: {}       # starvation guard (§5); < 0 = off
@@ -509,10 +541,9 @@ scheduler:
   max-moves-per-pass: {}      # intra-GPU moves per pass and GPU (§6)
   migration-cooldown: {}    # a job moves at most once per this many seconds (§6)
 )",
-             full.threshold, full.metric, FragObjectiveName(full.frag_objective), full.reserve_full,
-             off(full.max_skip_seconds), full.joint_placement, off(full.max_wait_s),
-             off(full.idle_ttl_s), full.migration.defrag_interval_s,
-             full.migration.max_moves_per_pass, full.migration.cooldown_s);
+             o.threshold, o.metric, FragObjectiveName(o.frag_objective), o.reserve_full,
+             off(o.max_skip_seconds), o.joint_placement, off(o.max_wait_s), off(o.idle_ttl_s),
+             o.migration.defrag_interval_s, o.migration.max_moves_per_pass, o.migration.cooldown_s);
 }
 
 }  // namespace migsched

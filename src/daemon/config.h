@@ -91,7 +91,14 @@ struct DaemonConfig {
 // (kInvalidArgument).
 StatusOr<DaemonConfig> ParseDaemonConfig(const std::string& yaml_text, const std::string& origin);
 StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path);
-// A commented example config (`migsched serve --print-default-config`).
+// A commented example config (`migsched serve --print-default-config
+// [--policy NAME]`): every key with its default; the scheduler section with
+// the options policy `policy` runs with (its name or an alias; the registry's
+// defaults, OptionsForPolicy, as `migsched simulate --policy NAME` runs it),
+// and a comment with each registered policy's own defaults. kNotFound listing
+// the known policies for an unknown name.
+StatusOr<std::string> DefaultDaemonConfigYaml(std::string_view policy);
+// The same for `full`, the daemon's default policy.
 std::string DefaultDaemonConfigYaml();
 
 }  // namespace migsched

@@ -7,15 +7,39 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <future>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+#include <utility>
 
-#include "daemon/daemon_impl.h"
+#include "core/cluster.h"
+#include "core/plan.h"
+#include "daemon/commit_wait.h"
+#include "daemon/discovery.h"
+#include "daemon/idempotency_keys.h"
+#include "daemon/instance_sync.h"
+#include "daemon/job_store.h"
+#include "daemon/job_table.h"
+#include "daemon/json_text.h"
+#include "daemon/move_executor.h"
+#include "daemon/node_model.h"
+#include "daemon/node_service.h"
+#include "daemon/process_runner.h"
+#include "daemon/recovery.h"
+#include "daemon/request_json.h"
+#include "daemon/state_dir.h"
+#include "daemon/store_writer.h"
+#include "sched/policy.h"
+#include "sched/scheduler.h"
 
 namespace migsched {
 namespace {
-
-using daemon_internal::Dump;
-using daemon_internal::WaitFor;
 
 // Create failures a job survives (requeued) before it fails.
 constexpr int kMaxCreateFailures = 3;
@@ -30,6 +54,165 @@ bool SameRequest(const JobRequest& a, const JobRequest& b) {
 }
 
 }  // namespace
+
+class Daemon::Impl : public MoveHost, public NodeServiceHost {
+ public:
+  Impl(const DaemonConfig& config, std::unique_ptr<MigBackend> backend, const Catalog* catalog,
+       Clock* clock)
+      : config_(config),
+        catalog_(catalog),
+        clock_(clock),
+        backend_(std::move(backend)),
+        runner_(config.state_dir, config.WorkDir()),
+        t0_ns_(clock->NowNanos()) {}
+  ~Impl() override { Stop(); }
+
+  Status Init();
+  void StartWorker();
+  void Stop();
+  Status Tick();
+  bool WaitIdle(double timeout_s);
+  Status Settle(double timeout_s);
+  const DaemonConfig& config() const { return config_; }
+  StoreWriter* writer() { return writer_.get(); }
+
+  StatusOr<SubmitResult> Submit(const JobRequest& request, const std::string& key);
+  JobPage ListJobs(const JobQuery& query) const;
+  StatusOr<DaemonJobRecord> GetJob(DaemonJobId id) const;
+  StatusOr<DaemonJobRecord> Cancel(DaemonJobId id);
+  StatusOr<PlanPreview> PreviewPlan(const JobRequest& request) const;
+  std::filesystem::path LogPath(DaemonJobId id) const { return runner_.LogPath(id); }
+  std::vector<GpuView> Gpus() const { return node_->Gpus(); }
+  NodeView Node() const;
+  void Pause();
+  void Resume();
+  bool paused() const;
+  Status SetOperatorDrain(int gpu, bool on);
+  DaemonMetrics Metrics() const;
+  Status Health() const;
+  NodeService& node() { return *node_; }
+  const NodeService& node() const { return *node_; }
+
+  // ---- MoveHost (state lock held) ----
+  DaemonJobRecord* MutableJob(DaemonJobId id) override { return jobs_.Current(id); }
+  void SaveJob(DaemonJobRecord& r, std::string_view event, nlohmann::json detail,
+               std::function<void()> then = nullptr) override;
+  void StopProcess(DaemonJobId id) override;
+  int64_t ProcessGroup(DaemonJobId id) const override {
+    auto it = runs_.find(id);
+    return it == runs_.end() ? 0 : it->second.pgid;
+  }
+  int64_t ProcessId(DaemonJobId id) const override {
+    auto it = runs_.find(id);
+    return it == runs_.end() ? 0 : it->second.pid;
+  }
+  void RequestLaunch(DaemonJobId id, LaunchRequest request) override {
+    launches_[id] = std::move(request);
+    Wake();
+  }
+  std::vector<JobInstance> InstancesOf(DaemonJobId id) override {
+    return DescribeInstancesOf(*model_, *sync_, id);
+  }
+  // ---- MoveHost and NodeServiceHost (state lock held) ----
+  void FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
+                 std::string reason) override {
+    Finish(r, state, exit_code, std::move(reason));
+  }
+  // ---- NodeServiceHost (state lock held) ----
+  Status Accepting() const override;
+  void Persist(std::vector<StoreOp> ops, bool retry,
+               std::function<void(const Status&)> then) override;
+  DaemonJobId NextJobId() override { return next_id_++; }
+  void ReleaseInstances(DaemonJobId id) override;
+  void Wake() override {
+    {
+      std::lock_guard<std::mutex> l(worker_mu_);
+      wake_ = true;
+    }
+    worker_cv_.notify_all();
+  }
+
+ private:
+  struct Run {
+    int64_t pgid = 0;
+    int64_t pid = 0;       // the command's own pid (0 when re-adopted)
+    double kill_at_s = 0;  // > 0: SIGKILL the group at this time (NowS)
+  };
+  // A launch taken out of launches_ to be carried out without the lock.
+  struct Launch {
+    DaemonJobId id = 0;
+    LaunchRequest request;
+    LaunchSpec spec;
+    StatusOr<Launched> result = InternalError("not launched");
+  };
+
+  double NowS() const { return static_cast<double>(clock_->NowNanos() - t0_ns_) / 1e9; }
+  double Unix() const { return clock_->UnixSeconds(); }
+  Status ValidateRequest(const JobRequest& r) const;
+  StatusOr<RunAsUser> UserFor(const JobRequest& r) const;
+
+  // ---- the control loop [state] ----
+  void TickLocked(std::vector<Launch>* launches, std::vector<std::filesystem::path>* remove);
+  void Reap();
+  void StartPlacement(const Decision& d);
+  void OnPlaced(DaemonJobId id, const Status& st);
+  void PlacementFailed(DaemonJobRecord& r, const Status& st);
+  void Finish(DaemonJobRecord& r, JobState state, std::optional<int> exit_code, std::string reason);
+  void RunMigrations(MigrationTrigger trigger);
+  void CheckPcie(double now);
+  void Prune(std::vector<std::filesystem::path>* remove);
+  // Says why a queued job cannot start while GPUs are drained or
+  // unreachable (a gang larger than what the open GPUs can ever hold waits,
+  // with the reason, rather than silently), and clears it when they return.
+  void UpdateWaitReasons();
+  void CollectLaunches(std::vector<Launch>* out);
+  void RecordLaunch(Launch& l);
+  void Enqueue(DaemonJobId id, const Job& job);
+
+  DaemonConfig config_;
+  const Catalog* catalog_;
+  Clock* clock_;
+  std::unique_ptr<MigBackend> backend_;
+  ProcessRunner runner_;
+  const int64_t t0_ns_;
+  std::unique_ptr<StateDir> dir_;
+  std::unique_ptr<JobStore> store_;
+  std::unique_ptr<StoreWriter> writer_;
+  DaemonCounters counters_;
+  RunAsUser default_user_;
+  std::map<std::string, RunAsUser> allowed_users_;  // by name, default_user_ included
+
+  // The state lock and what it guards.
+  mutable std::mutex mu_;
+  std::unique_ptr<NodeModel> model_;
+  std::unique_ptr<InstanceSync> sync_;
+  std::unique_ptr<MoveExecutor> moves_;
+  std::unique_ptr<NodeService> node_;  // reservations, allocations, the node view
+  JobTable jobs_;
+  IdempotencyKeys keys_;
+  std::map<DaemonJobId, Run> runs_;
+  std::map<DaemonJobId, LaunchRequest> launches_;  // ready to launch (intent stored)
+  std::map<DaemonJobId, double> enqueued_s_;       // when each queued job was first queued
+  std::map<DaemonJobId, int> create_failures_;
+  std::set<DaemonJobId> waiting_reasons_;  // queued jobs whose reason says why they cannot start
+  DaemonJobId next_id_ = 1;
+  bool paused_ = false;
+  bool stopped_ = false;
+  bool completed_ = false;  // a job ended since the last migration pass
+  Status dir_health_;
+  double next_dir_check_ = 0;
+  double next_defrag_ = 0;
+  double next_prune_ = 0;
+  double next_pcie_sample_ = 0;
+  std::map<int, double> pcie_saturated_since_;
+  std::set<int> pcie_advised_;
+
+  std::thread worker_;
+  std::mutex worker_mu_;
+  std::condition_variable worker_cv_;
+  bool stop_worker_ = false;
+  bool wake_ = false;
+};
 
 // ---------------------------------------------------------------- setup
 
@@ -80,10 +263,12 @@ Status Daemon::Impl::Init() {
   sync_->SetOnProgress([this] { Wake(); });
   moves_ =
       std::make_unique<MoveExecutor>(model_.get(), sync_.get(), &config_, &counters_, clock_, this);
+  node_ = std::make_unique<NodeService>(model_.get(), sync_.get(), &jobs_, &keys_, &config_, clock_,
+                                        &mu_, this);
   ASSIGN_OR_RETURN(store_, JobStore::Open(config_.state_dir));
   ASSIGN_OR_RETURN(RecoveryResult rec,
                    Recover(RecoveryInputs{model_.get(), sync_.get(), store_.get(), &runner_, &jobs_,
-                                          &reservations_, &mu_, clock_}));
+                                          node_->reservations_for_recovery(), &mu_, clock_}));
   {
     std::lock_guard<std::mutex> lock(mu_);
     next_id_ = rec.next_id;
@@ -121,7 +306,7 @@ void Daemon::Impl::SaveJob(DaemonJobRecord& r, std::string_view event, nlohmann:
   std::vector<StoreOp> ops{StoreOp::UpdateJob(r)};
   if (!event.empty()) {
     detail["state"] = std::string(JobStateName(r.state));
-    ops.push_back(StoreOp::Event(r.id, Unix(), std::string(event), Dump(detail)));
+    ops.push_back(StoreOp::Event(r.id, Unix(), std::string(event), JsonText(detail)));
   }
   Persist(std::move(ops), /*retry=*/true,
           [this, copy = r, version, then = std::move(then)](const Status& st) {
@@ -161,17 +346,7 @@ StatusOr<RunAsUser> Daemon::Impl::UserFor(const JobRequest& r) const {
 Status Daemon::Impl::ValidateRequest(const JobRequest& r) const {
   RETURN_IF_ERROR(ValidateJobRequest(r));
   RETURN_IF_ERROR(UserFor(r).status());
-  const Job job = r.ToJob();
-  for (const GpuModel* m : model_->cluster().models()) {
-    if (ResolveProfile(*m, job) >= 0) return Status();
-  }
-  if (!r.profile.empty()) {
-    return InvalidArgumentError(
-        fmt::format("unknown profile '{}': no GPU of this node offers it (profiles: {})", r.profile,
-                    model_->OfferedProfiles()));
-  }
-  return InvalidArgumentError(
-      fmt::format("gpu_fraction {}: no profile of this node is large enough", r.gpu_fraction));
+  return model_->CheckOffered(r.ToJob());
 }
 
 void Daemon::Impl::Enqueue(DaemonJobId id, const Job& job) {
@@ -183,7 +358,8 @@ void Daemon::Impl::Enqueue(DaemonJobId id, const Job& job) {
 
 // ---------------------------------------------------------------- jobs
 
-StatusOr<SubmitResult> Daemon::Impl::Submit(const JobRequest& request, const std::string& key) {
+StatusOr<SubmitResult> Daemon::Impl::Submit(const JobRequest& typed, const std::string& key) {
+  const JobRequest request = WithCanonicalProfile(typed);
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> committed = promise->get_future();
   DaemonJobRecord r;
@@ -192,7 +368,7 @@ StatusOr<SubmitResult> Daemon::Impl::Submit(const JobRequest& request, const std
     RETURN_IF_ERROR(ValidateRequest(request));
     RETURN_IF_ERROR(Accepting());
     if (!key.empty()) {
-      keys_cv_.wait(lock, [&] { return !pending_keys_.count(key); });
+      keys_.Wait(lock, key);
       if (DaemonJobId first = jobs_.ByKey(key); first != 0) {
         const DaemonJobRecord* v = jobs_.Visible(first);
         if (v->kind == JobKind::kJob && SameRequest(v->request, request)) {
@@ -202,7 +378,7 @@ StatusOr<SubmitResult> Daemon::Impl::Submit(const JobRequest& request, const std
             fmt::format("idempotency key '{}' was used for another request ({} {})", key,
                         JobKindName(v->kind), first));
       }
-      pending_keys_.insert(key);
+      keys_.Begin(key);
     }
     r.id = next_id_++;
     r.kind = JobKind::kJob;
@@ -217,19 +393,16 @@ StatusOr<SubmitResult> Daemon::Impl::Submit(const JobRequest& request, const std
     }
     nlohmann::json detail = {{"state", std::string(JobStateName(r.state))}};
     if (!r.reason.empty()) detail["reason"] = r.reason;
-    Persist(
-        {StoreOp::InsertJob(r), StoreOp::Event(r.id, r.submitted_at, "submitted", Dump(detail))},
-        /*retry=*/false, [this, r, key, promise](const Status& st) {
-          if (!key.empty()) {
-            pending_keys_.erase(key);
-            keys_cv_.notify_all();
-          }
-          if (st.ok()) {
-            jobs_.AddStored(r);
-            if (r.state == JobState::kQueued) Enqueue(r.id, r.request.ToJob());
-          }
-          promise->set_value(st);
-        });
+    Persist({StoreOp::InsertJob(r),
+             StoreOp::Event(r.id, r.submitted_at, "submitted", JsonText(detail))},
+            /*retry=*/false, [this, r, key, promise](const Status& st) {
+              keys_.End(key);
+              if (st.ok()) {
+                jobs_.AddStored(r);
+                if (r.state == JobState::kQueued) Enqueue(r.id, r.request.ToJob());
+              }
+              promise->set_value(st);
+            });
   }
   Status st = committed.get();
   if (!st.ok()) {
@@ -261,7 +434,7 @@ StatusOr<DaemonJobRecord> Daemon::Impl::Cancel(DaemonJobId id) {
     }
     allocation = r->kind == JobKind::kAllocation;
   }
-  if (allocation) return ReleaseAllocation(id);  // DELETE on an allocation releases it
+  if (allocation) return node_->ReleaseAllocation(id);  // DELETE on an allocation releases it
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> committed = promise->get_future();
   {
@@ -286,7 +459,7 @@ StatusOr<DaemonJobRecord> Daemon::Impl::Cancel(DaemonJobId id) {
     // The cancel's record is the last write queued for the job: wait for it.
     Persist({}, /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
   }
-  Status st = WaitFor(committed, fmt::format("the cancel of job {}", id));
+  Status st = WaitForCommit(committed, fmt::format("the cancel of job {}", id));
   if (!st.ok()) return st;
   return GetJob(id);
 }
@@ -311,14 +484,15 @@ void Daemon::Impl::Finish(DaemonJobRecord& r, JobState state, std::optional<int>
   create_failures_.erase(r.id);
   enqueued_s_.erase(r.id);
   moves_->Forget(r.id);
-  ReleaseInstances(static_cast<JobId>(r.id));
+  ReleaseInstances(r.id);
   nlohmann::json detail;
   if (exit_code) detail["exit_code"] = *exit_code;
   if (!r.reason.empty()) detail["reason"] = r.reason;
   SaveJob(r, "ended", detail);
 }
 
-void Daemon::Impl::ReleaseInstances(JobId id) {
+void Daemon::Impl::ReleaseInstances(DaemonJobId job) {
+  const JobId id = static_cast<JobId>(job);
   Scheduler& s = model_->scheduler();
   if (s.InstancesOf(id) == nullptr) return;
   StatusOr<Plan> plan = s.Release(id);
@@ -328,30 +502,6 @@ void Daemon::Impl::ReleaseInstances(JobId id) {
     spdlog::error("job {}: {}", id, plan.status().message());
   }
   completed_ = true;
-}
-
-std::vector<JobInstance> Daemon::Impl::InstancesOf(DaemonJobId id) {
-  std::vector<JobInstance> out;
-  const std::vector<InstanceRef>* refs = model_->scheduler().InstancesOf(static_cast<JobId>(id));
-  if (refs == nullptr) return out;
-  for (const InstanceRef& ref : *refs) out.push_back(InstanceAt(ref));
-  return out;
-}
-
-JobInstance Daemon::Impl::InstanceAt(const InstanceRef& ref) const {
-  JobInstance in;
-  const Profile& p = model_->cluster().gpu(ref.gpu).model().profile(ref.profile);
-  in.gpu = model_->nvml(ref.gpu);
-  in.profile = p.name;
-  in.start = ref.start;
-  in.size = p.size();
-  if (const BackendInstance* live = sync_->Live(ref.gpu, ref.start);
-      live != nullptr && live->profile_id == p.id) {
-    in.mig_uuid = live->mig_uuid;
-    in.gi_id = live->gi_id;
-    in.ci_id = live->ci_id;
-  }
-  return in;
 }
 
 void Daemon::Impl::StartPlacement(const Decision& d) {
@@ -391,7 +541,7 @@ void Daemon::Impl::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   const DaemonJobId id = r.id;
   std::set<int> gpus;
   for (const JobInstance& in : r.instances) gpus.insert(in.gpu);
-  ReleaseInstances(static_cast<JobId>(id));
+  ReleaseInstances(id);
   // Not the job's failure: a plan not attempted (an earlier one on its GPU
   // failed), a destroy waiting for processes to leave, a GPU the backend lost.
   bool blameless =
@@ -579,7 +729,7 @@ void Daemon::Impl::TickLocked(std::vector<Launch>* launches,
     if (!st.ok() && dir_health_.ok()) spdlog::error("{}", st.message());
     dir_health_ = st;
   }
-  ExpireReservations();
+  node_->ExpireReservations();
   Reap();
   moves_->Advance(&runner_);
   if (!paused_ && !stopped_ && sched.queue_size() > 0) {
@@ -779,7 +929,24 @@ Status Daemon::Impl::Settle(double timeout_s) {
   return UnavailableError(fmt::format("the daemon did not settle within {} s", timeout_s));
 }
 
-StatusOr<PlanPreview> Daemon::Impl::PreviewPlan(const JobRequest& request) const {
+NodeView Daemon::Impl::Node() const {
+  NodeView n;
+  n.name = config_.node_name;
+  if (n.name.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) n.name = host;
+  }
+  n.store = writer_->health();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (n.store.ok() && !dir_health_.ok()) n.store = dir_health_;
+  n.paused = paused_;
+  n.queue_length = static_cast<int64_t>(model_->scheduler().queue_size());
+  node_->FillNode(&n);
+  return n;
+}
+
+StatusOr<PlanPreview> Daemon::Impl::PreviewPlan(const JobRequest& typed) const {
+  const JobRequest request = WithCanonicalProfile(typed);
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(ValidateRequest(request));
   PlanPreview out;
@@ -818,7 +985,8 @@ StatusOr<PlanPreview> Daemon::Impl::PreviewPlan(const JobRequest& request) const
   for (const Step& st : dec.plan.steps) {
     out.steps.push_back(DescribeStep(st, scratch, /*with_holder=*/false));
   }
-  for (const InstanceRef& ref : dec.instances) out.instances.push_back(InstanceAt(ref));
+  for (const InstanceRef& ref : dec.instances)
+    out.instances.push_back(DescribeInstance(*model_, *sync_, ref));
   return out;
 }
 
@@ -849,11 +1017,12 @@ Status Daemon::Impl::SetOperatorDrain(int gpu, bool on) {
     model_->SetDrain(g, NodeModel::DrainReason::kOperator, on);
     spdlog::info("GPU {}: {}", gpu,
                  on ? "drained (no new placements)" : "drain ended (new placements allowed)");
-    Persist({StoreOp::PutNode("drained_gpus", Dump(model_->OperatorDrainedUuids()))},
+    Persist({StoreOp::PutNode("drained_gpus",
+                              JsonText(nlohmann::json(model_->OperatorDrainedUuids())))},
             /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
   }
   if (!on) Wake();
-  return WaitFor(committed, fmt::format("the drain of GPU {}", gpu));
+  return WaitForCommit(committed, fmt::format("the drain of GPU {}", gpu));
 }
 
 Status Daemon::Impl::Health() const {
@@ -869,7 +1038,7 @@ DaemonMetrics Daemon::Impl::Metrics() const {
   m.jobs_by_state = jobs_.CountByState();
   m.queue_length = static_cast<int64_t>(model_->scheduler().queue_size());
   m.paused = paused_;
-  m.reservations = static_cast<int64_t>(reservations_.size());
+  m.reservations = static_cast<int64_t>(node_->reservation_count());
   m.reconfigurations = counters_.reconfigurations;
   m.reconfig_seconds = counters_.reconfig_seconds.Snapshot();
   m.migrations_intra = counters_.migrations_intra;
@@ -936,25 +1105,25 @@ Status Daemon::Undrain(int gpu) { return impl_->SetOperatorDrain(gpu, false); }
 DaemonMetrics Daemon::Metrics() const { return impl_->Metrics(); }
 Status Daemon::Health() const { return impl_->Health(); }
 StatusOr<ReserveResult> Daemon::Reserve(const ReservationRequest& request) {
-  return impl_->Reserve(request);
+  return impl_->node().Reserve(request);
 }
 std::vector<ReservationView> Daemon::ListReservations(const std::string& prefix) const {
-  return impl_->ListReservations(prefix);
+  return impl_->node().ListReservations(prefix);
 }
 StatusOr<ReservationView> Daemon::GetReservation(const std::string& owner) const {
-  return impl_->GetReservation(owner);
+  return impl_->node().GetReservation(owner);
 }
 Status Daemon::ReleaseReservation(const std::string& owner) {
-  return impl_->ReleaseReservation(owner);
+  return impl_->node().ReleaseReservation(owner);
 }
 StatusOr<SubmitResult> Daemon::Allocate(const AllocationRequest& request, const std::string& key) {
-  return impl_->Allocate(request, key);
+  return impl_->node().Allocate(request, key);
 }
 StatusOr<DaemonJobRecord> Daemon::ReleaseAllocation(DaemonJobId id) {
-  return impl_->ReleaseAllocation(id);
+  return impl_->node().ReleaseAllocation(id);
 }
 StatusOr<std::vector<DaemonJobRecord>> Daemon::ReleaseAllocationsOf(const std::string& owner) {
-  return impl_->ReleaseAllocationsOf(owner);
+  return impl_->node().ReleaseAllocationsOf(owner);
 }
 StoreWriter* Daemon::store_writer_for_testing() { return impl_->writer(); }
 

@@ -9,23 +9,30 @@
 //   NodeModel     Cluster + Scheduler + drains                   (node_model.h)
 //   InstanceSync  the thread that carries plans out on the backend (instance_sync.h)
 //   JobTable      the records, current and visible               (job_table.h)
-//   ReservationTable  holds for controllers                      (reservation_table.h)
+//   NodeService   node view, reservations, allocations (controllers) (node_service.h)
+//   IdempotencyKeys  keys whose first request is being stored    (idempotency_keys.h)
 //   MoveExecutor  migrations in flight                           (move_executor.h)
 //   ProcessRunner job processes                                  (process_runner.h)
 //   recovery      what a start finds in the store and on the hardware (recovery.h)
-// The Daemon composes them, answers the API (NodeApi) and runs the control
-// loop (Tick, every config.tick_ms on its worker thread, or called by tests).
+// The Daemon composes them, answers the job API, hands the controllers' calls
+// to NodeService, and runs the control loop (Tick, every config.tick_ms on
+// its worker thread, or called by tests).
 //
 // Locks. One *state lock* guards the model and the tables (NodeModel,
-// JobTable, ReservationTable, MoveExecutor, InstanceSync's mirror of the
+// JobTable, NodeService's reservations, MoveExecutor, InstanceSync's mirror of the
 // backend, the process runs). Nothing slow runs under it: backend calls run on
 // InstanceSync's thread, commits on StoreWriter's thread, process launches and
 // checkpoint helpers outside it; an API call that must wait for one of them
 // waits without the lock. Lock order: the state lock, then the writer's or
 // the sync's queue lock.
 //
-// Time: the injected Clock (NowNanos for the scheduler's clock, timeouts and
-// back-off; UnixNanos for the records' times and reservation expiries).
+// Time: the injected Clock (NowNanos for the scheduler's clock, timeouts,
+// kill grace, the destroy back-off, the migration steps and the 401 log's
+// rate; UnixNanos for the records' times, reservation expiries and pruning).
+// Real time only bounds waits for other threads or the disk, which a Clock
+// cannot wait for: an API call's wait for its commit (commit_wait.h), the
+// store writer's retry back-off and flush at stop, the HTTP threads' idle
+// linger and log polling, and WaitIdle/Settle below (tests, shutdown).
 //
 // Thread-safety: every public method is thread-safe.
 #ifndef MIGSCHED_DAEMON_DAEMON_H_

@@ -240,6 +240,41 @@ TEST_F(DaemonTest, CancelSurvivesARestart) {
   EXPECT_EQ(Get(*d, 1).state, JobState::kCancelled);
 }
 
+// The other half: a job that outlives the daemon's SIGTERM (it stops only at
+// the second) gets the cancel again from the restarted daemon, which
+// re-adopts it with its stored cancel_requested; it never ends as succeeded.
+TEST_F(DaemonTest, CancelIsSentAgainAfterARestart) {
+  config_.on_shutdown = "leave";
+  config_.kill_grace_s = 30;  // no SIGKILL within the test: only SIGTERMs end it
+  // Signals are not queued: the test waits for the job to have seen each.
+  auto log_has = [](const std::filesystem::path& log, const std::string& line) {
+    for (int i = 0; i < 500; ++i) {
+      if (ReadFile(log).find(line) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c",
+                                       "n=0; trap 'n=$((n+1)); echo term $n; [ $n -ge 2 ] && "
+                                       "exit 0' TERM; echo ready; while :; do sleep 0.05; done"})));
+    ASSERT_OK(d->Settle());
+    ASSERT_EQ(Get(*d, 1).state, JobState::kRunning);
+    ASSERT_TRUE(log_has(d->LogPath(1), "ready\n"));
+    ASSERT_OK(d->Cancel(1));  // the first SIGTERM
+    ASSERT_TRUE(log_has(d->LogPath(1), "term 1\n"));
+  }
+  auto d = Start();  // re-adopts the job, cancel requested: the second SIGTERM
+  ASSERT_NE(d, nullptr);
+  const bool ended = WaitTerminal(*d, 1);
+  if (!ended && Get(*d, 1).pid > 0) ::kill(-static_cast<pid_t>(Get(*d, 1).pid), SIGKILL);
+  ASSERT_TRUE(ended) << "the job did not get the cancel again";
+  EXPECT_EQ(Get(*d, 1).state, JobState::kCancelled);
+  EXPECT_EQ(Get(*d, 1).exit_code, 0);
+}
+
 // Regression (gang_waits_forever_without_reason): a gang that can no longer
 // fit because a GPU is gone waited with no reason. It now says why, and
 // starts when the GPU takes placements again.
@@ -257,6 +292,76 @@ TEST_F(DaemonTest, GangThatCannotFitNowSaysWhy) {
   ASSERT_OK(d->Undrain(1));
   ASSERT_TRUE(WaitTerminal(*d, 1));
   EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+}
+
+// An operator's drain is stored (by GPU UUID) and applied again at start; an
+// undrain is stored too. By hand: 2 x A100 40GB, GPU 1 drained, two 7g.40gb
+// jobs: only GPU 0 can take one, so the second waits until the undrain.
+TEST_F(DaemonTest, DrainSurvivesARestart) {
+  {
+    auto d = Start("2xA100-40GB");
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Drain(1));
+  }
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    EXPECT_FALSE(d->Gpus()[0].draining);
+    EXPECT_TRUE(d->Gpus()[1].draining);
+    ASSERT_OK(d->Submit(Req("7g.40gb", {"sleep", "30"})));
+    ASSERT_OK(d->Submit(Req("7g.40gb", {"true"})));
+    ASSERT_OK(d->Settle());
+    EXPECT_EQ(Get(*d, 1).state, JobState::kRunning);
+    EXPECT_EQ(Get(*d, 1).instances[0].gpu, 0);
+    EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+    ASSERT_OK(d->Undrain(1));
+    ASSERT_TRUE(WaitTerminal(*d, 2));
+    EXPECT_EQ(Get(*d, 2).instances[0].gpu, 1);
+    ASSERT_OK(d->Cancel(1));
+    ASSERT_TRUE(WaitTerminal(*d, 1));
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->Gpus()[1].draining);  // the undrain was stored as well
+}
+
+// Regression (profile_stored_as_typed): the daemon kept a job's profile as
+// the client typed it, so "1G.5GB" and "1g.5gb" were two profiles to the
+// idempotency check, the records and the store, and an allocation naming
+// "MIG-3g.20gb" found no reservation of 3g.20gb. Every spelling that
+// NormalizeProfileName accepts is now one profile, in the catalog's spelling.
+TEST_F(DaemonTest, ProfileSpellingsAreOneProfile) {
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    d->Pause();
+    ASSERT_OK_AND_ASSIGN(SubmitResult first, d->Submit(Req("1G.5GB", {"true"}), "k"));
+    EXPECT_EQ(first.record.request.profile, "1g.5gb");
+    ASSERT_OK_AND_ASSIGN(SubmitResult again,
+                         d->Submit(Req("nvidia.com/mig-1g.5gb", {"true"}), "k"));
+    EXPECT_TRUE(again.replayed);
+    EXPECT_EQ(again.record.id, first.record.id);
+    ASSERT_OK_AND_ASSIGN(PlanPreview p, d->PreviewPlan(Req(" MIG-2G.10GB ", {"true"})));
+    EXPECT_TRUE(p.fits_now);
+    ReservationRequest room;
+    room.owner = "slurm:5";
+    room.placements = {{0, "3G.20GB", 4}};
+    ASSERT_OK_AND_ASSIGN(ReserveResult r, d->Reserve(room));
+    EXPECT_EQ(r.reservation.record.placements[0].profile, "3g.20gb");
+    AllocationRequest a;
+    a.owner = "slurm:5";
+    a.reservation = "slurm:5";
+    a.instances = {{-1, "MIG-3g.20gb", -1}};
+    ASSERT_OK_AND_ASSIGN(SubmitResult bound, d->Allocate(a, ""));
+    EXPECT_EQ(bound.record.state, JobState::kRunning);
+    EXPECT_EQ(bound.record.allocation.instances[0].profile, "3g.20gb");
+    ASSERT_EQ(bound.record.instances.size(), 1u);
+    EXPECT_EQ(bound.record.instances[0].start, 4);
+  }
+  auto d = Start();  // what the store kept
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(Get(*d, 1).request.profile, "1g.5gb");
+  EXPECT_EQ(Get(*d, 2).allocation.instances[0].profile, "3g.20gb");
 }
 
 TEST_F(DaemonTest, IdempotencyKeyGivesTheFirstJobBack) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "daemon/connection_pool.h"
+#include "daemon/json_text.h"
 #include "daemon/request_json.h"
 #include "daemon/token.h"
 
@@ -31,11 +32,9 @@ constexpr const char* kJson = "application/json";
 constexpr int kListenBacklog = 1024;
 constexpr double kUnauthorizedLogEveryS = 10;
 
-std::string Dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
-
 void SendJson(httplib::Response& res, int status, const ojson& j) {
   res.status = status;
-  res.set_content(Dump(j) + "\n", kJson);
+  res.set_content(JsonText(j) + "\n", kJson);
 }
 
 void SendError(httplib::Response& res, const Status& st) {
@@ -135,13 +134,12 @@ class HttpServer::Impl {
                              static_cast<time_t>((rt - std::floor(rt)) * 1e6));
     server_.set_write_timeout(static_cast<time_t>(rt),
                               static_cast<time_t>((rt - std::floor(rt)) * 1e6));
-    server_.set_tcp_nodelay(true);
+    server_.set_tcp_nodelay(true);  // on the listener: accepted sockets inherit it
     // httplib's default also sets SO_REUSEPORT, which lets a second daemon
     // bind the same port and take half the requests: SO_REUSEADDR only.
     server_.set_socket_options([](socket_t sock) {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
-      setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, reinterpret_cast<const void*>(&yes), sizeof(yes));
     });
     server_.set_keep_alive_max_count(100000);  // httplib's default of 5 reconnects clients often
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {

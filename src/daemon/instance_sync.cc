@@ -440,4 +440,30 @@ void InstanceSync::Run() {
   }
 }
 
+JobInstance DescribeInstance(const NodeModel& model, const InstanceSync& sync,
+                             const InstanceRef& ref) {
+  JobInstance in;
+  const Profile& p = model.cluster().gpu(ref.gpu).model().profile(ref.profile);
+  in.gpu = model.nvml(ref.gpu);
+  in.profile = p.name;
+  in.start = ref.start;
+  in.size = p.size();
+  if (const BackendInstance* live = sync.Live(ref.gpu, ref.start);
+      live != nullptr && live->profile_id == p.id) {
+    in.mig_uuid = live->mig_uuid;
+    in.gi_id = live->gi_id;
+    in.ci_id = live->ci_id;
+  }
+  return in;
+}
+
+std::vector<JobInstance> DescribeInstancesOf(const NodeModel& model, const InstanceSync& sync,
+                                             DaemonJobId id) {
+  std::vector<JobInstance> out;
+  const std::vector<InstanceRef>* refs = model.scheduler().InstancesOf(static_cast<JobId>(id));
+  if (refs == nullptr) return out;
+  for (const InstanceRef& ref : *refs) out.push_back(DescribeInstance(model, sync, ref));
+  return out;
+}
+
 }  // namespace migsched

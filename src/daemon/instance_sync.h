@@ -170,6 +170,16 @@ class InstanceSync {
   double next_pcie_s_ = 0;
 };
 
+// [state] Instance `ref` of the model as the API shows it (NVML index,
+// profile, start, size), with the MIG UUID and GI/CI ids of the backend's
+// instance there when it is of that profile (empty / 0 until it exists).
+JobInstance DescribeInstance(const NodeModel& model, const InstanceSync& sync,
+                             const InstanceRef& ref);
+// [state] The instances job or allocation `id` holds in the scheduler, so
+// described (empty if none).
+std::vector<JobInstance> DescribeInstancesOf(const NodeModel& model, const InstanceSync& sync,
+                                             DaemonJobId id);
+
 }  // namespace migsched
 
 #endif  // MIGSCHED_DAEMON_INSTANCE_SYNC_H_

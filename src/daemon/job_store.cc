@@ -7,6 +7,8 @@
 #include <system_error>
 #include <utility>
 
+#include "daemon/json_text.h"
+
 namespace migsched {
 namespace {
 
@@ -15,7 +17,6 @@ constexpr int kSchemaVersion = 2;
 using nlohmann::json;
 
 // Never throws: invalid UTF-8 (an argv byte string) is replaced, not refused.
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 json RequestToJson(const JobRequest& r) {
   return json{{"profile", r.profile},
@@ -145,13 +146,13 @@ void BindRecord(sqlite3_stmt* s, const DaemonJobRecord& r) {
   sqlite3_bind_int64(s, 1, r.id);
   BindText(s, 2, std::string(JobKindName(r.kind)));
   BindText(s, 3,
-           Dump(r.kind == JobKind::kAllocation ? AllocationToJson(r.allocation)
-                                               : RequestToJson(r.request)));
+           JsonText(r.kind == JobKind::kAllocation ? AllocationToJson(r.allocation)
+                                                   : RequestToJson(r.request)));
   BindText(s, 4, std::string(JobStateName(r.state)));
   sqlite3_bind_double(s, 5, r.submitted_at);
   sqlite3_bind_double(s, 6, r.started_at);
   sqlite3_bind_double(s, 7, r.ended_at);
-  BindText(s, 8, Dump(InstancesToJson(r.instances)));
+  BindText(s, 8, JsonText(InstancesToJson(r.instances)));
   sqlite3_bind_int64(s, 9, r.pid);
   if (r.exit_code) {
     sqlite3_bind_int(s, 10, *r.exit_code);
@@ -432,7 +433,7 @@ Status JobStore::Apply(const StoreOp& op) {
     case StoreOp::Kind::kPutReservation: {
       ResetGuard guard(put_reservation_);
       BindText(put_reservation_, 1, op.reservation.owner);
-      BindText(put_reservation_, 2, Dump(PlacementsToJson(op.reservation.placements)));
+      BindText(put_reservation_, 2, JsonText(PlacementsToJson(op.reservation.placements)));
       sqlite3_bind_double(put_reservation_, 3, op.reservation.created_at);
       sqlite3_bind_double(put_reservation_, 4, op.reservation.expires_at);
       if (sqlite3_step(put_reservation_) != SQLITE_DONE) {

@@ -76,6 +76,19 @@ std::string NodeModel::OfferedProfiles() const {
   return out;
 }
 
+Status NodeModel::CheckOffered(const Job& job) const {
+  for (const GpuModel* m : cluster_->models()) {
+    if (ResolveProfile(*m, job) >= 0) return Status();
+  }
+  if (!job.profile.empty()) {
+    return InvalidArgumentError(
+        fmt::format("unknown profile '{}': no GPU of this node offers it (profiles: {})",
+                    job.profile, OfferedProfiles()));
+  }
+  return InvalidArgumentError(
+      fmt::format("gpu_fraction {}: no profile of this node is large enough", job.gpu_fraction));
+}
+
 StatusOr<InstanceRef> NodeModel::Resolve(int nvml_index, const std::string& profile,
                                          int start) const {
   const int g = ClusterIndex(nvml_index);

@@ -66,6 +66,10 @@ class NodeModel {
   int ProfileIndex(int gpu, const std::string& profile) const;
   // The base profiles offered by any GPU, comma-separated (for messages).
   std::string OfferedProfiles() const;
+  // OK when some GPU of the node offers a profile for `job` (its profile, or
+  // one large enough for its gpu_fraction); kInvalidArgument naming the
+  // profiles offered otherwise.
+  Status CheckOffered(const Job& job) const;
 
   // ---- Drains ----
   enum class DrainReason { kOperator, kUnreachable };

@@ -11,12 +11,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <optional>
 #include <sstream>
-#include <thread>
 #include <utility>
 
 namespace migsched {
@@ -554,27 +552,19 @@ ProcessStatus ProcessRunner::PollPath(int64_t pgid, const std::filesystem::path&
   }
   int status = 0;
   bool reaped = false;
-  std::unique_lock<std::mutex> lock(mu_);
-  if (auto it = reaped_.find(pgid); it != reaped_.end()) {
-    status = it->second;
-    reaped_.erase(it);
-    reaped = true;
-  } else {
-    siginfo_t info;
-    std::memset(&info, 0, sizeof(info));
-    const int r = waitid(P_PID, static_cast<id_t>(pgid), &info, WEXITED | WNOHANG | WNOWAIT);
-    if (r == 0 && info.si_pid == 0) return out;  // our child, running
-    if (r == 0) {
-      // Ended: kill what is left of its group, then reap it.
-      kill(static_cast<pid_t>(-pgid), SIGKILL);
-      while (waitpid(static_cast<pid_t>(pgid), &status, 0) < 0 && errno == EINTR) {
-      }
-      reaped = true;
-    } else if (run_path != nullptr ? RunLockHeld(*run_path) : ProcessAlive(pgid)) {
-      return out;  // not our child (re-adopted) and alive
+  siginfo_t info;
+  std::memset(&info, 0, sizeof(info));
+  const int r = waitid(P_PID, static_cast<id_t>(pgid), &info, WEXITED | WNOHANG | WNOWAIT);
+  if (r == 0 && info.si_pid == 0) return out;  // our child, running
+  if (r == 0) {
+    // Ended: kill what is left of its group, then reap it.
+    kill(static_cast<pid_t>(-pgid), SIGKILL);
+    while (waitpid(static_cast<pid_t>(pgid), &status, 0) < 0 && errno == EINTR) {
     }
+    reaped = true;
+  } else if (run_path != nullptr ? RunLockHeld(*run_path) : ProcessAlive(pgid)) {
+    return out;  // not our child (re-adopted) and alive
   }
-  lock.unlock();
   // Gone: the exit file is authoritative when it names this run.
   const auto exit = ReadPair(exit_path);
   if (exit && exit->first >= 0 && exit->first <= 255 &&
@@ -656,37 +646,6 @@ bool ProcessRunner::GroupAlive(int64_t pgid) const {
 
 void ProcessRunner::SignalGroup(int64_t pgid, int sig) {
   if (pgid > 0) kill(static_cast<pid_t>(-pgid), sig);
-}
-
-bool ProcessRunner::Terminate(DaemonJobId job, int64_t pgid, double grace_s) {
-  (void)job;
-  if (pgid <= 0) return false;
-  auto gone = [&] {
-    int status = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!reaped_.count(pgid)) {
-        const pid_t r = waitpid(static_cast<pid_t>(pgid), &status, WNOHANG);
-        if (r == pgid) reaped_[pgid] = status;
-      }
-    }
-    return !GroupAlive(pgid);
-  };
-  SignalGroup(pgid, SIGTERM);
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, grace_s));
-  while (!gone()) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      SignalGroup(pgid, SIGKILL);
-      const auto last = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-      while (!gone() && std::chrono::steady_clock::now() < last) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
 }
 
 }  // namespace migsched

@@ -57,7 +57,6 @@
 
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -160,10 +159,6 @@ class ProcessRunner {
   bool GroupAlive(int64_t pgid) const;
   // Sends `sig` to the process group (ESRCH ignored).
   void SignalGroup(int64_t pgid, int sig);
-  // Blocking: SIGTERM to the group, waits up to `grace_s` for it to be gone,
-  // then SIGKILL (and waits up to 1 s more). Returns true if SIGKILL was needed.
-  // The status stays available to Poll. (Tests and shutdown; never under a lock.)
-  bool Terminate(DaemonJobId job, int64_t pgid, double grace_s);
 
   // Starts a helper command (a checkpoint) with the job's environment and
   // log, without the run lock; its status goes to helper-exit. PollHelper
@@ -179,8 +174,6 @@ class ProcessRunner {
 
   std::filesystem::path state_dir_;
   std::filesystem::path work_dir_;
-  std::mutex mu_;                  // guards reaped_ (Terminate and Poll may run on two threads)
-  std::map<int64_t, int> reaped_;  // monitor pid -> wait status, reaped by Terminate
 };
 
 }  // namespace migsched

@@ -160,6 +160,29 @@ TEST(ProcessRunnerTest, LaunchFailuresAreClear) {
   }
 }
 
+// What the daemon's loop does over several ticks (SIGTERM, SIGKILL after the
+// grace), in one blocking call: SIGTERM to the group, SIGKILL once `grace_s`
+// (real time) has passed, until Poll says the run ended (at most 5 s more).
+struct Ended {
+  bool killed = false;  // SIGKILL was needed
+  ProcessStatus status;
+};
+Ended Terminate(ProcessRunner& runner, DaemonJobId job, int64_t pgid, int attempt, double grace_s) {
+  Ended out;
+  runner.SignalGroup(pgid, SIGTERM);
+  const auto kill_at = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  const auto give_up = kill_at + std::chrono::seconds(5);
+  while ((out.status = runner.Poll(job, pgid, attempt)).kind == ProcessStatus::Kind::kRunning &&
+         std::chrono::steady_clock::now() < give_up) {
+    if (!out.killed && std::chrono::steady_clock::now() >= kill_at) {
+      runner.SignalGroup(pgid, SIGKILL);
+      out.killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return out;
+}
+
 TEST(ProcessRunnerTest, TerminateSendsTermThenKill) {
   const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner runner(dir, dir / "work");
@@ -170,9 +193,10 @@ TEST(ProcessRunnerTest, TerminateSendsTermThenKill) {
   StatusOr<Launched> l = runner.Launch(spec);
   ASSERT_TRUE(l.ok());
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_FALSE(runner.Terminate(1, l->pgid, 5));
+  Ended e = Terminate(runner, 1, l->pgid, 0, 5);
+  EXPECT_FALSE(e.killed);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
-  ProcessStatus s = runner.Poll(1, l->pgid, 0);
+  ProcessStatus s = e.status;
   EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited);
   EXPECT_EQ(s.exit_code, 128 + SIGTERM);
 
@@ -185,8 +209,9 @@ TEST(ProcessRunnerTest, TerminateSendsTermThenKill) {
   for (int i = 0; i < 200 && ReadFile(runner.LogPath(2)).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  EXPECT_TRUE(runner.Terminate(2, l->pgid, 0.2));
-  s = runner.Poll(2, l->pgid, 0);
+  e = Terminate(runner, 2, l->pgid, 0, 0.2);
+  EXPECT_TRUE(e.killed);
+  s = e.status;
   EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited);
   EXPECT_EQ(s.exit_code, 128 + SIGKILL);
   EXPECT_FALSE(runner.GroupAlive(l->pgid));
@@ -257,19 +282,22 @@ TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
     return out;
   };
   // Launch returns once the monitor is forked; the monitor and the command close
-  // what they inherited on their way to exec, and `sleep` itself opens and closes
-  // locale files as it starts. A leaked descriptor stays for good, so wait
-  // (bounded) for the command's table to settle before looking.
+  // what they inherited on their way to exec (the monitor its end of the
+  // launch handshake too), and `sleep` itself opens and closes locale files as
+  // it starts. A leaked descriptor stays for good, so wait (bounded) for both
+  // tables to settle before looking.
   const std::vector<int> stdio_only{0, 1, 2};
-  for (int i = 0; i < 200 && fds_of(l->pid) != stdio_only; ++i) {
+  const std::vector<int> stdio_and_lock{0, 1, 2, 3};
+  for (int i = 0; i < 200 && (fds_of(l->pid) != stdio_only || fds_of(l->pgid) != stdio_and_lock);
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // The monitor: stdio and the run lock (fd 3, <job dir>/run); the command: stdio only.
-  EXPECT_EQ(fds_of(l->pgid), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(fds_of(l->pgid), stdio_and_lock);
   EXPECT_EQ(std::filesystem::read_symlink("/proc/" + std::to_string(l->pgid) + "/fd/3"),
             runner.JobDir(1) / "run");
-  EXPECT_EQ(fds_of(l->pid), (std::vector<int>{0, 1, 2}));
-  EXPECT_FALSE(runner.Terminate(1, l->pgid, 5));  // SIGTERM suffices
+  EXPECT_EQ(fds_of(l->pid), stdio_only);
+  EXPECT_FALSE(Terminate(runner, 1, l->pgid, 0, 5).killed);  // SIGTERM suffices
 }
 
 TEST(ProcessRunnerTest, HelperRunsWithoutTheRunLock) {
@@ -296,7 +324,7 @@ TEST(ProcessRunnerTest, HelperRunsWithoutTheRunLock) {
   EXPECT_EQ(s.exit_code, 4);
   EXPECT_EQ(ReadFile(runner.LogPath(1)), "ckpt\n");
   EXPECT_EQ(runner.Poll(1, main->pgid, 1).kind, ProcessStatus::Kind::kRunning);
-  EXPECT_FALSE(runner.Terminate(1, main->pgid, 5));
+  EXPECT_FALSE(Terminate(runner, 1, main->pgid, 1, 5).killed);
 }
 
 // Regression (job_runs_twice_after_kill_9): a daemon killed between launching

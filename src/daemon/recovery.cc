@@ -7,12 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "daemon/json_text.h"
+
 namespace migsched {
 namespace {
-
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 // The model's placements of `r`'s instances, if each is still on the backend
 // under the same MIG UUID; else the first MIG UUID that vanished in `vanished`.
@@ -95,7 +93,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
   auto changed = [&](const DaemonJobRecord& r, std::string kind, nlohmann::json detail) {
     detail["state"] = std::string(JobStateName(r.state));
     ops.push_back(StoreOp::UpdateJob(r));
-    ops.push_back(StoreOp::Event(r.id, now, std::move(kind), Dump(detail)));
+    ops.push_back(StoreOp::Event(r.id, now, std::move(kind), JsonText(detail)));
   };
   auto end = [&](DaemonJobRecord& r, JobState state, std::optional<int> code, std::string reason) {
     r.state = state;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/catalog.h"
+
 namespace migsched {
 namespace {
 
@@ -323,6 +325,23 @@ StatusOr<JobRequest> JobRequestFromJson(const json& j) {
     ASSIGN_OR_RETURN(r.user, GetString("user", j.at("user")));
   }
   RETURN_IF_ERROR(ValidateJobRequest(r));
+  return r;
+}
+
+JobRequest WithCanonicalProfile(JobRequest r) {
+  if (!r.profile.empty()) r.profile = NormalizeProfileName(r.profile);
+  return r;
+}
+
+std::vector<RequestedInstance> WithCanonicalProfiles(std::vector<RequestedInstance> v) {
+  for (RequestedInstance& in : v) {
+    if (!in.profile.empty()) in.profile = NormalizeProfileName(in.profile);
+  }
+  return v;
+}
+
+AllocationRequest WithCanonicalProfiles(AllocationRequest r) {
+  r.instances = WithCanonicalProfiles(std::move(r.instances));
   return r;
 }
 

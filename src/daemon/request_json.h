@@ -3,7 +3,7 @@
 // parser can be fuzzed (fuzz/request_fuzz.cc).
 //
 // POST /v1/jobs body (a JSON object; unknown fields are an error):
-//   profile           string, exact profile name ("2g.10gb")   } exactly one
+//   profile           string, a profile name ("2g.10gb")       } exactly one
 //   gpu_fraction      number in (0, 1]                          } of the two
 //   count             integer 1..kMaxJobCount (64), default 1 (instances wanted together)
 //   command           non-empty array of strings (argv; argv[0] non-empty)
@@ -51,6 +51,16 @@ inline constexpr size_t kMaxExecBytes = 1 << 20;
 // env names non-empty without '=', no NUL anywhere, and argv + env within
 // what exec takes. kInvalidArgument naming the field.
 Status ValidateJobRequest(const JobRequest& r);
+
+// The request with every profile name in the catalog's spelling
+// (NormalizeProfileName, core/catalog.h: "1G.5GB", "MIG-1g.5gb" and
+// "nvidia.com/mig-1g.5gb" give "1g.5gb"), so that one profile has one name
+// in the records, the store, the idempotency check and the metrics. The
+// daemon applies it to every request it takes; whether the profile exists
+// is checked after.
+JobRequest WithCanonicalProfile(JobRequest r);
+AllocationRequest WithCanonicalProfiles(AllocationRequest r);
+std::vector<RequestedInstance> WithCanonicalProfiles(std::vector<RequestedInstance> v);
 
 // Parses and validates a POST /v1/jobs (or POST /v1/plan) body. Never throws.
 StatusOr<JobRequest> ParseJobRequest(std::string_view body);

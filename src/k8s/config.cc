@@ -8,6 +8,8 @@
 #include <map>
 #include <sstream>
 
+#include "daemon/config.h"
+
 namespace migsched::k8s {
 
 namespace {
@@ -244,6 +246,23 @@ StatusOr<NodeAgentConfig> LoadNodeAgentConfig(const std::string& path) {
   auto text = ReadText(path);
   if (!text.ok()) return text.status();
   return ParseNodeAgentConfig(*text, path);
+}
+
+StatusOr<ExtenderPolicy> PolicyOf(const ExtenderConfig& config, const std::string& origin) {
+  // A daemon config of the `scheduler:` mapping alone (its state_dir is required, never used).
+  YAML::Node doc;
+  doc["state_dir"] = "unused";
+  if (!config.scheduler_yaml.empty()) {
+    try {
+      doc["scheduler"] = YAML::Load(config.scheduler_yaml);
+    } catch (const YAML::Exception& e) {
+      return InvalidArgumentError(origin + ": scheduler: " + e.what());
+    }
+  }
+  YAML::Emitter out;
+  out << doc;
+  ASSIGN_OR_RETURN(DaemonConfig d, ParseDaemonConfig(out.c_str(), origin));
+  return ExtenderPolicy{d.policy, d.scheduler};
 }
 
 }  // namespace migsched::k8s

@@ -27,8 +27,9 @@
 //   token_file: /var/run/migsched/token   (or token: "...")
 //   device_plugin_dir: /var/lib/kubelet/device-plugins
 //   device_nodes: [/dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools]
-//   cdi: false                      true: also name the instance as CDI device nvidia.com/gpu=<MIG
-//   UUID> health_interval_s: 5            how often the daemon is asked whether it answers
+//   cdi: false                      true: also name each instance as the CDI device
+//                                   nvidia.com/gpu=<MIG UUID>
+//   health_interval_s: 5            how often the daemon is asked whether it answers
 //
 // Thread-safety: plain values.
 #ifndef MIGSCHED_K8S_CONFIG_H_
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "sched/options.h"
 
 namespace migsched::k8s {
 
@@ -79,6 +81,17 @@ struct NodeAgentConfig {
   bool cdi = false;
   double health_interval_s = 5;
 };
+
+// The extender's scheduler policy: its name and the options it runs with
+// (the file's `scheduler:` keys, the policy's registry defaults for the rest),
+// read with the node daemon's reader of the same keys (daemon/config.h), so
+// that the names and checks are the daemon's and the simulator's.
+struct ExtenderPolicy {
+  std::string policy = "full";
+  SchedulerOptions scheduler;
+};
+// kInvalidArgument "<origin>: scheduler.<key>: <what>"; kNotFound for an unknown policy.
+StatusOr<ExtenderPolicy> PolicyOf(const ExtenderConfig& config, const std::string& origin);
 
 // kInvalidArgument "<origin>: <key>: <what>" for bad input.
 StatusOr<ExtenderConfig> ParseExtenderConfig(const std::string& yaml_text,

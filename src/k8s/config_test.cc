@@ -23,6 +23,35 @@ scheduler: {policy: frag-aware, threshold: 0.5}
   EXPECT_NE(c->scheduler_yaml.find("policy: frag-aware"), std::string::npos) << c->scheduler_yaml;
 }
 
+TEST(ExtenderConfigTest, PolicyOfReadsTheSchedulerKeysAsTheDaemonDoes) {
+  auto c = ParseExtenderConfig(R"(
+node_agents: {namespace: ns, label_selector: app=agent}
+token: t
+scheduler: {policy: frag-aware, threshold: 0.25}
+)",
+                               "extender.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto p = PolicyOf(*c, "extender.yaml");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->policy, "frag-aware");
+  EXPECT_EQ(p->scheduler.threshold, 0.25);
+  // No scheduler mapping: the daemon's default policy.
+  c->scheduler_yaml.clear();
+  p = PolicyOf(*c, "extender.yaml");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->policy, "full");
+  // Mistakes name the file and the key.
+  c->scheduler_yaml = "{policy: frag-aware, threshold: -1}";
+  p = PolicyOf(*c, "extender.yaml");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("extender.yaml"), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("threshold"), std::string::npos) << p.status().message();
+  c->scheduler_yaml = "{policy: nope}";
+  p = PolicyOf(*c, "extender.yaml");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("nope"), std::string::npos) << p.status().message();
+}
+
 TEST(ExtenderConfigTest, StaticNodes) {
   auto c = ParseExtenderConfig(R"(
 listen: 127.0.0.1:0

@@ -26,12 +26,15 @@
 
 #include "daemon/config.h"
 #include "e2e/daemon_fixture.h"
+#include "sched/policy.h"
+#include "testing/status_matchers.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
 using ::migsched::testing::ReadFile;
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -407,6 +410,57 @@ TEST(ServeCommandTest, PrintsADefaultConfigThatParses) {
   auto c = ParseDaemonConfig(r.out, "printed");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->listen, "127.0.0.1:7070");
+}
+
+// Regression (full_is_not_full_in_the_daemon): the printed config showed
+// fragcost for `full` while the simulator ran it with its demand-weighted
+// metric. Each policy's printed config parses to the options the simulator
+// runs it with (the registry's), and the comment lists each policy's own.
+// By hand (docs/algorithms.md §11, sched/full_policy.h): `full` scores by
+// demand-weighted with joint placement; `lb+frag` by fragcost with joint
+// placement; `first-fit` by fragcost without.
+TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
+  auto full = testing::RunMigsched({"serve", "--print-default-config"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_THAT(full.out, HasSubstr("  policy: full "));
+  EXPECT_THAT(full.out, HasSubstr("  metric: demand-weighted "));
+  EXPECT_THAT(full.out, HasSubstr("#   full            metric: demand-weighted, reserve-full: 0, "
+                                  "max-skip-seconds: -1, joint-placement: true\n"));
+  EXPECT_THAT(full.out, HasSubstr("#   first-fit       metric: fragcost, reserve-full: 0, "
+                                  "max-skip-seconds: -1, joint-placement: false\n"));
+  struct Expected {
+    std::string policy, metric;
+    bool joint;
+  };
+  for (const Expected& e : std::vector<Expected>{{"full", "demand-weighted", true},
+                                                 {"lb+frag", "fragcost", true},
+                                                 {"frag-aware", "fragcost", true},
+                                                 {"first-fit", "fragcost", false}}) {
+    SCOPED_TRACE(e.policy);
+    auto r = testing::RunMigsched({"serve", "--print-default-config", "--policy", e.policy});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    StatusOr<DaemonConfig> c = ParseDaemonConfig(r.out, "printed");
+    ASSERT_OK(c);
+    EXPECT_EQ(c->policy, e.policy);
+    EXPECT_EQ(c->scheduler.metric, e.metric);
+    EXPECT_EQ(c->scheduler.joint_placement, e.joint);
+  }
+  // Every registered policy: the options the simulator runs it with.
+  for (const std::string& name : PolicyNames()) {
+    SCOPED_TRACE(name);
+    auto r = testing::RunMigsched({"serve", "--print-default-config", "--policy", name});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    StatusOr<DaemonConfig> c = ParseDaemonConfig(r.out, "printed");
+    ASSERT_OK(c);
+    const SchedulerOptions sim = OptionsForPolicy(name, SchedulerOptions{}, ExplicitOptions{});
+    EXPECT_EQ(c->scheduler.metric, sim.metric);
+    EXPECT_EQ(c->scheduler.reserve_full, sim.reserve_full);
+    EXPECT_EQ(c->scheduler.max_skip_seconds, sim.max_skip_seconds);
+    EXPECT_EQ(c->scheduler.joint_placement, sim.joint_placement);
+  }
+  auto bad = testing::RunMigsched({"serve", "--print-default-config", "--policy", "nope"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("unknown policy 'nope' (known: first-fit, lb, lb+frag, full"));
 }
 
 TEST(ServeCommandTest, BadConfigIsRefusedNamingTheKey) {

@@ -174,6 +174,9 @@ TEST(ManifestContentTest, TheExtenderAndNodeAgentConfigsParse) {
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_TRUE(e->discovers());
   EXPECT_EQ(e->agents_namespace, "migsched-system");
+  // Its scheduler keys are the daemon's (PolicyOf reads them as `migsched serve` does).
+  auto policy = k8s::PolicyOf(*e, "extender.yaml");
+  EXPECT_TRUE(policy.ok()) << policy.status().ToString();
   const YAML::Node agent = Find("node-agent.yaml", "ConfigMap", "migsched-node-agent");
   auto a = k8s::ParseNodeAgentConfig(agent["data"]["node-agent.yaml"].as<std::string>(),
                                      "node-agent.yaml");

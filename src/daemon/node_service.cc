@@ -1,19 +1,16 @@
-// The Daemon's node API for cluster controllers (docs/api.md): the node
-// view, reservations and allocations. The rest of the Daemon: daemon.cc.
+#include "daemon/node_service.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <limits>
 
-#include "daemon/daemon_impl.h"
+#include "daemon/commit_wait.h"
+#include "daemon/json_text.h"
+#include "daemon/request_json.h"
 
 namespace migsched {
 namespace {
-
-using daemon_internal::Dump;
-using daemon_internal::WaitFor;
 
 // Whether `b` asks again for the stored allocation `a` (an owner left out in
 // `b` was filled in from the reservation it bound).
@@ -37,7 +34,7 @@ bool SameAllocation(const AllocationRequest& a, const AllocationRequest& b) {
 
 // ---------------------------------------------------------------- views
 
-GpuView Daemon::Impl::GpuViewOf(int g) const {
+GpuView NodeService::GpuViewOf(int g) const {
   const GpuState& gs = model_->cluster().gpu(g);
   GpuView v;
   v.index = model_->nvml(g);
@@ -58,7 +55,7 @@ GpuView Daemon::Impl::GpuViewOf(int g) const {
     if (in.busy()) {
       switch (in.holder) {
         case Holder::kJob: {
-          const DaemonJobRecord* r = jobs_.Current(in.job);
+          const DaemonJobRecord* r = jobs_->Current(in.job);
           const bool allocation = r != nullptr && r->kind == JobKind::kAllocation;
           iv.holder = allocation ? "allocation" : "job";
           iv.job = in.job;
@@ -89,39 +86,35 @@ GpuView Daemon::Impl::GpuViewOf(int g) const {
   return v;
 }
 
-std::vector<GpuView> Daemon::Impl::Gpus() const {
-  std::lock_guard<std::mutex> lock(mu_);
+std::vector<GpuView> NodeService::Gpus() const {
+  std::lock_guard<std::mutex> lock(*state_mu_);
   std::vector<GpuView> out;
   for (int g = 0; g < model_->size(); ++g) out.push_back(GpuViewOf(g));
   return out;
 }
 
-NodeView Daemon::Impl::Node() const {
-  NodeView n;
-  n.name = config_.node_name;
-  if (n.name.empty()) {
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) == 0) n.name = host;
-  }
-  n.store = writer_->health();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (n.store.ok() && !dir_health_.ok()) n.store = dir_health_;
-  n.boot_id = model_->boot_id();
-  n.generation = model_->generation();
-  n.time = Unix();
-  n.policy = model_->policy_name();
-  n.options = model_->options();
-  n.paused = paused_;
-  n.queue_length = static_cast<int64_t>(model_->scheduler().queue_size());
-  for (int g = 0; g < model_->size(); ++g) n.gpus.push_back(GpuViewOf(g));
+void NodeService::FillNode(NodeView* n) const {
+  n->boot_id = model_->boot_id();
+  n->generation = model_->generation();
+  n->time = Unix();
+  n->policy = model_->policy_name();
+  n->options = model_->options();
+  for (int g = 0; g < model_->size(); ++g) n->gpus.push_back(GpuViewOf(g));
   for (const HeldReservation* r : reservations_.WithPrefix(""))
-    n.reservations.push_back(ViewOf(*r));
-  return n;
+    n->reservations.push_back(ViewOf(*r));
+}
+
+JobInstance NodeService::InstanceAt(const InstanceRef& ref) const {
+  return DescribeInstance(*model_, *sync_, ref);
+}
+
+std::vector<JobInstance> NodeService::InstancesOf(DaemonJobId id) const {
+  return DescribeInstancesOf(*model_, *sync_, id);
 }
 
 // ---------------------------------------------------------------- reservations
 
-StatusOr<std::vector<InstanceRef>> Daemon::Impl::ResolvePlacements(
+StatusOr<std::vector<InstanceRef>> NodeService::ResolvePlacements(
     const std::vector<RequestedInstance>& specs, bool need_start) const {
   std::vector<InstanceRef> out;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -157,7 +150,7 @@ StatusOr<std::vector<InstanceRef>> Daemon::Impl::ResolvePlacements(
   return out;
 }
 
-Status Daemon::Impl::Conflict(const InstanceRef& ref, const std::vector<InstanceRef>&) const {
+Status NodeService::Conflict(const InstanceRef& ref) const {
   const int nvml = model_->nvml(ref.gpu);
   if (model_->cluster().drained(ref.gpu)) {
     const std::string why = model_->unreachable(ref.gpu);
@@ -176,7 +169,7 @@ Status Daemon::Impl::Conflict(const InstanceRef& ref, const std::vector<Instance
         who = fmt::format("reservation '{}'", r->record.owner);
       }
     } else if (in.holder == Holder::kJob) {
-      const DaemonJobRecord* r = jobs_.Current(in.job);
+      const DaemonJobRecord* r = jobs_->Current(in.job);
       if (r != nullptr && r->kind == JobKind::kAllocation) {
         who = fmt::format("allocation {} of '{}'", in.job, r->owner());
       }
@@ -190,7 +183,7 @@ Status Daemon::Impl::Conflict(const InstanceRef& ref, const std::vector<Instance
   return Status();
 }
 
-ReservationView Daemon::Impl::ViewOf(const HeldReservation& r) const {
+ReservationView NodeService::ViewOf(const HeldReservation& r) const {
   ReservationView v;
   v.record = r.record;
   for (const InstanceRef& ref : r.refs) {
@@ -200,25 +193,27 @@ ReservationView Daemon::Impl::ViewOf(const HeldReservation& r) const {
   return v;
 }
 
-StatusOr<ReserveResult> Daemon::Impl::Reserve(const ReservationRequest& req) {
+StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
+  ReservationRequest req = typed;
+  req.placements = WithCanonicalProfiles(std::move(req.placements));
   if (req.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
   if (req.placements.empty() || static_cast<int>(req.placements.size()) > kMaxJobCount) {
     return InvalidArgumentError(
         fmt::format("field 'placements' must hold 1 to {} placements, got {}", kMaxJobCount,
                     req.placements.size()));
   }
-  const double ttl = req.ttl_s > 0 ? req.ttl_s : config_.reservation_ttl_s;
-  if (!(ttl <= config_.reservation_max_ttl_s)) {
+  const double ttl = req.ttl_s > 0 ? req.ttl_s : config_->reservation_ttl_s;
+  if (!(ttl <= config_->reservation_max_ttl_s)) {
     return InvalidArgumentError(
         fmt::format("field 'ttl_s' must be at most {} (reservation_max_ttl_s), got {}",
-                    config_.reservation_max_ttl_s, req.ttl_s));
+                    config_->reservation_max_ttl_s, req.ttl_s));
   }
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> done = promise->get_future();
   bool created = true;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    RETURN_IF_ERROR(Accepting());
+    std::lock_guard<std::mutex> lock(*state_mu_);
+    RETURN_IF_ERROR(host_->Accepting());
     ASSIGN_OR_RETURN(std::vector<InstanceRef> refs, ResolvePlacements(req.placements, true));
     std::vector<ReservedPlacement> placements;
     for (const InstanceRef& ref : refs) {
@@ -246,10 +241,10 @@ StatusOr<ReserveResult> Daemon::Impl::Reserve(const ReservationRequest& req) {
       // Renewal.
       created = false;
       existing->record.expires_at = Unix() + ttl;
-      Persist({StoreOp::PutReservation(existing->record)}, /*retry=*/true,
-              [promise](const Status& st) { promise->set_value(st); });
+      host_->Persist({StoreOp::PutReservation(existing->record)}, /*retry=*/true,
+                     [promise](const Status& st) { promise->set_value(st); });
     } else {
-      for (const InstanceRef& ref : refs) RETURN_IF_ERROR(Conflict(ref, refs));
+      for (const InstanceRef& ref : refs) RETURN_IF_ERROR(Conflict(ref));
       HeldReservation res;
       res.record.owner = req.owner;
       res.record.placements = placements;
@@ -278,30 +273,30 @@ StatusOr<ReserveResult> Daemon::Impl::Reserve(const ReservationRequest& req) {
               st.code() == StatusCode::kUnavailable ? st : FailedPreconditionError(st.message()));
           return;
         }
-        Persist({StoreOp::PutReservation(r->record)}, /*retry=*/false,
-                [this, owner, hold, promise](const Status& cst) {
-                  HeldReservation* r = reservations_.Find(owner);
-                  if (cst.ok() && r != nullptr && r->hold_id == hold) {
-                    r->ready = true;
-                    spdlog::info("reservation '{}': held until {:.0f}", owner,
-                                 r->record.expires_at);
-                  } else if (r != nullptr && r->hold_id == hold) {
-                    DropReservation(owner, "it could not be stored");
-                  }
-                  promise->set_value(cst);
-                });
+        host_->Persist({StoreOp::PutReservation(r->record)}, /*retry=*/false,
+                       [this, owner, hold, promise](const Status& cst) {
+                         HeldReservation* r = reservations_.Find(owner);
+                         if (cst.ok() && r != nullptr && r->hold_id == hold) {
+                           r->ready = true;
+                           spdlog::info("reservation '{}': held until {:.0f}", owner,
+                                        r->record.expires_at);
+                         } else if (r != nullptr && r->hold_id == hold) {
+                           DropReservation(owner, "it could not be stored");
+                         }
+                         promise->set_value(cst);
+                       });
       });
     }
   }
-  Status st = WaitFor(done, fmt::format("reservation '{}'", req.owner));
+  Status st = WaitForCommit(done, fmt::format("reservation '{}'", req.owner));
   if (!st.ok()) return st;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(*state_mu_);
   const HeldReservation* r = reservations_.Find(req.owner);
   if (r == nullptr) return UnavailableError(fmt::format("reservation '{}' is gone", req.owner));
   return ReserveResult{ViewOf(*r), created};
 }
 
-void Daemon::Impl::DropReservation(const std::string& owner, const std::string& why) {
+void NodeService::DropReservation(const std::string& owner, const std::string& why) {
   HeldReservation* r = reservations_.Find(owner);
   if (r == nullptr) return;
   if (model_->scheduler().HeldBy(Holder::kReservation, r->hold_id) != nullptr) {
@@ -316,11 +311,11 @@ void Daemon::Impl::DropReservation(const std::string& owner, const std::string& 
   reservations_.Erase(owner);
   model_->Touch();
   spdlog::info("reservation '{}' released: {}", owner, why);
-  if (stored) Persist({StoreOp::DeleteReservation(owner)}, /*retry=*/true, nullptr);
+  if (stored) host_->Persist({StoreOp::DeleteReservation(owner)}, /*retry=*/true, nullptr);
 }
 
-std::vector<ReservationView> Daemon::Impl::ListReservations(const std::string& prefix) const {
-  std::lock_guard<std::mutex> lock(mu_);
+std::vector<ReservationView> NodeService::ListReservations(const std::string& prefix) const {
+  std::lock_guard<std::mutex> lock(*state_mu_);
   std::vector<ReservationView> out;
   for (const HeldReservation* r : reservations_.WithPrefix(prefix)) out.push_back(ViewOf(*r));
   std::sort(out.begin(), out.end(), [](const ReservationView& a, const ReservationView& b) {
@@ -329,29 +324,29 @@ std::vector<ReservationView> Daemon::Impl::ListReservations(const std::string& p
   return out;
 }
 
-StatusOr<ReservationView> Daemon::Impl::GetReservation(const std::string& owner) const {
-  std::lock_guard<std::mutex> lock(mu_);
+StatusOr<ReservationView> NodeService::GetReservation(const std::string& owner) const {
+  std::lock_guard<std::mutex> lock(*state_mu_);
   const HeldReservation* r = reservations_.Find(owner);
   if (r == nullptr || !r->ready) return NotFoundError(fmt::format("no reservation '{}'", owner));
   return ViewOf(*r);
 }
 
-Status Daemon::Impl::ReleaseReservation(const std::string& owner) {
+Status NodeService::ReleaseReservation(const std::string& owner) {
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> done = promise->get_future();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(*state_mu_);
     const HeldReservation* r = reservations_.Find(owner);
     if (r == nullptr || !r->ready) return NotFoundError(fmt::format("no reservation '{}'", owner));
-    RETURN_IF_ERROR(Accepting());
+    RETURN_IF_ERROR(host_->Accepting());
     DropReservation(owner, "released by its owner");
-    Persist({}, /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
+    host_->Persist({}, /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
+    host_->Wake();
   }
-  Wake();
-  return WaitFor(done, fmt::format("the release of reservation '{}'", owner));
+  return WaitForCommit(done, fmt::format("the release of reservation '{}'", owner));
 }
 
-void Daemon::Impl::ExpireReservations() {
+void NodeService::ExpireReservations() {
   for (const std::string& owner : reservations_.Expired(Unix())) {
     DropReservation(owner, "expired");
   }
@@ -359,8 +354,16 @@ void Daemon::Impl::ExpireReservations() {
 
 // ---------------------------------------------------------------- allocations
 
-StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
-                                              const std::string& key) {
+StatusOr<DaemonJobRecord> NodeService::VisibleRecord(DaemonJobId id) const {
+  std::lock_guard<std::mutex> lock(*state_mu_);
+  const DaemonJobRecord* r = jobs_->Visible(id);
+  if (r == nullptr) return NotFoundError(fmt::format("no allocation {}", id));
+  return *r;
+}
+
+StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
+                                             const std::string& key) {
+  const AllocationRequest req = WithCanonicalProfiles(typed);
   if (req.owner.empty() && req.reservation.empty() && req.reservation_prefix.empty()) {
     return InvalidArgumentError(
         "field 'owner' is required (it may be left out only when binding a reservation: then it "
@@ -381,12 +384,12 @@ StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
   std::future<Status> done = promise->get_future();
   DaemonJobId id = 0;
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    RETURN_IF_ERROR(Accepting());
+    std::unique_lock<std::mutex> lock(*state_mu_);
+    RETURN_IF_ERROR(host_->Accepting());
     if (!key.empty()) {
-      keys_cv_.wait(lock, [&] { return !pending_keys_.count(key); });
-      if (DaemonJobId first = jobs_.ByKey(key); first != 0) {
-        const DaemonJobRecord* v = jobs_.Visible(first);
+      keys_->Wait(lock, key);
+      if (DaemonJobId first = jobs_->ByKey(key); first != 0) {
+        const DaemonJobRecord* v = jobs_->Visible(first);
         if (v->kind == JobKind::kAllocation && SameAllocation(v->allocation, req)) {
           return SubmitResult{*v, true};
         }
@@ -472,7 +475,7 @@ StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
     job.name = req.name;
     job.count = static_cast<int>(from != nullptr ? take.size() : req.instances.size());
     job.migratable = Migratable::kNone;
-    id = next_id_++;
+    id = host_->NextJobId();
     Decision d;
     if (from != nullptr) {
       job.profile =
@@ -480,7 +483,7 @@ StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
       ASSIGN_OR_RETURN(d, sched.BindHold(Holder::kReservation, from->hold_id,
                                          static_cast<JobId>(id), job, take));
     } else if (exact) {
-      for (const InstanceRef& ref : where) RETURN_IF_ERROR(Conflict(ref, where));
+      for (const InstanceRef& ref : where) RETURN_IF_ERROR(Conflict(ref));
       // Given placements, of any profiles: the job names none itself.
       ASSIGN_OR_RETURN(d, sched.PlaceAt(static_cast<JobId>(id), job, where));
     } else {
@@ -497,7 +500,8 @@ StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
       probe.profile = job.profile;
       probe.count = job.count;
       probe.command = {"-"};
-      RETURN_IF_ERROR(ValidateRequest(probe));
+      RETURN_IF_ERROR(ValidateJobRequest(probe));
+      RETURN_IF_ERROR(model_->CheckOffered(probe.ToJob()));
       RETURN_IF_ERROR(sched.CheckCanEverRun(job));
       StatusOr<std::optional<Decision>> placed = sched.TryPlace(static_cast<JobId>(id), job);
       if (!placed.ok()) return placed.status();
@@ -542,10 +546,10 @@ StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
       }
       model_->Touch();
     }
-    if (!key.empty()) pending_keys_.insert(key);
-    jobs_.Update(r);  // current only: visible once stored
+    keys_->Begin(key);
+    jobs_->Update(r);  // current only: visible once stored
     sync_->Execute(d.plan, [this, id, key, reservation_ops, promise](const Status& st) {
-      DaemonJobRecord* rec = jobs_.Current(id);
+      DaemonJobRecord* rec = jobs_->Current(id);
       if (rec == nullptr) return;
       std::vector<StoreOp> ops = reservation_ops;
       if (st.ok()) {
@@ -555,7 +559,7 @@ StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
       } else {
         // A failed bind: recorded as failed, its instances (and the
         // reservation it consumed) let go; never a stuck GPU.
-        ReleaseInstances(static_cast<JobId>(id));
+        host_->ReleaseInstances(id);
         rec->state = JobState::kFailed;
         rec->ended_at = Unix();
         rec->reason = "bind failed: " + st.message();
@@ -565,60 +569,56 @@ StatusOr<SubmitResult> Daemon::Impl::Allocate(const AllocationRequest& req,
       nlohmann::json detail = {{"state", std::string(JobStateName(copy.state))},
                                {"owner", copy.owner()}};
       if (!copy.reason.empty()) detail["reason"] = copy.reason;
-      ops.push_back(StoreOp::Event(id, Unix(), "allocated", Dump(detail)));
-      Persist(std::move(ops), /*retry=*/true,
-              [this, id, copy, key, st, promise](const Status& cst) {
-                if (!key.empty()) {
-                  pending_keys_.erase(key);
-                  keys_cv_.notify_all();
-                }
-                if (cst.ok()) {
-                  jobs_.Erase(id);
-                  jobs_.AddStored(copy);
-                }
-                promise->set_value(!st.ok() ? st : cst);
-              });
+      ops.push_back(StoreOp::Event(id, Unix(), "allocated", JsonText(detail)));
+      host_->Persist(std::move(ops), /*retry=*/true,
+                     [this, id, copy, key, st, promise](const Status& cst) {
+                       keys_->End(key);
+                       if (cst.ok()) {
+                         jobs_->Erase(id);
+                         jobs_->AddStored(copy);
+                       }
+                       promise->set_value(!st.ok() ? st : cst);
+                     });
     });
   }
-  Status st = WaitFor(done, fmt::format("allocation {}", id));
+  Status st = WaitForCommit(done, fmt::format("allocation {}", id));
   if (!st.ok()) {
     return Status(st.code() == StatusCode::kUnavailable ? StatusCode::kUnavailable
                                                         : StatusCode::kFailedPrecondition,
                   fmt::format("allocation {}: {}", id, st.message()));
   }
-  ASSIGN_OR_RETURN(DaemonJobRecord rec, GetJob(id));
+  ASSIGN_OR_RETURN(DaemonJobRecord rec, VisibleRecord(id));
   return SubmitResult{rec, false};
 }
 
-StatusOr<DaemonJobRecord> Daemon::Impl::ReleaseAllocation(DaemonJobId id) {
+StatusOr<DaemonJobRecord> NodeService::ReleaseAllocation(DaemonJobId id) {
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> done = promise->get_future();
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    DaemonJobRecord* r = jobs_.Current(id);
-    if (r == nullptr || r->kind != JobKind::kAllocation || jobs_.Visible(id) == nullptr) {
+    std::lock_guard<std::mutex> lock(*state_mu_);
+    DaemonJobRecord* r = jobs_->Current(id);
+    if (r == nullptr || r->kind != JobKind::kAllocation || jobs_->Visible(id) == nullptr) {
       return NotFoundError(fmt::format("no allocation {}", id));
     }
     if (IsTerminal(r->state)) {
       return FailedPreconditionError(
           fmt::format("allocation {} is already {}", id, JobStateName(r->state)));
     }
-    RETURN_IF_ERROR(Accepting());
-    Finish(*r, JobState::kReleased, std::nullopt, "released by its owner");
-    Persist({}, /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
+    RETURN_IF_ERROR(host_->Accepting());
+    host_->FinishJob(*r, JobState::kReleased, std::nullopt, "released by its owner");
+    host_->Persist({}, /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
+    host_->Wake();
   }
-  Wake();
-  RETURN_IF_ERROR(WaitFor(done, fmt::format("the release of allocation {}", id)));
-  return GetJob(id);
+  RETURN_IF_ERROR(WaitForCommit(done, fmt::format("the release of allocation {}", id)));
+  return VisibleRecord(id);
 }
 
-StatusOr<std::vector<DaemonJobRecord>> Daemon::Impl::ReleaseAllocationsOf(
-    const std::string& owner) {
+StatusOr<std::vector<DaemonJobRecord>> NodeService::ReleaseAllocationsOf(const std::string& owner) {
   std::vector<DaemonJobId> ids;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    RETURN_IF_ERROR(Accepting());
-    ids = jobs_.LiveAllocationsOf(owner);
+    std::lock_guard<std::mutex> lock(*state_mu_);
+    RETURN_IF_ERROR(host_->Accepting());
+    ids = jobs_->LiveAllocationsOf(owner);
   }
   std::vector<DaemonJobRecord> out;
   for (DaemonJobId id : ids) {

@@ -1,0 +1,141 @@
+// NodeService: the part of the node API that cluster controllers use
+// (docs/api.md): the node view (GET /v1/node, /v1/gpus), reservations
+// (placements held for a controller, ReservationTable) and allocations
+// (instances bound to a controller's job without a process of ours).
+//
+// It owns the reservations. It uses the daemon's other parts through their
+// interfaces: the NodeModel (Cluster, Scheduler, drains), InstanceSync (the
+// backend side of every plan), the JobTable (an allocation is a record there,
+// beside the daemon's jobs, so that ids, idempotency keys and listings are
+// one), the IdempotencyKeys gate it shares with job submission, and the
+// NodeServiceHost (what only the daemon can do: store writes, job ids, ending
+// a record, whether changes are accepted now).
+//
+// Locks. One lock, the daemon's *state lock* (passed in), guards everything
+// here: reservations_ and whatever is reached through the model, the sync and
+// the job table.
+//   * The API calls take it themselves; the methods marked [state] require
+//     it held (the daemon's control loop and node view call them).
+//   * Nothing slow runs under it: instance creates and destroys are queued
+//     on InstanceSync's thread, store writes on StoreWriter's; a call that
+//     must wait for them (Reserve, ReleaseReservation, Allocate,
+//     ReleaseAllocation) waits for its commit with the lock released, at
+//     most kCommitWaitS (commit_wait.h); callbacks of the sync and the writer
+//     run with the state lock held.
+//   * Lock order: the state lock, then the sync's or the writer's queue lock.
+// Errors are those of NodeApi (node_api.h).
+#ifndef MIGSCHED_DAEMON_NODE_SERVICE_H_
+#define MIGSCHED_DAEMON_NODE_SERVICE_H_
+
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "daemon/config.h"
+#include "daemon/idempotency_keys.h"
+#include "daemon/instance_sync.h"
+#include "daemon/job_store.h"
+#include "daemon/job_table.h"
+#include "daemon/node_api.h"
+#include "daemon/node_model.h"
+#include "daemon/reservation_table.h"
+
+namespace migsched {
+
+// What the node service needs from the daemon. Every method is called with
+// the state lock held and must not block.
+class NodeServiceHost {
+ public:
+  virtual ~NodeServiceHost() = default;
+  // Why a state-changing call is refused now (OK: it is not): stopping, an
+  // unusable state dir, a job store that cannot be written.
+  virtual Status Accepting() const = 0;
+  // Queues `ops` for the store (retried until durable, or fail-fast);
+  // `then(status)` runs with the state lock held once they are committed
+  // (or failed).
+  virtual void Persist(std::vector<StoreOp> ops, bool retry,
+                       std::function<void(const Status&)> then) = 0;
+  // A new record id (shared by jobs and allocations; never reused).
+  virtual DaemonJobId NextJobId() = 0;
+  // Ends record `r` (terminal `state`): its instances are released and the
+  // change is stored.
+  virtual void FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
+                         std::string reason) = 0;
+  // Releases the instances record `id` holds in the scheduler (no store write).
+  virtual void ReleaseInstances(DaemonJobId id) = 0;
+  // Wakes the control loop (something it waits for may have changed).
+  virtual void Wake() = 0;
+};
+
+class NodeService {
+ public:
+  // Nothing is owned; everything must outlive the service. `state_mu` is the
+  // daemon's state lock.
+  NodeService(NodeModel* model, InstanceSync* sync, JobTable* jobs, IdempotencyKeys* keys,
+              const DaemonConfig* config, Clock* clock, std::mutex* state_mu, NodeServiceHost* host)
+      : model_(model),
+        sync_(sync),
+        jobs_(jobs),
+        keys_(keys),
+        config_(config),
+        clock_(clock),
+        state_mu_(state_mu),
+        host_(host) {}
+  NodeService(const NodeService&) = delete;
+  NodeService& operator=(const NodeService&) = delete;
+
+  // ---- the API (each takes the state lock) ----
+  std::vector<GpuView> Gpus() const;
+  StatusOr<ReserveResult> Reserve(const ReservationRequest& request);
+  std::vector<ReservationView> ListReservations(const std::string& prefix) const;
+  StatusOr<ReservationView> GetReservation(const std::string& owner) const;
+  Status ReleaseReservation(const std::string& owner);
+  StatusOr<SubmitResult> Allocate(const AllocationRequest& request, const std::string& key);
+  StatusOr<DaemonJobRecord> ReleaseAllocation(DaemonJobId id);
+  StatusOr<std::vector<DaemonJobRecord>> ReleaseAllocationsOf(const std::string& owner);
+
+  // ---- [state] ----
+  // The node view's parts this service owns: boot id, generation, policy and
+  // options, the GPUs and the reservations (the caller fills the rest).
+  void FillNode(NodeView* n) const;
+  // Drops the reservations whose time is up (the control loop).
+  void ExpireReservations();
+  size_t reservation_count() const { return reservations_.size(); }
+  // The table recovery fills before the daemon serves anything.
+  ReservationTable* reservations_for_recovery() { return &reservations_; }
+
+ private:
+  double Unix() const { return clock_->UnixSeconds(); }
+  // [state] ...
+  GpuView GpuViewOf(int g) const;
+  JobInstance InstanceAt(const InstanceRef& ref) const;
+  std::vector<JobInstance> InstancesOf(DaemonJobId id) const;
+  StatusOr<std::vector<InstanceRef>> ResolvePlacements(const std::vector<RequestedInstance>& specs,
+                                                       bool need_start) const;
+  // Why `ref` cannot be held for a new holder (OK: it can), in the API's words.
+  Status Conflict(const InstanceRef& ref) const;
+  ReservationView ViewOf(const HeldReservation& r) const;
+  void DropReservation(const std::string& owner, const std::string& why);
+  // The visible record `id` (takes the state lock).
+  StatusOr<DaemonJobRecord> VisibleRecord(DaemonJobId id) const;
+
+  NodeModel* model_;
+  InstanceSync* sync_;
+  JobTable* jobs_;
+  IdempotencyKeys* keys_;
+  const DaemonConfig* config_;
+  Clock* clock_;
+  std::mutex* state_mu_;
+  NodeServiceHost* host_;
+
+  // [state]
+  ReservationTable reservations_;
+};
+
+}  // namespace migsched
+
+#endif  // MIGSCHED_DAEMON_NODE_SERVICE_H_

@@ -1,0 +1,149 @@
+// NodeService alone, with a stub NodeServiceHost in place of the daemon: the
+// parts it uses (NodeModel, InstanceSync on a fake backend, JobTable) are the
+// real ones; what only the daemon does (store writes, ids, whether changes
+// are accepted) is the stub's, so that each outcome can be forced. A100 40GB
+// by hand (docs/mig-hardware.md §2.2): 3g.20gb at 0 or 4, 1g.5gb at 0..6.
+#include "daemon/node_service.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "daemon/discovery.h"
+#include "daemon/fake_backend.h"
+#include "testing/status_matchers.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The daemon's side: every store write answers `store` at once (the writer
+// would answer later, on its thread; the service must not care).
+class StubHost : public NodeServiceHost {
+ public:
+  Status Accepting() const override { return accepting; }
+  void Persist(std::vector<StoreOp> ops, bool retry,
+               std::function<void(const Status&)> then) override {
+    (void)retry;
+    writes += ops.size();
+    if (then) then(store);
+  }
+  DaemonJobId NextJobId() override { return next_id++; }
+  void FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
+                 std::string reason) override {
+    (void)exit_code;
+    r.state = state;
+    r.reason = std::move(reason);
+    ++finished;
+  }
+  void ReleaseInstances(DaemonJobId id) override { released.push_back(id); }
+  void Wake() override {}
+
+  Status accepting;
+  Status store;
+  size_t writes = 0;
+  int finished = 0;
+  std::vector<DaemonJobId> released;
+  DaemonJobId next_id = 1;
+};
+
+class NodeServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<std::vector<const GpuModel*>> models =
+        ParseClusterSpec("1xA100-40GB", testing::BundledCatalog());
+    ASSERT_OK(models);
+    backend_ = std::make_unique<FakeBackend>(*models);
+    ASSERT_OK_AND_ASSIGN(NodeInventory inv,
+                         DiscoverNode(backend_.get(), testing::BundledCatalog(), {}));
+    ASSERT_OK_AND_ASSIGN(
+        model_, NodeModel::Create(std::move(inv), "full", config_.scheduler, SteadyClock()));
+    sync_ = std::make_unique<InstanceSync>(backend_.get(), model_.get(), &mu_, SteadyClock(),
+                                           &counters_, InstanceSync::Options{});
+    sync_->Start();
+    service_ = std::make_unique<NodeService>(model_.get(), sync_.get(), &jobs_, &keys_, &config_,
+                                             SteadyClock(), &mu_, &host_);
+  }
+  void TearDown() override {
+    if (sync_) sync_->Stop();
+  }
+
+  static ReservationRequest Room(const std::string& owner, int start) {
+    ReservationRequest r;
+    r.owner = owner;
+    r.placements = {{0, "3g.20gb", start}};
+    return r;
+  }
+
+  DaemonConfig config_;
+  StubHost host_;
+  std::mutex mu_;
+  DaemonCounters counters_;
+  JobTable jobs_;
+  IdempotencyKeys keys_;
+  std::unique_ptr<FakeBackend> backend_;
+  std::unique_ptr<NodeModel> model_;
+  std::unique_ptr<InstanceSync> sync_;
+  std::unique_ptr<NodeService> service_;
+};
+
+// A refusal of the daemon (stopping, degraded store) is the caller's answer,
+// and nothing is held or made.
+TEST_F(NodeServiceTest, RefusedChangesHoldNothing) {
+  host_.accepting = UnavailableError("the daemon is shutting down");
+  StatusOr<ReserveResult> r = service_->Reserve(Room("slurm:1", 4));
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().message(), "the daemon is shutting down");
+  EXPECT_EQ(service_->reservation_count(), 0u);
+  EXPECT_EQ(backend_->creates(), 0);
+  EXPECT_EQ(host_.writes, 0u);
+}
+
+// A reservation is shown only once its instance exists and its record is
+// stored; one whose record cannot be stored is let go, and its placement is
+// free for the next caller.
+TEST_F(NodeServiceTest, ReservationWhoseRecordCannotBeStoredIsLetGo) {
+  host_.store = UnavailableError("disk full");
+  StatusOr<ReserveResult> r = service_->Reserve(Room("slurm:1", 4));
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(), HasSubstr("disk full"));
+  EXPECT_EQ(service_->reservation_count(), 0u);
+  EXPECT_EQ(service_->GetReservation("slurm:1").status().code(), StatusCode::kNotFound);
+  host_.store = Status();
+  ASSERT_OK_AND_ASSIGN(ReserveResult again, service_->Reserve(Room("slurm:2", 4)));
+  EXPECT_TRUE(again.created);
+  EXPECT_EQ(again.reservation.instances[0].start, 4);
+  EXPECT_FALSE(again.reservation.instances[0].mig_uuid.empty());  // made on the hardware
+}
+
+// An allocation takes its id from the host and is a record of the shared job
+// table, visible once stored; its release ends it through the host.
+TEST_F(NodeServiceTest, AllocationIsARecordOfTheJobTable) {
+  host_.next_id = 41;  // the daemon's jobs took 1..40
+  ASSERT_OK(service_->Reserve(Room("k8s:pod-a", 0)));
+  AllocationRequest a;
+  a.reservation = "k8s:pod-a";
+  ASSERT_OK_AND_ASSIGN(SubmitResult got, service_->Allocate(a, "key-1"));
+  EXPECT_EQ(got.record.id, 41);
+  EXPECT_EQ(got.record.kind, JobKind::kAllocation);
+  EXPECT_EQ(got.record.owner(), "k8s:pod-a");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ASSERT_NE(jobs_.Visible(41), nullptr);
+    EXPECT_EQ(jobs_.ByKey("key-1"), 41);
+  }
+  ASSERT_OK_AND_ASSIGN(SubmitResult replay, service_->Allocate(a, "key-1"));
+  EXPECT_TRUE(replay.replayed);
+  EXPECT_EQ(host_.next_id, 42);  // no second id
+  ASSERT_OK(service_->ReleaseAllocation(41));
+  EXPECT_EQ(host_.finished, 1);
+}
+
+}  // namespace
+}  // namespace migsched

@@ -1,0 +1,559 @@
+#include "k8s/engine/cluster_engine.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "cluster/capacity.h"
+#include "cluster/job_placer.h"
+#include "k8s/engine/fit_reason.h"
+#include "k8s/migration/evictor.h"
+
+namespace migsched::k8s {
+
+ClusterJob ToClusterJob(const PodInfo& pod) {
+  ClusterJob job;
+  job.key = PodOwnerKey(pod.uid);
+  job.num_nodes = 1;
+  std::map<std::string, int> counts;
+  std::vector<std::string> order;
+  for (const auto& c : pod.containers) {
+    for (const auto& r : c.requests) {
+      if (counts.emplace(r.profile, 0).second) order.push_back(r.profile);
+      counts[r.profile] += r.count;
+    }
+  }
+  for (const auto& p : order) job.per_node.push_back({p, counts[p]});
+  auto is_true = [&](const char* key) {
+    auto it = pod.annotations.find(key);
+    return it != pod.annotations.end() && it->second == "true";
+  };
+  job.latency_sensitive = is_true(kLatencySensitiveAnnotation);
+  job.migratable = MayMigrate(pod).ok() ? Migratable::kRestart : Migratable::kNone;
+  return job;
+}
+
+StatusOr<std::unique_ptr<ClusterEngine>> ClusterEngine::Create(NodeDaemons* daemons,
+                                                               NodeDirectory* directory,
+                                                               const Catalog* catalog,
+                                                               EngineOptions options) {
+  auto policy = MakePolicy(options.policy, options.scheduler);
+  if (!policy.ok()) return policy.status();
+  return std::unique_ptr<ClusterEngine>(
+      new ClusterEngine(daemons, directory, catalog, std::move(options), std::move(*policy)));
+}
+
+ClusterEngine::ClusterEngine(NodeDaemons* daemons, NodeDirectory* directory, const Catalog* catalog,
+                             EngineOptions options, std::unique_ptr<PlacementPolicy> policy)
+    : daemons_(daemons),
+      directory_(directory),
+      catalog_(catalog),
+      options_(std::move(options)),
+      policy_(std::move(policy)) {}
+
+std::shared_ptr<std::mutex> ClusterEngine::NodeLock(const std::string& node) {
+  std::lock_guard lock(mu_);
+  auto& m = node_locks_[node];
+  if (!m) m = std::make_shared<std::mutex>();
+  return m;
+}
+
+bool ClusterEngine::FirstArrival(const std::string& uid) {
+  if (!observed_.insert(uid).second) return false;
+  observed_order_.push_back(uid);
+  constexpr size_t kMaxObserved = 100000;
+  if (observed_order_.size() > kMaxObserved) {
+    observed_.erase(observed_order_.front());
+    observed_order_.pop_front();
+  }
+  return true;
+}
+
+void ClusterEngine::Invalidate() {
+  std::lock_guard lock(mu_);
+  snapshot_.reset();
+}
+
+namespace {
+
+// Every node's state, `threads` calls at a time.
+std::vector<NodeInput> ReadStates(NodeDaemons* daemons, const std::vector<StaticNode>& nodes,
+                                  int threads) {
+  std::vector<NodeInput> inputs(nodes.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < nodes.size();) {
+      inputs[i].name = nodes[i].name;
+      auto st = daemons->State(nodes[i].name);
+      if (st.ok()) {
+        inputs[i].state = std::move(*st);
+      } else {
+        inputs[i].error = st.status().message();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const size_t n = std::min<size_t>(std::max(threads, 1), nodes.size());
+  for (size_t k = 1; k < n; ++k) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return inputs;
+}
+
+}  // namespace
+
+std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::Build() {
+  auto s = std::make_shared<Snapshot>();
+  s->taken = std::chrono::steady_clock::now();
+  auto nodes = directory_->Nodes();
+  if (!nodes.ok()) {
+    s->error = nodes.status().message();
+  } else {
+    s->nodes = *nodes;
+  }
+  s->inputs = ReadStates(daemons_, s->nodes, options_.state_threads);
+  std::lock_guard lock(mu_);
+  s->view = ClusterView::Build(s->inputs, *catalog_, &tables_);
+  return s;
+}
+
+std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::View(bool fresh) {
+  {
+    std::lock_guard lock(mu_);
+    if (!fresh && snapshot_ &&
+        std::chrono::steady_clock::now() - snapshot_->taken <
+            std::chrono::duration<double>(options_.refresh_s)) {
+      return snapshot_;
+    }
+  }
+  auto s = Build();
+  std::lock_guard lock(mu_);
+  snapshot_ = s;
+  return s;
+}
+
+std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::WithFreshNode(
+    const std::string& node) {
+  std::shared_ptr<const Snapshot> base;
+  {
+    std::lock_guard lock(mu_);
+    base = snapshot_;  // however old: its age stays, and View() renews it when due
+  }
+  if (!base) return View(/*fresh=*/true);
+  auto it = std::find_if(base->nodes.begin(), base->nodes.end(),
+                         [&](const StaticNode& n) { return n.name == node; });
+  if (it == base->nodes.end()) return View(/*fresh=*/true);  // a node the last list lacked
+  auto s = std::make_shared<Snapshot>();
+  s->taken = base->taken;  // the other nodes are as old as they were
+  s->nodes = base->nodes;
+  s->inputs = base->inputs;
+  s->error = base->error;
+  NodeInput& in = s->inputs[static_cast<size_t>(it - base->nodes.begin())];
+  in.state.reset();
+  in.error.clear();
+  auto st = daemons_->State(node);
+  if (st.ok()) {
+    in.state = std::move(*st);
+  } else {
+    in.error = st.status().message();
+  }
+  std::lock_guard lock(mu_);
+  s->view = ClusterView::Build(s->inputs, *catalog_, &tables_);
+  snapshot_ = s;
+  return s;
+}
+
+std::string ClusterEngine::NotReady() {
+  auto s = View();
+  if (!s->error.empty()) return s->error;
+  if (s->nodes.empty()) return "no node daemon found";
+  for (const auto& n : s->view->nodes()) {
+    if (n.usable) return "";
+  }
+  return "no node daemon answers";
+}
+
+// Placements tried one after another on one copy of the view's cluster (a
+// filter or prioritize call tries every node): each Try gives the GPUs of the
+// nodes it allowed their state back, so that a call costs one copy of the
+// cluster, not one per node. Between tries every GPU is marked reserved (no
+// placement), and a Try opens only its nodes' GPUs (drained ones stay
+// reserved): the JobPlacer then has no other node to rule out, which would
+// cost a reservation mark per GPU of the cluster per try.
+class ClusterEngine::Trial {
+ public:
+  Trial(const Snapshot& s, ConfigTableCache* tables, PlacementPolicy* policy,
+        const SchedulerOptions& options)
+      : s_(s), scratch_(s.view->cluster()), placer_(&scratch_, *s.view, tables, policy, options) {
+    for (int g = 0; g < scratch_.size(); ++g) scratch_.SetReserved(g, true);
+  }
+
+  // `job` placed with only the nodes of `allowed`; nullopt when it does not
+  // fit. `delta` (optional) gets the FragCost increase summed over the GPUs of
+  // the chosen node.
+  std::optional<NodePlacement> Try(const ClusterJob& job, const std::set<int>& allowed,
+                                   double* delta) {
+    for (int idx : allowed) {
+      const ClusterView::Node& n = s_.view->nodes()[idx];
+      for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
+        if (!s_.view->drained(g)) scratch_.SetReserved(g, false);
+      }
+    }
+    auto r =
+        placer_.Place(job, [&](int node, const std::string&) { return allowed.count(node) > 0; });
+    std::optional<NodePlacement> out;
+    if (!r.ok()) {
+      spdlog::error("placing {}: {}", job.key, r.status().message());
+    } else if (r->has_value() && !(*r)->empty()) {
+      out = (**r)[0];
+      if (delta != nullptr) {
+        const ClusterView::Node& n = s_.view->nodes()[out->node];
+        double d = 0;
+        for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
+          d += scratch_.gpu(g).fragcost() - s_.view->cluster().gpu(g).fragcost();
+        }
+        *delta = d;
+      }
+    }
+    for (int idx : allowed) {
+      const ClusterView::Node& n = s_.view->nodes()[idx];
+      for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
+        scratch_.SetGpu(g, s_.view->cluster().gpu(g));
+        scratch_.SetReserved(g, true);
+      }
+    }
+    return out;
+  }
+
+ private:
+  const Snapshot& s_;
+  Cluster scratch_;
+  JobPlacer placer_;
+};
+
+std::optional<NodePlacement> ClusterEngine::Place(const Snapshot& s, const ClusterJob& job,
+                                                  const std::set<int>& allowed, double* delta) {
+  Trial t(s, &tables_, policy_.get(), options_.scheduler);
+  return t.Try(job, allowed, delta);
+}
+
+namespace {
+
+std::string ProfilesOf(const std::vector<const GpuModel*>& models) {
+  std::vector<std::string> names;
+  for (const GpuModel* m : models) {
+    for (int p : m->base_profiles()) {
+      if (std::find(names.begin(), names.end(), m->profile(p).name) == names.end()) {
+        names.push_back(m->profile(p).name);
+      }
+    }
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace
+
+std::string ClusterEngine::NoFitReason(const Snapshot& s, const ClusterJob& job, int node) {
+  const ClusterView& v = *s.view;
+  const ClusterView::Node& n = v.nodes()[node];
+  const std::vector<const GpuModel*> models = v.NodeModels(node);
+  std::vector<std::string> parts;
+  for (const ProfileCount& pc : job.per_node) {
+    // A profile the node's GPUs do not offer, or more than the node ever holds.
+    int offered = 0, most = 0;
+    for (const GpuModel* m : models) {
+      const int p = m->FindProfile(pc.profile);
+      if (p < 0) continue;
+      ++offered;
+      most += MaxInstancesAtOnce(*m, tables_.Get(*m), p);
+    }
+    if (offered == 0) {
+      return fmt::format("profile {} is not offered by any GPU of {} (profiles: {})", pc.profile,
+                         n.name, ProfilesOf(models));
+    }
+    if (most < pc.count) {
+      return fmt::format("{} can never hold {} {} at once (at most {})", n.name, pc.count,
+                         pc.profile, most);
+    }
+    // Per GPU: why no placement of the profile is free.
+    std::vector<std::string> gpus;
+    int free_places = 0;
+    for (int k = 0; k < n.num_gpus; ++k) {
+      const int g = n.first_gpu + k;
+      const GpuState& gs = v.cluster().gpu(g);
+      const int p = gs.model().FindProfile(pc.profile);
+      if (p < 0) continue;
+      if (v.drained(g)) {
+        gpus.push_back(fmt::format("GPU {}: drained", n.daemon_index[k]));
+        continue;
+      }
+      const std::string why = NoPlacementReason(gs, p);
+      if (why.empty()) {
+        ++free_places;
+      } else {
+        gpus.push_back(fmt::format("GPU {}: {}", n.daemon_index[k], why));
+      }
+    }
+    if (free_places == 0) {
+      parts.push_back(fmt::format("no {} placement free: {}", pc.profile, fmt::join(gpus, "; ")));
+    }
+  }
+  if (!parts.empty()) return fmt::format("{}", fmt::join(parts, "; "));
+  // Each profile has a free placement somewhere, but not all of them at once.
+  return fmt::format("{} do not fit on {} together now", job.Describe(), n.name);
+}
+
+std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
+                                                            const std::vector<std::string>& nodes) {
+  auto s = View();
+  const ClusterJob job = ToClusterJob(pod);
+  std::lock_guard lock(mu_);
+  if (!pod.uid.empty() && FirstArrival(pod.uid)) {
+    Job j;
+    j.name = job.key;
+    // The policy learns the demand of arriving pods, as the simulator's policies do.
+    for (const ProfileCount& pc : job.per_node) {
+      j.profile = pc.profile;
+      j.count = pc.count;
+      j.latency_sensitive = job.latency_sensitive;
+      policy_->ObserveArrival(s->view->cluster(), j);
+    }
+  }
+  std::vector<std::string> known;
+  for (const auto& n : s->view->nodes()) known.push_back(n.name);
+  std::vector<Verdict> out;
+  Trial trial(*s, &tables_, policy_.get(), options_.scheduler);
+  for (const std::string& name : nodes) {
+    const int idx = s->view->FindNode(name);
+    if (idx < 0) {
+      out.push_back(
+          {false, fmt::format("{} has no migsched node daemon (known: {})", name,
+                              known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")))});
+      continue;
+    }
+    const ClusterView::Node& n = s->view->nodes()[idx];
+    if (!n.usable) {
+      out.push_back(
+          {false, fmt::format("the node daemon of {} cannot be reached: {}", name, n.error)});
+      continue;
+    }
+    if (trial.Try(job, {idx}, nullptr)) {
+      out.push_back({true, ""});
+    } else {
+      out.push_back({false, NoFitReason(*s, job, idx)});
+    }
+  }
+  const bool fits_somewhere =
+      std::any_of(out.begin(), out.end(), [](const Verdict& v) { return v.fits; });
+  if (!pod.uid.empty()) {
+    if (fits_somewhere) {
+      waiting_.erase(pod.uid);
+    } else if (!waiting_.count(pod.uid)) {
+      if (waiting_.size() >= 10000) waiting_.clear();
+      waiting_[pod.uid] = {pod, std::chrono::steady_clock::now()};
+    }
+  }
+  return out;
+}
+
+std::vector<PodInfo> ClusterEngine::WaitingPods(double min_wait_s) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::chrono::steady_clock::time_point, const PodInfo*>> w;
+  for (const auto& [uid, entry] : waiting_) {
+    if (now - entry.since >= std::chrono::duration<double>(min_wait_s)) {
+      w.push_back({entry.since, &entry.pod});
+    }
+  }
+  std::sort(w.begin(), w.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->uid < b.second->uid;
+  });
+  std::vector<PodInfo> out;
+  for (const auto& [since, pod] : w) out.push_back(*pod);
+  return out;
+}
+
+void ClusterEngine::Forget(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  waiting_.erase(uid);
+}
+
+StatusOr<std::vector<RequeueMove>> ClusterEngine::PlanMigration(const PodInfo& waiting,
+                                                                const std::vector<PodInfo>& running,
+                                                                int max_moved) {
+  auto s = View(/*fresh=*/true);
+  PlannerInput in;
+  in.view = s->view.get();
+  in.waiting = {ToClusterJob(waiting)};
+  for (const PodInfo& p : running) {
+    EngineRunningJob r;
+    r.job = ToClusterJob(p);
+    r.may_move = r.job.migratable != Migratable::kNone && !r.job.latency_sensitive;
+    in.running.push_back(std::move(r));
+  }
+  PlannerOptions o;
+  o.policy = options_.policy;
+  o.scheduler = options_.scheduler;
+  o.migrate = true;
+  o.migrate_after_s = 0;  // the caller chose the pod by its wait
+  o.max_moved_jobs = max_moved;
+  ASSIGN_OR_RETURN(ClusterPlan plan, PlanCluster(in, o));
+  if (plan.jobs.empty() || plan.jobs[0].outcome != Outcome::kMigrating) {
+    return std::vector<RequeueMove>();
+  }
+  return plan.migrations;
+}
+
+std::vector<int64_t> ClusterEngine::Prioritize(const PodInfo& pod,
+                                               const std::vector<std::string>& nodes) {
+  auto s = View();
+  const ClusterJob job = ToClusterJob(pod);
+  std::lock_guard lock(mu_);
+  std::vector<int64_t> scores(nodes.size(), 0);
+  std::set<int> candidates;
+  for (const auto& name : nodes) {
+    const int idx = s->view->FindNode(name);
+    if (idx >= 0 && s->view->nodes()[idx].usable) candidates.insert(idx);
+  }
+  Trial trial(*s, &tables_, policy_.get(), options_.scheduler);
+  auto pick = trial.Try(job, candidates, nullptr);
+  if (!pick) return scores;
+  if (choices_.size() > 10000) choices_.clear();
+  choices_[pod.uid] = {s->view->nodes()[pick->node].name, s->view->nodes()[pick->node].generation,
+                       *pick};
+  // The others that fit, by their FragCost increase.
+  std::vector<std::pair<double, int>> others;
+  for (int idx : candidates) {
+    if (idx == pick->node) continue;
+    double delta = 0;
+    if (trial.Try(job, {idx}, &delta)) others.push_back({delta, idx});
+  }
+  std::sort(others.begin(), others.end());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int idx = s->view->FindNode(nodes[i]);
+    if (idx == pick->node) {
+      scores[i] = kMaxExtenderScore;
+      continue;
+    }
+    for (size_t r = 0; r < others.size(); ++r) {
+      if (others[r].second == idx) {
+        scores[i] = std::max<int64_t>(1, kMaxExtenderScore - 1 - static_cast<int64_t>(r));
+      }
+    }
+  }
+  return scores;
+}
+
+StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::string& node) {
+  const ClusterJob job = ToClusterJob(pod);
+  const std::string key = job.key;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.bind_wait_s);
+  std::set<std::string> profiles;
+  for (const auto& pc : job.per_node) profiles.insert(pc.profile);
+
+  std::shared_ptr<const Snapshot> s;
+  int idx = -1;
+  const NodeInput* input = nullptr;
+  // Held from the check below through the daemon's Reserve, so that two binds
+  // on the node (kube-scheduler binds concurrently) cannot both see no pending
+  // reservation of their profile and both reserve.
+  const std::shared_ptr<std::mutex> node_mu = NodeLock(node);
+  std::unique_lock node_lock(*node_mu, std::defer_lock);
+  for (;;) {
+    node_lock.lock();
+    s = WithFreshNode(node);
+    idx = s->view->FindNode(node);
+    if (idx < 0) return NotFoundError(node + " has no migsched node daemon");
+    if (!s->view->nodes()[idx].usable) {
+      return UnavailableError("the node daemon of " + node +
+                              " cannot be reached: " + s->view->nodes()[idx].error);
+    }
+    input = &s->inputs[idx];
+    // Another pod's reservation here, not bound yet, with a profile in common.
+    std::string waiting_for;
+    for (const NodeReservation& r : input->state->reservations) {
+      if (r.key == key || r.key.rfind("k8s:", 0) != 0) continue;
+      for (const PlacementRef& p : r.placements) {
+        if (profiles.count(p.profile)) waiting_for = r.key;
+      }
+    }
+    if (waiting_for.empty()) break;
+    node_lock.unlock();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return UnavailableError(fmt::format(
+          "the kubelet of {} has not yet started the pod of reservation {} (a profile in common); "
+          "retrying",
+          node, waiting_for));
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(options_.poll_s));
+  }
+
+  NodePlacement placement;
+  bool have = false;
+  // A reservation of this pod there already (a repeated bind): keep it.
+  for (const NodeReservation& r : input->state->reservations) {
+    if (r.key == key) {
+      placement.node = idx;
+      placement.placements = r.placements;
+      have = true;
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto it = choices_.find(pod.uid);
+    if (!have && it != choices_.end() && it->second.node == node &&
+        it->second.generation == s->view->nodes()[idx].generation) {
+      placement = it->second.placement;
+      have = true;
+    }
+    if (!have) {
+      auto p = Place(*s, job, {idx}, nullptr);
+      if (!p) return FailedPreconditionError(NoFitReason(*s, job, idx));
+      placement = *p;
+    }
+    choices_.erase(pod.uid);
+  }
+  Status st = daemons_->Reserve(node, key, placement.placements, options_.reservation_ttl_s);
+  WithFreshNode(node);  // the next filter sees the reservation
+  if (!st.ok()) return st;
+  Forget(pod.uid);
+
+  // The instances per container, in the pod's order.
+  PodReservation out;
+  out.node = node;
+  out.key = key;
+  std::vector<bool> used(placement.placements.size(), false);
+  for (const auto& c : pod.containers) {
+    for (const auto& r : c.requests) {
+      for (int k = 0; k < r.count; ++k) {
+        for (size_t i = 0; i < placement.placements.size(); ++i) {
+          const PlacementRef& p = placement.placements[i];
+          if (used[i] || p.profile != r.profile) continue;
+          used[i] = true;
+          ReservedInstance ri{c.container, p.gpu, "", p.profile, p.start, 0};
+          for (const NodeGpu& g : input->state->gpus) {
+            if (g.index == p.gpu) ri.gpu_uuid = g.uuid;
+          }
+          if (auto ref = s->view->FromRef(idx, p)) {
+            ri.size = s->view->cluster().gpu(ref->first).model().profile(ref->second).size();
+          }
+          out.instances.push_back(ri);
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Status ClusterEngine::Release(const PodInfo& pod, const std::string& node) {
+  Status st = daemons_->Unreserve(node, PodOwnerKey(pod.uid));
+  WithFreshNode(node);
+  return st;
+}
+
+}  // namespace migsched::k8s

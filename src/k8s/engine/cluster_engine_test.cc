@@ -1,0 +1,145 @@
+// The extender's engine on node states written by hand (cluster/testing/nodes.h)
+// and a node-daemon double that records reservations (cluster/testing/fake_node_daemons.h).
+// A100 40GB: 8 slices; 4g.20gb only at 0-3; 3g.20gb at 0-3 or 4-7; 7 compute slices.
+#include "k8s/engine/cluster_engine.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/testing/fake_node_daemons.h"
+#include "cluster/testing/nodes.h"
+#include "testing/test_util.h"
+
+namespace migsched::k8s {
+namespace {
+
+using migsched::testing::MakeNode;
+
+PodInfo Pod(const std::string& uid, std::vector<ContainerMig> containers) {
+  PodInfo p;
+  p.name = "p-" + uid;
+  p.ns = "ml";
+  p.uid = uid;
+  p.containers = std::move(containers);
+  return p;
+}
+
+class ClusterEngineTest : public ::testing::Test {
+ protected:
+  void Make(double bind_wait_s = 0.2) {
+    EngineOptions o;
+    o.policy = "frag-aware";
+    o.refresh_s = 0;  // every call reads the (fake) daemons again
+    o.bind_wait_s = bind_wait_s;
+    o.poll_s = 0.01;
+    o.state_threads = 1;  // the double is not thread-safe
+    auto e = ClusterEngine::Create(&daemons, &directory, &migsched::testing::BundledCatalog(), o);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    engine = std::move(*e);
+  }
+  migsched::testing::FakeNodeDaemons daemons;
+  StaticNodeDirectory directory{{{"n1", "http://n1"}, {"n2", "http://n2"}, {"n3", "http://n3"}}};
+  std::unique_ptr<ClusterEngine> engine;
+};
+
+TEST_F(ClusterEngineTest, FilterSaysWhyPerNode) {
+  // n1: one GPU with a busy 1g.5gb at 1 (4g.20gb's only placement 0-3 is taken);
+  // n2: one empty GPU; n3 does not answer (no state); n9 has no daemon.
+  daemons.states["n1"] = MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@1=alloc:k8s:a"});
+  daemons.states["n2"] = MakeNode("n2", 1, "A100 40GB", {});
+  Make();
+  const PodInfo pod = Pod("u1", {{"c", {{"4g.20gb", 1}}}});
+  const auto v = engine->Filter(pod, {"n1", "n2", "n3", "n9"});
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_FALSE(v[0].fits);
+  EXPECT_EQ(v[0].reason,
+            "no 4g.20gb placement free: GPU 0: slices 0, 2-7 free but 4g.20gb goes only at 0-3 "
+            "(1g.5gb at 1 busy)");
+  EXPECT_TRUE(v[1].fits);
+  EXPECT_FALSE(v[2].fits);
+  EXPECT_NE(v[2].reason.find("the node daemon of n3 cannot be reached: n3: connection refused"),
+            std::string::npos)
+      << v[2].reason;
+  EXPECT_EQ(v[3].reason, "n9 has no migsched node daemon (known: n1, n2, n3)");
+}
+
+TEST_F(ClusterEngineTest, ADrainedGpuOffersNothingAndTheOtherNodesAreUntouched) {
+  // n1: GPU 0 drained (empty), GPU 1 with a 1g.5gb at 0: a 7g.40gb fits on
+  // neither. n2: one empty GPU. Trying n1 first must not leave anything on n2.
+  NodeState n1 = MakeNode("n1", 2, "A100 40GB", {"1:1g.5gb@0=alloc:k8s:a"});
+  n1.gpus[0].drained = true;
+  daemons.states["n1"] = n1;
+  daemons.states["n2"] = MakeNode("n2", 1, "A100 40GB", {});
+  Make();
+  const PodInfo pod = Pod("u1", {{"c", {{"7g.40gb", 1}}}});
+  const auto v = engine->Filter(pod, {"n1", "n2", "n1"});
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_FALSE(v[0].fits);
+  // GPU 1: the 1g.5gb holds one of the 7 compute slices; 7g.40gb needs all 7.
+  EXPECT_EQ(v[0].reason,
+            "no 7g.40gb placement free: GPU 0: drained; GPU 1: only 6 of 7 compute slices free, "
+            "7g.40gb needs 7");
+  EXPECT_TRUE(v[1].fits);
+  EXPECT_EQ(v[2].reason, v[0].reason);  // n2's try left n1 as it was
+  // Both scores from one call: n2 the policy's choice, n1 nothing.
+  EXPECT_EQ(engine->Prioritize(pod, {"n1", "n2"}), (std::vector<int64_t>{0, 10}));
+}
+
+TEST_F(ClusterEngineTest, UnknownProfilesAndRequestsANodeCanNeverHold) {
+  daemons.states["n1"] = MakeNode("n1", 1, "A100 40GB", {});
+  Make();
+  EXPECT_EQ(engine->Filter(Pod("u", {{"c", {{"9g.99gb", 1}}}}), {"n1"})[0].reason,
+            "profile 9g.99gb is not offered by any GPU of n1 (profiles: 1g.5gb, 1g.10gb, 2g.10gb, "
+            "3g.20gb, 4g.20gb, 7g.40gb)");
+  // One A100 holds one 4g.20gb at most.
+  EXPECT_EQ(engine->Filter(Pod("u", {{"c", {{"4g.20gb", 2}}}}), {"n1"})[0].reason,
+            "n1 can never hold 2 4g.20gb at once (at most 1)");
+}
+
+TEST_F(ClusterEngineTest, PrioritizeGivesTheOnlyNodeThatFitsTen) {
+  daemons.states["n1"] = MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@1=alloc:k8s:a"});
+  daemons.states["n2"] = MakeNode("n2", 1, "A100 40GB", {});
+  daemons.states["n3"] = MakeNode("n3", 1, "A100 40GB", {"0:7g.40gb@0=alloc:k8s:b"});
+  Make();
+  const PodInfo pod = Pod("u1", {{"c", {{"4g.20gb", 1}}}});
+  EXPECT_EQ(engine->Prioritize(pod, {"n1", "n2", "n3"}), (std::vector<int64_t>{0, 10, 0}));
+}
+
+TEST_F(ClusterEngineTest, ReserveHoldsThePlacementUnderThePodsKey) {
+  daemons.states["n1"] = MakeNode("n1", 2, "A100 40GB", {"0:7g.40gb@0=alloc:k8s:b"});
+  Make();
+  const PodInfo pod = Pod("u1", {{"a", {{"1g.5gb", 1}}}, {"b", {{"2g.10gb", 1}}}});
+  auto r = engine->Reserve(pod, "n1");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->key, "k8s:u1");
+  ASSERT_EQ(r->instances.size(), 2u);
+  // GPU 0 is full: both go to GPU 1, one per container.
+  EXPECT_EQ(r->instances[0].container, "a");
+  EXPECT_EQ(r->instances[0].profile, "1g.5gb");
+  EXPECT_EQ(r->instances[0].gpu, 1);
+  EXPECT_EQ(r->instances[0].size, 1);
+  EXPECT_EQ(r->instances[1].container, "b");
+  EXPECT_EQ(r->instances[1].profile, "2g.10gb");
+  EXPECT_EQ(r->instances[1].size, 2);
+  EXPECT_EQ(r->instances[1].gpu_uuid, "GPU-n1-1");
+  // The reservation, then its node read again (the next filter sees it).
+  ASSERT_GE(daemons.calls.size(), 2u);
+  EXPECT_EQ(daemons.calls[daemons.calls.size() - 2], "reserve n1 k8s:u1 ttl=300");
+  EXPECT_EQ(daemons.calls.back(), "state n1");
+}
+
+TEST_F(ClusterEngineTest, ABindWaitsForAnotherPodsPendingReservationOfTheSameProfile) {
+  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
+  n1.reservations.push_back({"k8s:other", {{0, "1g.5gb", 0}}, 1e12});
+  daemons.states["n1"] = n1;
+  Make(/*bind_wait_s=*/0.1);
+  auto same = engine->Reserve(Pod("u1", {{"c", {{"1g.5gb", 1}}}}), "n1");
+  ASSERT_FALSE(same.ok());
+  EXPECT_NE(same.status().message().find("has not yet started the pod of reservation k8s:other"),
+            std::string::npos)
+      << same.status().message();
+  // Another profile is not ambiguous: it goes ahead.
+  EXPECT_TRUE(engine->Reserve(Pod("u2", {{"c", {{"3g.20gb", 1}}}}), "n1").ok());
+}
+
+}  // namespace
+}  // namespace migsched::k8s
