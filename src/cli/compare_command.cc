@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_files.h"
+#include "cli/replica_output.h"
 #include "cli/report.h"
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
@@ -25,6 +26,7 @@ struct CompareFlags {
   std::vector<std::string> policies;
   std::string json;
   int threads = 0;
+  bool by_profile = false;
   ReportFlags report;
 };
 
@@ -39,78 +41,115 @@ int Run(const CompareFlags& f, Context& ctx) {
   Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report.path}});
   if (!outputs.ok()) return fail(outputs.message());
   const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
+  const size_t n_policies = policies.size();
+  const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
-  shape.parallel_runs = ParallelRuns(policies.size(), f.threads);
-  shape.total_runs = static_cast<int>(policies.size());
+  shape.parallel_runs = ParallelRuns(n_policies * n_replicas, f.threads);
+  shape.total_runs = static_cast<int>(n_policies * n_replicas);
   shape.record_jobs = shape.record_timeline = !f.report.path.empty();
-  auto setup = BuildSimSetup(f.sim, ctx, shape);
-  if (!setup.ok()) return fail(setup.status().message());
+  auto setups = BuildReplicaSetups(f.sim, ctx, shape);
+  if (!setups.ok()) return fail(setups.status().message());
+  const SimSetup& setup = setups->front();
   for (const std::string& p : policies) {
-    auto made = MakePolicy(p, setup->SchedulerFor(p));
+    auto made = MakePolicy(p, setup.SchedulerFor(p));
     if (!made.ok()) return fail("--policies: " + made.status().message());
   }
-  const bool fill = setup->sim.mode == SimMode::kFill;
-  setup->sim.record_jobs = false;
-  setup->sim.record_timeline = false;
-  if (!f.report.path.empty()) PrepareForReport(f.report, setup->jobs, &setup->sim);
-  ProgressPrinter progress(ctx);
-  std::vector<StatusOr<SimResult>> results(policies.size(),
-                                           Status(StatusCode::kInternal, "not run"));
-  // Policies are independent runs: up to `threads` of them at once.
-  RunInParallel(policies.size(), f.threads, [&](size_t i) {
-    SimOptions o = setup->sim;
-    o.progress = [&, i](const SimProgress& p) { progress.Report(policies[i], p, fill); };
-    results[i] =
-        RunSimulation(setup->gpus, setup->jobs, policies[i], setup->SchedulerFor(policies[i]), o);
-  });
-  std::vector<Metrics> runs;
-  for (size_t i = 0; i < policies.size(); ++i) {
-    if (!results[i].ok()) return fail(policies[i] + ": " + results[i].status().message());
-    runs.push_back(results[i]->metrics);
+  const bool fill = setup.sim.mode == SimMode::kFill;
+  for (SimSetup& s : *setups) {
+    s.sim.record_jobs = false;
+    s.sim.record_timeline = false;
   }
+  // The report's charts and slot maps come from replica 0.
+  if (!f.report.path.empty()) PrepareForReport(f.report, setup.jobs, &setups->front().sim);
+  // Task k: policy k % P in replica k / P; every run independent, stored by index.
+  std::vector<StatusOr<SimResult>> results =
+      RunPoliciesOnReplicas(*setups, policies, f.threads, ctx);
+  ReplicaRuns runs(n_policies);
+  for (size_t k = 0; k < results.size(); ++k) {
+    const size_t i = k % n_policies;
+    if (!results[k].ok()) return fail(policies[i] + ": " + results[k].status().message());
+    runs[i].push_back(results[k]->metrics);
+  }
+  std::vector<uint64_t> seeds;
+  for (size_t r = 0; r < n_replicas; ++r)
+    seeds.push_back(ReplicaSeed(f.sim.seed, static_cast<int>(r)));
   std::ostream& out = *ctx.out;
-  out << fmt::format("migsched compare: {} on {}\n", setup->workload_label, runs.front().cluster);
-  for (const std::string& n : setup->notes) out << "  note: " << n << "\n";
-  for (const Metrics& m : runs) {
+  out << fmt::format("migsched compare: {} on {}\n", setup.workload_label,
+                     runs.front().front().cluster);
+  if (n_replicas > 1) {
+    out << fmt::format("  replicas: {} (seeds {}..{}; {})\n", n_replicas, seeds.front(),
+                       seeds.back(),
+                       setup.perturbation == "jitter"
+                           ? fmt::format("arrival gaps and durations jittered by {:g}%",
+                                         100 * setup.jitter_applied)
+                           : std::string("each replica's workload drawn from its seed"));
+  }
+  for (const std::string& n : setup.notes) out << "  note: " << n << "\n";
+  for (size_t i = 0; i < n_policies; ++i) {
+    const Metrics& m = runs[i].front();
     if (fill || m.rejected == 0) continue;
-    out << fmt::format("  REJECTED by {}: {} of {} jobs never ran; why:\n", m.policy, m.rejected,
-                       m.jobs_total);
+    out << fmt::format("  REJECTED by {}: {} of {} jobs never ran{}; why:\n", m.policy, m.rejected,
+                       m.jobs_total, n_replicas > 1 ? " in replica 0" : "");
     PrintRejections(m, "  ", out);
   }
   out << "\n";
   if (fill) {
     out << fmt::format("{:<16} {:>10} {:>10} {:>10} {:>9}\n", "POLICY", "ALLOCATION", "ACCEPTANCE",
                        "FRAG", "RECONFIGS");
-    for (const Metrics& m : runs) {
-      out << fmt::format("{:<16} {:>9.1f}% {:>9.1f}% {:>10.3f} {:>9}\n", m.policy,
-                         100 * m.fill_allocation, 100 * m.fill_acceptance, m.fill_frag,
-                         m.reconfigurations);
+    for (size_t i = 0; i < n_policies; ++i) {
+      auto cell = [&](const char* key) {
+        return MeanCell(key, MeanInterval(ValuesOf(runs[i], key)));
+      };
+      out << fmt::format("{:<16} {:>10} {:>10} {:>10} {:>9}\n", policies[i],
+                         cell("fill_allocation"), cell("fill_acceptance"), cell("fill_frag"),
+                         cell("reconfigurations"));
     }
+  } else if (n_replicas == 1) {
+    std::vector<Metrics> one;
+    for (const auto& reps : runs) one.push_back(reps.front());
+    PrintComparison(one, out);
   } else {
-    PrintComparison(runs, out);
+    PrintReplicaComparison(policies, runs, out);
   }
+  if (f.by_profile && !fill) PrintByProfile(policies, runs, out);
   if (!f.json.empty()) {
     nlohmann::ordered_json j;
-    j["settings"] = setup->ToJson(f.sim);
+    j["settings"] = setup.ToJson(f.sim);
+    j["settings"]["seeds"] = seeds;
     j["reference"] = policies.front();
     j["results"] = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < runs.size(); ++i) {
+    const Metrics& ref = runs.front().front();
+    for (size_t i = 0; i < n_policies; ++i) {
       nlohmann::ordered_json r;
       r["policy"] = policies[i];
-      const nlohmann::json metrics = MetricsToJson(runs[i]);  // named: items() refers to it
+      const nlohmann::ordered_json metrics = ReplicaRunJson(runs[i], seeds);
       for (const auto& [k, v] : metrics.items()) r[k] = v;
+      const Metrics& m = runs[i].front();
       // Ratios between runs over different numbers of completed jobs mean
       // nothing (RatioComparable): null, as in the terminal's '-'.
       nlohmann::ordered_json ratio;
       for (const auto& c : ComparedMetrics()) {
-        const double v = MetricValue(runs[i], c.key), ref = MetricValue(runs.front(), c.key);
-        const bool comparable = RatioComparable(runs[i], runs.front(), c.key);
-        ratio[c.key] = comparable && ref != 0 && std::isfinite(v) && std::isfinite(ref)
-                           ? nlohmann::ordered_json(v / ref)
-                           : nlohmann::ordered_json();
+        bool comparable = true;
+        for (size_t k = 0; k < n_replicas; ++k) {
+          comparable = comparable && RatioComparable(runs[i][k], runs.front()[k], c.key);
+        }
+        const PairedChange ch =
+            ComparePaired(ValuesOf(runs[i], c.key), ValuesOf(runs.front(), c.key));
+        ratio[c.key] = comparable && std::isfinite(ch.ratio) ? nlohmann::ordered_json(ch.ratio)
+                                                             : nlohmann::ordered_json();
       }
-      r["comparable_to_reference"] = RatioComparable(runs[i], runs.front(), "jobs_completed");
+      r["comparable_to_reference"] = RatioComparable(m, ref, "jobs_completed");
       r["ratio_to_reference"] = ratio;
+      std::vector<double> closed;
+      for (size_t k = 0; k < n_replicas; ++k) closed.push_back(GapClosed(runs[i][k], runs[0][k]));
+      const Interval g = MeanInterval(closed);
+      r["gap_closed"] =
+          std::isfinite(g.mean) ? nlohmann::ordered_json(g.mean) : nlohmann::ordered_json();
+      if (n_replicas > 1) {
+        r["gap_closed_ci95"] =
+            std::isfinite(g.half) ? nlohmann::ordered_json(g.half) : nlohmann::ordered_json();
+        r["paired"] = PairedToJson(runs[i], runs.front());
+      }
       j["results"].push_back(r);
     }
     Status st = WriteOutputFile(f.json, [&](std::ostream& o) {
@@ -121,9 +160,10 @@ int Run(const CompareFlags& f, Context& ctx) {
   }
   if (!f.report.path.empty()) {
     std::vector<const SimResult*> done;
-    for (const auto& r : results) done.push_back(&*r);
-    const HtmlReport report = MakeSimReport(
-        fmt::format("migsched compare: {}", setup->workload_label), *setup, f.sim, policies, done);
+    for (size_t i = 0; i < n_policies; ++i) done.push_back(&*results[i]);  // replica 0
+    HtmlReport report = MakeSimReport(fmt::format("migsched compare: {}", setup.workload_label),
+                                      setup, f.sim, policies, done);
+    if (n_replicas > 1) AddReplicaStats(policies, runs, seeds, &report);
     Status st = WriteOutputFile(f.report.path, [&](std::ostream& o) {
       o << report.Render();
       return Status();
@@ -146,7 +186,8 @@ void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "compare",
       "Run several policies on the same cluster and workload (same seed) and print one table, a "
-      "row per policy, with each metric's ratio to the first policy");
+      "row per policy, with each metric's ratio to the first policy (with --replicas: means, 95% "
+      "confidence intervals and paired changes)");
   AddSimFlags(cmd, &f->sim);
   const std::string policies_help =
       "Comma-separated policies, the first is the reference (default: all, the ablation ladder "
@@ -154,8 +195,14 @@ void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code) {
       PolicyList() + ")";
   cmd->add_option("--policies", f->policies, policies_help)->delimiter(',');
   cmd->add_option("--json", f->json, "Write every policy's metrics and ratios as JSON to FILE");
-  cmd->add_option("--threads", f->threads, "Policies simulated at once (default: the cores)")
+  cmd->add_option("--threads", f->threads,
+                  "Simulations run at once, policies and replicas (default: the cores); the "
+                  "results do not depend on it")
       ->check(WholeNumber(1, 4096));
+  cmd->add_flag("--by-profile", f->by_profile,
+                "Also print, per requested profile, the mean and p95 wait and JCT and the "
+                "slowdowns of every policy, with the paired ratio against the first");
+  AddReplicaFlags(cmd, &f->sim);
   AddReportFlags(cmd, &f->report);
   cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
 }

@@ -21,6 +21,7 @@ const std::vector<ComparedMetric>& ComparedMetrics() {
     const std::vector<std::pair<const char*, const char*>> columns = {
         {"makespan_s", "MAKESPAN"},        {"jct_mean_s", "JCT MEAN"},
         {"jct_p95_s", "JCT P95"},          {"wait_mean_s", "WAIT MEAN"},
+        {"slowdown_mean", "SLOWDOWN"},     {"bounded_slowdown_mean", "BSLD"},
         {"utilization", "UTIL"},           {"frag_mean", "FRAG MEAN"},
         {"frag_peak", "FRAG PEAK"},        {"rejected", "REJECTED"},
         {"reconfigurations", "RECONFIGS"}, {"reuses", "REUSES"},
@@ -62,6 +63,7 @@ std::string Cell(const std::string& key, double v) {
   if (key == "energy_kwh") return fmt::format("{:.2f}", v);
   if (key == "jobs_per_kwh") return fmt::format("{:.1f}", v);
   if (key == "jobs_per_day" || key.rfind("decision_us", 0) == 0) return fmt::format("{:.1f}", v);
+  if (key.find("slowdown") != std::string::npos) return fmt::format("{:.2f}", v);
   return fmt::format("{:.0f}", v);
 }
 
@@ -78,6 +80,15 @@ std::string JoinAnd(const std::vector<std::string>& items) {
 }  // namespace
 
 std::string MetricCell(const std::string& key, double v) { return Cell(key, v); }
+
+double GapClosed(const Metrics& m, const Metrics& reference) {
+  const double gap = reference.jct_mean_s - reference.duration_mean_s;
+  return gap > 0 ? (reference.jct_mean_s - m.jct_mean_s) / gap : NAN;
+}
+
+std::string GapClosedCell(double share) {
+  return std::isfinite(share) ? fmt::format("{:+.0f}%", 100 * share) : "-";
+}
 
 void PrintRejections(const Metrics& m, const std::string& indent, std::ostream& out) {
   std::vector<std::pair<std::string, int64_t>> reasons(m.rejected_reasons.begin(),
@@ -129,6 +140,12 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
                      FormatDuration(m.jct_p95_s), FormatDuration(m.jct_p99_s));
   out << fmt::format("  wait              mean {}, p95 {}\n", FormatDuration(m.wait_mean_s),
                      FormatDuration(m.wait_p95_s));
+  out << fmt::format(
+      "  slowdown          mean {:.2f}, p95 {:.2f} (JCT / duration); bounded (10 s) "
+      "mean {:.2f}, p95 {:.2f}\n",
+      m.slowdown_mean, m.slowdown_p95, m.bounded_slowdown_mean, m.bounded_slowdown_p95);
+  out << fmt::format("  JCT floor         {} (mean duration: the mean JCT if no job waited)\n",
+                     FormatDuration(m.duration_mean_s));
   out << fmt::format("  utilization       {:.1f}% (busy compute slices, time mean)\n",
                      100 * m.utilization);
   out << fmt::format(
@@ -152,15 +169,19 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
       "  decision time     mean {:.1f} us, p99 {:.1f} us ({} decisions, wall-clock)\n",
       m.decision_us_mean, m.decision_us_p99, m.decisions);
   if (!m.per_profile.empty()) {
-    out << fmt::format("\n  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11}\n", "REQUEST", "JOBS",
-                       "COMPLETED", "REJECTED", "JCT MEAN", "WAIT P95");
+    out << fmt::format("\n  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>8} {:>6}\n",
+                       "REQUEST", "JOBS", "COMPLETED", "REJECTED", "JCT MEAN", "JCT P95",
+                       "WAIT MEAN", "WAIT P95", "SLOWDOWN", "BSLD");
     for (const std::string& key : ProfileKeysBySize(m.per_profile)) {
       const ProfileMetrics& p = m.per_profile.at(key);
       // Times are over completed jobs: "-" when none completed.
-      const double jct = p.completed > 0 ? p.jct_mean_s : NAN;
-      const double wait = p.completed > 0 ? p.wait_p95_s : NAN;
-      out << fmt::format("  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11}\n", key, p.jobs, p.completed,
-                         p.rejected, FormatDuration(jct), FormatDuration(wait));
+      const bool none = p.completed == 0;
+      auto time = [none](double v) { return FormatDuration(none ? NAN : v); };
+      auto ratio = [none](double v) { return none ? std::string("-") : fmt::format("{:.2f}", v); };
+      out << fmt::format("  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>8} {:>6}\n",
+                         key, p.jobs, p.completed, p.rejected, time(p.jct_mean_s),
+                         time(p.jct_p95_s), time(p.wait_mean_s), time(p.wait_p95_s),
+                         ratio(p.slowdown_mean), ratio(p.bounded_slowdown_mean));
     }
   }
 }
@@ -178,6 +199,9 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
   for (const Metrics& m : runs) {
     const std::string name = m.policy + (fewer(m) ? "*" : "");
     std::vector<std::string> row = {name}, ratio = {name};
+    ratio.push_back(RatioComparable(m, runs.front(), "jct_mean_s")
+                        ? GapClosedCell(GapClosed(m, runs.front()))
+                        : "-");
     for (const auto& c : cols) {
       const double v = MetricValue(m, c.key);
       const double ref = MetricValue(runs.front(), c.key);
@@ -208,6 +232,8 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
   };
   print(header);
   for (const auto& r : rows) print(r);
+  out << fmt::format("Zero-wait JCT floor (mean duration, the mean JCT if no job waited): {}\n",
+                     FormatDuration(runs.front().duration_mean_s));
   for (const Metrics& m : runs) {
     if (!fewer(m)) continue;
     out << fmt::format(
@@ -223,14 +249,30 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
   out << fmt::format(
       "\nRatio to {} (below 1 is lower).\n  Lower is better: {}.\n  Higher is better: {}.\n",
       runs.front().policy, JoinAnd(lower), JoinAnd(higher));
+  out << fmt::format(
+      "  GAP CLOSED: the share of {}'s gap between its JCT MEAN and the floor that a policy "
+      "closes (negative: widens).\n",
+      runs.front().policy);
   if (any_hidden) {
     out << fmt::format(
         "Runs that completed another number of jobs than {} show no ratio ('-') except "
         "REJECTED.\n",
         runs.front().policy);
   }
-  print(header);
-  for (const auto& r : ratios) print(r);
+  std::vector<std::string> ratio_header = header;
+  ratio_header.insert(ratio_header.begin() + 1, "GAP CLOSED");
+  std::vector<size_t> ratio_width = width;
+  ratio_width.insert(ratio_width.begin() + 1, std::string("GAP CLOSED").size());
+  for (const auto& r : ratios) ratio_width[1] = std::max(ratio_width[1], r[1].size());
+  auto print_ratio = [&](const std::vector<std::string>& r) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      out << (i == 0 ? fmt::format("{:<{}}", r[i], ratio_width[i])
+                     : fmt::format("  {:>{}}", r[i], ratio_width[i]));
+    }
+    out << "\n";
+  };
+  print_ratio(ratio_header);
+  for (const auto& r : ratios) print_ratio(r);
 }
 
 }  // namespace migsched::cli

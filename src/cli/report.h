@@ -48,6 +48,14 @@ bool RatioComparable(const Metrics& a, const Metrics& b, const std::string& key)
 // Value of a compared metric.
 double MetricValue(const Metrics& m, const std::string& key);
 
+// The share of the reference's gap between its mean JCT and its zero-wait
+// floor (mean duration) that `m` closes: (JCT_ref - JCT_m) / (JCT_ref -
+// floor_ref); 1 = no job waits, 0 = as the reference, negative = worse. NaN
+// when the reference has no gap.
+double GapClosed(const Metrics& m, const Metrics& reference);
+// "+12%", "-5%", "-" for NaN.
+std::string GapClosedCell(double share);
+
 // A metric's value as a table cell: durations for *_s keys, percentages for
 // shares, "-" for a missing value (NaN), e.g. energy without catalog power data.
 std::string MetricCell(const std::string& key, double v);

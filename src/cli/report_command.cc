@@ -23,6 +23,7 @@
 #include "io/input_file.h"
 #include "report/html_report.h"
 #include "sched/policy.h"
+#include "sim/replicas.h"
 #include "sim/simulator.h"
 
 namespace migsched::cli {
@@ -156,45 +157,54 @@ int RunFromFiles(const ReportCommandFlags& f, Context& ctx) {
 
 int RunSimulations(const ReportCommandFlags& f, Context& ctx) {
   const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
+  const size_t n_policies = policies.size();
+  const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
-  shape.parallel_runs = ParallelRuns(policies.size(), f.threads);
-  shape.total_runs = static_cast<int>(policies.size());
+  shape.parallel_runs = ParallelRuns(n_policies * n_replicas, f.threads);
+  shape.total_runs = static_cast<int>(n_policies * n_replicas);
   shape.record_jobs = shape.record_timeline = true;
-  auto setup = BuildSimSetup(f.sim, ctx, shape);
-  if (!setup.ok()) {
-    *ctx.err << "migsched report: " << setup.status().message() << "\n";
+  auto setups = BuildReplicaSetups(f.sim, ctx, shape);
+  if (!setups.ok()) {
+    *ctx.err << "migsched report: " << setups.status().message() << "\n";
     return 1;
   }
+  const SimSetup& setup = setups->front();
   for (const std::string& p : policies) {
-    auto made = MakePolicy(p, setup->SchedulerFor(p));
+    auto made = MakePolicy(p, setup.SchedulerFor(p));
     if (!made.ok()) {
       *ctx.err << "migsched report: --policies: " << made.status().message() << "\n";
       return 1;
     }
   }
-  PrepareForReport(f.report, setup->jobs, &setup->sim);
-  const bool fill = setup->sim.mode == SimMode::kFill;
-  ProgressPrinter progress(ctx);
-  std::vector<StatusOr<SimResult>> results(policies.size(),
-                                           Status(StatusCode::kInternal, "not run"));
-  RunInParallel(policies.size(), f.threads, [&](size_t i) {
-    SimOptions o = setup->sim;
-    o.progress = [&, i](const SimProgress& p) { progress.Report(policies[i], p, fill); };
-    results[i] =
-        RunSimulation(setup->gpus, setup->jobs, policies[i], setup->SchedulerFor(policies[i]), o);
-  });
+  // Charts, the JCT distribution and slot maps from replica 0; the others record metrics only.
+  PrepareForReport(f.report, setup.jobs, &setups->front().sim);
+  for (size_t r = 1; r < n_replicas; ++r) {
+    (*setups)[r].sim.record_jobs = (*setups)[r].sim.record_timeline = false;
+  }
+  // Task k: policy k % P in replica k / P; every run independent, stored by index.
+  std::vector<StatusOr<SimResult>> results =
+      RunPoliciesOnReplicas(*setups, policies, f.threads, ctx);
   std::vector<const SimResult*> ok;
-  for (size_t i = 0; i < policies.size(); ++i) {
-    if (!results[i].ok()) {
-      *ctx.err << "migsched report: " << policies[i] << ": " << results[i].status().message()
+  std::vector<std::vector<Metrics>> runs(n_policies);
+  for (size_t k = 0; k < results.size(); ++k) {
+    const size_t i = k % n_policies;
+    if (!results[k].ok()) {
+      *ctx.err << "migsched report: " << policies[i] << ": " << results[k].status().message()
                << "\n";
       return 1;
     }
-    ok.push_back(&*results[i]);
+    if (k < n_policies) ok.push_back(&*results[k]);
+    runs[i].push_back(results[k]->metrics);
   }
   const std::string title =
-      f.title.empty() ? fmt::format("migsched report: {}", setup->workload_label) : f.title;
-  HtmlReport report = MakeSimReport(title, *setup, f.sim, policies, ok);
+      f.title.empty() ? fmt::format("migsched report: {}", setup.workload_label) : f.title;
+  HtmlReport report = MakeSimReport(title, setup, f.sim, policies, ok);
+  if (n_replicas > 1) {
+    std::vector<uint64_t> seeds;
+    for (size_t r = 0; r < n_replicas; ++r)
+      seeds.push_back(ReplicaSeed(f.sim.seed, static_cast<int>(r)));
+    AddReplicaStats(policies, runs, seeds, &report);
+  }
   Status st = WriteOutputFile(f.output, [&](std::ostream& o) {
     o << report.Render();
     return Status();
@@ -255,8 +265,11 @@ void RegisterReportCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "Re-render a saved output of simulate/compare/sweep --json (repeatable; "
                   "metrics only, no simulation)");
   cmd->add_option("--title", f->title, "Title of the page");
-  cmd->add_option("--threads", f->threads, "Policies simulated at once (default: the cores)")
+  cmd->add_option("--threads", f->threads,
+                  "Simulations run at once, policies and replicas (default: the cores); the "
+                  "results do not depend on it")
       ->check(WholeNumber(1, 4096));
+  AddReplicaFlags(cmd, &f->sim);
   cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
 }
 

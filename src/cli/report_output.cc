@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "cli/replica_output.h"
+#include "cli/report.h"
+#include "sim/replicas.h"
+
 namespace migsched::cli {
 
 void AddReportFlags(CLI::App* cmd, ReportFlags* f, bool with_path) {
@@ -63,20 +67,52 @@ HtmlReport MakeSimReport(const std::string& title, const SimSetup& setup, const 
   return report;
 }
 
+void AddReplicaStats(const std::vector<std::string>& labels,
+                     const std::vector<std::vector<Metrics>>& runs,
+                     const std::vector<uint64_t>& seeds, HtmlReport* report) {
+  for (size_t i = 0; i < runs.size() && i < labels.size(); ++i) {
+    nlohmann::json m = ReplicaRunJson(runs[i], seeds);
+    if (i > 0) m["paired"] = PairedToJson(runs[i], runs.front());
+    std::vector<double> closed;
+    for (size_t r = 0; r < runs[i].size() && r < runs.front().size(); ++r) {
+      closed.push_back(GapClosed(runs[i][r], runs.front()[r]));
+    }
+    const Interval g = MeanInterval(closed);
+    if (std::isfinite(g.mean)) m["gap_closed"] = g.mean;
+    if (std::isfinite(g.half)) m["gap_closed_ci95"] = g.half;
+    (void)report->ReplaceRunMetrics(i, m);  // i < runs added: cannot fail
+  }
+  if (!runs.empty()) {
+    report->AddNote(fmt::format(
+        "Tables: means over {} replicas ± the half-width of their 95% confidence interval; "
+        "ratios are paired against {} (replica by replica), * and colour only where significant. "
+        "Charts over time, the JCT distribution and the slot maps: replica 0 (seed {}).",
+        runs.front().size(), labels.front(), seeds.empty() ? 0 : seeds.front()));
+  }
+}
+
 StatusOr<HtmlReport> MakeSweepReport(const SimSetup& setup, const SimFlags& flags,
                                      const std::string& policy, const std::string& param,
                                      const std::vector<double>& values,
-                                     const std::vector<Metrics>& metrics) {
+                                     const std::vector<std::vector<Metrics>>& metrics,
+                                     const std::vector<uint64_t>& seeds) {
   HtmlReport report(fmt::format("migsched sweep: {} over {}", policy, param));
-  const std::string cluster = metrics.empty() ? "" : metrics.front().cluster;
+  const std::string cluster =
+      metrics.empty() || metrics.front().empty() ? "" : metrics.front().front().cluster;
   report.SetSubtitle(fmt::format("{} on {}", setup.workload_label, cluster));
   report.SetSettings(setup.ToJson(flags));
   for (const std::string& n : setup.notes) report.AddNote(n);
-  std::vector<std::pair<double, Metrics>> points;
+  std::vector<std::pair<double, nlohmann::json>> points;
   for (size_t i = 0; i < values.size() && i < metrics.size(); ++i) {
-    points.emplace_back(values[i], metrics[i]);
+    points.emplace_back(values[i], nlohmann::json(ReplicaRunJson(metrics[i], seeds)));
   }
-  RETURN_IF_ERROR(report.SetSweep(param, policy, points));
+  RETURN_IF_ERROR(report.SetSweepJson(param, policy, points));
+  if (!metrics.empty() && metrics.front().size() > 1) {
+    report.AddNote(
+        fmt::format("Each value: means over {} replicas ± the half-width of their 95% "
+                    "confidence interval; the charts show the means.",
+                    metrics.front().size()));
+  }
   return report;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -18,7 +19,9 @@
 #include "io/trace_reader.h"
 #include "sched/metrics.h"
 #include "sim/arrivals.h"
+#include "sim/churn.h"
 #include "sim/paper_mix.h"
+#include "sim/replicas.h"
 
 namespace migsched::cli {
 
@@ -68,8 +71,9 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "(models: migsched profiles)")
       ->required();
   cmd->add_option("--workload", f->workload,
-                  "FILE (trace .csv or .jsonl, docs/formats/trace.md) | paper-mix | "
-                  "alibaba:FILE (cluster-trace-gpu-v2023 pod list)")
+                  "FILE (trace .csv or .jsonl, docs/formats/trace.md) | paper-mix | churn "
+                  "(bursty paper-mix-like arrivals and departures, §10) | alibaba:FILE "
+                  "(cluster-trace-gpu-v2023 pod list)")
       ->required();
   cmd->add_option("--threshold", f->threshold, "Lazy/busy threshold t (spec §3)")
       ->check(FiniteNumber("a finite number", any))
@@ -108,12 +112,13 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->capture_default_str();
   cmd->add_option("--load", f->load,
                   "Offered load for regenerated arrivals (share of cluster GPU capacity, > 0); "
-                  "default 0.9 for paper-mix and alibaba:, arrivals kept for a FILE unless given")
+                  "default 0.9 for paper-mix, churn and alibaba:, arrivals kept for a FILE unless "
+                  "given")
       ->check(FiniteNumber("a finite number > 0", positive));
   cmd->add_option("--arrivals", f->arrivals,
                   "poisson: Poisson arrivals at --load; trace-order: the trace's order with gaps "
                   "scaled to --load (alibaba:, and a FILE with --load; paper-mix is always "
-                  "poisson)")
+                  "poisson, churn has its own bursts)")
       ->check(CLI::IsMember({"poisson", "trace-order"}))
       ->each([f](const std::string&) { f->arrivals_given = true; })
       ->capture_default_str();
@@ -122,11 +127,11 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->check(WholeNumber(0, UINT64_MAX))
       ->capture_default_str();
   cmd->add_option("--jobs", f->jobs,
-                  "paper-mix: number of jobs (default 200); traces: use only the first N jobs "
-                  "(default: all)")
+                  "paper-mix / churn: number of jobs (default 200 / 500); traces: use only the "
+                  "first N jobs (default: all)")
       ->check(WholeNumber(1, INT32_MAX));
   cmd->add_option("--pcie-share", f->pcie_share,
-                  "paper-mix only: share of PCIe-bound jobs, in [0, 1] (§10)")
+                  "paper-mix and churn only: share of PCIe-bound jobs, in [0, 1] (§10)")
       ->check(FiniteNumber("a number in [0, 1]", [](double v) { return v >= 0 && v <= 1; }))
       ->each([f](const std::string&) { f->pcie_share_given = true; })
       ->capture_default_str();
@@ -160,6 +165,47 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "that would free its placement soonest is reserved for it; < 0 = off")
       ->check(FiniteNumber("a finite number", any))
       ->each([f](const std::string&) { f->explicit_options.max_skip_seconds = true; })
+      ->capture_default_str();
+  cmd->add_option("--reservation", f->reservation,
+                  "Look-ahead reservation (§13, with --max-skip-seconds): easy (the head of the "
+                  "queue only) or conservative (each of the first --reservation-depth overdue "
+                  "waiting jobs)")
+      ->check(CLI::IsMember({"easy", "conservative"}))
+      ->each([f](const std::string&) { f->explicit_options.reservation = true; })
+      ->capture_default_str();
+  cmd->add_option("--reservation-depth", f->reservation_depth,
+                  "Conservative reservation: how many waiting jobs may hold reservations")
+      ->check(WholeNumber(1, INT32_MAX))
+      ->capture_default_str();
+  cmd->add_option("--evacuation", f->evacuation,
+                  "Evacuation (§13, policies that migrate): move running jobs to open a "
+                  "placement for a waiting job now: off, head (the head of the queue) or queue "
+                  "(any waiting job)")
+      ->check(CLI::IsMember({"off", "head", "queue"}))
+      ->each([f](const std::string&) { f->explicit_options.evacuation = true; })
+      ->capture_default_str();
+  cmd->add_option("--evacuation-min-wait", f->evacuation_min_wait,
+                  "Evacuate only for jobs that have waited at least this many seconds")
+      ->check(FiniteNumber("a finite number >= 0", non_negative))
+      ->each([f](const std::string&) { f->explicit_options.evacuation_min_wait = true; })
+      ->capture_default_str();
+  cmd->add_option("--evacuation-min-slices", f->evacuation_min_slices,
+                  "Evacuate only for jobs asking for at least this many compute slices")
+      ->check(WholeNumber(0, INT32_MAX))
+      ->each([f](const std::string&) { f->explicit_options.evacuation_min_slices = true; })
+      ->capture_default_str();
+  cmd->add_option("--evacuation-when", f->evacuation_when,
+                  "Evacuate at the waiting job's turn in the queue scan, before later jobs "
+                  "backfill (before-backfill), or after the scan with the room backfill left "
+                  "(after-backfill)")
+      ->check(CLI::IsMember({"before-backfill", "after-backfill"}))
+      ->each([f](const std::string&) { f->explicit_options.evacuation_when = true; })
+      ->capture_default_str();
+  cmd->add_option("--migration-order", f->migration_order,
+                  "At an instant with a completion, run the migration pass after the queue scan "
+                  "(after-scan) or before it (before-scan) (§13, policies that migrate)")
+      ->check(CLI::IsMember({"after-scan", "before-scan"}))
+      ->each([f](const std::string&) { f->explicit_options.migration_order = true; })
       ->capture_default_str();
   cmd->add_option(
          "--max-wait", f->max_wait,
@@ -224,10 +270,15 @@ std::vector<const GpuModel*> Distinct(const std::vector<const GpuModel*>& gpus) 
 
 // A flag that applies to some workloads or modes only, given where it would
 // be ignored: an error saying where it applies.
-Status CheckFlagsApply(const SimFlags& f, bool paper_mix, bool trace_file) {
+Status CheckFlagsApply(const SimFlags& f, bool paper_mix, bool churn, bool trace_file) {
   if (f.arrivals_given && paper_mix) {
     return InvalidArgumentError(
         "--arrivals: paper-mix always draws Poisson arrivals at --load; --arrivals applies to "
+        "alibaba: and trace files");
+  }
+  if (f.arrivals_given && churn) {
+    return InvalidArgumentError(
+        "--arrivals: churn draws its own bursty arrivals at --load; --arrivals applies to "
         "alibaba: and trace files");
   }
   if (f.arrivals_given && trace_file && !(f.load > 0)) {
@@ -236,9 +287,10 @@ Status CheckFlagsApply(const SimFlags& f, bool paper_mix, bool trace_file) {
         "--load to regenerate them",
         f.arrivals));
   }
-  if (f.pcie_share_given && !paper_mix) {
+  if (f.pcie_share_given && !paper_mix && !churn) {
     return InvalidArgumentError(
-        "--pcie-share applies to --workload paper-mix only (a trace gives each job's pcie_gbps)");
+        "--pcie-share applies to --workload paper-mix and churn only (a trace gives each job's "
+        "pcie_gbps)");
   }
   if (f.fill_target_given && f.mode != "fill") {
     return InvalidArgumentError("--fill-target applies to --mode fill only");
@@ -286,6 +338,13 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   s.scheduler.reserve_full = f.reserve_full;
   s.scheduler.joint_placement = f.joint_placement == "on";
   s.scheduler.max_skip_seconds = f.max_skip_seconds;
+  ASSIGN_OR_RETURN(s.scheduler.reservation, ParseReservationMode(f.reservation));
+  s.scheduler.reservation_depth = f.reservation_depth;
+  ASSIGN_OR_RETURN(s.scheduler.evacuation, ParseEvacuationScope(f.evacuation));
+  s.scheduler.evacuation_min_wait_s = f.evacuation_min_wait;
+  s.scheduler.evacuation_min_slices = f.evacuation_min_slices;
+  s.scheduler.evacuation_after_backfill = f.evacuation_when == "after-backfill";
+  s.scheduler.migrate_before_scan = f.migration_order == "before-scan";
   s.scheduler.max_wait_s = f.max_wait;
   s.scheduler.idle_ttl_s = f.idle_ttl;
   s.scheduler.migration = f.migration;
@@ -305,8 +364,9 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   ASSIGN_OR_RETURN(FractionRule rule, ParseFractionRule(f.fraction_rule));
   ASSIGN_OR_RETURN(ArrivalMode arrivals, ParseArrivalMode(f.arrivals));
   const bool paper_mix = f.workload == "paper-mix";
+  const bool churn = f.workload == "churn";
   const bool alibaba = f.workload.rfind("alibaba:", 0) == 0;
-  RETURN_IF_ERROR(CheckFlagsApply(f, paper_mix, !paper_mix && !alibaba));
+  RETURN_IF_ERROR(CheckFlagsApply(f, paper_mix, churn, !paper_mix && !churn && !alibaba));
   auto check_memory = [&](int64_t jobs) -> Status {
     if (f.no_memory_check) return Status();
     shape.jobs = jobs;
@@ -333,6 +393,18 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     s.offered_load = load;
     s.workload_label = fmt::format("paper-mix ({} jobs, {:.0f}% PCIe-bound, load {})",
                                    s.jobs.size(), 100 * f.pcie_share, load);
+  } else if (churn) {
+    ChurnOptions o;
+    o.num_jobs = f.jobs > 0 ? f.jobs : 500;
+    o.num_gpus = static_cast<int>(s.gpus.size());
+    o.load = load;
+    o.pcie_share = f.pcie_share;
+    o.seed = f.seed;
+    RETURN_IF_ERROR(check_memory(o.num_jobs));
+    ASSIGN_OR_RETURN(s.jobs, GenerateChurn(*models[0], o));  // errors say "churn: ..."
+    s.offered_load = load;
+    s.workload_label = fmt::format("churn ({} jobs, {:.0f}% PCIe-bound, load {})", s.jobs.size(),
+                                   100 * f.pcie_share, load);
   } else if (alibaba) {
     const std::string path = f.workload.substr(8);
     AlibabaOptions o;
@@ -348,11 +420,14 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     regenerate = f.load > 0;
     s.workload_label = std::filesystem::path(f.workload).filename().string();
   }
-  if (f.jobs > 0 && !paper_mix && static_cast<size_t>(f.jobs) < s.jobs.size()) {
+  const bool generated = paper_mix || churn;
+  if (f.jobs > 0 && !generated && static_cast<size_t>(f.jobs) < s.jobs.size()) {
     s.notes.push_back(fmt::format("using the first {} of {} jobs (--jobs)", f.jobs, s.jobs.size()));
     s.jobs.resize(f.jobs);
   }
-  if (!paper_mix) RETURN_IF_ERROR(check_memory(static_cast<int64_t>(s.jobs.size())));
+  if (!generated) RETURN_IF_ERROR(check_memory(static_cast<int64_t>(s.jobs.size())));
+  // Trace-order arrivals and a file's own times are not drawn from the seed.
+  s.perturbation = (regenerate && arrivals == ArrivalMode::kPoisson) || generated ? "seed" : "none";
   if (regenerate && !s.jobs.empty()) {
     ArrivalOptions a;
     a.mode = arrivals;
@@ -364,7 +439,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     s.offered_load = load;
     s.workload_label +=
         fmt::format(" ({} jobs, {} arrivals at offered load {})", s.jobs.size(), f.arrivals, load);
-  } else if (!paper_mix) {
+  } else if (!generated) {
     s.workload_label += fmt::format(" ({} jobs, arrival times from the file)", s.jobs.size());
   }
   if (s.jobs.empty())
@@ -389,6 +464,13 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
     return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v);
   };
   j["max_skip_seconds"] = off_if_negative(scheduler.max_skip_seconds);
+  j["reservation"] = ReservationModeName(scheduler.reservation);
+  j["reservation_depth"] = scheduler.reservation_depth;
+  j["evacuation"] = EvacuationScopeName(scheduler.evacuation);
+  j["evacuation_min_wait_s"] = scheduler.evacuation_min_wait_s;
+  j["evacuation_min_slices"] = scheduler.evacuation_min_slices;
+  j["evacuation_when"] = scheduler.evacuation_after_backfill ? "after-backfill" : "before-backfill";
+  j["migration_order"] = scheduler.migrate_before_scan ? "before-scan" : "after-scan";
   j["max_wait_s"] = off_if_negative(scheduler.max_wait_s);
   j["idle_ttl_s"] = off_if_negative(scheduler.idle_ttl_s);
   const SchedulerOptions::Migration& mg = scheduler.migration;
@@ -409,8 +491,60 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["fill_target"] = f.fill_target;
   j["reconfig_ms"] = f.reconfig_ms;
   j["contention"] = !f.no_contention;
+  j["replicas"] = f.replicas;
+  j["perturbation"] = perturbation;
+  j["jitter"] =
+      jitter_applied > 0 ? nlohmann::ordered_json(jitter_applied) : nlohmann::ordered_json();
   j["notes"] = notes;
   return j;
+}
+
+void AddReplicaFlags(CLI::App* cmd, SimFlags* f) {
+  cmd->add_option("--replicas", f->replicas,
+                  "Runs of every simulation that differ only by a seeded perturbation (§9): "
+                  "replica r uses --seed + r; a workload with its own arrival times is jittered "
+                  "(--jitter). Every figure is then the mean with its 95% confidence interval")
+      ->check(WholeNumber(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--jitter", f->jitter,
+                  "Replicas of a workload whose arrival times are not drawn from --seed (a trace "
+                  "file without --load, --arrivals trace-order): every arrival gap and duration "
+                  "times an independent factor uniform in [1-F, 1+F], seeded per replica; in "
+                  "[0, 1)")
+      ->check(FiniteNumber("a number in [0, 1)", [](double v) { return v >= 0 && v < 1; }))
+      ->each([f](const std::string&) { f->jitter_given = true; })
+      ->capture_default_str();
+}
+
+StatusOr<std::vector<SimSetup>> BuildReplicaSetups(const SimFlags& flags, Context& ctx,
+                                                   RunShape shape) {
+  const int n = std::max(1, flags.replicas);
+  shape.workloads = std::max(1, shape.workloads) * n;
+  std::vector<SimSetup> out;
+  for (int r = 0; r < n; ++r) {
+    SimFlags fr = flags;
+    fr.seed = ReplicaSeed(flags.seed, r);
+    if (r > 0) fr.no_memory_check = true;  // the first one checked all of them
+    auto s = BuildSimSetup(fr, ctx, shape);
+    if (!s.ok()) return s.status();
+    s->replica = r;
+    if (s->perturbation != "seed") {
+      if ((n > 1 || flags.jitter_given) && flags.jitter > 0) {
+        JitterWorkload(&s->jobs, flags.jitter, fr.seed);
+        s->perturbation = "jitter";
+        s->jitter_applied = flags.jitter;
+        s->workload_label += fmt::format(", arrival gaps and durations jittered by {:g}% (seed {})",
+                                         100 * flags.jitter, fr.seed);
+      }
+    } else if (flags.jitter_given) {
+      return InvalidArgumentError(
+          "--jitter applies to workloads whose arrival times are not drawn from --seed (a trace "
+          "file without --load, --arrivals trace-order); paper-mix, churn and Poisson arrivals "
+          "differ between replicas by their seed");
+    }
+    out.push_back(std::move(*s));
+  }
+  return out;
 }
 
 int ParallelRuns(size_t count, int threads) {
@@ -420,14 +554,35 @@ int ParallelRuns(size_t count, int threads) {
 }
 
 void RunInParallel(size_t count, int threads, const std::function<void(size_t)>& run) {
+  if (count == 0) return;
   const size_t parallel = static_cast<size_t>(ParallelRuns(count, threads));
-  for (size_t first = 0; first < count; first += parallel) {
-    std::vector<std::thread> workers;
-    for (size_t i = first; i < std::min(count, first + parallel); ++i) {
-      workers.emplace_back([&run, i] { run(i); });
-    }
-    for (auto& w : workers) w.join();
-  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < count; i = next++) run(i);
+  };
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < parallel; ++t) workers.emplace_back(worker);
+  worker();
+  for (auto& w : workers) w.join();
+}
+
+std::vector<StatusOr<SimResult>> RunPoliciesOnReplicas(const std::vector<SimSetup>& setups,
+                                                       const std::vector<std::string>& policies,
+                                                       int threads, Context& ctx) {
+  const size_t n_policies = policies.size(), n_replicas = setups.size();
+  const bool fill = !setups.empty() && setups.front().sim.mode == SimMode::kFill;
+  ProgressPrinter progress(ctx);
+  std::vector<StatusOr<SimResult>> results(n_policies * n_replicas,
+                                           Status(StatusCode::kInternal, "not run"));
+  RunInParallel(results.size(), threads, [&](size_t k) {
+    const size_t i = k % n_policies, r = k / n_policies;
+    const SimSetup& s = setups[r];
+    SimOptions o = s.sim;
+    const std::string label = n_replicas > 1 ? fmt::format("{} #{}", policies[i], r) : policies[i];
+    o.progress = [&, label](const SimProgress& p) { progress.Report(label, p, fill); };
+    results[k] = RunSimulation(s.gpus, s.jobs, policies[i], s.SchedulerFor(policies[i]), o);
+  });
+  return results;
 }
 
 void ProgressPrinter::Report(const std::string& policy, const SimProgress& p, bool is_fill) {

@@ -19,12 +19,13 @@
 #include "sched/full_policy.h"
 #include "sched/options.h"
 #include "sim/sim_options.h"
+#include "sim/simulator.h"
 
 namespace migsched::cli {
 
 struct SimFlags {
   std::string cluster;     // --cluster 4xA100-40GB[,8xH100-80GB...]
-  std::string workload;    // --workload FILE | paper-mix | alibaba:FILE
+  std::string workload;    // --workload FILE | paper-mix | churn | alibaba:FILE
   double threshold = 0.4;  // --threshold
   std::string frag_objective = "delta";
   std::string static_layout = "all-balanced";
@@ -32,7 +33,8 @@ struct SimFlags {
                     // for a FILE)
   std::string arrivals = "poisson";
   uint64_t seed = 1;
-  int jobs = 0;  // --jobs (>= 1): paper-mix size (default 200) / limit on a trace; 0 = not given
+  int jobs = 0;  // --jobs (>= 1): paper-mix / churn size (default 200 / 500) / limit on a trace;
+                 // 0 = not given
   double pcie_share = 0.2;
   std::string fraction_rule = "compute";
   std::string mode = "online";
@@ -47,8 +49,17 @@ struct SimFlags {
 
   // §5 queue options and idle-instance retention, seconds; < 0 = off.
   double max_skip_seconds = -1;  // --max-skip-seconds
-  double max_wait = -1;          // --max-wait
-  double idle_ttl = -1;          // --idle-ttl
+  // §13 look-ahead reservation, evacuation and the order at a completion.
+  std::string reservation = "easy";  // --reservation easy|conservative
+  int reservation_depth = 8;         // --reservation-depth
+  std::string evacuation = "off";    // --evacuation off|head|queue
+  double evacuation_min_wait = 0;    // --evacuation-min-wait
+  int evacuation_min_slices = 0;     // --evacuation-min-slices
+  std::string evacuation_when =
+      "before-backfill";                       // --evacuation-when before-backfill|after-backfill
+  std::string migration_order = "after-scan";  // --migration-order after-scan|before-scan
+  double max_wait = -1;                        // --max-wait
+  double idle_ttl = -1;                        // --idle-ttl
   // §6 migration knobs (--defrag-interval, --max-moves-per-pass,
   // --migration-cooldown, --migration-fixed-s, --migration-gbps, --switch-s,
   // --checkpoint-interval); used by policies that migrate (`full`).
@@ -63,7 +74,16 @@ struct SimFlags {
   bool pcie_share_given = false;
   bool fill_target_given = false;
   bool no_memory_check = false;  // --no-memory-check (cli/memory_check.h)
+
+  // Replicas (§9, sim/replicas.h): --replicas N runs of every simulation, replica r with seed
+  // --seed + r, and --jitter F for workloads whose arrivals are not drawn from the seed.
+  int replicas = 1;
+  double jitter = 0.05;  // sim/replicas.h kDefaultJitter
+  bool jitter_given = false;
 };
+
+// Adds --replicas and --jitter to `cmd` (the commands that simulate).
+void AddReplicaFlags(CLI::App* cmd, SimFlags* flags);
 
 // Adds the shared flags to `cmd`.
 void AddSimFlags(CLI::App* cmd, SimFlags* flags);
@@ -83,9 +103,15 @@ struct SimSetup {
   std::vector<Job> jobs;
   SchedulerOptions scheduler;
   SimOptions sim;
-  std::vector<std::string> notes;    // e.g. "skipped 861 pending pods without scheduled_time"
-  std::string workload_label;        // e.g. "alibaba:openb_pod_list_default.csv (7064 jobs)"
-  double offered_load = 0;           // target load of regenerated arrivals; 0 if kept from a file
+  std::vector<std::string> notes;  // e.g. "skipped 861 pending pods without scheduled_time"
+  std::string workload_label;      // e.g. "alibaba:openb_pod_list_default.csv (7064 jobs)"
+  double offered_load = 0;         // target load of regenerated arrivals; 0 if kept from a file
+  // How replicas of this setting differ (§9): "seed" (the workload or its arrivals are drawn
+  // from --seed), "jitter" (arrival gaps and durations jittered by --jitter, seeded), "none"
+  // (one run, a workload with its own arrival times).
+  std::string perturbation = "seed";
+  int replica = 0;                   // which replica of BuildReplicaSetups this is
+  double jitter_applied = 0;         // the jitter fraction applied (0: none)
   ExplicitOptions explicit_options;  // from the flags
   // The scheduler options `policy` runs with: `scheduler` with the policy's own defaults for the
   // options the user did not give (`full`, sched/full_policy.h OptionsForPolicy).
@@ -105,11 +131,32 @@ struct SimSetup {
 // stderr unless --quiet.
 StatusOr<SimSetup> BuildSimSetup(const SimFlags& flags, Context& ctx, RunShape shape = {});
 
+// The flags.replicas setups of one setting (§9): replica r is built with seed
+// ReplicaSeed(flags.seed, r); a workload whose arrival times are not drawn
+// from the seed (a trace file without --load, --arrivals trace-order) is then
+// jittered (JitterWorkload, fraction flags.jitter, seed ReplicaSeed(seed, r))
+// when there are several replicas or --jitter was given. The memory check
+// covers all of them (`shape.workloads` is multiplied by the replicas). Errors
+// as BuildSimSetup; --jitter on a workload drawn from the seed is refused.
+StatusOr<std::vector<SimSetup>> BuildReplicaSetups(const SimFlags& flags, Context& ctx,
+                                                   RunShape shape = {});
+
 // Calls run(0) ... run(count - 1), up to `threads` of them at once (0: as many
-// as the machine has cores); returns when all are done.
+// as the machine has cores), each index exactly once, from a pool of threads
+// taking the next index when they finish one; returns when all are done.
+// Results that `run` stores by index do not depend on `threads`.
 void RunInParallel(size_t count, int threads, const std::function<void(size_t)>& run);
 // The simulations `threads` (0: the cores) lets run at once out of `count`.
 int ParallelRuns(size_t count, int threads);
+
+// Runs every policy of `policies` on every setup of `setups` (the replicas of
+// one setting): task k is policy k % P on setups[k / P], up to `threads` at
+// once (0: the cores), with progress on ctx's stderr labelled "POLICY #r" when
+// there are several replicas. Returns the results by task index (they do not
+// depend on `threads`).
+std::vector<StatusOr<SimResult>> RunPoliciesOnReplicas(const std::vector<SimSetup>& setups,
+                                                       const std::vector<std::string>& policies,
+                                                       int threads, Context& ctx);
 
 // A progress printer for stderr (thread-safe; silent when ctx.quiet).
 class ProgressPrinter {

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_files.h"
+#include "cli/replica_output.h"
 #include "cli/report.h"
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
@@ -27,6 +28,7 @@ struct SimulateFlags {
   std::string jobs_csv;
   std::string timeline_csv;
   std::string export_workload;
+  int threads = 0;
   ReportFlags report;
 };
 
@@ -57,47 +59,80 @@ int Run(const SimulateFlags& f, Context& ctx) {
                                      {"--export-workload", f.export_workload},
                                      {"--report", f.report.path}});
   if (!outputs.ok()) return fail(outputs.message());
+  const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
   shape.record_jobs = !f.jobs_csv.empty() || !f.report.path.empty();
   shape.record_timeline = !f.timeline_csv.empty() || !f.report.path.empty();
-  auto setup = BuildSimSetup(f.sim, ctx, shape);
-  if (!setup.ok()) return fail(setup.status().message());
-  setup->scheduler = setup->SchedulerFor(f.policy);  // `full`'s own defaults (docs/policies.md)
+  shape.parallel_runs = ParallelRuns(n_replicas, f.threads);
+  shape.total_runs = static_cast<int>(n_replicas);
+  auto setups = BuildReplicaSetups(f.sim, ctx, shape);
+  if (!setups.ok()) return fail(setups.status().message());
+  for (SimSetup& s : *setups) {
+    s.scheduler = s.SchedulerFor(f.policy);  // `full`'s own defaults (docs/policies.md)
+  }
+  SimSetup& setup = setups->front();
   if (!f.export_workload.empty()) {
     Status st = WriteOutputFile(f.export_workload,
-                                [&](std::ostream& o) { return WriteTraceCsv(setup->jobs, o); });
-    if (!st.ok()) {
-      *ctx.err << "migsched simulate: --export-workload: " << st.message() << "\n";
-      return 1;
-    }
+                                [&](std::ostream& o) { return WriteTraceCsv(setup.jobs, o); });
+    if (!st.ok()) return fail("--export-workload: " + st.message());
   }
   ProgressPrinter progress(ctx);
-  const bool fill = setup->sim.mode == SimMode::kFill;
-  setup->sim.progress = [&](const SimProgress& p) { progress.Report(f.policy, p, fill); };
-  setup->sim.record_jobs = shape.record_jobs;
-  setup->sim.record_timeline = shape.record_timeline;
-  if (!f.report.path.empty()) PrepareForReport(f.report, setup->jobs, &setup->sim);
-  auto result = RunSimulation(setup->gpus, setup->jobs, f.policy, setup->scheduler, setup->sim);
-  if (!result.ok()) {
-    *ctx.err << "migsched simulate: " << result.status().message() << "\n";
-    return 1;
+  const bool fill = setup.sim.mode == SimMode::kFill;
+  // The per-job and timeline outputs and the report's charts describe replica 0.
+  setup.sim.record_jobs = shape.record_jobs;
+  setup.sim.record_timeline = shape.record_timeline;
+  if (!f.report.path.empty()) PrepareForReport(f.report, setup.jobs, &setup.sim);
+  for (size_t r = 1; r < n_replicas; ++r) {
+    (*setups)[r].sim.record_jobs = (*setups)[r].sim.record_timeline = false;
   }
+  std::vector<StatusOr<SimResult>> results(n_replicas, Status(StatusCode::kInternal, "not run"));
+  RunInParallel(n_replicas, f.threads, [&](size_t r) {
+    const SimSetup& s = (*setups)[r];
+    SimOptions o = s.sim;
+    const std::string label = n_replicas > 1 ? fmt::format("{} #{}", f.policy, r) : f.policy;
+    o.progress = [&, label](const SimProgress& p) { progress.Report(label, p, fill); };
+    results[r] = RunSimulation(s.gpus, s.jobs, f.policy, s.scheduler, o);
+  });
+  std::vector<Metrics> reps;
+  std::vector<uint64_t> seeds;
+  for (size_t r = 0; r < n_replicas; ++r) {
+    if (!results[r].ok()) return fail(results[r].status().message());
+    reps.push_back(results[r]->metrics);
+    seeds.push_back(ReplicaSeed(f.sim.seed, static_cast<int>(r)));
+  }
+  const SimResult& result = *results.front();
   std::ostream& out = *ctx.out;
-  out << fmt::format("migsched simulate: {}\n", setup->workload_label);
-  for (const std::string& n : setup->notes) out << "  note: " << n << "\n";
-  PrintSummary(result->metrics, out);
+  out << fmt::format("migsched simulate: {}\n", setup.workload_label);
+  for (const std::string& n : setup.notes) out << "  note: " << n << "\n";
+  if (n_replicas == 1) {
+    PrintSummary(result.metrics, out);
+  } else {
+    if (result.metrics.rejected > 0 && !fill) {
+      out << fmt::format("  REJECTED in replica 0: {} of {} jobs never ran; why:\n",
+                         result.metrics.rejected, result.metrics.jobs_total);
+      PrintRejections(result.metrics, "                  ", out);
+    }
+    PrintReplicaSummary(reps, out);
+    if (!f.jobs_csv.empty() || !f.timeline_csv.empty() || !f.export_workload.empty()) {
+      out << fmt::format(
+          "  note: --jobs-csv, --timeline-csv and --export-workload describe replica "
+          "0 (seed {})\n",
+          seeds.front());
+    }
+  }
 
   Status st;
   if (!f.json.empty()) {
     st = WriteOutputFile(f.json, [&](std::ostream& o) {
       nlohmann::ordered_json j;
       j["policy"] = f.policy;
-      j["settings"] = setup->ToJson(f.sim);
-      const nlohmann::json metrics = MetricsToJson(result->metrics);  // named: items() refers to it
+      j["settings"] = setup.ToJson(f.sim);
+      j["settings"]["seeds"] = seeds;
+      const nlohmann::ordered_json metrics = ReplicaRunJson(reps, seeds);
       for (const auto& [k, v] : metrics.items()) j[k] = v;
       if (fill) {
         j["fill_curve"] = nlohmann::ordered_json::array();
-        for (const FillPoint& p : result->fill_curve) {
+        for (const FillPoint& p : result.fill_curve) {
           j["fill_curve"].push_back({{"target_share", p.target_share},
                                      {"requested_share", p.requested_share},
                                      {"allocation", p.allocation},
@@ -113,17 +148,18 @@ int Run(const SimulateFlags& f, Context& ctx) {
     if (!st.ok()) *ctx.err << "migsched simulate: --json: " << st.message() << "\n";
   }
   if (st.ok() && !f.jobs_csv.empty()) {
-    st = WriteOutputFile(f.jobs_csv, [&](std::ostream& o) { return WriteJobsCsv(*result, o); });
+    st = WriteOutputFile(f.jobs_csv, [&](std::ostream& o) { return WriteJobsCsv(result, o); });
     if (!st.ok()) *ctx.err << "migsched simulate: --jobs-csv: " << st.message() << "\n";
   }
   if (st.ok() && !f.timeline_csv.empty()) {
     st = WriteOutputFile(f.timeline_csv,
-                         [&](std::ostream& o) { return WriteTimelineCsv(*result, o); });
+                         [&](std::ostream& o) { return WriteTimelineCsv(result, o); });
     if (!st.ok()) *ctx.err << "migsched simulate: --timeline-csv: " << st.message() << "\n";
   }
   if (st.ok() && !f.report.path.empty()) {
-    const HtmlReport report = MakeSimReport(fmt::format("migsched simulate: {}", f.policy), *setup,
-                                            f.sim, {f.policy}, {&*result});
+    HtmlReport report = MakeSimReport(fmt::format("migsched simulate: {}", f.policy), setup, f.sim,
+                                      {f.policy}, {&result});
+    if (n_replicas > 1) AddReplicaStats({f.policy}, {reps}, seeds, &report);
     st = WriteOutputFile(f.report.path, [&](std::ostream& o) {
       o << report.Render();
       return Status();
@@ -150,6 +186,11 @@ void RegisterSimulateCommand(CLI::App& app, Context& ctx, int* exit_code) {
   cmd->add_option("--export-workload", f->export_workload,
                   "Write the workload as simulated (arrivals regenerated) as a trace CSV to FILE");
   AddReportFlags(cmd, &f->report);
+  AddReplicaFlags(cmd, &f->sim);
+  cmd->add_option("--threads", f->threads,
+                  "Replicas simulated at once (default: the cores); the results do not depend on "
+                  "it")
+      ->check(WholeNumber(1, 4096));
   cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
 }
 

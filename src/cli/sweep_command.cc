@@ -22,6 +22,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_files.h"
+#include "cli/replica_output.h"
 #include "cli/report.h"
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
@@ -215,88 +216,112 @@ int Run(const SweepFlags& f, Context& ctx) {
   Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report}});
   if (!outputs.ok()) return fail(outputs.message());
 
-  // One setup per value: built from the flags (workload parameters) or the
-  // shared base setup with the scheduler option changed.
+  // One setup per value and replica: built from the flags (workload
+  // parameters) or the shared base setups with the scheduler option changed.
+  const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
-  shape.parallel_runs = ParallelRuns(values->size(), f.threads);
-  shape.total_runs = static_cast<int>(values->size());
+  shape.parallel_runs = ParallelRuns(values->size() * n_replicas, f.threads);
+  shape.total_runs = static_cast<int>(values->size() * n_replicas);
   shape.workloads = static_cast<int>(values->size()) + 1;  // each setup holds its jobs
-  auto base = BuildSimSetup(f.sim, ctx, shape);
-  if (!base.ok()) return fail(base.status().message());
-  base->scheduler = base->SchedulerFor(f.policy);  // `full`'s own defaults, then the parameter
-  std::vector<SimSetup> setups;
+  auto bases = BuildReplicaSetups(f.sim, ctx, shape);
+  if (!bases.ok()) return fail(bases.status().message());
+  for (SimSetup& b : *bases) {
+    b.scheduler = b.SchedulerFor(f.policy);  // `full`'s own defaults, then the parameter
+  }
+  const SimSetup& base = bases->front();
+  std::vector<SimSetup> setups;  // value i, replica r at i * n_replicas + r
   for (double v : *values) {
-    SimSetup s;
+    std::vector<SimSetup> reps;
     if (param->on_flags) {
       SimFlags flags = f.sim;
       param->on_flags(&flags, v);
       flags.no_memory_check = true;  // checked for all of them above
-      auto built = BuildSimSetup(flags, ctx);
+      auto built = BuildReplicaSetups(flags, ctx);
       if (!built.ok()) return fail(fmt::format("{}={}: {}", name, v, built.status().message()));
-      s = std::move(*built);
-      s.scheduler = s.SchedulerFor(f.policy);
+      reps = std::move(*built);
+      for (SimSetup& s : reps) s.scheduler = s.SchedulerFor(f.policy);
     } else {
-      s = *base;
-      param->on_setup(&s, v);
-      Status st = s.scheduler.Validate();
-      if (!st.ok()) return fail(fmt::format("{}={}: {}", name, v, st.message()));
+      reps = *bases;
+      for (SimSetup& s : reps) {
+        param->on_setup(&s, v);
+        Status st = s.scheduler.Validate();
+        if (!st.ok()) return fail(fmt::format("{}={}: {}", name, v, st.message()));
+      }
     }
-    s.sim.record_jobs = false;
-    s.sim.record_timeline = false;
-    setups.push_back(std::move(s));
+    for (SimSetup& s : reps) {
+      s.sim.record_jobs = false;
+      s.sim.record_timeline = false;
+      setups.push_back(std::move(s));
+    }
   }
   auto made = MakePolicy(f.policy, setups.front().scheduler);
   if (!made.ok()) return fail(fmt::format("--policy: {}", made.status().message()));
 
-  const bool fill = base->sim.mode == SimMode::kFill;
+  const bool fill = base.sim.mode == SimMode::kFill;
   ProgressPrinter progress(ctx);
   std::vector<std::string> labels;
-  for (double v : *values) labels.push_back(fmt::format("{}={:g}", name, v));
-  std::vector<StatusOr<SimResult>> results(values->size(),
-                                           Status(StatusCode::kInternal, "not run"));
-  // Values are independent runs: up to `threads` of them at once.
+  for (double v : *values) {
+    for (size_t r = 0; r < n_replicas; ++r) {
+      labels.push_back(n_replicas > 1 ? fmt::format("{}={:g} #{}", name, v, r)
+                                      : fmt::format("{}={:g}", name, v));
+    }
+  }
+  std::vector<StatusOr<SimResult>> results(setups.size(), Status(StatusCode::kInternal, "not run"));
+  // Values and replicas are independent runs: up to `threads` of them at once.
   RunInParallel(setups.size(), f.threads, [&](size_t i) {
     SimOptions o = setups[i].sim;
     o.progress = [&, i](const SimProgress& p) { progress.Report(labels[i], p, fill); };
     results[i] = RunSimulation(setups[i].gpus, setups[i].jobs, f.policy, setups[i].scheduler, o);
   });
-  std::vector<Metrics> runs;
+  ReplicaRuns by_value(values->size());
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i].ok())
       return fail(fmt::format("{}: {}", labels[i], results[i].status().message()));
-    runs.push_back(results[i]->metrics);
+    by_value[i / n_replicas].push_back(results[i]->metrics);
   }
+  std::vector<uint64_t> seeds;
+  for (size_t r = 0; r < n_replicas; ++r)
+    seeds.push_back(ReplicaSeed(f.sim.seed, static_cast<int>(r)));
 
-  // The table: the parameter, then every compared metric.
+  // The table: the parameter, then every compared metric (means ± 95% half-widths with replicas).
   std::ostream& out = *ctx.out;
   out << fmt::format("migsched sweep: {} over {} ({} values) on {}, {}\n", f.policy, name,
-                     values->size(), runs.front().cluster, base->workload_label);
-  for (const std::string& n : base->notes) out << "  note: " << n << "\n";
+                     values->size(), by_value.front().front().cluster, base.workload_label);
+  if (n_replicas > 1) {
+    out << fmt::format(
+        "  replicas: {} per value (seeds {}..{}): means ± the half-width of their "
+        "95% confidence interval\n",
+        n_replicas, seeds.front(), seeds.back());
+  }
+  for (const std::string& n : base.notes) out << "  note: " << n << "\n";
   out << "\n";
   std::string title = name;
   for (char& ch : title) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   std::vector<std::vector<std::string>> rows = {{title}};
   for (const Column& c : Columns(fill)) rows.front().push_back(c.header);
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i = 0; i < by_value.size(); ++i) {
     std::vector<std::string> row = {fmt::format("{:g}", (*values)[i])};
-    for (const Column& c : Columns(fill))
-      row.push_back(MetricCell(c.key, MetricValue(runs[i], c.key)));
+    for (const Column& c : Columns(fill)) {
+      row.push_back(n_replicas == 1 ? MetricCell(c.key, MetricValue(by_value[i].front(), c.key))
+                                    : MeanCell(c.key, MeanInterval(ValuesOf(by_value[i], c.key))));
+    }
     rows.push_back(std::move(row));
   }
   PrintTable(rows, out);
 
   if (!f.json.empty()) {
     nlohmann::ordered_json j;
-    j["settings"] = base->ToJson(f.sim);
+    j["settings"] = base.ToJson(f.sim);
+    j["settings"]["seeds"] = seeds;
     j["policy"] = f.policy;
     j["param"] = name;
     j["values"] = *values;
     j["results"] = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < runs.size(); ++i) {
+    for (size_t i = 0; i < by_value.size(); ++i) {
       nlohmann::ordered_json r;
       r["value"] = (*values)[i];
-      if (param->on_flags) r["workload_description"] = setups[i].workload_label;
-      const nlohmann::json metrics = MetricsToJson(runs[i]);  // named: items() refers to it
+      if (param->on_flags) r["workload_description"] = setups[i * n_replicas].workload_label;
+      const nlohmann::ordered_json metrics = ReplicaRunJson(by_value[i], seeds);
       for (const auto& [k, v] : metrics.items()) r[k] = v;
       j["results"].push_back(r);
     }
@@ -307,7 +332,7 @@ int Run(const SweepFlags& f, Context& ctx) {
     if (!st.ok()) return fail("--json: " + st.message());
   }
   if (!f.report.empty()) {
-    auto report = MakeSweepReport(*base, f.sim, f.policy, name, *values, runs);
+    auto report = MakeSweepReport(base, f.sim, f.policy, name, *values, by_value, seeds);
     Status st = report.ok() ? WriteOutputFile(f.report,
                                               [&](std::ostream& o) {
                                                 o << report->Render();
@@ -334,8 +359,11 @@ void RegisterSweepCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "NAME=FROM:TO:STEP (TO included) or NAME=V1,V2,...; NAME: " + ParamList())
       ->required();
   cmd->add_option("--json", f->json, "Write every value's metrics as JSON to FILE");
-  cmd->add_option("--threads", f->threads, "Values simulated at once (default: the cores)")
+  cmd->add_option("--threads", f->threads,
+                  "Simulations run at once, values and replicas (default: the cores); the results "
+                  "do not depend on it")
       ->check(WholeNumber(1, 4096));
+  AddReplicaFlags(cmd, &f->sim);
   cmd->add_option("--report", f->report,
                   "Write an HTML report (every metric against the parameter; opens offline) to "
                   "FILE (docs/report.md)");

@@ -31,7 +31,45 @@ std::string ModeOf(const nlohmann::json& metrics) {
 // value of a saved sweep's result.
 bool IsDescriptiveKey(const std::string& key) {
   return key == "mode" || key == "policy" || key == "cluster" || key == "per_profile" ||
-         key == "value";
+         key == "value" || key == "replicas" || key == "seeds" || key == "ci95" ||
+         key == "paired" || key == "replica_results" || key == "gap_closed" ||
+         key == "gap_closed_ci95";
+}
+
+// The half-width of `key`'s 95% interval in a replicated run's metrics
+// ("ci95"), NaN when absent; `profile` non-empty: of per_profile[profile].
+double HalfWidth(const nlohmann::json& metrics, const std::string& key,
+                 const std::string& profile = "") {
+  auto it = metrics.find("ci95");
+  if (it == metrics.end() || !it->is_object()) return NAN;
+  if (profile.empty()) return Number(*it, key);
+  auto pp = it->find("per_profile");
+  if (pp == it->end() || !pp->is_object() || !pp->contains(profile)) return NAN;
+  return Number((*pp)[profile], key);
+}
+
+// The paired change of `key` against the reference ("paired", sim/replicas.h
+// PairedToJson), or nullptr.
+const nlohmann::json* Paired(const nlohmann::json& metrics, const std::string& key) {
+  auto it = metrics.find("paired");
+  if (it == metrics.end() || !it->is_object() || !it->contains(key)) return nullptr;
+  const nlohmann::json& p = (*it)[key];
+  return p.is_object() ? &p : nullptr;
+}
+
+// A paired ratio with its interval, coloured only when significant.
+std::string PairedRatioCell(const nlohmann::json& p, ReportMetric::Better better, bool comparable) {
+  const double ratio = Number(p, "ratio"), half = Number(p, "ratio_ci95");
+  if (!std::isfinite(ratio)) return "";
+  const bool significant =
+      p.contains("significant") && p["significant"].is_boolean() && p["significant"].get<bool>();
+  std::string cls = comparable ? "same" : "incomparable";
+  if (comparable && significant && better != ReportMetric::Better::kNeither) {
+    cls = ((ratio < 1) == (better == ReportMetric::Better::kLower)) ? "better" : "worse";
+  }
+  return fmt::format(" <span class=\"ratio {}\">×{:.3f}{}{}</span>", cls, ratio,
+                     std::isfinite(half) ? fmt::format(" ±{:.3f}", half) : "",
+                     significant ? "*" : "");
 }
 
 // The rows of the summary table (and the sweep's charts): the known metrics
@@ -189,6 +227,16 @@ Status HtmlReport::AddRunMetrics(const std::string& label, const nlohmann::json&
   run.metrics = metrics;
   run.snapshots = nlohmann::json::array();
   runs_.push_back(std::move(run));
+  return Status();
+}
+
+Status HtmlReport::ReplaceRunMetrics(size_t i, const nlohmann::json& metrics) {
+  if (i >= runs_.size()) return InvalidArgumentError(fmt::format("no run {}", i));
+  if (!metrics.is_object() || !metrics.contains("mode") || !metrics["mode"].is_string()) {
+    return InvalidArgumentError(fmt::format(
+        "run '{}': metrics must be a JSON object with a \"mode\" string", runs_[i].label));
+  }
+  runs_[i].metrics = metrics;
   return Status();
 }
 
@@ -392,8 +440,33 @@ std::string HtmlReport::SummaryTableHtml() const {
     const double ref = Number(runs_.front().metrics, m.key);
     for (size_t i = 0; i < runs_.size(); ++i) {
       const double v = Number(runs_[i].metrics, m.key);
-      h += fmt::format("<td>{}{}</td>", FormatMetric(v, m.format),
-                       i > 0 ? RatioCell(v, ref, m.better, comparable[i]) : "");
+      const nlohmann::json* paired = Paired(runs_[i].metrics, m.key);
+      const std::string ratio = i == 0 ? ""
+                                : paired != nullptr
+                                    ? PairedRatioCell(*paired, m.better, comparable[i])
+                                    : RatioCell(v, ref, m.better, comparable[i]);
+      h +=
+          fmt::format("<td>{}{}</td>",
+                      FormatMetricWithHalf(v, HalfWidth(runs_[i].metrics, m.key), m.format), ratio);
+    }
+    h += "</tr>\n";
+  }
+  // The share of the reference's gap to the zero-wait floor closed (cli/report.h GapClosed).
+  const double ref_jct = Number(runs_.front().metrics, "jct_mean_s");
+  const double floor = Number(runs_.front().metrics, "duration_mean_s");
+  if (runs_.size() > 1 && std::isfinite(ref_jct) && std::isfinite(floor) && ref_jct > floor) {
+    h += "<tr data-metric=\"gap_closed\"><th>share of the first run's gap between its JCT mean "
+         "and the zero-wait floor closed</th>";
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      const double jct = Number(runs_[i].metrics, "jct_mean_s");
+      const double g = runs_[i].metrics.contains("gap_closed")
+                           ? Number(runs_[i].metrics, "gap_closed")
+                           : (ref_jct - jct) / (ref_jct - floor);
+      h += fmt::format("<td>{}</td>",
+                       comparable[i] && std::isfinite(g)
+                           ? FormatMetricWithHalf(g, Number(runs_[i].metrics, "gap_closed_ci95"),
+                                                  MetricFormat::kPercent)
+                           : "-");
     }
     h += "</tr>\n";
   }
@@ -425,15 +498,26 @@ std::string HtmlReport::ProfileTableHtml() const {
   };
   struct Block {
     const char* title;
-    std::function<std::string(const nlohmann::json&)> cell;
+    // (the profile's figures, the run's metrics, the profile)
+    std::function<std::string(const nlohmann::json&, const nlohmann::json&, const std::string&)>
+        cell;
+  };
+  // A per-profile field with its interval when the run has replicas.
+  auto field = [](const char* key, MetricFormat format) {
+    return [key, format](const nlohmann::json& pp, const nlohmann::json& metrics,
+                         const std::string& profile) {
+      return FormatMetricWithHalf(Number(pp, key), HalfWidth(metrics, key, profile), format);
+    };
   };
   const Block blocks[] = {
-      {"JCT mean",
-       [](const nlohmann::json& pp) { return FormatSeconds(Number(pp, "jct_mean_s")); }},
-      {"wait p95",
-       [](const nlohmann::json& pp) { return FormatSeconds(Number(pp, "wait_p95_s")); }},
+      {"JCT mean", field("jct_mean_s", MetricFormat::kDuration)},
+      {"JCT p95", field("jct_p95_s", MetricFormat::kDuration)},
+      {"wait mean", field("wait_mean_s", MetricFormat::kDuration)},
+      {"wait p95", field("wait_p95_s", MetricFormat::kDuration)},
+      {"slowdown mean (JCT / duration)", field("slowdown_mean", MetricFormat::kRate)},
+      {"bounded slowdown mean (10 s)", field("bounded_slowdown_mean", MetricFormat::kRate)},
       {"completed / rejected",
-       [](const nlohmann::json& pp) {
+       [](const nlohmann::json& pp, const nlohmann::json&, const std::string&) {
          return fmt::format("{} / {}", FormatMetric(Number(pp, "completed"), MetricFormat::kCount),
                             FormatMetric(Number(pp, "rejected"), MetricFormat::kCount));
        }},
@@ -445,7 +529,7 @@ std::string HtmlReport::ProfileTableHtml() const {
       h += fmt::format("<tr><th>{}</th>", EscapeHtml(p));
       for (const Run& r : runs_) {
         const nlohmann::json* pp = per_profile(r, p);
-        h += fmt::format("<td>{}</td>", pp == nullptr ? "-" : b.cell(*pp));
+        h += fmt::format("<td>{}</td>", pp == nullptr ? "-" : b.cell(*pp, r.metrics, p));
       }
       h += "</tr>\n";
     }
@@ -467,7 +551,8 @@ std::string HtmlReport::SweepTableHtml() const {
   for (const ReportMetric& m : MetricRows(ModeOf(sweep_.front().second), objs)) {
     h += fmt::format("<tr data-metric=\"{}\"><th>{}</th>", EscapeHtml(m.key), EscapeHtml(m.label));
     for (const auto& p : sweep_) {
-      h += fmt::format("<td>{}</td>", FormatMetric(Number(p.second, m.key), m.format));
+      h += fmt::format("<td>{}</td>", FormatMetricWithHalf(Number(p.second, m.key),
+                                                           HalfWidth(p.second, m.key), m.format));
     }
     h += "</tr>\n";
   }
@@ -563,9 +648,9 @@ std::string HtmlReport::Render() const {
     const std::string profiles = ProfileTableHtml();
     if (!profiles.empty()) {
       h += "<section id=\"sec-profiles\">\n<h2>Per requested profile</h2>\n";
-      h += "<p class=\"hint\">Per profile the jobs asked for (by size): mean job completion "
-           "time and 95th percentile of the wait over the completed jobs ('-': none completed), "
-           "and jobs completed / rejected.</p>\n";
+      h += "<p class=\"hint\">Per profile the jobs asked for (by size): mean and 95th "
+           "percentile of the job completion time and of the wait, and the mean slowdowns, over "
+           "the completed jobs ('-': none completed), and jobs completed / rejected.</p>\n";
       h += profiles;
       h += "</section>\n";
     }

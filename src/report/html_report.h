@@ -73,6 +73,14 @@ class HtmlReport {
   Status AddRunMetrics(const std::string& label, const nlohmann::json& metrics,
                        const std::string& workload = "");
 
+  // Replaces the metrics of run `i` (0-based, in the order added), e.g. by
+  // the means over replicas (sim/replicas.h ReplicaMeans) with their "ci95"
+  // half-widths and their "paired" changes against the first run
+  // (PairedToJson), which the tables then show: "mean ±half" cells and
+  // paired ratios coloured only when significant. Its charts stay those of
+  // the result added. kInvalidArgument as AddRunMetrics, or for no run `i`.
+  Status ReplaceRunMetrics(size_t i, const nlohmann::json& metrics);
+
   // Why a run's ratios to the first run mean nothing, one sentence per such
   // run: another workload (both named and different), another number of jobs
   // in the workload, or another number of completed jobs (its times and rates

@@ -103,6 +103,11 @@ const std::vector<ReportMetric>& OnlineMetrics() {
       Row("jct_p99_s", F::kDuration),
       Row("wait_mean_s", F::kDuration),
       Row("wait_p95_s", F::kDuration),
+      Row("duration_mean_s", F::kDuration),
+      Row("slowdown_mean", F::kRate),
+      Row("slowdown_p95", F::kRate),
+      Row("bounded_slowdown_mean", F::kRate),
+      Row("bounded_slowdown_p95", F::kRate),
       Row("utilization", F::kPercent),
       Row("frag_mean", F::kRate),
       Row("frag_peak", F::kRate),
@@ -117,6 +122,7 @@ const std::vector<ReportMetric>& OnlineMetrics() {
       Row("reconfigurations_saved_by_retention", F::kCount),
       Row("idle_expirations", F::kCount),
       Row("joint_starts", F::kCount),
+      Row("evacuations", F::kCount),
       Row("migrations", F::kCount),
       Row("migrations_intra", F::kCount),
       Row("migrations_inter", F::kCount),
@@ -190,6 +196,28 @@ std::string FormatMetric(double v, MetricFormat format) {
       break;
   }
   return fmt::format("{:.1f}", v);
+}
+
+std::string FormatMetricWithHalf(double v, double half, MetricFormat format) {
+  if (!std::isfinite(v)) return "-";
+  if (!std::isfinite(half)) return FormatMetric(v, format);
+  switch (format) {
+    case F::kDuration: {
+      const double a = std::fabs(v);
+      if (a < 120) return fmt::format("{:.1f} ±{:.1f} s", v, half);
+      if (a < 7200) return fmt::format("{:.1f} ±{:.1f} min", v / 60, half / 60);
+      if (a < 3 * 86400) return fmt::format("{:.2f} ±{:.2f} h", v / 3600, half / 3600);
+      return fmt::format("{:.2f} ±{:.2f} d", v / 86400, half / 86400);
+    }
+    case F::kPercent:
+      return fmt::format("{:.1f}% ±{:.1f}", 100 * v, 100 * half);
+    case F::kRate:
+      return fmt::format("{:.3f} ±{:.3f}", v, half);
+    case F::kCount:
+    case F::kDecimal:
+      break;
+  }
+  return fmt::format("{:.1f} ±{:.1f}", v, half);
 }
 
 std::string EscapeHtml(std::string_view text) {

@@ -83,6 +83,11 @@ ReportMetric FindReportMetric(const std::string& key);
 
 // A value in the given format; "-" for NaN or infinity.
 std::string FormatMetric(double value, MetricFormat format);
+// A mean and the half-width of its 95% interval (replicas, sim/replicas.h):
+// "34.7 ±1.2 min", "83.4% ±0.5", "0.052 ±0.004", "412.3 ±8.1" (counts
+// averaged over replicas have a fraction); FormatMetric(value) when `half` is
+// not finite; "-" when `value` is not.
+std::string FormatMetricWithHalf(double value, double half, MetricFormat format);
 // "45.0 s", "12.5 min", "3.20 h", "4.10 d"; "-" when not finite.
 std::string FormatSeconds(double seconds);
 

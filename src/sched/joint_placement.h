@@ -82,6 +82,8 @@ class JointPlacer {
   void BeginRound();
   // Saves `gpu`'s state the first time the scan is about to change it.
   void Touch(const Cluster& cluster, int gpu);
+  // Whether the round has changed `gpu` (its state before the scan is saved).
+  bool Touched(int gpu) const { return saved_.count(gpu) > 0; }
   // A placement made by the scan (its plan already applied), in scan order.
   void Add(JobId id, const Job& job, Decision decision);
   // The placements, in scan order (their plans may have been rewritten).

@@ -343,7 +343,7 @@ class Pass {
   // ---- 1. evacuation of reserved placements ----
 
   Status Evacuate(const Reservation& r) {
-    if (r.gpu < 0 || r.gpu >= cluster_->size()) return Status();
+    if (r.hold || r.gpu < 0 || r.gpu >= cluster_->size()) return Status();
     const GpuState& g = cluster_->gpu(r.gpu);
     const GpuModel& m = g.model();
     const ConfigTable& t = g.table();

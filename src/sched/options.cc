@@ -18,6 +18,35 @@ StatusOr<FragObjective> ParseFragObjective(std::string_view s) {
   return InvalidArgumentError(fmt::format("frag objective '{}' is not one of delta, post", s));
 }
 
+std::string_view ReservationModeName(ReservationMode m) {
+  return m == ReservationMode::kConservative ? "conservative" : "easy";
+}
+
+StatusOr<ReservationMode> ParseReservationMode(std::string_view s) {
+  if (s == "easy") return ReservationMode::kEasy;
+  if (s == "conservative") return ReservationMode::kConservative;
+  return InvalidArgumentError(fmt::format("reservation '{}' is not one of easy, conservative", s));
+}
+
+std::string_view EvacuationScopeName(EvacuationScope s) {
+  switch (s) {
+    case EvacuationScope::kOff:
+      return "off";
+    case EvacuationScope::kHead:
+      return "head";
+    case EvacuationScope::kQueue:
+      return "queue";
+  }
+  return "?";
+}
+
+StatusOr<EvacuationScope> ParseEvacuationScope(std::string_view s) {
+  if (s == "off") return EvacuationScope::kOff;
+  if (s == "head") return EvacuationScope::kHead;
+  if (s == "queue") return EvacuationScope::kQueue;
+  return InvalidArgumentError(fmt::format("evacuation '{}' is not one of off, head, queue", s));
+}
+
 namespace {
 
 // "NAME must be RULE, got V" unless `ok`.
@@ -30,6 +59,18 @@ Status Check(bool ok, std::string_view name, std::string_view rule, double v) {
 Status ValidateQueueAndMigration(const SchedulerOptions& o) {
   RETURN_IF_ERROR(Check(std::isfinite(o.max_skip_seconds), "max_skip_seconds (--max-skip-seconds)",
                         "finite (< 0 turns the starvation guard off)", o.max_skip_seconds));
+  if (o.reservation_depth < 1) {
+    return InvalidArgumentError(fmt::format(
+        "reservation_depth (--reservation-depth) must be >= 1, got {}", o.reservation_depth));
+  }
+  RETURN_IF_ERROR(Check(std::isfinite(o.evacuation_min_wait_s) && o.evacuation_min_wait_s >= 0,
+                        "evacuation_min_wait_s (--evacuation-min-wait)", "finite and >= 0",
+                        o.evacuation_min_wait_s));
+  if (o.evacuation_min_slices < 0) {
+    return InvalidArgumentError(
+        fmt::format("evacuation_min_slices (--evacuation-min-slices) must be >= 0, got {}",
+                    o.evacuation_min_slices));
+  }
   RETURN_IF_ERROR(Check(std::isfinite(o.max_wait_s), "max_wait_s (--max-wait)",
                         "finite (< 0: no limit)", o.max_wait_s));
   RETURN_IF_ERROR(Check(std::isfinite(o.idle_ttl_s), "idle_ttl_s (--idle-ttl)",

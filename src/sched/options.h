@@ -12,6 +12,19 @@
 
 namespace migsched {
 
+// §13: who gets a look-ahead reservation once overdue: the head of the queue
+// (EASY backfilling) or each of the first reservation_depth waiting jobs
+// (conservative backfilling).
+enum class ReservationMode { kEasy, kConservative };
+std::string_view ReservationModeName(ReservationMode m);  // "easy" | "conservative"
+StatusOr<ReservationMode> ParseReservationMode(std::string_view s);
+
+// §13: which waiting jobs may have running jobs moved to open a placement for
+// them now: none, the head of the queue, or any waiting job.
+enum class EvacuationScope { kOff, kHead, kQueue };
+std::string_view EvacuationScopeName(EvacuationScope s);  // "off" | "head" | "queue"
+StatusOr<EvacuationScope> ParseEvacuationScope(std::string_view s);
+
 // §4 step 3: score a candidate by the change of FragCost (the default) or by
 // the FragCost after placing ("post", the other reading of the seed paper).
 enum class FragObjective { kDelta, kPost };
@@ -38,9 +51,25 @@ struct SchedulerOptions {
   // §4 step 7 full-size reserve: candidates that would leave fewer than N GPUs able to host
   // the model's largest profile are used only if no other candidate exists. 0 = off.
   int reserve_full = 0;
-  // §5 starvation guard: once the head job has waited longer than this, only jobs that do not
-  // delay it may start. Seconds; < 0 = off (default).
+  // §5/§13 look-ahead reservation (the starvation guard): once a waiting job that does not fit
+  // has waited longer than this, it reserves the placement that frees soonest and only jobs that
+  // do not delay it may start. Seconds; < 0 = off (default; `full` has its own, full_policy.h).
   double max_skip_seconds = -1;
+  // §13: the head only (EASY) or the first reservation_depth overdue waiting jobs (conservative).
+  ReservationMode reservation = ReservationMode::kEasy;
+  int reservation_depth = 8;  // >= 1; conservative only
+  // §13 evacuation (policies that migrate): moves of running jobs that open a placement for a
+  // waiting job now. Which waiting jobs may trigger it: scope, at least this wait (seconds) and
+  // at least this many compute slices (of the profile on the first model offering it).
+  EvacuationScope evacuation = EvacuationScope::kOff;
+  double evacuation_min_wait_s = 0;
+  int evacuation_min_slices = 0;
+  // When: at the job's turn in the scan, before later jobs backfill (false), or after the scan,
+  // with the room backfill left (true).
+  bool evacuation_after_backfill = false;
+  // §13 order at an instant with a completion (policies that migrate): the §6 pass before the
+  // queue scan (true) or after it (false, default).
+  bool migrate_before_scan = false;
   // §5: a job whose wait exceeds this is rejected and counted. Seconds; < 0 = none (default).
   double max_wait_s = -1;
   // Idle-instance retention: an idle instance is destroyed after this many seconds unused.
@@ -74,6 +103,13 @@ struct ExplicitOptions {
   bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
+  // §13 (the simulator's flags; no policy has defaults of its own for them yet).
+  bool reservation = false;            // --reservation
+  bool evacuation = false;             // --evacuation
+  bool evacuation_min_wait = false;    // --evacuation-min-wait
+  bool evacuation_min_slices = false;  // --evacuation-min-slices
+  bool evacuation_when = false;        // --evacuation-when
+  bool migration_order = false;        // --migration-order
 };
 
 }  // namespace migsched

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sched/candidates.h"
+#include "sched/evacuation.h"
 #include "sched/joint_placement.h"
 #include "sched/migration_planner.h"
 
@@ -111,8 +112,12 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
   if (job.count <= 1) {
     // A retry of a request that found nothing: if no GPU changed since has a
     // candidate, the answer is the same (the GPUs that did not change offer
-    // none still) and the policy is not asked. Not for the naive reference.
-    const bool memo = policy_->FeasibilityIsPerGpu() && cluster_->grouping();
+    // none still) and the policy is not asked. Not for the naive reference,
+    // and not while some GPU is reserved or held (§5, §13): opening one is no
+    // change the cluster's journal records, so a failure seen with it closed
+    // must not stand for the scan's backfill onto it.
+    const bool memo =
+        policy_->FeasibilityIsPerGpu() && cluster_->grouping() && cluster_->num_reserved() == 0;
     std::vector<int> shape;
     if (memo) {
       for (const auto& [m, p] : req.profile_by_model) shape.push_back(p);
@@ -125,7 +130,7 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
     // A policy that ignored a reservation (§5) or a drain gets no placement there.
     if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
     if (memo) {
-      if (!c && cluster_->num_reserved() == 0) {
+      if (!c) {
         failed_at_[shape] = cluster_->change_cursor();
       } else {
         failed_at_.erase(shape);
@@ -233,20 +238,26 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   std::vector<Decision> out;
   reservations_.clear();
   fragmented_.clear();
+  closed_.assign(cluster_->size(), 0);
   bool head_seen = false;
+  int reserved_jobs = 0;
+  const int depth =
+      options_.reservation == ReservationMode::kConservative ? options_.reservation_depth : 1;
   // §12: decisions are collected in the joint placer's round and made final
   // (Commit) when the scan ends, so that a later job may re-lay them.
   const bool joint = joint_ != nullptr && !setup_layout_;
   if (joint) joint_->BeginRound();
-  // Placing a job only takes capacity away (and a reservation only adds to
-  // that), so once a request failed in this scan, an identical later request
-  // fails too and is not tried again. (With joint placement too: a job that
-  // found no joint placement with the scan's earlier jobs finds none with more
-  // of them, up to the search's bounds.)
+  // Placing a job only takes capacity away (and a reservation or hold only
+  // adds to that), so once a request failed in this scan, an identical later
+  // request fails too and is not tried again. (With joint placement too: a
+  // job that found no joint placement with the scan's earlier jobs finds none
+  // with more of them, up to the search's bounds.)
   std::set<RequestKey> failed;
-  // The same for the backfill onto reserved GPUs below (whether a request
-  // fits there does not depend on its duration; whether it may try does).
-  std::set<RequestKey> failed_backfill;
+  // The same for the backfill onto reserved GPUs (by the GPUs opened: whether
+  // a request fits there does not depend on its duration; which GPUs it may
+  // try does), and beside them.
+  std::set<std::pair<RequestKey, std::vector<int>>> failed_backfill;
+  std::set<RequestKey> failed_beside;
   Status status;
   // Tries to place the job at `it`: true if it started (then `it` is erased
   // and advanced); false if it does not fit (or on an error, in `status`).
@@ -254,6 +265,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   // with the scan's earlier jobs (not on reserved GPUs, so not for the
   // backfill onto them).
   auto try_start = [&](std::deque<Queued>::iterator& it, bool jointly) {
+    const JobId id = it->id;
     if (!joint) {
       StatusOr<std::optional<Decision>> d = TryPlace(it->id, it->job);
       if (!d.ok()) {
@@ -263,6 +275,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       if (!d->has_value()) return false;
       out.push_back(std::move(**d));
       it = queue_.erase(it);
+      DropEvacuationHoldOf(id);
       return true;
     }
     StatusOr<std::optional<Decision>> d = Decide(it->id, it->job, /*round=*/true);
@@ -273,6 +286,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     if (d->has_value()) {
       joint_->Add(it->id, it->job, std::move(**d));
       it = queue_.erase(it);
+      DropEvacuationHoldOf(id);
       return true;
     }
     if (!jointly) return false;
@@ -285,46 +299,111 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     }
     if (!*placed) return false;
     it = queue_.erase(it);
+    DropEvacuationHoldOf(id);
     return true;
   };
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Job& job = it->job;
+    const JobId id = it->id;
     const bool first_try = !it->tried;
     it->tried = true;
     const RequestKey key = RequestKeyOf(job);
+    // Closed: what is reserved or held for other jobs; this job's own hold is open to it.
+    CloseFor(id);
     if (!failed.count(key)) {
       if (try_start(it, /*jointly=*/true)) continue;
       if (!status.ok()) break;
       failed.insert(key);
-      if (!head_seen) {
-        // The head: the oldest job still waiting (§5 starvation guard).
-        head_seen = true;
-        if (options_.max_skip_seconds >= 0 && now_s_ - it->enqueued_s > options_.max_skip_seconds) {
-          reservations_ = ReserveFor(*it);
-          SetReservedFlags(true);
+      const bool head = !head_seen;
+      head_seen = true;
+      const bool held = hold_movers_.count(id) > 0;
+      // §5/§13: the head (or, conservative, each of the first `depth` overdue
+      // jobs that do not fit) reserves the placements that free soonest.
+      if (!held && options_.max_skip_seconds >= 0 && reserved_jobs < depth &&
+          now_s_ - it->enqueued_s > options_.max_skip_seconds) {
+        std::vector<Reservation> r = ReserveFor(*it);
+        if (!r.empty()) {
+          ++reserved_jobs;
+          reservations_.insert(reservations_.end(), r.begin(), r.end());
+        }
+      }
+      // §13: a placement that moves of running jobs would open now (at the
+      // job's turn; or after the scan, with the room backfill left).
+      if (!held && !options_.evacuation_after_backfill && MayEvacuateFor(*it, head)) {
+        StatusOr<bool> evacuated = TryEvacuate(*it, joint);
+        if (!evacuated.ok()) {
+          status = evacuated.status();
+          break;
         }
       }
       if (first_try && policy_->Migrates() && job.count == 1 && FragmentedRoomOnly(job)) {
         fragmented_.push_back(job);
       }
     }
-    // §5 "only jobs that do not delay it may start": a job expected to end
-    // (now + its duration) before the earliest reserved placement is expected
-    // to be free cannot delay the head, so it may also use the reserved GPUs
-    // (EASY backfilling). Jobs without a duration (0: unknown, the daemon)
-    // never do.
-    if (!reservations_.empty() && job.duration_s > 0 && !failed_backfill.count(key) &&
-        now_s_ + job.duration_s <= EarliestReservedFree()) {
-      SetReservedFlags(false);
-      const bool started = try_start(it, /*jointly=*/false);
-      SetReservedFlags(true);
-      if (started) continue;
-      if (!status.ok()) break;
-      failed_backfill.insert(key);
+    // §13 (a): a job expected to end (now + its duration) no later than a
+    // reservation's expected start cannot delay that job, so it may also use
+    // that reservation's GPU (EASY backfilling), when every reservation there
+    // allows it. Jobs without a duration (0: unknown, the daemon) never do.
+    // Holds stay closed.
+    if (!reservations_.empty() && job.duration_s > 0) {
+      std::vector<int> opened;
+      for (const Reservation& r : reservations_) {
+        if (r.job != id && now_s_ + job.duration_s <= r.start_s) opened.push_back(r.gpu);
+      }
+      std::erase_if(opened, [&](int g) {
+        for (const Reservation& r : reservations_) {
+          if (r.gpu == g && r.job != id && now_s_ + job.duration_s > r.start_s) return true;
+        }
+        for (const Reservation& h : evac_holds_) {
+          if (h.gpu == g && h.job != id) return true;
+        }
+        return false;
+      });
+      std::sort(opened.begin(), opened.end());
+      opened.erase(std::unique(opened.begin(), opened.end()), opened.end());
+      if (!opened.empty() && !failed_backfill.count({key, opened})) {
+        for (int g : opened) cluster_->SetReserved(g, false);
+        const bool started = try_start(it, /*jointly=*/false);
+        for (int g : opened) cluster_->SetReserved(g, closed_[g] != 0);
+        if (started) continue;
+        if (!status.ok()) break;
+        failed_backfill.insert({key, opened});
+      }
+    }
+    // §13 (b): beside a reservation, where it stays valid.
+    if (!reservations_.empty() && job.count == 1 && !failed_beside.count(key)) {
+      StatusOr<bool> placed = PlaceBesideReservations(it, joint, &out);
+      if (!placed.ok()) {
+        status = placed.status();
+        break;
+      }
+      if (*placed) continue;
+      failed_beside.insert(key);
     }
     ++it;
   }
-  SetReservedFlags(false);
+  if (status.ok() && options_.evacuation_after_backfill) {
+    // §13 after backfill: the waiting jobs in queue order (the first is the
+    // head), with what the scan left free.
+    std::set<RequestKey> tried;
+    bool head = true;
+    for (const Queued& q : queue_) {
+      const RequestKey key = RequestKeyOf(q.job);
+      const bool first = head;
+      head = false;
+      if (hold_movers_.count(q.id) || tried.count(key) || !MayEvacuateFor(q, first)) continue;
+      CloseFor(q.id);
+      StatusOr<bool> evacuated = TryEvacuate(q, joint);
+      if (!evacuated.ok()) {
+        status = evacuated.status();
+        break;
+      }
+      if (!*evacuated) tried.insert(key);
+    }
+  }
+  CloseFor(kNoJob);  // everything reserved or held: flags as for the planner
+  for (int g = 0; g < cluster_->size(); ++g) cluster_->SetReserved(g, false);
+  closed_.assign(cluster_->size(), 0);
   if (joint) {
     // The round's decisions are final now (in scan order); on an error, the
     // placements applied so far are still committed so that the scheduler's
@@ -335,14 +414,216 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     }
     joint_->BeginRound();
   }
+  // Holds whose moves are over end now: the scan just had its chance (the
+  // holds made in this scan have their moves in flight).
+  std::vector<JobId> over;
+  for (const auto& [job, movers] : hold_movers_) {
+    bool in_flight = false;
+    for (JobId m : movers) in_flight = in_flight || migrating_.count(m) > 0;
+    if (!in_flight) over.push_back(job);
+  }
+  for (JobId j : over) DropEvacuationHoldOf(j);
   if (!status.ok()) return status;
   return out;
 }
 
-double Scheduler::EarliestReservedFree() const {
-  double t = kInf;
-  for (const Reservation& r : reservations_) t = std::min(t, r.free_at_s);
-  return t;
+void Scheduler::CloseFor(JobId id) {
+  std::vector<char> want(cluster_->size(), 0);
+  for (const Reservation& r : reservations_) {
+    if (r.job != id) want[r.gpu] = 1;
+  }
+  for (const Reservation& h : evac_holds_) {
+    if (h.job != id) want[h.gpu] = 1;
+  }
+  if (closed_.size() != want.size()) closed_.assign(want.size(), 0);
+  for (int g = 0; g < cluster_->size(); ++g) {
+    if (want[g] != closed_[g]) cluster_->SetReserved(g, want[g] != 0);
+  }
+  closed_ = std::move(want);
+}
+
+MoveRights Scheduler::RightsOf(JobId id) const {
+  auto it = running_jobs_.find(id);
+  if (it == running_jobs_.end() || it->second.migratable == Migratable::kNone)
+    return MoveRights::kNone;
+  if (migrating_.count(id)) return MoveRights::kNone;
+  auto last = last_move_s_.find(id);
+  if (last != last_move_s_.end() && now_s_ - last->second < options_.migration.cooldown_s) {
+    return MoveRights::kNone;
+  }
+  return it->second.latency_sensitive ? MoveRights::kIntra : MoveRights::kAny;
+}
+
+bool Scheduler::MayEvacuateFor(const Queued& q, bool head) const {
+  if (options_.evacuation == EvacuationScope::kOff || !policy_->Migrates()) return false;
+  if (options_.evacuation == EvacuationScope::kHead && !head) return false;
+  if (q.job.count != 1 || now_s_ - q.enqueued_s < options_.evacuation_min_wait_s) return false;
+  if (options_.evacuation_min_slices > 0) {
+    int cs = 0;
+    for (const GpuModel* m : cluster_->models()) {
+      const int p = ResolveProfile(*m, q.job);
+      if (p >= 0) {
+        cs = m->profile(p).compute_slices;
+        break;
+      }
+    }
+    if (cs < options_.evacuation_min_slices) return false;
+  }
+  return true;
+}
+
+StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
+  const JobId id = waiting.id;
+  EvacuationQuery q;
+  q.job = &waiting.job;
+  q.rights = [this](JobId j) {
+    return move_filter_ && !move_filter_(j) ? MoveRights::kNone : RightsOf(j);
+  };
+  q.job_of = [this](JobId j) -> const Job* {
+    auto r = running_jobs_.find(j);
+    return r == running_jobs_.end() ? nullptr : &r->second;
+  };
+  // Open GPUs only: CloseFor(id) closed those of other jobs; a move never
+  // goes to this job's own reservations either, and no GPU the scan's joint
+  // round may re-lay changes (§12).
+  std::vector<char> own(cluster_->size(), 0);
+  for (const Reservation& r : reservations_) {
+    if (r.job == id) own[r.gpu] = 1;
+  }
+  auto open = [this, joint](int g) {
+    return !cluster_->reserved(g) && !(joint && joint_->Touched(g));
+  };
+  q.source_ok = open;
+  q.target_ok = [&open, &own](int g) { return open(g) && !own[g]; };
+  std::optional<EvacuationPlan> plan = PlanEvacuation(*cluster_, q);
+  if (!plan) return false;
+  // Worth it only if the moves free the placement sooner than waiting for the
+  // blockers to end: the longest copy plus the switch-over against the latest
+  // expected end (unknown ends count as never).
+  double moved_by = now_s_, ends_by = now_s_;
+  const GpuModel& m = cluster_->gpu(plan->gpu).model();
+  for (const MigrationMove& mv : plan->moves) {
+    const Job* spec = q.job_of(mv.job);
+    const double copy =
+        spec != nullptr && spec->migratable == Migratable::kCheckpoint
+            ? MigrationCopySeconds(static_cast<double>(m.profile(mv.from.profile).memory_mib),
+                                   options_.migration)
+            : 0;
+    moved_by = std::max(moved_by, now_s_ + copy + options_.migration.switch_s);
+    ends_by = std::max(ends_by, ExpectedEnd(mv.job));
+  }
+  if (!(moved_by < ends_by)) return false;
+  RETURN_IF_ERROR(BeginEvacuation(id, *plan));
+  // The hold supersedes the job's reservations (they wait for ends).
+  std::erase_if(reservations_, [id](const Reservation& r) { return r.job == id; });
+  return true;
+}
+
+void Scheduler::DropEvacuationHoldOf(JobId id) {
+  if (!hold_movers_.erase(id)) return;
+  std::erase_if(evac_holds_, [id](const Reservation& h) { return h.job == id; });
+}
+
+Status Scheduler::BeginEvacuation(JobId id, const EvacuationPlan& plan) {
+  std::vector<JobId>& movers = hold_movers_[id];
+  evac_holds_.push_back(Reservation{id, plan.gpu, plan.profile, plan.start, now_s_, now_s_, true});
+  for (const MigrationMove& mv : plan.moves) {
+    MigrationStart st{mv, MigrationBeginPlan(*cluster_, mv), id};
+    RETURN_IF_ERROR(ApplyPlan(st.plan, cluster_).WithPrefix("evacuation"));
+    if (!migrating_.emplace(mv.job, mv).second) {
+      return InternalError(fmt::format("evacuation began a second move of job {}", mv.job));
+    }
+    last_move_s_[mv.job] = now_s_;
+    TrackIdle(st.plan);
+    movers.push_back(mv.job);
+    evacuation_starts_.push_back(std::move(st));
+  }
+  ++evacuations_begun_;
+  return Status();
+}
+
+bool Scheduler::KeepsReservation(const Reservation& r, const Candidate& c) const {
+  const GpuState& g = cluster_->gpu(r.gpu);
+  const GpuModel& m = g.model();
+  const ConfigTable& t = g.table();
+  const int reserved_slot = m.SlotOf(r.profile, r.start);
+  if (reserved_slot < 0) return false;
+  // The busy instances still running at r.start_s (a migration source is
+  // gone by then; unknown ends count as running), the new one, the reserved.
+  ConfigId future = kEmptyConfig;
+  for (const Instance& in : g.instances()) {
+    if (!in.busy() || in.migration == MigrationRole::kSource) continue;
+    if (ExpectedEnd(in.job) <= r.start_s) continue;
+    future = t.Add(future, in.slot);
+    if (future == kInvalidConfig) return false;
+  }
+  future = t.Add(future, c.slot);
+  if (future == kInvalidConfig) return false;
+  return t.Add(future, reserved_slot) != kInvalidConfig;
+}
+
+StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& it, bool round,
+                                                  std::vector<Decision>* out) {
+  const JobId id = it->id;
+  const Job& job = it->job;
+  const int64_t t0 = clock_->NowNanos();
+  struct Best {
+    Candidate c;
+    double score;
+  };
+  auto key = [](const Best& b) {
+    return std::make_tuple(!b.c.reuse, b.c.destroys, b.c.gpu, -b.c.start);
+  };
+  std::optional<Best> best;
+  std::vector<Candidate> cands;
+  std::set<int> seen;
+  for (const Reservation& r : reservations_) {
+    if (r.job == id || !seen.insert(r.gpu).second) continue;
+    bool held = false;
+    for (const Reservation& h : evac_holds_) held = held || (h.gpu == r.gpu && h.job != id);
+    if (held) continue;
+    const GpuState& g = cluster_->gpu(r.gpu);
+    const int profile = ResolveProfile(g.model(), job);
+    if (profile < 0) continue;
+    cands.clear();
+    cluster_->SetReserved(r.gpu, false);
+    AppendCandidates(*cluster_, r.gpu, profile, /*allow_create=*/!setup_layout_, &cands);
+    cluster_->SetReserved(r.gpu, closed_[r.gpu] != 0);
+    for (const Candidate& c : cands) {
+      // Every reservation on that GPU must stay valid.
+      bool keeps = true;
+      for (const Reservation& o : reservations_) {
+        if (o.gpu == r.gpu && o.job != id) keeps = keeps && KeepsReservation(o, c);
+      }
+      if (!keeps) continue;
+      const Best cand{c, g.table().FragCost(c.busy_after) - g.fragcost()};
+      if (!best || cand.score < best->score - 1e-9 ||
+          (cand.score <= best->score + 1e-9 && key(cand) < key(*best))) {
+        best = cand;
+      }
+    }
+  }
+  auto record = [&] { decision_us_.push_back((clock_->NowNanos() - t0) / 1000.0); };
+  if (!best) {
+    record();
+    return false;
+  }
+  Decision d;
+  d.job = id;
+  d.plan = PlacementPlan(*cluster_, best->c.gpu, best->c.profile, best->c.start, id);
+  d.instances.push_back({best->c.gpu, best->c.profile, best->c.start});
+  record();
+  if (round) joint_->Touch(*cluster_, best->c.gpu);
+  RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
+  if (round) {
+    joint_->Add(id, job, std::move(d));
+  } else {
+    Commit(id, job, d);
+    out->push_back(std::move(d));
+  }
+  it = queue_.erase(it);
+  DropEvacuationHoldOf(id);
+  return true;
 }
 
 double Scheduler::ExpectedEnd(JobId id) const {
@@ -369,6 +650,7 @@ std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
   std::vector<Best> per_gpu;
   std::vector<Busy> busy;
   for (int g = 0; g < cluster_->size(); ++g) {
+    if (cluster_->reserved(g)) continue;  // reserved or held for another job
     const GpuState& gs = cluster_->gpu(g);
     const GpuModel& m = gs.model();
     const ConfigTable& t = gs.table();
@@ -419,16 +701,21 @@ std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
       per_gpu.begin(), per_gpu.begin() + n, per_gpu.end(), [](const Best& a, const Best& b) {
         return std::tie(a.free_at, a.wait_cs, a.gpu) < std::tie(b.free_at, b.wait_cs, b.gpu);
       });
+  if (n < static_cast<size_t>(std::max(1, q.job.count))) return {};  // a gang needs all
+  // The job starts when its last placement frees.
+  double start = now_s_;
+  for (size_t i = 0; i < n; ++i) start = std::max(start, per_gpu[i].free_at);
   std::vector<Reservation> out;
   for (size_t i = 0; i < n; ++i) {
     const Best& b = per_gpu[i];
-    out.push_back({q.id, b.gpu, b.profile, b.start, b.free_at});
+    out.push_back({q.id, b.gpu, b.profile, b.start, b.free_at, start, false});
   }
   return out;
 }
 
 void Scheduler::SetReservedFlags(bool on) {
   for (const Reservation& r : reservations_) cluster_->SetReserved(r.gpu, on);
+  for (const Reservation& h : evac_holds_) cluster_->SetReserved(h.gpu, on);
 }
 
 bool Scheduler::FragmentedRoomOnly(const Job& job) const {
@@ -458,6 +745,7 @@ std::vector<JobId> Scheduler::ExpireWaits() {
   for (auto it = queue_.begin(); it != queue_.end();) {
     if (now_s_ - it->enqueued_s >= options_.max_wait_s) {
       out.push_back(it->id);
+      DropEvacuationHoldOf(it->id);
       it = queue_.erase(it);
     } else {
       ++it;
@@ -545,22 +833,22 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
     MigrationTrigger trigger, const std::function<bool(JobId)>& can_move) {
   std::vector<MigrationStart> none;
   if (!policy_->Migrates()) return none;
-  if (trigger == MigrationTrigger::kFragmented && fragmented_.empty()) return none;
+  if (trigger == MigrationTrigger::kFragmented && !has_fragmented_requests()) return none;
+  // Evacuations begun in the scans since the last kFragmented pass come first.
+  std::vector<MigrationStart> begun;
+  if (trigger == MigrationTrigger::kFragmented) begun.swap(evacuation_starts_);
+  // Only moves still in flight (a job may have ended, or its move switched over, since).
+  std::erase_if(begun, [this](const MigrationStart& st) {
+    auto m = migrating_.find(st.move.job);
+    return m == migrating_.end() || !(m->second.to == st.move.to);
+  });
   MigrationContext ctx;
   ctx.trigger = trigger;
   ctx.options = &options_;
   ctx.now_s = now_s_;
   ctx.rights = [&](JobId id) {
-    auto it = running_jobs_.find(id);
-    if (it == running_jobs_.end() || it->second.migratable == Migratable::kNone)
-      return MoveRights::kNone;
-    if (migrating_.count(id)) return MoveRights::kNone;
-    auto last = last_move_s_.find(id);
-    if (last != last_move_s_.end() && now_s_ - last->second < options_.migration.cooldown_s) {
-      return MoveRights::kNone;
-    }
     if (can_move && !can_move(id)) return MoveRights::kNone;
-    return it->second.latency_sensitive ? MoveRights::kIntra : MoveRights::kAny;
+    return RightsOf(id);
   };
   ctx.job = [&](JobId id) -> const Job* {
     auto it = running_jobs_.find(id);
@@ -568,6 +856,7 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
   };
   ctx.expected_end_s = [&](JobId id) { return ExpectedEnd(id); };
   ctx.reservations = reservations_;
+  ctx.reservations.insert(ctx.reservations.end(), evac_holds_.begin(), evac_holds_.end());
   if (trigger == MigrationTrigger::kFragmented) {
     for (const Job& j : fragmented_) ctx.fragmented.push_back(&j);
   }
@@ -585,7 +874,9 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
     last_move_s_[st.move.job] = now_s_;
     TrackIdle(st.plan);
   }
-  return starts;
+  begun.insert(begun.end(), std::make_move_iterator(starts->begin()),
+               std::make_move_iterator(starts->end()));
+  return begun;
 }
 
 StatusOr<Plan> Scheduler::FinishMigration(JobId id) {
@@ -611,6 +902,7 @@ bool Scheduler::RemoveFromQueue(JobId id) {
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
     if (it->id == id) {
       queue_.erase(it);
+      DropEvacuationHoldOf(id);
       return true;
     }
   }

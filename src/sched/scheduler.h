@@ -72,6 +72,8 @@ struct MigrationMove {
 struct MigrationStart {
   MigrationMove move;
   Plan plan;
+  // An evacuation's move (§13): the waiting job whose placement it opens.
+  JobId for_job = kNoJob;
 };
 
 // May a job move now (the scheduler's rules, §6)?
@@ -81,14 +83,20 @@ enum class MoveRights {
   kAny,
 };
 
-// A placement reserved for the head of the queue (§5 starvation guard).
+// A placement reserved for a waiting job: a look-ahead reservation (§5 starvation guard, §13),
+// or the placement an evacuation is opening for it (`hold`, §13).
 struct Reservation {
   JobId job = kNoJob;
   int gpu = -1;
   int profile = -1;
   int start = 0;
   double free_at_s = 0;  // when the placement is expected to be free (inf: unknown)
+  // When the job is expected to start: the latest free_at_s of its reservations (one per
+  // instance of a gang). A job that ends by then cannot delay it (EASY backfilling).
+  double start_s = 0;
+  bool hold = false;  // an evacuation's placement (§13): closed to every other job
 };
+
 
 // What a pass may use. Functions are never empty.
 struct MigrationContext {
@@ -103,6 +111,8 @@ struct MigrationContext {
   // kFragmented: the requests that found only fragmented room, oldest first.
   std::vector<const Job*> fragmented;
 };
+
+struct EvacuationPlan;  // sched/evacuation.h
 
 // Plans one pass and begins its moves. Implementations: sched/migration_planner.h.
 class MigrationPlanner {
@@ -168,7 +178,7 @@ class Scheduler {
     if (joint_) joint_->ObserveArrival(*cluster_, job);
   }
   StatusOr<std::vector<Decision>> ScheduleQueue();
-  // Removes a queued job (e.g. rejected after --max-wait). False if absent.
+  // Removes a queued job (e.g. rejected after --max-wait), and its hold. False if absent.
   bool RemoveFromQueue(JobId id);
   size_t queue_size() const { return queue_.size(); }
   // Queued jobs, in arrival order.
@@ -197,22 +207,33 @@ class Scheduler {
   // with no estimate counts as never ending.
   void SetExpectedEnd(JobId id, double end_s) { expected_end_[id] = end_s; }
 
-  // Starvation guard (options.max_skip_seconds >= 0), applied by every
-  // ScheduleQueue scan: the *head* is the oldest job still waiting after the
-  // scan tried it (every older job started). Once the head has waited longer
-  // than max_skip_seconds and does not fit, it gets a reservation per
-  // instance: the (GPU, placement) whose blocking busy instances are expected
-  // to end soonest (the instances overlapping the placement, plus, while the
-  // compute slices do not suffice, the soonest-ending others; ties: fewer
-  // busy compute slices to wait for, lower GPU index, lower start), one GPU per
-  // instance of a gang. For the rest of the scan no other job is placed on a
-  // reserved GPU (jobs on other GPUs do not delay the head and start as
-  // usual), except a job expected to end (now + Job::duration_s, duration
-  // known) no later than the earliest reservation's free_at_s: it cannot
-  // delay the head (§5 "only jobs that do not delay it may start"; EASY
-  // backfilling) and may use every GPU. The reservations of the last scan (empty when the head was
-  // placed or is not overdue) are kept for the migration planner: reserved GPUs are never move
-  // targets, and their blockers are evacuated first.
+  // Look-ahead reservation (§5 starvation guard, §13; options.max_skip_seconds
+  // >= 0), applied by every ScheduleQueue scan: the *head* is the oldest job
+  // still waiting after the scan tried it (every older job started). Once the
+  // head has waited longer than max_skip_seconds and does not fit, it gets a
+  // reservation per instance: the (GPU, placement) whose blocking busy
+  // instances are expected to end soonest (the instances overlapping the
+  // placement, plus, while the compute slices do not suffice, the
+  // soonest-ending others; ties: fewer busy compute slices to wait for, lower
+  // GPU index, lower start), one GPU per instance of a gang, on GPUs no other
+  // job holds or reserves. Its expected start (Reservation::start_s) is the
+  // latest free_at_s of them: a gang starts when all its placements are
+  // free. With ReservationMode::kConservative each of the first
+  // reservation_depth overdue waiting jobs that do not fit gets its own
+  // reservations, in queue order. For the rest of the scan another job is
+  // placed on a reserved GPU only (a) when it is expected to end (now +
+  // Job::duration_s, duration known) no later than that reservation's
+  // start_s: it cannot delay that job (EASY backfilling; the policy then
+  // chooses among every GPU whose reservations all start later), or (b) a
+  // single instance beside the reservation: a placement that keeps the
+  // reserved one valid with every instance expected to be running at its
+  // start_s (ends unknown: running), chosen by the least FragCost change of
+  // that future configuration, then reuse, fewer idle instances destroyed,
+  // lower GPU index, higher start. Jobs on other GPUs start as usual. The
+  // reservations of the last scan (empty when nothing is overdue) are kept
+  // for the migration planner: reserved GPUs are never move targets, and the
+  // latest-ending blockers of a reserved placement are moved off it first
+  // (§13 draining).
   const std::vector<Reservation>& reservations() const { return reservations_; }
 
   // options.max_wait_s >= 0: removes the queued jobs whose wait (now -
@@ -246,11 +267,42 @@ class Scheduler {
   // began at least cooldown_s ago, and `can_move`; latency-sensitive jobs
   // only within their GPU. kFragmented aims at the requests of the last
   // ScheduleQueue that found only fragmented room at their first try (then
-  // forgotten); a pass without any does nothing.
+  // forgotten); a pass without any does nothing. A kFragmented pass returns
+  // first the §13 evacuation moves begun by the scans since the previous one
+  // that are still in flight (MigrationStart::for_job set; already applied).
   StatusOr<std::vector<MigrationStart>> RunMigrationPass(
       MigrationTrigger trigger, const std::function<bool(JobId)>& can_move);
-  // Whether the last ScheduleQueue left requests for a kFragmented pass.
-  bool has_fragmented_requests() const { return !fragmented_.empty(); }
+  // Whether the last ScheduleQueue left requests for a kFragmented pass
+  // (fragmented room, §4 step 6, or evacuations, §13).
+  bool has_fragmented_requests() const {
+    return !fragmented_.empty() || !evacuation_starts_.empty();
+  }
+
+  // ---- Evacuation (§13) ----
+  //
+  // options.evacuation != kOff and a policy that migrates: a waiting job that
+  // the scan could not place (the head only for kHead; any for kQueue), that
+  // has waited at least evacuation_min_wait_s and asks for at least
+  // evacuation_min_slices compute slices, for which moving running jobs
+  // would open a placement now (sched/evacuation.h PlanEvacuation, on GPUs no
+  // other job holds or reserves and that the scan has not placed on) sooner
+  // than the blockers' latest expected end (copy + switch-over, §6), has
+  // those moves begun at once, inside the scan (so that the jobs the scan
+  // places after it cannot take their targets), and gets a *hold* on the
+  // placement's GPU: for the rest of the scan and every later one no other
+  // job is placed there nor moved there, so that backfill cannot take the
+  // room the moves free. The moves are returned by the next kFragmented pass
+  // (RunMigrationPass; already applied, with MigrationStart::for_job set). A
+  // hold ends when its job starts, when it leaves the queue, or at the end of
+  // a scan once none of its moves is in flight. One hold per job and per GPU.
+  // Holds now, in the order made:
+  const std::vector<Reservation>& evacuation_holds() const { return evac_holds_; }
+  // The driver's say on which running jobs may move inside a scan (the
+  // evacuation's moves; RunMigrationPass has its own `can_move`). Default:
+  // every running job the §6 rules allow.
+  void SetMoveFilter(std::function<bool(JobId)> filter) { move_filter_ = std::move(filter); }
+  // Evacuations begun so far (moves counted in MigrationStart::for_job too).
+  int64_t evacuations_begun() const { return evacuations_begun_; }
   // Switch-over of the move in flight of `id`: applies and returns the end
   // plan (kMigrateEnd, then kDestroy of the source); the job's instance is
   // now the target. kNotFound when the job has no move in flight.
@@ -353,9 +405,29 @@ class Scheduler {
   };
   using SlotKey = std::pair<int, int>;  // (gpu, start)
 
-  // §5: the reservations for the head `q` (empty if none can be found).
+  // §5: the reservations for `q` on GPUs not closed now (empty if none can be found).
   std::vector<Reservation> ReserveFor(const Queued& q) const;
+  // Cluster reserved flags: closed exactly the GPUs that reservations_ and
+  // evac_holds_ keep for jobs other than `id` (kNoJob: for every job).
+  void CloseFor(JobId id);
   void SetReservedFlags(bool on);
+  // What a running job may do in a pass, the driver's say aside (§6).
+  MoveRights RightsOf(JobId id) const;
+  // §13 (b): the best single-instance placement of `q` beside a reservation
+  // of another job; applied like a placement. False if none.
+  StatusOr<bool> PlaceBesideReservations(std::deque<Queued>::iterator& it, bool round,
+                                         std::vector<Decision>* out);
+  // Whether `c` keeps reservation `r` valid at r.start_s (§13 (b)).
+  bool KeepsReservation(const Reservation& r, const Candidate& c) const;
+  // §13: whether waiting job `q` may trigger an evacuation now (`head`: it
+  // is the first job of this scan that did not fit).
+  bool MayEvacuateFor(const Queued& q, bool head) const;
+  void DropEvacuationHoldOf(JobId id);
+  // Plans an evacuation for `q` on the GPUs open to it and begins it; false
+  // when there is none. `joint`: the scan's joint round is on (§12).
+  StatusOr<bool> TryEvacuate(const Queued& q, bool joint);
+  // Begins `plan`'s moves for waiting job `id` and holds its placement.
+  Status BeginEvacuation(JobId id, const EvacuationPlan& plan);
   // Whether some GPU has enough free compute slices and units for `job`'s
   // profile but no valid placement (§4 step 6).
   bool FragmentedRoomOnly(const Job& job) const;
@@ -364,8 +436,6 @@ class Scheduler {
   void EraseIdle(const SlotKey& key);
   bool RetentionOn() const;
   double ExpectedEnd(JobId id) const;
-  // The earliest free_at_s of reservations_ (inf when none).
-  double EarliestReservedFree() const;
 
   Cluster* cluster_;
   std::unique_ptr<PlacementPolicy> policy_;
@@ -386,6 +456,12 @@ class Scheduler {
   bool setup_layout_ = false;  // the policy's setup created instances (static layouts)
   std::unordered_map<JobId, double> expected_end_;
   std::vector<Reservation> reservations_;
+  std::vector<Reservation> evac_holds_;  // §13 evacuation holds, persistent across scans
+  std::map<JobId, std::vector<JobId>> hold_movers_;  // by waiting job: the jobs moved for it
+  std::vector<MigrationStart> evacuation_starts_;    // begun in scans, not yet returned
+  std::function<bool(JobId)> move_filter_;
+  std::vector<char> closed_;               // per GPU: reserved flag set by CloseFor
+  int64_t evacuations_begun_ = 0;
   std::vector<Job> fragmented_;  // kFragmented requests of the last scan
 
   std::map<SlotKey, IdleInfo> idle_;

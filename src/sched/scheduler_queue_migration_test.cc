@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -319,6 +320,145 @@ INSTANTIATE_TEST_SUITE_P(
                       BackfillCase{"WouldDelayTheHead", 80, {}},
                       BackfillCase{"UnknownDuration", 0, {}}),
     [](const auto& info) { return info.param.name; });
+
+// Regression (guard_backfills_against_the_gangs_start, §13 (a)): three A100s;
+// GPU 0 runs job 0 (1g.5gb@0) to t = 100, GPU 1 job 1 (1g.5gb@0) to t = 1000,
+// GPU 2 is empty. A 2x7g.40gb gang (job 100, queued at 0) does not fit and is
+// overdue at t = 31 (max_skip 30): it reserves GPU 2 (free now) and GPU 0
+// (free at 100) and can start only when both are free, at 100. A 7g job
+// (101) of duration d ends at 31 + d: d = 50 (81 <= 100) cannot delay the
+// gang and starts on GPU 2 (the §5 guard before §13 compared with the
+// earliest free time, 31, and kept it waiting); d = 80 (111 > 100) waits.
+struct GangBackfillCase {
+  std::string name;
+  std::string policy;
+  double duration;
+  std::vector<std::string> expected;
+};
+
+// gtest prints a case by its name (not its bytes) in ctest's list.
+void PrintTo(const GangBackfillCase& c, std::ostream* os) { *os << c.name; }
+
+class GangBackfillTest : public ::testing::TestWithParam<GangBackfillCase> {};
+
+TEST_P(GangBackfillTest, JobsEndingBeforeTheGangCanStartBackfill) {
+  const GangBackfillCase& c = GetParam();
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  o.joint_placement = c.policy == "full";
+  Fixture f = c.policy == "scripted" ? Fixture(3, std::make_unique<Scripted>(), o)
+                                     : Fixture(3, c.policy, o);
+  Job j0 = MakeJob("g0s0", "1g.5gb"), j1 = MakeJob("g1s0", "1g.5gb");
+  ASSERT_EQ(f.Place(j0), 0);
+  ASSERT_EQ(f.Place(j1), 1);
+  // Wherever the policy put them: job 0 on GPU 0, job 1 on GPU 1.
+  ASSERT_EQ(f.cluster().gpu(0).busy_compute_slices(), 1);
+  ASSERT_EQ(f.cluster().gpu(1).busy_compute_slices(), 1);
+  f.s().SetExpectedEnd(0, 100);
+  f.s().SetExpectedEnd(1, 1000);
+  f.s().SetNow(0);
+  Job gang = MakeJob("gang", "7g.40gb");
+  gang.count = 2;
+  f.s().Enqueue(100, gang);
+  Job seven = MakeJob("seven", "7g.40gb");
+  seven.duration_s = c.duration;
+  f.s().Enqueue(101, seven);
+  f.s().SetNow(31);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::vector<std::string> placed;
+  for (const Decision& x : *d) {
+    placed.push_back(
+        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
+  }
+  EXPECT_EQ(placed, c.expected);
+  ASSERT_EQ(f.s().reservations().size(), 2u);
+  EXPECT_EQ(f.s().reservations()[0].gpu, 2);
+  EXPECT_EQ(f.s().reservations()[1].gpu, 0);
+  EXPECT_EQ(f.s().reservations()[0].start_s, 100);
+  EXPECT_EQ(f.s().reservations()[1].start_s, 100);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GangBackfillTest,
+    ::testing::Values(GangBackfillCase{"ScriptedShort", "scripted", 50, {"job 101 on 2@0"}},
+                      GangBackfillCase{"ScriptedLong", "scripted", 80, {}},
+                      GangBackfillCase{"FullShort", "full", 50, {"job 101 on 2@0"}},
+                      GangBackfillCase{"FullLong", "full", 80, {}}),
+    [](const auto& info) { return info.param.name; });
+
+// Regression (backfill_is_not_refused_by_a_failure_seen_while_reserved): a
+// request that failed in an earlier scan is not retried while no GPU changed
+// (Scheduler::StillNoRoom); opening a reserved GPU for the backfill is no such
+// change, so a failure seen while it was closed must not stand for it. Two
+// A100s (`full`, which spreads: job 0 on GPU 0 to t = 40, job 1 on GPU 1 to
+// t = 1000). t = 10: a 2x7g.40gb gang (100) and a 7g.40gb of 50 s (101) fail;
+// nothing is overdue (max_skip 30), so nothing is reserved. t = 40: job 0 has
+// ended; the gang is overdue and reserves GPU 0 (free now) and GPU 1 (free at
+// 1000), so it starts at 1000; job 101 would end at 90 <= 1000 and starts on
+// GPU 0. On the Alibaba trace this refusal kept every reserved GPU empty.
+TEST(SchedulerQueueTest, BackfillIsNotRefusedByAFailureSeenWhileReserved) {
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  o.joint_placement = true;
+  Fixture f(2, "full", o);
+  ASSERT_EQ(f.Place(MakeJob("j0", "1g.5gb")), 0);
+  ASSERT_EQ(f.Place(MakeJob("j1", "1g.5gb")), 1);
+  ASSERT_EQ(f.cluster().gpu(0).busy_compute_slices(), 1);
+  ASSERT_EQ(f.cluster().gpu(1).busy_compute_slices(), 1);
+  f.s().SetExpectedEnd(0, 40);
+  f.s().SetExpectedEnd(1, 1000);
+  f.s().SetNow(0);
+  Job gang = MakeJob("gang", "7g.40gb");
+  gang.count = 2;
+  f.s().Enqueue(100, gang);
+  Job seven = MakeJob("seven", "7g.40gb");
+  seven.duration_s = 50;
+  f.s().Enqueue(101, seven);
+  f.s().SetNow(10);
+  auto first = f.s().ScheduleQueue();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_THAT(*first, IsEmpty());
+  EXPECT_THAT(f.s().reservations(), IsEmpty());
+  f.s().SetNow(40);
+  ASSERT_TRUE(f.s().Release(0).ok());
+  auto second = f.s().ScheduleQueue();
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ((*second)[0].job, 101);
+  EXPECT_EQ((*second)[0].instances[0].gpu, 0);
+  ASSERT_EQ(f.s().reservations().size(), 2u);
+  EXPECT_EQ(f.s().reservations()[0].start_s, 1000);
+}
+
+// §13 (b), a job beside the reservation: one A100 with job 0 (1g.5gb@0) to
+// t = 100; a 4g.20gb (job 100, placement 0 only: units 0-3) is overdue at t
+// = 31 and reserves 4g@0, expected to start at 100. A 1g.5gb of 1000 s (job
+// 101) would delay it on its own merits (31 + 1000 > 100), but at 1g@4, 5 or
+// 6 it leaves 4g@0 valid once job 0 has ended (1g@1..3 would not): it starts
+// there. A 3g.20gb of 1000 s (job 102) then has 3g@0, inside the reserved
+// units, and 3g@4, which overlaps job 101: it waits.
+TEST(SchedulerQueueTest, AJobBesideTheReservationThatKeepsItValidStarts) {
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  Fixture f(1, std::make_unique<Scripted>(), o);
+  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.s().SetExpectedEnd(0, 100);
+  f.s().SetNow(0);
+  f.s().Enqueue(100, MakeJob("big", "4g.20gb"));
+  f.s().Enqueue(101, MakeJob("small", "1g.5gb"));
+  f.s().Enqueue(102, MakeJob("mid", "3g.20gb"));
+  f.s().SetNow(31);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ((*d)[0].job, 101);
+  EXPECT_EQ((*d)[0].instances[0].gpu, 0);
+  EXPECT_GE((*d)[0].instances[0].start, 4);
+  ASSERT_EQ(f.s().reservations().size(), 1u);
+  EXPECT_EQ(f.s().reservations()[0].job, 100);
+  EXPECT_EQ(f.s().reservations()[0].start_s, 100);
+}
 
 TEST(SchedulerQueueTest, MaxWaitExpiresJobsThatWaitedLongEnough) {
   SchedulerOptions o = Opts();

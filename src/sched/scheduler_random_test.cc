@@ -5,6 +5,7 @@
 // every step the §1 invariants are checked. The seed is printed on failure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <functional>
@@ -345,7 +346,7 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
                " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
   Rng rng(seed);
   const std::vector<std::string> model_names = {"A100-40GB", "H100-80GB", "A30-24GB"};
-  int64_t intra_checked = 0, pulls_checked = 0, finished = 0;
+  int64_t intra_checked = 0, pulls_checked = 0, finished = 0, evacuation_moves = 0;
   for (int round = 0; round < 40; ++round) {
     const int n = static_cast<int>(rng.UniformInt(1, 4));
     std::vector<const GpuModel*> models;
@@ -358,6 +359,12 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
     o.migration.max_moves_per_pass = static_cast<int>(rng.UniformInt(0, 8));
     o.migration.cooldown_s = rng.Uniform01() < 0.5 ? 0 : 120;
     o.max_skip_seconds = std::vector<double>{-1, 0, 50}[rng.UniformInt(0, 2)];
+    // §13: reservations (easy or conservative) and evacuation (off, head, queue; at the job's
+    // turn or after the scan).
+    o.reservation = rng.Uniform01() < 0.5 ? ReservationMode::kEasy : ReservationMode::kConservative;
+    o.reservation_depth = static_cast<int>(rng.UniformInt(1, 3));
+    o.evacuation = static_cast<EvacuationScope>(rng.UniformInt(0, 2));
+    o.evacuation_after_backfill = rng.Uniform01() < 0.5;
     // `full` itself, or random placements that leave more to defragment.
     std::unique_ptr<PlacementPolicy> policy;
     if (rng.Uniform01() < 0.5) {
@@ -375,6 +382,7 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
     std::map<JobId, Job> jobs;
     std::set<JobId> running;
     std::map<JobId, double> last_move;
+    std::set<JobId> evacuated;  // begun by a scan, not yet returned by a pass
     JobId next = 0;
     double now = 0;
     for (int step = 0; step < 150; ++step) {
@@ -411,9 +419,48 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
         job.latency_sensitive = rng.Uniform01() < 0.2;
         jobs[next] = job;
         s.Enqueue(next++, job);
+        std::set<JobId> moving_before;
+        for (JobId id : running) {
+          if (s.MigrationOf(id) != nullptr) moving_before.insert(id);
+        }
+        std::map<int, JobId> held_before;  // §13: GPU -> the waiting job holding it
+        for (const Reservation& h : s.evacuation_holds()) held_before[h.gpu] = h.job;
         auto d = s.ScheduleQueue();
         ASSERT_TRUE(d.ok()) << d.status().ToString();
-        for (const Decision& x : *d) running.insert(x.job);
+        const std::vector<JobId> queued = s.QueuedJobs();
+        for (const Decision& x : *d) {
+          running.insert(x.job);
+          // No job starts on a GPU another still-waiting job holds.
+          for (const InstanceRef& r : x.instances) {
+            auto h = held_before.find(r.gpu);
+            if (h != held_before.end() && h->second != x.job) {
+              EXPECT_EQ(std::count(queued.begin(), queued.end(), h->second), 0)
+                  << "job " << x.job << " started on GPU " << r.gpu << " held for job "
+                  << h->second;
+            }
+          }
+        }
+        // §13 moves begun by the scan: the rules of moves, the cool-down counted from now.
+        for (JobId id : running) {
+          const MigrationMove* mv = s.MigrationOf(id);
+          if (mv == nullptr || moving_before.count(id)) continue;
+          const Job& moved_job = jobs.at(id);
+          EXPECT_NE(moved_job.migratable, Migratable::kNone);
+          if (moved_job.latency_sensitive) {
+            EXPECT_FALSE(mv->inter());
+          }
+          if (last_move.count(id)) {
+            EXPECT_GE(now - last_move[id], o.migration.cooldown_s);
+          }
+          last_move[id] = now;
+          evacuated.insert(id);
+        }
+        // Holds: one per GPU, each for a waiting job.
+        std::set<int> hold_gpus;
+        for (const Reservation& h : s.evacuation_holds()) {
+          EXPECT_TRUE(hold_gpus.insert(h.gpu).second);
+          EXPECT_EQ(std::count(queued.begin(), queued.end(), h.job), 1);
+        }
       } else {
         const MigrationTrigger trigger =
             static_cast<MigrationTrigger>(rng.UniformInt(0, 2));  // completion, tick, fragmented
@@ -433,6 +480,19 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
           EXPECT_NE(job.migratable, Migratable::kNone);
           if (job.latency_sensitive) {
             EXPECT_FALSE(mv.inter());
+          }
+          if (st.for_job != kNoJob) {
+            // §13: begun (and applied) by an earlier scan for a job then waiting; its cool-down
+            // was checked there (below).
+            const GpuState& src = before.gpu(mv.from.gpu);
+            const int k = src.IndexAt(mv.from.start);
+            ASSERT_GE(k, 0);
+            EXPECT_EQ(src.instances()[k].job, mv.job);
+            EXPECT_EQ(src.instances()[k].migration, MigrationRole::kSource);
+            EXPECT_EQ(jobs.count(st.for_job), 1u);
+            EXPECT_TRUE(evacuated.erase(mv.job)) << "job " << mv.job;
+            ++evacuation_moves;
+            continue;
           }
           EXPECT_EQ(reserved.count(mv.to.gpu), 0u);
           EXPECT_TRUE(moved.insert(mv.job).second);  // at most once per pass
@@ -526,6 +586,7 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
     EXPECT_GT(intra_checked, 0);
     EXPECT_GT(pulls_checked, 0);
     EXPECT_GT(finished, 0);
+    EXPECT_GT(evacuation_moves, 0);
   }
 }
 

@@ -65,7 +65,7 @@ Status RunFillMode(const std::vector<Job>& jobs, const SimOptions& options, Sche
       rec.name = job.name;
       rec.request = job.RequestString();
       rec.arrival_s = rec.placed_s = rec.start_s = rec.end_s = rec.wait_s = rec.jct_s =
-          std::numeric_limits<double>::quiet_NaN();
+          rec.duration_s = std::numeric_limits<double>::quiet_NaN();
       result->jobs.push_back(std::move(rec));
     }
     while (step <= steps && requested * 20 >= step * total_cs) {

@@ -25,6 +25,14 @@ double PercentileSorted(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[lo + 1] - sorted[lo]);
 }
 
+double Slowdown(double jct_s, double duration_s) {
+  return duration_s > 0 ? jct_s / duration_s : 1.0;
+}
+
+double BoundedSlowdown(double jct_s, double duration_s) {
+  return std::max(1.0, jct_s / std::max(duration_s, kBoundedSlowdownFloorS));
+}
+
 double Percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
   return PercentileSorted(values, p);
@@ -46,6 +54,11 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["jct_p99_s"] = m.jct_p99_s;
   j["wait_mean_s"] = m.wait_mean_s;
   j["wait_p95_s"] = m.wait_p95_s;
+  j["duration_mean_s"] = m.duration_mean_s;
+  j["slowdown_mean"] = m.slowdown_mean;
+  j["slowdown_p95"] = m.slowdown_p95;
+  j["bounded_slowdown_mean"] = m.bounded_slowdown_mean;
+  j["bounded_slowdown_p95"] = m.bounded_slowdown_p95;
   j["utilization"] = m.utilization;
   j["frag_mean"] = m.frag_mean;
   j["frag_peak"] = m.frag_peak;
@@ -68,6 +81,7 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["reconfigurations_saved_by_retention"] = m.reconfigurations_saved_by_retention;
   j["idle_expirations"] = m.idle_expirations;
   j["joint_starts"] = m.joint_starts;
+  j["evacuations"] = m.evacuations;
   j["decisions"] = m.decisions;
   j["decision_us_mean"] = m.decision_us_mean;
   j["decision_us_p99"] = m.decision_us_p99;
@@ -83,8 +97,12 @@ nlohmann::json MetricsToJson(const Metrics& m) {
                {"completed", p.completed},
                {"rejected", p.rejected},
                {"jct_mean_s", time(p.jct_mean_s)},
+               {"jct_p95_s", time(p.jct_p95_s)},
                {"wait_mean_s", time(p.wait_mean_s)},
-               {"wait_p95_s", time(p.wait_p95_s)}};
+               {"wait_p95_s", time(p.wait_p95_s)},
+               {"duration_mean_s", time(p.duration_mean_s)},
+               {"slowdown_mean", time(p.slowdown_mean)},
+               {"bounded_slowdown_mean", time(p.bounded_slowdown_mean)}};
   }
   j["per_profile"] = std::move(pp);
   return j;
@@ -103,6 +121,11 @@ const std::vector<MetricInfo>& MetricInfos() {
       {"jct_p99_s", "JCT p99", B::kLower},
       {"wait_mean_s", "wait mean", B::kLower},
       {"wait_p95_s", "wait p95", B::kLower},
+      {"duration_mean_s", "zero-wait JCT floor (mean duration)", B::kNeither},
+      {"slowdown_mean", "slowdown mean (JCT / duration)", B::kLower},
+      {"slowdown_p95", "slowdown p95", B::kLower},
+      {"bounded_slowdown_mean", "bounded slowdown mean (10 s floor)", B::kLower},
+      {"bounded_slowdown_p95", "bounded slowdown p95", B::kLower},
       {"utilization", "utilisation (busy compute slices, time mean)", B::kHigher},
       {"frag_mean", "fragmentation rate mean (FragCost over GPUs)", B::kLower},
       {"frag_peak", "fragmentation rate peak", B::kLower},
@@ -126,6 +149,7 @@ const std::vector<MetricInfo>& MetricInfos() {
        B::kHigher},
       {"idle_expirations", "idle instances expired (--idle-ttl)", B::kNeither},
       {"joint_starts", "jobs started by joint placement (§12)", B::kNeither},
+      {"evacuations", "evacuations begun (§13)", B::kNeither},
       {"decisions", "placement attempts", B::kNeither},
       {"decision_us_mean", "decision time mean (µs, wall clock)", B::kLower},
       {"decision_us_p99", "decision time p99 (µs, wall clock)", B::kLower},
@@ -242,12 +266,17 @@ void TimeIntegrals::Finish(double end_s) {
 }
 
 void JobStats::AddCompleted(const std::string& profile_key, double arrival_s, double start_s,
-                            double end_s) {
+                            double end_s, double duration_s) {
   Group& g = groups_[profile_key];
-  g.jct.push_back(end_s - arrival_s);
-  g.wait.push_back(start_s - arrival_s);
-  jct_.push_back(end_s - arrival_s);
-  wait_.push_back(start_s - arrival_s);
+  const double jct = end_s - arrival_s, wait = start_s - arrival_s;
+  const double slowdown = Slowdown(jct, duration_s), bounded = BoundedSlowdown(jct, duration_s);
+  for (auto [v, all, group] : {std::tuple{jct, &jct_, &g.jct}, std::tuple{wait, &wait_, &g.wait},
+                               std::tuple{duration_s, &duration_, &g.duration},
+                               std::tuple{slowdown, &slowdown_, &g.slowdown},
+                               std::tuple{bounded, &bounded_, &g.bounded}}) {
+    all->push_back(v);
+    group->push_back(v);
+  }
 }
 
 void JobStats::AddRejected(const std::string& profile_key, const std::string& reason) {
@@ -269,6 +298,11 @@ void JobStats::Fill(Metrics* m) const {
   m->jct_p99_s = PercentileSorted(jct, 99);
   m->wait_mean_s = Mean(wait_);
   m->wait_p95_s = PercentileSorted(wait, 95);
+  m->duration_mean_s = Mean(duration_);
+  m->slowdown_mean = Mean(slowdown_);
+  m->slowdown_p95 = Percentile(slowdown_, 95);
+  m->bounded_slowdown_mean = Mean(bounded_);
+  m->bounded_slowdown_p95 = Percentile(bounded_, 95);
   m->per_profile.clear();
   for (const auto& [key, g] : groups_) {
     ProfileMetrics p;
@@ -276,8 +310,12 @@ void JobStats::Fill(Metrics* m) const {
     p.rejected = g.rejected;
     p.jobs = p.completed + p.rejected;
     p.jct_mean_s = Mean(g.jct);
+    p.jct_p95_s = Percentile(g.jct, 95);
     p.wait_mean_s = Mean(g.wait);
     p.wait_p95_s = Percentile(g.wait, 95);
+    p.duration_mean_s = Mean(g.duration);
+    p.slowdown_mean = Mean(g.slowdown);
+    p.bounded_slowdown_mean = Mean(g.bounded);
     m->per_profile[key] = p;
   }
 }

@@ -7,6 +7,15 @@
 //   jct_*_s           completion - arrival, over completed jobs
 //   wait_*_s          start - arrival over completed jobs, where start is when
 //                     the job began running, i.e. after its reconfigurations
+//   duration_mean_s   mean Job::duration_s (run time without contention) of the
+//                     completed jobs: the mean JCT of a schedule in which no
+//                     job waits (and none is slowed), the floor against which
+//                     a JCT gain is measured
+//   slowdown_*        JCT / duration_s per completed job: mean and p95
+//   bounded_slowdown_*  max(1, JCT / max(duration_s, kBoundedSlowdownFloorS)),
+//                     the bounded slowdown of the job-scheduling literature
+//                     (Feitelson et al.: a 10 s floor keeps very short jobs
+//                     from dominating the mean): mean and p95
 //   utilization       time-integral of busy compute slices / (total compute
 //                     slices × makespan). An instance is busy from the decision
 //                     that placed the job (it is reserved while being created)
@@ -50,6 +59,9 @@
 //   joint_starts      jobs started by joint placement (§12): a job that found
 //                     no placement on its own and started with the jobs its
 //                     queue scan had placed before it (0 when it is off)
+//   evacuations       evacuations begun (§13): sets of moves of running jobs
+//                     that open a placement for a waiting job (the moves
+//                     themselves are counted in migrations)
 //   jobs_per_day      completed / (makespan / 86400)
 //   energy_kwh        estimated energy over the makespan, kWh (sim/energy.h: idle
 //                     power of every GPU plus power per busy compute slice, from
@@ -62,9 +74,10 @@
 //                     total compute slices), acceptance (placed / arrived) and
 //                     fragmentation rate
 //   per_profile       per requested profile (sim/request_shape.h key): jobs,
-//                     completed, rejected, jct_mean_s, wait_mean_s, wait_p95_s
-//                     (the times are over completed jobs; null in JSON when
-//                     none completed)
+//                     completed, rejected, jct_mean_s, jct_p95_s, wait_mean_s,
+//                     wait_p95_s, duration_mean_s, slowdown_mean,
+//                     bounded_slowdown_mean (over completed jobs; null in JSON
+//                     when none completed)
 //
 // MetricInfos() below names every numeric key once: the terminal summary,
 // `compare`'s legend and the HTML report all label a figure by it, so that a
@@ -96,13 +109,25 @@ double Percentile(std::vector<double> values, double p);
 // Same, for values already sorted ascending.
 double PercentileSorted(const std::vector<double>& sorted, double p);
 
+// The floor of the bounded slowdown, seconds (the literature's usual 10 s).
+inline constexpr double kBoundedSlowdownFloorS = 10;
+
+// JCT / duration and the bounded slowdown of one job (durations <= 0 count as
+// the floor's; a slowdown of a job without a duration is 1).
+double Slowdown(double jct_s, double duration_s);
+double BoundedSlowdown(double jct_s, double duration_s);
+
 struct ProfileMetrics {
   int64_t jobs = 0;
   int64_t completed = 0;
   int64_t rejected = 0;
   double jct_mean_s = 0;
+  double jct_p95_s = 0;
   double wait_mean_s = 0;
   double wait_p95_s = 0;
+  double duration_mean_s = 0;
+  double slowdown_mean = 0;
+  double bounded_slowdown_mean = 0;
   bool operator==(const ProfileMetrics&) const = default;
 };
 
@@ -119,6 +144,9 @@ struct Metrics {
   double makespan_s = 0;
   double jct_mean_s = 0, jct_p50_s = 0, jct_p95_s = 0, jct_p99_s = 0;
   double wait_mean_s = 0, wait_p95_s = 0;
+  double duration_mean_s = 0;  // the zero-wait floor of jct_mean_s
+  double slowdown_mean = 0, slowdown_p95 = 0;
+  double bounded_slowdown_mean = 0, bounded_slowdown_p95 = 0;
   double utilization = 0;
   double frag_mean = 0, frag_peak = 0;
   double stranded_share_mean = 0;     // of the free compute slices
@@ -137,6 +165,7 @@ struct Metrics {
   int64_t reconfigurations_saved_by_retention = 0;
   int64_t idle_expirations = 0;
   int64_t joint_starts = 0;
+  int64_t evacuations = 0;  // §13 evacuations begun (their moves are in migrations)
 
   int64_t decisions = 0;  // placement attempts timed
   double decision_us_mean = 0, decision_us_p99 = 0;
@@ -217,7 +246,9 @@ class TimeIntegrals {
 // Per-job results, grouped by profile key.
 class JobStats {
  public:
-  void AddCompleted(const std::string& profile_key, double arrival_s, double start_s, double end_s);
+  // `duration_s`: the job's run time without contention (Job::duration_s).
+  void AddCompleted(const std::string& profile_key, double arrival_s, double start_s, double end_s,
+                    double duration_s);
   // `reason`: why (Metrics::rejected_reasons); "" counts under "unknown".
   void AddRejected(const std::string& profile_key, const std::string& reason = "");
   // Sets jobs_completed, rejected, rejected_reasons, jct_*, wait_* and
@@ -227,11 +258,11 @@ class JobStats {
  private:
   struct Group {
     int64_t rejected = 0;
-    std::vector<double> jct, wait;
+    std::vector<double> jct, wait, duration, slowdown, bounded;
   };
   std::map<std::string, Group> groups_;
   std::map<std::string, int64_t> reasons_;
-  std::vector<double> jct_, wait_;
+  std::vector<double> jct_, wait_, duration_, slowdown_, bounded_;
   int64_t rejected_ = 0;
 };
 

@@ -70,9 +70,9 @@ TEST(CountPlanTest, CreatesDestroysAndReuses) {
 
 TEST(JobStatsTest, OverallAndPerProfile) {
   JobStats s;
-  s.AddCompleted("1g.5gb", 0, 0, 10);    // wait 0, jct 10
-  s.AddCompleted("1g.5gb", 5, 15, 35);   // wait 10, jct 30
-  s.AddCompleted("7g.40gb", 0, 20, 60);  // wait 20, jct 60
+  s.AddCompleted("1g.5gb", 0, 0, 10, 5);     // wait 0, jct 10, slowdown 2, bounded 1 (10 s floor)
+  s.AddCompleted("1g.5gb", 5, 15, 35, 20);   // wait 10, jct 30, slowdown 1.5, bounded 1.5
+  s.AddCompleted("7g.40gb", 0, 20, 60, 40);  // wait 20, jct 60, slowdown 1.5, bounded 1.5
   s.AddRejected("7g.40gb");
   Metrics m;
   s.Fill(&m);
@@ -81,17 +81,34 @@ TEST(JobStatsTest, OverallAndPerProfile) {
   EXPECT_DOUBLE_EQ(m.jct_mean_s, 100.0 / 3);
   EXPECT_DOUBLE_EQ(m.jct_p50_s, 30);  // {10, 30, 60}
   EXPECT_DOUBLE_EQ(m.wait_mean_s, 10);
-  EXPECT_DOUBLE_EQ(m.wait_p95_s, 19);  // {0, 10, 20}: h = 1.9 -> 10 + 0.9 × 10
+  EXPECT_DOUBLE_EQ(m.wait_p95_s, 19);                  // {0, 10, 20}: h = 1.9 -> 10 + 0.9 × 10
+  EXPECT_DOUBLE_EQ(m.duration_mean_s, 65.0 / 3);       // the zero-wait floor: (5 + 20 + 40) / 3
+  EXPECT_DOUBLE_EQ(m.slowdown_mean, 5.0 / 3);          // (2 + 1.5 + 1.5) / 3
+  EXPECT_DOUBLE_EQ(m.slowdown_p95, 1.95);              // {1.5, 1.5, 2}: h = 1.9 -> 1.5 + 0.9 × 0.5
+  EXPECT_DOUBLE_EQ(m.bounded_slowdown_mean, 4.0 / 3);  // (1 + 1.5 + 1.5) / 3
   ASSERT_EQ(m.per_profile.size(), 2u);
   const ProfileMetrics& small = m.per_profile.at("1g.5gb");
   EXPECT_EQ(small.jobs, 2);
   EXPECT_EQ(small.completed, 2);
   EXPECT_DOUBLE_EQ(small.jct_mean_s, 20);
   EXPECT_DOUBLE_EQ(small.wait_p95_s, 9.5);  // {0, 10}: h = 0.95
+  EXPECT_DOUBLE_EQ(small.jct_p95_s, 29);    // {10, 30}: h = 0.95
+  EXPECT_DOUBLE_EQ(small.duration_mean_s, 12.5);
+  EXPECT_DOUBLE_EQ(small.slowdown_mean, 1.75);
+  EXPECT_DOUBLE_EQ(small.bounded_slowdown_mean, 1.25);
   const ProfileMetrics& big = m.per_profile.at("7g.40gb");
   EXPECT_EQ(big.jobs, 2);
   EXPECT_EQ(big.rejected, 1);
   EXPECT_DOUBLE_EQ(big.wait_mean_s, 20);
+}
+
+TEST(SlowdownTest, BoundedSlowdownHasATenSecondFloorAndNeverGoesBelowOne) {
+  EXPECT_DOUBLE_EQ(Slowdown(30, 10), 3);
+  EXPECT_DOUBLE_EQ(BoundedSlowdown(30, 10), 3);
+  EXPECT_DOUBLE_EQ(Slowdown(4, 2), 2);
+  EXPECT_DOUBLE_EQ(BoundedSlowdown(4, 2), 1);     // 4 / max(2, 10) = 0.4 -> 1
+  EXPECT_DOUBLE_EQ(BoundedSlowdown(25, 2), 2.5);  // 25 / 10
+  EXPECT_DOUBLE_EQ(Slowdown(5, 0), 1);            // no duration: no slowdown
 }
 
 TEST(DecisionStatsTest, MeanAndP99) {
@@ -117,6 +134,11 @@ TEST(MetricsToJsonTest, HasEveryDocumentedKey) {
                           "jct_p99_s",
                           "wait_mean_s",
                           "wait_p95_s",
+                          "duration_mean_s",
+                          "slowdown_mean",
+                          "slowdown_p95",
+                          "bounded_slowdown_mean",
+                          "bounded_slowdown_p95",
                           "utilization",
                           "frag_mean",
                           "frag_peak",

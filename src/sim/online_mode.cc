@@ -118,6 +118,7 @@ class OnlineSimulator {
   const SchedulerOptions& sopts_;
   const bool migrates_;
   bool completed_in_batch_ = false;
+  bool completion_pass_done_ = false;  // the completion pass ran before the scan
   bool tick_in_batch_ = false;
   bool timer_in_batch_ = false;
   std::set<double> idle_timers_;  // idle-retention timer times pushed and not yet fired
@@ -285,7 +286,7 @@ Status OnlineSimulator::Complete(JobId id) {
   last_completion_ = now_;
   --holding_;
   ++finished_;
-  stats_.AddCompleted(ShapeKey(id), jobs_[id].arrival_s, r.start_s, r.end_s);
+  stats_.AddCompleted(ShapeKey(id), jobs_[id].arrival_s, r.start_s, r.end_s, jobs_[id].duration_s);
   affected_.clear();
   contention_.Remove(id, &affected_);
   const std::vector<JobId> affected = affected_;
@@ -395,11 +396,12 @@ Status OnlineSimulator::AfterScan() {
   if (migrates_) {
     if (sched_->has_fragmented_requests())
       RETURN_IF_ERROR(RunMigrations(MigrationTrigger::kFragmented));
-    if (completed_in_batch_ || tick_in_batch_) {
+    if ((completed_in_batch_ && !completion_pass_done_) || (tick_in_batch_ && !completed_in_batch_)) {
       RETURN_IF_ERROR(RunMigrations(completed_in_batch_ ? MigrationTrigger::kCompletion
                                                         : MigrationTrigger::kTick));
     }
   }
+  completion_pass_done_ = false;
   std::optional<double> due = sched_->NextIdleExpiry();
   if (due && *due <= now_) {
     ASSIGN_OR_RETURN(Plan plan, sched_->ExpireIdleInstances());
@@ -501,6 +503,10 @@ Status OnlineSimulator::Run(SimResult* result) {
   auto report = [&] {
     if (opts_.progress) opts_.progress(SimProgress{finished_, static_cast<int64_t>(n), now_});
   };
+  // Only running jobs move (not while created, not during a switch-over),
+  // also inside a queue scan (§13 evacuation).
+  sched_->SetMoveFilter(
+      [this](JobId id) { return runs_[id].phase == Phase::kRunning && !runs_[id].paused; });
   if (migrates_ && sopts_.migration.defrag_interval_s > 0) {
     events_.Push(jobs_.front().arrival_s + sopts_.migration.defrag_interval_s, EventKind::kTick,
                  kNoJob, 0);
@@ -569,6 +575,11 @@ Status OnlineSimulator::Run(SimResult* result) {
     while (next_arrival < n && jobs_[next_arrival].arrival_s == t) {
       Arrive(static_cast<JobId>(next_arrival++));
     }
+    // §13 order at a completion: the general pass before the queue scan, on request.
+    if (migrates_ && sopts_.migrate_before_scan && completed_in_batch_) {
+      RETURN_IF_ERROR(RunMigrations(MigrationTrigger::kCompletion));
+      completion_pass_done_ = true;
+    }
     if (scan_needed_ && sched_->queue_size() > 0) {
       ASSIGN_OR_RETURN(std::vector<Decision> decisions, sched_->ScheduleQueue());
       for (const Decision& d : decisions) RETURN_IF_ERROR(Place(d));
@@ -617,6 +628,7 @@ Status OnlineSimulator::Run(SimResult* result) {
   m.reconfigurations_saved_by_retention = 2 * sched_->kept_instance_reuses();
   m.idle_expirations = sched_->idle_expirations();
   if (const JointPlacer::Stats* js = sched_->joint_stats()) m.joint_starts = js->placed;
+  m.evacuations = sched_->evacuations_begun();
   energy_.Finish(last_completion_);
   const EnergyEstimate energy = energy_.Estimate(m.makespan_s, m.jobs_completed);
   m.energy_kwh = energy.energy_kwh;
@@ -641,6 +653,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       if (r.rejection != nullptr) rec.reason = r.rejection->message();
       rec.instances = std::move(instance_text_[i]);
       rec.migrations = r.migrations;
+      rec.duration_s = job.duration_s;
       result->jobs.push_back(std::move(rec));
     }
   }

@@ -30,7 +30,7 @@ bool JobRecord::operator==(const JobRecord& o) const {
          SameTime(placed_s, o.placed_s) && SameTime(start_s, o.start_s) &&
          SameTime(end_s, o.end_s) && SameTime(wait_s, o.wait_s) && SameTime(jct_s, o.jct_s) &&
          instances == o.instances && outcome == o.outcome && reason == o.reason &&
-         migrations == o.migrations;
+         migrations == o.migrations && SameTime(duration_s, o.duration_s);
 }
 
 ClusterSnapshot SnapshotCluster(const Cluster& cluster, double time_s) {

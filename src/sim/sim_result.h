@@ -42,8 +42,9 @@ struct JobRecord {
   double jct_s = 0;       // end - arrival
   std::string instances;  // "gpu:profile@start" joined by ';', e.g. "0:3g.20gb@4;1:3g.20gb@0"
   JobOutcome outcome = JobOutcome::kCompleted;
-  std::string reason;                       // why it was rejected; empty otherwise
-  int64_t migrations = 0;                   // §6 moves of the job completed
+  std::string reason;      // why it was rejected; empty otherwise
+  int64_t migrations = 0;  // §6 moves of the job completed
+  double duration_s = 0;   // Job::duration_s (run time without contention); NaN in fill mode
   bool operator==(const JobRecord&) const;  // NaN == NaN here
 };
 

@@ -33,12 +33,14 @@ TEST(SimWritersTest, JobsCsv) {
   done.jct_s = 100.023;
   done.instances = "0:3g.20gb@4;1:3g.20gb@0";
   done.migrations = 2;
+  done.duration_s = 50;  // slowdown 100.023 / 50
   JobRecord rej;
   rej.id = 1;
   rej.name = "b";
   rej.request = "7g.40gb";
   rej.arrival_s = 2.5;
   rej.placed_s = rej.start_s = rej.end_s = rej.wait_s = rej.jct_s = kNaN;
+  rej.duration_s = 5;
   rej.outcome = JobOutcome::kRejected;
   rej.reason = "no GPU in the cluster (A30 24GB, \"X\") offers profile 7g.40gb";
   r.jobs = {done, rej};
@@ -46,10 +48,11 @@ TEST(SimWritersTest, JobsCsv) {
   ASSERT_TRUE(WriteJobsCsv(r, out).ok());
   EXPECT_EQ(out.str(),
             "id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,end_s,jct_s,instances,"
-            "reason,migrations\n"
-            "0,a,2x3g.20gb,completed,0,0,0.023,0.023,100.023,100.023,0:3g.20gb@4;1:3g.20gb@0,,2\n"
+            "reason,migrations,duration_s,slowdown,bounded_slowdown\n"
+            "0,a,2x3g.20gb,completed,0,0,0.023,0.023,100.023,100.023,0:3g.20gb@4;1:3g.20gb@0,,2,50,"
+            "2.00046,2.00046\n"
             "1,b,7g.40gb,rejected,2.5,,,,,,,\"no GPU in the cluster (A30 24GB, \"\"X\"\") offers "
-            "profile 7g.40gb\",0\n");
+            "profile 7g.40gb\",0,5,,\n");
 }
 
 TEST(SimWritersTest, TimelineAndFillCurveCsv) {

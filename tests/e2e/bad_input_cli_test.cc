@@ -100,7 +100,8 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
        "migsched simulate: --arrivals: paper-mix always draws Poisson arrivals at --load; "
        "--arrivals applies to alibaba: and trace files"},
       {Simulate(trace, {"--pcie-share", "0.5"}),
-       "migsched simulate: --pcie-share applies to --workload paper-mix only (a trace gives each "
+       "migsched simulate: --pcie-share applies to --workload paper-mix and churn only (a trace "
+       "gives each "
        "job's pcie_gbps)"},
       {Simulate(trace, {"--fill-target", "1.1"}),
        "migsched simulate: --fill-target applies to --mode fill only"},

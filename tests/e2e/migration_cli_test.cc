@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "testing/test_util.h"
 
@@ -51,8 +53,10 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
   EXPECT_EQ(j["reconfigurations_saved_by_retention"], 2);  // the kept 3g@4 reused
   EXPECT_EQ(j["settings"]["migration"]["switch_s"], 0.5);
   EXPECT_TRUE(j["settings"]["max_wait_s"].is_null());
-  EXPECT_THAT(ReadFile(jobs), HasSubstr("instances,reason,migrations\n"));
-  EXPECT_THAT(ReadFile(jobs), HasSubstr("0:3g.20gb@0,,1\n"));  // b, placed at 3g@0, moved once
+  EXPECT_THAT(ReadFile(jobs),
+              HasSubstr("instances,reason,migrations,duration_s,slowdown,bounded_slowdown\n"));
+  // b, placed at 3g@0, moved once; its duration 1000 s, slowdown 1000.546 / 1000.
+  EXPECT_THAT(ReadFile(jobs), HasSubstr("0:3g.20gb@0,,1,1000,1.000546,1.000546\n"));
   // Without migration b stays on 3g@0: 0.046 + 1000.
   auto plain = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
                             "lb+frag", "--json", json, "--quiet"});
@@ -64,6 +68,113 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
                            "full", "--switch-s", "2", "--json", json, "--quiet"});
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
   EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 1002.046, 1e-6);
+}
+
+// §13 evacuation, 2x A100 40GB, `full` (threshold 0.4). t = 0: r (3g.20gb,
+// `none`) goes to GPU 0 (both empty: the lower index); a and b (1g.5gb,
+// checkpoint) each go to the lazy GPU 1 (GPU 0 has 3/7 = 0.43 busy: busy).
+// Creates: r by 0.023 on GPU 0; a by 0.023, b by 0.046 on GPU 1. t = 10: d
+// (7g.40gb) fits nowhere; GPU 0's blocker r may not move, GPU 1's a and b
+// may, to GPU 0 (beside r): two moves, GPU 1 held for d. Targets created on
+// GPU 0 by 10.023 and 10.046; copies 2 + 4864 MiB / 1024 / 10 GB/s = 2.475 s:
+// switch-overs at 12.498 and 12.521, pauses of 0.5 s end at 12.998 and
+// 13.021, and each destroys its source on GPU 1 (by 13.021 and 13.044). The
+// scan at 13.021 places d on GPU 1: its create runs after the destroys, so d
+// starts at 13.067 and ends at 113.067. a ends at 0.023 + 1000 + 0.5.
+const char kEvacuationTrace[] =
+    "id,arrival_s,profile,duration_s,migratable\n"
+    "r,0,3g.20gb,5000,none\n"
+    "a,0,1g.5gb,1000,checkpoint\n"
+    "b,0,1g.5gb,1000,checkpoint\n"
+    "d,10,7g.40gb,100,none\n";
+
+// The row of job `id` in a --jobs-csv file, as a map of its columns.
+std::map<std::string, std::string> JobRow(const std::string& csv, const std::string& id) {
+  std::istringstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string f;
+    while (std::getline(ss, f, ',')) out.push_back(f);
+    return out;
+  };
+  const std::vector<std::string> names = split(header);
+  while (std::getline(in, line)) {
+    const std::vector<std::string> v = split(line);
+    if (v.size() > 1 && v[1] == id) {
+      std::map<std::string, std::string> row;
+      for (size_t i = 0; i < names.size() && i < v.size(); ++i) row[names[i]] = v[i];
+      return row;
+    }
+  }
+  return {};
+}
+
+TEST(MigrationCliTest, EvacuationOpensAGpuForASevenSliceJob) {
+  const std::string trace = WriteTempFile("evac.csv", kEvacuationTrace);
+  const std::string json = WriteTempFile("evac.json", "");
+  const std::string jobs = WriteTempFile("evac-jobs.csv", "");
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"simulate", "--cluster",  "2xA100-40GB", "--workload",
+                                     trace,      "--policy",   "full",        "--json",
+                                     json,       "--jobs-csv", jobs,          "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunMigsched(args);
+  };
+  auto r = run({"--evacuation", "head"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = ReadJson(json);
+  EXPECT_EQ(j["evacuations"], 1);
+  EXPECT_EQ(j["migrations"], 2);
+  EXPECT_EQ(j["migrations_inter"], 2);
+  EXPECT_EQ(j["settings"]["evacuation"], "head");
+  std::map<std::string, std::string> d = JobRow(ReadFile(jobs), "d");
+  EXPECT_NEAR(std::stod(d["start_s"]), 13.067, 1e-6);
+  EXPECT_NEAR(std::stod(d["end_s"]), 113.067, 1e-6);
+  EXPECT_EQ(d["instances"], "1:7g.40gb@0");
+  std::map<std::string, std::string> a = JobRow(ReadFile(jobs), "a");
+  EXPECT_EQ(a["migrations"], "1");
+  EXPECT_EQ(a["instances"].substr(0, 2), "1:");  // where it was placed
+  EXPECT_NEAR(std::stod(a["end_s"]), 1000.523, 1e-6);
+  // Only for jobs that waited 20 s: scans run at arrivals, completions and
+  // the ends of moves, so the next is at a's end, 1000.023, when b ends at
+  // 1000.046, before a move (2.475 s copy + 0.5 s) could: no evacuation. d
+  // is placed at b's end and starts after three operations on GPU 1 (destroy
+  // the idle 1g instances a and b left, create 7g): 1000.046 + 3 x 0.023.
+  r = run({"--evacuation", "head", "--evacuation-min-wait", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadJson(json)["evacuations"], 0);
+  EXPECT_NEAR(std::stod(JobRow(ReadFile(jobs), "d")["start_s"]), 1000.115, 1e-6);
+  // Only for jobs of 8 compute slices or more: none is; off: none either.
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--evacuation", "queue", "--evacuation-min-slices", "8"},
+        std::vector<std::string>{}}) {
+    r = run(extra);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(ReadJson(json)["evacuations"], 0);
+    EXPECT_NEAR(std::stod(JobRow(ReadFile(jobs), "d")["start_s"]), 1000.115, 1e-6);
+  }
+}
+
+TEST(MigrationCliTest, EvacuationFlagsRefuseBadValues) {
+  const std::string trace = WriteTempFile("evac-bad.csv", kEvacuationTrace);
+  struct Case {
+    std::string flag, value, error;
+  } cases[] = {
+      {"--evacuation", "all", "--evacuation: all not in {off,head,queue}"},
+      {"--evacuation-min-wait", "-1", "--evacuation-min-wait: must be a finite number >= 0"},
+      {"--reservation", "greedy", "--reservation: greedy not in {easy,conservative}"},
+      {"--reservation-depth", "0", "--reservation-depth: must be an integer in 1..2147483647"},
+      {"--migration-order", "never", "--migration-order: never not in {after-scan,before-scan}"},
+  };
+  for (const Case& c : cases) {
+    auto r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", trace, "--policy",
+                          "full", c.flag, c.value, "--quiet"});
+    EXPECT_EQ(r.exit_code, 2) << c.flag;
+    EXPECT_THAT(r.err, HasSubstr(c.error)) << c.flag << ": " << r.err;
+  }
 }
 
 TEST(MigrationCliTest, MaxWaitRejectsWithItsReason) {
@@ -81,7 +192,7 @@ TEST(MigrationCliTest, MaxWaitRejectsWithItsReason) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadJson(json)["rejected"], 1);
   EXPECT_EQ(ReadJson(json)["settings"]["max_wait_s"], 50);
-  EXPECT_THAT(ReadFile(jobs), HasSubstr(",waited longer than --max-wait,0\n"));
+  EXPECT_THAT(ReadFile(jobs), HasSubstr(",waited longer than --max-wait,0,10,,\n"));  // no slowdown
 }
 
 TEST(MigrationCliTest, BadValuesNameTheFlag) {

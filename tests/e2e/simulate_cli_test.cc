@@ -264,7 +264,7 @@ TEST(OutputLabelsCliTest, PerProfileRowsAreInSizeOrderWithNoTimeForNoneCompleted
   }
   EXPECT_EQ(order, (std::vector<std::string>{"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "7g.40gb",
                                              "2x7g.40gb", "7g.80gb"}));
-  EXPECT_THAT(r.out, ::testing::ContainsRegex("  7g\\.80gb +1 +0 +1 +- +-\n"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("  7g\\.80gb +1 +0 +1 +- +- +- +- +- +-\n"));
   // The report's table: the same order (first block, JCT mean).
   const std::string page = ::migsched::testing::ReadFile(html);
   std::vector<size_t> at;
@@ -296,9 +296,9 @@ TEST(CompareCliTest, LegendGivesEveryColumnsDirection) {
   // decision times and energy; higher for utilisation, reuses and the two
   // throughputs (jobs per day, jobs per kWh).
   EXPECT_THAT(r.out, HasSubstr("Ratio to frag-aware (below 1 is lower).\n"
-                               "  Lower is better: MAKESPAN, JCT MEAN, JCT P95, WAIT MEAN, FRAG "
-                               "MEAN, FRAG PEAK, REJECTED, RECONFIGS, DECIDE US, DECIDE P99 and "
-                               "KWH.\n"
+                               "  Lower is better: MAKESPAN, JCT MEAN, JCT P95, WAIT MEAN, "
+                               "SLOWDOWN, BSLD, FRAG MEAN, FRAG PEAK, REJECTED, RECONFIGS, DECIDE "
+                               "US, DECIDE P99 and KWH.\n"
                                "  Higher is better: UTIL, REUSES, JOBS/DAY and JOBS/KWH.\n"));
   EXPECT_THAT(r.out, Not(HasSubstr("*")));  // both completed every job
 }
@@ -325,9 +325,9 @@ TEST(CompareCliTest, ARunOverFewerJobsIsMarkedAndGetsNoRatios) {
   std::istringstream cells(r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1));
   std::vector<std::string> values;
   for (std::string c; cells >> c;) values.push_back(c);
-  ASSERT_EQ(values.size(), 16u);  // the policy and 15 columns
+  ASSERT_EQ(values.size(), 19u);  // the policy, GAP CLOSED and 17 columns
   for (size_t i = 1; i < values.size(); ++i) {
-    EXPECT_EQ(values[i], i == 8 ? "2.00" : "-") << "column " << i;  // REJECTED is column 8
+    EXPECT_EQ(values[i], i == 11 ? "2.00" : "-") << "column " << i;  // REJECTED is column 11
   }
   const nlohmann::json j = ReadJson(json);
   EXPECT_TRUE(j["results"][0]["comparable_to_reference"].get<bool>());

@@ -103,10 +103,10 @@ TEST(SweepCliTest, BadParametersSayWhy) {
       {"threshold=0.2,x", "--param threshold: value: 'x' is not a number"},
       {"reserve-full=0,1.5", "--param reserve-full: 1.5 is not a whole number"},
       {"threshold=0.5,1.5", "threshold=1.5: threshold must be in [0, 1], got 1.5"},
-      // A workload parameter of paper-mix only, swept on a trace: refused, not ignored.
+      // A workload parameter of generated workloads only, swept on a trace: refused, not ignored.
       {"pcie-share=0.2,0.6",
-       "pcie-share=0.2: --pcie-share applies to --workload paper-mix only (a trace gives each "
-       "job's pcie_gbps)"},
+       "pcie-share=0.2: --pcie-share applies to --workload paper-mix and churn only (a trace "
+       "gives each job's pcie_gbps)"},
   };
   for (const Case& c : cases) {
     auto r = RunMigsched(

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Replicated, paired comparison of `full` and its large-job mechanisms
+# (docs/algorithms.md §13) against the best baseline, on the settings of
+# docs/results.md "Replicated results": churn workloads on 4 and 8 A100 40GB
+# at offered load 0.7, 0.9, 1.1, 1.3 with 20% and 60% PCIe-bound jobs, a mixed
+# cluster, and the Alibaba trace. Every setting runs REPLICAS replicas
+# (default 10; replica r uses seed 1 + r, §9 "Replicas"); every variant sees the
+# same replicas, so the aggregation pairs them replica by replica.
+#
+#   scripts/replicated-results.sh                  # everything (a few minutes on 2 cores)
+#   REPLICAS=20 scripts/replicated-results.sh
+#   SETTINGS="c4-p20-l0.9" scripts/replicated-results.sh   # some settings only
+#
+# Writes out/replicated/runs/SETTING.VARIANT.json (compare --json) and
+# out/replicated/tables.md (the paired ratios with 95% intervals; python3,
+# standard library only). Environment: MIGSCHED (the binary, default
+# build/bin/migsched), REPLICAS, THREADS (default 2), SETTINGS, TABLES_ONLY=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin=${MIGSCHED:-build/bin/migsched}
+[ -x "$bin" ] || { echo "replicated-results.sh: build $bin first (scripts/setup.sh build)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "replicated-results.sh: needs python3" >&2; exit 1; }
+replicas=${REPLICAS:-10}
+threads=${THREADS:-2}
+out=out/replicated
+mkdir -p "$out/runs"
+
+# NAME|compare flags of the setting.
+alibaba=alibaba:data/traces/alibaba-v2023/openb_pod_list_default.csv
+all_settings=()
+for gpus in 4 8; do
+  for pcie in 20 60; do
+    for load in 0.7 0.9 1.1 1.3; do
+      all_settings+=("c$gpus-p$pcie-l$load|--cluster ${gpus}xA100-40GB --workload churn --jobs $((gpus * 100)) --pcie-share 0.$pcie --load $load")
+    done
+  done
+done
+all_settings+=("mixed-l0.9|--cluster 2xA100-40GB,1xH100-80GB,1xH200 --workload churn --jobs 400 --load 0.9")
+all_settings+=("mixed-l1.1|--cluster 2xA100-40GB,1xH100-80GB,1xH200 --workload churn --jobs 400 --load 1.1")
+all_settings+=("alibaba-l0.9|--cluster 32xA100-40GB --workload $alibaba --load 0.9")
+
+# VARIANT|policies|extra flags. `base` holds the baselines and `full` with its
+# defaults; the others are `full` with one mechanism (or two) on.
+variants=(
+  "base|first-fit,best-fit,driver-default,mfi,full|"
+  "evac|full|--evacuation head"
+  "evacq|full|--evacuation queue"
+  "guard|full|--max-skip-seconds 1800"
+  "guard+evac|full|--max-skip-seconds 1800 --evacuation head"
+  "before-scan|full|--migration-order before-scan"
+  "evacq-after|full|--evacuation queue --evacuation-when after-backfill"
+)
+
+if [ "${TABLES_ONLY:-0}" != "1" ]; then
+  for s in "${all_settings[@]}"; do
+    name=${s%%|*}
+    flags=${s#*|}
+    if [ -n "${SETTINGS:-}" ] && ! [[ " $SETTINGS " == *" $name "* ]]; then continue; fi
+    for v in "${variants[@]}"; do
+      vname=${v%%|*}
+      rest=${v#*|}
+      policies=${rest%%|*}
+      extra=${rest#*|}
+      # shellcheck disable=SC2086
+      "$bin" compare $flags --seed 1 --replicas "$replicas" --threads "$threads" \
+        --policies "$policies" $extra --json "$out/runs/$name.$vname.json" >/dev/null
+      echo "ran $name $vname" >&2
+    done
+  done
+fi
+
+python3 - "$out" <<'EOF'
+import glob, json, math, os, sys
+
+out = sys.argv[1]
+# Student's t, 97.5% quantile, by degrees of freedom (1.96 beyond 30).
+T = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+     2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+     2.052, 2.048, 2.045, 2.042]
+def t975(df): return T[df - 1] if df <= len(T) else 1.96
+
+def paired(a, ref):
+    """mean(a)/mean(ref) with the half-width of the paired difference / mean(ref)."""
+    pairs = [(x, y) for x, y in zip(a, ref) if x is not None and y is not None
+             and not math.isnan(x) and not math.isnan(y)]
+    n = len(pairs)
+    if n < 2: return None
+    ma = sum(x for x, _ in pairs) / n
+    mr = sum(y for _, y in pairs) / n
+    d = [x - y for x, y in pairs]
+    md = sum(d) / n
+    sd = math.sqrt(sum((x - md) ** 2 for x in d) / (n - 1))
+    half = t975(n - 1) * sd / math.sqrt(n)
+    if mr == 0: return None
+    return (ma / mr, half / abs(mr), abs(md) > half)
+
+def values(res, key, profile=None):
+    v = []
+    for r in res['replica_results']:
+        if profile is None:
+            v.append(r.get(key))
+        else:
+            p = r.get('per_profile', {}).get(profile)
+            v.append(None if p is None else p.get(key))
+    return v
+
+VARIANTS = ('evac', 'evacq', 'evacq-after', 'guard', 'guard+evac', 'before-scan')
+
+def fmt(p):
+    if p is None: return '-'
+    ratio, half, sig = p
+    return f"{ratio:.2f} ±{half:.2f}{'*' if sig else ''}"
+
+settings = sorted(os.path.basename(f)[:-len(".base.json")]
+                  for f in glob.glob(f"{out}/runs/*.base.json"))
+lines = ["# Replicated results (generated by scripts/replicated-results.sh)", "",
+         "Paired ratio to the best baseline of the setting (lowest mean JCT over the replicas), mean",
+         "over replicas ± 95% half-width; * = significant (the interval excludes 1).", ""]
+head = ("| setting | best baseline | variant | mean JCT | mean wait | 7g p95 wait | 4g p95 wait | "
+        "1g-3g p95 wait (worst) | evacuations |")
+lines += [head, "|" + "---|" * 9]
+for s in settings:
+    base = json.load(open(f"{out}/runs/{s}.base.json"))
+    res = {r['policy']: r for r in base['results']}
+    baselines = [p for p in ('first-fit', 'best-fit', 'driver-default', 'mfi') if p in res]
+    best = min(baselines, key=lambda p: res[p]['jct_mean_s'])
+    ref = res[best]
+    profiles = list(ref['per_profile'].keys())
+    big7 = [p for p in profiles if p.startswith('7g') and 'x' not in p.split('.')[0]]
+    big4 = [p for p in profiles if p.startswith('4g')]
+    small = [p for p in profiles if p[:2] in ('1g', '2g', '3g')]
+    runs = [('full', res['full'])]
+    for v in VARIANTS:
+        f = f"{out}/runs/{s}.{v}.json"
+        if os.path.exists(f): runs.append(('full ' + v, json.load(open(f))['results'][0]))
+    for label, r in runs:
+        cells = [fmt(paired(values(r, 'jct_mean_s'), values(ref, 'jct_mean_s'))),
+                 fmt(paired(values(r, 'wait_mean_s'), values(ref, 'wait_mean_s')))]
+        for group in (big7, big4):
+            cells.append(fmt(paired(values(r, 'wait_p95_s', group[0]),
+                                    values(ref, 'wait_p95_s', group[0]))) if group else '-')
+        worst = None
+        for p in small:
+            q = paired(values(r, 'wait_p95_s', p), values(ref, 'wait_p95_s', p))
+            if q and (worst is None or q[0] > worst[0]): worst = q
+        cells.append(fmt(worst))
+        ev = r.get('evacuations')
+        cells.append(f"{ev:.1f}" if isinstance(ev, (int, float)) else '-')
+        lines.append(f"| {s} | {best} | {label} | " + " | ".join(cells) + " |")
+# Each variant against `full` with its defaults (the ablation: what each mechanism adds).
+lines += ["", "Paired ratio of each variant to `full` with its defaults, same format.", "",
+          "| setting | variant | mean JCT | mean wait | 7g p95 wait | 4g p95 wait |",
+          "|" + "---|" * 6]
+for s in settings:
+    base = json.load(open(f"{out}/runs/{s}.base.json"))
+    ref = {r['policy']: r for r in base['results']}['full']
+    profiles = list(ref['per_profile'].keys())
+    big7 = [p for p in profiles if p.startswith('7g')]
+    big4 = [p for p in profiles if p.startswith('4g')]
+    for v in VARIANTS:
+        f = f"{out}/runs/{s}.{v}.json"
+        if not os.path.exists(f): continue
+        r = json.load(open(f))['results'][0]
+        cells = [fmt(paired(values(r, k), values(ref, k))) for k in ('jct_mean_s', 'wait_mean_s')]
+        for group in (big7, big4):
+            cells.append(fmt(paired(values(r, 'wait_p95_s', group[0]),
+                                    values(ref, 'wait_p95_s', group[0]))) if group else '-')
+        lines.append(f"| {s} | full {v} | " + " | ".join(cells) + " |")
+open(f"{out}/tables.md", "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+EOF

@@ -1,0 +1,119 @@
+#include "sim/replicas.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace migsched {
+namespace {
+
+TEST(StudentT975Test, MatchesTheTables) {
+  // Two-sided 95% critical values of Student's t (any statistics table).
+  EXPECT_NEAR(StudentT975(1), 12.7062047, 1e-6);
+  EXPECT_NEAR(StudentT975(2), 4.3026527, 1e-6);
+  EXPECT_NEAR(StudentT975(9), 2.2621572, 1e-6);
+  EXPECT_NEAR(StudentT975(29), 2.0452296, 1e-6);
+  EXPECT_NEAR(StudentT975(100000), 1.959976, 1e-4);  // the normal's 1.96 in the limit
+  EXPECT_TRUE(std::isnan(StudentT975(0)));
+}
+
+TEST(MeanIntervalTest, HandWorked) {
+  // {1, 2, 3, 4}: mean 2.5, sd = sqrt(5/3) = 1.29099, t(3) = 3.18245;
+  // half = 3.18245 × 1.29099 / 2 = 2.05426.
+  const Interval i = MeanInterval({1, 2, 3, 4});
+  EXPECT_EQ(i.n, 4);
+  EXPECT_DOUBLE_EQ(i.mean, 2.5);
+  EXPECT_NEAR(i.half, 2.054260, 1e-5);
+  const Interval one = MeanInterval({7, NAN});  // NaN left out; one value: no interval
+  EXPECT_EQ(one.n, 1);
+  EXPECT_DOUBLE_EQ(one.mean, 7);
+  EXPECT_TRUE(std::isnan(one.half));
+}
+
+TEST(ComparePairedTest, PairingRemovesTheReplicaNoise) {
+  // Replicas differ a lot between themselves (10, 20, 30, 40) but a is always
+  // 1 below ref: the paired difference is exactly -1 with no spread, hence
+  // significant, although the two means' own intervals overlap widely.
+  const PairedChange c = ComparePaired({9, 19, 29, 39}, {10, 20, 30, 40});
+  EXPECT_EQ(c.n, 4);
+  EXPECT_DOUBLE_EQ(c.diff, -1);
+  EXPECT_DOUBLE_EQ(c.diff_half, 0);
+  EXPECT_DOUBLE_EQ(c.ratio, 24.0 / 25);
+  EXPECT_TRUE(c.significant);
+  // Differences {+1, -1, +1, -1}: mean 0, not significant; ratio 1 ± half / 25.
+  const PairedChange n = ComparePaired({11, 19, 31, 39}, {10, 20, 30, 40});
+  EXPECT_DOUBLE_EQ(n.diff, 0);
+  EXPECT_FALSE(n.significant);
+  EXPECT_DOUBLE_EQ(n.ratio, 1);
+  // sd of {1, -1, 1, -1} = sqrt(4/3); half = 3.18245 × 1.1547 / 2 = 1.83739.
+  EXPECT_NEAR(n.diff_half, 1.837388, 1e-5);
+  EXPECT_NEAR(n.ratio_half, 1.837388 / 25, 1e-6);
+}
+
+TEST(ComparePairedTest, MissingValuesDropTheirPair) {
+  const PairedChange c = ComparePaired({1, NAN, 3}, {2, 5, NAN});
+  EXPECT_EQ(c.n, 1);
+  EXPECT_DOUBLE_EQ(c.diff, -1);
+  EXPECT_FALSE(c.significant);  // one pair: no interval
+}
+
+TEST(ReplicaJsonTest, MeansHalfWidthsAndPairsKeyByKey) {
+  Metrics a, b;
+  a.policy = b.policy = "p";
+  a.jct_mean_s = 10;
+  b.jct_mean_s = 20;
+  a.per_profile["7g.40gb"].completed = 1;
+  a.per_profile["7g.40gb"].wait_p95_s = 4;
+  b.per_profile["7g.40gb"].completed = 1;
+  b.per_profile["7g.40gb"].wait_p95_s = 8;
+  a.rejected_reasons["x"] = 2;
+  const nlohmann::json m = ReplicaMeans({a, b});
+  EXPECT_EQ(m["policy"], "p");
+  EXPECT_DOUBLE_EQ(m["jct_mean_s"].get<double>(), 15);
+  EXPECT_DOUBLE_EQ(m["per_profile"]["7g.40gb"]["wait_p95_s"].get<double>(), 6);
+  EXPECT_DOUBLE_EQ(m["rejected_reasons"]["x"].get<double>(), 1);  // 2 and 0
+  const nlohmann::json h = ReplicaHalfWidths({a, b});
+  // {10, 20}: sd = 7.0711, t(1) = 12.7062: half = 12.7062 × 7.0711 / sqrt(2) = 63.531.
+  EXPECT_NEAR(h["jct_mean_s"].get<double>(), 63.531, 1e-3);
+  const nlohmann::json p = PairedToJson({a, a}, {b, b});
+  EXPECT_DOUBLE_EQ(p["jct_mean_s"]["ratio"].get<double>(), 0.5);
+  EXPECT_TRUE(p["jct_mean_s"]["significant"].get<bool>());
+  EXPECT_DOUBLE_EQ(p["per_profile"]["7g.40gb"]["wait_p95_s"]["diff"].get<double>(), -4);
+  EXPECT_EQ(ValuesOf({a, b}, "per_profile/7g.40gb/wait_p95_s"), (std::vector<double>{4, 8}));
+}
+
+TEST(JitterWorkloadTest, KeepsOrderAndBatchesAndStaysWithinTheFraction) {
+  std::vector<Job> jobs(5);
+  const double arrivals[] = {0, 100, 100, 300, 1000};
+  for (int i = 0; i < 5; ++i) {
+    jobs[i].arrival_s = arrivals[i];
+    jobs[i].duration_s = 60;
+  }
+  std::vector<Job> a = jobs, b = jobs, c = jobs;
+  JitterWorkload(&a, 0.05, 7);
+  JitterWorkload(&b, 0.05, 7);
+  JitterWorkload(&c, 0.05, 8);
+  EXPECT_DOUBLE_EQ(a[0].arrival_s, 0);               // the first arrival keeps its time
+  EXPECT_DOUBLE_EQ(a[1].arrival_s, a[2].arrival_s);  // a gap of 0 stays 0
+  bool differs = false;
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(a[i].arrival_s, b[i].arrival_s);  // same seed, same workload
+    EXPECT_EQ(a[i].duration_s, b[i].duration_s);
+    differs = differs || a[i].arrival_s != c[i].arrival_s;
+    EXPECT_GE(a[i].duration_s, 57);
+    EXPECT_LE(a[i].duration_s, 63);
+    if (i > 0) {
+      const double gap = arrivals[i] - arrivals[i - 1],
+                   jittered = a[i].arrival_s - a[i - 1].arrival_s;
+      EXPECT_GE(jittered, 0.95 * gap - 1e-9);
+      EXPECT_LE(jittered, 1.05 * gap + 1e-9);
+    }
+  }
+  EXPECT_TRUE(differs);  // another seed, another workload
+  std::vector<Job> d = jobs;
+  JitterWorkload(&d, 0, 7);  // no jitter: unchanged
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(d[i].arrival_s, jobs[i].arrival_s);
+}
+
+}  // namespace
+}  // namespace migsched
