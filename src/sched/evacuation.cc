@@ -271,7 +271,8 @@ std::optional<EvacuationPlan> PlanEvacuation(const Cluster& c, const EvacuationQ
   }
   std::vector<Opening> cands;
   if (q.gpu >= 0) {
-    if (q.gpu < c.size() && q.source_ok(q.gpu)) CandidatesOn(c, q, q.gpu, q.profile, q.start, &cands);
+    if (q.gpu < c.size() && q.source_ok(q.gpu))
+      CandidatesOn(c, q, q.gpu, q.profile, q.start, &cands);
   } else {
     for (int rep : c.representatives()) {
       int gpu = -1;

@@ -97,7 +97,6 @@ struct Reservation {
   bool hold = false;  // an evacuation's placement (§13): closed to every other job
 };
 
-
 // What a pass may use. Functions are never empty.
 struct MigrationContext {
   MigrationTrigger trigger = MigrationTrigger::kCompletion;
@@ -460,7 +459,7 @@ class Scheduler {
   std::map<JobId, std::vector<JobId>> hold_movers_;  // by waiting job: the jobs moved for it
   std::vector<MigrationStart> evacuation_starts_;    // begun in scans, not yet returned
   std::function<bool(JobId)> move_filter_;
-  std::vector<char> closed_;               // per GPU: reserved flag set by CloseFor
+  std::vector<char> closed_;  // per GPU: reserved flag set by CloseFor
   int64_t evacuations_begun_ = 0;
   std::vector<Job> fragmented_;  // kFragmented requests of the last scan
 

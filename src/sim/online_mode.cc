@@ -396,7 +396,8 @@ Status OnlineSimulator::AfterScan() {
   if (migrates_) {
     if (sched_->has_fragmented_requests())
       RETURN_IF_ERROR(RunMigrations(MigrationTrigger::kFragmented));
-    if ((completed_in_batch_ && !completion_pass_done_) || (tick_in_batch_ && !completed_in_batch_)) {
+    if ((completed_in_batch_ && !completion_pass_done_) ||
+        (tick_in_batch_ && !completed_in_batch_)) {
       RETURN_IF_ERROR(RunMigrations(completed_in_batch_ ? MigrationTrigger::kCompletion
                                                         : MigrationTrigger::kTick));
     }
