@@ -1,12 +1,17 @@
 // A NodeDaemons for tests: allocations and reservations recorded in memory,
 // answers chosen by the test. Not a node daemon: only what the hooks and
 // the controller call is kept.
+//
+// Thread-safety: the calls may come from several threads at once (the
+// controller reads its nodes in parallel); `mu_` guards every member during a
+// call. A test reads and sets the members only while no call is running.
 #ifndef MIGSCHED_CLUSTER_TESTING_FAKE_NODE_DAEMONS_H_
 #define MIGSCHED_CLUSTER_TESTING_FAKE_NODE_DAEMONS_H_
 
 #include <fmt/format.h>
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,6 +32,7 @@ class FakeNodeDaemons : public NodeDaemons {
   std::vector<std::string> calls;  // "allocate n1 slurm:3 prefix=slurm-room:", "release n1 7", ...
 
   StatusOr<NodeState> State(const std::string& node) override {
+    std::lock_guard<std::mutex> lock(mu_);
     calls.push_back("state " + node);
     auto it = states.find(node);
     if (it == states.end()) return UnavailableError(node + ": connection refused");
@@ -34,14 +40,17 @@ class FakeNodeDaemons : public NodeDaemons {
   }
   Status Reserve(const std::string& node, const std::string& key, const std::vector<PlacementRef>&,
                  double ttl_s) override {
+    std::lock_guard<std::mutex> lock(mu_);
     calls.push_back(fmt::format("reserve {} {} ttl={}", node, key, ttl_s));
     return Status::Ok();
   }
   Status Unreserve(const std::string& node, const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mu_);
     calls.push_back(fmt::format("unreserve {} {}", node, key));
     return Status::Ok();
   }
   StatusOr<NodeAllocation> Allocate(const std::string& node, const BindRequest& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
     calls.push_back(fmt::format("allocate {} {} prefix={}", node, r.owner, r.reservation_prefix));
     if (auto it = allocate_error.find(node); it != allocate_error.end() && !it->second.ok()) {
       return it->second;
@@ -69,6 +78,7 @@ class FakeNodeDaemons : public NodeDaemons {
     return a;
   }
   Status Release(const std::string& node, int64_t id) override {
+    std::lock_guard<std::mutex> lock(mu_);
     calls.push_back(fmt::format("release {} {}", node, id));
     auto& v = states[node].allocations;
     std::erase_if(v, [&](const NodeAllocation& a) { return a.id == id; });
@@ -76,6 +86,15 @@ class FakeNodeDaemons : public NodeDaemons {
   }
 
  private:
+  // A fresh mutex per copy: tests build a fake and return it by value.
+  struct Mutex : std::mutex {
+    Mutex() = default;
+    Mutex(const Mutex&) {}
+    Mutex(Mutex&&) {}
+    Mutex& operator=(const Mutex&) { return *this; }
+    Mutex& operator=(Mutex&&) { return *this; }
+  };
+  Mutex mu_;
   int64_t next_id_ = 0;
 };
 
