@@ -112,8 +112,8 @@ void PrintJobs(const json& jobs, std::ostream& out) {
     const std::string exit =
         j.contains("exit_code") && j["exit_code"].is_number() ? j["exit_code"].dump() : "-";
     out << fmt::format("{:<6} {:<10} {:<14} {:<14} {:<5} {}\n", j.value("id", 0), Str(j, "state"),
-                       Truncate(label, 14),
-                       Placements(j.value("instances", json::array())), exit, Truncate(cmd, 60));
+                       Truncate(label, 14), Placements(j.value("instances", json::array())), exit,
+                       Truncate(cmd, 60));
   }
 }
 

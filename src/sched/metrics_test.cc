@@ -21,9 +21,9 @@ namespace migsched {
 namespace {
 
 using ::migsched::testing::BruteFeasible;
-using ::migsched::testing::JobOf;
 using ::migsched::testing::BruteInstance;
 using ::migsched::testing::BundledCatalog;
+using ::migsched::testing::JobOf;
 using ::migsched::testing::MakeBruteInstance;
 using ::migsched::testing::Model;
 using ::testing::ElementsAre;
