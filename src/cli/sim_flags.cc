@@ -18,6 +18,7 @@
 #include "io/alibaba_loader.h"
 #include "io/trace_reader.h"
 #include "sched/metrics.h"
+#include "sched/option_table.h"
 #include "sim/arrivals.h"
 #include "sim/churn.h"
 #include "sim/paper_mix.h"
@@ -62,8 +63,33 @@ CLI::Validator WholeNumber(int64_t min, uint64_t max) {
       "INTEGER");
 }
 
+void AddSchedulerFlags(CLI::App* cmd, SchedulerOptions* options, ExplicitOptions* given) {
+  const SchedulerOptions defaults = *options;
+  for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
+    const SchedulerOptionSpec* s = &spec;  // the table lives as long as the program
+    CLI::Option* opt = cmd->add_option_function<std::string>(
+        "--" + s->name,
+        [s, options, given](const std::string& v) {
+          // The check below has accepted `v`; Apply cannot fail on it.
+          (void)s->Apply(v, options, given);
+        },
+        s->help);
+    opt->check(CLI::Validator(
+        [s](std::string& text) -> std::string {
+          SchedulerOptions scratch;
+          Status st = s->set(text, &scratch);
+          return st.ok() ? "" : st.message();
+        },
+        s->kind == OptionKind::kChoice ? fmt::format("{{{}}}", fmt::join(s->choices, ","))
+                                       : std::string(s->kind == OptionKind::kInteger  ? "INTEGER"
+                                                     : s->kind == OptionKind::kBool   ? "on|off"
+                                                     : s->kind == OptionKind::kString ? "NAME"
+                                                                                      : "NUMBER")));
+    opt->default_str(s->get(defaults));
+  }
+}
+
 void AddSimFlags(CLI::App* cmd, SimFlags* f) {
-  const auto any = [](double) { return true; };
   const auto positive = [](double v) { return v > 0; };
   const auto non_negative = [](double v) { return v >= 0; };
   cmd->add_option("--cluster", f->cluster,
@@ -75,41 +101,6 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "(bursty paper-mix-like arrivals and departures, §10) | alibaba:FILE "
                   "(cluster-trace-gpu-v2023 pod list)")
       ->required();
-  cmd->add_option("--threshold", f->threshold, "Lazy/busy threshold t (spec §3)")
-      ->check(FiniteNumber("a finite number", any))
-      ->capture_default_str();
-  cmd->add_option("--metric", f->metric,
-                  fmt::format("Fragmentation metric the policies score by (§2): fragcost, "
-                              "blocked-placements or demand-weighted (mfi always uses "
-                              "blocked-placements; full defaults to {}, docs/results.md)",
-                              kFullDefaultMetric))
-      ->check(CLI::IsMember(MetricNames()))
-      ->each([f](const std::string&) { f->explicit_options.metric = true; })
-      ->capture_default_str();
-  cmd->add_option("--demand-window", f->demand_window,
-                  "demand-weighted: arrivals in the sliding window giving each profile's share; "
-                  "seeded with the first N jobs of the workload")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--reserve-full", f->reserve_full,
-                  "Full-size reserve (§4 step 7): keep N GPUs able to host the largest profile "
-                  "unless nothing else fits (0 = off)")
-      ->check(CLI::NonNegativeNumber)
-      ->each([f](const std::string&) { f->explicit_options.reserve_full = true; })
-      ->capture_default_str();
-  cmd->add_option("--joint-placement", f->joint_placement,
-                  "Place the jobs waiting at a decision point jointly (§12): a job that does not "
-                  "fit on its own starts with those placed before it when some placement of all "
-                  "exists; on | off (default: on for lb+frag and full, off for the baselines)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->each([f](const std::string&) { f->explicit_options.joint_placement = true; });
-  cmd->add_option("--frag-objective", f->frag_objective,
-                  "delta: minimum FragCost change; post: minimum FragCost after placing (§4)")
-      ->check(CLI::IsMember({"delta", "post"}))
-      ->capture_default_str();
-  cmd->add_option("--static-layout", f->static_layout,
-                  "Layout the static policy creates on every GPU (catalog static_layouts)")
-      ->capture_default_str();
   cmd->add_option("--load", f->load,
                   "Offered load for regenerated arrivals (share of cluster GPU capacity, > 0); "
                   "default 0.9 for paper-mix, churn and alibaba:, arrivals kept for a FILE unless "
@@ -155,96 +146,11 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "Cost of one MIG create or destroy, ms, serialised per GPU (§4)")
       ->check(FiniteNumber("a finite number >= 0", non_negative))
       ->capture_default_str();
+  AddSchedulerFlags(cmd, &f->scheduler, &f->explicit_options);
   cmd->add_flag("--no-contention", f->no_contention, "Turn off the PCIe contention model (§8)");
   cmd->add_flag("--no-memory-check", f->no_memory_check,
                 "Run even when the estimated memory of the run exceeds what the machine has "
                 "(the estimate is checked before generating or simulating; docs/performance.md)");
-  // §5 queue options, idle-instance retention, §6 migration (docs/migration.md).
-  cmd->add_option("--max-skip-seconds", f->max_skip_seconds,
-                  "Starvation guard (§5): once the oldest waiting job has waited longer, the GPU "
-                  "that would free its placement soonest is reserved for it; < 0 = off")
-      ->check(FiniteNumber("a finite number", any))
-      ->each([f](const std::string&) { f->explicit_options.max_skip_seconds = true; })
-      ->capture_default_str();
-  cmd->add_option("--reservation", f->reservation,
-                  "Look-ahead reservation (§13, with --max-skip-seconds): easy (the head of the "
-                  "queue only) or conservative (each of the first --reservation-depth overdue "
-                  "waiting jobs)")
-      ->check(CLI::IsMember({"easy", "conservative"}))
-      ->each([f](const std::string&) { f->explicit_options.reservation = true; })
-      ->capture_default_str();
-  cmd->add_option("--reservation-depth", f->reservation_depth,
-                  "Conservative reservation: how many waiting jobs may hold reservations")
-      ->check(WholeNumber(1, INT32_MAX))
-      ->capture_default_str();
-  cmd->add_option("--evacuation", f->evacuation,
-                  "Evacuation (§13, policies that migrate): move running jobs to open a "
-                  "placement for a waiting job now: off, head (the head of the queue) or queue "
-                  "(any waiting job)")
-      ->check(CLI::IsMember({"off", "head", "queue"}))
-      ->each([f](const std::string&) { f->explicit_options.evacuation = true; })
-      ->capture_default_str();
-  cmd->add_option("--evacuation-min-wait", f->evacuation_min_wait,
-                  "Evacuate only for jobs that have waited at least this many seconds")
-      ->check(FiniteNumber("a finite number >= 0", non_negative))
-      ->each([f](const std::string&) { f->explicit_options.evacuation_min_wait = true; })
-      ->capture_default_str();
-  cmd->add_option("--evacuation-min-slices", f->evacuation_min_slices,
-                  "Evacuate only for jobs asking for at least this many compute slices")
-      ->check(WholeNumber(0, INT32_MAX))
-      ->each([f](const std::string&) { f->explicit_options.evacuation_min_slices = true; })
-      ->capture_default_str();
-  cmd->add_option("--evacuation-when", f->evacuation_when,
-                  "Evacuate at the waiting job's turn in the queue scan, before later jobs "
-                  "backfill (before-backfill), or after the scan with the room backfill left "
-                  "(after-backfill)")
-      ->check(CLI::IsMember({"before-backfill", "after-backfill"}))
-      ->each([f](const std::string&) { f->explicit_options.evacuation_when = true; })
-      ->capture_default_str();
-  cmd->add_option("--migration-order", f->migration_order,
-                  "At an instant with a completion, run the migration pass after the queue scan "
-                  "(after-scan) or before it (before-scan) (§13, policies that migrate)")
-      ->check(CLI::IsMember({"after-scan", "before-scan"}))
-      ->each([f](const std::string&) { f->explicit_options.migration_order = true; })
-      ->capture_default_str();
-  cmd->add_option(
-         "--max-wait", f->max_wait,
-         "Reject a queued job once its wait reaches this many seconds (§5); < 0 = no limit")
-      ->check(FiniteNumber("a finite number", any))
-      ->capture_default_str();
-  cmd->add_option("--idle-ttl", f->idle_ttl,
-                  "Destroy an idle instance unused for this many seconds; < 0 = keep it until its "
-                  "space is needed")
-      ->check(FiniteNumber("a finite number", any))
-      ->capture_default_str();
-  cmd->add_option("--defrag-interval", f->migration.defrag_interval_s,
-                  "Seconds between periodic migration passes (§6, policies that migrate); 0 = off")
-      ->check(FiniteNumber("a finite number >= 0", non_negative))
-      ->capture_default_str();
-  cmd->add_option("--max-moves-per-pass", f->migration.max_moves_per_pass,
-                  "Intra-GPU moves per pass and GPU (§6)")
-      ->check(WholeNumber(0, INT32_MAX))
-      ->capture_default_str();
-  cmd->add_option("--migration-cooldown", f->migration.cooldown_s,
-                  "A job moves at most once per this many seconds (§6)")
-      ->check(FiniteNumber("a finite number >= 0", non_negative))
-      ->capture_default_str();
-  cmd->add_option("--migration-fixed-s", f->migration.fixed_s,
-                  "Fixed part of a state copy, seconds: copy = fixed + memory_gb / gbps (§6)")
-      ->check(FiniteNumber("a finite number >= 0", non_negative))
-      ->capture_default_str();
-  cmd->add_option("--migration-gbps", f->migration.gbps, "State copy bandwidth, GB/s (§6)")
-      ->check(FiniteNumber("a finite number > 0", positive))
-      ->capture_default_str();
-  cmd->add_option("--switch-s", f->migration.switch_s,
-                  "Pause at a move's switch-over, seconds: the only time a moved job stops (§6)")
-      ->check(FiniteNumber("a finite number >= 0", non_negative))
-      ->capture_default_str();
-  cmd->add_option("--checkpoint-interval", f->migration.checkpoint_interval_s,
-                  "Seconds between checkpoints of `restart` jobs; a move loses the progress since "
-                  "the last one (§6)")
-      ->check(FiniteNumber("a finite number > 0", positive))
-      ->capture_default_str();
 }
 
 namespace {
@@ -330,24 +236,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   s.gpus = *gpus;
   const std::vector<const GpuModel*> models = Distinct(s.gpus);
 
-  s.scheduler.threshold = f.threshold;
-  ASSIGN_OR_RETURN(s.scheduler.frag_objective, ParseFragObjective(f.frag_objective));
-  s.scheduler.static_layout = f.static_layout;
-  s.scheduler.metric = f.metric;
-  s.scheduler.demand_window = f.demand_window;
-  s.scheduler.reserve_full = f.reserve_full;
-  s.scheduler.joint_placement = f.joint_placement == "on";
-  s.scheduler.max_skip_seconds = f.max_skip_seconds;
-  ASSIGN_OR_RETURN(s.scheduler.reservation, ParseReservationMode(f.reservation));
-  s.scheduler.reservation_depth = f.reservation_depth;
-  ASSIGN_OR_RETURN(s.scheduler.evacuation, ParseEvacuationScope(f.evacuation));
-  s.scheduler.evacuation_min_wait_s = f.evacuation_min_wait;
-  s.scheduler.evacuation_min_slices = f.evacuation_min_slices;
-  s.scheduler.evacuation_after_backfill = f.evacuation_when == "after-backfill";
-  s.scheduler.migrate_before_scan = f.migration_order == "before-scan";
-  s.scheduler.max_wait_s = f.max_wait;
-  s.scheduler.idle_ttl_s = f.idle_ttl;
-  s.scheduler.migration = f.migration;
+  s.scheduler = f.scheduler;
   s.explicit_options = f.explicit_options;
   RETURN_IF_ERROR(s.scheduler.Validate().WithPrefix("scheduler options"));
   ASSIGN_OR_RETURN(s.sim.mode, ParseSimMode(f.mode));

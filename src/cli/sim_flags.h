@@ -24,13 +24,10 @@
 namespace migsched::cli {
 
 struct SimFlags {
-  std::string cluster;     // --cluster 4xA100-40GB[,8xH100-80GB...]
-  std::string workload;    // --workload FILE | paper-mix | churn | alibaba:FILE
-  double threshold = 0.4;  // --threshold
-  std::string frag_objective = "delta";
-  std::string static_layout = "all-balanced";
-  double load = 0;  // --load (finite, > 0); 0 = not given (0.9 for generated arrivals, none
-                    // for a FILE)
+  std::string cluster;   // --cluster 4xA100-40GB[,8xH100-80GB...]
+  std::string workload;  // --workload FILE | paper-mix | churn | alibaba:FILE
+  double load = 0;       // --load (finite, > 0); 0 = not given (0.9 for generated arrivals, none
+                         // for a FILE)
   std::string arrivals = "poisson";
   uint64_t seed = 1;
   int jobs = 0;  // --jobs (>= 1): paper-mix / churn size (default 200 / 500) / limit on a trace;
@@ -42,31 +39,11 @@ struct SimFlags {
   double reconfig_ms = 23;
   bool no_contention = false;
 
-  std::string metric = "fragcost";      // --metric (§2, sched/metrics.h)
-  int demand_window = 1000;             // --demand-window (demand-weighted, §2)
-  int reserve_full = 0;                 // --reserve-full (§4 step 7)
-  std::string joint_placement = "off";  // --joint-placement on|off (§12; the policy's default)
-
-  // §5 queue options and idle-instance retention, seconds; < 0 = off.
-  double max_skip_seconds = -1;  // --max-skip-seconds
-  // §13 look-ahead reservation, evacuation and the order at a completion.
-  std::string reservation = "easy";  // --reservation easy|conservative
-  int reservation_depth = 8;         // --reservation-depth
-  std::string evacuation = "off";    // --evacuation off|head|queue
-  double evacuation_min_wait = 0;    // --evacuation-min-wait
-  int evacuation_min_slices = 0;     // --evacuation-min-slices
-  std::string evacuation_when =
-      "before-backfill";                       // --evacuation-when before-backfill|after-backfill
-  std::string migration_order = "after-scan";  // --migration-order after-scan|before-scan
-  double max_wait = -1;                        // --max-wait
-  double idle_ttl = -1;                        // --idle-ttl
-  // §6 migration knobs (--defrag-interval, --max-moves-per-pass,
-  // --migration-cooldown, --migration-fixed-s, --migration-gbps, --switch-s,
-  // --checkpoint-interval); used by policies that migrate (`full`).
-  SchedulerOptions::Migration migration;
-  // Which of --metric, --reserve-full, --max-skip-seconds, --joint-placement were given (set while
-  // parsing);
-  // the others take the policy's defaults (sched/full_policy.h OptionsForPolicy).
+  // The scheduler options, one flag per entry of the table of scheduler options
+  // (sched/option_table.h: --threshold, --metric, --evacuation, ..., the same names as the
+  // config files' `scheduler:` keys), and which of the policy-defaulted ones were given (set while
+  // parsing): the others take the policy's registry defaults (SimSetup::SchedulerFor).
+  SchedulerOptions scheduler;
   ExplicitOptions explicit_options;
   // Flags that apply to some workloads or modes only, given or not (set while
   // parsing): BuildSimSetup refuses one that would be ignored.
@@ -85,7 +62,12 @@ struct SimFlags {
 // Adds --replicas and --jitter to `cmd` (the commands that simulate).
 void AddReplicaFlags(CLI::App* cmd, SimFlags* flags);
 
-// Adds the shared flags to `cmd`.
+// Adds one flag per entry of the table of scheduler options (sched/option_table.h) to `cmd`:
+// --NAME with the entry's check, help and the default of `*options`; a value given is applied to
+// `*options` and marks its `given` bit in `*given`.
+void AddSchedulerFlags(CLI::App* cmd, SchedulerOptions* options, ExplicitOptions* given);
+
+// Adds the shared flags (AddSchedulerFlags among them) to `cmd`.
 void AddSimFlags(CLI::App* cmd, SimFlags* flags);
 
 // CLI11 checks with messages that say what a value must be (CLI11 writes

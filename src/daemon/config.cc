@@ -16,7 +16,8 @@
 #include <utility>
 
 #include "daemon/token.h"
-#include "sched/metrics.h"
+#include "io/scheduler_options_yaml.h"
+#include "sched/option_table.h"
 #include "sched/policy.h"
 
 namespace migsched {
@@ -157,68 +158,6 @@ class Reader {
 
 using Handlers = std::map<std::string, std::function<Status(const YAML::Node&)>>;
 
-// The `scheduler:` section: the simulator's option names (cli/sim_flags.cc),
-// each accepted as written there (kebab-case) and in snake_case.
-Handlers SchedulerHandlers(const Reader& r, DaemonConfig* c) {
-  SchedulerOptions& s = c->scheduler;
-  SchedulerOptions::Migration& m = s.migration;
-  Handlers h;
-  auto both = [&h](const std::string& kebab, std::function<Status(const YAML::Node&)> f) {
-    std::string snake = kebab;
-    std::replace(snake.begin(), snake.end(), '-', '_');
-    h[kebab] = f;
-    h[snake] = f;
-  };
-  auto num = [&r](const std::string& key, double* out) {
-    return [&r, key, out](const YAML::Node& n) { return r.Number(n, "scheduler." + key, out); };
-  };
-  both("policy",
-       [&r, c](const YAML::Node& n) { return r.String(n, "scheduler.policy", &c->policy); });
-  both("threshold", num("threshold", &s.threshold));
-  both("metric", [&r, &s, c](const YAML::Node& n) {
-    c->explicit_options.metric = true;
-    return r.String(n, "scheduler.metric", &s.metric);
-  });
-  both("frag-objective", [&r, &s](const YAML::Node& n) -> Status {
-    std::string v;
-    RETURN_IF_ERROR(r.String(n, "scheduler.frag-objective", &v));
-    auto o = ParseFragObjective(v);
-    if (!o.ok()) return r.Error(n, "scheduler.frag-objective: " + o.status().message());
-    s.frag_objective = *o;
-    return Status();
-  });
-  both("static-layout", [&r, &s](const YAML::Node& n) {
-    return r.String(n, "scheduler.static-layout", &s.static_layout);
-  });
-  both("demand-window", [&r, &s](const YAML::Node& n) {
-    return r.Integer(n, "scheduler.demand-window", &s.demand_window);
-  });
-  both("reserve-full", [&r, &s, c](const YAML::Node& n) {
-    c->explicit_options.reserve_full = true;
-    return r.Integer(n, "scheduler.reserve-full", &s.reserve_full);
-  });
-  both("max-skip-seconds", [&r, &s, c](const YAML::Node& n) {
-    c->explicit_options.max_skip_seconds = true;
-    return r.Number(n, "scheduler.max-skip-seconds", &s.max_skip_seconds);
-  });
-  both("joint-placement", [&r, &s, c](const YAML::Node& n) {
-    c->explicit_options.joint_placement = true;
-    return r.Bool(n, "scheduler.joint-placement", &s.joint_placement);
-  });
-  both("max-wait", num("max-wait", &s.max_wait_s));
-  both("idle-ttl", num("idle-ttl", &s.idle_ttl_s));
-  both("defrag-interval", num("defrag-interval", &m.defrag_interval_s));
-  both("max-moves-per-pass", [&r, &m](const YAML::Node& n) {
-    return r.Integer(n, "scheduler.max-moves-per-pass", &m.max_moves_per_pass);
-  });
-  both("migration-cooldown", num("migration-cooldown", &m.cooldown_s));
-  both("migration-fixed-s", num("migration-fixed-s", &m.fixed_s));
-  both("migration-gbps", num("migration-gbps", &m.gbps));
-  both("switch-s", num("switch-s", &m.switch_s));
-  both("checkpoint-interval", num("checkpoint-interval", &m.checkpoint_interval_s));
-  return h;
-}
-
 // host:port with port 0..65535 and a non-empty host.
 Status CheckListen(const std::string& listen) {
   const size_t colon = listen.rfind(':');
@@ -240,6 +179,7 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   DaemonConfig c;
   if (root.IsNull()) return r.Error(root, "the config is empty; state_dir is required");
   YAML::Node gpus_node;
+  YAML::Node scheduler_node;
   Handlers h;
   h["listen"] = [&](const YAML::Node& n) { return r.String(n, "listen", &c.listen); };
   h["state_dir"] = [&](const YAML::Node& n) { return r.String(n, "state_dir", &c.state_dir); };
@@ -313,7 +253,8 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
     return r.Integer(n, "max_connections", &c.max_connections);
   };
   h["scheduler"] = [&](const YAML::Node& n) {
-    return r.Map(n, "scheduler", SchedulerHandlers(r, &c));
+    scheduler_node = n;  // read below, with the table of scheduler options
+    return Status();
   };
   RETURN_IF_ERROR(r.Map(root, "", h));
 
@@ -364,14 +305,11 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   if (c.max_connections < 1) {
     return fail(fmt::format("max_connections must be >= 1, got {}", c.max_connections));
   }
-  // The policy registry: the name, and the policy's own defaults for what the file leaves out.
-  StatusOr<SchedulerOptions> options = PolicyOptions(c.policy, c.scheduler, c.explicit_options);
-  if (!options.ok()) return fail("scheduler.policy: " + options.status().message());
-  c.scheduler = *options;
-  if (Status st = c.scheduler.Validate(); !st.ok()) return fail("scheduler: " + st.message());
-  if (auto m = ParseMetric(c.scheduler.metric); !m.ok()) {
-    return fail("scheduler.metric: " + m.status().message());
-  }
+  // The table of scheduler options, and the policy's registry defaults for what is not given.
+  ASSIGN_OR_RETURN(SchedulerConfig sc, ReadSchedulerYaml(scheduler_node, r.origin()));
+  c.policy = sc.policy;
+  c.scheduler = sc.options;
+  c.explicit_options = sc.given;
   return c;
 }
 
@@ -402,11 +340,16 @@ StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path) {
 
 namespace {
 
-// The options of SchedulerOptions that a policy may have defaults of its own
-// for (ExplicitOptions), as config keys, with `o`'s values.
+// The options whose value in `o` (a policy's registry defaults) differs from SchedulerOptions'
+// own defaults, as config keys: "metric: demand-weighted, joint-placement: on" ("none").
 std::string PolicyOwnDefaults(const SchedulerOptions& o) {
-  return fmt::format("metric: {}, reserve-full: {}, max-skip-seconds: {}, joint-placement: {}",
-                     o.metric, o.reserve_full, o.max_skip_seconds, o.joint_placement);
+  const SchedulerOptions plain;
+  std::string out;
+  for (const SchedulerOptionSpec& s : SchedulerOptionTable()) {
+    if (s.get(o) != s.get(plain))
+      out += fmt::format("{}{}: {}", out.empty() ? "" : ", ", s.name, s.get(o));
+  }
+  return out.empty() ? "none" : out;
 }
 
 }  // namespace
@@ -419,10 +362,8 @@ std::string DefaultDaemonConfigYaml() {
 StatusOr<std::string> DefaultDaemonConfigYaml(std::string_view policy) {
   // The scheduler section shows the options `policy` runs with: the policy
   // registry's defaults (sched/policy.h), the same as `migsched simulate`'s.
-  ASSIGN_OR_RETURN(const PolicyInfo* info, FindPolicy(policy));
   const std::string name(policy);
-  ASSIGN_OR_RETURN(const SchedulerOptions o,
-                   PolicyOptions(name, SchedulerOptions{}, ExplicitOptions{}));
+  ASSIGN_OR_RETURN(const std::string scheduler, DefaultSchedulerYaml(policy));
   std::string table;
   size_t width = 0;
   for (const PolicyInfo& p : PolicyRegistry()) width = std::max(width, p.name.size());
@@ -431,8 +372,7 @@ StatusOr<std::string> DefaultDaemonConfigYaml(std::string_view policy) {
                      PolicyOptions(p.name, SchedulerOptions{}, ExplicitOptions{}));
     table += fmt::format("#   {:<{}}  {}\n", p.name, width, PolicyOwnDefaults(own));
   }
-  auto off = [](double v) { return fmt::format("{}", v); };
-  return std::string(R"(# migsched serve --config FILE.yaml (docs/api.md, "Configuration").
+  return R"(# migsched serve --config FILE.yaml (docs/api.md, "Configuration").
 # Every key but state_dir is optional; the values below are the defaults.
 # Unknown keys are an error.
 
@@ -518,32 +458,14 @@ fake:
   disappear_gpu: -1    # this GPU index vanishes after start (-1: none)
 
 # The simulator's options, by the same names as `migsched simulate` flags
-# (kebab-case as on the command line, or snake_case). docs/algorithms.md §3-§6.
+# (kebab-case as on the command line, or snake_case). docs/algorithms.md §3-§6, §12, §13.
 # What is left out takes the policy's own defaults, as in `migsched simulate
 # --policy NAME` (the policy registry). Below: the options `)" +
-                     name + R"(` runs with
+         name + R"(` runs with
 # (`migsched serve --print-default-config --policy NAME` prints them for NAME).
-# Each policy's own defaults:
-)" + table + R"(scheduler:
-  policy: )" + fmt::format("{:<19}", name) +
-                     R"(# )" + info->summary + R"(
-)") +
-         fmt::format(
-             R"(  threshold: {}             # lazy/busy threshold t (§3)
-  metric: {:<19}# fragcost | blocked-placements | demand-weighted (§2)
-  frag-objective: {}      # delta | post (§4)
-  reserve-full: {}            # keep N GPUs able to host the largest profile (§4 step 7)
-  max-skip-seconds: {}       # starvation guard (§5); < 0 = off
-  joint-placement: {}      # place the jobs waiting at a scan jointly (§12)
-  max-wait: {}               # reject a job queued this long (§5); < 0 = no limit
-  idle-ttl: {}               # destroy idle instances unused this long; < 0 = keep
-  defrag-interval: {}       # seconds between periodic migration passes (§6); 0 = off
-  max-moves-per-pass: {}      # intra-GPU moves per pass and GPU (§6)
-  migration-cooldown: {}    # a job moves at most once per this many seconds (§6)
-)",
-             o.threshold, o.metric, FragObjectiveName(o.frag_objective), o.reserve_full,
-             off(o.max_skip_seconds), o.joint_placement, off(o.max_wait_s), off(o.idle_ttl_s),
-             o.migration.defrag_interval_s, o.migration.max_moves_per_pass, o.migration.cooldown_s);
+# Each policy's own defaults (where they differ from the plain defaults):
+)" + table +
+         scheduler;
 }
 
 }  // namespace migsched

@@ -166,15 +166,16 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       {"state_dir: /s\nreservation_ttl_s: 900\n",
        "c.yaml: reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got 900 and 600"},
       {"state_dir: /s\nmax_connections: 0\n", "c.yaml: max_connections must be >= 1, got 0"},
+      // The table of scheduler options' checks (sched/option_table.h), the key as written.
       {"state_dir: /s\nscheduler: {threshold: high}\n",
-       "c.yaml:2: key 'scheduler.threshold' must be a number, got 'high'"},
+       "c.yaml:2: scheduler.threshold must be a number in [0, 1], got 'high'"},
       {"state_dir: /s\nscheduler: {max_moves_per_pass: 1.5}\n",
-       "c.yaml:2: key 'scheduler.max-moves-per-pass' must be an integer, got '1.5'"},
+       "c.yaml:2: scheduler.max_moves_per_pass must be an integer in 0..2147483647, got '1.5'"},
       {"state_dir: /s\nscheduler: {migration-gbps: 0}\n",
-       "c.yaml: scheduler: gbps (--migration-gbps) must be finite and > 0, got 0"},
+       "c.yaml:2: scheduler.migration-gbps must be a finite number > 0, got '0'"},
       {"state_dir: /s\nscheduler: {metric: entropy}\n",
-       "c.yaml: scheduler: metric 'entropy' is not one of fragcost, blocked-placements, "
-       "demand-weighted"},
+       "c.yaml:2: scheduler.metric must be one of fragcost, blocked-placements, demand-weighted, "
+       "got 'entropy'"},
       {"state_dir: /s\n  bad: [\n", ""},  // a YAML syntax error: only the prefix is checked
   };
   for (const Case& k : cases) {

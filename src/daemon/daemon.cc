@@ -50,7 +50,8 @@ bool SameRequest(const JobRequest& a, const JobRequest& b) {
   return a.profile == b.profile && a.gpu_fraction == b.gpu_fraction && a.count == b.count &&
          a.command == b.command && a.env == b.env && a.cwd == b.cwd &&
          a.migratable == b.migratable && a.latency_sensitive == b.latency_sensitive &&
-         a.priority == b.priority && a.name == b.name && a.user == b.user;
+         a.priority == b.priority && a.name == b.name && a.user == b.user &&
+         a.time_limit_s == b.time_limit_s;
 }
 
 }  // namespace
@@ -159,6 +160,15 @@ class Daemon::Impl : public MoveHost, public NodeServiceHost {
   void PlacementFailed(DaemonJobRecord& r, const Status& st);
   void Finish(DaemonJobRecord& r, JobState state, std::optional<int> exit_code, std::string reason);
   void RunMigrations(MigrationTrigger trigger);
+  // The daemon's say on whether running job `id` may move now (§6, §13; the scheduler adds its
+  // own rules: `none` never, latency-sensitive within its GPU, the cool-down): a job (not an
+  // allocation) whose process runs, not being cancelled or moved, and, for `checkpoint`, with
+  // checkpoint and restore commands configured. Passed to every migration pass and, as the
+  // scheduler's move filter, to the evacuations begun inside queue scans.
+  bool MayMove(JobId id) const;
+  // Tells the scheduler when job `id` is expected to end: `started_s` (daemon time) plus its
+  // time limit; nothing for a job without one (its end is unknown: never, §13).
+  void NoteExpectedEnd(DaemonJobId id, double started_s);
   void CheckPcie(double now);
   void Prune(std::vector<std::filesystem::path>* remove);
   // Says why a queued job cannot start while GPUs are drained or
@@ -263,6 +273,8 @@ Status Daemon::Impl::Init() {
   sync_->SetOnProgress([this] { Wake(); });
   moves_ =
       std::make_unique<MoveExecutor>(model_.get(), sync_.get(), &config_, &counters_, clock_, this);
+  // Evacuations (§13) begin inside queue scans: only jobs whose move the MoveExecutor can run.
+  model_->scheduler().SetMoveFilter([this](JobId id) { return MayMove(id); });
   node_ = std::make_unique<NodeService>(model_.get(), sync_.get(), &jobs_, &keys_, &config_, clock_,
                                         &mu_, this);
   ASSIGN_OR_RETURN(store_, JobStore::Open(config_.state_dir));
@@ -280,6 +292,9 @@ Status Daemon::Impl::Init() {
     for (const auto& [id, run] : rec.runs) {
       runs_[id] = Run{run.pgid, 0, 0};
       if (run.cancel) StopProcess(id);
+      if (const DaemonJobRecord* r = jobs_.Current(id); r != nullptr && r->started_at > 0) {
+        NoteExpectedEnd(id, NowS() - std::max(0.0, Unix() - r->started_at));
+      }
     }
   }
   writer_ = std::make_unique<StoreWriter>(store_.get());
@@ -513,6 +528,7 @@ void Daemon::Impl::StartPlacement(const Decision& d) {
   r->state = JobState::kStarting;
   r->instances = InstancesOf(d.job);
   const DaemonJobId id = d.job;
+  NoteExpectedEnd(id, NowS());
   sync_->Execute(d.plan, [this, id](const Status& st) { OnPlaced(id, st); });
 }
 
@@ -665,6 +681,7 @@ void Daemon::Impl::RecordLaunch(Launch& l) {
   r->pid = l.result->pgid;
   r->state = JobState::kRunning;
   if (r->started_at == 0) r->started_at = Unix();
+  NoteExpectedEnd(l.id, NowS());  // this run's start (a relaunch after a move starts anew)
   r->reason = r->cancel_requested ? "cancel requested" : "";
   if (r->cancel_requested) StopProcess(l.id);
   nlohmann::json detail = {{"pid", r->pid}, {"run", r->attempt}};
@@ -678,18 +695,25 @@ void Daemon::Impl::RecordLaunch(Launch& l) {
 
 // ---------------------------------------------------------------- migration (§6)
 
-void Daemon::Impl::RunMigrations(MigrationTrigger trigger) {
+bool Daemon::Impl::MayMove(JobId id) const {
   const bool can_checkpoint =
       !config_.checkpoint_command.empty() && !config_.restore_command.empty();
-  auto can_move = [&](JobId id) {
-    const DaemonJobRecord* r = jobs_.Current(id);
-    if (r == nullptr || r->kind != JobKind::kJob || r->state != JobState::kRunning) return false;
-    if (!runs_.count(id) || r->cancel_requested || moves_->moving(id)) return false;
-    if (r->request.migratable == Migratable::kCheckpoint && !can_checkpoint) return false;
-    return true;
-  };
+  const DaemonJobRecord* r = jobs_.Current(id);
+  if (r == nullptr || r->kind != JobKind::kJob || r->state != JobState::kRunning) return false;
+  if (!runs_.count(id) || r->cancel_requested || moves_->moving(id)) return false;
+  if (r->request.migratable == Migratable::kCheckpoint && !can_checkpoint) return false;
+  return true;
+}
+
+void Daemon::Impl::NoteExpectedEnd(DaemonJobId id, double started_s) {
+  const DaemonJobRecord* r = jobs_.Current(id);
+  if (r == nullptr || r->kind != JobKind::kJob || r->request.time_limit_s <= 0) return;
+  model_->scheduler().SetExpectedEnd(static_cast<JobId>(id), started_s + r->request.time_limit_s);
+}
+
+void Daemon::Impl::RunMigrations(MigrationTrigger trigger) {
   StatusOr<std::vector<MigrationStart>> starts =
-      model_->scheduler().RunMigrationPass(trigger, can_move);
+      model_->scheduler().RunMigrationPass(trigger, [this](JobId id) { return MayMove(id); });
   if (!starts.ok()) {
     spdlog::error("migration pass: {}", starts.status().message());
     return;
@@ -732,6 +756,12 @@ void Daemon::Impl::TickLocked(std::vector<Launch>* launches,
   node_->ExpireReservations();
   Reap();
   moves_->Advance(&runner_);
+  // §13 order at a completion: the pass before the queue scan, when the options ask for it.
+  const bool migrates = sched.policy().Migrates() && !stopped_;
+  if (migrates && completed_ && config_.scheduler.migrate_before_scan) {
+    RunMigrations(MigrationTrigger::kCompletion);
+    completed_ = false;
+  }
   if (!paused_ && !stopped_ && sched.queue_size() > 0) {
     StatusOr<std::vector<Decision>> decisions = sched.ScheduleQueue();
     if (!decisions.ok()) {

@@ -77,8 +77,11 @@ struct JobRequest {
   int priority = 0;  // recorded; FIFO order is by submission (§5)
   std::string name;  // optional label
   std::string user;  // run as this user (one of the config's job_users); empty: job_user
+  // The job's time limit, seconds (> 0), or 0: none. Not enforced: the scheduler takes each run's
+  // start plus the limit as the job's expected end (§13 look-ahead reservation and backfill).
+  double time_limit_s = 0;
 
-  // The scheduler core's view of the request (duration unknown: 0).
+  // The scheduler core's view of the request (duration: the time limit, 0 = unknown).
   Job ToJob() const;
 };
 

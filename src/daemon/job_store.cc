@@ -29,7 +29,8 @@ json RequestToJson(const JobRequest& r) {
               {"latency_sensitive", r.latency_sensitive},
               {"priority", r.priority},
               {"name", r.name},
-              {"user", r.user}};
+              {"user", r.user},
+              {"time_limit_s", r.time_limit_s}};
 }
 
 // Throws nlohmann exceptions on a malformed document (caught by the caller).
@@ -47,7 +48,8 @@ JobRequest RequestFromJson(const json& j) {
   r.latency_sensitive = j.at("latency_sensitive").get<bool>();
   r.priority = j.at("priority").get<int>();
   r.name = j.at("name").get<std::string>();
-  r.user = j.value("user", "");  // schema 1 had no user
+  r.user = j.value("user", "");                   // schema 1 had no user
+  r.time_limit_s = j.value("time_limit_s", 0.0);  // stored since time limits exist
   return r;
 }
 

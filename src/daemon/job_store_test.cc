@@ -27,6 +27,7 @@ DaemonJobRecord SampleRecord() {
   r.request.migratable = Migratable::kRestart;
   r.request.latency_sensitive = true;
   r.request.priority = 3;
+  r.request.time_limit_s = 3600;
   r.request.name = "train";
   r.state = JobState::kRunning;
   r.submitted_at = 1700000000.25;
@@ -49,6 +50,7 @@ void ExpectSame(const DaemonJobRecord& a, const DaemonJobRecord& b) {
   EXPECT_EQ(a.request.migratable, b.request.migratable);
   EXPECT_EQ(a.request.latency_sensitive, b.request.latency_sensitive);
   EXPECT_EQ(a.request.priority, b.request.priority);
+  EXPECT_EQ(a.request.time_limit_s, b.request.time_limit_s);
   EXPECT_EQ(a.request.name, b.request.name);
   EXPECT_EQ(a.state, b.state);
   EXPECT_EQ(a.submitted_at, b.submitted_at);

@@ -14,9 +14,9 @@ namespace {
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-constexpr std::array<std::string_view, 11> kFields = {
-    "profile",    "gpu_fraction",      "count",    "command", "env", "cwd",
-    "migratable", "latency_sensitive", "priority", "name",    "user"};
+constexpr std::array<std::string_view, 12> kFields = {
+    "profile",    "gpu_fraction",      "count",    "command", "env",  "cwd",
+    "migratable", "latency_sensitive", "priority", "name",    "user", "time_limit_s"};
 
 // "string", "boolean", "array", "object", "null", "number" (and
 // "non-integer number 2.5" where an integer was expected).
@@ -192,6 +192,10 @@ Status ValidateJobRequest(const JobRequest& r) {
                                       "(in (0, 1]) is required"
                                     : "give only one of 'profile' and 'gpu_fraction'");
   }
+  if (!(r.time_limit_s == 0 || (std::isfinite(r.time_limit_s) && r.time_limit_s > 0))) {
+    return InvalidArgumentError(fmt::format(
+        "field 'time_limit_s' must be a number of seconds > 0, got {}", r.time_limit_s));
+  }
   if (r.profile.empty() && !(r.gpu_fraction > 0 && r.gpu_fraction <= 1)) {
     return InvalidArgumentError(
         fmt::format("field 'gpu_fraction' must be in (0, 1], got {}", r.gpu_fraction));
@@ -324,6 +328,15 @@ StatusOr<JobRequest> JobRequestFromJson(const json& j) {
   if (j.contains("user")) {
     ASSIGN_OR_RETURN(r.user, GetString("user", j.at("user")));
   }
+  if (j.contains("time_limit_s")) {
+    const json& v = j.at("time_limit_s");
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
+      return InvalidArgumentError(
+          fmt::format("field 'time_limit_s' must be a number of seconds > 0, got {}",
+                      v.dump(-1, ' ', false, json::error_handler_t::replace)));
+    }
+    r.time_limit_s = v.get<double>();
+  }
   RETURN_IF_ERROR(ValidateJobRequest(r));
   return r;
 }
@@ -425,6 +438,7 @@ ojson JobRequestToJson(const JobRequest& r) {
   j["priority"] = r.priority;
   j["name"] = r.name;
   if (!r.user.empty()) j["user"] = r.user;
+  if (r.time_limit_s > 0) j["time_limit_s"] = r.time_limit_s;
   return j;
 }
 

@@ -14,6 +14,8 @@
 //   priority          integer (recorded only; FIFO order, §5)
 //   name              string (a label)
 //   user              string (run as this user: the daemon's job_user or one of job_users)
+//   time_limit_s      number > 0 (seconds; each run's expected end for the scheduler, §13;
+//                     not enforced)
 // Strings must not contain NUL characters (they become argv/env of a
 // process); argv and env must fit what exec takes (kMaxExecArgBytes per
 // string, kMaxExecBytes in all). Whether the profile exists on this node is

@@ -12,7 +12,7 @@ using ojson = nlohmann::ordered_json;
 TEST(ParseJobRequestTest, FullRequest) {
   auto r = ParseJobRequest(R"({"profile": "2g.10gb", "count": 2, "command": ["python", "t.py"],
       "env": {"A": "1", "B": ""}, "cwd": "/w", "migratable": "restart",
-      "latency_sensitive": true, "priority": -3, "name": "train"})");
+      "latency_sensitive": true, "priority": -3, "name": "train", "time_limit_s": 5400})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->profile, "2g.10gb");
   EXPECT_EQ(r->gpu_fraction, 0);
@@ -24,6 +24,8 @@ TEST(ParseJobRequestTest, FullRequest) {
   EXPECT_TRUE(r->latency_sensitive);
   EXPECT_EQ(r->priority, -3);
   EXPECT_EQ(r->name, "train");
+  EXPECT_EQ(r->time_limit_s, 5400);
+  EXPECT_EQ(r->ToJob().duration_s, 5400);  // the scheduler's expected run time
 }
 
 TEST(ParseJobRequestTest, DefaultsWithAFraction) {
@@ -44,7 +46,7 @@ TEST(ParseJobRequestTest, DefaultsWithAFraction) {
 TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
   const std::string kKnown =
       "(known: profile, gpu_fraction, count, command, env, cwd, migratable, latency_sensitive, "
-      "priority, name, user)";
+      "priority, name, user, time_limit_s)";
   struct Case {
     std::string body;
     std::string want;
@@ -108,6 +110,12 @@ TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
        "field 'priority' must be from -2147483648 to 2147483647, got 2147483648"},
       {R"({"profile": "p", "command": ["x"], "name": null})",
        "field 'name' must be a string, got null"},
+      {R"({"profile": "p", "command": ["x"], "time_limit_s": 0})",
+       "field 'time_limit_s' must be a number of seconds > 0, got 0"},
+      {R"({"profile": "p", "command": ["x"], "time_limit_s": -5})",
+       "field 'time_limit_s' must be a number of seconds > 0, got -5"},
+      {R"({"profile": "p", "command": ["x"], "time_limit_s": "1h"})",
+       "field 'time_limit_s' must be a number of seconds > 0, got \"1h\""},
   };
   for (const Case& k : cases) {
     auto r = ParseJobRequest(k.body);
@@ -224,6 +232,7 @@ TEST(JobRequestJsonTest, RoundTrips) {
   a.latency_sensitive = true;
   a.priority = 7;
   a.name = "n";
+  a.time_limit_s = 90.5;
   auto b = ParseJobRequest(JobRequestToJson(a).dump());
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   EXPECT_EQ(b->profile, a.profile);
@@ -236,6 +245,7 @@ TEST(JobRequestJsonTest, RoundTrips) {
   EXPECT_EQ(b->latency_sensitive, a.latency_sensitive);
   EXPECT_EQ(b->priority, a.priority);
   EXPECT_EQ(b->name, a.name);
+  EXPECT_EQ(b->time_limit_s, a.time_limit_s);
 }
 
 TEST(JobRecordJsonTest, FieldsAndNulls) {

@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "daemon/config.h"
+#include "io/scheduler_options_yaml.h"
 
 namespace migsched::k8s {
 
@@ -182,6 +182,8 @@ StatusOr<ExtenderConfig> ParseExtenderConfig(const std::string& yaml_text,
   };
   h["scheduler"] = [&](const YAML::Node& n) {
     if (!n.IsMap()) return r.Error("scheduler", "must be a mapping");
+    // Checked here, where the file's lines are known; PolicyOf reads it again.
+    if (StatusOr<SchedulerConfig> sc = ReadSchedulerYaml(n, origin); !sc.ok()) return sc.status();
     YAML::Emitter out;
     out << n;
     c.scheduler_yaml = out.c_str();
@@ -249,20 +251,8 @@ StatusOr<NodeAgentConfig> LoadNodeAgentConfig(const std::string& path) {
 }
 
 StatusOr<ExtenderPolicy> PolicyOf(const ExtenderConfig& config, const std::string& origin) {
-  // A daemon config of the `scheduler:` mapping alone (its state_dir is required, never used).
-  YAML::Node doc;
-  doc["state_dir"] = "unused";
-  if (!config.scheduler_yaml.empty()) {
-    try {
-      doc["scheduler"] = YAML::Load(config.scheduler_yaml);
-    } catch (const YAML::Exception& e) {
-      return InvalidArgumentError(origin + ": scheduler: " + e.what());
-    }
-  }
-  YAML::Emitter out;
-  out << doc;
-  ASSIGN_OR_RETURN(DaemonConfig d, ParseDaemonConfig(out.c_str(), origin));
-  return ExtenderPolicy{d.policy, d.scheduler};
+  ASSIGN_OR_RETURN(SchedulerConfig sc, ParseSchedulerYaml(config.scheduler_yaml, origin));
+  return ExtenderPolicy{sc.policy, sc.options};
 }
 
 }  // namespace migsched::k8s

@@ -84,8 +84,8 @@ struct NodeAgentConfig {
 
 // The extender's scheduler policy: its name and the options it runs with
 // (the file's `scheduler:` keys, the policy's registry defaults for the rest),
-// read with the node daemon's reader of the same keys (daemon/config.h), so
-// that the names and checks are the daemon's and the simulator's.
+// read with the one reader of `scheduler:` mappings (io/scheduler_options_yaml.h),
+// so that the names and checks are the daemon's and the simulator's.
 struct ExtenderPolicy {
   std::string policy = "full";
   SchedulerOptions scheduler;

@@ -9,8 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "sched/metrics.h"
-#include "sched/policy.h"
+#include "io/scheduler_options_yaml.h"
 
 namespace migsched::slurm {
 namespace {
@@ -190,43 +189,10 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
          {"min_runtime_s",
           [&](auto& v) { return r.Number(v, "migration.min_runtime_s", &c.min_runtime_s, 0); }}});
   };
+  YAML::Node scheduler_node;
   h["scheduler"] = [&](const YAML::Node& n) {
-    SchedulerOptions& s = c.scheduler;
-    auto frag = [&](const YAML::Node& v) -> Status {
-      std::string x;
-      RETURN_IF_ERROR(r.String(v, "scheduler.frag-objective", &x));
-      auto o = ParseFragObjective(x);
-      if (!o.ok()) return r.Error(v, "scheduler.frag-objective: " + o.status().message());
-      s.frag_objective = *o;
-      return Status::Ok();
-    };
-    auto metric = [&](const YAML::Node& v) {
-      c.explicit_options.metric = true;
-      return r.String(v, "scheduler.metric", &s.metric);
-    };
-    auto reserve = [&](const YAML::Node& v) {
-      c.explicit_options.reserve_full = true;
-      return r.Integer(v, "scheduler.reserve-full", &s.reserve_full, 0);
-    };
-    auto window = [&](const YAML::Node& v) {
-      return r.Integer(v, "scheduler.demand-window", &s.demand_window, 1);
-    };
-    auto layout = [&](const YAML::Node& v) {
-      return r.String(v, "scheduler.static-layout", &s.static_layout);
-    };
-    return r.Map(n, "scheduler",
-                 {{"policy", [&](auto& v) { return r.String(v, "scheduler.policy", &c.policy); }},
-                  {"threshold",
-                   [&](auto& v) { return r.Number(v, "scheduler.threshold", &s.threshold, 0); }},
-                  {"metric", metric},
-                  {"frag-objective", frag},
-                  {"frag_objective", frag},
-                  {"demand-window", window},
-                  {"demand_window", window},
-                  {"reserve-full", reserve},
-                  {"reserve_full", reserve},
-                  {"static-layout", layout},
-                  {"static_layout", layout}});
+    scheduler_node = n;  // read below, with the table of scheduler options
+    return Status::Ok();
   };
   if (root.IsNull()) return InvalidArgumentError(fmt::format("{}: empty configuration", origin));
   RETURN_IF_ERROR(r.Map(root, "", h));
@@ -239,22 +205,11 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
       return InvalidArgumentError(fmt::format("{}: node '{}' is listed twice", origin, n.name));
     }
   }
-  const std::vector<std::string> policies = PolicyNames();
-  bool known = std::find(policies.begin(), policies.end(), c.policy) != policies.end();
-  for (const auto& [alias, target] : PolicyAliases()) known = known || alias == c.policy;
-  if (!known) {
-    std::string list;
-    for (const std::string& p : policies) list += (list.empty() ? "" : ", ") + p;
-    return InvalidArgumentError(fmt::format("{}: scheduler.policy '{}' is not a policy (known: {})",
-                                            origin, c.policy, list));
-  }
-  if (Status st = c.PolicyOptions().Validate(); !st.ok()) {
-    return InvalidArgumentError(fmt::format("{}: scheduler: {}", origin, st.message()));
-  }
-  if (auto m = ParseMetric(c.PolicyOptions().metric); !m.ok()) {
-    return InvalidArgumentError(
-        fmt::format("{}: scheduler.metric: {}", origin, m.status().message()));
-  }
+  // The table of scheduler options, and the policy's registry defaults for what is not given.
+  ASSIGN_OR_RETURN(SchedulerConfig sc, ReadSchedulerYaml(scheduler_node, origin));
+  c.policy = sc.policy;
+  c.scheduler = sc.options;
+  c.explicit_options = sc.given;
   if (c.reservation_ttl_s <= c.tick_ms / 1000.0) {
     return InvalidArgumentError(
         fmt::format("{}: controller.reservation_ttl_s ({}) must be longer than a tick ({} ms)",

@@ -33,10 +33,8 @@
 //     after_s: 60                only for a job waiting at least this long
 //     max_moved_jobs: 2
 //     min_runtime_s: 120         a job runs at least this long before it may move again
-//   scheduler:                   the simulator's option names (`migsched simulate --help`)
-//     policy: full
-//     threshold: 0.4
-//     metric, frag-objective, demand-window, reserve-full, static-layout: as there
+//   scheduler:                   policy: full, and every option of the simulator by its flag's
+//                                name (`migsched simulate --help`, io/scheduler_options_yaml.h)
 //
 // Thread-safety: plain values.
 #ifndef MIGSCHED_SLURM_CONTROLLER_CONFIG_H_
@@ -47,8 +45,8 @@
 
 #include "cluster/http_node_daemons.h"
 #include "core/status.h"
-#include "sched/full_policy.h"
 #include "sched/options.h"
+#include "sched/policy.h"
 
 namespace migsched::slurm {
 
@@ -87,13 +85,12 @@ struct ControllerConfig {
   double min_runtime_s = 120;
   // scheduler:
   std::string policy = "full";
-  SchedulerOptions scheduler;
-  ExplicitOptions explicit_options;
+  // The options the policy runs with: the file's, the policy's registry defaults for the rest.
+  SchedulerOptions scheduler = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  ExplicitOptions explicit_options;  // which of the policy-defaulted options the file gave
 
-  // The options the policy runs with (sched/full_policy.h OptionsForPolicy).
-  SchedulerOptions PolicyOptions() const {
-    return OptionsForPolicy(policy, scheduler, explicit_options);
-  }
+  // The options the policy runs with (`scheduler`, completed when the file was read).
+  SchedulerOptions PolicyOptions() const { return scheduler; }
   // The node's daemon as the cluster core describes it: its token file is its
   // own, else the global token_file.
   NodeDaemonEndpoint EndpointOf(const NodeEndpoint& node) const;

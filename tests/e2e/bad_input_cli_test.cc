@@ -74,7 +74,7 @@ TEST(BadFlagValuesTest, NumbersThatMeanNothingAreRefusedByName) {
       {Simulate("paper-mix", {"--pcie-share", "2"}),
        "--pcie-share: must be a number in [0, 1], got '2'"},
       {Simulate("paper-mix", {"--threshold", "nan"}),
-       "--threshold: must be a finite number, got 'nan'"},
+       "--threshold: must be a number in [0, 1], got 'nan'"},
       {Simulate("paper-mix", {"--reconfig-ms", "-1"}),
        "--reconfig-ms: must be a finite number >= 0, got '-1'"},
       {Simulate("paper-mix", {"--mode", "fill", "--fill-target", "inf"}),

@@ -163,11 +163,13 @@ TEST(MigrationCliTest, EvacuationFlagsRefuseBadValues) {
   struct Case {
     std::string flag, value, error;
   } cases[] = {
-      {"--evacuation", "all", "--evacuation: all not in {off,head,queue}"},
+      // The table of scheduler options' checks (sched/option_table.h), as the config files'.
+      {"--evacuation", "all", "--evacuation: must be one of off, head, queue, got 'all'"},
       {"--evacuation-min-wait", "-1", "--evacuation-min-wait: must be a finite number >= 0"},
-      {"--reservation", "greedy", "--reservation: greedy not in {easy,conservative}"},
+      {"--reservation", "greedy", "--reservation: must be one of easy, conservative, got 'greedy'"},
       {"--reservation-depth", "0", "--reservation-depth: must be an integer in 1..2147483647"},
-      {"--migration-order", "never", "--migration-order: never not in {after-scan,before-scan}"},
+      {"--migration-order", "never",
+       "--migration-order: must be one of after-scan, before-scan, got 'never'"},
   };
   for (const Case& c : cases) {
     auto r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", trace, "--policy",

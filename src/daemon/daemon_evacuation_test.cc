@@ -1,0 +1,167 @@
+// §13 evacuation and the look-ahead reservation in the daemon: moves begun inside a queue scan
+// are carried out by the daemon's MoveExecutor (make-before-break, restart on the target), and
+// a job's time_limit_s is its expected end. Fake backend, cases worked by hand.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "daemon/daemon.h"
+#include "daemon/daemon_fixture.h"
+#include "io/scheduler_options_yaml.h"
+#include "testing/status_matchers.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+AllocationRequest Alloc(const std::string& owner, std::vector<RequestedInstance> instances) {
+  AllocationRequest a;
+  a.owner = owner;
+  a.instances = std::move(instances);
+  return a;
+}
+
+class DaemonEvacuationTest : public DaemonTest {
+ protected:
+  // The daemon's options as `serve` reads its `scheduler:` mapping.
+  void UseScheduler(const std::string& yaml) {
+    StatusOr<SchedulerConfig> sc = ParseSchedulerYaml(yaml, "test.yaml");
+    ASSERT_OK(sc);
+    config_.policy = sc->policy;
+    config_.scheduler = sc->options;
+    config_.explicit_options = sc->given;
+  }
+
+  // A restart job of one 1g.5gb that logs each run and sleeps (ended by SIGTERM when moved).
+  static JobRequest Small() {
+    JobRequest r = Req("1g.5gb", {"sh", "-c",
+                                  "echo run restarted=${MIGSCHED_RESTARTED:-0}; "
+                                  "exec sleep 30"});
+    r.migratable = Migratable::kRestart;
+    return r;
+  }
+
+  // 2x A100-40GB. GPU 1 holds allocations (not jobs: they never move) 4g.20gb@0 and 1g.5gb@4,
+  // and, while jobs 1 and 2 (two 1g.5gb `restart` jobs) are placed, 1g.5gb@5 and @6 as well, so
+  // both jobs go to GPU 0. Then 1g@5 and 1g@6 are released and job 3, a 7g.40gb (`none`), is
+  // submitted: no GPU is empty, so it waits, and GPU 1 has room for two 1g.
+  std::unique_ptr<Daemon> StartBlockedSevenG() {
+    auto d = Start("2xA100-40GB");
+    if (d == nullptr) return nullptr;
+    EXPECT_OK(d->Allocate(Alloc("fixed", {{1, "4g.20gb", 0}, {1, "1g.5gb", 4}}), "").status());
+    StatusOr<SubmitResult> room =
+        d->Allocate(Alloc("room", {{1, "1g.5gb", 5}, {1, "1g.5gb", 6}}), "");
+    EXPECT_OK(room.status());
+    EXPECT_OK(d->Submit(Small()).status());  // job 3 (ids: the allocations are 1 and 2)
+    EXPECT_OK(d->Submit(Small()).status());  // job 4
+    EXPECT_TRUE(TickUntil(*d, [&] {
+      return InState(*d, 3, JobState::kRunning) && InState(*d, 4, JobState::kRunning);
+    }));
+    EXPECT_EQ(Get(*d, 3).instances.at(0).gpu, 0);
+    EXPECT_EQ(Get(*d, 4).instances.at(0).gpu, 0);
+    if (room.ok()) EXPECT_OK(d->ReleaseAllocation(room->record.id).status());
+    EXPECT_OK(d->Submit(Req("7g.40gb", {"sleep", "30"})).status());  // job 5
+    EXPECT_OK(d->Settle());
+    return d;
+  }
+};
+
+// With `evacuation: queue` (by hand, §13): the only candidate placement of the 7g is 7g@0 on
+// GPU 0 (GPU 1's allocations cannot move), blocked by jobs 3 and 4. Within GPU 0 every 1g
+// overlaps 7g@0, so their targets are GPU 1's free 1g@5 and 1g@6. The blockers are tried by
+// more compute slices (both 1), then lower start: the job at the lower start on GPU 0 goes
+// first and takes 1g@5 (it leaves 1g.5gb@6 and 1g.10gb@6 placeable on GPU 1; 1g@6 would leave
+// only 1g.5gb@5), the other 1g@6. Each is stopped and restarted there (MIGSCHED_RESTARTED=1),
+// and once both sources are destroyed the 7g starts at 7g@0 on GPU 0.
+TEST_F(DaemonEvacuationTest, TwoSmallJobsMoveAndTheSevenGStarts) {
+  UseScheduler("policy: full\nevacuation: queue\n");
+  auto d = StartBlockedSevenG();
+  ASSERT_NE(d, nullptr);
+  const int start3 = Get(*d, 3).instances.at(0).start;
+  const int start4 = Get(*d, 4).instances.at(0).start;
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 5, JobState::kRunning); }))
+      << Get(*d, 5).reason;
+  const DaemonJobRecord seven = Get(*d, 5);
+  ASSERT_EQ(seven.instances.size(), 1u);
+  EXPECT_EQ(seven.instances[0].gpu, 0);
+  EXPECT_EQ(seven.instances[0].start, 0);
+  ASSERT_TRUE(TickUntil(*d, [&] {
+    return InState(*d, 3, JobState::kRunning) && InState(*d, 4, JobState::kRunning);
+  }));
+  const DaemonJobRecord first = Get(*d, start3 < start4 ? 3 : 4);
+  const DaemonJobRecord second = Get(*d, start3 < start4 ? 4 : 3);
+  for (const DaemonJobRecord* r : {&first, &second}) {
+    EXPECT_EQ(r->migrations, 1) << r->id;
+    EXPECT_EQ(r->restarts, 1) << r->id;
+    ASSERT_EQ(r->instances.size(), 1u);
+    EXPECT_EQ(r->instances[0].gpu, 1) << r->id;
+    EXPECT_EQ(ReadFile(d->LogPath(r->id)), "run restarted=0\nrun restarted=1\n");
+  }
+  EXPECT_EQ(first.instances[0].start, 5);
+  EXPECT_EQ(second.instances[0].start, 6);
+  EXPECT_EQ(d->Metrics().migrations_inter, 2);
+  for (DaemonJobId id : {3, 4, 5}) (void)d->Cancel(id);
+  EXPECT_TRUE(WaitTerminal(*d, 5));
+  d->Stop();
+}
+
+// The same cluster with evacuation off: nothing opens a placement for the 7g (GPU 0 has 5 free
+// compute slices of the 7 it needs, so no §4 step 6 pass either), and nothing moves.
+TEST_F(DaemonEvacuationTest, WithoutEvacuationTheSevenGWaits) {
+  UseScheduler("policy: full\nevacuation: off\n");
+  auto d = StartBlockedSevenG();
+  ASSERT_NE(d, nullptr);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_OK(d->Tick());
+    d->WaitIdle();
+  }
+  EXPECT_EQ(Get(*d, 5).state, JobState::kQueued);
+  EXPECT_EQ(Get(*d, 3).migrations + Get(*d, 4).migrations, 0);
+  EXPECT_EQ(Get(*d, 3).instances.at(0).gpu, 0);
+  for (DaemonJobId id : {3, 4, 5}) (void)d->Cancel(id);
+  EXPECT_TRUE(WaitTerminal(*d, 3));
+  d->Stop();
+}
+
+// Jobs that may not move, inside a scan too, for two reasons: a `none` job never moves (the
+// scheduler's rule), and a `checkpoint` job without checkpoint/restore commands configured is
+// one whose move the MoveExecutor cannot run (the daemon's rule, given to the scheduler as its
+// move filter; without it the job would be restarted, losing its work). Either way one blocker of
+// 7g@0 cannot move, so the 7g waits even with evacuation on, and nothing moves.
+TEST_F(DaemonEvacuationTest, JobsThatMayNotMoveAreNeverEvacuated) {
+  for (Migratable m : {Migratable::kNone, Migratable::kCheckpoint}) {
+    SCOPED_TRACE(MigratableName(m));
+    fake_.reset();
+    config_.state_dir = MakeTempDir("migsched-daemon");
+    UseScheduler("policy: full\nevacuation: queue\n");
+    auto d = Start("2xA100-40GB");
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Allocate(Alloc("fixed", {{1, "4g.20gb", 0}, {1, "1g.5gb", 4}}), "").status());
+    ASSERT_OK_AND_ASSIGN(SubmitResult room,
+                         d->Allocate(Alloc("room", {{1, "1g.5gb", 5}, {1, "1g.5gb", 6}}), ""));
+    ASSERT_OK(d->Submit(Small()).status());  // job 3, restart: may move
+    JobRequest stuck = Req("1g.5gb", {"sleep", "30"});
+    stuck.migratable = m;
+    ASSERT_OK(d->Submit(stuck).status());  // job 4
+    ASSERT_TRUE(TickUntil(*d, [&] {
+      return InState(*d, 3, JobState::kRunning) && InState(*d, 4, JobState::kRunning);
+    }));
+    ASSERT_OK(d->ReleaseAllocation(room.record.id).status());
+    ASSERT_OK(d->Submit(Req("7g.40gb", {"sleep", "30"})).status());  // job 5
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_OK(d->Tick());
+      d->WaitIdle();
+    }
+    EXPECT_EQ(Get(*d, 5).state, JobState::kQueued);
+    EXPECT_EQ(Get(*d, 3).migrations + Get(*d, 4).migrations, 0);
+    for (DaemonJobId id : {3, 4, 5}) (void)d->Cancel(id);
+    EXPECT_TRUE(WaitTerminal(*d, 4));
+    d->Stop();
+  }
+}
+
+}  // namespace
+}  // namespace migsched

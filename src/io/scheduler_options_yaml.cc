@@ -1,0 +1,129 @@
+#include "io/scheduler_options_yaml.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "sched/metrics.h"
+#include "sched/option_table.h"
+#include "sched/policy.h"
+
+namespace migsched {
+namespace {
+
+// "<origin>:<line>: <what>" (the line omitted when unknown).
+Status ErrorAt(const std::string& origin, const YAML::Node& n, const std::string& what) {
+  const YAML::Mark mark = n.Mark();
+  if (mark.is_null() || mark.line < 0) {
+    return InvalidArgumentError(fmt::format("{}: {}", origin, what));
+  }
+  return InvalidArgumentError(fmt::format("{}:{}: {}", origin, mark.line + 1, what));
+}
+
+std::string_view KindName(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "an undefined node";
+  }
+}
+
+// `text` split into comment lines of at most `width` characters, each "<pad># ".
+std::string Comment(const std::string& text, const std::string& pad, size_t width) {
+  std::istringstream words(text);
+  std::string out, line, w;
+  while (words >> w) {
+    if (!line.empty() && pad.size() + 2 + line.size() + 1 + w.size() > width) {
+      out += pad + "# " + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + w;
+  }
+  if (!line.empty()) out += pad + "# " + line + "\n";
+  return out;
+}
+
+}  // namespace
+
+StatusOr<SchedulerConfig> ReadSchedulerYaml(const YAML::Node& node, const std::string& origin,
+                                            const std::string& key) {
+  SchedulerConfig c;
+  SchedulerOptions given_values;
+  if (node.IsDefined() && !node.IsNull()) {
+    if (!node.IsMap()) {
+      return ErrorAt(origin, node,
+                     fmt::format("key '{}' must be a mapping, got {}", key,
+                                 node.IsScalar() ? "a scalar" : KindName(node)));
+    }
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) return ErrorAt(origin, kv.first, "keys must be plain strings");
+      const std::string name = kv.first.Scalar();
+      const std::string full = key + "." + name;
+      const SchedulerOptionSpec* spec = FindSchedulerOption(name);
+      if (name != "policy" && spec == nullptr) {
+        return ErrorAt(
+            origin, kv.first,
+            fmt::format("unknown key '{}' (known: policy, {})", full, SchedulerOptionNames()));
+      }
+      if (!kv.second.IsScalar()) {
+        return ErrorAt(
+            origin, kv.second,
+            fmt::format("{} must be {}, got {}", full,
+                        spec == nullptr ? "a policy name" : spec->rule, KindName(kv.second)));
+      }
+      const std::string text = kv.second.Scalar();
+      if (spec == nullptr) {
+        c.policy = text;
+        continue;
+      }
+      Status st = spec->Apply(text, &given_values, &c.given);
+      if (!st.ok()) return ErrorAt(origin, kv.second, fmt::format("{} {}", full, st.message()));
+    }
+  }
+  StatusOr<SchedulerOptions> options = PolicyOptions(c.policy, given_values, c.given);
+  if (!options.ok()) {
+    return InvalidArgumentError(
+        fmt::format("{}: {}.policy: {}", origin, key, options.status().message()));
+  }
+  c.options = *options;
+  if (Status st = c.options.Validate(); !st.ok()) {
+    return InvalidArgumentError(fmt::format("{}: {}: {}", origin, key, st.message()));
+  }
+  if (auto m = ParseMetric(c.options.metric); !m.ok()) {
+    return InvalidArgumentError(
+        fmt::format("{}: {}.metric: {}", origin, key, m.status().message()));
+  }
+  return c;
+}
+
+StatusOr<SchedulerConfig> ParseSchedulerYaml(const std::string& text, const std::string& origin,
+                                             const std::string& key) {
+  try {
+    return ReadSchedulerYaml(text.empty() ? YAML::Node() : YAML::Load(text), origin, key);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(fmt::format("{}: {}: not valid YAML: {}", origin, key, e.msg));
+  }
+}
+
+StatusOr<std::string> DefaultSchedulerYaml(std::string_view policy, int indent) {
+  ASSIGN_OR_RETURN(const PolicyInfo* info, FindPolicy(policy));
+  ASSIGN_OR_RETURN(const SchedulerOptions o,
+                   PolicyOptions(policy, SchedulerOptions{}, ExplicitOptions{}));
+  const std::string pad(static_cast<size_t>(std::max(0, indent)), ' ');
+  constexpr size_t kWidth = 100;
+  std::string out = "scheduler:\n";
+  out += Comment(info->summary, pad, kWidth);
+  out += fmt::format("{}policy: {}\n", pad, policy);
+  for (const SchedulerOptionSpec& s : SchedulerOptionTable()) {
+    out += Comment(fmt::format("{} ({})", s.help, s.rule), pad, kWidth);
+    out += fmt::format("{}{}: {}\n", pad, s.name, s.get(o));
+  }
+  return out;
+}
+
+}  // namespace migsched

@@ -1,0 +1,169 @@
+#include "io/scheduler_options_yaml.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sched/option_table.h"
+#include "sched/policy.h"
+#include "testing/status_matchers.h"
+
+namespace migsched {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Every option of the table is read, in kebab-case and in snake_case, into its own field.
+// The values are chosen by hand to differ from every default.
+TEST(SchedulerOptionsYamlTest, ReadsEveryOptionByItsFlagName) {
+  ASSERT_OK_AND_ASSIGN(SchedulerConfig c, ParseSchedulerYaml(R"(
+policy: lb+frag
+threshold: 0.3
+metric: blocked-placements
+demand-window: 50
+reserve-full: 1
+joint-placement: off
+frag-objective: post
+static-layout: all-1g
+max-skip-seconds: 600
+reservation: conservative
+reservation_depth: 3
+evacuation: queue
+evacuation-min-wait: 30
+evacuation_min_slices: 4
+evacuation-when: after-backfill
+migration-order: before-scan
+max-wait: 7200
+idle-ttl: 60
+defrag-interval: 0
+max-moves-per-pass: 2
+migration-cooldown: 10
+migration-fixed-s: 1
+migration-gbps: 5
+switch-s: 0.25
+checkpoint-interval: 300
+)",
+                                                             "s.yaml"));
+  const SchedulerOptions& o = c.options;
+  EXPECT_EQ(c.policy, "lb+frag");
+  EXPECT_EQ(o.threshold, 0.3);
+  EXPECT_EQ(o.metric, "blocked-placements");
+  EXPECT_EQ(o.demand_window, 50);
+  EXPECT_EQ(o.reserve_full, 1);
+  EXPECT_FALSE(o.joint_placement);  // given: lb+frag's own default (on) does not apply
+  EXPECT_EQ(o.frag_objective, FragObjective::kPost);
+  EXPECT_EQ(o.static_layout, "all-1g");
+  EXPECT_EQ(o.max_skip_seconds, 600);
+  EXPECT_EQ(o.reservation, ReservationMode::kConservative);
+  EXPECT_EQ(o.reservation_depth, 3);
+  EXPECT_EQ(o.evacuation, EvacuationScope::kQueue);
+  EXPECT_EQ(o.evacuation_min_wait_s, 30);
+  EXPECT_EQ(o.evacuation_min_slices, 4);
+  EXPECT_TRUE(o.evacuation_after_backfill);
+  EXPECT_TRUE(o.migrate_before_scan);
+  EXPECT_EQ(o.max_wait_s, 7200);
+  EXPECT_EQ(o.idle_ttl_s, 60);
+  EXPECT_EQ(o.migration.defrag_interval_s, 0);
+  EXPECT_EQ(o.migration.max_moves_per_pass, 2);
+  EXPECT_EQ(o.migration.cooldown_s, 10);
+  EXPECT_EQ(o.migration.fixed_s, 1);
+  EXPECT_EQ(o.migration.gbps, 5);
+  EXPECT_EQ(o.migration.switch_s, 0.25);
+  EXPECT_EQ(o.migration.checkpoint_interval_s, 300);
+  // Which of the policy-defaulted options were given.
+  EXPECT_TRUE(c.given.metric);
+  EXPECT_TRUE(c.given.reserve_full);
+  EXPECT_TRUE(c.given.max_skip_seconds);
+  EXPECT_TRUE(c.given.joint_placement);
+  EXPECT_TRUE(c.given.reservation);
+  EXPECT_TRUE(c.given.evacuation);
+  EXPECT_TRUE(c.given.evacuation_min_wait);
+  EXPECT_TRUE(c.given.evacuation_min_slices);
+  EXPECT_TRUE(c.given.evacuation_when);
+  EXPECT_TRUE(c.given.migration_order);
+}
+
+// Nothing given: the options `simulate --policy NAME` runs with, for every registered policy.
+TEST(SchedulerOptionsYamlTest, WhatIsNotGivenTakesThePolicysRegistryDefaults) {
+  for (const std::string& name : PolicyNames()) {
+    SCOPED_TRACE(name);
+    ASSERT_OK_AND_ASSIGN(SchedulerConfig c, ParseSchedulerYaml("policy: " + name, "s.yaml"));
+    EXPECT_TRUE(
+        SameTableOptions(c.options, OptionsForPolicy(name, SchedulerOptions{}, ExplicitOptions{})));
+  }
+  // An empty mapping: `full`, the default policy.
+  ASSERT_OK_AND_ASSIGN(SchedulerConfig c, ParseSchedulerYaml("", "s.yaml"));
+  EXPECT_EQ(c.policy, "full");
+  EXPECT_EQ(c.options.metric, "demand-weighted");  // sched/full_policy.h kFullDefaultMetric
+}
+
+struct BadCase {
+  std::string yaml;
+  std::string message;  // the whole message
+};
+
+// Mistakes name the file, the line and the key, and say what the value must be, in the words
+// of the command line's checks (the same table).
+TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
+  const std::vector<BadCase> cases = {
+      {"threshold: 0.5\nevacuation: all",
+       "s.yaml:2: scheduler.evacuation must be one of off, head, queue, got 'all'"},
+      {"reservation-depth: 0",
+       "s.yaml:1: scheduler.reservation-depth must be an integer in "
+       "1..2147483647, got '0'"},
+      {"evacuation-min-wait: -1",
+       "s.yaml:1: scheduler.evacuation-min-wait must be a finite number >= 0, got '-1'"},
+      {"migration-gbps: 0",
+       "s.yaml:1: scheduler.migration-gbps must be a finite number > 0, got "
+       "'0'"},
+      {"threshold: 1.5", "s.yaml:1: scheduler.threshold must be a number in [0, 1], got '1.5'"},
+      {"joint-placement: maybe",
+       "s.yaml:1: scheduler.joint-placement must be on or off, got "
+       "'maybe'"},
+      {"max-skip-seconds: [1]",
+       "s.yaml:1: scheduler.max-skip-seconds must be a finite number, got a list"},
+      {"policy: nope",
+       "s.yaml: scheduler.policy: unknown policy 'nope' (known: first-fit, lb, "
+       "lb+frag, full, best-fit, driver-default, mfi, static, frag-aware (= "
+       "lb+frag))"},
+  };
+  for (const BadCase& b : cases) {
+    SCOPED_TRACE(b.yaml);
+    StatusOr<SchedulerConfig> c = ParseSchedulerYaml(b.yaml, "s.yaml");
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(c.status().message(), b.message);
+  }
+  // An unknown key lists every known one.
+  StatusOr<SchedulerConfig> c = ParseSchedulerYaml("evacuate: queue", "s.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), "s.yaml:1: unknown key 'scheduler.evacuate' (known: policy, " +
+                                      SchedulerOptionNames() + ")");
+  EXPECT_THAT(SchedulerOptionNames(),
+              HasSubstr("max-skip-seconds, reservation, reservation-depth, evacuation, "
+                        "evacuation-min-wait, evacuation-min-slices, evacuation-when, "
+                        "migration-order"));
+}
+
+// The printed section parses back to the policy's registry defaults, option by option.
+TEST(SchedulerOptionsYamlTest, PrintedDefaultsParseToThePolicysOptions) {
+  for (const std::string& name : PolicyNames()) {
+    SCOPED_TRACE(name);
+    ASSERT_OK_AND_ASSIGN(std::string text, DefaultSchedulerYaml(name));
+    // The text is "scheduler:\n  ...": a mapping with one key.
+    ASSERT_OK_AND_ASSIGN(SchedulerConfig inner,
+                         ReadSchedulerYaml(YAML::Load(text)["scheduler"], "printed"));
+    EXPECT_EQ(inner.policy, name);
+    const SchedulerOptions want = OptionsForPolicy(name, SchedulerOptions{}, ExplicitOptions{});
+    for (const SchedulerOptionSpec& s : SchedulerOptionTable()) {
+      EXPECT_THAT(text, HasSubstr("\n  " + s.name + ": " + s.get(want) + "\n"));
+      EXPECT_EQ(s.get(inner.options), s.get(want)) << s.name;
+    }
+  }
+  EXPECT_EQ(DefaultSchedulerYaml("nope").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace migsched

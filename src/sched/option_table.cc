@@ -1,0 +1,337 @@
+#include "sched/option_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "sched/full_policy.h"
+#include "sched/metrics.h"
+
+namespace migsched {
+namespace {
+
+using Spec = SchedulerOptionSpec;
+template <typename T>
+using Field = T& (*)(SchedulerOptions&);
+
+// The field's value in `o` (the accessors take a mutable options: read a copy).
+template <typename T>
+T Read(Field<T> field, const SchedulerOptions& o) {
+  SchedulerOptions copy = o;
+  return field(copy);
+}
+
+// A finite number (not nan, inf, or out of double's range like 1e400) for which `ok` holds.
+Spec Number(std::string name, std::string rule, std::function<bool(double)> ok, Field<double> field,
+            std::string help, bool ExplicitOptions::*given = nullptr) {
+  Spec s;
+  s.name = std::move(name);
+  s.kind = OptionKind::kNumber;
+  s.rule = std::move(rule);
+  s.help = std::move(help);
+  s.given = given;
+  const std::string rule_copy = s.rule;
+  s.set = [rule_copy, ok, field](std::string_view text, SchedulerOptions* o) -> Status {
+    double v = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || ec != std::errc() || p != end || !std::isfinite(v) || !ok(v)) {
+      return InvalidArgumentError(fmt::format("must be {}, got '{}'", rule_copy, text));
+    }
+    field(*o) = v;
+    return Status();
+  };
+  s.get = [field](const SchedulerOptions& o) { return fmt::format("{}", Read(field, o)); };
+  return s;
+}
+
+// A decimal integer in [min, max].
+Spec Integer(std::string name, int min, int max, Field<int> field, std::string help,
+             bool ExplicitOptions::*given = nullptr) {
+  Spec s;
+  s.name = std::move(name);
+  s.kind = OptionKind::kInteger;
+  s.rule = fmt::format("an integer in {}..{}", min, max);
+  s.help = std::move(help);
+  s.given = given;
+  const std::string rule = s.rule;
+  s.set = [rule, min, max, field](std::string_view text, SchedulerOptions* o) -> Status {
+    int64_t v = 0;
+    const char* begin = text.data();
+    const char* end = begin + text.size();
+    if (!text.empty() && text[0] == '+') ++begin;
+    auto [p, ec] = std::from_chars(begin, end, v);
+    if (text.empty() || ec != std::errc() || p != end || v < min || v > max) {
+      return InvalidArgumentError(fmt::format("must be {}, got '{}'", rule, text));
+    }
+    field(*o) = static_cast<int>(v);
+    return Status();
+  };
+  s.get = [field](const SchedulerOptions& o) { return fmt::format("{}", Read(field, o)); };
+  return s;
+}
+
+Spec Bool(std::string name, Field<bool> field, std::string help,
+          bool ExplicitOptions::*given = nullptr) {
+  Spec s;
+  s.name = std::move(name);
+  s.kind = OptionKind::kBool;
+  s.rule = "on or off";
+  s.help = std::move(help);
+  s.given = given;
+  s.set = [field](std::string_view text, SchedulerOptions* o) -> Status {
+    for (std::string_view yes : {"on", "true", "True", "TRUE", "yes"}) {
+      if (text == yes) {
+        field(*o) = true;
+        return Status();
+      }
+    }
+    for (std::string_view no : {"off", "false", "False", "FALSE", "no"}) {
+      if (text == no) {
+        field(*o) = false;
+        return Status();
+      }
+    }
+    return InvalidArgumentError(fmt::format("must be on or off, got '{}'", text));
+  };
+  s.get = [field](const SchedulerOptions& o) { return std::string(Read(field, o) ? "on" : "off"); };
+  return s;
+}
+
+// One of `choices`; `to` stores the index of the one given, `from` reads it back.
+Spec Choice(std::string name, std::vector<std::string> choices,
+            std::function<void(size_t, SchedulerOptions*)> to,
+            std::function<size_t(const SchedulerOptions&)> from, std::string help,
+            bool ExplicitOptions::*given = nullptr) {
+  Spec s;
+  s.name = std::move(name);
+  s.kind = OptionKind::kChoice;
+  s.rule = fmt::format("one of {}", fmt::join(choices, ", "));
+  s.help = std::move(help);
+  s.choices = choices;
+  s.given = given;
+  const std::string rule = s.rule;
+  s.set = [rule, choices, to](std::string_view text, SchedulerOptions* o) -> Status {
+    auto it = std::find(choices.begin(), choices.end(), text);
+    if (it == choices.end()) {
+      return InvalidArgumentError(fmt::format("must be {}, got '{}'", rule, text));
+    }
+    to(static_cast<size_t>(it - choices.begin()), o);
+    return Status();
+  };
+  s.get = [choices, from](const SchedulerOptions& o) { return choices.at(from(o)); };
+  return s;
+}
+
+// Two values of a bool field as a choice ("before-scan" = true).
+Spec Pair(std::string name, std::string off, std::string on, Field<bool> field, std::string help,
+          bool ExplicitOptions::*given) {
+  return Choice(
+      std::move(name), {std::move(off), std::move(on)},
+      [field](size_t i, SchedulerOptions* o) { field(*o) = i == 1; },
+      [field](const SchedulerOptions& o) -> size_t { return Read(field, o) ? 1 : 0; },
+      std::move(help), given);
+}
+
+const auto kAny = [](double) { return true; };
+const auto kNonNegative = [](double v) { return v >= 0; };
+const auto kPositive = [](double v) { return v > 0; };
+
+std::vector<Spec> BuildTable() {
+  using O = SchedulerOptions;
+  using E = ExplicitOptions;
+  std::vector<Spec> t;
+  t.push_back(Number(
+      "threshold", "a number in [0, 1]", [](double v) { return v >= 0 && v <= 1; },
+      [](O& o) -> double& { return o.threshold; }, "Lazy/busy threshold t (§3)"));
+  const std::vector<std::string> metrics = MetricNames();
+  t.push_back(Choice(
+      "metric", metrics, [metrics](size_t i, O* o) { o->metric = metrics[i]; },
+      [metrics](const O& o) -> size_t {
+        auto it = std::find(metrics.begin(), metrics.end(), o.metric);
+        return it == metrics.end() ? 0 : static_cast<size_t>(it - metrics.begin());
+      },
+      fmt::format("Fragmentation metric the policies score by (§2) (mfi always uses "
+                  "blocked-placements; full defaults to {}, docs/results.md)",
+                  kFullDefaultMetric),
+      &E::metric));
+  t.push_back(Integer(
+      "demand-window", 1, INT_MAX, [](O& o) -> int& { return o.demand_window; },
+      "demand-weighted: arrivals in the sliding window giving each profile's share; the "
+      "simulator seeds it with the first N jobs of the workload"));
+  t.push_back(Integer(
+      "reserve-full", 0, INT_MAX, [](O& o) -> int& { return o.reserve_full; },
+      "Full-size reserve (§4 step 7): keep N GPUs able to host the largest profile unless "
+      "nothing else fits (0 = off)",
+      &E::reserve_full));
+  t.push_back(Bool(
+      "joint-placement", [](O& o) -> bool& { return o.joint_placement; },
+      "Place the jobs waiting at a decision point jointly (§12): a job that does not fit on its "
+      "own starts with those placed before it when some placement of all exists (default: on "
+      "for lb+frag and full, off for the baselines)",
+      &E::joint_placement));
+  t.push_back(Choice(
+      "frag-objective", {"delta", "post"},
+      [](size_t i, O* o) {
+        o->frag_objective = i == 1 ? FragObjective::kPost : FragObjective::kDelta;
+      },
+      [](const O& o) -> size_t { return o.frag_objective == FragObjective::kPost ? 1 : 0; },
+      "delta: minimum FragCost change; post: minimum FragCost after placing (§4)"));
+  {
+    Spec s;
+    s.name = "static-layout";
+    s.kind = OptionKind::kString;
+    s.rule = "a layout name";
+    s.help = "Layout the static policy creates on every GPU (catalog static_layouts)";
+    s.set = [](std::string_view text, O* o) -> Status {
+      if (text.empty()) {
+        return InvalidArgumentError("must be a layout name, got ''");
+      }
+      o->static_layout = std::string(text);
+      return Status();
+    };
+    s.get = [](const O& o) { return o.static_layout; };
+    t.push_back(std::move(s));
+  }
+  // §5 queue options, §13 reservation and evacuation.
+  t.push_back(Number(
+      "max-skip-seconds", "a finite number", kAny,
+      [](O& o) -> double& { return o.max_skip_seconds; },
+      "Look-ahead reservation (§5 starvation guard, §13): once a waiting job has waited longer, "
+      "it reserves the placement that frees soonest; < 0 = off",
+      &E::max_skip_seconds));
+  t.push_back(Choice(
+      "reservation", {"easy", "conservative"},
+      [](size_t i, O* o) {
+        o->reservation = i == 1 ? ReservationMode::kConservative : ReservationMode::kEasy;
+      },
+      [](const O& o) -> size_t { return o.reservation == ReservationMode::kConservative ? 1 : 0; },
+      "Look-ahead reservation (§13, with max-skip-seconds): easy (the head of the queue only) "
+      "or conservative (each of the first reservation-depth overdue waiting jobs)",
+      &E::reservation));
+  t.push_back(Integer(
+      "reservation-depth", 1, INT_MAX, [](O& o) -> int& { return o.reservation_depth; },
+      "Conservative reservation: how many waiting jobs may hold reservations"));
+  t.push_back(Choice(
+      "evacuation", {"off", "head", "queue"},
+      [](size_t i, O* o) {
+        o->evacuation = i == 2   ? EvacuationScope::kQueue
+                        : i == 1 ? EvacuationScope::kHead
+                                 : EvacuationScope::kOff;
+      },
+      [](const O& o) -> size_t {
+        return o.evacuation == EvacuationScope::kQueue  ? 2
+               : o.evacuation == EvacuationScope::kHead ? 1
+                                                        : 0;
+      },
+      "Evacuation (§13, policies that migrate): move running jobs to open a placement for a "
+      "waiting job now: off, head (the head of the queue) or queue (any waiting job)",
+      &E::evacuation));
+  t.push_back(Number(
+      "evacuation-min-wait", "a finite number >= 0", kNonNegative,
+      [](O& o) -> double& { return o.evacuation_min_wait_s; },
+      "Evacuate only for jobs that have waited at least this many seconds",
+      &E::evacuation_min_wait));
+  t.push_back(Integer(
+      "evacuation-min-slices", 0, INT_MAX, [](O& o) -> int& { return o.evacuation_min_slices; },
+      "Evacuate only for jobs asking for at least this many compute slices",
+      &E::evacuation_min_slices));
+  t.push_back(Pair(
+      "evacuation-when", "before-backfill", "after-backfill",
+      [](O& o) -> bool& { return o.evacuation_after_backfill; },
+      "Evacuate at the waiting job's turn in the queue scan, before later jobs "
+      "backfill (before-backfill), or after the scan with the room backfill left "
+      "(after-backfill)",
+      &E::evacuation_when));
+  t.push_back(Pair(
+      "migration-order", "after-scan", "before-scan",
+      [](O& o) -> bool& { return o.migrate_before_scan; },
+      "At an instant with a completion, run the migration pass after the queue scan "
+      "(after-scan) or before it (before-scan) (§13, policies that migrate)",
+      &E::migration_order));
+  t.push_back(Number(
+      "max-wait", "a finite number", kAny, [](O& o) -> double& { return o.max_wait_s; },
+      "Reject a queued job once its wait reaches this many seconds (§5); < 0 = no "
+      "limit"));
+  t.push_back(Number(
+      "idle-ttl", "a finite number", kAny, [](O& o) -> double& { return o.idle_ttl_s; },
+      "Destroy an idle instance unused for this many seconds; < 0 = keep it until "
+      "its space is needed"));
+  // §6 migration.
+  t.push_back(Number(
+      "defrag-interval", "a finite number >= 0", kNonNegative,
+      [](O& o) -> double& { return o.migration.defrag_interval_s; },
+      "Seconds between periodic migration passes (§6, policies that migrate); 0 = "
+      "off"));
+  t.push_back(Integer(
+      "max-moves-per-pass", 0, INT_MAX, [](O& o) -> int& { return o.migration.max_moves_per_pass; },
+      "Intra-GPU moves per pass and GPU (§6)"));
+  t.push_back(Number(
+      "migration-cooldown", "a finite number >= 0", kNonNegative,
+      [](O& o) -> double& { return o.migration.cooldown_s; },
+      "A job moves at most once per this many seconds (§6)"));
+  t.push_back(Number(
+      "migration-fixed-s", "a finite number >= 0", kNonNegative,
+      [](O& o) -> double& { return o.migration.fixed_s; },
+      "Fixed part of a state copy, seconds: copy = fixed + memory_gb / gbps (§6)"));
+  t.push_back(Number(
+      "migration-gbps", "a finite number > 0", kPositive,
+      [](O& o) -> double& { return o.migration.gbps; }, "State copy bandwidth, GB/s (§6)"));
+  t.push_back(Number(
+      "switch-s", "a finite number >= 0", kNonNegative,
+      [](O& o) -> double& { return o.migration.switch_s; },
+      "Pause at a move's switch-over, seconds: the only time a moved job stops "
+      "(§6)"));
+  t.push_back(Number(
+      "checkpoint-interval", "a finite number > 0", kPositive,
+      [](O& o) -> double& { return o.migration.checkpoint_interval_s; },
+      "Seconds between checkpoints of `restart` jobs; a move loses the progress "
+      "since the last one (§6)"));
+  return t;
+}
+
+}  // namespace
+
+Status SchedulerOptionSpec::Apply(std::string_view text, SchedulerOptions* o,
+                                  ExplicitOptions* explicit_set) const {
+  RETURN_IF_ERROR(set(text, o));
+  if (given != nullptr && explicit_set != nullptr) explicit_set->*given = true;
+  return Status();
+}
+
+const std::vector<SchedulerOptionSpec>& SchedulerOptionTable() {
+  static const std::vector<SchedulerOptionSpec>* table =
+      new std::vector<SchedulerOptionSpec>(BuildTable());
+  return *table;
+}
+
+const SchedulerOptionSpec* FindSchedulerOption(std::string_view name) {
+  std::string kebab(name);
+  std::replace(kebab.begin(), kebab.end(), '_', '-');
+  for (const SchedulerOptionSpec& s : SchedulerOptionTable()) {
+    if (s.name == kebab) return &s;
+  }
+  return nullptr;
+}
+
+std::string SchedulerOptionNames() {
+  std::string out;
+  for (const SchedulerOptionSpec& s : SchedulerOptionTable()) {
+    out += (out.empty() ? "" : ", ") + s.name;
+  }
+  return out;
+}
+
+bool SameTableOptions(const SchedulerOptions& a, const SchedulerOptions& b) {
+  for (const SchedulerOptionSpec& s : SchedulerOptionTable()) {
+    if (s.get(a) != s.get(b)) return false;
+  }
+  return true;
+}
+
+}  // namespace migsched
