@@ -24,7 +24,7 @@ AllocationRequest Alloc(const std::string& owner, std::vector<RequestedInstance>
   return a;
 }
 
-class DaemonEvacuationTest : public DaemonTest {
+class DaemonLargeJobsTest : public DaemonTest {
  protected:
   // The daemon's options as `serve` reads its `scheduler:` mapping.
   void UseScheduler(const std::string& yaml) {
@@ -76,7 +76,7 @@ class DaemonEvacuationTest : public DaemonTest {
 // first and takes 1g@5 (it leaves 1g.5gb@6 and 1g.10gb@6 placeable on GPU 1; 1g@6 would leave
 // only 1g.5gb@5), the other 1g@6. Each is stopped and restarted there (MIGSCHED_RESTARTED=1),
 // and once both sources are destroyed the 7g starts at 7g@0 on GPU 0.
-TEST_F(DaemonEvacuationTest, TwoSmallJobsMoveAndTheSevenGStarts) {
+TEST_F(DaemonLargeJobsTest, TwoSmallJobsMoveAndTheSevenGStarts) {
   UseScheduler("policy: full\nevacuation: queue\n");
   auto d = StartBlockedSevenG();
   ASSERT_NE(d, nullptr);
@@ -110,7 +110,7 @@ TEST_F(DaemonEvacuationTest, TwoSmallJobsMoveAndTheSevenGStarts) {
 
 // The same cluster with evacuation off: nothing opens a placement for the 7g (GPU 0 has 5 free
 // compute slices of the 7 it needs, so no §4 step 6 pass either), and nothing moves.
-TEST_F(DaemonEvacuationTest, WithoutEvacuationTheSevenGWaits) {
+TEST_F(DaemonLargeJobsTest, WithoutEvacuationTheSevenGWaits) {
   UseScheduler("policy: full\nevacuation: off\n");
   auto d = StartBlockedSevenG();
   ASSERT_NE(d, nullptr);
@@ -131,7 +131,7 @@ TEST_F(DaemonEvacuationTest, WithoutEvacuationTheSevenGWaits) {
 // one whose move the MoveExecutor cannot run (the daemon's rule, given to the scheduler as its
 // move filter; without it the job would be restarted, losing its work). Either way one blocker of
 // 7g@0 cannot move, so the 7g waits even with evacuation on, and nothing moves.
-TEST_F(DaemonEvacuationTest, JobsThatMayNotMoveAreNeverEvacuated) {
+TEST_F(DaemonLargeJobsTest, JobsThatMayNotMoveAreNeverEvacuated) {
   for (Migratable m : {Migratable::kNone, Migratable::kCheckpoint}) {
     SCOPED_TRACE(MigratableName(m));
     fake_.reset();
@@ -159,6 +159,48 @@ TEST_F(DaemonEvacuationTest, JobsThatMayNotMoveAreNeverEvacuated) {
     EXPECT_EQ(Get(*d, 3).migrations + Get(*d, 4).migrations, 0);
     for (DaemonJobId id : {3, 4, 5}) (void)d->Cancel(id);
     EXPECT_TRUE(WaitTerminal(*d, 4));
+    d->Stop();
+  }
+}
+
+// §13 look-ahead reservation with the daemon's time limits, by hand. One A100-40GB: job 1, a
+// 4g.20gb with time_limit_s 100, runs; job 2, a 7g.40gb, waits for the whole GPU; then come
+// job 3, a 1g.5gb with a limit of 1000 s, job 4, a 1g.5gb without a limit, and job 5, a 1g.5gb
+// with a limit of 50 s. With max-skip-seconds 0 the 7g, overdue at once, reserves 7g@0, expected
+// free when job 1's run ends (its start + 100 s). A later job may use the reserved GPU only if
+// it ends by then (EASY backfilling): job 5 (now + 50 s) does; job 3 (now + 1000 s) does not,
+// nor job 4 (no known end: never); no placement beside a 7g@0 exists. Without the reservation
+// (max-skip-seconds -1) all three start at once.
+TEST_F(DaemonLargeJobsTest, ReservationBackfillsOnlyJobsThatEndInTime) {
+  for (const std::string skip : {"0", "-1"}) {
+    SCOPED_TRACE("max-skip-seconds " + skip);
+    fake_.reset();
+    config_.state_dir = MakeTempDir("migsched-daemon");
+    UseScheduler("policy: full\nmax-skip-seconds: " + skip + "\n");
+    auto d = Start("1xA100-40GB");
+    ASSERT_NE(d, nullptr);
+    auto limited = [](const std::string& profile, double limit) {
+      JobRequest r = Req(profile, {"sleep", "30"});
+      r.time_limit_s = limit;
+      return r;
+    };
+    ASSERT_OK(d->Submit(limited("4g.20gb", 100)).status());  // job 1
+    ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
+    ASSERT_OK(d->Submit(Req("7g.40gb", {"sleep", "30"})).status());  // job 2
+    ASSERT_OK(d->Submit(limited("1g.5gb", 1000)).status());          // job 3
+    ASSERT_OK(d->Submit(Req("1g.5gb", {"sleep", "30"})).status());   // job 4
+    ASSERT_OK(d->Submit(limited("1g.5gb", 50)).status());            // job 5
+    ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 5, JobState::kRunning); }));
+    for (int i = 0; i < 10; ++i) {
+      ASSERT_OK(d->Tick());
+      d->WaitIdle();
+    }
+    EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+    const JobState later = skip == "0" ? JobState::kQueued : JobState::kRunning;
+    EXPECT_EQ(Get(*d, 3).state, later);
+    EXPECT_EQ(Get(*d, 4).state, later);
+    for (DaemonJobId id : {1, 2, 3, 4, 5}) (void)d->Cancel(id);
+    EXPECT_TRUE(WaitTerminal(*d, 5));
     d->Stop();
   }
 }
