@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -270,6 +271,49 @@ std::vector<size_t> MatchHeld(const ClusterJob& job, const std::vector<EngineRes
   return out;
 }
 
+// Compute slices of the largest part of `job`, on the first model of `cluster` offering it.
+int ComputeSlicesOf(const ClusterJob& job, const Cluster& cluster) {
+  int most = 0;
+  for (const ProfileCount& part : job.per_node) {
+    for (const GpuModel* m : cluster.models()) {
+      const int p = m->FindProfile(part.profile);
+      if (p >= 0) {
+        most = std::max(most, m->profile(p).compute_slices);
+        break;
+      }
+    }
+  }
+  return most;
+}
+
+// The waiting jobs (indices, in order) that may get room by requeues, out of `stuck` (those that
+// found none): the §13 evacuation options say which. `off`, or a policy that does not migrate:
+// §14.5's rule, the first that has waited migrate_after_s. `head`: the first stuck job, if it
+// has waited migrate_after_s and evacuation_min_wait_s and asks for evacuation_min_slices
+// compute slices. `queue`: every stuck job that passes those, tried in turn.
+std::vector<size_t> RequeueCandidates(const PlannerInput& in, const PlannerOptions& options,
+                                      const PlacementPolicy& policy, const Cluster& cluster,
+                                      const std::vector<size_t>& stuck) {
+  const SchedulerOptions& o = options.scheduler;
+  auto waited = [&](size_t i) { return in.now_s - in.waiting[i].waiting_since_s; };
+  std::vector<size_t> out;
+  if (o.evacuation == EvacuationScope::kOff || !policy.Migrates()) {
+    for (size_t i : stuck) {
+      if (waited(i) >= options.migrate_after_s) return {i};
+    }
+    return out;
+  }
+  auto passes = [&](size_t i) {
+    return waited(i) >= options.migrate_after_s && waited(i) >= o.evacuation_min_wait_s &&
+           ComputeSlicesOf(in.waiting[i], cluster) >= o.evacuation_min_slices;
+  };
+  for (size_t i : stuck) {
+    if (passes(i)) out.push_back(i);
+    if (o.evacuation == EvacuationScope::kHead) break;  // the head only
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& options) {
@@ -299,6 +343,14 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
   Cluster scratch = view.cluster();
   JobPlacer placer(&scratch, view, view.tables(), policy, options.scheduler);
   Scheduler& sched = *placer.scheduler();
+  // The engine's clock and its running jobs' expected ends (§5/§13 look-ahead reservation).
+  sched.SetNow(in.now_s);
+  for (const EngineRunningJob& r : in.running) {
+    if (!std::isfinite(r.expected_end_s)) continue;
+    for (JobId id : view.AllocationsOf(r.job.key)) sched.SetExpectedEnd(id, r.expected_end_s);
+  }
+  // No move inside a scan: the engine moves a job only by requeueing it (step 4 below).
+  sched.SetMoveFilter([](JobId) { return false; });
   // The arrival window (§2): the recent arrivals, then the waiting jobs (a
   // job queued below is observed by Scheduler::Enqueue, the others here).
   for (const Job& j : in.recent) sched.ObserveArrival(j);
@@ -386,7 +438,7 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
     if (one_instance) {
       // Queued for the scan of this run of one-instance jobs (§5, §12).
       const JobId id = placer.NextId();
-      sched.Enqueue(id, placer.ToJob(job, job.per_node[0]));
+      sched.Enqueue(id, placer.ToJob(job, job.per_node[0]), job.waiting_since_s);
       batch.push_back({i, id});
       continue;
     }
@@ -406,7 +458,7 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
     }
   }
   RETURN_IF_ERROR(flush());
-  int first_stuck = -1;  // the first job that found no room (requeue candidate)
+  std::vector<size_t> stuck;  // jobs that found no room, in order (requeue candidates)
   for (size_t i : order) {
     const ClusterJob& job = in.waiting[i];
     JobPlan& jp = plan.jobs[i];
@@ -422,18 +474,16 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
                               fmt::join(it->second->moved, ", "), jp.reason);
       continue;
     }
-    if (first_stuck < 0 && in.now_s - job.waiting_since_s >= options.migrate_after_s) {
-      first_stuck = static_cast<int>(i);
-    }
+    stuck.push_back(i);
   }
   // 3. Held reservations no job took.
   for (size_t h = 0; h < in.reservations.size(); ++h) {
     const EngineReservation& r = in.reservations[h];
     if (!taken[h] && !r.claimed) plan.release.push_back({r.node, r.key});
   }
-  // 4. Requeue migration, one at a time.
-  if (options.migrate && in.in_flight.empty() && first_stuck >= 0) {
-    const ClusterJob& w = in.waiting[first_stuck];
+  // 4. Requeue migration, one at a time (§14.5): how the engine carries out a §13 evacuation.
+  const std::vector<size_t> candidates = RequeueCandidates(in, options, *policy, scratch, stuck);
+  if (options.migrate && in.in_flight.empty() && !candidates.empty()) {
     std::vector<const ClusterJob*> movable;
     for (const EngineRunningJob& r : in.running) {
       if (r.may_move && r.job.migratable != Migratable::kNone && !r.job.latency_sensitive) {
@@ -441,10 +491,12 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
       }
     }
     const FilterFor filter_for = [&](const ClusterJob& j) { return FilterOf(view, j, avoid); };
-    ASSIGN_OR_RETURN(auto choice, SearchRequeue(scratch, view, w, movable, filter_for, policy,
-                                                options.scheduler, options.max_moved_jobs));
-    if (choice) {
-      JobPlan& jp = plan.jobs[first_stuck];
+    for (size_t c : candidates) {
+      const ClusterJob& w = in.waiting[c];
+      ASSIGN_OR_RETURN(auto choice, SearchRequeue(scratch, view, w, movable, filter_for, policy,
+                                                  options.scheduler, options.max_moved_jobs));
+      if (!choice) continue;
+      JobPlan& jp = plan.jobs[c];
       const PlacementRef& room = choice->room.placements[0];
       const std::string where = fmt::format("{} on {} GPU {}", room.profile,
                                             view.nodes()[choice->room.node].name, room.gpu);
@@ -455,6 +507,7 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
         plan.migrations.push_back({m, w.key, choice->room,
                                    fmt::format("requeued to open room for {} ({})", w.key, where)});
       }
+      break;
     }
   }
   return plan;

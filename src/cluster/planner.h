@@ -20,6 +20,7 @@
 #ifndef MIGSCHED_CLUSTER_PLANNER_H_
 #define MIGSCHED_CLUSTER_PLANNER_H_
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ struct ClusterJob {
   bool latency_sensitive = false;
   Migratable migratable = Migratable::kNone;
   double waiting_since_s = 0;  // when it became eligible (the engine's clock, seconds)
+  // Its time limit, seconds (0: none): its expected run time, for the §13 look-ahead reservation's
+  // backfill (Job::duration_s).
+  double time_limit_s = 0;
   // "2x 3g.20gb", "1g.5gb + 3g.20gb on each of 2 nodes".
   std::string Describe() const;
 };
@@ -58,6 +62,9 @@ struct ClusterJob {
 struct EngineRunningJob {
   ClusterJob job;
   bool may_move = false;  // the engine can requeue it now (migratable, cool-down over, ...)
+  // When it is expected to end (the engine's clock, seconds; its start plus its time limit), for
+  // the §13 look-ahead reservation; infinity: unknown (no limit), counted as never ending.
+  double expected_end_s = std::numeric_limits<double>::infinity();
 };
 
 // A reservation the engine holds on a node.

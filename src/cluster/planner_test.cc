@@ -269,6 +269,95 @@ TEST(PlannerTest, RequeuesAMovableJobToOpenRoom) {
   EXPECT_EQ(f.Plan().migrations.size(), 1u);
 }
 
+// §13 evacuation carried out by requeues: the evacuation options say which waiting jobs may get
+// room. 2 nodes x 1 A100 (`full`). n1 runs slurm:6 (1g.5gb@0, not movable); n2 runs slurm:5
+// (1g.5gb@0, restart) and slurm:7 (1g.5gb@6, not movable). Waiting, in priority order: slurm:9
+// (7g.40gb: every GPU has a job that cannot move) and slurm:10 (4g.20gb: its only placement
+// 4g@0 is taken on both; on n2 only by slurm:5, which fits again on n1). By hand:
+//   off    §14.5: the first stuck job, slurm:9, finds no requeue: nothing moves;
+//   head   the same job: nothing;
+//   queue  slurm:9 finds none, slurm:10 does: slurm:5 is requeued for it (room 4g@0 on n2);
+//   queue with evacuation-min-slices 5: slurm:10 (4 slices) may not trigger: nothing.
+TEST(PlannerTest, EvacuationScopeSaysWhichWaitingJobsGetRequeueRoom) {
+  Fixture f(
+      {{"n1", MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@0=alloc:slurm:6"}), ""},
+       {"n2",
+        MakeNode("n2", 1, "A100 40GB", {"0:1g.5gb@0=alloc:slurm:5", "0:1g.5gb@6=alloc:slurm:7"}),
+        ""}},
+      "full");
+  ClusterJob five = Single("slurm:5", "1g.5gb");
+  five.migratable = Migratable::kRestart;
+  f.input.running = {
+      {five, true}, {Single("slurm:6", "1g.5gb"), false}, {Single("slurm:7", "1g.5gb"), false}};
+  f.input.waiting = {Single("slurm:9", "7g.40gb"), Single("slurm:10", "4g.20gb")};
+  struct Case {
+    EvacuationScope scope;
+    int min_slices;
+    bool moves;
+  };
+  for (const Case& c :
+       {Case{EvacuationScope::kOff, 0, false}, Case{EvacuationScope::kHead, 0, false},
+        Case{EvacuationScope::kQueue, 0, true}, Case{EvacuationScope::kQueue, 5, false}}) {
+    SCOPED_TRACE(fmt::format("{} min-slices {}", EvacuationScopeName(c.scope), c.min_slices));
+    f.options.scheduler.evacuation = c.scope;
+    f.options.scheduler.evacuation_min_slices = c.min_slices;
+    ClusterPlan p = f.Plan();
+    if (!c.moves) {
+      EXPECT_TRUE(p.migrations.empty());
+      EXPECT_EQ(p.jobs[1].outcome, Outcome::kWaiting);
+      continue;
+    }
+    ASSERT_EQ(p.migrations.size(), 1u);
+    EXPECT_EQ(p.migrations[0].job, "slurm:5");
+    EXPECT_EQ(p.migrations[0].for_job, "slurm:10");
+    EXPECT_EQ(p.migrations[0].room, At(1, {{0, "4g.20gb", 0}}));
+    EXPECT_EQ(p.jobs[0].outcome, Outcome::kWaiting);
+    EXPECT_EQ(p.jobs[1].outcome, Outcome::kMigrating);
+  }
+  // evacuation-min-wait: not before slurm:10 has waited that long.
+  f.options.scheduler.evacuation = EvacuationScope::kQueue;
+  f.options.scheduler.evacuation_min_slices = 0;
+  f.options.scheduler.evacuation_min_wait_s = 30;
+  f.input.now_s = 29;
+  EXPECT_TRUE(f.Plan().migrations.empty());
+  f.input.now_s = 30;
+  EXPECT_EQ(f.Plan().migrations.size(), 1u);
+}
+
+// §13 look-ahead reservation with Slurm's time limits, by hand. 1 node x 1 A100 (`full`, now
+// 1000): slurm:5 runs 4g.20gb@0, expected to end at 1100 (its start plus its TimeLimit). Waiting
+// since 990: slurm:9, a 7g.40gb (needs the whole GPU), then three 1g.5gb: slurm:10 with a limit
+// of 50 s, slurm:11 with 1000 s, slurm:12 with none. With max-skip-seconds 0 the 7g, overdue,
+// reserves 7g@0, expected free at 1100: only a job that ends by then may use the GPU (EASY):
+// slurm:10 (1000 + 50 <= 1100) is placed, slurm:11 (2000) and slurm:12 (no known end) wait; no
+// placement beside 7g@0 exists. Without it (max-skip-seconds -1) all three are placed.
+TEST(PlannerTest, ReservationUsesTheEnginesTimeLimits) {
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:5"}), ""}}, "full");
+  EngineRunningJob five{Single("slurm:5", "4g.20gb"), false};
+  five.expected_end_s = 1100;
+  f.input.running = {five};
+  f.input.now_s = 1000;
+  auto waiting = [](const std::string& key, const std::string& profile, double limit) {
+    ClusterJob j = Single(key, profile);
+    j.waiting_since_s = 990;
+    j.time_limit_s = limit;
+    return j;
+  };
+  f.input.waiting = {waiting("slurm:9", "7g.40gb", 0), waiting("slurm:10", "1g.5gb", 50),
+                     waiting("slurm:11", "1g.5gb", 1000), waiting("slurm:12", "1g.5gb", 0)};
+  for (double skip : {0.0, -1.0}) {
+    SCOPED_TRACE(fmt::format("max-skip-seconds {}", skip));
+    f.options.scheduler.max_skip_seconds = skip;
+    ClusterPlan p = f.Plan();
+    ASSERT_EQ(p.jobs.size(), 4u);
+    EXPECT_EQ(p.jobs[0].outcome, Outcome::kWaiting);
+    EXPECT_EQ(p.jobs[1].outcome, Outcome::kPlaced);
+    const Outcome later = skip >= 0 ? Outcome::kWaiting : Outcome::kPlaced;
+    EXPECT_EQ(p.jobs[2].outcome, later);
+    EXPECT_EQ(p.jobs[3].outcome, later);
+  }
+}
+
 // No move if the moved job would find no room again.
 TEST(PlannerTest, NoRequeueWhenTheMovedJobCannotBePlacedAgain) {
   Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:5"}), ""},

@@ -229,9 +229,11 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   return plan;
 }
 
-void Scheduler::Enqueue(JobId id, const Job& job) {
+void Scheduler::Enqueue(JobId id, const Job& job) { Enqueue(id, job, now_s_); }
+
+void Scheduler::Enqueue(JobId id, const Job& job, double enqueued_s) {
   ObserveArrival(job);
-  queue_.push_back({id, job, now_s_, false});
+  queue_.push_back({id, job, std::min(enqueued_s, now_s_), false});
 }
 
 StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {

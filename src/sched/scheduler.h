@@ -168,6 +168,10 @@ class Scheduler {
   // laid out instances (`static`: it never reconfigures, and with only reuse
   // of exact instances the one-at-a-time scan already starts the most jobs).
   void Enqueue(JobId id, const Job& job);
+  // The same for a job that began waiting at `enqueued_s` (<= now(); clamped), appended at the
+  // end all the same: a driver that rebuilds its queue each round in its engine's order (the
+  // cluster planner), so that the waits the §5/§13 options read are the engine's.
+  void Enqueue(JobId id, const Job& job, double enqueued_s);
   // Tells the policy about an arrival without queueing it
   // (PlacementPolicy::ObserveArrival): for drivers that place arrivals
   // directly with TryPlace (fill mode) and to seed the demand window of the

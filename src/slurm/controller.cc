@@ -151,6 +151,11 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     const bool bound = !view->AllocationsOf(r.job.key).empty();
     r.may_move = a.slurm->state == "RUNNING" && bound &&
                  static_cast<double>(a.slurm->start_time) + config_.min_runtime_s <= now_s;
+    // Slurm's TimeLimit is the expected end (§13 reservation); none: unknown.
+    if (a.slurm->start_time > 0 && a.slurm->time_limit_min > 0) {
+      r.expected_end_s = static_cast<double>(a.slurm->start_time) +
+                         60.0 * static_cast<double>(a.slurm->time_limit_min);
+    }
     in.running.push_back(std::move(r));
   }
   in.reservations = rooms;

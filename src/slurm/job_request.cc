@@ -82,6 +82,7 @@ StatusOr<std::optional<JobRequest>> ToJobRequest(const SlurmJob& job, std::strin
   r.job.allowed_nodes = job.required_nodes;
   r.job.excluded_nodes = job.excluded_nodes;
   r.job.waiting_since_s = static_cast<double>(job.eligible_time);
+  r.job.time_limit_s = job.time_limit_min > 0 ? 60.0 * static_cast<double>(job.time_limit_min) : 0;
   const Marker m = ParseMarker(job.comment);
   r.marker_error = m.error;
   r.job.latency_sensitive = m.latency_sensitive;

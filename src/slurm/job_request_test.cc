@@ -48,6 +48,7 @@ TEST(JobRequestTest, FromSlurmJob) {
   j.requeue = true;
   j.required_nodes = {"n1", "n2"};
   j.eligible_time = 100;
+  j.time_limit_min = 90;
   auto r = ToJobRequest(j, "mig");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(r->has_value());
@@ -58,6 +59,7 @@ TEST(JobRequestTest, FromSlurmJob) {
   EXPECT_EQ(c.allowed_nodes, (std::vector<std::string>{"n1", "n2"}));
   EXPECT_EQ(c.migratable, Migratable::kRestart);
   EXPECT_EQ(c.waiting_since_s, 100);
+  EXPECT_EQ(c.time_limit_s, 5400);  // 90 minutes
 
   j.requeue = false;
   r = ToJobRequest(j, "mig");

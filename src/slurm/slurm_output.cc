@@ -196,6 +196,7 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     RETURN_IF_ERROR(f.Int("submit_time", &job.submit_time));
     RETURN_IF_ERROR(f.Int("eligible_time", &job.eligible_time));
     RETURN_IF_ERROR(f.Int("start_time", &job.start_time));
+    RETURN_IF_ERROR(f.Int("time_limit", &job.time_limit_min));
     RETURN_IF_ERROR(f.Hosts("required_nodes", &job.required_nodes));
     RETURN_IF_ERROR(f.Hosts("excluded_nodes", &job.excluded_nodes));
     if (job.id <= 0) {

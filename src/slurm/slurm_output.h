@@ -57,6 +57,8 @@ struct SlurmJob {
   int64_t submit_time = 0;  // Unix seconds; 0 if unknown
   int64_t eligible_time = 0;
   int64_t start_time = 0;
+  // TimeLimit in minutes (OpenAPI v0.0.38 "time_limit"; null, i.e. 0 here, for none/INFINITE).
+  int64_t time_limit_min = 0;
   std::vector<std::string> required_nodes;  // --nodelist, expanded
   std::vector<std::string> excluded_nodes;  // --exclude, expanded
   // Whether the job holds its nodes now (Slurm counts its GRES as used):

@@ -85,6 +85,21 @@ TEST(SqueueJsonTest, ParsesTheCapturedQueue) {
   EXPECT_EQ(slow.state, "CONFIGURING");
   EXPECT_TRUE(slow.Active());
   EXPECT_EQ(slow.nodes, std::vector<std::string>{"n3"});
+  EXPECT_EQ(a.time_limit_min, 0);  // the capture's jobs have no limit: "time_limit": null
+}
+
+// TimeLimit, minutes ("time_limit", OpenAPI v0.0.38), the expected end of a running job (§13).
+TEST(SqueueJsonTest, TimeLimitInMinutes) {
+  auto jobs = ParseSqueueJson(R"({"jobs": [{"job_id": 7, "time_limit": 90},
+                                           {"job_id": 8, "time_limit": null}]})");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].time_limit_min, 90);
+  EXPECT_EQ((*jobs)[1].time_limit_min, 0);
+  auto bad = ParseSqueueJson(R"({"jobs": [{"job_id": 7, "time_limit": "1:30:00"}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("squeue --json: job 7: field 'time_limit'", 0), 0u)
+      << bad.status().message();
 }
 
 TEST(SqueueJsonTest, MultiNodeJobListsEveryNode) {
