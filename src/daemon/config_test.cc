@@ -276,12 +276,17 @@ TEST(DaemonConfigTest, PolicyDefaultsComeFromTheRegistry) {
   EXPECT_EQ(full->scheduler.metric, "demand-weighted");
   EXPECT_EQ(full->scheduler.reserve_full, sim.reserve_full);
   EXPECT_EQ(full->scheduler.max_skip_seconds, sim.max_skip_seconds);
-  auto given = ParseDaemonConfig("state_dir: /s\nscheduler: {metric: fragcost}\n", "c.yaml");
+  EXPECT_EQ(full->scheduler.evacuation, EvacuationScope::kQueue);  // full_policy.h
+  auto given = ParseDaemonConfig("state_dir: /s\nscheduler: {metric: fragcost, evacuation: off}\n",
+                                 "c.yaml");
   ASSERT_TRUE(given.ok());
   EXPECT_EQ(given->scheduler.metric, "fragcost");
+  EXPECT_EQ(given->scheduler.evacuation, EvacuationScope::kOff);
+  EXPECT_TRUE(given->explicit_options.evacuation);
   auto lb = ParseDaemonConfig("state_dir: /s\nscheduler: {policy: lb+frag}\n", "c.yaml");
   ASSERT_TRUE(lb.ok());
   EXPECT_EQ(lb->scheduler.metric, "fragcost");  // only `full` has defaults of its own
+  EXPECT_EQ(lb->scheduler.evacuation, EvacuationScope::kOff);
 }
 
 // Regression (inline_token_of_any_length): an inline token of any length, or

@@ -230,7 +230,8 @@ std::vector<Spec> BuildTable() {
                                                         : 0;
       },
       "Evacuation (§13, policies that migrate): move running jobs to open a placement for a "
-      "waiting job now: off, head (the head of the queue) or queue (any waiting job)",
+      "waiting job now: off, head (the head of the queue) or queue (any waiting job) (full "
+      "defaults to queue, docs/results.md)",
       &E::evacuation));
   t.push_back(Number(
       "evacuation-min-wait", "a finite number >= 0", kNonNegative,

@@ -61,7 +61,7 @@ struct SchedulerOptions {
   // §13 evacuation (policies that migrate): moves of running jobs that open a placement for a
   // waiting job now. Which waiting jobs may trigger it: scope, at least this wait (seconds) and
   // at least this many compute slices (of the profile on the first model offering it).
-  EvacuationScope evacuation = EvacuationScope::kOff;
+  EvacuationScope evacuation = EvacuationScope::kOff;  // `full`: queue (sched/full_policy.h)
   double evacuation_min_wait_s = 0;
   int evacuation_min_slices = 0;
   // When: at the job's turn in the scan, before later jobs backfill (false), or after the scan,
@@ -103,7 +103,7 @@ struct ExplicitOptions {
   bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
-  // §13 (the simulator's flags; no policy has defaults of its own for them yet).
+  // §13 (`full` has a default of its own for evacuation, sched/full_policy.h).
   bool reservation = false;            // --reservation
   bool evacuation = false;             // --evacuation
   bool evacuation_min_wait = false;    // --evacuation-min-wait

@@ -418,8 +418,9 @@ TEST(ServeCommandTest, PrintsADefaultConfigThatParses) {
 // metric. Each policy's printed config parses to the options the simulator
 // runs it with (the registry's), and the comment lists each policy's own.
 // By hand (docs/algorithms.md §11, sched/full_policy.h): `full` scores by
-// demand-weighted with joint placement; `lb+frag` by fragcost with joint
-// placement; `first-fit` by fragcost without.
+// demand-weighted with joint placement and evacuates for any waiting job (§13,
+// results.md "Replicated results"); `lb+frag` by fragcost with joint placement;
+// `first-fit` by fragcost without.
 TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   auto full = testing::RunMigsched({"serve", "--print-default-config"});
   ASSERT_EQ(full.exit_code, 0) << full.err;
@@ -427,7 +428,8 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   EXPECT_THAT(full.out, HasSubstr("\n  metric: demand-weighted\n"));
   // Each policy's options that differ from the plain defaults (sched/options.h).
   EXPECT_THAT(full.out,
-              HasSubstr("#   full            metric: demand-weighted, joint-placement: on\n"));
+              HasSubstr("#   full            metric: demand-weighted, joint-placement: on, "
+                        "evacuation: queue\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit       none\n"));
   struct Expected {
     std::string policy, metric;

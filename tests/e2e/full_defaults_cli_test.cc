@@ -30,18 +30,40 @@ struct FlagsCase {
   std::string metric;               // expected settings.metric
   int reserve_full;                 // expected settings.reserve_full
   nlohmann::json max_skip_seconds;  // expected settings.max_skip_seconds (null = off)
+  std::string evacuation;           // expected settings.evacuation
 };
 // gtest prints a case by its name (not its bytes) in ctest's list.
 void PrintTo(const FlagsCase& c, std::ostream* os) { *os << c.name; }
 
+// full's own defaults (sched/full_policy.h): demand-weighted, no reserve, no guard, evacuation
+// for any waiting job; the other policies the global ones (fragcost, 0, off, off).
 const std::vector<FlagsCase> kCases = {
-    {"FullDefaults", "full", {}, "demand-weighted", 0, nullptr},
-    {"FullMetricOverridden", "full", {"--metric", "fragcost"}, "fragcost", 0, nullptr},
+    {"FullDefaults", "full", {}, "demand-weighted", 0, nullptr, "queue"},
+    {"FullMetricOverridden", "full", {"--metric", "fragcost"}, "fragcost", 0, nullptr, "queue"},
     // Overriding one option leaves full's default for the others.
-    {"FullReserveOverridden", "full", {"--reserve-full", "1"}, "demand-weighted", 1, nullptr},
-    {"FullGuardOverridden", "full", {"--max-skip-seconds", "1800"}, "demand-weighted", 0, 1800.0},
-    {"LbFragKeepsGlobalDefaults", "lb+frag", {}, "fragcost", 0, nullptr},
-    {"FirstFitKeepsGlobalDefaults", "first-fit", {}, "fragcost", 0, nullptr},
+    {"FullReserveOverridden",
+     "full",
+     {"--reserve-full", "1"},
+     "demand-weighted",
+     1,
+     nullptr,
+     "queue"},
+    {"FullGuardOverridden",
+     "full",
+     {"--max-skip-seconds", "1800"},
+     "demand-weighted",
+     0,
+     1800.0,
+     "queue"},
+    {"FullEvacuationOverridden",
+     "full",
+     {"--evacuation", "off"},
+     "demand-weighted",
+     0,
+     nullptr,
+     "off"},
+    {"LbFragKeepsGlobalDefaults", "lb+frag", {}, "fragcost", 0, nullptr, "off"},
+    {"FirstFitKeepsGlobalDefaults", "first-fit", {}, "fragcost", 0, nullptr, "off"},
 };
 
 class FullDefaultsCliTest : public ::testing::TestWithParam<FlagsCase> {};
@@ -59,6 +81,7 @@ TEST_P(FullDefaultsCliTest, SimulateSettings) {
   EXPECT_EQ(j["settings"]["metric"], c.metric);
   EXPECT_EQ(j["settings"]["reserve_full"], c.reserve_full);
   EXPECT_EQ(j["settings"]["max_skip_seconds"], c.max_skip_seconds);
+  EXPECT_EQ(j["settings"]["evacuation"], c.evacuation);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, FullDefaultsCliTest, ::testing::ValuesIn(kCases),

@@ -150,12 +150,20 @@ TEST(MigrationCliTest, EvacuationOpensAGpuForASevenSliceJob) {
   // Only for jobs of 8 compute slices or more: none is; off: none either.
   for (const std::vector<std::string>& extra :
        {std::vector<std::string>{"--evacuation", "queue", "--evacuation-min-slices", "8"},
-        std::vector<std::string>{}}) {
+        std::vector<std::string>{"--evacuation", "off"}}) {
     r = run(extra);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(ReadJson(json)["evacuations"], 0);
     EXPECT_NEAR(std::stod(JobRow(ReadFile(jobs), "d")["start_s"]), 1000.115, 1e-6);
   }
+  // No flag: `full`'s registry default, queue. d is the only waiting job, so it is also the
+  // head: the same evacuation as with `head` above, d starting at 13.067.
+  r = run({});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = ReadJson(json);
+  EXPECT_EQ(j["settings"]["evacuation"], "queue");
+  EXPECT_EQ(j["evacuations"], 1);
+  EXPECT_NEAR(std::stod(JobRow(ReadFile(jobs), "d")["start_s"]), 13.067, 1e-6);
 }
 
 TEST(MigrationCliTest, EvacuationFlagsRefuseBadValues) {
