@@ -126,7 +126,10 @@ int RunExtender(const RunFlags& f, Context& ctx) {
 
   k8s::Reclaimer reclaimer(&api, &daemons, &directory);
   k8s::Evictor evictor(&api);
-  k8s::Migrator migrator(engine->get(), &api, &evictor, cfg->migrate_after_s);
+  // A pod waits migrate_after_s, and the §13 evacuation-min-wait, before room is opened for it
+  // (the evictions are the extender's evacuation, docs/kubernetes.md).
+  k8s::Migrator migrator(engine->get(), &api, &evictor,
+                         std::max(cfg->migrate_after_s, policy->scheduler.evacuation_min_wait_s));
   std::string last_error, last_migration_error;
   while (!SleepUnlessStopped(cfg->reclaim_interval_s)) {
     auto round = reclaimer.RunOnce();

@@ -398,7 +398,8 @@ StatusOr<std::vector<RequeueMove>> ClusterEngine::PlanMigration(const PodInfo& w
   o.policy = options_.policy;
   o.scheduler = options_.scheduler;
   o.migrate = true;
-  o.migrate_after_s = 0;  // the caller chose the pod by its wait
+  o.migrate_after_s = 0;  // the caller chose the pod by its wait (and evacuation-min-wait)
+  o.scheduler.evacuation_min_wait_s = 0;
   o.max_moved_jobs = max_moved;
   ASSIGN_OR_RETURN(ClusterPlan plan, PlanCluster(in, o));
   if (plan.jobs.empty() || plan.jobs[0].outcome != Outcome::kMigrating) {
