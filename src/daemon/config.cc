@@ -17,6 +17,7 @@
 
 #include "daemon/token.h"
 #include "io/scheduler_options_yaml.h"
+#include "io/yaml_errors.h"
 #include "sched/option_table.h"
 #include "sched/policy.h"
 
@@ -30,18 +31,14 @@ class Reader {
 
   // "<origin>:<line>: <what>" (line omitted when unknown).
   Status Error(const YAML::Node& node, const std::string& what) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.is_null() || mark.line < 0) {
-      return InvalidArgumentError(fmt::format("{}: {}", origin_, what));
-    }
-    return InvalidArgumentError(fmt::format("{}:{}: {}", origin_, mark.line + 1, what));
+    return YamlErrorAt(origin_, node, what);
   }
 
   // The scalar's text; error "key 'k' must be <expected>" for maps/sequences/null.
   StatusOr<std::string> Scalar(const YAML::Node& n, const std::string& key,
                                std::string_view expected) const {
     if (!n.IsScalar()) {
-      return Error(n, fmt::format("key '{}' must be {}, got {}", key, expected, KindName(n)));
+      return Error(n, fmt::format("key '{}' must be {}, got {}", key, expected, YamlKindName(n)));
     }
     return n.Scalar();
   }
@@ -103,7 +100,8 @@ class Reader {
       return Status();
     }
     if (!n.IsSequence()) {
-      return Error(n, fmt::format("key '{}' must be a list of strings, got {}", key, KindName(n)));
+      return Error(n,
+                   fmt::format("key '{}' must be a list of strings, got {}", key, YamlKindName(n)));
     }
     for (size_t i = 0; i < n.size(); ++i) {
       std::string item;
@@ -118,7 +116,7 @@ class Reader {
       const YAML::Node& n, const std::string& prefix,
       const std::map<std::string, std::function<Status(const YAML::Node&)>>& handlers) const {
     if (!n.IsMap()) {
-      return Error(n, fmt::format("key '{}' must be a mapping, got {}", prefix, KindName(n)));
+      return Error(n, fmt::format("key '{}' must be a mapping, got {}", prefix, YamlKindName(n)));
     }
     for (const auto& kv : n) {
       if (!kv.first.IsScalar()) return Error(kv.first, "keys must be plain strings");
@@ -133,21 +131,6 @@ class Reader {
       RETURN_IF_ERROR(it->second(kv.second));
     }
     return Status();
-  }
-
-  static std::string_view KindName(const YAML::Node& n) {
-    switch (n.Type()) {
-      case YAML::NodeType::Null:
-        return "nothing (null)";
-      case YAML::NodeType::Scalar:
-        return "a scalar";
-      case YAML::NodeType::Sequence:
-        return "a list";
-      case YAML::NodeType::Map:
-        return "a mapping";
-      default:
-        return "an undefined node";
-    }
   }
 
   const std::string& origin() const { return origin_; }

@@ -4,34 +4,13 @@
 
 #include <sstream>
 
+#include "io/yaml_errors.h"
 #include "sched/metrics.h"
 #include "sched/option_table.h"
 #include "sched/policy.h"
 
 namespace migsched {
 namespace {
-
-// "<origin>:<line>: <what>" (the line omitted when unknown).
-Status ErrorAt(const std::string& origin, const YAML::Node& n, const std::string& what) {
-  const YAML::Mark mark = n.Mark();
-  if (mark.is_null() || mark.line < 0) {
-    return InvalidArgumentError(fmt::format("{}: {}", origin, what));
-  }
-  return InvalidArgumentError(fmt::format("{}:{}: {}", origin, mark.line + 1, what));
-}
-
-std::string_view KindName(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing (null)";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    default:
-      return "an undefined node";
-  }
-}
 
 // `text` split into comment lines of at most `width` characters, each "<pad># ".
 std::string Comment(const std::string& text, const std::string& pad, size_t width) {
@@ -56,25 +35,24 @@ StatusOr<SchedulerConfig> ReadSchedulerYaml(const YAML::Node& node, const std::s
   SchedulerOptions given_values;
   if (node.IsDefined() && !node.IsNull()) {
     if (!node.IsMap()) {
-      return ErrorAt(origin, node,
-                     fmt::format("key '{}' must be a mapping, got {}", key,
-                                 node.IsScalar() ? "a scalar" : KindName(node)));
+      return YamlErrorAt(
+          origin, node, fmt::format("key '{}' must be a mapping, got {}", key, YamlKindName(node)));
     }
     for (const auto& kv : node) {
-      if (!kv.first.IsScalar()) return ErrorAt(origin, kv.first, "keys must be plain strings");
+      if (!kv.first.IsScalar()) return YamlErrorAt(origin, kv.first, "keys must be plain strings");
       const std::string name = kv.first.Scalar();
       const std::string full = key + "." + name;
       const SchedulerOptionSpec* spec = FindSchedulerOption(name);
       if (name != "policy" && spec == nullptr) {
-        return ErrorAt(
+        return YamlErrorAt(
             origin, kv.first,
             fmt::format("unknown key '{}' (known: policy, {})", full, SchedulerOptionNames()));
       }
       if (!kv.second.IsScalar()) {
-        return ErrorAt(
+        return YamlErrorAt(
             origin, kv.second,
             fmt::format("{} must be {}, got {}", full,
-                        spec == nullptr ? "a policy name" : spec->rule, KindName(kv.second)));
+                        spec == nullptr ? "a policy name" : spec->rule, YamlKindName(kv.second)));
       }
       const std::string text = kv.second.Scalar();
       if (spec == nullptr) {
@@ -82,7 +60,7 @@ StatusOr<SchedulerConfig> ReadSchedulerYaml(const YAML::Node& node, const std::s
         continue;
       }
       Status st = spec->Apply(text, &given_values, &c.given);
-      if (!st.ok()) return ErrorAt(origin, kv.second, fmt::format("{} {}", full, st.message()));
+      if (!st.ok()) return YamlErrorAt(origin, kv.second, fmt::format("{} {}", full, st.message()));
     }
   }
   StatusOr<SchedulerOptions> options = PolicyOptions(c.policy, given_values, c.given);

@@ -128,6 +128,25 @@ Spec Choice(std::string name, std::vector<std::string> choices,
   return s;
 }
 
+// The values of an enum field by name.
+template <typename T>
+Spec Enum(std::string name, std::vector<std::pair<std::string, T>> values, Field<T> field,
+          std::string help, bool ExplicitOptions::*given = nullptr) {
+  std::vector<std::string> names;
+  for (const auto& [n, v] : values) names.push_back(n);
+  return Choice(
+      std::move(name), std::move(names),
+      [values, field](size_t i, SchedulerOptions* o) { field(*o) = values[i].second; },
+      [values, field](const SchedulerOptions& o) -> size_t {
+        const T v = Read(field, o);
+        for (size_t i = 0; i < values.size(); ++i) {
+          if (values[i].second == v) return i;
+        }
+        return 0;
+      },
+      std::move(help), given);
+}
+
 // Two values of a bool field as a choice ("before-scan" = true).
 Spec Pair(std::string name, std::string off, std::string on, Field<bool> field, std::string help,
           bool ExplicitOptions::*given) {
@@ -175,12 +194,9 @@ std::vector<Spec> BuildTable() {
       "own starts with those placed before it when some placement of all exists (default: on "
       "for lb+frag and full, off for the baselines)",
       &E::joint_placement));
-  t.push_back(Choice(
-      "frag-objective", {"delta", "post"},
-      [](size_t i, O* o) {
-        o->frag_objective = i == 1 ? FragObjective::kPost : FragObjective::kDelta;
-      },
-      [](const O& o) -> size_t { return o.frag_objective == FragObjective::kPost ? 1 : 0; },
+  t.push_back(Enum<FragObjective>(
+      "frag-objective", {{"delta", FragObjective::kDelta}, {"post", FragObjective::kPost}},
+      [](O& o) -> FragObjective& { return o.frag_objective; },
       "delta: minimum FragCost change; post: minimum FragCost after placing (§4)"));
   {
     Spec s;
@@ -205,30 +221,22 @@ std::vector<Spec> BuildTable() {
       "Look-ahead reservation (§5 starvation guard, §13): once a waiting job has waited longer, "
       "it reserves the placement that frees soonest; < 0 = off",
       &E::max_skip_seconds));
-  t.push_back(Choice(
-      "reservation", {"easy", "conservative"},
-      [](size_t i, O* o) {
-        o->reservation = i == 1 ? ReservationMode::kConservative : ReservationMode::kEasy;
-      },
-      [](const O& o) -> size_t { return o.reservation == ReservationMode::kConservative ? 1 : 0; },
+  t.push_back(Enum<ReservationMode>(
+      "reservation",
+      {{"easy", ReservationMode::kEasy}, {"conservative", ReservationMode::kConservative}},
+      [](O& o) -> ReservationMode& { return o.reservation; },
       "Look-ahead reservation (§13, with max-skip-seconds): easy (the head of the queue only) "
       "or conservative (each of the first reservation-depth overdue waiting jobs)",
       &E::reservation));
   t.push_back(Integer(
       "reservation-depth", 1, INT_MAX, [](O& o) -> int& { return o.reservation_depth; },
       "Conservative reservation: how many waiting jobs may hold reservations"));
-  t.push_back(Choice(
-      "evacuation", {"off", "head", "queue"},
-      [](size_t i, O* o) {
-        o->evacuation = i == 2   ? EvacuationScope::kQueue
-                        : i == 1 ? EvacuationScope::kHead
-                                 : EvacuationScope::kOff;
-      },
-      [](const O& o) -> size_t {
-        return o.evacuation == EvacuationScope::kQueue  ? 2
-               : o.evacuation == EvacuationScope::kHead ? 1
-                                                        : 0;
-      },
+  t.push_back(Enum<EvacuationScope>(
+      "evacuation",
+      {{"off", EvacuationScope::kOff},
+       {"head", EvacuationScope::kHead},
+       {"queue", EvacuationScope::kQueue}},
+      [](O& o) -> EvacuationScope& { return o.evacuation; },
       "Evacuation (§13, policies that migrate): move running jobs to open a placement for a "
       "waiting job now: off, head (the head of the queue) or queue (any waiting job) (full "
       "defaults to queue, docs/results.md)",
