@@ -205,5 +205,42 @@ TEST_F(DaemonLargeJobsTest, ReservationBackfillsOnlyJobsThatEndInTime) {
   }
 }
 
+// §13 order at a completion, by hand (one A100-40GB, as RestartJobIsMigratedAndRestarted in
+// daemon_test.cc): job 1 (3g.20gb, `none`, ends soon) takes 3g@4, job 2 (3g.20gb, `restart`)
+// 3g@0, and job 3 (3g.20gb, `none`) waits: the GPU has 1 free compute slice. When job 1 ends its
+// 3g@4 is left idle, and the GPU with job 2 at @0 has FragCost 0.35 against 0 with it at @4.
+//   after-scan (the default): the scan first gives the idle 3g@4 to job 3; the pass then finds
+//     nowhere to move job 2: it stays at @0, never moved.
+//   before-scan: the pass first moves job 2 to the idle 3g@4 (make-before-break: its source @0
+//     stays busy until the switch-over); job 3 then starts at 3g@0, the source freed.
+TEST_F(DaemonLargeJobsTest, MigrationOrderDecidesWhoGetsTheFreedRoom) {
+  for (const std::string order : {"after-scan", "before-scan"}) {
+    SCOPED_TRACE(order);
+    fake_.reset();
+    config_.state_dir = MakeTempDir("migsched-daemon");
+    UseScheduler("policy: full\nevacuation: off\nmigration-order: " + order + "\n");
+    auto d = Start("1xA100-40GB");
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Submit(Req("3g.20gb", {"sleep", "0.3"})).status());  // job 1
+    JobRequest two = Req("3g.20gb", {"sleep", "30"});
+    two.migratable = Migratable::kRestart;
+    ASSERT_OK(d->Submit(two).status());  // job 2
+    ASSERT_OK(d->Settle());
+    ASSERT_EQ(Get(*d, 1).instances.at(0).start, 4);
+    ASSERT_EQ(Get(*d, 2).instances.at(0).start, 0);
+    ASSERT_OK(d->Submit(Req("3g.20gb", {"sleep", "30"})).status());  // job 3
+    ASSERT_TRUE(TickUntil(*d, [&] {
+      return InState(*d, 3, JobState::kRunning) && InState(*d, 2, JobState::kRunning);
+    }));
+    const bool before = order == "before-scan";
+    EXPECT_EQ(Get(*d, 2).migrations, before ? 1 : 0);
+    EXPECT_EQ(Get(*d, 2).instances.at(0).start, before ? 4 : 0);
+    EXPECT_EQ(Get(*d, 3).instances.at(0).start, before ? 0 : 4);
+    for (DaemonJobId id : {2, 3}) (void)d->Cancel(id);
+    EXPECT_TRUE(WaitTerminal(*d, 3));
+    d->Stop();
+  }
+}
+
 }  // namespace
 }  // namespace migsched
