@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/catalog.h"
+#include "io/scheduler_options_json.h"
 
 namespace migsched {
 namespace {
@@ -521,27 +522,6 @@ ojson ReservationViewToJson(const ReservationView& r) {
   j["created_at"] = r.record.created_at;
   j["expires_at"] = r.record.expires_at;
   return j;
-}
-
-ojson SchedulerOptionsToJson(const SchedulerOptions& o) {
-  auto off = [](double v) { return v < 0 ? ojson(nullptr) : ojson(v); };
-  return ojson{{"threshold", o.threshold},
-               {"metric", o.metric},
-               {"frag_objective", std::string(FragObjectiveName(o.frag_objective))},
-               {"static_layout", o.static_layout},
-               {"demand_window", o.demand_window},
-               {"reserve_full", o.reserve_full},
-               {"max_skip_seconds", off(o.max_skip_seconds)},
-               {"joint_placement", o.joint_placement},
-               {"max_wait", off(o.max_wait_s)},
-               {"idle_ttl", off(o.idle_ttl_s)},
-               {"defrag_interval", o.migration.defrag_interval_s},
-               {"max_moves_per_pass", o.migration.max_moves_per_pass},
-               {"migration_cooldown", o.migration.cooldown_s},
-               {"migration_fixed_s", o.migration.fixed_s},
-               {"migration_gbps", o.migration.gbps},
-               {"switch_s", o.migration.switch_s},
-               {"checkpoint_interval", o.migration.checkpoint_interval_s}};
 }
 
 ojson NodeViewToJson(const NodeView& n) {

@@ -93,8 +93,7 @@ nlohmann::ordered_json AllocationRequestToJson(const AllocationRequest& a);
 nlohmann::ordered_json ReservationViewToJson(const ReservationView& r);
 // The whole node (GET /v1/node, docs/api.md).
 nlohmann::ordered_json NodeViewToJson(const NodeView& n);
-// The scheduler options by the names of the config file's scheduler section.
-nlohmann::ordered_json SchedulerOptionsToJson(const SchedulerOptions& o);
+// The scheduler options: io/scheduler_options_json.h SchedulerOptionsToJson.
 // A GPU as GET /v1/gpus returns it (see GpuView): index, uuid, model,
 // placement_units, utilisation, frag_cost, lazy ("lazy"/"busy" as the field
 // `load`), draining, unreachable (null or why), pcie ({tx_bytes_per_second,

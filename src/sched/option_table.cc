@@ -161,6 +161,12 @@ const auto kAny = [](double) { return true; };
 const auto kNonNegative = [](double v) { return v >= 0; };
 const auto kPositive = [](double v) { return v > 0; };
 
+// `s` with negative_is_off set.
+Spec OffWhenNegative(Spec s) {
+  s.negative_is_off = true;
+  return s;
+}
+
 std::vector<Spec> BuildTable() {
   using O = SchedulerOptions;
   using E = ExplicitOptions;
@@ -215,12 +221,12 @@ std::vector<Spec> BuildTable() {
     t.push_back(std::move(s));
   }
   // §5 queue options, §13 reservation and evacuation.
-  t.push_back(Number(
+  t.push_back(OffWhenNegative(Number(
       "max-skip-seconds", "a finite number", kAny,
       [](O& o) -> double& { return o.max_skip_seconds; },
       "Look-ahead reservation (§5 starvation guard, §13): once a waiting job has waited longer, "
       "it reserves the placement that frees soonest; < 0 = off",
-      &E::max_skip_seconds));
+      &E::max_skip_seconds)));
   t.push_back(Enum<ReservationMode>(
       "reservation",
       {{"easy", ReservationMode::kEasy}, {"conservative", ReservationMode::kConservative}},
@@ -263,14 +269,13 @@ std::vector<Spec> BuildTable() {
       "At an instant with a completion, run the migration pass after the queue scan "
       "(after-scan) or before it (before-scan) (§13, policies that migrate)",
       &E::migration_order));
-  t.push_back(Number(
+  t.push_back(OffWhenNegative(Number(
       "max-wait", "a finite number", kAny, [](O& o) -> double& { return o.max_wait_s; },
-      "Reject a queued job once its wait reaches this many seconds (§5); < 0 = no "
-      "limit"));
-  t.push_back(Number(
+      "Reject a queued job once its wait reaches this many seconds (§5); < 0 = no limit")));
+  t.push_back(OffWhenNegative(Number(
       "idle-ttl", "a finite number", kAny, [](O& o) -> double& { return o.idle_ttl_s; },
-      "Destroy an idle instance unused for this many seconds; < 0 = keep it until "
-      "its space is needed"));
+      "Destroy an idle instance unused for this many seconds; < 0 = keep it until its space is "
+      "needed")));
   // §6 migration.
   t.push_back(Number(
       "defrag-interval", "a finite number >= 0", kNonNegative,

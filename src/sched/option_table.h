@@ -42,6 +42,8 @@ struct SchedulerOptionSpec {
   std::function<Status(std::string_view text, SchedulerOptions* o)> set;
   // The field's value of `o` as a config or a command line writes it (set(get(o)) is a no-op).
   std::function<std::string(const SchedulerOptions& o)> get;
+  // kNumber: a negative value means "off" (a JSON form shows it as null).
+  bool negative_is_off = false;
   // The bit of ExplicitOptions set when the option is given (a policy's registry defaults
   // apply only to the options not given); nullptr: no policy has defaults of its own for it.
   bool ExplicitOptions::*given = nullptr;

@@ -8,6 +8,7 @@
 
 #include "daemon/request_json.h"
 #include "daemon/token.h"
+#include "io/scheduler_options_json.h"
 
 namespace migsched {
 namespace {
@@ -80,33 +81,6 @@ JobInstance InstanceFromJson(const json& i) {
   in.size = i.at("size").get<int>();
   in.mig_uuid = StrOr(i, "mig_uuid");
   return in;
-}
-
-SchedulerOptions OptionsFromJson(const json& o) {
-  SchedulerOptions s;
-  auto num = [&](const char* k, double dflt) {
-    return o.contains(k) && o[k].is_number() ? o[k].get<double>() : dflt;
-  };
-  s.threshold = num("threshold", s.threshold);
-  s.metric = StrOr(o, "metric");
-  if (auto f = ParseFragObjective(StrOr(o, "frag_objective")); f.ok()) s.frag_objective = *f;
-  s.static_layout = StrOr(o, "static_layout");
-  s.demand_window = static_cast<int>(num("demand_window", s.demand_window));
-  s.reserve_full = static_cast<int>(num("reserve_full", s.reserve_full));
-  s.max_skip_seconds = num("max_skip_seconds", -1);
-  s.joint_placement = o.contains("joint_placement") && o["joint_placement"].is_boolean() &&
-                      o["joint_placement"].get<bool>();
-  s.max_wait_s = num("max_wait", -1);
-  s.idle_ttl_s = num("idle_ttl", -1);
-  s.migration.defrag_interval_s = num("defrag_interval", s.migration.defrag_interval_s);
-  s.migration.max_moves_per_pass =
-      static_cast<int>(num("max_moves_per_pass", s.migration.max_moves_per_pass));
-  s.migration.cooldown_s = num("migration_cooldown", s.migration.cooldown_s);
-  s.migration.fixed_s = num("migration_fixed_s", s.migration.fixed_s);
-  s.migration.gbps = num("migration_gbps", s.migration.gbps);
-  s.migration.switch_s = num("switch_s", s.migration.switch_s);
-  s.migration.checkpoint_interval_s = num("checkpoint_interval", s.migration.checkpoint_interval_s);
-  return s;
 }
 
 }  // namespace
@@ -254,7 +228,7 @@ StatusOr<NodeView> NodeViewFromJson(const json& j) {
     n.time = TimeOf(j, "time");
     const json& s = j.at("scheduler");
     n.policy = s.at("policy").get<std::string>();
-    n.options = OptionsFromJson(s.at("options"));
+    n.options = SchedulerOptionsFromJson(s.at("options"));
     n.paused = s.value("paused", false);
     n.queue_length = s.value("queue_length", 0);
     const json& store = j.at("store");
