@@ -321,6 +321,79 @@ INSTANTIATE_TEST_SUITE_P(
                       BackfillCase{"UnknownDuration", 0, {}}),
     [](const auto& info) { return info.param.name; });
 
+// Regression (conservative_reserves_for_every_request: the second 7g, whose
+// request had failed for the first one in the same scan, got no reservation
+// and so no protection). §13 conservative reservation, worked by hand: two A100s; GPU 0 runs job 0
+// (1g.5gb@0) to t = 100, GPU 1 runs job 1 (1g.5gb@0) to t = 200. Two 7g.40gb
+// (jobs 100 and 101, queued at 0) do not fit and are overdue at t = 31
+// (max_skip 30). The scan tries 100 first: GPU 0 frees soonest, so it
+// reserves 7g@0 there, expected start 100. Then 101, with GPU 0 closed to it:
+// - conservative (depth 8): it reserves 7g@0 on GPU 1, expected start 200;
+// - easy: only the first overdue job reserves; GPU 1 stays open.
+// Then a 1g.5gb (job 102) of duration d, ending at 31 + d. A 7g leaves no
+// room beside it (§13 (b) never applies), so only (a) can admit it:
+// - d = 150 ends at 181: after 100 (not on GPU 0), before 200: under
+//   conservative it cannot delay job 101 and starts on GPU 1 at the lowest
+//   free start, 1g@1;
+// - d = 250 ends at 281 > 200: it would delay job 101, so under conservative
+//   it waits; under easy GPU 1 is not reserved and it starts there, 1g@1.
+struct ConservativeCase {
+  std::string name;
+  ReservationMode mode;
+  double duration;
+  std::vector<std::string> expected;
+};
+
+class ConservativeBackfillTest : public ::testing::TestWithParam<ConservativeCase> {};
+
+TEST_P(ConservativeBackfillTest, EachOverdueJobReservesAndABackfillMayDelayNone) {
+  const ConservativeCase& c = GetParam();
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  o.reservation = c.mode;
+  Fixture f(2, std::make_unique<Scripted>(), o);
+  ASSERT_EQ(f.Place(MakeJob("g0s0", "1g.5gb")), 0);
+  ASSERT_EQ(f.Place(MakeJob("g1s0", "1g.5gb")), 1);
+  f.s().SetExpectedEnd(0, 100);
+  f.s().SetExpectedEnd(1, 200);
+  f.s().SetNow(0);
+  f.s().Enqueue(100, MakeJob("big", "7g.40gb"));
+  f.s().Enqueue(101, MakeJob("big2", "7g.40gb"));
+  Job small = MakeJob("small", "1g.5gb");
+  small.duration_s = c.duration;
+  f.s().Enqueue(102, small);
+  f.s().SetNow(31);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::vector<std::string> placed;
+  for (const Decision& x : *d) {
+    placed.push_back(
+        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
+  }
+  EXPECT_EQ(placed, c.expected);
+  std::vector<std::string> reserved;
+  for (const Reservation& r : f.s().reservations()) {
+    reserved.push_back(fmt::format("job {}: {}@{} from {}", r.job, r.gpu, r.start, r.start_s));
+  }
+  if (c.mode == ReservationMode::kConservative) {
+    EXPECT_THAT(reserved, ElementsAre("job 100: 0@0 from 100", "job 101: 1@0 from 200"));
+  } else {
+    EXPECT_THAT(reserved, ElementsAre("job 100: 0@0 from 100"));
+  }
+  EXPECT_FALSE(f.cluster().reserved(0));
+  EXPECT_FALSE(f.cluster().reserved(1));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConservativeBackfillTest,
+    ::testing::Values(
+        ConservativeCase{
+            "EndsBeforeTheSecond", ReservationMode::kConservative, 150, {"job 102 on 1@1"}},
+        ConservativeCase{"WouldDelayTheSecond", ReservationMode::kConservative, 250, {}},
+        ConservativeCase{
+            "EasyDoesNotProtectTheSecond", ReservationMode::kEasy, 250, {"job 102 on 1@1"}}),
+    [](const auto& info) { return info.param.name; });
+
 // Regression (guard_backfills_against_the_gangs_start, §13 (a)): three A100s;
 // GPU 0 runs job 0 (1g.5gb@0) to t = 100, GPU 1 job 1 (1g.5gb@0) to t = 1000,
 // GPU 2 is empty. A 2x7g.40gb gang (job 100, queued at 0) does not fit and is
