@@ -321,6 +321,62 @@ INSTANTIATE_TEST_SUITE_P(
                       BackfillCase{"UnknownDuration", 0, {}}),
     [](const auto& info) { return info.param.name; });
 
+// §13 reservation slack F (the knob), worked by hand: as GuardBackfillTest
+// (one A100, job 0 on 1g.5gb@0 to t = 100; the 7g, job 100, reserved at t =
+// 31 with expected start 100), with the 7g's duration D = 100 s. A 1g of
+// duration d (job 101) may use the reserved GPU when 31 + d <= 100 + F x D:
+// - F = 0, d = 80: 111 > 100, waits (strict EASY);
+// - F = 0.5, d = 80: 111 <= 150, starts at 1g@1; d = 130: 161 > 150, waits;
+// - F = 0.5, the 7g's duration unknown (0): no slack, d = 80 waits;
+// - F = 4, d = 400: 431 <= 500, starts.
+struct SlackCase {
+  std::string name;
+  double slack;
+  double reserved_duration;
+  double duration;
+  std::vector<std::string> expected;
+};
+
+class ReservationSlackTest : public ::testing::TestWithParam<SlackCase> {};
+
+TEST_P(ReservationSlackTest, ABackfillMayEndUpToFTimesTheReservedJobsDurationLate) {
+  const SlackCase& c = GetParam();
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  o.reservation_slack = c.slack;
+  Fixture f(1, std::make_unique<Scripted>(), o);
+  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.s().SetExpectedEnd(0, 100);
+  f.s().SetNow(0);
+  Job big = MakeJob("big", "7g.40gb");
+  big.duration_s = c.reserved_duration;
+  f.s().Enqueue(100, big);
+  Job small = MakeJob("small", "1g.5gb");
+  small.duration_s = c.duration;
+  f.s().Enqueue(101, small);
+  f.s().SetNow(31);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  std::vector<std::string> placed;
+  for (const Decision& x : *d) {
+    placed.push_back(
+        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
+  }
+  EXPECT_EQ(placed, c.expected);
+  ASSERT_EQ(f.s().reservations().size(), 1u);
+  EXPECT_EQ(f.s().reservations()[0].start_s, 100);
+  EXPECT_EQ(f.s().reservations()[0].slack_s, c.slack * c.reserved_duration);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ReservationSlackTest,
+    ::testing::Values(SlackCase{"StrictWaits", 0, 100, 80, {}},
+                      SlackCase{"WithinTheSlack", 0.5, 100, 80, {"job 101 on 0@1"}},
+                      SlackCase{"BeyondTheSlack", 0.5, 100, 130, {}},
+                      SlackCase{"UnknownDurationNoSlack", 0.5, 0, 80, {}},
+                      SlackCase{"LargeSlack", 4, 100, 400, {"job 101 on 0@1"}}),
+    [](const auto& info) { return info.param.name; });
+
 // Regression (conservative_reserves_for_every_request: the second 7g, whose
 // request had failed for the first one in the same scan, got no reservation
 // and so no protection). §13 conservative reservation, worked by hand: two A100s; GPU 0 runs job 0

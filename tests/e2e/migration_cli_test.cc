@@ -166,6 +166,7 @@ TEST(MigrationCliTest, EvacuationFlagsRefuseBadValues) {
       {"--evacuation", "all", "--evacuation: all not in {off,head,queue}"},
       {"--evacuation-min-wait", "-1", "--evacuation-min-wait: must be a finite number >= 0"},
       {"--reservation", "greedy", "--reservation: greedy not in {easy,conservative}"},
+      {"--reservation-slack", "-1", "--reservation-slack: must be a finite number >= 0"},
       {"--reservation-depth", "0", "--reservation-depth: must be an integer in 1..2147483647"},
       {"--migration-order", "never", "--migration-order: never not in {after-scan,before-scan}"},
   };
