@@ -117,6 +117,15 @@ SchedulerOptions Opts(double threshold = 0.4) {
   return o;
 }
 
+// A scan's decisions as "job J on G@S" (the first instance of each).
+std::vector<std::string> Placed(const std::vector<Decision>& decisions) {
+  std::vector<std::string> out;
+  for (const Decision& x : decisions) {
+    out.push_back(fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
+  }
+  return out;
+}
+
 // A100 with A = 1g@0 and B = 1g@1 (`none`) and C = 1g@5 (checkpoint),
 // threshold 0.25 so that the GPU stays busy with 2 slices (2/7 = 0.29).
 // t = 0: C 5 -> 3 (FragCost 0.5 -> 0.3, see migration_planner_test.cc).
@@ -241,11 +250,7 @@ TEST_P(StarvationGuardTest, ReservesTheGpuThatFreesSoonest) {
   f.s().SetNow(c.now);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  std::vector<std::string> placed;
-  for (const Decision& x : *d) {
-    placed.push_back(
-        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
-  }
+  const std::vector<std::string> placed = Placed(*d);
   EXPECT_THAT(placed, ElementsAre(c.expected));
   if (c.reserved_gpu < 0) {
     EXPECT_THAT(f.s().reservations(), IsEmpty());
@@ -278,69 +283,25 @@ INSTANTIATE_TEST_SUITE_P(
 // duration d ends at 31 + d: with d = 50 (81 <= 100) it cannot delay the 7g
 // and starts on the reserved GPU at the lowest free start, 1; with d = 80
 // (111 > 100) or an unknown duration (0, the daemon) it waits.
+//
+// §13 reservation slack F (the knob): with the 7g's duration D, the 1g may
+// also start when 31 + d <= 100 + F x D:
+// - F = 0.5, D = 100, d = 80: 111 <= 150, starts at 1g@1; d = 130: 161 > 150,
+//   waits;
+// - F = 0.5, the 7g's duration unknown (0): no slack, d = 80 waits;
+// - F = 4, D = 100, d = 400: 431 <= 500, starts.
 struct BackfillCase {
   std::string name;
   double duration;
   std::vector<std::string> expected;
+  double slack = 0;                 // --reservation-slack
+  double reserved_duration = 1000;  // the 7g's
 };
 
 class GuardBackfillTest : public ::testing::TestWithParam<BackfillCase> {};
 
 TEST_P(GuardBackfillTest, OnlyJobsThatEndBeforeTheReservationUseTheReservedGpu) {
   const BackfillCase& c = GetParam();
-  SchedulerOptions o = Opts();
-  o.max_skip_seconds = 30;
-  Fixture f(1, std::make_unique<Scripted>(), o);
-  f.Place(MakeJob("g0s0", "1g.5gb"));
-  f.s().SetExpectedEnd(0, 100);
-  f.s().SetNow(0);
-  f.s().Enqueue(100, MakeJob("big", "7g.40gb"));
-  Job small = MakeJob("small", "1g.5gb");
-  small.duration_s = c.duration;
-  f.s().Enqueue(101, small);
-  f.s().SetNow(31);
-  auto d = f.s().ScheduleQueue();
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  std::vector<std::string> placed;
-  for (const Decision& x : *d) {
-    placed.push_back(
-        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
-  }
-  EXPECT_EQ(placed, c.expected);
-  ASSERT_EQ(f.s().reservations().size(), 1u);
-  EXPECT_EQ(f.s().reservations()[0].gpu, 0);
-  EXPECT_EQ(f.s().reservations()[0].free_at_s, 100);
-  EXPECT_FALSE(f.cluster().reserved(0));
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cases, GuardBackfillTest,
-    ::testing::Values(BackfillCase{"EndsBeforeTheReservation", 50, {"job 101 on 0@1"}},
-                      BackfillCase{"EndsExactlyAtTheReservation", 69, {"job 101 on 0@1"}},
-                      BackfillCase{"WouldDelayTheHead", 80, {}},
-                      BackfillCase{"UnknownDuration", 0, {}}),
-    [](const auto& info) { return info.param.name; });
-
-// §13 reservation slack F (the knob), worked by hand: as GuardBackfillTest
-// (one A100, job 0 on 1g.5gb@0 to t = 100; the 7g, job 100, reserved at t =
-// 31 with expected start 100), with the 7g's duration D = 100 s. A 1g of
-// duration d (job 101) may use the reserved GPU when 31 + d <= 100 + F x D:
-// - F = 0, d = 80: 111 > 100, waits (strict EASY);
-// - F = 0.5, d = 80: 111 <= 150, starts at 1g@1; d = 130: 161 > 150, waits;
-// - F = 0.5, the 7g's duration unknown (0): no slack, d = 80 waits;
-// - F = 4, d = 400: 431 <= 500, starts.
-struct SlackCase {
-  std::string name;
-  double slack;
-  double reserved_duration;
-  double duration;
-  std::vector<std::string> expected;
-};
-
-class ReservationSlackTest : public ::testing::TestWithParam<SlackCase> {};
-
-TEST_P(ReservationSlackTest, ABackfillMayEndUpToFTimesTheReservedJobsDurationLate) {
-  const SlackCase& c = GetParam();
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   o.reservation_slack = c.slack;
@@ -357,24 +318,25 @@ TEST_P(ReservationSlackTest, ABackfillMayEndUpToFTimesTheReservedJobsDurationLat
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  std::vector<std::string> placed;
-  for (const Decision& x : *d) {
-    placed.push_back(
-        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
-  }
+  const std::vector<std::string> placed = Placed(*d);
   EXPECT_EQ(placed, c.expected);
   ASSERT_EQ(f.s().reservations().size(), 1u);
-  EXPECT_EQ(f.s().reservations()[0].start_s, 100);
+  EXPECT_EQ(f.s().reservations()[0].gpu, 0);
+  EXPECT_EQ(f.s().reservations()[0].free_at_s, 100);
   EXPECT_EQ(f.s().reservations()[0].slack_s, c.slack * c.reserved_duration);
+  EXPECT_FALSE(f.cluster().reserved(0));
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Cases, ReservationSlackTest,
-    ::testing::Values(SlackCase{"StrictWaits", 0, 100, 80, {}},
-                      SlackCase{"WithinTheSlack", 0.5, 100, 80, {"job 101 on 0@1"}},
-                      SlackCase{"BeyondTheSlack", 0.5, 100, 130, {}},
-                      SlackCase{"UnknownDurationNoSlack", 0.5, 0, 80, {}},
-                      SlackCase{"LargeSlack", 4, 100, 400, {"job 101 on 0@1"}}),
+    Cases, GuardBackfillTest,
+    ::testing::Values(BackfillCase{"EndsBeforeTheReservation", 50, {"job 101 on 0@1"}},
+                      BackfillCase{"EndsExactlyAtTheReservation", 69, {"job 101 on 0@1"}},
+                      BackfillCase{"WouldDelayTheHead", 80, {}},
+                      BackfillCase{"UnknownDuration", 0, {}},
+                      BackfillCase{"WithinTheSlack", 80, {"job 101 on 0@1"}, 0.5, 100},
+                      BackfillCase{"BeyondTheSlack", 130, {}, 0.5, 100},
+                      BackfillCase{"NoSlackWithoutTheReservedDuration", 80, {}, 0.5, 0},
+                      BackfillCase{"LargeSlack", 400, {"job 101 on 0@1"}, 4, 100}),
     [](const auto& info) { return info.param.name; });
 
 // Regression (conservative_reserves_for_every_request: the second 7g, whose
@@ -421,11 +383,7 @@ TEST_P(ConservativeBackfillTest, EachOverdueJobReservesAndABackfillMayDelayNone)
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  std::vector<std::string> placed;
-  for (const Decision& x : *d) {
-    placed.push_back(
-        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
-  }
+  const std::vector<std::string> placed = Placed(*d);
   EXPECT_EQ(placed, c.expected);
   std::vector<std::string> reserved;
   for (const Reservation& r : f.s().reservations()) {
@@ -495,11 +453,7 @@ TEST_P(GangBackfillTest, JobsEndingBeforeTheGangCanStartBackfill) {
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  std::vector<std::string> placed;
-  for (const Decision& x : *d) {
-    placed.push_back(
-        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
-  }
+  const std::vector<std::string> placed = Placed(*d);
   EXPECT_EQ(placed, c.expected);
   ASSERT_EQ(f.s().reservations().size(), 2u);
   EXPECT_EQ(f.s().reservations()[0].gpu, 2);
