@@ -48,19 +48,23 @@ all_settings+=("mixed-l0.9|--cluster 2xA100-40GB,1xH100-80GB,1xH200 --workload c
 all_settings+=("mixed-l1.1|--cluster 2xA100-40GB,1xH100-80GB,1xH200 --workload churn --jobs 400 --load 1.1")
 all_settings+=("alibaba-l0.9|--cluster 32xA100-40GB --workload $alibaba --load 0.9")
 
-# VARIANT|policies|extra flags. `base` holds the baselines and `full` with its
-# defaults; the others are `full` with one mechanism (or two) on. `evacq` is
-# the new `full` (--evacuation queue). `slackF` is the knob of §13: the
-# look-ahead reservation (--max-skip-seconds 1800) on top of `evacq`, with
+# VARIANT|policies|extra flags. `base` holds the baselines and `full` without
+# the large-job mechanisms; the others are `full` with one mechanism (or two)
+# on. Every mechanism is given explicitly (off: --evacuation off,
+# --max-skip-seconds -1, the global defaults, which the baselines have too),
+# so that the variants stay what they are named whatever `full`'s own
+# defaults become. `evacq` is --evacuation queue; `slackF` is the knob of §13:
+# the look-ahead reservation (--max-skip-seconds 1800) on top of `evacq`, with
 # --reservation-slack F.
 knob_values=(0 0.25 0.5 1 2 4)
+off="--evacuation off --max-skip-seconds -1"
 variants=(
-  "base|first-fit,best-fit,driver-default,mfi,full|"
-  "evac|full|--evacuation head"
-  "evacq|full|--evacuation queue"
-  "evacq-after|full|--evacuation queue --evacuation-when after-backfill"
-  "guard|full|--max-skip-seconds 1800"
-  "before-scan|full|--migration-order before-scan"
+  "base|first-fit,best-fit,driver-default,mfi,full|$off"
+  "evac|full|--evacuation head --max-skip-seconds -1"
+  "evacq|full|--evacuation queue --max-skip-seconds -1"
+  "evacq-after|full|--evacuation queue --max-skip-seconds -1 --evacuation-when after-backfill"
+  "guard|full|--evacuation off --max-skip-seconds 1800"
+  "before-scan|full|$off --migration-order before-scan"
 )
 for f in "${knob_values[@]}"; do
   variants+=("slack$f|full|--evacuation queue --max-skip-seconds 1800 --reservation-slack $f")

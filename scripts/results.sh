@@ -2,7 +2,7 @@
 # Reproduces docs/results.md, the whole page: it only runs the two scripts
 # that make its figures, in order.
 #
-#   scripts/results.sh       # about 7 minutes on 2 cores
+#   scripts/results.sh       # about 6 minutes on 2 cores (5 min 36 s measured)
 #
 #   1. scripts/replicated-results.sh: sections 1-6 (`full` and its large-job
 #      mechanisms against the best baseline, 10 paired replicas per setting;
