@@ -355,6 +355,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["max_skip_seconds"] = off_if_negative(scheduler.max_skip_seconds);
   j["reservation"] = ReservationModeName(scheduler.reservation);
   j["reservation_depth"] = scheduler.reservation_depth;
+  j["reservation_slack"] = scheduler.reservation_slack;
   j["evacuation"] = EvacuationScopeName(scheduler.evacuation);
   j["evacuation_min_wait_s"] = scheduler.evacuation_min_wait_s;
   j["evacuation_min_slices"] = scheduler.evacuation_min_slices;
