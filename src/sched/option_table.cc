@@ -237,12 +237,13 @@ std::vector<Spec> BuildTable() {
   t.push_back(Integer(
       "reservation-depth", 1, INT_MAX, [](O& o) -> int& { return o.reservation_depth; },
       "Conservative reservation: how many waiting jobs may hold reservations"));
-  t.push_back(Number("reservation-slack", "a finite number >= 0", kNonNegative,
-                     [](O& o) -> double& { return o.reservation_slack; },
-                     "Reservation slack F (§13, with max-skip-seconds): a job may backfill onto a "
-                     "reserved GPU if it ends by the reserved job's expected start plus F x that "
-                     "job's duration; 0 = strict; larger F favours small jobs over large ones",
-                     &E::reservation_slack));
+  t.push_back(Number(
+      "reservation-slack", "a finite number >= 0", kNonNegative,
+      [](O& o) -> double& { return o.reservation_slack; },
+      "Reservation slack F (§13, with max-skip-seconds): a job may backfill onto a "
+      "reserved GPU if it ends by the reserved job's expected start plus F x that "
+      "job's duration; 0 = strict; larger F favours small jobs over large ones",
+      &E::reservation_slack));
   t.push_back(Enum<EvacuationScope>(
       "evacuation",
       {{"off", EvacuationScope::kOff},
