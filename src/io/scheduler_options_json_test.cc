@@ -24,6 +24,7 @@ TEST(SchedulerOptionsJsonTest, EveryOptionRoundTrips) {
                                                         {"max-skip-seconds", "600"},
                                                         {"reservation", "conservative"},
                                                         {"reservation-depth", "3"},
+                                                        {"reservation-slack", "0.5"},
                                                         {"evacuation", "head"},
                                                         {"evacuation-min-wait", "30"},
                                                         {"evacuation-min-slices", "4"},

@@ -30,6 +30,7 @@ static-layout: all-1g
 max-skip-seconds: 600
 reservation: conservative
 reservation_depth: 3
+reservation-slack: 0.5
 evacuation: queue
 evacuation-min-wait: 30
 evacuation_min_slices: 4
@@ -58,6 +59,7 @@ checkpoint-interval: 300
   EXPECT_EQ(o.max_skip_seconds, 600);
   EXPECT_EQ(o.reservation, ReservationMode::kConservative);
   EXPECT_EQ(o.reservation_depth, 3);
+  EXPECT_EQ(o.reservation_slack, 0.5);
   EXPECT_EQ(o.evacuation, EvacuationScope::kQueue);
   EXPECT_EQ(o.evacuation_min_wait_s, 30);
   EXPECT_EQ(o.evacuation_min_slices, 4);
@@ -78,6 +80,7 @@ checkpoint-interval: 300
   EXPECT_TRUE(c.given.max_skip_seconds);
   EXPECT_TRUE(c.given.joint_placement);
   EXPECT_TRUE(c.given.reservation);
+  EXPECT_TRUE(c.given.reservation_slack);
   EXPECT_TRUE(c.given.evacuation);
   EXPECT_TRUE(c.given.evacuation_min_wait);
   EXPECT_TRUE(c.given.evacuation_min_slices);
@@ -142,7 +145,8 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
   EXPECT_EQ(c.status().message(), "s.yaml:1: unknown key 'scheduler.evacuate' (known: policy, " +
                                       SchedulerOptionNames() + ")");
   EXPECT_THAT(SchedulerOptionNames(),
-              HasSubstr("max-skip-seconds, reservation, reservation-depth, evacuation, "
+              HasSubstr("max-skip-seconds, reservation, reservation-depth, reservation-slack, "
+                        "evacuation, "
                         "evacuation-min-wait, evacuation-min-slices, evacuation-when, "
                         "migration-order"));
 }
