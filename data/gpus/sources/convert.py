@@ -116,7 +116,7 @@ MODELS = {
     },
     "H200 141GB (SXM5) / H200 NVL": {
         "file": "h200-141gb.json",
-        "evidence": "inferred from H100 80GB: the same GH100 die, profile IDs 19/20/15/14/9/5/0, memory fractions and instance counts (nvidia-smi mig -lgip posted by NVIDIA in mig-parted issue #120); no -lgipp listing found (docs/mig-hardware.md §3.1)",
+        "evidence": "inferred from H100 80GB: the same GH100 die, profile IDs 19/20/15/14/9/5/0, memory fractions and instance counts (nvidia-smi mig -lgip posted by NVIDIA in https://github.com/NVIDIA/mig-parted/issues/120); no -lgipp listing found (docs/mig-hardware.md §3.1)",
         "short_names": ["H200-141GB", "H200"],
         "pcie_max_gbps": PCIE5_ASSUMED,
         "power": {"idle_w": 60, "max_w": 600},
