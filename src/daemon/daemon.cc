@@ -126,6 +126,7 @@ class Daemon::Impl : public NodeServiceHost {
   std::unique_ptr<InstanceSync> sync_;
   std::unique_ptr<JobService> jobs_;   // the job API, the jobs' processes and moves
   std::unique_ptr<NodeService> node_;  // reservations, allocations, the node view
+  bool started_ = false;  // Init went through: the writer and the sync run
   bool paused_ = false;
   bool stopped_ = false;
   Status dir_health_;
@@ -177,6 +178,7 @@ Status Daemon::Impl::Init() {
   writer_ = std::make_unique<StoreWriter>(store_.get());
   writer_->Start();
   sync_->Start();
+  started_ = true;
   return Status();
 }
 
@@ -344,7 +346,8 @@ void Daemon::Impl::Stop() {
   bool drain = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopped_ || !model_) return;
+    // A start that failed has no threads to stop and no writer to flush.
+    if (stopped_ || !started_) return;
     stopped_ = true;  // no new submissions, no new placements
     drain = config_.on_shutdown == "drain";
   }

@@ -13,50 +13,34 @@ JobBuilder::JobBuilder() {
 }
 
 JobBuilder JobBuilder::Profile(const std::string& profile) const {
-  JobBuilder b = *this;
-  b.job_.profile = profile;
-  return b;
+  return With([&](Job& j) { j.profile = profile; });
 }
 JobBuilder JobBuilder::Fraction(double gpu_fraction) const {
-  JobBuilder b = *this;
-  b.job_.gpu_fraction = gpu_fraction;
-  return b;
+  return With([&](Job& j) { j.gpu_fraction = gpu_fraction; });
 }
 JobBuilder JobBuilder::Named(const std::string& name) const {
-  JobBuilder b = *this;
-  b.job_.name = name;
-  return b;
+  return With([&](Job& j) { j.name = name; });
 }
 JobBuilder JobBuilder::ArrivesAt(double arrival_s) const {
-  JobBuilder b = *this;
-  b.job_.arrival_s = arrival_s;
-  return b;
+  return With([&](Job& j) { j.arrival_s = arrival_s; });
 }
 JobBuilder JobBuilder::Runs(double duration_s) const {
-  JobBuilder b = *this;
-  b.job_.duration_s = duration_s;
-  return b;
+  return With([&](Job& j) { j.duration_s = duration_s; });
 }
 JobBuilder JobBuilder::Gang(int count) const {
-  JobBuilder b = *this;
-  b.job_.count = count;
-  return b;
+  return With([&](Job& j) { j.count = count; });
 }
 JobBuilder JobBuilder::Pcie(double gbps, double alpha) const {
-  JobBuilder b = *this;
-  b.job_.pcie_gbps = gbps;
-  b.job_.alpha = alpha;
-  return b;
+  return With([&](Job& j) {
+    j.pcie_gbps = gbps;
+    j.alpha = alpha;
+  });
 }
 JobBuilder JobBuilder::LatencySensitive(bool on) const {
-  JobBuilder b = *this;
-  b.job_.latency_sensitive = on;
-  return b;
+  return With([&](Job& j) { j.latency_sensitive = on; });
 }
 JobBuilder JobBuilder::Moves(Migratable migratable) const {
-  JobBuilder b = *this;
-  b.job_.migratable = migratable;
-  return b;
+  return With([&](Job& j) { j.migratable = migratable; });
 }
 
 JobBuilder AJob(const std::string& profile) { return JobBuilder().Profile(profile); }

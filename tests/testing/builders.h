@@ -47,6 +47,14 @@ class JobBuilder {
   const Job& job() const { return job_; }
 
  private:
+  // A copy with `set` applied to its job.
+  template <class F>
+  JobBuilder With(F set) const {
+    JobBuilder b = *this;
+    set(b.job_);
+    return b;
+  }
+
   Job job_;
 };
 
