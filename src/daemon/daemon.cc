@@ -126,7 +126,7 @@ class Daemon::Impl : public NodeServiceHost {
   std::unique_ptr<InstanceSync> sync_;
   std::unique_ptr<JobService> jobs_;   // the job API, the jobs' processes and moves
   std::unique_ptr<NodeService> node_;  // reservations, allocations, the node view
-  bool started_ = false;  // Init went through: the writer and the sync run
+  bool started_ = false;               // Init went through: the writer and the sync run
   bool paused_ = false;
   bool stopped_ = false;
   Status dir_health_;
@@ -373,8 +373,11 @@ bool Daemon::Impl::WaitIdle(double timeout_s) {
   while (std::chrono::steady_clock::now() < deadline) {
     bool idle = writer_->pending() == 0;
     if (idle) {
+      // Both under the state lock: a sync callback (which runs under it) may
+      // queue a write after the first look at the writer, and only code that
+      // holds the lock queues writes, so this look is one consistent moment.
       std::lock_guard<std::mutex> lock(mu_);
-      idle = sync_->idle();
+      idle = sync_->idle() && writer_->pending() == 0;
     }
     if (idle) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
