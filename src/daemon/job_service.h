@@ -13,7 +13,7 @@
 //   launched   the control loop takes the pending launches (TakeLaunches),
 //              forks them without the lock (Launch), and records each
 //              (RecordLaunch): running, or failed with the launch's error;
-//   ended      Reap finds the process's exit status; Finish makes the job
+//   ended      Reap finds the process's exit status; FinishJob makes the job
 //              terminal, releases its instances and stores it;
 //   moved      MoveExecutor (owned here, with this service as its MoveHost)
 //              carries out the §6 moves the control loop begins (BeginMove).
@@ -26,10 +26,11 @@
 //     before anything is served;
 //   * the record ids (NextJobId) and the users jobs may run as;
 //   * the running processes (runs_) and the pending launches (launches_):
-//     what Cancel and Finish share. Cancel signals a run or ends a job whose
-//     launch is still pending; Finish (the only way a job becomes terminal:
-//     cancel, exit, failed placement or launch, expired wait, a controller's
-//     release) forgets both; Reap and RecordLaunch are the only other writers;
+//     what Cancel and FinishJob share. Cancel signals a run, or marks a
+//     job whose launch is still pending, which TakeLaunches then ends;
+//     FinishJob (the only way a job becomes terminal: cancel, exit, failed
+//     placement or launch, expired wait, a controller's release) forgets
+//     both; Reap, TakeLaunches and RecordLaunch are the only other writers;
 //   * per-job bookkeeping of the queue: when each job was first queued,
 //     placement failures counted against it, which jobs carry a "waiting:"
 //     reason, and whether a job left its instances since the control loop
@@ -41,7 +42,7 @@
 // Locks. The daemon's *state lock* (passed in as `state_mu`) guards every
 // member here and everything reached through the model, the sync and the
 // table.
-//   * The API calls (Submit, List, Get, Cancel, PreviewPlan) take it
+//   * The API calls (Submit, List, Get, KindOf, Cancel, PreviewPlan) take it
 //     themselves; LogPath and Launch take no lock; every other method is
 //     marked [state]: it requires the lock held (the control loop, recovery,
 //     NodeService through the daemon) and never blocks.
