@@ -30,7 +30,8 @@
 //     job whose launch is still pending, which TakeLaunches then ends;
 //     FinishJob (the only way a job becomes terminal: cancel, exit, failed
 //     placement or launch, expired wait, a controller's release) forgets
-//     both; Reap, TakeLaunches and RecordLaunch are the only other writers;
+//     both; the only other writers are Reap, TakeLaunches, RecordLaunch,
+//     RequestLaunch (a placement or a move ready to launch) and Adopt;
 //   * per-job bookkeeping of the queue: when each job was first queued,
 //     placement failures counted against it, which jobs carry a "waiting:"
 //     reason, and whether a job left its instances since the control loop
