@@ -210,7 +210,7 @@ Status Daemon::Impl::Accepting() const {
 // ---------------------------------------------------------------- migration (§6)
 
 void Daemon::Impl::RunMigrations(MigrationTrigger trigger) {
-  auto can_move = [&](JobId id) { return jobs_->Movable(id); };
+  auto can_move = [&](JobId id) { return jobs_->MayMove(id); };
   StatusOr<std::vector<MigrationStart>> starts =
       model_->scheduler().RunMigrationPass(trigger, can_move);
   if (!starts.ok()) {

@@ -458,7 +458,7 @@ void JobService::Reap() {
   }
 }
 
-bool JobService::Movable(DaemonJobId id) const {
+bool JobService::MayMove(DaemonJobId id) const {
   const bool can_checkpoint =
       !config_->checkpoint_command.empty() && !config_->restore_command.empty();
   const DaemonJobRecord* r = jobs_.Current(id);

@@ -164,7 +164,7 @@ class JobService : public MoveHost {
   // Whether the migration pass may move job `id` now (a running job, not
   // cancelled, not already moving, its process known; `checkpoint` jobs only
   // with checkpoint and restore commands configured).
-  bool Movable(DaemonJobId id) const;
+  bool MayMove(DaemonJobId id) const;
   // The scheduler began `st`: the move executor carries it out.
   void BeginMove(const MigrationStart& st) { moves_.Begin(st); }
   // Says why a queued job cannot start while GPUs are drained or
