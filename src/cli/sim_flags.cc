@@ -177,6 +177,13 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "Conservative reservation: how many waiting jobs may hold reservations")
       ->check(WholeNumber(1, INT32_MAX))
       ->capture_default_str();
+  cmd->add_option("--reservation-slack", f->reservation_slack,
+                  "Reservation slack F (§13, with --max-skip-seconds): a job may backfill onto a "
+                  "reserved GPU if it ends by the reserved job's expected start plus F x that "
+                  "job's duration; 0 = strict; larger F favours small jobs over large ones")
+      ->check(FiniteNumber("a finite number >= 0", non_negative))
+      ->each([f](const std::string&) { f->explicit_options.reservation_slack = true; })
+      ->capture_default_str();
   cmd->add_option("--evacuation", f->evacuation,
                   "Evacuation (§13, policies that migrate): move running jobs to open a "
                   "placement for a waiting job now: off, head (the head of the queue) or queue "
@@ -340,6 +347,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   s.scheduler.max_skip_seconds = f.max_skip_seconds;
   ASSIGN_OR_RETURN(s.scheduler.reservation, ParseReservationMode(f.reservation));
   s.scheduler.reservation_depth = f.reservation_depth;
+  s.scheduler.reservation_slack = f.reservation_slack;
   ASSIGN_OR_RETURN(s.scheduler.evacuation, ParseEvacuationScope(f.evacuation));
   s.scheduler.evacuation_min_wait_s = f.evacuation_min_wait;
   s.scheduler.evacuation_min_slices = f.evacuation_min_slices;
@@ -466,6 +474,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["max_skip_seconds"] = off_if_negative(scheduler.max_skip_seconds);
   j["reservation"] = ReservationModeName(scheduler.reservation);
   j["reservation_depth"] = scheduler.reservation_depth;
+  j["reservation_slack"] = scheduler.reservation_slack;
   j["evacuation"] = EvacuationScopeName(scheduler.evacuation);
   j["evacuation_min_wait_s"] = scheduler.evacuation_min_wait_s;
   j["evacuation_min_slices"] = scheduler.evacuation_min_slices;

@@ -52,6 +52,7 @@ struct SimFlags {
   // §13 look-ahead reservation, evacuation and the order at a completion.
   std::string reservation = "easy";  // --reservation easy|conservative
   int reservation_depth = 8;         // --reservation-depth
+  double reservation_slack = 0;      // --reservation-slack
   std::string evacuation = "off";    // --evacuation off|head|queue
   double evacuation_min_wait = 0;    // --evacuation-min-wait
   int evacuation_min_slices = 0;     // --evacuation-min-slices

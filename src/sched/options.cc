@@ -63,6 +63,9 @@ Status ValidateQueueAndMigration(const SchedulerOptions& o) {
     return InvalidArgumentError(fmt::format(
         "reservation_depth (--reservation-depth) must be >= 1, got {}", o.reservation_depth));
   }
+  RETURN_IF_ERROR(Check(std::isfinite(o.reservation_slack) && o.reservation_slack >= 0,
+                        "reservation_slack (--reservation-slack)", "finite and >= 0",
+                        o.reservation_slack));
   RETURN_IF_ERROR(Check(std::isfinite(o.evacuation_min_wait_s) && o.evacuation_min_wait_s >= 0,
                         "evacuation_min_wait_s (--evacuation-min-wait)", "finite and >= 0",
                         o.evacuation_min_wait_s));

@@ -58,6 +58,12 @@ struct SchedulerOptions {
   // §13: the head only (EASY) or the first reservation_depth overdue waiting jobs (conservative).
   ReservationMode reservation = ReservationMode::kEasy;
   int reservation_depth = 8;  // >= 1; conservative only
+  // §13 reservation slack F, the knob that trades large-job against small-job waits: a job may
+  // backfill onto a reserved GPU when it ends no later than the reservation's expected start
+  // plus F × the reserved job's duration (0 when that is unknown). 0 = strict EASY or
+  // conservative backfilling (default, the large jobs' side); larger F lets more small jobs
+  // through, and F large against every job's duration is the same as no reservation. >= 0.
+  double reservation_slack = 0;
   // §13 evacuation (policies that migrate): moves of running jobs that open a placement for a
   // waiting job now. Which waiting jobs may trigger it: scope, at least this wait (seconds) and
   // at least this many compute slices (of the profile on the first model offering it).
@@ -105,6 +111,7 @@ struct ExplicitOptions {
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
   // §13 (the simulator's flags; no policy has defaults of its own for them yet).
   bool reservation = false;            // --reservation
+  bool reservation_slack = false;      // --reservation-slack
   bool evacuation = false;             // --evacuation
   bool evacuation_min_wait = false;    // --evacuation-min-wait
   bool evacuation_min_slices = false;  // --evacuation-min-slices

@@ -241,8 +241,20 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   closed_.assign(cluster_->size(), 0);
   bool head_seen = false;
   int reserved_jobs = 0;
-  const int depth =
-      options_.reservation == ReservationMode::kConservative ? options_.reservation_depth : 1;
+  const bool conservative = options_.reservation == ReservationMode::kConservative;
+  const int depth = conservative ? options_.reservation_depth : 1;
+  // §5/§13: reservations for a waiting job that does not fit, once overdue,
+  // while fewer than `depth` jobs of this scan hold some.
+  auto reserve_if_overdue = [&](const Queued& q) {
+    if (options_.max_skip_seconds < 0 || reserved_jobs >= depth ||
+        !(now_s_ - q.enqueued_s > options_.max_skip_seconds)) {
+      return;
+    }
+    std::vector<Reservation> r = ReserveFor(q);
+    if (r.empty()) return;
+    ++reserved_jobs;
+    reservations_.insert(reservations_.end(), r.begin(), r.end());
+  };
   // §12: decisions are collected in the joint placer's round and made final
   // (Commit) when the scan ends, so that a later job may re-lay them.
   const bool joint = joint_ != nullptr && !setup_layout_;
@@ -319,14 +331,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       const bool held = hold_movers_.count(id) > 0;
       // §5/§13: the head (or, conservative, each of the first `depth` overdue
       // jobs that do not fit) reserves the placements that free soonest.
-      if (!held && options_.max_skip_seconds >= 0 && reserved_jobs < depth &&
-          now_s_ - it->enqueued_s > options_.max_skip_seconds) {
-        std::vector<Reservation> r = ReserveFor(*it);
-        if (!r.empty()) {
-          ++reserved_jobs;
-          reservations_.insert(reservations_.end(), r.begin(), r.end());
-        }
-      }
+      if (!held) reserve_if_overdue(*it);
       // §13: a placement that moves of running jobs would open now (at the
       // job's turn; or after the scan, with the room backfill left).
       if (!held && !options_.evacuation_after_backfill && MayEvacuateFor(*it, head)) {
@@ -339,6 +344,11 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       if (first_try && policy_->Migrates() && job.count == 1 && FragmentedRoomOnly(job)) {
         fragmented_.push_back(job);
       }
+    } else if (conservative && hold_movers_.count(id) == 0) {
+      // Not tried (an identical request failed earlier in this scan), so it
+      // does not fit either; under conservative backfilling it still gets its
+      // own reservations (regression: conservative_reserves_for_every_request).
+      reserve_if_overdue(*it);
     }
     // §13 (a): a job expected to end (now + its duration) no later than a
     // reservation's expected start cannot delay that job, so it may also use
@@ -348,11 +358,15 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     if (!reservations_.empty() && job.duration_s > 0) {
       std::vector<int> opened;
       for (const Reservation& r : reservations_) {
-        if (r.job != id && now_s_ + job.duration_s <= r.start_s) opened.push_back(r.gpu);
+        if (r.job != id && now_s_ + job.duration_s <= r.start_s + r.slack_s) {
+          opened.push_back(r.gpu);
+        }
       }
       std::erase_if(opened, [&](int g) {
         for (const Reservation& r : reservations_) {
-          if (r.gpu == g && r.job != id && now_s_ + job.duration_s > r.start_s) return true;
+          if (r.gpu == g && r.job != id && now_s_ + job.duration_s > r.start_s + r.slack_s) {
+            return true;
+          }
         }
         for (const Reservation& h : evac_holds_) {
           if (h.gpu == g && h.job != id) return true;
@@ -705,10 +719,13 @@ std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
   // The job starts when its last placement frees.
   double start = now_s_;
   for (size_t i = 0; i < n; ++i) start = std::max(start, per_gpu[i].free_at);
+  // §13 slack: how much later than `start` a backfilled job may end (the
+  // reserved job's duration × the option; 0 when the duration is unknown).
+  const double slack = q.job.duration_s > 0 ? options_.reservation_slack * q.job.duration_s : 0;
   std::vector<Reservation> out;
   for (size_t i = 0; i < n; ++i) {
     const Best& b = per_gpu[i];
-    out.push_back({q.id, b.gpu, b.profile, b.start, b.free_at, start, false});
+    out.push_back({q.id, b.gpu, b.profile, b.start, b.free_at, start, false, slack});
   }
   return out;
 }

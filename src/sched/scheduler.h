@@ -95,6 +95,9 @@ struct Reservation {
   // instance of a gang). A job that ends by then cannot delay it (EASY backfilling).
   double start_s = 0;
   bool hold = false;  // an evacuation's placement (§13): closed to every other job
+  // §13 reservation slack, seconds: a job backfilled by (a) may end up to this long after
+  // start_s (options.reservation_slack × the reserved job's duration; 0 when that is unknown).
+  double slack_s = 0;
 };
 
 // What a pass may use. Functions are never empty.

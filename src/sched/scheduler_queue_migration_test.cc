@@ -112,6 +112,15 @@ SchedulerOptions Opts(double threshold = 0.4) {
   return o;
 }
 
+// A scan's decisions as "job J on G@S" (the first instance of each).
+std::vector<std::string> Placed(const std::vector<Decision>& decisions) {
+  std::vector<std::string> out;
+  for (const Decision& x : decisions) {
+    out.push_back(fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
+  }
+  return out;
+}
+
 // A100 with A = 1g@0 and B = 1g@1 (`none`) and C = 1g@5 (checkpoint),
 // threshold 0.25 so that the GPU stays busy with 2 slices (2/7 = 0.29).
 // t = 0: C 5 -> 3 (FragCost 0.5 -> 0.3, see migration_planner_test.cc).
@@ -239,11 +248,7 @@ TEST_P(StarvationGuardTest, ReservesTheGpuThatFreesSoonest) {
   f.s().SetNow(c.now);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  std::vector<std::string> placed;
-  for (const Decision& x : *d) {
-    placed.push_back(
-        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
-  }
+  const std::vector<std::string> placed = Placed(*d);
   EXPECT_THAT(placed, ElementsAre(c.expected));
   if (c.reserved_gpu < 0) {
     EXPECT_THAT(f.s().reservations(), IsEmpty());
@@ -276,10 +281,19 @@ INSTANTIATE_TEST_SUITE_P(
 // duration d ends at 31 + d: with d = 50 (81 <= 100) it cannot delay the 7g
 // and starts on the reserved GPU at the lowest free start, 1; with d = 80
 // (111 > 100) or an unknown duration (0, the daemon) it waits.
+//
+// §13 reservation slack F (the knob): with the 7g's duration D, the 1g may
+// also start when 31 + d <= 100 + F x D:
+// - F = 0.5, D = 100, d = 80: 111 <= 150, starts at 1g@1; d = 130: 161 > 150,
+//   waits;
+// - F = 0.5, the 7g's duration unknown (0): no slack, d = 80 waits;
+// - F = 4, D = 100, d = 400: 431 <= 500, starts.
 struct BackfillCase {
   std::string name;
   double duration;
   std::vector<std::string> expected;
+  double slack = 0;                 // --reservation-slack
+  double reserved_duration = 1000;  // the 7g's
 };
 
 class GuardBackfillTest : public ::testing::TestWithParam<BackfillCase> {};
@@ -288,26 +302,24 @@ TEST_P(GuardBackfillTest, OnlyJobsThatEndBeforeTheReservationUseTheReservedGpu) 
   const BackfillCase& c = GetParam();
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
+  o.reservation_slack = c.slack;
   Fixture f(1, std::make_unique<Scripted>(), o);
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.s().SetExpectedEnd(0, 100);
   f.s().SetNow(0);
-  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big").Runs(c.reserved_duration));
   Job small = kJob.Profile("1g.5gb").Named("small");
   small.duration_s = c.duration;
   f.s().Enqueue(101, small);
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  std::vector<std::string> placed;
-  for (const Decision& x : *d) {
-    placed.push_back(
-        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
-  }
+  const std::vector<std::string> placed = Placed(*d);
   EXPECT_EQ(placed, c.expected);
   ASSERT_EQ(f.s().reservations().size(), 1u);
   EXPECT_EQ(f.s().reservations()[0].gpu, 0);
   EXPECT_EQ(f.s().reservations()[0].free_at_s, 100);
+  EXPECT_EQ(f.s().reservations()[0].slack_s, c.slack * c.reserved_duration);
   EXPECT_FALSE(f.cluster().reserved(0));
 }
 
@@ -316,7 +328,80 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(BackfillCase{"EndsBeforeTheReservation", 50, {"job 101 on 0@1"}},
                       BackfillCase{"EndsExactlyAtTheReservation", 69, {"job 101 on 0@1"}},
                       BackfillCase{"WouldDelayTheHead", 80, {}},
-                      BackfillCase{"UnknownDuration", 0, {}}),
+                      BackfillCase{"UnknownDuration", 0, {}},
+                      BackfillCase{"WithinTheSlack", 80, {"job 101 on 0@1"}, 0.5, 100},
+                      BackfillCase{"BeyondTheSlack", 130, {}, 0.5, 100},
+                      BackfillCase{"NoSlackWithoutTheReservedDuration", 80, {}, 0.5, 0},
+                      BackfillCase{"LargeSlack", 400, {"job 101 on 0@1"}, 4, 100}),
+    [](const auto& info) { return info.param.name; });
+
+// Regression (conservative_reserves_for_every_request: the second 7g, whose
+// request had failed for the first one in the same scan, got no reservation
+// and so no protection). §13 conservative reservation, worked by hand: two A100s; GPU 0 runs job 0
+// (1g.5gb@0) to t = 100, GPU 1 runs job 1 (1g.5gb@0) to t = 200. Two 7g.40gb
+// (jobs 100 and 101, queued at 0) do not fit and are overdue at t = 31
+// (max_skip 30). The scan tries 100 first: GPU 0 frees soonest, so it
+// reserves 7g@0 there, expected start 100. Then 101, with GPU 0 closed to it:
+// - conservative (depth 8): it reserves 7g@0 on GPU 1, expected start 200;
+// - easy: only the first overdue job reserves; GPU 1 stays open.
+// Then a 1g.5gb (job 102) of duration d, ending at 31 + d. A 7g leaves no
+// room beside it (§13 (b) never applies), so only (a) can admit it:
+// - d = 150 ends at 181: after 100 (not on GPU 0), before 200: under
+//   conservative it cannot delay job 101 and starts on GPU 1 at the lowest
+//   free start, 1g@1;
+// - d = 250 ends at 281 > 200: it would delay job 101, so under conservative
+//   it waits; under easy GPU 1 is not reserved and it starts there, 1g@1.
+struct ConservativeCase {
+  std::string name;
+  ReservationMode mode;
+  double duration;
+  std::vector<std::string> expected;
+};
+
+class ConservativeBackfillTest : public ::testing::TestWithParam<ConservativeCase> {};
+
+TEST_P(ConservativeBackfillTest, EachOverdueJobReservesAndABackfillMayDelayNone) {
+  const ConservativeCase& c = GetParam();
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  o.reservation = c.mode;
+  Fixture f(2, std::make_unique<Scripted>(), o);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g1s0")), 1);
+  f.s().SetExpectedEnd(0, 100);
+  f.s().SetExpectedEnd(1, 200);
+  f.s().SetNow(0);
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+  f.s().Enqueue(101, kJob.Profile("7g.40gb").Named("big2"));
+  Job small = kJob.Profile("1g.5gb").Named("small");
+  small.duration_s = c.duration;
+  f.s().Enqueue(102, small);
+  f.s().SetNow(31);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  const std::vector<std::string> placed = Placed(*d);
+  EXPECT_EQ(placed, c.expected);
+  std::vector<std::string> reserved;
+  for (const Reservation& r : f.s().reservations()) {
+    reserved.push_back(fmt::format("job {}: {}@{} from {}", r.job, r.gpu, r.start, r.start_s));
+  }
+  if (c.mode == ReservationMode::kConservative) {
+    EXPECT_THAT(reserved, ElementsAre("job 100: 0@0 from 100", "job 101: 1@0 from 200"));
+  } else {
+    EXPECT_THAT(reserved, ElementsAre("job 100: 0@0 from 100"));
+  }
+  EXPECT_FALSE(f.cluster().reserved(0));
+  EXPECT_FALSE(f.cluster().reserved(1));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConservativeBackfillTest,
+    ::testing::Values(
+        ConservativeCase{
+            "EndsBeforeTheSecond", ReservationMode::kConservative, 150, {"job 102 on 1@1"}},
+        ConservativeCase{"WouldDelayTheSecond", ReservationMode::kConservative, 250, {}},
+        ConservativeCase{
+            "EasyDoesNotProtectTheSecond", ReservationMode::kEasy, 250, {"job 102 on 1@1"}}),
     [](const auto& info) { return info.param.name; });
 
 // Regression (guard_backfills_against_the_gangs_start, §13 (a)): three A100s;
@@ -364,11 +449,7 @@ TEST_P(GangBackfillTest, JobsEndingBeforeTheGangCanStartBackfill) {
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  std::vector<std::string> placed;
-  for (const Decision& x : *d) {
-    placed.push_back(
-        fmt::format("job {} on {}@{}", x.job, x.instances[0].gpu, x.instances[0].start));
-  }
+  const std::vector<std::string> placed = Placed(*d);
   EXPECT_EQ(placed, c.expected);
   ASSERT_EQ(f.s().reservations().size(), 2u);
   EXPECT_EQ(f.s().reservations()[0].gpu, 2);

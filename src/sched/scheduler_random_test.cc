@@ -359,12 +359,13 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
     o.migration.max_moves_per_pass = static_cast<int>(rng.UniformInt(0, 8));
     o.migration.cooldown_s = rng.Uniform01() < 0.5 ? 0 : 120;
     o.max_skip_seconds = std::vector<double>{-1, 0, 50}[rng.UniformInt(0, 2)];
-    // §13: reservations (easy or conservative) and evacuation (off, head, queue; at the job's
-    // turn or after the scan).
+    // §13: reservations (easy or conservative, with or without slack) and evacuation (off,
+    // head, queue; at the job's turn or after the scan).
     o.reservation = rng.Uniform01() < 0.5 ? ReservationMode::kEasy : ReservationMode::kConservative;
     o.reservation_depth = static_cast<int>(rng.UniformInt(1, 3));
     o.evacuation = static_cast<EvacuationScope>(rng.UniformInt(0, 2));
     o.evacuation_after_backfill = rng.Uniform01() < 0.5;
+    o.reservation_slack = std::vector<double>{0, 0.5, 4}[rng.UniformInt(0, 2)];
     // `full` itself, or random placements that leave more to defragment.
     std::unique_ptr<PlacementPolicy> policy;
     if (rng.Uniform01() < 0.5) {

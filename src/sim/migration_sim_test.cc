@@ -54,9 +54,9 @@ class Scripted : public PlacementPolicy {
   }
 };
 
-SimResult RunScripted(const std::vector<Job>& jobs, const SchedulerOptions& o) {
+SimResult RunScripted(const std::vector<Job>& jobs, const SchedulerOptions& o, int gpus = 1) {
   ConfigTableCache tables;
-  Cluster cluster({&Model("A100-40GB")}, &tables);
+  Cluster cluster(std::vector<const GpuModel*>(gpus, &Model("A100-40GB")), &tables);
   ManualClock clock;
   Scheduler scheduler(&cluster, std::make_unique<Scripted>(), o, &clock);
   EXPECT_TRUE(scheduler.Setup().ok());
@@ -175,6 +175,62 @@ TEST(MigrationSimTest, StarvationGuardStopsBackfillFromStarvingAFullGpuJob) {
     EXPECT_EQ(r->jobs[1].start_s, skip < 0 ? 250 : 90) << "max skip " << skip;
     EXPECT_EQ(r->metrics.jobs_completed, 21);
   }
+}
+
+// §13 evacuation through the simulator, to the millisecond, with migration
+// costs of its own (copy: fixed 1 s + memory / 9.5 GB/s; switch-over 2 s; no
+// periodic pass). Two A100s, all placed as named: r (3g.20gb, `none`, 5000 s)
+// on GPU 0 at 3g@4 by r = 0.023; a and b (1g.5gb, checkpoint, 1000 s) on GPU 1
+// at 1g@0 (by r) and 1g@6 (by 2r). t = 10: d (7g.40gb, 100 s) asks for 7g@0
+// on GPU 1 and does not fit. Evacuation (`head`): GPU 0's blocker r may not
+// move; GPU 1's a and b may, to GPU 0's free units 0-3 (make-before-break):
+// GPU 1 is held for d. The targets are created on GPU 0 by 10 + r = 10.023
+// and 10 + 2r = 10.046; each copy takes 1 + 4864 MiB / 1024 / 9.5 = 1.5 s
+// (to 11.523 and 11.546); each pause 2 s (to 13.523 and 13.546), then each
+// source on GPU 1 is destroyed (13.523-13.546 and 13.546-13.569). The scan at
+// b's switch-over (13.546) places d; its create queues behind b's destroy:
+// d starts at 13.569 + r = 13.592 and ends at 113.592. a and b lose no work
+// and end 2 s (the pause) after 1000 s of running: 1002.023 and 1002.046.
+// Without evacuation d waits for both: a ends at 1000.023 and b at 1000.046;
+// their instances stay idle until the space is needed, so the scan at b's end
+// places d and GPU 1 destroys both (to 1000.069, 1000.092) and creates 7g@0:
+// d starts at 1000.115 = 1000 + 5r.
+TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToTheMillisecond) {
+  const std::vector<Job> jobs = {
+      AJob("3g.20gb").Named("g0s4").Runs(5000),
+      AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("7g.40gb").Named("g1s0").ArrivesAt(10).Runs(100)};
+  SchedulerOptions o;
+  o.migration.defrag_interval_s = 0;
+  o.migration.fixed_s = 1;
+  o.migration.gbps = 9.5;
+  o.migration.switch_s = 2;
+  o.evacuation = EvacuationScope::kHead;
+  const SimResult r = RunScripted(jobs, o, /*gpus=*/2);
+  ASSERT_EQ(r.jobs.size(), 4u);
+  EXPECT_NEAR(r.jobs[3].start_s, 13.592, 1e-9);
+  EXPECT_NEAR(r.jobs[3].end_s, 113.592, 1e-9);
+  EXPECT_THAT(r.jobs[3].instances, ::testing::StartsWith("1:7g.40gb@0"));
+  // Each moved once (`instances` is where a job was first placed; the two
+  // inter-GPU moves below are theirs).
+  EXPECT_EQ(r.jobs[0].migrations, 0);
+  EXPECT_EQ(r.jobs[1].migrations, 1);
+  EXPECT_EQ(r.jobs[2].migrations, 1);
+  EXPECT_NEAR(r.jobs[1].end_s, 1002 + kR, 1e-9);
+  EXPECT_NEAR(r.jobs[2].end_s, 1002 + 2 * kR, 1e-9);
+  const Metrics& m = r.metrics;
+  EXPECT_EQ(m.evacuations, 1);
+  EXPECT_EQ(m.migrations, 2);
+  EXPECT_EQ(m.migrations_inter, 2);
+  EXPECT_NEAR(m.migration_bytes_gb, 2 * 4.75, 1e-12);
+  EXPECT_NEAR(m.migration_pause_s, 2 * 2.0, 1e-12);
+  EXPECT_EQ(m.migration_work_lost_s, 0);
+  // Off: no move, d starts after a and b have ended and b's instance is destroyed.
+  o.evacuation = EvacuationScope::kOff;
+  const SimResult off = RunScripted(jobs, o, /*gpus=*/2);
+  EXPECT_EQ(off.metrics.migrations, 0);
+  EXPECT_NEAR(off.jobs[3].start_s, 1000 + 5 * kR, 1e-9);
 }
 
 TEST(MigrationSimTest, IdleTtlDestroysUnusedInstancesAndReuseCountsAsSaved) {

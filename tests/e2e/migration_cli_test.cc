@@ -158,6 +158,39 @@ TEST(MigrationCliTest, EvacuationOpensAGpuForASevenSliceJob) {
   }
 }
 
+// §13 --reservation-slack through the CLI, one A100, no reconfiguration
+// cost, first-fit, --max-skip-seconds 30. s (1g, 100 s) runs 0-100; d (7g,
+// 100 s) arrives at 1 and is overdue at the scan of t = 40 (waited 39 s),
+// when e (1g, 80 s) arrives: d reserves GPU 0, expected start 100 (s's end).
+// Strict (F = 0): e would end at 120 > 100, so it waits; d starts at 100,
+// ends at 200, and e runs 200-280. F = 0.5: e may end by 100 + 0.5 x 100 =
+// 150, so it runs 40-120; d starts when e has ended, 120 (delayed by 20 s,
+// within its 50 s of slack), and ends at 220. The run's settings record F.
+TEST(MigrationCliTest, ReservationSlackLetsAShortJobDelayTheReservedOneWithinIt) {
+  const std::string trace = WriteTempFile("slack.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "s,0,1g.5gb,100\n"
+                                          "d,1,7g.40gb,100\n"
+                                          "e,40,1g.5gb,80\n");
+  const std::string json = WriteTempFile("slack.json", "");
+  const std::string jobs = WriteTempFile("slack-jobs.csv", "");
+  struct Case {
+    std::string slack;
+    double d_start, e_start;
+  } cases[] = {{"0", 100, 200}, {"0.5", 120, 40}};
+  for (const Case& c : cases) {
+    auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                          "first-fit", "--reconfig-ms", "0", "--max-skip-seconds", "30",
+                          "--reservation-slack", c.slack, "--json", json, "--jobs-csv", jobs,
+                          "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(ReadJson(json)["settings"]["reservation_slack"].get<double>(), std::stod(c.slack));
+    const std::string csv = ReadFile(jobs);
+    EXPECT_NEAR(std::stod(JobRow(csv, "d")["start_s"]), c.d_start, 1e-9) << "F = " << c.slack;
+    EXPECT_NEAR(std::stod(JobRow(csv, "e")["start_s"]), c.e_start, 1e-9) << "F = " << c.slack;
+  }
+}
+
 TEST(MigrationCliTest, EvacuationFlagsRefuseBadValues) {
   const std::string trace = WriteTempFile("evac-bad.csv", kEvacuationTrace);
   struct Case {
@@ -166,6 +199,7 @@ TEST(MigrationCliTest, EvacuationFlagsRefuseBadValues) {
       {"--evacuation", "all", "--evacuation: all not in {off,head,queue}"},
       {"--evacuation-min-wait", "-1", "--evacuation-min-wait: must be a finite number >= 0"},
       {"--reservation", "greedy", "--reservation: greedy not in {easy,conservative}"},
+      {"--reservation-slack", "-1", "--reservation-slack: must be a finite number >= 0"},
       {"--reservation-depth", "0", "--reservation-depth: must be an integer in 1..2147483647"},
       {"--migration-order", "never", "--migration-order: never not in {after-scan,before-scan}"},
   };
