@@ -8,23 +8,26 @@
 //   StoreWriter   the thread that commits, in groups             (store_writer.h)
 //   NodeModel     Cluster + Scheduler + drains                   (node_model.h)
 //   InstanceSync  the thread that carries plans out on the backend (instance_sync.h)
-//   JobTable      the records, current and visible               (job_table.h)
+//   JobService    the job API, the jobs' lives: records (JobTable),
+//                 idempotency keys, runs, pending launches, moves
+//                 (MoveExecutor)                              (job_service.h)
 //   NodeService   node view, reservations, allocations (controllers) (node_service.h)
-//   IdempotencyKeys  keys whose first request is being stored    (idempotency_keys.h)
-//   MoveExecutor  migrations in flight                           (move_executor.h)
-//   ProcessRunner job processes                                  (process_runner.h)
+//   ProcessRunner forks, polls and signals job processes       (process_runner.h)
 //   recovery      what a start finds in the store and on the hardware (recovery.h)
-// The Daemon composes them, answers the job API, hands the controllers' calls
-// to NodeService, and runs the control loop (Tick, every config.tick_ms on
-// its worker thread, or called by tests).
+// The Daemon composes them, hands the job API to JobService and the
+// controllers' calls to NodeService, and runs the control loop (Tick, every
+// config.tick_ms on its worker thread, or called by tests), which drives the
+// parts in order: reservations expire, runs are reaped, moves advance, the
+// queue is scanned and its decisions placed, migrations begin, idle
+// instances expire, old jobs are pruned, pending launches are carried out.
 //
 // Locks. One *state lock* guards the model and the tables (NodeModel,
-// JobTable, NodeService's reservations, MoveExecutor, InstanceSync's mirror of the
-// backend, the process runs). Nothing slow runs under it: backend calls run on
-// InstanceSync's thread, commits on StoreWriter's thread, process launches and
-// checkpoint helpers outside it; an API call that must wait for one of them
-// waits without the lock. Lock order: the state lock, then the writer's or
-// the sync's queue lock.
+// JobService's records, runs and moves, NodeService's reservations,
+// InstanceSync's mirror of the backend) and the loop's own state. Nothing
+// slow runs under it: backend calls run on InstanceSync's thread, commits on
+// StoreWriter's thread, process launches and checkpoint helpers outside it; an API call that must
+// wait for one of them waits without the lock. Lock order: the state lock, then the writer's or the
+// sync's queue lock.
 //
 // Time: the injected Clock (NowNanos for the scheduler's clock, timeouts,
 // kill grace, the destroy back-off, the migration steps and the 401 log's

@@ -513,5 +513,23 @@ TEST_F(DaemonTest, JobsCannotReadTheStateDir) {
   EXPECT_THAT(log, HasSubstr("Permission denied"));
 }
 
+// A start that fails after discovery (here: the job store is not a SQLite
+// database) returns the error; tearing the half-built daemon down must not
+// touch the parts it never started (it used to flush a store writer that did
+// not exist yet).
+TEST_F(DaemonTest, AStartThatFailsAtTheStoreReturnsTheErrorWithoutACrash) {
+  const std::filesystem::path path = std::filesystem::path(config_.state_dir) / "migsched.db";
+  {
+    std::ofstream db(path);
+    db << "this is not a SQLite database, and it is longer than its 100-byte header would be...\n";
+  }
+  ::chmod(path.c_str(), 0600);
+  FakeBackend fake(*ParseClusterSpec("1xA100-40GB", BundledCatalog()));
+  StatusOr<std::unique_ptr<Daemon>> d =
+      Daemon::Create(config_, std::make_unique<SharedBackend>(&fake), &BundledCatalog(), clock_);
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(d.status().message(), HasSubstr("migsched.db"));
+}
+
 }  // namespace
 }  // namespace migsched

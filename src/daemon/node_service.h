@@ -5,11 +5,12 @@
 //
 // It owns the reservations. It uses the daemon's other parts through their
 // interfaces: the NodeModel (Cluster, Scheduler, drains), InstanceSync (the
-// backend side of every plan), the JobTable (an allocation is a record there,
-// beside the daemon's jobs, so that ids, idempotency keys and listings are
-// one), the IdempotencyKeys gate it shares with job submission, and the
-// NodeServiceHost (what only the daemon can do: store writes, job ids, ending
-// a record, whether changes are accepted now).
+// backend side of every plan), JobService's JobTable and IdempotencyKeys
+// gate, which JobService owns and shares with it (an allocation is a record
+// there, beside the daemon's jobs, so that ids, idempotency keys and listings
+// are one), and the NodeServiceHost (store writes and whether changes are
+// accepted now, from the daemon; job ids and ending a record, which the
+// daemon hands to JobService).
 //
 // Locks. One lock, the daemon's *state lock* (passed in), guards everything
 // here: reservations_ and whatever is reached through the model, the sync and
@@ -43,22 +44,15 @@
 #include "daemon/node_api.h"
 #include "daemon/node_model.h"
 #include "daemon/reservation_table.h"
+#include "daemon/service_host.h"
 
 namespace migsched {
 
-// What the node service needs from the daemon. Every method is called with
-// the state lock held and must not block.
-class NodeServiceHost {
+// What the node service needs from the daemon besides ServiceHost's accept
+// gate, store and wake-up. Every method is called with the state lock held
+// and must not block.
+class NodeServiceHost : public ServiceHost {
  public:
-  virtual ~NodeServiceHost() = default;
-  // Why a state-changing call is refused now (OK: it is not): stopping, an
-  // unusable state dir, a job store that cannot be written.
-  virtual Status Accepting() const = 0;
-  // Queues `ops` for the store (retried until durable, or fail-fast);
-  // `then(status)` runs with the state lock held once they are committed
-  // (or failed).
-  virtual void Persist(std::vector<StoreOp> ops, bool retry,
-                       std::function<void(const Status&)> then) = 0;
   // A new record id (shared by jobs and allocations; never reused).
   virtual DaemonJobId NextJobId() = 0;
   // Ends record `r` (terminal `state`): its instances are released and the
@@ -67,8 +61,6 @@ class NodeServiceHost {
                          std::string reason) = 0;
   // Releases the instances record `id` holds in the scheduler (no store write).
   virtual void ReleaseInstances(DaemonJobId id) = 0;
-  // Wakes the control loop (something it waits for may have changed).
-  virtual void Wake() = 0;
 };
 
 class NodeService {

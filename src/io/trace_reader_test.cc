@@ -10,10 +10,13 @@
 #include <vector>
 
 #include "io/catalog_loader.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
+
+using ::migsched::testing::AJob;
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -40,30 +43,20 @@ void ExpectSameJobs(const std::vector<Job>& a, const std::vector<Job>& b) {
   for (size_t i = 0; i < a.size(); ++i) ExpectSameJob(a[i], b[i]);
 }
 
-Job MakeJob(std::string name, double arrival, std::string profile, double fraction, int count,
-            double duration, double pcie, double alpha, bool ls, Migratable m) {
-  Job j;
-  j.name = std::move(name);
-  j.arrival_s = arrival;
-  j.profile = std::move(profile);
-  j.gpu_fraction = fraction;
-  j.count = count;
-  j.duration_s = duration;
-  j.pcie_gbps = pcie;
-  j.alpha = alpha;
-  j.latency_sensitive = ls;
-  j.migratable = m;
-  return j;
-}
-
 // What tests/data/traces/small.{csv,jsonl} hold, written out by hand, sorted
 // by arrival (stable: bloom560-1 and gang-1 both arrive at 30, file order).
 std::vector<Job> SmallTraceJobs() {
   return {
-      MakeJob("resnet-1", 0, "3g.20gb", 0, 1, 600, 0, 1, true, Migratable::kNone),
-      MakeJob("frac-1", 12.5, "", 0.46, 1, 90.5, 17.65, 1.07, false, Migratable::kNone),
-      MakeJob("bloom560-1", 30, "1g.5gb", 0, 1, 1200, 5.7, 1.25, false, Migratable::kCheckpoint),
-      MakeJob("gang-1", 30, "", 1, 2, 3600, 0, 1, false, Migratable::kRestart),
+      AJob("3g.20gb").Named("resnet-1").Runs(600).LatencySensitive(true),
+      AJob().Named("frac-1").ArrivesAt(12.5).Fraction(0.46).Runs(90.5).Pcie(17.65, 1.07),
+      AJob("1g.5gb")
+          .Named("bloom560-1")
+          .ArrivesAt(30)
+          .Runs(1200)
+          .Pcie(5.7, 1.25)
+          .Moves(Migratable::kCheckpoint),
+      AJob().Named("gang-1").ArrivesAt(30).Fraction(1).Gang(2).Runs(3600).Moves(
+          Migratable::kRestart),
   };
 }
 
@@ -88,8 +81,8 @@ TEST(TraceReaderTest, CsvColumnsInAnyOrderWithDefaultsBlanksAndCrlf) {
   auto jobs = ParseTraceCsv(in, "t.csv");
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   ExpectSameJobs(*jobs, {
-                            MakeJob("y", 0, "", 1, 1, 1000, 0, 1, false, Migratable::kNone),
-                            MakeJob("x", 5, "", 0.25, 1, 100, 0, 1, false, Migratable::kNone),
+                            AJob().Named("y").Fraction(1).Runs(1000),
+                            AJob().Named("x").ArrivesAt(5).Fraction(0.25).Runs(100),
                         });
 }
 
@@ -267,8 +260,15 @@ TEST(TraceReaderTest, BadJsonLineNamesLineAndParser) {
 TEST(TraceReaderTest, CsvRoundTrip) {
   std::vector<Job> jobs = SmallTraceJobs();
   // Values whose shortest decimal form is long, and a very small/large one.
-  jobs.push_back(MakeJob("odd", 1.0 / 3.0, "", 0.1 + 0.2, 3, 1e-7 + 1, 1e20, 0.7, true,
-                         Migratable::kCheckpoint));
+  jobs.push_back(AJob()
+                     .Named("odd")
+                     .ArrivesAt(1.0 / 3.0)
+                     .Fraction(0.1 + 0.2)
+                     .Gang(3)
+                     .Runs(1e-7 + 1)
+                     .Pcie(1e20, 0.7)
+                     .LatencySensitive(true)
+                     .Moves(Migratable::kCheckpoint));
   std::ostringstream out;
   ASSERT_TRUE(WriteTraceCsv(jobs, out).ok());
   std::istringstream in(out.str());
@@ -298,13 +298,13 @@ TEST(TraceReaderTest, WriterRejectsUnwritableIds) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.id);
-    Job j = MakeJob(c.id, 0, c.profile, 0, 1, 1, 0, 1, false, Migratable::kNone);
+    Job j = AJob(c.profile).Named(c.id);
     std::ostringstream out;
     Status st = WriteTraceCsv({j}, out);
     EXPECT_EQ(st.message(), c.error);
     EXPECT_EQ(out.str(), "");
   }
-  Job a = MakeJob("a", 0, "1g.5gb", 0, 1, 1, 0, 1, false, Migratable::kNone);
+  Job a = AJob("1g.5gb").Named("a");
   std::ostringstream out;
   EXPECT_EQ(WriteTraceCsv({a, a}, out).message(), "job 1: duplicate id 'a'");
 }

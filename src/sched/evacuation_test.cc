@@ -24,11 +24,13 @@
 #include "core/rng.h"
 #include "sched/candidates.h"
 #include "sched/migration_planner.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 
 struct Running {
@@ -52,18 +54,11 @@ class Bench {
       const JobId id = static_cast<JobId>(specs_.size());
       plan.steps.push_back({StepKind::kCreate, r.gpu, in.profile, in.start, kNoJob});
       plan.steps.push_back({StepKind::kStart, r.gpu, in.profile, in.start, id});
-      specs_.push_back(JobOf(m.profile(in.profile).name));
+      specs_.push_back(AJob(m.profile(in.profile).name).Runs(100));
       rights_.push_back(r.rights);
     }
     Status st = ApplyPlan(plan, cluster_.get());
     EXPECT_TRUE(st.ok()) << st.ToString();
-  }
-
-  static Job JobOf(const std::string& profile) {
-    Job j;
-    j.profile = profile;
-    j.duration_s = 100;
-    return j;
   }
 
   EvacuationQuery Query(const Job* waiting) const {
@@ -111,7 +106,7 @@ TEST(EvacuationTest, TwoSmallJobsLeaveForASevenSliceJob) {
               {0, "1g.5gb@6"},
               {1, "4g.20gb@0", MoveRights::kNone},
               {1, "1g.5gb@4", MoveRights::kNone}});
-  const Job seven = Bench::JobOf("7g.40gb");
+  const Job seven = AJob("7g.40gb").Runs(100);
   std::optional<EvacuationPlan> p = PlanEvacuation(b.cluster(), b.Query(&seven));
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->gpu, 0);
@@ -127,7 +122,7 @@ TEST(EvacuationTest, TwoSmallJobsLeaveForASevenSliceJob) {
 TEST(EvacuationTest, FewestMovesWin) {
   Bench b(3,
           {{0, "1g.5gb@0"}, {0, "1g.5gb@6"}, {1, "1g.5gb@3"}, {2, "3g.20gb@0", MoveRights::kNone}});
-  const Job seven = Bench::JobOf("7g.40gb");
+  const Job seven = AJob("7g.40gb").Runs(100);
   std::optional<EvacuationPlan> p = PlanEvacuation(b.cluster(), b.Query(&seven));
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->gpu, 1);
@@ -145,12 +140,12 @@ TEST(EvacuationTest, ALatencySensitiveJobMovesWithinItsGpu) {
   Bench b(2, {{0, "1g.5gb@0", MoveRights::kIntra},
               {1, "4g.20gb@0", MoveRights::kNone},
               {1, "3g.20gb@4", MoveRights::kNone}});
-  const Job four = Bench::JobOf("4g.20gb");
+  const Job four = AJob("4g.20gb").Runs(100);
   std::optional<EvacuationPlan> p = PlanEvacuation(b.cluster(), b.Query(&four));
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(b.Moves(*p), std::vector<std::string>{"0: 0:1g.5gb@0 -> 0:1g.5gb@6"});
   // A 7g.40gb leaves no room on the GPU: nothing to do.
-  const Job seven = Bench::JobOf("7g.40gb");
+  const Job seven = AJob("7g.40gb").Runs(100);
   EXPECT_FALSE(PlanEvacuation(b.cluster(), b.Query(&seven)).has_value());
 }
 
@@ -159,7 +154,7 @@ TEST(EvacuationTest, ALatencySensitiveJobMovesWithinItsGpu) {
 TEST(EvacuationTest, JobsThatMayNotMoveStay) {
   for (MoveRights rights : {MoveRights::kNone, MoveRights::kAny}) {
     Bench b(2, {{0, "1g.5gb@2", rights}, {1, "3g.20gb@0", MoveRights::kNone}});
-    const Job seven = Bench::JobOf("7g.40gb");
+    const Job seven = AJob("7g.40gb").Runs(100);
     EXPECT_EQ(PlanEvacuation(b.cluster(), b.Query(&seven)).has_value(), rights == MoveRights::kAny);
   }
 }
@@ -167,7 +162,7 @@ TEST(EvacuationTest, JobsThatMayNotMoveStay) {
 // GPUs the caller closes are neither sources nor targets.
 TEST(EvacuationTest, ClosedGpusAreLeftAlone) {
   Bench b(2, {{0, "1g.5gb@2"}, {1, "3g.20gb@0", MoveRights::kNone}});
-  const Job seven = Bench::JobOf("7g.40gb");
+  const Job seven = AJob("7g.40gb").Runs(100);
   EvacuationQuery q = b.Query(&seven);
   q.target_ok = [](int g) { return g != 1; };
   EXPECT_FALSE(PlanEvacuation(b.cluster(), q).has_value());
@@ -281,12 +276,12 @@ TEST(EvacuationRandomTest, MatchesEveryMoveSetAndKeepsTheInvariants) {
       const JobId id = static_cast<JobId>(specs.size());
       Status st = ApplyPlan(PlacementPlan(c, g, profile, a100.slots()[slot].start, id), &c);
       ASSERT_TRUE(st.ok()) << st.ToString();
-      specs.push_back(Bench::JobOf(a100.profile(profile).name));
+      specs.push_back(AJob(a100.profile(profile).name).Runs(100));
       const uint64_t r = pick(4);
       rights.push_back(r == 0 ? MoveRights::kNone : r == 1 ? MoveRights::kIntra : MoveRights::kAny);
     }
     const char* const waiting_names[] = {"2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"};
-    const Job waiting = Bench::JobOf(waiting_names[pick(4)]);
+    const Job waiting = AJob(waiting_names[pick(4)]).Runs(100);
     const int wp = a100.FindProfile(waiting.profile);
     EvacuationQuery q;
     q.job = &waiting;

@@ -12,35 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "core/instance_list.h"
 #include "core/plan.h"
 #include "core/rng.h"
 #include "testing/brute_force.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::GpuStateOf;
 using ::migsched::testing::Model;
-
-// A GPU whose busy and idle instances are PROFILE@START lists.
-GpuState State(const GpuModel& m, const ConfigTable& t, const std::string& busy,
-               const std::string& idle) {
-  GpuState g(m, t);
-  JobId next = 100;
-  for (bool is_busy : {true, false}) {
-    auto list = ParseInstanceList(is_busy ? busy : idle, m);
-    EXPECT_TRUE(list.ok()) << list.status().ToString();
-    if (!list.ok()) continue;
-    for (const InstanceSpec& in : *list) {
-      EXPECT_TRUE(g.Create(in.profile, in.start).ok());
-      if (is_busy) {
-        EXPECT_TRUE(g.StartJob(in.profile, in.start, next++).ok());
-      }
-    }
-  }
-  return g;
-}
 
 std::vector<int> Profiles(const GpuModel& m, const std::vector<std::string>& names) {
   std::vector<int> out;
@@ -65,7 +47,7 @@ TEST_P(LayoutTest, BestLayout) {
   const GpuModel& m = Model("A100-40GB");
   ConfigTableCache tables;
   const ConfigTable& t = tables.Get(m);
-  const GpuState g = State(m, t, c.busy, c.idle);
+  const GpuState g = GpuStateOf(m, t, c.busy, c.idle);
   MetricScorer scorer(MetricKind::kFragCost, 1000);
   LayoutSolver solver(&scorer);
   const GpuLayout& lay = solver.Solve(g, "k", Profiles(m, c.place), false);

@@ -22,11 +22,13 @@
 #include <vector>
 
 #include "core/instance_list.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -63,13 +65,10 @@ class Bench {
       const JobId id = static_cast<JobId>(specs_.size());
       plan.steps.push_back({StepKind::kCreate, r.gpu, in.profile, in.start, kNoJob});
       plan.steps.push_back({StepKind::kStart, r.gpu, in.profile, in.start, id});
-      Job j;
-      j.name = "j" + std::to_string(id);
-      j.profile = m.profile(in.profile).name;
-      j.duration_s = 1;
-      j.migratable = r.migratable;
-      j.latency_sensitive = r.latency_sensitive;
-      specs_.push_back(j);
+      specs_.push_back(AJob(m.profile(in.profile).name)
+                           .Named("j" + std::to_string(id))
+                           .Moves(r.migratable)
+                           .LatencySensitive(r.latency_sensitive));
       ends_.push_back(r.expected_end_s);
     }
     Status st = ApplyPlan(plan, cluster_.get());

@@ -15,11 +15,13 @@
 
 #include "core/instance_list.h"
 #include "sched/scheduler.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -61,12 +63,8 @@ class Fixture {
   Cluster& cluster() { return *cluster_; }
 
   JobId Enqueue(const std::string& profile, int count = 1, double duration = 1000) {
-    Job j;
-    j.name = fmt::format("j{}", next_);
-    j.profile = profile;
-    j.count = count;
-    j.duration_s = duration;
-    scheduler_->Enqueue(next_, j);
+    scheduler_->Enqueue(next_,
+                        AJob(profile).Named(fmt::format("j{}", next_)).Gang(count).Runs(duration));
     return next_++;
   }
 

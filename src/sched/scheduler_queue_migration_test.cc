@@ -17,11 +17,14 @@
 #include "core/instance_list.h"
 #include "sched/candidates.h"
 #include "sched/scheduler.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
+using ::migsched::testing::JobBuilder;
 using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -48,16 +51,8 @@ class Scripted : public PlacementPolicy {
   }
 };
 
-Job MakeJob(const std::string& name, const std::string& profile,
-            Migratable migratable = Migratable::kCheckpoint, bool latency_sensitive = false) {
-  Job j;
-  j.name = name;
-  j.profile = profile;
-  j.duration_s = 1000;
-  j.migratable = migratable;
-  j.latency_sensitive = latency_sensitive;
-  return j;
-}
+// Every job here runs 1000 s and may be checkpointed, unless a test says otherwise.
+const JobBuilder kJob = AJob().Runs(1000).Moves(Migratable::kCheckpoint);
 
 std::unique_ptr<PlacementPolicy> Named(const std::string& name, const SchedulerOptions& o) {
   auto p = MakePolicy(name, o);
@@ -134,9 +129,9 @@ std::vector<std::string> Placed(const std::vector<Decision>& decisions) {
 // C may move again only once 120 s have passed since its move began.
 TEST(SchedulerMigrationTest, CoolDownIsRespected) {
   Fixture f(1, std::make_unique<Scripted>(), Opts(0.25));
-  f.Place(MakeJob("g0s0", "1g.5gb", Migratable::kNone));
-  const JobId b = f.Place(MakeJob("g0s1", "1g.5gb", Migratable::kNone));
-  const JobId c = f.Place(MakeJob("g0s5", "1g.5gb"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
+  const JobId b = f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
+  const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
   f.s().SetNow(0);
   EXPECT_THAT(f.Pass(), ElementsAre("job 2: 0@5 -> 0@3"));
   EXPECT_EQ(f.s().MigrationOf(c)->to, (InstanceRef{0, 0, 3}));
@@ -174,9 +169,12 @@ TEST_P(SchedulerMoveRightsTest, NoneAndLatencySensitiveJobsNeverLeaveTheirGpu) {
   SchedulerOptions o = Opts();
   o.migration.max_moves_per_pass = 0;
   Fixture f(2, std::make_unique<Scripted>(), o);
-  f.Place(MakeJob("g0s0", "1g.5gb"));
-  f.Place(MakeJob("g0s1", "1g.5gb"));
-  f.Place(MakeJob("g0s5", "1g.5gb", c.migratable, c.latency_sensitive));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s1"));
+  f.Place(kJob.Profile("1g.5gb")
+              .Named("g0s5")
+              .Moves(c.migratable)
+              .LatencySensitive(c.latency_sensitive));
   EXPECT_EQ(f.Pass(), c.expected);
 }
 
@@ -191,9 +189,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(SchedulerMigrationTest, DriverMayHoldAJobBackAndNonMigratingPoliciesNeverMove) {
   Fixture f(1, std::make_unique<Scripted>(), Opts());
-  f.Place(MakeJob("g0s0", "1g.5gb"));
-  f.Place(MakeJob("g0s1", "1g.5gb"));
-  f.Place(MakeJob("g0s5", "1g.5gb"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s1"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
   auto held = f.s().RunMigrationPass(MigrationTrigger::kTick, [](JobId) { return false; });
   ASSERT_TRUE(held.ok());
   EXPECT_THAT(*held, IsEmpty());
@@ -204,9 +202,9 @@ TEST(SchedulerMigrationTest, DriverMayHoldAJobBackAndNonMigratingPoliciesNeverMo
 
 TEST(SchedulerMigrationTest, AJobEndingMidCopyAbandonsItsMove) {
   Fixture f(1, std::make_unique<Scripted>(), Opts());
-  f.Place(MakeJob("g0s0", "1g.5gb"));
-  f.Place(MakeJob("g0s1", "1g.5gb"));
-  const JobId c = f.Place(MakeJob("g0s5", "1g.5gb"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s1"));
+  const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
   ASSERT_THAT(f.Pass(), ElementsAre("job 2: 0@5 -> 0@3"));
   auto plan = f.s().Release(c);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
@@ -240,13 +238,13 @@ TEST_P(StarvationGuardTest, ReservesTheGpuThatFreesSoonest) {
   SchedulerOptions o = Opts();
   o.max_skip_seconds = c.max_skip;
   Fixture f(2, std::make_unique<Scripted>(), o);
-  f.Place(MakeJob("g0s0", "1g.5gb"));
-  f.Place(MakeJob("g1s0", "1g.5gb"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
+  f.Place(kJob.Profile("1g.5gb").Named("g1s0"));
   f.s().SetExpectedEnd(0, c.end0);
   f.s().SetExpectedEnd(1, 100);
   f.s().SetNow(0);
-  f.s().Enqueue(100, MakeJob("big", "7g.40gb"));
-  f.s().Enqueue(101, MakeJob("small", "1g.5gb"));
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+  f.s().Enqueue(101, kJob.Profile("1g.5gb").Named("small"));
   f.s().SetNow(c.now);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
@@ -306,13 +304,11 @@ TEST_P(GuardBackfillTest, OnlyJobsThatEndBeforeTheReservationUseTheReservedGpu) 
   o.max_skip_seconds = 30;
   o.reservation_slack = c.slack;
   Fixture f(1, std::make_unique<Scripted>(), o);
-  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.s().SetExpectedEnd(0, 100);
   f.s().SetNow(0);
-  Job big = MakeJob("big", "7g.40gb");
-  big.duration_s = c.reserved_duration;
-  f.s().Enqueue(100, big);
-  Job small = MakeJob("small", "1g.5gb");
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big").Runs(c.reserved_duration));
+  Job small = kJob.Profile("1g.5gb").Named("small");
   small.duration_s = c.duration;
   f.s().Enqueue(101, small);
   f.s().SetNow(31);
@@ -370,14 +366,14 @@ TEST_P(ConservativeBackfillTest, EachOverdueJobReservesAndABackfillMayDelayNone)
   o.max_skip_seconds = 30;
   o.reservation = c.mode;
   Fixture f(2, std::make_unique<Scripted>(), o);
-  ASSERT_EQ(f.Place(MakeJob("g0s0", "1g.5gb")), 0);
-  ASSERT_EQ(f.Place(MakeJob("g1s0", "1g.5gb")), 1);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g1s0")), 1);
   f.s().SetExpectedEnd(0, 100);
   f.s().SetExpectedEnd(1, 200);
   f.s().SetNow(0);
-  f.s().Enqueue(100, MakeJob("big", "7g.40gb"));
-  f.s().Enqueue(101, MakeJob("big2", "7g.40gb"));
-  Job small = MakeJob("small", "1g.5gb");
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+  f.s().Enqueue(101, kJob.Profile("7g.40gb").Named("big2"));
+  Job small = kJob.Profile("1g.5gb").Named("small");
   small.duration_s = c.duration;
   f.s().Enqueue(102, small);
   f.s().SetNow(31);
@@ -435,7 +431,7 @@ TEST_P(GangBackfillTest, JobsEndingBeforeTheGangCanStartBackfill) {
   o.joint_placement = c.policy == "full";
   Fixture f = c.policy == "scripted" ? Fixture(3, std::make_unique<Scripted>(), o)
                                      : Fixture(3, c.policy, o);
-  Job j0 = MakeJob("g0s0", "1g.5gb"), j1 = MakeJob("g1s0", "1g.5gb");
+  Job j0 = kJob.Profile("1g.5gb").Named("g0s0"), j1 = kJob.Profile("1g.5gb").Named("g1s0");
   ASSERT_EQ(f.Place(j0), 0);
   ASSERT_EQ(f.Place(j1), 1);
   // Wherever the policy put them: job 0 on GPU 0, job 1 on GPU 1.
@@ -444,10 +440,10 @@ TEST_P(GangBackfillTest, JobsEndingBeforeTheGangCanStartBackfill) {
   f.s().SetExpectedEnd(0, 100);
   f.s().SetExpectedEnd(1, 1000);
   f.s().SetNow(0);
-  Job gang = MakeJob("gang", "7g.40gb");
+  Job gang = kJob.Profile("7g.40gb").Named("gang");
   gang.count = 2;
   f.s().Enqueue(100, gang);
-  Job seven = MakeJob("seven", "7g.40gb");
+  Job seven = kJob.Profile("7g.40gb").Named("seven");
   seven.duration_s = c.duration;
   f.s().Enqueue(101, seven);
   f.s().SetNow(31);
@@ -485,17 +481,17 @@ TEST(SchedulerQueueTest, BackfillIsNotRefusedByAFailureSeenWhileReserved) {
   o.max_skip_seconds = 30;
   o.joint_placement = true;
   Fixture f(2, "full", o);
-  ASSERT_EQ(f.Place(MakeJob("j0", "1g.5gb")), 0);
-  ASSERT_EQ(f.Place(MakeJob("j1", "1g.5gb")), 1);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("j0")), 0);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("j1")), 1);
   ASSERT_EQ(f.cluster().gpu(0).busy_compute_slices(), 1);
   ASSERT_EQ(f.cluster().gpu(1).busy_compute_slices(), 1);
   f.s().SetExpectedEnd(0, 40);
   f.s().SetExpectedEnd(1, 1000);
   f.s().SetNow(0);
-  Job gang = MakeJob("gang", "7g.40gb");
+  Job gang = kJob.Profile("7g.40gb").Named("gang");
   gang.count = 2;
   f.s().Enqueue(100, gang);
-  Job seven = MakeJob("seven", "7g.40gb");
+  Job seven = kJob.Profile("7g.40gb").Named("seven");
   seven.duration_s = 50;
   f.s().Enqueue(101, seven);
   f.s().SetNow(10);
@@ -525,12 +521,12 @@ TEST(SchedulerQueueTest, AJobBesideTheReservationThatKeepsItValidStarts) {
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   Fixture f(1, std::make_unique<Scripted>(), o);
-  f.Place(MakeJob("g0s0", "1g.5gb"));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.s().SetExpectedEnd(0, 100);
   f.s().SetNow(0);
-  f.s().Enqueue(100, MakeJob("big", "4g.20gb"));
-  f.s().Enqueue(101, MakeJob("small", "1g.5gb"));
-  f.s().Enqueue(102, MakeJob("mid", "3g.20gb"));
+  f.s().Enqueue(100, kJob.Profile("4g.20gb").Named("big"));
+  f.s().Enqueue(101, kJob.Profile("1g.5gb").Named("small"));
+  f.s().Enqueue(102, kJob.Profile("3g.20gb").Named("mid"));
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
@@ -548,9 +544,9 @@ TEST(SchedulerQueueTest, MaxWaitExpiresJobsThatWaitedLongEnough) {
   o.max_wait_s = 20;
   Fixture f(1, "first-fit", o);
   f.s().SetNow(0);
-  f.s().Enqueue(0, MakeJob("a", "7g.40gb"));
+  f.s().Enqueue(0, kJob.Profile("7g.40gb").Named("a"));
   f.s().SetNow(10);
-  f.s().Enqueue(1, MakeJob("b", "7g.40gb"));
+  f.s().Enqueue(1, kJob.Profile("7g.40gb").Named("b"));
   f.s().SetNow(19.5);
   EXPECT_THAT(f.s().ExpireWaits(), IsEmpty());
   // Job 0 has waited 20 s (reached), job 1 10 s.
@@ -559,7 +555,7 @@ TEST(SchedulerQueueTest, MaxWaitExpiresJobsThatWaitedLongEnough) {
   EXPECT_THAT(f.s().QueuedJobs(), ElementsAre(1));
   // Without a limit nothing expires.
   Fixture g(1, "first-fit", Opts());
-  g.s().Enqueue(0, MakeJob("a", "7g.40gb"));
+  g.s().Enqueue(0, kJob.Profile("7g.40gb").Named("a"));
   g.s().SetNow(1e9);
   EXPECT_THAT(g.s().ExpireWaits(), IsEmpty());
 }
@@ -571,7 +567,7 @@ TEST(SchedulerRetentionTest, KeptInstancesAreReusedAndExpire) {
   // t = 0: a 1g goes to 1g@6 (the only ΔFragCost-0 start on an empty A100)
   // and is created; t = 10: it ends, the instance is kept idle.
   f.s().SetNow(0);
-  const JobId a = f.Place(MakeJob("a", "1g.5gb"));
+  const JobId a = f.Place(kJob.Profile("1g.5gb").Named("a"));
   EXPECT_EQ(f.s().NextIdleExpiry(), std::nullopt);  // busy, nothing idle
   f.s().SetNow(10);
   ASSERT_TRUE(f.s().Release(a).ok());
@@ -579,7 +575,7 @@ TEST(SchedulerRetentionTest, KeptInstancesAreReusedAndExpire) {
   // t = 20: the next 1g reuses it (ΔFragCost 0 at 6, reuse wins the tie):
   // one destroy and one create saved.
   f.s().SetNow(20);
-  const JobId b = f.Place(MakeJob("b", "1g.5gb"));
+  const JobId b = f.Place(kJob.Profile("1g.5gb").Named("b"));
   EXPECT_THAT(*f.s().InstancesOf(b), ElementsAre(InstanceRef{0, 0, 6}));
   EXPECT_EQ(f.s().kept_instance_reuses(), 1);
   f.s().SetNow(30);
@@ -601,14 +597,14 @@ TEST(SchedulerRetentionTest, KeptInstancesAreReusedAndExpire) {
 TEST(SchedulerRetentionTest, OffByDefaultAndForSetupLayouts) {
   // Default (< 0): keep until the space is needed.
   Fixture f(1, "lb+frag", Opts());
-  const JobId a = f.Place(MakeJob("a", "1g.5gb"));
+  const JobId a = f.Place(kJob.Profile("1g.5gb").Named("a"));
   ASSERT_TRUE(f.s().Release(a).ok());
   EXPECT_EQ(f.s().NextIdleExpiry(), std::nullopt);
   // static: its layout instances are never expired.
   SchedulerOptions o = Opts();
   o.idle_ttl_s = 0;
   Fixture g(1, "static", o);
-  const JobId b = g.Place(MakeJob("b", "1g.5gb"));
+  const JobId b = g.Place(kJob.Profile("1g.5gb").Named("b"));
   ASSERT_TRUE(g.s().Release(b).ok());
   EXPECT_EQ(g.s().NextIdleExpiry(), std::nullopt);
   auto plan = g.s().ExpireIdleInstances();

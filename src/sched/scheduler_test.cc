@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "core/instance_list.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -61,11 +63,7 @@ class World {
   // Places a job asking for `profile` (count instances); returns its instances
   // as "gpu:profile@start" strings (empty if it does not fit now).
   std::vector<std::string> Place(const std::string& profile, int count = 1) {
-    Job job;
-    job.name = "j" + std::to_string(next_id_);
-    job.profile = profile;
-    job.count = count;
-    job.duration_s = 1;
+    const Job job = AJob(profile).Named("j" + std::to_string(next_id_)).Gang(count);
     auto d = scheduler_->TryPlace(next_id_++, job);
     EXPECT_TRUE(d.ok()) << d.status().ToString();
     std::vector<std::string> out;

@@ -10,18 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "testing/builders.h"
+
 namespace migsched {
 namespace {
 
-Job MakeJob(std::string name, double arrival, int count, double duration) {
-  Job j;
-  j.name = std::move(name);
-  j.arrival_s = arrival;
-  j.gpu_fraction = 1;
-  j.count = count;
-  j.duration_s = duration;
-  return j;
-}
+using ::migsched::testing::AJob;
 
 // Demands by job name, as a caller would resolve them on its GPU model.
 std::function<double(const Job&)> DemandTable(std::map<std::string, double> table) {
@@ -36,7 +30,9 @@ std::function<double(const Job&)> DemandTable(std::map<std::string, double> tabl
 //   C: 1 x 1/7 GPU for 700 s = 100.  E[dD] = 600 / 3 = 200 GPU-s.
 //   N = 4 GPUs, load 0.5: G = 200 / (0.5 * 4) = 100 s.
 std::vector<Job> Abc() {
-  return {MakeJob("A", 10, 1, 700), MakeJob("B", 20, 2, 100), MakeJob("C", 40, 1, 700)};
+  return {AJob().Fraction(1).Named("A").ArrivesAt(10).Runs(700),
+          AJob().Fraction(1).Named("B").ArrivesAt(20).Gang(2).Runs(100),
+          AJob().Fraction(1).Named("C").ArrivesAt(40).Runs(700)};
 }
 ArrivalOptions AbcOptions(ArrivalMode mode) {
   ArrivalOptions o;
@@ -70,8 +66,11 @@ TEST(ArrivalsTest, TraceOrderScaleFactorHandExample) {
 
 TEST(ArrivalsTest, TraceOrderSortsStablyAndKeepsGapRatios) {
   // Unsorted, with a tie (b1, b2 at 5) that must keep vector order.
-  std::vector<Job> jobs = {MakeJob("c", 35, 1, 10), MakeJob("b1", 5, 1, 10), MakeJob("a", 0, 1, 10),
-                           MakeJob("b2", 5, 1, 10), MakeJob("d", 100, 1, 10)};
+  std::vector<Job> jobs = {AJob().Fraction(1).Named("c").ArrivesAt(35).Runs(10),
+                           AJob().Fraction(1).Named("b1").ArrivesAt(5).Runs(10),
+                           AJob().Fraction(1).Named("a").Runs(10),
+                           AJob().Fraction(1).Named("b2").ArrivesAt(5).Runs(10),
+                           AJob().Fraction(1).Named("d").ArrivesAt(100).Runs(10)};
   ArrivalOptions o;
   o.mode = ArrivalMode::kTraceOrder;
   o.load = 0.8;
@@ -102,7 +101,8 @@ TEST(ArrivalsTest, PoissonMeanGapMatchesFormula) {
   std::vector<Job> jobs;
   double work = 0;
   for (int i = 0; i < 20001; ++i) {
-    Job j = MakeJob("j" + std::to_string(i), 0, 1 + i % 2, 60.0 * (1 + i % 10));
+    Job j =
+        AJob().Fraction(1).Named("j" + std::to_string(i)).Gang(1 + i % 2).Runs(60.0 * (1 + i % 10));
     j.gpu_fraction = (1 + i % 7) / 7.0;
     work += j.count * j.gpu_fraction * j.duration_s;
     jobs.push_back(j);
@@ -151,7 +151,7 @@ TEST(ArrivalsTest, SingleAndNoJobs) {
   std::vector<Job> none;
   EXPECT_TRUE(RegenerateArrivals(&none, AbcOptions(ArrivalMode::kPoisson)).ok());
   for (ArrivalMode m : {ArrivalMode::kPoisson, ArrivalMode::kTraceOrder}) {
-    std::vector<Job> one = {MakeJob("A", 123, 1, 700)};
+    std::vector<Job> one = {AJob().Fraction(1).Named("A").ArrivesAt(123).Runs(700)};
     ASSERT_TRUE(RegenerateArrivals(&one, AbcOptions(m)).ok());
     EXPECT_EQ(one[0].arrival_s, 0);
   }

@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "sim/simulator.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 
 // A100 40GB in the bundled catalog: idle 35 W, board limit 250 W, so
@@ -75,22 +77,15 @@ TEST(EnergyTest, TinyTraceThroughTheSimulator) {
   // Busy slice-seconds: 4 x 100.023 + 3 x 50.023 + 4 x 100 = 950.161.
   // E = 35 x 200.023 + 30.714... x 950.161 = 7000.805 + 29183.516 J
   //   = 36184.321 J = 0.0100512 kWh; 3 jobs -> 298.47 jobs per kWh.
-  auto job = [](const std::string& name, double at, const std::string& profile, double d) {
-    Job j;
-    j.name = name;
-    j.arrival_s = at;
-    j.profile = profile;
-    j.duration_s = d;
-    return j;
-  };
   ManualClock clock;
   SimOptions o;
   o.clock = &clock;
   o.self_check = true;
-  auto r = RunSimulation(
-      {&Model("A100-40GB")},
-      {job("a", 0, "4g.20gb", 100), job("b", 0, "4g.20gb", 100), job("c", 10, "3g.20gb", 50)},
-      "lb+frag", SchedulerOptions{}, o);
+  auto r =
+      RunSimulation({&Model("A100-40GB")},
+                    {AJob("4g.20gb").Named("a").Runs(100), AJob("4g.20gb").Named("b").Runs(100),
+                     AJob("3g.20gb").Named("c").ArrivesAt(10).Runs(50)},
+                    "lb+frag", SchedulerOptions{}, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const double joules = kIdleW * 200.023 + kSliceW * 950.161;
   ASSERT_TRUE(r->metrics.energy_kwh.has_value());

@@ -7,20 +7,14 @@
 #include <vector>
 
 #include "sim/simulator.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
-
-Job Wants(const std::string& profile) {
-  Job j;
-  j.name = profile;
-  j.profile = profile;
-  j.duration_s = 1;
-  return j;
-}
 
 SimOptions FillOptions() {
   static ManualClock clock;
@@ -34,8 +28,8 @@ TEST(FillModeTest, OneFullGpuJob) {
   // 1 × A100 (7 slices), target 1.3 × 7 = 9.1. Arrival 1: 7g, requested 7 =
   // 100%: placed; steps 5%..100% (20 points) reached at once. Arrival 2: 7g,
   // requested 14: no room; steps 105%..130% (6 points). 14 >= 9.1: stop.
-  auto r = RunSimulation({&Model("A100-40GB")}, {Wants("7g.40gb")}, "first-fit", SchedulerOptions{},
-                         FillOptions());
+  auto r = RunSimulation({&Model("A100-40GB")}, {AJob("7g.40gb").Named("7g.40gb")}, "first-fit",
+                         SchedulerOptions{}, FillOptions());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->fill_curve.size(), 26u);
   EXPECT_DOUBLE_EQ(r->fill_curve[0].target_share, 0.05);
@@ -72,8 +66,9 @@ TEST(FillModeTest, CyclesThroughAMixedWorkload) {
   // FragCost{3g@0,1g@4}: 1g.5gb 2 of 3, 1g.10gb 1 of 1, 2g 0 of 1 (3g, 4g, 7g
   // no capacity): 1 - (2/3 + 1 + 0)/3 = 4/9. With 1g@5 too: 1g.5gb 1 of 2:
   // 1 - (1/2 + 1 + 0)/3 = 0.5 (both as in cases/fragcost-a100-40gb.json).
-  auto r = RunSimulation({&Model("A100-40GB")}, {Wants("3g.20gb"), Wants("1g.5gb")}, "first-fit",
-                         SchedulerOptions{}, FillOptions());
+  auto r = RunSimulation({&Model("A100-40GB")},
+                         {AJob("3g.20gb").Named("3g.20gb"), AJob("1g.5gb").Named("1g.5gb")},
+                         "first-fit", SchedulerOptions{}, FillOptions());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->fill_curve.size(), 26u);
   struct Want {
@@ -104,8 +99,8 @@ TEST(FillModeTest, CyclesThroughAMixedWorkload) {
 }
 
 TEST(FillModeTest, NothingOfferableIsAnError) {
-  auto r = RunSimulation({&Model("A30-24GB")}, {Wants("7g.40gb")}, "first-fit", SchedulerOptions{},
-                         FillOptions());
+  auto r = RunSimulation({&Model("A30-24GB")}, {AJob("7g.40gb").Named("7g.40gb")}, "first-fit",
+                         SchedulerOptions{}, FillOptions());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),

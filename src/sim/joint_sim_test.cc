@@ -9,24 +9,16 @@
 #include <vector>
 
 #include "sim/simulator.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 
 constexpr double kR = 0.023;
-
-Job MakeJob(const std::string& name, double arrival_s, const std::string& profile,
-            double duration_s) {
-  Job j;
-  j.name = name;
-  j.arrival_s = arrival_s;
-  j.profile = profile;
-  j.duration_s = duration_s;
-  return j;
-}
 
 SimResult Simulate(const std::vector<Job>& jobs, const std::string& policy, bool joint) {
   static ManualClock clock;
@@ -47,7 +39,7 @@ std::vector<Job> FourTogether(bool reverse, double at = 0) {
   if (reverse) std::reverse(p.begin(), p.end());
   std::vector<Job> jobs;
   for (size_t i = 0; i < p.size(); ++i)
-    jobs.push_back(MakeJob("j" + std::to_string(i), at, p[i], 100));
+    jobs.push_back(AJob(p[i]).Named("j" + std::to_string(i)).ArrivesAt(at).Runs(100));
   return jobs;
 }
 
@@ -104,7 +96,7 @@ TEST(JointSimTest, OneAtATimeTheThreeGWaits) {
 // first job's plan destroys it and creates its instance, each later job one
 // create: starts at 50 + 3r, 50 + 4r, 50 + 5r, 50 + 6r; makespan 150 + 6r.
 TEST(JointSimTest, ACompletionStartsAllFour) {
-  std::vector<Job> jobs = {MakeJob("big", 0, "7g.40gb", 50)};
+  std::vector<Job> jobs = {AJob("7g.40gb").Named("big").Runs(50)};
   for (const Job& j : FourTogether(false, 10)) jobs.push_back(j);
   const SimResult r = Simulate(jobs, "lb+frag", true);
   ASSERT_EQ(r.jobs.size(), 5u);

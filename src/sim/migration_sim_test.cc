@@ -16,25 +16,16 @@
 #include "sched/candidates.h"
 #include "sim/online_mode.h"
 #include "sim/simulator.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 
 constexpr double kR = 0.023;
-
-Job MakeJob(const std::string& name, double arrival_s, const std::string& profile,
-            double duration_s, Migratable migratable = Migratable::kNone) {
-  Job j;
-  j.name = name;
-  j.arrival_s = arrival_s;
-  j.profile = profile;
-  j.duration_s = duration_s;
-  j.migratable = migratable;
-  return j;
-}
 
 SimOptions Options(double reconfig_ms = 23) {
   static ManualClock clock;
@@ -85,8 +76,8 @@ SimResult RunScripted(const std::vector<Job>& jobs, const SchedulerOptions& o, i
 // way). The target is created on the GPU's operation queue, free since 4r:
 // ready at 10 + 5r.
 std::vector<Job> MoveTrace(Migratable c) {
-  return {MakeJob("g0s0", 0, "1g.5gb", 1000), MakeJob("g0s1", 0, "1g.5gb", 1000),
-          MakeJob("g0s5", 0, "1g.5gb", 1000, c), MakeJob("g0s6", 0, "1g.5gb", 10)};
+  return {AJob("1g.5gb").Named("g0s0").Runs(1000), AJob("1g.5gb").Named("g0s1").Runs(1000),
+          AJob("1g.5gb").Named("g0s5").Runs(1000).Moves(c), AJob("1g.5gb").Named("g0s6").Runs(10)};
 }
 
 TEST(MigrationSimTest, CheckpointMoveIsMakeBeforeBreak) {
@@ -145,10 +136,11 @@ TEST(MigrationSimTest, MaxWaitRejectsAJobStillQueued) {
   // starts Z first, so Z runs 100-110.
   SchedulerOptions o;
   o.max_wait_s = 50;
-  auto r = RunSimulation({&Model("A100-40GB")},
-                         {MakeJob("x", 0, "7g.40gb", 100), MakeJob("y", 10, "7g.40gb", 10),
-                          MakeJob("z", 50, "7g.40gb", 10)},
-                         "first-fit", o, Options(0));
+  auto r = RunSimulation(
+      {&Model("A100-40GB")},
+      {AJob("7g.40gb").Named("x").Runs(100), AJob("7g.40gb").Named("y").ArrivesAt(10).Runs(10),
+       AJob("7g.40gb").Named("z").ArrivesAt(50).Runs(10)},
+      "first-fit", o, Options(0));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->jobs.size(), 3u);
   EXPECT_EQ(r->jobs[1].outcome, JobOutcome::kRejected);
@@ -171,9 +163,10 @@ TEST(MigrationSimTest, MaxWaitRejectsAJobStillQueued) {
 // t = 40.. wait, and the four running ones (t = 0..30) end by 90: the 7g
 // starts at 90.
 TEST(MigrationSimTest, StarvationGuardStopsBackfillFromStarvingAFullGpuJob) {
-  std::vector<Job> jobs = {MakeJob("s0", 0, "1g.5gb", 60), MakeJob("big", 5, "7g.40gb", 100)};
+  std::vector<Job> jobs = {AJob("1g.5gb").Named("s0").Runs(60),
+                           AJob("7g.40gb").Named("big").ArrivesAt(5).Runs(100)};
   for (int k = 1; k < 20; ++k)
-    jobs.push_back(MakeJob("s" + std::to_string(k), 10.0 * k, "1g.5gb", 60));
+    jobs.push_back(AJob("1g.5gb").Named("s" + std::to_string(k)).ArrivesAt(10.0 * k).Runs(60));
   for (double skip : {-1.0, 30.0}) {
     SchedulerOptions o;
     o.max_skip_seconds = skip;
@@ -203,10 +196,11 @@ TEST(MigrationSimTest, StarvationGuardStopsBackfillFromStarvingAFullGpuJob) {
 // places d and GPU 1 destroys both (to 1000.069, 1000.092) and creates 7g@0:
 // d starts at 1000.115 = 1000 + 5r.
 TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToTheMillisecond) {
-  const std::vector<Job> jobs = {MakeJob("g0s4", 0, "3g.20gb", 5000),
-                                 MakeJob("g1s0", 0, "1g.5gb", 1000, Migratable::kCheckpoint),
-                                 MakeJob("g1s6", 0, "1g.5gb", 1000, Migratable::kCheckpoint),
-                                 MakeJob("g1s0", 10, "7g.40gb", 100)};
+  const std::vector<Job> jobs = {
+      AJob("3g.20gb").Named("g0s4").Runs(5000),
+      AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("7g.40gb").Named("g1s0").ArrivesAt(10).Runs(100)};
   SchedulerOptions o;
   o.migration.defrag_interval_s = 0;
   o.migration.fixed_s = 1;
@@ -246,9 +240,10 @@ TEST(MigrationSimTest, IdleTtlDestroysUnusedInstancesAndReuseCountsAsSaved) {
   // 30 + --idle-ttl 40 = 70.
   SchedulerOptions o;
   o.idle_ttl_s = 40;
-  auto r = RunSimulation({&Model("A100-40GB")},
-                         {MakeJob("a", 0, "1g.5gb", 10), MakeJob("b", 20, "1g.5gb", 10)}, "lb+frag",
-                         o, Options());
+  auto r = RunSimulation(
+      {&Model("A100-40GB")},
+      {AJob("1g.5gb").Named("a").Runs(10), AJob("1g.5gb").Named("b").ArrivesAt(20).Runs(10)},
+      "lb+frag", o, Options());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const Metrics& m = r->metrics;
   EXPECT_EQ(r->jobs[1].start_s, 20);
@@ -259,9 +254,10 @@ TEST(MigrationSimTest, IdleTtlDestroysUnusedInstancesAndReuseCountsAsSaved) {
   EXPECT_EQ(m.reconfigurations_saved_by_retention, 2);
   EXPECT_EQ(r->timeline.back().time_s, 70);
   // Default retention: kept until needed, never destroyed here.
-  auto keep = RunSimulation({&Model("A100-40GB")},
-                            {MakeJob("a", 0, "1g.5gb", 10), MakeJob("b", 20, "1g.5gb", 10)},
-                            "lb+frag", SchedulerOptions{}, Options());
+  auto keep = RunSimulation(
+      {&Model("A100-40GB")},
+      {AJob("1g.5gb").Named("a").Runs(10), AJob("1g.5gb").Named("b").ArrivesAt(20).Runs(10)},
+      "lb+frag", SchedulerOptions{}, Options());
   ASSERT_TRUE(keep.ok());
   EXPECT_EQ(keep->metrics.destroys, 0);
   EXPECT_EQ(keep->metrics.idle_expirations, 0);

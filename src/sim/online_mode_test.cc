@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "core/config_table.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -42,15 +44,6 @@ class AlwaysSlotZero : public PlacementPolicy {
   }
 };
 
-Job Wants(const std::string& name, double arrival_s, const std::string& profile) {
-  Job j;
-  j.name = name;
-  j.arrival_s = arrival_s;
-  j.profile = profile;
-  j.duration_s = 10;
-  return j;
-}
-
 Status RunWith(std::unique_ptr<PlacementPolicy> policy, const std::vector<Job>& jobs) {
   ConfigTableCache tables;
   Cluster cluster({&Model("A100-40GB")}, &tables);
@@ -66,7 +59,8 @@ Status RunWith(std::unique_ptr<PlacementPolicy> policy, const std::vector<Job>& 
 
 TEST(OnlineModeTest, JobsLeftQueuedWithNothingToHappenIsABug) {
   Status st = RunWith(std::make_unique<NeverPlaces>(),
-                      {Wants("stuck", 0, "1g.5gb"), Wants("also", 1, "2g.10gb")});
+                      {AJob("1g.5gb").Named("stuck").Runs(10),
+                       AJob("2g.10gb").Named("also").ArrivesAt(1).Runs(10)});
   EXPECT_EQ(st.code(), StatusCode::kInternal);
   EXPECT_EQ(st.message(),
             "simulation ended with 2 job(s) still queued and nothing left to happen (a bug): "
@@ -76,8 +70,9 @@ TEST(OnlineModeTest, JobsLeftQueuedWithNothingToHappenIsABug) {
 TEST(OnlineModeTest, ARejectedPlanAbortsTheRun) {
   // The first job gets 3g.20gb@0; the second is sent to the same, busy, slot:
   // ApplyPlan rejects the create.
-  Status st = RunWith(std::make_unique<AlwaysSlotZero>(),
-                      {Wants("a", 0, "3g.20gb"), Wants("b", 1, "3g.20gb")});
+  Status st = RunWith(
+      std::make_unique<AlwaysSlotZero>(),
+      {AJob("3g.20gb").Named("a").Runs(10), AJob("3g.20gb").Named("b").ArrivesAt(1).Runs(10)});
   EXPECT_EQ(st.code(), StatusCode::kInternal);
   EXPECT_THAT(st.message(), StartsWith("plan step 1 (create 3g.20gb@0 on GPU 0)"));
   EXPECT_THAT(st.message(), HasSubstr("overlaps"));

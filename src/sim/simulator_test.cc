@@ -10,38 +10,22 @@
 #include <string>
 #include <vector>
 
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
+using ::migsched::testing::JobBuilder;
 using ::migsched::testing::Model;
 using ::testing::HasSubstr;
 
 constexpr double kR = 0.023;  // seconds per create/destroy (default 23 ms)
 
-Job MakeJob(const std::string& name, double arrival_s, const std::string& profile,
-            double duration_s, int count = 1, double pcie_gbps = 0, double alpha = 1) {
-  Job j;
-  j.name = name;
-  j.arrival_s = arrival_s;
-  j.profile = profile;
-  j.duration_s = duration_s;
-  j.count = count;
-  j.pcie_gbps = pcie_gbps;
-  j.alpha = alpha;
-  return j;
-}
-
 // Reference jobs of §8 (HPCAsia'25): Bloom-7b1 and Bloom-560m offloaded inference.
-Job Bloom7b1(const std::string& name, double arrival_s, const std::string& profile,
-             double duration_s, int count = 1) {
-  return MakeJob(name, arrival_s, profile, duration_s, count, 17.65, 1.07);
-}
-Job Bloom560m(const std::string& name, double arrival_s, const std::string& profile,
-              double duration_s) {
-  return MakeJob(name, arrival_s, profile, duration_s, 1, 5.7, 1.25);
-}
+const JobBuilder kBloom7b1 = AJob().Pcie(17.65, 1.07);
+const JobBuilder kBloom560m = AJob().Pcie(5.7, 1.25);
 
 std::vector<const GpuModel*> Gpus(const std::string& model, int n) {
   return std::vector<const GpuModel*>(n, &Model(model));
@@ -65,7 +49,8 @@ SimResult Simulate(const std::vector<const GpuModel*>& gpus, const std::vector<J
 
 // Two 4g.20gb jobs of 100 s at t = 0 on one A100 40GB: 4g.20gb has the single
 // placement 0, so the second waits for the first.
-const std::vector<Job> kTwoBig = {MakeJob("a", 0, "4g.20gb", 100), MakeJob("b", 0, "4g.20gb", 100)};
+const std::vector<Job> kTwoBig = {AJob("4g.20gb").Named("a").Runs(100),
+                                  AJob("4g.20gb").Named("b").Runs(100)};
 
 TEST(SimulatorTest, FragAwareReusesTheIdleInstance) {
   SimResult r = Simulate(Gpus("A100-40GB", 1), kTwoBig, "frag-aware");
@@ -151,7 +136,8 @@ TEST(SimulatorTest, StaticRejectsAProfileOutsideItsLayout) {
 
 TEST(SimulatorTest, StaticReusesThePreCreatedInstance) {
   // A 3g.20gb job arriving at 5 s runs at once on the layout's 3g.20gb@4.
-  SimResult r = Simulate(Gpus("A100-40GB", 1), {MakeJob("a", 5, "3g.20gb", 100)}, "static");
+  SimResult r =
+      Simulate(Gpus("A100-40GB", 1), {AJob("3g.20gb").Named("a").ArrivesAt(5).Runs(100)}, "static");
   const Metrics& m = r.metrics;
   EXPECT_EQ(m.setup_reconfigurations, 4);  // 2g.10gb@0, 1g.5gb@2, 1g.5gb@3, 3g.20gb@4
   EXPECT_EQ(m.reconfigurations, 0);
@@ -169,9 +155,10 @@ TEST(SimulatorTest, StaticReusesThePreCreatedInstance) {
 
 TEST(SimulatorTest, RejectsAtArrivalAndStillFinishes) {
   // A30 offers 1g.6gb, 2g.12gb, 4g.24gb: a 7g.40gb job can never run.
-  SimResult r =
-      Simulate(Gpus("A30-24GB", 1),
-               {MakeJob("big", 0, "7g.40gb", 10), MakeJob("ok", 1, "1g.6gb", 10)}, "frag-aware");
+  SimResult r = Simulate(
+      Gpus("A30-24GB", 1),
+      {AJob("7g.40gb").Named("big").Runs(10), AJob("1g.6gb").Named("ok").ArrivesAt(1).Runs(10)},
+      "frag-aware");
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_EQ(r.jobs[0].outcome, JobOutcome::kRejected);
   EXPECT_EQ(r.jobs[0].reason, "no GPU in the cluster (A30 24GB) offers profile 7g.40gb");
@@ -186,9 +173,10 @@ TEST(SimulatorTest, RejectsAtArrivalAndStillFinishes) {
 TEST(SimulatorTest, RejectsAGangLargerThanTheCluster) {
   // 5 full-GPU instances on 4 GPUs: never. 4 of them: one per GPU, created in
   // parallel (different GPUs), so the gang starts at r.
-  SimResult r = Simulate(
-      Gpus("A100-40GB", 4),
-      {MakeJob("five", 0, "7g.40gb", 10, 5), MakeJob("four", 0, "7g.40gb", 10, 4)}, "first-fit");
+  SimResult r = Simulate(Gpus("A100-40GB", 4),
+                         {AJob("7g.40gb").Named("five").Runs(10).Gang(5),
+                          AJob("7g.40gb").Named("four").Runs(10).Gang(4)},
+                         "first-fit");
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_EQ(r.jobs[0].outcome, JobOutcome::kRejected);
   EXPECT_EQ(r.jobs[0].reason,
@@ -209,7 +197,8 @@ TEST(SimulatorTest, GangStartsWhenItsSlowestGpuIsReconfigured) {
   // starts at max(2r, r) = 2r.
   SimResult r =
       Simulate(Gpus("A100-40GB", 2),
-               {MakeJob("a", 0, "1g.5gb", 10), MakeJob("b", 0, "3g.20gb", 10, 2)}, "first-fit");
+               {AJob("1g.5gb").Named("a").Runs(10), AJob("3g.20gb").Named("b").Runs(10).Gang(2)},
+               "first-fit");
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_NEAR(r.jobs[0].start_s, kR, 1e-12);
   EXPECT_EQ(r.jobs[1].instances, "0:3g.20gb@4;1:3g.20gb@0");
@@ -228,7 +217,8 @@ TEST(SimulatorTest, ContentionSlowsTwoPcieJobsOnOneGpu) {
   // then b has done 100 s of work and runs alone at rate 1 (alone: 1.07 ×
   // 17.65 / 30.08 = 0.628 -> max(1, .) = 1): b ends at 100 kSlow2 + 100.
   SimResult r = Simulate(Gpus("A100-40GB", 1),
-                         {Bloom7b1("a", 0, "3g.20gb", 100), Bloom7b1("b", 0, "3g.20gb", 200)},
+                         {kBloom7b1.Profile("3g.20gb").Named("a").Runs(100),
+                          kBloom7b1.Profile("3g.20gb").Named("b").Runs(200)},
                          "frag-aware", Options(0));
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_NEAR(kSlow2, 1.2556848404255, 1e-12);
@@ -242,9 +232,10 @@ TEST(SimulatorTest, ContentionStartsWhenTheJobRunsNotWhenItIsPlaced) {
   // (work done r), then both at 1/kSlow2. a's remaining 100 - r takes
   // (100 - r) kSlow2: a ends at 2r + (100 - r) kSlow2. By then b has done
   // 100 - r, its last r runs alone at rate 1: b ends r later.
-  SimResult r =
-      Simulate(Gpus("A100-40GB", 1),
-               {Bloom7b1("a", 0, "3g.20gb", 100), Bloom7b1("b", 0, "3g.20gb", 100)}, "frag-aware");
+  SimResult r = Simulate(Gpus("A100-40GB", 1),
+                         {kBloom7b1.Profile("3g.20gb").Named("a").Runs(100),
+                          kBloom7b1.Profile("3g.20gb").Named("b").Runs(100)},
+                         "frag-aware");
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_EQ(r.jobs[0].instances, "0:3g.20gb@4");
   EXPECT_NEAR(r.jobs[1].start_s, 2 * kR, 1e-12);
@@ -256,9 +247,10 @@ TEST(SimulatorTest, ContentionStartsWhenTheJobRunsNotWhenItIsPlaced) {
 TEST(SimulatorTest, SinglePcieJobAndNonPcieNeighbourRunAtFullSpeed) {
   // a is alone among PCIe-bound jobs (the ResNet-like c has pcie_gbps 0): n = 1
   // -> slowdown max(1, 0.628) = 1; both end at 100.
-  SimResult r = Simulate(Gpus("A100-40GB", 1),
-                         {Bloom7b1("a", 0, "3g.20gb", 100), MakeJob("c", 0, "3g.20gb", 100)},
-                         "frag-aware", Options(0));
+  SimResult r = Simulate(
+      Gpus("A100-40GB", 1),
+      {kBloom7b1.Profile("3g.20gb").Named("a").Runs(100), AJob("3g.20gb").Named("c").Runs(100)},
+      "frag-aware", Options(0));
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 100);
   EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 100);
@@ -270,7 +262,8 @@ TEST(SimulatorTest, ContentionOnlySlowsTheSensitiveJob) {
   // 1/kSlow2 until 100 (work 100/kSlow2), then alone at rate 1: ends at
   // 100 + (100 - 100/kSlow2).
   SimResult r = Simulate(Gpus("A100-40GB", 1),
-                         {Bloom560m("s", 0, "3g.20gb", 100), Bloom7b1("b", 0, "3g.20gb", 100)},
+                         {kBloom560m.Profile("3g.20gb").Named("s").Runs(100),
+                          kBloom7b1.Profile("3g.20gb").Named("b").Runs(100)},
                          "frag-aware", Options(0));
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_NEAR(r.jobs[0].end_s, 100, 1e-9);
@@ -283,7 +276,8 @@ TEST(SimulatorTest, GangRunsAtItsSlowestGpusRate) {
   // 1/kSlow2), GPU 1 one (rate 1): g runs at min = 1/kSlow2, like a. a needs
   // 50 kSlow2; then g (work done 50) runs at 1: ends 50 kSlow2 + 50.
   SimResult r = Simulate(Gpus("A100-40GB", 2),
-                         {Bloom7b1("a", 0, "3g.20gb", 50), Bloom7b1("g", 0, "3g.20gb", 100, 2)},
+                         {kBloom7b1.Profile("3g.20gb").Named("a").Runs(50),
+                          kBloom7b1.Profile("3g.20gb").Named("g").Runs(100).Gang(2)},
                          "first-fit", Options(0));
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_EQ(r.jobs[1].instances, "0:3g.20gb@4;1:3g.20gb@0");
@@ -295,7 +289,8 @@ TEST(SimulatorTest, ContentionOffRunsEveryJobAtRateOne) {
   SimOptions o = Options(0);
   o.contention = false;
   SimResult r = Simulate(Gpus("A100-40GB", 1),
-                         {Bloom7b1("a", 0, "3g.20gb", 100), Bloom7b1("b", 0, "3g.20gb", 200)},
+                         {kBloom7b1.Profile("3g.20gb").Named("a").Runs(100),
+                          kBloom7b1.Profile("3g.20gb").Named("b").Runs(200)},
                          "frag-aware", o);
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 100);
@@ -312,7 +307,7 @@ TEST(SimulatorTest, UtilizationAndFragmentationOfTwoSmallJobs) {
   // FragCost{1g@0} = 4/15 (§2 table). frag_mean = (0.2×50 + 4/15×50) / 100 = 7/30;
   // frag_peak = 4/15.
   SimResult r = Simulate(Gpus("A100-40GB", 1),
-                         {MakeJob("a", 0, "1g.5gb", 100), MakeJob("b", 0, "1g.5gb", 50)},
+                         {AJob("1g.5gb").Named("a").Runs(100), AJob("1g.5gb").Named("b").Runs(50)},
                          "first-fit", Options(0));
   const Metrics& m = r.metrics;
   EXPECT_DOUBLE_EQ(m.makespan_s, 100);
@@ -360,7 +355,7 @@ TEST(SimulatorTest, StrandedCapacityWhileABigJobWaits) {
 
 TEST(SimulatorTest, FractionJobsAreReportedUnderTheirProfile) {
   // gpu_fraction 0.4 by compute on A100: 3g.20gb (3/7 = 0.43 is the smallest >= 0.4).
-  Job j = MakeJob("f", 0, "", 10);
+  Job j = AJob("").Named("f").Runs(10);
   j.gpu_fraction = 0.4;
   SimResult r = Simulate(Gpus("A100-40GB", 1), {j}, "first-fit");
   EXPECT_EQ(r.metrics.per_profile.count("3g.20gb"), 1u);
@@ -382,9 +377,9 @@ TEST(SimulatorTest, ProgressIsReportedAtTheEnd) {
 
 TEST(SimulatorTest, BadInputIsRejected) {
   const auto gpus = Gpus("A100-40GB", 1);
-  auto unsorted =
-      RunSimulation(gpus, {MakeJob("late", 5, "1g.5gb", 1), MakeJob("early", 2, "1g.5gb", 1)},
-                    "first-fit", SchedulerOptions{}, Options());
+  auto unsorted = RunSimulation(
+      gpus, {AJob("1g.5gb").Named("late").ArrivesAt(5), AJob("1g.5gb").Named("early").ArrivesAt(2)},
+      "first-fit", SchedulerOptions{}, Options());
   ASSERT_FALSE(unsorted.ok());
   EXPECT_EQ(unsorted.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(unsorted.status().message(),
@@ -397,8 +392,8 @@ TEST(SimulatorTest, BadInputIsRejected) {
   auto no_gpus = RunSimulation({}, kTwoBig, "first-fit", SchedulerOptions{}, Options());
   EXPECT_EQ(no_gpus.status().message(), "the cluster has no GPUs");
 
-  auto zero = RunSimulation(gpus, {MakeJob("z", 0, "1g.5gb", 0)}, "first-fit", SchedulerOptions{},
-                            Options());
+  auto zero = RunSimulation(gpus, {AJob("1g.5gb").Named("z").Runs(0)}, "first-fit",
+                            SchedulerOptions{}, Options());
   EXPECT_EQ(zero.status().message(), "job 0 ('z'): duration_s must be finite and > 0");
 
   auto policy = RunSimulation(gpus, kTwoBig, "no-such", SchedulerOptions{}, Options());
@@ -419,8 +414,8 @@ TEST(SimulatorTest, ContentionNeedsThePcieBandwidthOfEveryModel) {
   spec.pcie_max_gbps = 0;
   auto model = GpuModel::Create(spec);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::vector<Job> jobs = {MakeJob("plain", 0, "1g.5gb", 1),
-                                 Bloom7b1("bloom", 1, "1g.5gb", 1)};
+  const std::vector<Job> jobs = {AJob("1g.5gb").Named("plain"),
+                                 kBloom7b1.Profile("1g.5gb").Named("bloom").ArrivesAt(1)};
   auto r = RunSimulation({&*model}, jobs, "first-fit", SchedulerOptions{}, Options());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);

@@ -8,24 +8,16 @@
 #include <vector>
 
 #include "sim/simulator.h"
+#include "testing/builders.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
-Job MakeJob(const std::string& name, double arrival_s, const std::string& profile,
-            double duration_s) {
-  Job j;
-  j.name = name;
-  j.arrival_s = arrival_s;
-  j.profile = profile;
-  j.duration_s = duration_s;
-  return j;
-}
 
 SimOptions Options() {
   static ManualClock clock;
@@ -42,8 +34,9 @@ SimOptions Options() {
 //  t=60+r: c ends, 3g@4 stays idle (frag-aware keeps idle instances).
 //  t=100+r: a ends; b reuses the idle 4g@0 (no reconfiguration), to 200 + r.
 // Both instances are 4 placement units wide (4g: 0-3; 3g: 4-7).
-const std::vector<Job> kJobs = {MakeJob("a", 0, "4g.20gb", 100), MakeJob("b", 0, "4g.20gb", 100),
-                                MakeJob("c", 10, "3g.20gb", 50)};
+const std::vector<Job> kJobs = {AJob("4g.20gb").Named("a").Runs(100),
+                                AJob("4g.20gb").Named("b").Runs(100),
+                                AJob("3g.20gb").Named("c").ArrivesAt(10).Runs(50)};
 
 SnapshotInstance Inst(const std::string& profile, int start, JobId job) {
   return SnapshotInstance{profile, start, 4, job};

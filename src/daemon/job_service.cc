@@ -1,0 +1,618 @@
+#include "daemon/job_service.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <future>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "core/cluster.h"
+#include "core/plan.h"
+#include "daemon/commit_wait.h"
+#include "daemon/json_text.h"
+#include "daemon/request_json.h"
+#include "sched/policy.h"
+
+namespace migsched {
+namespace {
+
+bool SameRequest(const JobRequest& a, const JobRequest& b) {
+  return a.profile == b.profile && a.gpu_fraction == b.gpu_fraction && a.count == b.count &&
+         a.command == b.command && a.env == b.env && a.cwd == b.cwd &&
+         a.migratable == b.migratable && a.latency_sensitive == b.latency_sensitive &&
+         a.priority == b.priority && a.name == b.name && a.user == b.user &&
+         a.time_limit_s == b.time_limit_s;
+}
+
+}  // namespace
+
+StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config) {
+  JobUsers users;
+  if (!config.job_user.empty()) {
+    StatusOr<RunAsUser> u = LookUpUser(config.job_user);
+    if (!u.ok()) return FailedPreconditionError("job_user: " + u.status().message());
+    users.default_user = *u;
+  } else if (::geteuid() == 0) {
+    StatusOr<RunAsUser> u = LookUpUser("nobody");
+    if (!u.ok()) {
+      return FailedPreconditionError(
+          "the daemon runs as root and no job_user is configured, and there is no user 'nobody' "
+          "to run jobs as; set job_user");
+    }
+    users.default_user = *u;
+  } else {
+    users.default_user = DaemonUser();
+  }
+  if (users.default_user.uid == ::geteuid()) {
+    spdlog::warn(
+        "jobs run as the daemon's own user ({}): they can read the state dir (the API token, "
+        "other jobs' logs and environments); set job_user to another user",
+        users.default_user.name);
+  }
+  users.allowed[users.default_user.name] = users.default_user;
+  for (const std::string& name : config.job_users) {
+    StatusOr<RunAsUser> u = LookUpUser(name);
+    if (!u.ok()) return FailedPreconditionError("job_users: " + u.status().message());
+    users.allowed[u->name] = *u;
+  }
+  for (const auto& [name, u] : users.allowed) {
+    RETURN_IF_ERROR(CheckReachable(config.WorkDir(), u));
+  }
+  return users;
+}
+
+JobService::JobService(NodeModel* model, InstanceSync* sync, ProcessRunner* runner, JobUsers users,
+                       const DaemonConfig* config, DaemonCounters* counters, Clock* clock,
+                       int64_t t0_ns, std::mutex* state_mu, ServiceHost* host)
+    : model_(model),
+      sync_(sync),
+      runner_(runner),
+      users_(std::move(users)),
+      config_(config),
+      clock_(clock),
+      t0_ns_(t0_ns),
+      state_mu_(state_mu),
+      host_(host),
+      moves_(model, sync, config, counters, clock, this) {}
+
+// ---------------------------------------------------------------- validation
+
+StatusOr<RunAsUser> JobService::UserFor(const JobRequest& r) const {
+  if (r.user.empty()) return users_.default_user;
+  auto it = users_.allowed.find(r.user);
+  if (it == users_.allowed.end()) {
+    std::string allowed;
+    for (const auto& [name, u] : users_.allowed) allowed += (allowed.empty() ? "" : ", ") + name;
+    return InvalidArgumentError(fmt::format(
+        "user '{}' is not allowed to run jobs here (allowed: {}; the config's job_user and "
+        "job_users)",
+        r.user, allowed));
+  }
+  return it->second;
+}
+
+Status JobService::ValidateRequest(const JobRequest& r) const {
+  RETURN_IF_ERROR(ValidateJobRequest(r));
+  RETURN_IF_ERROR(UserFor(r).status());
+  return model_->CheckOffered(r.ToJob());
+}
+
+void JobService::Enqueue(DaemonJobId id, const Job& job) {
+  Scheduler& s = model_->scheduler();
+  s.SetNow(std::max(s.now(), NowS()));
+  enqueued_s_[id] = s.now();
+  s.Enqueue(static_cast<JobId>(id), job);
+}
+
+// ---------------------------------------------------------------- the API
+
+StatusOr<SubmitResult> JobService::Submit(const JobRequest& typed, const std::string& key) {
+  const JobRequest request = WithCanonicalProfile(typed);
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> committed = promise->get_future();
+  DaemonJobRecord r;
+  {
+    std::unique_lock<std::mutex> lock(*state_mu_);
+    RETURN_IF_ERROR(ValidateRequest(request));
+    RETURN_IF_ERROR(host_->Accepting());
+    if (!key.empty()) {
+      keys_.Wait(lock, key);
+      if (DaemonJobId first = jobs_.ByKey(key); first != 0) {
+        const DaemonJobRecord* v = jobs_.Visible(first);
+        if (v->kind == JobKind::kJob && SameRequest(v->request, request)) {
+          return SubmitResult{*v, true};
+        }
+        return FailedPreconditionError(
+            fmt::format("idempotency key '{}' was used for another request ({} {})", key,
+                        JobKindName(v->kind), first));
+      }
+      keys_.Begin(key);
+    }
+    r.id = NextJobId();
+    r.kind = JobKind::kJob;
+    r.request = request;
+    r.idempotency_key = key;
+    r.submitted_at = Unix();
+    Status can = model_->scheduler().CheckCanEverRun(request.ToJob());
+    if (!can.ok()) {
+      r.state = JobState::kRejected;
+      r.ended_at = r.submitted_at;
+      r.reason = can.message();
+    }
+    nlohmann::json detail = {{"state", std::string(JobStateName(r.state))}};
+    if (!r.reason.empty()) detail["reason"] = r.reason;
+    host_->Persist({StoreOp::InsertJob(r),
+                    StoreOp::Event(r.id, r.submitted_at, "submitted", JsonText(detail))},
+                   /*retry=*/false, [this, r, key, promise](const Status& st) {
+                     keys_.End(key);
+                     if (st.ok()) {
+                       jobs_.AddStored(r);
+                       if (r.state == JobState::kQueued) Enqueue(r.id, r.request.ToJob());
+                     }
+                     promise->set_value(st);
+                   });
+  }
+  Status st = committed.get();
+  if (!st.ok()) {
+    return UnavailableError(fmt::format(
+        "the job store cannot be written ({}); the job was not accepted", st.message()));
+  }
+  return SubmitResult{r, false};
+}
+
+JobPage JobService::List(const JobQuery& query) const {
+  std::lock_guard<std::mutex> lock(*state_mu_);
+  return jobs_.List(query);
+}
+
+StatusOr<DaemonJobRecord> JobService::Get(DaemonJobId id) const {
+  std::lock_guard<std::mutex> lock(*state_mu_);
+  const DaemonJobRecord* r = jobs_.Visible(id);
+  if (r == nullptr) return NotFoundError(fmt::format("no job {}", id));
+  return *r;
+}
+
+StatusOr<JobKind> JobService::KindOf(DaemonJobId id) const {
+  std::lock_guard<std::mutex> lock(*state_mu_);
+  const DaemonJobRecord* r = jobs_.Current(id);
+  if (r == nullptr || jobs_.Visible(id) == nullptr) {
+    return NotFoundError(fmt::format("no job {}", id));
+  }
+  return r->kind;
+}
+
+StatusOr<DaemonJobRecord> JobService::Cancel(DaemonJobId id) {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> committed = promise->get_future();
+  {
+    std::lock_guard<std::mutex> lock(*state_mu_);
+    DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr || jobs_.Visible(id) == nullptr) {
+      return NotFoundError(fmt::format("no job {}", id));
+    }
+    if (r->kind != JobKind::kJob) {
+      return FailedPreconditionError(
+          fmt::format("{} {} is released by its owner, not cancelled", JobKindName(r->kind), id));
+    }
+    if (IsTerminal(r->state)) {
+      return FailedPreconditionError(
+          fmt::format("job {} is already {}", id, JobStateName(r->state)));
+    }
+    RETURN_IF_ERROR(host_->Accepting());
+    if (r->state == JobState::kQueued &&
+        model_->scheduler().RemoveFromQueue(static_cast<JobId>(id))) {
+      FinishJob(*r, JobState::kCancelled, std::nullopt, "cancelled while queued");
+    } else if (!r->cancel_requested) {
+      // Stored before it shows, and kept across a restart (recovery sends
+      // SIGTERM again, or ends the job as cancelled).
+      r->cancel_requested = true;
+      r->reason = "cancel requested";
+      if (runs_.count(id)) StopProcess(id);
+      SaveJob(*r, "cancel-requested", {});
+    }
+    // The cancel's record is the last write queued for the job: wait for it.
+    host_->Persist({}, /*retry=*/true, [promise](const Status& st) { promise->set_value(st); });
+  }
+  Status st = WaitForCommit(committed, fmt::format("the cancel of job {}", id));
+  if (!st.ok()) return st;
+  return Get(id);
+}
+
+StatusOr<PlanPreview> JobService::PreviewPlan(const JobRequest& typed) const {
+  const JobRequest request = WithCanonicalProfile(typed);
+  std::lock_guard<std::mutex> lock(*state_mu_);
+  RETURN_IF_ERROR(ValidateRequest(request));
+  PlanPreview out;
+  const Job job = request.ToJob();
+  const Scheduler& sched = model_->scheduler();
+  Status can = sched.CheckCanEverRun(job);
+  if (!can.ok()) {
+    out.reason = can.message();
+    return out;
+  }
+  // A scratch copy of the Cluster (drains and holds included) and a
+  // scheduler of the same policy: nothing of the real state changes.
+  Cluster scratch = model_->cluster();
+  ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> policy,
+                   MakePolicy(model_->policy_name(), model_->options()));
+  Scheduler s(&scratch, std::move(policy), model_->options(), clock_);
+  constexpr JobId kPreviewJob = std::numeric_limits<JobId>::max();
+  StatusOr<std::optional<Decision>> d = s.TryPlace(kPreviewJob, job);
+  if (!d.ok()) return d.status();
+  if (!d->has_value()) {
+    out.reason = fmt::format("no GPU that takes placements has room for {} now; it would wait",
+                             job.RequestString());
+    if (sched.queue_size() > 0) {
+      out.reason += fmt::format(" behind {} queued job(s)", sched.queue_size());
+    } else {
+      out.reason += " until instances are freed";
+    }
+    return out;
+  }
+  const Decision& dec = **d;
+  out.fits_now = true;
+  if (sched.queue_size() > 0) {
+    out.reason =
+        fmt::format("fits now, but {} queued job(s) are scanned first", sched.queue_size());
+  }
+  for (const Step& st : dec.plan.steps) {
+    out.steps.push_back(DescribeStep(st, scratch, /*with_holder=*/false));
+  }
+  for (const InstanceRef& ref : dec.instances)
+    out.instances.push_back(DescribeInstance(*model_, *sync_, ref));
+  return out;
+}
+
+// ---------------------------------------------------------------- records and processes
+
+void JobService::SaveJob(DaemonJobRecord& r, std::string_view event, nlohmann::json detail,
+                         std::function<void()> then) {
+  const uint64_t version = jobs_.Update(r);
+  std::vector<StoreOp> ops{StoreOp::UpdateJob(r)};
+  if (!event.empty()) {
+    detail["state"] = std::string(JobStateName(r.state));
+    ops.push_back(StoreOp::Event(r.id, Unix(), std::string(event), JsonText(detail)));
+  }
+  host_->Persist(std::move(ops), /*retry=*/true,
+                 [this, copy = r, version, then = std::move(then)](const Status& st) {
+                   if (!st.ok()) return;  // dropped (logged by the writer): stays as it was shown
+                   jobs_.Committed(copy, version);
+                   if (then) then();
+                 });
+}
+
+void JobService::StopProcess(DaemonJobId id) {
+  auto it = runs_.find(id);
+  if (it == runs_.end()) return;
+  runner_->SignalGroup(it->second.pgid, SIGTERM);
+  it->second.kill_at_s = NowS() + config_->kill_grace_s;
+}
+
+int64_t JobService::ProcessGroup(DaemonJobId id) const {
+  auto it = runs_.find(id);
+  return it == runs_.end() ? 0 : it->second.pgid;
+}
+
+int64_t JobService::ProcessId(DaemonJobId id) const {
+  auto it = runs_.find(id);
+  return it == runs_.end() ? 0 : it->second.pid;
+}
+
+void JobService::RequestLaunch(DaemonJobId id, LaunchRequest request) {
+  launches_[id] = std::move(request);
+  host_->Wake();
+}
+
+std::vector<JobInstance> JobService::InstancesOf(DaemonJobId id) {
+  return DescribeInstancesOf(*model_, *sync_, id);
+}
+
+void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
+                           std::string reason) {
+  r.state = state;
+  r.exit_code = exit_code;
+  r.reason = std::move(reason);
+  r.ended_at = Unix();
+  runs_.erase(r.id);
+  launches_.erase(r.id);
+  create_failures_.erase(r.id);
+  enqueued_s_.erase(r.id);
+  moves_.Forget(r.id);
+  ReleaseInstances(r.id);
+  nlohmann::json detail;
+  if (exit_code) detail["exit_code"] = *exit_code;
+  if (!r.reason.empty()) detail["reason"] = r.reason;
+  SaveJob(r, "ended", detail);
+}
+
+void JobService::ReleaseInstances(DaemonJobId job) {
+  const JobId id = static_cast<JobId>(job);
+  Scheduler& s = model_->scheduler();
+  if (s.InstancesOf(id) == nullptr) return;
+  StatusOr<Plan> plan = s.Release(id);
+  if (plan.ok()) {
+    sync_->Execute(*plan, nullptr);
+  } else {
+    spdlog::error("job {}: {}", id, plan.status().message());
+  }
+  completed_ = true;
+}
+
+// ---------------------------------------------------------------- the control loop
+
+void JobService::Adopt(const RecoveryResult& rec) {
+  next_id_ = rec.next_id;
+  for (DaemonJobId id : rec.queued) {
+    const DaemonJobRecord* r = jobs_.Current(id);
+    if (r != nullptr) Enqueue(id, r->request.ToJob());
+  }
+  for (const auto& [id, run] : rec.runs) {
+    runs_[id] = Run{run.pgid, 0, 0};
+    if (run.cancel) StopProcess(id);
+    if (const DaemonJobRecord* r = jobs_.Current(id); r != nullptr && r->started_at > 0) {
+      NoteExpectedEnd(id, NowS() - std::max(0.0, Unix() - r->started_at));
+    }
+  }
+}
+
+void JobService::NoteExpectedEnd(DaemonJobId id, double started_s) {
+  const DaemonJobRecord* r = jobs_.Current(id);
+  if (r == nullptr || r->kind != JobKind::kJob || r->request.time_limit_s <= 0) return;
+  model_->scheduler().SetExpectedEnd(static_cast<JobId>(id), started_s + r->request.time_limit_s);
+}
+
+void JobService::Place(const Decision& d) {
+  DaemonJobRecord* r = jobs_.Current(d.job);
+  if (r == nullptr) {
+    spdlog::error("the scheduler placed job {}, which the daemon does not know", d.job);
+    return;
+  }
+  r->state = JobState::kStarting;
+  r->instances = InstancesOf(d.job);
+  const DaemonJobId id = d.job;
+  NoteExpectedEnd(id, NowS());
+  sync_->Execute(d.plan, [this, id](const Status& st) { OnPlaced(id, st); });
+}
+
+void JobService::OnPlaced(DaemonJobId id, const Status& st) {
+  DaemonJobRecord* r = jobs_.Current(id);
+  if (r == nullptr || r->state != JobState::kStarting) return;
+  if (!st.ok()) {
+    PlacementFailed(*r, st);
+    return;
+  }
+  create_failures_.erase(id);
+  r->instances = InstancesOf(id);
+  ++r->attempt;
+  r->reason.clear();
+  r->pid = 0;
+  // The launch intent (this run's number) is durable before the launch: a
+  // restart finds the run again by it, and never runs the job twice.
+  LaunchRequest l;
+  l.restarted = r->restarts > 0 || r->attempt > 1;
+  nlohmann::json detail = {{"run", r->attempt}};
+  for (const JobInstance& in : r->instances) detail["mig_uuids"].push_back(in.mig_uuid);
+  SaveJob(*r, "placed", detail, [this, id, l]() { RequestLaunch(id, l); });
+}
+
+void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
+  const DaemonJobId id = r.id;
+  std::set<int> gpus;
+  for (const JobInstance& in : r.instances) gpus.insert(in.gpu);
+  ReleaseInstances(id);
+  // Not the job's failure: a plan not attempted (an earlier one on its GPU
+  // failed), a destroy waiting for processes to leave, a GPU the backend lost.
+  bool blameless =
+      st.message().starts_with("not attempted") || st.message().find("in use") != std::string::npos;
+  for (int nvml : gpus) {
+    const int g = model_->ClusterIndex(nvml);
+    blameless = blameless || (g >= 0 && !model_->unreachable(g).empty());
+  }
+  const int failures = blameless ? create_failures_[id] : ++create_failures_[id];
+  r.instances.clear();
+  r.state = JobState::kQueued;
+  if (failures >= kMaxCreateFailures) {
+    FinishJob(r, JobState::kFailed, std::nullopt,
+              fmt::format("could not create its instances ({} tries): {}", failures, st.message()));
+    return;
+  }
+  r.reason = fmt::format("requeued: {}", st.message());
+  auto at = enqueued_s_.find(id);
+  const double enqueued = at != enqueued_s_.end() ? at->second : NowS();
+  model_->scheduler().Requeue(static_cast<JobId>(id), r.request.ToJob(), enqueued);
+  SaveJob(r, "requeued", {{"reason", r.reason}});
+}
+
+void JobService::Reap() {
+  const double now = NowS();
+  std::vector<DaemonJobId> ids;
+  for (const auto& [id, run] : runs_) ids.push_back(id);
+  for (DaemonJobId id : ids) {
+    Run& run = runs_[id];
+    DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr) {
+      runs_.erase(id);
+      continue;
+    }
+    ProcessStatus ps = runner_->Poll(id, run.pgid, r->attempt);
+    if (ps.kind == ProcessStatus::Kind::kRunning) {
+      if (run.kill_at_s > 0 && now >= run.kill_at_s) {
+        runner_->SignalGroup(run.pgid, SIGKILL);
+        run.kill_at_s = 0;
+      }
+      continue;
+    }
+    if (ps.kind == ProcessStatus::Kind::kLost) {
+      FinishJob(*r, r->cancel_requested ? JobState::kCancelled : JobState::kFailed, std::nullopt,
+                r->cancel_requested ? "cancelled" : "process lost (no exit status)");
+      continue;
+    }
+    const int code = ps.exit_code;
+    if (!r->cancel_requested && moves_.moving(id) && moves_.OnProcessEnded(id, code)) {
+      runs_.erase(id);  // relaunched on its target once the switch-over is stored
+      continue;
+    }
+    if (r->cancel_requested) {
+      FinishJob(*r, JobState::kCancelled, code, "cancelled");
+    } else if (code == 0) {
+      FinishJob(*r, JobState::kSucceeded, 0, "");
+    } else {
+      FinishJob(*r, JobState::kFailed, code,
+                code > 128 ? fmt::format("killed by signal {}", code - 128)
+                           : fmt::format("exited with code {}", code));
+    }
+  }
+}
+
+bool JobService::MayMove(DaemonJobId id) const {
+  const bool can_checkpoint =
+      !config_->checkpoint_command.empty() && !config_->restore_command.empty();
+  const DaemonJobRecord* r = jobs_.Current(id);
+  if (r == nullptr || r->kind != JobKind::kJob || r->state != JobState::kRunning) return false;
+  if (!runs_.count(id) || r->cancel_requested || moves_.moving(id)) return false;
+  if (r->request.migratable == Migratable::kCheckpoint && !can_checkpoint) return false;
+  return true;
+}
+
+std::vector<JobService::PendingLaunch> JobService::TakeLaunches() {
+  std::vector<PendingLaunch> out;
+  for (auto it = launches_.begin(); it != launches_.end();) {
+    const DaemonJobId id = it->first;
+    DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr || IsTerminal(r->state)) {
+      it = launches_.erase(it);
+      continue;
+    }
+    if (r->cancel_requested && !it->second.helper) {
+      it = launches_.erase(it);
+      FinishJob(*r, JobState::kCancelled, std::nullopt, "cancelled before it started");
+      continue;
+    }
+    PendingLaunch l;
+    l.id = id;
+    l.request = std::move(it->second);
+    it = launches_.erase(it);
+    StatusOr<RunAsUser> user = UserFor(r->request);
+    l.spec.job = id;
+    l.spec.attempt = r->attempt;
+    l.spec.argv = l.request.argv.empty() ? r->request.command : l.request.argv;
+    l.spec.env = r->request.env;
+    l.spec.cwd = r->request.cwd;
+    for (const JobInstance& in : r->instances) l.spec.mig_uuids.push_back(in.mig_uuid);
+    l.spec.restarted = l.request.restarted;
+    // Checkpoint and restore commands are the operator's tools: they run as
+    // the daemon's user; the job's own command as the job's user.
+    const bool operator_tool = l.request.helper || !l.request.argv.empty();
+    l.spec.user = operator_tool ? DaemonUser() : (user.ok() ? *user : users_.default_user);
+    if (l.request.helper) l.spec.extra_env["MIGSCHED_CHECKPOINT_DIR"] = l.request.checkpoint_dir;
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+void JobService::Launch(PendingLaunch& l) const {
+  l.result = l.request.helper ? runner_->LaunchHelper(l.spec) : runner_->Launch(l.spec);
+}
+
+void JobService::RecordLaunch(PendingLaunch& l) {
+  DaemonJobRecord* r = jobs_.Current(l.id);
+  if (l.request.helper) {
+    moves_.OnHelperLaunched(l.id, l.result.ok() ? StatusOr<int64_t>(l.result->pgid)
+                                                : StatusOr<int64_t>(l.result.status()));
+    return;
+  }
+  if (r == nullptr) return;
+  if (!l.result.ok()) {
+    const Status& st = l.result.status();
+    if (IsTerminal(r->state)) return;
+    const int code = ProcessRunner::ExitCodeOf(st);
+    FinishJob(*r, JobState::kFailed, code >= 0 ? std::optional<int>(code) : std::nullopt,
+              l.request.event == "migrated" ? "relaunch after migration failed: " + st.message()
+                                            : st.message());
+    return;
+  }
+  runs_[l.id] = Run{l.result->pgid, l.result->pid, 0};
+  if (IsTerminal(r->state)) {  // ended while it was launched (cannot happen: kept for safety)
+    runner_->SignalGroup(l.result->pgid, SIGKILL);
+    return;
+  }
+  r->pid = l.result->pgid;
+  r->state = JobState::kRunning;
+  if (r->started_at == 0) r->started_at = Unix();
+  NoteExpectedEnd(l.id, NowS());  // this run's start (a relaunch after a move starts anew)
+  r->reason = r->cancel_requested ? "cancel requested" : "";
+  if (r->cancel_requested) StopProcess(l.id);
+  nlohmann::json detail = {{"pid", r->pid}, {"run", r->attempt}};
+  if (l.request.event == "migrated") {
+    detail["restarted"] = l.request.restarted;
+    if (!r->instances.empty()) detail["mig_uuid"] = r->instances.front().mig_uuid;
+    completed_ = true;  // the source is free now: another pass may use it
+  }
+  SaveJob(*r, l.request.event, detail);
+}
+
+void JobService::UpdateWaitReasons() {
+  const Cluster& c = model_->cluster();
+  bool any_closed = false;
+  for (int g = 0; g < c.size(); ++g) any_closed = any_closed || c.drained(g);
+  if (!any_closed && waiting_reasons_.empty()) return;
+  const Scheduler& s = model_->scheduler();
+  constexpr std::string_view kWaiting = "waiting: ";
+  for (JobId id : s.QueuedJobs()) {
+    DaemonJobRecord* r = jobs_.Current(id);
+    if (r == nullptr) continue;
+    const Job job = r->request.ToJob();
+    int open = 0;
+    std::string closed;
+    for (int g = 0; g < c.size(); ++g) {
+      const int p = ResolveProfile(c.gpu(g).model(), job);
+      if (p < 0) continue;
+      if (c.drained(g)) {
+        const std::string why = model_->unreachable(g);
+        closed += fmt::format("{}GPU {} {}", closed.empty() ? "" : "; ", model_->nvml(g),
+                              why.empty() ? "is drained" : "is unreachable: " + why);
+        continue;
+      }
+      open += s.policy().Capacity(c, g, p);
+    }
+    std::string reason;
+    if (job.count > open) {
+      reason =
+          fmt::format("{}needs {} at once; the GPUs that take placements now hold at most {} ({})",
+                      kWaiting, job.RequestString(), open, closed);
+    }
+    const bool had = r->reason.starts_with(kWaiting);
+    if (reason.empty() && !had) continue;
+    if (had && reason == r->reason) continue;
+    if (reason.empty()) {
+      waiting_reasons_.erase(r->id);
+      r->reason.clear();
+      SaveJob(*r, "waiting", {{"reason", ""}});
+    } else if (had || r->reason.empty()) {
+      waiting_reasons_.insert(r->id);
+      r->reason = reason;
+      SaveJob(*r, "waiting", {{"reason", reason}});
+    }
+  }
+  std::erase_if(waiting_reasons_, [&](DaemonJobId id) {
+    const DaemonJobRecord* r = jobs_.Current(id);
+    return r == nullptr || r->state != JobState::kQueued;
+  });
+}
+
+void JobService::Prune(std::vector<std::filesystem::path>* remove) {
+  if (config_->retention_s < 0) return;
+  for (DaemonJobId id : jobs_.EndedBefore(Unix() - config_->retention_s)) {
+    jobs_.Erase(id);
+    host_->Persist({StoreOp::DeleteJob(id)}, /*retry=*/true, nullptr);
+    remove->push_back(runner_->JobDir(id));
+    remove->push_back(runner_->WorkDir(id));
+  }
+}
+
+}  // namespace migsched

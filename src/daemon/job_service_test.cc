@@ -1,0 +1,233 @@
+// JobService alone, with a stub ServiceHost in place of the daemon: the parts
+// it uses (NodeModel, InstanceSync on a fake backend, ProcessRunner) are the
+// real ones; what only the daemon does (store writes, whether changes are
+// accepted) is the stub's, so that each outcome can be forced. The test plays
+// the control loop: it scans the queue, hands the decisions to Place, and
+// takes, launches and records the pending launches, as Daemon::Tick does.
+#include "daemon/job_service.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/discovery.h"
+#include "daemon/fake_backend.h"
+#include "testing/status_matchers.h"
+#include "testing/test_util.h"
+
+namespace migsched {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The daemon's side: every store write answers `store` at once, with the
+// state lock still held, as the writer's callbacks run.
+class StubHost : public ServiceHost {
+ public:
+  Status Accepting() const override { return accepting; }
+  void Persist(std::vector<StoreOp> ops, bool retry,
+               std::function<void(const Status&)> then) override {
+    (void)retry;
+    writes += ops.size();
+    if (then) then(store);
+  }
+  void Wake() override {}
+
+  Status accepting;
+  Status store;
+  size_t writes = 0;
+};
+
+class JobServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<std::vector<const GpuModel*>> models =
+        ParseClusterSpec("1xA100-40GB", testing::BundledCatalog());
+    ASSERT_OK(models);
+    backend_ = std::make_unique<FakeBackend>(*models);
+    ASSERT_OK_AND_ASSIGN(NodeInventory inv,
+                         DiscoverNode(backend_.get(), testing::BundledCatalog(), {}));
+    ASSERT_OK_AND_ASSIGN(
+        model_, NodeModel::Create(std::move(inv), "first-fit", config_.scheduler, SteadyClock()));
+    sync_ = std::make_unique<InstanceSync>(backend_.get(), model_.get(), &mu_, SteadyClock(),
+                                           &counters_, InstanceSync::Options{});
+    sync_->Start();
+    const std::filesystem::path dir = testing::MakeTempDir("migsched-job-service");
+    runner_ = std::make_unique<ProcessRunner>(dir / "state", dir / "work");
+    JobUsers users;
+    users.default_user = DaemonUser();
+    users.allowed[users.default_user.name] = users.default_user;
+    service_ = std::make_unique<JobService>(model_.get(), sync_.get(), runner_.get(), users,
+                                            &config_, &counters_, SteadyClock(),
+                                            SteadyClock()->NowNanos(), &mu_, &host_);
+  }
+  void TearDown() override {
+    if (sync_) sync_->Stop();
+  }
+
+  static JobRequest Req(std::vector<std::string> cmd, const std::string& profile = "1g.5gb") {
+    JobRequest r;
+    r.profile = profile;
+    r.command = std::move(cmd);
+    return r;
+  }
+
+  // The control loop's placement step: scans the queue, places what fits
+  // and waits until the sync has carried the plans out.
+  void PlaceQueued() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      StatusOr<std::vector<Decision>> decisions = model_->scheduler().ScheduleQueue();
+      ASSERT_OK(decisions);
+      for (const Decision& d : *decisions) service_->Place(d);
+    }
+    WaitUntil([&] { return sync_->idle(); });
+  }
+
+  // The control loop's launch step (fork without the lock, as Tick does).
+  void LaunchPending() {
+    std::vector<JobService::PendingLaunch> launches;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      launches = service_->TakeLaunches();
+    }
+    for (JobService::PendingLaunch& l : launches) service_->Launch(l);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (JobService::PendingLaunch& l : launches) service_->RecordLaunch(l);
+  }
+
+  // Calls `done` with the state lock held until it is true (at most 5 s).
+  void WaitUntil(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (done()) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ADD_FAILURE() << "timed out";
+  }
+
+  DaemonConfig config_;
+  StubHost host_;
+  std::mutex mu_;
+  DaemonCounters counters_;
+  std::unique_ptr<FakeBackend> backend_;
+  std::unique_ptr<NodeModel> model_;
+  std::unique_ptr<InstanceSync> sync_;
+  std::unique_ptr<ProcessRunner> runner_;
+  std::unique_ptr<JobService> service_;
+};
+
+// A job is shown once stored; the same key with the same request gets the
+// first record back, with another request an error; a job whose record
+// cannot be stored is not accepted and never shows.
+TEST_F(JobServiceTest, SubmitIsStoredFirstAndAKeyReplaysIt) {
+  ASSERT_OK_AND_ASSIGN(SubmitResult first, service_->Submit(Req({"true"}), "key-1"));
+  EXPECT_EQ(first.record.id, 1);
+  EXPECT_EQ(first.record.state, JobState::kQueued);
+  EXPECT_FALSE(first.replayed);
+  EXPECT_EQ(host_.writes, 2u);  // the record and its "submitted" event
+
+  ASSERT_OK_AND_ASSIGN(SubmitResult again, service_->Submit(Req({"true"}), "key-1"));
+  EXPECT_TRUE(again.replayed);
+  EXPECT_EQ(again.record.id, 1);
+  EXPECT_EQ(host_.writes, 2u);  // nothing new stored
+
+  StatusOr<SubmitResult> other = service_->Submit(Req({"false"}), "key-1");
+  EXPECT_EQ(other.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.status().message(), HasSubstr("idempotency key 'key-1' was used for another"));
+
+  host_.store = UnavailableError("disk full");
+  StatusOr<SubmitResult> lost = service_->Submit(Req({"true"}), "");
+  EXPECT_EQ(lost.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(lost.status().message(), HasSubstr("the job was not accepted"));
+  EXPECT_EQ(service_->Get(2).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(model_->scheduler().queue_size(), 1u);  // only job 1 waits
+}
+
+// A refusal of the daemon (stopping, degraded store) is the caller's answer,
+// and nothing is stored or queued.
+TEST_F(JobServiceTest, RefusedChangesStoreNothing) {
+  host_.accepting = UnavailableError("the daemon is shutting down");
+  StatusOr<SubmitResult> r = service_->Submit(Req({"true"}), "");
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().message(), "the daemon is shutting down");
+  EXPECT_EQ(host_.writes, 0u);
+  EXPECT_EQ(model_->scheduler().queue_size(), 0u);
+}
+
+// Cancel and the launch share the pending launches: a job cancelled after its
+// instances exist but before its process started ends at the next launch
+// step, cancelled, never launched, and its instance is released.
+TEST_F(JobServiceTest, ACancelBeforeTheLaunchEndsTheJobWithoutRunningIt) {
+  ASSERT_OK_AND_ASSIGN(SubmitResult s, service_->Submit(Req({"true"}), ""));
+  PlaceQueued();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ASSERT_TRUE(service_->HasPendingLaunches());
+  }
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord c, service_->Cancel(s.record.id));
+  EXPECT_EQ(c.state, JobState::kStarting);
+  EXPECT_TRUE(c.cancel_requested);
+  LaunchPending();
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord end, service_->Get(s.record.id));
+  EXPECT_EQ(end.state, JobState::kCancelled);
+  EXPECT_EQ(end.reason, "cancelled before it started");
+  EXPECT_EQ(end.pid, 0);
+  // A second cancel is refused: the job has ended.
+  EXPECT_EQ(service_->Cancel(s.record.id).status().code(), StatusCode::kFailedPrecondition);
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_FALSE(service_->HasProcesses());
+  EXPECT_EQ(model_->scheduler().InstancesOf(static_cast<JobId>(s.record.id)), nullptr);
+  EXPECT_TRUE(service_->completed());
+}
+
+// A job runs on its instance and is reaped with its exit status: `exit 3` is
+// a failure "exited with code 3", and the run is let go.
+TEST_F(JobServiceTest, ALaunchedJobIsReapedWithItsExitStatus) {
+  ASSERT_OK_AND_ASSIGN(SubmitResult s, service_->Submit(Req({"sh", "-c", "exit 3"}), ""));
+  PlaceQueued();
+  LaunchPending();
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord running, service_->Get(s.record.id));
+  EXPECT_EQ(running.state, JobState::kRunning);
+  EXPECT_GT(running.pid, 0);
+  WaitUntil([&] {
+    service_->Reap();
+    return !service_->HasProcesses();
+  });
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord end, service_->Get(s.record.id));
+  EXPECT_EQ(end.state, JobState::kFailed);
+  ASSERT_TRUE(end.exit_code.has_value());
+  EXPECT_EQ(*end.exit_code, 3);
+  EXPECT_EQ(end.reason, "exited with code 3");
+}
+
+// Allocations are records of the same table but are released, not
+// cancelled: KindOf tells the daemon where to send a DELETE.
+TEST_F(JobServiceTest, AnAllocationIsNotCancelledHere) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    DaemonJobRecord a;
+    a.id = service_->NextJobId();
+    a.kind = JobKind::kAllocation;
+    a.state = JobState::kRunning;
+    service_->table()->AddStored(a);
+  }
+  ASSERT_OK_AND_ASSIGN(JobKind kind, service_->KindOf(1));
+  EXPECT_EQ(kind, JobKind::kAllocation);
+  StatusOr<DaemonJobRecord> c = service_->Cancel(1);
+  EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(c.status().message(), HasSubstr("released by its owner"));
+  EXPECT_EQ(service_->KindOf(2).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace migsched
