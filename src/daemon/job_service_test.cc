@@ -18,6 +18,7 @@
 
 #include "daemon/discovery.h"
 #include "daemon/fake_backend.h"
+#include "daemon/fake_node_test_base.h"
 #include "testing/status_matchers.h"
 #include "testing/test_util.h"
 
@@ -44,20 +45,11 @@ class StubHost : public ServiceHost {
   size_t writes = 0;
 };
 
-class JobServiceTest : public ::testing::Test {
+class JobServiceTest : public FakeNodeTestBase {
  protected:
   void SetUp() override {
-    StatusOr<std::vector<const GpuModel*>> models =
-        ParseClusterSpec("1xA100-40GB", testing::BundledCatalog());
-    ASSERT_OK(models);
-    backend_ = std::make_unique<FakeBackend>(*models);
-    ASSERT_OK_AND_ASSIGN(NodeInventory inv,
-                         DiscoverNode(backend_.get(), testing::BundledCatalog(), {}));
-    ASSERT_OK_AND_ASSIGN(
-        model_, NodeModel::Create(std::move(inv), "first-fit", config_.scheduler, SteadyClock()));
-    sync_ = std::make_unique<InstanceSync>(backend_.get(), model_.get(), &mu_, SteadyClock(),
-                                           &counters_, InstanceSync::Options{});
-    sync_->Start();
+    StartNode("first-fit");
+    if (HasFatalFailure()) return;
     const std::filesystem::path dir = testing::MakeTempDir("migsched-job-service");
     runner_ = std::make_unique<ProcessRunner>(dir / "state", dir / "work");
     JobUsers users;
@@ -66,9 +58,6 @@ class JobServiceTest : public ::testing::Test {
     service_ = std::make_unique<JobService>(model_.get(), sync_.get(), runner_.get(), users,
                                             &config_, &counters_, SteadyClock(),
                                             SteadyClock()->NowNanos(), &mu_, &host_);
-  }
-  void TearDown() override {
-    if (sync_) sync_->Stop();
   }
 
   static JobRequest Req(std::vector<std::string> cmd, const std::string& profile = "1g.5gb") {
@@ -115,13 +104,7 @@ class JobServiceTest : public ::testing::Test {
     ADD_FAILURE() << "timed out";
   }
 
-  DaemonConfig config_;
   StubHost host_;
-  std::mutex mu_;
-  DaemonCounters counters_;
-  std::unique_ptr<FakeBackend> backend_;
-  std::unique_ptr<NodeModel> model_;
-  std::unique_ptr<InstanceSync> sync_;
   std::unique_ptr<ProcessRunner> runner_;
   std::unique_ptr<JobService> service_;
 };

@@ -15,6 +15,7 @@
 #include "core/cluster.h"
 #include "daemon/discovery.h"
 #include "daemon/fake_backend.h"
+#include "daemon/fake_node_test_base.h"
 #include "testing/status_matchers.h"
 #include "testing/test_util.h"
 
@@ -53,25 +54,13 @@ class StubHost : public NodeServiceHost {
   DaemonJobId next_id = 1;
 };
 
-class NodeServiceTest : public ::testing::Test {
+class NodeServiceTest : public FakeNodeTestBase {
  protected:
   void SetUp() override {
-    StatusOr<std::vector<const GpuModel*>> models =
-        ParseClusterSpec("1xA100-40GB", testing::BundledCatalog());
-    ASSERT_OK(models);
-    backend_ = std::make_unique<FakeBackend>(*models);
-    ASSERT_OK_AND_ASSIGN(NodeInventory inv,
-                         DiscoverNode(backend_.get(), testing::BundledCatalog(), {}));
-    ASSERT_OK_AND_ASSIGN(
-        model_, NodeModel::Create(std::move(inv), "full", config_.scheduler, SteadyClock()));
-    sync_ = std::make_unique<InstanceSync>(backend_.get(), model_.get(), &mu_, SteadyClock(),
-                                           &counters_, InstanceSync::Options{});
-    sync_->Start();
+    StartNode("full");
+    if (HasFatalFailure()) return;
     service_ = std::make_unique<NodeService>(model_.get(), sync_.get(), &jobs_, &keys_, &config_,
                                              SteadyClock(), &mu_, &host_);
-  }
-  void TearDown() override {
-    if (sync_) sync_->Stop();
   }
 
   static ReservationRequest Room(const std::string& owner, int start) {
@@ -81,15 +70,9 @@ class NodeServiceTest : public ::testing::Test {
     return r;
   }
 
-  DaemonConfig config_;
   StubHost host_;
-  std::mutex mu_;
-  DaemonCounters counters_;
   JobTable jobs_;
   IdempotencyKeys keys_;
-  std::unique_ptr<FakeBackend> backend_;
-  std::unique_ptr<NodeModel> model_;
-  std::unique_ptr<InstanceSync> sync_;
   std::unique_ptr<NodeService> service_;
 };
 
