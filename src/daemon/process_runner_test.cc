@@ -268,15 +268,19 @@ TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
   ASSERT_GE(fd, 3);
   LaunchSpec spec;
   spec.job = 1;
-  spec.argv = {"sleep", "0.5"};
+  // Long enough to outlive the look under any load (a `sleep 0.5` could end
+  // while a loaded machine was still settling, and a vanished /proc entry
+  // failed the test); Terminate ends it.
+  spec.argv = {"sleep", "30"};
   StatusOr<Launched> l = runner.Launch(spec);
   close(fd);
   ASSERT_TRUE(l.ok());
   auto fds_of = [](int64_t pid) {
     std::vector<int> out;
-    for (const auto& e :
-         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
-      out.push_back(std::stoi(e.path().filename().string()));
+    std::error_code ec;  // a process gone: no descriptors (the expectations then fail)
+    for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end;
+         !ec && it != end; it.increment(ec)) {
+      out.push_back(std::stoi(it->path().filename().string()));
     }
     std::sort(out.begin(), out.end());
     return out;
@@ -284,12 +288,21 @@ TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
   // Launch returns once the monitor is forked; the monitor and the command close
   // what they inherited on their way to exec (the monitor its end of the
   // launch handshake too), and `sleep` itself opens and closes locale files as
-  // it starts. A leaked descriptor stays for good, so wait (bounded) for both
-  // tables to settle before looking.
+  // it starts, so a table seen once may be about to change either way. A
+  // leaked descriptor stays for good: wait (bounded) until the command is
+  // `sleep` and both tables have read as expected 10 times in a row, 10 ms
+  // apart, then look.
   const std::vector<int> stdio_only{0, 1, 2};
   const std::vector<int> stdio_and_lock{0, 1, 2, 3};
-  for (int i = 0; i < 200 && (fds_of(l->pid) != stdio_only || fds_of(l->pgid) != stdio_and_lock);
-       ++i) {
+  auto is_sleep = [](int64_t pid) {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+    return !ec && exe.filename() == "sleep";
+  };
+  for (int i = 0, in_a_row = 0; i < 1000 && in_a_row < 10; ++i) {
+    const bool settled =
+        is_sleep(l->pid) && fds_of(l->pid) == stdio_only && fds_of(l->pgid) == stdio_and_lock;
+    in_a_row = settled ? in_a_row + 1 : 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // The monitor: stdio and the run lock (fd 3, <job dir>/run); the command: stdio only.
