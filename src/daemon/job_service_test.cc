@@ -27,23 +27,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The daemon's side: every store write answers `store` at once, with the
-// state lock still held, as the writer's callbacks run.
-class StubHost : public ServiceHost {
- public:
-  Status Accepting() const override { return accepting; }
-  void Persist(std::vector<StoreOp> ops, bool retry,
-               std::function<void(const Status&)> then) override {
-    (void)retry;
-    writes += ops.size();
-    if (then) then(store);
-  }
-  void Wake() override {}
-
-  Status accepting;
-  Status store;
-  size_t writes = 0;
-};
+using StubHost = StubServiceHost<ServiceHost>;
 
 class JobServiceTest : public FakeNodeTestBase {
  protected:

@@ -24,17 +24,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The daemon's side: every store write answers `store` at once (the writer
-// would answer later, on its thread; the service must not care).
-class StubHost : public NodeServiceHost {
+// The daemon's side (the writer would answer later, on its thread; the
+// service must not care), with the ids and job ends NodeServiceHost adds.
+class StubHost : public StubServiceHost<NodeServiceHost> {
  public:
-  Status Accepting() const override { return accepting; }
-  void Persist(std::vector<StoreOp> ops, bool retry,
-               std::function<void(const Status&)> then) override {
-    (void)retry;
-    writes += ops.size();
-    if (then) then(store);
-  }
   DaemonJobId NextJobId() override { return next_id++; }
   void FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
                  std::string reason) override {
@@ -44,11 +37,7 @@ class StubHost : public NodeServiceHost {
     ++finished;
   }
   void ReleaseInstances(DaemonJobId id) override { released.push_back(id); }
-  void Wake() override {}
 
-  Status accepting;
-  Status store;
-  size_t writes = 0;
   int finished = 0;
   std::vector<DaemonJobId> released;
   DaemonJobId next_id = 1;
