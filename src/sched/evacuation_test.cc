@@ -94,13 +94,12 @@ class Bench {
   std::vector<MoveRights> rights_;
 };
 
-// The case: GPU 0 runs two 1g.5gb jobs (at 0 and 6), which block a
-// 7g.40gb; GPU 1 runs 4g.20gb@0 and 1g.5gb@4, neither movable, so its free
-// 1g.5gb placements are 5 and 6. The only candidate is 7g@0 on GPU 0, with
-// both jobs as blockers (two moves, 2 x 4864 MiB). Blockers are assigned in
-// order (equal size: lower start first): job 0 (1g@0) takes the target with
-// the lower FragCost after: {4g@0, 1g@4, 1g@5} still leaves 1g.5gb@6 and
-// 1g.10gb@6 placeable, {4g@0, 1g@4, 1g@6} only 1g.5gb@5, so 5; job 1 gets 6.
+// A hand-worked evacuation case (docs/algorithms.md §13): GPU 0 runs two 1g.5gb jobs (at 0 and 6),
+// which block a 7g.40gb; GPU 1 runs 4g.20gb@0 and 1g.5gb@4, neither movable, so its free 1g.5gb
+// placements are 5 and 6. The only candidate is 7g@0 on GPU 0, with both jobs as blockers (two
+// moves, 2 x 4864 MiB). Blockers are assigned in order (equal size: lower start first): job 0
+// (1g@0) takes the target with the lower FragCost after: {4g@0, 1g@4, 1g@5} still leaves 1g.5gb@6
+// and 1g.10gb@6 placeable, {4g@0, 1g@4, 1g@6} only 1g.5gb@5, so 5; job 1 gets 6.
 TEST(EvacuationTest, TwoSmallJobsLeaveForASevenSliceJob) {
   Bench b(2, {{0, "1g.5gb@0"},
               {0, "1g.5gb@6"},

@@ -1,5 +1,5 @@
-// End-to-end runs of the `full` policy (§6 migration) and of the issue-3
-// queue and migration flags on tiny hand-worked traces.
+// End-to-end runs of the `full` policy (§6 migration) and of the queue and
+// migration flags (§5, §13) on tiny hand-worked traces.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

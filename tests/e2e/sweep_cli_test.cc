@@ -1,5 +1,5 @@
 // End-to-end runs of `migsched sweep` (one policy over a parameter range) and
-// of the issue-3 flags --metric / --reserve-full on a tiny hand-worked trace.
+// of the flags --metric / --reserve-full (§2, §4) on a tiny hand-worked trace.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
