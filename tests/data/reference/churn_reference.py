@@ -1,30 +1,9 @@
 #!/usr/bin/env python3
 # Independent re-implementation of the churn generator as documented in
 # src/sim/churn.h, for the expected values in src/sim/churn_test.cc (default
-# options, seed 1, 4 GPUs, A100 40GB). The RNG is the reference of
-# paper_mix_reference.py. Run: python3 churn_reference.py
+# options, seed 1, 4 GPUs, A100 40GB). The RNG is rng_reference.py's. Run: python3 churn_reference.py
 import math
-M = (1 << 64) - 1
-GOLD = 0x9E3779B97F4A7C15
-def splitmix(seed):
-    s = seed
-    while True:
-        s = (s + GOLD) & M
-        z = s
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
-        yield z ^ (z >> 31)
-def rotl(x, k): return ((x << k) | (x >> (64 - k))) & M
-def xoshiro(seed):
-    g = splitmix(seed); s = [next(g) for _ in range(4)]
-    while True:
-        r = (rotl((s[1] * 5) & M, 7) * 9) & M
-        t = (s[1] << 17) & M
-        s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl(s[3], 45)
-        yield r
-def u01(g): return (next(g) >> 11) * 2.0**-53
-def expo(g, mean): return -mean * math.log(1 - u01(g))
-def derive(seed, stream): return next(splitmix((seed + stream * GOLD) & M))
+from rng_reference import derive, expo, u01, xoshiro
 def loguni(lo, hi, u): return min(hi, max(lo, math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))))
 
 classes = [(1, 0.35), (2, 0.25), (3, 0.2), (4, 0.1), (7, 0.1)]

@@ -3,26 +3,7 @@
 # src/sim/paper_mix.h, for the expected values in src/sim/paper_mix_test.cc.
 # Uses the RNG reference of rng_reference.py. Run: python3 paper_mix_reference.py
 import math
-M = (1 << 64) - 1
-GOLD = 0x9E3779B97F4A7C15
-def splitmix(seed):
-    s = seed
-    while True:
-        s = (s + GOLD) & M
-        z = s
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
-        yield z ^ (z >> 31)
-def rotl(x, k): return ((x << k) | (x >> (64 - k))) & M
-def xoshiro(seed):
-    g = splitmix(seed); s = [next(g) for _ in range(4)]
-    while True:
-        r = (rotl((s[1] * 5) & M, 7) * 9) & M
-        t = (s[1] << 17) & M
-        s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl(s[3], 45)
-        yield r
-def u01(g): return (next(g) >> 11) * 2.0**-53
-def derive(seed, stream): return next(splitmix((seed + stream * GOLD) & M))
+from rng_reference import derive, u01, xoshiro
 
 profiles = [("1g.5gb", 0.25, 1), ("1g.10gb", 0.1, 1), ("2g.10gb", 0.25, 2), ("3g.20gb", 0.2, 3),
             ("4g.20gb", 0.1, 4), ("7g.40gb", 0.1, 7)]
