@@ -11,6 +11,7 @@
 #   scripts/replicated-results.sh                  # everything (about 5 minutes on 2 cores)
 #   REPLICAS=20 scripts/replicated-results.sh
 #   SETTINGS="c4-p20-l0.9" scripts/replicated-results.sh   # some settings only
+#   VARIANTS="base slack1 slack1-unknown" scripts/replicated-results.sh   # some variants only
 #   TABLES_ONLY=1 scripts/replicated-results.sh    # re-aggregate and re-plot the runs there
 #
 # Writes out/replicated/runs/SETTING.VARIANT.json (compare --json),
@@ -21,7 +22,8 @@
 # this script needs it, so scripts/setup.sh does not install it), the plots
 # docs/img/knob-trade-curve.png and docs/img/p95-wait-by-load.png.
 # Environment: MIGSCHED (the binary, default build/bin/migsched), REPLICAS,
-# THREADS (default 2), SETTINGS, TABLES_ONLY=1, NICE (niceness of the runs,
+# THREADS (default 2), SETTINGS, VARIANTS (names as below; `base` is the
+# reference every table needs), TABLES_ONLY=1, NICE (niceness of the runs,
 # default 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,24 +53,30 @@ all_settings+=("alibaba-l0.9|--cluster 32xA100-40GB --workload $alibaba --load 0
 # VARIANT|policies|extra flags. `base` holds the baselines and `full` without
 # the large-job mechanisms; the others are `full` with one mechanism (or two)
 # on. Every mechanism is given explicitly (off: --evacuation off,
-# --max-skip-seconds -1, the global defaults, which the baselines have too),
-# so that the variants stay what they are named whatever `full`'s own
-# defaults become. `evacq` is --evacuation queue; `slackF` is the knob of §13:
-# the look-ahead reservation (--max-skip-seconds 1800) on top of `evacq`, with
-# --reservation-slack F.
+# --max-skip-seconds -1 --reservation-slack 0, the global defaults, which the
+# baselines have too), so that the variants stay what they are named whatever
+# `full`'s own defaults are (today: those of `slack1`, sched/full_policy.h).
+# `evacq` is --evacuation queue; `guard` the strict look-ahead reservation
+# (EASY, slack 0); `slackF` is the knob of §13: the look-ahead reservation
+# (--max-skip-seconds 1800) on top of `evacq`, with --reservation-slack F;
+# `slack1-unknown` and `evacq-unknown` are `slack1` (`full`'s defaults) and
+# `evacq` with --expected-ends unknown: the scheduler told no durations or
+# expected ends, as the daemon without time limits (the baselines use neither).
 knob_values=(0 0.25 0.5 1 2 4)
-off="--evacuation off --max-skip-seconds -1"
+off="--evacuation off --max-skip-seconds -1 --reservation-slack 0"
 variants=(
   "base|first-fit,best-fit,driver-default,mfi,full|$off"
   "evac|full|--evacuation head --max-skip-seconds -1"
   "evacq|full|--evacuation queue --max-skip-seconds -1"
   "evacq-after|full|--evacuation queue --max-skip-seconds -1 --evacuation-when after-backfill"
-  "guard|full|--evacuation off --max-skip-seconds 1800"
+  "guard|full|--evacuation off --max-skip-seconds 1800 --reservation-slack 0"
   "before-scan|full|$off --migration-order before-scan"
 )
 for f in "${knob_values[@]}"; do
   variants+=("slack$f|full|--evacuation queue --max-skip-seconds 1800 --reservation-slack $f")
 done
+variants+=("slack1-unknown|full|--evacuation queue --max-skip-seconds 1800 --reservation-slack 1 --expected-ends unknown")
+variants+=("evacq-unknown|full|--evacuation queue --max-skip-seconds -1 --expected-ends unknown")
 
 if [ "${TABLES_ONLY:-0}" != "1" ]; then
   for s in "${all_settings[@]}"; do
@@ -77,6 +85,7 @@ if [ "${TABLES_ONLY:-0}" != "1" ]; then
     if [ -n "${SETTINGS:-}" ] && ! [[ " $SETTINGS " == *" $name "* ]]; then continue; fi
     for v in "${variants[@]}"; do
       vname=${v%%|*}
+      if [ -n "${VARIANTS:-}" ] && ! [[ " $VARIANTS " == *" $vname "* ]]; then continue; fi
       rest=${v#*|}
       policies=${rest%%|*}
       extra=${rest#*|}
@@ -125,7 +134,8 @@ def values(res, key, profile=None):
             v.append(None if p is None else p.get(key))
     return v
 
-VARIANTS = ['evac', 'evacq', 'evacq-after', 'guard', 'before-scan'] + ['slack' + f for f in KNOB]
+VARIANTS = (['evac', 'evacq', 'evacq-after', 'guard', 'before-scan'] + ['slack' + f for f in KNOB]
+            + ['slack1-unknown', 'evacq-unknown'])
 BASELINES = ('first-fit', 'best-fit', 'driver-default', 'mfi')
 
 def fmt(p):
@@ -248,6 +258,9 @@ def count_rows(label):
             got = [figures(s, data[s][2][label])[key] for s in settings
                    if label in data[s][2] and (load_of(s) >= 1) == sat]
             got = [g for g in got if g is not None]
+            if not got:
+                cells.append('-')
+                continue
             met = sum(1 for g in got if round(g[0], 2) <= bound)
             lo, hi = min(g[0] for g in got), max(g[0] for g in got)
             cells.append(f"{met}/{len(got)} ({lo:.2f}-{hi:.2f})")
@@ -264,9 +277,10 @@ lines += ["", "## Targets met, by variant", "",
           "every p95 wait ≤ 1.1.", "",
           "| variant | load | mean JCT | 7g p95 wait | 4g p95 wait | worst 1g-3g p95 wait | mean wait "
           "| significantly worse on mean JCT |", "|" + "---|" * 8]
-for label in ['full', 'evacq', 'guard'] + ['slack' + f for f in KNOB]:
-    lines += count_rows(label)
-for label in ['evacq'] + ['slack' + f for f in KNOB]:
+for label in (['full', 'evacq', 'guard'] + ['slack' + f for f in KNOB]
+              + ['slack1-unknown', 'evacq-unknown']):
+    if any(label in data[s][2] for s in settings): lines += count_rows(label)
+for label in ['evacq'] + ['slack' + f for f in KNOB] + ['slack1-unknown', 'evacq-unknown']:
     lines += ["", f"## Targets: `full {label}` against the best baseline", "",
               "Bounds: load ≤ 0.9: mean JCT ≤ 1.0, 7g ≤ 0.6, 4g ≤ 0.8, small ≤ 1.2, mean wait ≤ 0.7; "
               "load ≥ 1.1: mean JCT ≤ 1.0, every p95 wait ≤ 1.1.", "",
@@ -319,7 +333,9 @@ open(f"{out}/tables.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 EOF
 
-if command -v gnuplot >/dev/null; then
+if [ -n "${VARIANTS:-}" ]; then
+  echo "replicated-results.sh: VARIANTS given: plots skipped (they need every variant)" >&2
+elif command -v gnuplot >/dev/null; then
   mkdir -p docs/img
   python3 - "$out" <<'EOF'
 # Splits the plots' CSVs into gnuplot data blocks (one file per series).

@@ -146,6 +146,15 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "Cost of one MIG create or destroy, ms, serialised per GPU (§4)")
       ->check(FiniteNumber("a finite number >= 0", non_negative))
       ->capture_default_str();
+  cmd->add_option("--expected-ends", f->expected_ends,
+                  "--mode online only: known: the scheduler is told each job's duration and its "
+                  "running jobs' expected ends (as the daemon is by time limits); unknown: told "
+                  "neither (as the daemon without time limits), so no job backfills into a "
+                  "placement reserved by --max-skip-seconds, only beside it; jobs still run for "
+                  "their durations")
+      ->check(CLI::IsMember({"known", "unknown"}))
+      ->each([f](const std::string&) { f->expected_ends_given = true; })
+      ->capture_default_str();
   AddSchedulerFlags(cmd, &f->scheduler, &f->explicit_options);
   cmd->add_flag("--no-contention", f->no_contention, "Turn off the PCIe contention model (§8)");
   cmd->add_flag("--no-memory-check", f->no_memory_check,
@@ -201,6 +210,10 @@ Status CheckFlagsApply(const SimFlags& f, bool paper_mix, bool churn, bool trace
   if (f.fill_target_given && f.mode != "fill") {
     return InvalidArgumentError("--fill-target applies to --mode fill only");
   }
+  if (f.expected_ends_given && f.mode != "online") {
+    return InvalidArgumentError(
+        "--expected-ends applies to --mode online only (fill mode has no completions)");
+  }
   return Status();
 }
 
@@ -243,6 +256,11 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   s.sim.fill_target = f.fill_target;
   s.sim.reconfig_ms = f.reconfig_ms;
   s.sim.contention = !f.no_contention;
+  if (f.expected_ends != "known" && f.expected_ends != "unknown") {
+    return InvalidArgumentError(
+        fmt::format("--expected-ends must be known or unknown, got '{}'", f.expected_ends));
+  }
+  s.sim.expected_ends_known = f.expected_ends == "known";
   RETURN_IF_ERROR(s.sim.Validate().WithPrefix("simulator options"));
   // The flags' own checks (AddSimFlags) refuse these values when parsing; a
   // caller that fills SimFlags itself gets the same refusals here.
@@ -381,6 +399,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["fill_target"] = f.fill_target;
   j["reconfig_ms"] = f.reconfig_ms;
   j["contention"] = !f.no_contention;
+  j["expected_ends"] = f.expected_ends;
   j["replicas"] = f.replicas;
   j["perturbation"] = perturbation;
   j["jitter"] =

@@ -40,8 +40,11 @@ std::string PolicyHelp() {
   for (const auto& [alias, policy] : PolicyAliases()) {
     aliases += fmt::format("{}{} (= {})", aliases.empty() ? "" : ", ", alias, policy);
   }
-  return fmt::format("{}; aliases: {} (docs/policies.md; `full` defaults to --metric {})", names,
-                     aliases, kFullDefaultMetric);
+  return fmt::format(
+      "{}; aliases: {} (docs/policies.md; `full` defaults to --metric {} --evacuation {} "
+      "--max-skip-seconds {:g} --reservation-slack {:g})",
+      names, aliases, kFullDefaultMetric, EvacuationScopeName(kFullDefaultEvacuation),
+      kFullDefaultMaxSkipSeconds, kFullDefaultReservationSlack);
 }
 
 int Run(const SimulateFlags& f, Context& ctx) {

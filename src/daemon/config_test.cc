@@ -276,17 +276,26 @@ TEST(DaemonConfigTest, PolicyDefaultsComeFromTheRegistry) {
   EXPECT_EQ(full->scheduler.metric, "demand-weighted");
   EXPECT_EQ(full->scheduler.reserve_full, sim.reserve_full);
   EXPECT_EQ(full->scheduler.max_skip_seconds, sim.max_skip_seconds);
-  EXPECT_EQ(full->scheduler.evacuation, EvacuationScope::kQueue);  // full_policy.h
-  auto given = ParseDaemonConfig("state_dir: /s\nscheduler: {metric: fragcost, evacuation: off}\n",
-                                 "c.yaml");
+  EXPECT_EQ(full->scheduler.reservation_slack, sim.reservation_slack);
+  // full_policy.h, docs/results.md section 3: evacuation queue, guard after 1800 s, slack 1.
+  EXPECT_EQ(full->scheduler.evacuation, EvacuationScope::kQueue);
+  EXPECT_EQ(full->scheduler.max_skip_seconds, 1800);
+  EXPECT_EQ(full->scheduler.reservation_slack, 1);
+  auto given = ParseDaemonConfig(
+      "state_dir: /s\nscheduler: {metric: fragcost, evacuation: off, max-skip-seconds: -1}\n",
+      "c.yaml");
   ASSERT_TRUE(given.ok());
   EXPECT_EQ(given->scheduler.metric, "fragcost");
   EXPECT_EQ(given->scheduler.evacuation, EvacuationScope::kOff);
   EXPECT_TRUE(given->explicit_options.evacuation);
+  EXPECT_LT(given->scheduler.max_skip_seconds, 0);  // the guard turned off stays off
+  EXPECT_EQ(given->scheduler.reservation_slack, 1);
   auto lb = ParseDaemonConfig("state_dir: /s\nscheduler: {policy: lb+frag}\n", "c.yaml");
   ASSERT_TRUE(lb.ok());
   EXPECT_EQ(lb->scheduler.metric, "fragcost");  // only `full` has defaults of its own
   EXPECT_EQ(lb->scheduler.evacuation, EvacuationScope::kOff);
+  EXPECT_LT(lb->scheduler.max_skip_seconds, 0);
+  EXPECT_EQ(lb->scheduler.reservation_slack, 0);
 }
 
 // Regression (inline_token_of_any_length): an inline token of any length, or

@@ -40,6 +40,12 @@ scheduler: {policy: frag-aware, threshold: 0.25}
   p = PolicyOf(*c, "extender.yaml");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->policy, "full");
+  // ... with full's registry defaults (sched/full_policy.h, docs/results.md section 3): pods have
+  // no expected ends, so the reservation after 1800 s is strict for them.
+  EXPECT_EQ(p->scheduler.metric, "demand-weighted");
+  EXPECT_EQ(p->scheduler.max_skip_seconds, 1800);
+  EXPECT_EQ(p->scheduler.reservation_slack, 1);
+  EXPECT_EQ(p->scheduler.evacuation, EvacuationScope::kQueue);
   // Mistakes name the file and the key.
   c->scheduler_yaml = "{policy: frag-aware, threshold: -1}";
   p = PolicyOf(*c, "extender.yaml");

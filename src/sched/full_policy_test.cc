@@ -1,6 +1,6 @@
-// The defaults of `full` (sched/full_policy.h OptionsForPolicy): the
-// combination chosen in docs/results.md (section 3), each option
-// still overridable by the user, and no other policy affected.
+// The defaults of `full` (sched/full_policy.h, applied by OptionsForPolicy):
+// the combination chosen in docs/results.md (section 3), each option still
+// overridable by the user, and no other policy affected.
 #include "sched/full_policy.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/option_table.h"
 #include "sched/policy.h"
 
 namespace migsched {
@@ -21,62 +22,139 @@ struct DefaultsCase {
   std::string given_metric;
   int given_reserve_full;
   double given_max_skip_seconds;
+  double given_reservation_slack;
   // Expected effective values.
   std::string metric;
   int reserve_full;
   double max_skip_seconds;
+  double reservation_slack;
+  EvacuationScope evacuation;
 };
 
-// Expectations from the choice documented in docs/results.md: `full` runs
-// with the demand-weighted metric, no full-size reserve and no starvation
-// guard unless the user says otherwise; other policies take what is given.
+constexpr EvacuationScope kOff = EvacuationScope::kOff;
+constexpr EvacuationScope kQueue = EvacuationScope::kQueue;
+
+// Expectations from the choice documented in docs/results.md (section 3): `full`
+// runs with the demand-weighted metric, no full-size reserve, evacuation for any
+// waiting job, and the look-ahead reservation after 1800 s with slack 1 unless
+// the user says otherwise; other policies take what is given.
 const std::vector<DefaultsCase> kCases = {
     // Nothing set: full's defaults replace the (global) values given.
-    {"FullTakesItsDefaults", "full", {}, "fragcost", 0, -1, "demand-weighted", 0, -1},
+    {"FullTakesItsDefaults",
+     "full",
+     {},
+     "fragcost",
+     0,
+     -1,
+     0,
+     "demand-weighted",
+     0,
+     1800,
+     1,
+     kQueue},
     // Nothing set but unusual given values (as if a caller had filled them):
     // still replaced, because the user did not ask for them.
-    {"FullReplacesUnsetValues", "full", {}, "blocked-placements", 3, 60, "demand-weighted", 0, -1},
-    // Each option the user set keeps the user's value.
-    {"FullKeepsAnExplicitMetric", "full", {.metric = true}, "fragcost", 0, -1, "fragcost", 0, -1},
+    {"FullReplacesUnsetValues",
+     "full",
+     {},
+     "blocked-placements",
+     3,
+     60,
+     4,
+     "demand-weighted",
+     0,
+     1800,
+     1,
+     kQueue},
+    // Each option the user set keeps the user's value; the others take full's.
+    {"FullKeepsAnExplicitMetric",
+     "full",
+     {.metric = true},
+     "fragcost",
+     0,
+     -1,
+     0,
+     "fragcost",
+     0,
+     1800,
+     1,
+     kQueue},
     {"FullKeepsAnExplicitReserve",
      "full",
      {.reserve_full = true},
      "fragcost",
      1,
      -1,
+     0,
      "demand-weighted",
      1,
-     -1},
+     1800,
+     1,
+     kQueue},
     {"FullKeepsAnExplicitGuard",
      "full",
      {.max_skip_seconds = true},
      "fragcost",
      0,
-     1800,
+     600,
+     0,
      "demand-weighted",
      0,
-     1800},
+     600,
+     1,
+     kQueue},
+    // --max-skip-seconds -1 given: the guard stays off (the slack is then unused).
+    {"FullKeepsTheGuardTurnedOff",
+     "full",
+     {.max_skip_seconds = true},
+     "fragcost",
+     0,
+     -1,
+     0,
+     "demand-weighted",
+     0,
+     -1,
+     1,
+     kQueue},
+    {"FullKeepsAnExplicitSlack",
+     "full",
+     {.reservation_slack = true},
+     "fragcost",
+     0,
+     -1,
+     0,
+     "demand-weighted",
+     0,
+     1800,
+     0,
+     kQueue},
     {"FullKeepsAllExplicit",
      "full",
-     {true, true, true},
+     {.metric = true, .reserve_full = true, .max_skip_seconds = true, .reservation_slack = true},
      "blocked-placements",
      2,
      600,
+     0.5,
      "blocked-placements",
      2,
-     600},
+     600,
+     0.5,
+     kQueue},
     // Other policies, aliases included: unchanged, set or not.
-    {"LbFragUnchanged", "lb+frag", {}, "fragcost", 0, -1, "fragcost", 0, -1},
-    {"FragAwareAliasUnchanged", "frag-aware", {}, "fragcost", 0, -1, "fragcost", 0, -1},
+    {"LbFragUnchanged", "lb+frag", {}, "fragcost", 0, -1, 0, "fragcost", 0, -1, 0, kOff},
+    {"FragAwareAliasUnchanged", "frag-aware", {}, "fragcost", 0, -1, 0, "fragcost", 0, -1, 0, kOff},
     {"FirstFitUnchanged",
      "first-fit",
      {},
      "blocked-placements",
      1,
      300,
+     2,
      "blocked-placements",
      1,
-     300},
+     300,
+     2,
+     kOff},
 };
 
 class FullDefaultsTest : public ::testing::TestWithParam<DefaultsCase> {};
@@ -88,10 +166,14 @@ TEST_P(FullDefaultsTest, EffectiveOptions) {
   given.metric = c.given_metric;
   given.reserve_full = c.given_reserve_full;
   given.max_skip_seconds = c.given_max_skip_seconds;
+  given.reservation_slack = c.given_reservation_slack;
   const SchedulerOptions got = OptionsForPolicy(c.policy, given, c.set);
   EXPECT_EQ(got.metric, c.metric);
   EXPECT_EQ(got.reserve_full, c.reserve_full);
   EXPECT_EQ(got.max_skip_seconds, c.max_skip_seconds);
+  EXPECT_EQ(got.reservation_slack, c.reservation_slack);
+  EXPECT_EQ(got.evacuation, c.evacuation);
+  EXPECT_EQ(got.reservation, ReservationMode::kEasy);  // no policy changes it
   EXPECT_EQ(got.threshold, 0.3);
   EXPECT_EQ(got.migration.defrag_interval_s, given.migration.defrag_interval_s);
   // The result is a valid configuration for the policy.
@@ -103,17 +185,44 @@ TEST_P(FullDefaultsTest, EffectiveOptions) {
 INSTANTIATE_TEST_SUITE_P(Cases, FullDefaultsTest, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return info.param.name; });
 
-// The constants are the documented choice (docs/results.md, docs/policies.md);
-// changing them must change the documentation too.
+// The constants are the documented choice (docs/results.md section 3,
+// docs/policies.md); changing them must change the documentation too.
 TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(kFullDefaultMetric, "demand-weighted");
   EXPECT_EQ(kFullDefaultReserveFull, 0);
-  EXPECT_LT(kFullDefaultMaxSkipSeconds, 0);
-  // They differ from the global defaults only in the metric.
+  EXPECT_EQ(kFullDefaultMaxSkipSeconds, 1800);
+  EXPECT_EQ(kFullDefaultReservationSlack, 1);
+  EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
+  // SchedulerOptions' own defaults (the baselines') keep the guard, the slack and evacuation off.
   const SchedulerOptions global;
   EXPECT_NE(global.metric, kFullDefaultMetric);
   EXPECT_EQ(global.reserve_full, kFullDefaultReserveFull);
-  EXPECT_EQ(global.max_skip_seconds, kFullDefaultMaxSkipSeconds);
+  EXPECT_LT(global.max_skip_seconds, 0);
+  EXPECT_EQ(global.reservation_slack, 0);
+  EXPECT_EQ(global.evacuation, EvacuationScope::kOff);
+}
+
+// `full` with no option given resolves to the criterion's pick (guard after
+// 1800 s, slack 1, evacuation queue), and the flags as the CLI and the config
+// files read them (the one table of scheduler options) still override it: an
+// explicit `max-skip-seconds: -1` turns the guard off.
+TEST(FullDefaultsTest, TableFlagsOverrideTheRegistryDefaults) {
+  const SchedulerOptions plain = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  EXPECT_EQ(plain.max_skip_seconds, 1800);
+  EXPECT_EQ(plain.reservation_slack, 1);
+  EXPECT_EQ(plain.evacuation, EvacuationScope::kQueue);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  ASSERT_NE(FindSchedulerOption("max-skip-seconds"), nullptr);
+  ASSERT_TRUE(FindSchedulerOption("max-skip-seconds")->Apply("-1", &flags, &given).ok());
+  EXPECT_TRUE(given.max_skip_seconds);
+  SchedulerOptions off = OptionsForPolicy("full", flags, given);
+  EXPECT_LT(off.max_skip_seconds, 0);
+  EXPECT_EQ(off.reservation_slack, 1);
+  ASSERT_TRUE(FindSchedulerOption("reservation-slack")->Apply("0", &flags, &given).ok());
+  off = OptionsForPolicy("full", flags, given);
+  EXPECT_LT(off.max_skip_seconds, 0);
+  EXPECT_EQ(off.reservation_slack, 0);
 }
 
 // Joint placement (§12): on for lb+frag (and its alias) and full unless the

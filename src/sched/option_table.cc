@@ -224,8 +224,10 @@ std::vector<Spec> BuildTable() {
   t.push_back(OffWhenNegative(Number(
       "max-skip-seconds", "a finite number", kAny,
       [](O& o) -> double& { return o.max_skip_seconds; },
-      "Look-ahead reservation (§5 starvation guard, §13): once a waiting job has waited longer, "
-      "it reserves the placement that frees soonest; < 0 = off",
+      fmt::format("Look-ahead reservation (§5 starvation guard, §13): once a waiting job has "
+                  "waited longer, it reserves the placement that frees soonest; < 0 = off (full "
+                  "defaults to {:g}, docs/results.md)",
+                  kFullDefaultMaxSkipSeconds),
       &E::max_skip_seconds)));
   t.push_back(Enum<ReservationMode>(
       "reservation",
@@ -240,9 +242,12 @@ std::vector<Spec> BuildTable() {
   t.push_back(Number(
       "reservation-slack", "a finite number >= 0", kNonNegative,
       [](O& o) -> double& { return o.reservation_slack; },
-      "Reservation slack F (§13, with max-skip-seconds): a job may backfill onto a "
-      "reserved GPU if it ends by the reserved job's expected start plus F x that "
-      "job's duration; 0 = strict; larger F favours small jobs over large ones",
+      fmt::format("Reservation slack F (§13, with max-skip-seconds): a job may backfill onto a "
+                  "reserved GPU if it ends by the reserved job's expected start plus F x that "
+                  "job's duration; 0 = strict; larger F favours small jobs over large ones (full "
+                  "defaults to {:g}; a job of unknown duration backfills only beside the reserved "
+                  "placement)",
+                  kFullDefaultReservationSlack),
       &E::reservation_slack));
   t.push_back(Enum<EvacuationScope>(
       "evacuation",

@@ -158,7 +158,13 @@ void OnlineSimulator::Arrive(JobId id) {
     return;
   }
   r.phase = Phase::kQueued;
-  sched_->Enqueue(id, job);
+  if (opts_.expected_ends_known) {
+    sched_->Enqueue(id, job);
+  } else {
+    Job withheld = job;  // SimOptions::expected_ends_known: the scheduler is not told the duration
+    withheld.duration_s = 0;
+    sched_->Enqueue(id, withheld);
+  }
   tracker_->AddDemand(job, +1);
   scan_needed_ = true;
   if (sopts_.max_wait_s >= 0) events_.Push(now_ + sopts_.max_wait_s, EventKind::kTimer, id, 0);
@@ -262,6 +268,7 @@ void OnlineSimulator::Advance(JobRun& r) {
 }
 
 void OnlineSimulator::NoteExpectedEnd(JobId id) {
+  if (!opts_.expected_ends_known) return;  // the scheduler counts the job as never ending
   const JobRun& r = runs_[id];
   const double rate = r.paused ? contention_.Rate(id) : r.rate;
   sched_->SetExpectedEnd(id, (r.paused ? r.pause_end : now_) + r.remaining / rate);

@@ -50,6 +50,15 @@ struct SimOptions {
   // progresses at rate 1.
   bool contention = true;
 
+  // Online mode: whether the scheduler is told each job's duration (Job::duration_s) and its
+  // running jobs' expected ends (Scheduler::SetExpectedEnd), as a user who gives time limits
+  // tells the daemon. false: it is told neither (duration 0, no expected end: as the daemon's
+  // jobs without time_limit_s and Slurm jobs without a TimeLimit), so that the
+  // look-ahead reservation's backfill rule (a) and its slack (§13) never apply and the
+  // migration planner and evacuation see every running job as never ending; jobs still run for
+  // their real durations. `--expected-ends known|unknown`.
+  bool expected_ends_known = true;
+
   // Keep per-job records and the timeline in the result (memory grows with
   // jobs and events: turn off for very large runs; metrics are unaffected).
   bool record_jobs = true;

@@ -24,6 +24,11 @@ nodes:
   EXPECT_EQ(c->max_bind_failures, 3);
   // full's own defaults apply where the file says nothing (sched/full_policy.h).
   EXPECT_EQ(c->PolicyOptions().metric, std::string(kFullDefaultMetric));
+  // The look-ahead reservation of docs/results.md section 3: guard after 1800 s, slack 1 (a
+  // Slurm job's TimeLimit is its expected end), and evacuation for any waiting job.
+  EXPECT_EQ(c->PolicyOptions().max_skip_seconds, 1800);
+  EXPECT_EQ(c->PolicyOptions().reservation_slack, 1);
+  EXPECT_EQ(c->PolicyOptions().evacuation, EvacuationScope::kQueue);
   EXPECT_EQ(*c->TokenOf(c->nodes[0]), "abc");
 
   auto d = ParseControllerConfig(R"(

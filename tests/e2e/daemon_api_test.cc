@@ -418,8 +418,10 @@ TEST(ServeCommandTest, PrintsADefaultConfigThatParses) {
 // metric. Each policy's printed config parses to the options the simulator
 // runs it with (the registry's), and the comment lists each policy's own.
 // By hand (docs/algorithms.md §11, sched/full_policy.h): `full` scores by
-// demand-weighted with joint placement and evacuates for any waiting job (§13,
-// results.md "Replicated results"); `lb+frag` by fragcost with joint placement;
+// demand-weighted with joint placement, evacuates for any waiting job and
+// reserves for a job waiting longer than 1800 s with slack 1 (§13, results.md
+// section 3; the table's order: metric, joint-placement, max-skip-seconds,
+// reservation-slack, evacuation); `lb+frag` by fragcost with joint placement;
 // `first-fit` by fragcost without.
 TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   auto full = testing::RunMigsched({"serve", "--print-default-config"});
@@ -429,7 +431,7 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   // Each policy's options that differ from the plain defaults (sched/options.h).
   EXPECT_THAT(full.out,
               HasSubstr("#   full            metric: demand-weighted, joint-placement: on, "
-                        "evacuation: queue\n"));
+                        "max-skip-seconds: 1800, reservation-slack: 1, evacuation: queue\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit       none\n"));
   struct Expected {
     std::string policy, metric;

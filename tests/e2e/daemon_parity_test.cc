@@ -6,7 +6,9 @@
 // is placed by `migsched simulate`'s engine and by the daemon (fake backend,
 // in process), with the same options read by the one table of scheduler
 // options, and the busy instances of the two clusters after the last arrival
-// (and the moves it caused, §13 evacuation) must be the same.
+// (and the moves it caused, §13 evacuation) must be the same. The daemon's jobs
+// have no time limits, so the simulator is told no durations or expected ends
+// either (SimOptions::expected_ends_known, `--expected-ends unknown`).
 //
 // The demand window is 1 job: the simulator seeds the window with the
 // workload's first jobs (it knows them), the daemon learns them as they
@@ -47,6 +49,9 @@ struct ParityCase {
   std::vector<std::string> profiles;  // jobs arriving 1 s apart, running long
   Migratable migratable = Migratable::kNone;
   int64_t min_evacuations = 0;  // the case exercises evacuation (§13) at least this often
+  // The case exercises the look-ahead reservation (§13): the simulator without it
+  // (max-skip-seconds -1) leaves another set of busy instances.
+  bool reservation_matters = false;
 };
 // gtest prints a case by its name (not its bytes) in ctest's list.
 void PrintTo(const ParityCase& c, std::ostream* os) { *os << c.name; }
@@ -94,16 +99,31 @@ TEST_P(ParityTest, SimulatorAndDaemonPlaceAlike) {
   SimOptions so;
   so.contention = false;
   so.snapshot_times = {settled_s};
-  ASSERT_OK_AND_ASSIGN(SimResult result, RunSimulation(*models, jobs, "full", sim, so));
-  ASSERT_FALSE(result.snapshots.empty());
-  Busy in_sim;
-  for (size_t g = 0; g < result.snapshots[0].gpus.size(); ++g) {
-    for (const SnapshotInstance& in : result.snapshots[0].gpus[g].instances) {
-      if (in.job != kNoJob) in_sim.insert({static_cast<int>(g), in.profile, in.start, in.job});
+  // The daemon's jobs below have no time_limit_s: it knows no durations nor expected ends, and
+  // the simulator is told none either (`--expected-ends unknown`).
+  so.expected_ends_known = false;
+  auto busy_in_sim = [&](const SchedulerOptions& o, SimResult* result) {
+    Busy busy;
+    StatusOr<SimResult> r = RunSimulation(*models, jobs, "full", o, so);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok() || r->snapshots.empty()) return busy;
+    for (size_t g = 0; g < r->snapshots[0].gpus.size(); ++g) {
+      for (const SnapshotInstance& in : r->snapshots[0].gpus[g].instances) {
+        if (in.job != kNoJob) busy.insert({static_cast<int>(g), in.profile, in.start, in.job});
+      }
     }
-  }
+    if (result != nullptr) *result = std::move(*r);
+    return busy;
+  };
+  SimResult result;
+  const Busy in_sim = busy_in_sim(sim, &result);
   ASSERT_GE(in_sim.size(), 6u);  // the case exercises placements, not only waits
   EXPECT_GE(result.metrics.evacuations, c.min_evacuations);
+  if (c.reservation_matters) {
+    SchedulerOptions no_guard = sim;
+    no_guard.max_skip_seconds = -1;
+    EXPECT_NE(busy_in_sim(no_guard, nullptr), in_sim);
+  }
 
   // The daemon, job by job, each placed (or left queued), and its moves carried out, before
   // the next arrives.
@@ -170,8 +190,21 @@ const std::vector<std::string> kEvacuationMix = {"1g.5gb", "2g.10gb", "1g.5gb", 
 INSTANTIATE_TEST_SUITE_P(
     Options, ParityTest,
     ::testing::Values(
-        // full's own defaults from the registry (the demand-weighted metric).
+        // full's own defaults from the registry (the demand-weighted metric, evacuation
+        // queue; the guard after 1800 s never reserves in these 12 s).
         ParityCase{"FullDefaults", {}, kMix},
+        // The look-ahead reservation for any job that has waited (max-skip-seconds 0; the
+        // registry's slack 1): without time limits the daemon knows no ends, so no job backfills
+        // into a reserved placement, only beside it (§13 (b)), as in the simulator told no ends.
+        // A job is overdue once it has waited at all: in the simulator from the next arrival on
+        // (it waited 1 s), in the daemon a few ms after its submission; either way at every scan
+        // that places a later job, its older waiting jobs are overdue in both.
+        ParityCase{"FullStrictReservationWithoutTimeLimits",
+                   {{"max-skip-seconds", "0"}},
+                   kMix,
+                   Migratable::kNone,
+                   0,
+                   true},
         // An option given explicitly to both.
         ParityCase{"FullWithFragCost", {{"metric", "fragcost"}}, kMix},
         // §13 evacuation on, with `restart` jobs: moves begun inside the daemon's queue scans

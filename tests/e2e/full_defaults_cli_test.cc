@@ -1,7 +1,9 @@
 // `full`'s own defaults through the CLI (sched/full_policy.h, docs/results.md
-// section 3): `simulate` and `sweep` run `full` with the
-// demand-weighted metric unless --metric, --reserve-full or --max-skip-seconds
-// is given; other policies keep the global defaults. The effective options are
+// section 3): `simulate` and `sweep` run `full` with the demand-weighted
+// metric, evacuation queue and the look-ahead reservation (guard after 1800 s,
+// slack 1) unless --metric, --reserve-full, --max-skip-seconds,
+// --reservation-slack or --evacuation is given; other policies keep the global
+// defaults. The effective options are
 // read back from the run's JSON settings.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -30,40 +32,62 @@ struct FlagsCase {
   std::string metric;               // expected settings.metric
   int reserve_full;                 // expected settings.reserve_full
   nlohmann::json max_skip_seconds;  // expected settings.max_skip_seconds (null = off)
+  double reservation_slack;         // expected settings.reservation_slack
   std::string evacuation;           // expected settings.evacuation
 };
 // gtest prints a case by its name (not its bytes) in ctest's list.
 void PrintTo(const FlagsCase& c, std::ostream* os) { *os << c.name; }
 
-// full's own defaults (sched/full_policy.h): demand-weighted, no reserve, no guard, evacuation
-// for any waiting job; the other policies the global ones (fragcost, 0, off, off).
+// full's own defaults (sched/full_policy.h, docs/results.md section 3): demand-weighted, no
+// reserve, the guard after 1800 s with slack 1, evacuation for any waiting job; the other
+// policies the global ones (fragcost, 0, off, 0, off).
 const std::vector<FlagsCase> kCases = {
-    {"FullDefaults", "full", {}, "demand-weighted", 0, nullptr, "queue"},
-    {"FullMetricOverridden", "full", {"--metric", "fragcost"}, "fragcost", 0, nullptr, "queue"},
+    {"FullDefaults", "full", {}, "demand-weighted", 0, 1800.0, 1, "queue"},
+    {"FullMetricOverridden", "full", {"--metric", "fragcost"}, "fragcost", 0, 1800.0, 1, "queue"},
     // Overriding one option leaves full's default for the others.
     {"FullReserveOverridden",
      "full",
      {"--reserve-full", "1"},
      "demand-weighted",
      1,
-     nullptr,
+     1800.0,
+     1,
      "queue"},
     {"FullGuardOverridden",
      "full",
-     {"--max-skip-seconds", "1800"},
+     {"--max-skip-seconds", "600"},
+     "demand-weighted",
+     0,
+     600.0,
+     1,
+     "queue"},
+    // An explicit -1 still turns the guard off.
+    {"FullGuardTurnedOff",
+     "full",
+     {"--max-skip-seconds", "-1"},
+     "demand-weighted",
+     0,
+     nullptr,
+     1,
+     "queue"},
+    {"FullSlackOverridden",
+     "full",
+     {"--reservation-slack", "0"},
      "demand-weighted",
      0,
      1800.0,
+     0,
      "queue"},
     {"FullEvacuationOverridden",
      "full",
      {"--evacuation", "off"},
      "demand-weighted",
      0,
-     nullptr,
+     1800.0,
+     1,
      "off"},
-    {"LbFragKeepsGlobalDefaults", "lb+frag", {}, "fragcost", 0, nullptr, "off"},
-    {"FirstFitKeepsGlobalDefaults", "first-fit", {}, "fragcost", 0, nullptr, "off"},
+    {"LbFragKeepsGlobalDefaults", "lb+frag", {}, "fragcost", 0, nullptr, 0, "off"},
+    {"FirstFitKeepsGlobalDefaults", "first-fit", {}, "fragcost", 0, nullptr, 0, "off"},
 };
 
 class FullDefaultsCliTest : public ::testing::TestWithParam<FlagsCase> {};
@@ -81,7 +105,9 @@ TEST_P(FullDefaultsCliTest, SimulateSettings) {
   EXPECT_EQ(j["settings"]["metric"], c.metric);
   EXPECT_EQ(j["settings"]["reserve_full"], c.reserve_full);
   EXPECT_EQ(j["settings"]["max_skip_seconds"], c.max_skip_seconds);
+  EXPECT_EQ(j["settings"]["reservation_slack"], c.reservation_slack);
   EXPECT_EQ(j["settings"]["evacuation"], c.evacuation);
+  EXPECT_EQ(j["settings"]["expected_ends"], "known");
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, FullDefaultsCliTest, ::testing::ValuesIn(kCases),
@@ -94,6 +120,27 @@ TEST(FullDefaultsCliTest, SweepOfFullUsesItsDefaults) {
                    "--policy", "full", "--param", "threshold=0.3,0.5", "--json", json, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadJson(json)["settings"]["metric"], "demand-weighted");
+  EXPECT_EQ(ReadJson(json)["settings"]["max_skip_seconds"], 1800.0);
+  EXPECT_EQ(ReadJson(json)["settings"]["reservation_slack"], 1.0);
+}
+
+// --expected-ends (sim/sim_options.h expected_ends_known): recorded in the run's settings,
+// refused where it would be ignored (fill mode) and for a value other than known | unknown.
+TEST(FullDefaultsCliTest, ExpectedEndsFlag) {
+  const std::string json = WriteTempFile("full-defaults-unknown-ends.json", "");
+  auto r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
+                        "20", "--policy", "full", "--expected-ends", "unknown", "--json", json,
+                        "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadJson(json)["settings"]["expected_ends"], "unknown");
+  r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
+                   "20", "--mode", "fill", "--expected-ends", "unknown", "--quiet"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--expected-ends applies to --mode online only"));
+  r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix",
+                   "--expected-ends", "maybe", "--quiet"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--expected-ends"));
 }
 
 // Regression (compare_uses_full_defaults): `compare` and `report` ran `full` with the global
@@ -134,6 +181,7 @@ TEST(FullDefaultsCliTest, SimulateHelpListsThePolicies) {
   EXPECT_THAT(r.out, HasSubstr("first-fit | lb | lb+frag | full | best-fit | driver-default | "
                                "mfi | static; aliases: frag-aware (= lb+frag)"));
   EXPECT_THAT(r.out, HasSubstr("full defaults to"));
+  EXPECT_THAT(r.out, HasSubstr("--expected-ends"));
 }
 
 }  // namespace
