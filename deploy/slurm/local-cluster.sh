@@ -99,26 +99,9 @@ wait_for() {
   die "timed out after ${limit}s waiting for $what (logs: $dir/log/)"
 }
 
-# A TCP port nobody uses, from /proc/net/tcp{,6} (no extra tools), below
-# Linux's default ephemeral range (32768-60999), where an outgoing connection
-# could take it between this choice and the daemon's bind.
-used_ports() {
-  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk 'NR > 1 { split($2, a, ":"); print a[2] }'
-}
-taken=""
-free_port() {
-  local p hex
-  for ((try = 0; try < 200; try++)); do
-    p=$((20000 + RANDOM % 12000))
-    hex=$(printf '%04X' "$p")
-    if ! used_ports | grep -qx "$hex" && ! [[ " $taken " == *" $p "* ]]; then
-      taken="$taken $p"
-      echo "$p"
-      return 0
-    fi
-  done
-  die "no free TCP port found"
-}
+# free_port: a TCP port for this cluster (deploy/slurm/ports.sh).
+. "$here/ports.sh"
+free_port() { reserve_port "$dir" || die "no free TCP port found"; }
 
 # start NAME COMMAND...: starts COMMAND in the background, its output in
 # DIR/log/NAME.out, its PID in DIR/pids/NAME.pid.
@@ -201,6 +184,7 @@ down() {
     sleep 0.1
   done
   for pid in $(cluster_pids); do kill -KILL "$pid" 2>/dev/null || true; done
+  release_ports "$dir"
   log "stopped (logs kept in $dir/log/)"
 }
 

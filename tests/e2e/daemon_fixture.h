@@ -4,11 +4,9 @@
 #ifndef MIGSCHED_TESTS_E2E_DAEMON_FIXTURE_H_
 #define MIGSCHED_TESTS_E2E_DAEMON_FIXTURE_H_
 
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "migsched_child.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -36,69 +35,34 @@ using ::migsched::testing::ReadFile;
 }  // namespace e2e
 using namespace e2e;  // NOLINT: the tests below share these names
 
-// A `migsched serve` child process.
+// A `migsched serve` child process (killed with SIGKILL when destroyed).
 class DaemonProcess {
  public:
   // Starts the daemon on `config`; waits (up to 15 s) for its "listening on" line.
   static std::unique_ptr<DaemonProcess> Start(const fs::path& config, const fs::path& log) {
-    int fds[2];
-    if (::pipe(fds) != 0) return nullptr;
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::dup2(fds[1], 1);
-      const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      ::dup2(err, 2);
-      ::close(fds[0]);
-      const std::string bin = testing::MigschedBinary();
-      const std::string cfg = config.string();
-      ::execl(bin.c_str(), bin.c_str(), "serve", "--config", cfg.c_str(), "--log-level", "debug",
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    auto d = std::unique_ptr<DaemonProcess>(new DaemonProcess(pid, fds[0]));
-    std::string out;
-    const auto deadline = SteadyClock::now() + std::chrono::seconds(15);
-    while (SteadyClock::now() < deadline) {
-      pollfd p{fds[0], POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char buf[256];
-      const ssize_t n = ::read(fds[0], buf, sizeof buf);
-      if (n <= 0) break;  // exited
-      out.append(buf, static_cast<size_t>(n));
-      const std::string key = "listening on http://127.0.0.1:";
-      const size_t at = out.find(key);
-      if (at != std::string::npos && out.find('\n', at) != std::string::npos) {
-        d->port_ = std::stoi(out.substr(at + key.size()));
-        return d;
-      }
-    }
-    ADD_FAILURE() << "the daemon did not start; stdout: " << out << "\nstderr: " << ReadFile(log);
-    return nullptr;
+    auto child = testing::MigschedChild::Start(
+        {"serve", "--config", config.string(), "--log-level", "debug"}, log,
+        "listening on http://127.0.0.1:");
+    if (!child) return nullptr;
+    const int port = std::stoi(child->rest());
+    return std::unique_ptr<DaemonProcess>(new DaemonProcess(std::move(child), port));
   }
 
   ~DaemonProcess() {
-    if (pid_ > 0) Kill(SIGKILL);
-    ::close(out_fd_);
+    if (child_->pid() > 0) child_->Kill(SIGKILL);
   }
 
   // Sends `sig` and reaps the process; returns its wait status.
-  int Kill(int sig) {
-    ::kill(pid_, sig);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
+  int Kill(int sig) { return child_->Kill(sig); }
 
   int port() const { return port_; }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_->pid(); }
 
  private:
-  DaemonProcess(pid_t pid, int out_fd) : pid_(pid), out_fd_(out_fd) {}
-  pid_t pid_;
-  int out_fd_;
-  int port_ = 0;
+  DaemonProcess(std::unique_ptr<testing::MigschedChild> child, int port)
+      : child_(std::move(child)), port_(port) {}
+  std::unique_ptr<testing::MigschedChild> child_;
+  int port_;
 };
 
 class DaemonApiTest : public ::testing::Test {

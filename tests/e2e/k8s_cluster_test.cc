@@ -7,13 +7,10 @@
 // and checks each pod's MIG UUID against the daemon's instances, and that the
 // placements are those `migsched simulate` chooses for the same arrival
 // order on the same GPUs (6x A100 40GB, node by node) with the same policy.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -30,6 +27,7 @@
 #include "k8s/api/kube_client.h"
 #include "k8s/testing/recording_api_server.h"
 #include "k8s/testing/test_kubelet.h"
+#include "migsched_child.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -40,71 +38,7 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// A child `migsched ...` process; Start waits (15 s) for a stdout line
-// containing `marker` and keeps what follows it on that line.
-class Child {
- public:
-  static std::unique_ptr<Child> Start(const std::vector<std::string>& args, const fs::path& log,
-                                      const std::string& marker) {
-    int fds[2];
-    if (::pipe(fds) != 0) return nullptr;
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::dup2(fds[1], 1);
-      const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      ::dup2(err, 2);
-      ::close(fds[0]);
-      std::vector<std::string> argv = {testing::MigschedBinary()};
-      argv.insert(argv.end(), args.begin(), args.end());
-      std::vector<char*> cargs;
-      for (auto& a : argv) cargs.push_back(a.data());
-      cargs.push_back(nullptr);
-      ::execv(cargs[0], cargs.data());
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    auto c = std::unique_ptr<Child>(new Child(pid, fds[0]));
-    std::string out;
-    const auto deadline = Clock::now() + 15s;
-    while (Clock::now() < deadline) {
-      pollfd p{fds[0], POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char buf[512];
-      const ssize_t n = ::read(fds[0], buf, sizeof buf);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-      const size_t at = out.find(marker);
-      if (at != std::string::npos) {
-        const size_t end = out.find('\n', at);
-        if (end == std::string::npos) continue;
-        c->rest_ = out.substr(at + marker.size(), end - at - marker.size());
-        return c;
-      }
-    }
-    ADD_FAILURE() << "migsched " << args[0] << " " << (args.size() > 1 ? args[1] : "")
-                  << " did not start; stdout: " << out << "\nlog: " << testing::ReadFile(log);
-    return nullptr;
-  }
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      for (int i = 0; i < 50 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) {
-        std::this_thread::sleep_for(100ms);
-      }
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-    }
-    ::close(fd_);
-  }
-  const std::string& rest() const { return rest_; }
-
- private:
-  Child(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
-  pid_t pid_;
-  int fd_;
-  std::string rest_;
-};
+using Child = testing::MigschedChild;
 
 // The 30 pods, in arrival order (a shuffled mix; the fourth-last 3g.20gb finds
 // no free placement on any node once the earlier ones are placed).
