@@ -146,7 +146,7 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
                                       SchedulerOptionNames() + ")");
   EXPECT_THAT(SchedulerOptionNames(),
               HasSubstr("max-skip-seconds, reservation, reservation-depth, reservation-slack, "
-                        "evacuation, "
+                        "reservation-unknown-ends, evacuation, "
                         "evacuation-min-wait, evacuation-min-slices, evacuation-when, "
                         "migration-order"));
 }

@@ -43,6 +43,8 @@ SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& s
   if (!set.reserve_full) options.reserve_full = kFullDefaultReserveFull;
   if (!set.max_skip_seconds) options.max_skip_seconds = kFullDefaultMaxSkipSeconds;
   if (!set.reservation_slack) options.reservation_slack = kFullDefaultReservationSlack;
+  if (!set.reservation_unknown_ends)
+    options.reservation_needs_ends = kFullDefaultReservationNeedsEnds;
   if (!set.evacuation) options.evacuation = kFullDefaultEvacuation;
   return options;
 }

@@ -39,19 +39,20 @@ inline constexpr int kFullDefaultReserveFull = 0;  // GPUs; 0 = off
 // 0.01: the lower mean 7g p95 ratio. The pick: evacuation for any waiting job, the starvation
 // guard after 1800 s (§5, EASY) and slack F = 1 (a job may backfill onto a reserved GPU when it
 // ends by the reservation's expected start plus the reserved job's duration). Where the
-// scheduler knows no durations and expected ends (daemon jobs without time_limit_s, Slurm jobs
-// without a TimeLimit; the Kubernetes extender places one pod at a time and reserves nothing)
-// the reservation is strict: a reserved placement's expected start is unknown, so no job
-// backfills into it (§13 rule (a) needs the job's end, the slack its duration); jobs still start
-// beside it (rule (b)). docs/results.md (section 3) measures that case with the simulator's
-// `--expected-ends unknown`.
-inline constexpr double kFullDefaultMaxSkipSeconds = 1800;  // seconds; < 0 = off
-inline constexpr double kFullDefaultReservationSlack = 1;   // × the reserved job's duration
+// scheduler knows no expected end of the jobs blocking a reservation (daemon jobs without
+// time_limit_s, Slurm jobs with TimeLimit=UNLIMITED) the reservation could only be strict (its
+// start unknown, nothing without a known end backfills onto the GPU), which measured
+// significantly worse than the best baseline in 13 of 19 settings (Alibaba 5.62x mean JCT,
+// docs/results.md section 3, the simulator's `--expected-ends unknown`); so `full` makes no
+// reservation then (`--reservation-unknown-ends skip`) and behaves as `--evacuation queue` alone.
+inline constexpr double kFullDefaultMaxSkipSeconds = 1800;      // seconds; < 0 = off
+inline constexpr double kFullDefaultReservationSlack = 1;       // × the reserved job's duration
+inline constexpr bool kFullDefaultReservationNeedsEnds = true;  // reservation-unknown-ends skip
 inline constexpr EvacuationScope kFullDefaultEvacuation = EvacuationScope::kQueue;
 
 // `options` with full's defaults above for each of metric, reserve_full, max_skip_seconds,
-// reservation_slack and evacuation that `set` does not mark (the registry's defaults of `full`,
-// sched/policy.h PolicyOptions).
+// reservation_slack, reservation_needs_ends and evacuation that `set` does not mark (the registry's
+// defaults of `full`, sched/policy.h PolicyOptions).
 SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set);
 
 // Joint placement of the waiting jobs (§12, SchedulerOptions::joint_placement) is on by default

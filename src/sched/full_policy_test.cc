@@ -192,6 +192,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(kFullDefaultReserveFull, 0);
   EXPECT_EQ(kFullDefaultMaxSkipSeconds, 1800);
   EXPECT_EQ(kFullDefaultReservationSlack, 1);
+  EXPECT_TRUE(kFullDefaultReservationNeedsEnds);
   EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
   // SchedulerOptions' own defaults (the baselines') keep the guard, the slack and evacuation off.
   const SchedulerOptions global;
@@ -199,6 +200,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(global.reserve_full, kFullDefaultReserveFull);
   EXPECT_LT(global.max_skip_seconds, 0);
   EXPECT_EQ(global.reservation_slack, 0);
+  EXPECT_FALSE(global.reservation_needs_ends);  // strict, the §5 starvation guard
   EXPECT_EQ(global.evacuation, EvacuationScope::kOff);
 }
 
@@ -223,6 +225,14 @@ TEST(FullDefaultsTest, TableFlagsOverrideTheRegistryDefaults) {
   off = OptionsForPolicy("full", flags, given);
   EXPECT_LT(off.max_skip_seconds, 0);
   EXPECT_EQ(off.reservation_slack, 0);
+  // full skips a reservation of unknown start unless told `strict`.
+  EXPECT_TRUE(plain.reservation_needs_ends);
+  ASSERT_TRUE(
+      FindSchedulerOption("reservation-unknown-ends")->Apply("strict", &flags, &given).ok());
+  EXPECT_TRUE(given.reservation_unknown_ends);
+  EXPECT_FALSE(OptionsForPolicy("full", flags, given).reservation_needs_ends);
+  EXPECT_FALSE(
+      OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{}).reservation_needs_ends);
 }
 
 // Joint placement (§12): on for lb+frag (and its alias) and full unless the

@@ -249,6 +249,13 @@ std::vector<Spec> BuildTable() {
                   "placement)",
                   kFullDefaultReservationSlack),
       &E::reservation_slack));
+  t.push_back(Pair(
+      "reservation-unknown-ends", "strict", "skip",
+      [](O& o) -> bool& { return o.reservation_needs_ends; },
+      "Reservation (§13) for a job whose reserved placement frees at an unknown time (a blocking "
+      "job without an expected end or time limit): strict (reserve it anyway, a strict "
+      "starvation guard) or skip (no reservation; full's default, docs/results.md)",
+      &E::reservation_unknown_ends));
   t.push_back(Enum<EvacuationScope>(
       "evacuation",
       {{"off", EvacuationScope::kOff},

@@ -64,6 +64,15 @@ struct SchedulerOptions {
   // conservative backfilling (default, the large jobs' side); larger F lets more small jobs
   // through, and F large against every job's duration is the same as no reservation. >= 0.
   double reservation_slack = 0;
+  // §13: whether a look-ahead reservation needs a known start. When the placement an overdue job
+  // would reserve frees at an unknown time (a blocker without an expected end: the daemon's jobs
+  // without a time limit, Slurm's with TimeLimit=UNLIMITED):
+  //   false ("strict", default): it is reserved anyway, a strict starvation guard: its expected
+  //     start is unknown, so on that GPU only jobs of known duration start, and the others only
+  //     beside the reserved placement;
+  //   true ("skip", `full`'s default, sched/full_policy.h): no reservation is made for the job
+  //     then; it waits as any other (evacuation, if on, still opens room for it).
+  bool reservation_needs_ends = false;
   // §13 evacuation (policies that migrate): moves of running jobs that open a placement for a
   // waiting job now. Which waiting jobs may trigger it: scope, at least this wait (seconds) and
   // at least this many compute slices (of the profile on the first model offering it).
@@ -110,13 +119,14 @@ struct ExplicitOptions {
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
   // §13 (`full` has a default of its own for evacuation, sched/full_policy.h).
-  bool reservation = false;            // --reservation
-  bool reservation_slack = false;      // --reservation-slack
-  bool evacuation = false;             // --evacuation
-  bool evacuation_min_wait = false;    // --evacuation-min-wait
-  bool evacuation_min_slices = false;  // --evacuation-min-slices
-  bool evacuation_when = false;        // --evacuation-when
-  bool migration_order = false;        // --migration-order
+  bool reservation = false;               // --reservation
+  bool reservation_slack = false;         // --reservation-slack
+  bool reservation_unknown_ends = false;  // --reservation-unknown-ends
+  bool evacuation = false;                // --evacuation
+  bool evacuation_min_wait = false;       // --evacuation-min-wait
+  bool evacuation_min_slices = false;     // --evacuation-min-slices
+  bool evacuation_when = false;           // --evacuation-when
+  bool migration_order = false;           // --migration-order
 };
 
 }  // namespace migsched

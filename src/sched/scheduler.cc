@@ -721,6 +721,9 @@ std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
   // The job starts when its last placement frees.
   double start = now_s_;
   for (size_t i = 0; i < n; ++i) start = std::max(start, per_gpu[i].free_at);
+  // §13: a reservation whose start is unknown is made only when allowed
+  // (options.reservation_needs_ends false, the strict starvation guard).
+  if (std::isinf(start) && options_.reservation_needs_ends) return {};
   // §13 slack: how much later than `start` a backfilled job may end (the
   // reserved job's duration × the option; 0 when the duration is unknown).
   const double slack = q.job.duration_s > 0 ? options_.reservation_slack * q.job.duration_s : 0;

@@ -224,9 +224,10 @@ class Scheduler {
   // GPU index, lower start), one GPU per instance of a gang, on GPUs no other
   // job holds or reserves. Its expected start (Reservation::start_s) is the
   // latest free_at_s of them: a gang starts when all its placements are
-  // free. With ReservationMode::kConservative each of the first
-  // reservation_depth overdue waiting jobs that do not fit gets its own
-  // reservations, in queue order. For the rest of the scan another job is
+  // free. When that start is unknown (a blocker without an expected end)
+  // and options.reservation_needs_ends is set, the job gets no reservation. With
+  // ReservationMode::kConservative each of the first reservation_depth overdue waiting jobs that do
+  // not fit gets its own reservations, in queue order. For the rest of the scan another job is
   // placed on a reserved GPU only (a) when it is expected to end (now +
   // Job::duration_s, duration known) no later than that reservation's
   // start_s: it cannot delay that job (EASY backfilling; the policy then

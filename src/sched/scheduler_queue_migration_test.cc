@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -333,6 +334,61 @@ INSTANTIATE_TEST_SUITE_P(
                       BackfillCase{"BeyondTheSlack", 130, {}, 0.5, 100},
                       BackfillCase{"NoSlackWithoutTheReservedDuration", 80, {}, 0.5, 0},
                       BackfillCase{"LargeSlack", 400, {"job 101 on 0@1"}, 4, 100}),
+    [](const auto& info) { return info.param.name; });
+
+// §13 reservation-unknown-ends, worked by hand: one A100 with a 1g.5gb@0
+// (job 0); a 7g (job 100) queued at t = 0 is overdue at t = 31 (max_skip
+// 30); a 1g (job 101) of unknown duration, as the daemon's jobs without a
+// time limit. The 7g's placement, 7g@0, frees when job 0 ends:
+// - job 0's end unknown, strict: GPU 0 is reserved anyway (free_at_s inf);
+//   the 1g's end is unknown, so (a) does not admit it, and a 7g leaves no
+//   room beside it (b): it waits;
+// - job 0's end unknown, skip: no reservation; the 1g starts at 1g@1;
+// - job 0's end known (100), skip: the reservation is made (free_at_s 100)
+//   and the 1g waits as under strict.
+struct UnknownEndsCase {
+  std::string name;
+  bool needs_ends;
+  double end0;  // < 0: unknown
+  std::vector<std::string> expected;
+  double free_at_s;  // of the reservation; < 0: none
+};
+
+class UnknownEndsTest : public ::testing::TestWithParam<UnknownEndsCase> {};
+
+TEST_P(UnknownEndsTest, AReservationOfUnknownStartIsStrictOrSkipped) {
+  const UnknownEndsCase& c = GetParam();
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  o.reservation_needs_ends = c.needs_ends;
+  Fixture f(1, std::make_unique<Scripted>(), o);
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
+  if (c.end0 >= 0) f.s().SetExpectedEnd(0, c.end0);
+  f.s().SetNow(0);
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+  Job small = kJob.Profile("1g.5gb").Named("small");
+  small.duration_s = 0;  // unknown
+  f.s().Enqueue(101, small);
+  f.s().SetNow(31);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(Placed(*d), c.expected);
+  if (c.free_at_s < 0) {
+    EXPECT_THAT(f.s().reservations(), IsEmpty());
+  } else {
+    ASSERT_EQ(f.s().reservations().size(), 1u);
+    EXPECT_EQ(f.s().reservations()[0].job, 100);
+    EXPECT_EQ(f.s().reservations()[0].free_at_s, c.free_at_s);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, UnknownEndsTest,
+    ::testing::Values(
+        UnknownEndsCase{
+            "StrictReservesAnyway", false, -1, {}, std::numeric_limits<double>::infinity()},
+        UnknownEndsCase{"SkipMakesNone", true, -1, {"job 101 on 0@1"}, -1},
+        UnknownEndsCase{"SkipStillReservesAKnownStart", true, 100, {}, 100}),
     [](const auto& info) { return info.param.name; });
 
 // Regression (conservative_reserves_for_every_request: the second 7g, whose

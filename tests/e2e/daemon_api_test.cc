@@ -419,9 +419,10 @@ TEST(ServeCommandTest, PrintsADefaultConfigThatParses) {
 // runs it with (the registry's), and the comment lists each policy's own.
 // By hand (docs/algorithms.md §11, sched/full_policy.h): `full` scores by
 // demand-weighted with joint placement, evacuates for any waiting job and
-// reserves for a job waiting longer than 1800 s with slack 1 (§13, results.md
-// section 3; the table's order: metric, joint-placement, max-skip-seconds,
-// reservation-slack, evacuation); `lb+frag` by fragcost with joint placement;
+// reserves for a job waiting longer than 1800 s with slack 1, only where the
+// reservation's start is known (§13, results.md section 3; the table's order:
+// metric, joint-placement, max-skip-seconds, reservation-slack,
+// reservation-unknown-ends, evacuation); `lb+frag` by fragcost with joint placement;
 // `first-fit` by fragcost without.
 TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   auto full = testing::RunMigsched({"serve", "--print-default-config"});
@@ -429,9 +430,11 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   EXPECT_THAT(full.out, HasSubstr("\n  policy: full\n"));
   EXPECT_THAT(full.out, HasSubstr("\n  metric: demand-weighted\n"));
   // Each policy's options that differ from the plain defaults (sched/options.h).
-  EXPECT_THAT(full.out,
-              HasSubstr("#   full            metric: demand-weighted, joint-placement: on, "
-                        "max-skip-seconds: 1800, reservation-slack: 1, evacuation: queue\n"));
+  EXPECT_THAT(
+      full.out,
+      HasSubstr("#   full            metric: demand-weighted, joint-placement: on, "
+                "max-skip-seconds: 1800, reservation-slack: 1, reservation-unknown-ends: skip, "
+                "evacuation: queue\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit       none\n"));
   struct Expected {
     std::string policy, metric;

@@ -203,13 +203,15 @@ INSTANTIATE_TEST_SUITE_P(
         // queue; the guard after 1800 s never reserves in these 12 s).
         ParityCase{"FullDefaults", {}, kMix},
         // The look-ahead reservation for any job that has waited (max-skip-seconds 0; the
-        // registry's slack 1): without time limits the daemon knows no ends, so no job backfills
-        // into a reserved placement, only beside it (§13 (b)), as in the simulator told no ends.
+        // registry's slack 1), strict where ends are unknown (reservation-unknown-ends strict;
+        // full's default skips such a reservation): without time limits the daemon knows no
+        // ends, so no job backfills into a reserved placement, only beside it (§13 (b)), as in
+        // the simulator told no ends.
         // A job is overdue once it has waited at all: in the simulator from the next arrival on
         // (it waited 1 s), in the daemon a few ms after its submission; either way at every scan
         // that places a later job, its older waiting jobs are overdue in both.
         ParityCase{"FullStrictReservationWithoutTimeLimits",
-                   {{"max-skip-seconds", "0"}},
+                   {{"max-skip-seconds", "0"}, {"reservation-unknown-ends", "strict"}},
                    kReservationMix,
                    Migratable::kNone,
                    0,
