@@ -59,9 +59,12 @@ all_settings+=("alibaba-l0.9|--cluster 32xA100-40GB --workload $alibaba --load 0
 # `evacq` is --evacuation queue; `guard` the strict look-ahead reservation
 # (EASY, slack 0); `slackF` is the knob of §13: the look-ahead reservation
 # (--max-skip-seconds 1800) on top of `evacq`, with --reservation-slack F;
-# `slack1-unknown` and `evacq-unknown` are `slack1` (`full`'s defaults) and
-# `evacq` with --expected-ends unknown: the scheduler told no durations or
-# expected ends, as the daemon without time limits (the baselines use neither).
+# `slack1-unknown` and `evacq-unknown` are `slack1` (`full`'s defaults: a
+# reservation of unknown start is skipped) and `evacq` with --expected-ends
+# unknown: the scheduler told no durations or expected ends, as the daemon
+# without time limits (the baselines use neither); `strict-unknown` is
+# `slack1-unknown` with --reservation-unknown-ends strict: the reservation
+# made anyway.
 knob_values=(0 0.25 0.5 1 2 4)
 off="--evacuation off --max-skip-seconds -1 --reservation-slack 0"
 variants=(
@@ -77,6 +80,7 @@ for f in "${knob_values[@]}"; do
 done
 variants+=("slack1-unknown|full|--evacuation queue --max-skip-seconds 1800 --reservation-slack 1 --expected-ends unknown")
 variants+=("evacq-unknown|full|--evacuation queue --max-skip-seconds -1 --expected-ends unknown")
+variants+=("strict-unknown|full|--evacuation queue --max-skip-seconds 1800 --reservation-slack 1 --reservation-unknown-ends strict --expected-ends unknown")
 
 if [ "${TABLES_ONLY:-0}" != "1" ]; then
   for s in "${all_settings[@]}"; do
@@ -135,7 +139,7 @@ def values(res, key, profile=None):
     return v
 
 VARIANTS = (['evac', 'evacq', 'evacq-after', 'guard', 'before-scan'] + ['slack' + f for f in KNOB]
-            + ['slack1-unknown', 'evacq-unknown'])
+            + ['slack1-unknown', 'evacq-unknown', 'strict-unknown'])
 BASELINES = ('first-fit', 'best-fit', 'driver-default', 'mfi')
 
 def fmt(p):
@@ -278,9 +282,10 @@ lines += ["", "## Targets met, by variant", "",
           "| variant | load | mean JCT | 7g p95 wait | 4g p95 wait | worst 1g-3g p95 wait | mean wait "
           "| significantly worse on mean JCT |", "|" + "---|" * 8]
 for label in (['full', 'evacq', 'guard'] + ['slack' + f for f in KNOB]
-              + ['slack1-unknown', 'evacq-unknown']):
+              + ['slack1-unknown', 'evacq-unknown', 'strict-unknown']):
     if any(label in data[s][2] for s in settings): lines += count_rows(label)
-for label in ['evacq'] + ['slack' + f for f in KNOB] + ['slack1-unknown', 'evacq-unknown']:
+for label in (['evacq'] + ['slack' + f for f in KNOB]
+              + ['slack1-unknown', 'evacq-unknown', 'strict-unknown']):
     lines += ["", f"## Targets: `full {label}` against the best baseline", "",
               "Bounds: load ≤ 0.9: mean JCT ≤ 1.0, 7g ≤ 0.6, 4g ≤ 0.8, small ≤ 1.2, mean wait ≤ 0.7; "
               "load ≥ 1.1: mean JCT ≤ 1.0, every p95 wait ≤ 1.1.", "",
