@@ -144,6 +144,16 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   PlannerInput in;
   in.view = view.get();
   in.now_s = now_s;
+  // A job Slurm has started on a node where no room of its profile waits
+  // (Slurm freed an ended job's count before its epilog released the
+  // instance, and started this job there at once) binds to free placements
+  // there once they are free: its demand is planned first, pinned to that
+  // node, so that the room it needs is not handed to a waiting job meanwhile
+  // (regression: started_job_keeps_the_room_it_binds_to). Its rooms are
+  // claimed by it at the next tick and are not added to the counts: Slurm
+  // counts the job already.
+  const std::vector<ClusterJob> unroomed = StartedWithoutRoom(active, rooms, *view, now_s);
+  in.waiting = unroomed;
   for (const ClassifiedJob& w : cls.waiting) in.waiting.push_back(w.request.job);
   for (const ClassifiedJob& a : cls.active) {
     EngineRunningJob r;
@@ -193,6 +203,7 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   for (size_t i = 0; i < plan.jobs.size(); ++i) {
     const JobPlan& jp = plan.jobs[i];
     if (jp.outcome != Outcome::kPlaced) continue;
+    const bool for_started = i < unroomed.size();
     bool ok = true;
     for (const NodePlacement& np : jp.placements) {
       const std::string& node = view->nodes()[np.node].name;
@@ -210,11 +221,11 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
           ++rep.rooms_created;
           spdlog::info("room {} on {} for {} ({})", key, node, jp.key, in.waiting[i].Describe());
         }
-        held[{node, p.profile}] += 1;
+        if (!for_started) held[{node, p.profile}] += 1;
         pending_release_.erase({node, key});
       }
     }
-    if (ok) ++rep.placed;
+    if (ok && !for_started) ++rep.placed;
   }
   for (const EngineReservation& h : rooms) {
     if (!h.claimed) continue;
@@ -357,6 +368,8 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   for (const RequeueMove& m : plan.migrations) {
     auto id = JobIdOfKey(m.job);
     if (!id) continue;
+    // No requeue for a started job's demand: it binds to what its node frees.
+    if (m.for_job.rfind(kStartedPrefix, 0) == 0) continue;
     const PlacementRef& p = m.room.placements[0];
     const std::string where =
         fmt::format("{} on {} GPU {}", p.profile, view->nodes()[m.room.node].name, p.gpu);
@@ -391,9 +404,9 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   };
   for (const auto& [j, message] : cls.invalid) hold(*j, "can never run: " + message);
   int written = 0;
-  for (size_t i = 0; i < plan.jobs.size(); ++i) {
+  for (size_t i = unroomed.size(); i < plan.jobs.size(); ++i) {
     const JobPlan& jp = plan.jobs[i];
-    const ClassifiedJob& cj = cls.waiting[i];
+    const ClassifiedJob& cj = cls.waiting[i - unroomed.size()];
     if (jp.outcome == Outcome::kNever) {
       hold(*cj.slurm, "can never run: " + jp.reason);
       continue;

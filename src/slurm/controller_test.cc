@@ -154,6 +154,44 @@ TEST(ControllerTest, AReasonNeverOverwritesTheBindingOfAJobSlurmJustStarted) {
   }
 }
 
+// Regression (started_job_keeps_the_room_it_binds_to): Slurm freed an ended
+// 7g.40gb job's count on n2 before its epilog released the instance and
+// started the next 7g.40gb there at once (job 6 of the capture, RUNNING on n2,
+// no allocation yet, no room). Its prolog binds to what n2 frees; the
+// controller gave that free GPU to waiting jobs as rooms, and job 6's bind
+// failed until it was requeued. By hand: n1 and n3 are full, n2 runs one
+// daemon job on GPU 0 and has GPU 1 free. Without the fix the first waiting
+// job that fits there, job 5 (2g.10gb, not on n1), gets a room on n2's GPU 1
+// and n2's 2g.10gb count becomes 1. With it, job 6's demand (n2, 7g.40gb) is
+// planned first, pinned to n2: the room 7g@0 on n2's GPU 1 is made for it
+// (claimed by it from the next tick on); no waiting job is placed; n2's
+// published counts are job 6's own (7g.40gb 1; the room is not added), and
+// the waiting jobs (job 3 among them) are told why they wait.
+TEST(ControllerTest, AJobSlurmStartedWithoutARoomKeepsTheRoomItBindsTo) {
+  CapturedSlurm runner;
+  runner.jobs["3"] = Data("scontrol-job-8.txt");  // any pending record: the reason is written
+  runner.jobs["3"].replace(runner.jobs["3"].find("JobId=8 "), 8, "JobId=3 ");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes = FullNodes();
+  nodes.states["n2"] = MakeNode("n2", 2, "A100 40GB", {"0:7g.40gb@0=job:1"});
+  auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK_AND_ASSIGN(TickReport rep, (*c)->Tick(kNow));
+  EXPECT_NE(std::find_if(nodes.calls.begin(), nodes.calls.end(),
+                         [](const std::string& call) {
+                           return call.rfind("reserve n2 slurm-room:1:7g.40gb:0 ", 0) == 0;
+                         }),
+            nodes.calls.end())
+      << ::testing::PrintToString(nodes.calls);
+  EXPECT_EQ(rep.placed, 0);
+  EXPECT_NE(std::find(runner.commands.begin(), runner.commands.end(),
+                      "scontrol update NodeName=n2 Gres=mig:1g.5gb:0,mig:1g.5gb+me:0,mig:1g.10gb:"
+                      "0,mig:2g.10gb:0,mig:3g.20gb:0,mig:4g.20gb:0,mig:7g.40gb:1"),
+            runner.commands.end())
+      << ::testing::PrintToString(runner.commands);
+  EXPECT_TRUE(runner.WroteCommentOf(3)) << ::testing::PrintToString(runner.commands);
+}
+
 // Regression: right after `scontrol reconfigure` the controller published its
 // (lower) counts before n2's slurmd had registered again; the registration
 // found gres.conf's counts while jobs used the GRES, and Slurm drained n2

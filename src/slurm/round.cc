@@ -126,6 +126,27 @@ std::vector<EngineReservation> Rooms(const ClusterView& view, const ActiveCounts
   return out;
 }
 
+std::vector<ClusterJob> StartedWithoutRoom(const ActiveCounts& counts,
+                                           const std::vector<EngineReservation>& rooms,
+                                           const ClusterView& view, double now_s) {
+  std::map<std::pair<std::string, std::string>, int> left = counts.unbound;
+  for (const EngineReservation& h : rooms) {
+    if (!h.claimed) continue;
+    for (const PlacementRef& p : h.placements) --left[{view.nodes()[h.node].name, p.profile}];
+  }
+  std::vector<ClusterJob> out;
+  for (const auto& [where, n] : left) {
+    if (n <= 0 || view.FindNode(where.first) < 0) continue;
+    ClusterJob j;
+    j.key = std::string(kStartedPrefix) + where.first + ":" + where.second;
+    j.per_node = {{where.second, n}};
+    j.allowed_nodes = {where.first};
+    j.waiting_since_s = now_s;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 std::vector<GresCount> CountsToPublish(
     const SlurmNode& current, const std::string& gres_name, int view_node, const ClusterView& view,
     const ActiveCounts& active, const std::map<std::pair<std::string, std::string>, int>& rooms) {

@@ -63,6 +63,23 @@ std::vector<EngineReservation> Rooms(const ClusterView& view, const ActiveCounts
                                      const std::map<std::string, double>& first_seen, double now_s,
                                      double timeout_s);
 
+// Key prefix of the demand StartedWithoutRoom returns ("slurm-started:n2:7g.40gb").
+inline constexpr std::string_view kStartedPrefix = "slurm-started:";
+
+// The demand of jobs Slurm has started that no room covers: per (node,
+// profile), what `counts.unbound` asks for beyond the rooms of `rooms` that
+// are claimed there. Slurm may start a job where an ended job's count was
+// freed before that job's epilog released its instance; the job's prolog
+// then binds to free placements of its node. Each (node, profile) with such
+// demand becomes one job of the planner, pinned to the node, waiting since
+// `now_s` (so that neither the look-ahead reservation nor a minimum wait
+// applies to it), keyed kStartedPrefix + "node:profile", in node then
+// profile order: planned before every waiting job, it keeps the room it
+// needs from being given to one (docs/algorithms-cluster.md §14.4, "Claims").
+std::vector<ClusterJob> StartedWithoutRoom(const ActiveCounts& counts,
+                                           const std::vector<EngineReservation>& rooms,
+                                           const ClusterView& view, double now_s);
+
 // The Gres= list to publish on a node: for each MIG type Slurm lists for it
 // (`current`, other GRES kept as they are), the active jobs' count plus the
 // rooms held for waiting jobs (`rooms`), at most the node's ceiling (what
