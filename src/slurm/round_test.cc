@@ -121,6 +121,43 @@ TEST(RoundTest, RoomsClaimedAndTimedOut) {
   EXPECT_TRUE(rooms[2].timed_out);
 }
 
+// By hand: job 12 (CONFIGURING on n1, unbound) asks for 2x 1g.5gb + 1x
+// 3g.20gb; n1 holds one 1g.5gb room (claimed by it) and no 3g.20gb room; a
+// room for another node's name and a bound job count for nothing. Left: 1x
+// 1g.5gb and 1x 3g.20gb on n1, one planner job each (profile order), pinned
+// to n1, waiting since now; n9 (not in the view) is left out.
+TEST(RoundTest, StartedWithoutRoomIsTheUnclaimedDemandPerNodeAndProfile) {
+  ConfigTableCache tables;
+  NodeState n1 = MakeNode("n1", 2, "A100 40GB", {});
+  AddReservation(&n1, "slurm-room:0:1g.5gb:0", 0, "1g.5gb", 0);
+  auto view = ClusterView::Build({{"n1", n1, ""}}, BundledCatalog(), &tables);
+  SlurmJob started;
+  started.id = 12;
+  started.state = "CONFIGURING";
+  started.nodes = {"n1", "n9"};
+  ClassifiedJob cj{&started, {}};
+  cj.request.job.key = "slurm:12";
+  cj.request.job.num_nodes = 2;
+  cj.request.job.per_node = {{"1g.5gb", 2}, {"3g.20gb", 1}};
+  const ActiveCounts counts = CountActive({cj}, *view);
+  const std::vector<EngineReservation> rooms = Rooms(*view, counts, {}, 1000, 120);
+  const std::vector<ClusterJob> left = StartedWithoutRoom(counts, rooms, *view, 1000);
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].key, "slurm-started:n1:1g.5gb");
+  EXPECT_EQ(left[0].per_node, (std::vector<ProfileCount>{{"1g.5gb", 1}}));
+  EXPECT_EQ(left[0].allowed_nodes, std::vector<std::string>{"n1"});
+  EXPECT_EQ(left[0].num_nodes, 1);
+  EXPECT_EQ(left[0].waiting_since_s, 1000);
+  EXPECT_EQ(left[1].key, "slurm-started:n1:3g.20gb");
+  EXPECT_EQ(left[1].per_node, (std::vector<ProfileCount>{{"3g.20gb", 1}}));
+  // Once bound (an allocation of its key on n1), nothing is left.
+  NodeState bound = MakeNode("n1", 2, "A100 40GB", {"1:3g.20gb@0=alloc:slurm:12"});
+  auto bound_view = ClusterView::Build({{"n1", bound, ""}}, BundledCatalog(), &tables);
+  const ActiveCounts after = CountActive({cj}, *bound_view);
+  EXPECT_TRUE(StartedWithoutRoom(after, Rooms(*bound_view, after, {}, 1000, 120), *bound_view, 1000)
+                  .empty());
+}
+
 // Counts: Slurm's active jobs plus the rooms held for waiting jobs, at most
 // the ceiling (2 A100: 3g.20gb 4), other GRES untouched; when unusable, only
 // the active jobs' count (n2 runs a 7g.40gb Slurm started there).
