@@ -9,7 +9,7 @@
 //     bin_dir: ""                where squeue, sinfo, scontrol are ("": PATH)
 //     command_timeout_s: 30      each Slurm command's time limit
 //     max_bind_failures: 3       failed prologs before the job is held
-//     bind_wait_s: 10            how long the prolog retries a bind that finds no room
+//     bind_wait_s: 30            how long the prolog retries a bind that finds no room
 //                                (an ended job's instance not yet released by its epilog)
 //   nodes:                       every node of the partition with a node daemon
 //     - name: n1                 the Slurm node name
@@ -65,7 +65,7 @@ struct ControllerConfig {
   std::string bin_dir;
   double command_timeout_s = 30;
   int max_bind_failures = 3;
-  double bind_wait_s = 10;
+  double bind_wait_s = 30;
   // nodes:
   std::vector<NodeEndpoint> nodes;
   std::string token_file;
