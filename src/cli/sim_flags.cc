@@ -149,9 +149,9 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
   cmd->add_option("--expected-ends", f->expected_ends,
                   "--mode online only: known: the scheduler is told each job's duration and its "
                   "running jobs' expected ends (as the daemon is by time limits); unknown: told "
-                  "neither (as the daemon without time limits), so no job backfills into a "
-                  "placement reserved by --max-skip-seconds, only beside it; jobs still run for "
-                  "their durations")
+                  "neither (as the daemon without time limits), so a reservation of "
+                  "--max-skip-seconds has no known start: skipped, or strict with "
+                  "--reservation-unknown-ends strict; jobs still run for their durations")
       ->check(CLI::IsMember({"known", "unknown"}))
       ->each([f](const std::string&) { f->expected_ends_given = true; })
       ->capture_default_str();

@@ -42,9 +42,10 @@ std::string PolicyHelp() {
   }
   return fmt::format(
       "{}; aliases: {} (docs/policies.md; `full` defaults to --metric {} --evacuation {} "
-      "--max-skip-seconds {:g} --reservation-slack {:g})",
+      "--max-skip-seconds {:g} --reservation-slack {:g} --reservation-unknown-ends {})",
       names, aliases, kFullDefaultMetric, EvacuationScopeName(kFullDefaultEvacuation),
-      kFullDefaultMaxSkipSeconds, kFullDefaultReservationSlack);
+      kFullDefaultMaxSkipSeconds, kFullDefaultReservationSlack,
+      kFullDefaultReservationNeedsEnds ? "skip" : "strict");
 }
 
 int Run(const SimulateFlags& f, Context& ctx) {

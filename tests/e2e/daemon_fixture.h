@@ -38,7 +38,7 @@ using namespace e2e;  // NOLINT: the tests below share these names
 // A `migsched serve` child process (killed with SIGKILL when destroyed).
 class DaemonProcess {
  public:
-  // Starts the daemon on `config`; waits (up to 15 s) for its "listening on" line.
+  // Starts the daemon on `config`; waits (up to 60 s) for its "listening on" line.
   static std::unique_ptr<DaemonProcess> Start(const fs::path& config, const fs::path& log) {
     auto child = testing::MigschedChild::Start(
         {"serve", "--config", config.string(), "--log-level", "debug"}, log,

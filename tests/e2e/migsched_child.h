@@ -25,12 +25,13 @@ namespace migsched::testing {
 class MigschedChild {
  public:
   // Starts `migsched args...` and waits up to `timeout` for a stdout line
-  // containing `marker`; rest() is what follows the marker on that line.
-  // nullptr (and a test failure with its stdout and log) if it exits or the
-  // time runs out first.
+  // containing `marker` (a bound, not a speed check: under the sanitizers on a
+  // loaded 2-core machine a start took more than 15 s); rest() is what follows the marker on that
+  // line. nullptr (and a test failure with its stdout and log) if it exits or the time runs out
+  // first.
   static std::unique_ptr<MigschedChild> Start(
       const std::vector<std::string>& args, const std::filesystem::path& log,
-      const std::string& marker, std::chrono::milliseconds timeout = std::chrono::seconds(15)) {
+      const std::string& marker, std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
     int fds[2];
     if (::pipe(fds) != 0) return nullptr;
     const pid_t pid = ::fork();
