@@ -41,6 +41,13 @@ class InstallTest : public ::testing::Test {
     install_ok_ = r.exit_code == 0;
     install_log_ = new std::string(r.out + r.err);
   }
+  // The install is hundreds of MB (binary and bundled trace), and ctest runs
+  // every test in a process of its own: each leaves nothing behind
+  // (regression: install_suite_removes_its_prefix; they filled /tmp).
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(prefix_->parent_path(), ec);
+  }
   void SetUp() override { ASSERT_TRUE(install_ok_) << *install_log_; }
   static const fs::path& prefix() { return *prefix_; }
 
@@ -143,6 +150,23 @@ TEST_F(InstallTest, WithoutItsDataTheBinaryListsWhereItLooked) {
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_THAT(wrong.err, HasSubstr("migsched profiles: --data-dir " + bare.string() +
                                    ": no gpus/ folder there"));
+}
+
+// Regression (install_suite_removes_its_prefix): one InstallTest, run by this
+// very binary in a process of its own as ctest does, with TMPDIR a fresh
+// folder: the folder holds nothing afterwards (each such process used to leave
+// its whole install, hundreds of MB, in the temp folder).
+TEST(InstallCleanupTest, AnInstallTestLeavesNothingInTheTempFolder) {
+  const fs::path tmp = MakeTempDir("install-cleanup");
+  const CommandResult r = RunProgram(
+      fs::read_symlink("/proc/self/exe").string(),
+      {"--gtest_filter=InstallTest.ExampleConfigIsAValidDaemonConfig"}, {"TMPDIR=" + tmp.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(tmp)) left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << ::testing::PrintToString(left);
+  fs::remove_all(tmp);
 }
 
 }  // namespace
