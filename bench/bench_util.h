@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "core/catalog.h"
 #include "core/clock.h"
 #include "core/cluster.h"

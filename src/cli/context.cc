@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "build_paths.h"
 #include "io/catalog_loader.h"
 
 // Compile-time facts of this build (CMakeLists.txt): the source tree's data

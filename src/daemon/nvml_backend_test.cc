@@ -2,6 +2,7 @@
 // fake libnvidia-ml of tests/fake_nvml (MIGSCHED_FAKE_NVML). Expected values
 // come from the A100 40GB table of docs/mig-hardware.md §2.2 and from
 // the configs written here, not from the backend's output.
+#include "build_paths.h"
 #include "daemon/nvml_backend.h"
 
 #include <dlfcn.h>

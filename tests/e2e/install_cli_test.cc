@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "daemon/config.h"
 #include "testing/test_util.h"
 

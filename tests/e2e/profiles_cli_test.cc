@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "io/catalog_loader.h"
 #include "testing/test_util.h"
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "build_paths.h"
 #include "io/catalog_loader.h"
 
 namespace migsched::testing {
