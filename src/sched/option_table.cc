@@ -320,6 +320,12 @@ std::vector<Spec> BuildTable() {
       [](O& o) -> double& { return o.migration.switch_s; },
       "Pause at a move's switch-over, seconds: the only time a moved job stops "
       "(§6)"));
+  t.push_back(Pair(
+      "speculative-moves", "off", "on", [](O& o) -> bool& { return o.migration.speculative; },
+      "Completion and periodic migration passes (§6) also while no job waits (on), or only while "
+      "some job waits (off): with nothing waiting a move gains nothing and costs its pause and a "
+      "restart job's work since its last checkpoint",
+      nullptr));
   t.push_back(Number(
       "checkpoint-interval", "a finite number > 0", kPositive,
       [](O& o) -> double& { return o.migration.checkpoint_interval_s; },

@@ -104,6 +104,10 @@ struct SchedulerOptions {
     double gbps = 10;       // state copy bandwidth, GB/s (our assumption)
     double switch_s = 0.5;  // pause at switch-over, the only time the job does not progress
     double checkpoint_interval_s = 600;  // `restart` jobs lose progress since their last checkpoint
+    // Completion and periodic passes (§6) also while no job waits (true), or only while some job
+    // waits (false: a move then has nothing to gain and costs its pause, and a `restart` job's
+    // work since its last checkpoint; docs/algorithms.md §13 "Moves that pay for themselves").
+    bool speculative = false;
   } migration;
 
   // kInvalidArgument naming the field when out of range.

@@ -95,6 +95,7 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
 void Scheduler::Commit(JobId id, const Job& job, const Decision& d) {
   running_[id] = d.instances;
   running_jobs_[id] = job;
+  run_origin_s_[id] = now_s_;
   TrackIdle(d.plan);
 }
 
@@ -225,6 +226,7 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   running_.erase(it);
   running_jobs_.erase(id);
+  run_origin_s_.erase(id);
   if (moving != migrating_.end()) migrating_.erase(moving);
   expected_end_.erase(id);
   last_move_s_.erase(id);
@@ -588,10 +590,41 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
     ends_by = std::max(ends_by, ExpectedEnd(mv.job));
   }
   if (!(moved_by < ends_by)) return false;
+  // Moves that pay for themselves (§13): the slice-seconds of waiting the moves save the waiting
+  // job (it starts at moved_by instead of ends_by) must exceed what they cost the movers (each
+  // mover's pause, and a `restart` mover's work since its last checkpoint, times its slices).
+  // An unknown end saves an unbounded wait.
+  if (std::isfinite(ends_by)) {
+    const int waiting_cs = ComputeSlicesOf(waiting.job);
+    double cost = 0;
+    for (const MigrationMove& mv : plan->moves) {
+      cost += MoveCostS(mv.job) * m.profile(mv.from.profile).compute_slices;
+    }
+    if (!((ends_by - moved_by) * waiting_cs > cost)) return false;
+  }
   RETURN_IF_ERROR(BeginEvacuation(id, *plan));
   // The hold supersedes the job's reservations (they wait for ends).
   std::erase_if(reservations_, [id](const Reservation& r) { return r.job == id; });
   return true;
+}
+
+double Scheduler::MoveCostS(JobId id) const {
+  double cost = options_.migration.switch_s;
+  auto j = running_jobs_.find(id);
+  auto o = run_origin_s_.find(id);
+  if (j != running_jobs_.end() && j->second.migratable == Migratable::kRestart &&
+      o != run_origin_s_.end() && options_.migration.checkpoint_interval_s > 0) {
+    cost += std::fmod(std::max(0.0, now_s_ - o->second), options_.migration.checkpoint_interval_s);
+  }
+  return cost;
+}
+
+int Scheduler::ComputeSlicesOf(const Job& job) const {
+  for (const GpuModel* m : cluster_->models()) {
+    const int p = ResolveProfile(*m, job);
+    if (p >= 0) return m->profile(p).compute_slices * std::max(1, job.count);
+  }
+  return 0;
 }
 
 void Scheduler::DropEvacuationHoldOf(JobId id) {
@@ -923,6 +956,13 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
   std::vector<MigrationStart> none;
   if (!policy_->Migrates()) return none;
   if (trigger == MigrationTrigger::kFragmented && !has_fragmented_requests()) return none;
+  // Moves that pay for themselves (§13): a completion or periodic pass while no job waits gains
+  // nothing now and costs every move its pause (and a `restart` job its work since the last
+  // checkpoint). Evacuations begun in a scan still come out of the kFragmented pass.
+  if (trigger != MigrationTrigger::kFragmented && !options_.migration.speculative &&
+      queue_.empty()) {
+    return none;
+  }
   // Evacuations begun in the scans since the last kFragmented pass come first.
   std::vector<MigrationStart> begun;
   if (trigger == MigrationTrigger::kFragmented) begun.swap(evacuation_starts_);
@@ -975,6 +1015,9 @@ StatusOr<Plan> Scheduler::FinishMigration(JobId id) {
   Plan plan = MigrationEndPlan(mv);
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   migrating_.erase(it);
+  if (running_jobs_.count(id) && running_jobs_[id].migratable == Migratable::kRestart) {
+    run_origin_s_[id] = now_s_;  // a restarted job checkpoints from its new start
+  }
   for (InstanceRef& in : running_[id]) {
     if (in == mv.from) in = mv.to;
   }

@@ -419,6 +419,12 @@ class Scheduler {
   // Containment (above): records the incident of `status` for job `id` and holds it back;
   // true when contained (the scan goes on), false when `status` must end the scan.
   bool Contain(JobId id, Status* status);
+  // What moving running job `id` now costs it, seconds of its progress (§13 "Moves that pay for
+  // themselves"): the switch-over pause, plus for a `restart` job the work since its last
+  // checkpoint (checkpoints every checkpoint_interval_s from its start or its last restart).
+  double MoveCostS(JobId id) const;
+  // Compute slices of all instances of `job` on the first model that offers it (0: none).
+  int ComputeSlicesOf(const Job& job) const;
 
   // Whether the request `shape` (profile per model) of `req` failed before
   // and no GPU changed since offers it a candidate (then the failure's cursor
@@ -512,6 +518,7 @@ class Scheduler {
   std::unique_ptr<MigrationPlanner> planner_;
   std::unordered_map<JobId, MigrationMove> migrating_;
   std::unordered_map<JobId, double> last_move_s_;
+  std::unordered_map<JobId, double> run_origin_s_;  // running job -> its checkpoints' origin
 
   // Pins and holds: the plan holding `where` for (`holder`, `id`), applied to
   // the cluster (rolled back on any error). `existing`: the instances must

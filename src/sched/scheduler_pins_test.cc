@@ -226,7 +226,9 @@ TEST_F(PinsTest, JointPlacementNeverUsesADrainedGpu) {
 // each other. Holds are their own kind: the migration planner never moves
 // one, even when a migratable job has the same number.
 TEST_F(PinsTest, HoldsAreNeverMoved) {
-  Make({{"A100-40GB", "", ""}, {"A100-40GB", "", ""}}, "full");
+  SchedulerOptions o;
+  o.migration.speculative = true;  // a tick pass with nothing waiting (§13)
+  Make({{"A100-40GB", "", ""}, {"A100-40GB", "", ""}}, "full", o);
   // A lone busy 3g.20gb@0 (FragCost 0.35) on a busy GPU is what an intra move
   // to @4 (FragCost 0) would fix, were it a job's.
   ASSERT_OK(sched_->Hold(Holder::kReservation, 3, {At(0, "3g.20gb", 0)}));
@@ -248,7 +250,9 @@ TEST_F(PinsTest, HoldsAreNeverMoved) {
 }
 
 TEST_F(PinsTest, AbandonedMoveLeavesTheJobOnItsSource) {
-  Make({{"A100-40GB", "", ""}}, "full");
+  SchedulerOptions o;
+  o.migration.speculative = true;  // a tick pass with nothing waiting (§13)
+  Make({{"A100-40GB", "", ""}}, "full", o);
   Job restart = JobOf("3g.20gb");
   restart.migratable = Migratable::kRestart;
   ASSERT_OK(sched_->PlaceAt(5, restart, {At(0, "3g.20gb", 0)}));

@@ -109,6 +109,9 @@ class Fixture {
 
 SchedulerOptions Opts(double threshold = 0.4) {
   SchedulerOptions o;
+  // These cases exercise the §6 passes themselves, begun at a completion with nothing waiting:
+  // the default runs such passes only while a job waits (§13, AMovePassWaitsForAWaitingJob).
+  o.migration.speculative = true;
   o.threshold = threshold;
   return o;
 }
@@ -151,6 +154,24 @@ TEST(SchedulerMigrationTest, CoolDownIsRespected) {
   f.s().SetNow(120);
   EXPECT_THAT(f.Pass(MigrationTrigger::kTick), ElementsAre("job 2: 0@3 -> 0@0"));
   (void)b;
+}
+
+// Moves that pay for themselves (§13): the state of CoolDownIsRespected at t = 0, where a
+// completion pass moves C 5 -> 3 (FragCost 0.5 -> 0.3). With the default (speculative moves off)
+// and nothing waiting, the pass begins nothing; once a job waits (a 7g.40gb, which cannot fit on
+// the busy GPU), the same pass begins the same move.
+TEST(SchedulerMigrationTest, AMovePassWaitsForAWaitingJob) {
+  SchedulerOptions o = Opts(0.25);
+  o.migration.speculative = false;
+  Fixture f(1, std::make_unique<Scripted>(), o);
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
+  f.s().SetNow(0);
+  EXPECT_THAT(f.Pass(), IsEmpty());
+  EXPECT_THAT(f.Pass(MigrationTrigger::kTick), IsEmpty());
+  f.s().Enqueue(3, kJob.Profile("7g.40gb").Named("big"));
+  EXPECT_THAT(f.Pass(), ElementsAre("job 2: 0@5 -> 0@3"));
 }
 
 struct MoveRightsCase {

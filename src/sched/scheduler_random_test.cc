@@ -358,6 +358,8 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
     o.threshold = std::vector<double>{0.2, 0.3, 0.4, 0.5}[rng.UniformInt(0, 3)];
     o.migration.max_moves_per_pass = static_cast<int>(rng.UniformInt(0, 8));
     o.migration.cooldown_s = rng.Uniform01() < 0.5 ? 0 : 120;
+    // The rules of every move, also those of passes begun with nothing waiting (§13).
+    o.migration.speculative = true;
     o.max_skip_seconds = std::vector<double>{-1, 0, 50}[rng.UniformInt(0, 2)];
     // §13: reservations (easy or conservative, with or without slack) and evacuation (off,
     // head, queue; at the job's turn or after the scan).

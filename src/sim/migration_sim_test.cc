@@ -80,6 +80,8 @@ std::vector<Job> MoveTrace(Migratable c) {
           AJob("1g.5gb").Named("g0s5").Runs(1000).Moves(c), AJob("1g.5gb").Named("g0s6").Runs(10)};
 }
 
+// The moves below are begun by a completion pass with nothing waiting: speculative moves are on
+// (their default, off, waits for a waiting job: docs/algorithms.md §13).
 TEST(MigrationSimTest, CheckpointMoveIsMakeBeforeBreak) {
   // Copy: fixed 2 s + 4864 MiB / 1024 = 4.75 GB at 10 GB/s = 2.475 s, from
   // 10 + 5r to 12.475 + 5r; C keeps running. Switch-over: paused 0.5 s until
@@ -88,6 +90,7 @@ TEST(MigrationSimTest, CheckpointMoveIsMakeBeforeBreak) {
   // Later passes (A, B `none`; C cooling down until 10 + 4r + 120, then
   // {0,1,3} has no decreasing move) move nothing.
   SchedulerOptions o;
+  o.migration.speculative = true;
   const SimResult r = RunScripted(MoveTrace(Migratable::kCheckpoint), o);
   ASSERT_EQ(r.jobs.size(), 4u);
   EXPECT_NEAR(r.jobs[2].end_s, 3 * kR + 1000.5, 1e-9);
@@ -112,6 +115,7 @@ TEST(MigrationSimTest, RestartMoveLosesWorkSinceTheLastCheckpoint) {
   // ready, 10 + 5r, with 1000 - (10 + 2r) = 989.954 s left: 2.046 s lost.
   // Paused until 10.5 + 5r, then 992 s on 1g@3: end = 1002.5 + 5r.
   SchedulerOptions o;
+  o.migration.speculative = true;
   o.migration.checkpoint_interval_s = 4;
   const SimResult r = RunScripted(MoveTrace(Migratable::kRestart), o);
   EXPECT_NEAR(r.jobs[2].end_s, 1002.5 + 5 * kR, 1e-9);

@@ -120,7 +120,8 @@ TEST_F(DaemonApiTest, RunsRealCommandsWithExitCodesLogsAndPlacements) {
 
 TEST_F(DaemonApiTest, RestartJobIsMigratedAndRestartedOnItsNewInstance) {
   gpus_ = "1xA100-40GB";
-  StartDaemon();
+  // The move is begun by a completion pass with nothing waiting (§13: speculative moves).
+  StartDaemon("scheduler:\n  speculative-moves: on\n");
   // As in daemon_test.cc's RestartJobIsMigratedAndRestarted, through the binary: job 1 takes
   // 3g.20gb@4, job 2 (restart) 3g.20gb@0. When job 1 ends, the GPU (3/7 busy, util >= 0.4,
   // §3 busy) has FragCost 0.35 with job 2 at @0 and 0 at @4, so the completion pass (§6)

@@ -38,8 +38,11 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
   const std::string trace = WriteTempFile("move.csv", kMoveTrace);
   const std::string json = WriteTempFile("full.json", "");
   const std::string jobs = WriteTempFile("full-jobs.csv", "");
-  auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
-                        "full", "--json", json, "--jobs-csv", jobs, "--quiet"});
+  // The move is begun by the completion pass with nothing waiting: --speculative-moves on (the
+  // default, off, waits for a waiting job; docs/algorithms.md §13).
+  auto r =
+      RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy", "full",
+                   "--speculative-moves", "on", "--json", json, "--jobs-csv", jobs, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = ReadJson(json);
   EXPECT_EQ(j["migrations"], 1);
@@ -65,7 +68,8 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
   EXPECT_EQ(ReadJson(json)["migrations"], 0);
   // A slower switch-over: 2 s pause.
   auto slow = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
-                           "full", "--switch-s", "2", "--json", json, "--quiet"});
+                           "full", "--speculative-moves", "on", "--switch-s", "2", "--json", json,
+                           "--quiet"});
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
   EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 1002.046, 1e-6);
 }
