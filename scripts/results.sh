@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# Reproduces docs/results.md, the whole page: it only runs the two scripts
-# that make its figures, in order.
+# The figures of docs/results.md: every policy on every setting of the evaluation set
+# (scripts/eval/sets.json, fixed before any tuning; the tuning set is where defaults were
+# chosen), REPLICAS paired replicas per setting (default 10; replica r uses the setting's seed
+# + r), the scheduler told what a real one knows (the default --expected-ends: time limits,
+# not durations), then the paired tables (scripts/eval/aggregate.py).
 #
-#   scripts/results.sh       # about 6 minutes on 2 cores (5 min 36 s measured)
+#   scripts/results.sh                      # the evaluation set
+#   SET=tuning scripts/results.sh           # the tuning set (where defaults may be chosen)
+#   SETTINGS="e-churn-a100x6-l0.9" scripts/results.sh   # some settings only
+#   REPLICAS=3 scripts/results.sh           # quicker, wider intervals
+#   TABLES_ONLY=1 scripts/results.sh        # re-aggregate the runs already there
 #
-#   1. scripts/replicated-results.sh: sections 1-6 (`full` and its large-job
-#      mechanisms against the best baseline, 10 paired replicas per setting;
-#      the knob's trade curve and the p95-by-load plot, docs/img/) into
-#      out/replicated/;
-#   2. scripts/joint-results.sh: section 7 (joint placement of waiting jobs)
-#      into out/joint/.
-#
-# Environment: MIGSCHED (the binary; default build/bin/migsched, built with
-# scripts/setup.sh when missing) and what each script takes (REPLICAS,
-# THREADS, SETTINGS, TABLES_ONLY=1; SEEDS, JOBS): see their headers. The
-# earlier single-run studies this script used to run are summarised in
-# docs/results.md section 8.
+# Writes out/results/SET/runs/SETTING.json (compare --json) and out/results/SET/tables.md.
+# Environment: MIGSCHED (the binary; default build/bin/migsched, built with scripts/setup.sh
+# when missing), SET, SETTINGS, REPLICAS, THREADS (default 2), POLICIES (comma-separated; default
+# every baseline, `full` and the fragmentation-free reference), EXTRA (more compare flags for
+# every run, e.g. "--expected-ends known" for the oracle reference), NICE (default 10).
+# The earlier studies of `full`'s mechanisms on the tuning settings are
+# scripts/replicated-results.sh and scripts/joint-results.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +26,34 @@ if [ ! -x "$bin" ]; then
   scripts/setup.sh build -DMIGSCHED_BUILD_TESTS=OFF
   bin=build/bin/migsched
 fi
-MIGSCHED=$bin scripts/replicated-results.sh >/dev/null
-MIGSCHED=$bin scripts/joint-results.sh >/dev/null
-echo "results.sh: tables in out/replicated/tables.md and out/joint/tables.md" >&2
+command -v python3 >/dev/null || { echo "results.sh: needs python3" >&2; exit 1; }
+set_name=${SET:-evaluation}
+replicas=${REPLICAS:-10}
+threads=${THREADS:-2}
+policies=${POLICIES:-first-fit,best-fit,driver-default,mfi,largest-free-run,static,full,frag-free-reference}
+out=out/results/$set_name
+mkdir -p "$out/runs"
+
+if [ "${TABLES_ONLY:-0}" != "1" ]; then
+  # NAME<TAB>flags of each setting of the set.
+  python3 - scripts/eval/sets.json "$set_name" > "$out/settings.tsv" <<'EOF'
+import json, sys
+for s in json.load(open(sys.argv[1]))[sys.argv[2]]:
+    flags = f"--cluster {s['cluster']} --workload {s['workload']} --load {s['load']} --seed {s['seed']}"
+    if 'jobs' in s: flags += f" --jobs {s['jobs']}"
+    if s['mode'] == 'admission': flags += " --max-wait 0"
+    if s.get('extra'): flags += " " + s['extra']
+    print(f"{s['name']}\t{flags}")
+EOF
+  while IFS=$'\t' read -r name flags; do
+    if [ -n "${SETTINGS:-}" ] && ! [[ " $SETTINGS " == *" $name "* ]]; then continue; fi
+    start=$(date +%s)
+    # shellcheck disable=SC2086
+    nice -n "${NICE:-10}" "$bin" --quiet compare $flags --replicas "$replicas" \
+      --threads "$threads" --policies "$policies" ${EXTRA:-} --json "$out/runs/$name.json" \
+      >/dev/null
+    echo "results.sh: $name ($(($(date +%s) - start)) s)" >&2
+  done < "$out/settings.tsv"
+fi
+python3 scripts/eval/aggregate.py "$out" scripts/eval/sets.json "$set_name" >/dev/null
+echo "results.sh: tables in $out/tables.md" >&2

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Aggregates the runs of scripts/results.sh into the tables of docs/results.md.
+
+  scripts/eval/aggregate.py OUT_DIR SETS_JSON SET_NAME
+
+Reads OUT_DIR/runs/SETTING.json (`migsched compare --json` with replicas) for every setting of
+SET_NAME ("evaluation" or "tuning") in SETS_JSON and writes OUT_DIR/tables.md: per setting, `full`
+against the best baseline of that setting (the policy with the lowest mean JCT over the replicas
+among every other policy run, the reference excluded), as paired ratios with 95% intervals
+(Student's t on the paired differences, replica by replica: every policy sees the same jobs), and
+where the fragmentation-free reference ran, the share of the gap between the best baseline and the
+reference that `full` closes. Standard library only.
+"""
+import json
+import math
+import os
+import sys
+
+# Student's t, 97.5% quantile, by degrees of freedom (1.96 beyond 30).
+T = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+     2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+     2.052, 2.048, 2.045, 2.042]
+REFERENCES = ('frag-free-reference',)  # indicators, never "the best baseline"
+FULL = 'full'
+
+
+def t975(df):
+    return T[df - 1] if df <= len(T) else 1.96
+
+
+def num(x):
+    return x is not None and isinstance(x, (int, float)) and not math.isnan(x)
+
+
+def paired(a, ref):
+    """(mean(a)/mean(ref), half-width of the paired difference / mean(ref), significant)."""
+    pairs = [(x, y) for x, y in zip(a, ref) if num(x) and num(y)]
+    n = len(pairs)
+    if n < 2:
+        return None
+    ma = sum(x for x, _ in pairs) / n
+    mr = sum(y for _, y in pairs) / n
+    if mr == 0:
+        return None
+    d = [x - y for x, y in pairs]
+    md = sum(d) / n
+    sd = math.sqrt(sum((x - md) ** 2 for x in d) / (n - 1))
+    half = t975(n - 1) * sd / math.sqrt(n)
+    return (ma / mr, half / abs(mr), abs(md) > half)
+
+
+def values(res, key):
+    return [r.get(key) for r in res['replica_results']]
+
+
+def mean(v):
+    v = [x for x in v if num(x)]
+    return sum(v) / len(v) if v else float('nan')
+
+
+def fmt_ratio(p):
+    if p is None:
+        return '-'
+    ratio, half, sig = p
+    return f"{ratio:.2f} ±{half:.2f}{'*' if sig else ''}"
+
+
+# The seed paper's claims against static partitioning on an A100 cluster: (label, metric key,
+# the claim, how the ratio reads, mode the claim was made in).
+CLAIMS = [
+    ("mean JCT", 'jct_mean_s', "−35%", 'queue'),
+    ("utilisation", 'utilization', "58% → 82% (1.41x)", 'queue'),
+    ("peak fragmentation", 'frag_peak', "−40%", 'queue'),
+    ("rejections (peak hour in the claim; whole run here)", 'rejected', "15% → 3% (0.2x)",
+     'admission'),
+    ("jobs per day", 'jobs_per_day', "+42%", 'queue'),
+    ("energy efficiency (jobs per kWh)", 'jobs_per_kwh', "+28%", 'queue'),
+]
+STATIC = 'static'
+
+
+def claims_table(out, sets):
+    """`full` against `static` (the best static layout for the mix) and against the best dynamic
+    baseline, on the A100-only settings, per claim: the range of paired ratios over the settings
+    (with each setting's 95% half-width), and how many settings are significant."""
+    rows = []
+    for label, key, claim, mode in CLAIMS:
+        vs_static, vs_dyn = [], []
+        for s in sets:
+            if s['mode'] != mode or 'A100' not in s['cluster'] or 'H100' in s['cluster'] or \
+                    'A30' in s['cluster']:
+                continue
+            path = os.path.join(out, 'runs', s['name'] + '.json')
+            if not os.path.exists(path):
+                continue
+            res = {r['policy']: r for r in json.load(open(path))['results']}
+            if FULL not in res:
+                continue
+            dyn = [p for p in res if p not in (FULL, STATIC) and p not in REFERENCES]
+            if STATIC in res:
+                vs_static.append(paired(values(res[FULL], key), values(res[STATIC], key)))
+            if dyn:
+                ref = min(dyn, key=lambda p: mean(values(res[p], 'jct_mean_s' if mode == 'queue'
+                                                           else 'rejected')))
+                vs_dyn.append(paired(values(res[FULL], key), values(res[ref], key)))
+
+        def rng(v):
+            v = [x for x in v if x is not None]
+            if not v:
+                return '-'
+            lo, hi = min(x[0] for x in v), max(x[0] for x in v)
+            sig = sum(1 for x in v if x[2])
+            return f"{lo:.2f}-{hi:.2f}x ({sig} of {len(v)} significant)"
+        rows.append(f"| {label} | {claim} | {rng(vs_static)} | {rng(vs_dyn)} |")
+    return ["## The seed's claims, side by side", "",
+            "Ratios `full` / other, paired per replica, over the A100-only settings of this set",
+            "(range over settings; * counts the settings whose 95% interval excludes 1).", "",
+            "| claim | the seed (vs static partitioning) | `full` vs the best static layout | "
+            "`full` vs the best dynamic baseline |", "|---|---|---|---|"] + rows + [""]
+
+
+def main():
+    out, sets_path, set_name = sys.argv[1], sys.argv[2], sys.argv[3]
+    sets = json.load(open(sets_path))[set_name]
+    lines = [f"# Results on the {set_name} set (generated by scripts/results.sh)", "",
+             "Each setting: `full` against the best baseline of that setting (lowest mean JCT over",
+             "the replicas among the other policies; the fragmentation-free reference excluded),",
+             "paired ratio ± 95% half-width, * = significant (the interval excludes 1). Below 1 is",
+             "better for `full` everywhere. `gap closed`: (best − full) / (best − reference) of mean",
+             "JCT (queue mode) or of rejected slice-hours (admission mode), where the reference ran.",
+             ""]
+    head = ("| setting | mode | replicas | best baseline | mean JCT | mean wait | p95 wait | "
+            "rejected jobs | rejected slice-h | migrations/accepted job | gap closed |")
+    lines += [head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+    summary = {'better': [], 'worse': [], 'level': []}
+    for s in sets:
+        path = os.path.join(out, 'runs', s['name'] + '.json')
+        if not os.path.exists(path):
+            lines.append(f"| {s['name']} | {s['mode']} | - | not run | | | | | | | |")
+            continue
+        data = json.load(open(path))
+        res = {r['policy']: r for r in data['results']}
+        if FULL not in res:
+            continue
+        baselines = [p for p in res if p != FULL and p not in REFERENCES]
+        if not baselines:
+            continue
+        admission = s['mode'] == 'admission'
+        key = 'rejected_slice_hours' if admission else 'jct_mean_s'
+        if admission and not all(num(mean(values(res[p], key))) for p in baselines):
+            key = 'rejected'
+        best = min(baselines, key=lambda p: mean(values(res[p], key)))
+        full, ref = res[FULL], res[best]
+        jct = paired(values(full, 'jct_mean_s'), values(ref, 'jct_mean_s'))
+        wait = paired(values(full, 'wait_mean_s'), values(ref, 'wait_mean_s'))
+        p95 = paired(values(full, 'wait_p95_s'), values(ref, 'wait_p95_s'))
+        rej = paired(values(full, 'rejected'), values(ref, 'rejected'))
+        rsh = paired(values(full, 'rejected_slice_hours'), values(ref, 'rejected_slice_hours'))
+        acc = [(r.get('migrations') or 0) / max(1, (r.get('jobs_total') or 0) - (r.get('rejected') or 0))
+               for r in full['replica_results']]
+        gap = '-'
+        for name in REFERENCES:
+            if name in res:
+                b, f, r = (mean(values(x, key)) for x in (ref, full, res[name]))
+                if num(b) and num(r) and b - r > 1e-9:
+                    gap = f"{(b - f) / (b - r):.0%}"
+        main_fig = rsh if admission else jct
+        if main_fig is not None:
+            (summary['better'] if main_fig[2] and main_fig[0] < 1 else
+             summary['worse'] if main_fig[2] else summary['level']).append(s['name'])
+        lines.append(f"| {s['name']} | {s['mode']} | {data.get('replicas', len(full['replica_results']))}"
+                     f" | {best} | {fmt_ratio(jct)} | {fmt_ratio(wait)} | {fmt_ratio(p95)} | "
+                     f"{fmt_ratio(rej)} | {fmt_ratio(rsh)} | {mean(acc):.3f} | {gap} |")
+    lines += ["", f"Main figure (mean JCT in queue mode, rejected slice-hours in admission mode):",
+              f"significantly better in {len(summary['better'])} ({', '.join(summary['better']) or '-'}),"
+              f" significantly worse in {len(summary['worse'])} ({', '.join(summary['worse']) or '-'}),"
+              f" level in {len(summary['level'])}.", ""]
+    lines += claims_table(out, sets)
+    with open(os.path.join(out, 'tables.md'), 'w') as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == '__main__':
+    main()
