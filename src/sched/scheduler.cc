@@ -594,7 +594,11 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
   // job (it starts at moved_by instead of ends_by) must exceed what they cost the movers (each
   // mover's pause, and a `restart` mover's work since its last checkpoint, times its slices).
   // An unknown end saves an unbounded wait.
-  if (std::isfinite(ends_by)) {
+  // A job that --max-wait rejects before the blockers end is not saved a wait but admitted
+  // instead of turned away (admission mode): worth any cost the rule of step 4 allows.
+  const bool rejected_otherwise =
+      options_.max_wait_s >= 0 && waiting.enqueued_s + options_.max_wait_s < ends_by;
+  if (std::isfinite(ends_by) && !rejected_otherwise) {
     const int waiting_cs = ComputeSlicesOf(waiting.job);
     double cost = 0;
     for (const MigrationMove& mv : plan->moves) {
@@ -865,7 +869,10 @@ std::vector<JobId> Scheduler::ExpireWaits() {
   std::vector<JobId> out;
   if (options_.max_wait_s < 0) return out;
   for (auto it = queue_.begin(); it != queue_.end();) {
-    if (now_s_ - it->enqueued_s >= options_.max_wait_s) {
+    // A job whose evacuation is under way was admitted with the moves that open its room (in
+    // admission mode, --max-wait 0, the moves are how a job is admitted rather than turned away):
+    // it waits for them, not for the limit.
+    if (now_s_ - it->enqueued_s >= options_.max_wait_s && !hold_movers_.count(it->id)) {
       out.push_back(it->id);
       DropEvacuationHoldOf(it->id);
       it = queue_.erase(it);

@@ -237,6 +237,34 @@ TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToThe
   EXPECT_NEAR(off.jobs[3].start_s, 1000 + 5 * kR, 1e-9);
 }
 
+// Admission mode (--max-wait 0): the same jobs. d, which fits nowhere at its arrival, is admitted
+// with the evacuation that opens its room instead of being turned away: it starts when the moves
+// are over, at 13.592 as in queue mode above. Without evacuation it is rejected at its arrival.
+TEST(MigrationSimTest, InAdmissionModeAnEvacuationAdmitsAJobInsteadOfRejectingIt) {
+  const std::vector<Job> jobs = {
+      AJob("3g.20gb").Named("g0s4").Runs(5000),
+      AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("7g.40gb").Named("g1s0").ArrivesAt(10).Runs(100)};
+  SchedulerOptions o;
+  o.migration.defrag_interval_s = 0;
+  o.migration.fixed_s = 1;
+  o.migration.gbps = 9.5;
+  o.migration.switch_s = 2;
+  o.max_wait_s = 0;
+  o.evacuation = EvacuationScope::kHead;
+  const SimResult r = RunScripted(jobs, o, /*gpus=*/2);
+  ASSERT_EQ(r.jobs.size(), 4u);
+  EXPECT_EQ(r.metrics.rejected, 0);
+  EXPECT_EQ(r.jobs[3].outcome, JobOutcome::kCompleted);
+  EXPECT_NEAR(r.jobs[3].start_s, 13.592, 1e-9);
+  EXPECT_EQ(r.metrics.migrations, 2);
+  o.evacuation = EvacuationScope::kOff;
+  const SimResult off = RunScripted(jobs, o, /*gpus=*/2);
+  EXPECT_EQ(off.metrics.rejected, 1);
+  EXPECT_EQ(off.jobs[3].outcome, JobOutcome::kRejected);
+}
+
 TEST(MigrationSimTest, IdleTtlDestroysUnusedInstancesAndReuseCountsAsSaved) {
   // lb+frag keeps instances: a (1g, 0-10) is created at 1g@6 (start r, end
   // 10 + r); b (1g, t = 20) reuses it (no reconfiguration: 20-30): one
