@@ -124,7 +124,10 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
     }
   }
   int capable = 0;
-  int best = 0;  // the most instances of the first part one node holds
+  // Over the nodes considered: the most instances of each part one node holds, the most compute
+  // slices one node has, and the slices the request needs on one node (for the reason).
+  std::vector<int> best(job.per_node.size(), 0);
+  int most_slices = 0, need_most = 0;
   for (int n = 0; n < view.num_nodes(); ++n) {
     const ClusterView::Node& node = view.nodes()[n];
     if (!node.usable) continue;
@@ -153,17 +156,32 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
         cap += policy.Capacity(c, g, p);
         slices = c.gpu(g).model().profile(p).compute_slices;
       }
-      if (i == 0) best = std::max(best, cap);
+      best[i] = std::max(best[i], cap);
       if (cap < part.count) fits = false;
       need_slices += slices * part.count;
     }
     if (need_slices > node_slices) fits = false;
+    most_slices = std::max(most_slices, node_slices);
+    need_most = std::max(need_most, need_slices);
     if (fits) ++capable;
   }
   if (capable >= job.num_nodes) return std::nullopt;
   if (job.num_nodes == 1) {
-    return verdict(fmt::format("no node can ever hold {} at once (a node holds at most {} {})",
-                               job.Describe(), best, job.per_node[0].profile));
+    // The first part no node holds enough of; else the compute slices all parts need together
+    // (regression: one 4g.20gb and two 3g.20gb, 10 slices on 7-slice GPUs, were told "a node
+    // holds at most 1 4g.20gb"); else the parts fit one by one but not together.
+    std::string why;
+    for (size_t i = 0; i < job.per_node.size() && why.empty(); ++i) {
+      if (best[i] < job.per_node[i].count) {
+        why = fmt::format("a node holds at most {} {}", best[i], job.per_node[i].profile);
+      }
+    }
+    if (why.empty() && need_most > most_slices) {
+      why = fmt::format("they need {} compute slices together; a node has at most {}", need_most,
+                        most_slices);
+    }
+    if (why.empty()) why = "no node holds all of them together";
+    return verdict(fmt::format("no node can ever hold {} at once ({})", job.Describe(), why));
   }
   return verdict(fmt::format("needs {} nodes that can each hold {}; {} can", job.num_nodes,
                              job.Describe().substr(0, job.Describe().find(" on each")), capable));

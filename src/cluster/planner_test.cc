@@ -1,6 +1,7 @@
 #include "cluster/planner.h"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -199,6 +200,20 @@ TEST(PlannerTest, JobsThatCanNeverRunSayWhy) {
   EXPECT_EQ(p.jobs[2].outcome, Outcome::kNever);
   EXPECT_EQ(p.jobs[2].reason, "needs 3 nodes that can each hold 7g.40gb; 2 can");
   EXPECT_EQ(p.jobs[3].outcome, Outcome::kPlaced);
+
+  // Regression (a_mixed_request_told_the_wrong_limit): one 4g.20gb and two 3g.20gb on one node
+  // fit one profile at a time (a 1-GPU A100 40GB node holds one 4g.20gb and two 3g.20gb), but
+  // need 4 + 2 x 3 = 10 compute slices together, of 7. The reason said "a node holds at most 1
+  // 4g.20gb".
+  ClusterJob mixed;
+  mixed.key = "e";
+  mixed.num_nodes = 1;
+  mixed.per_node = {{"4g.20gb", 1}, {"3g.20gb", 2}};
+  f.input.waiting = {mixed};
+  ClusterPlan q = f.Plan();
+  EXPECT_EQ(q.jobs[0].outcome, Outcome::kNever);
+  EXPECT_THAT(q.jobs[0].reason,
+              ::testing::HasSubstr("(they need 10 compute slices together; a node has at most 7)"));
 
   // With a node out of reach nobody can tell: such jobs wait, saying so.
   Fixture g({{"n1", MakeNode("n1", 1, "A100 40GB", {}), ""}, {"n2", std::nullopt, "timed out"}});
