@@ -115,7 +115,7 @@ class Daemon::Impl : public NodeServiceHost {
   // ---- the control loop [state] ----
   void TickLocked(std::vector<JobService::PendingLaunch>* launches,
                   std::vector<std::filesystem::path>* remove);
-  void RunMigrations(MigrationTrigger trigger);
+  class InstantAdapter;
   void CheckPcie(double now);
 
   DaemonConfig config_;
@@ -221,16 +221,39 @@ Status Daemon::Impl::Accepting() const {
 
 // ---------------------------------------------------------------- migration (§6)
 
-void Daemon::Impl::RunMigrations(MigrationTrigger trigger) {
-  auto can_move = [&](JobId id) { return jobs_->MayMove(id); };
-  StatusOr<std::vector<MigrationStart>> starts =
-      model_->scheduler().RunMigrationPass(trigger, can_move);
-  if (!starts.ok()) {
-    spdlog::error("migration pass: {}", starts.status().message());
-    return;
+// The daemon's side of an instant: each decision carried out on the node; a failed step is
+// logged and the instant goes on (the daemon serves jobs).
+class Daemon::Impl::InstantAdapter : public InstantDriver {
+ public:
+  explicit InstantAdapter(Impl* d) : d_(d) {}
+  bool MayMove(JobId id) override { return d_->jobs_->MayMove(id); }
+  Status Placed(const Decision& dec) override {
+    d_->jobs_->Place(dec);
+    return Status();
   }
-  for (const MigrationStart& st : *starts) jobs_->BeginMove(st);
-}
+  Status MovesBegun(const std::vector<MigrationStart>& starts) override {
+    for (const MigrationStart& st : starts) d_->jobs_->BeginMove(st);
+    return Status();
+  }
+  void Rejected(JobId id) override {
+    DaemonJobRecord* r = d_->jobs_->MutableJob(id);
+    if (r != nullptr) {
+      d_->jobs_->FinishJob(*r, JobState::kRejected, std::nullopt, "waited longer than --max-wait");
+    }
+  }
+  Status IdleExpired(const Plan& plan) override {
+    if (!plan.empty()) d_->sync_->Execute(plan, nullptr);
+    return Status();
+  }
+  void Scanned() override { d_->jobs_->UpdateWaitReasons(); }
+  Status StepFailed(std::string_view step, const Status& error) override {
+    spdlog::error("{}: {}", step, error.message());
+    return Status();
+  }
+
+ private:
+  Impl* d_;
+};
 
 // ---------------------------------------------------------------- the loop
 
@@ -265,53 +288,28 @@ void Daemon::Impl::TickLocked(std::vector<JobService::PendingLaunch>* launches,
   node_->ExpireReservations();
   jobs_->Reap();
   jobs_->AdvanceMoves();
-  // §13 order at a completion: the pass before the queue scan, when the options ask for it.
-  if (sched.policy().Migrates() && !stopped_ && jobs_->completed() &&
-      config_.scheduler.migrate_before_scan) {
-    RunMigrations(MigrationTrigger::kCompletion);
-    jobs_->ClearCompleted();
-  }
-  if (!paused_ && !stopped_ && sched.queue_size() > 0) {
-    StatusOr<std::vector<Decision>> decisions = sched.ScheduleQueue();
-    if (!decisions.ok()) {
-      spdlog::error("queue scan: {}", decisions.status().message());
-    } else {
-      for (const Decision& d : *decisions) jobs_->Place(d);
-    }
-    // Decisions the core refused on an internal error (containment is on: NodeModel::Create).
-    for (const Scheduler::InternalIncident& inc : sched.TakeIncidents()) {
-      ++counters_.internal_errors;
-      spdlog::error(
-          "job {}: internal error in the scheduler ({}); this decision is refused, the job "
-          "stays queued and is tried again in {} s. GPUs:\n{}",
-          inc.job, inc.what, kInternalErrorRetryS, inc.state);
-    }
-  }
-  jobs_->UpdateWaitReasons();
-  if (config_.scheduler.max_wait_s >= 0) {
-    for (JobId id : sched.ExpireWaits()) {
-      DaemonJobRecord* r = jobs_->MutableJob(id);
-      if (r != nullptr)
-        jobs_->FinishJob(*r, JobState::kRejected, std::nullopt, "waited longer than --max-wait");
-    }
-  }
-  if (sched.policy().Migrates() && !stopped_) {
-    if (sched.has_fragmented_requests()) RunMigrations(MigrationTrigger::kFragmented);
-    const double interval = config_.scheduler.migration.defrag_interval_s;
-    const bool tick = interval > 0 && now >= next_defrag_;
-    if (tick) next_defrag_ = now + interval;
-    const bool completed = jobs_->completed();
-    if (completed || tick) {
-      RunMigrations(completed ? MigrationTrigger::kCompletion : MigrationTrigger::kTick);
-    }
-    jobs_->ClearCompleted();
+  // The instant, in the scheduler's one order (Scheduler::RunInstant).
+  const double interval = config_.scheduler.migration.defrag_interval_s;
+  InstantEvents ev;
+  ev.completed = jobs_->completed();
+  ev.tick = sched.policy().Migrates() && !stopped_ && interval > 0 && now >= next_defrag_;
+  if (ev.tick) next_defrag_ = now + interval;
+  ev.timer = true;  // the daemon does not track --max-wait timers: every tick looks
+  ev.scan = !paused_ && !stopped_;
+  ev.migrate = !stopped_;
+  InstantAdapter adapter(this);
+  Status instant = sched.RunInstant(ev, &adapter);
+  if (!instant.ok()) spdlog::error("scheduling instant: {}", instant.message());
+  if (!stopped_) jobs_->ClearCompleted();
+  // Decisions the core refused on an internal error (containment is on: NodeModel::Create).
+  for (const Scheduler::InternalIncident& inc : sched.TakeIncidents()) {
+    ++counters_.internal_errors;
+    spdlog::error(
+        "job {}: internal error in the scheduler ({}); this decision is refused, the job "
+        "stays queued and is tried again in {} s. GPUs:\n{}",
+        inc.job, inc.what, kInternalErrorRetryS, inc.state);
   }
   CheckPcie(now);
-  std::optional<double> due = sched.NextIdleExpiry();
-  if (due && *due <= sched.now()) {
-    StatusOr<Plan> plan = sched.ExpireIdleInstances();
-    if (plan.ok() && !plan->empty()) sync_->Execute(*plan, nullptr);
-  }
   for (double us : sched.TakeDecisionTimes()) counters_.decision_seconds.Observe(us / 1e6);
   if (now >= next_prune_) {
     next_prune_ = now + kPruneIntervalS;

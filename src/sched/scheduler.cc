@@ -956,6 +956,55 @@ std::optional<double> Scheduler::NextIdleExpiry() const {
   return std::get<0>(*idle_by_time_.begin()) + options_.idle_ttl_s;
 }
 
+// ---- One instant ----
+
+Status Scheduler::RunInstant(const InstantEvents& ev, InstantDriver* driver) {
+  auto can_move = [driver](JobId id) { return driver->MayMove(id); };
+  auto pass = [&](MigrationTrigger trigger) -> Status {
+    StatusOr<std::vector<MigrationStart>> starts = RunMigrationPass(trigger, can_move);
+    if (!starts.ok()) return driver->StepFailed("migration pass", starts.status());
+    return driver->MovesBegun(*starts);
+  };
+  const bool migrates = policy_->Migrates() && ev.migrate;
+  // 1. At a completion, the pass before the scan when the options ask for it (§13).
+  bool completion_done = false;
+  if (migrates && ev.completed && options_.migrate_before_scan) {
+    RETURN_IF_ERROR(pass(MigrationTrigger::kCompletion));
+    completion_done = true;
+  }
+  // 2. The queue scan.
+  if (ev.scan && !queue_.empty()) {
+    StatusOr<std::vector<Decision>> decisions = ScheduleQueue();
+    if (!decisions.ok()) {
+      RETURN_IF_ERROR(driver->StepFailed("queue scan", decisions.status()));
+    } else {
+      for (const Decision& d : *decisions) RETURN_IF_ERROR(driver->Placed(d));
+    }
+  }
+  driver->Scanned();
+  // 3. Waits past --max-wait.
+  if (options_.max_wait_s >= 0 && ev.timer) {
+    for (JobId id : ExpireWaits()) driver->Rejected(id);
+  }
+  // 4. The fragmented requests' pass; the completion pass, or else the periodic one.
+  if (migrates) {
+    if (has_fragmented_requests()) RETURN_IF_ERROR(pass(MigrationTrigger::kFragmented));
+    if (ev.completed && !completion_done) {
+      RETURN_IF_ERROR(pass(MigrationTrigger::kCompletion));
+    } else if (ev.tick && !ev.completed) {
+      RETURN_IF_ERROR(pass(MigrationTrigger::kTick));
+    }
+  }
+  // 5. Idle instances past --idle-ttl.
+  std::optional<double> due = NextIdleExpiry();
+  if (due && *due <= now_s_) {
+    StatusOr<Plan> plan = ExpireIdleInstances();
+    if (!plan.ok()) return driver->StepFailed("idle expiry", plan.status());
+    RETURN_IF_ERROR(driver->IdleExpired(*plan));
+  }
+  return Status();
+}
+
 // ---- Migration (§6) ----
 
 StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(

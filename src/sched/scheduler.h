@@ -129,6 +129,38 @@ class MigrationPlanner {
                                                         const MigrationContext& ctx) = 0;
 };
 
+// ---- One scheduling instant -------------------------------------------------
+
+// What a driver saw happen since its last instant (Scheduler::RunInstant).
+struct InstantEvents {
+  bool completed = false;  // some job ended (its instances were released)
+  bool tick = false;       // the periodic migration pass is due (§6 defrag_interval_s)
+  bool timer = true;       // a --max-wait limit may have passed (a driver that cannot tell: true)
+  bool scan = true;        // scan the queue (false: the driver is paused, or nothing changed)
+  bool migrate = true;     // run migration passes (false: the driver is stopping)
+};
+
+// The driver's side of an instant: it carries out each decision the instant makes.
+class InstantDriver {
+ public:
+  virtual ~InstantDriver() = default;
+  // Whether running job `id` may move now, in the driver's view (RunMigrationPass's can_move).
+  virtual bool MayMove(JobId id) = 0;
+  virtual Status Placed(const Decision& d) = 0;                         // start the job
+  virtual Status MovesBegun(const std::vector<MigrationStart>& s) = 0;  // carry out the moves
+  virtual void Rejected(JobId id) = 0;                                  // waited past --max-wait
+  virtual Status IdleExpired(const Plan& plan) = 0;  // destroy idle instances past --idle-ttl
+  // After the queue scan, before the waits expire (the daemon words its waiting reasons).
+  virtual void Scanned() {}
+  // An error of one step ("queue scan", "migration pass", "idle expiry"): returned, it ends the
+  // instant with it (the simulator, which fails loudly); OK goes on with the next step (a driver
+  // that serves jobs: it logs the error).
+  virtual Status StepFailed(std::string_view step, const Status& error) {
+    (void)step;
+    return error;
+  }
+};
+
 class Scheduler {
  public:
   // `cluster` and `clock` must outlive the scheduler.
@@ -278,6 +310,14 @@ class Scheduler {
   // forgotten); a pass without any does nothing. A kFragmented pass returns
   // first the §13 evacuation moves begun by the scans since the previous one
   // that are still in flight (MigrationStart::for_job set; already applied).
+  // One scheduling instant, in the one order every driver follows (docs/algorithms.md §13 "Order
+  // of an instant"): (1) with `migration-order before-scan`, the completion pass; (2) the queue
+  // scan; (3) expiry of waits past --max-wait; (4) the pass for requests that found only
+  // fragmented room, then the completion pass (unless done in 1) or else the periodic pass;
+  // (5) expiry of idle instances. Each decision goes to `driver` as it is made. The simulator and
+  // the node daemon call it; errors as InstantDriver::StepFailed says.
+  Status RunInstant(const InstantEvents& events, InstantDriver* driver);
+
   StatusOr<std::vector<MigrationStart>> RunMigrationPass(
       MigrationTrigger trigger, const std::function<bool(JobId)>& can_move);
   // Whether the last ScheduleQueue left requests for a kFragmented pass

@@ -90,12 +90,14 @@ class OnlineSimulator {
   void Advance(JobRun& r);
   void NoteExpectedEnd(JobId id);
   void ApplyRunPlan(const Plan& plan);
-  Status RunMigrations(MigrationTrigger trigger);
   void BeginMove(const MigrationStart& st);
   void SwitchOver(JobId id);
   Status EndMove(JobId id);
   void RejectWaiting(JobId id);
-  Status AfterScan();
+  // The scheduler's instant (Scheduler::RunInstant) with what happened at this event time, then
+  // the next idle-expiry timer.
+  Status RunInstant();
+  class InstantAdapter;
   void AddReconfigOps(const Plan& plan, double* done_at);
   void Sample();
   Status SelfCheck() const;
@@ -118,7 +120,6 @@ class OnlineSimulator {
   const SchedulerOptions& sopts_;
   const bool migrates_;
   bool completed_in_batch_ = false;
-  bool completion_pass_done_ = false;  // the completion pass ran before the scan
   bool tick_in_batch_ = false;
   bool timer_in_batch_ = false;
   std::set<double> idle_timers_;  // idle-retention timer times pushed and not yet fired
@@ -307,13 +308,6 @@ Status OnlineSimulator::Complete(JobId id) {
 
 // ---- §6 migration: make-before-break ----
 
-Status OnlineSimulator::RunMigrations(MigrationTrigger trigger) {
-  auto can_move = [&](JobId id) { return runs_[id].phase == Phase::kRunning && !runs_[id].paused; };
-  ASSIGN_OR_RETURN(std::vector<MigrationStart> starts, sched_->RunMigrationPass(trigger, can_move));
-  for (const MigrationStart& st : starts) BeginMove(st);
-  return Status();
-}
-
 // The target is created (reconfiguration, on the target GPU's operation
 // queue); then a checkpoint job's state is copied (fixed_s + memory_gb /
 // gbps) while it keeps running, and the switch-over begins; a restart job
@@ -394,28 +388,38 @@ Status OnlineSimulator::EndMove(JobId id) {
   return Status();
 }
 
-// After the queue scan of one instant: --max-wait rejections, migration
-// passes, idle-instance retention (in that order).
-Status OnlineSimulator::AfterScan() {
-  if (sopts_.max_wait_s >= 0 && timer_in_batch_) {
-    for (JobId id : sched_->ExpireWaits()) RejectWaiting(id);
+// The simulator's side of an instant: each decision as this simulator carries it out.
+class OnlineSimulator::InstantAdapter : public InstantDriver {
+ public:
+  explicit InstantAdapter(OnlineSimulator* sim) : sim_(sim) {}
+  bool MayMove(JobId id) override {
+    return sim_->runs_[id].phase == Phase::kRunning && !sim_->runs_[id].paused;
   }
-  if (migrates_) {
-    if (sched_->has_fragmented_requests())
-      RETURN_IF_ERROR(RunMigrations(MigrationTrigger::kFragmented));
-    if ((completed_in_batch_ && !completion_pass_done_) ||
-        (tick_in_batch_ && !completed_in_batch_)) {
-      RETURN_IF_ERROR(RunMigrations(completed_in_batch_ ? MigrationTrigger::kCompletion
-                                                        : MigrationTrigger::kTick));
-    }
+  Status Placed(const Decision& d) override { return sim_->Place(d); }
+  Status MovesBegun(const std::vector<MigrationStart>& starts) override {
+    for (const MigrationStart& st : starts) sim_->BeginMove(st);
+    return Status();
   }
-  completion_pass_done_ = false;
-  std::optional<double> due = sched_->NextIdleExpiry();
-  if (due && *due <= now_) {
-    ASSIGN_OR_RETURN(Plan plan, sched_->ExpireIdleInstances());
-    ApplyRunPlan(plan);
-    due = sched_->NextIdleExpiry();
+  void Rejected(JobId id) override { sim_->RejectWaiting(id); }
+  Status IdleExpired(const Plan& plan) override {
+    sim_->ApplyRunPlan(plan);
+    return Status();
   }
+
+ private:
+  OnlineSimulator* sim_;
+};
+
+Status OnlineSimulator::RunInstant() {
+  InstantEvents ev;
+  ev.completed = completed_in_batch_;
+  ev.tick = tick_in_batch_;
+  ev.timer = timer_in_batch_;
+  ev.scan = scan_needed_;
+  InstantAdapter adapter(this);
+  RETURN_IF_ERROR(sched_->RunInstant(ev, &adapter));
+  scan_needed_ = false;
+  const std::optional<double> due = sched_->NextIdleExpiry();
   if (due && idle_timers_.insert(*due).second) events_.Push(*due, EventKind::kTimer, kNoJob, 0);
   completed_in_batch_ = tick_in_batch_ = timer_in_batch_ = false;
   return Status();
@@ -587,17 +591,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       while (next_arrival < n && jobs_[next_arrival].arrival_s == t) {
         Arrive(static_cast<JobId>(next_arrival++));
       }
-      // §13 order at a completion: the general pass before the queue scan, on request.
-      if (migrates_ && sopts_.migrate_before_scan && completed_in_batch_) {
-        RETURN_IF_ERROR(RunMigrations(MigrationTrigger::kCompletion));
-        completion_pass_done_ = true;
-      }
-      if (scan_needed_ && sched_->queue_size() > 0) {
-        ASSIGN_OR_RETURN(std::vector<Decision> decisions, sched_->ScheduleQueue());
-        for (const Decision& d : decisions) RETURN_IF_ERROR(Place(d));
-      }
-      scan_needed_ = false;
-      RETURN_IF_ERROR(AfterScan());
+      RETURN_IF_ERROR(RunInstant());
       return Status();
     };
     ++steps;
