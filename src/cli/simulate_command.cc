@@ -100,7 +100,14 @@ int Run(const SimulateFlags& f, Context& ctx) {
   std::vector<Metrics> reps;
   std::vector<uint64_t> seeds;
   for (size_t r = 0; r < n_replicas; ++r) {
-    if (!results[r].ok()) return fail(results[r].status().message());
+    if (!results[r].ok()) {
+      const Status& st = results[r].status();
+      if (st.code() != StatusCode::kInternal) return fail(st.message());
+      // A bug: say where to reproduce it (the run's seed; --export-workload writes its jobs).
+      return fail(
+          fmt::format("internal error (a bug in migsched), policy {}, replica {}, seed {}: {}",
+                      f.policy, r, ReplicaSeed(f.sim.seed, static_cast<int>(r)), st.message()));
+    }
     reps.push_back(results[r]->metrics);
     seeds.push_back(ReplicaSeed(f.sim.seed, static_cast<int>(r)));
   }

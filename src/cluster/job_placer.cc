@@ -200,6 +200,7 @@ StatusOr<bool> JobPlacer::PlaceOnNode(const ClusterJob& job, int node, NodePlace
     if (view_.drained(n.first_gpu + k)) sub.SetReserved(k, true);
   }
   Scheduler sched(&sub, Forward(policy_), options_, SteadyClock());
+  if (fault_) sched.SetFaultInjector(fault_);
   Plan plan;
   out->node = node;
   out->placements.clear();
@@ -222,6 +223,14 @@ StatusOr<bool> JobPlacer::PlaceOnNode(const ClusterJob& job, int node, NodePlace
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   ids->insert(ids->end(), part_ids.begin(), part_ids.end());
   return true;
+}
+
+void JobPlacer::SetFaultInjector(std::function<bool(const std::string& key)> fails) {
+  fault_ = nullptr;
+  if (fails) {
+    fault_ = [fails = std::move(fails)](JobId, const Job& j) { return fails(j.name); };
+  }
+  main_->SetFaultInjector(fault_);
 }
 
 }  // namespace migsched

@@ -63,6 +63,9 @@ class JobPlacer {
   JobId NextId() { return next_id_++; }
   // The engine job `job` as the core's Job of one part.
   Job ToJob(const ClusterJob& job, const ProfileCount& part) const;
+  // Fault drills and tests: while `fails(job key)` is true, every placement decision of that job
+  // fails with kInternal (Scheduler::SetFaultInjector on every scheduler the placer uses).
+  void SetFaultInjector(std::function<bool(const std::string& key)> fails);
 
  private:
   StatusOr<std::optional<std::vector<NodePlacement>>> PlaceSimple(const ClusterJob& job,
@@ -85,6 +88,7 @@ class JobPlacer {
   std::unique_ptr<Scheduler> main_;  // over the whole cluster (one-instance jobs)
   JobId next_id_ = 0;
   std::unordered_map<std::string, std::vector<JobId>> ids_;
+  std::function<bool(JobId, const Job&)> fault_;  // SetFaultInjector, as the core takes it
 };
 
 }  // namespace migsched

@@ -343,6 +343,10 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
   Cluster scratch = view.cluster();
   JobPlacer placer(&scratch, view, view.tables(), policy, options.scheduler);
   Scheduler& sched = *placer.scheduler();
+  // A round serves jobs: an internal error refuses one job's decision, not the round (the job is
+  // tried again at the next round, a fresh scheduler: no hold-back within this one).
+  sched.SetContainInternalErrors(true, std::numeric_limits<double>::infinity());
+  if (options.fault) placer.SetFaultInjector(options.fault);
   // The engine's clock and its running jobs' expected ends (§5/§13 look-ahead reservation).
   sched.SetNow(in.now_s);
   for (const EngineRunningJob& r : in.running) {
@@ -379,13 +383,29 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
   };
   // One-instance jobs queued for the next scan: (waiting index, scheduler id).
   std::vector<std::pair<size_t, JobId>> batch;
+  // A decision the core refused on an internal error: the job waits, saying so.
+  auto refused = [&](size_t i, std::string what, std::string state) {
+    JobPlan& jp = plan.jobs[i];
+    jp.outcome = Outcome::kWaiting;
+    jp.reason = fmt::format(
+        "migsched hit an internal error deciding for this job ({}); it is tried again next round",
+        what);
+    plan.incidents.push_back({in.waiting[i].key, std::move(what), std::move(state)});
+  };
   auto flush = [&]() -> Status {
     if (batch.empty()) return Status::Ok();
     ASSIGN_OR_RETURN(std::vector<Decision> decisions, sched.ScheduleQueue());
     std::map<JobId, const Decision*> by_id;
     for (const Decision& d : decisions) by_id[d.job] = &d;
+    std::map<JobId, Scheduler::InternalIncident> incidents;
+    for (Scheduler::InternalIncident& inc : sched.TakeIncidents()) incidents[inc.job] = inc;
     for (const auto& [i, id] : batch) {
       auto it = by_id.find(id);
+      if (auto inc = incidents.find(id); it == by_id.end() && inc != incidents.end()) {
+        sched.RemoveFromQueue(id);
+        refused(i, inc->second.what, inc->second.state);
+        continue;
+      }
       if (it == by_id.end()) {
         sched.RemoveFromQueue(id);  // it waits; a later scan must not place it out of turn
         wait(i, FilterOf(view, in.waiting[i], avoid));
@@ -448,7 +468,16 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
       wait(i, allowed);
       continue;
     }
-    ASSIGN_OR_RETURN(auto where, placer.Place(job, allowed));
+    StatusOr<std::optional<std::vector<NodePlacement>>> placed = placer.Place(job, allowed);
+    if (!placed.ok() && placed.status().code() == StatusCode::kInternal) {
+      std::string state;
+      for (int g = 0; g < scratch.size(); ++g) {
+        state += (g > 0 ? "\n" : "") + scratch.gpu(g).DebugString();
+      }
+      refused(i, placed.status().message(), std::move(state));
+      continue;
+    }
+    ASSIGN_OR_RETURN(auto where, std::move(placed));
     if (where) {
       jp.outcome = Outcome::kPlaced;
       jp.placements = std::move(*where);

@@ -20,6 +20,7 @@
 #ifndef MIGSCHED_CLUSTER_PLANNER_H_
 #define MIGSCHED_CLUSTER_PLANNER_H_
 
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -110,6 +111,17 @@ struct PlannerOptions {
   bool migrate = true;
   double migrate_after_s = 0;
   int max_moved_jobs = 2;
+  // Fault drills and tests: while it returns true for a job key, the core fails every placement
+  // decision for that job with an internal error (Scheduler::SetFaultInjector). Empty: none.
+  std::function<bool(const std::string& job_key)> fault;
+};
+
+// A decision the core refused on an internal error (a bug in migsched): the job waits this
+// round (its JobPlan says why) and the round goes on; the driver logs it with the state.
+struct PlanIncident {
+  std::string job;    // the job's key
+  std::string what;   // the core's message
+  std::string state;  // the GPUs as they stood, one line per GPU
 };
 
 // Where a job goes on one node.
@@ -155,12 +167,15 @@ struct ClusterPlan {
   std::vector<NewReservation> create;                // new placements to reserve, in job order
   std::vector<std::pair<int, std::string>> release;  // (node, key) held reservations to drop
   std::vector<RequeueMove> migrations;
+  std::vector<PlanIncident> incidents;  // decisions refused on an internal error, in order
 };
 
 // Plans one round. kInvalidArgument for an input that names a node the view
 // does not have or a job key twice; kNotFound / kInvalidArgument for an
-// unknown policy or invalid options; kInternal for a plan the core rejects
-// (a bug). Never changes the view.
+// unknown policy or invalid options. An internal error of the core while deciding for one job
+// (a bug) refuses that job's decision only: it waits, with the error as its reason, and the
+// incident is in ClusterPlan::incidents; kInternal only for one outside a job's decision (the
+// requeue search). Never changes the view.
 StatusOr<ClusterPlan> PlanCluster(const PlannerInput& input, const PlannerOptions& options);
 
 }  // namespace migsched

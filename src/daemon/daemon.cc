@@ -75,6 +75,16 @@ class Daemon::Impl : public NodeServiceHost {
   NodeView Node() const;
   void Pause();
   void Resume();
+  void InjectSchedulerFault(std::function<bool(DaemonJobId)> fails) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!fails) {
+      model_->scheduler().SetFaultInjector(nullptr);
+      return;
+    }
+    model_->scheduler().SetFaultInjector([fails = std::move(fails)](JobId id, const Job&) {
+      return fails(static_cast<DaemonJobId>(id));
+    });
+  }
   bool paused() const;
   Status SetOperatorDrain(int gpu, bool on);
   DaemonMetrics Metrics() const;
@@ -267,6 +277,14 @@ void Daemon::Impl::TickLocked(std::vector<JobService::PendingLaunch>* launches,
       spdlog::error("queue scan: {}", decisions.status().message());
     } else {
       for (const Decision& d : *decisions) jobs_->Place(d);
+    }
+    // Decisions the core refused on an internal error (containment is on: NodeModel::Create).
+    for (const Scheduler::InternalIncident& inc : sched.TakeIncidents()) {
+      ++counters_.internal_errors;
+      spdlog::error(
+          "job {}: internal error in the scheduler ({}); this decision is refused, the job "
+          "stays queued and is tried again in {} s. GPUs:\n{}",
+          inc.job, inc.what, kInternalErrorRetryS, inc.state);
     }
   }
   jobs_->UpdateWaitReasons();
@@ -474,6 +492,7 @@ DaemonMetrics Daemon::Impl::Metrics() const {
   m.migrations_intra = counters_.migrations_intra;
   m.migrations_inter = counters_.migrations_inter;
   m.decision_seconds = counters_.decision_seconds.Snapshot();
+  m.internal_errors = counters_.internal_errors;
   m.gpus = std::move(gpus);
   return m;
 }
@@ -533,6 +552,9 @@ std::filesystem::path Daemon::LogPath(DaemonJobId id) const { return impl_->jobs
 std::vector<GpuView> Daemon::Gpus() const { return impl_->Gpus(); }
 NodeView Daemon::Node() const { return impl_->Node(); }
 void Daemon::Pause() { impl_->Pause(); }
+void Daemon::InjectSchedulerFaultForTesting(std::function<bool(DaemonJobId)> fails) {
+  impl_->InjectSchedulerFault(std::move(fails));
+}
 void Daemon::Resume() { impl_->Resume(); }
 bool Daemon::paused() const { return impl_->paused(); }
 Status Daemon::Drain(int gpu) { return impl_->SetOperatorDrain(gpu, true); }

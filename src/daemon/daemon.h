@@ -42,6 +42,7 @@
 #define MIGSCHED_DAEMON_DAEMON_H_
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,6 +122,9 @@ class Daemon : public NodeApi {
 
   // Test hook: the store writer (to inject write failures).
   class StoreWriter* store_writer_for_testing();
+  // Fault drill: while `fails(job id)` is true, the scheduler core fails that job's placement
+  // with an internal error (Scheduler::SetFaultInjector). Empty: none.
+  void InjectSchedulerFaultForTesting(std::function<bool(DaemonJobId)> fails);
 
  private:
   class Impl;

@@ -560,8 +560,12 @@ void JobService::UpdateWaitReasons() {
   const Cluster& c = model_->cluster();
   bool any_closed = false;
   for (int g = 0; g < c.size(); ++g) any_closed = any_closed || c.drained(g);
-  if (!any_closed && waiting_reasons_.empty()) return;
   const Scheduler& s = model_->scheduler();
+  bool any_held = false;
+  if (!any_closed && waiting_reasons_.empty()) {
+    for (JobId id : s.QueuedJobs()) any_held = any_held || s.HeldBackUntil(id).has_value();
+    if (!any_held) return;
+  }
   constexpr std::string_view kWaiting = "waiting: ";
   for (JobId id : s.QueuedJobs()) {
     DaemonJobRecord* r = jobs_.Current(id);
@@ -581,7 +585,12 @@ void JobService::UpdateWaitReasons() {
       open += s.policy().Capacity(c, g, p);
     }
     std::string reason;
-    if (job.count > open) {
+    if (s.HeldBackUntil(id)) {
+      reason = fmt::format(
+          "{}the scheduler hit an internal error deciding for this job (the daemon's log says "
+          "which); it is tried again within {} s",
+          kWaiting, kInternalErrorRetryS);
+    } else if (job.count > open) {
       reason =
           fmt::format("{}needs {} at once; the GPUs that take placements now hold at most {} ({})",
                       kWaiting, job.RequestString(), open, closed);

@@ -100,6 +100,10 @@ std::string RenderPrometheus(const DaemonMetrics& m) {
   out += fmt::format("migsched_migrations_total{{kind=\"inter\"}} {}\n", m.migrations_inter);
   RenderHistogram(&out, "migsched_decision_seconds",
                   "Scheduler decision latency since the daemon started.", m.decision_seconds);
+  Header(&out, "migsched_internal_errors_total", "counter",
+         "Scheduler decisions refused because the core reported an internal error (a bug: the "
+         "log names the job and the GPUs' state).");
+  out += fmt::format("migsched_internal_errors_total {}\n", m.internal_errors);
   for (const char* dir : {"tx", "rx"}) {
     const std::string name = fmt::format("migsched_gpu_pcie_{}_bytes_per_second", dir);
     Header(&out, name, "gauge",

@@ -11,7 +11,8 @@
 //   migsched_gpu_fragcost, migsched_gpu_draining {gpu=...} (gauges),
 //   migsched_reconfigurations_total (counter), migsched_reconfiguration_seconds
 //   (histogram), migsched_migrations_total{kind="intra"|"inter"} (counter),
-//   migsched_decision_seconds (histogram), migsched_gpu_pcie_tx_bytes_per_second
+//   migsched_decision_seconds (histogram), migsched_internal_errors_total (counter:
+//   scheduler decisions refused on an internal error), migsched_gpu_pcie_tx_bytes_per_second
 //   and _rx_ {gpu=...} (gauges, only GPUs whose backend measures PCIe).
 //
 // Thread-safety: Histogram and DaemonCounters are thread-safe (atomics and
@@ -65,6 +66,7 @@ struct DaemonCounters {
   std::atomic<int64_t> migrations_inter{0};
   Histogram reconfig_seconds{ReconfigurationBuckets()};
   Histogram decision_seconds{DecisionBuckets()};
+  std::atomic<int64_t> internal_errors{0};  // decisions refused on an internal error (a bug)
 };
 
 // One GPU in GET /v1/gpus and in the metrics.
@@ -106,6 +108,7 @@ struct DaemonMetrics {
   int64_t migrations_intra = 0;
   int64_t migrations_inter = 0;
   HistogramSnapshot decision_seconds;
+  int64_t internal_errors = 0;
   std::vector<GpuView> gpus;  // utilisation, FragCost, PCIe per GPU
 };
 

@@ -47,6 +47,8 @@ StatusOr<std::unique_ptr<NodeModel>> NodeModel::Create(NodeInventory inventory,
   }
   ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> p, MakePolicy(policy, options));
   m->scheduler_ = std::make_unique<Scheduler>(m->cluster_.get(), std::move(p), options, clock);
+  // A daemon serves jobs: an internal error refuses one decision, never the daemon.
+  m->scheduler_->SetContainInternalErrors(true, kInternalErrorRetryS);
   m->boot_id_ = RandomId(clock);
   return m;
 }

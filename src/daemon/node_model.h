@@ -34,6 +34,10 @@
 
 namespace migsched {
 
+// How long a job whose decision hit an internal error in the scheduler core waits before it is
+// tried again (seconds; Scheduler::SetContainInternalErrors).
+inline constexpr double kInternalErrorRetryS = 60;
+
 class NodeModel {
  public:
   // The model of `inventory` (instances not adopted yet: see

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "sched/candidates.h"
@@ -253,10 +254,13 @@ void CandidatesOn(const Cluster& c, const EvacuationQuery& q, int gpu, int profi
       same -= g.instances()[i].profile == profile;
     }
     if (!valid()) continue;
+    // Every blocker moves, and a job has at most one move in flight (§6): a
+    // candidate that two instances of one gang job block is not one.
     bool movable = true;
+    std::set<JobId> jobs;
     for (int i : cand.blockers) {
       const Instance& in = g.instances()[i];
-      movable = movable && q.rights(in.job) != MoveRights::kNone;
+      movable = movable && q.rights(in.job) != MoveRights::kNone && jobs.insert(in.job).second;
       cand.memory_mib += static_cast<double>(m.profile(in.profile).memory_mib);
     }
     if (movable && !cand.blockers.empty()) out->push_back(std::move(cand));

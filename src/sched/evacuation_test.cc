@@ -37,6 +37,7 @@ struct Running {
   int gpu;
   std::string instance;  // PROFILE@START
   MoveRights rights = MoveRights::kAny;
+  int same_job_as = -1;  // >= 0: another instance of that earlier job (a gang, `count` > 1)
 };
 
 // A cluster of A100 40GB whose busy instances run jobs 0, 1, ... in order.
@@ -51,9 +52,14 @@ class Bench {
       auto list = ParseInstanceList(r.instance, m);
       EXPECT_TRUE(list.ok() && list->size() == 1u) << r.instance;
       const InstanceSpec in = list->front();
-      const JobId id = static_cast<JobId>(specs_.size());
+      const bool gang = r.same_job_as >= 0;
+      const JobId id = static_cast<JobId>(gang ? r.same_job_as : specs_.size());
       plan.steps.push_back({StepKind::kCreate, r.gpu, in.profile, in.start, kNoJob});
       plan.steps.push_back({StepKind::kStart, r.gpu, in.profile, in.start, id});
+      if (gang) {
+        ++specs_[id].count;
+        continue;
+      }
       specs_.push_back(AJob(m.profile(in.profile).name).Runs(100));
       rights_.push_back(r.rights);
     }
@@ -113,6 +119,31 @@ TEST(EvacuationTest, TwoSmallJobsLeaveForASevenSliceJob) {
   EXPECT_EQ(p->memory_mib, 2 * 4864);
   EXPECT_EQ(b.Moves(*p), (std::vector<std::string>{"0: 0:1g.5gb@0 -> 1:1g.5gb@5",
                                                    "1: 0:1g.5gb@6 -> 1:1g.5gb@6"}));
+}
+
+// Regression (a crash of `full`: "evacuation began a second move of job N"): GPU 0 runs one gang
+// job (`count` 2) on 1g.5gb@0 and 1g.5gb@6, in the way of a 7g.40gb; GPU 1 runs 4g.20gb@0 and
+// 1g.5gb@4, neither movable, with room for both instances at 5 and 6. Clearing GPU 0 would move
+// job 0 twice at once, and a job has at most one move in flight (§6): no plan. GPU 2, added with
+// a single movable 1g.5gb@3 (job 3), is the one candidate left: one move, of job 3, off GPU 2.
+TEST(EvacuationTest, AGangWithTwoBlockersOnOneGpuIsNotEvacuated) {
+  const Job seven = AJob("7g.40gb").Runs(100);
+  Bench b(2, {{0, "1g.5gb@0"},
+              {0, "1g.5gb@6", MoveRights::kAny, /*same_job_as=*/0},
+              {1, "4g.20gb@0", MoveRights::kNone},
+              {1, "1g.5gb@4", MoveRights::kNone}});
+  EXPECT_FALSE(PlanEvacuation(b.cluster(), b.Query(&seven)).has_value());
+  Bench c(3, {{0, "1g.5gb@0"},
+              {0, "1g.5gb@6", MoveRights::kAny, /*same_job_as=*/0},
+              {1, "4g.20gb@0", MoveRights::kNone},
+              {1, "1g.5gb@4", MoveRights::kNone},
+              {2, "1g.5gb@3"}});
+  std::optional<EvacuationPlan> p = PlanEvacuation(c.cluster(), c.Query(&seven));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->gpu, 2);
+  ASSERT_EQ(p->moves.size(), 1u);
+  EXPECT_EQ(p->moves[0].job, 3);
+  EXPECT_NE(p->moves[0].to.gpu, 2);
 }
 
 // The cheapest set: GPU 0 has two movable 1g.5gb in the way of 7g, GPU 1 one

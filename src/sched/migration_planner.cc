@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -370,10 +371,16 @@ class Pass {
     }
     double end_all = -kInf, end_rest = ctx_.now_s;
     std::vector<const Instance*> movers;
+    // A job has at most one move in flight: a gang job with two blockers here
+    // moves neither (it waits for its end like a job that may not move).
+    std::map<JobId, int> blocks;
+    for (const Instance* in : blockers) {
+      if (in->runs_job()) ++blocks[in->job];
+    }
     for (const Instance* in : blockers) {
       const double end = EndOf(*in);
       end_all = std::max(end_all, end);
-      if (Rights(*in) == MoveRights::kAny && ctx_.job(in->job) != nullptr) {
+      if (Rights(*in) == MoveRights::kAny && ctx_.job(in->job) != nullptr && blocks[in->job] == 1) {
         movers.push_back(in);
       } else {
         end_rest = std::max(end_rest, end);

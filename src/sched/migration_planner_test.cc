@@ -18,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::StartsWith;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -41,6 +43,7 @@ struct RunningJob {
   Migratable migratable = Migratable::kCheckpoint;
   bool latency_sensitive = false;
   double expected_end_s = kInf;
+  int same_job_as = -1;  // >= 0: another instance of that earlier job (a gang, `count` > 1)
 };
 
 // A cluster whose busy instances run the given jobs (ids 0, 1, ... in order),
@@ -62,6 +65,13 @@ class Bench {
       auto list = ParseInstanceList(r.instance, m);
       EXPECT_TRUE(list.ok() && list->size() == 1u) << r.instance;
       const InstanceSpec in = list->front();
+      if (r.same_job_as >= 0) {
+        const JobId id = static_cast<JobId>(r.same_job_as);
+        ++specs_[id].count;
+        plan.steps.push_back({StepKind::kCreate, r.gpu, in.profile, in.start, kNoJob});
+        plan.steps.push_back({StepKind::kStart, r.gpu, in.profile, in.start, id});
+        continue;
+      }
       const JobId id = static_cast<JobId>(specs_.size());
       plan.steps.push_back({StepKind::kCreate, r.gpu, in.profile, in.start, kNoJob});
       plan.steps.push_back({StepKind::kStart, r.gpu, in.profile, in.start, id});
@@ -102,7 +112,9 @@ class Bench {
     EXPECT_TRUE(starts.ok()) << starts.status().ToString();
     std::vector<std::string> out;
     if (!starts.ok()) return out;
+    std::set<JobId> moved;  // one move in flight per job (§6)
     for (const MigrationStart& s : *starts) {
+      EXPECT_TRUE(moved.insert(s.move.job).second) << "a second move of job " << s.move.job;
       out.push_back(fmt::format("job {}: {} -> {}", s.move.job, Ref(s.move.from), Ref(s.move.to)));
     }
     for (int g = 0; g < cluster_->size(); ++g) {
@@ -302,6 +314,35 @@ TEST(MigrationPlannerTest, EvacuatesAReservedGpuWhenThatFreesItSooner) {
   Bench late({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0", Migratable::kNone, false, 2000},
                                           {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000}});
   EXPECT_THAT(late.Pass(MigrationTrigger::kTick, Opts(), {r}), IsEmpty());
+}
+
+// Regression (a crash of `full`: "migration planner began a second move"): GPU 0 is reserved for a
+// 7g.40gb@0; its blockers are j0, a gang (`count` 2) with both instances here (1g@0 and 1g@5,
+// checkpoint, ends at 1000), and j1 (1g@3, `none`, ends at 100). Each of j0's instances alone is a
+// mover, but a job has one move in flight at most, so j0 may move neither: it holds the placement
+// until 1000 whatever moves, and the evacuation begins nothing. (Before the fix it began both of
+// j0's moves.) The pass is a kFragmented one with no fragmented request: the evacuation of the
+// reservations is all it does (the intra and inter passes of the other triggers may move one
+// instance of j0 on their own, which is allowed).
+TEST(MigrationPlannerTest, AGangWithTwoBlockersOnAReservedGpuMovesNeither) {
+  Reservation r;
+  r.gpu = 0;
+  r.profile = Model("A100-40GB").FindProfile("7g.40gb");
+  r.start = 0;
+  Bench b({"A100-40GB", "A100-40GB"},
+          {{0, "1g.5gb@0", Migratable::kCheckpoint, false, 1000},
+           {0, "1g.5gb@3", Migratable::kNone, false, 100},
+           {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000, /*same_job_as=*/0}});
+  EXPECT_THAT(b.Pass(MigrationTrigger::kFragmented, Opts(), {r}), IsEmpty());
+  // The same with j0's second instance on GPU 1: j0 has one blocker here, and moving it frees the
+  // placement at 100 instead of 1000, so exactly that one move begins, to GPU 1 (GPU 0 is
+  // reserved; which 1g.5gb placement there is §4's choice, tested above).
+  Bench split({"A100-40GB", "A100-40GB"},
+              {{0, "1g.5gb@0", Migratable::kCheckpoint, false, 1000},
+               {0, "1g.5gb@3", Migratable::kNone, false, 100},
+               {1, "1g.5gb@5", Migratable::kCheckpoint, false, 1000, /*same_job_as=*/0}});
+  EXPECT_THAT(split.Pass(MigrationTrigger::kFragmented, Opts(), {r}),
+              ElementsAre(StartsWith("job 0: 0:1g.5gb@0 -> 1:1g.5gb@")));
 }
 
 // Several GPUs in the same state: the planner looks at one per state group

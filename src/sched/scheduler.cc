@@ -102,6 +102,9 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
   const int64_t t0 = clock_->NowNanos();
   auto record = [&] { decision_us_.push_back((clock_->NowNanos() - t0) / 1000.0); };
   if (running_.count(id)) return InternalError(fmt::format("job {} is already running", id));
+  if (fault_ && fault_(id, job)) {
+    return InternalError(fmt::format("fault injected for job {} (fault drill)", id));
+  }
   // The joint placer's round keeps every GPU's state before the scan changed it.
   auto touch = [&](int gpu) {
     if (round) joint_->Touch(*cluster_, gpu);
@@ -319,6 +322,13 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Job& job = it->job;
     const JobId id = it->id;
+    if (auto h = held_back_.find(id); h != held_back_.end()) {
+      if (now_s_ < h->second) {
+        ++it;  // held back after an internal error: not tried (nor reserved for) yet
+        continue;
+      }
+      held_back_.erase(h);
+    }
     const bool first_try = !it->tried;
     it->tried = true;
     const RequestKey key = RequestKeyOf(job);
@@ -326,7 +336,11 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     CloseFor(id);
     if (!failed.count(key)) {
       if (try_start(it, /*jointly=*/true)) continue;
-      if (!status.ok()) break;
+      if (!status.ok()) {
+        if (!Contain(id, &status)) break;
+        ++it;
+        continue;
+      }
       failed.insert(key);
       const bool head = !head_seen;
       head_seen = true;
@@ -340,7 +354,9 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
         StatusOr<bool> evacuated = TryEvacuate(*it, joint);
         if (!evacuated.ok()) {
           status = evacuated.status();
-          break;
+          if (!Contain(id, &status)) break;
+          ++it;
+          continue;
         }
       }
       if (first_try && policy_->Migrates() && job.count == 1 && FragmentedRoomOnly(job)) {
@@ -382,7 +398,11 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
         const bool started = try_start(it, /*jointly=*/false);
         for (int g : opened) cluster_->SetReserved(g, closed_[g] != 0);
         if (started) continue;
-        if (!status.ok()) break;
+        if (!status.ok()) {
+          if (!Contain(id, &status)) break;
+          ++it;
+          continue;
+        }
         failed_backfill.insert({key, opened});
       }
     }
@@ -391,7 +411,9 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       StatusOr<bool> placed = PlaceBesideReservations(it, joint, &out);
       if (!placed.ok()) {
         status = placed.status();
-        break;
+        if (!Contain(id, &status)) break;
+        ++it;
+        continue;
       }
       if (*placed) continue;
       failed_beside.insert(key);
@@ -407,12 +429,16 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       const RequestKey key = RequestKeyOf(q.job);
       const bool first = head;
       head = false;
-      if (hold_movers_.count(q.id) || tried.count(key) || !MayEvacuateFor(q, first)) continue;
+      if (hold_movers_.count(q.id) || held_back_.count(q.id) || tried.count(key) ||
+          !MayEvacuateFor(q, first)) {
+        continue;
+      }
       CloseFor(q.id);
       StatusOr<bool> evacuated = TryEvacuate(q, joint);
       if (!evacuated.ok()) {
         status = evacuated.status();
-        break;
+        if (!Contain(q.id, &status)) break;
+        continue;
       }
       if (!*evacuated) tried.insert(key);
     }
@@ -441,6 +467,39 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   for (JobId j : over) DropEvacuationHoldOf(j);
   if (!status.ok()) return status;
   return out;
+}
+
+bool Scheduler::Contain(JobId id, Status* status) {
+  if (!contain_ || status->code() != StatusCode::kInternal) return false;
+  InternalIncident inc;
+  inc.job = id;
+  inc.what = std::string(status->message());
+  inc.at_s = now_s_;
+  for (int g = 0; g < cluster_->size(); ++g) {
+    if (g > 0) inc.state += '\n';
+    inc.state += cluster_->gpu(g).DebugString();
+  }
+  incidents_.push_back(std::move(inc));
+  held_back_[id] = now_s_ + retry_after_s_;
+  *status = Status();
+  return true;
+}
+
+void Scheduler::SetContainInternalErrors(bool on, double retry_after_s) {
+  contain_ = on;
+  retry_after_s_ = std::max(0.0, retry_after_s);
+}
+
+std::vector<Scheduler::InternalIncident> Scheduler::TakeIncidents() {
+  std::vector<InternalIncident> out;
+  out.swap(incidents_);
+  return out;
+}
+
+std::optional<double> Scheduler::HeldBackUntil(JobId id) const {
+  auto h = held_back_.find(id);
+  if (h == held_back_.end()) return std::nullopt;
+  return h->second;
 }
 
 void Scheduler::CloseFor(JobId id) {
@@ -541,6 +600,14 @@ void Scheduler::DropEvacuationHoldOf(JobId id) {
 }
 
 Status Scheduler::BeginEvacuation(JobId id, const EvacuationPlan& plan) {
+  // One move in flight per job (§6): checked for the whole plan before any of
+  // it is applied, so a bad plan changes nothing.
+  std::set<JobId> moving;
+  for (const MigrationMove& mv : plan.moves) {
+    if (migrating_.count(mv.job) || !moving.insert(mv.job).second) {
+      return InternalError(fmt::format("evacuation began a second move of job {}", mv.job));
+    }
+  }
   std::vector<JobId>& movers = hold_movers_[id];
   evac_holds_.push_back(Reservation{id, plan.gpu, plan.profile, plan.start, now_s_, now_s_, true});
   for (const MigrationMove& mv : plan.moves) {
@@ -924,6 +991,7 @@ bool Scheduler::RemoveFromQueue(JobId id) {
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
     if (it->id == id) {
       queue_.erase(it);
+      held_back_.erase(id);
       DropEvacuationHoldOf(id);
       return true;
     }

@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -388,7 +389,37 @@ class Scheduler {
   // any other step) and keeps idle-instance retention in step.
   Status ApplyExternal(const Plan& plan);
 
+  // ---- Internal errors in a queue scan (drivers that serve jobs) ----
+  //
+  // An internal error (kInternal: a plan ApplyPlan would reject, a broken rule such as a second
+  // move of one job) is a bug in migsched. By default ScheduleQueue returns it (the simulator
+  // fails loudly: exit 1 with the job and the step). A driver that serves jobs (the daemon, the
+  // cluster planner behind the Slurm controller and the Kubernetes extender) turns containment
+  // on: a scan that hits one while deciding for job J refuses that one decision (J stays queued
+  // and holds nothing new: every plan is checked before it is applied, ApplyPlan changes nothing
+  // on a failure), records an InternalIncident, and goes on with the next job; J is not tried
+  // again before `retry_after_s` of scheduler time (seconds, >= 0) has passed. The decisions the
+  // scan made are returned as usual.
+  struct InternalIncident {
+    JobId job = kNoJob;
+    std::string what;   // the error's message
+    double at_s = 0;    // now() when it happened
+    std::string state;  // the GPUs as they stood (Cluster::DebugString-style, one line per GPU)
+  };
+  void SetContainInternalErrors(bool on, double retry_after_s = 60);
+  // The incidents recorded since the last call, in order.
+  std::vector<InternalIncident> TakeIncidents();
+  // When queued job `id` is tried again after an incident (nullopt when it is not held back).
+  std::optional<double> HeldBackUntil(JobId id) const;
+  // Fault drills and tests: while `fails` returns true for a job, every placement decision for
+  // it (TryPlace, a queue scan's) fails with kInternal before anything is applied. Empty: none.
+  void SetFaultInjector(std::function<bool(JobId, const Job&)> fails) { fault_ = std::move(fails); }
+
  private:
+  // Containment (above): records the incident of `status` for job `id` and holds it back;
+  // true when contained (the scan goes on), false when `status` must end the scan.
+  bool Contain(JobId id, Status* status);
+
   // Whether the request `shape` (profile per model) of `req` failed before
   // and no GPU changed since offers it a candidate (then the failure's cursor
   // moves to now). False when unknown: ask the policy.
@@ -488,6 +519,13 @@ class Scheduler {
   StatusOr<Plan> PinPlan(Holder holder, JobId id, const std::vector<InstanceRef>& where,
                          bool existing);
   std::map<std::pair<Holder, JobId>, std::vector<InstanceRef>> holds_;
+
+  // Containment of internal errors (SetContainInternalErrors).
+  bool contain_ = false;
+  double retry_after_s_ = 60;
+  std::vector<InternalIncident> incidents_;
+  std::map<JobId, double> held_back_;  // queued job -> tried again from then on
+  std::function<bool(JobId, const Job&)> fault_;
 };
 
 }  // namespace migsched

@@ -453,5 +453,54 @@ TEST(SchedulerTest, RetryOfAFailedRequestLooksOnlyAtChangedGpus) {
   }
 }
 
+// Containment (drivers that serve jobs): one A100 40GB, three 1g.5gb jobs queued, the fault
+// drill failing job 1's placement. Without containment the scan returns the internal error.
+// With it, the scan refuses job 1's decision only: jobs 0 and 2 start (two of the seven 1g.5gb
+// placements), job 1 stays queued holding nothing, one incident names it, and it is held back
+// 60 s: a scan before then does not try it; one after it (the fault gone) starts it.
+TEST(SchedulerTest, AnInternalErrorRefusesOneDecisionAndTheScanGoesOn) {
+  const Job small = AJob("1g.5gb").Runs(100);
+  {
+    World w({{"A100-40GB", "", ""}}, "full");
+    w.scheduler().SetFaultInjector([](JobId id, const Job&) { return id == 1; });
+    for (JobId id : {0, 1, 2}) w.scheduler().Enqueue(id, small);
+    auto scan = w.scheduler().ScheduleQueue();
+    ASSERT_FALSE(scan.ok());
+    EXPECT_EQ(scan.status().code(), StatusCode::kInternal);
+    EXPECT_THAT(scan.status().message(), HasSubstr("job 1"));
+  }
+  World w({{"A100-40GB", "", ""}}, "full");
+  bool fail = true;
+  w.scheduler().SetFaultInjector([&fail](JobId id, const Job&) { return fail && id == 1; });
+  w.scheduler().SetContainInternalErrors(true, 60);
+  for (JobId id : {0, 1, 2}) w.scheduler().Enqueue(id, small);
+  auto scan = w.scheduler().ScheduleQueue();
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  std::vector<JobId> started;
+  for (const Decision& d : *scan) started.push_back(d.job);
+  EXPECT_THAT(started, ElementsAre(0, 2));
+  EXPECT_EQ(w.scheduler().InstancesOf(1), nullptr);
+  EXPECT_THAT(w.scheduler().QueuedJobs(), ElementsAre(1));
+  EXPECT_EQ(w.cluster().gpu(0).busy_compute_slices(), 2);
+  std::vector<Scheduler::InternalIncident> inc = w.scheduler().TakeIncidents();
+  ASSERT_EQ(inc.size(), 1u);
+  EXPECT_EQ(inc[0].job, 1);
+  EXPECT_THAT(inc[0].what, HasSubstr("fault injected for job 1"));
+  EXPECT_FALSE(inc[0].state.empty());
+  EXPECT_EQ(w.scheduler().HeldBackUntil(1), std::optional<double>(60));
+  fail = false;
+  w.scheduler().SetNow(59);
+  auto early = w.scheduler().ScheduleQueue();
+  ASSERT_TRUE(early.ok());
+  EXPECT_TRUE(early->empty());
+  w.scheduler().SetNow(60);
+  auto later = w.scheduler().ScheduleQueue();
+  ASSERT_TRUE(later.ok());
+  ASSERT_EQ(later->size(), 1u);
+  EXPECT_EQ(later->front().job, 1);
+  EXPECT_TRUE(w.scheduler().TakeIncidents().empty());
+  EXPECT_FALSE(w.scheduler().HeldBackUntil(1).has_value());
+}
+
 }  // namespace
 }  // namespace migsched

@@ -651,6 +651,7 @@ Status OnlineSimulator::Run(SimResult* result) {
     }
     return false;
   };
+  int64_t steps = 0;  // event times handled
   while (true) {
     while (!events_.empty() && stale(events_.Top())) events_.Pop();
     const bool has_event = !events_.empty();
@@ -664,48 +665,56 @@ Status OnlineSimulator::Run(SimResult* result) {
     }
     now_ = t;
     sched_->SetNow(t);
-    while (!events_.empty() && events_.Top().time_s == t) {
-      const Event e = events_.Top();
-      events_.Pop();
-      if (stale(e)) continue;
-      switch (e.kind) {
-        case EventKind::kStart:
-          StartJob(e.job);
-          break;
-        case EventKind::kCompletion:
-          RETURN_IF_ERROR(Complete(e.job));
-          break;
-        case EventKind::kMigrationSwitch:
-          SwitchOver(e.job);
-          break;
-        case EventKind::kMigrationEnd:
-          RETURN_IF_ERROR(EndMove(e.job));
-          break;
-        case EventKind::kTick:
-          tick_in_batch_ = true;  // the next tick is pushed after the pass (PushNextTick)
-          break;
-        case EventKind::kTimer:
-          timer_in_batch_ = true;
-          if (e.job == kNoJob) idle_timers_.erase(t);
-          break;
+    // One step: the events at t, the arrivals, the scan. An error names the step and the time
+    // (an internal error is a bug: the simulator fails loudly with where it happened).
+    auto step = [&]() -> Status {
+      while (!events_.empty() && events_.Top().time_s == t) {
+        const Event e = events_.Top();
+        events_.Pop();
+        if (stale(e)) continue;
+        switch (e.kind) {
+          case EventKind::kStart:
+            StartJob(e.job);
+            break;
+          case EventKind::kCompletion:
+            RETURN_IF_ERROR(Complete(e.job));
+            break;
+          case EventKind::kMigrationSwitch:
+            SwitchOver(e.job);
+            break;
+          case EventKind::kMigrationEnd:
+            RETURN_IF_ERROR(EndMove(e.job));
+            break;
+          case EventKind::kTick:
+            tick_in_batch_ = true;  // the next tick is pushed after the pass (PushNextTick)
+            break;
+          case EventKind::kTimer:
+            timer_in_batch_ = true;
+            if (e.job == kNoJob) idle_timers_.erase(t);
+            break;
+        }
       }
+      while (next_arrival_ < n && jobs_[next_arrival_].arrival_s == t) {
+        Arrive(static_cast<JobId>(next_arrival_++));
+      }
+      // §13 order at a completion: the general pass before the queue scan, on request.
+      if (migrates_ && sopts_.migrate_before_scan && completed_in_batch_) {
+        RETURN_IF_ERROR(RunMigrations(MigrationTrigger::kCompletion).status());
+        completion_pass_done_ = true;
+      }
+      if (scan_needed_ && sched_->queue_size() > 0) {
+        ASSIGN_OR_RETURN(std::vector<Decision> decisions, sched_->ScheduleQueue());
+        for (const Decision& d : decisions) RETURN_IF_ERROR(Place(d));
+      }
+      scan_needed_ = false;
+      RETURN_IF_ERROR(AfterScan());
+      return Status();
+    };
+    ++steps;
+    if (Status st = step(); !st.ok()) {
+      return st.WithPrefix(fmt::format("step {} (t={} s)", steps, t));
     }
-    while (next_arrival_ < n && jobs_[next_arrival_].arrival_s == t) {
-      Arrive(static_cast<JobId>(next_arrival_++));
-    }
-    // §13 order at a completion: the general pass before the queue scan, on request.
-    if (migrates_ && sopts_.migrate_before_scan && completed_in_batch_) {
-      RETURN_IF_ERROR(RunMigrations(MigrationTrigger::kCompletion).status());
-      completion_pass_done_ = true;
-    }
-    if (scan_needed_ && sched_->queue_size() > 0) {
-      ASSIGN_OR_RETURN(std::vector<Decision> decisions, sched_->ScheduleQueue());
-      for (const Decision& d : decisions) RETURN_IF_ERROR(Place(d));
-    }
-    scan_needed_ = false;
-    RETURN_IF_ERROR(AfterScan());
     Sample();
-    ++result->event_times;
     if (opts_.self_check) {
       Status st = SelfCheck();
       if (!st.ok()) return st.WithPrefix(fmt::format("self-check at t={} s", now_));
@@ -718,6 +727,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       }
     }
   }
+  result->event_times = steps;
   while (next_snapshot_ < snapshot_times_.size()) {
     result->snapshots.push_back(SnapshotCluster(*cluster_, snapshot_times_[next_snapshot_++]));
   }

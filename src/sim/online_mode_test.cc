@@ -69,12 +69,13 @@ TEST(OnlineModeTest, JobsLeftQueuedWithNothingToHappenIsABug) {
 
 TEST(OnlineModeTest, ARejectedPlanAbortsTheRun) {
   // The first job gets 3g.20gb@0; the second is sent to the same, busy, slot:
-  // ApplyPlan rejects the create.
+  // ApplyPlan rejects the create. The error names the step and its time: event times t=0 (a
+  // arrives), t=0.023 s (a starts after its 23 ms create), t=1 s (b arrives): step 3.
   Status st = RunWith(
       std::make_unique<AlwaysSlotZero>(),
       {AJob("3g.20gb").Named("a").Runs(10), AJob("3g.20gb").Named("b").ArrivesAt(1).Runs(10)});
   EXPECT_EQ(st.code(), StatusCode::kInternal);
-  EXPECT_THAT(st.message(), StartsWith("plan step 1 (create 3g.20gb@0 on GPU 0)"));
+  EXPECT_THAT(st.message(), StartsWith("step 3 (t=1 s): plan step 1 (create 3g.20gb@0 on GPU 0)"));
   EXPECT_THAT(st.message(), HasSubstr("overlaps"));
 }
 

@@ -195,7 +195,16 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   po.migrate = config_.migration_enabled;
   po.migrate_after_s = config_.migration_after_s;
   po.max_moved_jobs = config_.max_moved_jobs;
+  po.fault = fault_;
   ASSIGN_OR_RETURN(ClusterPlan plan, PlanCluster(in, po));
+  // Decisions the core refused on an internal error: the job waits (its reason says so).
+  for (const PlanIncident& inc : plan.incidents) {
+    ++rep.internal_errors;
+    spdlog::error(
+        "{}: internal error in the scheduler ({}); this decision is refused, the job waits and is "
+        "tried again next tick. GPUs:\n{}",
+        inc.job, inc.what, inc.state);
+  }
 
   // 3. Hold the rooms: new ones, and renew those taken or claimed.
   std::map<std::pair<std::string, std::string>, int> held;  // rooms for waiting jobs

@@ -36,6 +36,7 @@
 #ifndef MIGSCHED_SLURM_CONTROLLER_H_
 #define MIGSCHED_SLURM_CONTROLLER_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -63,6 +64,7 @@ struct TickReport {
   int reclaimed = 0;
   int requeued = 0;
   int held = 0;
+  int internal_errors = 0;  // decisions the core refused on an internal error (a bug; logged)
   std::vector<std::string> unusable_nodes;  // "n2 (connection refused)"
 };
 
@@ -78,6 +80,12 @@ class SlurmController {
   // (their counts drop to what Slurm's running jobs hold there) and do not
   // fail the tick.
   StatusOr<TickReport> Tick(double now_s);
+
+  // Fault drill: while `fails(job key)` is true ("slurm:<id>"), the core fails every placement
+  // decision for that job with an internal error (PlannerOptions::fault). Empty: none.
+  void InjectSchedulerFaultForTesting(std::function<bool(const std::string&)> fails) {
+    fault_ = std::move(fails);
+  }
 
  private:
   SlurmController(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
@@ -101,6 +109,7 @@ class SlurmController {
   std::map<int64_t, double> reason_written_;  // job id -> when its waiting reason was set
   static constexpr int kReasonsPerTick = 32;
   static constexpr double kReasonEveryS = 30;
+  std::function<bool(const std::string&)> fault_;
   bool started_ = false;
   double settle_until_ = 0;  // after Slurm reverted the counts: no publishing before (Unix s)
 };

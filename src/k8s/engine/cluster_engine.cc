@@ -186,10 +186,17 @@ std::string ClusterEngine::NotReady() {
 class ClusterEngine::Trial {
  public:
   Trial(const Snapshot& s, ConfigTableCache* tables, PlacementPolicy* policy,
-        const SchedulerOptions& options)
-      : s_(s), scratch_(s.view->cluster()), placer_(&scratch_, *s.view, tables, policy, options) {
+        const EngineOptions& options, std::atomic<int64_t>* internal_errors)
+      : s_(s),
+        scratch_(s.view->cluster()),
+        placer_(&scratch_, *s.view, tables, policy, options.scheduler),
+        internal_errors_(internal_errors) {
     for (int g = 0; g < scratch_.size(); ++g) scratch_.SetReserved(g, true);
+    if (options.fault) placer_.SetFaultInjector(options.fault);
   }
+
+  // The internal error of the last Try ("" when none).
+  const std::string& error() const { return error_; }
 
   // `job` placed with only the nodes of `allowed`; nullopt when it does not
   // fit. `delta` (optional) gets the FragCost increase summed over the GPUs of
@@ -205,8 +212,22 @@ class ClusterEngine::Trial {
     auto r =
         placer_.Place(job, [&](int node, const std::string&) { return allowed.count(node) > 0; });
     std::optional<NodePlacement> out;
+    error_.clear();
     if (!r.ok()) {
-      spdlog::error("placing {}: {}", job.key, r.status().message());
+      // A bug in the core: this decision is refused (no node for the pod now), the extender
+      // goes on; the pod's next filter tries again.
+      error_ = r.status().message();
+      ++*internal_errors_;
+      std::string state;
+      for (int idx : allowed) {
+        const ClusterView::Node& n = s_.view->nodes()[idx];
+        for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
+          state += fmt::format("\n{} GPU {}: {}", n.name, g - n.first_gpu,
+                               s_.view->cluster().gpu(g).DebugString());
+        }
+      }
+      spdlog::error("placing {}: internal error in the scheduler ({}); this decision is refused{}",
+                    job.key, error_, state);
     } else if (r->has_value() && !(*r)->empty()) {
       out = (**r)[0];
       if (delta != nullptr) {
@@ -232,11 +253,13 @@ class ClusterEngine::Trial {
   const Snapshot& s_;
   Cluster scratch_;
   JobPlacer placer_;
+  std::atomic<int64_t>* internal_errors_;
+  std::string error_;
 };
 
 std::optional<NodePlacement> ClusterEngine::Place(const Snapshot& s, const ClusterJob& job,
                                                   const std::set<int>& allowed, double* delta) {
-  Trial t(s, &tables_, policy_.get(), options_.scheduler);
+  Trial t(s, &tables_, policy_.get(), options_, &internal_errors_);
   return t.Try(job, allowed, delta);
 }
 
@@ -325,7 +348,7 @@ std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
   std::vector<std::string> known;
   for (const auto& n : s->view->nodes()) known.push_back(n.name);
   std::vector<Verdict> out;
-  Trial trial(*s, &tables_, policy_.get(), options_.scheduler);
+  Trial trial(*s, &tables_, policy_.get(), options_, &internal_errors_);
   for (const std::string& name : nodes) {
     const int idx = s->view->FindNode(name);
     if (idx < 0) {
@@ -342,6 +365,10 @@ std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
     }
     if (trial.Try(job, {idx}, nullptr)) {
       out.push_back({true, ""});
+    } else if (!trial.error().empty()) {
+      out.push_back({false, fmt::format("migsched hit an internal error placing this pod on {} "
+                                        "({}); tried again at its next filter",
+                                        name, trial.error())});
     } else {
       out.push_back({false, NoFitReason(*s, job, idx)});
     }
@@ -401,7 +428,13 @@ StatusOr<std::vector<RequeueMove>> ClusterEngine::PlanMigration(const PodInfo& w
   o.migrate_after_s = 0;  // the caller chose the pod by its wait (and evacuation-min-wait)
   o.scheduler.evacuation_min_wait_s = 0;
   o.max_moved_jobs = max_moved;
+  o.fault = options_.fault;
   ASSIGN_OR_RETURN(ClusterPlan plan, PlanCluster(in, o));
+  for (const PlanIncident& inc : plan.incidents) {
+    ++internal_errors_;
+    spdlog::error("{}: internal error in the scheduler ({}); this decision is refused. GPUs:\n{}",
+                  inc.job, inc.what, inc.state);
+  }
   if (plan.jobs.empty() || plan.jobs[0].outcome != Outcome::kMigrating) {
     return std::vector<RequeueMove>();
   }
@@ -419,7 +452,7 @@ std::vector<int64_t> ClusterEngine::Prioritize(const PodInfo& pod,
     const int idx = s->view->FindNode(name);
     if (idx >= 0 && s->view->nodes()[idx].usable) candidates.insert(idx);
   }
-  Trial trial(*s, &tables_, policy_.get(), options_.scheduler);
+  Trial trial(*s, &tables_, policy_.get(), options_, &internal_errors_);
   auto pick = trial.Try(job, candidates, nullptr);
   if (!pick) return scores;
   if (choices_.size() > 10000) choices_.clear();

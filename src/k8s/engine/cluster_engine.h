@@ -33,6 +33,7 @@
 #ifndef MIGSCHED_K8S_ENGINE_CLUSTER_ENGINE_H_
 #define MIGSCHED_K8S_ENGINE_CLUSTER_ENGINE_H_
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -65,6 +66,9 @@ struct EngineOptions {
   // Node daemons read at once when the view is rebuilt (NodeDaemons must then
   // allow concurrent calls for different nodes, as its contract says).
   int state_threads = 16;
+  // Fault drills and tests: while it returns true for a job key ("k8s:<uid>"), the core fails
+  // every placement decision for that pod with an internal error. Empty: none.
+  std::function<bool(const std::string& job_key)> fault;
 };
 
 // The pod as a job of the cluster core: every instance of every container on
@@ -102,6 +106,9 @@ class ClusterEngine : public PlacementEngine {
 
   // "" when the node daemons can be listed and at least one answers; else why.
   std::string NotReady();
+  // Placement decisions refused because the core reported an internal error (a bug: each is
+  // logged with the pod and the GPUs' state; the pod is told no node fits it this time).
+  int64_t internal_errors() const { return internal_errors_.load(); }
   // Drops the view: the next call reads every node again.
   void Invalidate();
 
@@ -162,6 +169,7 @@ class ClusterEngine : public PlacementEngine {
   };
   std::map<std::string, Waiting> waiting_;                         // by uid; bounded as choices_
   std::map<std::string, std::shared_ptr<std::mutex>> node_locks_;  // by node name
+  std::atomic<int64_t> internal_errors_{0};
 };
 
 }  // namespace migsched::k8s

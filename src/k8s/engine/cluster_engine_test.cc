@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+
 #include "cluster/testing/fake_node_daemons.h"
 #include "cluster/testing/nodes.h"
 #include "testing/test_util.h"
@@ -25,8 +28,9 @@ PodInfo Pod(const std::string& uid, std::vector<ContainerMig> containers) {
 
 class ClusterEngineTest : public ::testing::Test {
  protected:
-  void Make(double bind_wait_s = 0.2) {
+  void Make(double bind_wait_s = 0.2, std::function<bool(const std::string&)> fault = nullptr) {
     EngineOptions o;
+    o.fault = std::move(fault);
     o.policy = "frag-aware";
     o.refresh_s = 0;  // every call reads the (fake) daemons again
     o.bind_wait_s = bind_wait_s;
@@ -139,6 +143,27 @@ TEST_F(ClusterEngineTest, ABindWaitsForAnotherPodsPendingReservationOfTheSamePro
       << same.status().message();
   // Another profile is not ambiguous: it goes ahead.
   EXPECT_TRUE(engine->Reserve(Pod("u2", {{"c", {{"3g.20gb", 1}}}}), "n1").ok());
+}
+
+// An internal error of the core while placing one pod (the fault drill fails pod u1's decisions)
+// refuses that pod's decision only: the filter answers for every node (u1 fits none, the reason
+// says why), the engine counts it and goes on, and another pod is placed on the same nodes.
+TEST_F(ClusterEngineTest, AnInternalErrorRefusesOnePodsDecisionNotTheExtender) {
+  daemons.states["n1"] = MakeNode("n1", 1, "A100 40GB", {});
+  daemons.states["n2"] = MakeNode("n2", 1, "A100 40GB", {});
+  Make(0.2, [](const std::string& key) { return key == "k8s:u1"; });
+  const auto bad = engine->Filter(Pod("u1", {{"c", {{"1g.5gb", 1}}}}), {"n1", "n2"});
+  ASSERT_EQ(bad.size(), 2u);
+  for (const auto& v : bad) {
+    EXPECT_FALSE(v.fits);
+    EXPECT_NE(v.reason.find("internal error"), std::string::npos) << v.reason;
+  }
+  EXPECT_EQ(engine->internal_errors(), 2);
+  const auto good = engine->Filter(Pod("u2", {{"c", {{"1g.5gb", 1}}}}), {"n1", "n2"});
+  ASSERT_EQ(good.size(), 2u);
+  EXPECT_TRUE(good[0].fits);
+  EXPECT_TRUE(good[1].fits);
+  EXPECT_EQ(engine->internal_errors(), 2);
 }
 
 }  // namespace
