@@ -19,7 +19,7 @@ namespace {
 
 using ::migsched::testing::BundledCatalog;
 
-constexpr uint64_t kSeeds = 40;
+constexpr uint64_t kSeeds = 60;
 
 // The seeds to run: MIGSCHED_SEED alone when set, else 1..kSeeds.
 std::vector<uint64_t> Seeds() {
