@@ -16,6 +16,8 @@ void RegisterSimulateCommand(CLI::App& app, Context& ctx, int* exit_code);  // s
 void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code);   // compare_command.cc
 void RegisterSweepCommand(CLI::App& app, Context& ctx, int* exit_code);     // sweep_command.cc
 void RegisterReportCommand(CLI::App& app, Context& ctx, int* exit_code);    // report_command.cc
+// The scheduler stress harness (sim/stress.h, scripts/stress.sh).
+void RegisterStressCommand(CLI::App& app, Context& ctx, int* exit_code);  // stress_command.cc
 // The daemon (docs/api.md).
 void RegisterServeCommand(CLI::App& app, Context& ctx, int* exit_code);  // serve_command.cc
 // submit, jobs, cancel, gpus, logs: clients of the daemon's API.

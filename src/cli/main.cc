@@ -62,6 +62,7 @@ int Main(int argc, char** argv) {
   RegisterCompareCommand(app, ctx, &exit_code);
   RegisterSweepCommand(app, ctx, &exit_code);
   RegisterReportCommand(app, ctx, &exit_code);
+  RegisterStressCommand(app, ctx, &exit_code);
   RegisterServeCommand(app, ctx, &exit_code);
   RegisterClientCommands(app, ctx, &exit_code);
   RegisterK8sCommand(app, ctx, &exit_code);

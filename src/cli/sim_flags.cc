@@ -157,6 +157,10 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->capture_default_str();
   AddSchedulerFlags(cmd, &f->scheduler, &f->explicit_options);
   cmd->add_flag("--no-contention", f->no_contention, "Turn off the PCIe contention model (§8)");
+  cmd->add_flag("--self-check", f->self_check,
+                "Re-check the invariants after every event time (every GPU's §1 invariants, one "
+                "move in flight per job, no instance held twice; slower) and stop with an "
+                "internal error at the first violation (replays of `migsched stress` failures)");
   cmd->add_flag("--no-memory-check", f->no_memory_check,
                 "Run even when the estimated memory of the run exceeds what the machine has "
                 "(the estimate is checked before generating or simulating; docs/performance.md)");
@@ -256,6 +260,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   s.sim.fill_target = f.fill_target;
   s.sim.reconfig_ms = f.reconfig_ms;
   s.sim.contention = !f.no_contention;
+  s.sim.self_check = f.self_check;
   if (f.expected_ends != "known" && f.expected_ends != "unknown") {
     return InvalidArgumentError(
         fmt::format("--expected-ends must be known or unknown, got '{}'", f.expected_ends));

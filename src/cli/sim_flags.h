@@ -54,6 +54,7 @@ struct SimFlags {
   bool fill_target_given = false;
   bool expected_ends_given = false;
   bool no_memory_check = false;  // --no-memory-check (cli/memory_check.h)
+  bool self_check = false;       // --self-check (SimOptions::self_check)
 
   // Replicas (§9, sim/replicas.h): --replicas N runs of every simulation, replica r with seed
   // --seed + r, and --jitter F for workloads whose arrivals are not drawn from the seed.

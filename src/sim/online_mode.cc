@@ -60,6 +60,7 @@ class OnlineSimulator {
     const Status* rejection = nullptr;  // into can_run_ (std::map nodes are stable)
     // §6 migration.
     bool paused = false;  // switch-over in progress: no progress
+    bool moving = false;  // a move begun and not ended (one in flight per job)
     double pause_end = 0;
     uint32_t move_generation = 0;
     int64_t migrations = 0;        // moves completed
@@ -90,7 +91,7 @@ class OnlineSimulator {
   void Advance(JobRun& r);
   void NoteExpectedEnd(JobId id);
   void ApplyRunPlan(const Plan& plan);
-  void BeginMove(const MigrationStart& st);
+  Status BeginMove(const MigrationStart& st);
   void SwitchOver(JobId id);
   Status EndMove(JobId id);
   void RejectWaiting(JobId id);
@@ -99,6 +100,7 @@ class OnlineSimulator {
   Status RunInstant();
   class InstantAdapter;
   void AddReconfigOps(const Plan& plan, double* done_at);
+  void PushNextTick(bool idle);
   void Sample();
   Status SelfCheck() const;
   std::string QueuedJobsText() const;
@@ -121,6 +123,8 @@ class OnlineSimulator {
   const bool migrates_;
   bool completed_in_batch_ = false;
   bool tick_in_batch_ = false;
+  double last_move_begun_ = -std::numeric_limits<double>::infinity();
+  int64_t moves_in_flight_ = 0;  // jobs with `moving` set
   bool timer_in_batch_ = false;
   std::set<double> idle_timers_;  // idle-retention timer times pushed and not yet fired
   std::map<RequestKey, Status> can_run_;
@@ -129,6 +133,7 @@ class OnlineSimulator {
   std::vector<std::string> instance_text_;  // per job, when record_jobs
 
   double now_ = 0;
+  size_t next_arrival_ = 0;  // the next job of the workload to arrive
   double last_completion_ = 0;
   int64_t holding_ = 0;   // placed and not completed
   int64_t finished_ = 0;  // completed + rejected
@@ -291,6 +296,10 @@ Status OnlineSimulator::Complete(JobId id) {
   r.phase = Phase::kDone;
   r.end_s = now_;
   r.remaining = 0;
+  if (r.moving) {  // Release abandons the move
+    r.moving = false;
+    --moves_in_flight_;
+  }
   last_completion_ = now_;
   --holding_;
   ++finished_;
@@ -312,7 +321,21 @@ Status OnlineSimulator::Complete(JobId id) {
 // queue); then a checkpoint job's state is copied (fixed_s + memory_gb /
 // gbps) while it keeps running, and the switch-over begins; a restart job
 // switches over as soon as its target exists.
-void OnlineSimulator::BeginMove(const MigrationStart& st) {
+Status OnlineSimulator::BeginMove(const MigrationStart& st) {
+  const JobId id = st.move.job;
+  if (id < 0 || id >= static_cast<JobId>(runs_.size()) || runs_[id].phase != Phase::kRunning) {
+    return InternalError(
+        fmt::format("the scheduler began a move of job {}, which is not running", id));
+  }
+  if (runs_[id].moving) {
+    return InternalError(fmt::format(
+        "the scheduler began a second move of job {} while one is in flight (one move in flight "
+        "per job)",
+        id));
+  }
+  runs_[id].moving = true;
+  ++moves_in_flight_;
+  last_move_begun_ = now_;
   tracker_->Refresh(st.plan);
   CountPlan(st.plan, metrics_);
   double ready = now_;
@@ -326,6 +349,7 @@ void OnlineSimulator::BeginMove(const MigrationStart& st) {
                                sopts_.migration);
   }
   events_.Push(at, EventKind::kMigrationSwitch, st.move.job, r.move_generation);
+  return Status();
 }
 
 // Switch-over: the job pauses for switch_s (a restart job also loses the
@@ -361,6 +385,8 @@ Status OnlineSimulator::EndMove(JobId id) {
   metrics_->migration_pause_s += sopts_.migration.switch_s;
   ++r.migrations;
   r.paused = false;
+  r.moving = false;
+  --moves_in_flight_;
   r.last = now_;
   if (jobs_[id].migratable == Migratable::kRestart) {
     r.ckpt_origin = now_;
@@ -397,17 +423,23 @@ class OnlineSimulator::InstantAdapter : public InstantDriver {
   }
   Status Placed(const Decision& d) override { return sim_->Place(d); }
   Status MovesBegun(const std::vector<MigrationStart>& starts) override {
-    for (const MigrationStart& st : starts) sim_->BeginMove(st);
+    for (const MigrationStart& st : starts) RETURN_IF_ERROR(sim_->BeginMove(st));
+    moves_ += starts.size();
     return Status();
   }
   void Rejected(JobId id) override { sim_->RejectWaiting(id); }
   Status IdleExpired(const Plan& plan) override {
+    if (!plan.steps.empty()) idle_changed_ = true;
     sim_->ApplyRunPlan(plan);
     return Status();
   }
+  // Whether the instant changed the cluster by a move or an idle expiry (PushNextTick).
+  bool changed() const { return moves_ > 0 || idle_changed_; }
 
  private:
   OnlineSimulator* sim_;
+  size_t moves_ = 0;
+  bool idle_changed_ = false;
 };
 
 Status OnlineSimulator::RunInstant() {
@@ -421,8 +453,37 @@ Status OnlineSimulator::RunInstant() {
   scan_needed_ = false;
   const std::optional<double> due = sched_->NextIdleExpiry();
   if (due && idle_timers_.insert(*due).second) events_.Push(*due, EventKind::kTimer, kNoJob, 0);
+  // A periodic pass that changed nothing (no completion with it, no move, no idle expiry).
+  if (tick_in_batch_) PushNextTick(!completed_in_batch_ && !adapter.changed());
   completed_in_batch_ = tick_in_batch_ = timer_in_batch_ = false;
   return Status();
+}
+
+// The periodic pass (§6) every defrag_interval_s: the next tick at now + the interval. After an
+// idle tick (its pass began no move, nothing changed the cluster after it) when no cool-down is
+// running, a pass finds nothing to move until the next event or arrival: the cluster, the
+// rights and the reservations it reads change only at events, and the only time it reads, the
+// expected end of the blockers it would wait for instead (MigrationPlanner, `now` raising
+// end_rest), only makes a move less worth it as time passes. So when that next event is more
+// than kIdleTicks intervals away, the ticks in between are skipped: the next tick is the first
+// one at or after it. Without this a run stepped through every interval of a huge span (a
+// duration of 1e12 s: 3e9 passes); with it the ticks are at most kIdleTicks + 1 per event.
+// A tick never stays at its own time (an arrival of 1e308 s plus 300 s is 1e308 s).
+void OnlineSimulator::PushNextTick(bool idle) {
+  constexpr double kIdleTicks = 64;
+  const double interval = sopts_.migration.defrag_interval_s;
+  double next = now_ + interval;
+  if (idle && now_ >= last_move_begun_ + sopts_.migration.cooldown_s) {
+    // The earliest time anything happens (a stale event on top is earlier: safe).
+    double until = std::numeric_limits<double>::infinity();
+    if (!events_.empty()) until = events_.Top().time_s;
+    if (next_arrival_ < jobs_.size()) until = std::min(until, jobs_[next_arrival_].arrival_s);
+    if (until == std::numeric_limits<double>::infinity()) return;  // nothing left to move
+    const double gap = until - now_;
+    if (gap > kIdleTicks * interval) next = now_ + std::ceil(gap / interval) * interval;
+  }
+  if (!(next > now_)) next = std::nextafter(now_, std::numeric_limits<double>::infinity());
+  events_.Push(next, EventKind::kTick, kNoJob, 0);
 }
 
 void OnlineSimulator::Sample() {
@@ -479,6 +540,7 @@ Status OnlineSimulator::SelfCheck() const {
   if (static_cast<int64_t>(held.size()) != holding_) {
     return InternalError(fmt::format("{} jobs hold instances, {} expected", held.size(), holding_));
   }
+  int64_t moving = 0;
   for (const auto& [job, n] : held) {
     const Phase p = runs_[job].phase;
     if (p != Phase::kPlaced && p != Phase::kRunning) {
@@ -488,6 +550,56 @@ Status OnlineSimulator::SelfCheck() const {
       return InternalError(
           fmt::format("job {} holds {} instances, asked for {}", job, n, jobs_[job].count));
     }
+    // No instance held twice: the scheduler's list of the job's instances names `count`
+    // distinct instances, each busy with this job (the loop above checked the converse).
+    const std::vector<InstanceRef>* refs = sched_->InstancesOf(job);
+    if (refs == nullptr || static_cast<int>(refs->size()) != jobs_[job].count) {
+      return InternalError(fmt::format("the scheduler lists {} instances of job {}, asked for {}",
+                                       refs == nullptr ? 0 : refs->size(), job, jobs_[job].count));
+    }
+    auto busy_with_job = [&](const InstanceRef& ref) {
+      for (const Instance& in : cluster_->gpu(ref.gpu).instances()) {
+        if (in.profile == ref.profile && in.start == ref.start)
+          return in.runs_job() && in.job == job;
+      }
+      return false;
+    };
+    for (size_t i = 0; i < refs->size(); ++i) {
+      const InstanceRef& ref = (*refs)[i];
+      if (ref.gpu < 0 || ref.gpu >= cluster_->size() || !busy_with_job(ref)) {
+        return InternalError(
+            fmt::format("the scheduler places job {} on GPU {} {}@{}, which is not busy with it",
+                        job, ref.gpu, ref.profile, ref.start));
+      }
+      if (std::find(refs->begin(), refs->begin() + static_cast<std::ptrdiff_t>(i), ref) !=
+          refs->begin() + static_cast<std::ptrdiff_t>(i)) {
+        return InternalError(fmt::format("job {} holds GPU {} instance {}@{} twice", job, ref.gpu,
+                                         cluster_->gpu(ref.gpu).model().profile(ref.profile).name,
+                                         ref.start));
+      }
+    }
+    // One move in flight per job: the scheduler's move is the one the simulator began, from one
+    // of the job's instances to another instance busy with it.
+    const MigrationMove* mv = sched_->MigrationOf(job);
+    if ((mv != nullptr) != runs_[job].moving) {
+      return InternalError(fmt::format(
+          "job {}: the scheduler {} a move in flight, the simulator {}", job,
+          mv != nullptr ? "has" : "has no", runs_[job].moving ? "began one" : "began none"));
+    }
+    if (mv != nullptr) {
+      ++moving;
+      if (std::find(refs->begin(), refs->end(), mv->from) == refs->end() ||
+          std::find(refs->begin(), refs->end(), mv->to) != refs->end() || !busy_with_job(mv->to)) {
+        return InternalError(fmt::format(
+            "job {}'s move from GPU {} to GPU {} is not from one of its instances to a target "
+            "held for it",
+            job, mv->from.gpu, mv->to.gpu));
+      }
+    }
+  }
+  if (moving != moves_in_flight_) {
+    return InternalError(fmt::format("{} jobs hold a move in flight, {} moves begun and not ended",
+                                     moving, moves_in_flight_));
   }
   return tracker_->CrossCheck();
 }
@@ -509,7 +621,6 @@ Status OnlineSimulator::Run(SimResult* result) {
   snapshot_times_ = opts_.snapshot_times;
   std::sort(snapshot_times_.begin(), snapshot_times_.end());
   const size_t n = jobs_.size();
-  size_t next_arrival = 0;
   int64_t batches = 0;
   int64_t last_progress_ns = clock_->NowNanos();
   auto report = [&] {
@@ -538,7 +649,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       case EventKind::kTimer:
         return e.job != kNoJob && runs_[e.job].phase != Phase::kQueued;
       case EventKind::kTick:
-        return holding_ == 0 && next_arrival >= n;
+        return holding_ == 0 && next_arrival_ >= n;
       case EventKind::kStart:
         return false;
     }
@@ -548,10 +659,10 @@ Status OnlineSimulator::Run(SimResult* result) {
   while (true) {
     while (!events_.empty() && stale(events_.Top())) events_.Pop();
     const bool has_event = !events_.empty();
-    const bool has_arrival = next_arrival < n;
+    const bool has_arrival = next_arrival_ < n;
     if (!has_event && !has_arrival) break;
-    double t = has_event ? events_.Top().time_s : jobs_[next_arrival].arrival_s;
-    if (has_arrival) t = std::min(t, jobs_[next_arrival].arrival_s);
+    double t = has_event ? events_.Top().time_s : jobs_[next_arrival_].arrival_s;
+    if (has_arrival) t = std::min(t, jobs_[next_arrival_].arrival_s);
     // Snapshots of instants before t: the state since the previous event time.
     while (next_snapshot_ < snapshot_times_.size() && snapshot_times_[next_snapshot_] < t) {
       result->snapshots.push_back(SnapshotCluster(*cluster_, snapshot_times_[next_snapshot_++]));
@@ -579,8 +690,7 @@ Status OnlineSimulator::Run(SimResult* result) {
             RETURN_IF_ERROR(EndMove(e.job));
             break;
           case EventKind::kTick:
-            tick_in_batch_ = true;
-            events_.Push(t + sopts_.migration.defrag_interval_s, EventKind::kTick, kNoJob, 0);
+            tick_in_batch_ = true;  // the next tick is pushed after the pass (PushNextTick)
             break;
           case EventKind::kTimer:
             timer_in_batch_ = true;
@@ -588,8 +698,8 @@ Status OnlineSimulator::Run(SimResult* result) {
             break;
         }
       }
-      while (next_arrival < n && jobs_[next_arrival].arrival_s == t) {
-        Arrive(static_cast<JobId>(next_arrival++));
+      while (next_arrival_ < n && jobs_[next_arrival_].arrival_s == t) {
+        Arrive(static_cast<JobId>(next_arrival_++));
       }
       RETURN_IF_ERROR(RunInstant());
       return Status();
@@ -611,6 +721,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       }
     }
   }
+  result->event_times = steps;
   while (next_snapshot_ < snapshot_times_.size()) {
     result->snapshots.push_back(SnapshotCluster(*cluster_, snapshot_times_[next_snapshot_++]));
   }

@@ -74,9 +74,14 @@ struct SimOptions {
   // the run (Metrics::frag_peak). Appended after the snapshot_times ones.
   bool snapshot_peak_frag = false;
 
-  // Tests/debugging: after every event time, re-check every GPU's invariants
-  // and the simulator's running totals against a full re-sum (O(GPUs) per
-  // event). A violation aborts the run with kInternal.
+  // Tests/debugging (`--self-check`, the stress harness sim/stress.h): after every event time,
+  // re-check every GPU's invariants, that every busy instance belongs to a job placed there (or
+  // is the target of its move), that every placed job holds exactly `count` distinct instances
+  // and the scheduler lists each of them (no instance held twice), that a job has a move in
+  // flight exactly when the simulator began one and did not end it (one move in flight per job,
+  // from one of its instances to a target held for it), and the simulator's running totals
+  // against a full re-sum (O(GPUs + instances) per event). A violation aborts the run with
+  // kInternal; a second move begun for a job is kInternal at once.
   bool self_check = false;
 
   // Called at most about every `progress_interval_s` of wall-clock time (the

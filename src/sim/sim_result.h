@@ -107,6 +107,11 @@ struct SimResult {
   // Online: one per SimOptions::snapshot_times (ascending time), then the
   // fragmentation peak if SimOptions::snapshot_peak_frag.
   std::vector<ClusterSnapshot> snapshots;
+  // Online: the event times processed (each followed by one queue scan at most, and by one
+  // self-check when SimOptions::self_check is on). Every event time holds at least one event
+  // (an arrival, a start or completion, a move's steps, a timer, a periodic migration tick), so
+  // the run's work is proportional to it. 0 in fill mode.
+  int64_t event_times = 0;
 };
 
 // "0:3g.20gb@4;1:3g.20gb@0" for the instances of one job.

@@ -1,9 +1,11 @@
 // Randomized runs of the simulator on small random clusters and workloads,
-// every policy, with the simulator's self-check on (after every event time:
-// every GPU's §1 invariants, every busy instance belongs to a placed job that
-// holds exactly `count` instances, busy slices within capacity, running
-// totals equal to a full re-sum). Then the invariants of the result. The
-// seed is printed on failure (SCOPED_TRACE).
+// every policy, with the simulator's self-check on (SimOptions::self_check).
+// Then the stress harness's end checks (sim/stress.h CheckStressResult) and
+// what they do not cover: makespan, utilisation, the timeline. The seed is
+// printed on failure (SCOPED_TRACE). The generated cases that combine every
+// job attribute, GPU model and scheduler option are sim/stress_test.cc; these
+// fixed worlds pin what their seeds exercise (moves, --max-wait rejections,
+// idle expirations).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "sched/options.h"
 #include "sched/policy.h"
 #include "sim/simulator.h"
+#include "sim/stress.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -73,9 +76,14 @@ World RandomWorld(uint64_t seed, int num_jobs) {
 void CheckResult(const World& w, const SimResult& r, const std::string& policy) {
   const Metrics& m = r.metrics;
   const int64_t n = static_cast<int64_t>(w.jobs.size());
-  EXPECT_EQ(m.jobs_total, n);
-  EXPECT_EQ(m.jobs_completed + m.rejected, n);
-  EXPECT_EQ(m.reconfigurations, m.creates + m.destroys);
+  // The stress harness's end checks (accounting, every accepted job ended, its instances, its
+  // moves), then what they do not cover.
+  StressCase c;
+  c.gpus = w.gpus;
+  c.jobs = w.jobs;
+  c.policy = policy;
+  const Status balanced = CheckStressResult(c, r);
+  EXPECT_TRUE(balanced.ok()) << balanced.ToString();
   if (policy == "static") {
     EXPECT_EQ(m.reconfigurations, 0);
   }
@@ -86,20 +94,11 @@ void CheckResult(const World& w, const SimResult& r, const std::string& policy) 
     const JobRecord& rec = r.jobs[i];
     const Job& job = w.jobs[i];
     SCOPED_TRACE("job " + std::to_string(i) + " " + job.RequestString());
-    if (rec.outcome == JobOutcome::kRejected) {
-      EXPECT_FALSE(rec.reason.empty());
-      EXPECT_TRUE(std::isnan(rec.start_s));
-      continue;
-    }
-    ASSERT_EQ(rec.outcome, JobOutcome::kCompleted);
+    if (rec.outcome == JobOutcome::kRejected) continue;
     max_duration = std::max(max_duration, job.duration_s);
-    EXPECT_GE(rec.placed_s, job.arrival_s);
-    EXPECT_GE(rec.start_s, rec.placed_s);
     EXPECT_GE(rec.end_s - rec.start_s, job.duration_s * (1 - 1e-12));  // rate <= 1
     EXPECT_GE(rec.jct_s, job.duration_s * (1 - 1e-12));
     EXPECT_LE(rec.end_s, first + m.makespan_s + 1e-9);
-    EXPECT_EQ(static_cast<int>(std::count(rec.instances.begin(), rec.instances.end(), ';')) + 1,
-              job.count);
   }
   if (m.jobs_completed > 0) {
     EXPECT_GE(m.makespan_s, max_duration);

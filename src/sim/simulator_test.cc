@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/policy.h"
 #include "testing/builders.h"
 #include "testing/test_util.h"
 
@@ -425,6 +426,43 @@ TEST(SimulatorTest, ContentionNeedsThePcieBandwidthOfEveryModel) {
   SimOptions off = Options();
   off.contention = false;
   EXPECT_TRUE(RunSimulation({&*model}, jobs, "first-fit", SchedulerOptions{}, off).ok());
+}
+
+// `full`'s periodic migration pass (every 300 s) once stepped through every interval while one
+// job ran: a one-line trace of duration 1e12 s took 3.3e9 passes. Now the ticks between two
+// events that no pass can use are skipped. By hand: event times 0 (arrival), r (the create
+// done, start), 300 (the first tick: idle, the next event is the completion, more than 64
+// intervals away, so the next tick is the first one at or after it), r + 1e12 (completion;
+// the tick then due finds nothing running and nothing to arrive). A tick that rounding puts
+// just before the completion adds one more event time: at most 5.
+TEST(SimulatorTest, AOneJobTraceWithAHugeDurationUnderFullRunsInTimeProportionalToItsEvents) {
+  const std::vector<Job> jobs = {
+      AJob("3g.20gb").Named("long").Runs(1e12).Moves(Migratable::kCheckpoint)};
+  const SchedulerOptions full = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  ASSERT_EQ(full.migration.defrag_interval_s, 300);  // the premise: full ticks every 300 s
+  auto r = RunSimulation(Gpus("A100-40GB", 1), jobs, "full", full, Options());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_LE(r->event_times, 5);
+  EXPECT_GE(r->event_times, 4);
+  ASSERT_EQ(r->jobs.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->jobs[0].end_s, kR + 1e12);
+}
+
+// An arrival of 1e308 s: 1e308 + 300 s is 1e308 s in doubles, so the tick was pushed at its own
+// time again and again and the run never ended. By hand: the arrival and the first tick at
+// 1e308 (start at once: 1e308 + r is 1e308), the completion at 1e308 + 600 = 1e308 (a second
+// event time at the same instant: it was pushed after the first batch), then the next tick, one
+// double later, finds nothing running: 2 event times, 3 if that tick is not yet stale.
+TEST(SimulatorTest, AOneJobTraceWithAHugeArrivalTimeUnderFullEnds) {
+  const std::vector<Job> jobs = {
+      AJob("3g.20gb").Named("late").ArrivesAt(1e308).Runs(600).Moves(Migratable::kRestart)};
+  const SchedulerOptions full = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  auto r = RunSimulation(Gpus("A100-40GB", 1), jobs, "full", full, Options());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_LE(r->event_times, 3);
+  ASSERT_EQ(r->jobs.size(), 1u);
+  EXPECT_EQ(r->jobs[0].outcome, JobOutcome::kCompleted);
+  EXPECT_EQ(r->metrics.jobs_completed, 1);
 }
 
 TEST(SimOptionsTest, Validate) {
