@@ -27,7 +27,7 @@ SimOptions Options() {
   return o;
 }
 
-SimResult Run(const std::vector<Job>& jobs, const std::string& policy, double max_wait_s = -1,
+SimResult Simulate(const std::vector<Job>& jobs, const std::string& policy, double max_wait_s = -1,
               int gpus = 1) {
   SchedulerOptions s;
   s.max_wait_s = max_wait_s;
@@ -54,7 +54,7 @@ TEST(FragFreeReferenceTest, FitsWhereSlotRulesBlockARealPlacement) {
   const std::vector<Job> jobs = SlotRulesBlockAThreeSlice();
   // Reference: the 3g starts at its arrival (free slices suffice), no
   // reconfiguration time: wait 0, JCT 50.
-  SimResult ref = Run(jobs, std::string(kFragFreeReference));
+  SimResult ref = Simulate(jobs, std::string(kFragFreeReference));
   ASSERT_EQ(ref.jobs.size(), 8u);
   EXPECT_EQ(ref.metrics.policy, "frag-free-reference");
   EXPECT_DOUBLE_EQ(ref.jobs[7].wait_s, 0);
@@ -62,7 +62,7 @@ TEST(FragFreeReferenceTest, FitsWhereSlotRulesBlockARealPlacement) {
   EXPECT_DOUBLE_EQ(ref.jobs[0].jct_s, 10);  // the 1g jobs run from 0, no create time
   // first-fit: the 3g waits for the 1g jobs at 1, 3 and 5 to end at t = 100
   // (+ r to destroy, + r to create at the earliest): wait >= 80.
-  SimResult ff = Run(jobs, "first-fit");
+  SimResult ff = Simulate(jobs, "first-fit");
   ASSERT_EQ(ff.jobs.size(), 8u);
   EXPECT_GE(ff.jobs[7].wait_s, 80);
 }
@@ -71,9 +71,9 @@ TEST(FragFreeReferenceTest, FitsWhereSlotRulesBlockARealPlacement) {
 // (no placement at its arrival) and admitted by the reference.
 TEST(FragFreeReferenceTest, AdmitsInAdmissionModeWhatSlotRulesReject) {
   const std::vector<Job> jobs = SlotRulesBlockAThreeSlice();
-  SimResult ref = Run(jobs, std::string(kFragFreeReference), 0);
+  SimResult ref = Simulate(jobs, std::string(kFragFreeReference), 0);
   EXPECT_EQ(ref.metrics.rejected, 0);
-  SimResult ff = Run(jobs, "first-fit", 0);
+  SimResult ff = Simulate(jobs, "first-fit", 0);
   EXPECT_EQ(ff.metrics.rejected, 1);
   EXPECT_EQ(ff.jobs[7].outcome, JobOutcome::kRejected);
 }
@@ -84,13 +84,13 @@ TEST(FragFreeReferenceTest, AdmitsInAdmissionModeWhatSlotRulesReject) {
 TEST(FragFreeReferenceTest, QueuesWhenTheSlicesDoNotSuffice) {
   const std::vector<Job> jobs = {AJob("4g.20gb").Named("a").Runs(100),
                                  AJob("4g.20gb").Named("b").Runs(100)};
-  SimResult r = Run(jobs, std::string(kFragFreeReference));
+  SimResult r = Simulate(jobs, std::string(kFragFreeReference));
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_DOUBLE_EQ(r.jobs[1].start_s, 100);
   EXPECT_DOUBLE_EQ(r.metrics.makespan_s, 200);
   // Utilisation: 4 of 7 slices busy over [0, 200].
   EXPECT_NEAR(r.metrics.utilization, 4.0 / 7, 1e-12);
-  SimResult w = Run(jobs, std::string(kFragFreeReference), 30);
+  SimResult w = Simulate(jobs, std::string(kFragFreeReference), 30);
   EXPECT_EQ(w.metrics.rejected, 1);
   EXPECT_EQ(w.jobs[1].reason, "waited longer than --max-wait");
 }
@@ -100,7 +100,7 @@ TEST(FragFreeReferenceTest, QueuesWhenTheSlicesDoNotSuffice) {
 TEST(FragFreeReferenceTest, PlacesGangsAllOrNothingAndRejectsTooLargeOnes) {
   const std::vector<Job> jobs = {AJob("7g.40gb").Named("g2").Gang(2).Runs(10),
                                  AJob("7g.40gb").Named("g3").Gang(3).Runs(10)};
-  SimResult r = Run(jobs, std::string(kFragFreeReference), -1, 2);
+  SimResult r = Simulate(jobs, std::string(kFragFreeReference), -1, 2);
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_EQ(r.jobs[0].instances, "0:7g.40gb;1:7g.40gb");
   EXPECT_EQ(r.jobs[1].outcome, JobOutcome::kRejected);
