@@ -87,10 +87,11 @@ std::vector<std::string> Layouts(const std::vector<const GpuModel*>& gpus,
   Cluster cluster(gpus, &tables);
   std::map<const GpuModel*, std::vector<double>> demand;
   for (const GpuModel* m : cluster.models()) demand[m] = StaticMixDemand(*m, jobs);
+  const auto layouts = BestStaticLayouts(cluster, demand);
   std::vector<std::string> out;
   for (size_t g = 0; g < gpus.size(); ++g) {
     std::string s;
-    for (const auto& [p, start] : BestStaticLayouts(cluster, demand)[g]) {
+    for (const auto& [p, start] : layouts[g]) {
       s += fmt::format("{}{}@{}", s.empty() ? "" : ",", gpus[g]->profile(p).name, start);
     }
     out.push_back(s);
