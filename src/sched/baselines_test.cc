@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "sched/option_table.h"
 #include "sched/policies/policies.h"
 #include "sched/policy.h"
 #include "sched/scheduler.h"
@@ -158,6 +159,16 @@ TEST(StaticLayoutTest, TheRegistryGivesStaticTheMixAndStaticAllBalancedItsLayout
   given.static_layout = "all-balanced";
   EXPECT_EQ(OptionsForPolicy("static", given, {.static_layout = true}).static_layout,
             "all-balanced");
+}
+
+// --static-layout (or the config key) marks its bit, so a layout given wins
+// over `static`'s registry default.
+TEST(StaticLayoutTest, AGivenStaticLayoutWinsOverTheRegistryDefault) {
+  SchedulerOptions o;
+  ExplicitOptions e;
+  ASSERT_TRUE(FindSchedulerOption("static-layout")->Apply("all-balanced", &o, &e).ok());
+  EXPECT_TRUE(e.static_layout);
+  EXPECT_EQ(OptionsForPolicy("static", o, e).static_layout, "all-balanced");
 }
 
 // A driver without the workload in advance (the daemon) cannot lay out

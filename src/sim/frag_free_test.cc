@@ -28,7 +28,7 @@ SimOptions Options() {
 }
 
 SimResult Simulate(const std::vector<Job>& jobs, const std::string& policy, double max_wait_s = -1,
-              int gpus = 1) {
+                   int gpus = 1) {
   SchedulerOptions s;
   s.max_wait_s = max_wait_s;
   auto r = RunSimulation(std::vector<const GpuModel*>(gpus, &Model("A100-40GB")), jobs, policy, s,
