@@ -16,10 +16,18 @@
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
 #include "sched/policy.h"
+#include "sim/frag_free.h"
 #include "sim/simulator.h"
 
 namespace migsched::cli {
 namespace {
+
+// Every registered policy, then (online mode) the fragmentation-free reference.
+std::vector<std::string> DefaultPolicies(bool fill) {
+  std::vector<std::string> out = PolicyNames();
+  if (!fill) out.emplace_back(kFragFreeReference);
+  return out;
+}
 
 struct CompareFlags {
   SimFlags sim;
@@ -40,7 +48,8 @@ int Run(const CompareFlags& f, Context& ctx) {
   }
   Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report.path}});
   if (!outputs.ok()) return fail(outputs.message());
-  const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
+  const std::vector<std::string> policies =
+      f.policies.empty() ? DefaultPolicies(f.sim.mode == "fill") : f.policies;
   const size_t n_policies = policies.size();
   const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
@@ -51,6 +60,12 @@ int Run(const CompareFlags& f, Context& ctx) {
   if (!setups.ok()) return fail(setups.status().message());
   const SimSetup& setup = setups->front();
   for (const std::string& p : policies) {
+    if (p == kFragFreeReference) {
+      if (setup.sim.mode == SimMode::kFill) {
+        return fail(fmt::format("--policies: {} runs in online mode only", kFragFreeReference));
+      }
+      continue;  // the simulator's reference, not a placement policy (sim/frag_free.h)
+    }
     auto made = MakePolicy(p, setup.SchedulerFor(p));
     if (!made.ok()) return fail("--policies: " + made.status().message());
   }
@@ -94,13 +109,13 @@ int Run(const CompareFlags& f, Context& ctx) {
   }
   out << "\n";
   if (fill) {
-    out << fmt::format("{:<16} {:>10} {:>10} {:>10} {:>9}\n", "POLICY", "ALLOCATION", "ACCEPTANCE",
+    out << fmt::format("{:<20} {:>10} {:>10} {:>10} {:>9}\n", "POLICY", "ALLOCATION", "ACCEPTANCE",
                        "FRAG", "RECONFIGS");
     for (size_t i = 0; i < n_policies; ++i) {
       auto cell = [&](const char* key) {
         return MeanCell(key, MeanInterval(ValuesOf(runs[i], key)));
       };
-      out << fmt::format("{:<16} {:>10} {:>10} {:>10} {:>9}\n", policies[i],
+      out << fmt::format("{:<20} {:>10} {:>10} {:>10} {:>9}\n", policies[i],
                          cell("fill_allocation"), cell("fill_acceptance"), cell("fill_frag"),
                          cell("reconfigurations"));
     }
@@ -175,7 +190,7 @@ int Run(const CompareFlags& f, Context& ctx) {
 
 std::string PolicyList() {
   std::string out;
-  for (const std::string& p : PolicyNames()) out += (out.empty() ? "" : ",") + p;
+  for (const std::string& p : DefaultPolicies(false)) out += (out.empty() ? "" : ",") + p;
   return out;
 }
 
@@ -191,7 +206,7 @@ void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code) {
   AddSimFlags(cmd, &f->sim);
   const std::string policies_help =
       "Comma-separated policies, the first is the reference (default: all, the ablation ladder "
-      "first: " +
+      "first, then in online mode frag-free-reference, the fragmentation-free indicator: " +
       PolicyList() + ")";
   cmd->add_option("--policies", f->policies, policies_help)->delimiter(',');
   cmd->add_option("--json", f->json, "Write every policy's metrics and ratios as JSON to FILE");

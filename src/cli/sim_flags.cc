@@ -23,6 +23,7 @@
 #include "sim/churn.h"
 #include "sim/paper_mix.h"
 #include "sim/replicas.h"
+#include "sim/workload_families.h"
 
 namespace migsched::cli {
 
@@ -98,18 +99,21 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->required();
   cmd->add_option("--workload", f->workload,
                   "FILE (trace .csv or .jsonl, docs/formats/trace.md) | paper-mix | churn "
-                  "(bursty paper-mix-like arrivals and departures, §10) | alibaba:FILE "
-                  "(cluster-trace-gpu-v2023 pod list)")
+                  "(bursty paper-mix-like arrivals and departures, §10) | serving (inference "
+                  "serving: heavy-tailed lifetimes, diurnal arrivals, multi-instance services, "
+                  "mostly latency-sensitive) | training (large gangs, long checkpointable jobs) | "
+                  "alibaba:FILE (cluster-trace-gpu-v2023 pod list)")
       ->required();
   cmd->add_option("--load", f->load,
                   "Offered load for regenerated arrivals (share of cluster GPU capacity, > 0); "
-                  "default 0.9 for paper-mix, churn and alibaba:, arrivals kept for a FILE unless "
+                  "default 0.9 for paper-mix, churn, serving, training and alibaba:, arrivals kept "
+                  "for a FILE unless "
                   "given")
       ->check(FiniteNumber("a finite number > 0", positive));
   cmd->add_option("--arrivals", f->arrivals,
                   "poisson: Poisson arrivals at --load; trace-order: the trace's order with gaps "
-                  "scaled to --load (alibaba:, and a FILE with --load; paper-mix is always "
-                  "poisson, churn has its own bursts)")
+                  "scaled to --load (alibaba:, and a FILE with --load; paper-mix and training are "
+                  "always poisson, churn and serving have their own bursts)")
       ->check(CLI::IsMember({"poisson", "trace-order"}))
       ->each([f](const std::string&) { f->arrivals_given = true; })
       ->capture_default_str();
@@ -118,11 +122,14 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->check(WholeNumber(0, UINT64_MAX))
       ->capture_default_str();
   cmd->add_option("--jobs", f->jobs,
-                  "paper-mix / churn: number of jobs (default 200 / 500); traces: use only the "
+                  "paper-mix / churn, serving, training: number of jobs (default 200 / 500); "
+                  "traces: use only the "
                   "first N jobs (default: all)")
       ->check(WholeNumber(1, INT32_MAX));
-  cmd->add_option("--pcie-share", f->pcie_share,
-                  "paper-mix and churn only: share of PCIe-bound jobs, in [0, 1] (§10)")
+  cmd->add_option(
+         "--pcie-share", f->pcie_share,
+         "generated workloads only: share of PCIe-bound jobs, in [0, 1] (§10; default 0.2, "
+         "serving and training 0.1)")
       ->check(FiniteNumber("a number in [0, 1]", [](double v) { return v >= 0 && v <= 1; }))
       ->each([f](const std::string&) { f->pcie_share_given = true; })
       ->capture_default_str();
@@ -189,16 +196,19 @@ std::vector<const GpuModel*> Distinct(const std::vector<const GpuModel*>& gpus) 
 
 // A flag that applies to some workloads or modes only, given where it would
 // be ignored: an error saying where it applies.
-Status CheckFlagsApply(const SimFlags& f, bool paper_mix, bool churn, bool trace_file) {
+// `generator`: the generated workload with arrivals of its own ("" for none).
+Status CheckFlagsApply(const SimFlags& f, bool paper_mix, std::string_view generator,
+                       bool trace_file) {
   if (f.arrivals_given && paper_mix) {
     return InvalidArgumentError(
         "--arrivals: paper-mix always draws Poisson arrivals at --load; --arrivals applies to "
         "alibaba: and trace files");
   }
-  if (f.arrivals_given && churn) {
+  if (f.arrivals_given && !generator.empty()) {
     return InvalidArgumentError(
-        "--arrivals: churn draws its own bursty arrivals at --load; --arrivals applies to "
-        "alibaba: and trace files");
+        fmt::format("--arrivals: {} draws its own arrivals at --load; --arrivals applies to "
+                    "alibaba: and trace files",
+                    generator));
   }
   if (f.arrivals_given && trace_file && !(f.load > 0)) {
     return InvalidArgumentError(fmt::format(
@@ -206,10 +216,10 @@ Status CheckFlagsApply(const SimFlags& f, bool paper_mix, bool churn, bool trace
         "--load to regenerate them",
         f.arrivals));
   }
-  if (f.pcie_share_given && !paper_mix && !churn) {
+  if (f.pcie_share_given && !paper_mix && generator.empty()) {
     return InvalidArgumentError(
-        "--pcie-share applies to --workload paper-mix and churn only (a trace gives each job's "
-        "pcie_gbps)");
+        "--pcie-share applies to the generated workloads only (paper-mix, churn, serving, "
+        "training; a trace gives each job's pcie_gbps)");
   }
   if (f.fill_target_given && f.mode != "fill") {
     return InvalidArgumentError("--fill-target applies to --mode fill only");
@@ -277,8 +287,12 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   ASSIGN_OR_RETURN(ArrivalMode arrivals, ParseArrivalMode(f.arrivals));
   const bool paper_mix = f.workload == "paper-mix";
   const bool churn = f.workload == "churn";
+  const bool serving = f.workload == "serving";
+  const bool training = f.workload == "training";
   const bool alibaba = f.workload.rfind("alibaba:", 0) == 0;
-  RETURN_IF_ERROR(CheckFlagsApply(f, paper_mix, churn, !paper_mix && !churn && !alibaba));
+  const bool family = churn || serving || training;  // generators with arrivals of their own
+  RETURN_IF_ERROR(
+      CheckFlagsApply(f, paper_mix, family ? f.workload : "", !paper_mix && !family && !alibaba));
   auto check_memory = [&](int64_t jobs) -> Status {
     if (f.no_memory_check) return Status();
     shape.jobs = jobs;
@@ -317,6 +331,33 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     s.offered_load = load;
     s.workload_label = fmt::format("churn ({} jobs, {:.0f}% PCIe-bound, load {})", s.jobs.size(),
                                    100 * f.pcie_share, load);
+  } else if (serving || training) {
+    const int num_jobs = f.jobs > 0 ? f.jobs : 500;
+    // --pcie-share when given, else the family's own default.
+    RETURN_IF_ERROR(check_memory(num_jobs));
+    double pcie = 0;
+    if (serving) {
+      ServingOptions o;
+      o.num_jobs = num_jobs;
+      o.num_gpus = static_cast<int>(s.gpus.size());
+      o.load = load;
+      if (f.pcie_share_given) o.pcie_share = f.pcie_share;
+      o.seed = f.seed;
+      pcie = o.pcie_share;
+      ASSIGN_OR_RETURN(s.jobs, GenerateServing(*models[0], o));  // errors say "serving: ..."
+    } else {
+      TrainingOptions o;
+      o.num_jobs = num_jobs;
+      o.num_gpus = static_cast<int>(s.gpus.size());
+      o.load = load;
+      if (f.pcie_share_given) o.pcie_share = f.pcie_share;
+      o.seed = f.seed;
+      pcie = o.pcie_share;
+      ASSIGN_OR_RETURN(s.jobs, GenerateTraining(*models[0], o));  // errors say "training: ..."
+    }
+    s.offered_load = load;
+    s.workload_label = fmt::format("{} ({} jobs, {:.0f}% PCIe-bound, load {})", f.workload,
+                                   s.jobs.size(), 100 * pcie, load);
   } else if (alibaba) {
     const std::string path = f.workload.substr(8);
     AlibabaOptions o;
@@ -332,7 +373,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     regenerate = f.load > 0;
     s.workload_label = std::filesystem::path(f.workload).filename().string();
   }
-  const bool generated = paper_mix || churn;
+  const bool generated = paper_mix || family;
   if (f.jobs > 0 && !generated && static_cast<size_t>(f.jobs) < s.jobs.size()) {
     s.notes.push_back(fmt::format("using the first {} of {} jobs (--jobs)", f.jobs, s.jobs.size()));
     s.jobs.resize(f.jobs);

@@ -15,6 +15,7 @@
 #include "io/trace_reader.h"
 #include "sched/full_policy.h"
 #include "sched/policy.h"
+#include "sim/frag_free.h"
 #include "sim/sim_writers.h"
 #include "sim/simulator.h"
 
@@ -36,6 +37,8 @@ struct SimulateFlags {
 std::string PolicyHelp() {
   std::string names;
   for (const std::string& n : PolicyNames()) names += (names.empty() ? "" : " | ") + n;
+  names +=
+      fmt::format(" | {} (the fragmentation-free indicator, not a policy)", kFragFreeReference);
   std::string aliases;
   for (const auto& [alias, policy] : PolicyAliases()) {
     aliases += fmt::format("{}{} (= {})", aliases.empty() ? "" : ", ", alias, policy);

@@ -162,7 +162,8 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       {"state_dir: /s\nfake: 3\n", "c.yaml:2: key 'fake' must be a mapping, got a scalar"},
       {"state_dir: /s\nscheduler: {policy: magic}\n",
        "c.yaml: scheduler.policy: unknown policy 'magic' (known: first-fit, lb, lb+frag, full, "
-       "best-fit, driver-default, mfi, static, frag-aware (= lb+frag))"},
+       "best-fit, driver-default, mfi, largest-free-run, static, static-all-balanced, frag-aware "
+       "(= lb+frag))"},
       {"state_dir: /s\nreservation_ttl_s: 900\n",
        "c.yaml: reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got 900 and 600"},
       {"state_dir: /s\nmax_connections: 0\n", "c.yaml: max_connections must be >= 1, got 0"},

@@ -129,8 +129,8 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
        "s.yaml:1: scheduler.max-skip-seconds must be a finite number, got a list"},
       {"policy: nope",
        "s.yaml: scheduler.policy: unknown policy 'nope' (known: first-fit, lb, "
-       "lb+frag, full, best-fit, driver-default, mfi, static, frag-aware (= "
-       "lb+frag))"},
+       "lb+frag, full, best-fit, driver-default, mfi, largest-free-run, static, "
+       "static-all-balanced, frag-aware (= lb+frag))"},
   };
   for (const BadCase& b : cases) {
     SCOPED_TRACE(b.yaml);

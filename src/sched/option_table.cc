@@ -209,7 +209,12 @@ std::vector<Spec> BuildTable() {
     s.name = "static-layout";
     s.kind = OptionKind::kString;
     s.rule = "a layout name";
-    s.help = "Layout the static policy creates on every GPU (catalog static_layouts)";
+    s.help =
+        "Layout the static policies create on every GPU: a name of the catalog's static_layouts "
+        "(static-all-balanced: all-balanced), or best-for-mix (static's default: per cluster, "
+        "the layouts that serve the workload's profile mix best, known in advance; simulator "
+        "only)";
+    s.given = &E::static_layout;
     s.set = [](std::string_view text, O* o) -> Status {
       if (text.empty()) {
         return InvalidArgumentError("must be a layout name, got ''");

@@ -39,6 +39,8 @@ struct SchedulerOptions {
   FragObjective frag_objective = FragObjective::kDelta;
   // Name of the per-model fixed layout the `static` policy creates on every
   // GPU (GpuModel::Spec::static_layouts); "all-balanced" is mig-parted's.
+  // "best-for-mix" (the `static` policy's registry default): the layouts
+  // chosen from the workload known in advance (sched/policies/policies.h).
   std::string static_layout = "all-balanced";
 
   // ---- Metric, queue and retention options (each implemented by the file named).
@@ -131,6 +133,7 @@ struct ExplicitOptions {
   bool evacuation_min_slices = false;     // --evacuation-min-slices
   bool evacuation_when = false;           // --evacuation-when
   bool migration_order = false;           // --migration-order
+  bool static_layout = false;             // --static-layout (`static` has a default of its own)
 };
 
 }  // namespace migsched

@@ -46,6 +46,12 @@ PolicyInfo Entry(
                     std::move(make), std::move(defaults), joint_placement};
 }
 
+// `static`: the layouts chosen from the workload's mix unless --static-layout is given.
+SchedulerOptions StaticDefaults(SchedulerOptions options, const ExplicitOptions& set) {
+  if (!set.static_layout) options.static_layout = std::string(kBestForMix);
+  return options;
+}
+
 // The registry's defaults of `p` for the options `set` does not mark.
 SchedulerOptions WithDefaults(const PolicyInfo& p, SchedulerOptions options,
                               const ExplicitOptions& set) {
@@ -85,8 +91,21 @@ const std::vector<PolicyInfo>& PolicyRegistry() {
             [](const SchedulerOptions& o, std::string_view) { return NewDriverDefaultPolicy(o); }),
       Entry("mfi", {}, "minimum increase of blocked placements (§2) over every GPU (§11)",
             [](const SchedulerOptions& o, std::string_view) { return NewMfiPolicy(o); }),
-      Entry("static", {}, "a fixed layout on every GPU (--static-layout), never reconfigured (§11)",
-            [](const SchedulerOptions& o, std::string_view) { return NewStaticPolicy(o); }),
+      Entry("largest-free-run", {},
+            "the placement that shortens its GPU's largest free run of slices the least (§11)",
+            [](const SchedulerOptions& o, std::string_view) { return NewLargestFreeRunPolicy(o); }),
+      Entry(
+          "static", {},
+          "fixed layouts chosen from the workload's mix known in advance (--static-layout "
+          "best-for-mix), never reconfigured (§11)",
+          [](const SchedulerOptions& o, std::string_view) { return NewStaticPolicy(o, "static"); },
+          StaticDefaults),
+      Entry("static-all-balanced", {},
+            "mig-parted's all-balanced layout (or --static-layout NAME) on every GPU, never "
+            "reconfigured (§11)",
+            [](const SchedulerOptions& o, std::string_view) {
+              return NewStaticPolicy(o, "static-all-balanced");
+            }),
   };
   return *registry;
 }

@@ -62,6 +62,19 @@ class PlacementPolicy {
     return Plan{};
   }
 
+  // The whole workload, known in advance, told before SetupPlan by a driver
+  // that has it (the simulator; not the daemon or the cluster controllers).
+  // Only a baseline that stands for an offline choice reads it (`static`
+  // chooses its layouts from the mix). Default: nothing.
+  virtual void KnowWorkload(const Cluster& cluster, const std::vector<Job>& jobs) {
+    (void)cluster;
+    (void)jobs;
+  }
+
+  // Whether the policy ever creates or destroys instances after SetupPlan
+  // (false: `static`, which only reuses the instances of its layout).
+  virtual bool CreatesInstances() const { return true; }
+
   // Whether an instance whose job ended stays as an idle instance for reuse
   // (true), or is destroyed at once (false, as the Kubernetes DRA driver does).
   virtual bool KeepIdleInstances() const { return true; }

@@ -13,6 +13,7 @@
 #include "sched/scheduler.h"
 #include "sim/cluster_tracker.h"
 #include "sim/fill_mode.h"
+#include "sim/frag_free.h"
 #include "sim/online_mode.h"
 
 namespace migsched {
@@ -65,10 +66,13 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
     if (gpus[i] == nullptr) return InvalidArgumentError(fmt::format("GPU {} has no model", i));
   }
   RETURN_IF_ERROR(ValidateWorkload(jobs));
+  if (policy == kFragFreeReference) {
+    return RunFragFreeReference(gpus, jobs, scheduler_options.max_wait_s, options);
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> policy_impl,
                    MakePolicy(policy, scheduler_options));
-  // The `static` policy only reuses the instances of its layout (sched/policies).
-  const bool creates_instances = policy_impl->name() != "static";
+  // The `static` policies only reuse the instances of their layout (sched/policies).
+  const bool creates_instances = policy_impl->CreatesInstances();
 
   ConfigTableCache tables;
   Cluster cluster(gpus, &tables);
@@ -85,6 +89,9 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
     }
   }
   Clock* clock = options.clock != nullptr ? options.clock : SteadyClock();
+  // A baseline that stands for an offline choice (`static`'s layouts) is told
+  // the workload before its setup.
+  policy_impl->KnowWorkload(cluster, jobs);
   Scheduler scheduler(&cluster, std::move(policy_impl), scheduler_options, clock);
   ASSIGN_OR_RETURN(Plan setup, scheduler.Setup());
   // Seed the demand window of the demand-weighted metric (§2) with the

@@ -95,7 +95,8 @@ TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
        "c.yaml:3: controller.tick_ms must be a number, got 'x'"},
       {"nodes:\n  - {name: n1, url: \"http://a\"}\nscheduler: {policy: best}\n",
        "c.yaml: scheduler.policy: unknown policy 'best' (known: first-fit, lb, lb+frag, full, "
-       "best-fit, driver-default, mfi, static, frag-aware (= lb+frag))"},
+       "best-fit, driver-default, mfi, largest-free-run, static, static-all-balanced, frag-aware "
+       "(= lb+frag))"},
       {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller: {tick_ms: 2000, "
        "reservation_ttl_s: 1}\n",
        "c.yaml: controller.reservation_ttl_s (1) must be longer than a tick (2000 ms)"},

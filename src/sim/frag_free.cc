@@ -1,0 +1,364 @@
+#include "sim/frag_free.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/cluster.h"
+#include "core/config_table.h"
+#include "sim/contention.h"
+#include "sim/energy.h"
+#include "sim/event_queue.h"
+#include "sim/request_shape.h"
+
+namespace migsched {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+class FragFreeSimulator {
+ public:
+  FragFreeSimulator(const Cluster& cluster, const std::vector<Job>& jobs, double max_wait_s,
+                    const SimOptions& options)
+      : cluster_(cluster),
+        jobs_(jobs),
+        max_wait_s_(max_wait_s),
+        opts_(options),
+        contention_(Bandwidths(cluster), options.contention),
+        energy_(cluster),
+        runs_(jobs.size()) {
+    for (int g = 0; g < cluster.size(); ++g) {
+      const GpuModel& m = cluster.gpu(g).model();
+      free_compute_.push_back(m.compute_slices());
+      free_memory_.push_back(m.memory_slices());
+      total_slices_ += m.compute_slices();
+      const auto& models = cluster.models();
+      model_of_.push_back(
+          static_cast<int>(std::find(models.begin(), models.end(), &m) - models.begin()));
+    }
+  }
+
+  Status Run(SimResult* result);
+
+ private:
+  enum class Phase { kPending, kQueued, kRunning, kDone, kRejected };
+  struct JobRun {
+    Phase phase = Phase::kPending;
+    double start_s = kNaN, end_s = kNaN;
+    double remaining = 0, rate = 1, last = 0;
+    uint32_t generation = 0;
+    std::vector<int> gpus;  // one per instance
+    std::string reason;
+  };
+
+  static std::vector<double> Bandwidths(const Cluster& c) {
+    std::vector<double> out;
+    for (int g = 0; g < c.size(); ++g) out.push_back(c.gpu(g).model().pcie_max_gbps());
+    return out;
+  }
+
+  // The reason `job` can never run here, or "" if it can.
+  std::string NeverRuns(const Job& job) const;
+  void Arrive(JobId id);
+  bool TryStart(JobId id);
+  void Complete(JobId id);
+  void UpdateRate(JobId id);
+  void Scan();
+  void Sample();
+
+  const Cluster& cluster_;
+  const std::vector<Job>& jobs_;
+  const double max_wait_s_;
+  const SimOptions& opts_;
+  ContentionModel contention_;
+  EnergyMeter energy_;
+  std::vector<JobRun> runs_;
+  std::vector<int> free_compute_, free_memory_, model_of_;
+  int total_slices_ = 0;
+  int busy_slices_ = 0;
+  EventQueue events_;
+  std::vector<JobId> queue_;  // arrival order
+  std::map<RequestKey, std::string> never_;
+  JobStats stats_;
+  TimeIntegrals integrals_;
+  std::vector<TimelineSample>* timeline_ = nullptr;
+  double now_ = 0, last_completion_ = 0;
+  int64_t running_ = 0;
+  std::vector<JobId> affected_;
+};
+
+std::string FragFreeSimulator::NeverRuns(const Job& job) const {
+  bool offered = false;
+  int64_t capacity = 0;
+  std::string model_list;
+  for (const GpuModel* m : cluster_.models()) {
+    model_list += (model_list.empty() ? "" : ", ") + m->name();
+  }
+  for (int g = 0; g < cluster_.size(); ++g) {
+    const GpuModel& m = cluster_.gpu(g).model();
+    const int p = ResolveProfile(m, job);
+    if (p < 0) continue;
+    offered = true;
+    const Profile& pr = m.profile(p);
+    capacity += std::min(m.compute_slices() / std::max(1, pr.compute_slices),
+                         m.memory_slices() / std::max(1, pr.memory_slices));
+  }
+  if (!offered) {
+    return job.profile.empty()
+               ? fmt::format("no GPU in the cluster ({}) has a profile for gpu_fraction {}",
+                             model_list, job.gpu_fraction)
+               : fmt::format("no GPU in the cluster ({}) offers profile {}", model_list,
+                             job.profile);
+  }
+  if (job.count > capacity) {
+    return fmt::format("gang of {} instances is larger than the cluster (at most {} at once)",
+                       job.RequestString(), capacity);
+  }
+  return "";
+}
+
+void FragFreeSimulator::Arrive(JobId id) {
+  const Job& job = jobs_[id];
+  auto it = never_.find(RequestKeyOf(job));
+  if (it == never_.end()) it = never_.emplace(RequestKeyOf(job), NeverRuns(job)).first;
+  JobRun& r = runs_[id];
+  if (!it->second.empty()) {
+    r.phase = Phase::kRejected;
+    r.reason = it->second;
+    stats_.AddRejected(ShapeOnFirstModel(cluster_.models(), job).key, r.reason);
+    return;
+  }
+  r.phase = Phase::kQueued;
+  queue_.push_back(id);
+  if (max_wait_s_ >= 0) events_.Push(now_ + max_wait_s_, EventKind::kTimer, id, 0);
+}
+
+// First fit, one instance at a time, all or nothing.
+bool FragFreeSimulator::TryStart(JobId id) {
+  const Job& job = jobs_[id];
+  std::vector<int> gpus;
+  for (int k = 0; k < job.count; ++k) {
+    bool placed = false;
+    for (int g = 0; g < cluster_.size() && !placed; ++g) {
+      const GpuModel& m = cluster_.gpu(g).model();
+      const int p = ResolveProfile(m, job);
+      if (p < 0 || !FitsFragFree(m.profile(p), free_compute_[g], free_memory_[g])) continue;
+      free_compute_[g] -= m.profile(p).compute_slices;
+      free_memory_[g] -= m.profile(p).memory_slices;
+      gpus.push_back(g);
+      placed = true;
+    }
+    if (!placed) {
+      for (int g : gpus) {
+        const GpuModel& m = cluster_.gpu(g).model();
+        const Profile& pr = m.profile(ResolveProfile(m, job));
+        free_compute_[g] += pr.compute_slices;
+        free_memory_[g] += pr.memory_slices;
+      }
+      return false;
+    }
+  }
+  JobRun& r = runs_[id];
+  r.phase = Phase::kRunning;
+  r.start_s = now_;
+  r.remaining = job.duration_s;
+  r.rate = 1;
+  r.last = now_;
+  r.gpus = gpus;
+  ++running_;
+  for (int g : gpus) {
+    const GpuModel& m = cluster_.gpu(g).model();
+    busy_slices_ += m.profile(ResolveProfile(m, job)).compute_slices;
+  }
+  affected_.clear();
+  contention_.Add(id, job.pcie_gbps, job.alpha, gpus, &affected_);
+  if (std::find(affected_.begin(), affected_.end(), id) == affected_.end()) UpdateRate(id);
+  for (JobId a : affected_) UpdateRate(a);
+  return true;
+}
+
+void FragFreeSimulator::UpdateRate(JobId id) {
+  JobRun& r = runs_[id];
+  r.remaining = std::max(0.0, r.remaining - (now_ - r.last) * r.rate);
+  r.last = now_;
+  r.rate = contention_.Rate(id);
+  ++r.generation;
+  events_.Push(now_ + r.remaining / r.rate, EventKind::kCompletion, id, r.generation);
+}
+
+void FragFreeSimulator::Complete(JobId id) {
+  const Job& job = jobs_[id];
+  JobRun& r = runs_[id];
+  r.phase = Phase::kDone;
+  r.end_s = now_;
+  last_completion_ = now_;
+  --running_;
+  for (int g : r.gpus) {
+    const GpuModel& m = cluster_.gpu(g).model();
+    const Profile& pr = m.profile(ResolveProfile(m, job));
+    free_compute_[g] += pr.compute_slices;
+    free_memory_[g] += pr.memory_slices;
+    busy_slices_ -= pr.compute_slices;
+  }
+  stats_.AddCompleted(ShapeOnFirstModel(cluster_.models(), job).key, job.arrival_s, r.start_s,
+                      r.end_s, job.duration_s);
+  affected_.clear();
+  contention_.Remove(id, &affected_);
+  for (JobId a : affected_) UpdateRate(a);
+}
+
+// §5: arrival order, every job that fits starts; a request that failed is not
+// tried again in the same scan (starting jobs only takes room away).
+void FragFreeSimulator::Scan() {
+  std::set<RequestKey> failed;
+  std::vector<JobId> waiting;
+  for (JobId id : queue_) {
+    const RequestKey key = RequestKeyOf(jobs_[id]);
+    if (failed.count(key) != 0 || !TryStart(id)) {
+      failed.insert(key);
+      waiting.push_back(id);
+    }
+  }
+  queue_ = std::move(waiting);
+}
+
+void FragFreeSimulator::Sample() {
+  ClusterSample s;
+  s.busy_compute_slices = busy_slices_;
+  integrals_.Sample(now_, s);
+  std::vector<int> by_model(cluster_.models().size(), 0);
+  for (int g = 0; g < cluster_.size(); ++g) {
+    by_model[model_of_[g]] += cluster_.gpu(g).model().compute_slices() - free_compute_[g];
+  }
+  energy_.Sample(now_, by_model);
+  if (timeline_ != nullptr) {
+    TimelineSample t;
+    t.time_s = now_;
+    t.queue_length = static_cast<int64_t>(queue_.size());
+    t.running_jobs = running_;
+    t.utilization = static_cast<double>(busy_slices_) / total_slices_;
+    timeline_->push_back(t);
+  }
+}
+
+Status FragFreeSimulator::Run(SimResult* result) {
+  if (opts_.record_timeline) timeline_ = &result->timeline;
+  const size_t n = jobs_.size();
+  size_t next = 0;
+  while (next < n || !events_.empty()) {
+    now_ = next < n ? jobs_[next].arrival_s : std::numeric_limits<double>::infinity();
+    if (!events_.empty()) now_ = std::min(now_, events_.Top().time_s);
+    std::vector<JobId> due;  // --max-wait timers of this time
+    bool again = true;
+    while (again) {
+      while (!events_.empty() && events_.Top().time_s <= now_) {
+        const Event e = events_.Top();
+        events_.Pop();
+        if (e.kind == EventKind::kTimer) {
+          due.push_back(e.job);
+        } else if (e.kind == EventKind::kCompletion && runs_[e.job].phase == Phase::kRunning &&
+                   e.generation == runs_[e.job].generation) {
+          Complete(e.job);
+        }
+      }
+      while (next < n && jobs_[next].arrival_s <= now_) Arrive(static_cast<JobId>(next++));
+      Scan();
+      again = !events_.empty() && events_.Top().time_s <= now_;
+    }
+    for (JobId id : due) {
+      JobRun& r = runs_[id];
+      if (r.phase != Phase::kQueued) continue;
+      r.phase = Phase::kRejected;
+      r.reason = "waited longer than --max-wait";
+      queue_.erase(std::find(queue_.begin(), queue_.end(), id));
+      stats_.AddRejected(ShapeOnFirstModel(cluster_.models(), jobs_[id]).key, r.reason);
+    }
+    Sample();
+  }
+  if (!queue_.empty()) {
+    return InternalError(fmt::format(
+        "frag-free reference ended with {} job(s) queued and nothing left to happen (a bug)",
+        queue_.size()));
+  }
+  Metrics& m = result->metrics;
+  stats_.Fill(&m);
+  m.jobs_total = static_cast<int64_t>(n);
+  m.makespan_s = m.jobs_completed > 0 ? last_completion_ - jobs_.front().arrival_s : 0;
+  integrals_.Finish(last_completion_);
+  if (m.makespan_s > 0) {
+    m.utilization = integrals_.busy_area() / (total_slices_ * m.makespan_s);
+    m.jobs_per_day = m.jobs_completed / (m.makespan_s / 86400.0);
+  }
+  energy_.Finish(last_completion_);
+  const EnergyEstimate energy = energy_.Estimate(m.makespan_s, m.jobs_completed);
+  m.energy_kwh = energy.energy_kwh;
+  m.jobs_per_kwh = energy.jobs_per_kwh;
+  if (opts_.record_jobs) {
+    result->jobs.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const JobRun& r = runs_[i];
+      const Job& job = jobs_[i];
+      JobRecord rec;
+      rec.id = static_cast<JobId>(i);
+      rec.name = job.name;
+      rec.request = job.RequestString();
+      rec.arrival_s = job.arrival_s;
+      rec.placed_s = r.start_s;
+      rec.start_s = r.start_s;
+      rec.end_s = r.end_s;
+      rec.wait_s = r.start_s - job.arrival_s;
+      rec.jct_s = r.end_s - job.arrival_s;
+      rec.outcome = r.phase == Phase::kRejected ? JobOutcome::kRejected : JobOutcome::kCompleted;
+      rec.reason = r.reason;
+      for (int g : r.gpus) {
+        const GpuModel& gm = cluster_.gpu(g).model();
+        rec.instances += fmt::format("{}{}:{}", rec.instances.empty() ? "" : ";", g,
+                                     gm.profile(ResolveProfile(gm, job)).name);
+      }
+      rec.duration_s = job.duration_s;
+      result->jobs.push_back(std::move(rec));
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+StatusOr<SimResult> RunFragFreeReference(const std::vector<const GpuModel*>& gpus,
+                                         const std::vector<Job>& jobs, double max_wait_s,
+                                         const SimOptions& options) {
+  if (options.mode != SimMode::kOnline) {
+    return InvalidArgumentError(fmt::format(
+        "{} runs in online mode only (fill mode places at arrival by itself)", kFragFreeReference));
+  }
+  ConfigTableCache tables;
+  Cluster cluster(gpus, &tables);
+  if (options.contention) {
+    for (const Job& j : jobs) {
+      if (!(j.pcie_gbps > 0)) continue;
+      for (const GpuModel* m : cluster.models()) {
+        if (!(m->pcie_max_gbps() > 0)) {
+          return FailedPreconditionError(
+              fmt::format("contention is on and job '{}' is PCIe-bound, but GPU model '{}' has no "
+                          "pcie_max_gbps in the catalog (turn contention off or add it)",
+                          j.name, m->name()));
+        }
+      }
+      break;
+    }
+  }
+  SimResult result;
+  result.metrics.mode = std::string(SimModeName(options.mode));
+  result.metrics.policy = std::string(kFragFreeReference);
+  result.metrics.cluster = cluster.Describe();
+  FragFreeSimulator sim(cluster, jobs, max_wait_s, options);
+  RETURN_IF_ERROR(sim.Run(&result));
+  return result;
+}
+
+}  // namespace migsched
