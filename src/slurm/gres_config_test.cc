@@ -9,6 +9,10 @@ namespace {
 
 using migsched::testing::Model;
 
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 bool Contains(const std::string& text, const std::string& line) {
   return text.find(line + "\n") != std::string::npos;
 }
@@ -161,15 +165,15 @@ TEST(GresConfigTest, JobSubmitLuaKnowsTheProfilesFullGpusAndNodes) {
   ConfigTableCache tables;
   auto lua = JobSubmitLua(groups, o, &tables);
   ASSERT_TRUE(lua.ok()) << lua.status().ToString();
-  EXPECT_TRUE(Contains(*lua, "local PARTITION = \"mig\"\nlocal GRES = \"mig\"\n")) << *lua;
-  EXPECT_TRUE(Contains(*lua, "[\"3g.20gb\"] = \"3g.20gb\"")) << *lua;
-  EXPECT_TRUE(Contains(*lua, "[\"1g.6gb+me\"] = \"1g.6gb+me\"")) << *lua;
-  EXPECT_TRUE(Contains(*lua, "local FULL = {\"7g.40gb\", \"4g.24gb\"}\n")) << *lua;
-  EXPECT_TRUE(Contains(*lua, "local NODES = {\"gpu01\", \"gpu02\", \"a30n1\"}\n")) << *lua;
-  EXPECT_TRUE(Contains(*lua, "function slurm_job_submit(job_desc, part_list, submit_uid)"));
+  EXPECT_TRUE(Has(*lua, "local PARTITION = \"mig\"\nlocal GRES = \"mig\"\n")) << *lua;
+  EXPECT_TRUE(Has(*lua, "[\"3g.20gb\"] = \"3g.20gb\"")) << *lua;
+  EXPECT_TRUE(Has(*lua, "[\"1g.6gb+me\"] = \"1g.6gb+me\"")) << *lua;
+  EXPECT_TRUE(Has(*lua, "local FULL = {\"7g.40gb\", \"4g.24gb\"}\n")) << *lua;
+  EXPECT_TRUE(Has(*lua, "local NODES = {\"gpu01\", \"gpu02\", \"a30n1\"}\n")) << *lua;
+  EXPECT_TRUE(Has(*lua, "function slurm_job_submit(job_desc, part_list, submit_uid)"));
   auto conf = SlurmConfLines(groups, o, &tables);
   ASSERT_TRUE(conf.ok());
-  EXPECT_TRUE(Contains(*conf, "\nJobSubmitPlugins=lua\n")) << *conf;
+  EXPECT_TRUE(Has(*conf, "\nJobSubmitPlugins=lua\n")) << *conf;
 }
 
 TEST(GresConfigTest, HookScriptsExecTheHookWithTheConfig) {
