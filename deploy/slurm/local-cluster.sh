@@ -5,8 +5,12 @@
 #   deploy/slurm/local-cluster.sh up DIR [--nodes N] [--gpus 2xA100-40GB] [options]
 #   . DIR/env && sbatch --gres=mig:3g.20gb:1 --wrap 'echo $CUDA_VISIBLE_DEVICES'
 #   deploy/slurm/local-cluster.sh down DIR
-#   deploy/slurm/local-cluster.sh restart DIR SERVICE   (slurmctld | controller | daemon-nI:
-#                                    stop it by PID, SIGKILL with --kill, and start it again)
+#   deploy/slurm/local-cluster.sh restart DIR SERVICE [--kill]
+#       SERVICE: slurmctld | controller | daemon-nI | slurmd-nI | node-nI. Stops it by PID
+#       (SIGTERM, SIGKILL with --kill) and starts it again the way `up` does; a slurmd is
+#       waited for until it has registered again. node-nI is a node "reboot": its slurmd and
+#       node daemon stopped, the fake backend's MIG instances dropped (a reboot loses them),
+#       both started again (the jobs' processes are not touched).
 #
 # `up` starts munged, slurmctld, N slurmd (nodes n1..nN), N node daemons
 # (`migsched serve`, fake backend, each with the --gpus GPUs) and the
@@ -40,7 +44,7 @@ log() { echo "local-cluster: $*" >&2; }
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 [ $# -ge 2 ] || usage
 cmd=$1
@@ -217,8 +221,9 @@ up() {
   # clients of other users reach munge's socket.
   chmod 711 "$dir" "$dir/munge"
 
-  local ctld_port
+  local ctld_port status_port
   ctld_port=$(free_port)
+  status_port=$(free_port)  # the controller's /healthz, /metrics, /v1/status
   local node_list="n[1-$nodes]"
   [ "$nodes" -eq 1 ] && node_list=n1
   local slurmd_ports=() daemon_ports=() i
@@ -281,9 +286,12 @@ EOF
   sed -n '/^# ---- slurm.conf/,/^# ---- gres.conf/p' "$gen" | grep -v '^# ----' |
     sed "s/^NodeName=$(printf '%s' "$node_list" | sed 's/[][]/\\&/g') /&$ports_expr /" >>"$conf"
   sed -n '/^# ---- gres.conf/,$p' "$gen" | grep -v '^# ----' >"$dir/slurm/gres.conf"
+  # slurmctld reads job_submit.lua beside slurm.conf.
+  cp "$dir/hooks/job_submit.lua" "$dir/slurm/job_submit.lua"
   if [ "$static" -eq 1 ]; then
     # Static GRES: the same counts, the partition UP, no hooks.
     sed -i -e '/^PrologSlurmctld=/d' -e '/^EpilogSlurmctld=/d' -e '/^TaskProlog=/d' \
+      -e '/^JobSubmitPlugins=/d' \
       -e 's/^\(PartitionName=.*\) State=DOWN/\1 State=UP/' "$conf"
   fi
 
@@ -339,6 +347,7 @@ EOF
       echo "controller:"
       echo "  tick_ms: 200"
       echo "  log_file: $dir/log/controller.log"
+      echo "  listen: 127.0.0.1:$status_port"
       echo "migration:"
       echo "  after_s: $migrate_after"
       echo "  min_runtime_s: $min_runtime"
@@ -356,29 +365,73 @@ EOF
   log "up: $nodes nodes ($gpus each) under $dir; . $dir/env"
 }
 
-# restart SERVICE: what `up` started under that name, stopped by its PID
-# (SIGTERM, or SIGKILL with --kill) and started again the same way.
-restart() {
-  local f="$dir/pids/$service.pid" pid i
-  [ -e "$f" ] || die "no $service in $dir (pids/: $(ls "$dir/pids" | tr '\n' ' '))"
+# stop_service NAME: stops what `up` started under NAME by its PID (SIGTERM,
+# or SIGKILL with --kill) and waits until it is gone.
+stop_service() {
+  local f="$dir/pids/$1.pid" pid i
+  [ -e "$f" ] || die "no $1 in $dir (pids/: $(ls "$dir/pids" | tr '\n' ' '))"
   pid=$(cat "$f")
   kill "-$kill_signal" "$pid" 2>/dev/null || true
   for ((i = 0; i < 100; i++)); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  kill -0 "$pid" 2>/dev/null && die "$service (PID $pid) did not stop"
+  kill -0 "$pid" 2>/dev/null && die "$1 (PID $pid) did not stop"
+  return 0
+}
+
+# The time slurmctld last saw node $1's slurmd start (its registration).
+slurmd_start_time() { scontrol show node "$1" 2>/dev/null | sed -n 's/.*SlurmdStartTime=\([^ ]*\).*/\1/p'; }
+
+# start_slurmd NODE BEFORE: starts node NODE's slurmd as `up` does and waits
+# until slurmctld shows a SlurmdStartTime other than BEFORE (it registered).
+start_slurmd() {
+  local n=$1 before=$2
+  # SlurmdStartTime has one-second steps: a slurmd stopped and started within
+  # the same second would look as if it had not registered yet.
+  sleep 1
+  start "slurmd-$n" slurmd -D -f "$SLURM_CONF" -N "$n"
+  registered() { local t; t=$(slurmd_start_time "$n"); [ -n "$t" ] && [ "$t" != "$before" ]; }
+  wait_for "$timeout_s" "slurmd of $n to register" registered
+}
+
+start_daemon() {
+  local n=$1
+  mv "$dir/log/daemon-$n.out" "$dir/log/daemon-$n.out.$(date +%s%N)" 2>/dev/null || true
+  start "daemon-$n" "$migsched" serve --config "$dir/nodes/$n/daemon.yaml"
+  wait_for "$timeout_s" "node daemon $n" grep -q "listening on" "$dir/log/daemon-$n.out"
+}
+
+# restart SERVICE: what `up` started under that name, stopped by its PID
+# (SIGTERM, or SIGKILL with --kill) and started again the same way.
+restart() {
   export SLURM_CONF="$dir/slurm/slurm.conf"
   migsched=$(cat "$dir/migsched.path")
+  local n before
   case "$service" in
-    slurmctld) start slurmctld slurmctld -D -f "$SLURM_CONF"
+    slurmctld) stop_service slurmctld
+               start slurmctld slurmctld -D -f "$SLURM_CONF"
                wait_for "$timeout_s" "slurmctld" scontrol ping ;;
-    controller) start controller "$migsched" slurm controller --config "$dir/controller.yaml" ;;
-    daemon-n*) local n=${service#daemon-}
-               mv "$dir/log/$service.out" "$dir/log/$service.out.$(date +%s%N)" 2>/dev/null || true
-               start "$service" "$migsched" serve --config "$dir/nodes/$n/daemon.yaml"
-               wait_for "$timeout_s" "node daemon $n" grep -q "listening on" "$dir/log/$service.out" ;;
-    *) die "cannot restart '$service' (slurmctld, controller, daemon-nI)" ;;
+    controller) stop_service controller
+                start controller "$migsched" slurm controller --config "$dir/controller.yaml" ;;
+    daemon-n*) n=${service#daemon-}
+               stop_service "$service"
+               start_daemon "$n" ;;
+    slurmd-n*) n=${service#slurmd-}
+               before=$(slurmd_start_time "$n")
+               stop_service "$service"
+               start_slurmd "$n" "$before" ;;
+    node-n*) n=${service#node-}
+             [ -e "$dir/pids/daemon-$n.pid" ] || die "no node $n with a node daemon in $dir"
+             before=$(slurmd_start_time "$n")
+             stop_service "slurmd-$n"
+             stop_service "daemon-$n"
+             # The fake backend keeps its instances in this file (they outlive a
+             # daemon crash, as real ones do); a reboot loses them.
+             rm -f "$dir/nodes/$n/state/fake-backend.json"
+             start_daemon "$n"
+             start_slurmd "$n" "$before" ;;
+    *) die "cannot restart '$service' (slurmctld, controller, daemon-nI, slurmd-nI, node-nI)" ;;
   esac
   log "restarted $service"
 }

@@ -1,9 +1,12 @@
 // `migsched slurm ...`: the Slurm integration (docs/slurm.md).
 //   config       the slurm.conf / gres.conf lines of a MIG cluster (slurm/gres_config.h)
 //   controller   the cluster controller beside slurmctld (slurm/controller.h)
-//   prolog       PrologSlurmctld; task-prolog: TaskProlog; epilog: EpilogSlurmctld (slurm/hooks.h)
+//   status       the controller's view: nodes, layouts, rooms, waiting jobs
+//   (slurm/controller_status.h) prolog       PrologSlurmctld; task-prolog: TaskProlog; epilog:
+//   EpilogSlurmctld (slurm/hooks.h)
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <httplib.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -122,6 +125,14 @@ int RunConfig(const ConfigFlags& f, const std::string& command_line, Context& ct
         !s.ok()) {
       return fail(s);
     }
+    auto lua = slurm::JobSubmitLua(groups, o, &tables);
+    if (!lua.ok()) return fail(lua.status());
+    const std::string path = (std::filesystem::path(f.write_hooks) / "job_submit.lua").string();
+    std::ofstream out(path, std::ios::trunc);
+    out << *lua;
+    out.close();
+    if (!out) return fail(InvalidArgumentError(fmt::format("cannot write {}", path)));
+    *ctx.err << fmt::format("migsched: wrote {} (copy it beside slurm.conf)\n", path);
   }
   return 0;
 }
@@ -241,6 +252,21 @@ int RunController(const ControllerFlags& f, Context& ctx) {
   std::signal(SIGINT, OnSignal);
   spdlog::info("controller for partition {} of {} nodes, policy {}, tick {} ms", config->partition,
                config->nodes.size(), config->policy, config->tick_ms);
+  // GET /healthz, /metrics, /v1/status. Not being able to listen costs the
+  // status, never the controller: logged, and it runs on without.
+  slurm::StatusServer status_server([c = controller->get()] { return c->Snapshot(); });
+  if (!config->listen.empty()) {
+    const size_t colon = config->listen.rfind(':');
+    auto port = status_server.Start(config->listen.substr(0, colon),
+                                    std::stoi(config->listen.substr(colon + 1)));
+    if (port.ok()) {
+      spdlog::info("status on http://{}:{} (/healthz, /metrics, /v1/status)",
+                   config->listen.substr(0, colon), *port);
+    } else {
+      spdlog::error("controller.listen: {}; running without /healthz, /metrics, /v1/status",
+                    port.status().message());
+    }
+  }
   std::string last_error;
   while (g_stop == 0) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -251,6 +277,7 @@ int RunController(const ControllerFlags& f, Context& ctx) {
       // Slurm unreachable or a command failed: nothing changed; say it once.
       if (rep.status().message() != last_error) spdlog::error("tick: {}", rep.status().message());
       last_error = rep.status().message();
+      (*controller)->RecordTickError(now, last_error);
     } else {
       last_error.clear();
     }
@@ -261,6 +288,10 @@ int RunController(const ControllerFlags& f, Context& ctx) {
     }
   }
   spdlog::info("stopping (signal {})", g_stop.load());
+  (*controller)
+      ->SayStopped(
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count());
   return 0;
 }
 
@@ -276,6 +307,83 @@ void RegisterController(CLI::App* slurm, Context& ctx, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("--once", f->once, "Run one tick and exit (1 if it failed)");
   cmd->callback([f, &ctx, exit_code] { *exit_code = RunController(*f, ctx); });
+}
+
+struct StatusFlags {
+  std::string config = DefaultConfigPath();
+  std::string url;
+  bool json = false;
+};
+
+// `migsched slurm status`: the controller's /v1/status as a table or JSON.
+// 0 when the controller answers and is healthy; 1 otherwise (it says why).
+int RunStatus(const StatusFlags& f, Context& ctx) {
+  std::string url = f.url;
+  if (url.empty()) {
+    auto config = slurm::LoadControllerConfig(f.config);
+    if (!config.ok()) {
+      *ctx.err << "migsched slurm status: " << config.status().message() << "\n";
+      return 1;
+    }
+    if (config->listen.empty()) {
+      *ctx.err << "migsched slurm status: " << f.config
+               << " sets no controller.listen: the controller serves no status (docs/slurm.md)\n";
+      return 1;
+    }
+    std::string host = config->listen.substr(0, config->listen.rfind(':'));
+    if (host == "0.0.0.0" || host == "::" || host == "[::]") host = "127.0.0.1";
+    url = "http://" + host + config->listen.substr(config->listen.rfind(':'));
+  }
+  httplib::Client client(url);
+  client.set_connection_timeout(5);
+  client.set_read_timeout(10);
+  auto res = client.Get("/v1/status");
+  if (!res) {
+    *ctx.err << fmt::format(
+        "migsched slurm status: the controller is not running or not reachable at {} ({}); "
+        "waiting MIG jobs do not start until it runs\n",
+        url, httplib::to_string(res.error()));
+    return 1;
+  }
+  if (res->status != 200) {
+    *ctx.err << fmt::format("migsched slurm status: {}/v1/status answered {}: {}\n", url,
+                            res->status, res->body);
+    return 1;
+  }
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(res->body);
+  } catch (const nlohmann::json::exception& e) {
+    *ctx.err << "migsched slurm status: " << url << "/v1/status: not JSON: " << e.what() << "\n";
+    return 1;
+  }
+  if (f.json) {
+    *ctx.out << doc.dump(2) << "\n";
+  } else {
+    auto table = slurm::FormatStatusTable(doc);
+    if (!table.ok()) {
+      *ctx.err << "migsched slurm status: " << table.status().message() << "\n";
+      return 1;
+    }
+    *ctx.out << *table;
+  }
+  const bool healthy = doc.contains("controller") && doc["controller"].value("healthy", false);
+  return healthy ? 0 : 1;
+}
+
+void RegisterStatus(CLI::App* slurm, Context& ctx, int* exit_code) {
+  auto f = std::make_shared<StatusFlags>();
+  CLI::App* cmd = slurm->add_subcommand(
+      "status",
+      "The controller's view: health, nodes with their GPUs' layouts, rooms, waiting jobs and "
+      "why they wait (GET /v1/status of controller.listen; docs/slurm.md)");
+  cmd->add_option("--config", f->config,
+                  "Controller config (YAML), for controller.listen; default "
+                  "$MIGSCHED_SLURM_CONFIG or /etc/migsched/slurm.yaml")
+      ->capture_default_str();
+  cmd->add_option("--url", f->url, "The controller's status URL, e.g. http://127.0.0.1:7071");
+  cmd->add_flag("--json", f->json, "The status document as JSON");
+  cmd->callback([f, &ctx, exit_code] { *exit_code = RunStatus(*f, ctx); });
 }
 
 // Appends `text`'s lines to `path` (if set), each with the time: the hooks
@@ -357,6 +465,7 @@ void RegisterSlurmCommand(CLI::App& app, Context& ctx, int* exit_code) {
   slurm->require_subcommand(1);
   RegisterConfig(slurm, ctx, exit_code);
   RegisterController(slurm, ctx, exit_code);
+  RegisterStatus(slurm, ctx, exit_code);
   RegisterHooks(slurm, ctx, exit_code);
 }
 

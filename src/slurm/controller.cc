@@ -1,5 +1,6 @@
 #include "slurm/controller.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -39,6 +40,42 @@ StatusOr<std::unique_ptr<SlurmController>> SlurmController::Create(const Control
   auto policy = MakePolicy(config.policy, config.PolicyOptions());
   if (!policy.ok()) return policy.status().WithPrefix("scheduler");
   return std::unique_ptr<SlurmController>(new SlurmController(config, slurm, nodes, catalog));
+}
+
+SlurmController::SlurmController(const ControllerConfig& config, SlurmClient* slurm,
+                                 NodeDaemons* nodes, const Catalog* catalog)
+    : config_(config), slurm_(slurm), nodes_(nodes), catalog_(catalog) {
+  status_.partition = config_.partition;
+  status_.policy = config_.policy;
+  status_.started_s = UnixNow();
+  status_.tick_interval_s = config_.tick_ms / 1000.0;
+}
+
+void SlurmController::RecordTickError(double now_s, const std::string& error) {
+  std::lock_guard<std::mutex> lock(status_mu_);
+  status_.last_attempt_s = now_s;
+  status_.last_error = error;
+  ++status_.counters.tick_errors;
+}
+
+ControllerStatus SlurmController::Snapshot() const {
+  std::lock_guard<std::mutex> lock(status_mu_);
+  return status_;
+}
+
+void SlurmController::SayStopped(double now_s) {
+  const ControllerStatus st = Snapshot();
+  const std::string text = FormatWaiting(fmt::format(
+      "the migsched controller is not running (stopped at {:%Y-%m-%d %H:%M:%S} UTC); MIG jobs "
+      "start once it runs again",
+      fmt::gmtime(static_cast<std::time_t>(now_s))));
+  for (const StatusWaiting& w : st.waiting) {
+    if (w.reason.rfind("held:", 0) == 0) continue;
+    if (auto now = slurm_->Job(w.job); !now.ok() || !StillWaiting(*now)) continue;
+    if (Status s = slurm_->SetAdminComment(w.job, text); !s.ok()) {
+      spdlog::warn("cannot set the reason of job {}: {}", w.job, s.message());
+    }
+  }
 }
 
 std::vector<NodeInput> SlurmController::FetchNodes() {
@@ -122,6 +159,29 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   }
   rep.waiting = static_cast<int>(cls.waiting.size());
   const ActiveCounts active = CountActive(cls.active, *view);
+  // Running in Slurm, allocation gone: no room is claimed for them (the
+  // freed placements serve others); reported once past the grace.
+  {
+    std::map<std::pair<std::string, std::string>, double> lost;
+    std::set<std::pair<std::string, std::string>> reported;
+    for (const auto& k : active.lost) {
+      auto it = lost_since_.find(k);
+      const double since = it == lost_since_.end() ? now_s : it->second;
+      lost[k] = since;
+      if (now_s - since < config_.reclaim_grace_s) continue;
+      ++rep.lost;
+      reported.insert(k);
+      if (!lost_reported_.count(k)) {
+        spdlog::warn(
+            "{} runs in Slurm on {} but its allocation there is gone (the node's instances were "
+            "lost, e.g. a reboot, or released by hand); its GRES stay counted until Slurm ends it; "
+            "the placements are free for other jobs",
+            k.first, k.second);
+      }
+    }
+    lost_since_ = std::move(lost);
+    lost_reported_ = std::move(reported);
+  }
   std::vector<EngineReservation> rooms =
       Rooms(*view, active, room_first_seen_, now_s, config_.room_timeout_s);
   std::map<std::string, double> seen;  // RoomId -> first seen
@@ -448,6 +508,102 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   std::set<int64_t> waiting_ids;
   for (const ClassifiedJob& w : cls.waiting) waiting_ids.insert(w.slurm->id);
   std::erase_if(reason_written_, [&](const auto& kv) { return !waiting_ids.count(kv.first); });
+
+  // 8. The status snapshot (controller_status.h).
+  ControllerStatus st;
+  for (const NodeInput& ni : inputs) {
+    StatusNode sn;
+    sn.name = ni.name;
+    const int vi = view->FindNode(ni.name);
+    sn.usable = vi >= 0 && view->nodes()[vi].usable;
+    sn.error = vi >= 0 ? view->nodes()[vi].error : ni.error;
+    if (auto it = snode.find(ni.name); it != snode.end()) {
+      sn.slurm_state = it->second->state;
+      for (const std::string& f : it->second->state_flags) sn.slurm_state += "+" + f;
+      auto p = published_.find(ni.name);
+      sn.gres =
+          FormatGresValue(p != published_.end() ? p->second : MigOnly(it->second->gres, gres));
+    }
+    if (ni.state) {
+      for (const NodeGpu& g : ni.state->gpus) sn.gpus.push_back({g.index, g.model, {}});
+      for (const NodeInstance& in : ni.state->instances) {
+        for (StatusGpu& g : sn.gpus) {
+          if (g.index == in.gpu) {
+            g.instances.push_back(
+                {in.profile, in.start, std::string(HolderKindName(in.holder)), in.owner});
+          }
+        }
+      }
+      for (StatusGpu& g : sn.gpus) {
+        std::sort(
+            g.instances.begin(), g.instances.end(),
+            [](const StatusInstance& a, const StatusInstance& b) { return a.start < b.start; });
+      }
+    }
+    st.nodes.push_back(std::move(sn));
+  }
+  auto request_text = [](const JobRequest& r) {
+    std::vector<std::string> parts;
+    for (const ProfileCount& p : r.job.per_node)
+      parts.push_back(fmt::format("{}:{}", p.profile, p.count));
+    std::string out = fmt::format("{}", fmt::join(parts, ","));
+    if (r.job.num_nodes > 1) out += fmt::format(" x{} nodes", r.job.num_nodes);
+    return out;
+  };
+  for (size_t i = 0; i < plan.jobs.size(); ++i) {
+    const JobPlan& jp = plan.jobs[i];
+    std::vector<std::string> where;
+    if (jp.outcome == Outcome::kPlaced) {
+      for (const NodePlacement& np : jp.placements) {
+        const std::string& node = view->nodes()[np.node].name;
+        for (const PlacementRef& p : np.placements) {
+          st.rooms.push_back({node, p.gpu, p.profile, p.start, jp.key});
+          where.push_back(fmt::format("{} GPU {} {}@{}", node, p.gpu, p.profile, p.start));
+        }
+      }
+    }
+    if (i < unroomed.size()) continue;
+    const ClassifiedJob& cj = cls.waiting[i - unroomed.size()];
+    StatusWaiting w;
+    w.job = cj.slurm->id;
+    w.request = request_text(cj.request);
+    if (jp.outcome == Outcome::kPlaced) {
+      w.reason = fmt::format("room on {}: Slurm may start it", fmt::join(where, ", "));
+    } else if (jp.outcome == Outcome::kNever) {
+      w.reason = "held: can never run: " + jp.reason;
+    } else {
+      w.reason = jp.reason;
+    }
+    st.waiting.push_back(std::move(w));
+  }
+  for (const auto& [j, message] : cls.invalid) {
+    st.waiting.push_back({j->id, "", "held: can never run: " + message});
+  }
+  for (const auto& [k, since] : lost_since_) {
+    if (now_s - since < config_.reclaim_grace_s) continue;
+    st.lost.push_back({JobIdOfKey(k.first).value_or(0), k.second, since});
+  }
+  {
+    std::lock_guard<std::mutex> lock(status_mu_);
+    st.partition = status_.partition;
+    st.policy = status_.policy;
+    st.started_s = status_.started_s;
+    st.tick_interval_s = status_.tick_interval_s;
+    st.last_tick_s = now_s;
+    st.last_attempt_s = now_s;
+    st.gate_open = rep.gate_open;
+    st.counters = status_.counters;
+    StatusCounters& c = st.counters;
+    ++c.ticks;
+    c.gate_cycles += rep.gate_cycled ? 1 : 0;
+    c.rooms_created += rep.rooms_created;
+    c.rooms_released += rep.rooms_released;
+    c.publishes += rep.published_nodes;
+    c.reclaimed += rep.reclaimed;
+    c.requeued += rep.requeued;
+    c.held += rep.held;
+    status_ = std::move(st);
+  }
   return rep;
 }
 

@@ -24,21 +24,29 @@
 //      started, then the controller lets it start (StartTime=now);
 //   6. reasons: a job that can never run is held (`scontrol hold`) with the
 //      reason in its AdminComment; a waiting job's AdminComment says why
-//      (at most 32 such writes a tick, a job's at most every 30 s once set).
+//      (at most 32 such writes a tick, a job's at most every 30 s once set);
+//   7. lost allocations: a job Slurm shows running whose allocation on a
+//      node is gone (round.h ActiveCounts::lost) gets no room claimed for
+//      it; once lost for reclaim_grace_s it is logged (once), counted in
+//      the status and the metrics.
+// Snapshot() is a snapshot of the last tick for `migsched slurm status`,
+// /metrics and /healthz (controller_status.h).
 // Rules: docs/algorithms-cluster.md §14. Its state is Slurm's and the
 // daemons': a restarted controller closes and reopens the gate once and goes on
 // (what it keeps in memory: when each room was first seen, which nodes are
 // avoided after a room time-out, rooms marked for release; lost on restart,
 // which only delays those time-outs).
 //
-// Thread-safety: Tick is called by one thread; node daemons are asked in
-// parallel inside it.
+// Thread-safety: Tick and RecordTickError are called by one thread; node
+// daemons are asked in parallel inside Tick; Status may be called from any
+// thread (status_mu_ guards status_).
 #ifndef MIGSCHED_SLURM_CONTROLLER_H_
 #define MIGSCHED_SLURM_CONTROLLER_H_
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,6 +56,7 @@
 #include "core/config_table.h"
 #include "sched/policy.h"
 #include "slurm/controller_config.h"
+#include "slurm/controller_status.h"
 #include "slurm/slurm_client.h"
 
 namespace migsched::slurm {
@@ -66,6 +75,7 @@ struct TickReport {
   int held = 0;
   int internal_errors = 0;  // decisions the core refused on an internal error (a bug; logged)
   std::vector<std::string> unusable_nodes;  // "n2 (connection refused)"
+  int lost = 0;  // jobs running in Slurm whose allocation is gone (past the grace)
 };
 
 class SlurmController {
@@ -87,10 +97,22 @@ class SlurmController {
     fault_ = std::move(fails);
   }
 
+  // A tick that failed at `now_s` (Tick's error): counted, shown by Status.
+  void RecordTickError(double now_s, const std::string& error);
+
+  // The last tick's snapshot (thread-safe copy).
+  ControllerStatus Snapshot() const;
+
+  // On a clean stop at `now_s`: every job the last tick saw waiting (not
+  // held) that still waits gets the AdminComment "migsched: waiting: the
+  // migsched controller is not running (stopped at ...)", so that `scontrol
+  // show job` says why nothing starts; the next controller's ticks write the
+  // real reasons again. A job Slurm has started since keeps its binding.
+  void SayStopped(double now_s);
+
  private:
   SlurmController(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
-                  const Catalog* catalog)
-      : config_(config), slurm_(slurm), nodes_(nodes), catalog_(catalog) {}
+                  const Catalog* catalog);
 
   std::vector<NodeInput> FetchNodes();
 
@@ -112,6 +134,11 @@ class SlurmController {
   std::function<bool(const std::string&)> fault_;
   bool started_ = false;
   double settle_until_ = 0;  // after Slurm reverted the counts: no publishing before (Unix s)
+  std::map<std::pair<std::string, std::string>, double> lost_since_;  // (job key, node)
+  std::set<std::pair<std::string, std::string>> lost_reported_;       // logged already
+
+  mutable std::mutex status_mu_;
+  ControllerStatus status_;  // guarded by status_mu_
 };
 
 }  // namespace migsched::slurm

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -173,8 +174,8 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
             return r.Number(v, "controller.revert_settle_s", &c.revert_settle_s, 0);
           }},
          {"log_file", [&](auto& v) { return r.String(v, "controller.log_file", &c.log_file); }},
-         {"log_level",
-          [&](auto& v) { return r.String(v, "controller.log_level", &c.log_level); }}});
+         {"log_level", [&](auto& v) { return r.String(v, "controller.log_level", &c.log_level); }},
+         {"listen", [&](auto& v) { return r.String(v, "controller.listen", &c.listen); }}});
     c.tick_ms = static_cast<int>(tick);
     return st;
   };
@@ -210,6 +211,22 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
   c.policy = sc.policy;
   c.scheduler = sc.options;
   c.explicit_options = sc.given;
+  if (!c.listen.empty()) {
+    const size_t colon = c.listen.rfind(':');
+    int port = -1;
+    if (colon != std::string::npos && colon > 0) {
+      const std::string p = c.listen.substr(colon + 1);
+      if (!p.empty() && p.size() <= 5 &&
+          std::all_of(p.begin(), p.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        port = std::stoi(p);
+      }
+    }
+    if (port < 0 || port > 65535) {
+      return InvalidArgumentError(
+          fmt::format("{}: controller.listen: expected host:port (e.g. 127.0.0.1:7071), got '{}'",
+                      origin, c.listen));
+    }
+  }
   if (c.reservation_ttl_s <= c.tick_ms / 1000.0) {
     return InvalidArgumentError(
         fmt::format("{}: controller.reservation_ttl_s ({}) must be longer than a tick ({} ms)",

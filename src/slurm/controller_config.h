@@ -28,6 +28,8 @@
 //                                gate stays closed this long before they are published again
 //     log_file: ""               also log here ("": stderr only)
 //     log_level: info
+//     listen: ""                 host:port of GET /healthz, /metrics, /v1/status
+//                                (`migsched slurm status`); "": none
 //   migration:
 //     enabled: true              requeue migratable jobs to open room (§14.5)
 //     after_s: 60                only for a job waiting at least this long
@@ -78,6 +80,7 @@ struct ControllerConfig {
   double revert_settle_s = 3;
   std::string log_file;
   std::string log_level = "info";
+  std::string listen;  // "" or host:port (validated: a port 1-65535, or 0 for any)
   // migration:
   bool migration_enabled = true;
   double migration_after_s = 60;

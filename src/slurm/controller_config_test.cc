@@ -37,7 +37,7 @@ nodes:
   - {name: n1, url: "http://10.0.0.1:7070"}
   - {name: n2, url: "http://10.0.0.2:7070", token_file: /etc/n2.token}
 token_file: /etc/all.token
-controller: {tick_ms: 500, reservation_ttl_s: 20, room_timeout_s: 30, reclaim_grace_s: 5}
+controller: {tick_ms: 500, reservation_ttl_s: 20, room_timeout_s: 30, reclaim_grace_s: 5, listen: "127.0.0.1:7071"}
 migration: {enabled: false, after_s: 10, max_moved_jobs: 1, min_runtime_s: 0}
 scheduler: {policy: lb+frag, threshold: 0.3, metric: fragcost}
 )",
@@ -47,6 +47,8 @@ scheduler: {policy: lb+frag, threshold: 0.3, metric: fragcost}
   EXPECT_EQ(d->bin_dir, "/opt/slurm/bin");
   EXPECT_EQ(d->nodes.size(), 2u);
   EXPECT_EQ(d->tick_ms, 500);
+  EXPECT_EQ(d->listen, "127.0.0.1:7071");
+  EXPECT_EQ(c->listen, "");  // no status server unless asked for
   EXPECT_FALSE(d->migration_enabled);
   EXPECT_EQ(d->policy, "lb+frag");
   EXPECT_EQ(d->scheduler.threshold, 0.3);
@@ -100,6 +102,10 @@ TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
       {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller: {tick_ms: 2000, "
        "reservation_ttl_s: 1}\n",
        "c.yaml: controller.reservation_ttl_s (1) must be longer than a tick (2000 ms)"},
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller: {listen: \"7071\"}\n",
+       "c.yaml: controller.listen: expected host:port (e.g. 127.0.0.1:7071), got '7071'"},
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller: {listen: \"h:99999\"}\n",
+       "c.yaml: controller.listen: expected host:port (e.g. 127.0.0.1:7071), got 'h:99999'"},
       {"nodes: [\n", "c.yaml:"},
   };
   for (const Case& c : cases) {

@@ -284,6 +284,103 @@ TEST(ControllerTest, AnInternalErrorRefusesOneJobsDecisionNotTheTick) {
     told = told || (cmd.rfind(want, 0) == 0 && cmd.find("internal error") != std::string::npos);
   }
   EXPECT_TRUE(told) << ::testing::PrintToString(runner.commands);
+// The status snapshot after one tick on the full nodes of FullNodes: three
+// usable nodes of two GPUs, each GPU one 7g.40gb of a daemon job at start 0;
+// the capture's waiting jobs 3 and 5 (Slurm's order: 3 has the higher
+// priority) with the planner's reason, no room anywhere, the held job 7 not
+// listed (Slurm holds it: not waiting for migsched). The metrics count the
+// one tick and the two waiting jobs and pass promtool; a failed tick is
+// counted and shown.
+TEST(ControllerTest, StatusShowsNodesLayoutsWaitingJobsAndMetrics) {
+  CapturedSlurm runner;
+  runner.jobs["3"] = Job5("PENDING");
+  runner.jobs["5"] = Job5("PENDING");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes = FullNodes();
+  auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->Tick(kNow).ok());
+  const ControllerStatus st = (*c)->Snapshot();
+  EXPECT_EQ(st.last_tick_s, kNow);
+  ASSERT_EQ(st.nodes.size(), 3u);
+  for (const StatusNode& n : st.nodes) {
+    EXPECT_TRUE(n.usable) << n.name;
+    ASSERT_EQ(n.gpus.size(), 2u) << n.name;
+    for (const StatusGpu& g : n.gpus) {
+      ASSERT_EQ(g.instances.size(), 1u);
+      EXPECT_EQ(g.instances[0].profile, "7g.40gb");
+      EXPECT_EQ(g.instances[0].start, 0);
+      EXPECT_EQ(g.instances[0].holder, "job");
+    }
+  }
+  EXPECT_TRUE(st.rooms.empty());
+  ASSERT_EQ(st.waiting.size(), 2u);
+  EXPECT_EQ(st.waiting[0].job, 3);
+  EXPECT_EQ(st.waiting[0].request, "7g.40gb:1 x2 nodes");
+  EXPECT_EQ(st.waiting[1].job, 5);
+  EXPECT_EQ(st.waiting[1].request, "2g.10gb:1");
+  for (const StatusWaiting& w : st.waiting) {
+    EXPECT_EQ(w.reason.rfind("no room now for", 0), 0u) << w.reason;
+  }
+  EXPECT_EQ(st.counters.ticks, 1u);
+  EXPECT_EQ(st.Unhealthy(kNow + 1), "");
+
+  const std::string text = MetricsText(st, kNow + 1);
+  EXPECT_NE(text.find("\nmigsched_slurm_ticks_total 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmigsched_slurm_waiting_jobs 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmigsched_slurm_nodes{usable=\"true\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("\nmigsched_slurm_healthy 1\n"), std::string::npos);
+  (*c)->RecordTickError(kNow + 2, "squeue: connection refused");
+  const ControllerStatus after = (*c)->Snapshot();
+  EXPECT_EQ(after.counters.tick_errors, 1u);
+  EXPECT_EQ(after.last_error, "squeue: connection refused");
+  EXPECT_EQ(after.last_tick_s, kNow);  // the last that completed
+  // Valid Prometheus text (promtool, Debian's prometheus; scripts/test.sh installs it).
+  if (std::system("command -v promtool > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "promtool is not installed (Debian package prometheus; scripts/setup.sh)";
+  }
+  const std::string file = migsched::testing::WriteTempFile("controller-metrics.txt", text);
+  const std::string out = file + ".promtool";
+  const int rc = std::system(("promtool check metrics < " + file + " > " + out + " 2>&1").c_str());
+  EXPECT_EQ(rc, 0) << ReadFile(out) << "\n" << text;
+}
+
+// A clean stop tells the jobs the last tick saw waiting (3 and 5) that the
+// controller is not running, with the time (kNow = 1796116200 s =
+// 2026-12-01T09:10:00Z, `date -u -d @1796116200`; plus 5 s).
+TEST(ControllerTest, ACleanStopTellsWaitingJobsTheControllerIsNotRunning) {
+  CapturedSlurm runner;
+  runner.jobs["3"] = Job5("PENDING");
+  runner.jobs["5"] = Job5("PENDING");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes = FullNodes();
+  auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->Tick(kNow).ok());
+  runner.commands.clear();
+  (*c)->SayStopped(kNow + 5);
+  const std::string text =
+      "'AdminComment=migsched: waiting: the migsched controller is not running (stopped at "
+      "2026-12-01 09:10:05 UTC); MIG jobs start once it runs again'";
+  EXPECT_TRUE(runner.Ran("scontrol update JobId=3 " + text))
+      << ::testing::PrintToString(runner.commands);
+  EXPECT_TRUE(runner.Ran("scontrol update JobId=5 " + text));
+}
+
+// Health by hand: ticks of 1 s, so the limit is max(10 s, 5 ticks) = 10 s.
+TEST(ControllerStatusTest, UnhealthyOnceNoTickCompletedForTenSeconds) {
+  ControllerStatus s;
+  s.tick_interval_s = 1;
+  s.started_s = 100;
+  EXPECT_EQ(s.Unhealthy(105), "");  // starting
+  s.last_error = "squeue: timed out";
+  EXPECT_EQ(s.Unhealthy(111), "no tick has completed yet; the last: squeue: timed out");
+  s.last_tick_s = 120;
+  s.last_error = "";
+  EXPECT_EQ(s.Unhealthy(130), "");
+  EXPECT_EQ(s.Unhealthy(131), "no tick has completed for 11 s");
+  s.tick_interval_s = 4;  // 5 ticks = 20 s
+  EXPECT_EQ(s.Unhealthy(139), "");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "slurm/hostlist.h"
@@ -72,6 +73,7 @@ Status Validate(const std::vector<NodeGroup>& groups, const GresConfigOptions& o
   std::erase_if(names, [&](const std::string& n) {
     return std::find(o.skip_profiles.begin(), o.skip_profiles.end(), n) != o.skip_profiles.end();
   });
+  names.emplace_back(kPadType);  // last: a clash names the profile first
   for (size_t i = 0; i < names.size(); ++i) {
     for (size_t j = i + 1; j < names.size(); ++j) {
       if (SlurmGresId(names[i]) == SlurmGresId(names[j])) {
@@ -134,6 +136,13 @@ std::vector<ProfileCapacity> GroupGres(const NodeGroup& group, ConfigTableCache*
   return out;
 }
 
+std::vector<ProfileCapacity> WithPad(std::vector<ProfileCapacity> counts) {
+  int sum = 0;
+  for (const ProfileCapacity& c : counts) sum += c.count;
+  counts.push_back({std::string(kPadType), sum});
+  return counts;
+}
+
 std::string FormatGres(const std::string& gres_name, const std::vector<ProfileCapacity>& counts) {
   std::vector<std::string> parts;
   for (const ProfileCapacity& c : counts) {
@@ -155,7 +164,8 @@ StatusOr<std::string> SlurmConfLines(const std::vector<NodeGroup>& groups,
   for (const NodeGroup& g : groups) {
     if (!g.gpus_spec.empty()) out += fmt::format("# {} per node\n", g.gpus_spec);
     out += fmt::format("NodeName={} Gres={}{}\n", CompressHostlist(g.nodes),
-                       FormatGres(o.gres_name, GroupGres(g, tables, o.skip_profiles)), Attrs(o));
+                       FormatGres(o.gres_name, WithPad(GroupGres(g, tables, o.skip_profiles))),
+                       Attrs(o));
     all_nodes.insert(all_nodes.end(), g.nodes.begin(), g.nodes.end());
   }
   const size_t placeholders =
@@ -168,8 +178,9 @@ StatusOr<std::string> SlurmConfLines(const std::vector<NodeGroup>& groups,
         "# Placeholders (never started): Slurm accepts and queues a MIG job even while\n"
         "# migsched publishes 0 for its profile on every real node. A job spanning N nodes\n"
         "# needs N of them; give them the real nodes' CPUs= and RealMemory=.\n";
-    out += fmt::format("NodeName={} Gres={}{} State=FUTURE\n", CompressHostlist(holds),
-                       FormatGres(o.gres_name, PlaceholderGres(groups, o, tables)), Attrs(o));
+    out +=
+        fmt::format("NodeName={} Gres={}{} State=FUTURE\n", CompressHostlist(holds),
+                    FormatGres(o.gres_name, WithPad(PlaceholderGres(groups, o, tables))), Attrs(o));
   }
   std::vector<std::string> members = all_nodes;
   members.insert(members.end(), holds.begin(), holds.end());
@@ -180,6 +191,10 @@ StatusOr<std::string> SlurmConfLines(const std::vector<NodeGroup>& groups,
   out += fmt::format("PrologSlurmctld={}/prolog-slurmctld\n", o.hooks_dir);
   out += fmt::format("EpilogSlurmctld={}/epilog-slurmctld\n", o.hooks_dir);
   out += fmt::format("TaskProlog={}/task-prolog\n", o.hooks_dir);
+  out +=
+      "# Profile spellings, whole-GPU requests and -w/--nodelist of MIG jobs: job_submit.lua\n"
+      "# (written with --write-hooks) beside slurm.conf; add lua to an existing list.\n";
+  out += "JobSubmitPlugins=lua\n";
   return out;
 }
 
@@ -191,11 +206,173 @@ StatusOr<std::string> GresConfLines(const std::vector<NodeGroup>& groups,
   out += "# migsched: count-only MIG GRES (no File=: the MIG devices are made per job).\n";
   for (const NodeGroup& g : groups) {
     const std::string hosts = CompressHostlist(g.nodes);
-    for (const ProfileCapacity& c : GroupGres(g, tables, o.skip_profiles)) {
+    for (const ProfileCapacity& c : WithPad(GroupGres(g, tables, o.skip_profiles))) {
       out += fmt::format("NodeName={} Name={} Type={} Count={}\n", hosts, o.gres_name, c.profile,
                          c.count);
     }
   }
+  return out;
+}
+
+StatusOr<std::string> JobSubmitLua(const std::vector<NodeGroup>& groups, const GresConfigOptions& o,
+                                   ConfigTableCache* tables) {
+  RETURN_IF_ERROR(Validate(groups, o, tables));
+  static constexpr std::string_view kBody = R"lua(
+local function split(s, sep)
+  local out = {}
+  for part in string.gmatch(s, "[^" .. sep .. "]+") do table.insert(out, part) end
+  return out
+end
+
+-- "n[1-3,5],gpu01" -> {"n1", "n2", "n3", "n5", "gpu01"}; nil for another form.
+local function expand(s)
+  local parts, depth, cur = {}, 0, ""
+  for i = 1, #s do
+    local ch = s:sub(i, i)
+    if ch == "[" then depth = depth + 1 elseif ch == "]" then depth = depth - 1 end
+    if ch == "," and depth == 0 then
+      table.insert(parts, cur)
+      cur = ""
+    else
+      cur = cur .. ch
+    end
+  end
+  if cur ~= "" then table.insert(parts, cur) end
+  local out = {}
+  for _, part in ipairs(parts) do
+    local pre, body, post = part:match("^([^%[]*)%[([^%]]*)%](.*)$")
+    if pre == nil then
+      if part:find("[%[%]]") then return nil end
+      table.insert(out, part)
+    else
+      if post:find("[%[%]]") then return nil end
+      for _, r in ipairs(split(body, ",")) do
+        local a, b = r:match("^(%d+)%-(%d+)$")
+        if a ~= nil then
+          for i = tonumber(a), tonumber(b) do
+            table.insert(out, pre .. string.format("%0" .. #a .. "d", i) .. post)
+          end
+        elseif r:match("^%d+$") then
+          table.insert(out, pre .. r .. post)
+        else
+          return nil
+        end
+      end
+    end
+  end
+  return out
+end
+
+local function whole_gpu_hint()
+  local hints = {}
+  for _, p in ipairs(FULL) do table.insert(hints, "--gres=" .. GRES .. ":" .. p .. ":N") end
+  return table.concat(hints, " or ")
+end
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+  if job_desc.partition ~= PARTITION then return slurm.SUCCESS end
+  for _, field in ipairs({"tres_per_job", "tres_per_task", "tres_per_socket"}) do
+    local v = job_desc[field]
+    if v ~= nil and v:find("gpu") then
+      slurm.log_user("migsched: partition " .. PARTITION .. " has MIG instances, not gpu GRES: " ..
+                     "--gpus, --gpus-per-task and --gpus-per-socket are not taken; ask for " ..
+                     "whole GPUs per node as " .. whole_gpu_hint() .. " (and -N for more nodes)")
+      return slurm.ERROR
+    end
+  end
+  local mig = false
+  local tpn = job_desc.tres_per_node
+  if tpn ~= nil and tpn ~= "" then
+    local out = {}
+    for _, e in ipairs(split(tpn, ",")) do
+      local f = split((e:gsub("^gres[:/]", "")), ":")
+      if f[1] == "gpu" then
+        if #f ~= 2 or #FULL ~= 1 then
+          slurm.log_user("migsched: partition " .. PARTITION .. " has MIG instances, not gpu " ..
+                         "GRES: ask for whole GPUs as " .. whole_gpu_hint())
+          return slurm.ERROR
+        end
+        table.insert(out, "gres:" .. GRES .. ":" .. FULL[1] .. ":" .. f[2])
+        mig = true
+      elseif f[1] == GRES and #f == 3 then
+        local key = f[2]:lower():gsub("^mig%-", "")
+        table.insert(out, "gres:" .. GRES .. ":" .. (PROFILES[key] or f[2]) .. ":" .. f[3])
+        mig = true
+      else
+        if f[1] == GRES then mig = true end
+        table.insert(out, e)
+      end
+    end
+    job_desc.tres_per_node = table.concat(out, ",")
+  end
+  -- -w/--nodelist: Slurm refuses a job whose named node publishes less than it asks for now.
+  local req = job_desc.req_nodes
+  if mig and req ~= nil and req ~= "" then
+    local named = expand(req)
+    if named == nil then return slurm.SUCCESS end
+    local is_mig, want = {}, {}
+    for _, n in ipairs(NODES) do is_mig[n] = true end
+    for _, n in ipairs(named) do
+      if not is_mig[n] then return slurm.SUCCESS end
+      want[n] = true
+    end
+    local exc = {}
+    if job_desc.exc_nodes ~= nil and job_desc.exc_nodes ~= "" then
+      table.insert(exc, job_desc.exc_nodes)
+    end
+    for _, n in ipairs(NODES) do
+      if not want[n] then table.insert(exc, n) end
+    end
+    job_desc.req_nodes = ""
+    job_desc.exc_nodes = table.concat(exc, ",")
+    local min = job_desc.min_nodes
+    if min == nil or min >= slurm.NO_VAL or min < #named then job_desc.min_nodes = #named end
+  end
+  return slurm.SUCCESS
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+  return slurm.SUCCESS
+end
+)lua";
+  std::vector<std::string> profiles, full, nodes;
+  for (const NodeGroup& g : groups) {
+    for (const ProfileCapacity& c : GroupGres(g, tables, o.skip_profiles)) {
+      if (std::find(profiles.begin(), profiles.end(), c.profile) == profiles.end()) {
+        profiles.push_back(c.profile);
+      }
+    }
+    for (const GpuModel* m : g.gpus) {
+      const std::string& name = m->profiles()[m->largest_profile()].name;
+      const bool skipped =
+          std::find(o.skip_profiles.begin(), o.skip_profiles.end(), name) != o.skip_profiles.end();
+      if (!skipped && std::find(full.begin(), full.end(), name) == full.end()) full.push_back(name);
+    }
+    nodes.insert(nodes.end(), g.nodes.begin(), g.nodes.end());
+  }
+  auto quoted = [](const std::vector<std::string>& v) {
+    std::vector<std::string> q;
+    for (const std::string& s : v) q.push_back(fmt::format("\"{}\"", s));
+    return fmt::format("{}", fmt::join(q, ", "));
+  };
+  std::string out;
+  out += "-- job_submit.lua of migsched (Slurm's job_submit/lua plugin: JobSubmitPlugins=lua,\n";
+  out += "-- this file beside slurm.conf). Written by `migsched slurm config`";
+  out += o.command_line.empty() ? "" : ": " + o.command_line;
+  out +=
+      ".\n-- For jobs of the MIG partition: profile spellings, whole-GPU requests, -w/--nodelist\n";
+  out += "-- (docs/slurm.md \"What users may write\"). Other jobs pass untouched.\n";
+  out += fmt::format("local PARTITION = \"{}\"\nlocal GRES = \"{}\"\n", o.partition, o.gres_name);
+  out += "local PROFILES = {";
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    std::string key = profiles[i];
+    for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    out += fmt::format("{}[\"{}\"] = \"{}\"", i == 0 ? "" : ", ", key, profiles[i]);
+  }
+  out += "}\n";
+  out += "local FULL = {" + quoted(full) + "}\n";
+  out += "local NODES = {" + quoted(nodes) + "}\n";
+  out += kBody;
   return out;
 }
 

@@ -5,6 +5,11 @@
 // publishes lower counts at run time (`scontrol update NodeName=...
 // Gres=...`); these are the ceilings it never exceeds.
 //
+// Every node (and placeholder) also carries the type kPadType (see there):
+// Slurm drains a node whose slurmd registers while jobs use its MIG GRES if
+// the node's *total* MIG count differs from the one it found at the last
+// registration, so the controller keeps the total constant with it.
+//
 // Besides the real nodes the lines declare placeholder nodes in State=FUTURE
 // holding the same ceilings: while the controller publishes 0 somewhere,
 // Slurm still accepts a MIG job at submit (a count no node has now is
@@ -29,6 +34,18 @@
 #include "core/status.h"
 
 namespace migsched::slurm {
+
+// The GRES type that keeps a node's total MIG count constant: its configured
+// count is the sum of the node's profile ceilings (so slurm.conf's and
+// gres.conf's total is twice that), and the controller publishes for it
+// whatever the profiles' counts leave of that total. Slurm 22.05 checks a
+// registering slurmd's count-only GRES by the total alone
+// (src/common/gres.c, _node_config_validate: "count changed and jobs are
+// using them" marks the node INVAL and drains it when the total differs from
+// the one found at the last registration while jobs hold any of it); per
+// type it only resets the counts to gres.conf's, which the controller sees
+// and publishes again. Not a MIG profile: a job that asks for it is held.
+inline constexpr std::string_view kPadType = "migsched-pad";
 
 // Nodes that have the same GPUs.
 struct NodeGroup {
@@ -61,6 +78,10 @@ uint32_t SlurmGresId(std::string_view name);
 std::vector<ProfileCapacity> GroupGres(const NodeGroup& group, ConfigTableCache* tables,
                                        const std::vector<std::string>& skip = {});
 
+// `counts` and {kPadType, the sum of their counts}: what slurm.conf and
+// gres.conf declare for a node.
+std::vector<ProfileCapacity> WithPad(std::vector<ProfileCapacity> counts);
+
 // "mig:1g.5gb:14,mig:1g.5gb+me:2,...": a Gres= value.
 std::string FormatGres(const std::string& gres_name, const std::vector<ProfileCapacity>& counts);
 
@@ -76,10 +97,28 @@ std::string FormatGres(const std::string& gres_name, const std::vector<ProfileCa
 StatusOr<std::string> SlurmConfLines(const std::vector<NodeGroup>& groups,
                                      const GresConfigOptions& options, ConfigTableCache* tables);
 
-// The gres.conf lines: per group and profile
+// The gres.conf lines: per group and profile (and kPadType)
 // "NodeName=<hostlist> Name=mig Type=<profile> Count=<n>". Same errors.
 StatusOr<std::string> GresConfLines(const std::vector<NodeGroup>& groups,
                                     const GresConfigOptions& options, ConfigTableCache* tables);
+
+// job_submit.lua for Slurm's job_submit/lua plugin (`JobSubmitPlugins=lua`,
+// the file beside slurm.conf): slurmctld runs it on every submission; for
+// jobs of the MIG partition it
+//   * spells each MIG profile as the catalog does (--gres=mig:3G.20GB:1 and
+//     mig:MIG-3g.20gb:1 become mig:3g.20gb:1, what Slurm's types are);
+//   * turns --gres=gpu:N and --gpus-per-node=N into the cluster's full-GPU
+//     profile (--gres=mig:7g.40gb:N) when it has exactly one, and refuses
+//     them otherwise, and always --gpus=N, --gpus-per-task and
+//     --gpus-per-socket, saying what to write;
+//   * turns -w/--nodelist of MIG nodes into --exclude of the other MIG
+//     nodes (and at least as many nodes as named): Slurm would refuse a job
+//     naming a node whose published counts are lower than it asks for now
+//     ("Requested node configuration is not available"), the controller
+//     places it on the named nodes.
+// Other jobs pass untouched. Same errors as SlurmConfLines.
+StatusOr<std::string> JobSubmitLua(const std::vector<NodeGroup>& groups,
+                                   const GresConfigOptions& options, ConfigTableCache* tables);
 
 // The hook scripts (file name -> content) that slurm.conf points at: the
 // slurmctld ones exec `<migsched> slurm prolog|epilog --config <config>`, the

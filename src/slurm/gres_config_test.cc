@@ -9,13 +9,17 @@ namespace {
 
 using migsched::testing::Model;
 
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 bool Contains(const std::string& text, const std::string& line) {
   return text.find(line + "\n") != std::string::npos;
 }
 
 // 3 nodes x 2 A100 40GB. Per GPU (by hand from the placement grid): 1g.5gb 7,
 // 1g.5gb+me 1, 1g.10gb 4, 2g.10gb 3, 3g.20gb 2, 4g.20gb 1, 7g.40gb 1; per node
-// twice that.
+// twice that; the pad (gres_config.h) their sum, 2 x 19 = 38.
 TEST(GresConfigTest, ThreeNodesOfTwoA100s) {
   const GpuModel* a100 = &Model("A100-40GB");
   std::vector<NodeGroup> groups = {{{"n1", "n2", "n3"}, {a100, a100}, "2xA100-40GB"}};
@@ -25,7 +29,7 @@ TEST(GresConfigTest, ThreeNodesOfTwoA100s) {
   ASSERT_TRUE(conf.ok()) << conf.status().ToString();
   const std::string gres =
       "mig:1g.5gb:14,mig:1g.5gb+me:2,mig:1g.10gb:8,mig:2g.10gb:6,mig:3g.20gb:4,mig:4g.20gb:2,"
-      "mig:7g.40gb:2";
+      "mig:7g.40gb:2,mig:migsched-pad:38";
   EXPECT_TRUE(Contains(*conf, "GresTypes=mig")) << *conf;
   EXPECT_TRUE(Contains(*conf, "NodeName=n[1-3] Gres=" + gres)) << *conf;
   EXPECT_TRUE(Contains(*conf, "NodeName=migsched-hold[1-3] Gres=" + gres + " State=FUTURE"))
@@ -44,6 +48,7 @@ TEST(GresConfigTest, ThreeNodesOfTwoA100s) {
   EXPECT_TRUE(Contains(*gconf, "NodeName=n[1-3] Name=mig Type=1g.5gb Count=14")) << *gconf;
   EXPECT_TRUE(Contains(*gconf, "NodeName=n[1-3] Name=mig Type=3g.20gb Count=4"));
   EXPECT_TRUE(Contains(*gconf, "NodeName=n[1-3] Name=mig Type=7g.40gb Count=2"));
+  EXPECT_TRUE(Contains(*gconf, "NodeName=n[1-3] Name=mig Type=migsched-pad Count=38"));
 }
 
 // Two groups with other GPUs: each its own lines; the placeholders hold the
@@ -64,18 +69,20 @@ TEST(GresConfigTest, GroupsWithOtherGpusAndOptions) {
   EXPECT_TRUE(
       Contains(*conf,
                "NodeName=gpu[01-02] Gres=mg:1g.5gb:7,mg:1g.5gb+me:1,mg:1g.10gb:4,"
-               "mg:2g.10gb:3,mg:3g.20gb:2,mg:4g.20gb:1,mg:7g.40gb:1 CPUs=8 RealMemory=64000"))
+               "mg:2g.10gb:3,mg:3g.20gb:2,mg:4g.20gb:1,mg:7g.40gb:1,mg:migsched-pad:19 CPUs=8 "
+               "RealMemory=64000"))
       << *conf;
-  // 4 x A30: 1g.6gb 4x4, 1g.6gb+me 4x1, 2g.12gb 4x2, 2g.12gb+me 4x1, 4g.24gb 4x1.
+  // 4 x A30: 1g.6gb 4x4, 1g.6gb+me 4x1, 2g.12gb 4x2, 2g.12gb+me 4x1, 4g.24gb 4x1;
+  // the pad 16 + 4 + 8 + 4 + 4 = 36.
   EXPECT_TRUE(Contains(*conf,
                        "NodeName=a30n1 Gres=mg:1g.6gb:16,mg:1g.6gb+me:4,mg:2g.12gb:8,"
-                       "mg:2g.12gb+me:4,mg:4g.24gb:4 CPUs=8 RealMemory=64000"))
+                       "mg:2g.12gb+me:4,mg:4g.24gb:4,mg:migsched-pad:36 CPUs=8 RealMemory=64000"))
       << *conf;
   EXPECT_TRUE(Contains(*conf,
                        "NodeName=migsched-hold[1-2] Gres=mg:1g.5gb:7,mg:1g.5gb+me:1,mg:1g.10gb:4,"
                        "mg:2g.10gb:3,mg:3g.20gb:2,mg:4g.20gb:1,mg:7g.40gb:1,mg:1g.6gb:16,"
-                       "mg:1g.6gb+me:4,mg:2g.12gb:8,mg:2g.12gb+me:4,mg:4g.24gb:4 CPUs=8 "
-                       "RealMemory=64000 State=FUTURE"))
+                       "mg:1g.6gb+me:4,mg:2g.12gb:8,mg:2g.12gb+me:4,mg:4g.24gb:4,"
+                       "mg:migsched-pad:55 CPUs=8 RealMemory=64000 State=FUTURE"))
       << *conf;
   EXPECT_TRUE(Contains(*conf,
                        "PartitionName=gpu Nodes=gpu[01-02],a30n1,migsched-hold[1-2] "
@@ -143,6 +150,30 @@ TEST(GresConfigTest, RefusesProfilesSlurmCannotTellApart) {
   ASSERT_FALSE(conf.ok());
   EXPECT_NE(conf.status().message().find("skip profile '9g.1gb': no GPU of these nodes has it"),
             std::string::npos);
+}
+
+// job_submit.lua's data: the cluster's profiles (lower-case keys), its
+// full-GPU profiles (A100 40GB: 7g.40gb; A30: 4g.24gb) and the MIG nodes;
+// slurm.conf turns the plugin on. (What the script does is tested on a real
+// slurmctld: SlurmClusterTest.TheDocsExamplesAndWhatUsersWriteRun.)
+TEST(GresConfigTest, JobSubmitLuaKnowsTheProfilesFullGpusAndNodes) {
+  const GpuModel* a100 = &Model("A100-40GB");
+  const GpuModel* a30 = &Model("A30");
+  std::vector<NodeGroup> groups = {{{"gpu01", "gpu02"}, {a100}, "1xA100-40GB"},
+                                   {{"a30n1"}, {a30}, "1xA30"}};
+  GresConfigOptions o;
+  ConfigTableCache tables;
+  auto lua = JobSubmitLua(groups, o, &tables);
+  ASSERT_TRUE(lua.ok()) << lua.status().ToString();
+  EXPECT_TRUE(Has(*lua, "local PARTITION = \"mig\"\nlocal GRES = \"mig\"\n")) << *lua;
+  EXPECT_TRUE(Has(*lua, "[\"3g.20gb\"] = \"3g.20gb\"")) << *lua;
+  EXPECT_TRUE(Has(*lua, "[\"1g.6gb+me\"] = \"1g.6gb+me\"")) << *lua;
+  EXPECT_TRUE(Has(*lua, "local FULL = {\"7g.40gb\", \"4g.24gb\"}\n")) << *lua;
+  EXPECT_TRUE(Has(*lua, "local NODES = {\"gpu01\", \"gpu02\", \"a30n1\"}\n")) << *lua;
+  EXPECT_TRUE(Has(*lua, "function slurm_job_submit(job_desc, part_list, submit_uid)"));
+  auto conf = SlurmConfLines(groups, o, &tables);
+  ASSERT_TRUE(conf.ok());
+  EXPECT_TRUE(Has(*conf, "\nJobSubmitPlugins=lua\n")) << *conf;
 }
 
 TEST(GresConfigTest, HookScriptsExecTheHookWithTheConfig) {

@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "slurm/gres_config.h"
+
 namespace migsched::slurm {
 
 Marker ParseMarker(std::string_view comment) {
@@ -62,6 +64,12 @@ StatusOr<std::optional<JobRequest>> ToJobRequest(const SlurmJob& job, std::strin
           "--gres={}:{} names no MIG profile: ask for --gres={}:<profile>:<count>, e.g. "
           "--gres={}:3g.20gb:1",
           gres_name, g.count, gres_name, gres_name));
+    }
+    if (g.type == kPadType) {
+      return InvalidArgumentError(fmt::format(
+          "--gres={}:{}: not a MIG profile (it keeps the nodes' GRES totals constant); ask for "
+          "--gres={}:<profile>:<count>, e.g. --gres={}:3g.20gb:1",
+          gres_name, g.type, gres_name, gres_name));
     }
     if (g.count <= 0) {
       return InvalidArgumentError(

@@ -79,6 +79,15 @@ TEST(JobRequestTest, FromSlurmJob) {
   EXPECT_EQ(bad.status().message(),
             "--gres=mig:2 names no MIG profile: ask for --gres=mig:<profile>:<count>, e.g. "
             "--gres=mig:3g.20gb:1");
+
+  SlurmJob pad;
+  pad.id = 3;
+  pad.tres_per_node = {{"mig", "migsched-pad", 1}};
+  bad = ToJobRequest(pad, "mig");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "--gres=mig:migsched-pad: not a MIG profile (it keeps the nodes' GRES totals "
+            "constant); ask for --gres=mig:<profile>:<count>, e.g. --gres=mig:3g.20gb:1");
 }
 
 TEST(JobKeyTest, RoundTrips) {

@@ -4,6 +4,7 @@
 
 #include "cluster/capacity.h"
 #include "slurm/admin_comment.h"
+#include "slurm/gres_config.h"
 
 namespace migsched::slurm {
 namespace {
@@ -77,13 +78,20 @@ ActiveCounts CountActive(const std::vector<ClassifiedJob>& active, const Cluster
   ActiveCounts out;
   for (const ClassifiedJob& a : active) {
     const std::vector<JobId> allocations = view.AllocationsOf(a.request.job.key);
+    std::optional<Binding> recorded;
+    if (a.slurm->state == "RUNNING") {
+      if (auto b = ParseBound(a.slurm->admin_comment); b.ok()) recorded = std::move(*b);
+    }
     for (const std::string& node : a.slurm->nodes) {
       const int n = view.FindNode(node);
       bool bound = false;
       for (JobId id : allocations) bound = bound || view.OccupantOf(id)->node == n;
+      const bool lost =
+          !bound && recorded && recorded->count(node) && n >= 0 && view.nodes()[n].usable;
+      if (lost) out.lost.push_back({a.request.job.key, node});
       for (const ProfileCount& p : a.request.job.per_node) {
         out.all[{node, p.profile}] += p.count;
-        if (!bound) out.unbound[{node, p.profile}] += p.count;
+        if (!bound && !lost) out.unbound[{node, p.profile}] += p.count;
       }
     }
   }
@@ -154,8 +162,17 @@ std::vector<GresCount> CountsToPublish(
   const bool usable = view_node >= 0 && view.nodes()[view_node].usable;
   std::vector<ProfileCapacity> ceilings;
   if (usable) ceilings = NodeCapacity(view.NodeModels(view_node), view.tables());
+  int64_t total = 0;     // the node's MIG total now, the pad's included
+  int64_t profiles = 0;  // the profiles' new counts
+  int pad = -1;          // the pad's index in `out`
   for (const GresCount& g : current.gres) {
     if (g.name != gres_name) {
+      out.push_back(g);
+      continue;
+    }
+    total += g.count;
+    if (g.type == kPadType) {
+      pad = static_cast<int>(out.size());
       out.push_back(g);
       continue;
     }
@@ -176,8 +193,10 @@ std::vector<GresCount> CountsToPublish(
       }
       c.count = std::min(ceiling, get(active.all) + get(rooms));
     }
+    profiles += c.count;
     out.push_back(c);
   }
+  if (pad >= 0) out[pad].count = std::max<int64_t>(0, total - profiles);
   return out;
 }
 

@@ -45,9 +45,15 @@ Classified ClassifyJobs(const std::vector<SlurmJob>& jobs, const std::string& pa
 
 // Slurm's GRES count per (node, profile) of the active jobs, and of those not
 // yet bound (no allocation owned by their key on that node in the view).
+// A job Slurm shows RUNNING whose AdminComment records a binding on a usable
+// node where the view has no allocation of it has *lost* its allocation (a
+// node reboot took the instances, an operator released them): it is listed
+// in `lost` as (job key, node) and not counted as unbound, so no room is
+// claimed for it (its prolog ran already; it never binds again).
 struct ActiveCounts {
   std::map<std::pair<std::string, std::string>, int> all;
   std::map<std::pair<std::string, std::string>, int> unbound;
+  std::vector<std::pair<std::string, std::string>> lost;
 };
 ActiveCounts CountActive(const std::vector<ClassifiedJob>& active, const ClusterView& view);
 
@@ -85,7 +91,11 @@ std::vector<ClusterJob> StartedWithoutRoom(const ActiveCounts& counts,
 // rooms held for waiting jobs (`rooms`), at most the node's ceiling (what
 // its GPUs hold at once); for a node that is not usable, only its active
 // jobs' count (nothing new starts there, and Slurm's own accounting of what
-// its running jobs hold is never pushed under zero).
+// its running jobs hold is never pushed under zero). The type kPadType
+// (gres_config.h), where Slurm lists it, gets what the other MIG types leave
+// of the node's current MIG total (never below 0), so that the total Slurm
+// knows the node by stays what slurm.conf and gres.conf say: a slurmd
+// registering with another total while jobs use the GRES drains the node.
 std::vector<GresCount> CountsToPublish(
     const SlurmNode& current, const std::string& gres_name, int view_node, const ClusterView& view,
     const ActiveCounts& active, const std::map<std::pair<std::string, std::string>, int>& rooms);

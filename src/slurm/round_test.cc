@@ -158,6 +158,48 @@ TEST(RoundTest, StartedWithoutRoomIsTheUnclaimedDemandPerNodeAndProfile) {
                   .empty());
 }
 
+// Jobs Slurm shows running whose allocations are gone (item: a node reboot
+// took the fake backend's instances; the daemon failed the allocation). Job
+// 20 RUNNING, bound on n1 by its AdminComment, no allocation there: lost, and
+// not unbound (no room is claimed for it). Job 21 CONFIGURING with no
+// binding yet: unbound, not lost. Job 22 RUNNING and bound in the view:
+// neither. Job 23 RUNNING, bound on n2 whose daemon cannot be read: neither
+// (its allocations are unknown).
+TEST(RoundTest, ARunningJobWhoseAllocationIsGoneIsLostNotUnbound) {
+  ConfigTableCache tables;
+  auto view = ClusterView::Build(
+      {{"n1", MakeNode("n1", 1, "A100 40GB", {"0:3g.20gb@0=alloc:slurm:22"}), ""},
+       {"n2", std::nullopt, "connection refused"}},
+      BundledCatalog(), &tables);
+  Binding on_n1;
+  on_n1["n1"] = {{"MIG-a", {0, "3g.20gb", 4}}};
+  Binding on_n2;
+  on_n2["n2"] = {{"MIG-b", {0, "3g.20gb", 4}}};
+  std::vector<SlurmJob> jobs(4);
+  const std::vector<std::string> states = {"RUNNING", "CONFIGURING", "RUNNING", "RUNNING"};
+  for (int i = 0; i < 4; ++i) {
+    jobs[i].id = 20 + i;
+    jobs[i].state = states[i];
+    jobs[i].nodes = {i == 3 ? "n2" : "n1"};
+  }
+  jobs[0].admin_comment = FormatBound(on_n1);
+  jobs[2].admin_comment = FormatBound(on_n1);
+  jobs[3].admin_comment = FormatBound(on_n2);
+  std::vector<ClassifiedJob> active;
+  for (const SlurmJob& j : jobs) {
+    ClassifiedJob cj{&j, {}};
+    cj.request.job.key = JobKey(j.id);
+    cj.request.job.per_node = {{"3g.20gb", 1}};
+    active.push_back(cj);
+  }
+  const ActiveCounts c = CountActive(active, *view);
+  EXPECT_EQ(c.lost, (std::vector<std::pair<std::string, std::string>>{{"slurm:20", "n1"}}));
+  // Unbound: 21 on n1, and 23 on n2 (unusable: not known to be bound).
+  EXPECT_EQ(c.unbound, (std::map<std::pair<std::string, std::string>, int>{
+                           {{"n1", "3g.20gb"}, 1}, {{"n2", "3g.20gb"}, 1}}));
+  EXPECT_EQ(c.all.at({"n1", "3g.20gb"}), 3);
+}
+
 // Counts: Slurm's active jobs plus the rooms held for waiting jobs, at most
 // the ceiling (2 A100: 3g.20gb 4), other GRES untouched; when unusable, only
 // the active jobs' count (n2 runs a 7g.40gb Slurm started there).
@@ -203,6 +245,57 @@ TEST(RoundTest, AnUnusableNodeIsNeverPublishedUnderItsRunningJobs) {
   active.all[{"n2", "3g.20gb"}] = 0;
   const std::vector<GresCount> got = CountsToPublish(n2, "mig", 0, *view, active, {});
   EXPECT_EQ(got, (std::vector<GresCount>{{"mig", "3g.20gb", 0}, {"mig", "7g.40gb", 2}}));
+}
+
+// Regression (slurmd_restart_with_running_mig_jobs_drains_the_node): Slurm
+// checks a registering slurmd's MIG GRES by the node's total; when the total
+// differed from the one found at the last registration while a job held some
+// of it, Slurm drained the node ("gres/mig count changed and jobs are using
+// them (19 != 1)"). The pad takes what the profiles leave of the node's
+// current total, so the total never changes.
+TEST(RoundTest, ThePadKeepsTheNodesMigTotal) {
+  ConfigTableCache tables;
+  auto view = ClusterView::Build(
+      {{"n1", MakeNode("n1", 1, "A100 40GB", {}), ""}, {"n2", std::nullopt, "connection refused"}},
+      BundledCatalog(), &tables);
+  // slurm.conf of one A100 40GB: 1g.5gb 7, 3g.20gb 2, 7g.40gb 1 (others left
+  // out here), the pad their sum 10: total 20.
+  SlurmNode n1;
+  n1.name = "n1";
+  n1.gres = {{"mig", "1g.5gb", 7},
+             {"mig", "3g.20gb", 2},
+             {"mig", "7g.40gb", 1},
+             {"mig", "migsched-pad", 10},
+             {"gpu", "t4", 1}};
+  ActiveCounts active;
+  active.all[{"n1", "3g.20gb"}] = 1;
+  const std::map<std::pair<std::string, std::string>, int> rooms = {{{"n1", "1g.5gb"}, 2}};
+  // Profiles 2 + 1 + 0 = 3; the pad 20 - 3 = 17.
+  EXPECT_EQ(CountsToPublish(n1, "mig", 0, *view, active, rooms),
+            (std::vector<GresCount>{{"mig", "1g.5gb", 2},
+                                    {"mig", "3g.20gb", 1},
+                                    {"mig", "7g.40gb", 0},
+                                    {"mig", "migsched-pad", 17},
+                                    {"gpu", "t4", 1}}));
+  // From counts published before (total 20 still): the same.
+  SlurmNode again = n1;
+  again.gres = {{"mig", "1g.5gb", 0},
+                {"mig", "3g.20gb", 0},
+                {"mig", "7g.40gb", 1},
+                {"mig", "migsched-pad", 19},
+                {"gpu", "t4", 1}};
+  EXPECT_EQ(CountsToPublish(again, "mig", 0, *view, active, rooms),
+            CountsToPublish(n1, "mig", 0, *view, active, rooms));
+  // An unusable node (only its running jobs' 3g.20gb 1): the pad 19.
+  SlurmNode n2 = n1;
+  n2.name = "n2";
+  active.all[{"n2", "3g.20gb"}] = 1;
+  EXPECT_EQ(CountsToPublish(n2, "mig", 1, *view, active, rooms),
+            (std::vector<GresCount>{{"mig", "1g.5gb", 0},
+                                    {"mig", "3g.20gb", 1},
+                                    {"mig", "7g.40gb", 0},
+                                    {"mig", "migsched-pad", 19},
+                                    {"gpu", "t4", 1}}));
 }
 
 }  // namespace

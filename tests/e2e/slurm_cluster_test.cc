@@ -368,7 +368,7 @@ TEST(SlurmClusterTest, GateHoldsThroughReconfigureRestartAndADaemonCrash) {
     // the test waits for the partition UP *with* the published counts.
     const std::string n1_counts =
         "mig:1g.5gb:0,mig:1g.5gb+me:0,mig:1g.10gb:0,mig:2g.10gb:0,mig:3g.20gb:0,"
-        "mig:4g.20gb:0,mig:7g.40gb:2";
+        "mig:4g.20gb:0,mig:7g.40gb:2,mig:migsched-pad:74";  // the total 2 x 38 kept
     auto n1_published = [&] {
       return tb.Out("scontrol show node n1 | sed -n 's/^ *Gres=//p'") == n1_counts;
     };
@@ -409,6 +409,174 @@ TEST(SlurmClusterTest, GateHoldsThroughReconfigureRestartAndADaemonCrash) {
   }
   EXPECT_EQ(tb.Out("sinfo -h -R"), "");
   tb.Sh("scancel -u root");
+}
+
+// Whether Slurm has node `node` in service: registered, not INVAL, DRAIN,
+// DOWN or FAIL (scontrol's State= holds the base state and its flags).
+bool InService(SlurmTestbed& tb, const std::string& node, std::string* state) {
+  *state = tb.Out("scontrol show node " + node + " | grep -o 'State=[A-Z_+]*' | head -n 1");
+  if (state->empty()) return false;
+  for (const char* bad : {"INVAL", "DRAIN", "DOWN", "FAIL", "NOT_RESPONDING", "UNKNOWN"}) {
+    if (state->find(bad) != std::string::npos) return false;
+  }
+  return true;
+}
+
+// Regression (slurmd_restart_with_running_mig_jobs_drains_the_node): Slurm
+// checks a registering slurmd's MIG GRES by the node's total; the controller
+// published lower totals, so a slurmd restarted while a MIG job ran there
+// found "gres/mig count changed and jobs are using them" and Slurm marked the
+// node INVAL and drained it. Now the node keeps its total (the pad): a slurmd
+// stopped and started, killed and started, and a node "reboot" (slurmd and
+// node daemon killed, the fake backend's instances lost) leave it in service;
+// the running job finishes and a whole-GPU job runs there afterwards.
+TEST(SlurmClusterTest, SlurmdRestartsAndARebootLeaveABusyNodeInService) {
+  SKIP_WITHOUT_SLURM();
+  SlurmTestbed tb({"--nodes", "2", "--gpus", "1xA100-40GB"});
+  ASSERT_TRUE(tb.Up());
+  const std::string release = tb.dir() + "/release-a";
+  const int64_t a =
+      Submit(tb, "--exclude=n1 --gres=mig:3g.20gb:1",
+             "echo " task node = $SLURMD_NODENAME cvd = $CUDA_VISIBLE_DEVICES
+                                                        "; "
+                                                        "while [ ! -e " +
+                                                        release + " ]; do sleep 0.2; done");
+  ASSERT_TRUE(SlurmTestbed::WaitFor([&] { return Tasks(tb, a).size() == 1; }, 60)) << tb.Logs();
+  EXPECT_EQ(Tasks(tb, a)[0].node, "n2");
+  const std::string script = SourceDir() + "/deploy/slurm/local-cluster.sh";
+  for (const std::string step : {"slurmd-n2", "slurmd-n2 --kill", "node-n2 --kill"}) {
+    // `restart` returns once slurmctld has the slurmd's new registration.
+    tb.Sh(fmt::format("bash {} restart {} {}", script, tb.dir(), step), true, 120);
+    std::string state;
+    EXPECT_TRUE(InService(tb, "n2", &state)) << step << ": " << state
+                                             << "
+                                                "
+                                             << tb.Out("sinfo -h -R")
+                                             << "
+                                                "
+                                             << tb.Logs();
+    EXPECT_EQ(tb.Out("sinfo -h -R"), "") << step;
+    EXPECT_EQ(JobState(tb, a), "RUNNING") << step;
+  }
+  // After the reboot Slurm still runs job a, whose instance is gone: the
+  // controller reports it (status, metric) once past reclaim_grace_s (10 s).
+  const std::string status = "\"$(cat migsched.path)\" slurm status";
+  auto lost_listed = [&] {
+    const Json doc = Json::parse(tb.Out(status + " --json"));
+    for (const Json& l : doc["lost_allocations"]) {
+      if (l["job"] == a && l["node"] == "n2") return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(SlurmTestbed::WaitFor(lost_listed, 40)) << tb.Out(status + " --json");
+  const std::string table = tb.Out(status);
+  EXPECT_NE(table.find("controller: healthy; partition mig UP (open)"), std::string::npos) << table;
+  EXPECT_NE(table.find(fmt::format("RUNNING IN SLURM, ALLOCATION GONE (1)\n  job {} on n2", a)),
+            std::string::npos)
+      << table;
+  const std::string listen = tb.Out("sed -n 's/^  listen: //p' controller.yaml");
+  EXPECT_EQ(tb.Out("curl -s http://" + listen + "/healthz"), "{\"status\":\"ok\"}");
+  const std::string metrics = tb.Out("curl -sf http://" + listen + "/metrics");
+  EXPECT_NE(metrics.find("\nmigsched_slurm_lost_allocations 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(
+      ReadFile(tb.dir() + "/log/controller.log")
+          .find(fmt::format("slurm:{} runs in Slurm on n2 but its allocation there is gone", a)),
+      std::string::npos);
+
+  tb.Sh("touch " + release);
+  ASSERT_TRUE(SlurmTestbed::WaitFor([&] { return AllEnded(tb, {a}); }, 60)) << tb.Logs();
+  EXPECT_EQ(SlurmJobs(tb).at(a)["job_state"], "COMPLETED");
+  // A whole GPU on n2 afterwards: it needs what the job held freed on the node.
+  const int64_t b = Submit(tb, "--exclude=n1 --gres=mig:7g.40gb:1", TaskScript(1));
+  ASSERT_TRUE(SlurmTestbed::WaitFor([&] { return AllEnded(tb, {b}); }, 90)) << tb.Logs();
+  const Json jb = SlurmJobs(tb).at(b);
+  EXPECT_EQ(jb["job_state"], "COMPLETED") << jb["admin_comment"];
+  EXPECT_EQ(jb["restart_cnt"], 0) << jb["admin_comment"];
+  ASSERT_EQ(Tasks(tb, b).size(), 1u);
+  EXPECT_EQ(Tasks(tb, b)[0].node, "n2");
+  EXPECT_EQ(Tasks(tb, b)[0].placements, std::vector<std::string>{"0:7g.40gb@0"});
+  std::string state;
+  EXPECT_TRUE(InService(tb, "n2", &state)) << state;
+  EXPECT_EQ(tb.Out("sinfo -h -R"), "");
+  EXPECT_EQ(Json::parse(tb.Out(status + " --json"))["lost_allocations"].size(), 0u);
+}
+
+// Every sbatch example in docs/slurm.md's ```sh blocks, as written (the job
+// scripts it names are created, each printing its devices), runs on the
+// local cluster: each completes at the first try on MIG instances. Then what
+// users write besides (job_submit.lua, docs/slurm.md "What users may
+// write"): a profile in capitals, a whole GPU as --gres=gpu:1 (the one
+// full-GPU profile of this cluster of A100 40GB: 7g.40gb), -w and
+// --nodelist; --gpus=1 is refused at submit, saying what to write.
+TEST(SlurmClusterTest, TheDocsExamplesAndWhatUsersWriteRun) {
+  SKIP_WITHOUT_SLURM();
+  std::vector<std::string> examples;
+  {
+    std::stringstream doc(ReadFile(SourceDir() + "/docs/slurm.md"));
+    std::string line;
+    bool in_sh = false;
+    while (std::getline(doc, line)) {
+      if (line.rfind("```", 0) == 0) {
+        in_sh = line == "```sh";
+        continue;
+      }
+      if (!in_sh || line.rfind("sbatch ", 0) != 0) continue;
+      if (const size_t hash = line.find(" #"); hash != std::string::npos) line.resize(hash);
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      examples.push_back(line);
+    }
+  }
+  // The four of "Dynamic MIG for a Slurm cluster" and the one of "Try it on one machine".
+  ASSERT_GE(examples.size(), 5u);
+  SlurmTestbed tb({"--nodes", "2", "--gpus", "1xA100-40GB"});
+  ASSERT_TRUE(tb.Up());
+  std::vector<int64_t> ids;
+  for (const std::string& e : examples) {
+    const std::string last = e.substr(e.rfind(' ') + 1);
+    if (last.size() > 3 && last.substr(last.size() - 3) == ".sh") {
+      std::ofstream(tb.dir() + "/" + last) << "#!/bin/sh\necho \"$CUDA_VISIBLE_DEVICES\"\n";
+    }
+    const std::string out = tb.Out("sbatch --parsable" + e.substr(6));
+    ids.push_back(std::atoll(out.c_str()));
+    EXPECT_GT(ids.back(), 0) << e << ": " << out;
+  }
+  ASSERT_TRUE(SlurmTestbed::WaitFor([&] { return AllEnded(tb, ids); }, 120)) << tb.Logs();
+  const auto jobs = SlurmJobs(tb);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Json& j = jobs.at(ids[i]);
+    EXPECT_EQ(j["job_state"], "COMPLETED") << examples[i] << ": " << j["admin_comment"];
+    EXPECT_EQ(j["restart_cnt"], 0) << examples[i];
+    EXPECT_EQ(ReadFile(fmt::format("{}/slurm-{}.out", tb.dir(), ids[i])).rfind("MIG-", 0), 0u)
+        << examples[i];
+  }
+
+  const int64_t caps = Submit(tb, "--gres=mig:3G.20GB:1", TaskScript(1));
+  const int64_t gpu = Submit(tb, "--gres=gpu:1", TaskScript(1));
+  const int64_t named = Submit(tb, "-w n2 --gres=mig:3g.20gb:1", TaskScript(1));
+  const int64_t nodelist = Submit(tb, "--nodelist=n1 --gres=mig:1g.5gb:1", TaskScript(1));
+  for (int64_t id : {caps, gpu, named, nodelist}) EXPECT_GT(id, 0);
+  const slurm::CommandResult refused = tb.Sh("sbatch -p mig --gpus=1 --wrap true", false);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("ask for whole GPUs per node as --gres=mig:7g.40gb:N"),
+            std::string::npos)
+      << refused.err;
+  ASSERT_TRUE(SlurmTestbed::WaitFor(
+      [&] {
+        return AllEnded(tb, {caps, gpu, named, nodelist});
+      },
+      90))
+      << tb.Logs();
+  const auto after = SlurmJobs(tb);
+  for (int64_t id : {caps, gpu, named, nodelist}) {
+    EXPECT_EQ(after.at(id)["job_state"], "COMPLETED") << id << " " << after.at(id)["admin_comment"];
+    EXPECT_EQ(after.at(id)["restart_cnt"], 0) << id;
+    ASSERT_EQ(Tasks(tb, id).size(), 1u) << id;
+  }
+  EXPECT_NE(Tasks(tb, caps)[0].placements.at(0).find(":3g.20gb@"), std::string::npos);
+  EXPECT_EQ(Tasks(tb, gpu)[0].placements, std::vector<std::string>{"0:7g.40gb@0"});
+  EXPECT_EQ(Tasks(tb, named)[0].node, "n2");
+  EXPECT_EQ(Tasks(tb, nodelist)[0].node, "n1");
+  EXPECT_EQ(tb.Out("sinfo -h -R"), "");
 }
 
 // A daemon that is down: its node publishes 0 and waiting jobs say why.

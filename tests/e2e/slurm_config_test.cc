@@ -14,10 +14,10 @@ bool HasLine(const std::string& text, const std::string& line) {
 }
 
 // By hand, per A100 40GB: 1g.5gb 7, 1g.5gb+me 1, 1g.10gb 4, 2g.10gb 3, 3g.20gb 2,
-// 4g.20gb 1, 7g.40gb 1; two per node.
+// 4g.20gb 1, 7g.40gb 1; two per node; the pad their sum, 38.
 const char kTwoA100Gres[] =
     "mig:1g.5gb:14,mig:1g.5gb+me:2,mig:1g.10gb:8,mig:2g.10gb:6,mig:3g.20gb:4,mig:4g.20gb:2,"
-    "mig:7g.40gb:2";
+    "mig:7g.40gb:2,mig:migsched-pad:38";
 
 TEST(SlurmConfigCliTest, PrintsTheLinesOfTheIssueCluster) {
   CommandResult r = RunMigsched({"slurm", "config", "--nodes", "n[1-3]", "--gpus", "2xA100-40GB"});
