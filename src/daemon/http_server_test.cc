@@ -684,7 +684,7 @@ TEST(PrometheusTest, RendersEveryFamily) {
   m.ended = {{{"job", "timeout"}, 2}, {{"allocation", "released"}, 5}};
   m.busy_seconds = {{InstanceKey{1, 9, "1g.5gb"}, 120.5}};
   const std::string text = RenderPrometheus(m);
-  const std::string g1 = R"(gpu="1",UUID="GPU-1",modelName="A100 40GB",Hostname="node-a")";
+  const std::string g1 = R"(gpu="1",UUID="GPU-1",model_name="A100 40GB",Hostname="node-a")";
   for (const std::string& line : std::vector<std::string>{
            "# TYPE migsched_jobs gauge",
            "migsched_jobs{state=\"queued\"} 2",
@@ -694,7 +694,7 @@ TEST(PrometheusTest, RendersEveryFamily) {
            "migsched_store_degraded 0",
            "migsched_gpu_utilisation{" + g1 + "} 0.5",
            "migsched_gpu_fragcost{" + g1 + "} 0.25",
-           R"(migsched_gpu_fragcost{gpu="2",UUID="GPU-\"2\"",modelName="",Hostname="node-a"} 0)",
+           R"(migsched_gpu_fragcost{gpu="2",UUID="GPU-\"2\"",model_name="",Hostname="node-a"} 0)",
            "migsched_queue_oldest_wait_seconds 42.5",
            "migsched_control_loop_last_tick_timestamp_seconds 1800000000.25",
            "# TYPE migsched_jobs_ended_total counter",

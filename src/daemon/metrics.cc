@@ -22,9 +22,10 @@ void RenderHistogram(std::string* out, std::string_view name, std::string_view h
   *out += fmt::format("{}_sum {}\n{}_count {}\n", name, h.sum, name, h.count);
 }
 
-// The labels DCGM exporter gives a GPU's series: gpu, UUID, modelName, Hostname.
+// The labels DCGM exporter gives a GPU's series: gpu, UUID, Hostname, and its modelName as
+// model_name (Prometheus' snake_case, which promtool check metrics enforces).
 std::string GpuLabels(const GpuView& g, const std::string& host) {
-  return fmt::format("gpu=\"{}\",UUID=\"{}\",modelName=\"{}\",Hostname=\"{}\"", g.index,
+  return fmt::format("gpu=\"{}\",UUID=\"{}\",model_name=\"{}\",Hostname=\"{}\"", g.index,
                      EscapeLabelValue(g.uuid), EscapeLabelValue(g.model), EscapeLabelValue(host));
 }
 

@@ -13,7 +13,7 @@
 //   migsched_reconfigurations_total (counter), migsched_reconfiguration_seconds
 //   (histogram), migsched_migrations_total{kind="intra"|"inter"} (counter),
 //   migsched_decision_seconds (histogram); per GPU, labelled as DCGM exporter
-//   labels its series (gpu, UUID, modelName, Hostname):
+//   labels its series (gpu, UUID, Hostname; its modelName as model_name):
 //   migsched_gpu_utilisation, migsched_gpu_fragcost, migsched_gpu_draining,
 //   migsched_gpu_pcie_tx_bytes_per_second and _rx_ (only GPUs whose backend
 //   measures PCIe); per GPU and MIG profile (+ GPU_I_PROFILE):
@@ -27,13 +27,13 @@
 #define MIGSCHED_DAEMON_METRICS_H_
 
 #include <atomic>
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <compare>
 #include <utility>
 #include <vector>
 
