@@ -84,9 +84,8 @@ TEST(JobsTableTest, RowsShowStateTimeLimitAndPlacementOrReason) {
   EXPECT_EQ(Cells(lines[4]), (std::vector<std::string>{"4", "-", "-", "succeeded", "0:10", "-",
                                                        "2g.10gb", "exit", "0", "train.sh"}));
   // Ran from -190 to -9: 181 s = 3:01, past its 3:00 limit by the kill grace.
-  EXPECT_EQ(Cells(lines[5]),
-            (std::vector<std::string>{"5", "-", "-", "timeout", "3:01", "3:00", "2g.10gb",
-                                      "(time_limit_of_3:00_reached)", "train.sh"}));
+  EXPECT_EQ(Cells(lines[5]), (std::vector<std::string>{"5", "-", "-", "timeout", "3:01", "3:00",
+                                                       "2g.10gb", "(limit_3:00)", "train.sh"}));
 }
 
 // Long cells are cut to their column with "...": the 24 characters of PLACEMENT(REASON).
