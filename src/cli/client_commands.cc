@@ -2,9 +2,10 @@
 // through NodeClient (daemon/client/node_client.h):
 //   migsched submit --profile P | --gpu-fraction F [--count N] [--migratable M]
 //                   [--latency-sensitive] [--env K=V]... [--cwd D] [--name S]
-//                   [--priority N] [--user U] [--idempotency-key K] -- COMMAND [ARGS...]
-//                                                             prints the job id
-//   migsched jobs [--json] [--state S] [--kind K]             a table of jobs (every page)
+//                   [--priority N] [--user U] [--time-limit T] [--idempotency-key K]
+//                   -- COMMAND [ARGS...]                      prints the job id
+//   migsched jobs [--json] [--state S[,S...]] [--kind K] [--user U]
+//                                                             a table like squeue (every page)
 //   migsched cancel ID
 //   migsched gpus [--json]                                    a slot map per GPU
 //   migsched logs ID [-f]
@@ -17,17 +18,21 @@
 // "error: <message>" with exit code 1.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/jobs_table.h"
 #include "daemon/client/node_client.h"
 #include "daemon/request_json.h"
+#include "daemon/time_limit.h"
 
 namespace migsched::cli {
 namespace {
@@ -59,62 +64,6 @@ int Fail(Context& ctx, const Status& st) {
 
 std::string Str(const json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
-
-// "2g.10gb", "2x2g.10gb", "fraction 0.5".
-std::string RequestLabel(const json& req) {
-  std::string what = req.contains("profile")
-                         ? Str(req, "profile")
-                         : fmt::format("fraction {}", req.value("gpu_fraction", 0.0));
-  const int count = req.value("count", 1);
-  return count > 1 ? fmt::format("{}x{}", count, what) : what;
-}
-
-// "0:4+2" (GPU:start+size) per instance, comma-separated; "-" if none.
-std::string Placements(const json& instances) {
-  std::string out;
-  for (const json& i : instances) {
-    out += fmt::format("{}{}:{}+{}", out.empty() ? "" : ",", i.value("gpu", -1),
-                       i.value("start", 0), i.value("size", 0));
-  }
-  return out.empty() ? "-" : out;
-}
-
-std::string Truncate(std::string s, size_t n) {
-  if (s.size() > n) s = s.substr(0, n - 3) + "...";
-  return s;
-}
-
-void PrintJobs(const json& jobs, std::ostream& out) {
-  out << fmt::format("{:<6} {:<10} {:<14} {:<14} {:<5} {}\n", "ID", "STATE", "REQUEST",
-                     "GPU:PLACEMENT", "EXIT", "COMMAND / REASON");
-  for (const json& j : jobs) {
-    const json& req = j.contains("request") ? j["request"] : json::object();
-    const bool allocation = Str(j, "kind") == "allocation";
-    std::string cmd;
-    std::string label;
-    if (allocation) {
-      // An allocation: its instances' profiles, and whose it is.
-      for (const json& i : j.value("instances", json::array())) {
-        label += (label.empty() ? "" : ",") + Str(i, "profile");
-      }
-      cmd = "allocation of " + Str(j, "owner");
-    } else {
-      label = RequestLabel(req);
-      if (req.contains("command") && req["command"].is_array()) {
-        for (const json& a : req["command"]) {
-          cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
-        }
-      }
-    }
-    const std::string reason = Str(j, "reason");
-    if (!reason.empty()) cmd += " (" + reason + ")";
-    const std::string exit =
-        j.contains("exit_code") && j["exit_code"].is_number() ? j["exit_code"].dump() : "-";
-    out << fmt::format("{:<6} {:<10} {:<14} {:<14} {:<5} {}\n", j.value("id", 0), Str(j, "state"),
-                       Truncate(label, 14), Placements(j.value("instances", json::array())), exit,
-                       Truncate(cmd, 60));
-  }
 }
 
 // One GPU as a slot map: a cell per placement unit, a letter per instance
@@ -177,6 +126,7 @@ struct SubmitOptions {
   int priority = 0;
   std::string user;
   std::string idempotency_key;
+  std::string time_limit;
   bool json = false;
   std::vector<std::string> command;
 };
@@ -202,6 +152,11 @@ int Submit(const SubmitOptions& o, Context& ctx) {
   r.priority = o.priority;
   r.name = o.name;
   r.user = o.user;
+  if (!o.time_limit.empty()) {
+    auto t = ParseSlurmTime(o.time_limit);
+    if (!t.ok()) return Fail(ctx, t.status());
+    r.time_limit_s = *t;
+  }
   // The same validation as the server's, before any network traffic.
   if (Status st = ValidateJobRequest(r); !st.ok()) return Fail(ctx, st);
   auto api = Connect(o.client);
@@ -249,6 +204,10 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     cmd->add_option("--priority", o->priority, "Recorded with the job (order is FIFO, §5)");
     cmd->add_option("--user", o->user,
                     "Run as this user (the daemon's job_user or one of its job_users)");
+    cmd->add_option("--time-limit,--time,-t", o->time_limit,
+                    "Time limit, as Slurm's --time: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
+                    "D-HH:MM:SS. The scheduler's expected end of the job; the daemon stops it "
+                    "then (SIGTERM, SIGKILL after kill_grace_s) and it ends `timeout`");
     cmd->add_option("--idempotency-key", o->idempotency_key,
                     "A key of yours: submitting again with it returns the first job, never a "
                     "second one");
@@ -267,22 +226,29 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     struct JobsOptions {
       ClientFlags client;
       bool json = false;
-      std::string state;
+      std::vector<std::string> states;
       std::string kind;
+      std::string user;
     };
     auto o = std::make_shared<JobsOptions>();
-    CLI::App* cmd = app.add_subcommand("jobs", "List the daemon's jobs (and allocations)");
+    CLI::App* cmd = app.add_subcommand(
+        "jobs", "List the daemon's jobs (and allocations) like squeue: state, time, limit, reason");
     AddClientFlags(cmd, &o->client);
     cmd->add_flag("--json", o->json, "Print the API's JSON ({\"jobs\": [...]}, every page)");
-    cmd->add_option("--state", o->state, "Only jobs in this state (queued, running, ...)");
+    cmd->add_option("--state,-t", o->states,
+                    "Only jobs in these states, comma-separated (queued, running, timeout, ...)")
+        ->delimiter(',');
     cmd->add_option("--kind", o->kind, "Only this kind (job, allocation)");
+    cmd->add_option("--user,-u", o->user, "Only jobs that asked to run as this user");
     cmd->callback([o, &ctx, exit_code] {
       JobQuery q;
-      if (!o->state.empty()) {
-        auto s = ParseJobState(o->state);
+      std::set<JobState> states;
+      for (const std::string& name : o->states) {
+        auto s = ParseJobState(name);
         if (!s.ok()) return void(*exit_code = Fail(ctx, s.status()));
-        q.state = *s;
+        states.insert(*s);
       }
+      if (states.size() == 1) q.state = *states.begin();  // else filtered here
       if (!o->kind.empty()) {
         auto k = ParseJobKind(o->kind);
         if (!k.ok()) return void(*exit_code = Fail(ctx, k.status()));
@@ -293,12 +259,18 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
       auto all = api->ListAllJobs(q);
       if (!all.ok()) return void(*exit_code = Fail(ctx, all.status()));
       JobPage page;
-      page.jobs = std::move(*all);
-      const ojson j = JobPageToJson(page);
+      for (DaemonJobRecord& r : *all) {
+        if (!states.empty() && !states.count(r.state)) continue;
+        if (!o->user.empty() && (r.kind != JobKind::kJob || r.request.user != o->user)) continue;
+        page.jobs.push_back(std::move(r));
+      }
       if (o->json) {
-        *ctx.out << j.dump(2) << "\n";
+        *ctx.out << JobPageToJson(page).dump(2) << "\n";
       } else {
-        PrintJobs(json::parse(j.dump())["jobs"], *ctx.out);
+        const double now =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        *ctx.out << FormatJobsTable(page.jobs, now);
       }
       *exit_code = 0;
     });

@@ -111,8 +111,12 @@ class Daemon::Impl : public NodeServiceHost {
 
  private:
   double NowS() const { return static_cast<double>(clock_->NowNanos() - t0_ns_) / 1e9; }
+  // node_name, else the host's name (the node view's name, the metrics' Hostname).
+  std::string NodeName() const;
 
   // ---- the control loop [state] ----
+  // Samples which MIG instances are busy (the metrics' busy seconds).
+  void SampleBusyTime(double now);
   void TickLocked(std::vector<JobService::PendingLaunch>* launches,
                   std::vector<std::filesystem::path>* remove);
   class InstantAdapter;
@@ -274,6 +278,21 @@ Status Daemon::Impl::Tick() {
   return Status();
 }
 
+void Daemon::Impl::SampleBusyTime(double now) {
+  std::map<InstanceKey, bool> present;
+  const Cluster& c = model_->cluster();
+  for (int g = 0; g < c.size(); ++g) {
+    const GpuState& gs = c.gpu(g);
+    for (const Instance& in : gs.instances()) {
+      const Profile& p = gs.model().profile(in.profile);
+      const BackendInstance* live = sync_->Live(g, in.start);
+      if (live == nullptr || live->profile_id != p.id) continue;  // not created yet
+      present[InstanceKey{model_->nvml(g), live->gi_id, p.name}] = in.busy();
+    }
+  }
+  counters_.busy_time.Sample(now, present);
+}
+
 void Daemon::Impl::TickLocked(std::vector<JobService::PendingLaunch>* launches,
                               std::vector<std::filesystem::path>* remove) {
   const double now = NowS();
@@ -285,6 +304,8 @@ void Daemon::Impl::TickLocked(std::vector<JobService::PendingLaunch>* launches,
     if (!st.ok() && dir_health_.ok()) spdlog::error("{}", st.message());
     dir_health_ = st;
   }
+  counters_.last_tick_unix = clock_->UnixSeconds();
+  SampleBusyTime(now);
   node_->ExpireReservations();
   jobs_->Reap();
   jobs_->AdvanceMoves();
@@ -420,13 +441,18 @@ Status Daemon::Impl::Settle(double timeout_s) {
   return UnavailableError(fmt::format("the daemon did not settle within {} s", timeout_s));
 }
 
+std::string Daemon::Impl::NodeName() const {
+  std::string name = config_.node_name;
+  if (name.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) name = host;
+  }
+  return name;
+}
+
 NodeView Daemon::Impl::Node() const {
   NodeView n;
-  n.name = config_.node_name;
-  if (n.name.empty()) {
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) == 0) n.name = host;
-  }
+  n.name = NodeName();
   n.store = writer_->health();
   std::lock_guard<std::mutex> lock(mu_);
   if (n.store.ok() && !dir_health_.ok()) n.store = dir_health_;
@@ -491,7 +517,17 @@ DaemonMetrics Daemon::Impl::Metrics() const {
   m.migrations_inter = counters_.migrations_inter;
   m.decision_seconds = counters_.decision_seconds.Snapshot();
   m.internal_errors = counters_.internal_errors;
+  m.oldest_wait_s = jobs_->OldestWaitS();
+  m.last_tick_unix = counters_.last_tick_unix.load();
+  m.ended = counters_.ended.Snapshot();
+  for (const GpuView& g : gpus) {
+    for (const InstanceView& i : g.instances) {
+      const InstanceKey key{g.index, i.gi_id, i.profile};
+      m.busy_seconds[key] = counters_.busy_time.Seconds(key);
+    }
+  }
   m.gpus = std::move(gpus);
+  m.hostname = NodeName();
   return m;
 }
 

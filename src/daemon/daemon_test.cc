@@ -509,7 +509,7 @@ TEST_F(DaemonTest, PauseMetricsAndPreview) {
   d->Resume();
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
   DaemonMetrics m = d->Metrics();
-  EXPECT_EQ(m.jobs_by_state.size(), 9u);  // every state, released included
+  EXPECT_EQ(m.jobs_by_state.size(), 10u);  // every state, released and timeout included
   EXPECT_EQ(m.jobs_by_state["succeeded"], 1);
   EXPECT_EQ(m.jobs_by_state["queued"], 0);
   EXPECT_EQ(m.reconfigurations, 1);  // one create

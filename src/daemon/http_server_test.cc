@@ -655,23 +655,66 @@ TEST(PrometheusTest, RendersEveryFamily) {
   m.decision_seconds = decision.Snapshot();
   GpuView g;
   g.index = 1;
+  g.uuid = "GPU-1";
+  g.model = "A100 40GB";
   g.utilisation = 0.5;
   g.frag_cost = 0.25;
   g.pcie = PcieThroughput{10, 20};
+  // Two busy 1g.5gb (GI 9 and 10), one idle 2g.10gb (GI 3), one reserved, one being destroyed.
+  auto inst = [](std::string profile, unsigned gi, bool busy, std::string holder) {
+    InstanceView i;
+    i.profile = std::move(profile);
+    i.gi_id = gi;
+    i.mig_uuid = "MIG-" + std::to_string(gi);
+    i.busy = busy;
+    i.holder = std::move(holder);
+    return i;
+  };
+  g.instances = {inst("1g.5gb", 9, true, "job"), inst("1g.5gb", 10, true, "allocation"),
+                 inst("2g.10gb", 3, false, ""), inst("3g.20gb", 2, true, "reservation"),
+                 inst("1g.5gb", 13, true, "placeholder")};
+  g.free_instances = {{"1g.5gb", 1}, {"7g.40gb", 0}};
   GpuView h;
-  h.index = 2;  // no PCIe measurement: no PCIe sample for it
+  h.index = 2;           // no PCIe measurement: no PCIe sample for it
+  h.uuid = "GPU-\"2\"";  // escaped in the labels
   m.gpus = {g, h};
+  m.hostname = "node-a";
+  m.oldest_wait_s = 42.5;
+  m.last_tick_unix = 1800000000.25;
+  m.ended = {{{"job", "timeout"}, 2}, {{"allocation", "released"}, 5}};
+  m.busy_seconds = {{InstanceKey{1, 9, "1g.5gb"}, 120.5}};
   const std::string text = RenderPrometheus(m);
-  for (const char* line : {
+  const std::string g1 = R"(gpu="1",UUID="GPU-1",model_name="A100 40GB",Hostname="node-a")";
+  for (const std::string& line : std::vector<std::string>{
            "# TYPE migsched_jobs gauge",
            "migsched_jobs{state=\"queued\"} 2",
            "migsched_jobs{state=\"running\"} 1",
            "migsched_queue_length 2",
            "migsched_scheduler_paused 1",
            "migsched_store_degraded 0",
-           "migsched_gpu_utilisation{gpu=\"1\"} 0.5",
-           "migsched_gpu_fragcost{gpu=\"1\"} 0.25",
-           "migsched_gpu_fragcost{gpu=\"2\"} 0",
+           "migsched_gpu_utilisation{" + g1 + "} 0.5",
+           "migsched_gpu_fragcost{" + g1 + "} 0.25",
+           R"(migsched_gpu_fragcost{gpu="2",UUID="GPU-\"2\"",model_name="",Hostname="node-a"} 0)",
+           "migsched_queue_oldest_wait_seconds 42.5",
+           "migsched_control_loop_last_tick_timestamp_seconds 1800000000.25",
+           "# TYPE migsched_jobs_ended_total counter",
+           R"(migsched_jobs_ended_total{kind="job",outcome="timeout"} 2)",
+           R"(migsched_jobs_ended_total{kind="allocation",outcome="released"} 5)",
+           // By profile and state: 1g busy 2 (job, allocation), destroying 1; 2g idle 1; 3g
+           // reserved 1.
+           "migsched_mig_instances{" + g1 + R"(,GPU_I_PROFILE="1g.5gb",state="busy"} 2)",
+           "migsched_mig_instances{" + g1 + R"(,GPU_I_PROFILE="1g.5gb",state="destroying"} 1)",
+           "migsched_mig_instances{" + g1 + R"(,GPU_I_PROFILE="2g.10gb",state="idle"} 1)",
+           "migsched_mig_instances{" + g1 + R"(,GPU_I_PROFILE="3g.20gb",state="reserved"} 1)",
+           "migsched_mig_free_instances{" + g1 + R"(,GPU_I_PROFILE="1g.5gb"} 1)",
+           "migsched_mig_free_instances{" + g1 + R"(,GPU_I_PROFILE="7g.40gb"} 0)",
+           "migsched_mig_instance_busy{" + g1 + R"(,GPU_I_PROFILE="1g.5gb",GPU_I_ID="9"} 1)",
+           "migsched_mig_instance_busy{" + g1 + R"(,GPU_I_PROFILE="2g.10gb",GPU_I_ID="3"} 0)",
+           "# TYPE migsched_mig_instance_busy_seconds_total counter",
+           "migsched_mig_instance_busy_seconds_total{" + g1 +
+               R"(,GPU_I_PROFILE="1g.5gb",GPU_I_ID="9"} 120.5)",
+           "migsched_mig_instance_busy_seconds_total{" + g1 +
+               R"(,GPU_I_PROFILE="1g.5gb",GPU_I_ID="10"} 0)",
            "# TYPE migsched_reconfigurations_total counter",
            "migsched_reconfigurations_total 3",
            "# TYPE migsched_reconfiguration_seconds histogram",
@@ -694,12 +737,12 @@ TEST(PrometheusTest, RendersEveryFamily) {
            "migsched_decision_seconds_bucket{le=\"0.005\"} 2",
            "migsched_decision_seconds_count 2",
            // 10 KB/s × 1024 = 10240 B/s.
-           "migsched_gpu_pcie_tx_bytes_per_second{gpu=\"1\"} 10240",
-           "migsched_gpu_pcie_rx_bytes_per_second{gpu=\"1\"} 20480",
+           "migsched_gpu_pcie_tx_bytes_per_second{" + g1 + "} 10240",
+           "migsched_gpu_pcie_rx_bytes_per_second{" + g1 + "} 20480",
        }) {
-    EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n---\n" << text;
+    EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n---\n" << text;
   }
-  EXPECT_EQ(text.find("pcie_tx_bytes_per_second{gpu=\"2\"}"), std::string::npos);
+  EXPECT_EQ(text.find("pcie_tx_bytes_per_second{gpu=\"2\","), std::string::npos);
 }
 
 // Regression (histograms_rebuilt_from_recent_samples): /metrics histograms

@@ -8,7 +8,7 @@
 namespace migsched {
 namespace {
 
-constexpr std::array<std::pair<JobState, std::string_view>, 9> kStateNames = {{
+constexpr std::array<std::pair<JobState, std::string_view>, 10> kStateNames = {{
     {JobState::kQueued, "queued"},
     {JobState::kStarting, "starting"},
     {JobState::kRunning, "running"},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<JobState, std::string_view>, 9> kStateNames = {{
     {JobState::kCancelled, "cancelled"},
     {JobState::kRejected, "rejected"},
     {JobState::kReleased, "released"},
+    {JobState::kTimeout, "timeout"},
 }};
 
 }  // namespace
@@ -57,7 +58,19 @@ const std::vector<JobState>& AllJobStates() {
 
 bool IsTerminal(JobState s) {
   return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled ||
-         s == JobState::kRejected || s == JobState::kReleased;
+         s == JobState::kRejected || s == JobState::kReleased || s == JobState::kTimeout;
+}
+
+bool TimeLimitReached(const DaemonJobRecord& r) {
+  return r.cancel_requested && r.reason.starts_with(kTimeLimitReason);
+}
+
+JobState StoppedState(const DaemonJobRecord& r) {
+  return TimeLimitReached(r) ? JobState::kTimeout : JobState::kCancelled;
+}
+
+std::string StoppedReason(const DaemonJobRecord& r, std::string_view cancelled) {
+  return TimeLimitReached(r) ? r.reason : std::string(cancelled);
 }
 
 Job JobRequest::ToJob() const {

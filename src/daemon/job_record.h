@@ -9,7 +9,7 @@
 //               of ours, never migrated, ended by its owner (DELETE).
 //
 // States (docs/api.md): queued → starting → running → (migrating → running)*
-// → succeeded | failed | cancelled; rejected when admission refuses a job
+// → succeeded | failed | cancelled | timeout; rejected when admission refuses a job
 // (it can never run on this node) or its wait exceeds --max-wait.
 // Allocations: starting → running → released; failed when the bind fails
 // (a create the hardware refused; the reservation it bound is released).
@@ -54,13 +54,14 @@ enum class JobState {
   kCancelled,
   kRejected,
   kReleased,  // an allocation its owner released
+  kTimeout,   // ran past its time_limit_s: stopped (SIGTERM, SIGKILL after kill_grace_s)
 };
 // "queued" | "starting" | … | "released".
 std::string_view JobStateName(JobState s);
 StatusOr<JobState> ParseJobState(std::string_view s);
 // Every state, in the order above.
 const std::vector<JobState>& AllJobStates();
-// succeeded, failed, cancelled, rejected, released.
+// succeeded, failed, cancelled, rejected, released, timeout.
 bool IsTerminal(JobState s);
 
 // What a client asks for (POST /v1/jobs). Exactly one of `profile` and
@@ -77,8 +78,9 @@ struct JobRequest {
   int priority = 0;  // recorded; FIFO order is by submission (§5)
   std::string name;  // optional label
   std::string user;  // run as this user (one of the config's job_users); empty: job_user
-  // The job's time limit, seconds (> 0), or 0: none. Not enforced: the scheduler takes each run's
-  // start plus the limit as the job's expected end (§13 look-ahead reservation and backfill).
+  // The job's time limit, seconds (> 0), or 0: none. The scheduler takes each run's start plus
+  // the limit as the job's expected end (§13 look-ahead reservation and backfill), and the daemon
+  // stops a run still going then (SIGTERM, SIGKILL after kill_grace_s): the job ends `timeout`.
   double time_limit_s = 0;
 
   // The scheduler core's view of the request (duration: the time limit, 0 = unknown).
@@ -137,6 +139,17 @@ struct DaemonJobRecord {
   // The owner key of an allocation ("" for a job).
   const std::string& owner() const { return allocation.owner; }
 };
+
+// A time-limit stop is a stop request (cancel_requested, stored and kept
+// across a restart like a cancel's) whose reason starts with kTimeLimitReason:
+// one durable bit, two outcomes.
+inline constexpr std::string_view kTimeLimitReason = "time limit";
+// Whether `r`'s stop request came from its time limit.
+bool TimeLimitReached(const DaemonJobRecord& r);
+// The state a job whose stop was requested ends in: timeout or cancelled.
+JobState StoppedState(const DaemonJobRecord& r);
+// Its reason: the time limit's (kept from the request) or `cancelled`.
+std::string StoppedReason(const DaemonJobRecord& r, std::string_view cancelled);
 
 }  // namespace migsched
 

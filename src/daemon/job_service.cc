@@ -16,6 +16,7 @@
 #include "daemon/commit_wait.h"
 #include "daemon/json_text.h"
 #include "daemon/request_json.h"
+#include "daemon/time_limit.h"
 #include "sched/policy.h"
 
 namespace migsched {
@@ -74,6 +75,7 @@ JobService::JobService(NodeModel* model, InstanceSync* sync, ProcessRunner* runn
       runner_(runner),
       users_(std::move(users)),
       config_(config),
+      counters_(counters),
       clock_(clock),
       t0_ns_(t0_ns),
       state_mu_(state_mu),
@@ -153,6 +155,8 @@ StatusOr<SubmitResult> JobService::Submit(const JobRequest& typed, const std::st
                      if (st.ok()) {
                        jobs_.AddStored(r);
                        if (r.state == JobState::kQueued) Enqueue(r.id, r.request.ToJob());
+                       if (r.state == JobState::kRejected)
+                         counters_->ended.Count("job", "rejected");
                      }
                      promise->set_value(st);
                    });
@@ -318,6 +322,7 @@ void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int
   r.exit_code = exit_code;
   r.reason = std::move(reason);
   r.ended_at = Unix();
+  counters_->ended.Count(std::string(JobKindName(r.kind)), std::string(JobStateName(state)));
   runs_.erase(r.id);
   launches_.erase(r.id);
   create_failures_.erase(r.id);
@@ -363,7 +368,10 @@ void JobService::Adopt(const RecoveryResult& rec) {
 void JobService::NoteExpectedEnd(DaemonJobId id, double started_s) {
   const DaemonJobRecord* r = jobs_.Current(id);
   if (r == nullptr || r->kind != JobKind::kJob || r->request.time_limit_s <= 0) return;
-  model_->scheduler().SetExpectedEnd(static_cast<JobId>(id), started_s + r->request.time_limit_s);
+  const double end_s = started_s + r->request.time_limit_s;
+  model_->scheduler().SetExpectedEnd(static_cast<JobId>(id), end_s);
+  // The same time is the run's limit (Reap stops it then).
+  if (auto it = runs_.find(id); it != runs_.end()) it->second.limit_at_s = end_s;
 }
 
 void JobService::Place(const Decision& d) {
@@ -441,6 +449,16 @@ void JobService::Reap() {
     }
     ProcessStatus ps = runner_->Poll(id, run.pgid, r->attempt);
     if (ps.kind == ProcessStatus::Kind::kRunning) {
+      if (run.limit_at_s > 0 && now >= run.limit_at_s && !r->cancel_requested &&
+          !moves_.moving(id)) {
+        // Past its time limit: stopped like a cancel (stored first, kept across a restart).
+        r->cancel_requested = true;
+        r->reason = fmt::format("{} of {} reached", kTimeLimitReason,
+                                FormatSlurmTime(r->request.time_limit_s));
+        StopProcess(id);
+        SaveJob(*r, "time-limit", {{"reason", r->reason}});
+        continue;
+      }
       if (run.kill_at_s > 0 && now >= run.kill_at_s) {
         runner_->SignalGroup(run.pgid, SIGKILL);
         run.kill_at_s = 0;
@@ -448,8 +466,9 @@ void JobService::Reap() {
       continue;
     }
     if (ps.kind == ProcessStatus::Kind::kLost) {
-      FinishJob(*r, r->cancel_requested ? JobState::kCancelled : JobState::kFailed, std::nullopt,
-                r->cancel_requested ? "cancelled" : "process lost (no exit status)");
+      FinishJob(
+          *r, r->cancel_requested ? StoppedState(*r) : JobState::kFailed, std::nullopt,
+          r->cancel_requested ? StoppedReason(*r, "cancelled") : "process lost (no exit status)");
       continue;
     }
     const int code = ps.exit_code;
@@ -458,7 +477,7 @@ void JobService::Reap() {
       continue;
     }
     if (r->cancel_requested) {
-      FinishJob(*r, JobState::kCancelled, code, "cancelled");
+      FinishJob(*r, StoppedState(*r), code, StoppedReason(*r, "cancelled"));
     } else if (code == 0) {
       FinishJob(*r, JobState::kSucceeded, 0, "");
     } else {
@@ -467,6 +486,16 @@ void JobService::Reap() {
                            : fmt::format("exited with code {}", code));
     }
   }
+}
+
+double JobService::OldestWaitS() const {
+  double oldest = 0;
+  const double now = NowS();
+  for (JobId id : model_->scheduler().QueuedJobs()) {
+    auto it = enqueued_s_.find(static_cast<DaemonJobId>(id));
+    if (it != enqueued_s_.end()) oldest = std::max(oldest, now - it->second);
+  }
+  return oldest;
 }
 
 bool JobService::MayMove(DaemonJobId id) const {

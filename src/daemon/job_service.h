@@ -153,7 +153,8 @@ class JobService : public MoveHost {
   // this order), the processes that still run (SIGTERM again for a cancel).
   void Adopt(const RecoveryResult& rec);
   // Polls every run: a process that ended ends its job (or completes its
-  // move); a run past its kill grace gets SIGKILL. Never blocks.
+  // move); a run past its time limit (not moving) is stopped as a cancel is,
+  // and ends `timeout`; a run past its kill grace gets SIGKILL. Never blocks.
   void Reap();
   // Advances the moves in flight (polls checkpoint helpers).
   void AdvanceMoves() { moves_.Advance(runner_); }
@@ -168,7 +169,8 @@ class JobService : public MoveHost {
   // (Scheduler::SetMoveFilter, set by the daemon).
   bool MayMove(DaemonJobId id) const;
   // Tells the scheduler when job `id` is expected to end: `started_s` (daemon time) plus its
-  // time_limit_s; nothing for a job without one (its end is unknown: never, §13). Called when
+  // time_limit_s; nothing for a job without one (its end is unknown: never, §13). The same time
+  // is the limit Reap enforces on the job's run, once it has one. Called when
   // the scheduler places it, at each launch (a relaunch after a move starts anew) and at
   // recovery.
   void NoteExpectedEnd(DaemonJobId id, double started_s);
@@ -191,6 +193,8 @@ class JobService : public MoveHost {
   bool HasPendingLaunches() const { return !launches_.empty(); }
   // Visible records per state (metrics).
   std::map<std::string, int64_t> CountByState() const { return jobs_.CountByState(); }
+  // How long the longest-waiting queued job has waited (seconds; 0: none queued).
+  double OldestWaitS() const;
 
   // A launch taken out of the pending ones, carried out without the lock.
   struct PendingLaunch {
@@ -235,8 +239,9 @@ class JobService : public MoveHost {
  private:
   struct Run {
     int64_t pgid = 0;
-    int64_t pid = 0;       // the command's own pid (0 when re-adopted)
-    double kill_at_s = 0;  // > 0: SIGKILL the group at this time (NowS)
+    int64_t pid = 0;        // the command's own pid (0 when re-adopted)
+    double kill_at_s = 0;   // > 0: SIGKILL the group at this time (NowS)
+    double limit_at_s = 0;  // > 0: the job's time limit ends at this time (NowS): stop it
   };
 
   double NowS() const { return static_cast<double>(clock_->NowNanos() - t0_ns_) / 1e9; }
@@ -253,6 +258,7 @@ class JobService : public MoveHost {
   ProcessRunner* runner_;
   const JobUsers users_;
   const DaemonConfig* config_;
+  DaemonCounters* counters_;
   Clock* clock_;
   const int64_t t0_ns_;
   std::mutex* state_mu_;

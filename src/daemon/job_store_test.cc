@@ -76,11 +76,11 @@ void ExpectSame(const DaemonJobRecord& a, const DaemonJobRecord& b) {
 TEST(JobRecordTest, StateNamesRoundTrip) {
   const JobState all[] = {JobState::kQueued,    JobState::kStarting,  JobState::kRunning,
                           JobState::kMigrating, JobState::kSucceeded, JobState::kFailed,
-                          JobState::kCancelled, JobState::kRejected};
-  const char* names[] = {"queued",    "starting", "running",   "migrating",
-                         "succeeded", "failed",   "cancelled", "rejected"};
-  const bool terminal[] = {false, false, false, false, true, true, true, true};
-  for (int i = 0; i < 8; ++i) {
+                          JobState::kCancelled, JobState::kRejected,  JobState::kTimeout};
+  const char* names[] = {"queued", "starting",  "running",  "migrating", "succeeded",
+                         "failed", "cancelled", "rejected", "timeout"};
+  const bool terminal[] = {false, false, false, false, true, true, true, true, true};
+  for (int i = 0; i < 9; ++i) {
     EXPECT_EQ(JobStateName(all[i]), names[i]);
     StatusOr<JobState> s = ParseJobState(names[i]);
     ASSERT_TRUE(s.ok());

@@ -22,7 +22,70 @@ void RenderHistogram(std::string* out, std::string_view name, std::string_view h
   *out += fmt::format("{}_sum {}\n{}_count {}\n", name, h.sum, name, h.count);
 }
 
+// The labels DCGM exporter gives a GPU's series: gpu, UUID, Hostname, and its modelName as
+// model_name (Prometheus' snake_case, which promtool check metrics enforces).
+std::string GpuLabels(const GpuView& g, const std::string& host) {
+  return fmt::format("gpu=\"{}\",UUID=\"{}\",model_name=\"{}\",Hostname=\"{}\"", g.index,
+                     EscapeLabelValue(g.uuid), EscapeLabelValue(g.model), EscapeLabelValue(host));
+}
+
+// An instance's state for migsched_mig_instances.
+std::string_view InstanceState(const InstanceView& i) {
+  if (!i.busy) return "idle";
+  if (i.holder == "reservation") return "reserved";
+  if (i.holder == "placeholder") return "destroying";
+  return "busy";
+}
+
 }  // namespace
+
+std::string EscapeLabelValue(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void OutcomeCounts::Count(const std::string& kind, const std::string& outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++counts_[{kind, outcome}];
+}
+
+std::map<std::pair<std::string, std::string>, int64_t> OutcomeCounts::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counts_;
+}
+
+void BusyTime::Sample(double now_s, const std::map<InstanceKey, bool>& present) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double step = last_s_ < 0 ? 0 : std::clamp(now_s - last_s_, 0.0, kMaxStepS);
+  std::map<InstanceKey, Entry> next;
+  for (const auto& [key, busy] : present) {
+    Entry e;
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      e.seconds = it->second.seconds + (it->second.busy ? step : 0);
+    }
+    e.busy = busy;
+    next.emplace(key, e);
+  }
+  entries_ = std::move(next);
+  last_s_ = now_s;
+}
+
+double BusyTime::Seconds(const InstanceKey& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(key);
+  return it == entries_.end() ? 0 : it->second.seconds;
+}
 
 Histogram::Histogram(std::vector<double> bounds)
     : bounds_(std::move(bounds)), counts_(bounds_.size(), 0) {}
@@ -67,8 +130,17 @@ std::string RenderPrometheus(const DaemonMetrics& m) {
   for (const auto& [state, n] : m.jobs_by_state) {
     out += fmt::format("migsched_jobs{{state=\"{}\"}} {}\n", state, n);
   }
+  Header(&out, "migsched_jobs_ended_total", "counter",
+         "Jobs and allocations that ended since the daemon started, by kind and outcome.");
+  for (const auto& [key, n] : m.ended) {
+    out += fmt::format("migsched_jobs_ended_total{{kind=\"{}\",outcome=\"{}\"}} {}\n", key.first,
+                       key.second, n);
+  }
   Header(&out, "migsched_queue_length", "gauge", "Jobs waiting in the queue.");
   out += fmt::format("migsched_queue_length {}\n", m.queue_length);
+  Header(&out, "migsched_queue_oldest_wait_seconds", "gauge",
+         "How long the longest-waiting queued job has waited so far (0 when none waits).");
+  out += fmt::format("migsched_queue_oldest_wait_seconds {}\n", m.oldest_wait_s);
   Header(&out, "migsched_scheduler_paused", "gauge", "1 while the queue is paused.");
   out += fmt::format("migsched_scheduler_paused {}\n", m.paused ? 1 : 0);
   Header(&out, "migsched_store_degraded", "gauge",
@@ -76,18 +148,64 @@ std::string RenderPrometheus(const DaemonMetrics& m) {
   out += fmt::format("migsched_store_degraded {}\n", m.store_degraded ? 1 : 0);
   Header(&out, "migsched_reservations", "gauge", "Reservations held for cluster controllers.");
   out += fmt::format("migsched_reservations {}\n", m.reservations);
+  Header(&out, "migsched_control_loop_last_tick_timestamp_seconds", "gauge",
+         "Unix time of the control loop's last tick.");
+  out += fmt::format("migsched_control_loop_last_tick_timestamp_seconds {}\n", m.last_tick_unix);
   Header(&out, "migsched_gpu_utilisation", "gauge",
          "Busy compute slices over compute slices per GPU, 0 to 1.");
   for (const GpuView& g : m.gpus) {
-    out += fmt::format("migsched_gpu_utilisation{{gpu=\"{}\"}} {}\n", g.index, g.utilisation);
+    out +=
+        fmt::format("migsched_gpu_utilisation{{{}}} {}\n", GpuLabels(g, m.hostname), g.utilisation);
   }
   Header(&out, "migsched_gpu_fragcost", "gauge", "FragCost of each GPU's current state (spec 2).");
   for (const GpuView& g : m.gpus) {
-    out += fmt::format("migsched_gpu_fragcost{{gpu=\"{}\"}} {}\n", g.index, g.frag_cost);
+    out += fmt::format("migsched_gpu_fragcost{{{}}} {}\n", GpuLabels(g, m.hostname), g.frag_cost);
   }
   Header(&out, "migsched_gpu_draining", "gauge", "1 while the GPU is drained.");
   for (const GpuView& g : m.gpus) {
-    out += fmt::format("migsched_gpu_draining{{gpu=\"{}\"}} {}\n", g.index, g.draining ? 1 : 0);
+    out += fmt::format("migsched_gpu_draining{{{}}} {}\n", GpuLabels(g, m.hostname),
+                       g.draining ? 1 : 0);
+  }
+  Header(&out, "migsched_mig_instances", "gauge",
+         "MIG instances per GPU, profile and state (idle, busy, reserved, destroying).");
+  for (const GpuView& g : m.gpus) {
+    std::map<std::pair<std::string, std::string_view>, int> n;
+    for (const InstanceView& i : g.instances) ++n[{i.profile, InstanceState(i)}];
+    for (const auto& [key, count] : n) {
+      out += fmt::format("migsched_mig_instances{{{},GPU_I_PROFILE=\"{}\",state=\"{}\"}} {}\n",
+                         GpuLabels(g, m.hostname), EscapeLabelValue(key.first), key.second, count);
+    }
+  }
+  Header(&out, "migsched_mig_free_instances", "gauge",
+         "More instances of each profile that fit in the GPU's free placement units now.");
+  for (const GpuView& g : m.gpus) {
+    for (const auto& [profile, count] : g.free_instances) {
+      out += fmt::format("migsched_mig_free_instances{{{},GPU_I_PROFILE=\"{}\"}} {}\n",
+                         GpuLabels(g, m.hostname), EscapeLabelValue(profile), count);
+    }
+  }
+  Header(&out, "migsched_mig_instance_busy", "gauge",
+         "1 while the MIG instance is held by a job, an allocation or a reservation.");
+  for (const GpuView& g : m.gpus) {
+    for (const InstanceView& i : g.instances) {
+      if (i.gi_id == 0 && i.mig_uuid.empty()) continue;  // being created: no id yet
+      out += fmt::format(
+          "migsched_mig_instance_busy{{{},GPU_I_PROFILE=\"{}\",GPU_I_ID=\"{}\"}} {}\n",
+          GpuLabels(g, m.hostname), EscapeLabelValue(i.profile), i.gi_id, i.busy ? 1 : 0);
+    }
+  }
+  Header(&out, "migsched_mig_instance_busy_seconds_total", "counter",
+         "Seconds the MIG instance has been busy since it was created or the daemon started.");
+  for (const GpuView& g : m.gpus) {
+    for (const InstanceView& i : g.instances) {
+      if (i.gi_id == 0 && i.mig_uuid.empty()) continue;
+      auto it = m.busy_seconds.find(InstanceKey{g.index, i.gi_id, i.profile});
+      out += fmt::format(
+          "migsched_mig_instance_busy_seconds_total{{{},GPU_I_PROFILE=\"{}\",GPU_I_ID=\"{}\"}} "
+          "{}\n",
+          GpuLabels(g, m.hostname), EscapeLabelValue(i.profile), i.gi_id,
+          it == m.busy_seconds.end() ? 0.0 : it->second);
+    }
   }
   Header(&out, "migsched_reconfigurations_total", "counter",
          "MIG GPU-instance creates and destroys done on the backend.");
@@ -112,7 +230,7 @@ std::string RenderPrometheus(const DaemonMetrics& m) {
     for (const GpuView& g : m.gpus) {
       if (!g.pcie) continue;
       const int64_t kbps = std::string_view(dir) == "tx" ? g.pcie->tx_kbps : g.pcie->rx_kbps;
-      out += fmt::format("{}{{gpu=\"{}\"}} {}\n", name, g.index, PcieBytesPerSecond(kbps));
+      out += fmt::format("{}{{{}}} {}\n", name, GpuLabels(g, m.hostname), PcieBytesPerSecond(kbps));
     }
   }
   return out;

@@ -4,28 +4,38 @@
 // (format 0.0.4) for GET /metrics, checked with `promtool check metrics`
 // in the tests.
 //
-// Families (docs/api.md):
+// Families (docs/api.md "Metrics"):
 //   migsched_jobs{state=...} (gauge, every state), migsched_queue_length,
-//   migsched_scheduler_paused, migsched_store_degraded (1 while the job store
-//   cannot be written), migsched_reservations (gauge), migsched_gpu_utilisation,
-//   migsched_gpu_fragcost, migsched_gpu_draining {gpu=...} (gauges),
+//   migsched_queue_oldest_wait_seconds, migsched_scheduler_paused,
+//   migsched_store_degraded (1 while the job store cannot be written),
+//   migsched_reservations (gauge), migsched_control_loop_last_tick_timestamp_seconds,
+//   migsched_jobs_ended_total{kind=...,outcome=...} (counter),
 //   migsched_reconfigurations_total (counter), migsched_reconfiguration_seconds
 //   (histogram), migsched_migrations_total{kind="intra"|"inter"} (counter),
 //   migsched_decision_seconds (histogram), migsched_internal_errors_total (counter:
-//   scheduler decisions refused on an internal error), migsched_gpu_pcie_tx_bytes_per_second
-//   and _rx_ {gpu=...} (gauges, only GPUs whose backend measures PCIe).
+//   scheduler decisions refused on an internal error); per GPU, labelled as DCGM exporter
+//   labels its series (gpu, UUID, Hostname; its modelName as model_name):
+//   migsched_gpu_utilisation, migsched_gpu_fragcost, migsched_gpu_draining,
+//   migsched_gpu_pcie_tx_bytes_per_second and _rx_ (only GPUs whose backend
+//   measures PCIe); per GPU and MIG profile (+ GPU_I_PROFILE):
+//   migsched_mig_instances{state="idle"|"busy"|"reserved"|"destroying"},
+//   migsched_mig_free_instances; per MIG instance (+ GPU_I_PROFILE, GPU_I_ID):
+//   migsched_mig_instance_busy, migsched_mig_instance_busy_seconds_total.
 //
-// Thread-safety: Histogram and DaemonCounters are thread-safe (atomics and
-// one small mutex per histogram); the snapshot structs are values.
+// Thread-safety: Histogram, DaemonCounters and BusyTime are thread-safe
+// (atomics and one small mutex each); the snapshot structs are values.
 #ifndef MIGSCHED_DAEMON_METRICS_H_
 #define MIGSCHED_DAEMON_METRICS_H_
 
 #include <atomic>
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "daemon/mig_backend.h"
@@ -59,6 +69,48 @@ class Histogram {
 const std::vector<double>& ReconfigurationBuckets();
 const std::vector<double>& DecisionBuckets();
 
+// Ended jobs and allocations, by (kind, outcome): "job"/"allocation" and a
+// terminal state's name ("succeeded", "timeout", ...).
+class OutcomeCounts {
+ public:
+  void Count(const std::string& kind, const std::string& outcome);
+  std::map<std::pair<std::string, std::string>, int64_t> Snapshot() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, int64_t> counts_;
+};
+
+// One MIG instance as the busy-time counter knows it.
+struct InstanceKey {
+  int gpu = -1;  // NVML index
+  unsigned int gi_id = 0;
+  std::string profile;
+  auto operator<=>(const InstanceKey&) const = default;
+};
+
+// Seconds each MIG instance has been busy since the daemon started or the
+// instance was created (a new instance is a new series). Sampled by the
+// control loop: Sample(now, busy) credits every instance that was busy at the
+// previous sample with the time since (at most kMaxStepS, so that a stalled
+// loop does not credit a long gap); instances no longer present are forgotten.
+class BusyTime {
+ public:
+  static constexpr double kMaxStepS = 60;
+  // `present`: every instance now and whether it is busy.
+  void Sample(double now_s, const std::map<InstanceKey, bool>& present);
+  double Seconds(const InstanceKey& key) const;  // 0 for an unknown instance
+
+ private:
+  struct Entry {
+    double seconds = 0;
+    bool busy = false;  // at the previous sample
+  };
+  mutable std::mutex mu_;
+  double last_s_ = -1;
+  std::map<InstanceKey, Entry> entries_;
+};
+
 // What the daemon counts as it runs.
 struct DaemonCounters {
   std::atomic<int64_t> reconfigurations{0};  // GI creates + destroys done on the backend
@@ -67,6 +119,9 @@ struct DaemonCounters {
   Histogram reconfig_seconds{ReconfigurationBuckets()};
   Histogram decision_seconds{DecisionBuckets()};
   std::atomic<int64_t> internal_errors{0};  // decisions refused on an internal error (a bug)
+  OutcomeCounts ended;                    // every job and allocation that became terminal
+  BusyTime busy_time;                     // per MIG instance
+  std::atomic<double> last_tick_unix{0};  // Unix seconds of the control loop's last tick
 };
 
 // One GPU in GET /v1/gpus and in the metrics.
@@ -76,10 +131,11 @@ struct InstanceView {
   int size = 0;          // placement units
   std::string mig_uuid;  // empty while it is being created
   bool busy = false;
-  std::string holder;     // "job", "allocation", "reservation", "placeholder"; empty when idle
-  int64_t job = 0;        // a job's or allocation's id (0 otherwise)
-  std::string owner;      // an allocation's or reservation's owner key
-  double expires_at = 0;  // a reservation's expiry (Unix seconds)
+  std::string holder;      // "job", "allocation", "reservation", "placeholder"; empty when idle
+  int64_t job = 0;         // a job's or allocation's id (0 otherwise)
+  std::string owner;       // an allocation's or reservation's owner key
+  double expires_at = 0;   // a reservation's expiry (Unix seconds)
+  unsigned int gi_id = 0;  // GPU instance id on the backend (0 while it is being created)
 };
 
 struct GpuView {
@@ -94,6 +150,9 @@ struct GpuView {
   bool draining = false;    // no new placements; empty when its jobs end
   std::string unreachable;  // why the backend cannot reach it ("" when it can)
   std::optional<PcieThroughput> pcie;
+  // Per base profile name: how many more instances of it fit in the free
+  // placement units now, one after another (idle instances left in place).
+  std::map<std::string, int> free_instances;
 };
 
 // Everything GET /metrics shows, taken at one time.
@@ -110,7 +169,16 @@ struct DaemonMetrics {
   HistogramSnapshot decision_seconds;
   int64_t internal_errors = 0;
   std::vector<GpuView> gpus;  // utilisation, FragCost, PCIe per GPU
+  std::vector<GpuView> gpus;  // utilisation, FragCost, PCIe, instances per GPU
+  std::string hostname;       // the Hostname label: node_name or the host's name
+  double oldest_wait_s = 0;   // the longest wait of a queued job so far (0: none queued)
+  double last_tick_unix = 0;  // Unix seconds of the control loop's last tick
+  std::map<std::pair<std::string, std::string>, int64_t> ended;  // (kind, outcome) → count
+  std::map<InstanceKey, double> busy_seconds;                    // per present instance
 };
+
+// Escapes a label value for the text exposition (backslash, quote, newline).
+std::string EscapeLabelValue(std::string_view v);
 
 std::string RenderPrometheus(const DaemonMetrics& m);
 

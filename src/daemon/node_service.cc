@@ -50,6 +50,7 @@ GpuView NodeService::GpuViewOf(int g) const {
     if (const BackendInstance* live = sync_->Live(g, in.start);
         live != nullptr && live->profile_id == p.id) {
       iv.mig_uuid = live->mig_uuid;
+      iv.gi_id = live->gi_id;
     }
     iv.busy = in.busy();
     if (in.busy()) {
@@ -83,6 +84,16 @@ GpuView NodeService::GpuViewOf(int g) const {
   v.draining = model_->cluster().drained(g);
   v.unreachable = model_->unreachable(g);
   v.pcie = sync_->Pcie(g);
+  // Free room per base profile: create its placements in ascending start on a
+  // scratch copy while they fit (same-size placements: the greedy count is the most).
+  for (int p : gs.model().base_profiles()) {
+    GpuState scratch = gs;
+    int n = 0;
+    for (const Placement& pl : gs.model().profile(p).placements) {
+      if (scratch.Create(p, pl.start).ok()) ++n;
+    }
+    v.free_instances[gs.model().profile(p).name] = n;
+  }
   return v;
 }
 

@@ -171,7 +171,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
         case RunProbe::Kind::kEnded: {
           const int code = probe.exit_code;
           if (r.cancel_requested) {
-            end(r, JobState::kCancelled, code, "cancelled");
+            end(r, StoppedState(r), code, StoppedReason(r, "cancelled"));
           } else if (r.state == JobState::kMigrating && code != 0 &&
                      r.request.migratable != Migratable::kNone) {
             ++r.restarts;
@@ -193,8 +193,9 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
                     "the daemon restarted while the job was starting; its leftover process was "
                     "killed");
           } else {
-            end(r, r.cancel_requested ? JobState::kCancelled : JobState::kFailed, std::nullopt,
-                r.cancel_requested ? "cancelled" : "process lost while the daemon was down");
+            end(r, r.cancel_requested ? StoppedState(r) : JobState::kFailed, std::nullopt,
+                r.cancel_requested ? StoppedReason(r, "cancelled")
+                                   : "process lost while the daemon was down");
           }
           break;
         case RunProbe::Kind::kNeverRan:

@@ -115,7 +115,7 @@ TEST_F(DaemonApiTest, RunsRealCommandsWithExitCodesLogsAndPlacements) {
   EXPECT_NE(m->body.find("migsched_jobs{state=\"failed\"} 1\n"), std::string::npos) << m->body;
   EXPECT_NE(m->body.find("migsched_jobs{state=\"succeeded\"} 1\n"), std::string::npos);
   EXPECT_NE(m->body.find("migsched_jobs{state=\"cancelled\"} 1\n"), std::string::npos);
-  EXPECT_NE(m->body.find("migsched_gpu_fragcost{gpu=\"1\"}"), std::string::npos);
+  EXPECT_NE(m->body.find("migsched_gpu_fragcost{gpu=\"1\",UUID=\"GPU-fake-"), std::string::npos);
 }
 
 TEST_F(DaemonApiTest, RestartJobIsMigratedAndRestartedOnItsNewInstance) {

@@ -113,6 +113,9 @@ TEST_F(NodeClientTest, MetricsPassPromtool) {
       ("promtool check metrics < " + file.string() + " > " + out.string() + " 2>&1").c_str());
   EXPECT_EQ(status, 0) << ReadFile(out) << "\n" << text;
   EXPECT_THAT(text, HasSubstr("migsched_reconfigurations_total 1\n"));
+  // The families operators asked for, with DCGM exporter's labels.
+  EXPECT_THAT(text, HasSubstr("migsched_jobs_ended_total{kind=\"job\",outcome=\"succeeded\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("migsched_mig_free_instances{gpu=\"1\",UUID=\"GPU-fake-"));
 }
 
 // Regression (no_warning_for_non_loopback_listen): the API is plain HTTP; a

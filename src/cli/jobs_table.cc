@@ -1,0 +1,82 @@
+#include "cli/jobs_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+#include "daemon/time_limit.h"
+
+namespace migsched::cli {
+namespace {
+
+constexpr std::string_view kRow = "{:<6} {:<10} {:<8} {:<10} {:>10} {:>10}  {:<14} {:<24} {}\n";
+
+std::string Truncate(std::string s, size_t n) {
+  if (s.size() > n) s = s.substr(0, n - 3) + "...";
+  return s;
+}
+
+// "2g.10gb", "2x2g.10gb", "fraction 0.5"; an allocation: its instances' profiles.
+std::string RequestLabel(const DaemonJobRecord& r) {
+  if (r.kind == JobKind::kAllocation) {
+    std::string label;
+    for (const RequestedInstance& i : r.allocation.instances) {
+      label += (label.empty() ? "" : ",") + i.profile;
+    }
+    if (label.empty()) {
+      for (const JobInstance& i : r.instances) label += (label.empty() ? "" : ",") + i.profile;
+    }
+    return label.empty() ? "-" : label;
+  }
+  const JobRequest& q = r.request;
+  const std::string what =
+      q.profile.empty() ? fmt::format("fraction {}", q.gpu_fraction) : q.profile;
+  return q.count > 1 ? fmt::format("{}x{}", q.count, what) : what;
+}
+
+std::string Where(const DaemonJobRecord& r) {
+  std::string out;
+  for (const JobInstance& i : r.instances) {
+    out += fmt::format("{}{}:{}+{}", out.empty() ? "" : ",", i.gpu, i.start, i.size);
+  }
+  if (!out.empty()) return out;
+  if (!r.reason.empty()) return "(" + r.reason + ")";
+  if (r.state == JobState::kQueued) return "(Resources)";
+  if (r.exit_code) return fmt::format("exit {}", *r.exit_code);
+  return "-";
+}
+
+std::string Command(const DaemonJobRecord& r) {
+  if (r.kind == JobKind::kAllocation) return "allocation of " + r.owner();
+  std::string cmd;
+  for (const std::string& a : r.request.command) cmd += (cmd.empty() ? "" : " ") + a;
+  return cmd;
+}
+
+}  // namespace
+
+double JobElapsedSeconds(const DaemonJobRecord& r, double now_unix) {
+  const double from = r.started_at > 0 ? r.started_at : r.submitted_at;
+  const double to = r.ended_at > 0 ? r.ended_at : now_unix;
+  return std::max(0.0, to - from);
+}
+
+std::string FormatJobsTable(const std::vector<DaemonJobRecord>& jobs, double now_unix) {
+  std::string out = fmt::format(fmt::runtime(kRow), "ID", "NAME", "USER", "STATE", "TIME", "LIMIT",
+                                "REQUEST", "PLACEMENT(REASON)", "COMMAND");
+  for (const DaemonJobRecord& r : jobs) {
+    const bool job = r.kind == JobKind::kJob;
+    const std::string name = job ? r.request.name : r.allocation.name;
+    const std::string user = job && !r.request.user.empty() ? r.request.user : "-";
+    const std::string limit =
+        job && r.request.time_limit_s > 0 ? FormatSlurmTime(r.request.time_limit_s) : "-";
+    out += fmt::format(
+        fmt::runtime(kRow), r.id, Truncate(name.empty() ? "-" : name, 10), Truncate(user, 8),
+        JobStateName(r.state), FormatSlurmTime(JobElapsedSeconds(r, now_unix)), limit,
+        Truncate(RequestLabel(r), 14), Truncate(Where(r), 24), Truncate(Command(r), 40));
+  }
+  return out;
+}
+
+}  // namespace migsched::cli

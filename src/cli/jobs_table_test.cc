@@ -1,0 +1,118 @@
+#include "cli/jobs_table.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace migsched::cli {
+namespace {
+
+constexpr double kNow = 1'800'000'000;
+
+std::vector<std::string> Lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Splits on runs of spaces (the columns below hold no spaces).
+std::vector<std::string> Cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+DaemonJobRecord Job(DaemonJobId id, JobState state, double submitted, double started,
+                    double ended) {
+  DaemonJobRecord r;
+  r.id = id;
+  r.state = state;
+  r.submitted_at = submitted;
+  r.started_at = started;
+  r.ended_at = ended;
+  r.request.profile = "2g.10gb";
+  r.request.command = {"train.sh"};
+  return r;
+}
+
+TEST(JobsTableTest, ElapsedIsRunTimeOnceStartedElseTheWait) {
+  // Queued since 45 s ago: waited 45 s.
+  EXPECT_EQ(JobElapsedSeconds(Job(1, JobState::kQueued, kNow - 45, 0, 0), kNow), 45);
+  // Submitted 100 s ago, started 60 s ago: ran 60 s.
+  EXPECT_EQ(JobElapsedSeconds(Job(2, JobState::kRunning, kNow - 100, kNow - 60, 0), kNow), 60);
+  // Started at -60, ended at -10: ran 50 s, whatever now is.
+  EXPECT_EQ(JobElapsedSeconds(Job(3, JobState::kTimeout, kNow - 100, kNow - 60, kNow - 10), kNow),
+            50);
+  // Cancelled while queued: waited from -30 to -20.
+  EXPECT_EQ(JobElapsedSeconds(Job(4, JobState::kCancelled, kNow - 30, 0, kNow - 20), kNow), 10);
+}
+
+TEST(JobsTableTest, RowsShowStateTimeLimitAndPlacementOrReason) {
+  DaemonJobRecord running = Job(1, JobState::kRunning, kNow - 4000, kNow - 3723, 0);
+  running.request.name = "train";
+  running.request.user = "alice";
+  running.request.time_limit_s = 2 * 3600;
+  running.instances = {JobInstance{0, "2g.10gb", 4, 2, "MIG-x", 1, 0}};
+  DaemonJobRecord queued = Job(2, JobState::kQueued, kNow - 75, 0, 0);
+  queued.request.count = 2;
+  DaemonJobRecord waiting = Job(3, JobState::kQueued, kNow - 5, 0, 0);
+  waiting.reason = "waiting:GPU_1";  // no spaces: one cell for the test's split
+  DaemonJobRecord ok = Job(4, JobState::kSucceeded, kNow - 50, kNow - 40, kNow - 30);
+  ok.exit_code = 0;
+  DaemonJobRecord timeout = Job(5, JobState::kTimeout, kNow - 200, kNow - 190, kNow - 9);
+  timeout.exit_code = 143;
+  timeout.reason = "limit_3:00";
+  timeout.request.time_limit_s = 180;
+  const std::vector<std::string> lines =
+      Lines(FormatJobsTable({running, queued, waiting, ok, timeout}, kNow));
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(Cells(lines[0]),
+            (std::vector<std::string>{"ID", "NAME", "USER", "STATE", "TIME", "LIMIT", "REQUEST",
+                                      "PLACEMENT(REASON)", "COMMAND"}));
+  // 3723 s = 1 h 2 min 3 s; the limit 7200 s = 2:00:00; GPU 0, start 4, size 2.
+  EXPECT_EQ(Cells(lines[1]), (std::vector<std::string>{"1", "train", "alice", "running", "1:02:03",
+                                                       "2:00:00", "2g.10gb", "0:4+2", "train.sh"}));
+  // Waited 75 s = 1:15; a gang of two; no reason of the daemon's: Resources.
+  EXPECT_EQ(Cells(lines[2]), (std::vector<std::string>{"2", "-", "-", "queued", "1:15", "-",
+                                                       "2x2g.10gb", "(Resources)", "train.sh"}));
+  EXPECT_EQ(Cells(lines[3])[7], "(waiting:GPU_1)");
+  // Ran from -40 to -30: 0:10, ended with exit 0 and no reason.
+  EXPECT_EQ(Cells(lines[4]), (std::vector<std::string>{"4", "-", "-", "succeeded", "0:10", "-",
+                                                       "2g.10gb", "exit", "0", "train.sh"}));
+  // Ran from -190 to -9: 181 s = 3:01, past its 3:00 limit by the kill grace.
+  EXPECT_EQ(Cells(lines[5]), (std::vector<std::string>{"5", "-", "-", "timeout", "3:01", "3:00",
+                                                       "2g.10gb", "(limit_3:00)", "train.sh"}));
+}
+
+// Long cells are cut to their column with "...": the 24 characters of PLACEMENT(REASON).
+TEST(JobsTableTest, LongReasonsAreCutToTheirColumn) {
+  DaemonJobRecord r = Job(1, JobState::kFailed, kNow - 5, 0, kNow - 1);
+  r.reason = "could_not_create_its_instances_(3_tries)";
+  const std::vector<std::string> lines = Lines(FormatJobsTable({r}, kNow));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(Cells(lines[1])[7], "(could_not_create_its...");
+}
+
+TEST(JobsTableTest, AllocationsShowTheirOwnerAndProfiles) {
+  DaemonJobRecord a;
+  a.id = 7;
+  a.kind = JobKind::kAllocation;
+  a.state = JobState::kRunning;
+  a.submitted_at = kNow - 10;
+  a.started_at = kNow - 9;
+  a.allocation.owner = "slurm:1234";
+  a.allocation.instances = {{1, "3g.20gb", 4}};
+  a.instances = {JobInstance{1, "3g.20gb", 4, 4, "MIG-y", 2, 0}};
+  const std::vector<std::string> lines = Lines(FormatJobsTable({a}, kNow));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(Cells(lines[1]),
+            (std::vector<std::string>{"7", "-", "-", "running", "0:09", "-", "3g.20gb", "1:4+4",
+                                      "allocation", "of", "slurm:1234"}));
+}
+
+}  // namespace
+}  // namespace migsched::cli
