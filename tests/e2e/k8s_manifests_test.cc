@@ -130,7 +130,7 @@ TEST_F(ManifestsTest, KustomizeRendersTheBaseAndTheExamples) {
   }
   const fs::path out = testing::MakeTempDir("kustomize");
   for (const std::string dir : {"base", "examples"}) {
-    const ShellResult r = Shell("kubectl kustomize " + Deploy() + "/" + dir + " 2>/dev/null");
+    const ShellResult r = Shell("(kubectl kustomize " + Deploy() + "/" + dir + " 2>/dev/null)");
     ASSERT_EQ(r.exit_code, 0) << dir << ": " << r.out;
     const std::string rendered = (out / (dir + ".yaml")).string();
     std::ofstream(rendered) << r.out;

@@ -50,7 +50,8 @@ StatusOr<std::unique_ptr<httplib::Server>> MutualTlsServer(const ExtenderServerO
       return failed("cert_file " + o.cert_file + " is not a PEM certificate");
     }
     if (SSL_CTX_use_PrivateKey_file(&ctx, o.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-      return failed("key_file " + o.key_file + " is not a PEM private key");
+      return failed("key_file " + o.key_file + " is not the PEM private key of cert_file " +
+                    o.cert_file);
     }
     if (SSL_CTX_check_private_key(&ctx) != 1) {
       return failed("key_file " + o.key_file + " does not match cert_file " + o.cert_file);
