@@ -9,7 +9,12 @@
 # Debian's `chromium`, which only the HTML report's test needs (it renders the
 # report headless; without chromium that test is skipped, saying so);
 # MIGSCHED_WITH_PROMTOOL=1 also installs Debian's `prometheus`, whose
-# `promtool check metrics` the daemon's /metrics test runs.
+# `promtool check metrics` the daemon's /metrics test runs;
+# MIGSCHED_WITH_KUBECTL=1 also installs Debian's `kubernetes-client` where no
+# kubectl is installed, whose `kubectl kustomize` renders deploy/kubernetes/ in
+# the manifests' test (without kubectl that test is skipped, saying so);
+# MIGSCHED_WITH_PODMAN=1 also installs Debian's `podman` and `buildah`, for
+# scripts/build-image.sh and the image's opt-in test (MIGSCHED_IMAGE_TEST=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +25,8 @@ packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev nlohmann-js
           libcli11-dev libfmt-dev libcpp-httplib-dev libyaml-cpp-dev libsqlite3-dev sqlite3
           libspdlog-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
           libssl-dev openssl
+          # curl: docs/kubernetes.md's "Try it on one machine", run by its test.
+          curl
           # Slurm's own daemons and commands, and munge, for the Slurm tests (docs/slurm.md).
           slurm-wlm munge)
 if [ "${MIGSCHED_WITH_BROWSER:-0}" = "1" ]; then
@@ -27,6 +34,12 @@ if [ "${MIGSCHED_WITH_BROWSER:-0}" = "1" ]; then
 fi
 if [ "${MIGSCHED_WITH_PROMTOOL:-0}" = "1" ]; then
   packages+=(prometheus)
+fi
+if [ "${MIGSCHED_WITH_KUBECTL:-0}" = "1" ] && ! command -v kubectl >/dev/null 2>&1; then
+  packages+=(kubernetes-client)
+fi
+if [ "${MIGSCHED_WITH_PODMAN:-0}" = "1" ]; then
+  packages+=(podman buildah)
 fi
 # npm, for the test-only manifest validator (tests/data/k8s/validate): Debian's
 # nodejs and npm where no npm is installed.

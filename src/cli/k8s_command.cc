@@ -10,6 +10,7 @@
 //       the kubelet device plugin of one node over its node daemon; prints
 //       "node agent of NODE: ..." once every resource is registered
 // Both run until SIGTERM or SIGINT.
+#include <httplib.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -18,6 +19,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +28,7 @@
 #include "cli/commands.h"
 #include "k8s/api/credentials.h"
 #include "k8s/api/kube_client.h"
+#include "k8s/api/leader_election.h"
 #include "k8s/config.h"
 #include "k8s/deploy/scheduler_config.h"
 #include "k8s/device_plugin/device_plugin.h"
@@ -51,6 +55,46 @@ bool SleepUnlessStopped(double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return g_k8s_stop != 0;
+}
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The replica's name in the Lease: the config's, else $POD_NAME, else the host name.
+std::string LeaseIdentity(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') return pod;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') return host;
+  return "migsched-extender-" + std::to_string(::getpid());
+}
+
+// The election loop of one replica (a thread): a round every retry_s until a
+// stop signal, then the lease is given up.
+void RunElection(k8s::LeaderElector* elector) {
+  bool was_leader = false;
+  std::string last_error;
+  do {
+    const double now = SteadySeconds();
+    auto round = elector->TryAcquireOrRenew(now);
+    const std::string error = round.ok() ? "" : round.status().message();
+    if (!error.empty() && error != last_error) spdlog::warn("leader election: {}", error);
+    last_error = error;
+    const bool leader = elector->IsLeader(now);
+    if (leader != was_leader) {
+      if (leader) {
+        spdlog::info("leading (lease {}/{}, identity {})", elector->options().lease_namespace,
+                     elector->options().lease_name, elector->options().identity);
+      } else {
+        spdlog::warn("{}", elector->NotLeaderReason(now));
+      }
+    }
+    was_leader = leader;
+  } while (!SleepUnlessStopped(elector->options().retry_s));
+  if (Status st = elector->Release(); !st.ok()) {
+    spdlog::warn("leader election: giving the lease up: {}", st.message());
+  }
 }
 
 Status SetLogLevel(const std::string& level) {
@@ -112,17 +156,52 @@ int RunExtender(const RunFlags& f, Context& ctx) {
   auto engine = k8s::ClusterEngine::Create(&daemons, &directory, *catalog, o);
   if (!engine.ok()) return fail(engine.status());
   k8s::Extender extender(engine->get(), &api);
-  k8s::ExtenderServer server(&extender, [e = engine->get()] { return e->NotReady(); });
+  k8s::ExtenderServerOptions so;
+  so.cert_file = cfg->tls_cert_file;
+  so.key_file = cfg->tls_key_file;
+  so.client_ca_file = cfg->tls_client_ca_file;
+  so.max_body_bytes = static_cast<size_t>(cfg->max_body_bytes);
+  k8s::ExtenderServer server(
+      &extender, [e = engine->get()] { return e->NotReady(); }, so);
+  std::unique_ptr<k8s::LeaderElector> elector;
+  if (cfg->leader_elect) {
+    k8s::LeaseOptions lo;
+    lo.lease_namespace = cfg->lease_namespace;
+    lo.lease_name = cfg->lease_name;
+    lo.identity = LeaseIdentity(cfg->lease_identity);
+    lo.lease_duration_s = cfg->lease_duration_s;
+    lo.renew_deadline_s = cfg->renew_deadline_s;
+    lo.retry_s = cfg->retry_s;
+    elector = std::make_unique<k8s::LeaderElector>(&api, lo);
+    server.set_bind_gate([e = elector.get()] { return e->NotLeaderReason(SteadySeconds()); });
+  }
   const size_t colon = cfg->listen.rfind(':');
   const std::string host = cfg->listen.substr(0, colon);
   auto port = server.Start(host, std::stoi(cfg->listen.substr(colon + 1)));
   if (!port.ok()) return fail(port.status());
+  std::string probes;
+  if (!cfg->probe_listen.empty()) {
+    const size_t pc = cfg->probe_listen.rfind(':');
+    const std::string phost = cfg->probe_listen.substr(0, pc);
+    auto pport = server.StartProbes(phost, std::stoi(cfg->probe_listen.substr(pc + 1)));
+    if (!pport.ok()) return fail(pport.status());
+    probes = "; probes on http://" + phost + ":" + std::to_string(*pport);
+  }
   std::signal(SIGTERM, OnK8sStop);
   std::signal(SIGINT, OnK8sStop);
   spdlog::info("policy {}, {} node daemons {}", o.policy,
                cfg->discovers() ? "discovered by label" : "listed:",
                cfg->discovers() ? cfg->agents_label_selector : std::to_string(cfg->nodes.size()));
-  *ctx.out << "extender listening on http://" << host << ":" << *port << std::endl;
+  if (!so.tls()) {
+    spdlog::warn(
+        "no tls: anything that reaches {} can call filter, prioritize and bind (docs/kubernetes.md "
+        "\"Authentication\")",
+        cfg->listen);
+  }
+  std::thread election;
+  if (elector) election = std::thread(RunElection, elector.get());
+  *ctx.out << "extender listening on " << (so.tls() ? "https" : "http") << "://" << host << ":"
+           << *port << probes << std::endl;
 
   k8s::Reclaimer reclaimer(&api, &daemons, &directory);
   k8s::Evictor evictor(&api);
@@ -132,6 +211,8 @@ int RunExtender(const RunFlags& f, Context& ctx) {
                          std::max(cfg->migrate_after_s, policy->scheduler.evacuation_min_wait_s));
   std::string last_error, last_migration_error;
   while (!SleepUnlessStopped(cfg->reclaim_interval_s)) {
+    // One writer: only the leader reclaims and evicts.
+    if (elector && !elector->IsLeader(SteadySeconds())) continue;
     auto round = reclaimer.RunOnce();
     const std::string error = round.ok() ? "" : round.status().message();
     if (!error.empty() && error != last_error) spdlog::warn("reclaim: {}", error);
@@ -141,9 +222,7 @@ int RunExtender(const RunFlags& f, Context& ctx) {
       if (!round->released.empty()) (*engine)->Invalidate();
     }
     if (!cfg->migration) continue;
-    const double now =
-        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    auto moves = migrator.RunOnce(now);
+    auto moves = migrator.RunOnce(SteadySeconds());
     const std::string merror = moves.ok() ? "" : moves.status().message();
     if (!merror.empty() && merror != last_migration_error) spdlog::warn("migration: {}", merror);
     last_migration_error = merror;
@@ -153,8 +232,56 @@ int RunExtender(const RunFlags& f, Context& ctx) {
   }
   spdlog::info("stopping (signal {})", g_k8s_stop.load());
   server.Stop();
+  if (election.joinable()) election.join();  // gives the lease up
   return 0;
 }
+
+// The node agent's probe listener (plain HTTP): /healthz while the process
+// serves, /readyz 200 when `why_not_ready` is "" (else 503 with it).
+class ProbeServer {
+ public:
+  ~ProbeServer() { Stop(); }
+  StatusOr<int> Start(const std::string& listen) {
+    const size_t colon = listen.rfind(':');
+    const std::string host = listen.substr(0, colon);
+    server_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"status":"ok"})", "application/json");
+    });
+    server_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+      const std::string why = NotReady();
+      res.status = why.empty() ? 200 : 503;
+      res.set_content(nlohmann::json{{"ready", why.empty()}, {"reason", why}}.dump(),
+                      "application/json");
+    });
+    const int port = std::stoi(listen.substr(colon + 1));
+    const int bound =
+        port == 0 ? server_.bind_to_any_port(host) : (server_.bind_to_port(host, port) ? port : -1);
+    if (bound <= 0) return UnavailableError("probe_listen: cannot listen on " + listen);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return bound;
+  }
+  void Stop() {
+    server_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  void SetNotReady(std::string why) {
+    std::lock_guard lock(mu_);
+    why_ = std::move(why);
+  }
+  std::string NotReady() const {
+    std::lock_guard lock(mu_);
+    return why_;
+  }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  mutable std::mutex mu_;  // guards why_
+  std::string why_ = "starting";
+};
 
 int RunNodeAgent(const RunFlags& f, Context& ctx) {
   auto fail = [&](const Status& st) {
@@ -179,6 +306,14 @@ int RunNodeAgent(const RunFlags& f, Context& ctx) {
   k8s::NodeAgent agent(&daemon, node, *catalog, *cfg);
   std::signal(SIGTERM, OnK8sStop);
   std::signal(SIGINT, OnK8sStop);
+  ProbeServer probes;
+  if (!cfg->probe_listen.empty()) {
+    auto port = probes.Start(cfg->probe_listen);
+    if (!port.ok()) return fail(port.status());
+    spdlog::info("probes on http://{}:{}",
+                 cfg->probe_listen.substr(0, cfg->probe_listen.rfind(':')), *port);
+  }
+  probes.SetNotReady("waiting for the node daemon at " + cfg->daemon_url);
   // The resources come from the daemon's GPUs: wait for it (it may start after us).
   StatusOr<std::vector<k8s::MigResource>> resources = agent.Resources();
   std::string last_error;
@@ -203,6 +338,18 @@ int RunNodeAgent(const RunFlags& f, Context& ctx) {
   *ctx.out << "node agent of " << node << ": " << names << " in " << cfg->device_plugin_dir
            << std::endl;
   bool healthy = true;
+  // Ready once every resource is registered with the kubelet and the daemon answers.
+  auto readiness = [&] {
+    const auto registered = plugins.registrations();
+    for (const auto& r : *resources) {
+      auto it = registered.find(r.resource_name());
+      if (it == registered.end() || it->second == 0) {
+        return r.resource_name() + " is not registered with the kubelet yet";
+      }
+    }
+    return healthy ? std::string() : "the node daemon at " + cfg->daemon_url + " does not answer";
+  };
+  probes.SetNotReady(readiness());
   while (!SleepUnlessStopped(cfg->health_interval_s)) {
     const bool now = agent.Healthy();
     if (now != healthy) {
@@ -210,6 +357,7 @@ int RunNodeAgent(const RunFlags& f, Context& ctx) {
       plugins.SetHealthy(now);
       healthy = now;
     }
+    probes.SetNotReady(readiness());
   }
   spdlog::info("stopping (signal {})", g_k8s_stop.load());
   plugins.Stop();
@@ -265,6 +413,11 @@ void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "Name of the second profile (pods set spec.schedulerName to it)")
       ->capture_default_str();
   cfg->add_option("--url", sc->options.url, "The extender's URL prefix")->capture_default_str();
+  cfg->add_option("--tls-dir", sc->options.tls_dir,
+                  "Folder of kube-scheduler's client certificate (tls.crt, tls.key) and the CA of "
+                  "the extender's (ca.crt), for the extender's tlsConfig; \"\" for none (an "
+                  "http:// --url)")
+      ->capture_default_str();
   cfg->add_option("--kubeconfig", sc->options.kubeconfig,
                   "clientConnection.kubeconfig (e.g. /etc/kubernetes/scheduler.conf)");
   cfg->add_option("--weight", sc->options.weight, "Weight of the extender's scores")
@@ -285,7 +438,9 @@ void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "kubeconfig, kube_context, node_agents {namespace, "
       "label_selector, port} or nodes [{name, url}], token_file or token, scheduler {policy, "
       "...}, reservation_ttl_s, reclaim_interval_s, refresh_s, bind_wait_s, migration, "
-      "migrate_after_s (docs/kubernetes.md, deploy/kubernetes/extender.yaml)");
+      "migrate_after_s, tls {cert_file, key_file, client_ca_file}, probe_listen, max_body_bytes, "
+      "leader_election {enabled, namespace, name, identity, lease_duration_s, renew_deadline_s, "
+      "retry_s} (docs/kubernetes.md, deploy/kubernetes/base/extender.yaml)");
   AddRunFlags(ext, ef.get(), "Extender");
   ext->callback([ef, &ctx, exit_code] { *exit_code = RunExtender(*ef, ctx); });
 
@@ -296,8 +451,8 @@ void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "nvidia.com/mig-<profile> per profile of the node daemon's GPUs; Allocate binds the pod's "
       "reservation on the daemon and gives the container NVIDIA_VISIBLE_DEVICES = "
       "CUDA_VISIBLE_DEVICES = its MIG UUID. Config keys: node_name, daemon_url, token_file or "
-      "token, device_plugin_dir, device_nodes, cdi, health_interval_s (docs/kubernetes.md, "
-      "deploy/kubernetes/node-agent.yaml)");
+      "token, device_plugin_dir, device_nodes, cdi, health_interval_s, probe_listen "
+      "(docs/kubernetes.md, deploy/kubernetes/base/node-agent.yaml)");
   AddRunFlags(agent, af.get(), "Node agent");
   agent->callback([af, &ctx, exit_code] { *exit_code = RunNodeAgent(*af, ctx); });
 }

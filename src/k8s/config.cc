@@ -119,14 +119,14 @@ StatusOr<std::string> ReadText(const std::string& path) {
   return ss.str();
 }
 
-Status CheckListen(const Reader& r, const std::string& listen) {
+Status CheckListen(const Reader& r, const std::string& listen, const std::string& key = "listen") {
   const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) return r.Error("listen", "must be host:port");
+  if (colon == std::string::npos || colon == 0) return r.Error(key, "must be host:port");
   try {
     const int port = std::stoi(listen.substr(colon + 1));
-    if (port < 0 || port > 65535) return r.Error("listen", "port must be 0..65535");
+    if (port < 0 || port > 65535) return r.Error(key, "port must be 0..65535");
   } catch (...) {
-    return r.Error("listen", "must be host:port");
+    return r.Error(key, "must be host:port");
   }
   return Status::Ok();
 }
@@ -152,6 +152,25 @@ StatusOr<ExtenderConfig> ParseExtenderConfig(const std::string& yaml_text,
       {"bind_wait_s", r.Number("bind_wait_s", &c.bind_wait_s, 0)},
       {"migration", r.Bool("migration", &c.migration)},
       {"migrate_after_s", r.Number("migrate_after_s", &c.migrate_after_s, 0)},
+      {"probe_listen", r.String("probe_listen", &c.probe_listen)},
+      {"max_body_bytes", r.Number("max_body_bytes", &c.max_body_bytes, 1024)},
+  };
+  h["tls"] = [&](const YAML::Node& n) {
+    return r.Map(n, "tls",
+                 {{"cert_file", r.String("tls.cert_file", &c.tls_cert_file)},
+                  {"key_file", r.String("tls.key_file", &c.tls_key_file)},
+                  {"client_ca_file", r.String("tls.client_ca_file", &c.tls_client_ca_file)}});
+  };
+  h["leader_election"] = [&](const YAML::Node& n) {
+    return r.Map(
+        n, "leader_election",
+        {{"enabled", r.Bool("leader_election.enabled", &c.leader_elect)},
+         {"namespace", r.String("leader_election.namespace", &c.lease_namespace)},
+         {"name", r.String("leader_election.name", &c.lease_name)},
+         {"identity", r.String("leader_election.identity", &c.lease_identity)},
+         {"lease_duration_s", r.Number("leader_election.lease_duration_s", &c.lease_duration_s, 1)},
+         {"renew_deadline_s", r.Number("leader_election.renew_deadline_s", &c.renew_deadline_s, 1)},
+         {"retry_s", r.Number("leader_election.retry_s", &c.retry_s, 0)}});
   };
   h["node_agents"] = [&](const YAML::Node& n) {
     have_agents = true;
@@ -191,6 +210,24 @@ StatusOr<ExtenderConfig> ParseExtenderConfig(const std::string& yaml_text,
   };
   if (Status st = r.Map(*root, "", h); !st.ok()) return st;
   if (Status st = CheckListen(r, c.listen); !st.ok()) return st;
+  if (!c.probe_listen.empty()) {
+    if (Status st = CheckListen(r, c.probe_listen, "probe_listen"); !st.ok()) return st;
+  }
+  const int tls_files =
+      !c.tls_cert_file.empty() + !c.tls_key_file.empty() + !c.tls_client_ca_file.empty();
+  if (tls_files != 0 && tls_files != 3) {
+    return r.Error("tls", "give cert_file, key_file and client_ca_file (all three)");
+  }
+  if (c.leader_elect) {
+    if (c.lease_namespace.empty() || c.lease_name.empty()) {
+      return r.Error("leader_election", "needs a namespace and a name");
+    }
+    if (!(c.retry_s < c.renew_deadline_s && c.renew_deadline_s < c.lease_duration_s)) {
+      return r.Error("leader_election",
+                     "needs retry_s < renew_deadline_s < lease_duration_s (the leader must stop "
+                     "before another replica may take over)");
+    }
+  }
   if (have_agents && !c.nodes.empty()) {
     return r.Error("nodes", "give either node_agents (discovery) or nodes (a list), not both");
   }
@@ -221,9 +258,13 @@ StatusOr<NodeAgentConfig> ParseNodeAgentConfig(const std::string& yaml_text,
                  {"device_plugin_dir", r.String("device_plugin_dir", &c.device_plugin_dir)},
                  {"device_nodes", r.Strings("device_nodes", &c.device_nodes)},
                  {"cdi", r.Bool("cdi", &c.cdi)},
-                 {"health_interval_s", r.Number("health_interval_s", &c.health_interval_s, 1)}});
+                 {"health_interval_s", r.Number("health_interval_s", &c.health_interval_s, 1)},
+                 {"probe_listen", r.String("probe_listen", &c.probe_listen)}});
       !st.ok()) {
     return st;
+  }
+  if (!c.probe_listen.empty()) {
+    if (Status st = CheckListen(r, c.probe_listen, "probe_listen"); !st.ok()) return st;
   }
   if (c.daemon_url.rfind("http://", 0) != 0 && c.daemon_url.rfind("https://", 0) != 0) {
     return r.Error("daemon_url", "must start with http:// or https://");

@@ -1,7 +1,7 @@
 // The config files of `migsched k8s extender --config FILE` and
 // `migsched k8s node-agent --config FILE` (YAML mappings; an unknown key, a
 // wrong type or a bad value is an error naming the file and the key; the
-// ConfigMaps of deploy/kubernetes/ hold commented examples).
+// ConfigMaps of deploy/kubernetes/base/ hold commented examples).
 //
 // extender:
 //   listen: "0.0.0.0:8888"          host:port of the extender's HTTP server
@@ -20,6 +20,22 @@
 //   bind_wait_s: 20                 a bind waits this long for an earlier pod on its node
 //   migration: true                 evict migratable pods to open room (docs/kubernetes.md)
 //   migrate_after_s: 60             a pod waits this long before room is opened for it
+//   tls:                            HTTPS with client certificates checked (mutual TLS);
+//     cert_file: /etc/migsched-tls/tls.crt     absent: plain HTTP (only behind a
+//     key_file: /etc/migsched-tls/tls.key      NetworkPolicy, docs/kubernetes.md)
+//     client_ca_file: /etc/migsched-tls/ca.crt the CA of kube-scheduler's client certificate
+//   probe_listen: ""                host:port of a plain-HTTP listener serving only /healthz,
+//                                   /readyz, /metrics ("" = none): the kubelet's probes and
+//                                   Prometheus present no client certificate
+//   max_body_bytes: 16777216        a longer request body is refused with 413
+//   leader_election:                several replicas, one writer (k8s/api/leader_election.h)
+//     enabled: false
+//     namespace: migsched-system    the coordination.k8s.io Lease's namespace and name
+//     name: migsched-extender
+//     identity: ""                  "" = $POD_NAME, else the host name
+//     lease_duration_s: 15
+//     renew_deadline_s: 10          < lease_duration_s
+//     retry_s: 2                    < renew_deadline_s
 //
 // node-agent:
 //   node_name: ""                   "" = $NODE_NAME, else the host name
@@ -30,6 +46,11 @@
 //   cdi: false                      true: also name each instance as the CDI device
 //                                   nvidia.com/gpu=<MIG UUID>
 //   health_interval_s: 5            how often the daemon is asked whether it answers
+//   probe_listen: ""                host:port of a plain-HTTP listener for the kubelet's
+//                                   probes ("" = none): GET /healthz (200 while the process
+//                                   serves), GET /readyz (200 once every resource is
+//                                   registered with the kubelet and the daemon answers,
+//                                   else 503 with the reason)
 //
 // Thread-safety: plain values.
 #ifndef MIGSCHED_K8S_CONFIG_H_
@@ -66,6 +87,18 @@ struct ExtenderConfig {
   double bind_wait_s = 20;
   bool migration = true;
   double migrate_after_s = 60;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  std::string probe_listen;
+  double max_body_bytes = 16u << 20;
+  bool leader_elect = false;
+  std::string lease_namespace = "migsched-system";
+  std::string lease_name = "migsched-extender";
+  std::string lease_identity;
+  double lease_duration_s = 15;
+  double renew_deadline_s = 10;
+  double retry_s = 2;
 
   bool discovers() const { return nodes.empty(); }
 };
@@ -80,6 +113,7 @@ struct NodeAgentConfig {
                                            "/dev/nvidia-uvm-tools"};
   bool cdi = false;
   double health_interval_s = 5;
+  std::string probe_listen;
 };
 
 // The extender's scheduler policy: its name and the options it runs with

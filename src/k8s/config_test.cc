@@ -75,6 +75,37 @@ migration: false
   EXPECT_FALSE(c->migration);
 }
 
+TEST(ExtenderConfigTest, TlsProbesBodyBoundAndLeaderElection) {
+  auto c = ParseExtenderConfig(R"(
+nodes: [{name: n1, url: 'http://a:1'}]
+token: t
+tls: {cert_file: /tls/tls.crt, key_file: /tls/tls.key, client_ca_file: /tls/ca.crt}
+probe_listen: 0.0.0.0:8889
+max_body_bytes: 1048576
+leader_election: {enabled: true, identity: extender-a, lease_duration_s: 30}
+)",
+                               "extender.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->tls_cert_file, "/tls/tls.crt");
+  EXPECT_EQ(c->tls_key_file, "/tls/tls.key");
+  EXPECT_EQ(c->tls_client_ca_file, "/tls/ca.crt");
+  EXPECT_EQ(c->probe_listen, "0.0.0.0:8889");
+  EXPECT_EQ(c->max_body_bytes, 1048576);
+  EXPECT_TRUE(c->leader_elect);
+  EXPECT_EQ(c->lease_identity, "extender-a");
+  EXPECT_EQ(c->lease_namespace, "migsched-system");  // the defaults of config.h
+  EXPECT_EQ(c->lease_name, "migsched-extender");
+  EXPECT_EQ(c->lease_duration_s, 30);
+  EXPECT_EQ(c->renew_deadline_s, 10);
+  // Without the keys: plain HTTP, no probe listener, 16 MiB, one replica.
+  auto d = ParseExtenderConfig("nodes: [{name: n1, url: 'http://a:1'}]\ntoken: t\n", "x");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->tls_cert_file, "");
+  EXPECT_EQ(d->probe_listen, "");
+  EXPECT_EQ(d->max_body_bytes, 16 * 1024 * 1024);
+  EXPECT_FALSE(d->leader_elect);
+}
+
 TEST(ExtenderConfigTest, MistakesNameTheKey) {
   struct Case {
     std::string yaml, message;
@@ -83,9 +114,20 @@ TEST(ExtenderConfigTest, MistakesNameTheKey) {
   for (const Case& c : std::vector<Case>{
            {ok_nodes + "listn: 1",
             "x: listn: unknown key (known: bind_wait_s, kube_context, "
-            "kubeconfig, listen, migrate_after_s, migration, node_agents, "
-            "nodes, reclaim_interval_s, refresh_s, reservation_ttl_s, "
-            "scheduler, token, token_file)"},
+            "kubeconfig, leader_election, listen, max_body_bytes, migrate_after_s, migration, "
+            "node_agents, nodes, probe_listen, reclaim_interval_s, refresh_s, "
+            "reservation_ttl_s, scheduler, tls, token, token_file)"},
+           {ok_nodes + "tls: {cert_file: a.crt, key_file: a.key}",
+            "x: tls: give cert_file, key_file and client_ca_file (all three)"},
+           {ok_nodes + "tls: {cert: a.crt}",
+            "x: tls.cert: unknown key (known: cert_file, client_ca_file, key_file)"},
+           {ok_nodes + "probe_listen: 8889", "x: probe_listen: must be host:port"},
+           {ok_nodes + "max_body_bytes: 100", "x: max_body_bytes: must be a number >= 1024"},
+           {ok_nodes + "leader_election: {enabled: true, renew_deadline_s: 20}",
+            "x: leader_election: needs retry_s < renew_deadline_s < lease_duration_s (the "
+            "leader must stop before another replica may take over)"},
+           {ok_nodes + "leader_election: {enabled: true, name: ''}",
+            "x: leader_election: needs a namespace and a name"},
            {"token: t\n",
             "x: node_agents: the node daemons are missing: give node_agents or nodes"},
            {"nodes: [{name: n1}]\ntoken: t\n", "x: nodes[0]: needs a name and a url"},
@@ -117,6 +159,12 @@ TEST(NodeAgentConfigTest, DefaultsAndMistakes) {
   EXPECT_EQ(c->device_nodes, (std::vector<std::string>{"/dev/nvidiactl", "/dev/nvidia-uvm",
                                                        "/dev/nvidia-uvm-tools"}));
   EXPECT_FALSE(c->cdi);
+  EXPECT_EQ(c->probe_listen, "");
+  auto p = ParseNodeAgentConfig("token: t\nprobe_listen: 0.0.0.0:7071\n", "a");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->probe_listen, "0.0.0.0:7071");
+  EXPECT_EQ(ParseNodeAgentConfig("token: t\nprobe_listen: x\n", "a").status().message(),
+            "a: probe_listen: must be host:port");
   EXPECT_EQ(ParseNodeAgentConfig("token: t\ndevice_nodes: [dev/x]\n", "a").status().message(),
             "a: device_nodes: 'dev/x' is not an absolute path");
   EXPECT_EQ(ParseNodeAgentConfig("token: t\ndaemon_url: 127.0.0.1:7070\n", "a").status().message(),

@@ -675,6 +675,79 @@ TEST_F(K8sDiscoveryTest, TheNodeDaemonsAreTheNodeAgentPods) {
   ExpectAllocatedWhereReserved(node, pod, *a);
 }
 
+// Two extender replicas with leader election (a short lease here): only the
+// holder of the Lease binds, the other refuses, naming the holder. When the
+// leader stops (SIGTERM gives the lease up), the other takes over and binds.
+// A reservation the stopped replica made that the kubelet had not taken yet
+// (in flight across the restart) lives on the node's daemon, not in the
+// extender: the kubelet's Allocate still gets its instance, and the new
+// leader places the next pods around it.
+class K8sLeaderElectionTest : public K8sClusterTest {
+ protected:
+  std::string ExtenderExtra() const override {
+    return "migration: false\nleader_election: {enabled: true, identity: extender-a, "
+           "lease_duration_s: 4, renew_deadline_s: 3, retry_s: 0.2}\n";
+  }
+  std::string Holder() {
+    auto l = api.Lease("migsched-system", "migsched-extender");
+    return l ? (*l)["spec"].value("holderIdentity", std::string()) : "";
+  }
+  // Waits (bounded) until `who` holds the Lease.
+  bool WaitForHolder(const std::string& who) {
+    for (const auto until = Clock::now() + 30s; Clock::now() < until;) {
+      if (Holder() == who) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+};
+
+TEST_F(K8sLeaderElectionTest, OnlyTheLeaseHolderBindsAndTheOtherReplicaTakesOver) {
+  ASSERT_TRUE(kubelets[0]->WaitForRegistration("nvidia.com/mig-7g.40gb", 10s).ok());
+  ASSERT_TRUE(WaitForHolder("extender-a")) << Holder();
+  std::string cfg = testing::ReadFile((dir / "extender.yaml").string());
+  const std::string a = "identity: extender-a";
+  cfg.replace(cfg.find(a), a.size(), "identity: extender-b");
+  std::ofstream(dir / "extender-b.yaml") << cfg;
+  auto b = Child::Start({"k8s", "extender", "--config", (dir / "extender-b.yaml").string()},
+                        dir / "extender-b.log", "extender listening on http://127.0.0.1:");
+  ASSERT_NE(b, nullptr);
+  auto b_http = std::make_unique<httplib::Client>("127.0.0.1", std::stoi(b->rest()));
+  b_http->set_read_timeout(60, 0);
+
+  // 7g.40gb: a whole GPU each, two per node.
+  const json first = PodOf(1, "7g.40gb"), second = PodOf(2, "7g.40gb"), third = PodOf(3, "7g.40gb");
+  for (const json* p : {&first, &second, &third}) api.AddPod(*p);
+  const std::string node = Schedule(first);  // replica a
+  ASSERT_NE(node, "");
+  std::swap(http, b_http);  // replica b
+  EXPECT_EQ(Bind(first, node)["Error"],
+            "migsched: not the leader (the lease migsched-system/migsched-extender is held by "
+            "extender-a)");
+  EXPECT_FALSE(api.Pod("ml", "train-01").value()["spec"].contains("nodeName"));
+  std::swap(http, b_http);  // replica a binds: reserved on the node's daemon
+  ASSERT_EQ(Bind(first, node)["Error"], "");
+
+  extender.reset();  // SIGTERM: a stops and gives the lease up
+  ASSERT_TRUE(WaitForHolder("extender-b")) << Holder();
+  http = std::move(b_http);
+  // The kubelet starts the first pod only now: its reservation outlived a.
+  auto a1 = Allocate(node, "7g.40gb", {"7g.40gb-0"});
+  ASSERT_TRUE(a1.ok()) << a1.status().ToString();
+  ExpectAllocatedWhereReserved(node, first, *a1);
+  // b places the second pod on the node's other GPU, and the third nowhere there.
+  const json only_node = {node};
+  json f = Post("filter", {{"Pod", second}, {"Nodes", nullptr}, {"NodeNames", only_node}});
+  ASSERT_EQ(f["NodeNames"], only_node) << f.dump();
+  ASSERT_EQ(Bind(second, node)["Error"], "");
+  EXPECT_NE(PlacementOf(second)["instances"][0]["gpu"], PlacementOf(first)["instances"][0]["gpu"]);
+  auto a2 = Allocate(node, "7g.40gb", {"7g.40gb-1"});
+  ASSERT_TRUE(a2.ok()) << a2.status().ToString();
+  ExpectAllocatedWhereReserved(node, second, *a2);
+  f = Post("filter", {{"Pod", third}, {"Nodes", nullptr}, {"NodeNames", only_node}});
+  EXPECT_TRUE(f["NodeNames"].empty()) << f.dump();
+}
+
 // The commands refuse a config they cannot use at once, saying why, before
 // serving anything.
 TEST(K8sCommandsTest, BadConfigsAreRefusedWithTheReason) {

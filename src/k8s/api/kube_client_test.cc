@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "k8s/testing/recording_api_server.h"
+#include "k8s/testing/test_pki.h"
 #include "testing/test_util.h"
 
 namespace migsched::k8s {
@@ -166,10 +167,7 @@ TEST(KubeClientNoServerTest, NoAnswerIsUnavailableWithTheReason) {
 
 // A self-signed certificate for 127.0.0.1 made with the openssl command.
 bool MakeCertificate(const std::string& dir, const std::string& name) {
-  const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=" + name +
-                          " -addext subjectAltName=IP:127.0.0.1 -keyout " + dir + "/" + name +
-                          ".key -out " + dir + "/" + name + ".crt 2>/dev/null";
-  return std::system(cmd.c_str()) == 0;
+  return MakeSelfSignedCert(dir, name, "IP:127.0.0.1");
 }
 
 TEST(KubeClientTlsTest, TheConfiguredCaIsRequired) {

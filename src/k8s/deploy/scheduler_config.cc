@@ -51,9 +51,15 @@ std::string KubeSchedulerConfigYaml(const std::vector<std::string>& resources,
        "  # node where no instance was reserved for it.\n"
        "  ignorable: false\n"
        "  httpTimeout: " +
-       o.http_timeout +
-       "\n"
-       "  # kube-scheduler sends only pods that ask for one of these; it leaves\n"
+       o.http_timeout + "\n";
+  if (!o.tls_dir.empty()) {
+    y += "  # Mutual TLS: the extender serves only callers with a certificate of its CA.\n"
+         "  tlsConfig:\n"
+         "    certFile: " +
+         o.tls_dir + "/tls.crt\n    keyFile: " + o.tls_dir + "/tls.key\n    caFile: " + o.tls_dir +
+         "/ca.crt\n";
+  }
+  y += "  # kube-scheduler sends only pods that ask for one of these; it leaves\n"
        "  # their counting to the extender (the instances of a GPU share slices,\n"
        "  # which per-resource counts cannot express).\n"
        "  managedResources:\n";

@@ -1,7 +1,7 @@
 // The KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) that puts
 // the migsched extender in front of kube-scheduler, with the catalog's MIG
 // resources as managedResources (`migsched k8s scheduler-config`; the files
-// in deploy/kubernetes/ are its output).
+// in deploy/kubernetes/ (base/scheduler.yaml) are its output).
 //
 // Thread-safety: pure functions.
 #ifndef MIGSCHED_K8S_DEPLOY_SCHEDULER_CONFIG_H_
@@ -21,7 +21,12 @@ struct SchedulerConfigOptions {
   bool second_profile = true;
   std::string scheduler_name = "migsched";
   std::string lease_namespace = "migsched-system";
-  std::string url = "http://migsched-extender.migsched-system.svc:8888";
+  std::string url = "https://migsched-extender.migsched-system.svc:8888";
+  // The extender entry's tlsConfig: kube-scheduler presents DIR/tls.crt +
+  // DIR/tls.key as its client certificate and checks the extender's against
+  // DIR/ca.crt (the files of deploy/kubernetes/make-certs.sh). "" for none
+  // (an http:// url).
+  std::string tls_dir = "/etc/migsched-tls";
   std::string kubeconfig;  // clientConnection.kubeconfig ("" for in-cluster)
   int weight = 5;
   std::string http_timeout = "30s";

@@ -7,10 +7,21 @@
 //   GET  /metrics                      Prometheus text: calls per verb, bind errors,
 //                                      unreadable bodies
 //
-// Every other path or method is a 404 with a JSON error. Bodies up to
-// kMaxBodyBytes (a NodeList of thousands of nodes, without nodeCacheCapable).
+// Every other path or method is a 404 with a JSON error. A body longer than
+// `max_body_bytes` is refused with 413 and a JSON error before it is read into
+// memory (the default, kMaxBodyBytes, holds a NodeList of about a thousand
+// nodes, for kube-scheduler configurations without nodeCacheCapable).
 //
-// Thread-safety: Start/Stop from one thread; requests run on httplib's pool.
+// With ExtenderServerOptions' TLS files the server speaks HTTPS and checks the
+// caller's client certificate against `client_ca_file` (mutual TLS, as
+// kube-scheduler's extender tlsConfig certFile/keyFile/caFile present it): a
+// client without a certificate signed by that CA fails the TLS handshake and
+// never reaches a handler. StartProbes() adds a second, plain-HTTP listener
+// that serves only /healthz, /readyz and /metrics, for the kubelet's probes and
+// Prometheus, which present no client certificate.
+//
+// Thread-safety: Start/StartProbes/Stop from one thread; requests run on
+// httplib's pool.
 #ifndef MIGSCHED_K8S_EXTENDER_EXTENDER_SERVER_H_
 #define MIGSCHED_K8S_EXTENDER_EXTENDER_SERVER_H_
 
@@ -28,25 +39,55 @@ class Server;
 
 namespace migsched::k8s {
 
-inline constexpr size_t kMaxBodyBytes = 64u << 20;
+inline constexpr size_t kMaxBodyBytes = 16u << 20;
 inline constexpr size_t kServerThreads = 64;  // requests served at once
+
+struct ExtenderServerOptions {
+  // PEM files. All empty: plain HTTP. Otherwise all three are needed: the
+  // server's certificate and key, and the CA that signs its callers' client
+  // certificates.
+  std::string cert_file;
+  std::string key_file;
+  std::string client_ca_file;
+  size_t max_body_bytes = kMaxBodyBytes;  // bytes; a longer body gets 413
+
+  bool tls() const { return !cert_file.empty(); }
+};
 
 class ExtenderServer {
  public:
   // `ready` returns "" when ready, else why not (shown by /readyz).
-  ExtenderServer(Extender* extender, std::function<std::string()> ready);
+  ExtenderServer(Extender* extender, std::function<std::string()> ready,
+                 ExtenderServerOptions options = {});
   ~ExtenderServer();  // Stop()
 
   // Binds host:port (port 0: the kernel picks) and serves on a thread.
-  // Returns the port. kUnavailable when the address cannot be bound.
+  // Returns the port. kUnavailable when the address cannot be bound;
+  // kInvalidArgument when the TLS files are incomplete or cannot be loaded
+  // (the message names them).
   StatusOr<int> Start(const std::string& host, int port);
+  // The plain-HTTP probe listener (/healthz, /readyz, /metrics only). Returns
+  // the port; kUnavailable when the address cannot be bound.
+  StatusOr<int> StartProbes(const std::string& host, int port);
+  // `gate` returns "" while this replica may bind, else why not (e.g. "not
+  // the leader"): a /bind then answers that Error without calling the
+  // extender, so kube-scheduler retries the pod (another replica binds it).
+  // Set before Start.
+  void set_bind_gate(std::function<std::string()> gate) { bind_gate_ = std::move(gate); }
   void Stop();
 
  private:
+  void AddProbeRoutes(httplib::Server& s);
+  StatusOr<int> Listen(httplib::Server& s, const std::string& host, int port, std::thread* thread);
+
   Extender* const extender_;
   std::function<std::string()> ready_;
+  const ExtenderServerOptions options_;
+  std::function<std::string()> bind_gate_;
   std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<httplib::Server> probes_;
   std::thread thread_;
+  std::thread probes_thread_;
 };
 
 }  // namespace migsched::k8s

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "k8s/testing/test_pki.h"
 #include "testing/test_util.h"
 
 namespace migsched::k8s {
@@ -78,6 +79,172 @@ TEST(ExtenderServerTest, ServesTheVerbsHealthReadinessAndMetrics) {
   EXPECT_NE(m->body.find("migsched_extender_bad_requests_total 1\n"), std::string::npos);
   server.Stop();
   EXPECT_FALSE(client.Get("/healthz"));
+}
+
+// Bodies over max_body_bytes get a 413 with a JSON error, and the extender
+// never sees them (its filter count stays 0); a body of exactly the bound passes.
+TEST(ExtenderServerTest, BodiesOverTheBoundGet413) {
+  EveryNodeFits engine;
+  Extender extender(&engine, nullptr);
+  ExtenderServerOptions o;
+  o.max_body_bytes = 1000;
+  ExtenderServer server(&extender, nullptr, o);
+  auto port = server.Start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  httplib::Client client("127.0.0.1", *port);
+
+  auto big = client.Post("/filter", std::string(1001, ' '), "application/json");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(json::parse(big->body)["error"],
+            "POST /filter: the body is longer than 1000 bytes (the extender's max_body_bytes)");
+  EXPECT_EQ(extender.counters().filter, 0);
+
+  // 1000 bytes: a JSON object padded with spaces, read as an (empty) ExtenderArgs.
+  std::string at_bound = "{}";
+  at_bound.resize(1000, ' ');
+  auto ok = client.Post("/filter", at_bound, "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(extender.counters().filter, 1);
+}
+
+// A replica that may not bind (not the leader) answers /bind with an Error
+// naming why, without calling the extender; filter still answers.
+TEST(ExtenderServerTest, TheBindGateRefusesBindsWithItsReason) {
+  EveryNodeFits engine;
+  Extender extender(&engine, nullptr);
+  ExtenderServer server(&extender, nullptr);
+  std::string why = "not the leader (the lease migsched-system/migsched-extender is held by b)";
+  server.set_bind_gate([&] { return why; });
+  auto port = server.Start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  httplib::Client client("127.0.0.1", *port);
+  const std::string args =
+      migsched::testing::ReadFile(migsched::testing::TestDataDir() + "/k8s/bind-args.json");
+  auto b = client.Post("/bind", args, "application/json");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->status, 200);
+  EXPECT_EQ(json::parse(b->body)["Error"], "migsched: " + why);
+  EXPECT_EQ(extender.counters().bind, 0);
+  why.clear();  // leader now: the extender is called (and reads the body)
+  ASSERT_TRUE(client.Post("/bind", "{", "application/json"));
+  EXPECT_EQ(extender.counters().bind, 1);
+}
+
+class MutualTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = migsched::testing::MakeTempDir("mtls").string();
+    // ca signs the server's and kube-scheduler's certificates; other is a CA
+    // that signs an impostor's.
+    ASSERT_TRUE(MakeSelfSignedCert(dir_, "ca")) << "the openssl command is needed (setup.sh)";
+    ASSERT_TRUE(MakeSignedCert(dir_, "ca", "server", "IP:127.0.0.1"));
+    ASSERT_TRUE(MakeSignedCert(dir_, "ca", "kube-scheduler"));
+    ASSERT_TRUE(MakeSelfSignedCert(dir_, "other"));
+    ASSERT_TRUE(MakeSignedCert(dir_, "other", "impostor"));
+  }
+  ExtenderServerOptions Tls() const {
+    ExtenderServerOptions o;
+    o.cert_file = dir_ + "/server.crt";
+    o.key_file = dir_ + "/server.key";
+    o.client_ca_file = dir_ + "/ca.crt";
+    return o;
+  }
+  // An HTTPS client that checks the server against ca.crt, presenting
+  // DIR/NAME.crt ("" for no client certificate).
+  std::unique_ptr<httplib::SSLClient> Client(int port, const std::string& name) const {
+    auto c = name.empty()
+                 ? std::make_unique<httplib::SSLClient>("127.0.0.1", port)
+                 : std::make_unique<httplib::SSLClient>(
+                       "127.0.0.1", port, dir_ + "/" + name + ".crt", dir_ + "/" + name + ".key");
+    c->set_ca_cert_path((dir_ + "/ca.crt").c_str());
+    c->enable_server_certificate_verification(true);
+    return c;
+  }
+  std::string dir_;
+};
+
+TEST_F(MutualTlsTest, OnlyCallersWithACertificateOfTheCaAreServed) {
+  EveryNodeFits engine;
+  Extender extender(&engine, nullptr);
+  ExtenderServer server(&extender, nullptr, Tls());
+  auto port = server.Start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  const std::string body =
+      migsched::testing::ReadFile(migsched::testing::TestDataDir() + "/k8s/filter-args.json");
+
+  auto ok = Client(*port, "kube-scheduler")->Post("/filter", body, "application/json");
+  ASSERT_TRUE(ok) << httplib::to_string(ok.error());
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(json::parse(ok->body)["NodeNames"].size(), 3u);
+
+  // No client certificate, one of another CA, or plain HTTP: the handshake
+  // fails, nothing is served.
+  auto anonymous = Client(*port, "")->Post("/filter", body, "application/json");
+  EXPECT_FALSE(anonymous);
+  auto impostor = Client(*port, "impostor")->Post("/bind", body, "application/json");
+  EXPECT_FALSE(impostor);
+  httplib::Client plain("127.0.0.1", *port);
+  auto p = plain.Post("/filter", body, "application/json");
+  EXPECT_TRUE(!p || p->status == 400) << p->status;
+  EXPECT_EQ(extender.counters().filter, 1);
+  EXPECT_EQ(extender.counters().bind, 0);
+}
+
+TEST_F(MutualTlsTest, TheProbeListenerServesOnlyProbesOverPlainHttp) {
+  EveryNodeFits engine;
+  Extender extender(&engine, nullptr);
+  ExtenderServer server(
+      &extender, [] { return std::string(); }, Tls());
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  auto probes = server.StartProbes("127.0.0.1", 0);
+  ASSERT_TRUE(probes.ok()) << probes.status().ToString();
+  httplib::Client plain("127.0.0.1", *probes);
+  EXPECT_EQ(plain.Get("/healthz")->status, 200);
+  EXPECT_EQ(plain.Get("/readyz")->status, 200);
+  auto m = plain.Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("migsched_extender_requests_total{verb=\"filter\"} 0\n"),
+            std::string::npos);
+  auto f = plain.Post("/filter", "{}", "application/json");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->status, 404);
+  EXPECT_EQ(extender.counters().filter, 0);
+}
+
+TEST_F(MutualTlsTest, IncompleteOrWrongTlsFilesAreRefusedByName) {
+  EveryNodeFits engine;
+  Extender extender(&engine, nullptr);
+  ExtenderServerOptions no_ca = Tls();
+  no_ca.client_ca_file.clear();
+  auto st = ExtenderServer(&extender, nullptr, no_ca).Start("127.0.0.1", 0);
+  EXPECT_EQ(st.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.status().message().find("cert_file, key_file and client_ca_file are all needed"),
+            std::string::npos)
+      << st.status().message();
+
+  ExtenderServerOptions mismatch = Tls();
+  mismatch.key_file = dir_ + "/impostor.key";
+  st = ExtenderServer(&extender, nullptr, mismatch).Start("127.0.0.1", 0);
+  EXPECT_EQ(st.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.status().message().find("key_file " + dir_ +
+                                       "/impostor.key is not the PEM private key of cert_file " +
+                                       dir_ + "/server.crt"),
+            std::string::npos)
+      << st.status().message();
+
+  ExtenderServerOptions missing = Tls();
+  missing.client_ca_file = dir_ + "/nope.crt";
+  st = ExtenderServer(&extender, nullptr, missing).Start("127.0.0.1", 0);
+  EXPECT_EQ(st.status().message(), "tls: cannot read " + dir_ + "/nope.crt");
+
+  ExtenderServerOptions not_pem = Tls();
+  not_pem.client_ca_file = dir_ + "/server.ext";  // "subjectAltName=..."
+  st = ExtenderServer(&extender, nullptr, not_pem).Start("127.0.0.1", 0);
+  EXPECT_NE(st.status().message().find("client_ca_file " + dir_ + "/server.ext is not a PEM"),
+            std::string::npos)
+      << st.status().message();
 }
 
 }  // namespace

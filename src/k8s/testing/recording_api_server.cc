@@ -125,6 +125,14 @@ std::optional<json> RecordingApiServer::Pod(const std::string& ns, const std::st
   return it->second;
 }
 
+std::optional<json> RecordingApiServer::Lease(const std::string& ns,
+                                              const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = leases_.find(ns + "/" + name);
+  if (it == leases_.end()) return std::nullopt;
+  return it->second;
+}
+
 std::vector<RecordingApiServer::Request> RecordingApiServer::requests() const {
   std::lock_guard lock(mu_);
   return requests_;
@@ -189,6 +197,10 @@ std::pair<int, std::string> RecordingApiServer::Handle(const Request& r) {
                       {"items", items}}
                      .dump()};
   }
+  static const std::regex kLease(
+      R"(/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/leases(?:/([^/]+))?)");
+  std::smatch lm;
+  if (std::regex_match(r.path, lm, kLease)) return HandleLease(r, lm[1], lm[2]);
   static const std::regex kPod(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)(/binding|/eviction)?)");
   std::smatch m;
   if (!std::regex_match(r.path, m, kPod)) {
@@ -266,6 +278,56 @@ std::pair<int, std::string> RecordingApiServer::Handle(const Request& r) {
                 .dump()};
   }
   return Fail(405, "MethodNotAllowed", r.method + " is not allowed on " + r.path);
+}
+
+std::pair<int, std::string> RecordingApiServer::HandleLease(const Request& r, const std::string& ns,
+                                                            const std::string& name) {
+  // mu_ is held by Handle.
+  if (r.method == "GET" && !name.empty()) {
+    auto it = leases_.find(ns + "/" + name);
+    if (it == leases_.end()) {
+      return Fail(404, "NotFound", "leases.coordination.k8s.io \"" + name + "\" not found");
+    }
+    return {200, it->second.dump()};
+  }
+  if (r.method != "POST" && r.method != "PUT") {
+    return Fail(405, "MethodNotAllowed", r.method + " is not allowed on " + r.path);
+  }
+  json body = json::parse(r.body, nullptr, false);
+  if (!body.is_object()) return Fail(400, "BadRequest", "the request body is not JSON");
+  if (body.value("apiVersion", "") != "coordination.k8s.io/v1" ||
+      body.value("kind", "") != "Lease") {
+    return Fail(400, "BadRequest", "not a coordination.k8s.io/v1 Lease");
+  }
+  json& meta = body["metadata"];
+  const std::string body_name = meta.is_object() ? meta.value("name", "") : "";
+  if (body_name.empty() || (!name.empty() && body_name != name)) {
+    return Fail(400, "BadRequest", "the Lease's metadata.name must be the name in the path");
+  }
+  const std::string key = ns + "/" + body_name;
+  auto it = leases_.find(key);
+  if (r.method == "POST") {
+    if (!name.empty()) return Fail(405, "MethodNotAllowed", "POST is not allowed on " + r.path);
+    if (it != leases_.end()) {
+      return Fail(409, "AlreadyExists",
+                  "leases.coordination.k8s.io \"" + body_name + "\" already exists");
+    }
+  } else {
+    if (name.empty()) return Fail(405, "MethodNotAllowed", "PUT is not allowed on " + r.path);
+    if (it == leases_.end()) {
+      return Fail(404, "NotFound", "leases.coordination.k8s.io \"" + name + "\" not found");
+    }
+    if (meta.value("resourceVersion", "") != it->second["metadata"].value("resourceVersion", "")) {
+      return Fail(409, "Conflict",
+                  "Operation cannot be fulfilled on leases.coordination.k8s.io \"" + name +
+                      "\": the object has been modified; please apply your changes to the "
+                      "latest version and try again");
+    }
+  }
+  meta["namespace"] = ns;
+  meta["resourceVersion"] = std::to_string(++resource_version_);
+  leases_[key] = body;
+  return {r.method == "POST" ? 201 : 200, body.dump()};
 }
 
 }  // namespace migsched::k8s

@@ -12,6 +12,12 @@
 //         pod has a spec.nodeName already (201 and spec.nodeName set otherwise)
 //   POST  .../pods/{name}/eviction  a policy/v1 Eviction; 429 while `block_evictions`
 //         is set (a PodDisruptionBudget), else the pod is removed (201)
+//   GET   /apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}   the Lease, or 404
+//   POST  /apis/coordination.k8s.io/v1/namespaces/{ns}/leases          a coordination.k8s.io/v1
+//         Lease (201; 409 AlreadyExists when one of that name exists)
+//   PUT   /apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}   an update whose
+//         metadata.resourceVersion must be the stored one (409 Conflict otherwise, as
+//         the API server's optimistic concurrency); every write sets a new resourceVersion
 //
 // Requests without "Authorization: Bearer <token>" get 401 when a token is set.
 // A body that breaks these rules gets 400 with a Status body naming the problem,
@@ -62,6 +68,7 @@ class RecordingApiServer {
 
   void AddPod(const nlohmann::json& pod);  // metadata.namespace/name key it
   std::optional<nlohmann::json> Pod(const std::string& ns, const std::string& name) const;
+  std::optional<nlohmann::json> Lease(const std::string& ns, const std::string& name) const;
   std::vector<Request> requests() const;
   void set_block_evictions(bool block);
   // The next `n` requests whose path ends with `suffix` answer `status` with a
@@ -78,10 +85,14 @@ class RecordingApiServer {
   };
   // The answer (status, JSON body) to a recorded request.
   std::pair<int, std::string> Handle(const Request& r);
+  std::pair<int, std::string> HandleLease(const Request& r, const std::string& ns,
+                                          const std::string& name);
 
   mutable std::mutex mu_;  // guards everything below
   std::string token_;
-  std::map<std::string, nlohmann::json> pods_;  // "ns/name"
+  std::map<std::string, nlohmann::json> pods_;    // "ns/name"
+  std::map<std::string, nlohmann::json> leases_;  // "ns/name"
+  long resource_version_ = 0;                     // of the last lease write
   std::vector<Request> requests_;
   std::vector<Failure> failures_;
   bool block_evictions_ = false;
