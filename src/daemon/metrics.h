@@ -168,7 +168,6 @@ struct DaemonMetrics {
   int64_t migrations_inter = 0;
   HistogramSnapshot decision_seconds;
   int64_t internal_errors = 0;
-  std::vector<GpuView> gpus;  // utilisation, FragCost, PCIe per GPU
   std::vector<GpuView> gpus;  // utilisation, FragCost, PCIe, instances per GPU
   std::string hostname;       // the Hostname label: node_name or the host's name
   double oldest_wait_s = 0;   // the longest wait of a queued job so far (0: none queued)
