@@ -159,7 +159,7 @@ StatusOr<OpenedStore> OpenStateStore(const std::filesystem::path& dir,
   } else if (problem.empty()) {
     StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir, options.busy_timeout_ms);
     if (!opened.ok()) {
-      problem = fmt::format("the job store {} cannot be opened ({})", db.string(),
+      problem = fmt::format("the job store {} is damaged or unreadable ({})", db.string(),
                             opened.status().message());
     } else {
       store = std::move(*opened);

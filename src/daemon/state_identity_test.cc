@@ -178,7 +178,12 @@ TEST_F(StateIdentityTest, AFreshStartKeepsTheDiscardedStoreAside) {
   ASSERT_NE(d, nullptr);
   int kept = 0;
   for (const auto& e : fs::directory_iterator(config_.state_dir)) {
-    if (e.path().filename().string().starts_with("migsched.db.discarded-")) ++kept;
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("migsched.db.discarded-") && !name.ends_with("-wal") &&
+        !name.ends_with("-shm")) {
+      ++kept;
+      EXPECT_GT(fs::file_size(e.path()), 0u);  // the old store, kept
+    }
   }
   EXPECT_EQ(kept, 1);
 }
