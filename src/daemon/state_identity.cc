@@ -198,7 +198,10 @@ StatusOr<OpenedStore> OpenStateStore(const std::filesystem::path& dir,
           fmt::format("state_dir {}: {}; {}", dir.string(), problem, kFreshHint));
     }
     store.reset();
-    const std::string suffix = fmt::format(".discarded-{}", static_cast<int64_t>(::time(nullptr)));
+    std::string suffix = fmt::format(".discarded-{}", static_cast<int64_t>(::time(nullptr)));
+    for (int n = 2; ::access((db.string() + suffix).c_str(), F_OK) == 0; ++n) {
+      suffix = fmt::format(".discarded-{}-{}", static_cast<int64_t>(::time(nullptr)), n);
+    }
     for (const char* ext : {"", "-wal", "-shm"}) {
       const std::string from = db.string() + ext;
       if (::access(from.c_str(), F_OK) != 0) continue;
