@@ -462,7 +462,7 @@ on_shutdown: leave
 # allow_root_jobs is true.
 job_user: ""
 # Per-job user ids (first-last; the group id is the same number); empty: jobs
-# run as nobody. No user of the system may have an id in the range.
+# run as nobody. Uids that users of the system have are skipped.
 job_uids: "61184-65519"
 # Accept job_user or job_users naming root (jobs then control the node).
 allow_root_jobs: false

@@ -592,7 +592,7 @@ TEST_F(DaemonTest, JobUserRootIsRefusedUnlessAccepted) {
   EXPECT_OK(d);
 }
 
-TEST_F(DaemonTest, AJobUidRangeHoldingAUserIsRefused) {
+TEST_F(DaemonTest, AJobUidRangeOfSystemUsersOnlyIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "per-job uids are for a root daemon";
   StatusOr<RunAsUser> nobody = LookUpUser("nobody");
   if (!nobody.ok()) GTEST_SKIP() << "no user nobody here";
@@ -602,7 +602,8 @@ TEST_F(DaemonTest, AJobUidRangeHoldingAUserIsRefused) {
   StatusOr<std::unique_ptr<Daemon>> d =
       Daemon::Create(config_, std::make_unique<SharedBackend>(&fake), &BundledCatalog(), clock_);
   ASSERT_FALSE(d.ok());
-  EXPECT_THAT(d.status().message(), HasSubstr("holds user 'nobody' (uid " + uid + ")"));
+  EXPECT_THAT(d.status().message(),
+              HasSubstr("every uid of the range belongs to a user of the system"));
 }
 
 // A start that fails after discovery (here: the job store is not a SQLite

@@ -52,21 +52,15 @@ Status CheckNotRoot(const RunAsUser& u, const DaemonConfig& config, std::string_
       key, u.name));
 }
 
-// Refuses a per-job uid range that holds a user of the system (getpwent).
-Status CheckUidRangeFree(uint32_t first, uint32_t last) {
+// The uids of the system's users (getpwent) in [first, last]: never given to jobs.
+std::set<uint32_t> UsersInRange(uint32_t first, uint32_t last) {
+  std::set<uint32_t> out;
   setpwent();
-  Status st;
   while (struct passwd* pw = getpwent()) {
-    if (pw->pw_uid >= first && pw->pw_uid <= last) {
-      st = FailedPreconditionError(fmt::format(
-          "job_uids {}-{} holds user '{}' (uid {}): jobs would run as that user; choose a range "
-          "no user has",
-          first, last, pw->pw_name, pw->pw_uid));
-      break;
-    }
+    if (pw->pw_uid >= first && pw->pw_uid <= last) out.insert(pw->pw_uid);
   }
   endpwent();
-  return st;
+  return out;
 }
 
 }  // namespace
@@ -80,7 +74,13 @@ StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config) {
     users.default_user = *u;
   } else if (::geteuid() == 0 && !config.job_uids.empty()) {
     ASSIGN_OR_RETURN(auto range, ParseUidRange(config.job_uids));
-    RETURN_IF_ERROR(CheckUidRangeFree(range.first, range.second));
+    users.system_uids = UsersInRange(range.first, range.second);
+    if (users.system_uids.size() == range.second - range.first + 1) {
+      return FailedPreconditionError(fmt::format(
+          "job_uids {}: every uid of the range belongs to a user of the system; choose another "
+          "range",
+          config.job_uids));
+    }
     users.dynamic_first = range.first;
     users.dynamic_count = range.second - range.first + 1;
     users.default_user.name = "(a uid of its own from job_uids)";
@@ -135,7 +135,7 @@ JobService::JobService(NodeModel* model, InstanceSync* sync, ProcessRunner* runn
 // ---------------------------------------------------------------- validation
 
 RunAsUser JobService::DynamicUserFor(DaemonJobId id) {
-  std::set<uint32_t> taken;
+  std::set<uint32_t> taken = users_.system_uids;  // never a system user's uid
   for (auto it = dynamic_uids_.begin(); it != dynamic_uids_.end();) {
     const DaemonJobRecord* other = jobs_.Current(it->first);
     if (other == nullptr || IsTerminal(other->state)) {

@@ -99,6 +99,7 @@ struct JobUsers {
   // group the same number, no supplementary groups, HOME its work dir. 0: off.
   uint32_t dynamic_first = 0;
   uint32_t dynamic_count = 0;
+  std::set<uint32_t> system_uids;  // uids of the range that users of the system have: skipped
 };
 
 // Resolves the config's users: job_user, else (the daemon runs as root)
@@ -107,7 +108,8 @@ struct JobUsers {
 // jobs would run as the daemon's own user.
 // Errors: kFailedPrecondition (an unknown user, no "nobody" for a root
 // daemon, a work dir a user cannot reach, root without allow_root_jobs, a
-// job_uids range that holds a user of the system).
+// job_uids range whose every uid belongs to a user of the system; uids of
+// system users in the range are skipped).
 StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config);
 
 class JobService : public MoveHost {
