@@ -312,15 +312,6 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
     return fail(
         fmt::format("max_connections_per_peer must be >= 1, got {}", c.max_connections_per_peer));
   }
-  if (c.max_unauthenticated_connections == 0) {
-    c.max_unauthenticated_connections = std::max(1, c.max_connections / 4);
-  }
-  if (c.max_unauthenticated_connections < 1 ||
-      c.max_unauthenticated_connections > c.max_connections) {
-    return fail(fmt::format(
-        "max_unauthenticated_connections must be from 1 to max_connections ({}), got {}",
-        c.max_connections, c.max_unauthenticated_connections));
-  }
   if (!c.job_uids.empty()) {
     StatusOr<std::pair<uint32_t, uint32_t>> range = ParseUidRange(c.job_uids);
     if (!range.ok()) return fail(range.status().message());
@@ -330,6 +321,15 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   }
   if (c.max_connections < 1) {
     return fail(fmt::format("max_connections must be >= 1, got {}", c.max_connections));
+  }
+  if (c.max_unauthenticated_connections == 0) {
+    c.max_unauthenticated_connections = std::max(1, c.max_connections / 4);
+  }
+  if (c.max_unauthenticated_connections < 1 ||
+      c.max_unauthenticated_connections > c.max_connections) {
+    return fail(fmt::format(
+        "max_unauthenticated_connections must be from 1 to max_connections ({}), got {}",
+        c.max_connections, c.max_unauthenticated_connections));
   }
   // The table of scheduler options, and the policy's registry defaults for what is not given.
   ASSIGN_OR_RETURN(SchedulerConfig sc, ReadSchedulerYaml(scheduler_node, r.origin()));
