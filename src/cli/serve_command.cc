@@ -46,6 +46,7 @@ struct ServeOptions {
   bool print_default = false;
   std::string policy = "full";  // --print-default-config for this policy
   std::string log_level = "info";
+  bool fresh_store = false;
 };
 
 // Self-pipe: the signal handler writes one byte, a watcher thread stops the server.
@@ -117,6 +118,7 @@ int Serve(const ServeOptions& o, Context& ctx) {
 
   auto config = LoadDaemonConfig(o.config);
   if (!config.ok()) return fail(config.status());
+  config->fresh_store = o.fresh_store;
   // The state dir is checked (created 0700 or refused when others may read
   // it) before anything is written into it, the token file included.
   if (Status st = StateDir::Open(config->state_dir).status(); !st.ok()) return fail(st);
@@ -135,6 +137,10 @@ int Serve(const ServeOptions& o, Context& ctx) {
   so.max_connections = config->max_connections;
   so.idle_timeout_s = config->idle_timeout_s;
   so.request_timeout_s = config->request_timeout_s;
+  so.header_timeout_s = config->header_timeout_s;
+  so.body_timeout_s = config->body_timeout_s;
+  so.max_connections_per_peer = config->max_connections_per_peer;
+  so.max_unauthenticated_connections = config->max_unauthenticated_connections;
   so.clock = SteadyClock();
   HttpServer server(daemon->get(), so);
   if (Status st = server.Bind(config->listen); !st.ok()) return fail(st);
@@ -197,6 +203,10 @@ void RegisterServeCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "With --print-default-config: the policy whose options to print (its registry "
                   "defaults, as `migsched simulate --policy` runs it)")
       ->capture_default_str();
+  cmd->add_flag("--fresh-store", opts->fresh_store,
+                "Start a new job store in a state dir whose store is missing, empty, damaged or "
+                "of another generation (refused otherwise); the old store files are kept aside, "
+                "job ids continue above the old ones (docs/daemon.md: durability)");
   cmd->add_option("--log-level", opts->log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
   cmd->callback([opts, &ctx, exit_code] {

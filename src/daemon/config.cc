@@ -212,6 +212,10 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
     return r.Map(n, "fake", f);
   };
   h["job_user"] = [&](const YAML::Node& n) { return r.String(n, "job_user", &c.job_user); };
+  h["job_uids"] = [&](const YAML::Node& n) { return r.String(n, "job_uids", &c.job_uids); };
+  h["allow_root_jobs"] = [&](const YAML::Node& n) {
+    return r.Bool(n, "allow_root_jobs", &c.allow_root_jobs);
+  };
   h["job_users"] = [&](const YAML::Node& n) {
     return r.StringList(n, "job_users", &c.job_users, true);
   };
@@ -231,6 +235,21 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   };
   h["request_timeout_s"] = [&](const YAML::Node& n) {
     return r.Number(n, "request_timeout_s", &c.request_timeout_s);
+  };
+  h["header_timeout_s"] = [&](const YAML::Node& n) {
+    return r.Number(n, "header_timeout_s", &c.header_timeout_s);
+  };
+  h["body_timeout_s"] = [&](const YAML::Node& n) {
+    return r.Number(n, "body_timeout_s", &c.body_timeout_s);
+  };
+  h["max_connections_per_peer"] = [&](const YAML::Node& n) {
+    return r.Integer(n, "max_connections_per_peer", &c.max_connections_per_peer);
+  };
+  h["max_unauthenticated_connections"] = [&](const YAML::Node& n) {
+    return r.Integer(n, "max_unauthenticated_connections", &c.max_unauthenticated_connections);
+  };
+  h["store_check_s"] = [&](const YAML::Node& n) {
+    return r.Number(n, "store_check_s", &c.store_check_s);
   };
   h["max_connections"] = [&](const YAML::Node& n) {
     return r.Integer(n, "max_connections", &c.max_connections);
@@ -285,8 +304,32 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
     return fail(fmt::format("idle_timeout_s and request_timeout_s must be > 0, got {} and {}",
                             c.idle_timeout_s, c.request_timeout_s));
   }
+  if (c.header_timeout_s <= 0 || c.body_timeout_s <= 0) {
+    return fail(fmt::format("header_timeout_s and body_timeout_s must be > 0, got {} and {}",
+                            c.header_timeout_s, c.body_timeout_s));
+  }
+  if (c.max_connections_per_peer < 1) {
+    return fail(
+        fmt::format("max_connections_per_peer must be >= 1, got {}", c.max_connections_per_peer));
+  }
+  if (!c.job_uids.empty()) {
+    StatusOr<std::pair<uint32_t, uint32_t>> range = ParseUidRange(c.job_uids);
+    if (!range.ok()) return fail(range.status().message());
+  }
+  if (c.store_check_s <= 0) {
+    return fail(fmt::format("store_check_s must be > 0, got {}", c.store_check_s));
+  }
   if (c.max_connections < 1) {
     return fail(fmt::format("max_connections must be >= 1, got {}", c.max_connections));
+  }
+  if (c.max_unauthenticated_connections == 0) {
+    c.max_unauthenticated_connections = std::max(1, c.max_connections / 4);
+  }
+  if (c.max_unauthenticated_connections < 1 ||
+      c.max_unauthenticated_connections > c.max_connections) {
+    return fail(fmt::format(
+        "max_unauthenticated_connections must be from 1 to max_connections ({}), got {}",
+        c.max_connections, c.max_unauthenticated_connections));
   }
   // The table of scheduler options, and the policy's registry defaults for what is not given.
   ASSIGN_OR_RETURN(SchedulerConfig sc, ReadSchedulerYaml(scheduler_node, r.origin()));
@@ -297,6 +340,24 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
 }
 
 }  // namespace
+
+StatusOr<std::pair<uint32_t, uint32_t>> ParseUidRange(const std::string& text) {
+  const size_t dash = text.find('-');
+  uint32_t first = 0, last = 0;
+  auto number = [](std::string_view s, uint32_t* out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+  };
+  if (dash == std::string::npos || !number(std::string_view(text).substr(0, dash), &first) ||
+      !number(std::string_view(text).substr(dash + 1), &last) || first < 1000 || last < first ||
+      last >= 0x7fffffffu) {
+    return InvalidArgumentError(
+        fmt::format("job_uids must be FIRST-LAST with 1000 <= FIRST <= LAST < 2147483647 (e.g. "
+                    "61184-65519), got '{}'",
+                    text));
+  }
+  return std::make_pair(first, last);
+}
 
 StatusOr<DaemonConfig> ParseDaemonConfig(const std::string& yaml_text, const std::string& origin) {
   Reader r(origin);
@@ -394,9 +455,17 @@ kill_grace_s: 10
 # start) or drain (wait for running jobs; queued jobs stay queued).
 on_shutdown: leave
 
-# Jobs run as this user; empty: nobody when the daemon runs as root, else the
-# daemon's own user (then jobs could read the state dir: a warning says so).
+# Jobs run as this user; empty: when the daemon runs as root, each job runs
+# under a user id of its own from job_uids (no job can read another's files or
+# environment, or signal it), else as the daemon's own user (then jobs could
+# read the state dir: a warning says so). root is refused unless
+# allow_root_jobs is true.
 job_user: ""
+# Per-job user ids (first-last; the group id is the same number); empty: jobs
+# run as nobody. Uids that users of the system have are skipped.
+job_uids: "61184-65519"
+# Accept job_user or job_users naming root (jobs then control the node).
+allow_root_jobs: false
 # Other users a job may ask to run as (the request's "user").
 job_users: []
 # Jobs' default working directories (<work_dir>/<id>, owned by the job's user).
@@ -419,6 +488,21 @@ node_name: ""
 idle_timeout_s: 5
 request_timeout_s: 10
 max_connections: 1024
+# A request head must arrive within header_timeout_s and its body within
+# body_timeout_s, in all (a client trickling bytes is cut off). At most
+# max_connections_per_peer connections per remote address, and
+# max_unauthenticated_connections without a valid token yet (the oldest of
+# those is closed to make room): clients without the token cannot starve
+# those with it.
+header_timeout_s: 5
+body_timeout_s: 30
+max_connections_per_peer: 256
+# 0: a quarter of max_connections.
+max_unauthenticated_connections: 0
+
+# Seconds the job store's integrity check may take at start (a larger store is
+# checked in part, and the log says so).
+store_check_s: 5
 
 # Largest accepted request body, bytes (larger: 413), chunked bodies included.
 max_body_bytes: 1048576

@@ -17,7 +17,10 @@
 //   pcie_in_lazy_busy: false      use measured PCIe throughput in the lazy/busy rule
 //   pcie_saturation_gbps: 0       > 0: log an advisory when a GPU's PCIe stays above it
 //   fake: {fail_create: N, destroy_in_use: N, disappear_gpu: I}  fault injection (fake backend)
-//   job_user: ""                  jobs run as this user (default: nobody when the daemon is root)
+//   job_user: ""                  jobs run as this user (default, daemon root: a uid of its own
+//                                 per job from job_uids)
+//   job_uids: "61184-65519"       per-job user ids (empty: jobs run as nobody)
+//   allow_root_jobs: false        accept job_user / job_users naming root
 //   job_users: []                 other users a job may ask for (JobRequest::user)
 //   work_dir: ""                  jobs' working directories (default <state_dir>-work)
 //   retention_s: 604800           finished jobs are pruned this long after their end (< 0: never)
@@ -27,6 +30,14 @@
 //   idle_timeout_s: 5             an idle keep-alive connection is closed after this
 //   request_timeout_s: 10         a client gets this long to send a request (per read)
 //   max_connections: 1024         connections served at once (more wait to be accepted)
+//   header_timeout_s: 5           a request head must arrive within this, in all
+//   body_timeout_s: 30            a request body must arrive within this, in all
+//   max_connections_per_peer: 256 connections from one remote address (http_server.h)
+//   max_unauthenticated_connections: 0  connections without a valid token yet, in all
+//                                 (0: max_connections / 4; the server keeps it below
+//                                 max_connections)
+//   store_check_s: 5              time for the job store's integrity check at start (a larger
+//                                 store is checked in part, and the log says so)
 //   scheduler: {policy: full, threshold: 0.4, ...}   the simulator's option names; the
 //                                 policy's own defaults (sched/policy.h registry) apply to
 //                                 what is not given, as in `migsched simulate`
@@ -35,7 +46,9 @@
 #ifndef MIGSCHED_DAEMON_CONFIG_H_
 #define MIGSCHED_DAEMON_CONFIG_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -67,8 +80,11 @@ struct DaemonConfig {
   bool pcie_in_lazy_busy = false;
   double pcie_saturation_gbps = 0;
   FakeFaults fake;
-  std::string job_user;  // empty: "nobody" when the daemon runs as root, else its user
-  std::vector<std::string> job_users;  // users a request may name besides job_user
+  std::string
+      job_user;  // empty: per-job uids (job_uids) when the daemon runs as root, else its user
+  std::vector<std::string> job_users;    // users a request may name besides job_user
+  std::string job_uids = "61184-65519";  // per-job uids (ParseUidRange); empty: nobody
+  bool allow_root_jobs = false;
   std::string work_dir;                // empty: <state_dir>-work
   double retention_s = 7 * 24 * 3600;  // < 0: keep finished jobs forever
   double reservation_ttl_s = 60;
@@ -77,6 +93,13 @@ struct DaemonConfig {
   double idle_timeout_s = 5;
   double request_timeout_s = 10;
   int max_connections = 1024;
+  double header_timeout_s = 5;
+  double body_timeout_s = 30;
+  int max_connections_per_peer = 256;
+  int max_unauthenticated_connections = 0;  // 0: max_connections / 4 (at least 1)
+  double store_check_s = 5;                 // real time for the store's integrity check at start
+  // Not a file key: `migsched serve --fresh-store` (state_identity.h).
+  bool fresh_store = false;
   std::string policy = "full";
   // The scheduler options as the policy runs with them: what the file gives,
   // the policy's registry defaults for the rest (PolicyOptions).
@@ -86,6 +109,9 @@ struct DaemonConfig {
   // The directory jobs' working directories go in.
   std::string WorkDir() const { return work_dir.empty() ? state_dir + "-work" : work_dir; }
 };
+
+// "FIRST-LAST" (1000 <= FIRST <= LAST < 2^31-1): the per-job uid range.
+StatusOr<std::pair<uint32_t, uint32_t>> ParseUidRange(const std::string& text);
 
 // Parses a YAML config; errors name the file, the key and what is wrong
 // (kInvalidArgument).

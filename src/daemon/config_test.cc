@@ -53,6 +53,10 @@ node_name: n7
 idle_timeout_s: 2
 request_timeout_s: 3
 max_connections: 64
+header_timeout_s: 2.5
+body_timeout_s: 7
+max_connections_per_peer: 9
+store_check_s: 1.5
 scheduler:
   policy: lb
   threshold: 0.3
@@ -80,6 +84,11 @@ scheduler:
   EXPECT_DOUBLE_EQ(c->idle_timeout_s, 2);
   EXPECT_DOUBLE_EQ(c->request_timeout_s, 3);
   EXPECT_EQ(c->max_connections, 64);
+  EXPECT_DOUBLE_EQ(c->header_timeout_s, 2.5);
+  EXPECT_DOUBLE_EQ(c->body_timeout_s, 7);
+  EXPECT_EQ(c->max_connections_per_peer, 9);
+  EXPECT_EQ(c->max_unauthenticated_connections, 16);  // not given: 64 / 4
+  EXPECT_DOUBLE_EQ(c->store_check_s, 1.5);
   EXPECT_EQ(c->fake_gpus, "4xA100-40GB");
   EXPECT_EQ(c->nvml_library, "/opt/libnvidia-ml.so.1");
   EXPECT_EQ(c->tick_ms, 20);
@@ -130,12 +139,14 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       {"", "c.yaml: the config is empty; state_dir is required"},
       {"listen: x\n", "c.yaml: state_dir is required (e.g. state_dir: /var/lib/migsched)"},
       {"state_dir: /s\nfoo: 1\n",
-       "c.yaml:2: unknown key 'foo' (known: backend, checkpoint_command, fake, gpus, "
-       "idle_timeout_s, job_user, job_users, kill_grace_s, listen, max_body_bytes, "
-       "max_connections, node_name, nvml_library, on_shutdown, pcie_in_lazy_busy, "
-       "pcie_saturation_gbps, request_timeout_s, reservation_max_ttl_s, reservation_ttl_s, "
-       "restore_command, retention_s, scheduler, state_dir, tick_ms, token, token_file, "
-       "work_dir)"},
+       "c.yaml:2: unknown key 'foo' (known: allow_root_jobs, backend, body_timeout_s, "
+       "checkpoint_command, fake, gpus, header_timeout_s, idle_timeout_s, job_uids, job_user, "
+       "job_users, kill_grace_s, listen, "
+       "max_body_bytes, max_connections, max_connections_per_peer, "
+       "max_unauthenticated_connections, node_name, nvml_library, on_shutdown, "
+       "pcie_in_lazy_busy, pcie_saturation_gbps, request_timeout_s, reservation_max_ttl_s, "
+       "reservation_ttl_s, restore_command, retention_s, scheduler, state_dir, store_check_s, "
+       "tick_ms, token, token_file, work_dir)"},
       {"state_dir: /s\ntick_ms: fast\n", "c.yaml:2: key 'tick_ms' must be an integer, got 'fast'"},
       {"state_dir: /s\ntick_ms: 1.5\n", "c.yaml:2: key 'tick_ms' must be an integer, got '1.5'"},
       {"state_dir: /s\nkill_grace_s: [1]\n",
@@ -167,6 +178,15 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       {"state_dir: /s\nreservation_ttl_s: 900\n",
        "c.yaml: reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got 900 and 600"},
       {"state_dir: /s\nmax_connections: 0\n", "c.yaml: max_connections must be >= 1, got 0"},
+      {"state_dir: /s\nmax_connections: 8\nmax_unauthenticated_connections: 9\n",
+       "c.yaml: max_unauthenticated_connections must be from 1 to max_connections (8), got 9"},
+      {"state_dir: /s\nheader_timeout_s: 0\n",
+       "c.yaml: header_timeout_s and body_timeout_s must be > 0, got 0 and 30"},
+      {"state_dir: /s\njob_uids: 5-4\n",
+       "c.yaml: job_uids must be FIRST-LAST with 1000 <= FIRST <= LAST < 2147483647 (e.g. "
+       "61184-65519), got '5-4'"},
+      {"state_dir: /s\nmax_connections_per_peer: 0\n",
+       "c.yaml: max_connections_per_peer must be >= 1, got 0"},
       // The table of scheduler options' checks (sched/option_table.h), the key as written.
       {"state_dir: /s\nscheduler: {threshold: high}\n",
        "c.yaml:2: scheduler.threshold must be a number in [0, 1], got 'high'"},

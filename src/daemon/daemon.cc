@@ -29,6 +29,7 @@
 #include "daemon/process_runner.h"
 #include "daemon/recovery.h"
 #include "daemon/state_dir.h"
+#include "daemon/state_identity.h"
 #include "daemon/store_writer.h"
 #include "sched/scheduler.h"
 
@@ -181,7 +182,13 @@ Status Daemon::Impl::Init() {
   model_->scheduler().SetMoveFilter([this](JobId id) { return jobs_->MayMove(id); });
   node_ = std::make_unique<NodeService>(model_.get(), sync_.get(), jobs_->table(), jobs_->keys(),
                                         &config_, clock_, &mu_, this);
-  ASSIGN_OR_RETURN(store_, JobStore::Open(config_.state_dir));
+  // The store must be this state dir's (state_identity.h): never a fresh one by accident.
+  OpenStoreOptions store_options;
+  store_options.fresh = config_.fresh_store;
+  store_options.integrity_budget_s = config_.store_check_s;
+  ASSIGN_OR_RETURN(OpenedStore opened, OpenStateStore(config_.state_dir, store_options));
+  store_ = std::move(opened.store);
+  runner_.SetRunTag(opened.identity.generation, opened.identity.untagged_below);
   ASSIGN_OR_RETURN(
       RecoveryResult rec,
       Recover(RecoveryInputs{model_.get(), sync_.get(), store_.get(), &runner_, jobs_->table(),

@@ -510,10 +510,103 @@ TEST_F(DaemonTest, JobsCannotReadTheStateDir) {
                                          s + " 2>&1 | head -3"})));
   ASSERT_TRUE(WaitTerminal(*d, 2));
   const std::string log = ReadFile(d->LogPath(2));
-  EXPECT_TRUE(log.starts_with("nobody\n")) << log;
+  EXPECT_THAT(log, HasSubstr("cannot find name for user ID 6"));  // a per-job uid, no name
   EXPECT_EQ(log.find("hunter2"), std::string::npos) << log;
   EXPECT_EQ(log.find("SQLite"), std::string::npos) << log;
   EXPECT_THAT(log, HasSubstr("Permission denied"));
+}
+
+// The uid of the process whose /proc/<pid>/status is `status` (-1: none).
+int64_t UidOf(const std::filesystem::path& status) {
+  std::ifstream in(status);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("Uid:")) return std::stoll(line.substr(4));
+  }
+  return -1;
+}
+
+// Regression (jobs_share_nobody): every job ran as nobody, so a job read
+// another's SECRET through /proc/<pid>/environ and could signal it. Each job
+// runs under a uid of its own from job_uids (61184-65519 by default).
+TEST_F(DaemonTest, JobsCannotReadEachOthersEnvironmentFilesOrSignalThem) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (the daemon's user) to give jobs uids";
+  // A range of this test's own (tests run in parallel): job 1 gets its first
+  // uid, job 2 the next ((id - 1) mod 10 from the first).
+  const int64_t first = 62000 + ::getpid() % 3000;
+  config_.job_uids = std::to_string(first) + "-" + std::to_string(first + 9);
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  JobRequest victim = Req("1g.5gb", {"sh", "-c", "id -u; echo mine > private; exec sleep 30"});
+  victim.env["SECRET"] = "hunter2";
+  ASSERT_OK(d->Submit(victim));
+  ASSERT_TRUE(
+      TickUntil(*d, [&] { return ReadFile(d->LogPath(1)).find('\n') != std::string::npos; }));
+  const int64_t uid1 = std::stoll(ReadFile(d->LogPath(1)));
+  EXPECT_EQ(uid1, first);
+  // The victim's command: the process running under its uid.
+  int64_t pid = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") == std::string::npos &&
+        UidOf(e.path() / "status") == uid1) {
+      pid = std::stoll(name);
+    }
+  }
+  ASSERT_GT(pid, 0);
+  // Control: root (the test) reads its environment, so the probe below can find it.
+  EXPECT_THAT(ReadFile("/proc/" + std::to_string(pid) + "/environ"), HasSubstr("SECRET=hunter2"));
+  const std::string p = std::to_string(pid);
+  const std::string work1 = (std::filesystem::path(config_.WorkDir()) / "1").string();
+  ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c",
+                                     "id -u; tr '\\0' '\\n' < /proc/" + p +
+                                         "/environ | grep SECRET || echo cannot-read-env; "
+                                         "kill -0 " +
+                                         p +
+                                         " && echo signalled || echo cannot-signal; "
+                                         "cat " +
+                                         work1 + "/private || echo cannot-read-files"})));
+  ASSERT_TRUE(WaitTerminal(*d, 2));
+  const std::string log = ReadFile(d->LogPath(2));
+  EXPECT_EQ(std::stoll(log), first + 1);
+  EXPECT_EQ(log.find("hunter2"), std::string::npos) << log;
+  EXPECT_THAT(log, HasSubstr("cannot-read-env"));
+  EXPECT_THAT(log, HasSubstr("cannot-signal"));
+  EXPECT_THAT(log, HasSubstr("cannot-read-files"));
+  EXPECT_EQ(log.find("mine"), std::string::npos) << log;
+  ASSERT_OK(d->Cancel(1));
+  ASSERT_TRUE(WaitTerminal(*d, 1));
+}
+
+// Regression (root_jobs_with_a_warning): job_user: root started with a
+// warning only. It is refused unless allow_root_jobs accepts it.
+TEST_F(DaemonTest, JobUserRootIsRefusedUnlessAccepted) {
+  config_.job_user = "root";
+  FakeBackend fake(*ParseClusterSpec("1xA100-40GB", BundledCatalog()));
+  StatusOr<std::unique_ptr<Daemon>> d =
+      Daemon::Create(config_, std::make_unique<SharedBackend>(&fake), &BundledCatalog(), clock_);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(d.status().message(),
+              HasSubstr("job_user: 'root' is root: jobs could read the API token"));
+  EXPECT_THAT(d.status().message(), HasSubstr("set allow_root_jobs: true to accept it"));
+  config_.allow_root_jobs = true;
+  d = Daemon::Create(config_, std::make_unique<SharedBackend>(&fake), &BundledCatalog(), clock_);
+  EXPECT_OK(d);
+}
+
+TEST_F(DaemonTest, AJobUidRangeOfSystemUsersOnlyIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "per-job uids are for a root daemon";
+  StatusOr<RunAsUser> nobody = LookUpUser("nobody");
+  if (!nobody.ok()) GTEST_SKIP() << "no user nobody here";
+  const std::string uid = std::to_string(nobody->uid);
+  config_.job_uids = uid + "-" + uid;
+  FakeBackend fake(*ParseClusterSpec("1xA100-40GB", BundledCatalog()));
+  StatusOr<std::unique_ptr<Daemon>> d =
+      Daemon::Create(config_, std::make_unique<SharedBackend>(&fake), &BundledCatalog(), clock_);
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(d.status().message(),
+              HasSubstr("every uid of the range belongs to a user of the system"));
 }
 
 // A start that fails after discovery (here: the job store is not a SQLite

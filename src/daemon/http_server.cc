@@ -5,19 +5,24 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <regex>
 #include <thread>
 #include <vector>
 
+#include "daemon/connection_gate.h"
 #include "daemon/connection_pool.h"
 #include "daemon/json_text.h"
 #include "daemon/request_json.h"
@@ -110,20 +115,198 @@ bool IsLoopbackHost(const std::string& host) {
   return false;
 }
 
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+SteadyTime After(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(seconds));
+}
+
+// The connection served on this thread: its gate ticket and the deadline of
+// what it reads now (the request head, then the body).
+struct ServedConnection {
+  uint64_t ticket = 0;
+  SteadyTime deadline;
+};
+thread_local ServedConnection* t_connection = nullptr;
+
+// Waits until `fd` is ready for `events`, at most `timeout_s` and never past
+// `deadline` (when given). Whether it is.
+bool WaitReady(int fd, short events, double timeout_s, const SteadyTime* deadline) {
+  double wait_s = timeout_s;
+  if (deadline != nullptr) {
+    const double left =
+        std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
+    wait_s = std::min(wait_s, left);
+  }
+  if (wait_s <= 0) return false;
+  pollfd p{fd, events, 0};
+  int rc;
+  do {
+    rc = ::poll(&p, 1, static_cast<int>(std::ceil(wait_s * 1000)));
+  } while (rc < 0 && errno == EINTR);
+  return rc > 0;
+}
+
+std::string AddressText(const sockaddr_storage& a, int* port) {
+  char host[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
+    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    *port = ntohs(in->sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+    *port = ntohs(in6->sin6_port);
+  }
+  return host;
+}
+
+// httplib's Stream over a connected socket, as its own, but every read also
+// ends at the connection's deadline: a client gets header_timeout_s for a
+// request head and body_timeout_s for the body in all, not per read (a client
+// that sends one byte a second would otherwise hold its connection forever).
+class DeadlineStream : public httplib::Stream {
+ public:
+  DeadlineStream(int fd, double read_timeout_s, double write_timeout_s, ServedConnection* conn)
+      : fd_(fd), read_s_(read_timeout_s), write_s_(write_timeout_s), conn_(conn) {}
+
+  bool is_readable() const override {
+    return pos_ < len_ || WaitReady(fd_, POLLIN, read_s_, &conn_->deadline);
+  }
+  bool is_writable() const override { return WaitReady(fd_, POLLOUT, write_s_, nullptr); }
+  ssize_t read(char* ptr, size_t size) override {
+    if (pos_ == len_) {
+      if (!WaitReady(fd_, POLLIN, read_s_, &conn_->deadline)) return -1;
+      ssize_t n;
+      do {
+        n = ::recv(fd_, buf_, sizeof buf_, 0);
+      } while (n < 0 && errno == EINTR);
+      if (n <= 0) return n;
+      pos_ = 0;
+      len_ = static_cast<size_t>(n);
+    }
+    const size_t k = std::min(size, len_ - pos_);
+    std::memcpy(ptr, buf_ + pos_, k);
+    pos_ += k;
+    return static_cast<ssize_t>(k);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    ssize_t n;
+    do {
+      n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    port = 0;
+    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) ip = AddressText(a, &port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    port = 0;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) ip = AddressText(a, &port);
+  }
+  socket_t socket() const override { return fd_; }
+  bool buffered() const { return pos_ < len_; }
+
+ private:
+  int fd_;
+  double read_s_;
+  double write_s_;
+  ServedConnection* conn_;
+  char buf_[4096];
+  size_t pos_ = 0;
+  size_t len_ = 0;
+};
+
 // httplib's server with the listening socket's backlog raised (the library
 // listens with a backlog of 5: a burst of connections then waits for a
-// 1-second SYN retransmit).
+// 1-second SYN retransmit), and each connection served by our own loop: the
+// ConnectionGate admits it, and its reads end at the head and body deadlines.
 class ApiServer : public httplib::Server {
  public:
+  explicit ApiServer(const HttpServerOptions& o)
+      : opt_(o),
+        gate_(o.max_connections_per_peer,
+              std::min(o.max_unauthenticated_connections, std::max(1, o.max_connections - 1))) {}
+
   void RaiseBacklog(int backlog) {
     const socket_t s = svr_sock_;
     if (s != INVALID_SOCKET) ::listen(s, backlog);  // on a listening socket: a new backlog
   }
+  ConnectionGate& gate() { return gate_; }
+
+ private:
+  // Overrides httplib's (a private virtual, so overridable): one connection,
+  // as long as it is kept alive.
+  bool process_and_close_socket(socket_t sock) override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    int port = 0;
+    const std::string peer = ::getpeername(sock, reinterpret_cast<sockaddr*>(&a), &len) == 0
+                                 ? AddressText(a, &port)
+                                 : std::string("?");
+    ServedConnection conn;
+    conn.ticket = gate_.Admit(sock, peer);
+    bool ret = false;
+    if (conn.ticket == 0) {
+      static constexpr char kBusy[] =
+          "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+      (void)::send(sock, kBusy, sizeof kBusy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      // Read what already came (a close with unread data would reset the
+      // connection and could lose the answer), without waiting for more.
+      ::shutdown(sock, SHUT_WR);
+      char sink[4096];
+      while (::recv(sock, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+      }
+    } else {
+      conn.deadline = After(opt_.header_timeout_s);
+      t_connection = &conn;
+      DeadlineStream strm(sock, opt_.request_timeout_s, opt_.request_timeout_s, &conn);
+      for (int64_t n = 0; n < kMaxRequestsPerConnection; ++n) {
+        // Idle between requests: at most idle_timeout_s, and not past a stop.
+        if (!strm.buffered() && !WaitIdle(sock)) break;
+        if (n > 0) conn.deadline = After(opt_.header_timeout_s);
+        bool closed = false;
+        ret = process_request(strm, n + 1 == kMaxRequestsPerConnection || !is_running(), closed,
+                              nullptr);
+        if (!ret || closed) break;
+      }
+      t_connection = nullptr;
+      gate_.Release(conn.ticket);
+    }
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return ret;
+  }
+
+  // Whether a request begins within idle_timeout_s (false once the server stops).
+  bool WaitIdle(int sock) {
+    const SteadyTime end = After(std::max(0.001, opt_.idle_timeout_s));
+    while (is_running()) {
+      const double left =
+          std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return false;
+      if (WaitReady(sock, POLLIN, std::min(left, 0.1), nullptr)) return true;
+    }
+    return false;
+  }
+
+  static constexpr int64_t kMaxRequestsPerConnection = 100000;
+  const HttpServerOptions opt_;
+  ConnectionGate gate_;
 };
 
 class HttpServer::Impl {
  public:
-  Impl(NodeApi* api, HttpServerOptions options) : api_(api), opt_(std::move(options)) {
+  Impl(NodeApi* api, HttpServerOptions options)
+      : api_(api), opt_(std::move(options)), server_(opt_) {
     const size_t threads = static_cast<size_t>(std::max(1, opt_.max_connections));
     server_.new_task_queue = [threads] { return new ConnectionPool(threads); };
     server_.set_payload_max_length(opt_.max_body_bytes);
@@ -215,11 +398,14 @@ class HttpServer::Impl {
 
  private:
   httplib::Server::HandlerResponse Authorize(const httplib::Request& req, httplib::Response& res) {
+    // The head has arrived: the body (if any) has body_timeout_s from now.
+    if (t_connection != nullptr) t_connection->deadline = After(opt_.body_timeout_s);
     if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
     const bool bearer = auth.size() > 7 &&
                         (auth.compare(0, 7, "Bearer ") == 0 || auth.compare(0, 7, "bearer ") == 0);
     if (bearer && TokensEqual(std::string_view(auth).substr(7), opt_.token)) {
+      if (t_connection != nullptr) server_.gate().Authenticated(t_connection->ticket);
       return httplib::Server::HandlerResponse::Unhandled;
     }
     const std::string why =
@@ -578,7 +764,7 @@ class HttpServer::Impl {
   }
 
   NodeApi* api_;
-  HttpServerOptions opt_;
+  const HttpServerOptions opt_;
   ApiServer server_;
   std::vector<Route> routes_;
   std::atomic<bool> stopping_{false};

@@ -37,10 +37,17 @@
 //
 // Connections: each connection is served by a thread of its own from a pool
 // that grows up to max_connections threads (more connections wait to be
-// served); an idle keep-alive connection is closed after idle_timeout_s, a
-// request must arrive within request_timeout_s per read; TCP_NODELAY on every
-// connection; listen backlog 1024. A log follower thus holds only its own
-// connection's thread: /healthz and the API keep answering.
+// served); an idle keep-alive connection is closed after idle_timeout_s; a
+// request's head must arrive within header_timeout_s in all and its body
+// within body_timeout_s in all (and every read within request_timeout_s),
+// else the connection is closed; TCP_NODELAY on every connection; listen
+// backlog 1024. A log follower thus holds only its own connection's thread:
+// /healthz and the API keep answering. Clients without the token cannot
+// starve those with it (ConnectionGate, connection_gate.h): at most
+// max_connections_per_peer connections per remote address and
+// max_unauthenticated_connections not yet authenticated in all; beyond, the
+// oldest unauthenticated one is closed, or, when a peer's are all
+// authenticated, its new connection gets 503 and is closed.
 //
 // Thread-safety: Bind/Serve from one thread; Stop from any thread (e.g. a
 // signal watcher). Requests are served concurrently; the NodeApi is thread-safe.
@@ -62,8 +69,14 @@ struct HttpServerOptions {
   int max_connections = 1024;       // threads serving connections at once
   double idle_timeout_s = 5;        // keep-alive idle limit
   double request_timeout_s = 10;    // per read while a request arrives
-  int follow_poll_ms = 100;         // how often a ?follow=1 stream looks for new output
-  Clock* clock = SteadyClock();     // the 401 log's rate limit reads it
+  double header_timeout_s = 5;  // a request head, in all (from the connection or its first byte)
+  double body_timeout_s = 30;   // a request body, in all (from the end of the head)
+  int max_connections_per_peer = 256;  // connections from one remote address
+  // Connections not yet authenticated, in all (at most max_connections - 1, so
+  // that a thread is always left for an authenticated one).
+  int max_unauthenticated_connections = 256;
+  int follow_poll_ms = 100;      // how often a ?follow=1 stream looks for new output
+  Clock* clock = SteadyClock();  // the 401 log's rate limit reads it
 };
 
 class HttpServer {

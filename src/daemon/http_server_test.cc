@@ -772,3 +772,178 @@ TEST(PrometheusTest, HistogramCountsNeverGoDown) {
 
 }  // namespace
 }  // namespace migsched
+
+namespace migsched {
+namespace {
+
+// A server with small connection limits on a StubApi, serving until destroyed.
+class GatedServer {
+ public:
+  explicit GatedServer(HttpServerOptions o)
+      : dir_(testing::MakeTempDir("migsched-http")), api_(dir_) {
+    o.token = "sekrit";
+    server_ = std::make_unique<HttpServer>(&api_, o);
+    EXPECT_OK(server_->Bind("127.0.0.1:0"));
+    thread_ = std::thread([this] { EXPECT_OK(server_->Serve()); });
+  }
+  ~GatedServer() {
+    server_->Stop();
+    thread_.join();
+  }
+  int port() const { return server_->port(); }
+  StubApi& api() { return api_; }
+
+ private:
+  std::filesystem::path dir_;
+  StubApi api_;
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+};
+
+// Sends `text` one byte every `gap_ms`, reading what the server sends back;
+// stops when the server closes the connection (*closed) or, after all was
+// sent, when 5 s pass without an answer. What the server sent.
+std::string Trickle(int fd, const std::string& text, int gap_ms, bool* closed) {
+  std::string reply;
+  char buf[512];
+  *closed = false;
+  auto read_some = [&](int wait_ms) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, wait_ms) <= 0) return false;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      *closed = true;
+      return false;
+    }
+    reply.append(buf, static_cast<size_t>(n));
+    return true;
+  };
+  for (char c : text) {
+    if (::send(fd, &c, 1, MSG_NOSIGNAL) != 1) {
+      *closed = true;
+      return reply;
+    }
+    while (read_some(gap_ms)) {
+    }
+    if (*closed) return reply;
+  }
+  while (read_some(5000)) {
+  }
+  return reply;
+}
+
+// Whether the peer has closed `fd` (EOF or reset) within 5 s.
+bool ClosedByServer(int fd) {
+  char buf[512];
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0) return false;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return true;
+  }
+}
+
+// Regression (slowloris_starves_the_api): 1,100 connections sending one byte a
+// second held every thread, so /healthz and the hooks' calls went unanswered.
+// A request head must arrive within header_timeout_s in all, not per read: a
+// head trickled at one byte per 50 ms (each read well within
+// request_timeout_s) is cut off after 0.3 s and never answered.
+TEST(HttpConnectionsTest, ATricklingConnectionIsClosedAfterTheHeadDeadline) {
+  HttpServerOptions o;
+  o.request_timeout_s = 5;
+  o.header_timeout_s = 0.3;
+  GatedServer server(o);
+  const int fd = Connect(server.port());
+  ASSERT_GE(fd, 0);
+  // 40 bytes at 50 ms: 2 s to send it all, far past the 0.3 s deadline.
+  const std::string head = "GET /healthz HTTP/1.1\r\nHost: somewhere\r\n\r\n";
+  bool closed = false;
+  const std::string reply = Trickle(fd, head, 50, &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(reply.find("HTTP/1.1 200"), std::string::npos) << reply;
+  ::close(fd);
+  // A prompt client is still served.
+  const int ok = Connect(server.port());
+  EXPECT_TRUE(Exchange(ok, head).starts_with("HTTP/1.1 200"));
+  ::close(ok);
+}
+
+TEST(HttpConnectionsTest, ATricklingBodyIsClosedAfterTheBodyDeadline) {
+  HttpServerOptions o;
+  o.request_timeout_s = 5;
+  o.body_timeout_s = 0.3;
+  GatedServer server(o);
+  const int fd = Connect(server.port());
+  ASSERT_GE(fd, 0);
+  const std::string body = R"({"profile":"1g.5gb","command":["true"]})";
+  const std::string head =
+      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n";
+  ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+  // ~40 bytes at 50 ms: 2 s, past the 0.3 s body deadline.
+  bool closed = false;
+  const std::string reply = Trickle(fd, body, 50, &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(reply.find("HTTP/1.1 201"), std::string::npos) << reply;
+  ::close(fd);
+  EXPECT_EQ(server.api().size(), 0u);  // nothing was submitted
+}
+
+// The N+1th connection of a peer whose N connections are all authenticated is
+// refused with 503.
+TEST(HttpConnectionsTest, ThePerPeerCapRefusesTheNPlusFirst) {
+  HttpServerOptions o;
+  o.max_connections_per_peer = 2;
+  o.idle_timeout_s = 30;
+  GatedServer server(o);
+  const std::string authed =
+      "GET /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n\r\n";
+  std::vector<int> fds;
+  for (int i = 0; i < 2; ++i) {
+    fds.push_back(Connect(server.port()));
+    ASSERT_TRUE(Exchange(fds.back(), authed).starts_with("HTTP/1.1 200"));  // kept alive
+  }
+  const int third = Connect(server.port());
+  EXPECT_TRUE(Exchange(third, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                  .starts_with("HTTP/1.1 503 Service Unavailable"));
+  ::close(third);
+  // The first two still work.
+  for (int fd : fds) {
+    EXPECT_TRUE(Exchange(fd, authed).starts_with("HTTP/1.1 200"));
+    ::close(fd);
+  }
+}
+
+// A peer at its cap makes room by closing its own oldest unauthenticated
+// connection; past max_unauthenticated_connections, the oldest unauthenticated
+// connection of any peer is closed. Authenticated ones are never closed.
+TEST(HttpConnectionsTest, TheOldestUnauthenticatedConnectionMakesRoom) {
+  HttpServerOptions o;
+  o.max_connections_per_peer = 100;
+  o.max_unauthenticated_connections = 2;
+  o.idle_timeout_s = 30;
+  o.request_timeout_s = 30;
+  GatedServer server(o);
+  const std::string healthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string authed =
+      "GET /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n\r\n";
+  const int with_token = Connect(server.port());
+  ASSERT_TRUE(Exchange(with_token, authed).starts_with("HTTP/1.1 200"));
+  std::vector<int> fds;
+  for (int i = 0; i < 3; ++i) {
+    fds.push_back(Connect(server.port()));
+    // Answered (so admitted) before the next one connects.
+    ASSERT_TRUE(Exchange(fds.back(), healthz).starts_with("HTTP/1.1 200")) << i;
+  }
+  // Two unauthenticated at most: the third evicted the first.
+  EXPECT_TRUE(ClosedByServer(fds[0]));
+  EXPECT_TRUE(Exchange(fds[1], healthz).starts_with("HTTP/1.1 200"));
+  EXPECT_TRUE(Exchange(fds[2], healthz).starts_with("HTTP/1.1 200"));
+  EXPECT_TRUE(Exchange(with_token, authed).starts_with("HTTP/1.1 200"));
+  for (int fd : fds) ::close(fd);
+  ::close(with_token);
+}
+
+}  // namespace
+}  // namespace migsched

@@ -1,6 +1,7 @@
 #include "daemon/job_service.h"
 
 #include <fmt/format.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <future>
 #include <limits>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "core/cluster.h"
@@ -32,12 +34,59 @@ bool SameRequest(const JobRequest& a, const JobRequest& b) {
 
 }  // namespace
 
+namespace {
+
+// Refuses root unless the operator accepts it (allow_root_jobs).
+Status CheckNotRoot(const RunAsUser& u, const DaemonConfig& config, std::string_view key) {
+  if (u.uid != 0) return Status();
+  if (config.allow_root_jobs) {
+    spdlog::warn(
+        "{}: jobs may run as root (allow_root_jobs: true): they can read the API token, the "
+        "database and every job's environment, and control the node",
+        key);
+    return Status();
+  }
+  return FailedPreconditionError(fmt::format(
+      "{}: '{}' is root: jobs could read the API token, the database and every job's "
+      "environment, and control the node; name another user, or set allow_root_jobs: true to "
+      "accept it",
+      key, u.name));
+}
+
+// The uids of the system's users (getpwent) in [first, last]: never given to jobs.
+std::set<uint32_t> UsersInRange(uint32_t first, uint32_t last) {
+  std::set<uint32_t> out;
+  setpwent();
+  while (struct passwd* pw = getpwent()) {
+    if (pw->pw_uid >= first && pw->pw_uid <= last) out.insert(pw->pw_uid);
+  }
+  endpwent();
+  return out;
+}
+
+}  // namespace
+
 StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config) {
   JobUsers users;
   if (!config.job_user.empty()) {
     StatusOr<RunAsUser> u = LookUpUser(config.job_user);
     if (!u.ok()) return FailedPreconditionError("job_user: " + u.status().message());
+    RETURN_IF_ERROR(CheckNotRoot(*u, config, "job_user"));
     users.default_user = *u;
+  } else if (::geteuid() == 0 && !config.job_uids.empty()) {
+    ASSIGN_OR_RETURN(auto range, ParseUidRange(config.job_uids));
+    users.system_uids = UsersInRange(range.first, range.second);
+    if (users.system_uids.size() == range.second - range.first + 1) {
+      return FailedPreconditionError(fmt::format(
+          "job_uids {}: every uid of the range belongs to a user of the system; choose another "
+          "range",
+          config.job_uids));
+    }
+    users.dynamic_first = range.first;
+    users.dynamic_count = range.second - range.first + 1;
+    users.default_user.name = "(a uid of its own from job_uids)";
+    users.default_user.uid = range.first;
+    users.default_user.gid = range.first;
   } else if (::geteuid() == 0) {
     StatusOr<RunAsUser> u = LookUpUser("nobody");
     if (!u.ok()) {
@@ -49,18 +98,21 @@ StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config) {
   } else {
     users.default_user = DaemonUser();
   }
-  if (users.default_user.uid == ::geteuid()) {
+  if (users.dynamic_count == 0 && users.default_user.uid == ::geteuid() &&
+      users.default_user.uid != 0) {
     spdlog::warn(
         "jobs run as the daemon's own user ({}): they can read the state dir (the API token, "
         "other jobs' logs and environments); set job_user to another user",
         users.default_user.name);
   }
-  users.allowed[users.default_user.name] = users.default_user;
+  if (users.dynamic_count == 0) users.allowed[users.default_user.name] = users.default_user;
   for (const std::string& name : config.job_users) {
     StatusOr<RunAsUser> u = LookUpUser(name);
     if (!u.ok()) return FailedPreconditionError("job_users: " + u.status().message());
+    RETURN_IF_ERROR(CheckNotRoot(*u, config, "job_users"));
     users.allowed[u->name] = *u;
   }
+  RETURN_IF_ERROR(CheckReachable(config.WorkDir(), users.default_user));
   for (const auto& [name, u] : users.allowed) {
     RETURN_IF_ERROR(CheckReachable(config.WorkDir(), u));
   }
@@ -84,12 +136,54 @@ JobService::JobService(NodeModel* model, InstanceSync* sync, ProcessRunner* runn
 
 // ---------------------------------------------------------------- validation
 
+RunAsUser JobService::DynamicUserFor(DaemonJobId id) {
+  std::set<uint32_t> taken = users_.system_uids;  // never a system user's uid
+  for (auto it = dynamic_uids_.begin(); it != dynamic_uids_.end();) {
+    const DaemonJobRecord* other = jobs_.Current(it->first);
+    if (other == nullptr || IsTerminal(other->state)) {
+      it = dynamic_uids_.erase(it);
+      continue;
+    }
+    if (it->first != id) taken.insert(it->second);
+    ++it;
+  }
+  uint32_t uid = 0;
+  if (auto mine = dynamic_uids_.find(id); mine != dynamic_uids_.end()) {
+    uid = mine->second;  // a later run of the same job keeps its uid
+  } else {
+    const uint32_t count = users_.dynamic_count;
+    const uint32_t start = static_cast<uint32_t>((id - 1) % count);
+    uid = users_.dynamic_first + start;
+    for (uint32_t k = 0; k < count; ++k) {
+      const uint32_t candidate = users_.dynamic_first + (start + k) % count;
+      if (taken.count(candidate) == 0) {
+        uid = candidate;
+        break;
+      }
+    }
+    dynamic_uids_[id] = uid;
+  }
+  RunAsUser u;
+  u.name = fmt::format("migsched-job-{}", id);
+  u.uid = uid;
+  u.gid = uid;
+  u.home = runner_->WorkDir(id).string();
+  u.shell = "/bin/sh";
+  return u;
+}
+
 StatusOr<RunAsUser> JobService::UserFor(const JobRequest& r) const {
   if (r.user.empty()) return users_.default_user;
   auto it = users_.allowed.find(r.user);
   if (it == users_.allowed.end()) {
     std::string allowed;
     for (const auto& [name, u] : users_.allowed) allowed += (allowed.empty() ? "" : ", ") + name;
+    if (allowed.empty()) {
+      return InvalidArgumentError(fmt::format(
+          "user '{}' is not allowed to run jobs here (no user may be named: jobs run under uids "
+          "of their own; the config's job_users lists the users a request may name)",
+          r.user));
+    }
     return InvalidArgumentError(fmt::format(
         "user '{}' is not allowed to run jobs here (allowed: {}; the config's job_user and "
         "job_users)",
@@ -538,6 +632,9 @@ std::vector<JobService::PendingLaunch> JobService::TakeLaunches() {
     // the daemon's user; the job's own command as the job's user.
     const bool operator_tool = l.request.helper || !l.request.argv.empty();
     l.spec.user = operator_tool ? DaemonUser() : (user.ok() ? *user : users_.default_user);
+    if (!operator_tool && r->request.user.empty() && users_.dynamic_count > 0) {
+      l.spec.user = DynamicUserFor(id);
+    }
     if (l.request.helper) l.spec.extra_env["MIGSCHED_CHECKPOINT_DIR"] = l.request.checkpoint_dir;
     out.push_back(std::move(l));
   }

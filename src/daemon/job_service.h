@@ -90,17 +90,26 @@
 
 namespace migsched {
 
-// The users jobs may run as (the config's job_user and job_users).
+// The users jobs may run as (the config's job_user, job_uids and job_users).
 struct JobUsers {
-  RunAsUser default_user;                    // a job that names no user
-  std::map<std::string, RunAsUser> allowed;  // by name, default_user included
+  RunAsUser default_user;                    // a job that names no user (unless dynamic)
+  std::map<std::string, RunAsUser> allowed;  // by name, default_user included unless dynamic
+  // Per-job uids (like systemd's DynamicUser): a job that names no user runs
+  // under a uid of its own in [dynamic_first, dynamic_first + dynamic_count),
+  // group the same number, no supplementary groups, HOME its work dir. 0: off.
+  uint32_t dynamic_first = 0;
+  uint32_t dynamic_count = 0;
+  std::set<uint32_t> system_uids;  // uids of the range that users of the system have: skipped
 };
 
-// Resolves the config's users: job_user (or "nobody" when the daemon runs
-// as root, or the daemon's own user), then job_users; each must reach the
-// work dir. Warns when jobs would run as the daemon's own user.
+// Resolves the config's users: job_user, else (the daemon runs as root)
+// per-job uids from job_uids, or "nobody" when job_uids is empty, else the
+// daemon's own user; then job_users; each must reach the work dir. Warns when
+// jobs would run as the daemon's own user.
 // Errors: kFailedPrecondition (an unknown user, no "nobody" for a root
-// daemon, a work dir a user cannot reach).
+// daemon, a work dir a user cannot reach, root without allow_root_jobs, a
+// job_uids range whose every uid belongs to a user of the system; uids of
+// system users in the range are skipped).
 StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config);
 
 class JobService : public MoveHost {
@@ -249,6 +258,9 @@ class JobService : public MoveHost {
   // [state]
   Status ValidateRequest(const JobRequest& r) const;
   StatusOr<RunAsUser> UserFor(const JobRequest& r) const;
+  // The uid of its own for job `id` (JobUsers::dynamic_*): the first of the
+  // range from (id - 1) mod count on that no other live job holds. [state]
+  RunAsUser DynamicUserFor(DaemonJobId id);
   void Enqueue(DaemonJobId id, const Job& job);
   void OnPlaced(DaemonJobId id, const Status& st);
   void PlacementFailed(DaemonJobRecord& r, const Status& st);
@@ -269,6 +281,7 @@ class JobService : public MoveHost {
   IdempotencyKeys keys_;
   DaemonJobId next_id_ = 1;
   std::map<DaemonJobId, Run> runs_;
+  std::map<DaemonJobId, uint32_t> dynamic_uids_;   // the per-job uids given (live jobs)
   std::map<DaemonJobId, LaunchRequest> launches_;  // ready to launch (intent stored)
   std::map<DaemonJobId, double> enqueued_s_;       // when each queued job was first queued
   std::map<DaemonJobId, int> create_failures_;

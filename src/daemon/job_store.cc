@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <system_error>
 #include <utility>
@@ -272,6 +273,7 @@ JobStore::~JobStore() {
 Status JobStore::Error(std::string_view what) const {
   const int code = sqlite3_extended_errcode(db_);
   std::string msg = fmt::format("job store {}: {}: {}", path_.string(), what, sqlite3_errmsg(db_));
+  NoteDamage(code, msg);
   if (Transient(code)) return UnavailableError(std::move(msg));
   if ((code & 0xff) == SQLITE_CONSTRAINT) return AlreadyExistsError(std::move(msg));
   return InternalError(std::move(msg));
@@ -286,6 +288,89 @@ Status JobStore::Exec(const char* sql) {
     return Status(st.code(), fmt::format("job store {}: {}: {}", path_.string(), sql, msg));
   }
   return Status();
+}
+
+void JobStore::NoteDamage(int code, const std::string& message) const {
+  if ((code & 0xff) != SQLITE_CORRUPT && (code & 0xff) != SQLITE_NOTADB) return;
+  std::lock_guard<std::mutex> lock(damage_mu_);
+  if (damage_.ok()) damage_ = InternalError(message);
+}
+
+Status JobStore::damage() const {
+  std::lock_guard<std::mutex> lock(damage_mu_);
+  return damage_;
+}
+
+void JobStore::SetDamageForTesting(std::string message) {
+  std::lock_guard<std::mutex> lock(damage_mu_);
+  damage_ = InternalError(std::move(message));
+}
+
+StatusOr<std::string> JobStore::Meta(const std::string& key) {
+  sqlite3_stmt* s = nullptr;
+  RETURN_IF_ERROR(Prepare("SELECT value FROM meta WHERE key=?1", &s));
+  BindText(s, 1, key);
+  const int rc = sqlite3_step(s);
+  std::string value = rc == SQLITE_ROW ? ColumnText(s, 0) : "";
+  sqlite3_finalize(s);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error(fmt::format("reading meta '{}'", key));
+  return value;
+}
+
+Status JobStore::SetMeta(const std::string& key, const std::string& value) {
+  sqlite3_stmt* s = nullptr;
+  RETURN_IF_ERROR(
+      Prepare("INSERT INTO meta(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET "
+              "value=excluded.value",
+              &s));
+  BindText(s, 1, key);
+  BindText(s, 2, value);
+  const int rc = sqlite3_step(s);
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) return Error(fmt::format("storing meta '{}'", key));
+  return Status();
+}
+
+StatusOr<bool> JobStore::QuickCheck(double budget_s) {
+  struct Budget {
+    std::chrono::steady_clock::time_point deadline;
+    bool expired = false;
+  } budget{std::chrono::steady_clock::now() +
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+               std::chrono::duration<double>(std::max(0.0, budget_s)))};
+  sqlite3_progress_handler(
+      db_, 10000,
+      [](void* arg) -> int {
+        auto* b = static_cast<Budget*>(arg);
+        if (std::chrono::steady_clock::now() < b->deadline) return 0;
+        b->expired = true;
+        return 1;  // interrupts the check
+      },
+      &budget);
+  sqlite3_stmt* s = nullptr;
+  Status prepared = Prepare("PRAGMA quick_check(20)", &s);
+  std::vector<std::string> problems;
+  int rc = SQLITE_DONE;
+  if (prepared.ok()) {
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) problems.push_back(ColumnText(s, 0));
+  }
+  const int code = sqlite3_extended_errcode(db_);
+  const std::string errmsg = sqlite3_errmsg(db_);
+  sqlite3_finalize(s);
+  sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+  if (!prepared.ok()) return prepared;
+  if (budget.expired) return false;
+  if (rc != SQLITE_DONE) {
+    NoteDamage(code, errmsg);
+    return InternalError(
+        fmt::format("job store {}: integrity check failed: {}", path_.string(), errmsg));
+  }
+  if (!(problems.size() == 1 && problems[0] == "ok")) {
+    std::string all;
+    for (const std::string& p : problems) all += (all.empty() ? "" : "; ") + p;
+    return InternalError(fmt::format("job store {}: integrity check: {}", path_.string(), all));
+  }
+  return true;
 }
 
 Status JobStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
@@ -466,6 +551,18 @@ Status JobStore::Apply(const StoreOp& op) {
 
 Status JobStore::Commit(const std::vector<StoreOp>& ops) {
   if (ops.empty()) return Status();
+  if (id_reserver_) {
+    // No id is stored before the state dir's identity reserves it (job_store.h).
+    DaemonJobId highest = 0;
+    for (const StoreOp& op : ops) {
+      if (op.kind == StoreOp::Kind::kInsertJob) highest = std::max(highest, op.job.id);
+    }
+    if (highest >= reserved_below_) {
+      StatusOr<DaemonJobId> below = id_reserver_(highest);
+      if (!below.ok()) return below.status();
+      reserved_below_ = *below;
+    }
+  }
   RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   for (const StoreOp& op : ops) {
     Status st = Apply(op);
@@ -484,10 +581,11 @@ Status JobStore::Commit(const std::vector<StoreOp>& ops) {
 
 StatusOr<DaemonJobId> JobStore::NextJobId() {
   sqlite3_stmt* s = nullptr;
-  RETURN_IF_ERROR(
-      Prepare("SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name='jobs'), 0), "
-              "COALESCE((SELECT MAX(id) FROM jobs), 0))",
-              &s));
+  RETURN_IF_ERROR(Prepare(
+      "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name='jobs'), 0), "
+      "COALESCE((SELECT MAX(id) FROM jobs), 0), "
+      "COALESCE((SELECT CAST(value AS INTEGER) - 1 FROM meta WHERE key='job_id_floor'), 0))",
+      &s));
   const int rc = sqlite3_step(s);
   const int64_t max = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
   sqlite3_finalize(s);

@@ -18,7 +18,10 @@
 //   node(key TEXT PRIMARY KEY, value TEXT)   e.g. 'drained_gpus' → JSON array of GPU UUIDs
 // Job ids are given by the daemon (NextJobId) and inserted explicitly;
 // AUTOINCREMENT's sqlite_sequence keeps the highest id ever inserted, so an id
-// is never given twice, even after the job was pruned. The JSON encodings of
+// is never given twice, even after the job was pruned; meta 'job_id_floor'
+// (set when a store starts afresh in a used state dir) is the lowest id it may
+// give. meta 'generation' names the state dir identity the store belongs to
+// (state_identity.h). The JSON encodings of
 // requests and instances are private to this file (the API's JSON is
 // request_json.h's).
 //
@@ -31,15 +34,19 @@
 // may succeed later), kFailedPrecondition for a state dir that cannot be
 // created or a database of a newer schema, kInternal for corrupt rows,
 // kAlreadyExists for an insert whose id or idempotency key is taken.
+// Errors SQLite reports as corruption (SQLITE_CORRUPT, SQLITE_NOTADB) are
+// also remembered: damage() says the store is damaged from then on.
 //
 // Thread-safety: thread-compatible (the StoreWriter's thread writes; reads
-// happen at start-up before it runs).
+// happen at start-up before it runs), except damage(), which is thread-safe.
 #ifndef MIGSCHED_DAEMON_JOB_STORE_H_
 #define MIGSCHED_DAEMON_JOB_STORE_H_
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,7 +130,34 @@ class JobStore {
   // kept. Errors name the op.
   Status Commit(const std::vector<StoreOp>& ops);
 
-  // The id after the highest ever stored (1 for a new database).
+  // meta[key] ("" when absent) / meta[key] = value (outside Commit's batches:
+  // start-up only).
+  StatusOr<std::string> Meta(const std::string& key);
+  Status SetMeta(const std::string& key, const std::string& value);
+
+  // SQLite's PRAGMA quick_check, interrupted after `budget_s` of real time:
+  // true when the check finished clean, false when the budget ran out first;
+  // kInternal naming the file and SQLite's findings when the store is damaged.
+  StatusOr<bool> QuickCheck(double budget_s);
+
+  // OK, or the first corruption SQLite reported (the store is damaged; a
+  // restart refuses it until it is repaired). Thread-safe.
+  Status damage() const;
+  void SetDamageForTesting(std::string message);
+
+  // Called by Commit, before a batch that inserts a job whose id is at or
+  // above the bound it last returned, with the highest such id; it returns the
+  // new bound (ids below it may be stored) or an error that fails the batch.
+  // The state dir's identity uses it to reserve ids durably before any is
+  // stored. Unset: no reservation.
+  void SetIdReserver(std::function<StatusOr<DaemonJobId>(DaemonJobId)> reserver,
+                     DaemonJobId reserved_below) {
+    id_reserver_ = std::move(reserver);
+    reserved_below_ = reserved_below;
+  }
+
+  // The id after the highest ever stored (1 for a new database; at least
+  // meta 'job_id_floor').
   StatusOr<DaemonJobId> NextJobId();
   StatusOr<DaemonJobRecord> Get(DaemonJobId id);
   // Every job, ascending id (= submission order).
@@ -144,6 +178,7 @@ class JobStore {
   Status Init(int busy_timeout_ms);
   Status Upgrade(int from_version);
   Status Error(std::string_view what) const;
+  void NoteDamage(int code, const std::string& message) const;
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** stmt);
   Status Apply(const StoreOp& op);
@@ -162,6 +197,10 @@ class JobStore {
   sqlite3_stmt* put_reservation_ = nullptr;
   sqlite3_stmt* delete_reservation_ = nullptr;
   sqlite3_stmt* put_node_ = nullptr;
+  std::function<StatusOr<DaemonJobId>(DaemonJobId)> id_reserver_;
+  DaemonJobId reserved_below_ = 0;
+  mutable std::mutex damage_mu_;
+  mutable Status damage_;  // guarded by damage_mu_
 };
 
 }  // namespace migsched

@@ -58,14 +58,18 @@ void AppendDecimal(char* buf, int* n, int64_t v) {
   while (d > 0) buf[(*n)++] = digits[--d];
 }
 
-// Async-signal-safe: writes "<code> <attempt>\n" to `tmp`, fsyncs it and
-// renames it to `path`.
-void WriteExitFile(const char* tmp, const char* path, int code, int attempt) {
-  char buf[48];
+// Async-signal-safe: writes "<code> <attempt>[ <tag>]\n" to `tmp`, fsyncs it
+// and renames it to `path`. `tag` (at most ProcessRunner::kMaxRunTag characters) may be empty.
+void WriteExitFile(const char* tmp, const char* path, int code, int attempt, const char* tag) {
+  char buf[48 + ProcessRunner::kMaxRunTag];
   int n = 0;
   AppendDecimal(buf, &n, static_cast<unsigned>(code) & 0xffu);
   buf[n++] = ' ';
   AppendDecimal(buf, &n, attempt);
+  if (tag[0] != '\0') {
+    buf[n++] = ' ';
+    for (size_t i = 0; tag[i] != '\0' && i < ProcessRunner::kMaxRunTag; ++i) buf[n++] = tag[i];
+  }
   buf[n++] = '\n';
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return;
@@ -118,6 +122,24 @@ std::optional<std::pair<int64_t, int64_t>> ReadPair(const std::filesystem::path&
   int64_t b = -1;
   if (!(in >> b)) b = -1;
   return std::make_pair(a, b);
+}
+
+// An exit file: "<code> <attempt>[ <tag>]".
+struct ExitRecord {
+  int64_t code = 0;
+  int64_t attempt = -1;  // -1: not given
+  std::string tag;       // empty: not given (written before tags existed)
+};
+std::optional<ExitRecord> ReadExit(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  ExitRecord e;
+  if (!(in >> e.code)) return std::nullopt;
+  if (!(in >> e.attempt)) {
+    e.attempt = -1;
+    return e;
+  }
+  if (!(in >> e.tag)) e.tag.clear();
+  return e;
 }
 
 // Whether some process holds the run lock of `run_path` (F_OFD_GETLK: tests
@@ -293,6 +315,17 @@ Status CheckReachable(const std::filesystem::path& dir, const RunAsUser& user) {
 ProcessRunner::ProcessRunner(std::filesystem::path state_dir, std::filesystem::path work_dir)
     : state_dir_(std::move(state_dir)), work_dir_(std::move(work_dir)) {}
 
+void ProcessRunner::SetRunTag(std::string tag, DaemonJobId untagged_below) {
+  if (tag.size() > kMaxRunTag) tag.resize(kMaxRunTag);
+  run_tag_ = std::move(tag);
+  untagged_below_ = untagged_below;
+}
+
+bool ProcessRunner::ExitBelongsTo(DaemonJobId job, const std::string& tag) const {
+  if (tag.empty()) return job < untagged_below_;
+  return tag == run_tag_;
+}
+
 std::filesystem::path ProcessRunner::JobDir(DaemonJobId job) const {
   return state_dir_ / "jobs" / std::to_string(job);
 }
@@ -407,6 +440,7 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
   const std::string exit_str = exit_path.string();
   const std::string exit_tmp = exit_str + ".tmp";
   const std::string run_str = (dir / "run").string();
+  const std::string tag = run_tag_;
   const int attempt = spec.attempt;
   const bool switch_user = geteuid() == 0 && (user.uid != 0 || user.gid != 0);
   const std::vector<gid_t> groups = user.groups;
@@ -487,7 +521,7 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
       r = waitpid(cmd, &status, 0);
     } while (r < 0 && errno == EINTR);
     const int code = r == cmd ? CodeOfWaitStatus(status) : 255;
-    WriteExitFile(exit_tmp.c_str(), exit_str.c_str(), code, attempt);
+    WriteExitFile(exit_tmp.c_str(), exit_str.c_str(), code, attempt, tag.c_str());
     _exit(code);
   }
   const int fork_errno = errno;
@@ -543,8 +577,9 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
   return out;
 }
 
-ProcessStatus ProcessRunner::PollPath(int64_t pgid, const std::filesystem::path& exit_path,
-                                      int attempt, const std::filesystem::path* run_path) {
+ProcessStatus ProcessRunner::PollPath(DaemonJobId job, int64_t pgid,
+                                      const std::filesystem::path& exit_path, int attempt,
+                                      const std::filesystem::path* run_path) {
   ProcessStatus out;
   if (pgid <= 0) {
     out.kind = ProcessStatus::Kind::kLost;
@@ -566,11 +601,11 @@ ProcessStatus ProcessRunner::PollPath(int64_t pgid, const std::filesystem::path&
     return out;  // not our child (re-adopted) and alive
   }
   // Gone: the exit file is authoritative when it names this run.
-  const auto exit = ReadPair(exit_path);
-  if (exit && exit->first >= 0 && exit->first <= 255 &&
-      (exit->second == attempt || exit->second < 0)) {
+  const auto exit = ReadExit(exit_path);
+  if (exit && exit->code >= 0 && exit->code <= 255 &&
+      (exit->attempt == attempt || exit->attempt < 0) && ExitBelongsTo(job, exit->tag)) {
     out.kind = ProcessStatus::Kind::kExited;
-    out.exit_code = static_cast<int>(exit->first);
+    out.exit_code = static_cast<int>(exit->code);
     return out;
   }
   if (reaped) {
@@ -584,11 +619,11 @@ ProcessStatus ProcessRunner::PollPath(int64_t pgid, const std::filesystem::path&
 
 ProcessStatus ProcessRunner::Poll(DaemonJobId job, int64_t pgid, int attempt) {
   const std::filesystem::path run = JobDir(job) / "run";
-  return PollPath(pgid, ExitPath(job), attempt, &run);
+  return PollPath(job, pgid, ExitPath(job), attempt, &run);
 }
 
 ProcessStatus ProcessRunner::PollHelper(DaemonJobId job, int64_t pgid) {
-  return PollPath(pgid, JobDir(job) / "helper-exit", -1, nullptr);
+  return PollPath(job, pgid, JobDir(job) / "helper-exit", -1, nullptr);
 }
 
 RunProbe ProcessRunner::Probe(DaemonJobId job, int attempt) const {
@@ -600,11 +635,12 @@ RunProbe ProcessRunner::Probe(DaemonJobId job, int attempt) const {
     out.pgid = owner->first;
     return out;
   }
-  const auto exit = ReadPair(ExitPath(job));
-  if (exit && exit->first >= 0 && exit->first <= 255 &&
-      (exit->second == attempt || (exit->second < 0 && attempt == 0))) {
+  const auto exit = ReadExit(ExitPath(job));
+  if (exit && exit->code >= 0 && exit->code <= 255 &&
+      (exit->attempt == attempt || (exit->attempt < 0 && attempt == 0)) &&
+      ExitBelongsTo(job, exit->tag)) {
     out.kind = RunProbe::Kind::kEnded;
-    out.exit_code = static_cast<int>(exit->first);
+    out.exit_code = static_cast<int>(exit->code);
     return out;
   }
   // No status: a monitor that died without one may have left its command.

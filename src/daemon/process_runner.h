@@ -5,8 +5,12 @@
 //                the job writes it through its descriptors, it cannot open it
 //   run          the run lock: "<monitor pid> <attempt>\n", locked (an OFD
 //                write lock) by the monitor of the live run for its lifetime
-//   exit         "<status> <attempt>\n" of the last run that ended (0..255;
-//                128+N when killed by signal N)
+//   exit         "<status> <attempt> <tag>\n" of the last run that ended (0..255;
+//                128+N when killed by signal N); <tag> is the state dir's
+//                generation (SetRunTag): a file with another tag (left by a
+//                store that was replaced) is never read as this job's status
+//                (a file without one, written before tags existed, only for
+//                jobs below the `untagged_below` id given to SetRunTag)
 //   helper-exit  the same for a helper command (a checkpoint)
 // and <work_dir>/<id>/ (mode 0700, owned by the job's user): the default
 // working directory of the job.
@@ -56,6 +60,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -130,6 +135,14 @@ class ProcessRunner {
   // Job directories under <state_dir>/jobs, working directories under `work_dir`.
   ProcessRunner(std::filesystem::path state_dir, std::filesystem::path work_dir);
 
+  // The longest run tag kept (longer ones are cut).
+  static constexpr size_t kMaxRunTag = 64;
+  // Exit files are written with `tag` (letters and digits: the state dir's
+  // generation) and read only when they carry it, or carry none and belong
+  // to a job below `untagged_below`. Default: no tag, every exit file read.
+  // Call before the first Launch.
+  void SetRunTag(std::string tag, DaemonJobId untagged_below);
+
   std::filesystem::path JobDir(DaemonJobId job) const;
   std::filesystem::path LogPath(DaemonJobId job) const;
   std::filesystem::path ExitPath(DaemonJobId job) const;
@@ -169,11 +182,14 @@ class ProcessRunner {
  private:
   StatusOr<Launched> Spawn(const LaunchSpec& spec, const std::filesystem::path& exit_path,
                            bool take_run_lock);
-  ProcessStatus PollPath(int64_t pgid, const std::filesystem::path& exit_path, int attempt,
-                         const std::filesystem::path* run_path);
+  ProcessStatus PollPath(DaemonJobId job, int64_t pgid, const std::filesystem::path& exit_path,
+                         int attempt, const std::filesystem::path* run_path);
+  bool ExitBelongsTo(DaemonJobId job, const std::string& tag) const;
 
   std::filesystem::path state_dir_;
   std::filesystem::path work_dir_;
+  std::string run_tag_;
+  DaemonJobId untagged_below_ = std::numeric_limits<DaemonJobId>::max();
 };
 
 }  // namespace migsched

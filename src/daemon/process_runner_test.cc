@@ -374,6 +374,45 @@ TEST(ProcessRunnerTest, RunLockFindsTheRunAfterARestart) {
   EXPECT_EQ(second.Probe(3, 2).kind, RunProbe::Kind::kNeverRan);
 }
 
+// Regression (a_stale_exit_file_is_read_as_a_new_jobs): after the database was
+// lost, a new job got the id of an old one and the old job's exit file marked it
+// "succeeded" although it never ran. Exit files now carry the state dir's
+// generation: another generation's file, or an untagged one of a job at or above
+// the untagged bound, says nothing about this job.
+TEST(ProcessRunnerTest, AStaleExitFileIsNeverReadAsANewJobs) {
+  const auto dir = MakeTempDir("migsched-runner");
+  ProcessRunner runner(dir, dir / "work");
+  runner.SetRunTag("gen2", /*untagged_below=*/10);
+  auto plant = [&](DaemonJobId job, const std::string& text) {
+    std::filesystem::create_directories(runner.JobDir(job));
+    std::ofstream(runner.ExitPath(job)) << text;
+  };
+  plant(12, "0 0 gen1\n");  // another generation's job 12
+  EXPECT_EQ(runner.Probe(12, 0).kind, RunProbe::Kind::kNeverRan);
+  EXPECT_EQ(runner.Poll(12, 999999999, 0).kind, ProcessStatus::Kind::kLost);
+  plant(13, "0 0\n");  // untagged, but job 13 is not below 10: not a file of this job
+  EXPECT_EQ(runner.Probe(13, 0).kind, RunProbe::Kind::kNeverRan);
+  plant(4, "3 0\n");  // untagged, from before tags: job 4 < 10 is read
+  EXPECT_EQ(runner.Probe(4, 0).kind, RunProbe::Kind::kEnded);
+  EXPECT_EQ(runner.Probe(4, 0).exit_code, 3);
+  // A run of this generation writes and reads its own tag.
+  LaunchSpec spec;
+  spec.job = 14;
+  spec.argv = {"sh", "-c", "exit 7"};
+  StatusOr<Launched> l = runner.Launch(spec);
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  ProcessStatus s = WaitEnd(runner, 14, l->pgid);
+  EXPECT_EQ(s.exit_code, 7);
+  EXPECT_EQ(ReadFile(runner.ExitPath(14)), "7 0 gen2\n");
+  ProcessRunner restarted(dir, dir / "work");
+  restarted.SetRunTag("gen2", 10);
+  EXPECT_EQ(restarted.Probe(14, 0).kind, RunProbe::Kind::kEnded);
+  EXPECT_EQ(restarted.Probe(14, 0).exit_code, 7);
+  ProcessRunner other(dir, dir / "work");
+  other.SetRunTag("gen3", 10);
+  EXPECT_EQ(other.Probe(14, 0).kind, RunProbe::Kind::kNeverRan);
+}
+
 // Regression (jobs_not_isolated_from_the_daemon): a job ran as the daemon's
 // user (root) and read the API token. Run as another user, it cannot read the
 // daemon's 0600 files and writes its log only through its descriptors.

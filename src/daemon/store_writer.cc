@@ -69,7 +69,20 @@ Status StoreWriter::WriteAndWait(std::vector<StoreOp> ops) {
 
 Status StoreWriter::health() const {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!damaged_.ok()) return damaged_;
   return health_;
+}
+
+void StoreWriter::NoteDamage() {
+  Status damage = store_->damage();
+  if (damage.ok()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!damaged_.ok()) return;
+  damaged_ = UnavailableError(fmt::format(
+      "the job store is damaged ({}); changes are refused; stop the daemon and restore the "
+      "database from a backup or repair it (docs/daemon.md: durability)",
+      damage.message()));
+  spdlog::error("job store: {}", damaged_.message());
 }
 
 size_t StoreWriter::pending() const {
@@ -99,6 +112,7 @@ Status StoreWriter::TryCommit(const std::vector<Unit>& units) {
 
 std::vector<StoreWriter::Unit> StoreWriter::CommitBatch(std::vector<Unit> batch) {
   Status st = TryCommit(batch);
+  if (!st.ok()) NoteDamage();
   std::vector<Unit> again;
   if (st.ok()) {
     {

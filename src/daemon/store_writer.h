@@ -14,6 +14,8 @@
 //     job started, ended, a drain): kept and retried with back-off (50 ms
 //     doubling to 5 s) until they commit; meanwhile the writer is *degraded*
 //     (health() says why) and the daemon refuses new submissions.
+// A store that SQLite reports damaged (JobStore::damage) keeps the writer
+// degraded for good: health() says so (logged once) until a restart.
 // A batch that fails with a non-transient error (kInternal: a bug, a corrupt
 // database) is retried unit by unit so that one bad unit cannot block the
 // others; a unit that still fails alone that way is dropped and logged.
@@ -90,6 +92,7 @@ class StoreWriter {
   // Commits `batch`; returns the units that must be tried again.
   std::vector<Unit> CommitBatch(std::vector<Unit> batch);
   Status TryCommit(const std::vector<Unit>& units);
+  void NoteDamage();  // after a failed commit: the store's damage, once
 
   JobStore* store_;
   mutable std::mutex mu_;  // guards everything below
@@ -97,6 +100,7 @@ class StoreWriter {
   std::deque<Unit> queue_;
   size_t in_flight_ = 0;  // units taken from queue_ and not yet reported
   Status health_;
+  Status damaged_;  // set once the store is damaged; never cleared
   Status failure_for_testing_;
   bool stopping_ = false;
   double flush_timeout_s_ = 5;
