@@ -13,7 +13,9 @@
 #include "sched/scheduler.h"
 #include "sim/cluster_tracker.h"
 #include "sim/fill_mode.h"
+#include "sim/knowledge.h"
 #include "sim/online_mode.h"
+#include "sim/user_estimates.h"
 
 namespace migsched {
 namespace {
@@ -40,6 +42,9 @@ Status ValidateWorkload(const std::vector<Job>& jobs) {
       return bad("pcie_gbps must be finite and >= 0");
     }
     if (!std::isfinite(j.alpha) || j.alpha <= 0) return bad("alpha must be finite and > 0");
+    if (!std::isfinite(j.time_limit_s) || j.time_limit_s < 0) {
+      return bad("time_limit_s must be finite and >= 0 (0: none)");
+    }
     if (j.profile.empty() && !(j.gpu_fraction > 0 && j.gpu_fraction <= 1)) {
       return bad("needs a profile or a gpu_fraction in (0, 1]");
     }
@@ -65,6 +70,13 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
     if (gpus[i] == nullptr) return InvalidArgumentError(fmt::format("GPU {} has no model", i));
   }
   RETURN_IF_ERROR(ValidateWorkload(jobs));
+  // Jobs without a time limit get one from the model of user estimates (online mode).
+  std::vector<Job> with_limits;
+  if (options.user_estimates && options.mode == SimMode::kOnline) {
+    with_limits = jobs;
+    RETURN_IF_ERROR(AssignUserEstimates(&with_limits, options.user_estimate_seed).status());
+  }
+  const std::vector<Job>& workload = with_limits.empty() ? jobs : with_limits;
   ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> policy_impl,
                    MakePolicy(policy, scheduler_options));
   // The `static` policy only reuses the instances of its layout (sched/policies).
@@ -92,7 +104,7 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
   // model ignore this).
   for (size_t i = 0; i < jobs.size() && i < static_cast<size_t>(scheduler_options.demand_window);
        ++i) {
-    scheduler.ObserveArrival(jobs[i]);
+    scheduler.ObserveArrival(SchedulerVisibleJob(jobs[i], options.knowledge));
   }
   ASSIGN_OR_RETURN(ClusterTracker tracker, ClusterTracker::Create(cluster, creates_instances));
 
@@ -104,7 +116,7 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
   if (options.mode == SimMode::kFill) {
     RETURN_IF_ERROR(RunFillMode(jobs, options, &scheduler, &tracker, &result));
   } else {
-    RETURN_IF_ERROR(RunOnlineMode(jobs, options, &scheduler, &tracker, &result));
+    RETURN_IF_ERROR(RunOnlineMode(workload, options, &scheduler, &tracker, &result));
   }
   FillDecisionStats(scheduler.decision_us(), &result.metrics);
   return result;
