@@ -172,6 +172,7 @@ TEST(MetricInfosTest, EveryNumericKeyHasOneLabel) {
   Metrics m;
   m.energy_kwh = 1;
   m.jobs_per_kwh = 1;
+  m.energy_kwh_arrival_window = 1;
   const nlohmann::json j = MetricsToJson(m);
   std::vector<std::string> numeric;
   for (const auto& [key, value] : j.items()) {
