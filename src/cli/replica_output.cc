@@ -31,14 +31,19 @@ Unit UnitOf(const std::string& key, double mean, bool averaged) {
     if (a < 3 * 86400) return {1 / 3600.0, 2, " h"};
     return {1 / 86400.0, 2, " d"};
   }
-  if (key == "utilization" || key.find("share") != std::string::npos ||
+  if (key.rfind("utilization", 0) == 0 || key.find("share") != std::string::npos ||
+      key.find("rejection_rate") != std::string::npos ||
       key.find("stranded") != std::string::npos || key == "fill_allocation" ||
       key == "fill_acceptance") {
     return {100, 1, "%"};
   }
   if (key.rfind("frag", 0) == 0 || key == "fill_frag") return {1, 3, ""};
-  if (key.find("slowdown") != std::string::npos || key == "energy_kwh") return {1, 2, ""};
-  if (key == "jobs_per_day" || key == "jobs_per_kwh" || key.rfind("decision_us", 0) == 0) {
+  if (key.find("slowdown") != std::string::npos || key.rfind("energy_kwh", 0) == 0 ||
+      key == "migrations_per_accepted_job") {
+    return {1, 2, ""};
+  }
+  if (key.rfind("jobs_per_day", 0) == 0 || key == "jobs_per_kwh" ||
+      key.find("rejected_slice_hours") != std::string::npos || key.rfind("decision_us", 0) == 0) {
     return {1, 1, ""};
   }
   return {1, averaged ? 1 : 0, ""};  // counts: a mean over replicas has a fraction
@@ -104,8 +109,12 @@ void PrintReplicaSummary(const std::vector<Metrics>& reps, std::ostream& out) {
     out << fmt::format("  reconfigurations  {}\n", cell("reconfigurations"));
     return;
   }
-  out << fmt::format("  jobs              {} completed, {} rejected (of {})\n",
-                     cell("jobs_completed"), cell("rejected"), cell("jobs_total"));
+  out << fmt::format("  jobs              {} completed, {} rejected, {} timed out (of {})\n",
+                     cell("jobs_completed"), cell("rejected"), cell("jobs_timeout"),
+                     cell("jobs_total"));
+  out << fmt::format(
+      "  admission         {} accepted, {} slice-hours rejected, {} migrations per accepted job\n",
+      cell("accepted"), cell("rejected_slice_hours"), cell("migrations_per_accepted_job"));
   out << fmt::format("  makespan          {}\n", cell("makespan_s"));
   out << fmt::format("  JCT               mean {}, p95 {}\n", cell("jct_mean_s"),
                      cell("jct_p95_s"));
@@ -116,6 +125,10 @@ void PrintReplicaSummary(const std::vector<Metrics>& reps, std::ostream& out) {
   out << fmt::format("  JCT floor         {} (mean duration: the mean JCT if no job waited)\n",
                      cell("duration_mean_s"));
   out << fmt::format("  utilization       {}\n", cell("utilization"));
+  out << fmt::format(
+      "  while arriving    {} utilisation, {} jobs per day, {} kWh (arrival window {})\n",
+      cell("utilization_arrival_window"), cell("jobs_per_day_arrival_window"),
+      cell("energy_kwh_arrival_window"), cell("arrival_window_s"));
   out << fmt::format("  fragmentation     rate mean {}, peak {}\n", cell("frag_mean"),
                      cell("frag_peak"));
   out << fmt::format("  reconfigurations  {}, migrations {}\n", cell("reconfigurations"),
@@ -128,12 +141,14 @@ void PrintReplicaSummary(const std::vector<Metrics>& reps, std::ostream& out) {
   std::vector<std::string> sorted(keys.begin(), keys.end());
   std::sort(sorted.begin(), sorted.end(),
             [](const std::string& a, const std::string& b) { return ProfileKeyLess(a, b); });
-  std::vector<std::vector<std::string>> rows = {
-      {"  REQUEST", "JOBS", "WAIT MEAN", "WAIT P95", "JCT MEAN", "JCT P95", "SLOWDOWN", "BSLD"}};
+  std::vector<std::vector<std::string>> rows = {{"  REQUEST", "JOBS", "REJ RATE", "REJ SLICE-H",
+                                                 "WAIT MEAN", "WAIT P95", "JCT MEAN", "JCT P95",
+                                                 "SLOWDOWN", "BSLD"}};
   for (const std::string& p : sorted) {
     auto pc = [&](const std::string& f) { return cell("per_profile/" + p + "/" + f); };
-    rows.push_back({"  " + p, pc("jobs"), pc("wait_mean_s"), pc("wait_p95_s"), pc("jct_mean_s"),
-                    pc("jct_p95_s"), pc("slowdown_mean"), pc("bounded_slowdown_mean")});
+    rows.push_back({"  " + p, pc("jobs"), pc("rejection_rate"), pc("rejected_slice_hours"),
+                    pc("wait_mean_s"), pc("wait_p95_s"), pc("jct_mean_s"), pc("jct_p95_s"),
+                    pc("slowdown_mean"), pc("bounded_slowdown_mean")});
   }
   out << "\n";
   PrintTable(rows, out);

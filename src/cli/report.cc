@@ -19,15 +19,29 @@ std::string FormatDuration(double s) {
 const std::vector<ComparedMetric>& ComparedMetrics() {
   static const std::vector<ComparedMetric> k = [] {
     const std::vector<std::pair<const char*, const char*>> columns = {
-        {"makespan_s", "MAKESPAN"},        {"jct_mean_s", "JCT MEAN"},
-        {"jct_p95_s", "JCT P95"},          {"wait_mean_s", "WAIT MEAN"},
-        {"slowdown_mean", "SLOWDOWN"},     {"bounded_slowdown_mean", "BSLD"},
-        {"utilization", "UTIL"},           {"frag_mean", "FRAG MEAN"},
-        {"frag_peak", "FRAG PEAK"},        {"rejected", "REJECTED"},
-        {"reconfigurations", "RECONFIGS"}, {"reuses", "REUSES"},
-        {"jobs_per_day", "JOBS/DAY"},      {"decision_us_mean", "DECIDE US"},
-        {"decision_us_p99", "DECIDE P99"}, {"energy_kwh", "KWH"},
+        {"makespan_s", "MAKESPAN"},
+        {"jct_mean_s", "JCT MEAN"},
+        {"jct_p95_s", "JCT P95"},
+        {"wait_mean_s", "WAIT MEAN"},
+        {"slowdown_mean", "SLOWDOWN"},
+        {"bounded_slowdown_mean", "BSLD"},
+        {"utilization", "UTIL"},
+        {"frag_mean", "FRAG MEAN"},
+        {"frag_peak", "FRAG PEAK"},
+        {"rejected", "REJECTED"},
+        {"rejected_slice_hours", "REJ SLICE-H"},
+        {"jobs_timeout", "TIMEOUT"},
+        {"migrations_per_accepted_job", "MIG/ACCEPTED"},
+        {"reconfigurations", "RECONFIGS"},
+        {"reuses", "REUSES"},
+        {"jobs_per_day", "JOBS/DAY"},
+        {"decision_us_mean", "DECIDE US"},
+        {"decision_us_p99", "DECIDE P99"},
+        {"energy_kwh", "KWH"},
         {"jobs_per_kwh", "JOBS/KWH"},
+        {"utilization_arrival_window", "UTIL ARRIVING"},
+        {"jobs_per_day_arrival_window", "JOBS/DAY ARRIVING"},
+        {"energy_kwh_arrival_window", "KWH ARRIVING"},
     };
     std::vector<ComparedMetric> out;
     for (const auto& [key, header] : columns) {
@@ -45,7 +59,7 @@ double MetricValue(const Metrics& m, const std::string& key) {
 }
 
 bool RatioComparable(const Metrics& a, const Metrics& b, const std::string& key) {
-  return key == "rejected" ||
+  return key == "rejected" || key == "rejected_slice_hours" ||
          (a.jobs_completed == b.jobs_completed && a.jobs_total == b.jobs_total);
 }
 
@@ -54,15 +68,20 @@ namespace {
 std::string Cell(const std::string& key, double v) {
   if (!std::isfinite(v)) return "-";
   if (key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0) return FormatDuration(v);
-  if (key == "utilization" || key == "fill_allocation" || key == "fill_acceptance") {
+  if (key.rfind("utilization", 0) == 0 || key == "fill_allocation" || key == "fill_acceptance") {
     return fmt::format("{:.1f}%", 100 * v);
   }
   if (key == "frag_mean" || key == "frag_peak" || key == "fill_frag") {
     return fmt::format("{:.3f}", v);
   }
-  if (key == "energy_kwh") return fmt::format("{:.2f}", v);
+  if (key.rfind("energy_kwh", 0) == 0 || key == "migrations_per_accepted_job") {
+    return fmt::format("{:.2f}", v);
+  }
+  if (key == "rejected_slice_hours") return fmt::format("{:.1f}", v);
   if (key == "jobs_per_kwh") return fmt::format("{:.1f}", v);
-  if (key == "jobs_per_day" || key.rfind("decision_us", 0) == 0) return fmt::format("{:.1f}", v);
+  if (key.rfind("jobs_per_day", 0) == 0 || key.rfind("decision_us", 0) == 0) {
+    return fmt::format("{:.1f}", v);
+  }
   if (key.find("slowdown") != std::string::npos) return fmt::format("{:.2f}", v);
   return fmt::format("{:.0f}", v);
 }
@@ -134,6 +153,16 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
   }
   out << fmt::format("  jobs              {} completed, {} rejected (of {})\n", m.jobs_completed,
                      m.rejected, m.jobs_total);
+  if (m.jobs_timeout > 0) {
+    out << fmt::format(
+        "  timeouts          {} jobs ended at their time limit (not in the completed jobs nor "
+        "the times below)\n",
+        m.jobs_timeout);
+  }
+  out << fmt::format(
+      "  admission         {} accepted, {:.1f} slice-hours rejected (compute slices x "
+      "duration), {:.2f} migrations per accepted job\n",
+      m.accepted, m.rejected_slice_hours, m.migrations_per_accepted_job);
   out << fmt::format("  makespan          {}\n", FormatDuration(m.makespan_s));
   out << fmt::format("  JCT               mean {}, p50 {}, p95 {}, p99 {}\n",
                      FormatDuration(m.jct_mean_s), FormatDuration(m.jct_p50_s),
@@ -159,6 +188,16 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
                      m.reconfigurations, m.creates, m.destroys, m.reuses, m.setup_reconfigurations);
   out << fmt::format("  migrations        {}\n", m.migrations);
   out << fmt::format("  jobs per day      {:.1f}\n", m.jobs_per_day);
+  if (m.arrival_window_s > 0) {
+    const std::string kwh = m.energy_kwh_arrival_window
+                                ? fmt::format(", {:.2f} kWh", *m.energy_kwh_arrival_window)
+                                : std::string();
+    out << fmt::format(
+        "  while arriving    {:.1f}% utilisation, {:.1f} jobs per day{} over the arrival window "
+        "({}, first to last arrival)\n",
+        100 * m.utilization_arrival_window, m.jobs_per_day_arrival_window, kwh,
+        FormatDuration(m.arrival_window_s));
+  }
   if (m.energy_kwh) {
     const std::string per_kwh = m.jobs_per_kwh ? fmt::format("{:.1f}", *m.jobs_per_kwh) : "-";
     out << fmt::format(
@@ -169,19 +208,24 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
       "  decision time     mean {:.1f} us, p99 {:.1f} us ({} decisions, wall-clock)\n",
       m.decision_us_mean, m.decision_us_p99, m.decisions);
   if (!m.per_profile.empty()) {
-    out << fmt::format("\n  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>8} {:>6}\n",
-                       "REQUEST", "JOBS", "COMPLETED", "REJECTED", "JCT MEAN", "JCT P95",
-                       "WAIT MEAN", "WAIT P95", "SLOWDOWN", "BSLD");
+    out << fmt::format(
+        "\n  {:<20} {:>7} {:>9} {:>8} {:>8} {:>11} {:>7} {:>11} {:>11} {:>11} {:>11} {:>8} "
+        "{:>6}\n",
+        "REQUEST", "JOBS", "COMPLETED", "REJECTED", "REJ RATE", "REJ SLICE-H", "TIMEOUT",
+        "JCT MEAN", "JCT P95", "WAIT MEAN", "WAIT P95", "SLOWDOWN", "BSLD");
     for (const std::string& key : ProfileKeysBySize(m.per_profile)) {
       const ProfileMetrics& p = m.per_profile.at(key);
       // Times are over completed jobs: "-" when none completed.
       const bool none = p.completed == 0;
       auto time = [none](double v) { return FormatDuration(none ? NAN : v); };
       auto ratio = [none](double v) { return none ? std::string("-") : fmt::format("{:.2f}", v); };
-      out << fmt::format("  {:<20} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>8} {:>6}\n",
-                         key, p.jobs, p.completed, p.rejected, time(p.jct_mean_s),
-                         time(p.jct_p95_s), time(p.wait_mean_s), time(p.wait_p95_s),
-                         ratio(p.slowdown_mean), ratio(p.bounded_slowdown_mean));
+      out << fmt::format(
+          "  {:<20} {:>7} {:>9} {:>8} {:>8} {:>11} {:>7} {:>11} {:>11} {:>11} {:>11} {:>8} "
+          "{:>6}\n",
+          key, p.jobs, p.completed, p.rejected, fmt::format("{:.1f}%", 100 * p.rejection_rate),
+          fmt::format("{:.1f}", p.rejected_slice_hours), p.timeout, time(p.jct_mean_s),
+          time(p.jct_p95_s), time(p.wait_mean_s), time(p.wait_p95_s), ratio(p.slowdown_mean),
+          ratio(p.bounded_slowdown_mean));
     }
   }
 }

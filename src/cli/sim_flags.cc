@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -21,6 +22,8 @@
 #include "sched/option_table.h"
 #include "sim/arrivals.h"
 #include "sim/churn.h"
+#include "sim/knowledge.h"
+#include "sim/load_profile.h"
 #include "sim/paper_mix.h"
 #include "sim/replicas.h"
 #include "sim/workload_families.h"
@@ -154,14 +157,28 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->check(FiniteNumber("a finite number >= 0", non_negative))
       ->capture_default_str();
   cmd->add_option("--expected-ends", f->expected_ends,
-                  "--mode online only: known: the scheduler is told each job's duration and its "
-                  "running jobs' expected ends (as the daemon is by time limits); unknown: told "
-                  "neither (as the daemon without time limits), so a reservation of "
-                  "--max-skip-seconds has no known start: skipped, or strict with "
-                  "--reservation-unknown-ends strict; jobs still run for their durations")
-      ->check(CLI::IsMember({"known", "unknown"}))
+                  "--mode online only: what the scheduler knows of run times. limits: each job's "
+                  "time limit (time_limit_s, or --user-estimates) as its duration and start + "
+                  "limit as its expected end, as Slurm and the daemon; known: an ORACLE, the exact "
+                  "durations and ends, a reference no real scheduler has; unknown: neither (as "
+                  "Kubernetes), so a reservation of --max-skip-seconds has no known start: "
+                  "skipped, or strict with --reservation-unknown-ends strict. Jobs always run for "
+                  "their durations and end at their limit (outcome timeout)")
+      ->check(CLI::IsMember({"limits", "known", "unknown"}))
       ->each([f](const std::string&) { f->expected_ends_given = true; })
       ->capture_default_str();
+  cmd->add_option("--user-estimates", f->user_estimates,
+                  "--mode online only: model: jobs without a time_limit_s get one drawn from the "
+                  "model of user runtime estimates (Tsafrir, Etsion and Feitelson, JSSPP 2005; "
+                  "docs/formats/trace.md), seeded from --seed; none: they have no limit")
+      ->check(CLI::IsMember({"model", "none"}))
+      ->each([f](const std::string&) { f->user_estimates_given = true; })
+      ->capture_default_str();
+  cmd->add_option("--duration-cap", f->duration_cap,
+                  "Cut every job's duration above this many seconds to it (> 0), before arrivals "
+                  "are regenerated at --load: e.g. the Alibaba pod list's pods of up to 145 days, "
+                  "which outlast its arrivals and set the makespan (a note says how many)")
+      ->check(FiniteNumber("a finite number > 0", positive));
   AddSchedulerFlags(cmd, &f->scheduler, &f->explicit_options);
   cmd->add_flag("--no-contention", f->no_contention, "Turn off the PCIe contention model (§8)");
   cmd->add_flag("--self-check", f->self_check,
@@ -228,6 +245,10 @@ Status CheckFlagsApply(const SimFlags& f, bool paper_mix, std::string_view gener
     return InvalidArgumentError(
         "--expected-ends applies to --mode online only (fill mode has no completions)");
   }
+  if (f.user_estimates_given && f.mode != "online") {
+    return InvalidArgumentError(
+        "--user-estimates applies to --mode online only (fill mode has no completions)");
+  }
   return Status();
 }
 
@@ -271,11 +292,23 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   s.sim.reconfig_ms = f.reconfig_ms;
   s.sim.contention = !f.no_contention;
   s.sim.self_check = f.self_check;
-  if (f.expected_ends != "known" && f.expected_ends != "unknown") {
-    return InvalidArgumentError(
-        fmt::format("--expected-ends must be known or unknown, got '{}'", f.expected_ends));
+  {
+    StatusOr<Knowledge> k = ParseKnowledge(f.expected_ends);
+    if (!k.ok()) return k.status().WithPrefix("--expected-ends");
+    s.sim.knowledge = *k;
   }
-  s.sim.expected_ends_known = f.expected_ends == "known";
+  if (f.user_estimates != "model" && f.user_estimates != "none") {
+    return InvalidArgumentError(
+        fmt::format("--user-estimates must be model or none, got '{}'", f.user_estimates));
+  }
+  const bool online = s.sim.mode == SimMode::kOnline;
+  s.sim.user_estimates = online && f.user_estimates == "model";
+  s.sim.user_estimate_seed = f.seed;
+  if (online && s.sim.knowledge == Knowledge::kKnown) {
+    s.notes.push_back(
+        "--expected-ends known: an ORACLE run (the scheduler is told every job's exact duration, "
+        "which no real scheduler has): a reference, not a result");
+  }
   RETURN_IF_ERROR(s.sim.Validate().WithPrefix("simulator options"));
   // The flags' own checks (AddSimFlags) refuse these values when parsing; a
   // caller that fills SimFlags itself gets the same refusals here.
@@ -378,6 +411,14 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     s.notes.push_back(fmt::format("using the first {} of {} jobs (--jobs)", f.jobs, s.jobs.size()));
     s.jobs.resize(f.jobs);
   }
+  if (f.duration_cap < 0 || !std::isfinite(f.duration_cap)) {
+    return InvalidArgumentError("--duration-cap must be a finite number > 0");
+  }
+  if (f.duration_cap > 0) {
+    const int64_t cut = CapDurations(&s.jobs, f.duration_cap);
+    s.notes.push_back(fmt::format("--duration-cap: {} of {} jobs' durations cut to {}", cut,
+                                  s.jobs.size(), f.duration_cap));
+  }
   if (!generated) RETURN_IF_ERROR(check_memory(static_cast<int64_t>(s.jobs.size())));
   // Trace-order arrivals and a file's own times are not drawn from the seed.
   s.perturbation = (regenerate && arrivals == ArrivalMode::kPoisson) || generated ? "seed" : "none";
@@ -397,6 +438,24 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   }
   if (s.jobs.empty())
     return InvalidArgumentError(fmt::format("--workload {}: no jobs", f.workload));
+  if (online) {
+    const LoadProfile lp = ProfileLoad(s.jobs, s.gpus);
+    if (lp.long_jobs > 0 || lp.offered_load_per_week.size() > 1)
+      s.notes.push_back(DescribeLoad(lp));
+    const auto with_limit = std::count_if(s.jobs.begin(), s.jobs.end(),
+                                          [](const Job& j) { return j.time_limit_s > 0; });
+    if (static_cast<size_t>(with_limit) < s.jobs.size()) {
+      s.notes.push_back(
+          s.sim.user_estimates
+              ? fmt::format("time limits: {} of {} jobs have none in the workload; they get one "
+                            "from the model of user runtime estimates (--user-estimates model, "
+                            "docs/formats/trace.md)",
+                            s.jobs.size() - with_limit, s.jobs.size())
+              : fmt::format("time limits: {} of {} jobs have none (--user-estimates none): under "
+                            "--expected-ends limits the scheduler knows nothing of their ends",
+                            s.jobs.size() - with_limit, s.jobs.size()));
+    }
+  }
   return s;
 }
 
@@ -447,6 +506,10 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["reconfig_ms"] = f.reconfig_ms;
   j["contention"] = !f.no_contention;
   j["expected_ends"] = f.expected_ends;
+  j["expected_ends_oracle"] = f.expected_ends == "known";
+  j["duration_cap_s"] =
+      f.duration_cap > 0 ? nlohmann::ordered_json(f.duration_cap) : nlohmann::ordered_json();
+  j["user_estimates"] = sim.user_estimates ? "model" : "none";
   j["replicas"] = f.replicas;
   j["perturbation"] = perturbation;
   j["jitter"] =

@@ -38,8 +38,11 @@ struct SimFlags {
   double fill_target = 1.3;
   double reconfig_ms = 23;
   bool no_contention = false;
-  // --expected-ends known|unknown (SimOptions::expected_ends_known; online mode only).
-  std::string expected_ends = "known";
+  // --expected-ends limits|known|unknown (SimOptions::knowledge; online mode only).
+  std::string expected_ends = "limits";
+  // --user-estimates model|none (SimOptions::user_estimates; online mode only).
+  std::string user_estimates = "model";
+  double duration_cap = 0;  // --duration-cap S (> 0): durations above S are cut to S; 0 = none
 
   // The scheduler options, one flag per entry of the table of scheduler options
   // (sched/option_table.h: --threshold, --metric, --evacuation, ..., the same names as the
@@ -53,6 +56,7 @@ struct SimFlags {
   bool pcie_share_given = false;
   bool fill_target_given = false;
   bool expected_ends_given = false;
+  bool user_estimates_given = false;
   bool no_memory_check = false;  // --no-memory-check (cli/memory_check.h)
   bool self_check = false;       // --self-check (SimOptions::self_check)
 

@@ -66,8 +66,13 @@ struct Job {
   FractionRule fraction_rule = FractionRule::kCompute;
   int count = 1;          // instances wanted together (gang), >= 1
   double duration_s = 0;  // run time without contention, seconds, > 0
-  double pcie_gbps = 0;   // PCIe demand, GB/s (§8); 0 = not PCIe-bound
-  double alpha = 1.0;     // contention sensitivity (§8), > 0
+  // The user's time limit (Slurm's TimeLimit, the daemon's time_limit_s), seconds
+  // from the job's start, > 0; 0 = none given. A job still running at its limit is
+  // ended there (the simulator's outcome `timeout`). What a scheduler may know of a
+  // job's run time: see sim/knowledge.h (the simulator) and the drivers.
+  double time_limit_s = 0;
+  double pcie_gbps = 0;  // PCIe demand, GB/s (§8); 0 = not PCIe-bound
+  double alpha = 1.0;    // contention sensitivity (§8), > 0
   // Never moved to another GPU; may still be moved within its GPU (§6).
   // Placement treats it like any other job.
   bool latency_sensitive = false;

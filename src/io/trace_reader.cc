@@ -32,12 +32,13 @@ enum Field {
   kAlpha,
   kLatency,
   kMigratable,
+  kTimeLimit,
   kNumFields,
 };
 
 constexpr std::array<std::string_view, kNumFields> kFieldNames = {
-    "id",         "arrival_s", "profile", "gpu_fraction",      "count",
-    "duration_s", "pcie_gbps", "alpha",   "latency_sensitive", "migratable",
+    "id",        "arrival_s", "profile",           "gpu_fraction", "count",        "duration_s",
+    "pcie_gbps", "alpha",     "latency_sensitive", "migratable",   "time_limit_s",
 };
 
 std::string KnownNames() {
@@ -127,6 +128,10 @@ class RowConverter {
       StatusOr<Migratable> parsed = ParseMigratable(m);
       if (!parsed.ok()) return FieldError(kMigratable, parsed.status().message());
       job.migratable = *parsed;
+    }
+    if (cells[kTimeLimit].present) {
+      ASSIGN_OR_RETURN(job.time_limit_s, Number(kTimeLimit, cells[kTimeLimit], "a number > 0",
+                                                [](double v) { return v > 0; }));
     }
     return job;
   }
@@ -400,10 +405,13 @@ Status WriteTraceCsv(const std::vector<Job>& jobs, std::ostream& out) {
   text += '\n';
   for (const Job& j : jobs) {
     // Field order as kFieldNames.
-    fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{}\n", j.name, j.arrival_s,
-                   j.profile, j.profile.empty() ? fmt::format("{}", j.gpu_fraction) : std::string(),
-                   j.count, j.duration_s, j.pcie_gbps, j.alpha,
-                   j.latency_sensitive ? "true" : "false", MigratableName(j.migratable));
+    // time_limit_s: empty when the job has none (0).
+    fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{}\n", j.name,
+                   j.arrival_s, j.profile,
+                   j.profile.empty() ? fmt::format("{}", j.gpu_fraction) : std::string(), j.count,
+                   j.duration_s, j.pcie_gbps, j.alpha, j.latency_sensitive ? "true" : "false",
+                   MigratableName(j.migratable),
+                   j.time_limit_s > 0 ? fmt::format("{}", j.time_limit_s) : std::string());
   }
   out << text;
   if (!out) return InvalidArgumentError("cannot write the trace CSV (stream error)");

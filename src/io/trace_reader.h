@@ -2,7 +2,7 @@
 // docs/formats/trace.md): one job per row/line with the fields
 //
 //   id, arrival_s, profile | gpu_fraction, count, duration_s, pcie_gbps,
-//   alpha, latency_sensitive, migratable
+//   alpha, latency_sensitive, migratable, time_limit_s
 //
 // in two encodings:
 //  * CSV (.csv): a header line names the columns, in any order. Strict: no
@@ -33,6 +33,8 @@
 //   alpha              finite, > 0, default 1.0 (§8)
 //   latency_sensitive  exactly "true" or "false", default false
 //   migratable         none | restart | checkpoint, default none (§6)
+//   time_limit_s       finite, > 0, optional (seconds from the job's start: the
+//                      user's limit; Job::time_limit_s, 0 when not given)
 // Unknown columns/keys are errors.
 //
 // Errors are kInvalidArgument (kNotFound if the file cannot be opened, with the

@@ -23,7 +23,7 @@ using ::testing::StartsWith;
 
 constexpr char kKnown[] =
     "id, arrival_s, profile, gpu_fraction, count, duration_s, pcie_gbps, alpha, "
-    "latency_sensitive, migratable";
+    "latency_sensitive, migratable, time_limit_s";
 
 void ExpectSameJob(const Job& a, const Job& b) {
   EXPECT_EQ(a.name, b.name);
@@ -36,6 +36,7 @@ void ExpectSameJob(const Job& a, const Job& b) {
   EXPECT_EQ(a.alpha, b.alpha) << a.name;
   EXPECT_EQ(a.latency_sensitive, b.latency_sensitive) << a.name;
   EXPECT_EQ(a.migratable, b.migratable) << a.name;
+  EXPECT_EQ(a.time_limit_s, b.time_limit_s) << a.name;
 }
 
 void ExpectSameJobs(const std::vector<Job>& a, const std::vector<Job>& b) {
@@ -268,7 +269,8 @@ TEST(TraceReaderTest, CsvRoundTrip) {
                      .Runs(1e-7 + 1)
                      .Pcie(1e20, 0.7)
                      .LatencySensitive(true)
-                     .Moves(Migratable::kCheckpoint));
+                     .Moves(Migratable::kCheckpoint)
+                     .Limit(7200.5));
   std::ostringstream out;
   ASSERT_TRUE(WriteTraceCsv(jobs, out).ok());
   std::istringstream in(out.str());
@@ -280,6 +282,32 @@ TEST(TraceReaderTest, CsvRoundTrip) {
                    [](const Job& a, const Job& b) { return a.arrival_s < b.arrival_s; });
   ASSERT_EQ(expected[1].name, "odd");
   ExpectSameJobs(*back, expected);
+}
+
+// time_limit_s is optional in both encodings: absent or empty means none (0);
+// a limit must be a number > 0.
+TEST(TraceReaderTest, TimeLimitColumnIsOptionalAndChecked) {
+  std::istringstream csv(
+      "id,arrival_s,profile,duration_s,time_limit_s\n"
+      "a,0,1g.5gb,100,3600\n"
+      "b,1,1g.5gb,100,\n");
+  auto jobs = ParseTraceCsv(csv, "t.csv");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].time_limit_s, 3600);
+  EXPECT_EQ((*jobs)[1].time_limit_s, 0);
+  std::istringstream jsonl(
+      R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":100,"time_limit_s":60})"
+      "\n"
+      R"({"id":"b","arrival_s":0,"profile":"1g.5gb","duration_s":100,"time_limit_s":null})");
+  jobs = ParseTraceJsonLines(jsonl, "t.jsonl");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  EXPECT_EQ((*jobs)[0].time_limit_s, 60);
+  EXPECT_EQ((*jobs)[1].time_limit_s, 0);
+  std::istringstream bad("id,arrival_s,profile,duration_s,time_limit_s\na,0,1g.5gb,100,0\n");
+  jobs = ParseTraceCsv(bad, "t.csv");
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_EQ(jobs.status().message(), "t.csv:2: field 'time_limit_s': '0' must be a number > 0");
 }
 
 TEST(TraceReaderTest, WriterRejectsUnwritableIds) {

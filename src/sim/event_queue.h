@@ -25,6 +25,7 @@ enum class EventKind {
   kMigrationEnd,     // §6: the switch-over pause is over: the job runs on the target
   kTick,             // §6: the periodic defragmentation pass (job = kNoJob)
   kTimer,            // §5 --max-wait of `job`, or idle-instance retention (job = kNoJob)
+  kTimeLimit,        // a running job reaches its time limit (start + Job::time_limit_s)
 };
 
 struct Event {

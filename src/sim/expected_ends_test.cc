@@ -1,4 +1,4 @@
-// SimOptions::expected_ends_known (`--expected-ends known|unknown`): with
+// SimOptions::knowledge (`--expected-ends limits|known|unknown`): with
 // unknown ends the scheduler is told neither a job's duration nor a running
 // job's expected end (as the daemon is for jobs without time_limit_s), so
 // `full`'s look-ahead reservation (§13, its registry defaults: guard after
@@ -34,7 +34,7 @@ const JobRecord& Named(const SimResult& r, const std::string& name) {
 }
 
 // `strict`: --reservation-unknown-ends strict instead of full's skip.
-SimResult RunThreeJobs(bool expected_ends_known, bool strict = false) {
+SimResult RunThreeJobs(Knowledge knowledge, bool strict = false) {
   // a: 4g.20gb at t = 0 for 10000 s (4g@0, running from r);
   // b: 7g.40gb at t = 1 for 10000 s: needs the whole GPU, waits;
   // c: 3g.20gb at t = 2000 for 100 s: fits beside a at 3g@4.
@@ -46,7 +46,7 @@ SimResult RunThreeJobs(bool expected_ends_known, bool strict = false) {
   SimOptions so;
   so.contention = false;
   so.self_check = true;
-  so.expected_ends_known = expected_ends_known;
+  so.knowledge = knowledge;
   // full's registry defaults: the guard reserves for a head waiting longer than 1800 s.
   SchedulerOptions o = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
   EXPECT_EQ(o.max_skip_seconds, 1800);
@@ -75,7 +75,7 @@ void ExpectCStartsAtOnceAndBAfterA(const SimResult& r) {
 }
 
 TEST(ExpectedEndsTest, KnownEndsLetAShortJobBackfillBeforeTheReservation) {
-  ExpectCStartsAtOnceAndBAfterA(RunThreeJobs(true));
+  ExpectCStartsAtOnceAndBAfterA(RunThreeJobs(Knowledge::kKnown));
 }
 
 // Unknown ends, full's defaults: b's reservation would start at a's end,
@@ -83,7 +83,7 @@ TEST(ExpectedEndsTest, KnownEndsLetAShortJobBackfillBeforeTheReservation) {
 // beside a (3g@4) and starts at once, as with known ends; b starts after a's
 // end as there.
 TEST(ExpectedEndsTest, UnknownEndsMakeNoReservationUnderFullsDefaults) {
-  ExpectCStartsAtOnceAndBAfterA(RunThreeJobs(false));
+  ExpectCStartsAtOnceAndBAfterA(RunThreeJobs(Knowledge::kUnknown));
 }
 
 // Unknown ends, --reservation-unknown-ends strict: the reservation is made;
@@ -92,7 +92,7 @@ TEST(ExpectedEndsTest, UnknownEndsMakeNoReservationUnderFullsDefaults) {
 // first (a's 4g destroyed, 7g created: starts 10000 + 3r, ends 20000 + 3r); c gets the GPU only
 // then (7g destroyed, 3g created: starts 20000 + 5r) and still runs its real 100 s.
 TEST(ExpectedEndsTest, UnknownEndsKeepTheReservationStrict) {
-  const SimResult r = RunThreeJobs(false, /*strict=*/true);
+  const SimResult r = RunThreeJobs(Knowledge::kUnknown, /*strict=*/true);
   ASSERT_EQ(r.jobs.size(), 3u);
   EXPECT_NEAR(Named(r, "a").end_s, 10000 + kR, 1e-6);
   EXPECT_NEAR(Named(r, "b").start_s, 10000 + 3 * kR, 1e-6);

@@ -48,8 +48,10 @@ Status RunFillMode(const std::vector<Job>& jobs, const SimOptions& options, Sche
     const JobId id = static_cast<JobId>(arrived);  // unique per arrival: a job may come again
     ++arrived;
     requested += requested_cs[i];
-    scheduler->ObserveArrival(job);  // an arrival (the demand-weighted window, §2)
-    ASSIGN_OR_RETURN(std::optional<Decision> d, scheduler->TryPlace(id, job));
+    // The scheduler sees the request only (sim/knowledge.h).
+    const Job visible = SchedulerVisibleJob(job, options.knowledge);
+    scheduler->ObserveArrival(visible);  // an arrival (the demand-weighted window, §2)
+    ASSIGN_OR_RETURN(std::optional<Decision> d, scheduler->TryPlace(id, visible));
     JobRecord rec;
     if (d) {
       ++placed;

@@ -47,6 +47,10 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["jobs_completed"] = m.jobs_completed;
   j["rejected"] = m.rejected;
   j["rejected_reasons"] = m.rejected_reasons;
+  j["rejected_slice_hours"] = m.rejected_slice_hours;
+  j["accepted"] = m.accepted;
+  j["migrations_per_accepted_job"] = m.migrations_per_accepted_job;
+  j["jobs_timeout"] = m.jobs_timeout;
   j["makespan_s"] = m.makespan_s;
   j["jct_mean_s"] = m.jct_mean_s;
   j["jct_p50_s"] = m.jct_p50_s;
@@ -67,6 +71,11 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["jobs_per_day"] = m.jobs_per_day;
   j["energy_kwh"] = m.energy_kwh ? nlohmann::json(*m.energy_kwh) : nlohmann::json();
   j["jobs_per_kwh"] = m.jobs_per_kwh ? nlohmann::json(*m.jobs_per_kwh) : nlohmann::json();
+  j["arrival_window_s"] = m.arrival_window_s;
+  j["utilization_arrival_window"] = m.utilization_arrival_window;
+  j["jobs_per_day_arrival_window"] = m.jobs_per_day_arrival_window;
+  j["energy_kwh_arrival_window"] =
+      m.energy_kwh_arrival_window ? nlohmann::json(*m.energy_kwh_arrival_window) : nlohmann::json();
   j["creates"] = m.creates;
   j["destroys"] = m.destroys;
   j["reuses"] = m.reuses;
@@ -96,6 +105,9 @@ nlohmann::json MetricsToJson(const Metrics& m) {
     pp[key] = {{"jobs", p.jobs},
                {"completed", p.completed},
                {"rejected", p.rejected},
+               {"timeout", p.timeout},
+               {"rejection_rate", p.rejection_rate},
+               {"rejected_slice_hours", p.rejected_slice_hours},
                {"jct_mean_s", time(p.jct_mean_s)},
                {"jct_p95_s", time(p.jct_p95_s)},
                {"wait_mean_s", time(p.wait_mean_s)},
@@ -114,6 +126,10 @@ const std::vector<MetricInfo>& MetricInfos() {
       {"jobs_total", "jobs in the workload", B::kNeither},
       {"jobs_completed", "jobs completed", B::kHigher},
       {"rejected", "jobs rejected", B::kLower},
+      {"rejected_slice_hours", "rejected slice-hours (compute slices x duration)", B::kLower},
+      {"accepted", "jobs accepted (ran: completed or timed out)", B::kHigher},
+      {"migrations_per_accepted_job", "migrations per accepted job", B::kLower},
+      {"jobs_timeout", "jobs ended at their time limit", B::kNeither},
       {"makespan_s", "makespan", B::kLower},
       {"jct_mean_s", "JCT mean", B::kLower},
       {"jct_p50_s", "JCT p50", B::kLower},
@@ -134,6 +150,10 @@ const std::vector<MetricInfo>& MetricInfos() {
       {"jobs_per_day", "jobs completed per day", B::kHigher},
       {"energy_kwh", "energy (kWh, estimate)", B::kLower},
       {"jobs_per_kwh", "jobs completed per kWh", B::kHigher},
+      {"arrival_window_s", "arrival window (first to last arrival)", B::kNeither},
+      {"utilization_arrival_window", "utilisation over the arrival window", B::kHigher},
+      {"jobs_per_day_arrival_window", "jobs completed per day over the arrival window", B::kHigher},
+      {"energy_kwh_arrival_window", "energy over the arrival window (kWh, estimate)", B::kLower},
       {"creates", "MIG creates", B::kLower},
       {"destroys", "MIG destroys", B::kLower},
       {"reuses", "reuses of an idle instance", B::kHigher},
@@ -279,16 +299,30 @@ void JobStats::AddCompleted(const std::string& profile_key, double arrival_s, do
   }
 }
 
-void JobStats::AddRejected(const std::string& profile_key, const std::string& reason) {
-  ++groups_[profile_key].rejected;
+void JobStats::AddRejected(const std::string& profile_key, const std::string& reason,
+                           double slice_hours) {
+  Group& g = groups_[profile_key];
+  ++g.rejected;
+  g.rejected_slice_hours += slice_hours;
   ++reasons_[reason.empty() ? "unknown" : reason];
   ++rejected_;
+  rejected_slice_hours_ += slice_hours;
+}
+
+void JobStats::AddTimedOut(const std::string& profile_key) {
+  ++groups_[profile_key].timeout;
+  ++timeout_;
 }
 
 void JobStats::Fill(Metrics* m) const {
   m->jobs_completed = static_cast<int64_t>(jct_.size());
   m->rejected = rejected_;
   m->rejected_reasons = reasons_;
+  m->rejected_slice_hours = rejected_slice_hours_;
+  m->jobs_timeout = timeout_;
+  m->accepted = m->jobs_completed + timeout_;
+  m->migrations_per_accepted_job =
+      m->accepted > 0 ? static_cast<double>(m->migrations) / static_cast<double>(m->accepted) : 0;
   std::vector<double> jct = jct_, wait = wait_;
   std::sort(jct.begin(), jct.end());
   std::sort(wait.begin(), wait.end());
@@ -308,7 +342,10 @@ void JobStats::Fill(Metrics* m) const {
     ProfileMetrics p;
     p.completed = static_cast<int64_t>(g.jct.size());
     p.rejected = g.rejected;
-    p.jobs = p.completed + p.rejected;
+    p.timeout = g.timeout;
+    p.jobs = p.completed + p.rejected + p.timeout;
+    p.rejection_rate = static_cast<double>(p.rejected) / static_cast<double>(p.jobs);
+    p.rejected_slice_hours = g.rejected_slice_hours;
     p.jct_mean_s = Mean(g.jct);
     p.jct_p95_s = Percentile(g.jct, 95);
     p.wait_mean_s = Mean(g.wait);

@@ -2,8 +2,8 @@
 // parts are accumulated, and its JSON form.
 //
 // Definitions (units in the names: _s seconds, _us microseconds):
-//   makespan_s        first arrival (rejected jobs included) to last completion;
-//                     0 when no job completed
+//   makespan_s        first arrival (rejected jobs included) to the last end of a
+//                     job (completed or timed out); 0 when no job completed
 //   jct_*_s           completion - arrival, over completed jobs
 //   wait_*_s          start - arrival over completed jobs, where start is when
 //                     the job began running, i.e. after its reconfigurations
@@ -34,6 +34,16 @@
 //                     waiting jobs
 //   rejected          jobs rejected at arrival (they can never run here) or
 //                     after waiting --max-wait
+//   rejected_slice_hours  what the rejected jobs would have used: compute slices of
+//                     the request (count x the profile's compute slices on the first
+//                     GPU model that offers it; 0 when none does) x duration_s, in
+//                     slice-hours. Counting jobs alone rewards rejecting large ones
+//   accepted          jobs that ran: completed + timed out (admission mode: the
+//                     jobs placed at arrival)
+//   migrations_per_accepted_job  migrations / accepted (0 when none ran)
+//   jobs_timeout      jobs ended at their time limit (Job::time_limit_s) while still
+//                     running, as Slurm's TIMEOUT: not in jobs_completed, nor in the
+//                     JCT, wait and slowdown figures
 //   rejected_reasons  rejected jobs per reason (the reason text of the jobs
 //                     CSV, e.g. "no GPU in the cluster (A30 24GB) offers
 //                     profile 7g.40gb"); JSON: an object reason -> jobs
@@ -68,13 +78,19 @@
 //                     the catalog's `power`); absent (JSON null) when a model
 //                     has no power data, and in fill mode
 //   jobs_per_kwh      completed / energy_kwh; absent with it or when it is 0
+//   arrival_window_s  first to last arrival: the window in which jobs arrive
+//   utilization_arrival_window, jobs_per_day_arrival_window, energy_kwh_arrival_window
+//                     utilisation, jobs completed per day and energy over the arrival
+//                     window only (0 / absent when it is 0): a few very long jobs that
+//                     outlast the arrivals set the makespan and dilute the figures over it
 //   decision_us_*     wall-clock µs per scheduler placement attempt (every
 //                     TryPlace call, successful or not: Scheduler::decision_us())
 //   fill_*            fill mode only (§9, FGD): final allocation ratio (busy /
 //                     total compute slices), acceptance (placed / arrived) and
 //                     fragmentation rate
 //   per_profile       per requested profile (sim/request_shape.h key): jobs,
-//                     completed, rejected, jct_mean_s, jct_p95_s, wait_mean_s,
+//                     completed, rejected, timeout, rejection_rate (rejected / jobs),
+//                     rejected_slice_hours, jct_mean_s, jct_p95_s, wait_mean_s,
 //                     wait_p95_s, duration_mean_s, slowdown_mean,
 //                     bounded_slowdown_mean (over completed jobs; null in JSON
 //                     when none completed)
@@ -121,6 +137,9 @@ struct ProfileMetrics {
   int64_t jobs = 0;
   int64_t completed = 0;
   int64_t rejected = 0;
+  int64_t timeout = 0;              // ended at their time limit
+  double rejection_rate = 0;        // rejected / jobs
+  double rejected_slice_hours = 0;  // Metrics::rejected_slice_hours of this profile
   double jct_mean_s = 0;
   double jct_p95_s = 0;
   double wait_mean_s = 0;
@@ -140,6 +159,10 @@ struct Metrics {
   int64_t jobs_completed = 0;
   int64_t rejected = 0;  // online: rejected at arrival; fill: arrivals that found no room
   std::map<std::string, int64_t> rejected_reasons;  // online: reason -> rejected jobs
+  double rejected_slice_hours = 0;  // online: compute slices x duration of the rejected jobs, h
+  int64_t accepted = 0;             // online: jobs that ran (completed + timed out)
+  double migrations_per_accepted_job = 0;  // online: migrations / accepted
+  int64_t jobs_timeout = 0;  // online: ended at their time limit (not in jobs_completed)
 
   double makespan_s = 0;
   double jct_mean_s = 0, jct_p50_s = 0, jct_p95_s = 0, jct_p99_s = 0;
@@ -153,6 +176,10 @@ struct Metrics {
   double stranded_capacity_mean = 0;  // of all compute slices
   double jobs_per_day = 0;
   std::optional<double> energy_kwh, jobs_per_kwh;
+  double arrival_window_s = 0;
+  double utilization_arrival_window = 0;
+  double jobs_per_day_arrival_window = 0;
+  std::optional<double> energy_kwh_arrival_window;
 
   int64_t creates = 0, destroys = 0, reuses = 0;
   int64_t reconfigurations = 0;  // creates + destroys
@@ -250,20 +277,27 @@ class JobStats {
   void AddCompleted(const std::string& profile_key, double arrival_s, double start_s, double end_s,
                     double duration_s);
   // `reason`: why (Metrics::rejected_reasons); "" counts under "unknown".
-  void AddRejected(const std::string& profile_key, const std::string& reason = "");
-  // Sets jobs_completed, rejected, rejected_reasons, jct_*, wait_* and
-  // per_profile of `m`.
+  // `slice_hours`: what the job would have used (Metrics::rejected_slice_hours).
+  void AddRejected(const std::string& profile_key, const std::string& reason = "",
+                   double slice_hours = 0);
+  // A job ended at its time limit (Metrics::jobs_timeout).
+  void AddTimedOut(const std::string& profile_key);
+  // Sets jobs_completed, jobs_timeout, accepted, rejected, rejected_reasons,
+  // rejected_slice_hours, jct_*, wait_* and per_profile of `m`, and
+  // migrations_per_accepted_job from m->migrations (set it first).
   void Fill(Metrics* m) const;
 
  private:
   struct Group {
-    int64_t rejected = 0;
+    int64_t rejected = 0, timeout = 0;
+    double rejected_slice_hours = 0;
     std::vector<double> jct, wait, duration, slowdown, bounded;
   };
   std::map<std::string, Group> groups_;
   std::map<std::string, int64_t> reasons_;
   std::vector<double> jct_, wait_, duration_, slowdown_, bounded_;
-  int64_t rejected_ = 0;
+  int64_t rejected_ = 0, timeout_ = 0;
+  double rejected_slice_hours_ = 0;
 };
 
 // decisions, decision_us_mean and decision_us_p99 from Scheduler::decision_us().

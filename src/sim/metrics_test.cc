@@ -172,6 +172,7 @@ TEST(MetricInfosTest, EveryNumericKeyHasOneLabel) {
   Metrics m;
   m.energy_kwh = 1;
   m.jobs_per_kwh = 1;
+  m.energy_kwh_arrival_window = 1;
   const nlohmann::json j = MetricsToJson(m);
   std::vector<std::string> numeric;
   for (const auto& [key, value] : j.items()) {
@@ -209,6 +210,31 @@ TEST(JobStatsTest, RejectionsAreCountedByReason) {
   // Per profile, the times are over completed jobs: none here, so null in JSON.
   EXPECT_TRUE(MetricsToJson(m)["per_profile"]["7g.80gb"]["jct_mean_s"].is_null());
   EXPECT_EQ(MetricsToJson(m)["rejected_reasons"]["no GPU offers 7g.80gb"], 2);
+}
+
+// Admission figures: 2 completed + 1 timed out = 3 accepted; 6 migrations -> 2
+// per accepted job; a timed-out job is not in the JCT (mean of 10 and 30 = 20);
+// the 7g.40gb profile: 1 completed, 1 rejected (3.5 slice-hours) -> rate 0.5.
+TEST(JobStatsTest, TimeoutsAcceptedAndMigrationsPerAcceptedJob) {
+  JobStats s;
+  s.AddCompleted("1g.5gb", 0, 0, 10, 10);
+  s.AddCompleted("7g.40gb", 0, 0, 30, 30);
+  s.AddTimedOut("1g.5gb");
+  s.AddRejected("7g.40gb", "waited longer than --max-wait", 3.5);
+  Metrics m;
+  m.migrations = 6;
+  s.Fill(&m);
+  EXPECT_EQ(m.jobs_completed, 2);
+  EXPECT_EQ(m.jobs_timeout, 1);
+  EXPECT_EQ(m.accepted, 3);
+  EXPECT_DOUBLE_EQ(m.migrations_per_accepted_job, 2);
+  EXPECT_DOUBLE_EQ(m.jct_mean_s, 20);
+  EXPECT_DOUBLE_EQ(m.rejected_slice_hours, 3.5);
+  EXPECT_EQ(m.per_profile.at("1g.5gb").jobs, 2);
+  EXPECT_EQ(m.per_profile.at("1g.5gb").timeout, 1);
+  EXPECT_DOUBLE_EQ(m.per_profile.at("7g.40gb").rejection_rate, 0.5);
+  EXPECT_DOUBLE_EQ(MetricsToJson(m)["per_profile"]["7g.40gb"]["rejected_slice_hours"], 3.5);
+  EXPECT_EQ(MetricsToJson(m)["jobs_timeout"], 1);
 }
 
 TEST(ProfileKeyLessTest, OrdersBySize) {

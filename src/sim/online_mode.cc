@@ -15,6 +15,7 @@
 #include "sim/contention.h"
 #include "sim/energy.h"
 #include "sim/event_queue.h"
+#include "sim/knowledge.h"
 #include "sim/request_shape.h"
 
 namespace migsched {
@@ -66,6 +67,7 @@ class OnlineSimulator {
     int64_t migrations = 0;        // moves completed
     double ckpt_origin = 0;        // checkpoints at ckpt_origin + k * checkpoint_interval_s
     double remaining_at_ckpt = 0;  // work left at the last checkpoint
+    bool timed_out = false;        // ended at its time limit (kDone)
   };
 
   static std::vector<double> BandwidthPerGpu(const Cluster& c) {
@@ -74,19 +76,24 @@ class OnlineSimulator {
     return out;
   }
 
-  const std::string& ShapeKey(JobId id) {
+  const RequestShape& Shape(JobId id) {
     const Job& job = jobs_[id];
-    auto it = shape_keys_.find(KeyOf(job));
-    if (it == shape_keys_.end()) {
-      it = shape_keys_.emplace(KeyOf(job), ShapeOnFirstModel(models_, job).key).first;
-    }
+    auto it = shapes_.find(KeyOf(job));
+    if (it == shapes_.end())
+      it = shapes_.emplace(KeyOf(job), ShapeOnFirstModel(models_, job)).first;
     return it->second;
+  }
+  const std::string& ShapeKey(JobId id) { return Shape(id).key; }
+  // What a rejected job would have used: its compute slices x true duration, hours.
+  double RejectedSliceHours(JobId id) {
+    return Shape(id).compute_slices * jobs_[id].duration_s / 3600.0;
   }
 
   void Arrive(JobId id);
   Status Place(const Decision& d);
   void StartJob(JobId id);
   Status Complete(JobId id);
+  Status ReachLimit(JobId id);
   void UpdateRate(JobId id);
   void Advance(JobRun& r);
   void NoteExpectedEnd(JobId id);
@@ -128,7 +135,7 @@ class OnlineSimulator {
   bool timer_in_batch_ = false;
   std::set<double> idle_timers_;  // idle-retention timer times pushed and not yet fired
   std::map<RequestKey, Status> can_run_;
-  std::map<RequestKey, std::string> shape_keys_;
+  std::map<RequestKey, RequestShape> shapes_;
   std::vector<JobId> affected_;
   std::vector<std::string> instance_text_;  // per job, when record_jobs
 
@@ -142,6 +149,13 @@ class OnlineSimulator {
   TimeIntegrals integrals_;
   EnergyMeter energy_;  // busy compute slices per model over time (sim/energy.h)
   JobStats stats_;
+  int64_t completed_ = 0;  // jobs completed so far (not timed out)
+  // The arrival window (first to last arrival), closed after the last arrival's instant: the
+  // busy compute-slice-seconds, per-model usage and completed jobs up to then.
+  bool window_closed_ = false;
+  double window_busy_area_ = 0;
+  std::vector<ModelUsage> window_usage_;
+  int64_t window_completed_ = 0;
   std::vector<TimelineSample>* timeline_ = nullptr;
   // SimOptions::snapshot_times ascending, the next one to take, and the
   // fragmentation-peak snapshot so far.
@@ -154,23 +168,22 @@ class OnlineSimulator {
 void OnlineSimulator::Arrive(JobId id) {
   const Job& job = jobs_[id];
   auto it = can_run_.find(KeyOf(job));
-  if (it == can_run_.end()) it = can_run_.emplace(KeyOf(job), sched_->CheckCanEverRun(job)).first;
+  if (it == can_run_.end()) {
+    it =
+        can_run_
+            .emplace(KeyOf(job), sched_->CheckCanEverRun(SchedulerVisibleJob(job, opts_.knowledge)))
+            .first;
+  }
   JobRun& r = runs_[id];
   if (!it->second.ok()) {
     r.phase = Phase::kRejected;
     r.rejection = &it->second;
-    stats_.AddRejected(ShapeKey(id), it->second.message());
+    stats_.AddRejected(ShapeKey(id), it->second.message(), RejectedSliceHours(id));
     ++finished_;
     return;
   }
   r.phase = Phase::kQueued;
-  if (opts_.expected_ends_known) {
-    sched_->Enqueue(id, job);
-  } else {
-    Job withheld = job;  // SimOptions::expected_ends_known: the scheduler is not told the duration
-    withheld.duration_s = 0;
-    sched_->Enqueue(id, withheld);
-  }
+  sched_->Enqueue(id, SchedulerVisibleJob(job, opts_.knowledge));
   tracker_->AddDemand(job, +1);
   scan_needed_ = true;
   if (sopts_.max_wait_s >= 0) events_.Push(now_ + sopts_.max_wait_s, EventKind::kTimer, id, 0);
@@ -182,7 +195,7 @@ void OnlineSimulator::RejectWaiting(JobId id) {
   r.phase = Phase::kRejected;
   r.rejection = &max_wait_reason_;
   tracker_->AddDemand(jobs_[id], -1);
-  stats_.AddRejected(ShapeKey(id), max_wait_reason_.message());
+  stats_.AddRejected(ShapeKey(id), max_wait_reason_.message(), RejectedSliceHours(id));
   ++finished_;
 }
 
@@ -254,6 +267,7 @@ void OnlineSimulator::StartJob(JobId id) {
   r.rate = contention_.Rate(id);
   ++r.generation;
   events_.Push(now_ + r.remaining / r.rate, EventKind::kCompletion, id, r.generation);
+  if (job.time_limit_s > 0) events_.Push(now_ + job.time_limit_s, EventKind::kTimeLimit, id, 0);
   NoteExpectedEnd(id);
   const std::vector<JobId> affected = affected_;
   for (JobId k : affected) {
@@ -273,11 +287,26 @@ void OnlineSimulator::Advance(JobRun& r) {
   r.last = now_;
 }
 
+// What the scheduler is told of a running job's end (SimOptions::knowledge): limits: start +
+// limit; known (oracle): the end its remaining work and rate give, capped at start + limit;
+// unknown, or no limit under limits: nothing (the job counts as never ending).
 void OnlineSimulator::NoteExpectedEnd(JobId id) {
-  if (!opts_.expected_ends_known) return;  // the scheduler counts the job as never ending
   const JobRun& r = runs_[id];
-  const double rate = r.paused ? contention_.Rate(id) : r.rate;
-  sched_->SetExpectedEnd(id, (r.paused ? r.pause_end : now_) + r.remaining / rate);
+  const double limit = jobs_[id].time_limit_s;
+  const double limit_end = limit > 0 ? r.start_s + limit : std::numeric_limits<double>::infinity();
+  switch (opts_.knowledge) {
+    case Knowledge::kUnknown:
+      return;
+    case Knowledge::kLimits:
+      if (limit > 0) sched_->SetExpectedEnd(id, limit_end);
+      return;
+    case Knowledge::kKnown: {
+      const double rate = r.paused ? contention_.Rate(id) : r.rate;
+      sched_->SetExpectedEnd(
+          id, std::min(limit_end, (r.paused ? r.pause_end : now_) + r.remaining / rate));
+      return;
+    }
+  }
 }
 
 void OnlineSimulator::UpdateRate(JobId id) {
@@ -303,7 +332,13 @@ Status OnlineSimulator::Complete(JobId id) {
   last_completion_ = now_;
   --holding_;
   ++finished_;
-  stats_.AddCompleted(ShapeKey(id), jobs_[id].arrival_s, r.start_s, r.end_s, jobs_[id].duration_s);
+  if (r.timed_out) {
+    stats_.AddTimedOut(ShapeKey(id));
+  } else {
+    ++completed_;
+    stats_.AddCompleted(ShapeKey(id), jobs_[id].arrival_s, r.start_s, r.end_s,
+                        jobs_[id].duration_s);
+  }
   affected_.clear();
   contention_.Remove(id, &affected_);
   const std::vector<JobId> affected = affected_;
@@ -313,6 +348,17 @@ Status OnlineSimulator::Complete(JobId id) {
   scan_needed_ = true;
   completed_in_batch_ = true;
   return Status();
+}
+
+// A running job reaches its time limit: ended there (outcome timeout) as Slurm does, unless its
+// work is done at this very instant (its completion event is due now: it completes).
+Status OnlineSimulator::ReachLimit(JobId id) {
+  JobRun& r = runs_[id];
+  Advance(r);
+  if (r.remaining <= 1e-9 * jobs_[id].duration_s) return Status();
+  r.timed_out = true;
+  ++r.generation;  // its completion event is stale
+  return Complete(id);
 }
 
 // ---- §6 migration: make-before-break ----
@@ -648,6 +694,8 @@ Status OnlineSimulator::Run(SimResult* result) {
                sched_->MigrationOf(e.job) == nullptr;
       case EventKind::kTimer:
         return e.job != kNoJob && runs_[e.job].phase != Phase::kQueued;
+      case EventKind::kTimeLimit:
+        return runs_[e.job].phase != Phase::kRunning;
       case EventKind::kTick:
         return holding_ == 0 && next_arrival_ >= n;
       case EventKind::kStart:
@@ -696,6 +744,9 @@ Status OnlineSimulator::Run(SimResult* result) {
             timer_in_batch_ = true;
             if (e.job == kNoJob) idle_timers_.erase(t);
             break;
+          case EventKind::kTimeLimit:
+            RETURN_IF_ERROR(ReachLimit(e.job));
+            break;
         }
       }
       while (next_arrival_ < n && jobs_[next_arrival_].arrival_s == t) {
@@ -709,6 +760,13 @@ Status OnlineSimulator::Run(SimResult* result) {
       return st.WithPrefix(fmt::format("step {} (t={} s)", steps, t));
     }
     Sample();
+    if (!window_closed_ && next_arrival >= n) {
+      // Every interval up to now (the last arrival's instant) is closed by Sample.
+      window_closed_ = true;
+      window_busy_area_ = integrals_.busy_area();
+      window_usage_ = energy_.usage();
+      window_completed_ = completed_;
+    }
     if (opts_.self_check) {
       Status st = SelfCheck();
       if (!st.ok()) return st.WithPrefix(fmt::format("self-check at t={} s", now_));
@@ -734,7 +792,7 @@ Status OnlineSimulator::Run(SimResult* result) {
   report();
 
   Metrics& m = *metrics_;
-  stats_.Fill(&m);
+  stats_.Fill(&m);  // after the run: m.migrations is final
   m.jobs_total = static_cast<int64_t>(n);
   const double first_arrival = jobs_.front().arrival_s;
   m.makespan_s = m.jobs_completed > 0 ? last_completion_ - first_arrival : 0;
@@ -756,6 +814,16 @@ Status OnlineSimulator::Run(SimResult* result) {
   const EnergyEstimate energy = energy_.Estimate(m.makespan_s, m.jobs_completed);
   m.energy_kwh = energy.energy_kwh;
   m.jobs_per_kwh = energy.jobs_per_kwh;
+  // The arrival window: what the cluster did while jobs arrived (long jobs that outlast it set
+  // the makespan and dilute the figures over it).
+  m.arrival_window_s = jobs_.back().arrival_s - first_arrival;
+  if (m.arrival_window_s > 0) {
+    m.utilization_arrival_window =
+        window_busy_area_ / (tracker_->total_compute_slices() * m.arrival_window_s);
+    m.jobs_per_day_arrival_window = window_completed_ / (m.arrival_window_s / 86400.0);
+    m.energy_kwh_arrival_window =
+        EstimateEnergy(window_usage_, m.arrival_window_s, window_completed_).energy_kwh;
+  }
 
   if (opts_.record_jobs) {
     result->jobs.reserve(n);
@@ -772,11 +840,14 @@ Status OnlineSimulator::Run(SimResult* result) {
       rec.end_s = r.end_s;
       rec.wait_s = r.start_s - job.arrival_s;
       rec.jct_s = r.end_s - job.arrival_s;
-      rec.outcome = r.phase == Phase::kRejected ? JobOutcome::kRejected : JobOutcome::kCompleted;
+      rec.outcome = r.phase == Phase::kRejected ? JobOutcome::kRejected
+                    : r.timed_out               ? JobOutcome::kTimeout
+                                                : JobOutcome::kCompleted;
       if (r.rejection != nullptr) rec.reason = r.rejection->message();
       rec.instances = std::move(instance_text_[i]);
       rec.migrations = r.migrations;
       rec.duration_s = job.duration_s;
+      rec.time_limit_s = job.time_limit_s > 0 ? job.time_limit_s : kNaN;
       result->jobs.push_back(std::move(rec));
     }
   }

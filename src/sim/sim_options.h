@@ -14,6 +14,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "sim/knowledge.h"
 
 namespace migsched {
 
@@ -50,14 +51,21 @@ struct SimOptions {
   // progresses at rate 1.
   bool contention = true;
 
-  // Online mode: whether the scheduler is told each job's duration (Job::duration_s) and its
-  // running jobs' expected ends (Scheduler::SetExpectedEnd), as a user who gives time limits
-  // tells the daemon. false: it is told neither (duration 0, no expected end: as the daemon's
-  // jobs without time_limit_s and Slurm jobs without a TimeLimit), so that the
-  // look-ahead reservation's backfill rule (a) and its slack (§13) never apply and the
-  // migration planner and evacuation see every running job as never ending; jobs still run for
-  // their real durations. `--expected-ends known|unknown`.
-  bool expected_ends_known = true;
+  // Online mode: what the scheduler may know of run times (sim/knowledge.h,
+  // `--expected-ends limits|known|unknown`). limits (the default): each job's time limit is
+  // its duration and a running job's expected end is its start + limit (none without a limit);
+  // known: an ORACLE kept as a reference only (the exact duration and expected ends, capped at
+  // the limit); unknown: neither, so that the look-ahead reservation's backfill rule (a) and its
+  // slack (§13) never apply and the migration planner and evacuation see every running job as
+  // never ending. In every mode jobs run for their real durations, and a job still running at its
+  // time limit is ended there (outcome timeout).
+  Knowledge knowledge = Knowledge::kLimits;
+
+  // Online mode: give every job without a time limit one drawn from the model of user runtime
+  // estimates (sim/user_estimates.h) with this seed, before the run. false: such jobs have no
+  // limit (`--user-estimates none`). The drivers derive the seed from the run's --seed.
+  bool user_estimates = false;
+  uint64_t user_estimate_seed = 0;
 
   // Keep per-job records and the timeline in the result (memory grows with
   // jobs and events: turn off for very large runs; metrics are unaffected).

@@ -15,6 +15,8 @@ std::string_view JobOutcomeName(JobOutcome o) {
   switch (o) {
     case JobOutcome::kCompleted:
       return "completed";
+    case JobOutcome::kTimeout:
+      return "timeout";
     case JobOutcome::kRejected:
       return "rejected";
     case JobOutcome::kPlaced:
@@ -30,7 +32,8 @@ bool JobRecord::operator==(const JobRecord& o) const {
          SameTime(placed_s, o.placed_s) && SameTime(start_s, o.start_s) &&
          SameTime(end_s, o.end_s) && SameTime(wait_s, o.wait_s) && SameTime(jct_s, o.jct_s) &&
          instances == o.instances && outcome == o.outcome && reason == o.reason &&
-         migrations == o.migrations && SameTime(duration_s, o.duration_s);
+         migrations == o.migrations && SameTime(duration_s, o.duration_s) &&
+         SameTime(time_limit_s, o.time_limit_s);
 }
 
 ClusterSnapshot SnapshotCluster(const Cluster& cluster, double time_s) {

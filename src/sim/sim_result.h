@@ -7,6 +7,7 @@
 #define MIGSCHED_SIM_SIM_RESULT_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,11 +21,13 @@ namespace migsched {
 
 enum class JobOutcome {
   kCompleted,  // online: ran to completion
+  kTimeout,    // online: ended at its time limit while still running (Job::time_limit_s)
   kRejected,   // online: can never run on this cluster (reason given)
   kPlaced,     // fill: placed at arrival
   kFailed,     // fill: no room at arrival
 };
-std::string_view JobOutcomeName(JobOutcome o);  // "completed", "rejected", "placed", "failed"
+// "completed", "timeout", "rejected", "placed", "failed".
+std::string_view JobOutcomeName(JobOutcome o);
 
 // One job (online) or one arrival (fill; a job taken again when the workload
 // is cycled gets another record with the same id). Times are virtual seconds;
@@ -45,7 +48,8 @@ struct JobRecord {
   std::string reason;      // why it was rejected; empty otherwise
   int64_t migrations = 0;  // §6 moves of the job completed
   double duration_s = 0;   // Job::duration_s (run time without contention); NaN in fill mode
-  bool operator==(const JobRecord&) const;  // NaN == NaN here
+  double time_limit_s = std::numeric_limits<double>::quiet_NaN();  // Job::time_limit_s; NaN: none
+  bool operator==(const JobRecord&) const;                         // NaN == NaN here
 };
 
 // The cluster right after every event time (events at one time coalesced).

@@ -35,17 +35,18 @@ std::string CsvField(std::string_view text) {
 
 Status WriteJobsCsv(const SimResult& result, std::ostream& out) {
   out << "id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,end_s,jct_s,instances,reason,"
-         "migrations,duration_s,slowdown,bounded_slowdown\n";
+         "migrations,duration_s,slowdown,bounded_slowdown,time_limit_s\n";
   for (const JobRecord& r : result.jobs) {
     // Slowdowns of completed jobs only (metrics.h Slowdown, BoundedSlowdown).
     const bool done = r.outcome == JobOutcome::kCompleted && std::isfinite(r.jct_s);
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, CsvField(r.name),
-                       CsvField(r.request), JobOutcomeName(r.outcome), Num(r.arrival_s),
-                       Num(r.placed_s), Num(r.start_s), Num(r.wait_s), Num(r.end_s), Num(r.jct_s),
-                       CsvField(r.instances), CsvField(r.reason), r.migrations, Num(r.duration_s),
-                       Num(done ? Slowdown(r.jct_s, r.duration_s) : nan),
-                       Num(done ? BoundedSlowdown(r.jct_s, r.duration_s) : nan));
+    out << fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, CsvField(r.name),
+        CsvField(r.request), JobOutcomeName(r.outcome), Num(r.arrival_s), Num(r.placed_s),
+        Num(r.start_s), Num(r.wait_s), Num(r.end_s), Num(r.jct_s), CsvField(r.instances),
+        CsvField(r.reason), r.migrations, Num(r.duration_s),
+        Num(done ? Slowdown(r.jct_s, r.duration_s) : nan),
+        Num(done ? BoundedSlowdown(r.jct_s, r.duration_s) : nan), Num(r.time_limit_s));
   }
   return Finish(out, "jobs");
 }

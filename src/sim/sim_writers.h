@@ -25,7 +25,7 @@ std::string CsvField(std::string_view text);
 
 // Header + one row per JobRecord:
 // id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,end_s,jct_s,instances,reason,migrations,
-// duration_s,slowdown,bounded_slowdown
+// duration_s,slowdown,bounded_slowdown,time_limit_s
 // kUnavailable if the stream fails (the same for the writers below).
 Status WriteJobsCsv(const SimResult& result, std::ostream& out);
 

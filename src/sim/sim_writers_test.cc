@@ -34,6 +34,7 @@ TEST(SimWritersTest, JobsCsv) {
   done.instances = "0:3g.20gb@4;1:3g.20gb@0";
   done.migrations = 2;
   done.duration_s = 50;  // slowdown 100.023 / 50
+  done.time_limit_s = 3600;
   JobRecord rej;
   rej.id = 1;
   rej.name = "b";
@@ -48,11 +49,11 @@ TEST(SimWritersTest, JobsCsv) {
   ASSERT_TRUE(WriteJobsCsv(r, out).ok());
   EXPECT_EQ(out.str(),
             "id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,end_s,jct_s,instances,"
-            "reason,migrations,duration_s,slowdown,bounded_slowdown\n"
+            "reason,migrations,duration_s,slowdown,bounded_slowdown,time_limit_s\n"
             "0,a,2x3g.20gb,completed,0,0,0.023,0.023,100.023,100.023,0:3g.20gb@4;1:3g.20gb@0,,2,50,"
-            "2.00046,2.00046\n"
+            "2.00046,2.00046,3600\n"
             "1,b,7g.40gb,rejected,2.5,,,,,,,\"no GPU in the cluster (A30 24GB, \"\"X\"\") offers "
-            "profile 7g.40gb\",0,5,,\n");
+            "profile 7g.40gb\",0,5,,,\n");
 }
 
 TEST(SimWritersTest, TimelineAndFillCurveCsv) {

@@ -14,7 +14,9 @@
 #include "sim/cluster_tracker.h"
 #include "sim/fill_mode.h"
 #include "sim/frag_free.h"
+#include "sim/knowledge.h"
 #include "sim/online_mode.h"
+#include "sim/user_estimates.h"
 
 namespace migsched {
 namespace {
@@ -41,6 +43,9 @@ Status ValidateWorkload(const std::vector<Job>& jobs) {
       return bad("pcie_gbps must be finite and >= 0");
     }
     if (!std::isfinite(j.alpha) || j.alpha <= 0) return bad("alpha must be finite and > 0");
+    if (!std::isfinite(j.time_limit_s) || j.time_limit_s < 0) {
+      return bad("time_limit_s must be finite and >= 0 (0: none)");
+    }
     if (j.profile.empty() && !(j.gpu_fraction > 0 && j.gpu_fraction <= 1)) {
       return bad("needs a profile or a gpu_fraction in (0, 1]");
     }
@@ -66,8 +71,15 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
     if (gpus[i] == nullptr) return InvalidArgumentError(fmt::format("GPU {} has no model", i));
   }
   RETURN_IF_ERROR(ValidateWorkload(jobs));
+  // Jobs without a time limit get one from the model of user estimates (online mode).
+  std::vector<Job> with_limits;
+  if (options.user_estimates && options.mode == SimMode::kOnline) {
+    with_limits = jobs;
+    RETURN_IF_ERROR(AssignUserEstimates(&with_limits, options.user_estimate_seed).status());
+  }
+  const std::vector<Job>& workload = with_limits.empty() ? jobs : with_limits;
   if (policy == kFragFreeReference) {
-    return RunFragFreeReference(gpus, jobs, scheduler_options.max_wait_s, options);
+    return RunFragFreeReference(gpus, workload, scheduler_options.max_wait_s, options);
   }
   ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> policy_impl,
                    MakePolicy(policy, scheduler_options));
@@ -99,7 +111,7 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
   // model ignore this).
   for (size_t i = 0; i < jobs.size() && i < static_cast<size_t>(scheduler_options.demand_window);
        ++i) {
-    scheduler.ObserveArrival(jobs[i]);
+    scheduler.ObserveArrival(SchedulerVisibleJob(jobs[i], options.knowledge));
   }
   ASSIGN_OR_RETURN(ClusterTracker tracker, ClusterTracker::Create(cluster, creates_instances));
 
@@ -111,7 +123,7 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
   if (options.mode == SimMode::kFill) {
     RETURN_IF_ERROR(RunFillMode(jobs, options, &scheduler, &tracker, &result));
   } else {
-    RETURN_IF_ERROR(RunOnlineMode(jobs, options, &scheduler, &tracker, &result));
+    RETURN_IF_ERROR(RunOnlineMode(workload, options, &scheduler, &tracker, &result));
   }
   FillDecisionStats(scheduler.decision_us(), &result.metrics);
   return result;

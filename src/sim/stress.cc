@@ -89,7 +89,9 @@ SimOptions StressCase::Sim() const {
   s.mode = SimMode::kOnline;
   s.reconfig_ms = reconfig_ms;
   s.contention = contention;
-  s.expected_ends_known = expected_ends_known;
+  s.knowledge = knowledge;
+  s.user_estimates = user_estimates;
+  s.user_estimate_seed = 1;  // the command line's --seed 1
   s.self_check = true;
   s.record_jobs = true;
   s.record_timeline = false;
@@ -102,9 +104,9 @@ std::string StressCase::CommandLine(std::string_view trace_path,
   if (!extra_args.empty()) cmd += fmt::format(" {}", extra_args);
   cmd += fmt::format(" simulate --self-check --cluster {} --workload {} --policy {}", ClusterSpec(),
                      trace_path, policy);
-  cmd += fmt::format(" --fraction-rule {} --reconfig-ms {} --expected-ends {}",
-                     FractionRuleName(fraction_rule), reconfig_ms,
-                     expected_ends_known ? "known" : "unknown");
+  cmd += fmt::format(" --fraction-rule {} --reconfig-ms {} --expected-ends {} --user-estimates {}",
+                     FractionRuleName(fraction_rule), reconfig_ms, KnowledgeName(knowledge),
+                     user_estimates ? "model" : "none");
   if (!contention) cmd += " --no-contention";
   for (const auto& [name, value] : options) cmd += fmt::format(" --{} {}", name, value);
   return cmd;
@@ -181,7 +183,9 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
   c.policy = rng.Uniform01() < 0.4 ? "full" : Pick(policies, rng);
   c.fraction_rule = rng.Uniform01() < 0.5 ? FractionRule::kCompute : FractionRule::kMemory;
   c.reconfig_ms = std::vector<double>{0, 23, 2000}[rng.UniformInt(0, 2)];
-  c.expected_ends_known = rng.Uniform01() < 0.5;
+  c.knowledge = std::vector<Knowledge>{Knowledge::kLimits, Knowledge::kKnown,
+                                       Knowledge::kUnknown}[rng.UniformInt(0, 2)];
+  c.user_estimates = rng.Uniform01() < 0.5;
   c.contention = rng.Uniform01() < 0.7;
   for (const GpuModel* m : used) c.contention = c.contention && m->pcie_max_gbps() > 0;
   for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
@@ -223,6 +227,10 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
     }
     j.latency_sensitive = rng.Uniform01() < 0.2;
     j.migratable = static_cast<Migratable>(rng.UniformInt(0, 2));
+    // A time limit for some: usually above the duration, sometimes below (a timeout).
+    if (rng.Uniform01() < 0.4) {
+      j.time_limit_s = std::round(j.duration_s * (0.5 + 4 * rng.Uniform01()) * 1000) / 1000;
+    }
     c.jobs.push_back(std::move(j));
   }
   return c;
@@ -232,9 +240,9 @@ Status CheckStressResult(const StressCase& c, const SimResult& r) {
   const Metrics& m = r.metrics;
   const int64_t n = static_cast<int64_t>(c.jobs.size());
   if (m.jobs_total != n) return Fail(fmt::format("jobs_total {} of {} jobs", m.jobs_total, n));
-  if (m.jobs_completed + m.rejected != n) {
-    return Fail(
-        fmt::format("completed {} + rejected {} != {} jobs", m.jobs_completed, m.rejected, n));
+  if (m.jobs_completed + m.jobs_timeout + m.rejected != n) {
+    return Fail(fmt::format("completed {} + timed out {} + rejected {} != {} jobs",
+                            m.jobs_completed, m.jobs_timeout, m.rejected, n));
   }
   if (m.reconfigurations != m.creates + m.destroys) {
     return Fail(fmt::format("reconfigurations {} != creates {} + destroys {}", m.reconfigurations,
@@ -254,7 +262,7 @@ Status CheckStressResult(const StressCase& c, const SimResult& r) {
   }
   const bool migrates = MakePolicy(c.policy, SchedulerOptions{}).ok() &&
                         (*MakePolicy(c.policy, SchedulerOptions{}))->Migrates();
-  int64_t completed = 0, moves = 0;
+  int64_t completed = 0, timed_out = 0, moves = 0;
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     const JobRecord& rec = r.jobs[i];
     const Job& job = c.jobs[i];
@@ -268,14 +276,21 @@ Status CheckStressResult(const StressCase& c, const SimResult& r) {
       if (rec.migrations != 0) return bad("rejected but moved");
       continue;
     }
-    if (rec.outcome != JobOutcome::kCompleted || !std::isfinite(rec.end_s)) {
+    const bool timeout = rec.outcome == JobOutcome::kTimeout;
+    if ((rec.outcome != JobOutcome::kCompleted && !timeout) || !std::isfinite(rec.end_s)) {
       return bad("accepted but never ended");
     }
-    ++completed;
+    ++(timeout ? timed_out : completed);
     if (!(rec.placed_s >= job.arrival_s)) return bad("placed before it arrived");
     if (!(rec.start_s >= rec.placed_s)) return bad("started before it was placed");
-    // Rate <= 1 (contention only slows), moves only pause or lose work.
-    if (!(rec.end_s - rec.start_s >= job.duration_s * (1 - 1e-9) - 1e-9)) {
+    if (timeout) {
+      // Ended at its limit, which the job's own limit or the model of estimates set.
+      if (job.time_limit_s > 0 && !(rec.end_s - rec.start_s <= job.time_limit_s + 1e-6)) {
+        return bad(
+            fmt::format("ran {} s past its {} s limit", rec.end_s - rec.start_s, job.time_limit_s));
+      }
+    } else if (!(rec.end_s - rec.start_s >= job.duration_s * (1 - 1e-9) - 1e-9)) {
+      // Rate <= 1 (contention only slows), moves only pause or lose work.
       return bad(fmt::format("ran {} s of its {} s", rec.end_s - rec.start_s, job.duration_s));
     }
     const int held = static_cast<int>(std::count(rec.instances.begin(), rec.instances.end(), ';'));
@@ -285,6 +300,9 @@ Status CheckStressResult(const StressCase& c, const SimResult& r) {
     if (rec.migrations > 0 && (job.migratable == Migratable::kNone || !migrates)) {
       return bad(fmt::format("moved {} time(s) but may not move", rec.migrations));
     }
+  }
+  if (timed_out != m.jobs_timeout) {
+    return Fail(fmt::format("{} job records timed out, metrics say {}", timed_out, m.jobs_timeout));
   }
   if (completed != m.jobs_completed) {
     return Fail(

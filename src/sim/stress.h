@@ -55,7 +55,8 @@ struct StressCase {
   FractionRule fraction_rule = FractionRule::kCompute;  // --fraction-rule (every job's)
   double reconfig_ms = 23;                              // --reconfig-ms
   bool contention = true;                               // false: --no-contention
-  bool expected_ends_known = true;                      // --expected-ends known|unknown
+  Knowledge knowledge = Knowledge::kLimits;             // --expected-ends limits|known|unknown
+  bool user_estimates = false;  // --user-estimates model|none (the model seeded by --seed 1)
 
   // "2xA100-40GB,1xH100-80GB" (the models' first short names, else their names).
   std::string ClusterSpec() const;

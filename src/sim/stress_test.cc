@@ -71,7 +71,7 @@ TEST(StressTest, GeneratorCoversEveryPolicyOptionModelAndJobAttribute) {
     for (const auto& [n, m] : c.groups) models.insert(m->name());
     mixed = mixed || c.groups.size() > 1;
     reconfig.insert(c.reconfig_ms);
-    (c.expected_ends_known ? ends_known : ends_unknown) = true;
+    (c.knowledge == Knowledge::kUnknown ? ends_unknown : ends_known) = true;
     no_contention = no_contention || !c.contention;
     double last = 0;
     for (const Job& j : c.jobs) {
@@ -116,12 +116,12 @@ TEST(StressTest, CommandLineNamesEverySetting) {
   c.options = {{"max-wait", "0"}, {"evacuation", "head"}};
   c.reconfig_ms = 2000;
   c.contention = false;
-  c.expected_ends_known = false;
+  c.knowledge = Knowledge::kUnknown;
   c.fraction_rule = FractionRule::kMemory;
   EXPECT_EQ(c.CommandLine("w.csv"),
             "migsched simulate --self-check --cluster 2xA100-40GB,1xH100-80GB --workload w.csv "
             "--policy full --fraction-rule memory --reconfig-ms 2000 --expected-ends unknown "
-            "--no-contention --max-wait 0 --evacuation head");
+            "--user-estimates none --no-contention --max-wait 0 --evacuation head");
   auto o = c.Scheduler();
   ASSERT_TRUE(o.ok());
   EXPECT_EQ(o->max_wait_s, 0);

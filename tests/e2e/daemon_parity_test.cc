@@ -8,7 +8,7 @@
 // options, and the busy instances of the two clusters after the last arrival
 // (and the moves it caused, §13 evacuation) must be the same. The daemon's jobs
 // have no time limits, so the simulator is told no durations or expected ends
-// either (SimOptions::expected_ends_known, `--expected-ends unknown`).
+// either (SimOptions::knowledge, `--expected-ends unknown`).
 //
 // The demand window is 1 job: the simulator seeds the window with the
 // workload's first jobs (it knows them), the daemon learns them as they
@@ -102,7 +102,7 @@ TEST_P(ParityTest, SimulatorAndDaemonPlaceAlike) {
   so.snapshot_times = {settled_s};
   // The daemon's jobs below have no time_limit_s: it knows no durations nor expected ends, and
   // the simulator is told none either (`--expected-ends unknown`).
-  so.expected_ends_known = false;
+  so.knowledge = Knowledge::kUnknown;
   auto busy_in_sim = [&](const SchedulerOptions& o, SimResult* result) {
     Busy busy;
     StatusOr<SimResult> r = RunSimulation(*models, jobs, "full", o, so);

@@ -124,8 +124,9 @@ TEST(FullDefaultsCliTest, SweepOfFullUsesItsDefaults) {
   EXPECT_EQ(ReadJson(json)["settings"]["reservation_slack"], 1.0);
 }
 
-// --expected-ends (sim/sim_options.h expected_ends_known): recorded in the run's settings,
-// refused where it would be ignored (fill mode) and for a value other than known | unknown.
+// --expected-ends (sim/sim_options.h knowledge): recorded in the run's settings (limits by
+// default; known flagged as an oracle), refused where it would be ignored (fill mode) and for a
+// value other than limits | known | unknown.
 TEST(FullDefaultsCliTest, ExpectedEndsFlag) {
   const std::string json = WriteTempFile("full-defaults-unknown-ends.json", "");
   auto r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
@@ -133,6 +134,17 @@ TEST(FullDefaultsCliTest, ExpectedEndsFlag) {
                         "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadJson(json)["settings"]["expected_ends"], "unknown");
+  EXPECT_EQ(ReadJson(json)["settings"]["expected_ends_oracle"], false);
+  r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
+                   "20", "--policy", "full", "--json", json, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadJson(json)["settings"]["expected_ends"], "limits");
+  EXPECT_EQ(ReadJson(json)["settings"]["user_estimates"], "model");
+  r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
+                   "20", "--policy", "full", "--expected-ends", "known", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadJson(json)["settings"]["expected_ends_oracle"], true);
+  EXPECT_THAT(r.out, HasSubstr("an ORACLE run"));
   r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
                    "20", "--mode", "fill", "--expected-ends", "unknown", "--quiet"});
   EXPECT_NE(r.exit_code, 0);

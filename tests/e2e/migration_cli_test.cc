@@ -57,7 +57,8 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
   EXPECT_EQ(j["settings"]["migration"]["switch_s"], 0.5);
   EXPECT_TRUE(j["settings"]["max_wait_s"].is_null());
   EXPECT_THAT(ReadFile(jobs),
-              HasSubstr("instances,reason,migrations,duration_s,slowdown,bounded_slowdown\n"));
+              HasSubstr("instances,reason,migrations,duration_s,slowdown,bounded_slowdown,"
+                        "time_limit_s\n"));
   // b, placed at 3g@0, moved once; its duration 1000 s, slowdown 1000.546 / 1000.
   EXPECT_THAT(ReadFile(jobs), HasSubstr("0:3g.20gb@0,,1,1000,1.000546,1.000546\n"));
   // Without migration b stays on 3g@0: 0.046 + 1000.

@@ -24,6 +24,10 @@ JobBuilder JobBuilder::Named(const std::string& name) const {
 JobBuilder JobBuilder::ArrivesAt(double arrival_s) const {
   return With([&](Job& j) { j.arrival_s = arrival_s; });
 }
+JobBuilder JobBuilder::Limit(double time_limit_s) const {
+  return With([&](Job& j) { j.time_limit_s = time_limit_s; });
+}
+
 JobBuilder JobBuilder::Runs(double duration_s) const {
   return With([&](Job& j) { j.duration_s = duration_s; });
 }

@@ -39,6 +39,7 @@ class JobBuilder {
   JobBuilder Named(const std::string& name) const;
   JobBuilder ArrivesAt(double arrival_s) const;
   JobBuilder Runs(double duration_s) const;              // seconds without contention
+  JobBuilder Limit(double time_limit_s) const;           // the user's time limit, seconds
   JobBuilder Gang(int count) const;                      // instances wanted together
   JobBuilder Pcie(double gbps, double alpha = 1) const;  // §8 demand and sensitivity
   JobBuilder LatencySensitive(bool on = true) const;
