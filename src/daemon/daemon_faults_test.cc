@@ -544,15 +544,21 @@ TEST_F(DaemonTest, JobsCannotReadEachOthersEnvironmentFilesOrSignalThem) {
       TickUntil(*d, [&] { return ReadFile(d->LogPath(1)).find('\n') != std::string::npos; }));
   const int64_t uid1 = std::stoll(ReadFile(d->LogPath(1)));
   EXPECT_EQ(uid1, first);
-  // The victim's command: the process running under its uid.
+  // The victim's command: its `sleep 30` under its uid (not a shell of the moment before the
+  // exec, which may be gone when it is read: regression of a flaky first version of this test).
   int64_t pid = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") == std::string::npos &&
-        UidOf(e.path() / "status") == uid1) {
-      pid = std::stoll(name);
+  ASSERT_TRUE(TickUntil(*d, [&] {
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") == std::string::npos &&
+          UidOf(e.path() / "status") == uid1 &&
+          ReadFile((e.path() / "cmdline").string()).starts_with("sleep")) {
+        pid = std::stoll(name);
+        return true;
+      }
     }
-  }
+    return false;
+  }));
   ASSERT_GT(pid, 0);
   // Control: root (the test) reads its environment, so the probe below can find it.
   EXPECT_THAT(ReadFile("/proc/" + std::to_string(pid) + "/environ"), HasSubstr("SECRET=hunter2"));

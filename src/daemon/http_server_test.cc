@@ -332,7 +332,7 @@ TEST_F(HttpServerTest, ErrorsMapToStatusCodesWithJsonBodies) {
       {"GET", "/v1/jobs/99/log", "", 404, "no job 99"},
       {"GET", "/v1/jobs?state=lost", "", 400,
        "'lost' is not a job state (queued, starting, running, migrating, succeeded, failed, "
-       "cancelled, rejected, released)"},
+       "cancelled, rejected, released, timeout)"},
       {"GET", "/v1/jobs?limit=0", "", 400,
        "parameter 'limit' must be an integer from 1 to 1000, got '0'"},
       {"GET", "/v1/jobs?kind=thing", "", 400, "'thing' is not a job kind (job, allocation)"},

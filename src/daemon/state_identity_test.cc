@@ -226,6 +226,11 @@ TEST_F(StateIdentityTest, AStoreFromBeforeIdentitiesIsAdopted) {
     r.exit_code = 0;
     ASSERT_OK(store->Insert(r));
   }
+  // As the daemon keeps it: readable by its owner only (it refuses anything else).
+  std::filesystem::permissions(
+      std::filesystem::path(config_.state_dir) / "migsched.db",
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+      std::filesystem::perm_options::replace);
   auto d = Start();
   ASSERT_NE(d, nullptr);
   ASSERT_OK_AND_ASSIGN(StateIdentity id, ReadStateIdentity(config_.state_dir));

@@ -760,7 +760,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       return st.WithPrefix(fmt::format("step {} (t={} s)", steps, t));
     }
     Sample();
-    if (!window_closed_ && next_arrival >= n) {
+    if (!window_closed_ && next_arrival_ >= n) {
       // Every interval up to now (the last arrival's instant) is closed by Sample.
       window_closed_ = true;
       window_busy_area_ = integrals_.busy_area();

@@ -284,6 +284,8 @@ TEST(ControllerTest, AnInternalErrorRefusesOneJobsDecisionNotTheTick) {
     told = told || (cmd.rfind(want, 0) == 0 && cmd.find("internal error") != std::string::npos);
   }
   EXPECT_TRUE(told) << ::testing::PrintToString(runner.commands);
+}
+
 // The status snapshot after one tick on the full nodes of FullNodes: three
 // usable nodes of two GPUs, each GPU one 7g.40gb of a daemon job at start 0;
 // the capture's waiting jobs 3 and 5 (Slurm's order: 3 has the higher

@@ -100,9 +100,8 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
        "migsched simulate: --arrivals: paper-mix always draws Poisson arrivals at --load; "
        "--arrivals applies to alibaba: and trace files"},
       {Simulate(trace, {"--pcie-share", "0.5"}),
-       "migsched simulate: --pcie-share applies to --workload paper-mix and churn only (a trace "
-       "gives each "
-       "job's pcie_gbps)"},
+       "migsched simulate: --pcie-share applies to the generated workloads only (paper-mix, churn, "
+       "serving, training; a trace gives each job's pcie_gbps)"},
       {Simulate(trace, {"--fill-target", "1.1"}),
        "migsched simulate: --fill-target applies to --mode fill only"},
       {Simulate(trace, {"--snapshot-at", "5"}),
@@ -330,11 +329,12 @@ TEST(ProfileNamesCliTest, AKnownProfileNoGpuOffersIsARejectionShownAtTheTop) {
   // 7g.80gb is a catalog profile (A100 80GB, H100) but not one of A100 40GB:
   // both such jobs are rejected at arrival, the 1g.5gb one completes.
   const std::string trace = WriteTempFile("r.csv",
-                                          "id,arrival_s,profile,duration_s\n"
-                                          "a,0,7g.80gb,10\n"
-                                          "b,1,1g.5gb,10\n"
-                                          "c,2,7g.80gb,10\n");
+                                          "id,arrival_s,profile,duration_s,time_limit_s\n"
+                                          "a,0,7g.80gb,10,60\n"
+                                          "b,1,1g.5gb,10,60\n"
+                                          "c,2,7g.80gb,10,60\n");
   const std::string json = WriteTempFile("out.json", "");
+  // Every job has its time limit: no note about limits comes first.
   auto r = RunMigsched(Simulate(trace, {"--json", json, "--quiet"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string reason = "no GPU in the cluster (A100 40GB) offers profile 7g.80gb";

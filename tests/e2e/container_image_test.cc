@@ -24,13 +24,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct ShellResult {
   int exit_code;
   std::string out;
 };
 
-Run Shell(const std::string& cmd) {
-  Run r{-1, ""};
+ShellResult Shell(const std::string& cmd) {
+  ShellResult r{-1, ""};
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf{};
@@ -57,17 +57,17 @@ TEST(ContainerImageTest, TheImageAnswersFindsItsDataAndServes) {
   const std::string build_dir =
       fs::path(testing::MigschedBinary()).parent_path().parent_path().string();
   const std::string image = "localhost/migsched-test:" + std::to_string(::getpid());
-  const Run built =
+  const ShellResult built =
       Shell("'" + testing::SourceDir() + "/scripts/build-image.sh' '" + build_dir + "' " + image);
   ASSERT_EQ(built.exit_code, 0) << built.out;
   const std::string podman = "podman" + Storage();
   const std::string run = podman + " run --rm --network host ";
 
-  const Run version = Shell(run + image + " --version");
+  const ShellResult version = Shell(run + image + " --version");
   EXPECT_EQ(version.exit_code, 0) << version.out;
   EXPECT_EQ(version.out, "migsched 0.1.0\n");
   // The data folder of the install layout, found by the binary itself.
-  const Run profiles = Shell(run + image + " profiles --summary");
+  const ShellResult profiles = Shell(run + image + " profiles --summary");
   EXPECT_EQ(profiles.exit_code, 0) << profiles.out;
   EXPECT_NE(profiles.out.find("/usr/local/share/migsched"), std::string::npos) << profiles.out;
 
@@ -80,11 +80,11 @@ TEST(ContainerImageTest, TheImageAnswersFindsItsDataAndServes) {
                                         "gpus: 1xA100-40GB\n";
   fs::permissions(dir / "daemon.yaml", fs::perms(0644));
   const std::string name = "migsched-test-" + std::to_string(::getpid());
-  const Run started =
+  const ShellResult started =
       Shell(podman + " run -d --rm --network host --name " + name + " -v " + dir.string() +
             ":/etc/migsched:ro " + image + " serve --config /etc/migsched/daemon.yaml");
   ASSERT_EQ(started.exit_code, 0) << started.out;
-  Run health{-1, ""};
+  ShellResult health{-1, ""};
   for (int i = 0; i < 300 && health.exit_code != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     health = Shell("curl -sf http://127.0.0.1:" + std::to_string(port) + "/healthz");

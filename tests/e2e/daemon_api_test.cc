@@ -433,10 +433,10 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   // Each policy's options that differ from the plain defaults (sched/options.h).
   EXPECT_THAT(
       full.out,
-      HasSubstr("#   full            metric: demand-weighted, joint-placement: on, "
+      HasSubstr("#   full                 metric: demand-weighted, joint-placement: on, "
                 "max-skip-seconds: 1800, reservation-slack: 1, reservation-unknown-ends: skip, "
                 "evacuation: queue\n"));
-  EXPECT_THAT(full.out, HasSubstr("#   first-fit       none\n"));
+  EXPECT_THAT(full.out, HasSubstr("#   first-fit            none\n"));
   struct Expected {
     std::string policy, metric;
     bool joint;

@@ -107,7 +107,8 @@ TEST_P(FullDefaultsCliTest, SimulateSettings) {
   EXPECT_EQ(j["settings"]["max_skip_seconds"], c.max_skip_seconds);
   EXPECT_EQ(j["settings"]["reservation_slack"], c.reservation_slack);
   EXPECT_EQ(j["settings"]["evacuation"], c.evacuation);
-  EXPECT_EQ(j["settings"]["expected_ends"], "known");
+  // What the scheduler knows of run times: time limits, by default (no oracle).
+  EXPECT_EQ(j["settings"]["expected_ends"], "limits");
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, FullDefaultsCliTest, ::testing::ValuesIn(kCases),
@@ -191,7 +192,9 @@ TEST(FullDefaultsCliTest, SimulateHelpListsThePolicies) {
   const auto r = RunMigsched({"simulate", "--help"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("first-fit | lb | lb+frag | full | best-fit | driver-default | "
-                               "mfi | static; aliases: frag-aware (= lb+frag)"));
+                               "mfi | largest-free-run | static | static-all-balanced | "
+                               "frag-free-reference"));
+  EXPECT_THAT(r.out, HasSubstr("aliases: frag-aware (= lb+frag)"));
   EXPECT_THAT(r.out, HasSubstr("full defaults to"));
   EXPECT_THAT(r.out, HasSubstr("--expected-ends"));
 }

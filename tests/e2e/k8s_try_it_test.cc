@@ -74,8 +74,8 @@ TEST(K8sTryItTest, TheDocsOneMachineSectionRunsAsWritten) {
   for (const std::string expected : {
            R"({"ready":true,"reason":""})",
            R"("NodeNames":["gpu-node-1"])",
-           R"("gpu-node-2":"gpu-node-2 has no migsched node daemon (known: gpu-node-1)")",
-           R"("gpu-node-3":"gpu-node-3 has no migsched node daemon (known: gpu-node-1)")",
+           R"x("gpu-node-2":"gpu-node-2 has no migsched node daemon (known: gpu-node-1)")x",
+           R"x("gpu-node-3":"gpu-node-3 has no migsched node daemon (known: gpu-node-1)")x",
            R"({"Host":"gpu-node-1","Score":10})",
            R"({"Host":"gpu-node-2","Score":0})",
            "refused: no certificate",

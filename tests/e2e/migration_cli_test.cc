@@ -19,6 +19,9 @@ using ::migsched::testing::ReadFile;
 using ::migsched::testing::ReadJson;
 
 using ::migsched::testing::RunMigsched;
+
+// Every case below is worked by hand with the exact durations told to the scheduler: each run is
+// an oracle reference (--expected-ends known, no modelled limits), as a test of the mechanisms.
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
 
@@ -41,8 +44,9 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
   // The move is begun by the completion pass with nothing waiting: --speculative-moves on (the
   // default, off, waits for a waiting job; docs/algorithms.md §13).
   auto r =
-      RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy", "full",
-                   "--speculative-moves", "on", "--json", json, "--jobs-csv", jobs, "--quiet"});
+      RunMigsched({"simulate", "--expected-ends", "known", "--user-estimates", "none", "--cluster",
+                   "1xA100-40GB", "--workload", trace, "--policy", "full", "--speculative-moves",
+                   "on", "--json", json, "--jobs-csv", jobs, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = ReadJson(json);
   EXPECT_EQ(j["migrations"], 1);
@@ -60,17 +64,19 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
               HasSubstr("instances,reason,migrations,duration_s,slowdown,bounded_slowdown,"
                         "time_limit_s\n"));
   // b, placed at 3g@0, moved once; its duration 1000 s, slowdown 1000.546 / 1000.
-  EXPECT_THAT(ReadFile(jobs), HasSubstr("0:3g.20gb@0,,1,1000,1.000546,1.000546\n"));
+  EXPECT_THAT(ReadFile(jobs), HasSubstr("0:3g.20gb@0,,1,1000,1.000546,1.000546,\n"));
   // Without migration b stays on 3g@0: 0.046 + 1000.
-  auto plain = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
-                            "lb+frag", "--json", json, "--quiet"});
+  auto plain = RunMigsched({"simulate", "--expected-ends", "known", "--user-estimates", "none",
+                            "--cluster", "1xA100-40GB", "--workload", trace, "--policy", "lb+frag",
+                            "--json", json, "--quiet"});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 1000.046, 1e-6);
   EXPECT_EQ(ReadJson(json)["migrations"], 0);
   // A slower switch-over: 2 s pause.
-  auto slow = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
-                           "full", "--speculative-moves", "on", "--switch-s", "2", "--json", json,
-                           "--quiet"});
+  auto slow =
+      RunMigsched({"simulate", "--expected-ends", "known", "--user-estimates", "none", "--cluster",
+                   "1xA100-40GB", "--workload", trace, "--policy", "full", "--speculative-moves",
+                   "on", "--switch-s", "2", "--json", json, "--quiet"});
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
   EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 1002.046, 1e-6);
 }
@@ -122,9 +128,11 @@ TEST(MigrationCliTest, EvacuationOpensAGpuForASevenSliceJob) {
   const std::string json = WriteTempFile("evac.json", "");
   const std::string jobs = WriteTempFile("evac-jobs.csv", "");
   auto run = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args = {"simulate", "--cluster",  "2xA100-40GB", "--workload",
-                                     trace,      "--policy",   "full",        "--json",
-                                     json,       "--jobs-csv", jobs,          "--quiet"};
+    std::vector<std::string> args = {
+        "simulate", "--cluster", "2xA100-40GB",     "--workload", trace,
+        "--policy", "full",      "--json",          json,         "--jobs-csv",
+        jobs,       "--quiet",   "--expected-ends", "known",      "--user-estimates",
+        "none"};
     args.insert(args.end(), extra.begin(), extra.end());
     return RunMigsched(args);
   };
@@ -192,10 +200,17 @@ TEST(MigrationCliTest, ReservationSlackLetsAShortJobDelayTheReservedOneWithinIt)
     double d_start, e_start;
   } cases[] = {{"0", 100, 200}, {"0.5", 120, 40}};
   for (const Case& c : cases) {
-    auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
-                          "first-fit", "--reconfig-ms", "0", "--max-skip-seconds", "30",
-                          "--reservation-slack", c.slack, "--json", json, "--jobs-csv", jobs,
-                          "--quiet"});
+    auto r = RunMigsched({"simulate",    "--expected-ends",
+                          "known",       "--user-estimates",
+                          "none",        "--cluster",
+                          "1xA100-40GB", "--workload",
+                          trace,         "--policy",
+                          "first-fit",   "--reconfig-ms",
+                          "0",           "--max-skip-seconds",
+                          "30",          "--reservation-slack",
+                          c.slack,       "--json",
+                          json,          "--jobs-csv",
+                          jobs,          "--quiet"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(ReadJson(json)["settings"]["reservation_slack"].get<double>(), std::stod(c.slack));
     const std::string csv = ReadFile(jobs);
@@ -219,8 +234,9 @@ TEST(MigrationCliTest, EvacuationFlagsRefuseBadValues) {
        "--migration-order: must be one of after-scan, before-scan, got 'never'"},
   };
   for (const Case& c : cases) {
-    auto r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", trace, "--policy",
-                          "full", c.flag, c.value, "--quiet"});
+    auto r = RunMigsched({"simulate", "--expected-ends", "known", "--user-estimates", "none",
+                          "--cluster", "2xA100-40GB", "--workload", trace, "--policy", "full",
+                          c.flag, c.value, "--quiet"});
     EXPECT_EQ(r.exit_code, 2) << c.flag;
     EXPECT_THAT(r.err, HasSubstr(c.error)) << c.flag << ": " << r.err;
   }
@@ -235,13 +251,14 @@ TEST(MigrationCliTest, MaxWaitRejectsWithItsReason) {
                                           "y,10,7g.40gb,10\n");
   const std::string json = WriteTempFile("wait.json", "");
   const std::string jobs = WriteTempFile("wait-jobs.csv", "");
-  auto r =
-      RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
-                   "first-fit", "--max-wait", "50", "--json", json, "--jobs-csv", jobs, "--quiet"});
+  auto r = RunMigsched({"simulate", "--expected-ends", "known", "--user-estimates", "none",
+                        "--cluster", "1xA100-40GB", "--workload", trace, "--policy", "first-fit",
+                        "--max-wait", "50", "--json", json, "--jobs-csv", jobs, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadJson(json)["rejected"], 1);
   EXPECT_EQ(ReadJson(json)["settings"]["max_wait_s"], 50);
-  EXPECT_THAT(ReadFile(jobs), HasSubstr(",waited longer than --max-wait,0,10,,\n"));  // no slowdown
+  EXPECT_THAT(ReadFile(jobs),
+              HasSubstr(",waited longer than --max-wait,0,10,,,\n"));  // no slowdown
 }
 
 TEST(MigrationCliTest, BadValuesNameTheFlag) {
@@ -263,8 +280,9 @@ TEST(MigrationCliTest, BadValuesNameTheFlag) {
       {"--max-wait", "inf", "--max-wait: must be a finite number, got 'inf'"},
   };
   for (const Case& c : cases) {
-    auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
-                          "full", c.flag, c.value, "--quiet"});
+    auto r = RunMigsched({"simulate", "--expected-ends", "known", "--user-estimates", "none",
+                          "--cluster", "1xA100-40GB", "--workload", trace, "--policy", "full",
+                          c.flag, c.value, "--quiet"});
     EXPECT_EQ(r.exit_code, 2) << c.flag;  // a usage error
     EXPECT_THAT(r.err, HasSubstr(c.error)) << c.flag;
   }

@@ -155,7 +155,7 @@ TEST(ChurnCliTest, GeneratesItsWorkloadAndRefusesArrivals) {
   auto bad = ::migsched::testing::RunMigsched(
       {"simulate", "--cluster", "1xA100-40GB", "--workload", "churn", "--arrivals", "poisson"});
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_THAT(bad.err, ::testing::HasSubstr("--arrivals: churn draws its own bursty arrivals"));
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("--arrivals: churn draws its own arrivals at --load"));
 }
 
 }  // namespace

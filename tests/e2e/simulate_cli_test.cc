@@ -264,7 +264,9 @@ TEST(OutputLabelsCliTest, PerProfileRowsAreInSizeOrderWithNoTimeForNoneCompleted
   }
   EXPECT_EQ(order, (std::vector<std::string>{"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "7g.40gb",
                                              "2x7g.40gb", "7g.80gb"}));
-  EXPECT_THAT(r.out, ::testing::ContainsRegex("  7g\\.80gb +1 +0 +1 +- +- +- +- +- +-\n"));
+  // 1 job, 0 completed, 1 rejected (100%, no slice-hours: no GPU offers it), no timeout, no times.
+  EXPECT_THAT(r.out, ::testing::ContainsRegex(
+                         "  7g\\.80gb +1 +0 +1 +100\\.0% +0\\.0 +0 +- +- +- +- +- +-\n"));
   // The report's table: the same order (first block, JCT mean).
   const std::string page = ::migsched::testing::ReadFile(html);
   std::vector<size_t> at;
@@ -292,40 +294,45 @@ TEST(CompareCliTest, LegendGivesEveryColumnsDirection) {
   auto r = RunMigsched({"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--policies",
                         "frag-aware,first-fit", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Lower is better for times, fragmentation, rejections, reconfigurations,
-  // decision times and energy; higher for utilisation, reuses and the two
-  // throughputs (jobs per day, jobs per kWh).
+  // Lower is better for times, fragmentation, rejections (jobs and slice-hours), moves per
+  // accepted job, reconfigurations, decision times and energy (also over the arrival window);
+  // higher for utilisation, reuses and the two throughputs (jobs per day, jobs per kWh), and
+  // utilisation and jobs per day over the arrival window.
   EXPECT_THAT(r.out, HasSubstr("Ratio to frag-aware (below 1 is lower).\n"
                                "  Lower is better: MAKESPAN, JCT MEAN, JCT P95, WAIT MEAN, "
-                               "SLOWDOWN, BSLD, FRAG MEAN, FRAG PEAK, REJECTED, RECONFIGS, DECIDE "
-                               "US, DECIDE P99 and KWH.\n"
-                               "  Higher is better: UTIL, REUSES, JOBS/DAY and JOBS/KWH.\n"));
+                               "SLOWDOWN, BSLD, FRAG MEAN, FRAG PEAK, REJECTED, REJ SLICE-H, "
+                               "MIG/ACCEPTED, RECONFIGS, DECIDE US, DECIDE P99, KWH and KWH "
+                               "ARRIVING.\n"
+                               "  Higher is better: UTIL, REUSES, JOBS/DAY, JOBS/KWH, UTIL "
+                               "ARRIVING and JOBS/DAY ARRIVING.\n"));
   EXPECT_THAT(r.out, Not(HasSubstr("*")));  // both completed every job
 }
 
 TEST(CompareCliTest, ARunOverFewerJobsIsMarkedAndGetsNoRatios) {
   const std::string trace = WriteTempFile("static.csv", kStaticRejects);
   const std::string json = WriteTempFile("cmp.json", "");
+  // The one fixed layout (`static-all-balanced`; `static` lays out the workload's mix).
   auto r = RunMigsched({"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--policies",
-                        "frag-aware,static", "--json", json, "--quiet"});
+                        "frag-aware,static-all-balanced", "--json", json, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out,
-              HasSubstr("  REJECTED by static: 2 of 3 jobs never ran; why:\n"
-                        "        1 no GPU in the cluster (A100 40GB) offers profile 7g.80gb\n"
-                        "        1 the static policy's layout has no 7g.40gb instance\n"));
-  EXPECT_THAT(r.out, HasSubstr("\nstatic*  "));
-  EXPECT_THAT(r.out, HasSubstr("* static completed 1 of 3 jobs (2 rejected; the most any policy "
-                               "completed: 2): its times, utilisation, rates and energy are over "
-                               "fewer jobs, not comparable\n"));
+  EXPECT_THAT(r.out, HasSubstr("  REJECTED by static-all-balanced: 2 of 3 jobs never ran; why:\n"
+                               "        1 no GPU in the cluster (A100 40GB) offers profile "
+                               "7g.80gb\n"
+                               "        1 the static-all-balanced policy's layout has no 7g.40gb "
+                               "instance\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nstatic-all-balanced*  "));
+  EXPECT_THAT(r.out, HasSubstr("* static-all-balanced completed 1 of 3 jobs (2 rejected; the most "
+                               "any policy completed: 2): its times, utilisation, rates and "
+                               "energy are over fewer jobs, not comparable\n"));
   // Its ratio row: '-' everywhere but REJECTED (2 against frag-aware's 1).
   const size_t ratios = r.out.find("Ratio to frag-aware");
   ASSERT_NE(ratios, std::string::npos);
-  const size_t row = r.out.find("\nstatic*", ratios);
+  const size_t row = r.out.find("\nstatic-all-balanced*", ratios);
   ASSERT_NE(row, std::string::npos);
   std::istringstream cells(r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1));
   std::vector<std::string> values;
   for (std::string c; cells >> c;) values.push_back(c);
-  ASSERT_EQ(values.size(), 19u);  // the policy, GAP CLOSED and 17 columns
+  ASSERT_EQ(values.size(), 25u);  // the policy, GAP CLOSED and 23 columns
   for (size_t i = 1; i < values.size(); ++i) {
     EXPECT_EQ(values[i], i == 11 ? "2.00" : "-") << "column " << i;  // REJECTED is column 11
   }
@@ -335,9 +342,10 @@ TEST(CompareCliTest, ARunOverFewerJobsIsMarkedAndGetsNoRatios) {
   EXPECT_TRUE(j["results"][1]["ratio_to_reference"]["makespan_s"].is_null());
   EXPECT_TRUE(j["results"][1]["ratio_to_reference"]["jobs_per_kwh"].is_null());
   EXPECT_DOUBLE_EQ(j["results"][1]["ratio_to_reference"]["rejected"].get<double>(), 2.0);
-  EXPECT_EQ(j["results"][1]["rejected_reasons"],
-            nlohmann::json({{"no GPU in the cluster (A100 40GB) offers profile 7g.80gb", 1},
-                            {"the static policy's layout has no 7g.40gb instance", 1}}));
+  EXPECT_EQ(
+      j["results"][1]["rejected_reasons"],
+      nlohmann::json({{"no GPU in the cluster (A100 40GB) offers profile 7g.80gb", 1},
+                      {"the static-all-balanced policy's layout has no 7g.40gb instance", 1}}));
 }
 
 TEST(FragCliTest, PrintsFragCostAndTermsAsJson) {

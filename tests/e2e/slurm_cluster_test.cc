@@ -435,12 +435,10 @@ TEST(SlurmClusterTest, SlurmdRestartsAndARebootLeaveABusyNodeInService) {
   SlurmTestbed tb({"--nodes", "2", "--gpus", "1xA100-40GB"});
   ASSERT_TRUE(tb.Up());
   const std::string release = tb.dir() + "/release-a";
-  const int64_t a =
-      Submit(tb, "--exclude=n1 --gres=mig:3g.20gb:1",
-             "echo " task node = $SLURMD_NODENAME cvd = $CUDA_VISIBLE_DEVICES
-                                                        "; "
-                                                        "while [ ! -e " +
-                                                        release + " ]; do sleep 0.2; done");
+  const int64_t a = Submit(tb, "--exclude=n1 --gres=mig:3g.20gb:1",
+                           "echo \"task node=$SLURMD_NODENAME cvd=$CUDA_VISIBLE_DEVICES\"; "
+                           "while [ ! -e " +
+                               release + " ]; do sleep 0.2; done");
   ASSERT_TRUE(SlurmTestbed::WaitFor([&] { return Tasks(tb, a).size() == 1; }, 60)) << tb.Logs();
   EXPECT_EQ(Tasks(tb, a)[0].node, "n2");
   const std::string script = SourceDir() + "/deploy/slurm/local-cluster.sh";
@@ -448,12 +446,8 @@ TEST(SlurmClusterTest, SlurmdRestartsAndARebootLeaveABusyNodeInService) {
     // `restart` returns once slurmctld has the slurmd's new registration.
     tb.Sh(fmt::format("bash {} restart {} {}", script, tb.dir(), step), true, 120);
     std::string state;
-    EXPECT_TRUE(InService(tb, "n2", &state)) << step << ": " << state
-                                             << "
-                                                "
-                                             << tb.Out("sinfo -h -R")
-                                             << "
-                                                "
+    EXPECT_TRUE(InService(tb, "n2", &state)) << step << ": " << state << "\n"
+                                             << tb.Out("sinfo -h -R") << "\n"
                                              << tb.Logs();
     EXPECT_EQ(tb.Out("sinfo -h -R"), "") << step;
     EXPECT_EQ(JobState(tb, a), "RUNNING") << step;

@@ -105,8 +105,8 @@ TEST(SweepCliTest, BadParametersSayWhy) {
       {"threshold=0.5,1.5", "threshold=1.5: threshold must be in [0, 1], got 1.5"},
       // A workload parameter of generated workloads only, swept on a trace: refused, not ignored.
       {"pcie-share=0.2,0.6",
-       "pcie-share=0.2: --pcie-share applies to --workload paper-mix and churn only (a trace "
-       "gives each job's pcie_gbps)"},
+       "pcie-share=0.2: --pcie-share applies to the generated workloads only (paper-mix, churn, "
+       "serving, training; a trace gives each job's pcie_gbps)"},
   };
   for (const Case& c : cases) {
     auto r = RunMigsched(
