@@ -53,7 +53,7 @@ def main():
 
     limit = raise_nofile(args.connections * 2 + 256)
     tmp = tempfile.mkdtemp(prefix="migsched-slowloris-")
-    os.chmod(tmp, 0o700)
+    os.chmod(tmp, 0o711)  # jobs run under uids of their own (job_uids) and start below it
     state = os.path.join(tmp, "state")
     token = "slowloris-bench-token-0123456789abcdef"
     config = os.path.join(tmp, "config.yaml")
