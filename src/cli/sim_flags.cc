@@ -444,7 +444,9 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
       s.notes.push_back(DescribeLoad(lp));
     const auto with_limit = std::count_if(s.jobs.begin(), s.jobs.end(),
                                           [](const Job& j) { return j.time_limit_s > 0; });
-    if (static_cast<size_t>(with_limit) < s.jobs.size()) {
+    // Without a model, the missing limits matter only when the scheduler is to know limits.
+    if (static_cast<size_t>(with_limit) < s.jobs.size() &&
+        (s.sim.user_estimates || s.sim.knowledge == Knowledge::kLimits)) {
       s.notes.push_back(
           s.sim.user_estimates
               ? fmt::format("time limits: {} of {} jobs have none in the workload; they get one "
