@@ -119,9 +119,9 @@ struct DaemonCounters {
   Histogram reconfig_seconds{ReconfigurationBuckets()};
   Histogram decision_seconds{DecisionBuckets()};
   std::atomic<int64_t> internal_errors{0};  // decisions refused on an internal error (a bug)
-  OutcomeCounts ended;                    // every job and allocation that became terminal
-  BusyTime busy_time;                     // per MIG instance
-  std::atomic<double> last_tick_unix{0};  // Unix seconds of the control loop's last tick
+  OutcomeCounts ended;                      // every job and allocation that became terminal
+  BusyTime busy_time;                       // per MIG instance
+  std::atomic<double> last_tick_unix{0};    // Unix seconds of the control loop's last tick
 };
 
 // One GPU in GET /v1/gpus and in the metrics.

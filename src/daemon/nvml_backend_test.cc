@@ -2,7 +2,6 @@
 // fake libnvidia-ml of tests/fake_nvml (MIGSCHED_FAKE_NVML). Expected values
 // come from the A100 40GB table of docs/mig-hardware.md §2.2 and from
 // the configs written here, not from the backend's output.
-#include "build_paths.h"
 #include "daemon/nvml_backend.h"
 
 #include <dlfcn.h>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "daemon/discovery.h"
 #include "testing/test_util.h"
 
