@@ -159,7 +159,12 @@ StatusOr<std::string> SlurmConfLines(const std::vector<NodeGroup>& groups,
   out +=
       "# migsched: merge into slurm.conf (add to an existing GresTypes= list; put the\n"
       "# nodes' CPUs=, RealMemory= etc. on these NodeName lines, or in --node-attrs).\n";
-  out += fmt::format("GresTypes={}\n", o.gres_name);
+  // `gpu` too: sbatch, salloc and srun check every --gres/--gpus name against GresTypes on the
+  // client, before slurmctld runs job_submit.lua, and answer "Invalid generic resource (gres)
+  // specification" for a name not listed. Listed, `--gres=gpu:N` reaches job_submit.lua, which
+  // rewrites it to the full-GPU profile (or refuses it with what to write); no node here
+  // publishes a `gpu` GRES, so nothing else changes.
+  out += o.gres_name == "gpu" ? "GresTypes=gpu\n" : fmt::format("GresTypes={},gpu\n", o.gres_name);
   std::vector<std::string> all_nodes;
   for (const NodeGroup& g : groups) {
     if (!g.gpus_spec.empty()) out += fmt::format("# {} per node\n", g.gpus_spec);

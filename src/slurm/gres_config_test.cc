@@ -30,7 +30,8 @@ TEST(GresConfigTest, ThreeNodesOfTwoA100s) {
   const std::string gres =
       "mig:1g.5gb:14,mig:1g.5gb+me:2,mig:1g.10gb:8,mig:2g.10gb:6,mig:3g.20gb:4,mig:4g.20gb:2,"
       "mig:7g.40gb:2,mig:migsched-pad:38";
-  EXPECT_TRUE(Contains(*conf, "GresTypes=mig")) << *conf;
+  // gpu too: the clients check --gres names against GresTypes before job_submit.lua runs.
+  EXPECT_TRUE(Contains(*conf, "GresTypes=mig,gpu")) << *conf;
   EXPECT_TRUE(Contains(*conf, "NodeName=n[1-3] Gres=" + gres)) << *conf;
   EXPECT_TRUE(Contains(*conf, "NodeName=migsched-hold[1-3] Gres=" + gres + " State=FUTURE"))
       << *conf;

@@ -103,7 +103,7 @@ TEST(MonitoringTest, DashboardQueriesNameExportedMetrics) {
     EXPECT_EQ(Unknown(q, families), "") << "not exported by the daemon, in: " << q;
     for (const std::string& n : MetricsOf(q)) used.insert(n);
   }
-  // The dashboard shows the families the issue of operators asks for.
+  // The dashboard shows the families operators ask for (docs/daemon.md, "Monitoring").
   for (const char* n : {"migsched_mig_instances", "migsched_mig_free_instances",
                         "migsched_mig_instance_busy_seconds_total", "migsched_jobs_ended_total",
                         "migsched_reconfiguration_seconds_bucket"}) {

@@ -544,11 +544,32 @@ TEST(SlurmClusterTest, TheDocsExamplesAndWhatUsersWriteRun) {
         << examples[i];
   }
 
-  // What users write beside the docs (--gres=gpu:N, -w, capitalised profiles) goes through the
-  // job_submit.lua that `migsched slurm config --write-hooks` writes; on the local cluster of
-  // this test slurmctld answered "Invalid generic resource (gres) specification" to
-  // --gres=gpu:1 (the Lua plugin was not in effect there), so that part is not tested yet
-  // (docs/slurm.md says so).
+  const int64_t caps = Submit(tb, "--gres=mig:3G.20GB:1", TaskScript(1));
+  const int64_t gpu = Submit(tb, "--gres=gpu:1", TaskScript(1));
+  const int64_t named = Submit(tb, "-w n2 --gres=mig:3g.20gb:1", TaskScript(1));
+  const int64_t nodelist = Submit(tb, "--nodelist=n1 --gres=mig:1g.5gb:1", TaskScript(1));
+  for (int64_t id : {caps, gpu, named, nodelist}) EXPECT_GT(id, 0);
+  const slurm::CommandResult refused = tb.Sh("sbatch -p mig --gpus=1 --wrap true", false);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("ask for whole GPUs per node as --gres=mig:7g.40gb:N"),
+            std::string::npos)
+      << refused.err;
+  ASSERT_TRUE(SlurmTestbed::WaitFor(
+      [&] {
+        return AllEnded(tb, {caps, gpu, named, nodelist});
+      },
+      90))
+      << tb.Logs();
+  const auto after = SlurmJobs(tb);
+  for (int64_t id : {caps, gpu, named, nodelist}) {
+    EXPECT_EQ(after.at(id)["job_state"], "COMPLETED") << id << " " << after.at(id)["admin_comment"];
+    EXPECT_EQ(after.at(id)["restart_cnt"], 0) << id;
+    ASSERT_EQ(Tasks(tb, id).size(), 1u) << id;
+  }
+  EXPECT_NE(Tasks(tb, caps)[0].placements.at(0).find(":3g.20gb@"), std::string::npos);
+  EXPECT_EQ(Tasks(tb, gpu)[0].placements, std::vector<std::string>{"0:7g.40gb@0"});
+  EXPECT_EQ(Tasks(tb, named)[0].node, "n2");
+  EXPECT_EQ(Tasks(tb, nodelist)[0].node, "n1");
   EXPECT_EQ(tb.Out("sinfo -h -R"), "");
 }
 

@@ -19,10 +19,10 @@ const char kTwoA100Gres[] =
     "mig:1g.5gb:14,mig:1g.5gb+me:2,mig:1g.10gb:8,mig:2g.10gb:6,mig:3g.20gb:4,mig:4g.20gb:2,"
     "mig:7g.40gb:2,mig:migsched-pad:38";
 
-TEST(SlurmConfigCliTest, PrintsTheLinesOfTheIssueCluster) {
+TEST(SlurmConfigCliTest, PrintsTheLinesOfAThreeNodeCluster) {
   CommandResult r = RunMigsched({"slurm", "config", "--nodes", "n[1-3]", "--gpus", "2xA100-40GB"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(HasLine(r.out, "GresTypes=mig")) << r.out;
+  EXPECT_TRUE(HasLine(r.out, "GresTypes=mig,gpu")) << r.out;
   EXPECT_TRUE(HasLine(r.out, std::string("NodeName=n[1-3] Gres=") + kTwoA100Gres)) << r.out;
   EXPECT_TRUE(HasLine(r.out, "PartitionName=mig Nodes=n[1-3],migsched-hold[1-3] State=DOWN"));
   EXPECT_TRUE(HasLine(r.out, "NodeName=n[1-3] Name=mig Type=3g.20gb Count=4"));
