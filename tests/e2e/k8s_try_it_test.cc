@@ -46,12 +46,6 @@ std::string TryItBlock() {
 }
 
 TEST(K8sTryItTest, TheDocsOneMachineSectionRunsAsWritten) {
-  // Opt-in until it passes: in its first run the section's node daemon could not be reached
-  // when the extender was asked (docs/kubernetes.md says the section is not yet checked by CI).
-  if (std::getenv("MIGSCHED_TRY_IT_TEST") == nullptr) {
-    GTEST_SKIP() << "opt-in (MIGSCHED_TRY_IT_TEST=1): the section's first run failed to reach "
-                    "its node daemon and is not yet verified";
-  }
   if (std::system("command -v curl >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "curl is not installed (scripts/setup.sh installs it): the section uses it";
   }
