@@ -235,7 +235,7 @@ TEST(HtmlReportTest, MetricsOnlyRunsHaveTablesButNoCharts) {
   EXPECT_TRUE(report.Charts().empty());
   const std::string html = report.Render();
   EXPECT_THAT(html, HasSubstr("<tr data-metric=\"bytes_frobnicated\"><th>bytes_frobnicated</th>"
-                              "<td>1.5</td>"));
+                              "<td>1.50</td>"));  // 3 significant digits
   EXPECT_THAT(html, HasSubstr("data-charts-expected=\"0\""));
   EXPECT_THAT(html, Not(HasSubstr("id=\"sec-time\"")));
 }
