@@ -315,15 +315,18 @@ std::string HtmlReport::Incomparable(size_t i) const {
   const double total = Number(r.metrics, "jobs_total");
   const double ref_total = Number(ref.metrics, "jobs_total");
   if (std::isfinite(total) && std::isfinite(ref_total) && total != ref_total) {
-    return fmt::format("{} had {:.0f} jobs in its workload, {} {:.0f}", r.label, total, ref.label,
-                       ref_total);
+    return fmt::format("{} had {} jobs in its workload, {} {}", r.label,
+                       FormatMetric(total, MetricFormat::kCount), ref.label,
+                       FormatMetric(ref_total, MetricFormat::kCount));
   }
   const double done = Number(r.metrics, "jobs_completed");
   const double ref_done = Number(ref.metrics, "jobs_completed");
   if (std::isfinite(done) && std::isfinite(ref_done) && done != ref_done) {
+    // Means over replicas have a fraction: 59.7 against 60, not "60, 60".
     return fmt::format(
-        "{} completed {:.0f} jobs, {} {:.0f}: its times, rates and energy are over other jobs",
-        r.label, done, ref.label, ref_done);
+        "{} completed {} jobs, {} {}: its times, rates and energy are over other jobs", r.label,
+        FormatMetric(done, MetricFormat::kCount), ref.label,
+        FormatMetric(ref_done, MetricFormat::kCount));
   }
   return "";
 }

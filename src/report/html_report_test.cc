@@ -277,6 +277,21 @@ TEST(HtmlReportTest, RatiosAreColouredOnlyBetweenRunsThatCompare) {
             (std::vector<std::string>{"y ran another workload (w2) than x (w1)"}));
 }
 
+// The bug: means over replicas (59.667 jobs completed against 60) were
+// written with no decimals, "completed 60 jobs, a 60", a reason that
+// contradicted itself.
+TEST(HtmlReportTest, IncomparableReplicaMeansShowTheirFraction) {
+  HtmlReport report("t");
+  ASSERT_TRUE(
+      report.AddRunMetrics("a", nlohmann::json{{"mode", "online"}, {"jobs_completed", 60}}).ok());
+  ASSERT_TRUE(
+      report.AddRunMetrics("b", nlohmann::json{{"mode", "online"}, {"jobs_completed", 179 / 3.0}})
+          .ok());
+  EXPECT_EQ(report.ComparabilityNotes(),
+            (std::vector<std::string>{
+                "b completed 59.7 jobs, a 60: its times, rates and energy are over other jobs"}));
+}
+
 TEST(HtmlReportTest, AddRunMetricsNeedsAMode) {
   HtmlReport report("t");
   Status st = report.AddRunMetrics("bad", nlohmann::json{{"makespan_s", 1}});

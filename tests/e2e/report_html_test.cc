@@ -483,8 +483,10 @@ TEST(ReportCliTest, FromRunsOfDifferentWorkloadsWarnsAndDoesNotColourRatios) {
       "seed 1) than frag-aware (a.json) (a.csv (2 jobs, arrival times from the file), seed 1)";
   EXPECT_EQ(r.err, "migsched report: warning: " + why + "\n");
   const std::string page = ReadFile(html);
-  EXPECT_THAT(page, HasSubstr("* Not compared with frag-aware (a.json) (ratios left uncoloured): " +
-                              std::string("frag-aware (b.json) ran another workload")));
+  EXPECT_THAT(page,
+              HasSubstr("* Not compared with frag-aware (a.json) (ratios left uncoloured, not "
+                        "in the lines above): " +
+                        std::string("frag-aware (b.json) ran another workload")));
   EXPECT_THAT(page, HasSubstr("class=\"ratio incomparable\""));
   EXPECT_THAT(page, Not(HasSubstr("class=\"ratio better\"")));
   EXPECT_THAT(page, Not(HasSubstr("class=\"ratio worse\"")));

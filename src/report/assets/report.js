@@ -381,11 +381,17 @@
         chart.getDatasetMeta(i).data.forEach(function (el, k) {
           var iv = ds.intervals[k];
           if (!iv || !isFinite(iv[0]) || !isFinite(iv[1])) return;
-          var x = el.x, lo = y.getPixelForValue(iv[0]), hi = y.getPixelForValue(iv[1]);
+          // Clipped to the drawing area: an interval reaching below zero (few
+          // replicas, a wide interval) ends at the axis, with no cap there.
+          var area = chart.chartArea, x = el.x;
+          var lo = y.getPixelForValue(iv[0]), hi = y.getPixelForValue(iv[1]);
+          var loCut = lo > area.bottom, hiCut = hi < area.top;
+          lo = Math.min(lo, area.bottom);
+          hi = Math.max(hi, area.top);
           ctx.beginPath();
           ctx.moveTo(x, lo); ctx.lineTo(x, hi);
-          ctx.moveTo(x - 5, lo); ctx.lineTo(x + 5, lo);
-          ctx.moveTo(x - 5, hi); ctx.lineTo(x + 5, hi);
+          if (!loCut) { ctx.moveTo(x - 5, lo); ctx.lineTo(x + 5, lo); }
+          if (!hiCut) { ctx.moveTo(x - 5, hi); ctx.lineTo(x + 5, hi); }
           ctx.stroke();
           ++drawnHere;
         });
