@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "report/assets.h"
@@ -472,6 +473,7 @@ nlohmann::json HtmlReport::Charts() const {
     const std::vector<ReportMetric> rows = MetricRows(mode, objs);
     const std::set<std::string> constant = ConstantMetrics(sweep_, rows);
     const std::vector<std::string>& key_metrics = KeyMetrics(mode);
+    std::map<std::string, nlohmann::json> key_sweep;
     for (const ReportMetric& m : rows) {
       if (m.known && m.better == ReportMetric::Better::kNeither) continue;
       if (constant.count(m.key)) continue;  // a flat line says nothing: listed in a line instead
@@ -485,13 +487,21 @@ nlohmann::json HtmlReport::Charts() const {
       // The key metrics open the page; the others are in the sweep's section.
       const bool is_key =
           std::find(key_metrics.begin(), key_metrics.end(), m.key) != key_metrics.end();
-      (is_key ? key : charts)
-          .push_back({{"kind", "sweep"},
-                      {"section", is_key ? "key" : "sweep"},
-                      {"metric", m.key},
-                      {"format", FormatName(m.format)},
-                      {"unit", unit_json(ChooseUnit(m.format, values))},
-                      {"title", m.label}});
+      nlohmann::json spec = {{"kind", "sweep"},
+                             {"section", is_key ? "key" : "sweep"},
+                             {"metric", m.key},
+                             {"format", FormatName(m.format)},
+                             {"unit", unit_json(ChooseUnit(m.format, values))},
+                             {"title", m.label}};
+      if (is_key) {
+        key_sweep[m.key] = std::move(spec);
+      } else {
+        charts.push_back(std::move(spec));
+      }
+    }
+    // The key charts in the order of KeyMetrics, as the summary's lines.
+    for (const std::string& k : key_metrics) {
+      if (auto it = key_sweep.find(k); it != key_sweep.end()) key.push_back(std::move(it->second));
     }
   }
   for (auto& c : charts) key.push_back(std::move(c));
@@ -544,9 +554,11 @@ std::string HtmlReport::KeyFindingsHtml() const {
       const DisplayUnit unit = ChooseUnit(m.format, {vb, vn});
       std::string line = fmt::format("<li><b>{}</b> ({} is better): ", EscapeHtml(m.label),
                                      lower ? "lower" : "higher");
-      if (vb == vn) {
-        line += fmt::format("{} and {} tie at {}", names[order[0]], names[order[1]],
-                            FormatInUnit(vb, NAN, unit));
+      // A change that prints as 0.0% is no win either.
+      const bool close = vn != 0 && std::fabs(vb / vn - 1) < 0.0005;
+      if (vb == vn || close) {
+        line += fmt::format("{} and {} tie at {}{}", names[order[0]], names[order[1]],
+                            FormatInUnit(vb, NAN, unit), vb == vn ? "" : " (under 0.05% apart)");
       } else {
         line += fmt::format("{}<b>{}</b> {}, {}", what, names[order[0]],
                             FormatInUnit(vb, HalfWidth(best, m.key), unit),

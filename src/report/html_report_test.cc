@@ -155,7 +155,16 @@ TEST(HtmlReportTest, TheReportOpensWithItsFindingsAndKeyCharts) {
                               "-50.0% against first-fit (6.67 min); one run each, no "
                               "interval.</li>"));
   // Equal utilisation (50%): a tie, not a win.
-  EXPECT_THAT(html, HasSubstr("frag-aware and first-fit tie at 50.0%"));
+  EXPECT_THAT(html, HasSubstr("frag-aware and first-fit tie at 50.0%."));
+  // Nor is a change that would print as 0.0%: 1000 s against 1000.4 s is
+  // 0.04% apart.
+  HtmlReport close("t");
+  ASSERT_TRUE(
+      close.AddRunMetrics("x", nlohmann::json{{"mode", "online"}, {"makespan_s", 1000.4}}).ok());
+  ASSERT_TRUE(
+      close.AddRunMetrics("y", nlohmann::json{{"mode", "online"}, {"makespan_s", 1000}}).ok());
+  EXPECT_THAT(close.Render(), HasSubstr("<li><b>makespan</b> (lower is better): y and x tie at "
+                                        "16.7 min (under 0.05% apart).</li>"));
   EXPECT_THAT(html, HasSubstr("<code>--replicas N</code>"));
 }
 
