@@ -533,7 +533,8 @@ nlohmann::json HtmlReport::Data() const {
 
 std::string HtmlReport::KeyFindingsHtml() const {
   std::string items;
-  bool any_single = false;  // a verdict from one run each (no interval)
+  bool any_single = false;   // a verdict from one run each (no interval)
+  bool any_verdict = false;  // a line ranking runs or values (else one run's figures)
   // The best and the next best of `names`/`objs` on each key metric.
   const auto verdicts = [&](const std::vector<std::string>& names,
                             const std::vector<const nlohmann::json*>& objs,
@@ -566,6 +567,7 @@ std::string HtmlReport::KeyFindingsHtml() const {
         any_single = any_single || PairedBetween(best, next, m.key).n < 2;
       }
       items += line + ".</li>\n";
+      any_verdict = true;
     }
   };
   if (runs_.size() > 1) {
@@ -602,6 +604,14 @@ std::string HtmlReport::KeyFindingsHtml() const {
   }
   if (items.empty()) return "";
   std::string h = "<ul class=\"findings\" id=\"key-findings\">\n" + items + "</ul>\n";
+  if (!any_verdict) {
+    // One run: nothing to rank; say what would give intervals when it has none.
+    const bool replicated = !runs_.empty() && ReplicasOf(runs_.front().metrics) > 1;
+    return h + (replicated ? "<p class=\"hint\">Means over the replicas ± the half-width of "
+                             "their 95% interval.</p>\n"
+                           : "<p class=\"hint\">One run, so no interval: "
+                             "<code>--replicas N</code> (N &ge; 2) gives 95% intervals.</p>\n");
+  }
   h += any_single
            ? "<p class=\"hint\">Best first, in % against the next best. One run each: nothing "
              "says whether such a difference exceeds the noise of one workload draw; "

@@ -168,6 +168,17 @@ TEST(HtmlReportTest, TheReportOpensWithItsFindingsAndKeyCharts) {
   EXPECT_THAT(html, HasSubstr("<code>--replicas N</code>"));
 }
 
+TEST(HtmlReportTest, OneRunHasItsKeyFiguresAndNoRanking) {
+  HtmlReport report("t");
+  report.AddRun("frag-aware", OnlineResult("frag-aware", 200, 0));
+  const std::string html = report.Render();
+  // Makespan 200 s = 3.33 min, utilisation 50%; nothing to rank it against.
+  EXPECT_THAT(html, HasSubstr("<li><b>frag-aware</b>: JCT mean 0.0 s, makespan 3.33 min, "
+                              "utilisation (busy compute slices, time mean) 50.0%"));
+  EXPECT_THAT(html, Not(HasSubstr("against the next best")));
+  EXPECT_THAT(html, HasSubstr("One run, so no interval: <code>--replicas N</code>"));
+}
+
 // Replicas of the same seeds: the best run's change against the next best
 // with its paired 95% interval (sim/replicas.h ComparePaired), computed here
 // by hand. b (the reference, first) makespans 100, 110, 120 s; a 90, 100,
