@@ -84,9 +84,10 @@ void AddReplicaStats(const std::vector<std::string>& labels,
   }
   if (!runs.empty()) {
     report->AddNote(fmt::format(
-        "Tables: means over {} replicas ± the half-width of their 95% confidence interval; "
-        "ratios are paired against {} (replica by replica), * and colour only where significant. "
-        "Charts over time, the JCT distribution and the slot maps: replica 0 (seed {}).",
+        "Summary, key charts and tables: means over {} replicas ± the half-width of their 95% "
+        "confidence interval; the tables' ratios are paired against {} (replica by replica), * "
+        "and colour only where significant. Charts over time, the JCT distribution and the slot "
+        "maps: replica 0 (seed {}).",
         runs.front().size(), labels.front(), seeds.empty() ? 0 : seeds.front()));
   }
 }
@@ -110,7 +111,8 @@ StatusOr<HtmlReport> MakeSweepReport(const SimSetup& setup, const SimFlags& flag
   if (!metrics.empty() && metrics.front().size() > 1) {
     report.AddNote(
         fmt::format("Each value: means over {} replicas ± the half-width of their 95% "
-                    "confidence interval; the charts show the means.",
+                    "confidence interval; the charts show the means with whiskers at that "
+                    "interval.",
                     metrics.front().size()));
   }
   return report;

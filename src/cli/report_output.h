@@ -46,9 +46,10 @@ HtmlReport MakeSimReport(const std::string& title, const SimSetup& setup, const 
                          const std::vector<const SimResult*>& results);
 
 // Replicated runs (runs[i][r]: run i of labels, replica r; the report's runs
-// added in that order from replica 0's results): the tables show the means
-// over the replicas with their 95% half-widths and the paired changes against
-// the first run (cli/replica_output.h); a note says the charts are replica
+// added in that order from replica 0's results): the summary, key charts and
+// tables show the means over the replicas with their 95% half-widths, the
+// tables the paired changes against the first run (cli/replica_output.h); a
+// note says the charts over time, JCT distribution and slot maps are replica
 // 0's.
 void AddReplicaStats(const std::vector<std::string>& labels,
                      const std::vector<std::vector<Metrics>>& runs,
@@ -57,7 +58,9 @@ void AddReplicaStats(const std::vector<std::string>& labels,
 // The report of a sweep (`migsched sweep --report`): a table with a column
 // per value and each metric charted against the value; metrics[i][r] is value
 // i in replica r (the table shows means ± 95% half-widths with several
-// replicas, the charts the means). kInvalidArgument as HtmlReport::SetSweep.
+// replicas, the charts the means with whiskers at those intervals, and the
+// summary pairs the best value with the next best replica by replica).
+// kInvalidArgument as HtmlReport::SetSweep.
 StatusOr<HtmlReport> MakeSweepReport(const SimSetup& setup, const SimFlags& flags,
                                      const std::string& policy, const std::string& param,
                                      const std::vector<double>& values,

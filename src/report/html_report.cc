@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
+#include <map>
 #include <set>
 
 #include "report/assets.h"
 #include "report/report_data.h"
+#include "sim/replicas.h"
 
 namespace migsched {
 namespace {
@@ -55,6 +56,70 @@ const nlohmann::json* Paired(const nlohmann::json& metrics, const std::string& k
   if (it == metrics.end() || !it->is_object() || !it->contains(key)) return nullptr;
   const nlohmann::json& p = (*it)[key];
   return p.is_object() ? &p : nullptr;
+}
+
+// Each replica's value of `key` ("replica_results", cli/replica_output.h
+// ReplicaRunJson), NaN where a replica lacks it; empty for a run without
+// replicas.
+std::vector<double> ReplicaValues(const nlohmann::json& metrics, const std::string& key) {
+  std::vector<double> out;
+  auto it = metrics.find("replica_results");
+  if (it == metrics.end() || !it->is_array()) return out;
+  for (const auto& r : *it) out.push_back(Number(r, key));
+  return out;
+}
+
+// The paired change of run `a` against run `b` replica by replica (sim/replicas.h
+// ComparePaired), when both have replicas of the same seeds; n = 0 otherwise.
+PairedChange PairedBetween(const nlohmann::json& a, const nlohmann::json& b,
+                           const std::string& key) {
+  const std::vector<double> va = ReplicaValues(a, key), vb = ReplicaValues(b, key);
+  if (va.size() < 2 || va.size() != vb.size() || !a.contains("seeds") ||
+      a["seeds"] != b.value("seeds", nlohmann::json())) {
+    return PairedChange{};
+  }
+  return ComparePaired(va, vb);
+}
+
+// The replicas a run's metrics are over (1 without "replicas").
+int ReplicasOf(const nlohmann::json& metrics) {
+  const double n = Number(metrics, "replicas");
+  return std::isfinite(n) && n > 1 ? static_cast<int>(n) : 1;
+}
+
+// A change in percent, signed: "-12.0%", "+3.4%".
+std::string Percent(double change) { return fmt::format("{:+.1f}%", 100 * change); }
+
+// How the best of a set of runs (or sweep points) compares with the next
+// best on `m`: "-12.0% against NAME (2.10 h); 95% interval ..." (lower is
+// better) and how sure it is: the paired 95% interval of the ratio when both
+// have replicas, else a plain "one run each". `best_name` / `next_name` are
+// already HTML.
+std::string Margin(const ReportMetric& m, const nlohmann::json& best, const nlohmann::json& next,
+                   const std::string& next_name, const DisplayUnit& unit) {
+  const double vb = Number(best, m.key), vn = Number(next, m.key);
+  std::string h;
+  if (vn != 0) {
+    h = fmt::format("{} against {} ({})", Percent(vb / vn - 1), next_name,
+                    FormatInUnit(vn, HalfWidth(next, m.key), unit));
+  } else {
+    h = fmt::format("{} against {}", FormatInUnit(vn, HalfWidth(next, m.key), unit), next_name);
+  }
+  const PairedChange p = PairedBetween(best, next, m.key);
+  if (p.n >= 2 && std::isfinite(p.ratio) && std::isfinite(p.ratio_half)) {
+    const std::string interval = fmt::format("{} to {}", Percent(p.ratio - p.ratio_half - 1),
+                                             Percent(p.ratio + p.ratio_half - 1));
+    h += p.significant ? fmt::format("; 95% interval {} over {} paired replicas", interval, p.n)
+                       : fmt::format(
+                             "; <span class=\"unsure\">not significant</span>: the 95% interval "
+                             "{} over {} paired replicas includes no change",
+                             interval, p.n);
+  } else if (ReplicaValues(best, m.key).size() < 2 && ReplicaValues(next, m.key).size() < 2) {
+    h += "; one run each, no interval";
+  } else {
+    h += "; no paired interval (not replicas of the same seeds)";
+  }
+  return h;
 }
 
 // A paired ratio with its interval, coloured only when significant.
@@ -251,15 +316,18 @@ std::string HtmlReport::Incomparable(size_t i) const {
   const double total = Number(r.metrics, "jobs_total");
   const double ref_total = Number(ref.metrics, "jobs_total");
   if (std::isfinite(total) && std::isfinite(ref_total) && total != ref_total) {
-    return fmt::format("{} had {:.0f} jobs in its workload, {} {:.0f}", r.label, total, ref.label,
-                       ref_total);
+    return fmt::format("{} had {} jobs in its workload, {} {}", r.label,
+                       FormatMetric(total, MetricFormat::kCount), ref.label,
+                       FormatMetric(ref_total, MetricFormat::kCount));
   }
   const double done = Number(r.metrics, "jobs_completed");
   const double ref_done = Number(ref.metrics, "jobs_completed");
   if (std::isfinite(done) && std::isfinite(ref_done) && done != ref_done) {
+    // Means over replicas have a fraction: 59.7 against 60, not "60, 60".
     return fmt::format(
-        "{} completed {:.0f} jobs, {} {:.0f}: its times, rates and energy are over other jobs",
-        r.label, done, ref.label, ref_done);
+        "{} completed {} jobs, {} {}: its times, rates and energy are over other jobs", r.label,
+        FormatMetric(done, MetricFormat::kCount), ref.label,
+        FormatMetric(ref_done, MetricFormat::kCount));
   }
   return "";
 }
@@ -297,13 +365,61 @@ Status HtmlReport::SetSweepJson(const std::string& param, const std::string& lab
   return Status();
 }
 
+std::vector<ReportMetric> HtmlReport::KeyRows(const std::vector<const nlohmann::json*>& objs,
+                                              const std::string& mode) {
+  std::vector<ReportMetric> rows;
+  for (const std::string& key : KeyMetrics(mode)) {
+    bool any = false, nonzero = false;
+    for (const nlohmann::json* o : objs) {
+      const double v = Number(*o, key);
+      any = any || std::isfinite(v);
+      nonzero = nonzero || (std::isfinite(v) && v != 0);
+    }
+    // Jobs rejected only when some were: else it says nothing.
+    if (!any || (key == "rejected" && !nonzero)) continue;
+    rows.push_back(FindReportMetric(key));
+  }
+  return rows;
+}
+
 nlohmann::json HtmlReport::Charts() const {
-  nlohmann::json charts = nlohmann::json::array();
+  nlohmann::json key = nlohmann::json::array(), charts = nlohmann::json::array();
   bool timeline = false, cdf = false, fill = false;
   for (const Run& r : runs_) {
     timeline = timeline || !r.timeline.is_null();
     cdf = cdf || !r.jct_cdf.is_null();
     fill = fill || !r.fill_curve.is_null();
+  }
+  const auto unit_json = [](const DisplayUnit& u) {
+    return nlohmann::json{
+        {"divisor", u.divisor}, {"decimals", u.decimals}, {"suffix", u.suffix}, {"name", u.name}};
+  };
+  if (runs_.size() > 1) {
+    // The key metrics as bars, one per run, with each mean's 95% interval.
+    std::vector<const nlohmann::json*> objs;
+    for (const Run& r : runs_) objs.push_back(&r.metrics);
+    for (const ReportMetric& m : KeyRows(objs, ModeOf(runs_.front().metrics))) {
+      nlohmann::json labels = nlohmann::json::array(), values = nlohmann::json::array(),
+                     halves = nlohmann::json::array();
+      std::vector<double> raw;
+      for (size_t i = 0; i < runs_.size(); ++i) {
+        const double v = Number(runs_[i].metrics, m.key), half = HalfWidth(runs_[i].metrics, m.key);
+        labels.push_back(runs_[i].label + (Incomparable(i).empty() ? "" : " *"));
+        values.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json());
+        halves.push_back(std::isfinite(half) ? nlohmann::json(half) : nlohmann::json());
+        raw.push_back(v);
+      }
+      key.push_back({{"kind", "bars"},
+                     {"section", "key"},
+                     {"metric", m.key},
+                     {"title", m.label},
+                     {"better", m.better == ReportMetric::Better::kLower ? "lower" : "higher"},
+                     {"labels", labels},
+                     {"values", values},
+                     {"halves", halves},
+                     {"replicas", ReplicasOf(runs_.front().metrics)},
+                     {"unit", unit_json(ChooseUnit(m.format, raw))}});
+    }
   }
   if (timeline) {
     charts.push_back({{"kind", "timeline"},
@@ -324,6 +440,16 @@ nlohmann::json HtmlReport::Charts() const {
                       {"section", "jct"},
                       {"title", "JCT distribution (share of completed jobs with JCT ≤ x)"}});
   }
+  if (fill) {
+    charts.push_back({{"kind", "fill"},
+                      {"section", "fill"},
+                      {"field", "allocation"},
+                      {"title", "Allocation (busy / all compute slices) against requested load"}});
+    charts.push_back({{"kind", "fill"},
+                      {"section", "fill"},
+                      {"field", "frag_rate"},
+                      {"title", "Fragmentation rate against requested load"}});
+  }
   for (size_t r = 0; r < runs_.size(); ++r) {
     for (size_t k = 0; k < runs_[r].snapshots.size(); ++k) {
       // One chart per GPU model: each model has its own placement grid.
@@ -340,35 +466,46 @@ nlohmann::json HtmlReport::Charts() const {
       }
     }
   }
-  if (fill) {
-    charts.push_back({{"kind", "fill"},
-                      {"section", "fill"},
-                      {"field", "allocation"},
-                      {"title", "Allocation (busy / all compute slices) against requested load"}});
-    charts.push_back({{"kind", "fill"},
-                      {"section", "fill"},
-                      {"field", "frag_rate"},
-                      {"title", "Fragmentation rate against requested load"}});
-  }
   if (!sweep_.empty()) {
     std::vector<const nlohmann::json*> objs;
     for (const auto& p : sweep_) objs.push_back(&p.second);
-    const std::vector<ReportMetric> rows = MetricRows(ModeOf(sweep_.front().second), objs);
+    const std::string mode = ModeOf(sweep_.front().second);
+    const std::vector<ReportMetric> rows = MetricRows(mode, objs);
     const std::set<std::string> constant = ConstantMetrics(sweep_, rows);
+    const std::vector<std::string>& key_metrics = KeyMetrics(mode);
+    std::map<std::string, nlohmann::json> key_sweep;
     for (const ReportMetric& m : rows) {
       if (m.known && m.better == ReportMetric::Better::kNeither) continue;
       if (constant.count(m.key)) continue;  // a flat line says nothing: listed in a line instead
+      std::vector<double> values;
       bool any = false;
-      for (const auto& p : sweep_) any = any || p.second.contains(m.key);
+      for (const auto& p : sweep_) {
+        any = any || p.second.contains(m.key);
+        values.push_back(Number(p.second, m.key));
+      }
       if (!any) continue;
-      charts.push_back({{"kind", "sweep"},
-                        {"section", "sweep"},
-                        {"metric", m.key},
-                        {"format", FormatName(m.format)},
-                        {"title", m.label}});
+      // The key metrics open the page; the others are in the sweep's section.
+      const bool is_key =
+          std::find(key_metrics.begin(), key_metrics.end(), m.key) != key_metrics.end();
+      nlohmann::json spec = {{"kind", "sweep"},
+                             {"section", is_key ? "key" : "sweep"},
+                             {"metric", m.key},
+                             {"format", FormatName(m.format)},
+                             {"unit", unit_json(ChooseUnit(m.format, values))},
+                             {"title", m.label}};
+      if (is_key) {
+        key_sweep[m.key] = std::move(spec);
+      } else {
+        charts.push_back(std::move(spec));
+      }
+    }
+    // The key charts in the order of KeyMetrics, as the summary's lines.
+    for (const std::string& k : key_metrics) {
+      if (auto it = key_sweep.find(k); it != key_sweep.end()) key.push_back(std::move(it->second));
     }
   }
-  return charts;
+  for (auto& c : charts) key.push_back(std::move(c));
+  return key;
 }
 
 nlohmann::json HtmlReport::Data() const {
@@ -392,6 +529,96 @@ nlohmann::json HtmlReport::Data() const {
         {"param", sweep_param_}, {"label", sweep_label_}, {"values", values}, {"metrics", metrics}};
   }
   return {{"title", title_}, {"runs", runs}, {"sweep", sweep}, {"charts", Charts()}};
+}
+
+std::string HtmlReport::KeyFindingsHtml() const {
+  std::string items;
+  bool any_single = false;   // a verdict from one run each (no interval)
+  bool any_verdict = false;  // a line ranking runs or values (else one run's figures)
+  // The best and the next best of `names`/`objs` on each key metric.
+  const auto verdicts = [&](const std::vector<std::string>& names,
+                            const std::vector<const nlohmann::json*>& objs,
+                            const std::string& what) {
+    for (const ReportMetric& m : KeyRows(objs, ModeOf(*objs.front()))) {
+      std::vector<size_t> order;
+      for (size_t i = 0; i < objs.size(); ++i) {
+        if (std::isfinite(Number(*objs[i], m.key))) order.push_back(i);
+      }
+      if (order.size() < 2) continue;
+      const bool lower = m.better == ReportMetric::Better::kLower;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const double va = Number(*objs[a], m.key), vb = Number(*objs[b], m.key);
+        return lower ? va < vb : va > vb;
+      });
+      const nlohmann::json &best = *objs[order[0]], &next = *objs[order[1]];
+      const double vb = Number(best, m.key), vn = Number(next, m.key);
+      const DisplayUnit unit = ChooseUnit(m.format, {vb, vn});
+      std::string line = fmt::format("<li><b>{}</b> ({} is better): ", EscapeHtml(m.label),
+                                     lower ? "lower" : "higher");
+      // A change that prints as 0.0% is no win either.
+      const bool close = vn != 0 && std::fabs(vb / vn - 1) < 0.0005;
+      if (vb == vn || close) {
+        line += fmt::format("{} and {} tie at {}{}", names[order[0]], names[order[1]],
+                            FormatInUnit(vb, NAN, unit), vb == vn ? "" : " (under 0.05% apart)");
+      } else {
+        line += fmt::format("{}<b>{}</b> {}, {}", what, names[order[0]],
+                            FormatInUnit(vb, HalfWidth(best, m.key), unit),
+                            Margin(m, best, next, names[order[1]], unit));
+        any_single = any_single || PairedBetween(best, next, m.key).n < 2;
+      }
+      items += line + ".</li>\n";
+      any_verdict = true;
+    }
+  };
+  if (runs_.size() > 1) {
+    // The runs that compare with the first; the others are named in a note.
+    std::vector<std::string> names;
+    std::vector<const nlohmann::json*> objs;
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      if (!Incomparable(i).empty()) continue;
+      names.push_back(EscapeHtml(runs_[i].label));
+      objs.push_back(&runs_[i].metrics);
+    }
+    if (objs.size() > 1) verdicts(names, objs, "");
+  } else if (runs_.size() == 1) {
+    // One run: its key figures in a line.
+    const nlohmann::json& m = runs_.front().metrics;
+    std::string figures;
+    for (const ReportMetric& row : KeyRows({&m}, ModeOf(m))) {
+      figures +=
+          fmt::format("{}{} {}", figures.empty() ? "" : ", ", EscapeHtml(row.label),
+                      FormatMetricWithHalf(Number(m, row.key), HalfWidth(m, row.key), row.format));
+    }
+    if (!figures.empty()) {
+      items += fmt::format("<li><b>{}</b>: {}.</li>\n", EscapeHtml(runs_.front().label), figures);
+    }
+  }
+  if (!sweep_.empty() && sweep_.size() > 1) {
+    std::vector<std::string> names;
+    std::vector<const nlohmann::json*> objs;
+    for (const auto& [v, metrics] : sweep_) {
+      names.push_back(fmt::format("{} = {:g}", EscapeHtml(sweep_param_), v));
+      objs.push_back(&metrics);
+    }
+    verdicts(names, objs, "best at ");
+  }
+  if (items.empty()) return "";
+  std::string h = "<ul class=\"findings\" id=\"key-findings\">\n" + items + "</ul>\n";
+  if (!any_verdict) {
+    // One run: nothing to rank; say what would give intervals when it has none.
+    const bool replicated = !runs_.empty() && ReplicasOf(runs_.front().metrics) > 1;
+    return h + (replicated ? "<p class=\"hint\">Means over the replicas ± the half-width of "
+                             "their 95% interval.</p>\n"
+                           : "<p class=\"hint\">One run, so no interval: "
+                             "<code>--replicas N</code> (N &ge; 2) gives 95% intervals.</p>\n");
+  }
+  h += any_single
+           ? "<p class=\"hint\">Best first, in % against the next best. One run each: nothing "
+             "says whether such a difference exceeds the noise of one workload draw; "
+             "<code>--replicas N</code> (N &ge; 2) gives 95% intervals.</p>\n"
+           : "<p class=\"hint\">Best first, in % against the next best, with the 95% interval "
+             "of that change over replicas of the same seeds (paired).</p>\n";
+  return h;
 }
 
 std::string HtmlReport::RejectionsHtml() const {
@@ -438,6 +665,10 @@ std::string HtmlReport::SummaryTableHtml() const {
   for (const ReportMetric& m : MetricRows(ModeOf(runs_.front().metrics), objs)) {
     h += fmt::format("<tr data-metric=\"{}\"><th>{}</th>", EscapeHtml(m.key), EscapeHtml(m.label));
     const double ref = Number(runs_.front().metrics, m.key);
+    // One unit for the row (the runs' values are compared across it).
+    std::vector<double> row_values;
+    for (const Run& r : runs_) row_values.push_back(Number(r.metrics, m.key));
+    const DisplayUnit unit = ChooseUnit(m.format, row_values);
     for (size_t i = 0; i < runs_.size(); ++i) {
       const double v = Number(runs_[i].metrics, m.key);
       const nlohmann::json* paired = Paired(runs_[i].metrics, m.key);
@@ -445,9 +676,8 @@ std::string HtmlReport::SummaryTableHtml() const {
                                 : paired != nullptr
                                     ? PairedRatioCell(*paired, m.better, comparable[i])
                                     : RatioCell(v, ref, m.better, comparable[i]);
-      h +=
-          fmt::format("<td>{}{}</td>",
-                      FormatMetricWithHalf(v, HalfWidth(runs_[i].metrics, m.key), m.format), ratio);
+      h += fmt::format("<td>{}{}</td>", FormatInUnit(v, HalfWidth(runs_[i].metrics, m.key), unit),
+                       ratio);
     }
     h += "</tr>\n";
   }
@@ -498,38 +728,42 @@ std::string HtmlReport::ProfileTableHtml() const {
   };
   struct Block {
     const char* title;
-    // (the profile's figures, the run's metrics, the profile)
-    std::function<std::string(const nlohmann::json&, const nlohmann::json&, const std::string&)>
-        cell;
-  };
-  // A per-profile field with its interval when the run has replicas.
-  auto field = [](const char* key, MetricFormat format) {
-    return [key, format](const nlohmann::json& pp, const nlohmann::json& metrics,
-                         const std::string& profile) {
-      return FormatMetricWithHalf(Number(pp, key), HalfWidth(metrics, key, profile), format);
-    };
+    const char* key;  // a per-profile field, with its interval when the run has replicas;
+                      // nullptr: completed / rejected
+    MetricFormat format;
   };
   const Block blocks[] = {
-      {"JCT mean", field("jct_mean_s", MetricFormat::kDuration)},
-      {"JCT p95", field("jct_p95_s", MetricFormat::kDuration)},
-      {"wait mean", field("wait_mean_s", MetricFormat::kDuration)},
-      {"wait p95", field("wait_p95_s", MetricFormat::kDuration)},
-      {"slowdown mean (JCT / duration)", field("slowdown_mean", MetricFormat::kRate)},
-      {"bounded slowdown mean (10 s)", field("bounded_slowdown_mean", MetricFormat::kRate)},
-      {"completed / rejected",
-       [](const nlohmann::json& pp, const nlohmann::json&, const std::string&) {
-         return fmt::format("{} / {}", FormatMetric(Number(pp, "completed"), MetricFormat::kCount),
-                            FormatMetric(Number(pp, "rejected"), MetricFormat::kCount));
-       }},
+      {"JCT mean", "jct_mean_s", MetricFormat::kDuration},
+      {"JCT p95", "jct_p95_s", MetricFormat::kDuration},
+      {"wait mean", "wait_mean_s", MetricFormat::kDuration},
+      {"wait p95", "wait_p95_s", MetricFormat::kDuration},
+      {"slowdown mean (JCT / duration)", "slowdown_mean", MetricFormat::kRate},
+      {"bounded slowdown mean (10 s)", "bounded_slowdown_mean", MetricFormat::kRate},
+      {"completed / rejected", nullptr, MetricFormat::kCount},
   };
   for (const Block& b : blocks) {
     h += fmt::format("<tbody><tr class=\"block\"><th colspan=\"{}\">{}</th></tr>\n",
                      runs_.size() + 1, b.title);
     for (const std::string& p : profiles) {
       h += fmt::format("<tr><th>{}</th>", EscapeHtml(p));
+      // One unit for the row: this profile's figure in every run.
+      std::vector<double> row_values;
       for (const Run& r : runs_) {
         const nlohmann::json* pp = per_profile(r, p);
-        h += fmt::format("<td>{}</td>", pp == nullptr ? "-" : b.cell(*pp, r.metrics, p));
+        if (pp != nullptr && b.key != nullptr) row_values.push_back(Number(*pp, b.key));
+      }
+      const DisplayUnit unit = ChooseUnit(b.format, row_values);
+      for (const Run& r : runs_) {
+        const nlohmann::json* pp = per_profile(r, p);
+        std::string cell = "-";
+        if (pp != nullptr && b.key != nullptr) {
+          cell = FormatInUnit(Number(*pp, b.key), HalfWidth(r.metrics, b.key, p), unit);
+        } else if (pp != nullptr) {
+          cell =
+              fmt::format("{} / {}", FormatMetric(Number(*pp, "completed"), MetricFormat::kCount),
+                          FormatMetric(Number(*pp, "rejected"), MetricFormat::kCount));
+        }
+        h += fmt::format("<td>{}</td>", cell);
       }
       h += "</tr>\n";
     }
@@ -550,9 +784,12 @@ std::string HtmlReport::SweepTableHtml() const {
   h += "</tr></thead>\n<tbody>\n";
   for (const ReportMetric& m : MetricRows(ModeOf(sweep_.front().second), objs)) {
     h += fmt::format("<tr data-metric=\"{}\"><th>{}</th>", EscapeHtml(m.key), EscapeHtml(m.label));
+    std::vector<double> row_values;
+    for (const auto& p : sweep_) row_values.push_back(Number(p.second, m.key));
+    const DisplayUnit unit = ChooseUnit(m.format, row_values);
     for (const auto& p : sweep_) {
-      h += fmt::format("<td>{}</td>", FormatMetricWithHalf(Number(p.second, m.key),
-                                                           HalfWidth(p.second, m.key), m.format));
+      h += fmt::format("<td>{}</td>",
+                       FormatInUnit(Number(p.second, m.key), HalfWidth(p.second, m.key), unit));
     }
     h += "</tr>\n";
   }
@@ -625,23 +862,85 @@ std::string HtmlReport::Render() const {
   if (runs_.empty() && sweep_.empty()) {
     h += "<p>No results were given to this report.</p>\n";
   }
-  if (!runs_.empty()) {
-    h += "<section id=\"sec-summary\">\n<h2>Summary</h2>\n";
-    h += RejectionsHtml();
-    if (runs_.size() > 1) {
-      h += fmt::format(
-          "<p class=\"hint\">×r: ratio to <b>{}</b> (the first column); green is better, red is "
-          "worse.</p>\n",
-          EscapeHtml(runs_.front().label));
+  struct SectionText {
+    const char* id;
+    const char* heading;
+    const char* hint;
+  };
+  static const SectionText kSections[] = {
+      {"time", "Over time",
+       "The cluster after every event: fragmentation rate (mean FragCost over GPUs, §2), share of "
+       "compute slices busy, and jobs waiting in the queue; one line per run."},
+      {"jct", "Job completion time",
+       "Empirical distribution of JCT (completion − arrival) over completed jobs: a curve further "
+       "left and higher is better."},
+      {"fill", "Fill mode",
+       "FGD's fill method (§9): the cluster as jobs are placed without departing, against the "
+       "requested load (requested / all compute slices)."},
+      {"slots", "Slot maps",
+       "Every GPU at chosen instants: one row per GPU, x = placement units; each box is a MIG "
+       "instance at its placement (start, size), coloured by profile; hatched boxes are idle "
+       "instances (created, no job). Hover a box for its job."},
+      {"sweep", "Sweep",
+       "The other metrics against the swept parameter; axes start at zero, whiskers are 95% "
+       "intervals (with replicas)."},
+  };
+  const auto chart_section = [&](std::string_view id) {
+    for (const SectionText& s : kSections) {
+      if (id != s.id) continue;
+      if (!sections.count(s.id) && !(id == "sweep" && !sweep_.empty())) return std::string();
+      std::string out =
+          fmt::format("<section id=\"sec-{}\">\n<h2>{}</h2>\n<p class=\"hint\">{}</p>\n", s.id,
+                      s.heading, s.hint);
+      if (id == "sweep") {
+        out += fmt::format("<p class=\"hint\">Swept: <b>{}</b> ({}).</p>\n",
+                           EscapeHtml(sweep_param_), EscapeHtml(sweep_label_));
+        out += SweepTableHtml();
+      }
+      return out +
+             fmt::format("<div class=\"charts charts-{}\" data-section=\"{}\"></div>\n</section>\n",
+                         s.id, s.id);
     }
+    return std::string();
+  };
+
+  // First what a reader wants to know: who did best, by how much, how sure
+  // that is, and the key charts; the full tables and the slot maps after.
+  const std::string findings = KeyFindingsHtml();
+  if (!runs_.empty() || !sweep_.empty()) {
+    h += "<section id=\"sec-key\">\n<h2>Summary</h2>\n";
+    h += findings;
+    h += RejectionsHtml();
     const std::vector<std::string> incomparable = ComparabilityNotes();
     if (!incomparable.empty()) {
       std::string why;
       for (const std::string& n : incomparable) why += (why.empty() ? "" : "; ") + EscapeHtml(n);
       h += fmt::format(
           "<p class=\"hint warning\" id=\"incomparable\">* Not compared with {} (ratios left "
-          "uncoloured): {}.</p>\n",
+          "uncoloured, not in the lines above): {}.</p>\n",
           EscapeHtml(runs_.front().label), why);
+    }
+    if (sections.count("key")) {
+      const int replicas = runs_.empty() ? 1 : ReplicasOf(runs_.front().metrics);
+      h += fmt::format("<p class=\"hint\">{}Axes start at zero{}.</p>\n",
+                       runs_.size() > 1 ? "The key metrics per run. "
+                                        : "The key metrics against the swept "
+                                          "parameter. ",
+                       replicas > 1 || (!sweep_.empty() && ReplicasOf(sweep_.front().second) > 1)
+                           ? "; whiskers: the 95% interval of each mean over the replicas"
+                           : "; one run each, so no interval is drawn");
+      h += "<div class=\"charts charts-key\" data-section=\"key\"></div>\n";
+    }
+    h += "</section>\n";
+  }
+  for (std::string_view id : {"time", "jct", "fill"}) h += chart_section(id);
+  if (!runs_.empty()) {
+    h += "<section id=\"sec-summary\">\n<h2>All metrics</h2>\n";
+    if (runs_.size() > 1) {
+      h += fmt::format(
+          "<p class=\"hint\">×r: ratio to <b>{}</b> (the first column); green is better, red is "
+          "worse. One unit per row.</p>\n",
+          EscapeHtml(runs_.front().label));
     }
     h += SummaryTableHtml();
     h += "</section>\n";
@@ -655,39 +954,7 @@ std::string HtmlReport::Render() const {
       h += "</section>\n";
     }
   }
-  struct SectionText {
-    const char* id;
-    const char* heading;
-    const char* hint;
-  };
-  static const SectionText kSections[] = {
-      {"time", "Over time",
-       "The cluster after every event: fragmentation rate (mean FragCost over GPUs, §2), share of "
-       "compute slices busy, and jobs waiting in the queue; one line per run."},
-      {"jct", "Job completion time",
-       "Empirical distribution of JCT (completion − arrival) over completed jobs: a curve further "
-       "left and higher is better."},
-      {"slots", "Slot maps",
-       "Every GPU at chosen instants: one row per GPU, x = placement units; each box is a MIG "
-       "instance at its placement (start, size), coloured by profile; hatched boxes are idle "
-       "instances (created, no job). Hover a box for its job."},
-      {"fill", "Fill mode",
-       "FGD's fill method (§9): the cluster as jobs are placed without departing, against the "
-       "requested load (requested / all compute slices)."},
-      {"sweep", "Sweep", "Each metric against the swept parameter."},
-  };
-  for (const SectionText& s : kSections) {
-    if (!sections.count(s.id) && !(std::string_view(s.id) == "sweep" && !sweep_.empty())) continue;
-    h += fmt::format("<section id=\"sec-{}\">\n<h2>{}</h2>\n<p class=\"hint\">{}</p>\n", s.id,
-                     s.heading, s.hint);
-    if (std::string_view(s.id) == "sweep") {
-      h += fmt::format("<p class=\"hint\">Swept: <b>{}</b> ({}).</p>\n", EscapeHtml(sweep_param_),
-                       EscapeHtml(sweep_label_));
-      h += SweepTableHtml();
-    }
-    h += fmt::format("<div class=\"charts charts-{}\" data-section=\"{}\"></div>\n</section>\n",
-                     s.id, s.id);
-  }
+  for (std::string_view id : {"slots", "sweep"}) h += chart_section(id);
   const std::string settings = SettingsHtml();
   if (!settings.empty()) {
     h += "<section id=\"sec-settings\">\n<h2>Settings</h2>\n" + settings + "</section>\n";

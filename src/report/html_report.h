@@ -4,9 +4,15 @@
 // page's own script and styles are inlined, and the data is embedded as JSON
 // that the page's script draws.
 //
-// What the page shows, for the runs added (one per policy, say):
-//  * how many jobs each run rejected and why, at the top;
-//  * a summary table, every metric per run and its ratio to the first run
+// What the page shows, for the runs added (one per policy, say), in order:
+//  * a summary: per key metric (report_data.h KeyMetrics) the best run or
+//    swept value, its change against the next best and, when both have
+//    replicas of the same seeds, the paired 95% interval of that change
+//    (sim/replicas.h ComparePaired); how many jobs each run rejected and why;
+//  * the key charts: with several runs a bar chart per key metric (a bar per
+//    run, from zero, whiskers at each mean's 95% interval); a sweep's key
+//    metrics against the parameter;
+//  * a table of all metrics, every metric per run and its ratio to the first run
 //    (report/report_data.h ReportMetrics), coloured by the metric's better
 //    direction only between runs of the same workload that completed the same
 //    number of jobs (ComparabilityNotes); a per-profile table (JCT mean, wait
@@ -19,8 +25,11 @@
 //    grid, hence its own axis), instances drawn on the grid coloured by
 //    profile, idle instances hatched;
 //  * fill-mode runs: allocation and fragmentation against the requested load;
-//  * a sweep (SetSweep): each metric against the swept parameter, except the
-//    metrics that are the same at every value (listed in one line instead).
+//  * a sweep (SetSweep): each metric against the swept parameter (y axis
+//    from zero, whiskers at 95% intervals with replicas), except the metrics
+//    that are the same at every value (listed in one line instead).
+// Every row of a table (and every chart axis) has one unit, chosen from its
+// values (report_data.h ChooseUnit).
 //
 // The page sets data-render-status="ok" on <html> once every chart drew (and
 // hides its "drawing..." line), or "error" with the messages in
@@ -38,6 +47,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "report/report_data.h"
 #include "sim/metrics.h"
 #include "sim/sim_result.h"
 
@@ -101,8 +111,9 @@ class HtmlReport {
   // Number of runs added.
   int runs() const { return static_cast<int>(runs_.size()); }
   // The charts the page draws, in page order: each an object with "kind"
-  // ("timeline", "cdf", "slotmap", "fill", "sweep"), "section" and "title"
-  // (a slot map also "run", "snapshot" and "model").
+  // ("bars", "timeline", "cdf", "fill", "slotmap", "sweep"), "section" and
+  // "title" (a slot map also "run", "snapshot" and "model"; bars and sweep
+  // charts "metric" and "unit", bars their "labels", "values" and "halves").
   nlohmann::json Charts() const;
   // Everything embedded in the page as JSON (runs' series, charts, sweep).
   nlohmann::json Data() const;
@@ -122,6 +133,14 @@ class HtmlReport {
   };
   // Why run `i` does not compare with run 0, or "".
   std::string Incomparable(size_t i) const;
+  // The key metrics (report_data.h KeyMetrics) of `mode` that some of `objs`
+  // have; jobs rejected only when some were.
+  static std::vector<ReportMetric> KeyRows(const std::vector<const nlohmann::json*>& objs,
+                                           const std::string& mode);
+  // The page's opening lines: per key metric the best run (or swept value),
+  // by how much against the next best, and the paired 95% interval of that
+  // change when both have replicas of the same seeds.
+  std::string KeyFindingsHtml() const;
   std::string RejectionsHtml() const;
   std::string SummaryTableHtml() const;
   std::string ProfileTableHtml() const;

@@ -72,14 +72,22 @@ TEST(HtmlReportTest, ChartsOfTwoSimulatedRuns) {
   HtmlReport report("t");
   report.AddRun("frag-aware", OnlineResult("frag-aware", 200, 2));
   report.AddRun("first-fit", OnlineResult("first-fit", 400, 1));
-  // 3 over time (fragmentation, utilisation, queue) + 1 JCT CDF + 2 + 1 slot maps.
+  // First the key metrics as bars, one per run: JCT mean, makespan,
+  // utilisation and fragmentation rate mean (jobs rejected: none, so no
+  // chart); then 3 over time (fragmentation, utilisation, queue) + 1 JCT CDF
+  // + 2 + 1 slot maps.
   EXPECT_THAT(Kinds(report.Charts()),
-              ::testing::ElementsAre("timeline", "timeline", "timeline", "cdf", "slotmap",
-                                     "slotmap", "slotmap"));
+              ::testing::ElementsAre("bars", "bars", "bars", "bars", "timeline", "timeline",
+                                     "timeline", "cdf", "slotmap", "slotmap", "slotmap"));
   const nlohmann::json charts = report.Charts();
-  EXPECT_EQ(charts[4]["run"], 0);
-  EXPECT_EQ(charts[5]["snapshot"], 1);
-  EXPECT_EQ(charts[6]["run"], 1);
+  EXPECT_EQ(charts[0]["metric"], "jct_mean_s");
+  EXPECT_EQ(charts[1]["metric"], "makespan_s");
+  EXPECT_EQ(charts[1]["values"], nlohmann::json({200, 400}));
+  // 400 s at most: minutes (ChooseUnit).
+  EXPECT_EQ(charts[1]["unit"]["name"], "min");
+  EXPECT_EQ(charts[8]["run"], 0);
+  EXPECT_EQ(charts[9]["snapshot"], 1);
+  EXPECT_EQ(charts[10]["run"], 1);
   const nlohmann::json data = report.Data();
   ASSERT_EQ(data["runs"].size(), 2u);
   // The timeline is short enough to be kept as recorded.
@@ -97,13 +105,146 @@ TEST(HtmlReportTest, SummaryTableHasRatiosToTheFirstRun) {
   report.AddRun("frag-aware", OnlineResult("frag-aware", 200, 0));
   report.AddRun("first-fit", OnlineResult("first-fit", 400, 0));
   const std::string html = report.Render();
-  // makespan 200 s = 3.3 min and 400 s = 6.7 min; 400 / 200 = 2, worse (lower is better).
-  EXPECT_THAT(html, HasSubstr("<tr data-metric=\"makespan_s\"><th>makespan</th><td>3.3 min</td>"
-                              "<td>6.7 min <span class=\"ratio worse\">×2.000</span></td></tr>"));
+  // makespan 200 s = 3.33 min and 400 s = 6.67 min (3 significant digits for
+  // the smaller); 400 / 200 = 2, worse (lower is better).
+  EXPECT_THAT(html, HasSubstr("<tr data-metric=\"makespan_s\"><th>makespan</th><td>3.33 min</td>"
+                              "<td>6.67 min <span class=\"ratio worse\">×2.000</span></td></tr>"));
   // Equal utilisation: ratio 1, neither better nor worse.
   EXPECT_THAT(html, HasSubstr("<td>50.0%</td><td>50.0% <span class=\"ratio same\">×1.000</span>"));
   // Per-profile table: JCT mean 90 s.
   EXPECT_THAT(html, HasSubstr("<tr><th>3g.20gb</th><td>90.0 s</td>"));
+}
+
+// The bug: a row read "2.10 h" next to "111.1 min", each cell in its own
+// unit. Now the row has one unit, chosen from its values: the largest,
+// 7560 s, is over 2 h, so hours; 6666 s = 1.85 h.
+TEST(HtmlReportTest, UnitsDoNotChangeWithinARow) {
+  HtmlReport report("t");
+  report.AddRun("a", OnlineResult("a", 7560, 0));
+  report.AddRun("b", OnlineResult("b", 6666, 0));
+  const std::string html = report.Render();
+  EXPECT_THAT(html, HasSubstr("<tr data-metric=\"makespan_s\"><th>makespan</th><td>2.10 h</td>"
+                              "<td>1.85 h <span class=\"ratio better\">×0.882</span></td></tr>"));
+  EXPECT_THAT(html, Not(HasSubstr("111.1 min")));
+}
+
+TEST(HtmlReportTest, TheReportOpensWithItsFindingsAndKeyCharts) {
+  HtmlReport report("t");
+  report.AddRun("frag-aware", OnlineResult("frag-aware", 200, 1));
+  report.AddRun("first-fit", OnlineResult("first-fit", 400, 1));
+  const std::string html = report.Render();
+  // Page order: the findings, the key charts' container, the charts over
+  // time, and only then the table of every metric and the slot maps.
+  // (Searched from <main>: the style sheet names sections too.)
+  const size_t main = html.find("<main>");
+  const size_t findings = html.find("id=\"key-findings\"", main);
+  const size_t key = html.find("data-section=\"key\"", main);
+  const size_t time = html.find("data-section=\"time\"", main);
+  const size_t table = html.find("id=\"summary-table\"", main);
+  const size_t slots = html.find("data-section=\"slots\"", main);
+  ASSERT_NE(main, std::string::npos);
+  ASSERT_NE(findings, std::string::npos);
+  EXPECT_LT(findings, key);
+  EXPECT_LT(key, time);
+  EXPECT_LT(time, table);
+  EXPECT_LT(table, slots);
+  // makespan 200 s against 400 s: 200 / 400 - 1 = -50%; in minutes, as the
+  // larger (400 s) is over 120 s: 3.33 min and 6.67 min. One run each: no
+  // interval, and the page says what would give one.
+  EXPECT_THAT(html, HasSubstr("<li><b>makespan</b> (lower is better): <b>frag-aware</b> 3.33 min, "
+                              "-50.0% against first-fit (6.67 min); one run each, no "
+                              "interval.</li>"));
+  // Equal utilisation (50%): a tie, not a win.
+  EXPECT_THAT(html, HasSubstr("frag-aware and first-fit tie at 50.0%."));
+  // Nor is a change that would print as 0.0%: 1000 s against 1000.4 s is
+  // 0.04% apart.
+  HtmlReport close("t");
+  ASSERT_TRUE(
+      close.AddRunMetrics("x", nlohmann::json{{"mode", "online"}, {"makespan_s", 1000.4}}).ok());
+  ASSERT_TRUE(
+      close.AddRunMetrics("y", nlohmann::json{{"mode", "online"}, {"makespan_s", 1000}}).ok());
+  EXPECT_THAT(close.Render(), HasSubstr("<li><b>makespan</b> (lower is better): y and x tie at "
+                                        "16.7 min (under 0.05% apart).</li>"));
+  EXPECT_THAT(html, HasSubstr("<code>--replicas N</code>"));
+}
+
+TEST(HtmlReportTest, OneRunHasItsKeyFiguresAndNoRanking) {
+  HtmlReport report("t");
+  report.AddRun("frag-aware", OnlineResult("frag-aware", 200, 0));
+  const std::string html = report.Render();
+  // Makespan 200 s = 3.33 min, utilisation 50%; nothing to rank it against.
+  EXPECT_THAT(html, HasSubstr("<li><b>frag-aware</b>: JCT mean 0.0 s, makespan 3.33 min, "
+                              "utilisation (busy compute slices, time mean) 50.0%"));
+  EXPECT_THAT(html, Not(HasSubstr("against the next best")));
+  EXPECT_THAT(html, HasSubstr("One run, so no interval: <code>--replicas N</code>"));
+}
+
+// Replicas of the same seeds: the best run's change against the next best
+// with its paired 95% interval (sim/replicas.h ComparePaired), computed here
+// by hand. b (the reference, first) makespans 100, 110, 120 s; a 90, 100,
+// 112 s. Differences a - b: -10, -10, -8: mean -9.333, sample sd 1.1547,
+// standard error 1.1547 / sqrt(3) = 0.6667, t(0.975, 2) = 4.3027, half-width
+// 2.8684. Ratio of means 100.667 / 110 = 0.91515 (-8.5%), its half-width
+// 2.8684 / 110 = 0.02608: -11.1% to -5.9%, excluding 0: significant.
+TEST(HtmlReportTest, FindingsGiveThePairedIntervalOverReplicas) {
+  auto run = [](std::vector<double> makespans, double half) {
+    nlohmann::json results = nlohmann::json::array();
+    double sum = 0;
+    for (double m : makespans) {
+      results.push_back({{"mode", "online"}, {"makespan_s", m}});
+      sum += m;
+    }
+    return nlohmann::json{{"mode", "online"},
+                          {"makespan_s", sum / static_cast<double>(makespans.size())},
+                          {"replicas", makespans.size()},
+                          {"seeds", {1, 2, 3}},
+                          {"ci95", {{"makespan_s", half}}},
+                          {"replica_results", results}};
+  };
+  HtmlReport report("t");
+  ASSERT_TRUE(report.AddRunMetrics("b", run({100, 110, 120}, 24.8)).ok());
+  ASSERT_TRUE(report.AddRunMetrics("a", run({90, 100, 112}, 27.4)).ok());
+  const std::string html = report.Render();
+  // Means 110 s and 100.667 s: seconds (under 120 s), 1 decimal.
+  EXPECT_THAT(html, HasSubstr("<li><b>makespan</b> (lower is better): <b>a</b> 100.7 ±27.4 s, "
+                              "-8.5% against b (110.0 ±24.8 s); 95% interval -11.1% to -5.9% over "
+                              "3 paired replicas.</li>"));
+  EXPECT_THAT(html, HasSubstr("with the 95% interval of that change over replicas"));
+  // The key chart of the makespan carries each mean's half-width (whiskers).
+  const nlohmann::json charts = report.Charts();
+  ASSERT_EQ(charts.size(), 1u);
+  EXPECT_EQ(charts[0]["kind"], "bars");
+  EXPECT_EQ(charts[0]["halves"], nlohmann::json({24.8, 27.4}));
+  EXPECT_EQ(charts[0]["replicas"], 3);
+  // A run without replicas pairs with nothing, and the page says so.
+  HtmlReport mixed("t");
+  ASSERT_TRUE(mixed.AddRunMetrics("b", run({100, 110, 120}, 24.8)).ok());
+  ASSERT_TRUE(
+      mixed.AddRunMetrics("c", nlohmann::json{{"mode", "online"}, {"makespan_s", 90}}).ok());
+  EXPECT_THAT(mixed.Render(), HasSubstr("; no paired interval (not replicas of the same seeds)."));
+}
+
+TEST(HtmlReportTest, SweepFindingsAndKeyCharts) {
+  HtmlReport report("t");
+  auto point = [](double makespan, double custom) {
+    return nlohmann::json{{"mode", "online"}, {"makespan_s", makespan}, {"custom_metric", custom}};
+  };
+  ASSERT_TRUE(report
+                  .SetSweepJson("threshold", "lb+frag",
+                                {{0.2, point(100, 1)}, {0.4, point(90, 2)}, {0.6, point(95, 3)}})
+                  .ok());
+  // Lowest makespan at 0.4 (90 s); the next best 0.6 (95 s): 90 / 95 - 1 = -5.3%.
+  EXPECT_THAT(report.Render(),
+              HasSubstr("<li><b>makespan</b> (lower is better): best at <b>threshold = 0.4</b> "
+                        "90.0 s, -5.3% against threshold = 0.6 (95.0 s); one run each, no "
+                        "interval.</li>"));
+  // The key metric's chart opens the page; the unknown metric's is in the sweep section.
+  const nlohmann::json charts = report.Charts();
+  ASSERT_EQ(charts.size(), 2u);
+  EXPECT_EQ(charts[0]["section"], "key");
+  EXPECT_EQ(charts[0]["metric"], "makespan_s");
+  EXPECT_EQ(charts[1]["section"], "sweep");
+  EXPECT_EQ(charts[1]["metric"], "custom_metric");
 }
 
 TEST(HtmlReportTest, MetricsOnlyRunsHaveTablesButNoCharts) {
@@ -114,7 +255,7 @@ TEST(HtmlReportTest, MetricsOnlyRunsHaveTablesButNoCharts) {
   EXPECT_TRUE(report.Charts().empty());
   const std::string html = report.Render();
   EXPECT_THAT(html, HasSubstr("<tr data-metric=\"bytes_frobnicated\"><th>bytes_frobnicated</th>"
-                              "<td>1.5</td>"));
+                              "<td>1.50</td>"));  // 3 significant digits
   EXPECT_THAT(html, HasSubstr("data-charts-expected=\"0\""));
   EXPECT_THAT(html, Not(HasSubstr("id=\"sec-time\"")));
 }
@@ -154,6 +295,21 @@ TEST(HtmlReportTest, RatiosAreColouredOnlyBetweenRunsThatCompare) {
   ASSERT_TRUE(named.AddRunMetrics("y", nlohmann::json{{"mode", "online"}}, "w2").ok());
   EXPECT_EQ(named.ComparabilityNotes(),
             (std::vector<std::string>{"y ran another workload (w2) than x (w1)"}));
+}
+
+// The bug: means over replicas (59.667 jobs completed against 60) were
+// written with no decimals, "completed 60 jobs, a 60", a reason that
+// contradicted itself.
+TEST(HtmlReportTest, IncomparableReplicaMeansShowTheirFraction) {
+  HtmlReport report("t");
+  ASSERT_TRUE(
+      report.AddRunMetrics("a", nlohmann::json{{"mode", "online"}, {"jobs_completed", 60}}).ok());
+  ASSERT_TRUE(
+      report.AddRunMetrics("b", nlohmann::json{{"mode", "online"}, {"jobs_completed", 179 / 3.0}})
+          .ok());
+  EXPECT_EQ(report.ComparabilityNotes(),
+            (std::vector<std::string>{
+                "b completed 59.7 jobs, a 60: its times, rates and energy are over other jobs"}));
 }
 
 TEST(HtmlReportTest, AddRunMetricsNeedsAMode) {

@@ -173,51 +173,72 @@ ReportMetric FindReportMetric(const std::string& key) {
   return ReportMetric{key, key, F::kDecimal, B::kNeither, false};
 }
 
-std::string FormatSeconds(double s) {
-  if (!std::isfinite(s)) return "-";
-  if (std::fabs(s) < 120) return fmt::format("{:.1f} s", s);
-  if (std::fabs(s) < 7200) return fmt::format("{:.1f} min", s / 60);
-  if (std::fabs(s) < 3 * 86400) return fmt::format("{:.2f} h", s / 3600);
-  return fmt::format("{:.2f} d", s / 86400);
+const std::vector<std::string>& KeyMetrics(std::string_view mode) {
+  static const std::vector<std::string> online = {"jct_mean_s", "makespan_s", "utilization",
+                                                  "frag_mean", "rejected"};
+  static const std::vector<std::string> fill = {"fill_allocation", "fill_acceptance", "fill_frag"};
+  return mode == "fill" ? fill : online;
 }
 
-std::string FormatMetric(double v, MetricFormat format) {
-  if (!std::isfinite(v)) return "-";
+DisplayUnit ChooseUnit(MetricFormat format, const std::vector<double>& values) {
+  double largest = 0, smallest = INFINITY;
+  bool fraction = false;
+  for (double v : values) {
+    if (!std::isfinite(v)) continue;
+    const double a = std::fabs(v);
+    largest = std::max(largest, a);
+    if (a > 0) smallest = std::min(smallest, a);
+    fraction = fraction || v != std::floor(v);
+  }
+  DisplayUnit u;
   switch (format) {
     case F::kDuration:
-      return FormatSeconds(v);
+      if (largest < 120) {
+        u = {1, 1, " s", "s"};
+      } else if (largest < 7200) {
+        u = {60, 1, " min", "min"};
+      } else if (largest < 3 * 86400) {
+        u = {3600, 2, " h", "h"};
+      } else {
+        u = {86400, 2, " d", "d"};
+      }
+      break;
     case F::kPercent:
-      return fmt::format("{:.1f}%", 100 * v);
+      return {0.01, 1, "%", "%"};
     case F::kRate:
-      return fmt::format("{:.3f}", v);
+      return {1, 3, "", ""};
     case F::kCount:
-      return fmt::format("{:.0f}", v);
+      return {1, fraction ? 1 : 0, "", ""};
     case F::kDecimal:
+      u = {1, 1, "", ""};
       break;
   }
-  return fmt::format("{:.1f}", v);
+  // At least 3 significant digits for the smallest non-zero value, at most 3 decimals.
+  if (std::isfinite(smallest)) {
+    const int wanted = 2 - static_cast<int>(std::floor(std::log10(smallest / u.divisor)));
+    u.decimals = std::clamp(wanted, u.decimals, std::max(u.decimals, 3));
+  }
+  return u;
+}
+
+std::string FormatInUnit(double v, double half, const DisplayUnit& u) {
+  if (!std::isfinite(v)) return "-";
+  const std::string value = fmt::format("{:.{}f}", v / u.divisor, u.decimals);
+  if (!std::isfinite(half)) return value + u.suffix;
+  const std::string h = fmt::format("{:.{}f}", half / u.divisor, u.decimals);
+  // "83.4% ±0.5": the percent sign stays on the value; other units follow the interval.
+  if (u.suffix == "%") return value + "% ±" + h;
+  return value + " ±" + h + u.suffix;
+}
+
+std::string FormatSeconds(double s) { return FormatMetric(s, F::kDuration); }
+
+std::string FormatMetric(double v, MetricFormat format) {
+  return FormatInUnit(v, NAN, ChooseUnit(format, {v}));
 }
 
 std::string FormatMetricWithHalf(double v, double half, MetricFormat format) {
-  if (!std::isfinite(v)) return "-";
-  if (!std::isfinite(half)) return FormatMetric(v, format);
-  switch (format) {
-    case F::kDuration: {
-      const double a = std::fabs(v);
-      if (a < 120) return fmt::format("{:.1f} ±{:.1f} s", v, half);
-      if (a < 7200) return fmt::format("{:.1f} ±{:.1f} min", v / 60, half / 60);
-      if (a < 3 * 86400) return fmt::format("{:.2f} ±{:.2f} h", v / 3600, half / 3600);
-      return fmt::format("{:.2f} ±{:.2f} d", v / 86400, half / 86400);
-    }
-    case F::kPercent:
-      return fmt::format("{:.1f}% ±{:.1f}", 100 * v, 100 * half);
-    case F::kRate:
-      return fmt::format("{:.3f} ±{:.3f}", v, half);
-    case F::kCount:
-    case F::kDecimal:
-      break;
-  }
-  return fmt::format("{:.1f} ±{:.1f}", v, half);
+  return FormatInUnit(v, half, ChooseUnit(format, {v}));
 }
 
 std::string EscapeHtml(std::string_view text) {

@@ -81,12 +81,48 @@ const std::vector<ReportMetric>& ReportMetrics(std::string_view mode);
 // The known metric of that key (either mode), or one with known = false.
 ReportMetric FindReportMetric(const std::string& key);
 
-// A value in the given format; "-" for NaN or infinity.
+// The metrics the report opens with (its summary and key charts) for a mode
+// ("online" or "fill"), a subset of ReportMetrics(mode): online the JCT mean,
+// makespan, utilisation, fragmentation rate mean and jobs rejected; fill the
+// allocation, acceptance and fragmentation rate at the end. Each has a better
+// direction.
+const std::vector<std::string>& KeyMetrics(std::string_view mode);
+
+// The unit a set of values is written in: value / divisor with `decimals`
+// decimals, then `suffix`. One unit for all the values that are compared
+// (a table row or column, a chart axis), so that none reads "2.10 h" next to
+// "111.1 min".
+struct DisplayUnit {
+  double divisor = 1;
+  int decimals = 1;
+  std::string suffix;  // " s", " min", " h", " d", "%", ""
+  std::string name;    // the unit alone for an axis title: "s", "min", "h", "d", "%", ""
+};
+
+// The unit of `values` (non-finite ones ignored) in `format`:
+//  * kDuration: from the largest |value|: seconds below 120 s, minutes below
+//    2 h, hours below 3 days, else days (the thresholds of FormatSeconds);
+//  * kPercent: "%" (× 100), 1 decimal; kRate: 3 decimals; kCount: 0
+//    decimals, 1 when a value has a fraction (a mean over replicas);
+//    kDecimal: 1 decimal.
+// Durations and kDecimal get more decimals (at most 3) when the smallest
+// non-zero |value| would otherwise show fewer than 3 significant digits
+// (e.g. 200 s and 400 s: "3.33 min", "6.67 min"). No finite value: the unit of
+// one value 0.
+DisplayUnit ChooseUnit(MetricFormat format, const std::vector<double>& values);
+
+// `value` in `unit`, with " ±half" (in the same unit) when `half` is finite:
+// "34.70 ±1.20 min", "83.4% ±0.5", "0.052 ±0.004"; "-" when `value` is not
+// finite.
+std::string FormatInUnit(double value, double half, const DisplayUnit& unit);
+
+// A value in the given format, its unit chosen from it alone
+// (ChooseUnit(format, {value})); "-" for NaN or infinity.
 std::string FormatMetric(double value, MetricFormat format);
-// A mean and the half-width of its 95% interval (replicas, sim/replicas.h):
-// "34.7 ±1.2 min", "83.4% ±0.5", "0.052 ±0.004", "412.3 ±8.1" (counts
-// averaged over replicas have a fraction); FormatMetric(value) when `half` is
-// not finite; "-" when `value` is not.
+// A mean and the half-width of its 95% interval (replicas, sim/replicas.h),
+// in the unit of the mean alone: "34.7 ±1.2 min", "83.4% ±0.5", "0.052
+// ±0.004", "412.3 ±8.1" (counts averaged over replicas have a fraction);
+// FormatMetric(value) when `half` is not finite; "-" when `value` is not.
 std::string FormatMetricWithHalf(double value, double half, MetricFormat format);
 // "45.0 s", "12.5 min", "3.20 h", "4.10 d"; "-" when not finite.
 std::string FormatSeconds(double seconds);

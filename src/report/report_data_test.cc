@@ -106,13 +106,42 @@ TEST(FormatMetricTest, Formats) {
       {0.1234, MetricFormat::kPercent, "12.3%"},
       {0.41234, MetricFormat::kRate, "0.412"},
       {7, MetricFormat::kCount, "7"},
-      {2.26, MetricFormat::kDecimal, "2.3"},
+      {2.26, MetricFormat::kDecimal, "2.26"},  // 3 significant digits
+      {1234.56, MetricFormat::kDecimal, "1234.6"},
       {NAN, MetricFormat::kCount, "-"},
       {INFINITY, MetricFormat::kDuration, "-"},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(FormatMetric(c.v, c.f), c.want) << c.v;
   }
+}
+
+// The unit of a row of values: from the largest, with decimals for 3
+// significant digits of the smallest non-zero one (at most 3 decimals).
+TEST(ChooseUnitTest, OneUnitForValuesThatAreCompared) {
+  // The bug: 7560 s = 2.10 h and 6666 s = 111.1 min side by side. 7560 s is
+  // over 2 h: hours for both, 6666 / 3600 = 1.85.
+  DisplayUnit u = ChooseUnit(MetricFormat::kDuration, {7560, 6666});
+  EXPECT_EQ(u.name, "h");
+  EXPECT_EQ(FormatInUnit(7560, NAN, u), "2.10 h");
+  EXPECT_EQ(FormatInUnit(6666, NAN, u), "1.85 h");
+  // 200 s and 400 s: minutes (400 >= 120), 200 / 60 = 3.33: 2 decimals.
+  u = ChooseUnit(MetricFormat::kDuration, {200, 400, NAN});
+  EXPECT_EQ(FormatInUnit(200, NAN, u), "3.33 min");
+  EXPECT_EQ(FormatInUnit(400, 30, u), "6.67 ±0.50 min");
+  // 30 s next to 3 h: hours, at most 3 decimals (30 / 3600 = 0.008).
+  u = ChooseUnit(MetricFormat::kDuration, {30, 10800});
+  EXPECT_EQ(FormatInUnit(30, NAN, u), "0.008 h");
+  EXPECT_EQ(FormatInUnit(10800, NAN, u), "3.000 h");
+  // Zeros do not ask for decimals; no finite value: seconds.
+  EXPECT_EQ(FormatInUnit(0, NAN, ChooseUnit(MetricFormat::kDuration, {0, 50})), "0.0 s");
+  EXPECT_EQ(ChooseUnit(MetricFormat::kDuration, {NAN}).name, "s");
+  // Shares: percent with the interval after the sign.
+  EXPECT_EQ(FormatInUnit(0.834, 0.005, ChooseUnit(MetricFormat::kPercent, {0.834})), "83.4% ±0.5");
+  // Counts: whole numbers, a decimal when a value is a mean over replicas.
+  EXPECT_EQ(FormatInUnit(5, NAN, ChooseUnit(MetricFormat::kCount, {5, 7})), "5");
+  EXPECT_EQ(FormatInUnit(5, NAN, ChooseUnit(MetricFormat::kCount, {5, 7.5})), "5.0");
+  EXPECT_EQ(FormatInUnit(NAN, 1, u), "-");
 }
 
 TEST(ReportMetricsTest, KnownAndUnknownKeys) {

@@ -65,26 +65,20 @@ struct Rendered {
   std::string stderr;  // Chromium's own log (noisy; shown on failure)
 };
 
-// Loads `html` in headless Chromium (at most 120 s) and returns the DOM after
-// the page's scripts ran.
+// Loads `html` in headless Chromium (at most 120 s) in a 1280 × 800 window
+// and returns the DOM after the page's scripts ran.
 Rendered Render(const std::string& chromium, const std::string& html) {
   const fs::path dir = fs::path(html).parent_path();
   const std::string out = (dir / "dom.html").string(), err = (dir / "chromium.log").string();
   const std::string profile = (dir / "chromium-profile").string();
   fs::create_directories(profile);
-  std::vector<std::string> args = {"timeout",
-                                   "120",
-                                   chromium,
-                                   "--headless",
-                                   "--no-sandbox",
-                                   "--disable-gpu",
-                                   "--disable-background-networking",
-                                   "--disable-component-update",
-                                   "--disable-sync",
-                                   "--no-first-run",
-                                   "--user-data-dir=" + profile,
-                                   "--dump-dom",
-                                   "file://" + fs::absolute(html).string()};
+  std::vector<std::string> args = {"timeout", "120", chromium, "--headless", "--no-sandbox",
+                                   "--disable-gpu", "--disable-background-networking",
+                                   "--disable-component-update", "--disable-sync", "--no-first-run",
+                                   // The layout of a laptop screen: the page records where
+                                   // its charts landed (data-top) for this width.
+                                   "--window-size=1280,800", "--user-data-dir=" + profile,
+                                   "--dump-dom", "file://" + fs::absolute(html).string()};
   Rendered r;
   const pid_t pid = fork();
   if (pid == 0) {
@@ -215,22 +209,24 @@ TEST(ReportHtmlTest, CompareReportDrawsEveryChartInChromium) {
       RunMigsched({"compare", "--cluster", "2xA100-40GB", "--workload", trace, "--policies",
                    "frag-aware,first-fit", "--report", html, "--snapshot-at", "5,30", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Charts: fragmentation, utilisation and queue over time (3) + the JCT
-  // distribution (1) + per policy one slot map per --snapshot-at instant (2)
-  // and one at its fragmentation peak (1): 3 + 1 + 2 * 3 = 10.
+  // Charts: the key metrics as bars (JCT mean, makespan, utilisation,
+  // fragmentation rate mean; nothing rejected, so no bars of it: 4) +
+  // fragmentation, utilisation and queue over time (3) + the JCT distribution
+  // (1) + per policy one slot map per --snapshot-at instant (2) and one at its
+  // fragmentation peak (1): 4 + 3 + 1 + 2 * 3 = 14.
   const std::string page = ReadFile(html);
-  EXPECT_THAT(page, HasSubstr("data-charts-expected=\"10\""));
+  EXPECT_THAT(page, HasSubstr("data-charts-expected=\"14\""));
   const Rendered dom = Render(chromium, html);
   ASSERT_EQ(dom.exit_code, 0) << dom.stderr;
   EXPECT_EQ(HtmlAttribute(dom.dom, "data-render-status"), "ok") << RenderErrors(dom.dom);
-  EXPECT_EQ(HtmlAttribute(dom.dom, "data-charts-drawn"), "10");
-  EXPECT_EQ(Count(dom.dom, "<canvas"), 10u);
+  EXPECT_EQ(HtmlAttribute(dom.dom, "data-charts-drawn"), "14");
+  EXPECT_EQ(Count(dom.dom, "<canvas"), 14u);
   EXPECT_EQ(RenderErrors(dom.dom), "");
   // Once every chart drew the page says nothing about drawing (no debug text).
   EXPECT_THAT(
       dom.dom,
       HasSubstr(
-          "<p id=\"render-status\" class=\"status\" data-charts-expected=\"10\" hidden=\"\">"));
+          "<p id=\"render-status\" class=\"status\" data-charts-expected=\"14\" hidden=\"\">"));
   EXPECT_THAT(dom.dom, Not(HasSubstr("charts drawn")));
   // The tables are there too: both policies' columns.
   EXPECT_THAT(dom.dom, HasSubstr("<th>frag-aware</th><th>first-fit</th>"));
@@ -283,6 +279,13 @@ TEST(ReportHtmlTest, SweepReRenderedFromSavedJson) {
   // the axis gives the unit).
   EXPECT_EQ(FigureAttributes(dom.dom, "chart-sweep", "data-cut-labels"),
             std::vector<std::string>(2, "[]"));
+  // The bug: the y axis was zoomed to the data (here 50 to 60 min), so a
+  // small difference looked large. Both axes start at zero; one run per
+  // value, so no interval is drawn.
+  EXPECT_EQ(FigureAttributes(dom.dom, "chart-sweep", "data-y-min"),
+            std::vector<std::string>(2, "0"));
+  EXPECT_EQ(FigureAttributes(dom.dom, "chart-sweep", "data-intervals"),
+            std::vector<std::string>(2, "0"));
   // The sweep table: makespan 1 h = 60.0 min, 3000 s = 50.0 min, 3300 s = 55.0 min.
   EXPECT_THAT(dom.dom, HasSubstr("<td>60.0 min</td><td>50.0 min</td><td>55.0 min</td>"));
 }
@@ -306,13 +309,14 @@ TEST(ReportHtmlTest, MixedClusterSlotMapsLogTicksAndScreenshots) {
                         "--policies", "first-fit,frag-aware", "--snapshot-at", "0.5", "--report",
                         html, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Charts: 3 over time + the JCT distribution + per policy (2) and snapshot
-  // (the one at 0.5 s and the fragmentation peak: 2) one slot map per GPU
-  // model (2): 4 + 2 * 2 * 2 = 12.
+  // Charts: 4 key metrics as bars (JCT mean, makespan, utilisation,
+  // fragmentation mean) + 3 over time + the JCT distribution + per policy (2)
+  // and snapshot (the one at 0.5 s and the fragmentation peak: 2) one slot
+  // map per GPU model (2): 4 + 4 + 2 * 2 * 2 = 16.
   const Rendered dom = Render(chromium, html);
   ASSERT_EQ(dom.exit_code, 0) << dom.stderr;
   ASSERT_EQ(HtmlAttribute(dom.dom, "data-render-status"), "ok") << RenderErrors(dom.dom);
-  EXPECT_EQ(HtmlAttribute(dom.dom, "data-charts-drawn"), "12");
+  EXPECT_EQ(HtmlAttribute(dom.dom, "data-charts-drawn"), "16");
   // No chart's axis title is cut off.
   for (const std::string& cut : FigureAttributes(dom.dom, "<figure", "data-cut-labels")) {
     EXPECT_EQ(cut, "[]");
@@ -343,6 +347,47 @@ TEST(ReportHtmlTest, MixedClusterSlotMapsLogTicksAndScreenshots) {
   ASSERT_EQ(Screenshot(chromium, html, full, 1280, 4000), 0);
   EXPECT_EQ(PngSize(full), std::make_pair(1280u, 4000u));
   std::cout << "report screenshot: " << full << "\n";
+}
+
+// What a reader sees first, in a 1280 px wide window: the findings and the
+// key charts, not a long table. Three policies over 3 replicas, so each bar
+// has its 95% interval.
+TEST(ReportHtmlTest, KeyChartsOnTheFirstScreenAt1280WithIntervals) {
+  const std::string chromium = FindChromium();
+  SKIP_WITHOUT_CHROMIUM(chromium);
+  const fs::path dir = ::migsched::testing::MakeTempDir("report-first-screen");
+  const std::string html = (dir / "compare.html").string();
+  auto r = RunMigsched({"compare", "--cluster", "4xA100-40GB", "--workload", "paper-mix", "--jobs",
+                        "60", "--replicas", "3", "--policies", "frag-aware,first-fit,best-fit",
+                        "--report", html, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Rendered dom = Render(chromium, html);
+  ASSERT_EQ(dom.exit_code, 0) << dom.stderr;
+  ASSERT_EQ(HtmlAttribute(dom.dom, "data-render-status"), "ok") << RenderErrors(dom.dom);
+  // The first chart of the page is a key metric's bars, wholly inside the
+  // first 800 px (the window's height); the findings come before it.
+  const std::vector<std::string> kinds = FigureAttributes(dom.dom, "<figure", "class");
+  ASSERT_FALSE(kinds.empty());
+  EXPECT_EQ(kinds.front(), "chart chart-bars");
+  const std::vector<std::string> bottoms = FigureAttributes(dom.dom, "<figure", "data-bottom");
+  ASSERT_FALSE(bottoms.empty());
+  EXPECT_LE(std::stoi(bottoms.front()), 800) << "the first chart ends below the first screen";
+  EXPECT_LT(dom.dom.find("id=\"key-findings\""), dom.dom.find("<figure"));
+  // Who won, by how much, how sure: the paired interval over the 3 replicas.
+  EXPECT_THAT(dom.dom, HasSubstr("over 3 paired replicas"));
+  // Each bar chart (one bar per policy) starts at zero and draws the 95%
+  // interval of each of the 3 means.
+  const std::vector<std::string> y_min = FigureAttributes(dom.dom, "chart-bars", "data-y-min");
+  ASSERT_GE(y_min.size(), 4u);
+  for (const std::string& y : y_min) EXPECT_EQ(y, "0");
+  for (const std::string& n : FigureAttributes(dom.dom, "chart-bars", "data-intervals")) {
+    EXPECT_EQ(n, "3");
+  }
+  // The first screen as a reader sees it (its path is printed to look at).
+  const std::string png = (dir / "first-screen.png").string();
+  ASSERT_EQ(Screenshot(chromium, html, png, 1280, 800), 0);
+  EXPECT_EQ(PngSize(png), std::make_pair(1280u, 800u));
+  std::cout << "first screen of the report: " << png << "\n";
 }
 
 // The rest needs no browser.
@@ -379,8 +424,8 @@ TEST(ReportCliTest, ReportCommandSimulatesLikeCompare) {
   auto r = RunMigsched({"report", "--cluster", "2xA100-40GB", "--workload", trace, "--policies",
                         "frag-aware,best-fit", "--snapshot-at", "5", "-o", html, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // 3 + 1 + 2 policies * (1 instant + the peak) = 8.
-  EXPECT_THAT(r.out, HasSubstr("(2 runs, 8 charts)"));
+  // 4 key metrics' bars + 3 over time + 1 + 2 policies * (1 instant + the peak) = 12.
+  EXPECT_THAT(r.out, HasSubstr("(2 runs, 12 charts)"));
   EXPECT_THAT(ReadFile(html), HasSubstr("<th>frag-aware</th><th>best-fit</th>"));
 }
 
@@ -393,8 +438,9 @@ TEST(ReportCliTest, ReportFromCompareJson) {
   const std::string html = WriteTempFile("from.html", "");
   auto r = RunMigsched({"report", "--from", json, "-o", html});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Metrics only: the tables, no charts.
-  EXPECT_THAT(r.out, HasSubstr("(2 runs, 0 charts)"));
+  // Metrics only: the tables and the key metrics as bars (JCT mean, makespan,
+  // utilisation, fragmentation mean; none rejected): 4 charts, none over time.
+  EXPECT_THAT(r.out, HasSubstr("(2 runs, 4 charts)"));
   const std::string page = ReadFile(html);
   EXPECT_THAT(page, HasSubstr("<th>frag-aware</th><th>first-fit</th>"));
   EXPECT_THAT(page,
@@ -437,8 +483,10 @@ TEST(ReportCliTest, FromRunsOfDifferentWorkloadsWarnsAndDoesNotColourRatios) {
       "seed 1) than frag-aware (a.json) (a.csv (2 jobs, arrival times from the file), seed 1)";
   EXPECT_EQ(r.err, "migsched report: warning: " + why + "\n");
   const std::string page = ReadFile(html);
-  EXPECT_THAT(page, HasSubstr("* Not compared with frag-aware (a.json) (ratios left uncoloured): " +
-                              std::string("frag-aware (b.json) ran another workload")));
+  EXPECT_THAT(page,
+              HasSubstr("* Not compared with frag-aware (a.json) (ratios left uncoloured, not "
+                        "in the lines above): " +
+                        std::string("frag-aware (b.json) ran another workload")));
   EXPECT_THAT(page, HasSubstr("class=\"ratio incomparable\""));
   EXPECT_THAT(page, Not(HasSubstr("class=\"ratio better\"")));
   EXPECT_THAT(page, Not(HasSubstr("class=\"ratio worse\"")));

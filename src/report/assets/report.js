@@ -365,37 +365,115 @@
                                                        options: opts});
   }
 
-  // ---- sweep ------------------------------------------------------------
-  function drawSweep(spec) {
-    var sw = data.sweep;
-    var vals = sw.metrics.map(function (m) {
-      var v = m[spec.metric];
-      return typeof v === 'number' ? v : null;
-    });
-    var div = 1, unitName = '';
-    if (spec.format === 'duration') {
-      var u = timeUnit(Math.max.apply(null, vals.map(function (v) { return v || 0; })));
-      div = u[0]; unitName = ' (' + u[1] + ')';
-    } else if (spec.format === 'percent') {
-      div = 0.01; unitName = ' (%)';
+  // ---- 95% intervals -----------------------------------------------------
+  // A Chart.js plugin drawing each point's 95% interval as a whisker: a
+  // dataset's `intervals` holds [low, high] (in the axis's unit) or null per
+  // point. chart.$intervalsDrawn counts the whiskers drawn (for the test).
+  var intervalWhiskers = {
+    id: 'migschedIntervals',
+    afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx, y = chart.scales.y, drawnHere = 0;
+      ctx.save();
+      ctx.strokeStyle = '#222222';
+      ctx.lineWidth = 1.5;
+      chart.data.datasets.forEach(function (ds, i) {
+        if (!ds.intervals || !chart.isDatasetVisible(i)) return;
+        chart.getDatasetMeta(i).data.forEach(function (el, k) {
+          var iv = ds.intervals[k];
+          if (!iv || !isFinite(iv[0]) || !isFinite(iv[1])) return;
+          // Clipped to the drawing area: an interval reaching below zero (few
+          // replicas, a wide interval) ends at the axis, with no cap there.
+          var area = chart.chartArea, x = el.x;
+          var lo = y.getPixelForValue(iv[0]), hi = y.getPixelForValue(iv[1]);
+          var loCut = lo > area.bottom, hiCut = hi < area.top;
+          lo = Math.min(lo, area.bottom);
+          hi = Math.max(hi, area.top);
+          ctx.beginPath();
+          ctx.moveTo(x, lo); ctx.lineTo(x, hi);
+          if (!loCut) { ctx.moveTo(x - 5, lo); ctx.lineTo(x + 5, lo); }
+          if (!hiCut) { ctx.moveTo(x - 5, hi); ctx.lineTo(x + 5, hi); }
+          ctx.stroke();
+          ++drawnHere;
+        });
+      });
+      ctx.restore();
+      chart.$intervalsDrawn = drawnHere;
     }
-    var pts = sw.values.map(function (x, i) {
-      return {x: x, y: vals[i] === null ? null : vals[i] / div};
+  };
+
+  // A value in a unit chosen by the report (report_data.h DisplayUnit).
+  function fmtUnit(v, unit) {
+    if (v === null || v === undefined || !isFinite(v)) return '-';
+    return (v / unit.divisor).toFixed(unit.decimals) + unit.suffix;
+  }
+  // The y scale of a chart of values that are compared: from zero (a bar or
+  // a point is read against zero, so no difference looks larger than it is),
+  // up to the highest interval end.
+  function zeroBasedY(points, intervals, unit) {
+    var top = 0, bottom = 0;  // a negative value (a metric the report does not know) is kept
+    points.forEach(function (v, i) {
+      if (v !== null && isFinite(v)) { top = Math.max(top, v); bottom = Math.min(bottom, v); }
+      var iv = intervals[i];
+      if (iv && isFinite(iv[1])) top = Math.max(top, iv[1]);
+      if (iv && isFinite(iv[0]) && iv[0] < 0 && bottom < 0) bottom = Math.min(bottom, iv[0]);
+    });
+    var y = {type: 'linear', beginAtZero: true, suggestedMax: top > 0 ? top * 1.05 : 1};
+    if (bottom === 0) y.min = 0;
+    if (unit.name) y.title = axisTitle(unit.name);
+    return y;
+  }
+
+  // ---- key metrics per run ---------------------------------------------
+  function drawBars(spec) {
+    var unit = spec.unit;
+    var vals = spec.values.map(function (v) { return v === null ? null : v / unit.divisor; });
+    var intervals = spec.values.map(function (v, i) {
+      var h = spec.halves[i];
+      return v === null || h === null ? null : [(v - h) / unit.divisor, (v + h) / unit.divisor];
     });
     var opts = baseOptions();
     opts.plugins.legend.display = false;
+    opts.interaction = {mode: 'index', intersect: false};
+    opts.scales.x = {type: 'category', ticks: {autoSkip: false, maxRotation: 30}};
+    opts.scales.y = zeroBasedY(vals, intervals, unit);
+    opts.plugins.tooltip = {callbacks: {label: function (item) {
+      var v = spec.values[item.dataIndex], h = spec.halves[item.dataIndex];
+      return fmtUnit(v, unit) + (h !== null ? ' ±' + (h / unit.divisor).toFixed(unit.decimals) : '');
+    }}};
+    var colors = spec.labels.map(function (l, i) { return runColor(i); });
+    return new Chart(newCanvas(spec, spec.title + ' (' + spec.better + ' is better)', 200), {
+      type: 'bar',
+      data: {labels: spec.labels,
+             datasets: [{label: spec.title, data: vals, backgroundColor: colors,
+                         borderColor: colors, intervals: intervals, maxBarThickness: 60}]},
+      options: opts, plugins: [intervalWhiskers]});
+  }
+
+  // ---- sweep ------------------------------------------------------------
+  function drawSweep(spec) {
+    var sw = data.sweep, unit = spec.unit;
+    var vals = sw.metrics.map(function (m) {
+      var v = m[spec.metric];
+      return typeof v === 'number' ? v / unit.divisor : null;
+    });
+    var intervals = sw.metrics.map(function (m, i) {
+      var h = m.ci95 && typeof m.ci95[spec.metric] === 'number' ? m.ci95[spec.metric] : null;
+      if (h === null || vals[i] === null) return null;
+      return [vals[i] - h / unit.divisor, vals[i] + h / unit.divisor];
+    });
+    var pts = sw.values.map(function (x, i) { return {x: x, y: vals[i]}; });
+    var opts = baseOptions();
+    opts.plugins.legend.display = false;
     opts.scales.x = {type: 'linear', title: axisTitle(sw.param)};
-    var known = vals.filter(function (v) { return v !== null; });
-    var constant = known.every(function (v) { return v === known[0]; });
     // The metric's name is the caption; the axis says only the unit (a long
     // name written along a short axis would be cut off).
-    opts.scales.y = {type: 'linear', beginAtZero: spec.format === 'count' || constant};
-    if (unitName) opts.scales.y.title = axisTitle(unitName.replace(/[()]/g, '').trim());
+    opts.scales.y = zeroBasedY(vals, intervals, unit);
     return new Chart(newCanvas(spec, spec.title + ' — ' + sw.label, 220), {
       type: 'line',
       data: {datasets: [{label: spec.title, data: pts, borderColor: runColor(0),
-                         backgroundColor: runColor(0), pointRadius: 3, borderWidth: 1.5}]},
-      options: opts});
+                         backgroundColor: runColor(0), pointRadius: 3, borderWidth: 1.5,
+                         intervals: intervals}]},
+      options: opts, plugins: [intervalWhiskers]});
   }
 
   // Axis titles longer than the chart is high (a y title) or wide (an x
@@ -417,11 +495,24 @@
   }
 
   var DRAW = {timeline: drawTimeline, cdf: drawCdf, slotmap: drawSlotMap, fill: drawFill,
-              sweep: drawSweep};
+              sweep: drawSweep, bars: drawBars};
+
+  // Where each chart landed on the page (CSS pixels from the top of the
+  // document), for the browser test: what a reader sees on the first screen.
+  function recordPositions() {
+    var figs = document.querySelectorAll('figure.chart');
+    for (var i = 0; i < figs.length; ++i) {
+      var rect = figs[i].getBoundingClientRect();
+      figs[i].setAttribute('data-top', String(Math.round(rect.top + window.scrollY)));
+      figs[i].setAttribute('data-bottom', String(Math.round(rect.bottom + window.scrollY)));
+    }
+    root.setAttribute('data-page-height', String(document.documentElement.scrollHeight));
+  }
 
   function finish() {
     var expected = data ? data.charts.length : -1;
     root.setAttribute('data-charts-drawn', String(drawn));
+    try { recordPositions(); } catch (e) { errors.push('positions: ' + e.message); }
     if (errors.length === 0 && drawn === expected) {
       root.setAttribute('data-render-status', 'ok');
       statusEl.hidden = true;  // nothing to say: every chart is there
@@ -468,6 +559,11 @@
           }).filter(function (l) { return l !== '' && l !== 'undefined'; })));
         }
         if (fig && spec.model) fig.setAttribute('data-model', spec.model);
+        var y = chart.scales.y;
+        if (fig && y) fig.setAttribute('data-y-min', String(y.min));
+        if (fig && chart.$intervalsDrawn !== undefined) {
+          fig.setAttribute('data-intervals', String(chart.$intervalsDrawn));
+        }
         if (fig) fig.setAttribute('data-cut-labels', JSON.stringify(cutTitles(chart)));
         ++drawn;
       } catch (e) {
