@@ -198,7 +198,7 @@ void InstanceSync::RunItem(Item item) {
   // A GPU the backend cannot reach any more (fallen off the bus, driver
   // gone) is marked before the callback runs: its job is not to blame.
   if (!st.ok() && !item.aborted && st.code() == StatusCode::kUnavailable &&
-      st.message().find("in use") == std::string::npos) {
+      st.message().find(kInUse) == std::string::npos) {
     for (int g : BackendGpus(item.plan)) {
       int nvml = -1;
       {
