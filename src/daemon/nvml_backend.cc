@@ -173,14 +173,21 @@ std::mutex& NvmlBackend::GpuMutex(int gpu) {
 void NvmlBackend::ForgetDevice(int gpu) {
   std::lock_guard<std::mutex> lock(mu_);
   devices_.erase(gpu);
+}
+
+void NvmlBackend::ForgetProfiles(int gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
   profiles_.erase(gpu);
 }
 
 void NvmlBackend::AfterFailure(int gpu, const Status& st) {
   if (st.ok()) return;
   if (st.message().find(kNeedsReset) != std::string::npos ||
-      st.message().find("fell off the bus") != std::string::npos) {
-    ForgetDevice(gpu);  // a reset may bring another handle and other profiles
+      st.message().find("fell off the bus") != std::string::npos ||
+      st.message().find("were renumbered") != std::string::npos) {
+    // A reset may bring another handle and other profiles.
+    ForgetDevice(gpu);
+    ForgetProfiles(gpu);
   }
 }
 
@@ -228,8 +235,7 @@ StatusOr<BackendGpu> NvmlBackend::ReadGpu(int gpu) {
     std::lock_guard<std::mutex> lock(mu_);
     auto [first, inserted] = uuids_.emplace(gpu, g.uuid);
     if (!inserted && first->second != g.uuid) {
-      devices_.erase(gpu);
-      profiles_.erase(gpu);
+      devices_.erase(gpu);  // the profiles go in AfterFailure, under the GPU's mutex
       return UnavailableError(fmt::format(
           "GPU {}: NVML index {} is now {} ({}), but it was {} when migsched started: the GPUs "
           "were renumbered (after a GPU reset or a driver reload; device minor numbers may have "
@@ -279,7 +285,7 @@ StatusOr<std::vector<BackendGpu>> NvmlBackend::ListGpus() {
 Status NvmlBackend::RequireMig(int gpu) {
   ASSIGN_OR_RETURN(BackendGpu g, ReadGpu(gpu));
   if (!g.mig_enabled) {
-    ForgetDevice(gpu);  // a new MIG mode may bring other profiles
+    ForgetProfiles(gpu);  // a new MIG mode may bring other profiles
     return MigNotEnabledError(g);
   }
   return Status::Ok();

@@ -21,7 +21,7 @@
 //                   first; nvmlDeviceCreateGpuInstanceWithPlacement, then the CI
 //                   profile (SHARED engines) with the most compute slices and
 //                   nvmlGpuInstanceCreateComputeInstance; a failed CI destroys
-//                   the GI again.
+//                   the GI again (kUnavailable with kDriverFault).
 //                   If the rollback fails too, the GI is left without a CI (the
 //                   error says so; the daemon's resync finds it and destroys it).
 //   DestroyInstance every CI of the GI (nvmlComputeInstanceDestroy), then
@@ -119,7 +119,10 @@ class NvmlBackend : public MigBackend {
   // The mutex of `gpu` (created on first use; never destroyed while the backend lives).
   std::mutex& GpuMutex(int gpu);
   StatusOr<nvml::nvmlDevice_t> Device(int gpu);
+  // Drops the cached handle (any thread) / the cached profiles (only with the GPU's mutex
+  // held: Profiles() hands out a pointer into the cache that lives while it is held).
   void ForgetDevice(int gpu);
+  void ForgetProfiles(int gpu);
   StatusOr<BackendGpu> ReadGpu(int gpu);
   Status RequireMig(int gpu);
   StatusOr<const std::vector<BackendProfile>*> Profiles(int gpu);
