@@ -195,6 +195,29 @@ TEST_F(DaemonNvmlFaultsTest, GpuNeedingAResetIsDrainedAndTheOperatorIsTold) {
               ::testing::ContainsRegex("migsched_gpu_needs_reset\\{gpu=\"0\",[^}]*\\} 0\n"));
 }
 
+// The GPUs were renumbered (a reset or a driver reload; device minor numbers can change too):
+// the daemon does not mistake one GPU for another. Both are drained with the reason, the job
+// waits, and after the operator's restart the job runs.
+TEST_F(DaemonNvmlFaultsTest, RenumberedGpusAreDrainedUntilARestartAndNoJobIsLost) {
+  ASSERT_TRUE(fake_nvml_.UseConfig(testing::WriteTempFile(
+      "fake-nvml.json",
+      R"({"gpus": [{"name": "NVIDIA A100-SXM4-40GB"}, {"name": "NVIDIA A100-SXM4-40GB"}]})")));
+  auto d = StartNvml();
+  ASSERT_NE(d, nullptr);
+  ASSERT_EQ(fake_nvml_.renumber(0, 1), 0);
+  ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
+  ASSERT_TRUE(TickUntil(*d, [&] { return d->Gpus()[0].draining && d->Gpus()[1].draining; }));
+  EXPECT_THAT(d->Health().message(), HasSubstr("were renumbered"));
+  EXPECT_THAT(d->Health().message(), HasSubstr("restart migsched"));
+  EXPECT_FALSE(IsTerminal(Get(*d, 1).state)) << Get(*d, 1).reason;
+  d.reset();  // the operator restarts migsched
+  d = StartNvml();
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(WaitTerminal(*d, 1));
+  EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded) << Get(*d, 1).reason;
+  EXPECT_OK(d->Health());
+}
+
 // Creates and destroys that take a heavy-tailed time (lognormal) on two GPUs: every job runs,
 // one NVML session serves the daemon, the changes of one GPU never overlap, and each change's
 // measured time is in the reconfiguration histogram (at least the latency the driver took).
