@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/device_check_command.h"
 
 namespace migsched::cli {
 namespace {
@@ -67,6 +68,7 @@ int Main(int argc, char** argv) {
   RegisterClientCommands(app, ctx, &exit_code);
   RegisterK8sCommand(app, ctx, &exit_code);
   RegisterSlurmCommand(app, ctx, &exit_code);
+  RegisterDeviceCheckCommand(app, ctx, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -506,7 +506,23 @@ Status Daemon::Impl::SetOperatorDrain(int gpu, bool on) {
 
 Status Daemon::Impl::Health() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return Accepting();
+  RETURN_IF_ERROR(Accepting());
+  // A GPU the operator must look at: unreachable (a reset needed, fallen off the bus) or
+  // refusing every change. The daemon still serves the other GPUs.
+  std::vector<std::string> why;
+  for (int g = 0; g < model_->size(); ++g) {
+    const std::string unreachable = model_->unreachable(g);
+    if (!unreachable.empty()) {
+      why.push_back(fmt::format("GPU {} is unreachable: {}", model_->nvml(g), unreachable));
+    }
+    const std::string refusing = sync_->refusing(g);
+    if (!refusing.empty()) {
+      why.push_back(
+          fmt::format("GPU {} keeps refusing MIG changes: {}", model_->nvml(g), refusing));
+    }
+  }
+  if (!why.empty()) return UnavailableError(fmt::format("{}", fmt::join(why, "; ")));
+  return Status();
 }
 
 DaemonMetrics Daemon::Impl::Metrics() const {

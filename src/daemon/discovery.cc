@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <utility>
@@ -55,27 +56,80 @@ std::string IndexSuffix(int index) {
   }
 }
 
-const Profile* CatalogProfileById(const GpuModel& m, int id) {
-  for (const Profile& p : m.profiles()) {
-    if (p.id == id) return &p;
+// The catalog profile each driver profile stands for (driver index → catalog profile), matched
+// by NVML identity and shape, never by name (drivers and models name profiles differently, e.g.
+// B200 and GB200, and profile memory sizes change between driver versions):
+//   1. the same profile id and compute slices;
+//   2. else the same NVML profile index (0x0 = 1_SLICE, 0x7 = 1_SLICE_REV1, …) and compute slices;
+//   3. else the same compute slices, placement size and media variant (from the index), the
+//      catalog profile with the nearest memory.
+// Each catalog profile stands for at most one driver profile.
+}  // namespace
+
+std::map<size_t, const Profile*> MatchCatalog(const GpuModel& model,
+                                              const std::vector<BackendProfile>& driver) {
+  std::map<size_t, const Profile*> out;
+  std::set<const Profile*> used;
+  auto take = [&](size_t i, const auto& fits) {
+    if (out.count(i) > 0) return;
+    const Profile* best = nullptr;
+    for (const Profile& c : model.profiles()) {
+      if (c.id < 0 || used.count(&c) > 0 || !fits(driver[i], c)) continue;
+      if (best == nullptr || std::llabs(c.memory_mib - driver[i].memory_mib) <
+                                 std::llabs(best->memory_mib - driver[i].memory_mib)) {
+        best = &c;
+      }
+    }
+    if (best != nullptr) {
+      out[i] = best;
+      used.insert(best);
+    }
+  };
+  auto first_size = [](const std::vector<Placement>& ps) { return ps.empty() ? 0 : ps[0].size; };
+  for (size_t i = 0; i < driver.size(); ++i) {
+    take(i, [](const BackendProfile& d, const Profile& c) {
+      return c.id == d.id && c.compute_slices == d.slice_count;
+    });
   }
-  return nullptr;
+  for (size_t i = 0; i < driver.size(); ++i) {
+    take(i, [](const BackendProfile& d, const Profile& c) {
+      return c.nvml_profile_index >= 0 && c.nvml_profile_index == d.nvml_profile_index &&
+             c.compute_slices == d.slice_count;
+    });
+  }
+  for (size_t i = 0; i < driver.size(); ++i) {
+    take(i, [&](const BackendProfile& d, const Profile& c) {
+      const std::string suffix = IndexSuffix(d.nvml_profile_index);
+      const bool same_variant = c.nvml_profile_index >= 0
+                                    ? IndexSuffix(c.nvml_profile_index) == suffix
+                                    : c.name.ends_with(suffix);
+      return c.compute_slices == d.slice_count &&
+             first_size(c.placements) == first_size(d.placements) && same_variant;
+    });
+  }
+  return out;
 }
 
-// One line per difference between the catalog's model and the driver's profiles.
 std::vector<std::string> Differences(const GpuModel& model,
                                      const std::vector<BackendProfile>& driver) {
   std::vector<std::string> out;
-  std::map<int, const BackendProfile*> by_id;
-  for (const BackendProfile& p : driver) by_id[p.id] = &p;
+  const std::map<size_t, const Profile*> match = MatchCatalog(model, driver);
+  std::map<const Profile*, const BackendProfile*> by_catalog;
+  for (const auto& [i, c] : match) by_catalog[c] = &driver[i];
   for (const Profile& c : model.profiles()) {
     if (c.id < 0) continue;
-    auto it = by_id.find(c.id);
-    if (it == by_id.end()) {
+    auto it = by_catalog.find(&c);
+    if (it == by_catalog.end()) {
       out.push_back(fmt::format("profile {} (id {}) is not offered by the driver", c.name, c.id));
       continue;
     }
     const BackendProfile& d = *it->second;
+    if (d.id != c.id) {
+      out.push_back(fmt::format(
+          "profile {} (id {}): the driver has it as profile id {} (matched by NVML index and "
+          "shape)",
+          c.name, c.id, d.id));
+    }
     if (d.slice_count != c.compute_slices) {
       out.push_back(
           fmt::format("profile {} (id {}): {} compute slices in the catalog, {} in the "
@@ -98,15 +152,16 @@ std::vector<std::string> Differences(const GpuModel& model,
       out.push_back(fmt::format("profile {} (id {}): {} MiB in the catalog, {} MiB in the driver",
                                 c.name, c.id, c.memory_mib, d.memory_mib));
     }
-    if (c.nvml_profile_index >= 0 && d.nvml_profile_index != c.nvml_profile_index) {
+    if (c.nvml_profile_index >= 0 && d.nvml_profile_index != c.nvml_profile_index && d.id == c.id) {
       out.push_back(
           fmt::format("profile {} (id {}): NVML index {:#x} in the catalog, {:#x} in "
                       "the driver",
                       c.name, c.id, c.nvml_profile_index, d.nvml_profile_index));
     }
   }
-  for (const BackendProfile& d : driver) {
-    if (CatalogProfileById(model, d.id) == nullptr) {
+  for (size_t i = 0; i < driver.size(); ++i) {
+    const BackendProfile& d = driver[i];
+    if (match.count(i) == 0) {
       out.push_back(fmt::format(
           "the driver offers profile id {} (index {:#x}, {} compute slices, "
           "{} MiB, placements {}) that the catalog lacks",
@@ -115,6 +170,8 @@ std::vector<std::string> Differences(const GpuModel& model,
   }
   return out;
 }
+
+namespace {
 
 // A model with the driver's profiles; names, power and layouts from `base` when given.
 StatusOr<GpuModel> ModelFromDriver(const BackendGpu& gpu, const GpuModel* base,
@@ -151,11 +208,16 @@ StatusOr<GpuModel> ModelFromDriver(const BackendGpu& gpu, const GpuModel* base,
                      return IndexSuffix(a->nvml_profile_index).empty() &&
                             !IndexSuffix(b->nvml_profile_index).empty();
                    });
+  std::map<const BackendProfile*, const Profile*> known_of;
+  if (base != nullptr) {
+    for (const auto& [i, c] : MatchCatalog(*base, driver)) known_of[&driver[i]] = c;
+  }
   std::set<std::string> used;
   for (const BackendProfile* d : order) {
     if (d->placements.empty()) continue;  // nothing to place
     Profile p;
-    const Profile* known = base != nullptr ? CatalogProfileById(*base, d->id) : nullptr;
+    auto k = known_of.find(d);
+    const Profile* known = k != known_of.end() ? k->second : nullptr;
     const std::string suffix = IndexSuffix(d->nvml_profile_index);
     const std::string plain =
         fmt::format("{}g.{}gb", d->slice_count, MigMemoryGb(gpu.memory_mib, d->memory_mib));

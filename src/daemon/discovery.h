@@ -21,6 +21,7 @@
 #ifndef MIGSCHED_DAEMON_DISCOVERY_H_
 #define MIGSCHED_DAEMON_DISCOVERY_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,20 @@ struct NodeInventory {
   std::vector<std::unique_ptr<GpuModel>> owned_models;  // models built from driver data
   std::vector<std::string> notes;                       // mismatches and adoptions, for the log
 };
+
+// The catalog profile each driver profile stands for (index into `driver` → profile of
+// `model`), matched by NVML identity and shape, never by name (drivers and models name
+// profiles differently, e.g. B200 and GB200, and memory sizes change between driver
+// versions): 1. the same profile id and compute slices; 2. else the same NVML profile
+// index and compute slices; 3. else the same compute slices, placement size and media
+// variant, the nearest memory. Each catalog profile stands for at most one driver profile.
+std::map<size_t, const Profile*> MatchCatalog(const GpuModel& model,
+                                              const std::vector<BackendProfile>& driver);
+
+// One line per difference between the catalog's `model` and the driver's profiles (ids,
+// compute slices, placements, instance counts, MiB, NVML index; profiles on one side only).
+std::vector<std::string> Differences(const GpuModel& model,
+                                     const std::vector<BackendProfile>& driver);
 
 // `selection`: empty = every GPU; otherwise NVML indices ("0", "3") or UUIDs ("GPU-…").
 StatusOr<NodeInventory> DiscoverNode(MigBackend* backend, const Catalog& catalog,

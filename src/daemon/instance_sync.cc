@@ -86,6 +86,38 @@ bool InstanceSync::idle() const {
   return queue_.empty() && resync_.empty() && !busy_;
 }
 
+std::string InstanceSync::refusing(int gpu) const {
+  auto it = refusals_.find(gpu);
+  return it != refusals_.end() && it->second.reported ? it->second.last : "";
+}
+
+void InstanceSync::NoteChange(int gpu, const Status& st) {
+  const int nvml = model_->nvml(gpu);
+  if (st.ok()) {
+    auto it = refusals_.find(gpu);
+    if (it == refusals_.end()) return;
+    if (it->second.reported) {
+      spdlog::info("GPU {} accepts MIG changes again", nvml);
+      model_->Touch();
+    }
+    refusals_.erase(it);
+    return;
+  }
+  Refusals& r = refusals_[gpu];
+  ++r.in_a_row;
+  r.last = st.message();
+  if (r.in_a_row >= options_.refusing_after && !r.reported) {
+    r.reported = true;
+    model_->Touch();
+    spdlog::error(
+        "GPU {} keeps refusing MIG changes ({} failures in a row; the last: {}). Look for "
+        "processes or monitoring agents (nvidia-smi, DCGM) holding its MIG devices; a GPU that "
+        "needs a reset is reset by the operator (`sudo nvidia-smi -i {} -r` with no process on "
+        "it); migsched never resets a GPU",
+        nvml, r.in_a_row, r.last, nvml);
+  }
+}
+
 std::optional<PcieThroughput> InstanceSync::Pcie(int gpu) {
   pcie_wanted_ = true;
   auto it = pcie_.find(gpu);
@@ -108,7 +140,15 @@ Status InstanceSync::RunStep(const Step& step) {
     what = DescribeStep(step, model_->cluster(), /*with_holder=*/false);
     const BackendInstance* in = Live(step.gpu, step.start);
     if (step.kind == StepKind::kCreate && in != nullptr) {
-      if (in->profile_id == profile_id) return Status();  // already there (recovery)
+      if (in->profile_id == profile_id && in->has_compute_instance) {
+        return Status();  // already there (recovery)
+      }
+      if (!in->has_compute_instance) {
+        return UnavailableError(
+            fmt::format("{}: the backend has a GPU instance without a compute instance there ({}); "
+                        "it is destroyed first",
+                        what, kDriverFault));
+      }
       return ResourceExhaustedError(
           fmt::format("{}: the backend has another instance there ({})", what, in->mig_uuid));
     }
@@ -121,13 +161,15 @@ Status InstanceSync::RunStep(const Step& step) {
   if (step.kind == StepKind::kCreate) {
     StatusOr<BackendInstance> made =
         backend_->CreateInstance(nvml, profile_id, Placement{step.start, size});
-    if (!made.ok()) return made.status().WithPrefix(what);
     std::lock_guard<std::mutex> lock(*state_mu_);
+    NoteChange(step.gpu, made.status());
+    if (!made.ok()) return made.status().WithPrefix(what);
     live_[{step.gpu, step.start}] = *made;
   } else {
     Status st = backend_->DestroyInstance(nvml, gi);
-    if (!st.ok() && st.code() != StatusCode::kNotFound) return st.WithPrefix(what);
     std::lock_guard<std::mutex> lock(*state_mu_);
+    NoteChange(step.gpu, st.code() == StatusCode::kNotFound ? Status() : st);
+    if (!st.ok() && st.code() != StatusCode::kNotFound) return st.WithPrefix(what);
     live_.erase({step.gpu, step.start});
     if (!st.ok()) return Status();  // it was gone already: no reconfiguration
   }
@@ -156,7 +198,7 @@ void InstanceSync::RunItem(Item item) {
   // A GPU the backend cannot reach any more (fallen off the bus, driver
   // gone) is marked before the callback runs: its job is not to blame.
   if (!st.ok() && !item.aborted && st.code() == StatusCode::kUnavailable &&
-      st.message().find("in use") == std::string::npos) {
+      st.message().find(kInUse) == std::string::npos) {
     for (int g : BackendGpus(item.plan)) {
       int nvml = -1;
       {
@@ -262,7 +304,9 @@ void InstanceSync::Reconcile(int gpu, const StatusOr<std::vector<BackendInstance
   std::vector<JobId> gone_placeholders;
   for (const Instance& in : gs.instances()) {
     auto b = have.find(in.start);
-    const bool there = b != have.end() && b->second.profile_id == m.profile(in.profile).id;
+    // A GI without a CI has no MIG device: not an instance a job could use.
+    const bool there = b != have.end() && b->second.profile_id == m.profile(in.profile).id &&
+                       b->second.has_compute_instance;
     if (there) {
       reported_missing_.erase({gpu, in.start});
       continue;
@@ -289,7 +333,10 @@ void InstanceSync::Reconcile(int gpu, const StatusOr<std::vector<BackendInstance
   for (const auto& [start, b] : have) {
     const GpuState& now = model_->cluster().gpu(gpu);
     const int idx = now.IndexAt(start);
-    if (idx >= 0 && m.profile(now.instances()[idx].profile).id == b.profile_id) continue;
+    if (idx >= 0 && m.profile(now.instances()[idx].profile).id == b.profile_id &&
+        b.has_compute_instance) {
+      continue;
+    }
     bool known = false;
     for (const PendingDestroy& p : pending_) known = known || (p.gpu == gpu && p.start == start);
     if (known) continue;
@@ -318,7 +365,10 @@ void InstanceSync::Reconcile(int gpu, const StatusOr<std::vector<BackendInstance
                       st.message());
       }
     }
-    spdlog::warn("GPU {}: instance {} at {} is not wanted: destroying it", nvml, b.mig_uuid, start);
+    spdlog::warn(
+        "GPU {}: instance {} at {} is not wanted: destroying it", nvml,
+        b.mig_uuid.empty() ? fmt::format("GI {} (no compute instance)", b.gi_id) : b.mig_uuid,
+        start);
     pending_.push_back(pd);
   }
 }
@@ -341,8 +391,11 @@ void InstanceSync::RetryDueDestroys() {
   }
   for (Try& t : due) {
     // gi 0: the backend's list no longer has it (gone by itself).
+    const int64_t t0 = clock_->NowNanos();
     Status st = t.gi == 0 ? NotFoundError("gone") : backend_->DestroyInstance(t.nvml, t.gi);
+    const double took_s = static_cast<double>(clock_->NowNanos() - t0) / 1e9;
     std::lock_guard<std::mutex> lock(*state_mu_);
+    if (t.gi != 0) NoteChange(t.pd.gpu, st.code() == StatusCode::kNotFound ? Status() : st);
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const PendingDestroy& p) {
       return p.gpu == t.pd.gpu && p.start == t.pd.start;
     });
@@ -357,7 +410,10 @@ void InstanceSync::RetryDueDestroys() {
       }
       continue;
     }
-    if (st.ok()) ++counters_->reconfigurations;
+    if (st.ok()) {
+      ++counters_->reconfigurations;
+      counters_->reconfig_seconds.Observe(took_s);
+    }
     live_.erase({it->gpu, it->start});
     if (it->placeholder != kNoJob) {
       StatusOr<Plan> rel =
@@ -431,6 +487,17 @@ void InstanceSync::Run() {
     if (options_.resync_interval_s > 0 && now >= next_resync_s_) {
       next_resync_s_ = now + options_.resync_interval_s;
       ResyncAllNow();
+    } else if (now >= next_probe_s_) {
+      next_probe_s_ = now + options_.unreachable_probe_s;
+      std::vector<int> down;
+      {
+        std::lock_guard<std::mutex> lock(*state_mu_);
+        for (int g = 0; g < model_->size(); ++g) {
+          if (!model_->unreachable(g).empty()) down.push_back(g);
+        }
+      }
+      for (int g : down) Resync(g);
+      if (!down.empty() && on_progress_) on_progress_();
     }
     if (now >= next_pcie_s_) {
       next_pcie_s_ = now + options_.pcie_interval_s;

@@ -24,7 +24,21 @@
 //   learns it from the log and the node view).
 // * A GPU the backend cannot list (kUnavailable) is drained as unreachable
 //   (NodeModel::DrainReason::kUnreachable) until a resync lists it again;
-//   resyncs also run every `resync_interval_s`.
+//   resyncs also run every `resync_interval_s`, and every `unreachable_probe_s`
+//   for the unreachable GPUs alone (so a GPU back from a reset takes work again soon). A GPU that
+//   needs a reset (kNeedsReset) is such a GPU: the drain's reason carries the operator's command.
+// * The backend's list is re-read after every failed change, so a doubtful answer
+//   (a create whose compute instance failed, a destroy that said success and left
+//   the instance) never leaves the model holding an instance the GPU lacks. A GPU
+//   instance without a compute instance is not an instance the model can hand out:
+//   it is treated as an unwanted instance (held by a placeholder and destroyed).
+// * A GPU whose changes fail `refusing_after` times in a row (creates or destroys,
+//   retries of pending destroys included) "keeps refusing": logged once as an error,
+//   shown by refusing() (the daemon's /healthz and metrics), cleared by the next
+//   change that succeeds.
+// * Every backend change is timed (clock_) into DaemonCounters::reconfig_seconds,
+//   pending destroys' retries included. This thread is the only caller of the
+//   backend's changes, so they reach the backend one at a time.
 // * PCIe throughput is sampled here (once a second per GPU when asked for)
 //   and cached for the views.
 //
@@ -65,10 +79,12 @@ class InstanceSync {
   using Done = std::function<void(const Status&)>;
 
   struct Options {
-    double first_backoff_s = 0.05;  // destroy retries: 50 ms doubling ...
-    double max_backoff_s = 5.0;     // ... up to 5 s
-    double resync_interval_s = 30;  // every GPU is listed again this often; 0: never
-    double pcie_interval_s = 1;     // PCIe samples per GPU when wanted
+    double first_backoff_s = 0.05;   // destroy retries: 50 ms doubling ...
+    double max_backoff_s = 5.0;      // ... up to 5 s
+    double resync_interval_s = 30;   // every GPU is listed again this often; 0: never
+    double pcie_interval_s = 1;      // PCIe samples per GPU when wanted
+    int refusing_after = 5;          // failed changes in a row before a GPU "keeps refusing"
+    double unreachable_probe_s = 1;  // unreachable GPUs are listed again this often
   };
 
   // Nothing is owned but the thread; all must outlive the sync.
@@ -104,6 +120,8 @@ class InstanceSync {
   // The latest PCIe sample of `gpu`, or nullopt (not measured). Asking
   // turns sampling on.
   std::optional<PcieThroughput> Pcie(int gpu);
+  // Why cluster GPU `gpu` keeps refusing changes (the last error), or "" when it does not.
+  std::string refusing(int gpu) const;
 
   // ---- start-up, before Start(), without the state lock ----
 
@@ -138,6 +156,8 @@ class InstanceSync {
   // [state] The model side of Resync, given the backend's answer.
   void Reconcile(int gpu, const StatusOr<std::vector<BackendInstance>>& listed);
   void RetryDueDestroys();
+  // [state] Counts a backend change's outcome on cluster GPU `gpu` (refusing()).
+  void NoteChange(int gpu, const Status& st);
   void SamplePcie();
   double Now() const { return static_cast<double>(clock_->NowNanos()) / 1e9; }
 
@@ -155,6 +175,12 @@ class InstanceSync {
   JobId next_placeholder_ = 1;
   std::set<std::pair<int, int>> reported_missing_;  // busy model instances reported lost
   std::map<int, PcieThroughput> pcie_;
+  struct Refusals {
+    int in_a_row = 0;
+    std::string last;
+    bool reported = false;
+  };
+  std::map<int, Refusals> refusals_;  // cluster GPU -> its failed changes in a row
   bool pcie_wanted_ = false;
 
   // queue_mu_
@@ -167,6 +193,7 @@ class InstanceSync {
 
   std::thread thread_;  // the executor
   double next_resync_s_ = 0;
+  double next_probe_s_ = 0;
   double next_pcie_s_ = 0;
 };
 

@@ -509,8 +509,9 @@ void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   ReleaseInstances(id);
   // Not the job's failure: a plan not attempted (an earlier one on its GPU
   // failed), a destroy waiting for processes to leave, a GPU the backend lost.
-  bool blameless =
-      st.message().starts_with("not attempted") || st.message().find("in use") != std::string::npos;
+  // The hardware's or driver's trouble (in use, a reset needed, a doubtful answer:
+  // IsBackendTrouble) is not the job's either.
+  bool blameless = st.message().starts_with("not attempted") || IsBackendTrouble(st);
   for (int nvml : gpus) {
     const int g = model_->ClusterIndex(nvml);
     blameless = blameless || (g >= 0 && !model_->unreachable(g).empty());

@@ -166,6 +166,19 @@ std::string RenderPrometheus(const DaemonMetrics& m) {
     out += fmt::format("migsched_gpu_draining{{{}}} {}\n", GpuLabels(g, m.hostname),
                        g.draining ? 1 : 0);
   }
+  Header(&out, "migsched_gpu_needs_reset", "gauge",
+         "1 while the driver says the GPU needs a reset before MIG works (the operator resets "
+         "it; migsched never does).");
+  for (const GpuView& g : m.gpus) {
+    out += fmt::format("migsched_gpu_needs_reset{{{}}} {}\n", GpuLabels(g, m.hostname),
+                       g.needs_reset ? 1 : 0);
+  }
+  Header(&out, "migsched_gpu_refusing_changes", "gauge",
+         "1 while the GPU's MIG creates and destroys keep failing (the log and /healthz say why).");
+  for (const GpuView& g : m.gpus) {
+    out += fmt::format("migsched_gpu_refusing_changes{{{}}} {}\n", GpuLabels(g, m.hostname),
+                       g.refusing.empty() ? 0 : 1);
+  }
   Header(&out, "migsched_mig_instances", "gauge",
          "MIG instances per GPU, profile and state (idle, busy, reserved, destroying).");
   for (const GpuView& g : m.gpus) {

@@ -16,6 +16,8 @@
 //   scheduler decisions refused on an internal error); per GPU, labelled as DCGM exporter
 //   labels its series (gpu, UUID, Hostname; its modelName as model_name):
 //   migsched_gpu_utilisation, migsched_gpu_fragcost, migsched_gpu_draining,
+//   migsched_gpu_needs_reset (1 while the driver says the GPU needs a reset before MIG works),
+//   migsched_gpu_refusing_changes (1 while its MIG creates/destroys keep failing),
 //   migsched_gpu_pcie_tx_bytes_per_second and _rx_ (only GPUs whose backend
 //   measures PCIe); per GPU and MIG profile (+ GPU_I_PROFILE):
 //   migsched_mig_instances{state="idle"|"busy"|"reserved"|"destroying"},
@@ -144,11 +146,13 @@ struct GpuView {
   std::string model;        // catalog name, e.g. "A100 40GB"
   int placement_units = 0;  // width of the slot map
   std::vector<InstanceView> instances;
-  double utilisation = 0;   // busy compute slices / compute slices, [0, 1]
-  double frag_cost = 0;     // FragCost (§2) of the GPU's current state
-  bool lazy = false;        // util < threshold (§3)
-  bool draining = false;    // no new placements; empty when its jobs end
-  std::string unreachable;  // why the backend cannot reach it ("" when it can)
+  double utilisation = 0;    // busy compute slices / compute slices, [0, 1]
+  double frag_cost = 0;      // FragCost (§2) of the GPU's current state
+  bool lazy = false;         // util < threshold (§3)
+  bool draining = false;     // no new placements; empty when its jobs end
+  std::string unreachable;   // why the backend cannot reach it ("" when it can)
+  bool needs_reset = false;  // the driver says it needs a reset before MIG works (kNeedsReset)
+  std::string refusing;      // why its MIG changes keep failing ("" when they do not)
   std::optional<PcieThroughput> pcie;
   // Per base profile name: how many more instances of it fit in the free
   // placement units now, one after another (idle instances left in place).

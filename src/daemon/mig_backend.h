@@ -70,6 +70,25 @@ struct PcieThroughput {
   int64_t rx_kbps = 0;  // KB/s (NVML_PCIE_UTIL_RX_BYTES)
 };
 
+// Phrases a kUnavailable message contains when the failure is the hardware's or the driver's,
+// not the request's: the daemon retries and resyncs, and never counts it against a job.
+//   kInUse        a destroy refused while processes or open handles use the instance (also
+//                 handles leaked by a monitoring agent: no job needs to run on it);
+//   kNeedsReset   NVML answered RESET_REQUIRED: the GPU needs a reset (after a MIG mode
+//                 change) before MIG works; migsched never resets a GPU, the operator does;
+//   kDriverFault  the driver's answer could not be trusted: a compute instance failed after
+//                 its GPU instance was made, a destroy reported success and left the
+//                 instance behind, a rollback failed. The GPU is listed again at once.
+inline constexpr std::string_view kInUse = "in use";
+inline constexpr std::string_view kNeedsReset = "needs a GPU reset";
+inline constexpr std::string_view kDriverFault = "driver fault";
+// Whether `st`'s message carries one of the phrases above.
+inline bool IsBackendTrouble(const Status& st) {
+  const std::string& m = st.message();
+  return m.find(kInUse) != std::string::npos || m.find(kNeedsReset) != std::string::npos ||
+         m.find(kDriverFault) != std::string::npos;
+}
+
 class MigBackend {
  public:
   virtual ~MigBackend() = default;
@@ -92,14 +111,17 @@ class MigBackend {
   // (nvmlDeviceCreateGpuInstanceWithPlacement) and one compute instance
   // using all of its slices (engine profile SHARED), and returns it with its
   // MIG UUID. On a CI failure the GI is destroyed again (nothing half-made is
-  // left). kResourceExhausted if the placement is occupied or invalid.
+  // left when the driver lets it: kUnavailable with kDriverFault either way, and if the
+  // rollback failed too the GI without a CI is still there for the caller's resync to
+  // find). kResourceExhausted if the placement is occupied or invalid.
   virtual StatusOr<BackendInstance> CreateInstance(int gpu, int profile_id,
                                                    Placement placement) = 0;
 
   // Destroys the compute instances of the GPU instance `gi_id`, then the GPU
-  // instance. kUnavailable with "in use" while processes still run on it
-  // (the caller retries with back-off and keeps the instance idle meanwhile);
-  // kNotFound if no such GI exists.
+  // instance, and checks that it is gone. kUnavailable with kInUse while processes or
+  // open handles still use it (the caller retries with back-off and keeps the instance
+  // idle meanwhile); kUnavailable with kDriverFault when the driver reported success
+  // and the instance is still there; kNotFound if no such GI exists.
   virtual Status DestroyInstance(int gpu, unsigned int gi_id) = 0;
 
   // PCIe throughput of `gpu`. kUnavailable when the backend cannot measure it.

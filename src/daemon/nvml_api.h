@@ -51,6 +51,8 @@ using nvmlComputeInstance_t = nvmlComputeInstance_st*;
 // NVML_DEVICE_UUID_V2_BUFFER_SIZE).
 inline constexpr unsigned int NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
 inline constexpr unsigned int NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
+// NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE (nvmlSystemGetDriverVersion).
+inline constexpr unsigned int NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
 
 // nvmlDeviceGetMigMode values.
 inline constexpr unsigned int NVML_DEVICE_MIG_DISABLE = 0x0;
@@ -156,6 +158,7 @@ using nvmlGpuInstanceGetComputeInstances_fn = nvmlReturn_t (*)(nvmlGpuInstance_t
                                                                unsigned int*);
 using nvmlComputeInstanceDestroy_fn = nvmlReturn_t (*)(nvmlComputeInstance_t);
 using nvmlGpuInstanceDestroy_fn = nvmlReturn_t (*)(nvmlGpuInstance_t);
+using nvmlSystemGetDriverVersion_fn = nvmlReturn_t (*)(char*, unsigned int);
 using nvmlDeviceGetPcieThroughput_fn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);
 
 }  // namespace migsched::nvml

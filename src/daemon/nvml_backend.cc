@@ -34,6 +34,7 @@ using namespace nvml;  // NOLINT: the NVML names, as in nvml.h
   X(gpu_instance_get_compute_instances, nvmlGpuInstanceGetComputeInstances)                       \
   X(compute_instance_destroy, nvmlComputeInstanceDestroy)                                         \
   X(gpu_instance_destroy, nvmlGpuInstanceDestroy)                                                 \
+  X(system_get_driver_version, nvmlSystemGetDriverVersion)                                        \
   X(device_get_pcie_throughput, nvmlDeviceGetPcieThroughput)
 
 struct NvmlBackend::Api {
@@ -132,7 +133,16 @@ Status NvmlBackend::Map(nvmlReturn_t ret, const std::string& what) const {
     case NVML_ERROR_INSUFFICIENT_RESOURCES:
       return Status(StatusCode::kResourceExhausted, text);
     case NVML_ERROR_IN_USE:
-      return UnavailableError(text + ": in use (processes or compute instances still run on it)");
+      return UnavailableError(
+          text + fmt::format(": {} (processes, or handles another program such as a monitoring "
+                             "agent keeps open, still use it)",
+                             kInUse));
+    case NVML_ERROR_RESET_REQUIRED:
+      return UnavailableError(
+          text + fmt::format(": it {} before MIG works (after a MIG mode change); the "
+                             "operator resets it with `sudo nvidia-smi -i <index> -r` with no "
+                             "process on it, or reboots; migsched never resets a GPU",
+                             kNeedsReset));
     case NVML_ERROR_NO_PERMISSION:
       return FailedPreconditionError(
           text +
@@ -145,7 +155,6 @@ Status NvmlBackend::Map(nvmlReturn_t ret, const std::string& what) const {
     case NVML_ERROR_UNINITIALIZED:
     case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
     case NVML_ERROR_TIMEOUT:
-    case NVML_ERROR_RESET_REQUIRED:
       return UnavailableError(text);
     case NVML_ERROR_NOT_FOUND:
       return NotFoundError(text);
@@ -154,9 +163,40 @@ Status NvmlBackend::Map(nvmlReturn_t ret, const std::string& what) const {
   }
 }
 
+std::mutex& NvmlBackend::GpuMutex(int gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<std::mutex>& m = gpu_mu_[gpu];
+  if (m == nullptr) m = std::make_unique<std::mutex>();
+  return *m;
+}
+
+void NvmlBackend::ForgetDevice(int gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
+  devices_.erase(gpu);
+}
+
+void NvmlBackend::ForgetProfiles(int gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
+  profiles_.erase(gpu);
+}
+
+void NvmlBackend::AfterFailure(int gpu, const Status& st) {
+  if (st.ok()) return;
+  if (st.message().find(kNeedsReset) != std::string::npos ||
+      st.message().find("fell off the bus") != std::string::npos ||
+      st.message().find("were renumbered") != std::string::npos) {
+    // A reset may bring another handle and other profiles.
+    ForgetDevice(gpu);
+    ForgetProfiles(gpu);
+  }
+}
+
 StatusOr<nvmlDevice_t> NvmlBackend::Device(int gpu) {
-  auto it = devices_.find(gpu);
-  if (it != devices_.end()) return it->second;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = devices_.find(gpu);
+    if (it != devices_.end()) return it->second;
+  }
   unsigned int count = 0;
   nvmlReturn_t ret = api_->device_get_count(&count);
   if (ret != NVML_SUCCESS) return Map(ret, "nvmlDeviceGetCount_v2");
@@ -168,6 +208,7 @@ StatusOr<nvmlDevice_t> NvmlBackend::Device(int gpu) {
   if (ret != NVML_SUCCESS) {
     return Map(ret, fmt::format("GPU {}: nvmlDeviceGetHandleByIndex_v2", gpu));
   }
+  std::lock_guard<std::mutex> lock(mu_);
   devices_[gpu] = dev;
   return dev;
 }
@@ -178,12 +219,30 @@ StatusOr<BackendGpu> NvmlBackend::ReadGpu(int gpu) {
   g.index = gpu;
   char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
   nvmlReturn_t ret = api_->device_get_name(dev, buf, sizeof(buf));
+  if (ret == NVML_ERROR_INVALID_ARGUMENT) {
+    // A stale handle (the GPU was reset or the driver reloaded): look it up again, once.
+    ForgetDevice(gpu);
+    ASSIGN_OR_RETURN(dev, Device(gpu));
+    ret = api_->device_get_name(dev, buf, sizeof(buf));
+  }
   if (ret != NVML_SUCCESS) return Map(ret, fmt::format("GPU {}: nvmlDeviceGetName", gpu));
   g.name = CString(buf, sizeof(buf));
   char ubuf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
   ret = api_->device_get_uuid(dev, ubuf, sizeof(ubuf));
   if (ret != NVML_SUCCESS) return Map(ret, fmt::format("GPU {}: nvmlDeviceGetUUID", gpu));
   g.uuid = CString(ubuf, sizeof(ubuf));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [first, inserted] = uuids_.emplace(gpu, g.uuid);
+    if (!inserted && first->second != g.uuid) {
+      devices_.erase(gpu);  // the profiles go in AfterFailure, under the GPU's mutex
+      return UnavailableError(fmt::format(
+          "GPU {}: NVML index {} is now {} ({}), but it was {} when migsched started: the GPUs "
+          "were renumbered (after a GPU reset or a driver reload; device minor numbers may have "
+          "changed too); restart migsched so that it discovers them again",
+          gpu, gpu, g.uuid, g.name, first->second));
+    }
+  }
   nvmlMemory_t mem{};
   ret = api_->device_get_memory_info(dev, &mem);
   if (ret != NVML_SUCCESS) return Map(ret, fmt::format("GPU {}: nvmlDeviceGetMemoryInfo", gpu));
@@ -202,7 +261,7 @@ StatusOr<BackendGpu> NvmlBackend::ReadGpu(int gpu) {
 }
 
 StatusOr<std::vector<BackendGpu>> NvmlBackend::ListGpus() {
-  std::lock_guard<std::mutex> lock(mu_);
+  // No GPU mutex: these reads do not touch MIG state, and must not wait behind a slow destroy.
   unsigned int count = 0;
   nvmlReturn_t ret = api_->device_get_count(&count);
   if (ret != NVML_SUCCESS) return Map(ret, "nvmlDeviceGetCount_v2");
@@ -213,7 +272,7 @@ StatusOr<std::vector<BackendGpu>> NvmlBackend::ListGpus() {
       if (g.status().code() == StatusCode::kUnavailable &&
           g.status().message().find("fell off the bus") != std::string::npos) {
         spdlog::warn("nvml backend: leaving out {}", g.status().message());
-        devices_.erase(static_cast<int>(i));
+        ForgetDevice(static_cast<int>(i));
         continue;
       }
       return g.status();
@@ -226,15 +285,18 @@ StatusOr<std::vector<BackendGpu>> NvmlBackend::ListGpus() {
 Status NvmlBackend::RequireMig(int gpu) {
   ASSIGN_OR_RETURN(BackendGpu g, ReadGpu(gpu));
   if (!g.mig_enabled) {
-    profiles_.erase(gpu);  // a new MIG mode may bring other profiles
+    ForgetProfiles(gpu);  // a new MIG mode may bring other profiles
     return MigNotEnabledError(g);
   }
   return Status::Ok();
 }
 
 StatusOr<const std::vector<BackendProfile>*> NvmlBackend::Profiles(int gpu) {
-  auto it = profiles_.find(gpu);
-  if (it != profiles_.end()) return &it->second;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = profiles_.find(gpu);
+    if (it != profiles_.end()) return &it->second;
+  }
   ASSIGN_OR_RETURN(nvmlDevice_t dev, Device(gpu));
   std::vector<BackendProfile> out;
   // Indices from 0 until INVALID_ARGUMENT (nvml.h); the bound only guards a broken driver.
@@ -273,14 +335,20 @@ StatusOr<const std::vector<BackendProfile>*> NvmlBackend::Profiles(int gpu) {
               [](const Placement& a, const Placement& b) { return a.start < b.start; });
     out.push_back(std::move(p));
   }
+  std::lock_guard<std::mutex> lock(mu_);
   return &(profiles_[gpu] = std::move(out));
 }
 
 StatusOr<std::vector<BackendProfile>> NvmlBackend::ListProfiles(int gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(RequireMig(gpu));
-  ASSIGN_OR_RETURN(const std::vector<BackendProfile>* profiles, Profiles(gpu));
-  return *profiles;
+  std::lock_guard<std::mutex> lock(GpuMutex(gpu));
+  Status st = RequireMig(gpu);
+  StatusOr<const std::vector<BackendProfile>*> profiles =
+      st.ok() ? Profiles(gpu) : StatusOr<const std::vector<BackendProfile>*>(st);
+  if (!profiles.ok()) {
+    AfterFailure(gpu, profiles.status());
+    return profiles.status();
+  }
+  return **profiles;
 }
 
 StatusOr<std::vector<NvmlBackend::LiveGi>> NvmlBackend::LiveGis(int gpu) {
@@ -373,151 +441,214 @@ StatusOr<std::vector<BackendInstance>> NvmlBackend::ListInstancesLocked(int gpu)
 }
 
 StatusOr<std::vector<BackendInstance>> NvmlBackend::ListInstances(int gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(RequireMig(gpu));
-  return ListInstancesLocked(gpu);
+  std::lock_guard<std::mutex> lock(GpuMutex(gpu));
+  Status st = RequireMig(gpu);
+  StatusOr<std::vector<BackendInstance>> out =
+      st.ok() ? ListInstancesLocked(gpu) : StatusOr<std::vector<BackendInstance>>(st);
+  if (!out.ok()) AfterFailure(gpu, out.status());
+  return out;
 }
 
 StatusOr<BackendInstance> NvmlBackend::CreateInstance(int gpu, int profile_id,
                                                       Placement placement) {
-  std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(RequireMig(gpu));
-  ASSIGN_OR_RETURN(nvmlDevice_t dev, Device(gpu));
-  ASSIGN_OR_RETURN(const std::vector<BackendProfile>* profiles, Profiles(gpu));
-  const BackendProfile* prof = nullptr;
-  for (const BackendProfile& p : *profiles) {
-    if (p.id == profile_id) prof = &p;
-  }
-  if (prof == nullptr) {
-    return NotFoundError(
-        fmt::format("GPU {}: the driver offers no GPU-instance profile id {}", gpu, profile_id));
-  }
-  const std::string what =
-      fmt::format("GPU {}: cannot create profile id {} ({} compute slices) at placement {}", gpu,
-                  profile_id, prof->slice_count, PlacementText(placement));
-  if (std::find(prof->placements.begin(), prof->placements.end(), placement) ==
-      prof->placements.end()) {
-    std::string valid;
-    for (const Placement& p : prof->placements) {
-      valid += (valid.empty() ? "" : ", ") + PlacementText(p);
+  std::lock_guard<std::mutex> lock(GpuMutex(gpu));
+  StatusOr<BackendInstance> made = [&]() -> StatusOr<BackendInstance> {
+    RETURN_IF_ERROR(RequireMig(gpu));
+    ASSIGN_OR_RETURN(nvmlDevice_t dev, Device(gpu));
+    ASSIGN_OR_RETURN(const std::vector<BackendProfile>* profiles, Profiles(gpu));
+    const BackendProfile* prof = nullptr;
+    for (const BackendProfile& p : *profiles) {
+      if (p.id == profile_id) prof = &p;
     }
-    return Status(StatusCode::kResourceExhausted,
-                  fmt::format("{}: not a possible placement of this profile (driver lists: {})",
-                              what, valid.empty() ? "none" : valid));
-  }
-  nvmlGpuInstancePlacement_t pl{static_cast<unsigned int>(placement.start),
-                                static_cast<unsigned int>(placement.size)};
-  nvmlGpuInstance_t gi = nullptr;
-  nvmlReturn_t ret = api_->device_create_gpu_instance_with_placement(
-      dev, static_cast<unsigned int>(profile_id), &pl, &gi);
-  if (ret == NVML_ERROR_INSUFFICIENT_RESOURCES) {
-    // Name the occupant, as the operator will want to know which instance is in the way.
-    std::string occupant;
-    auto live = ListInstancesLocked(gpu);
-    if (live.ok()) {
-      for (const BackendInstance& inst : *live) {
-        if (Overlaps(inst.placement, placement)) {
-          occupant = fmt::format("; it overlaps GPU instance {} (profile id {} at {}{}{})",
-                                 inst.gi_id, inst.profile_id, PlacementText(inst.placement),
-                                 inst.mig_uuid.empty() ? "" : ", ", inst.mig_uuid);
-          break;
+    if (prof == nullptr) {
+      return NotFoundError(
+          fmt::format("GPU {}: the driver offers no GPU-instance profile id {}", gpu, profile_id));
+    }
+    const std::string what =
+        fmt::format("GPU {}: cannot create profile id {} ({} compute slices) at placement {}", gpu,
+                    profile_id, prof->slice_count, PlacementText(placement));
+    if (std::find(prof->placements.begin(), prof->placements.end(), placement) ==
+        prof->placements.end()) {
+      std::string valid;
+      for (const Placement& p : prof->placements) {
+        valid += (valid.empty() ? "" : ", ") + PlacementText(p);
+      }
+      return Status(StatusCode::kResourceExhausted,
+                    fmt::format("{}: not a possible placement of this profile (driver lists: {})",
+                                what, valid.empty() ? "none" : valid));
+    }
+    nvmlGpuInstancePlacement_t pl{static_cast<unsigned int>(placement.start),
+                                  static_cast<unsigned int>(placement.size)};
+    nvmlGpuInstance_t gi = nullptr;
+    nvmlReturn_t ret = api_->device_create_gpu_instance_with_placement(
+        dev, static_cast<unsigned int>(profile_id), &pl, &gi);
+    if (ret == NVML_ERROR_INSUFFICIENT_RESOURCES) {
+      // Name the occupant, as the operator will want to know which instance is in the way.
+      std::string occupant;
+      auto live = ListInstancesLocked(gpu);
+      if (live.ok()) {
+        for (const BackendInstance& inst : *live) {
+          if (Overlaps(inst.placement, placement)) {
+            occupant = fmt::format("; it overlaps GPU instance {} (profile id {} at {}{}{})",
+                                   inst.gi_id, inst.profile_id, PlacementText(inst.placement),
+                                   inst.mig_uuid.empty() ? "" : ", ", inst.mig_uuid);
+            break;
+          }
         }
       }
+      return Status(StatusCode::kResourceExhausted,
+                    fmt::format("{}: nvmlDeviceCreateGpuInstanceWithPlacement: {}{}", what,
+                                ErrorText(ret), occupant));
     }
-    return Status(StatusCode::kResourceExhausted,
-                  fmt::format("{}: nvmlDeviceCreateGpuInstanceWithPlacement: {}{}", what,
-                              ErrorText(ret), occupant));
-  }
-  if (ret != NVML_SUCCESS) {
-    return Map(ret, what + ": nvmlDeviceCreateGpuInstanceWithPlacement");
-  }
-  LiveGi live{gi, {}};
-  ret = api_->gpu_instance_get_info(gi, &live.info);
-  Status failure;
-  if (ret != NVML_SUCCESS) failure = Map(ret, what + ": nvmlGpuInstanceGetInfo");
-  // The CI profile with the most compute slices (SHARED engines): one CI spanning the GI.
-  nvmlComputeInstanceProfileInfo_t best{};
-  bool found = false;
-  for (unsigned int index = 0; failure.ok() && index < NVML_COMPUTE_INSTANCE_PROFILE_COUNT;
-       ++index) {
-    nvmlComputeInstanceProfileInfo_t info{};
-    ret = api_->gpu_instance_get_compute_instance_profile_info(
-        gi, index, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
-    if (ret == NVML_ERROR_NOT_SUPPORTED || ret == NVML_ERROR_INVALID_ARGUMENT) continue;
     if (ret != NVML_SUCCESS) {
-      failure = Map(ret, what + ": nvmlGpuInstanceGetComputeInstanceProfileInfo");
-      break;
+      return Map(ret, what + ": nvmlDeviceCreateGpuInstanceWithPlacement");
     }
-    if (!found || info.sliceCount > best.sliceCount) {
-      best = info;
-      found = true;
-    }
-  }
-  if (failure.ok() && !found) {
-    failure = InternalError(what + ": the driver lists no compute-instance profile for the GI");
-  }
-  nvmlComputeInstance_t ci = nullptr;
-  if (failure.ok()) {
-    ret = api_->gpu_instance_create_compute_instance(gi, best.id, &ci);
+    LiveGi live{gi, {}};
+    ret = api_->gpu_instance_get_info(gi, &live.info);
+    Status failure;
     if (ret != NVML_SUCCESS) {
-      failure = Map(ret, what + ": nvmlGpuInstanceCreateComputeInstance");
-      ci = nullptr;
+      failure = Map(ret, what + ": nvmlGpuInstanceGetInfo");
+      live.info.profileId = static_cast<unsigned int>(profile_id);
+      live.info.placement = pl;
     }
-  }
-  BackendInstance inst;
-  if (failure.ok()) {
-    inst.gpu = gpu;
-    inst.profile_id = profile_id;
-    inst.placement = {static_cast<int>(live.info.placement.start),
-                      static_cast<int>(live.info.placement.size)};
-    inst.gi_id = live.info.id;
-    inst.has_compute_instance = true;
-    auto uuid = MigUuid(gpu, ci, &inst.ci_id);
-    if (uuid.ok()) {
-      inst.mig_uuid = *uuid;
-      return inst;
+    // The CI profile with the most compute slices (SHARED engines): one CI spanning the GI.
+    nvmlComputeInstanceProfileInfo_t best{};
+    bool found = false;
+    for (unsigned int index = 0; failure.ok() && index < NVML_COMPUTE_INSTANCE_PROFILE_COUNT;
+         ++index) {
+      nvmlComputeInstanceProfileInfo_t info{};
+      ret = api_->gpu_instance_get_compute_instance_profile_info(
+          gi, index, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
+      if (ret == NVML_ERROR_NOT_SUPPORTED || ret == NVML_ERROR_INVALID_ARGUMENT) continue;
+      if (ret != NVML_SUCCESS) {
+        failure = Map(ret, what + ": nvmlGpuInstanceGetComputeInstanceProfileInfo");
+        break;
+      }
+      if (!found || info.sliceCount > best.sliceCount) {
+        best = info;
+        found = true;
+      }
     }
-    failure = uuid.status();
-  }
-  // Nothing half-made is left: undo the CI and the GI.
-  if (ci != nullptr) api_->compute_instance_destroy(ci);
-  nvmlReturn_t undo = api_->gpu_instance_destroy(gi);
-  if (undo != NVML_SUCCESS) {
-    spdlog::error("nvml backend: {}; undoing the GPU instance failed too: {}", failure.message(),
-                  ErrorText(undo));
-    return Status(failure.code(), failure.message() +
-                                      "; destroying the half-made GPU instance "
-                                      "failed too: " +
-                                      ErrorText(undo));
-  }
-  return failure;
+    if (failure.ok() && !found) {
+      failure = InternalError(what + ": the driver lists no compute-instance profile for the GI");
+    }
+    nvmlComputeInstance_t ci = nullptr;
+    if (failure.ok()) {
+      ret = api_->gpu_instance_create_compute_instance(gi, best.id, &ci);
+      if (ret != NVML_SUCCESS) {
+        failure = Map(ret, what + ": nvmlGpuInstanceCreateComputeInstance");
+        ci = nullptr;
+      }
+    }
+    BackendInstance inst;
+    if (failure.ok()) {
+      inst.gpu = gpu;
+      inst.profile_id = profile_id;
+      inst.placement = {static_cast<int>(live.info.placement.start),
+                        static_cast<int>(live.info.placement.size)};
+      inst.gi_id = live.info.id;
+      inst.has_compute_instance = true;
+      auto uuid = MigUuid(gpu, ci, &inst.ci_id);
+      if (uuid.ok()) {
+        inst.mig_uuid = *uuid;
+        return inst;
+      }
+      failure = uuid.status();
+    }
+    // Nothing half-made is left: undo the CI and the GI, and check that they went. The
+    // failure is the driver's, not the request's (kDriverFault): the caller lists the GPU again.
+    if (ci != nullptr) api_->compute_instance_destroy(ci);
+    Status undo = DestroyGi(gpu, live, what + ": rolling back the GPU instance");
+    // Permission and MIG-mode refusals keep their code; anything else is the driver's fault.
+    const StatusCode code = failure.code() == StatusCode::kFailedPrecondition
+                                ? StatusCode::kFailedPrecondition
+                                : StatusCode::kUnavailable;
+    if (!undo.ok()) {
+      spdlog::error("nvml backend: {}; {}", failure.message(), undo.message());
+      return Status(code,
+                    fmt::format("{}: {}; undoing it failed too ({}): the GPU instance {} may be "
+                                "left without a compute "
+                                "instance until it is destroyed",
+                                failure.message(), kDriverFault, undo.message(), live.info.id));
+    }
+    return Status(code, fmt::format("{}: {}; the GPU instance was destroyed again",
+                                    failure.message(), kDriverFault));
+  }();
+  if (!made.ok()) AfterFailure(gpu, made.status());
+  return made;
 }
 
-Status NvmlBackend::DestroyInstance(int gpu, unsigned int gi_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(std::vector<LiveGi> gis, LiveGis(gpu));
-  const LiveGi* target = nullptr;
-  for (const LiveGi& gi : gis) {
-    if (gi.info.id == gi_id) target = &gi;
+StatusOr<bool> NvmlBackend::GiListed(int gpu, unsigned int profile_id, unsigned int gi_id) {
+  ASSIGN_OR_RETURN(nvmlDevice_t dev, Device(gpu));
+  ASSIGN_OR_RETURN(const std::vector<BackendProfile>* profiles, Profiles(gpu));
+  size_t cap = 8;
+  for (const BackendProfile& p : *profiles) {
+    if (p.id == static_cast<int>(profile_id)) cap += static_cast<size_t>(p.instance_count);
   }
-  if (target == nullptr) {
-    return NotFoundError(fmt::format("GPU {}: no GPU instance with id {}", gpu, gi_id));
+  std::vector<nvmlGpuInstance_t> handles(cap);
+  unsigned int count = 0;
+  nvmlReturn_t ret = api_->device_get_gpu_instances(dev, profile_id, handles.data(), &count);
+  if (ret != NVML_SUCCESS) {
+    return Map(ret, fmt::format("GPU {}: nvmlDeviceGetGpuInstances(profile {})", gpu, profile_id));
   }
-  const std::string what = fmt::format(
-      "GPU {}: cannot destroy GPU instance {} (profile id {} at {}:{})", gpu, gi_id,
-      target->info.profileId, target->info.placement.start, target->info.placement.size);
-  ASSIGN_OR_RETURN(std::vector<nvmlComputeInstance_t> cis, ComputeInstancesOf(gpu, *target));
+  for (unsigned int k = 0; k < count && k < handles.size(); ++k) {
+    nvmlGpuInstanceInfo_t info{};
+    if (api_->gpu_instance_get_info(handles[k], &info) == NVML_SUCCESS && info.id == gi_id) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Status NvmlBackend::DestroyGi(int gpu, const LiveGi& gi, const std::string& what) {
+  ASSIGN_OR_RETURN(std::vector<nvmlComputeInstance_t> cis, ComputeInstancesOf(gpu, gi));
   for (nvmlComputeInstance_t ci : cis) {
     nvmlReturn_t ret = api_->compute_instance_destroy(ci);
     if (ret != NVML_SUCCESS) return Map(ret, what + ": nvmlComputeInstanceDestroy");
   }
-  nvmlReturn_t ret = api_->gpu_instance_destroy(target->handle);
+  nvmlReturn_t ret = api_->gpu_instance_destroy(gi.handle);
   if (ret != NVML_SUCCESS) return Map(ret, what + ": nvmlGpuInstanceDestroy");
+  // Drivers in the field have answered success and left the instance: look again.
+  StatusOr<bool> still = GiListed(gpu, gi.info.profileId, gi.info.id);
+  if (!still.ok()) return still.status().WithPrefix(what + ": listing it after the destroy");
+  if (*still) {
+    return UnavailableError(fmt::format(
+        "{}: nvmlGpuInstanceDestroy reported success but the GPU instance is still there: {}; "
+        "it is destroyed again later",
+        what, kDriverFault));
+  }
   return Status::Ok();
 }
 
+Status NvmlBackend::DestroyInstance(int gpu, unsigned int gi_id) {
+  std::lock_guard<std::mutex> lock(GpuMutex(gpu));
+  Status st = [&]() -> Status {
+    ASSIGN_OR_RETURN(std::vector<LiveGi> gis, LiveGis(gpu));
+    const LiveGi* target = nullptr;
+    for (const LiveGi& gi : gis) {
+      if (gi.info.id == gi_id) target = &gi;
+    }
+    if (target == nullptr) {
+      return NotFoundError(fmt::format("GPU {}: no GPU instance with id {}", gpu, gi_id));
+    }
+    return DestroyGi(gpu, *target,
+                     fmt::format("GPU {}: cannot destroy GPU instance {} (profile id {} at {}:{})",
+                                 gpu, gi_id, target->info.profileId, target->info.placement.start,
+                                 target->info.placement.size));
+  }();
+  AfterFailure(gpu, st);
+  return st;
+}
+
+StatusOr<std::string> NvmlBackend::DriverVersion() {
+  char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
+  nvmlReturn_t ret = api_->system_get_driver_version(buf, sizeof(buf));
+  if (ret != NVML_SUCCESS) return Map(ret, "nvmlSystemGetDriverVersion");
+  return CString(buf, sizeof(buf));
+}
+
 StatusOr<PcieThroughput> NvmlBackend::GetPcieThroughput(int gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
+  // No GPU mutex: a counter read, never behind a slow destroy.
   ASSIGN_OR_RETURN(nvmlDevice_t dev, Device(gpu));
   unsigned int tx = 0, rx = 0;
   nvmlReturn_t ret = api_->device_get_pcie_throughput(dev, NVML_PCIE_UTIL_TX_BYTES, &tx);

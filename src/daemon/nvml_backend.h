@@ -21,9 +21,13 @@
 //                   first; nvmlDeviceCreateGpuInstanceWithPlacement, then the CI
 //                   profile (SHARED engines) with the most compute slices and
 //                   nvmlGpuInstanceCreateComputeInstance; a failed CI destroys
-//                   the GI again.
+//                   the GI again (kUnavailable with kDriverFault).
+//                   If the rollback fails too, the GI is left without a CI (the
+//                   error says so; the daemon's resync finds it and destroys it).
 //   DestroyInstance every CI of the GI (nvmlComputeInstanceDestroy), then
-//                   nvmlGpuInstanceDestroy.
+//                   nvmlGpuInstanceDestroy, then nvmlDeviceGetGpuInstances for the
+//                   GI's profile: a GI still listed after a "successful" destroy is
+//                   kUnavailable with kDriverFault (the field's drivers do that).
 //   GetPcieThroughput nvmlDeviceGetPcieThroughput TX and RX (KB/s).
 //
 // Error mapping (NVML → Status):
@@ -32,6 +36,8 @@
 //   IN_USE                                → kUnavailable "… in use …" (retry with back-off)
 //   NO_PERMISSION                         → kFailedPrecondition naming root/CAP_SYS_ADMIN
 //                                           or the mig/config capability (mig-hardware.md §8.3)
+//   RESET_REQUIRED                        → kUnavailable with kNeedsReset and the
+//                                           operator's command (migsched never resets)
 //   GPU_IS_LOST, DRIVER_NOT_LOADED, UNINITIALIZED, LIB_RM_VERSION_MISMATCH, TIMEOUT
 //                                         → kUnavailable
 //   NOT_FOUND                             → kNotFound
@@ -39,7 +45,19 @@
 // MIG mode not enabled → kFailedPrecondition from ListProfiles, ListInstances and
 // CreateInstance with the operator's instructions (MigNotEnabledError).
 //
-// Thread-safety: thread-safe (one internal mutex); NVML itself is thread-safe.
+// GPU identity: the first UUID read at an NVML index is kept; if the index later
+// answers with another UUID (GPUs renumbered after a reset or a driver reload; device
+// minor numbers can change too), every call about it is kUnavailable saying so, and
+// the operator restarts migsched. A stale device handle (INVALID_ARGUMENT) is looked
+// up again once.
+//
+// One NVML session: nvmlInit_v2 once in Open, nvmlShutdown once in the destructor,
+// never per call.
+//
+// Thread-safety: thread-safe. Every call about one GPU holds that GPU's mutex for its
+// whole length, so creates, destroys and listings of one GPU are serialised (the
+// driver's MIG calls on one GPU are not safe to interleave, and a destroy can take a
+// second); calls about different GPUs run concurrently. A small mutex guards the caches.
 #ifndef MIGSCHED_DAEMON_NVML_BACKEND_H_
 #define MIGSCHED_DAEMON_NVML_BACKEND_H_
 
@@ -85,6 +103,9 @@ class NvmlBackend : public MigBackend {
   Status DestroyInstance(int gpu, unsigned int gi_id) override;
   StatusOr<PcieThroughput> GetPcieThroughput(int gpu) override;
 
+  // nvmlSystemGetDriverVersion ("550.54.15"), for `migsched device-check`.
+  StatusOr<std::string> DriverVersion();
+
  private:
   struct Api;
   NvmlBackend();
@@ -95,7 +116,13 @@ class NvmlBackend : public MigBackend {
   // ("GPU 0: nvmlDeviceCreateGpuInstanceWithPlacement(profile 9, 4:4)").
   Status Map(nvml::nvmlReturn_t ret, const std::string& what) const;
 
+  // The mutex of `gpu` (created on first use; never destroyed while the backend lives).
+  std::mutex& GpuMutex(int gpu);
   StatusOr<nvml::nvmlDevice_t> Device(int gpu);
+  // Drops the cached handle (any thread) / the cached profiles (only with the GPU's mutex
+  // held: Profiles() hands out a pointer into the cache that lives while it is held).
+  void ForgetDevice(int gpu);
+  void ForgetProfiles(int gpu);
   StatusOr<BackendGpu> ReadGpu(int gpu);
   Status RequireMig(int gpu);
   StatusOr<const std::vector<BackendProfile>*> Profiles(int gpu);
@@ -109,8 +136,16 @@ class NvmlBackend : public MigBackend {
   // Compute instances of a GI, every CI profile.
   StatusOr<std::vector<nvml::nvmlComputeInstance_t>> ComputeInstancesOf(int gpu, const LiveGi& gi);
   StatusOr<std::string> MigUuid(int gpu, nvml::nvmlComputeInstance_t ci, unsigned int* ci_id);
+  // Destroys the CIs and the GI, then checks the GI is gone ("what" prefixes errors).
+  Status DestroyGi(int gpu, const LiveGi& gi, const std::string& what);
+  // Whether GI `gi_id` of profile `profile_id` is still listed (an error when the list fails).
+  StatusOr<bool> GiListed(int gpu, unsigned int profile_id, unsigned int gi_id);
+  // After a failure: forget what a reset may change (handle, profiles).
+  void AfterFailure(int gpu, const Status& st);
 
-  std::mutex mu_;
+  std::mutex mu_;  // guards the maps below (never held during an NVML call)
+  std::map<int, std::unique_ptr<std::mutex>> gpu_mu_;
+  std::map<int, std::string> uuids_;  // NVML index → the UUID first seen there
   void* lib_ = nullptr;
   std::string library_path_;
   std::unique_ptr<Api> api_;

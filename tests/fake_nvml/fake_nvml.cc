@@ -37,16 +37,48 @@
 //   void fakeNvmlSetNoPermission(int on)            NO_PERMISSION on the privileged calls
 //   int fakeNvmlForbiddenCalls(void)                calls of nvmlDeviceSetMigMode (must stay 0)
 //   const char* fakeNvmlLastError(void)             why the config was refused
+//
+// The field's harsher behaviour, on demand (docs/daemon-backends.md "Faults of the real driver"):
+//   int fakeNvmlFailNext(const char* call, int gpu, int count, int ret)
+//       the next `count` calls of NVML function `call` ("*": any) about GPU `gpu` (-1: any)
+//       answer `ret` and do nothing; count -1: until cleared with count 0. ret NVML_SUCCESS (0)
+//       answers success without doing anything (a destroy that leaves the instance behind).
+//   int fakeNvmlSetLatency(const char* call, int gpu, const char* dist, double a, double b,
+//                          unsigned long long seed)
+//       every call of `call` ("*": any) about `gpu` (-1: any) first sleeps a time drawn from
+//       `dist`: "lognormal" (a = median ms, b = sigma), "pareto" (a = scale ms, the minimum;
+//       b = alpha), "fixed" (a ms) or "none" (removes the rule); capped at 60 s; the draws of
+//       one rule come from its own generator seeded with `seed`. The first matching rule wins.
+//       The sleep happens outside the library's lock (calls overlap as they would in NVML).
+//   int fakeNvmlOpenHandle(int gpu, unsigned gi, int delta)
+//       handles another process (a monitoring agent) holds on the GI's MIG device: its CI and
+//       GI destroys answer IN_USE while any is open, with no job on it
+//   int fakeNvmlSetResetRequired(int gpu, int on)   MIG calls answer RESET_REQUIRED (a GPU
+//                                                   that needs a reset after a MIG mode change)
+//   int fakeNvmlRenumber(int a, int b)              GPUs a and b swap indices (as after a
+//                                                   reset or driver reload); old handles go stale
+//   double fakeNvmlSleptMs(void)                    total latency drawn so far (ms)
+//   int fakeNvmlMaxConcurrentChanges(int gpu)       most GI/CI creates+destroys in flight at once
+//   int fakeNvmlInitCalls(void)                     successful nvmlInit_v2 calls since the reset
+//   int fakeNvmlCalls(const char* call)             calls of an NVML function since the reset
+// The config file takes the same as keys: "faults": [{"call", "gpu", "count", "return"}],
+// "latency": [{"call", "gpu", "dist", "median_ms", "sigma", "scale_ms", "alpha", "ms",
+// "seed"}], per GPU "reset_required": true, and "driver_version" (nvmlSystemGetDriverVersion).
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "daemon/nvml_api.h"
@@ -66,6 +98,7 @@ struct nvmlGpuInstance_st {
   nvmlGpuInstancePlacement_t placement{};
   bool alive = false;
   bool busy = false;
+  int handles = 0;  // handles another process holds on its MIG device (fakeNvmlOpenHandle)
 };
 
 struct nvmlComputeInstance_st {
@@ -105,7 +138,39 @@ struct Gpu {
   std::vector<nvmlGpuInstance_st*> gis;  // live ones
   unsigned int tx_kbps = 0, rx_kbps = 0;
   bool lost = false;
+  bool reset_required = false;
   nvmlDevice_st* handle = nullptr;
+};
+
+// fakeNvmlFailNext: `count` more calls of `call` about `gpu` answer `ret`.
+struct Fault {
+  std::string call;  // NVML function name; "*" = any
+  int gpu = -1;      // -1 = any
+  int count = 0;     // calls left; -1 = until cleared
+  nvmlReturn_t ret = NVML_ERROR_UNKNOWN;
+};
+
+// fakeNvmlSetLatency: a heavy-tailed delay before a call.
+struct Latency {
+  std::string call;
+  int gpu = -1;
+  std::string dist;  // lognormal | pareto | fixed
+  double a = 0, b = 0;
+  std::mt19937_64 rng;
+  double Draw() {
+    double ms = 0;
+    if (dist == "lognormal") {
+      std::normal_distribution<double> n(0.0, 1.0);
+      ms = a * std::exp(b * n(rng));
+    } else if (dist == "pareto") {
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      const double v = 1.0 - u(rng);  // (0, 1]
+      ms = a / std::pow(v, 1.0 / b);
+    } else {
+      ms = a;
+    }
+    return std::min(ms, 60000.0);
+  }
 };
 
 struct State {
@@ -115,6 +180,13 @@ struct State {
   int forbidden_calls = 0;
   unsigned long long uuid_counter = 0;
   std::string last_error;
+  std::string driver_version = "570.00.fake";
+  std::vector<Fault> faults;
+  std::vector<Latency> latencies;
+  double slept_ms = 0;
+  int init_calls = 0;
+  std::map<std::string, int> calls;
+  std::map<int, int> in_flight, max_in_flight;  // GI/CI creates and destroys per GPU
   std::vector<Gpu> gpus;
   // Objects are never freed, so a stale handle is detectable (alive == false).
   std::deque<nvmlDevice_st> devices;
@@ -262,6 +334,32 @@ unsigned int MigMode(const std::string& text, bool* ok) {
   return 0;
 }
 
+// A latency rule; false for an unknown distribution or bad parameters.
+bool MakeLatency(const std::string& call, int gpu, const std::string& dist, double a, double b,
+                 unsigned long long seed, Latency* out) {
+  if (dist != "lognormal" && dist != "pareto" && dist != "fixed") return false;
+  if (!(a >= 0) || (dist == "pareto" && !(b > 0)) || (dist == "lognormal" && !(b >= 0))) {
+    return false;
+  }
+  out->call = call;
+  out->gpu = gpu;
+  out->dist = dist;
+  out->a = a;
+  out->b = b;
+  out->rng.seed(seed);
+  return true;
+}
+
+bool Matches(const std::string& rule_call, int rule_gpu, const char* call, int gpu) {
+  return (rule_call == "*" || rule_call == call) && (rule_gpu < 0 || rule_gpu == gpu);
+}
+
+bool IsChange(const std::string& call) {
+  return call == "nvmlDeviceCreateGpuInstanceWithPlacement" ||
+         call == "nvmlGpuInstanceCreateComputeInstance" || call == "nvmlComputeInstanceDestroy" ||
+         call == "nvmlGpuInstanceDestroy";
+}
+
 // Loads the configuration (g_mu held). Returns false and sets last_error on a bad file.
 bool Load(State& s) {
   for (nvmlGpuInstance_st& gi : s.gis) gi.alive = false;
@@ -269,6 +367,13 @@ bool Load(State& s) {
   s.gpus.clear();
   s.no_permission = false;
   s.last_error.clear();
+  s.driver_version = "570.00.fake";
+  s.faults.clear();
+  s.latencies.clear();
+  s.slept_ms = 0;
+  s.init_calls = 0;
+  s.calls.clear();
+  s.max_in_flight.clear();
   s.loaded = true;
   const char* path = std::getenv("MIGSCHED_FAKE_NVML_CONFIG");
   if (path == nullptr || *path == '\0') {
@@ -314,12 +419,47 @@ bool Load(State& s) {
             g.profiles.push_back(std::move(p));
           }
         }
+        g.reset_required = jg.value("reset_required", false);
         if (jg.contains("pcie")) {
           g.tx_kbps = jg.at("pcie").value("tx_kbps", 0u);
           g.rx_kbps = jg.at("pcie").value("rx_kbps", 0u);
         }
         s.gpus.push_back(std::move(g));
         ++index;
+      }
+      s.driver_version = doc.value("driver_version", s.driver_version);
+      if (doc.contains("faults")) {
+        for (const auto& jf : doc.at("faults")) {
+          Fault f;
+          f.call = jf.value("call", std::string("*"));
+          f.gpu = jf.value("gpu", -1);
+          f.count = jf.value("count", -1);
+          f.ret = jf.at("return").get<int>();
+          s.faults.push_back(f);
+        }
+      }
+      if (doc.contains("latency")) {
+        for (const auto& jl : doc.at("latency")) {
+          const std::string dist = jl.at("dist").get<std::string>();
+          double a = 0, b = 0;
+          if (dist == "lognormal") {
+            a = jl.at("median_ms").get<double>();
+            b = jl.at("sigma").get<double>();
+          } else if (dist == "pareto") {
+            a = jl.at("scale_ms").get<double>();
+            b = jl.at("alpha").get<double>();
+          } else {
+            a = jl.value("ms", 0.0);
+          }
+          Latency l;
+          if (!MakeLatency(jl.value("call", std::string("*")), jl.value("gpu", -1), dist, a, b,
+                           jl.value("seed", 1ull), &l)) {
+            throw std::runtime_error("latency " + jl.dump() +
+                                     ": dist must be lognormal (median_ms, sigma), pareto "
+                                     "(scale_ms, alpha > 0) or fixed (ms)");
+          }
+          s.latencies.push_back(std::move(l));
+        }
       }
       // Existing instances, after every GPU exists.
       index = 0;
@@ -391,20 +531,91 @@ nvmlReturn_t CopyString(const std::string& text, char* buf, unsigned int length)
   return NVML_SUCCESS;
 }
 
+// Every NVML entry point starts with one: counts the call, applies the first matching latency
+// rule (sleeping outside g_mu) and the first matching injected fault, and tracks the GI/CI
+// changes in flight per GPU. `gpu` is the GPU the call is about (-1: none; read from handles
+// without the lock: their `gpu` changes only under fakeNvmlRenumber, which tests call while no
+// NVML call is in flight).
+class Call {
+ public:
+  Call(const char* name, int gpu) : gpu_(gpu) {
+    double sleep_ms = 0;
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      State& s = S();
+      ++s.calls[name];
+      for (Fault& f : s.faults) {
+        if (f.count == 0 || !Matches(f.call, f.gpu, name, gpu)) continue;
+        if (f.count > 0) --f.count;
+        injected_ = true;
+        ret_ = f.ret;
+        break;
+      }
+      for (Latency& l : s.latencies) {
+        if (!Matches(l.call, l.gpu, name, gpu)) continue;
+        sleep_ms = l.Draw();
+        break;
+      }
+      s.slept_ms += sleep_ms;
+      change_ = gpu >= 0 && IsChange(name);
+      if (change_) {
+        const int n = ++s.in_flight[gpu];
+        s.max_in_flight[gpu] = std::max(s.max_in_flight[gpu], n);
+      }
+    }
+    if (sleep_ms > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(sleep_ms));
+  }
+  ~Call() {
+    if (!change_) return;
+    std::lock_guard<std::mutex> lock(g_mu);
+    --S().in_flight[gpu_];
+  }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  // An injected answer: return it without doing anything.
+  bool injected() const { return injected_; }
+  nvmlReturn_t ret() const { return ret_; }
+
+ private:
+  int gpu_;
+  bool change_ = false;
+  bool injected_ = false;
+  nvmlReturn_t ret_ = NVML_SUCCESS;
+};
+
+int GpuOf(nvmlDevice_t d) { return d != nullptr ? d->gpu : -1; }
+int GpuOf(nvmlGpuInstance_t gi) { return gi != nullptr ? gi->gpu : -1; }
+int GpuOf(nvmlComputeInstance_t ci) {
+  return ci != nullptr && ci->gi != nullptr ? ci->gi->gpu : -1;
+}
+
+// A GPU needing a reset refuses every MIG call.
+bool MigBlocked(const State& s, int gpu) {
+  return gpu >= 0 && gpu < static_cast<int>(s.gpus.size()) && s.gpus[gpu].reset_required;
+}
+
+#define FAKE_NVML_CALL(name, gpu) \
+  Call call_guard(name, gpu);     \
+  if (call_guard.injected()) return call_guard.ret()
+
 }  // namespace
 
 #define FAKE_NVML_EXPORT extern "C" __attribute__((visibility("default")))
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlInit_v2() {
+  FAKE_NVML_CALL("nvmlInit_v2", -1);
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   if (!s.loaded && !Load(s)) return NVML_ERROR_UNKNOWN;
   if (!s.last_error.empty()) return NVML_ERROR_UNKNOWN;
   ++s.init_count;
+  ++s.init_calls;
   return NVML_SUCCESS;
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlShutdown() {
+  FAKE_NVML_CALL("nvmlShutdown", -1);
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
@@ -434,12 +645,17 @@ FAKE_NVML_EXPORT const char* nvmlErrorString(nvmlReturn_t ret) {
       return "In use by another client";
     case NVML_ERROR_INSUFFICIENT_RESOURCES:
       return "Insufficient Resources";
+    case NVML_ERROR_RESET_REQUIRED:
+      return "GPU requires reset";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
     default:
       return "Unknown Error";
   }
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  FAKE_NVML_CALL("nvmlDeviceGetCount_v2", -1);
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
@@ -450,6 +666,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
                                                             nvmlDevice_t* device) {
+  FAKE_NVML_CALL("nvmlDeviceGetHandleByIndex_v2", static_cast<int>(index));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
@@ -461,6 +678,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
                                                 unsigned int length) {
+  FAKE_NVML_CALL("nvmlDeviceGetName", GpuOf(device));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   Gpu* g = nullptr;
@@ -471,6 +689,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid,
                                                 unsigned int length) {
+  FAKE_NVML_CALL("nvmlDeviceGetUUID", GpuOf(device));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   Gpu* g = nullptr;
@@ -484,6 +703,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid,
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  FAKE_NVML_CALL("nvmlDeviceGetMemoryInfo", GpuOf(device));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   Gpu* g = nullptr;
@@ -498,6 +718,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlM
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current,
                                                    unsigned int* pending) {
+  FAKE_NVML_CALL("nvmlDeviceGetMigMode", GpuOf(device));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   Gpu* g = nullptr;
@@ -521,6 +742,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t, unsigned int,
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(
     nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t* info) {
+  FAKE_NVML_CALL("nvmlDeviceGetGpuInstanceProfileInfo", GpuOf(device));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   Gpu* g = nullptr;
@@ -532,6 +754,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(
   if (!g->mig_capable || g->mig_current != NVML_DEVICE_MIG_ENABLE) {
     return NVML_ERROR_NOT_SUPPORTED;
   }
+  if (g->reset_required) return NVML_ERROR_RESET_REQUIRED;
   for (const ProfileDef& p : g->profiles) {
     if (p.index != profile) continue;
     *info = nvmlGpuInstanceProfileInfo_t{};
@@ -549,6 +772,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(
     nvmlDevice_t device, unsigned int profile_id, nvmlGpuInstancePlacement_t* placements,
     unsigned int* count) {
+  FAKE_NVML_CALL("nvmlDeviceGetGpuInstancePossiblePlacements_v2", GpuOf(device));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   Gpu* g = nullptr;
@@ -559,6 +783,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(
   if (!g->mig_capable || g->mig_current != NVML_DEVICE_MIG_ENABLE) {
     return NVML_ERROR_NOT_SUPPORTED;
   }
+  if (g->reset_required) return NVML_ERROR_RESET_REQUIRED;
   const ProfileDef* p = FindProfileById(*g, profile_id);
   if (p == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   const unsigned int n = static_cast<unsigned int>(p->placements.size());
@@ -578,6 +803,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(
     nvmlDevice_t device, unsigned int profile_id, const nvmlGpuInstancePlacement_t* placement,
     nvmlGpuInstance_t* gpu_instance) {
+  FAKE_NVML_CALL("nvmlDeviceCreateGpuInstanceWithPlacement", GpuOf(device));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   Gpu* g = nullptr;
@@ -587,12 +813,14 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(
     return NVML_ERROR_INVALID_ARGUMENT;
   }
   if (s.no_permission) return NVML_ERROR_NO_PERMISSION;
+  if (g->reset_required) return NVML_ERROR_RESET_REQUIRED;
   return CreateGi(s, device->gpu, profile_id, *placement, gpu_instance);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(
     nvmlGpuInstance_t gpu_instance, unsigned int profile, unsigned int eng_profile,
     nvmlComputeInstanceProfileInfo_t* info) {
+  FAKE_NVML_CALL("nvmlGpuInstanceGetComputeInstanceProfileInfo", GpuOf(gpu_instance));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   nvmlReturn_t ret = ResolveGi(s, gpu_instance);
@@ -616,17 +844,20 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(
 FAKE_NVML_EXPORT nvmlReturn_t
 nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpu_instance, unsigned int profile_id,
                                      nvmlComputeInstance_t* compute_instance) {
+  FAKE_NVML_CALL("nvmlGpuInstanceCreateComputeInstance", GpuOf(gpu_instance));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   nvmlReturn_t ret = ResolveGi(s, gpu_instance);
   if (ret != NVML_SUCCESS) return ret;
   if (compute_instance == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (s.no_permission) return NVML_ERROR_NO_PERMISSION;
+  if (MigBlocked(s, gpu_instance->gpu)) return NVML_ERROR_RESET_REQUIRED;
   return CreateCi(s, gpu_instance, profile_id, compute_instance);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t ci,
                                                             nvmlComputeInstanceInfo_t* info) {
+  FAKE_NVML_CALL("nvmlComputeInstanceGetInfo_v2", GpuOf(ci));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
@@ -644,6 +875,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device,
                                                         unsigned int profile_id,
                                                         nvmlGpuInstance_t* gpu_instances,
                                                         unsigned int* count) {
+  FAKE_NVML_CALL("nvmlDeviceGetGpuInstances", GpuOf(device));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   Gpu* g = nullptr;
@@ -654,6 +886,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device,
   if (!g->mig_capable || g->mig_current != NVML_DEVICE_MIG_ENABLE) {
     return NVML_ERROR_NOT_SUPPORTED;
   }
+  if (g->reset_required) return NVML_ERROR_RESET_REQUIRED;
   const ProfileDef* p = FindProfileById(*g, profile_id);
   if (p == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   unsigned int n = 0;
@@ -666,6 +899,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device,
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpu_instance,
                                                      nvmlGpuInstanceInfo_t* info) {
+  FAKE_NVML_CALL("nvmlGpuInstanceGetInfo", GpuOf(gpu_instance));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   nvmlReturn_t ret = ResolveGi(s, gpu_instance);
@@ -681,6 +915,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpu_insta
 FAKE_NVML_EXPORT nvmlReturn_t
 nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpu_instance, unsigned int profile_id,
                                    nvmlComputeInstance_t* compute_instances, unsigned int* count) {
+  FAKE_NVML_CALL("nvmlGpuInstanceGetComputeInstances", GpuOf(gpu_instance));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   nvmlReturn_t ret = ResolveGi(s, gpu_instance);
@@ -699,32 +934,47 @@ nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpu_instance, unsigned int 
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t ci) {
+  FAKE_NVML_CALL("nvmlComputeInstanceDestroy", GpuOf(ci));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
   if (ci == nullptr || !ci->alive) return NVML_ERROR_INVALID_ARGUMENT;
   if (s.gpus[ci->gi->gpu].lost) return NVML_ERROR_GPU_IS_LOST;
   if (s.no_permission) return NVML_ERROR_NO_PERMISSION;
-  if (ci->gi->busy) return NVML_ERROR_IN_USE;
+  if (MigBlocked(s, ci->gi->gpu)) return NVML_ERROR_RESET_REQUIRED;
+  if (ci->gi->busy || ci->gi->handles > 0) return NVML_ERROR_IN_USE;
   ci->alive = false;
   return NVML_SUCCESS;
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpu_instance) {
+  FAKE_NVML_CALL("nvmlGpuInstanceDestroy", GpuOf(gpu_instance));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   nvmlReturn_t ret = ResolveGi(s, gpu_instance);
   if (ret != NVML_SUCCESS) return ret;
   if (s.no_permission) return NVML_ERROR_NO_PERMISSION;
-  if (gpu_instance->busy || !LiveCis(s, gpu_instance).empty()) return NVML_ERROR_IN_USE;
+  if (MigBlocked(s, gpu_instance->gpu)) return NVML_ERROR_RESET_REQUIRED;
+  if (gpu_instance->busy || gpu_instance->handles > 0 || !LiveCis(s, gpu_instance).empty()) {
+    return NVML_ERROR_IN_USE;
+  }
   gpu_instance->alive = false;
   auto& list = s.gpus[gpu_instance->gpu].gis;
   list.erase(std::remove(list.begin(), list.end(), gpu_instance), list.end());
   return NVML_SUCCESS;
 }
 
+FAKE_NVML_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  FAKE_NVML_CALL("nvmlSystemGetDriverVersion", -1);
+  std::lock_guard<std::mutex> lock(g_mu);
+  State& s = S();
+  if (s.init_count <= 0) return NVML_ERROR_UNINITIALIZED;
+  return CopyString(s.driver_version, version, length);
+}
+
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter,
                                                           unsigned int* value) {
+  FAKE_NVML_CALL("nvmlDeviceGetPcieThroughput", GpuOf(device));
   std::lock_guard<std::mutex> lock(g_mu);
   State& s = S();
   Gpu* g = nullptr;
@@ -784,4 +1034,87 @@ FAKE_NVML_EXPORT int fakeNvmlForbiddenCalls() {
 FAKE_NVML_EXPORT const char* fakeNvmlLastError() {
   std::lock_guard<std::mutex> lock(g_mu);
   return S().last_error.c_str();
+}
+
+FAKE_NVML_EXPORT int fakeNvmlFailNext(const char* call, int gpu, int count, int ret) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  State& s = S();
+  if (call == nullptr) return -1;
+  std::erase_if(s.faults, [&](const Fault& f) { return f.call == call && f.gpu == gpu; });
+  if (count != 0) s.faults.push_back(Fault{call, gpu, count, ret});
+  return 0;
+}
+
+FAKE_NVML_EXPORT int fakeNvmlSetLatency(const char* call, int gpu, const char* dist, double a,
+                                        double b, unsigned long long seed) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  State& s = S();
+  if (call == nullptr || dist == nullptr) return -1;
+  std::erase_if(s.latencies, [&](const Latency& l) { return l.call == call && l.gpu == gpu; });
+  if (std::string(dist) == "none") return 0;
+  Latency l;
+  if (!MakeLatency(call, gpu, dist, a, b, seed, &l)) return -1;
+  s.latencies.push_back(std::move(l));
+  return 0;
+}
+
+FAKE_NVML_EXPORT int fakeNvmlOpenHandle(int gpu, unsigned int gi_id, int delta) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  State& s = S();
+  if (gpu < 0 || gpu >= static_cast<int>(s.gpus.size())) return -1;
+  for (nvmlGpuInstance_st* gi : s.gpus[gpu].gis) {
+    if (gi->id == gi_id) {
+      gi->handles = std::max(0, gi->handles + delta);
+      return 0;
+    }
+  }
+  return -1;
+}
+
+FAKE_NVML_EXPORT int fakeNvmlSetResetRequired(int gpu, int on) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  State& s = S();
+  if (gpu < 0 || gpu >= static_cast<int>(s.gpus.size())) return -1;
+  s.gpus[gpu].reset_required = on != 0;
+  return 0;
+}
+
+FAKE_NVML_EXPORT int fakeNvmlRenumber(int a, int b) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  State& s = S();
+  const int n = static_cast<int>(s.gpus.size());
+  if (a < 0 || b < 0 || a >= n || b >= n) return -1;
+  auto swap_index = [&](int& g) { g = g == a ? b : g == b ? a : g; };
+  for (nvmlGpuInstance_st& gi : s.gis) swap_index(gi.gpu);
+  for (nvmlComputeInstance_st& ci : s.cis) swap_index(ci.device.gpu);
+  std::swap(s.gpus[a], s.gpus[b]);
+  // New handles for both: the old ones are stale (nvmlDeviceGetHandleByIndex_v2 again).
+  for (int i : {a, b}) {
+    nvmlDevice_st& d = s.devices.emplace_back();
+    d.gpu = i;
+    s.gpus[i].handle = &d;
+  }
+  return 0;
+}
+
+FAKE_NVML_EXPORT double fakeNvmlSleptMs() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return S().slept_ms;
+}
+
+FAKE_NVML_EXPORT int fakeNvmlMaxConcurrentChanges(int gpu) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = S().max_in_flight.find(gpu);
+  return it == S().max_in_flight.end() ? 0 : it->second;
+}
+
+FAKE_NVML_EXPORT int fakeNvmlInitCalls() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return S().init_calls;
+}
+
+FAKE_NVML_EXPORT int fakeNvmlCalls(const char* call) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = S().calls.find(call != nullptr ? call : "");
+  return it == S().calls.end() ? 0 : it->second;
 }
