@@ -322,6 +322,14 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     if (!latency.ok()) return latency.status().WithPrefix("--reconfig-latency");
     s.sim.reconfig_latency = std::make_shared<const ReconfigLatency>(std::move(*latency));
     s.sim.reconfig_seed = f.seed;
+    const ReconfigLatency& rl = *s.sim.reconfig_latency;
+    s.notes.push_back(
+        rl.IsFixedUniform()
+            ? fmt::format("reconfiguration latency: {} per create or destroy", rl.ToString())
+            : fmt::format("reconfiguration latency drawn from --seed: creates {} (mean {:.0f} ms), "
+                          "destroys {} (mean {:.0f} ms)",
+                          rl.create.ToString(), rl.create.MeanMs(), rl.destroy.ToString(),
+                          rl.destroy.MeanMs()));
   }
   s.sim.contention = !f.no_contention;
   s.sim.self_check = f.self_check;
