@@ -9,17 +9,18 @@
 //   empirical:FILE           a measured sample, each draw one of its values (ms, finite, >= 0)
 //                            with equal probability; FILE is a JSON list of numbers or one
 //                            number per line (blank lines and lines starting with '#' skipped);
-//   field                    the preset of docs/mig-hardware.md §9 (kFieldCreate, kFieldDestroy).
+//   field                    the preset of docs/mig-hardware.md §9 (FieldCreateLatency and
+//                            FieldDestroyLatency below).
 // `--reconfig-latency` takes SPEC (creates and destroys), or create=SPEC / destroy=SPEC for one
 // kind (ParseReconfigLatency).
 //
 // Draws (ReconfigLatencySampler): every random draw uses exactly one Uniform01() of the run's
 // own stream (core/rng.h, seeded from the run's seed: deterministic per seed and replica, and
 // independent of the workload's draws), by inverse CDF: lognormal through
-// Rng::StandardNormalQuantile, empirical as the sorted sample's floor(u * n)-th value. So the k-th
-// operation of a run gets the k-th uniform whatever its kind, and two policies run with one seed
-// see the same sequence of uniforms (common random numbers by operation index). A fixed
-// distribution draws nothing.
+// Rng::StandardNormalQuantile, empirical as the sorted sample's floor(u * n)-th value. A fixed
+// distribution draws nothing. So when both kinds draw, the k-th operation of a run gets the k-th
+// uniform whatever its kind, and two policies run with one seed see the same sequence of uniforms
+// (common random numbers by operation index).
 //
 // Thread-safety: ReconfigLatency is an immutable value once built (share it between runs); a
 // sampler belongs to one run.
