@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "sim/knowledge.h"
 #include "sim/load_profile.h"
 #include "sim/paper_mix.h"
+#include "sim/reconfig_latency.h"
 #include "sim/replicas.h"
 #include "sim/workload_families.h"
 
@@ -153,9 +155,25 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
       ->each([f](const std::string&) { f->fill_target_given = true; })
       ->capture_default_str();
   cmd->add_option("--reconfig-ms", f->reconfig_ms,
-                  "Cost of one MIG create or destroy, ms, serialised per GPU (§4)")
+                  "Cost of one MIG create or destroy, ms, serialised per GPU (§4); the same as "
+                  "--reconfig-latency fixed:MS")
       ->check(FiniteNumber("a finite number >= 0", non_negative))
+      ->each([f](const std::string&) { f->reconfig_ms_given = true; })
       ->capture_default_str();
+  cmd->add_option("--reconfig-latency", f->reconfig_latency,
+                  "--mode online: the latency of each MIG create and destroy drawn from a "
+                  "distribution, seeded from --seed: fixed:MS | lognormal:MEDIAN_MS,SIGMA | "
+                  "empirical:FILE (measured ms: a JSON list or one per line) | field (the preset "
+                  "of docs/mig-hardware.md §9: creates lognormal:250,1, destroys "
+                  "lognormal:1000,0.7); create=SPEC or destroy=SPEC for one kind; repeatable. "
+                  "Instead of --reconfig-ms")
+      ->allow_extra_args(false)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const Status st = ParseReconfigLatency({text}).status();
+            return st.ok() ? "" : st.message();
+          },
+          "SPEC"));
   cmd->add_option("--expected-ends", f->expected_ends,
                   "--mode online only: what the scheduler knows of run times. limits: each job's "
                   "time limit (time_limit_s, or --user-estimates) as its duration and start + "
@@ -245,6 +263,10 @@ Status CheckFlagsApply(const SimFlags& f, bool paper_mix, std::string_view gener
     return InvalidArgumentError(
         "--expected-ends applies to --mode online only (fill mode has no completions)");
   }
+  if (!f.reconfig_latency.empty() && f.mode != "online") {
+    return InvalidArgumentError(
+        "--reconfig-latency applies to --mode online only (fill mode has no time)");
+  }
   if (f.user_estimates_given && f.mode != "online") {
     return InvalidArgumentError(
         "--user-estimates applies to --mode online only (fill mode has no completions)");
@@ -290,6 +312,25 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   ASSIGN_OR_RETURN(s.sim.mode, ParseSimMode(f.mode));
   s.sim.fill_target = f.fill_target;
   s.sim.reconfig_ms = f.reconfig_ms;
+  if (!f.reconfig_latency.empty()) {
+    if (f.reconfig_ms_given) {
+      return InvalidArgumentError(
+          "--reconfig-ms and --reconfig-latency both given: --reconfig-ms MS is --reconfig-latency "
+          "fixed:MS; give one");
+    }
+    StatusOr<ReconfigLatency> latency = ParseReconfigLatency(f.reconfig_latency);
+    if (!latency.ok()) return latency.status().WithPrefix("--reconfig-latency");
+    s.sim.reconfig_latency = std::make_shared<const ReconfigLatency>(std::move(*latency));
+    s.sim.reconfig_seed = f.seed;
+    const ReconfigLatency& rl = *s.sim.reconfig_latency;
+    s.notes.push_back(
+        rl.IsFixedUniform()
+            ? fmt::format("reconfiguration latency: {} per create or destroy", rl.ToString())
+            : fmt::format("reconfiguration latency drawn from --seed: creates {} (mean {:.0f} ms), "
+                          "destroys {} (mean {:.0f} ms)",
+                          rl.create.ToString(), rl.create.MeanMs(), rl.destroy.ToString(),
+                          rl.destroy.MeanMs()));
+  }
   s.sim.contention = !f.no_contention;
   s.sim.self_check = f.self_check;
   {
@@ -505,7 +546,19 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["fraction_rule"] = f.fraction_rule;
   j["mode"] = f.mode;
   j["fill_target"] = f.fill_target;
-  j["reconfig_ms"] = f.reconfig_ms;
+  // With --reconfig-latency: reconfig_ms only when both kinds are one fixed value, and the
+  // distributions' SPECs (the key is absent otherwise, as before the flag existed).
+  if (sim.reconfig_latency == nullptr) {
+    j["reconfig_ms"] = f.reconfig_ms;
+  } else {
+    const ReconfigLatency& rl = *sim.reconfig_latency;
+    j["reconfig_ms"] =
+        rl.IsFixedUniform() ? nlohmann::ordered_json(rl.create.fixed_ms) : nlohmann::ordered_json();
+    j["reconfig_latency"] = {{"create", rl.create.ToString()},
+                             {"destroy", rl.destroy.ToString()},
+                             {"create_mean_ms", rl.create.MeanMs()},
+                             {"destroy_mean_ms", rl.destroy.MeanMs()}};
+  }
   j["contention"] = !f.no_contention;
   j["expected_ends"] = f.expected_ends;
   j["expected_ends_oracle"] = f.expected_ends == "known";

@@ -37,6 +37,10 @@ struct SimFlags {
   std::string mode = "online";
   double fill_target = 1.3;
   double reconfig_ms = 23;
+  bool reconfig_ms_given = false;
+  // --reconfig-latency, as given (repeatable: SPEC, create=SPEC, destroy=SPEC;
+  // sim/reconfig_latency.h ParseReconfigLatency); empty: --reconfig-ms.
+  std::vector<std::string> reconfig_latency;
   bool no_contention = false;
   // --expected-ends limits|known|unknown (SimOptions::knowledge; online mode only).
   std::string expected_ends = "limits";

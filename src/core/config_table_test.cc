@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gpu_state.h"
 #include "testing/brute_force.h"
 #include "testing/test_util.h"
 
@@ -258,6 +259,59 @@ TEST(ConfigTableTest, WorkedValuesHoldOnB200) {
     ASSERT_NE(id, kInvalidConfig);
     EXPECT_NEAR(table->FragCost(id), c.fragcost, 1e-9) << c.busy.front().first;
   }
+}
+
+// B200 (docs/mig-hardware.md §3.5): a 3g.90gb takes 3 of the 7 compute slices but 4 of the 8
+// memory slices (placements {0,4}:4, at most 2; the DRA driver's note). Worked by hand:
+// two of them (at 0 and at 4) hold all 8 placement units and 6 compute slices, so the seventh
+// compute slice is free yet no profile has a placement left: nothing else fits. §2 counts it as
+// missing capacity, not fragmentation: every feasible_m and ideal_m is 0 (no arrangement of two
+// 3g leaves a unit free), M' is empty and FragCost is 0. The demand-weighted metric counts it:
+// for every profile m, free_cs - cs_m × feasible_m = 1 - 0 = 1, so F = sum of p_m × 1 = 1 compute
+// slice whatever the demand. Contrast: 4g.90gb@0 + 3g.90gb@4 also holds all 8 units, with all 7
+// compute slices (nothing stranded).
+TEST(ConfigTableTest, B200TwoThreeGLeaveOneComputeSliceThatNothingCanUse) {
+  const GpuModel& m = Model("B200");
+  const int p3g = m.FindProfile("3g.90gb");
+  ASSERT_GE(p3g, 0);
+  EXPECT_EQ(m.profile(p3g).compute_slices, 3);
+  EXPECT_EQ(m.profile(p3g).memory_slices, 4);
+  EXPECT_EQ(m.profile(p3g).max_instances, 2);
+  auto table = ConfigTable::Build(m);
+  const ConfigId two = table->Find(MaskOf(m, {{"3g.90gb", 0}, {"3g.90gb", 4}}));
+  ASSERT_NE(two, kInvalidConfig);
+  EXPECT_EQ(table->compute_used(two), 6);
+  EXPECT_EQ(m.compute_slices() - table->compute_used(two), 1);
+  EXPECT_EQ(table->unit_mask(two), 0xFFu);
+  for (int slot = 0; slot < table->num_slots(); ++slot) {
+    EXPECT_EQ(table->Add(two, slot), kInvalidConfig) << "slot " << slot << " still fits";
+  }
+  for (int t = 0; t < table->num_terms(); ++t) {
+    EXPECT_EQ(table->Feasible(two, t), 0) << "term " << t;
+    EXPECT_EQ(table->Ideal(two, t), 0) << "term " << t;
+    const int cs = m.profile(m.base_profiles()[t]).compute_slices;
+    EXPECT_EQ(1 - cs * table->Feasible(two, t), 1) << "term " << t;  // demand-weighted term
+  }
+  EXPECT_EQ(table->FragCost(two), 0.0);
+
+  // The same on the GPU state: one free compute slice, and every create refused.
+  GpuState g(m, *table);
+  ASSERT_TRUE(g.Create(p3g, 0).ok());
+  ASSERT_TRUE(g.Create(p3g, 4).ok());
+  ASSERT_TRUE(g.StartJob(p3g, 0, 1).ok());
+  ASSERT_TRUE(g.StartJob(p3g, 4, 2).ok());
+  EXPECT_EQ(g.free_compute_slices(), 1);
+  EXPECT_NEAR(g.utilization(), 6.0 / 7, 1e-12);
+  for (int p = 0; p < static_cast<int>(m.profiles().size()); ++p) {
+    for (const Placement& pl : m.profile(p).placements) {
+      EXPECT_FALSE(g.Create(p, pl.start).ok()) << m.profile(p).name << "@" << pl.start;
+    }
+  }
+
+  const ConfigId full = table->Find(MaskOf(m, {{"4g.90gb", 0}, {"3g.90gb", 4}}));
+  ASSERT_NE(full, kInvalidConfig);
+  EXPECT_EQ(table->compute_used(full), 7);
+  EXPECT_EQ(table->unit_mask(full), 0xFFu);
 }
 
 // Every valid configuration is enumerated: count subsets of slots that pass

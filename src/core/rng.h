@@ -13,8 +13,9 @@
 // Reproducibility contract: for a given seed, Next(), Uniform01(),
 // UniformInt() and Choice() return bit-identical sequences on every platform
 // and compiler (integer arithmetic and exactly rounded double operations
-// only). Exponential() additionally calls std::log, which glibc rounds
-// correctly; other C libraries may differ in the last bit.
+// only). Exponential() and StandardNormal() additionally call std::log (and
+// std::sqrt, exact), which glibc rounds correctly; other C libraries may
+// differ in the last bit.
 //
 // Thread-safety: an Rng is a plain value; use one per thread.
 #ifndef MIGSCHED_CORE_RNG_H_
@@ -58,6 +59,18 @@ class Rng {
   // -mean * log(1 - Uniform01()). One draw of Next(). Returns 0 when mean <= 0
   // or is not finite.
   double Exponential(double mean);
+
+  // A standard normal variate by inverse CDF: StandardNormalQuantile of one
+  // Uniform01() draw moved into (0, 1) (u + 2^-54, so never 0 or 1). Exactly one
+  // draw of Next(), so a stream of them stays aligned with any other use of
+  // one Uniform01() per item (e.g. quantile coupling of two distributions).
+  double StandardNormal();
+
+  // The standard normal quantile Phi^-1(p) for p in (0, 1): Wichura's
+  // algorithm AS 241 (PPND16, Applied Statistics 37(3), 1988), accurate to
+  // about 1e-16 relative. Returns -inf / +inf for p <= 0 / p >= 1 and NaN for
+  // NaN. Pure function.
+  static double StandardNormalQuantile(double p);
 
   // An index i with probability weights[i] / sum(weights), by one Uniform01()
   // draw scaled by the sum and a scan of the running sums. Weights must be

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace migsched {
@@ -139,6 +140,35 @@ TEST(RngTest, ChoiceSharesStatistically) {
     // sigma = sqrt(p(1-p)/n) <= 0.0016; allow 0.008 (5 sigma).
     EXPECT_NEAR(static_cast<double>(hits[i]) / n, w[i], 0.008) << "index " << i;
   }
+}
+
+// Values of the standard normal quantile from published tables (Abramowitz & Stegun 26.2, and
+// Phi(1) = 0.8413447460685429): 0.975 -> 1.959963984540054, 0.995 -> 2.5758293035489004, 0.999 ->
+// 3.090232306167813, 0.05 -> -1.6448536269514722, 1e-10 -> -6.361340902404056 (the far tail, the
+// third branch of AS 241).
+TEST(RngTest, StandardNormalQuantileKnownValues) {
+  EXPECT_EQ(Rng::StandardNormalQuantile(0.5), 0.0);
+  EXPECT_NEAR(Rng::StandardNormalQuantile(0.975), 1.959963984540054, 1e-14);
+  EXPECT_NEAR(Rng::StandardNormalQuantile(0.995), 2.5758293035489004, 1e-14);
+  EXPECT_NEAR(Rng::StandardNormalQuantile(0.999), 3.090232306167813, 1e-13);
+  EXPECT_NEAR(Rng::StandardNormalQuantile(0.8413447460685429), 1.0, 1e-14);
+  EXPECT_NEAR(Rng::StandardNormalQuantile(0.05), -1.6448536269514722, 1e-14);
+  EXPECT_NEAR(Rng::StandardNormalQuantile(1e-10), -6.361340902404056, 1e-12);
+  EXPECT_NEAR(Rng::StandardNormalQuantile(0.25), -Rng::StandardNormalQuantile(0.75), 1e-15);
+  EXPECT_EQ(Rng::StandardNormalQuantile(0), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(Rng::StandardNormalQuantile(1), std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(Rng::StandardNormalQuantile(std::nan(""))));
+}
+
+// StandardNormal uses exactly one Next() (so streams stay aligned) and is the quantile of it.
+TEST(RngTest, StandardNormalDrawsOneUniform) {
+  Rng a(31), b(31);
+  for (int i = 0; i < 5; ++i) {
+    const double z = a.StandardNormal();
+    EXPECT_EQ(z, Rng::StandardNormalQuantile(b.Uniform01() + 0x1.0p-54));
+    EXPECT_TRUE(std::isfinite(z));
+  }
+  EXPECT_EQ(a.Next(), b.Next());
 }
 
 TEST(RngTest, SameSeedSameSequenceDifferentSeedDiffers) {

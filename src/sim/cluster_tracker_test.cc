@@ -51,6 +51,30 @@ TEST(ClusterTrackerTest, TotalsAndStrandedFollowThePlans) {
   EXPECT_TRUE(t->CrossCheck().ok()) << t->CrossCheck().ToString();
 }
 
+// B200: two busy 3g.90gb (3 compute, 4 memory slices each) hold all 8 placement units and leave
+// one compute slice free (core:
+// ConfigTableTest.B200TwoThreeGLeaveOneComputeSliceThatNothingCanUse). With a 1g.23gb waiting, that
+// slice is stranded capacity: GPU 0 has 1 free slice no waiting profile can use, the empty GPU 1
+// has 7 that it can: stranded 1 slice, share 1/8. FragCost is 0 on both (§2: missing capacity, not
+// fragmentation).
+TEST(ClusterTrackerTest, B200SliceLeftByTwoThreeGIsCountedAsStranded) {
+  JobId next_job = 100;
+  ConfigTableCache tables;
+  Cluster c({&Model("B200"), &Model("B200")}, &tables);
+  Plan p;
+  AddInstanceSteps(c.gpu(0).model(), 0, "3g.90gb@0,3g.90gb@4", &next_job, &p);
+  ASSERT_TRUE(ApplyPlan(p, &c).ok());
+  auto t = ClusterTracker::Create(c, /*creates_instances=*/true);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->busy_compute_slices(), 6);
+  EXPECT_DOUBLE_EQ(t->fragmentation_rate(), 0);
+  EXPECT_EQ(t->stranded_compute_slices(), 0);  // empty queue
+  t->AddDemand(AJob("1g.23gb").Named("1g.23gb"), +1);
+  EXPECT_EQ(t->stranded_compute_slices(), 1);
+  EXPECT_DOUBLE_EQ(t->stranded(), 1.0 / 8);
+  EXPECT_TRUE(t->CrossCheck().ok()) << t->CrossCheck().ToString();
+}
+
 TEST(ClusterTrackerTest, StaticOnlyCountsIdleInstancesOfTheExactProfile) {
   JobId next_job = 100;  // the busy instances' jobs
   // One A100: busy 3g.20gb@4, an idle 2g.10gb@0; 4 free slices.

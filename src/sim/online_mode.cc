@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include "sim/energy.h"
 #include "sim/event_queue.h"
 #include "sim/knowledge.h"
+#include "sim/reconfig_latency.h"
 #include "sim/request_shape.h"
 
 namespace migsched {
@@ -37,7 +39,7 @@ class OnlineSimulator {
         tracker_(tracker),
         clock_(clock),
         contention_(BandwidthPerGpu(scheduler->cluster()), options.contention),
-        reconfig_s_(options.reconfig_ms / 1000.0),
+        reconfig_s_(ReconfigSeconds(options)),
         free_at_(scheduler->cluster().size(), 0.0),
         runs_(jobs.size()),
         models_(scheduler->cluster().models()),
@@ -45,6 +47,9 @@ class OnlineSimulator {
         migrates_(scheduler->policy().Migrates()),
         energy_(scheduler->cluster()) {
     if (options.record_jobs) instance_text_.resize(jobs.size());
+    if (options.reconfig_latency != nullptr && !options.reconfig_latency->IsFixedUniform()) {
+      latency_.emplace(*options.reconfig_latency, options.reconfig_seed);
+    }
   }
 
   Status Run(SimResult* result);
@@ -69,6 +74,14 @@ class OnlineSimulator {
     double remaining_at_ckpt = 0;  // work left at the last checkpoint
     bool timed_out = false;        // ended at its time limit (kDone)
   };
+
+  // The one fixed latency of every create and destroy, seconds (unused when latency_ draws).
+  static double ReconfigSeconds(const SimOptions& o) {
+    if (o.reconfig_latency != nullptr && o.reconfig_latency->IsFixedUniform()) {
+      return o.reconfig_latency->create.fixed_ms / 1000.0;
+    }
+    return o.reconfig_ms / 1000.0;
+  }
 
   static std::vector<double> BandwidthPerGpu(const Cluster& c) {
     std::vector<double> out;
@@ -122,6 +135,8 @@ class OnlineSimulator {
   Clock* clock_;
   ContentionModel contention_;
   const double reconfig_s_;
+  // Set when SimOptions::reconfig_latency draws (not one fixed value for both kinds).
+  std::optional<ReconfigLatencySampler> latency_;
   EventQueue events_;
   std::vector<double> free_at_;  // per GPU: when its queued MIG operations end
   std::vector<JobRun> runs_;
@@ -210,21 +225,29 @@ void OnlineSimulator::ApplyRunPlan(const Plan& plan) {
 
 // Queues the plan's creates and destroys on their GPUs' operation queues;
 // `done_at` becomes the latest end of those operations (unchanged if none).
+// With drawn latencies, every operation gets one draw, in the plan's step order.
 void OnlineSimulator::AddReconfigOps(const Plan& plan, double* done_at) {
   // Plans list a GPU's steps together; count per GPU in order of appearance.
-  std::vector<std::pair<int, int>> ops;
+  struct GpuOps {
+    int gpu;
+    int n;
+    double drawn_s;  // the sum of the operations' drawn latencies (latency_ only)
+  };
+  std::vector<GpuOps> ops;
   for (const Step& s : plan.steps) {
     if (s.kind != StepKind::kCreate && s.kind != StepKind::kDestroy) continue;
-    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& p) { return p.first == s.gpu; });
-    if (it == ops.end()) {
-      ops.emplace_back(s.gpu, 1);
-    } else {
-      ++it->second;
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const GpuOps& o) { return o.gpu == s.gpu; });
+    if (it == ops.end()) it = ops.insert(ops.end(), GpuOps{s.gpu, 0, 0.0});
+    ++it->n;
+    if (latency_) {
+      it->drawn_s +=
+          s.kind == StepKind::kCreate ? latency_->CreateSeconds() : latency_->DestroySeconds();
     }
   }
-  for (const auto& [gpu, n] : ops) {
-    free_at_[gpu] = std::max(now_, free_at_[gpu]) + n * reconfig_s_;
-    *done_at = std::max(*done_at, free_at_[gpu]);
+  for (const GpuOps& o : ops) {
+    // n * reconfig_s_ exactly as with one fixed latency (not a sum of n terms).
+    free_at_[o.gpu] = std::max(now_, free_at_[o.gpu]) + (latency_ ? o.drawn_s : o.n * reconfig_s_);
+    *done_at = std::max(*done_at, free_at_[o.gpu]);
   }
 }
 

@@ -19,6 +19,9 @@ Status SimOptions::Validate() const {
     return InvalidArgumentError(
         fmt::format("reconfig_ms must be a finite number >= 0, got {}", reconfig_ms));
   }
+  if (reconfig_latency != nullptr) {
+    RETURN_IF_ERROR(reconfig_latency->Validate().WithPrefix("reconfig_latency"));
+  }
   if (!std::isfinite(fill_target) || fill_target <= 0 || fill_target > 100) {
     return InvalidArgumentError(
         fmt::format("fill_target must be in (0, 100], got {}", fill_target));

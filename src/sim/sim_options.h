@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/status.h"
 #include "sim/knowledge.h"
+#include "sim/reconfig_latency.h"
 
 namespace migsched {
 
@@ -42,6 +44,13 @@ struct SimOptions {
   // Operations on one GPU are serialised; operations on different GPUs overlap.
   // >= 0, finite.
   double reconfig_ms = 23;
+  // Online mode: the latencies as distributions instead (sim/reconfig_latency.h,
+  // `--reconfig-latency`): when set, each create and each destroy takes a draw of its
+  // distribution from a stream seeded by reconfig_seed (the drivers pass the run's --seed, so
+  // replica r draws with its own seed), and reconfig_ms is not used. Both fixed at one value:
+  // exactly the run of reconfig_ms at that value (nothing is drawn). nullptr: reconfig_ms.
+  std::shared_ptr<const ReconfigLatency> reconfig_latency;
+  uint64_t reconfig_seed = 0;
 
   // Fill mode: stop once the requested compute slices reach this share of the
   // cluster's compute slices (§9: "e.g. 130%"). > 0, at most 100.

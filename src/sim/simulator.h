@@ -12,10 +12,11 @@
 //    it fails the job is rejected at once with that reason; else it is
 //    queued. After all events of one time, the queue is scanned once (FIFO
 //    with backfill, §5, Scheduler::ScheduleQueue).
-//  * A decision's creates and destroys cost reconfig_ms each, serialised per
-//    GPU: a GPU's operations run from max(now, when its earlier operations
-//    end); the job starts when the operations on all its GPUs are done
-//    (immediately if it needs none).
+//  * A decision's creates and destroys cost reconfig_ms each (or, with
+//    SimOptions::reconfig_latency, a seeded draw each, sim/reconfig_latency.h),
+//    serialised per GPU: a GPU's operations run from max(now, when its earlier
+//    operations end); the job starts when the operations on all its GPUs are
+//    done (immediately if it needs none).
 //  * Running jobs progress at the §8 contention rate (sim/contention.h),
 //    recomputed for every job sharing a GPU whose set of running jobs changes.
 //  * Completion: Scheduler::Release; its destroys (policies that do not keep

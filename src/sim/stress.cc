@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <set>
 
 #include "core/clock.h"
 #include "sched/option_table.h"
 #include "sched/policy.h"
+#include "sim/reconfig_latency.h"
 #include "sim/simulator.h"
 
 namespace migsched {
@@ -88,6 +90,8 @@ SimOptions StressCase::Sim() const {
   SimOptions s;
   s.mode = SimMode::kOnline;
   s.reconfig_ms = reconfig_ms;
+  s.reconfig_latency = reconfig_latency;
+  s.reconfig_seed = 1;  // the command line's --seed 1
   s.contention = contention;
   s.knowledge = knowledge;
   s.user_estimates = user_estimates;
@@ -104,8 +108,15 @@ std::string StressCase::CommandLine(std::string_view trace_path,
   if (!extra_args.empty()) cmd += fmt::format(" {}", extra_args);
   cmd += fmt::format(" simulate --self-check --cluster {} --workload {} --policy {}", ClusterSpec(),
                      trace_path, policy);
-  cmd += fmt::format(" --fraction-rule {} --reconfig-ms {} --expected-ends {} --user-estimates {}",
-                     FractionRuleName(fraction_rule), reconfig_ms, KnowledgeName(knowledge),
+  cmd += fmt::format(" --fraction-rule {}", FractionRuleName(fraction_rule));
+  if (reconfig_latency == nullptr) {
+    cmd += fmt::format(" --reconfig-ms {}", reconfig_ms);
+  } else {
+    for (const std::string& spec : reconfig_latency->ToSpecs()) {
+      cmd += fmt::format(" --reconfig-latency {}", spec);
+    }
+  }
+  cmd += fmt::format(" --expected-ends {} --user-estimates {}", KnowledgeName(knowledge),
                      user_estimates ? "model" : "none");
   if (!contention) cmd += " --no-contention";
   for (const auto& [name, value] : options) cmd += fmt::format(" --{} {}", name, value);
@@ -232,6 +243,18 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
       j.time_limit_s = std::round(j.duration_s * (0.5 + 4 * rng.Uniform01()) * 1000) / 1000;
     }
     c.jobs.push_back(std::move(j));
+  }
+  // Drawn reconfiguration latencies for a third of the cases, from a stream of their own (the
+  // draws above stay as they were): operations ending at odd times, heavy tails.
+  Rng latency(Rng::DeriveSeed(seed, 0x6c6174656e6379));  // "latency"
+  if (latency.Uniform01() < 1.0 / 3) {
+    ReconfigLatency rl;
+    rl.create = FieldCreateLatency();
+    rl.destroy = FieldDestroyLatency();
+    const int64_t k = latency.UniformInt(0, 2);
+    if (k == 1) rl.create = rl.destroy = LatencyDistribution::Lognormal(23, 2);
+    if (k == 2) rl.create = rl.destroy = LatencyDistribution::Lognormal(2000, 0.5);
+    c.reconfig_latency = std::make_shared<const ReconfigLatency>(std::move(rl));
   }
   return c;
 }

@@ -19,6 +19,7 @@
 #define MIGSCHED_SIM_STRESS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +31,7 @@
 #include "core/rng.h"
 #include "core/status.h"
 #include "sched/options.h"
+#include "sim/reconfig_latency.h"
 #include "sim/sim_options.h"
 #include "sim/sim_result.h"
 
@@ -54,8 +56,11 @@ struct StressCase {
   std::vector<std::pair<std::string, std::string>> options;
   FractionRule fraction_rule = FractionRule::kCompute;  // --fraction-rule (every job's)
   double reconfig_ms = 23;                              // --reconfig-ms
-  bool contention = true;                               // false: --no-contention
-  Knowledge knowledge = Knowledge::kLimits;             // --expected-ends limits|known|unknown
+  // --reconfig-latency (ReconfigLatency::ToSpecs) instead of --reconfig-ms when set; drawn
+  // with the command line's --seed 1.
+  std::shared_ptr<const ReconfigLatency> reconfig_latency;
+  bool contention = true;                    // false: --no-contention
+  Knowledge knowledge = Knowledge::kLimits;  // --expected-ends limits|known|unknown
   bool user_estimates = false;  // --user-estimates model|none (the model seeded by --seed 1)
 
   // "2xA100-40GB,1xH100-80GB" (the models' first short names, else their names).

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -51,13 +52,15 @@ TEST(StressTest, GeneratedCasesKeepEveryInvariant) {
 }
 
 // What the generator draws: over the fixed seeds, every policy, every option of the table given,
-// every GPU model of the catalog, mixed clusters, --max-wait 0, both --reconfig-ms extremes,
+// every GPU model of the catalog, mixed clusters, --max-wait 0, both --reconfig-ms extremes and
+// drawn latencies (--reconfig-latency),
 // both expected-ends settings, and every job attribute of the trace format.
 TEST(StressTest, GeneratorCoversEveryPolicyOptionModelAndJobAttribute) {
   std::set<std::string> policies, options, models;
   std::set<int> counts;
   std::set<Migratable> kinds;
   std::set<double> reconfig;
+  std::set<std::string> latencies;
   bool mixed = false, max_wait_0 = false, ends_known = false, ends_unknown = false;
   bool fraction = false, pcie = false, not_pcie = false, latency = false, no_contention = false;
   for (uint64_t seed = 1; seed <= 400; ++seed) {
@@ -70,7 +73,11 @@ TEST(StressTest, GeneratorCoversEveryPolicyOptionModelAndJobAttribute) {
     }
     for (const auto& [n, m] : c.groups) models.insert(m->name());
     mixed = mixed || c.groups.size() > 1;
-    reconfig.insert(c.reconfig_ms);
+    if (c.reconfig_latency != nullptr) {
+      latencies.insert(c.reconfig_latency->ToString());
+    } else {
+      reconfig.insert(c.reconfig_ms);
+    }
     (c.knowledge == Knowledge::kUnknown ? ends_unknown : ends_known) = true;
     no_contention = no_contention || !c.contention;
     double last = 0;
@@ -91,6 +98,8 @@ TEST(StressTest, GeneratorCoversEveryPolicyOptionModelAndJobAttribute) {
   EXPECT_EQ(counts, (std::set<int>{1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_EQ(kinds.size(), 3u);
   EXPECT_EQ(reconfig, (std::set<double>{0, 23, 2000}));
+  EXPECT_EQ(latencies, (std::set<std::string>{"create lognormal:250,1, destroy lognormal:1000,0.7",
+                                              "lognormal:23,2", "lognormal:2000,0.5"}));
   EXPECT_TRUE(mixed && max_wait_0 && ends_known && ends_unknown && no_contention);
   EXPECT_TRUE(fraction && pcie && not_pcie && latency);
 }
@@ -126,6 +135,17 @@ TEST(StressTest, CommandLineNamesEverySetting) {
   ASSERT_TRUE(o.ok());
   EXPECT_EQ(o->max_wait_s, 0);
   EXPECT_EQ(o->evacuation, EvacuationScope::kHead);
+  // Drawn latencies replace --reconfig-ms: one --reconfig-latency per kind when they differ.
+  auto field = ParseReconfigLatency({"field"});
+  ASSERT_TRUE(field.ok());
+  c.reconfig_latency = std::make_shared<const ReconfigLatency>(*field);
+  EXPECT_EQ(c.CommandLine("w.csv"),
+            "migsched simulate --self-check --cluster 2xA100-40GB,1xH100-80GB --workload w.csv "
+            "--policy full --fraction-rule memory --reconfig-latency create=lognormal:250,1 "
+            "--reconfig-latency destroy=lognormal:1000,0.7 --expected-ends unknown "
+            "--user-estimates none --no-contention --max-wait 0 --evacuation head");
+  EXPECT_EQ(c.Sim().reconfig_latency, c.reconfig_latency);
+  EXPECT_EQ(c.Sim().reconfig_seed, 1u);
 }
 
 // The end checks catch a result that does not balance (derived by hand: 2 jobs, 1 record).

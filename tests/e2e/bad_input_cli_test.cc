@@ -77,6 +77,11 @@ TEST(BadFlagValuesTest, NumbersThatMeanNothingAreRefusedByName) {
        "--threshold: must be a number in [0, 1], got 'nan'"},
       {Simulate("paper-mix", {"--reconfig-ms", "-1"}),
        "--reconfig-ms: must be a finite number >= 0, got '-1'"},
+      {Simulate("paper-mix", {"--reconfig-latency", "gamma:2"}),
+       "--reconfig-latency: must be fixed:MS, lognormal:MEDIAN_MS,SIGMA, empirical:FILE or "
+       "field, got 'gamma:2'"},
+      {Simulate("paper-mix", {"--reconfig-latency", "destroy=lognormal:0,1"}),
+       "--reconfig-latency: lognormal:MEDIAN_MS,SIGMA needs MEDIAN_MS > 0, got 'lognormal:0,1'"},
       {Simulate("paper-mix", {"--mode", "fill", "--fill-target", "inf"}),
        "--fill-target: must be a finite number > 0, got 'inf'"},
   };
@@ -104,6 +109,14 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
        "serving, training; a trace gives each job's pcie_gbps)"},
       {Simulate(trace, {"--fill-target", "1.1"}),
        "migsched simulate: --fill-target applies to --mode fill only"},
+      {Simulate(trace, {"--mode", "fill", "--reconfig-latency", "field"}),
+       "migsched simulate: --reconfig-latency applies to --mode online only (fill mode has no "
+       "time)"},
+      {Simulate(trace, {"--reconfig-ms", "5", "--reconfig-latency", "field"}),
+       "migsched simulate: --reconfig-ms and --reconfig-latency both given: --reconfig-ms MS is "
+       "--reconfig-latency fixed:MS; give one"},
+      {Simulate(trace, {"--reconfig-latency", "fixed:1", "--reconfig-latency", "fixed:2"}),
+       "migsched simulate: --reconfig-latency: the create latency is given twice ('fixed:2')"},
       {Simulate(trace, {"--snapshot-at", "5"}),
        "migsched simulate: --snapshot-at sets the slot maps of --report; give --report FILE.html "
        "too"},
@@ -127,6 +140,14 @@ TEST(BadFlagValuesTest, ValuesThatMeanSomethingAreHonoured) {
       Simulate("paper-mix", {"--seed", "18446744073709551615", "--json", json, "--quiet"}));
   ASSERT_EQ(seed.exit_code, 0) << seed.err;
   EXPECT_EQ(ReadJson(json)["settings"]["seed"].get<uint64_t>(), 18446744073709551615ull);
+  // --reconfig-latency field: the preset's distributions in the settings, no single reconfig_ms.
+  auto field = RunMigsched(
+      Simulate("paper-mix", {"--reconfig-latency", "field", "--json", json, "--quiet"}));
+  ASSERT_EQ(field.exit_code, 0) << field.err;
+  const auto settings = ReadJson(json)["settings"];
+  EXPECT_TRUE(settings["reconfig_ms"].is_null());
+  EXPECT_EQ(settings["reconfig_latency"]["create"], "lognormal:250,1");
+  EXPECT_EQ(settings["reconfig_latency"]["destroy"], "lognormal:1000,0.7");
   // --arrivals trace-order with --load on a file: regenerated at that load.
   auto order = RunMigsched(
       Simulate(trace, {"--arrivals", "trace-order", "--load", "0.5", "--json", json, "--quiet"}));
