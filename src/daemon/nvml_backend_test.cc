@@ -14,6 +14,7 @@
 
 #include "build_paths.h"
 #include "daemon/discovery.h"
+#include "fake_nvml/fake_nvml_hooks.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -24,38 +25,19 @@ using ::testing::MatchesRegex;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-// The fake library's test hooks, resolved on the same handle NvmlBackend::Open gets.
-struct FakeNvml {
-  void* lib = nullptr;
-  int (*reset)() = nullptr;
-  int (*set_in_use)(int, unsigned int, int) = nullptr;
-  int (*set_gpu_lost)(int, int) = nullptr;
-  void (*set_no_permission)(int) = nullptr;
-  int (*forbidden_calls)() = nullptr;
-};
-
 class NvmlBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    fake_.lib = dlopen(MIGSCHED_FAKE_NVML, RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(fake_.lib, nullptr) << dlerror();
-    fake_.reset = reinterpret_cast<int (*)()>(dlsym(fake_.lib, "fakeNvmlReset"));
-    fake_.set_in_use =
-        reinterpret_cast<int (*)(int, unsigned int, int)>(dlsym(fake_.lib, "fakeNvmlSetInUse"));
-    fake_.set_gpu_lost =
-        reinterpret_cast<int (*)(int, int)>(dlsym(fake_.lib, "fakeNvmlSetGpuLost"));
-    fake_.set_no_permission =
-        reinterpret_cast<void (*)(int)>(dlsym(fake_.lib, "fakeNvmlSetNoPermission"));
-    fake_.forbidden_calls = reinterpret_cast<int (*)()>(dlsym(fake_.lib, "fakeNvmlForbiddenCalls"));
-    ASSERT_TRUE(fake_.reset && fake_.set_in_use && fake_.set_gpu_lost && fake_.set_no_permission &&
-                fake_.forbidden_calls);
+    // The fake library's test hooks, resolved on the same handle NvmlBackend::Open gets.
+    std::string error;
+    ASSERT_TRUE(fake_.Load(MIGSCHED_FAKE_NVML, &error)) << error;
     UseConfig("");
   }
   void TearDown() override {
     backend_.reset();
     if (fake_.lib != nullptr) {
       EXPECT_EQ(fake_.forbidden_calls(), 0) << "nvmlDeviceSetMigMode must never be called";
-      dlclose(fake_.lib);
+      fake_.Close();
     }
     unsetenv("MIGSCHED_FAKE_NVML_CONFIG");
   }
@@ -80,7 +62,7 @@ class NvmlBackendTest : public ::testing::Test {
     return backend_.get();
   }
 
-  FakeNvml fake_;
+  testing::FakeNvmlHooks fake_;
   std::unique_ptr<NvmlBackend> backend_;
 };
 
