@@ -61,7 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.policy = PickFrom(in, PolicyNames());
   c.fraction_rule = in.ConsumeBool() ? FractionRule::kCompute : FractionRule::kMemory;
   c.reconfig_ms = PickFrom(in, std::vector<double>{0, 23, 2000});
-  c.expected_ends_known = in.ConsumeBool();
+  c.knowledge = PickFrom(
+      in, std::vector<Knowledge>{Knowledge::kLimits, Knowledge::kKnown, Knowledge::kUnknown});
+  c.user_estimates = in.ConsumeBool();
   c.contention = in.ConsumeBool();
   for (const GpuModel* m : c.gpus) c.contention = c.contention && m->pcie_max_gbps() > 0;
   Rng values(in.ConsumeIntegral<uint64_t>());

@@ -101,7 +101,9 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   nlohmann::json pp = nlohmann::json::object();
   for (const auto& [key, p] : m.per_profile) {
     // Times are over completed jobs: none completed, no time (not 0 s).
-    auto time = [&p](double s) { return p.completed > 0 ? nlohmann::json(s) : nlohmann::json(); };
+    auto time = [completed = p.completed](double s) {
+      return completed > 0 ? nlohmann::json(s) : nlohmann::json();
+    };
     pp[key] = {{"jobs", p.jobs},
                {"completed", p.completed},
                {"rejected", p.rejected},

@@ -626,10 +626,11 @@ Status OnlineSimulator::SelfCheck() const {
       return InternalError(fmt::format("the scheduler lists {} instances of job {}, asked for {}",
                                        refs == nullptr ? 0 : refs->size(), job, jobs_[job].count));
     }
-    auto busy_with_job = [&](const InstanceRef& ref) {
+    // `id`, not the structured binding itself: clang before 16 cannot capture one (the fuzz build).
+    auto busy_with_job = [&, id = job](const InstanceRef& ref) {
       for (const Instance& in : cluster_->gpu(ref.gpu).instances()) {
         if (in.profile == ref.profile && in.start == ref.start)
-          return in.runs_job() && in.job == job;
+          return in.runs_job() && in.job == id;
       }
       return false;
     };
