@@ -75,7 +75,7 @@ void ExpectSlurmTakesIt(SlurmTestbed& tb, const std::string& line_name,
   EXPECT_EQ(tb.Out("scontrol -o show partition mig | grep -o 'State=[A-Z]*'"), "State=DOWN");
 }
 
-TEST(SlurmConfigRealTest, SlurmAcceptsTheIssueCluster) {
+TEST(SlurmConfigRealTest, SlurmAcceptsAThreeNodeCluster) {
   if (const std::string why = SlurmUnavailable(); !why.empty()) GTEST_SKIP() << why;
   SlurmTestbed tb({"--no-controller", "--nodes", "3", "--gpus", "2xA100-40GB"});
   ASSERT_TRUE(tb.Up());
