@@ -117,7 +117,7 @@ void BM_QueueScanFreedGpu(benchmark::State& state) {
     for (double f : {1.0 / 7, 1.0 / 7, 2.0 / 7, 3.0 / 7}) {
       Job j;
       j.gpu_fraction = f;
-      j.duration_s = 1;
+      j.time_limit_s = 1;
       run.scheduler->Enqueue(run.next_id++, j);
     }
     run.Scan(state);

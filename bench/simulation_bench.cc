@@ -19,9 +19,9 @@
 namespace migsched::bench {
 namespace {
 
-std::vector<Job> Workload(int n, int gpus, uint64_t seed) {
+std::vector<WorkloadJob> Workload(int n, int gpus, uint64_t seed) {
   Rng rng(seed);
-  std::vector<Job> jobs(n);
+  std::vector<WorkloadJob> jobs(n);
   for (int i = 0; i < n; ++i) {
     jobs[i] = RandomJob(rng);
     jobs[i].name = "j" + std::to_string(i);
@@ -41,7 +41,7 @@ void BM_Simulation(benchmark::State& state) {
   const int jobs_n = static_cast<int>(state.range(0));
   const int gpus = static_cast<int>(state.range(1));
   const char* policy = state.range(2) == 0 ? "full" : "frag-aware";
-  const std::vector<Job> jobs = Workload(jobs_n, gpus, 1);
+  const std::vector<WorkloadJob> jobs = Workload(jobs_n, gpus, 1);
   const std::vector<const GpuModel*> cluster = MixedGpus(gpus);
   SimOptions o;
   o.record_jobs = false;

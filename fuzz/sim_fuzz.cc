@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int n_jobs = in.ConsumeIntegralInRange<int>(1, 16);
   double t = 0;
   for (int i = 0; i < n_jobs && in.remaining_bytes() > 0; ++i) {
-    Job j;
+    WorkloadJob j;
     j.name = "j" + std::to_string(i);
     t += in.ConsumeIntegralInRange<int>(0, 1000) / 10.0;
     j.arrival_s = t;

@@ -34,10 +34,10 @@ void AddReportFlags(CLI::App* cmd, ReportFlags* f, bool with_path) {
           "SECONDS>=0"));
 }
 
-std::vector<double> DefaultSnapshotTimes(const std::vector<Job>& jobs) {
+std::vector<double> DefaultSnapshotTimes(const std::vector<WorkloadJob>& jobs) {
   if (jobs.empty()) return {};
   double first = jobs.front().arrival_s, last = first;
-  for (const Job& j : jobs) {
+  for (const WorkloadJob& j : jobs) {
     first = std::min(first, j.arrival_s);
     last = std::max(last, j.arrival_s);
   }
@@ -45,7 +45,8 @@ std::vector<double> DefaultSnapshotTimes(const std::vector<Job>& jobs) {
           first + 0.75 * (last - first)};
 }
 
-void PrepareForReport(const ReportFlags& flags, const std::vector<Job>& jobs, SimOptions* sim) {
+void PrepareForReport(const ReportFlags& flags, const std::vector<WorkloadJob>& jobs,
+                      SimOptions* sim) {
   sim->record_jobs = true;
   sim->record_timeline = true;
   if (sim->mode != SimMode::kOnline) return;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "cli/sim_flags.h"
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 #include "report/html_report.h"
 #include "sim/sim_options.h"
 #include "sim/sim_result.h"
@@ -31,13 +31,14 @@ void AddReportFlags(CLI::App* cmd, ReportFlags* flags, bool with_path = true);
 // and 75% of the way from the first to the last arrival of `jobs` (the
 // loaded part of an online run; the makespan is not known before the run).
 // Empty for an empty workload.
-std::vector<double> DefaultSnapshotTimes(const std::vector<Job>& jobs);
+std::vector<double> DefaultSnapshotTimes(const std::vector<WorkloadJob>& jobs);
 
 // Makes `sim` record what the report draws: job records, the timeline, GPU
 // snapshots at --snapshot-at (or DefaultSnapshotTimes) and at the peak of
 // fragmentation. Online mode only for the snapshots; fill mode keeps its
 // fill curve.
-void PrepareForReport(const ReportFlags& flags, const std::vector<Job>& jobs, SimOptions* sim);
+void PrepareForReport(const ReportFlags& flags, const std::vector<WorkloadJob>& jobs,
+                      SimOptions* sim);
 
 // One report for runs of the same setup: title, the workload line, the
 // settings and notes of `setup`, and one run per (label, result).

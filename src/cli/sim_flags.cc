@@ -443,7 +443,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     s.workload_label = fmt::format("alibaba:{}", std::filesystem::path(path).filename().string());
   } else {
     ASSIGN_OR_RETURN(s.jobs, ReadTraceFile(f.workload, catalog));
-    for (Job& j : s.jobs) j.fraction_rule = rule;  // the trace format has no column for it
+    for (WorkloadJob& j : s.jobs) j.fraction_rule = rule;  // the trace format has no column for it
     regenerate = f.load > 0;
     s.workload_label = std::filesystem::path(f.workload).filename().string();
   }
@@ -484,7 +484,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     if (lp.long_jobs > 0 || lp.offered_load_per_week.size() > 1)
       s.notes.push_back(DescribeLoad(lp));
     const auto with_limit = std::count_if(s.jobs.begin(), s.jobs.end(),
-                                          [](const Job& j) { return j.time_limit_s > 0; });
+                                          [](const WorkloadJob& j) { return j.time_limit_s > 0; });
     // Without a model, the missing limits matter only when the scheduler is to know limits.
     if (static_cast<size_t>(with_limit) < s.jobs.size() &&
         (s.sim.user_estimates || s.sim.knowledge == Knowledge::kLimits)) {

@@ -15,7 +15,7 @@
 #include "cli/context.h"
 #include "cli/memory_check.h"
 #include "core/gpu_model.h"
-#include "core/job.h"
+#include "io/workload_job.h"
 #include "sched/full_policy.h"
 #include "sched/options.h"
 #include "sim/sim_options.h"
@@ -94,7 +94,7 @@ CLI::Validator WholeNumber(int64_t min, uint64_t max);
 // Everything a run needs, built from the flags.
 struct SimSetup {
   std::vector<const GpuModel*> gpus;
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   SchedulerOptions scheduler;
   SimOptions sim;
   std::vector<std::string> notes;  // e.g. "skipped 861 pending pods without scheduled_time"

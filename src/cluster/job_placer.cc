@@ -62,7 +62,7 @@ Job JobPlacer::ToJob(const ClusterJob& job, const ProfileCount& part) const {
   j.count = part.count;
   j.latency_sensitive = job.latency_sensitive;
   j.migratable = job.migratable;
-  j.duration_s = job.time_limit_s;  // the expected run time (0: unknown)
+  j.time_limit_s = job.time_limit_s;  // the expected run time (0: unknown)
   return j;
 }
 

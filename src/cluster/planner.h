@@ -53,7 +53,7 @@ struct ClusterJob {
   Migratable migratable = Migratable::kNone;
   double waiting_since_s = 0;  // when it became eligible (the engine's clock, seconds)
   // Its time limit, seconds (0: none): its expected run time, for the §13 look-ahead reservation's
-  // backfill (Job::duration_s).
+  // backfill (Job::time_limit_s).
   double time_limit_s = 0;
   // "2x 3g.20gb", "1g.5gb + 3g.20gb on each of 2 nodes".
   std::string Describe() const;

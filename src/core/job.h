@@ -5,6 +5,13 @@
 // ("3g.20gb", valid only on models that offer that name) or given as a GPU
 // fraction in (0, 1], resolved per GPU model by `fraction_rule`.
 //
+// `Job` is the request, and only the request: all that a policy, the scheduler
+// and the drivers (daemon, Slurm, Kubernetes) ever see. How long a job really
+// runs, its PCIe demand and its contention sensitivity are the run's truth,
+// which only the simulator knows (io/workload_job.h: WorkloadJob = Job +
+// RunTruth); the type has no field for them, so no policy can read them (§9,
+// "Run-time knowledge").
+//
 // Thread-safety: plain values.
 #ifndef MIGSCHED_CORE_JOB_H_
 #define MIGSCHED_CORE_JOB_H_
@@ -64,15 +71,14 @@ struct Job {
   std::string profile;      // exact profile name; empty when gpu_fraction is used
   double gpu_fraction = 0;  // in (0, 1] when profile is empty
   FractionRule fraction_rule = FractionRule::kCompute;
-  int count = 1;          // instances wanted together (gang), >= 1
-  double duration_s = 0;  // run time without contention, seconds, > 0
+  int count = 1;  // instances wanted together (gang), >= 1
   // The user's time limit (Slurm's TimeLimit, the daemon's time_limit_s), seconds
-  // from the job's start, > 0; 0 = none given. A job still running at its limit is
-  // ended there (the simulator's outcome `timeout`). What a scheduler may know of a
-  // job's run time: see sim/knowledge.h (the simulator) and the drivers.
+  // from the job's start, > 0; 0 = none given. The only run time a scheduler
+  // knows: a job's expected run time is its limit, a running job's expected end
+  // its start + its limit, and without a limit both are unknown (§9, §13). A job
+  // still running at its limit is ended there (Slurm, the daemon; the
+  // simulator's outcome `timeout`).
   double time_limit_s = 0;
-  double pcie_gbps = 0;  // PCIe demand, GB/s (§8); 0 = not PCIe-bound
-  double alpha = 1.0;    // contention sensitivity (§8), > 0
   // Never moved to another GPU; may still be moved within its GPU (§6).
   // Placement treats it like any other job.
   bool latency_sensitive = false;

@@ -79,7 +79,7 @@ Job JobRequest::ToJob() const {
   job.profile = profile;
   job.gpu_fraction = profile.empty() ? gpu_fraction : 0;
   job.count = count;
-  job.duration_s = time_limit_s;  // the expected run time: the limit (0: unknown)
+  job.time_limit_s = time_limit_s;  // the expected run time (0: unknown)
   job.latency_sensitive = latency_sensitive;
   job.migratable = migratable;
   return job;

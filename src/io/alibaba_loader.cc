@@ -130,8 +130,8 @@ StatusOr<std::vector<AlibabaPod>> ParseAlibabaPods(std::istream& in, const std::
   return pods;
 }
 
-Job AlibabaPodToJob(const AlibabaPod& pod, const AlibabaOptions& options) {
-  Job job;
+WorkloadJob AlibabaPodToJob(const AlibabaPod& pod, const AlibabaOptions& options) {
+  WorkloadJob job;
   job.name = pod.name;
   job.arrival_s = pod.creation_time;
   job.fraction_rule = options.fraction_rule;
@@ -181,8 +181,9 @@ StatusOr<AlibabaWorkload> ParseAlibabaPodList(std::istream& in, const std::strin
     }
     w.jobs.push_back(AlibabaPodToJob(pod, options));
   }
-  std::stable_sort(w.jobs.begin(), w.jobs.end(),
-                   [](const Job& a, const Job& b) { return a.arrival_s < b.arrival_s; });
+  std::stable_sort(w.jobs.begin(), w.jobs.end(), [](const WorkloadJob& a, const WorkloadJob& b) {
+    return a.arrival_s < b.arrival_s;
+  });
   if (options.max_jobs > 0 && static_cast<int64_t>(w.jobs.size()) > options.max_jobs) {
     const int64_t dropped = static_cast<int64_t>(w.jobs.size()) - options.max_jobs;
     w.jobs.resize(static_cast<size_t>(options.max_jobs));

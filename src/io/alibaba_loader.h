@@ -47,8 +47,8 @@
 #include <string>
 #include <vector>
 
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 
 namespace migsched {
 
@@ -88,7 +88,7 @@ struct SkippedPods {
 };
 
 struct AlibabaWorkload {
-  std::vector<Job> jobs;             // sorted by arrival_s (stable)
+  std::vector<WorkloadJob> jobs;     // sorted by arrival_s (stable)
   std::vector<SkippedPods> skipped;  // non-zero groups, in order of first occurrence
   int64_t pods = 0;                  // data rows read
 };
@@ -102,7 +102,7 @@ StatusOr<std::vector<AlibabaPod>> ParseAlibabaPods(std::istream& in, const std::
 // The job a GPU pod (num_gpu >= 1) asks for, by the mapping above; arrival_s
 // = creation_time, duration_s = deletion_time - scheduled_time when both are
 // recorded, else 0 (the caller skips such pods).
-Job AlibabaPodToJob(const AlibabaPod& pod, const AlibabaOptions& options);
+WorkloadJob AlibabaPodToJob(const AlibabaPod& pod, const AlibabaOptions& options);
 
 // Parses a pod list and maps it to a workload (jobs + skipped summary).
 StatusOr<AlibabaWorkload> ParseAlibabaPodList(std::istream& in, const std::string& origin,

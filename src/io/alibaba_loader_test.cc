@@ -53,7 +53,7 @@ TEST(AlibabaLoaderTest, SmallFileMapping) {
   };
   ASSERT_EQ(w->jobs.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
-    const Job& j = w->jobs[i];
+    const WorkloadJob& j = w->jobs[i];
     const Expected& e = expected[i];
     SCOPED_TRACE(e.name);
     EXPECT_EQ(j.name, e.name);
@@ -82,7 +82,7 @@ TEST(AlibabaLoaderTest, OptionsAndFractionRules) {
   // ceil(0.46*8)=4 memory slices -> 3g.20gb (4 of 8, fewer compute than 4g).
   // p-small 0.05 -> 1g.5gb under both rules.
   std::map<std::string, std::string> memory_profiles;
-  for (Job j : w->jobs) {
+  for (WorkloadJob j : w->jobs) {
     EXPECT_EQ(j.migratable, Migratable::kNone);
     EXPECT_FALSE(j.latency_sensitive);
     EXPECT_EQ(j.fraction_rule, FractionRule::kMemory);
@@ -91,7 +91,7 @@ TEST(AlibabaLoaderTest, OptionsAndFractionRules) {
   EXPECT_EQ(memory_profiles["p-share"], "3g.20gb");
   EXPECT_EQ(memory_profiles["p-small"], "1g.5gb");
   EXPECT_EQ(memory_profiles["p-full"], "7g.40gb");
-  Job share = w->jobs[2];
+  WorkloadJob share = w->jobs[2];
   ASSERT_EQ(share.name, "p-share");
   share.fraction_rule = FractionRule::kCompute;
   EXPECT_EQ(a100.profile(ResolveProfile(a100, share)).name, "4g.20gb");
@@ -121,7 +121,7 @@ TEST(AlibabaLoaderTest, DefaultTraceSummary) {
                                                        "861 pending pods without scheduled_time"));
   int ls = 0;
   double total_duration = 0;
-  for (const Job& j : w->jobs) {
+  for (const WorkloadJob& j : w->jobs) {
     ls += j.latency_sensitive;
     total_duration += j.duration_s;
   }
@@ -181,7 +181,7 @@ TEST(AlibabaLoaderTest, DefaultTraceProfileCountsOnA100) {
     for (const AlibabaPod& pod : *pods) {
       if (pod.num_gpu == 0) continue;
       if (c.scheduled_only && !pod.scheduled_time) continue;
-      Job j = AlibabaPodToJob(pod, opt);
+      WorkloadJob j = AlibabaPodToJob(pod, opt);
       if (j.count > 1) {
         ++got["gang"];
         continue;

@@ -80,8 +80,8 @@ class RowConverter {
     return LineError(fmt::format("field '{}': {}", kFieldNames[f], reason));
   }
 
-  StatusOr<Job> Convert(const Cells& cells) const {
-    Job job;
+  StatusOr<WorkloadJob> Convert(const Cells& cells) const {
+    WorkloadJob job;
     for (Field f : {kId, kArrival, kDuration}) {
       if (!cells[f].present) return FieldError(f, "missing (required)");
     }
@@ -216,7 +216,8 @@ class RowConverter {
 };
 
 // Checks ids for duplicates and sorts by arrival (stable).
-Status Finish(const std::string& origin, const std::vector<int>& lines, std::vector<Job>* jobs) {
+Status Finish(const std::string& origin, const std::vector<int>& lines,
+              std::vector<WorkloadJob>* jobs) {
   std::unordered_map<std::string, int> first_line;
   for (size_t i = 0; i < jobs->size(); ++i) {
     auto [it, inserted] = first_line.emplace((*jobs)[i].name, lines[i]);
@@ -226,8 +227,9 @@ Status Finish(const std::string& origin, const std::vector<int>& lines, std::vec
                       (*jobs)[i].name, it->second));
     }
   }
-  std::stable_sort(jobs->begin(), jobs->end(),
-                   [](const Job& a, const Job& b) { return a.arrival_s < b.arrival_s; });
+  std::stable_sort(jobs->begin(), jobs->end(), [](const WorkloadJob& a, const WorkloadJob& b) {
+    return a.arrival_s < b.arrival_s;
+  });
   return Status::Ok();
 }
 
@@ -259,8 +261,8 @@ std::string UnwritableReason(const std::string& s) {
 
 }  // namespace
 
-StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& origin,
-                                         const Catalog* catalog) {
+StatusOr<std::vector<WorkloadJob>> ParseTraceCsv(std::istream& in, const std::string& origin,
+                                                 const Catalog* catalog) {
   ASSIGN_OR_RETURN(CsvTable table, ReadStrictCsv(in, origin));
   std::vector<int> column_field(table.header.size(), -1);
   std::array<bool, kNumFields> have{};
@@ -284,7 +286,7 @@ StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& or
         fmt::format("{}:{}: missing column 'profile' or 'gpu_fraction' (one is required)", origin,
                     table.header_line));
   }
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   std::vector<int> lines;
   jobs.reserve(table.rows.size());
   for (const CsvRow& row : table.rows) {
@@ -296,7 +298,7 @@ StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& or
       cell.text = row.fields[c];
     }
     RowConverter conv(origin, row.line, catalog);
-    ASSIGN_OR_RETURN(Job job, conv.Convert(cells));
+    ASSIGN_OR_RETURN(WorkloadJob job, conv.Convert(cells));
     jobs.push_back(std::move(job));
     lines.push_back(row.line);
   }
@@ -304,9 +306,9 @@ StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& or
   return jobs;
 }
 
-StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::string& origin,
-                                               const Catalog* catalog) {
-  std::vector<Job> jobs;
+StatusOr<std::vector<WorkloadJob>> ParseTraceJsonLines(std::istream& in, const std::string& origin,
+                                                       const Catalog* catalog) {
+  std::vector<WorkloadJob> jobs;
   std::vector<int> lines;
   std::string raw;
   int line = 0;
@@ -354,7 +356,7 @@ StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::stri
       cells[f].present = true;
       cells[f].value = &it.value();
     }
-    ASSIGN_OR_RETURN(Job job, conv.Convert(cells));
+    ASSIGN_OR_RETURN(WorkloadJob job, conv.Convert(cells));
     jobs.push_back(std::move(job));
     lines.push_back(line);
   }
@@ -363,7 +365,7 @@ StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::stri
   return jobs;
 }
 
-StatusOr<std::vector<Job>> ReadTraceFile(const std::string& path, const Catalog* catalog) {
+StatusOr<std::vector<WorkloadJob>> ReadTraceFile(const std::string& path, const Catalog* catalog) {
   ASSIGN_OR_RETURN(std::ifstream in, OpenInputFile(path, "trace file"));
   const std::string lower = Lower(path);
   const bool csv = EndsWith(lower, ".csv");
@@ -376,10 +378,10 @@ StatusOr<std::vector<Job>> ReadTraceFile(const std::string& path, const Catalog*
   return csv ? ParseTraceCsv(in, path, catalog) : ParseTraceJsonLines(in, path, catalog);
 }
 
-Status WriteTraceCsv(const std::vector<Job>& jobs, std::ostream& out) {
+Status WriteTraceCsv(const std::vector<WorkloadJob>& jobs, std::ostream& out) {
   std::set<std::string> ids;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    const Job& j = jobs[i];
+    const WorkloadJob& j = jobs[i];
     std::string why = UnwritableReason(j.name);
     if (why.empty() && j.name.front() == '#') why = "it starts with '#'";
     if (!why.empty()) {
@@ -403,7 +405,7 @@ Status WriteTraceCsv(const std::vector<Job>& jobs, std::ostream& out) {
     text += kFieldNames[f];
   }
   text += '\n';
-  for (const Job& j : jobs) {
+  for (const WorkloadJob& j : jobs) {
     // Field order as kFieldNames.
     // time_limit_s: empty when the job has none (0).
     fmt::format_to(std::back_inserter(text), "{},{},{},{},{},{},{},{},{},{},{}\n", j.name,

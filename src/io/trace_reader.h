@@ -53,8 +53,8 @@
 #include <vector>
 
 #include "core/catalog.h"
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 
 namespace migsched {
 
@@ -64,14 +64,15 @@ namespace migsched {
 // `catalog` (may be null: names are then kept as written) checks and
 // canonicalises profile names, as described above. A directory, or a file that
 // cannot be opened, is an error naming the path and the system's reason.
-StatusOr<std::vector<Job>> ReadTraceFile(const std::string& path, const Catalog* catalog = nullptr);
+StatusOr<std::vector<WorkloadJob>> ReadTraceFile(const std::string& path,
+                                                 const Catalog* catalog = nullptr);
 
 // Parses CSV / JSON-lines text from a stream; `origin` names it in errors.
 // Same result order and `catalog` as ReadTraceFile.
-StatusOr<std::vector<Job>> ParseTraceCsv(std::istream& in, const std::string& origin,
-                                         const Catalog* catalog = nullptr);
-StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::string& origin,
-                                               const Catalog* catalog = nullptr);
+StatusOr<std::vector<WorkloadJob>> ParseTraceCsv(std::istream& in, const std::string& origin,
+                                                 const Catalog* catalog = nullptr);
+StatusOr<std::vector<WorkloadJob>> ParseTraceJsonLines(std::istream& in, const std::string& origin,
+                                                       const Catalog* catalog = nullptr);
 
 // Writes `jobs` as CSV with every column in the order listed above (profile
 // and gpu_fraction both present, one empty per row), numbers in the shortest
@@ -80,7 +81,7 @@ StatusOr<std::vector<Job>> ParseTraceJsonLines(std::istream& in, const std::stri
 // (kInvalidArgument, nothing written): a job whose id or profile cannot be
 // written unquoted (empty, contains ',', '"', a line break, surrounding
 // blanks, or an id starting with '#'), or a duplicate id.
-Status WriteTraceCsv(const std::vector<Job>& jobs, std::ostream& out);
+Status WriteTraceCsv(const std::vector<WorkloadJob>& jobs, std::ostream& out);
 
 }  // namespace migsched
 

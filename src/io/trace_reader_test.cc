@@ -25,7 +25,7 @@ constexpr char kKnown[] =
     "id, arrival_s, profile, gpu_fraction, count, duration_s, pcie_gbps, alpha, "
     "latency_sensitive, migratable, time_limit_s";
 
-void ExpectSameJob(const Job& a, const Job& b) {
+void ExpectSameJob(const WorkloadJob& a, const WorkloadJob& b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.arrival_s, b.arrival_s) << a.name;
   EXPECT_EQ(a.profile, b.profile) << a.name;
@@ -39,14 +39,14 @@ void ExpectSameJob(const Job& a, const Job& b) {
   EXPECT_EQ(a.time_limit_s, b.time_limit_s) << a.name;
 }
 
-void ExpectSameJobs(const std::vector<Job>& a, const std::vector<Job>& b) {
+void ExpectSameJobs(const std::vector<WorkloadJob>& a, const std::vector<WorkloadJob>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) ExpectSameJob(a[i], b[i]);
 }
 
 // What tests/data/traces/small.{csv,jsonl} hold, written out by hand, sorted
 // by arrival (stable: bloom560-1 and gang-1 both arrive at 30, file order).
-std::vector<Job> SmallTraceJobs() {
+std::vector<WorkloadJob> SmallTraceJobs() {
   return {
       AJob("3g.20gb").Named("resnet-1").Runs(600).LatencySensitive(true),
       AJob().Named("frac-1").ArrivesAt(12.5).Fraction(0.46).Runs(90.5).Pcie(17.65, 1.07),
@@ -259,7 +259,7 @@ TEST(TraceReaderTest, BadJsonLineNamesLineAndParser) {
 }
 
 TEST(TraceReaderTest, CsvRoundTrip) {
-  std::vector<Job> jobs = SmallTraceJobs();
+  std::vector<WorkloadJob> jobs = SmallTraceJobs();
   // Values whose shortest decimal form is long, and a very small/large one.
   jobs.push_back(AJob()
                      .Named("odd")
@@ -277,7 +277,7 @@ TEST(TraceReaderTest, CsvRoundTrip) {
   auto back = ParseTraceCsv(in, "roundtrip.csv");
   ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << out.str();
   // Reading sorts by arrival: 1/3 s comes second (after 0, before 12.5).
-  std::vector<Job> expected = jobs;
+  std::vector<WorkloadJob> expected = jobs;
   std::stable_sort(expected.begin(), expected.end(),
                    [](const Job& a, const Job& b) { return a.arrival_s < b.arrival_s; });
   ASSERT_EQ(expected[1].name, "odd");
@@ -326,13 +326,13 @@ TEST(TraceReaderTest, WriterRejectsUnwritableIds) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.id);
-    Job j = AJob(c.profile).Named(c.id);
+    WorkloadJob j = AJob(c.profile).Named(c.id);
     std::ostringstream out;
     Status st = WriteTraceCsv({j}, out);
     EXPECT_EQ(st.message(), c.error);
     EXPECT_EQ(out.str(), "");
   }
-  Job a = AJob("1g.5gb").Named("a");
+  WorkloadJob a = AJob("1g.5gb").Named("a");
   std::ostringstream out;
   EXPECT_EQ(WriteTraceCsv({a, a}, out).message(), "job 1: duplicate id 'a'");
 }
@@ -358,7 +358,7 @@ TEST(TraceReaderTest, ProfileSpellingsBecomeTheCatalogsWithACatalog) {
   auto jobs = ParseTraceCsv(csv, "t.csv", &catalog);
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   std::vector<std::string> profiles;
-  for (const Job& j : *jobs) profiles.push_back(j.profile);
+  for (const WorkloadJob& j : *jobs) profiles.push_back(j.profile);
   EXPECT_EQ(profiles, (std::vector<std::string>{"1g.8gb", "1g.8gb", "2g.16gb", "2g.16gb"}));
   std::istringstream jsonl(R"({"id":"a","arrival_s":0,"profile":"Mig-2G.16gb","duration_s":1})");
   auto j = ParseTraceJsonLines(jsonl, "t.jsonl", &catalog);

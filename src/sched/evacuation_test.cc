@@ -60,7 +60,7 @@ class Bench {
         ++specs_[id].count;
         continue;
       }
-      specs_.push_back(AJob(m.profile(in.profile).name).Runs(100));
+      specs_.push_back(AJob(m.profile(in.profile).name).Limit(100));
       rights_.push_back(r.rights);
     }
     Status st = ApplyPlan(plan, cluster_.get());
@@ -111,7 +111,7 @@ TEST(EvacuationTest, TwoSmallJobsLeaveForASevenSliceJob) {
               {0, "1g.5gb@6"},
               {1, "4g.20gb@0", MoveRights::kNone},
               {1, "1g.5gb@4", MoveRights::kNone}});
-  const Job seven = AJob("7g.40gb").Runs(100);
+  const Job seven = AJob("7g.40gb").Limit(100);
   std::optional<EvacuationPlan> p = PlanEvacuation(b.cluster(), b.Query(&seven));
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->gpu, 0);
@@ -127,7 +127,7 @@ TEST(EvacuationTest, TwoSmallJobsLeaveForASevenSliceJob) {
 // job 0 twice at once, and a job has at most one move in flight (§6): no plan. GPU 2, added with
 // a single movable 1g.5gb@3 (job 3), is the one candidate left: one move, of job 3, off GPU 2.
 TEST(EvacuationTest, AGangWithTwoBlockersOnOneGpuIsNotEvacuated) {
-  const Job seven = AJob("7g.40gb").Runs(100);
+  const Job seven = AJob("7g.40gb").Limit(100);
   Bench b(2, {{0, "1g.5gb@0"},
               {0, "1g.5gb@6", MoveRights::kAny, /*same_job_as=*/0},
               {1, "4g.20gb@0", MoveRights::kNone},
@@ -152,7 +152,7 @@ TEST(EvacuationTest, AGangWithTwoBlockersOnOneGpuIsNotEvacuated) {
 TEST(EvacuationTest, FewestMovesWin) {
   Bench b(3,
           {{0, "1g.5gb@0"}, {0, "1g.5gb@6"}, {1, "1g.5gb@3"}, {2, "3g.20gb@0", MoveRights::kNone}});
-  const Job seven = AJob("7g.40gb").Runs(100);
+  const Job seven = AJob("7g.40gb").Limit(100);
   std::optional<EvacuationPlan> p = PlanEvacuation(b.cluster(), b.Query(&seven));
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->gpu, 1);
@@ -170,12 +170,12 @@ TEST(EvacuationTest, ALatencySensitiveJobMovesWithinItsGpu) {
   Bench b(2, {{0, "1g.5gb@0", MoveRights::kIntra},
               {1, "4g.20gb@0", MoveRights::kNone},
               {1, "3g.20gb@4", MoveRights::kNone}});
-  const Job four = AJob("4g.20gb").Runs(100);
+  const Job four = AJob("4g.20gb").Limit(100);
   std::optional<EvacuationPlan> p = PlanEvacuation(b.cluster(), b.Query(&four));
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(b.Moves(*p), std::vector<std::string>{"0: 0:1g.5gb@0 -> 0:1g.5gb@6"});
   // A 7g.40gb leaves no room on the GPU: nothing to do.
-  const Job seven = AJob("7g.40gb").Runs(100);
+  const Job seven = AJob("7g.40gb").Limit(100);
   EXPECT_FALSE(PlanEvacuation(b.cluster(), b.Query(&seven)).has_value());
 }
 
@@ -184,7 +184,7 @@ TEST(EvacuationTest, ALatencySensitiveJobMovesWithinItsGpu) {
 TEST(EvacuationTest, JobsThatMayNotMoveStay) {
   for (MoveRights rights : {MoveRights::kNone, MoveRights::kAny}) {
     Bench b(2, {{0, "1g.5gb@2", rights}, {1, "3g.20gb@0", MoveRights::kNone}});
-    const Job seven = AJob("7g.40gb").Runs(100);
+    const Job seven = AJob("7g.40gb").Limit(100);
     EXPECT_EQ(PlanEvacuation(b.cluster(), b.Query(&seven)).has_value(), rights == MoveRights::kAny);
   }
 }
@@ -192,7 +192,7 @@ TEST(EvacuationTest, JobsThatMayNotMoveStay) {
 // GPUs the caller closes are neither sources nor targets.
 TEST(EvacuationTest, ClosedGpusAreLeftAlone) {
   Bench b(2, {{0, "1g.5gb@2"}, {1, "3g.20gb@0", MoveRights::kNone}});
-  const Job seven = AJob("7g.40gb").Runs(100);
+  const Job seven = AJob("7g.40gb").Limit(100);
   EvacuationQuery q = b.Query(&seven);
   q.target_ok = [](int g) { return g != 1; };
   EXPECT_FALSE(PlanEvacuation(b.cluster(), q).has_value());
@@ -306,12 +306,12 @@ TEST(EvacuationRandomTest, MatchesEveryMoveSetAndKeepsTheInvariants) {
       const JobId id = static_cast<JobId>(specs.size());
       Status st = ApplyPlan(PlacementPlan(c, g, profile, a100.slots()[slot].start, id), &c);
       ASSERT_TRUE(st.ok()) << st.ToString();
-      specs.push_back(AJob(a100.profile(profile).name).Runs(100));
+      specs.push_back(AJob(a100.profile(profile).name).Limit(100));
       const uint64_t r = pick(4);
       rights.push_back(r == 0 ? MoveRights::kNone : r == 1 ? MoveRights::kIntra : MoveRights::kAny);
     }
     const char* const waiting_names[] = {"2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"};
-    const Job waiting = AJob(waiting_names[pick(4)]).Runs(100);
+    const Job waiting = AJob(waiting_names[pick(4)]).Limit(100);
     const int wp = a100.FindProfile(waiting.profile);
     EvacuationQuery q;
     q.job = &waiting;

@@ -38,7 +38,7 @@ inline constexpr int kFullDefaultReserveFull = 0;  // GPUs; 0 = off
 // settings; among them the lowest mean over the settings of the mean-JCT ratio; ties within
 // 0.01: the lower mean 7g p95 ratio. The pick: evacuation for any waiting job, the starvation
 // guard after 1800 s (§5, EASY) and slack F = 1 (a job may backfill onto a reserved GPU when it
-// ends by the reservation's expected start plus the reserved job's duration). Where the
+// ends by the reservation's expected start plus the reserved job's time limit). Where the
 // scheduler knows no expected end of the jobs blocking a reservation (daemon jobs without
 // time_limit_s, Slurm jobs with TimeLimit=UNLIMITED) the reservation could only be strict (its
 // start unknown, nothing without a known end backfills onto the GPU), which measured
@@ -46,7 +46,7 @@ inline constexpr int kFullDefaultReserveFull = 0;  // GPUs; 0 = off
 // docs/results.md section 3, the simulator's `--expected-ends unknown`); so `full` makes no
 // reservation then (`--reservation-unknown-ends skip`) and behaves as `--evacuation queue` alone.
 inline constexpr double kFullDefaultMaxSkipSeconds = 1800;      // seconds; < 0 = off
-inline constexpr double kFullDefaultReservationSlack = 1;       // × the reserved job's duration
+inline constexpr double kFullDefaultReservationSlack = 1;       // × the reserved job's time limit
 inline constexpr bool kFullDefaultReservationNeedsEnds = true;  // reservation-unknown-ends skip
 inline constexpr EvacuationScope kFullDefaultEvacuation = EvacuationScope::kQueue;
 

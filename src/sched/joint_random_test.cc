@@ -141,7 +141,7 @@ TEST(JointRandomTest, EveryConfigurationOfEveryModelStartsTogether) {
       for (size_t i = 0; i < profiles.size(); ++i) {
         Job j;
         j.profile = m.profile(profiles[i]).name;
-        j.duration_s = 100;
+        j.time_limit_s = 100;
         s.Enqueue(static_cast<JobId>(i), j);
       }
       const Cluster before = cluster;
@@ -302,7 +302,7 @@ TEST(JointRandomTest, TwoOrThreeGpusStartTheReferenceMaximum) {
         Job job;
         job.profile = j.profile;
         job.count = j.count;
-        job.duration_s = 100;
+        job.time_limit_s = 100;
         if (!s.CheckCanEverRun(job).ok()) continue;
         jobs[j.id] = j;
         s.Enqueue(j.id, job);

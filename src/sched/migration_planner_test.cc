@@ -386,7 +386,7 @@ TEST(MigrationPlannerTest, FragmentedArrivalGetsAMoveThatMakesRoom) {
   // target start: 1g@5 -> 3.
   Job want;
   want.profile = "3g.20gb";
-  want.duration_s = 1;
+  want.time_limit_s = 1;
   Bench b({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
   EXPECT_THAT(b.Pass(MigrationTrigger::kFragmented, Opts(), {}, {want}),
               ElementsAre("job 2: 0:1g.5gb@5 -> 0:1g.5gb@3"));
@@ -405,7 +405,7 @@ TEST(MigrationPlannerTest, FragmentedRoomMayComeFromAnotherGpu) {
   // block the 4g (0.2). Afterwards 3g@4 fits on GPU 0.
   Job want;
   want.profile = "3g.20gb";
-  want.duration_s = 1;
+  want.time_limit_s = 1;
   Bench b(
       {"A100-40GB", "A100-40GB"},
       {{0, "1g.5gb@0", Migratable::kNone}, {0, "1g.5gb@2", Migratable::kNone}, {0, "2g.10gb@4"}});
@@ -444,7 +444,7 @@ TEST(MigrationPlannerTest, ATargetOverlappingItsOwnSourceIsNotMade) {
   EXPECT_NEAR(cluster.gpu(0).fragcost(), 0.5, 1e-9);
   Job job;
   job.profile = "2g";
-  job.duration_s = 1;
+  job.time_limit_s = 1;
   job.migratable = Migratable::kCheckpoint;
   SchedulerOptions o = Opts();
   MigrationContext ctx;

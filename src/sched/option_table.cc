@@ -249,8 +249,8 @@ std::vector<Spec> BuildTable() {
       [](O& o) -> double& { return o.reservation_slack; },
       fmt::format("Reservation slack F (§13, with max-skip-seconds): a job may backfill onto a "
                   "reserved GPU if it ends by the reserved job's expected start plus F x that "
-                  "job's duration; 0 = strict; larger F favours small jobs over large ones (full "
-                  "defaults to {:g}; a job of unknown duration backfills only beside the reserved "
+                  "job's time limit; 0 = strict; larger F favours small jobs over large ones (full "
+                  "defaults to {:g}; a job without a time limit backfills only beside the reserved "
                   "placement)",
                   kFullDefaultReservationSlack),
       &E::reservation_slack));

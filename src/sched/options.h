@@ -62,15 +62,15 @@ struct SchedulerOptions {
   int reservation_depth = 8;  // >= 1; conservative only
   // §13 reservation slack F, the knob that trades large-job against small-job waits: a job may
   // backfill onto a reserved GPU when it ends no later than the reservation's expected start
-  // plus F × the reserved job's duration (0 when that is unknown). 0 = strict EASY or
+  // plus F × the reserved job's time limit (0 when that is unknown). 0 = strict EASY or
   // conservative backfilling (default, the large jobs' side); larger F lets more small jobs
-  // through, and F large against every job's duration is the same as no reservation. >= 0.
+  // through, and F large against every job's limit is the same as no reservation. >= 0.
   double reservation_slack = 0;
   // §13: whether a look-ahead reservation needs a known start. When the placement an overdue job
   // would reserve frees at an unknown time (a blocker without an expected end: the daemon's jobs
   // without a time limit, Slurm's with TimeLimit=UNLIMITED):
   //   false ("strict", default): it is reserved anyway, a strict starvation guard: its expected
-  //     start is unknown, so on that GPU only jobs of known duration start, and the others only
+  //     start is unknown, so on that GPU only jobs with a time limit start, and the others only
   //     beside the reserved placement;
   //   true ("skip", `full`'s default, sched/full_policy.h): no reservation is made for the job
   //     then; it waits as any other (evacuation, if on, still opens room for it).

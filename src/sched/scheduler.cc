@@ -370,21 +370,21 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       // own reservations (regression: conservative_reserves_for_every_request).
       reserve_if_overdue(*it);
     }
-    // §13 (a): a job expected to end (now + its duration) no later than a
+    // §13 (a): a job expected to end (now + its time limit) no later than a
     // reservation's expected start cannot delay that job, so it may also use
     // that reservation's GPU (EASY backfilling), when every reservation there
-    // allows it. Jobs without a duration (0: unknown, the daemon) never do.
+    // allows it. Jobs without a limit (0: run time unknown) never do.
     // Holds stay closed.
-    if (!reservations_.empty() && job.duration_s > 0) {
+    if (!reservations_.empty() && job.time_limit_s > 0) {
       std::vector<int> opened;
       for (const Reservation& r : reservations_) {
-        if (r.job != id && now_s_ + job.duration_s <= r.start_s + r.slack_s) {
+        if (r.job != id && now_s_ + job.time_limit_s <= r.start_s + r.slack_s) {
           opened.push_back(r.gpu);
         }
       }
       std::erase_if(opened, [&](int g) {
         for (const Reservation& r : reservations_) {
-          if (r.gpu == g && r.job != id && now_s_ + job.duration_s > r.start_s + r.slack_s) {
+          if (r.gpu == g && r.job != id && now_s_ + job.time_limit_s > r.start_s + r.slack_s) {
             return true;
           }
         }
@@ -830,7 +830,7 @@ std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
   if (std::isinf(start) && options_.reservation_needs_ends) return {};
   // §13 slack: how much later than `start` a backfilled job may end (the
   // reserved job's duration × the option; 0 when the duration is unknown).
-  const double slack = q.job.duration_s > 0 ? options_.reservation_slack * q.job.duration_s : 0;
+  const double slack = q.job.time_limit_s > 0 ? options_.reservation_slack * q.job.time_limit_s : 0;
   std::vector<Reservation> out;
   for (size_t i = 0; i < n; ++i) {
     const Best& b = per_gpu[i];

@@ -97,7 +97,7 @@ struct Reservation {
   double start_s = 0;
   bool hold = false;  // an evacuation's placement (§13): closed to every other job
   // §13 reservation slack, seconds: a job backfilled by (a) may end up to this long after
-  // start_s (options.reservation_slack × the reserved job's duration; 0 when that is unknown).
+  // start_s (options.reservation_slack × the reserved job's time limit; 0 when that is unknown).
   double slack_s = 0;
 };
 
@@ -262,7 +262,7 @@ class Scheduler {
   // ReservationMode::kConservative each of the first reservation_depth overdue waiting jobs that do
   // not fit gets its own reservations, in queue order. For the rest of the scan another job is
   // placed on a reserved GPU only (a) when it is expected to end (now +
-  // Job::duration_s, duration known) no later than that reservation's
+  // Job::time_limit_s, limit known) no later than that reservation's
   // start_s: it cannot delay that job (EASY backfilling; the policy then
   // chooses among every GPU whose reservations all start later), or (b) a
   // single instance beside the reservation: a placement that keeps the

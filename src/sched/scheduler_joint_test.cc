@@ -64,7 +64,7 @@ class Fixture {
 
   JobId Enqueue(const std::string& profile, int count = 1, double duration = 1000) {
     scheduler_->Enqueue(next_,
-                        AJob(profile).Named(fmt::format("j{}", next_)).Gang(count).Runs(duration));
+                        AJob(profile).Named(fmt::format("j{}", next_)).Gang(count).Limit(duration));
     return next_++;
   }
 

@@ -21,6 +21,7 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::AJob;
 using ::migsched::testing::BuildCluster;
 using ::migsched::testing::GpuSetup;
 using ::migsched::testing::JobOf;
@@ -178,7 +179,7 @@ TEST_F(PinsTest, DrainIsNotAReservation) {
   // The head (a 7g.40gb) fits nowhere: GPU 0 is drained, GPU 1 busy. The scan
   // reserves a GPU for it, then clears its reservations.
   sched_->SetExpectedEnd(1000, 10);
-  sched_->Enqueue(1, JobOf("7g.40gb", 1, 5));
+  sched_->Enqueue(1, AJob("7g.40gb").Limit(5));
   clock_.Advance(1);
   sched_->SetNow(1);
   ASSERT_OK_AND_ASSIGN(std::vector<Decision> placed, sched_->ScheduleQueue());

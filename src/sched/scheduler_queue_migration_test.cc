@@ -53,7 +53,7 @@ class Scripted : public PlacementPolicy {
 };
 
 // Every job here runs 1000 s and may be checkpointed, unless a test says otherwise.
-const JobBuilder kJob = AJob().Runs(1000).Moves(Migratable::kCheckpoint);
+const JobBuilder kJob = AJob().Limit(1000).Moves(Migratable::kCheckpoint);
 
 std::unique_ptr<PlacementPolicy> Named(const std::string& name, const SchedulerOptions& o) {
   auto p = MakePolicy(name, o);
@@ -329,9 +329,9 @@ TEST_P(GuardBackfillTest, OnlyJobsThatEndBeforeTheReservationUseTheReservedGpu) 
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.s().SetExpectedEnd(0, 100);
   f.s().SetNow(0);
-  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big").Runs(c.reserved_duration));
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big").Limit(c.reserved_duration));
   Job small = kJob.Profile("1g.5gb").Named("small");
-  small.duration_s = c.duration;
+  small.time_limit_s = c.duration;
   f.s().Enqueue(101, small);
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
@@ -388,7 +388,7 @@ TEST_P(UnknownEndsTest, AReservationOfUnknownStartIsStrictOrSkipped) {
   f.s().SetNow(0);
   f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
   Job small = kJob.Profile("1g.5gb").Named("small");
-  small.duration_s = 0;  // unknown
+  small.time_limit_s = 0;  // unknown
   f.s().Enqueue(101, small);
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
@@ -451,7 +451,7 @@ TEST_P(ConservativeBackfillTest, EachOverdueJobReservesAndABackfillMayDelayNone)
   f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
   f.s().Enqueue(101, kJob.Profile("7g.40gb").Named("big2"));
   Job small = kJob.Profile("1g.5gb").Named("small");
-  small.duration_s = c.duration;
+  small.time_limit_s = c.duration;
   f.s().Enqueue(102, small);
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
@@ -521,7 +521,7 @@ TEST_P(GangBackfillTest, JobsEndingBeforeTheGangCanStartBackfill) {
   gang.count = 2;
   f.s().Enqueue(100, gang);
   Job seven = kJob.Profile("7g.40gb").Named("seven");
-  seven.duration_s = c.duration;
+  seven.time_limit_s = c.duration;
   f.s().Enqueue(101, seven);
   f.s().SetNow(31);
   auto d = f.s().ScheduleQueue();
@@ -569,7 +569,7 @@ TEST(SchedulerQueueTest, BackfillIsNotRefusedByAFailureSeenWhileReserved) {
   gang.count = 2;
   f.s().Enqueue(100, gang);
   Job seven = kJob.Profile("7g.40gb").Named("seven");
-  seven.duration_s = 50;
+  seven.time_limit_s = 50;
   f.s().Enqueue(101, seven);
   f.s().SetNow(10);
   auto first = f.s().ScheduleQueue();

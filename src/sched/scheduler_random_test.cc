@@ -417,7 +417,7 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
         Job job;
         job.profile =
             m.profile(m.base_profiles()[rng.UniformInt(0, m.base_profiles().size() - 1)]).name;
-        job.duration_s = 1;
+        job.time_limit_s = 1;
         job.migratable = static_cast<Migratable>(rng.UniformInt(0, 2));
         job.latency_sensitive = rng.Uniform01() < 0.2;
         jobs[next] = job;

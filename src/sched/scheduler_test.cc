@@ -459,7 +459,7 @@ TEST(SchedulerTest, RetryOfAFailedRequestLooksOnlyAtChangedGpus) {
 // placements), job 1 stays queued holding nothing, one incident names it, and it is held back
 // 60 s: a scan before then does not try it; one after it (the fault gone) starts it.
 TEST(SchedulerTest, AnInternalErrorRefusesOneDecisionAndTheScanGoesOn) {
-  const Job small = AJob("1g.5gb").Runs(100);
+  const Job small = AJob("1g.5gb").Limit(100);
   {
     World w({{"A100-40GB", "", ""}}, "full");
     w.scheduler().SetFaultInjector([](JobId id, const Job&) { return id == 1; });

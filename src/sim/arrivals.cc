@@ -19,7 +19,8 @@ StatusOr<ArrivalMode> ParseArrivalMode(std::string_view s) {
   return InvalidArgumentError(fmt::format("'{}' is not one of poisson, trace-order", s));
 }
 
-StatusOr<double> MeanGapForLoad(const std::vector<Job>& jobs, const ArrivalOptions& options) {
+StatusOr<double> MeanGapForLoad(const std::vector<WorkloadJob>& jobs,
+                                const ArrivalOptions& options) {
   if (jobs.empty()) return InvalidArgumentError("arrivals: the workload has no jobs");
   if (!std::isfinite(options.load) || !(options.load > 0)) {
     return InvalidArgumentError(
@@ -31,7 +32,7 @@ StatusOr<double> MeanGapForLoad(const std::vector<Job>& jobs, const ArrivalOptio
   }
   if (!options.demand) return InvalidArgumentError("arrivals: no demand function given");
   double work = 0;  // GPU-seconds
-  for (const Job& j : jobs) {
+  for (const WorkloadJob& j : jobs) {
     const double d = options.demand(j);
     if (!std::isfinite(d) || !(d > 0) || d > 1) {
       return InvalidArgumentError(fmt::format(
@@ -49,7 +50,7 @@ StatusOr<double> MeanGapForLoad(const std::vector<Job>& jobs, const ArrivalOptio
   return mean_work / (options.load * options.num_gpus);
 }
 
-Status RegenerateArrivals(std::vector<Job>* jobs, const ArrivalOptions& options) {
+Status RegenerateArrivals(std::vector<WorkloadJob>* jobs, const ArrivalOptions& options) {
   if (jobs->empty()) return Status::Ok();
   ASSIGN_OR_RETURN(const double gap, MeanGapForLoad(*jobs, options));
   const size_t n = jobs->size();
@@ -62,9 +63,10 @@ Status RegenerateArrivals(std::vector<Job>* jobs, const ArrivalOptions& options)
     }
     return Status::Ok();
   }
-  std::vector<Job> sorted = *jobs;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const Job& a, const Job& b) { return a.arrival_s < b.arrival_s; });
+  std::vector<WorkloadJob> sorted = *jobs;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const WorkloadJob& a, const WorkloadJob& b) {
+    return a.arrival_s < b.arrival_s;
+  });
   const double t0 = sorted.front().arrival_s;
   const double span = sorted.back().arrival_s - t0;
   if (n == 1) {
@@ -77,7 +79,7 @@ Status RegenerateArrivals(std::vector<Job>* jobs, const ArrivalOptions& options)
           n, t0));
     }
     const double scale = gap * static_cast<double>(n - 1) / span;
-    for (Job& j : sorted) j.arrival_s = (j.arrival_s - t0) * scale;
+    for (WorkloadJob& j : sorted) j.arrival_s = (j.arrival_s - t0) * scale;
   }
   *jobs = std::move(sorted);
   return Status::Ok();

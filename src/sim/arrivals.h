@@ -34,8 +34,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 
 namespace migsched {
 
@@ -65,13 +65,14 @@ struct ArrivalOptions {
 // (kInvalidArgument, naming the job where one is at fault): no jobs, load not
 // a finite number > 0, num_gpus < 1, no demand function, a demand outside
 // (0, 1], a duration_s not finite and > 0.
-StatusOr<double> MeanGapForLoad(const std::vector<Job>& jobs, const ArrivalOptions& options);
+StatusOr<double> MeanGapForLoad(const std::vector<WorkloadJob>& jobs,
+                                const ArrivalOptions& options);
 
 // Overwrites every job's arrival_s as described above. Errors as
 // MeanGapForLoad (an empty workload is not an error here), plus
 // kFailedPrecondition for trace-order when all of n > 1 jobs arrive at the
 // same time. On error `jobs` is unchanged.
-Status RegenerateArrivals(std::vector<Job>* jobs, const ArrivalOptions& options);
+Status RegenerateArrivals(std::vector<WorkloadJob>* jobs, const ArrivalOptions& options);
 
 }  // namespace migsched
 

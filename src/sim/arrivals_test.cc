@@ -29,7 +29,7 @@ std::function<double(const Job&)> DemandTable(std::map<std::string, double> tabl
 //   A: 1 x 3/7 GPU for 700 s = 300 GPU-s; B: 2 x 1 GPU for 100 s = 200;
 //   C: 1 x 1/7 GPU for 700 s = 100.  E[dD] = 600 / 3 = 200 GPU-s.
 //   N = 4 GPUs, load 0.5: G = 200 / (0.5 * 4) = 100 s.
-std::vector<Job> Abc() {
+std::vector<WorkloadJob> Abc() {
   return {AJob().Fraction(1).Named("A").ArrivesAt(10).Runs(700),
           AJob().Fraction(1).Named("B").ArrivesAt(20).Gang(2).Runs(100),
           AJob().Fraction(1).Named("C").ArrivesAt(40).Runs(700)};
@@ -52,7 +52,7 @@ TEST(ArrivalsTest, MeanGapHandExample) {
 TEST(ArrivalsTest, TraceOrderScaleFactorHandExample) {
   // Original gaps 10 and 20 (mean 15) must become a mean of G = 100:
   // k = 100 / 15, arrivals 0, 10k = 66.67, 30k = 200.
-  std::vector<Job> jobs = Abc();
+  std::vector<WorkloadJob> jobs = Abc();
   ASSERT_TRUE(RegenerateArrivals(&jobs, AbcOptions(ArrivalMode::kTraceOrder)).ok());
   ASSERT_EQ(jobs.size(), 3u);
   EXPECT_EQ(jobs[0].name, "A");
@@ -66,11 +66,11 @@ TEST(ArrivalsTest, TraceOrderScaleFactorHandExample) {
 
 TEST(ArrivalsTest, TraceOrderSortsStablyAndKeepsGapRatios) {
   // Unsorted, with a tie (b1, b2 at 5) that must keep vector order.
-  std::vector<Job> jobs = {AJob().Fraction(1).Named("c").ArrivesAt(35).Runs(10),
-                           AJob().Fraction(1).Named("b1").ArrivesAt(5).Runs(10),
-                           AJob().Fraction(1).Named("a").Runs(10),
-                           AJob().Fraction(1).Named("b2").ArrivesAt(5).Runs(10),
-                           AJob().Fraction(1).Named("d").ArrivesAt(100).Runs(10)};
+  std::vector<WorkloadJob> jobs = {AJob().Fraction(1).Named("c").ArrivesAt(35).Runs(10),
+                                   AJob().Fraction(1).Named("b1").ArrivesAt(5).Runs(10),
+                                   AJob().Fraction(1).Named("a").Runs(10),
+                                   AJob().Fraction(1).Named("b2").ArrivesAt(5).Runs(10),
+                                   AJob().Fraction(1).Named("d").ArrivesAt(100).Runs(10)};
   ArrivalOptions o;
   o.mode = ArrivalMode::kTraceOrder;
   o.load = 0.8;
@@ -80,7 +80,7 @@ TEST(ArrivalsTest, TraceOrderSortsStablyAndKeepsGapRatios) {
   // mean gap = 100 / 4 = 25 s; k = 0.125.
   ASSERT_TRUE(RegenerateArrivals(&jobs, o).ok());
   std::vector<std::string> order;
-  for (const Job& j : jobs) order.push_back(j.name);
+  for (const WorkloadJob& j : jobs) order.push_back(j.name);
   EXPECT_THAT(order, ::testing::ElementsAre("a", "b1", "b2", "c", "d"));
   const std::vector<double> expected = {0, 0.625, 0.625, 4.375, 12.5};
   for (size_t i = 0; i < jobs.size(); ++i) EXPECT_NEAR(jobs[i].arrival_s, expected[i], 1e-12);
@@ -98,10 +98,10 @@ TEST(ArrivalsTest, PoissonMeanGapMatchesFormula) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   // 20,001 jobs with mixed shapes: demand 1/7..7/7, count 1 or 2, durations
   // 60..600 s. The expected G comes from the formula, summed here directly.
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   double work = 0;
   for (int i = 0; i < 20001; ++i) {
-    Job j =
+    WorkloadJob j =
         AJob().Fraction(1).Named("j" + std::to_string(i)).Gang(1 + i % 2).Runs(60.0 * (1 + i % 10));
     j.gpu_fraction = (1 + i % 7) / 7.0;
     work += j.count * j.gpu_fraction * j.duration_s;
@@ -132,14 +132,14 @@ TEST(ArrivalsTest, PoissonMeanGapMatchesFormula) {
 
 TEST(ArrivalsTest, PoissonIsDeterministicAndKeepsOrder) {
   auto run = [](uint64_t seed) {
-    std::vector<Job> jobs = Abc();
+    std::vector<WorkloadJob> jobs = Abc();
     std::swap(jobs[0], jobs[2]);  // C, B, A: poisson keeps vector order
     ArrivalOptions o = AbcOptions(ArrivalMode::kPoisson);
     o.seed = seed;
     EXPECT_TRUE(RegenerateArrivals(&jobs, o).ok());
     return jobs;
   };
-  std::vector<Job> a = run(7), b = run(7), c = run(8);
+  std::vector<WorkloadJob> a = run(7), b = run(7), c = run(8);
   ASSERT_EQ(a.size(), 3u);
   EXPECT_EQ(a[0].name, "C");
   EXPECT_EQ(a[0].arrival_s, 0);
@@ -148,10 +148,10 @@ TEST(ArrivalsTest, PoissonIsDeterministicAndKeepsOrder) {
 }
 
 TEST(ArrivalsTest, SingleAndNoJobs) {
-  std::vector<Job> none;
+  std::vector<WorkloadJob> none;
   EXPECT_TRUE(RegenerateArrivals(&none, AbcOptions(ArrivalMode::kPoisson)).ok());
   for (ArrivalMode m : {ArrivalMode::kPoisson, ArrivalMode::kTraceOrder}) {
-    std::vector<Job> one = {AJob().Fraction(1).Named("A").ArrivesAt(123).Runs(700)};
+    std::vector<WorkloadJob> one = {AJob().Fraction(1).Named("A").ArrivesAt(123).Runs(700)};
     ASSERT_TRUE(RegenerateArrivals(&one, AbcOptions(m)).ok());
     EXPECT_EQ(one[0].arrival_s, 0);
   }
@@ -168,29 +168,30 @@ TEST(ArrivalsTest, ModeNames) {
 TEST(ArrivalsTest, Errors) {
   struct Case {
     std::string label;
-    std::function<void(ArrivalOptions*, std::vector<Job>*)> mutate;
+    std::function<void(ArrivalOptions*, std::vector<WorkloadJob>*)> mutate;
     StatusCode code;
     std::string error;
   };
   const std::vector<Case> cases = {
-      {"load 0", [](ArrivalOptions* o, std::vector<Job>*) { o->load = 0; },
+      {"load 0", [](ArrivalOptions* o, std::vector<WorkloadJob>*) { o->load = 0; },
        StatusCode::kInvalidArgument, "arrivals: load must be a number > 0, got 0"},
-      {"load nan", [](ArrivalOptions* o, std::vector<Job>*) { o->load = NAN; },
+      {"load nan", [](ArrivalOptions* o, std::vector<WorkloadJob>*) { o->load = NAN; },
        StatusCode::kInvalidArgument, "arrivals: load must be a number > 0, got nan"},
-      {"no gpus", [](ArrivalOptions* o, std::vector<Job>*) { o->num_gpus = 0; },
+      {"no gpus", [](ArrivalOptions* o, std::vector<WorkloadJob>*) { o->num_gpus = 0; },
        StatusCode::kInvalidArgument, "arrivals: num_gpus must be >= 1, got 0"},
-      {"no demand", [](ArrivalOptions* o, std::vector<Job>*) { o->demand = nullptr; },
+      {"no demand", [](ArrivalOptions* o, std::vector<WorkloadJob>*) { o->demand = nullptr; },
        StatusCode::kInvalidArgument, "arrivals: no demand function given"},
-      {"unresolvable job", [](ArrivalOptions*, std::vector<Job>* j) { (*j)[1].name = "X"; },
+      {"unresolvable job", [](ArrivalOptions*, std::vector<WorkloadJob>* j) { (*j)[1].name = "X"; },
        StatusCode::kInvalidArgument,
        "arrivals: job 'X': GPU demand 0 per instance must be in (0, 1] (is its request "
        "2xgpu_fraction 1 available on the cluster's GPU model?)"},
-      {"zero duration", [](ArrivalOptions*, std::vector<Job>* j) { (*j)[2].duration_s = 0; },
+      {"zero duration",
+       [](ArrivalOptions*, std::vector<WorkloadJob>* j) { (*j)[2].duration_s = 0; },
        StatusCode::kInvalidArgument, "arrivals: job 'C': duration_s 0 must be > 0"},
       {"trace-order without spread",
-       [](ArrivalOptions* o, std::vector<Job>* j) {
+       [](ArrivalOptions* o, std::vector<WorkloadJob>* j) {
          o->mode = ArrivalMode::kTraceOrder;
-         for (Job& x : *j) x.arrival_s = 5;
+         for (WorkloadJob& x : *j) x.arrival_s = 5;
        },
        StatusCode::kFailedPrecondition,
        "arrivals: trace-order needs at least two distinct arrival times; all 3 jobs arrive at "
@@ -198,10 +199,10 @@ TEST(ArrivalsTest, Errors) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.label);
-    std::vector<Job> jobs = Abc();
+    std::vector<WorkloadJob> jobs = Abc();
     ArrivalOptions o = AbcOptions(ArrivalMode::kPoisson);
     c.mutate(&o, &jobs);
-    std::vector<Job> before = jobs;
+    std::vector<WorkloadJob> before = jobs;
     Status st = RegenerateArrivals(&jobs, o);
     EXPECT_EQ(st.code(), c.code);
     EXPECT_EQ(st.message(), c.error);

@@ -58,7 +58,7 @@ const std::vector<ChurnClass>& ChurnClasses() {
   return k;
 }
 
-StatusOr<std::vector<Job>> GenerateChurn(const GpuModel& model, const ChurnOptions& o) {
+StatusOr<std::vector<WorkloadJob>> GenerateChurn(const GpuModel& model, const ChurnOptions& o) {
   RETURN_IF_ERROR(CheckOptions(o));
   Rng rng(o.seed);
   std::vector<double> weights;
@@ -66,7 +66,7 @@ StatusOr<std::vector<Job>> GenerateChurn(const GpuModel& model, const ChurnOptio
     weights.push_back(c.weight * (1 - o.mix_spread + 2 * o.mix_spread * rng.Uniform01()));
   }
   const int width = std::max<int>(4, static_cast<int>(std::to_string(o.num_jobs).size()));
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   jobs.reserve(o.num_jobs);
   for (int i = 0; i < o.num_jobs; ++i) {
     const int c = rng.Choice(weights);
@@ -78,7 +78,7 @@ StatusOr<std::vector<Job>> GenerateChurn(const GpuModel& model, const ChurnOptio
     const double m = rng.Uniform01();
     const ReferenceJob& kind =
         !pcie ? kResNet50Inference : (big_bloom ? kBloom7b1Offload : kBloom560mOffload);
-    Job j;
+    WorkloadJob j;
     j.name = fmt::format("ch-{:0{}}", i + 1, width);
     j.gpu_fraction = ChurnClasses()[c].compute_slices / 7.0;
     j.fraction_rule = FractionRule::kCompute;

@@ -46,8 +46,8 @@
 #include <vector>
 
 #include "core/gpu_model.h"
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 
 namespace migsched {
 
@@ -77,7 +77,8 @@ const std::vector<ChurnClass>& ChurnClasses();
 // Generates the workload; `model` gives the demand per job for the arrival
 // rate (the first model of the cluster). kInvalidArgument naming the option
 // when one is out of range.
-StatusOr<std::vector<Job>> GenerateChurn(const GpuModel& model, const ChurnOptions& options);
+StatusOr<std::vector<WorkloadJob>> GenerateChurn(const GpuModel& model,
+                                                 const ChurnOptions& options);
 
 }  // namespace migsched
 

@@ -38,7 +38,7 @@ TEST(ChurnTest, FirstJobsMatchIndependentReference) {
        1038.4991841638393},
   };
   for (size_t i = 0; i < expected.size(); ++i) {
-    const Job& j = (*jobs)[i];
+    const WorkloadJob& j = (*jobs)[i];
     SCOPED_TRACE(expected[i].name);
     EXPECT_EQ(j.name, expected[i].name);
     EXPECT_TRUE(j.profile.empty());
@@ -65,7 +65,7 @@ TEST(ChurnTest, ClassesResolveOnEveryModelAndTheSameSeedGivesTheSameJobs) {
   }
   const GpuModel& h100 = testing::Model("H100-80GB");
   std::map<std::string, int> on_a100, on_h100;
-  for (const Job& j : *a) {
+  for (const WorkloadJob& j : *a) {
     ++on_a100[A100().profile(ResolveProfile(A100(), j)).name];
     ++on_h100[h100.profile(ResolveProfile(h100, j)).name];
   }
@@ -87,13 +87,13 @@ TEST(ChurnTest, OffersTheLoadAndArrivesInBursts) {
   auto jobs = GenerateChurn(A100(), o);
   ASSERT_TRUE(jobs.ok());
   double work = 0;
-  for (const Job& j : *jobs) work += j.gpu_fraction * j.duration_s;
+  for (const WorkloadJob& j : *jobs) work += j.gpu_fraction * j.duration_s;
   const double span = jobs->back().arrival_s - jobs->front().arrival_s;
   EXPECT_NEAR(work / (span * o.num_gpus), 1.1, 0.06);
   // Bursts: arrivals per 15-minute window vary more than a Poisson process's
   // (whose variance equals its mean).
   std::map<int64_t, int> per_window;
-  for (const Job& j : *jobs) ++per_window[static_cast<int64_t>(j.arrival_s / 900)];
+  for (const WorkloadJob& j : *jobs) ++per_window[static_cast<int64_t>(j.arrival_s / 900)];
   const int64_t windows = static_cast<int64_t>(span / 900) + 1;
   double mean = static_cast<double>(jobs->size()) / windows, var = 0;
   for (int64_t w = 0; w < windows; ++w) {
@@ -105,7 +105,7 @@ TEST(ChurnTest, OffersTheLoadAndArrivesInBursts) {
   // Migratable and latency-sensitive shares as documented (10% none, 10%
   // restart, 10% latency-sensitive), within sampling noise.
   int none = 0, restart = 0, ls = 0;
-  for (const Job& j : *jobs) {
+  for (const WorkloadJob& j : *jobs) {
     none += j.migratable == Migratable::kNone;
     restart += j.migratable == Migratable::kRestart;
     ls += j.latency_sensitive;

@@ -38,9 +38,9 @@ SimResult RunThreeJobs(Knowledge knowledge, bool strict = false) {
   // a: 4g.20gb at t = 0 for 10000 s (4g@0, running from r);
   // b: 7g.40gb at t = 1 for 10000 s: needs the whole GPU, waits;
   // c: 3g.20gb at t = 2000 for 100 s: fits beside a at 3g@4.
-  const std::vector<Job> jobs = {testing::JobOf("4g.20gb", 1, 10000, 0, "a"),
-                                 testing::JobOf("7g.40gb", 1, 10000, 1, "b"),
-                                 testing::JobOf("3g.20gb", 1, 100, 2000, "c")};
+  const std::vector<WorkloadJob> jobs = {testing::JobOf("4g.20gb", 1, 10000, 0, "a"),
+                                         testing::JobOf("7g.40gb", 1, 10000, 1, "b"),
+                                         testing::JobOf("3g.20gb", 1, 100, 2000, "c")};
   StatusOr<std::vector<const GpuModel*>> models = ParseClusterSpec("1xA100-40GB", BundledCatalog());
   EXPECT_TRUE(models.ok());
   SimOptions so;

@@ -9,8 +9,8 @@
 
 namespace migsched {
 
-Status RunFillMode(const std::vector<Job>& jobs, const SimOptions& options, Scheduler* scheduler,
-                   ClusterTracker* tracker, SimResult* result) {
+Status RunFillMode(const std::vector<WorkloadJob>& jobs, const SimOptions& options,
+                   Scheduler* scheduler, ClusterTracker* tracker, SimResult* result) {
   const Cluster& cluster = scheduler->cluster();
   const std::vector<const GpuModel*> models = cluster.models();
   std::vector<int> requested_cs(jobs.size());
@@ -44,7 +44,7 @@ Status RunFillMode(const std::vector<Job>& jobs, const SimOptions& options, Sche
     if (arrived >= std::numeric_limits<JobId>::max()) {
       return InternalError("fill mode: too many arrivals for 32-bit job ids");
     }
-    const Job& job = jobs[i];
+    const WorkloadJob& job = jobs[i];
     const JobId id = static_cast<JobId>(arrived);  // unique per arrival: a job may come again
     ++arrived;
     requested += requested_cs[i];

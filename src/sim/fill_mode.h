@@ -20,8 +20,8 @@
 
 #include <vector>
 
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 #include "sched/scheduler.h"
 #include "sim/cluster_tracker.h"
 #include "sim/sim_options.h"
@@ -33,8 +33,8 @@ namespace migsched {
 // kFailedPrecondition when no job of the workload can be offered by any model
 // of the cluster (the requested load could never grow); kInternal from the
 // scheduler.
-Status RunFillMode(const std::vector<Job>& jobs, const SimOptions& options, Scheduler* scheduler,
-                   ClusterTracker* tracker, SimResult* result);
+Status RunFillMode(const std::vector<WorkloadJob>& jobs, const SimOptions& options,
+                   Scheduler* scheduler, ClusterTracker* tracker, SimResult* result);
 
 }  // namespace migsched
 

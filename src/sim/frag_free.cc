@@ -23,7 +23,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 class FragFreeSimulator {
  public:
-  FragFreeSimulator(const Cluster& cluster, const std::vector<Job>& jobs, double max_wait_s,
+  FragFreeSimulator(const Cluster& cluster, const std::vector<WorkloadJob>& jobs, double max_wait_s,
                     const SimOptions& options)
       : cluster_(cluster),
         jobs_(jobs),
@@ -72,7 +72,7 @@ class FragFreeSimulator {
   void Sample();
 
   const Cluster& cluster_;
-  const std::vector<Job>& jobs_;
+  const std::vector<WorkloadJob>& jobs_;
   const double max_wait_s_;
   const SimOptions& opts_;
   ContentionModel contention_;
@@ -123,7 +123,7 @@ std::string FragFreeSimulator::NeverRuns(const Job& job) const {
 }
 
 void FragFreeSimulator::Arrive(JobId id) {
-  const Job& job = jobs_[id];
+  const WorkloadJob& job = jobs_[id];
   auto it = never_.find(RequestKeyOf(job));
   if (it == never_.end()) it = never_.emplace(RequestKeyOf(job), NeverRuns(job)).first;
   JobRun& r = runs_[id];
@@ -140,7 +140,7 @@ void FragFreeSimulator::Arrive(JobId id) {
 
 // First fit, one instance at a time, all or nothing.
 bool FragFreeSimulator::TryStart(JobId id) {
-  const Job& job = jobs_[id];
+  const WorkloadJob& job = jobs_[id];
   std::vector<int> gpus;
   for (int k = 0; k < job.count; ++k) {
     bool placed = false;
@@ -192,7 +192,7 @@ void FragFreeSimulator::UpdateRate(JobId id) {
 }
 
 void FragFreeSimulator::Complete(JobId id) {
-  const Job& job = jobs_[id];
+  const WorkloadJob& job = jobs_[id];
   JobRun& r = runs_[id];
   r.phase = Phase::kDone;
   r.end_s = now_;
@@ -302,7 +302,7 @@ Status FragFreeSimulator::Run(SimResult* result) {
     result->jobs.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       const JobRun& r = runs_[i];
-      const Job& job = jobs_[i];
+      const WorkloadJob& job = jobs_[i];
       JobRecord rec;
       rec.id = static_cast<JobId>(i);
       rec.name = job.name;
@@ -330,7 +330,7 @@ Status FragFreeSimulator::Run(SimResult* result) {
 }  // namespace
 
 StatusOr<SimResult> RunFragFreeReference(const std::vector<const GpuModel*>& gpus,
-                                         const std::vector<Job>& jobs, double max_wait_s,
+                                         const std::vector<WorkloadJob>& jobs, double max_wait_s,
                                          const SimOptions& options) {
   if (options.mode != SimMode::kOnline) {
     return InvalidArgumentError(fmt::format(
@@ -339,7 +339,7 @@ StatusOr<SimResult> RunFragFreeReference(const std::vector<const GpuModel*>& gpu
   ConfigTableCache tables;
   Cluster cluster(gpus, &tables);
   if (options.contention) {
-    for (const Job& j : jobs) {
+    for (const WorkloadJob& j : jobs) {
       if (!(j.pcie_gbps > 0)) continue;
       for (const GpuModel* m : cluster.models()) {
         if (!(m->pcie_max_gbps() > 0)) {

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "core/gpu_model.h"
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 #include "sim/sim_options.h"
 #include "sim/sim_result.h"
 
@@ -48,7 +48,7 @@ inline bool FitsFragFree(const Profile& p, int free_compute, int free_memory) {
 // reference above, online mode only (kInvalidArgument in fill mode).
 // `max_wait_s` < 0: no --max-wait.
 StatusOr<SimResult> RunFragFreeReference(const std::vector<const GpuModel*>& gpus,
-                                         const std::vector<Job>& jobs, double max_wait_s,
+                                         const std::vector<WorkloadJob>& jobs, double max_wait_s,
                                          const SimOptions& options);
 
 }  // namespace migsched

@@ -27,8 +27,8 @@ SimOptions Options() {
   return o;
 }
 
-SimResult Simulate(const std::vector<Job>& jobs, const std::string& policy, double max_wait_s = -1,
-                   int gpus = 1) {
+SimResult Simulate(const std::vector<WorkloadJob>& jobs, const std::string& policy,
+                   double max_wait_s = -1, int gpus = 1) {
   SchedulerOptions s;
   s.max_wait_s = max_wait_s;
   auto r = RunSimulation(std::vector<const GpuModel*>(gpus, &Model("A100-40GB")), jobs, policy, s,
@@ -41,8 +41,8 @@ SimResult Simulate(const std::vector<Job>& jobs, const std::string& policy, doub
 // at even units end at t = 10, those at 1, 3, 5 at t = 100. At t = 20 a 3g job
 // arrives: 4 compute and 5 memory slices are free (3 and 4 needed), but
 // neither 3g placement is clear (units 0-3 hold 1 and 3, units 4-7 hold 5).
-std::vector<Job> SlotRulesBlockAThreeSlice() {
-  std::vector<Job> jobs;
+std::vector<WorkloadJob> SlotRulesBlockAThreeSlice() {
+  std::vector<WorkloadJob> jobs;
   for (int u = 0; u < 7; ++u) {
     jobs.push_back(AJob("1g.5gb").Named("s" + std::to_string(u)).Runs(u % 2 == 0 ? 10 : 100));
   }
@@ -51,7 +51,7 @@ std::vector<Job> SlotRulesBlockAThreeSlice() {
 }
 
 TEST(FragFreeReferenceTest, FitsWhereSlotRulesBlockARealPlacement) {
-  const std::vector<Job> jobs = SlotRulesBlockAThreeSlice();
+  const std::vector<WorkloadJob> jobs = SlotRulesBlockAThreeSlice();
   // Reference: the 3g starts at its arrival (free slices suffice), no
   // reconfiguration time: wait 0, JCT 50.
   SimResult ref = Simulate(jobs, std::string(kFragFreeReference));
@@ -70,7 +70,7 @@ TEST(FragFreeReferenceTest, FitsWhereSlotRulesBlockARealPlacement) {
 // Admission mode (--max-wait 0): the same 3g job is rejected by first-fit
 // (no placement at its arrival) and admitted by the reference.
 TEST(FragFreeReferenceTest, AdmitsInAdmissionModeWhatSlotRulesReject) {
-  const std::vector<Job> jobs = SlotRulesBlockAThreeSlice();
+  const std::vector<WorkloadJob> jobs = SlotRulesBlockAThreeSlice();
   SimResult ref = Simulate(jobs, std::string(kFragFreeReference), 0);
   EXPECT_EQ(ref.metrics.rejected, 0);
   SimResult ff = Simulate(jobs, "first-fit", 0);
@@ -82,8 +82,8 @@ TEST(FragFreeReferenceTest, AdmitsInAdmissionModeWhatSlotRulesReject) {
 // one GPU, so the second waits for the first (start at 100); a job waiting
 // past --max-wait 30 is rejected with the simulator's reason.
 TEST(FragFreeReferenceTest, QueuesWhenTheSlicesDoNotSuffice) {
-  const std::vector<Job> jobs = {AJob("4g.20gb").Named("a").Runs(100),
-                                 AJob("4g.20gb").Named("b").Runs(100)};
+  const std::vector<WorkloadJob> jobs = {AJob("4g.20gb").Named("a").Runs(100),
+                                         AJob("4g.20gb").Named("b").Runs(100)};
   SimResult r = Simulate(jobs, std::string(kFragFreeReference));
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_DOUBLE_EQ(r.jobs[1].start_s, 100);
@@ -98,8 +98,8 @@ TEST(FragFreeReferenceTest, QueuesWhenTheSlicesDoNotSuffice) {
 // A gang runs on the lowest-index GPUs with room, all or nothing; a gang of
 // three 7g on two GPUs can never run and is rejected at arrival.
 TEST(FragFreeReferenceTest, PlacesGangsAllOrNothingAndRejectsTooLargeOnes) {
-  const std::vector<Job> jobs = {AJob("7g.40gb").Named("g2").Gang(2).Runs(10),
-                                 AJob("7g.40gb").Named("g3").Gang(3).Runs(10)};
+  const std::vector<WorkloadJob> jobs = {AJob("7g.40gb").Named("g2").Gang(2).Runs(10),
+                                         AJob("7g.40gb").Named("g3").Gang(3).Runs(10)};
   SimResult r = Simulate(jobs, std::string(kFragFreeReference), -1, 2);
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_EQ(r.jobs[0].instances, "0:7g.40gb;1:7g.40gb");

@@ -20,7 +20,7 @@ using ::migsched::testing::Model;
 
 constexpr double kR = 0.023;
 
-SimResult Simulate(const std::vector<Job>& jobs, const std::string& policy, bool joint) {
+SimResult Simulate(const std::vector<WorkloadJob>& jobs, const std::string& policy, bool joint) {
   static ManualClock clock;
   SimOptions o;
   o.clock = &clock;
@@ -34,10 +34,10 @@ SimResult Simulate(const std::vector<Job>& jobs, const std::string& policy, bool
 
 // 1g.5gb, 1g.5gb, 2g.10gb, 3g.20gb (create order) or the reverse, 100 s each,
 // all at t = 0 on one A100 40GB.
-std::vector<Job> FourTogether(bool reverse, double at = 0) {
+std::vector<WorkloadJob> FourTogether(bool reverse, double at = 0) {
   std::vector<std::string> p = {"1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb"};
   if (reverse) std::reverse(p.begin(), p.end());
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   for (size_t i = 0; i < p.size(); ++i)
     jobs.push_back(AJob(p[i]).Named("j" + std::to_string(i)).ArrivesAt(at).Runs(100));
   return jobs;
@@ -96,8 +96,8 @@ TEST(JointSimTest, OneAtATimeTheThreeGWaits) {
 // first job's plan destroys it and creates its instance, each later job one
 // create: starts at 50 + 3r, 50 + 4r, 50 + 5r, 50 + 6r; makespan 150 + 6r.
 TEST(JointSimTest, ACompletionStartsAllFour) {
-  std::vector<Job> jobs = {AJob("7g.40gb").Named("big").Runs(50)};
-  for (const Job& j : FourTogether(false, 10)) jobs.push_back(j);
+  std::vector<WorkloadJob> jobs = {AJob("7g.40gb").Named("big").Runs(50)};
+  for (const WorkloadJob& j : FourTogether(false, 10)) jobs.push_back(j);
   const SimResult r = Simulate(jobs, "lb+frag", true);
   ASSERT_EQ(r.jobs.size(), 5u);
   for (size_t k = 1; k < 5; ++k) {

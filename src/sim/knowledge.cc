@@ -26,30 +26,19 @@ StatusOr<Knowledge> ParseKnowledge(std::string_view s) {
       fmt::format("expected ends must be limits, known or unknown, got '{}'", s));
 }
 
-Job SchedulerVisibleJob(const Job& job, Knowledge k) {
-  Job v;
-  v.name = job.name;
-  v.arrival_s = job.arrival_s;
-  v.profile = job.profile;
-  v.gpu_fraction = job.gpu_fraction;
-  v.fraction_rule = job.fraction_rule;
-  v.count = job.count;
-  v.latency_sensitive = job.latency_sensitive;
-  v.migratable = job.migratable;
-  v.time_limit_s = k == Knowledge::kUnknown ? 0 : job.time_limit_s;
+Job SchedulerVisibleJob(const WorkloadJob& job, Knowledge k) {
+  Job v = job.request();
   switch (k) {
     case Knowledge::kLimits:
-      v.duration_s = job.time_limit_s;
       break;
     case Knowledge::kKnown:
-      v.duration_s =
+      v.time_limit_s =
           job.time_limit_s > 0 ? std::min(job.duration_s, job.time_limit_s) : job.duration_s;
       break;
     case Knowledge::kUnknown:
-      v.duration_s = 0;
+      v.time_limit_s = 0;
       break;
   }
-  // pcie_gbps and alpha keep Job's defaults (0, 1): the run's truth.
   return v;
 }
 

@@ -9,8 +9,8 @@
 
 namespace migsched {
 
-LoadProfile ProfileLoad(const std::vector<Job>& jobs, const std::vector<const GpuModel*>& gpus,
-                        double long_job_s) {
+LoadProfile ProfileLoad(const std::vector<WorkloadJob>& jobs,
+                        const std::vector<const GpuModel*>& gpus, double long_job_s) {
   LoadProfile p;
   p.long_job_s = long_job_s;
   if (jobs.empty()) return p;
@@ -24,7 +24,7 @@ LoadProfile ProfileLoad(const std::vector<Job>& jobs, const std::vector<const Gp
   const size_t weeks = static_cast<size_t>(std::floor((jobs.back().arrival_s - t0) / kWeekS)) + 1;
   p.offered_load_per_week.assign(weeks, 0.0);
   double work = 0, long_work = 0;
-  for (const Job& j : jobs) {
+  for (const WorkloadJob& j : jobs) {
     const double w = ShapeOnFirstModel(models, j).compute_slices * j.duration_s;
     const size_t k = std::min(weeks - 1, static_cast<size_t>((j.arrival_s - t0) / kWeekS));
     p.offered_load_per_week[k] += w;
@@ -72,9 +72,9 @@ std::string DescribeLoad(const LoadProfile& p) {
   return out;
 }
 
-int64_t CapDurations(std::vector<Job>* jobs, double cap_s) {
+int64_t CapDurations(std::vector<WorkloadJob>* jobs, double cap_s) {
   int64_t cut = 0;
-  for (Job& j : *jobs) {
+  for (WorkloadJob& j : *jobs) {
     if (j.duration_s > cap_s) {
       j.duration_s = cap_s;
       ++cut;

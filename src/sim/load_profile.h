@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/gpu_model.h"
-#include "core/job.h"
+#include "io/workload_job.h"
 
 namespace migsched {
 
@@ -39,8 +39,8 @@ struct LoadProfile {
 
 // `gpus`: the cluster, one entry per GPU (as RunSimulation takes it). `jobs`
 // sorted by arrival_s.
-LoadProfile ProfileLoad(const std::vector<Job>& jobs, const std::vector<const GpuModel*>& gpus,
-                        double long_job_s = kWeekS);
+LoadProfile ProfileLoad(const std::vector<WorkloadJob>& jobs,
+                        const std::vector<const GpuModel*>& gpus, double long_job_s = kWeekS);
 
 // One line for the run's notes, e.g. "offered load per week (from the first arrival): 6.90,
 // 0.60, ...; 22 jobs run 7 days or more (61% of the offered work; the longest, 'pod-1', 145.1
@@ -49,7 +49,7 @@ LoadProfile ProfileLoad(const std::vector<Job>& jobs, const std::vector<const Gp
 std::string DescribeLoad(const LoadProfile& p);
 
 // Cuts every duration_s above `cap_s` (> 0) to cap_s; returns how many were cut.
-int64_t CapDurations(std::vector<Job>* jobs, double cap_s);
+int64_t CapDurations(std::vector<WorkloadJob>* jobs, double cap_s);
 
 }  // namespace migsched
 

@@ -32,9 +32,10 @@ std::vector<const GpuModel*> Gpus(const std::string& spec) {
 // Week 0: 2721600 / 8467200 = 9/28; week 1: 259200 / 8467200 = 3/98.
 // Long work share 604800 / 2980800.
 TEST(LoadProfileTest, OfferedLoadPerWeekAndLongJobsByHand) {
-  const std::vector<Job> jobs = {AJob("1g.5gb").Named("a").Runs(kWeek),
-                                 AJob("7g.40gb").Named("b").ArrivesAt(3 * kDay).Runs(3.5 * kDay),
-                                 AJob("3g.20gb").Named("c").ArrivesAt(8 * kDay).Runs(kDay)};
+  const std::vector<WorkloadJob> jobs = {
+      AJob("1g.5gb").Named("a").Runs(kWeek),
+      AJob("7g.40gb").Named("b").ArrivesAt(3 * kDay).Runs(3.5 * kDay),
+      AJob("3g.20gb").Named("c").ArrivesAt(8 * kDay).Runs(kDay)};
   const LoadProfile p = ProfileLoad(jobs, Gpus("2xA100-40GB"));
   ASSERT_EQ(p.offered_load_per_week.size(), 2u);
   EXPECT_DOUBLE_EQ(p.offered_load_per_week[0], 9.0 / 28);
@@ -48,8 +49,8 @@ TEST(LoadProfileTest, OfferedLoadPerWeekAndLongJobsByHand) {
 }
 
 TEST(LoadProfileTest, CapDurationsCutsOnlyLongerJobs) {
-  std::vector<Job> jobs = {AJob("1g.5gb").Runs(kWeek), AJob("1g.5gb").Runs(10),
-                           AJob("1g.5gb").Runs(3 * kDay)};
+  std::vector<WorkloadJob> jobs = {AJob("1g.5gb").Runs(kWeek), AJob("1g.5gb").Runs(10),
+                                   AJob("1g.5gb").Runs(3 * kDay)};
   EXPECT_EQ(CapDurations(&jobs, kDay), 2);
   EXPECT_EQ(jobs[0].duration_s, kDay);
   EXPECT_EQ(jobs[1].duration_s, 10);
@@ -62,8 +63,8 @@ TEST(LoadProfileTest, CapDurationsCutsOnlyLongerJobs) {
 // 1 job completed in it: 1 / (100 / 86400) = 864 jobs per day. Over the makespan
 // (10100 s): (150 + 40000) / 70700.
 TEST(LoadProfileTest, ArrivalWindowFiguresAreOverTheArrivalsOnly) {
-  const std::vector<Job> jobs = {AJob("3g.20gb").Named("a").Runs(50),
-                                 AJob("4g.20gb").Named("b").ArrivesAt(100).Runs(10000)};
+  const std::vector<WorkloadJob> jobs = {AJob("3g.20gb").Named("a").Runs(50),
+                                         AJob("4g.20gb").Named("b").ArrivesAt(100).Runs(10000)};
   SimOptions so;
   so.reconfig_ms = 0;
   so.contention = false;

@@ -54,7 +54,8 @@ class Scripted : public PlacementPolicy {
   }
 };
 
-SimResult RunScripted(const std::vector<Job>& jobs, const SchedulerOptions& o, int gpus = 1) {
+SimResult RunScripted(const std::vector<WorkloadJob>& jobs, const SchedulerOptions& o,
+                      int gpus = 1) {
   ConfigTableCache tables;
   Cluster cluster(std::vector<const GpuModel*>(gpus, &Model("A100-40GB")), &tables);
   ManualClock clock;
@@ -75,7 +76,7 @@ SimResult RunScripted(const std::vector<Job>& jobs, const SchedulerOptions& o, i
 // 0.3, see sched/migration_planner_test.cc; E's idle 1g@6 is not in the
 // way). The target is created on the GPU's operation queue, free since 4r:
 // ready at 10 + 5r.
-std::vector<Job> MoveTrace(Migratable c) {
+std::vector<WorkloadJob> MoveTrace(Migratable c) {
   return {AJob("1g.5gb").Named("g0s0").Runs(1000), AJob("1g.5gb").Named("g0s1").Runs(1000),
           AJob("1g.5gb").Named("g0s5").Runs(1000).Moves(c), AJob("1g.5gb").Named("g0s6").Runs(10)};
 }
@@ -167,8 +168,8 @@ TEST(MigrationSimTest, MaxWaitRejectsAJobStillQueued) {
 // t = 40.. wait, and the four running ones (t = 0..30) end by 90: the 7g
 // starts at 90.
 TEST(MigrationSimTest, StarvationGuardStopsBackfillFromStarvingAFullGpuJob) {
-  std::vector<Job> jobs = {AJob("1g.5gb").Named("s0").Runs(60),
-                           AJob("7g.40gb").Named("big").ArrivesAt(5).Runs(100)};
+  std::vector<WorkloadJob> jobs = {AJob("1g.5gb").Named("s0").Runs(60),
+                                   AJob("7g.40gb").Named("big").ArrivesAt(5).Runs(100)};
   for (int k = 1; k < 20; ++k)
     jobs.push_back(AJob("1g.5gb").Named("s" + std::to_string(k)).ArrivesAt(10.0 * k).Runs(60));
   for (double skip : {-1.0, 30.0}) {
@@ -200,7 +201,7 @@ TEST(MigrationSimTest, StarvationGuardStopsBackfillFromStarvingAFullGpuJob) {
 // places d and GPU 1 destroys both (to 1000.069, 1000.092) and creates 7g@0:
 // d starts at 1000.115 = 1000 + 5r.
 TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToTheMillisecond) {
-  const std::vector<Job> jobs = {
+  const std::vector<WorkloadJob> jobs = {
       AJob("3g.20gb").Named("g0s4").Runs(5000),
       AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
       AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),
@@ -241,7 +242,7 @@ TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToThe
 // with the evacuation that opens its room instead of being turned away: it starts when the moves
 // are over, at 13.592 as in queue mode above. Without evacuation it is rejected at its arrival.
 TEST(MigrationSimTest, InAdmissionModeAnEvacuationAdmitsAJobInsteadOfRejectingIt) {
-  const std::vector<Job> jobs = {
+  const std::vector<WorkloadJob> jobs = {
       AJob("3g.20gb").Named("g0s4").Runs(5000),
       AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
       AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),

@@ -30,8 +30,8 @@ RequestKey KeyOf(const Job& j) { return RequestKeyOf(j); }
 
 class OnlineSimulator {
  public:
-  OnlineSimulator(const std::vector<Job>& jobs, const SimOptions& options, Scheduler* scheduler,
-                  ClusterTracker* tracker, Clock* clock)
+  OnlineSimulator(const std::vector<WorkloadJob>& jobs, const SimOptions& options,
+                  Scheduler* scheduler, ClusterTracker* tracker, Clock* clock)
       : jobs_(jobs),
         opts_(options),
         cluster_(&scheduler->cluster()),
@@ -90,7 +90,7 @@ class OnlineSimulator {
   }
 
   const RequestShape& Shape(JobId id) {
-    const Job& job = jobs_[id];
+    const WorkloadJob& job = jobs_[id];
     auto it = shapes_.find(KeyOf(job));
     if (it == shapes_.end())
       it = shapes_.emplace(KeyOf(job), ShapeOnFirstModel(models_, job)).first;
@@ -125,7 +125,7 @@ class OnlineSimulator {
   Status SelfCheck() const;
   std::string QueuedJobsText() const;
 
-  const std::vector<Job>& jobs_;
+  const std::vector<WorkloadJob>& jobs_;
   const SimOptions& opts_;
   // §5 --max-wait rejections share one reason.
   const Status max_wait_reason_ = FailedPreconditionError("waited longer than --max-wait");
@@ -181,7 +181,7 @@ class OnlineSimulator {
 };
 
 void OnlineSimulator::Arrive(JobId id) {
-  const Job& job = jobs_[id];
+  const WorkloadJob& job = jobs_[id];
   auto it = can_run_.find(KeyOf(job));
   if (it == can_run_.end()) {
     it =
@@ -275,7 +275,7 @@ Status OnlineSimulator::Place(const Decision& d) {
 }
 
 void OnlineSimulator::StartJob(JobId id) {
-  const Job& job = jobs_[id];
+  const WorkloadJob& job = jobs_[id];
   JobRun& r = runs_[id];
   r.phase = Phase::kRunning;
   r.start_s = now_;
@@ -853,7 +853,7 @@ Status OnlineSimulator::Run(SimResult* result) {
     result->jobs.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       const JobRun& r = runs_[i];
-      const Job& job = jobs_[i];
+      const WorkloadJob& job = jobs_[i];
       JobRecord rec;
       rec.id = static_cast<JobId>(i);
       rec.name = job.name;
@@ -880,8 +880,8 @@ Status OnlineSimulator::Run(SimResult* result) {
 
 }  // namespace
 
-Status RunOnlineMode(const std::vector<Job>& jobs, const SimOptions& options, Scheduler* scheduler,
-                     ClusterTracker* tracker, SimResult* result) {
+Status RunOnlineMode(const std::vector<WorkloadJob>& jobs, const SimOptions& options,
+                     Scheduler* scheduler, ClusterTracker* tracker, SimResult* result) {
   Clock* clock = options.clock != nullptr ? options.clock : SteadyClock();
   OnlineSimulator sim(jobs, options, scheduler, tracker, clock);
   return sim.Run(result);

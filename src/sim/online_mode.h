@@ -15,8 +15,8 @@
 
 #include <vector>
 
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 #include "sched/scheduler.h"
 #include "sim/cluster_tracker.h"
 #include "sim/sim_options.h"
@@ -30,8 +30,8 @@ namespace migsched {
 // self-check (kInternal, SimOptions::self_check), and kInternal naming the
 // jobs if jobs are still queued when nothing is left to happen (a bug: a job
 // that passed Scheduler::CheckCanEverRun must eventually fit).
-Status RunOnlineMode(const std::vector<Job>& jobs, const SimOptions& options, Scheduler* scheduler,
-                     ClusterTracker* tracker, SimResult* result);
+Status RunOnlineMode(const std::vector<WorkloadJob>& jobs, const SimOptions& options,
+                     Scheduler* scheduler, ClusterTracker* tracker, SimResult* result);
 
 }  // namespace migsched
 

@@ -44,7 +44,7 @@ class AlwaysSlotZero : public PlacementPolicy {
   }
 };
 
-Status RunWith(std::unique_ptr<PlacementPolicy> policy, const std::vector<Job>& jobs) {
+Status RunWith(std::unique_ptr<PlacementPolicy> policy, const std::vector<WorkloadJob>& jobs) {
   ConfigTableCache tables;
   Cluster cluster({&Model("A100-40GB")}, &tables);
   ManualClock clock;

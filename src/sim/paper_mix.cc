@@ -48,7 +48,8 @@ Status CheckOptions(const GpuModel& model, const PaperMixOptions& o) {
 
 }  // namespace
 
-StatusOr<std::vector<Job>> GeneratePaperMix(const GpuModel& model, const PaperMixOptions& options) {
+StatusOr<std::vector<WorkloadJob>> GeneratePaperMix(const GpuModel& model,
+                                                    const PaperMixOptions& options) {
   RETURN_IF_ERROR(CheckOptions(model, options));
   std::vector<double> weights;
   for (const auto& pw : options.profile_weights) weights.push_back(pw.second);
@@ -57,7 +58,7 @@ StatusOr<std::vector<Job>> GeneratePaperMix(const GpuModel& model, const PaperMi
   const double log_max = std::log(options.max_duration_s);
 
   Rng rng(options.seed);
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   jobs.reserve(options.num_jobs);
   for (int i = 0; i < options.num_jobs; ++i) {
     // The five draws, in the documented order.
@@ -69,7 +70,7 @@ StatusOr<std::vector<Job>> GeneratePaperMix(const GpuModel& model, const PaperMi
 
     const ReferenceJob& kind =
         !pcie ? kResNet50Inference : (big_bloom ? kBloom7b1Offload : kBloom560mOffload);
-    Job j;
+    WorkloadJob j;
     j.name = fmt::format("pm-{:0{}}", i + 1, width);
     j.profile = options.profile_weights[p].first;
     j.count = 1;

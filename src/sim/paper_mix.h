@@ -40,8 +40,8 @@
 #include <vector>
 
 #include "core/gpu_model.h"
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 
 namespace migsched {
 
@@ -79,7 +79,8 @@ struct PaperMixOptions {
 // Generates the workload on `model` (the node's GPU model; default setting
 // A100 40GB). Errors (kInvalidArgument, naming the option): an option out of
 // its range above, a profile name the model does not offer.
-StatusOr<std::vector<Job>> GeneratePaperMix(const GpuModel& model, const PaperMixOptions& options);
+StatusOr<std::vector<WorkloadJob>> GeneratePaperMix(const GpuModel& model,
+                                                    const PaperMixOptions& options);
 
 }  // namespace migsched
 

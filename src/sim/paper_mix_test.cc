@@ -35,7 +35,7 @@ TEST(PaperMixTest, FirstJobsMatchIndependentReference) {
       {"pm-0003", "7g.40gb", kResNet50Inference, 1581.9689455526182, 425.4927525821004},
   };
   for (size_t i = 0; i < expected.size(); ++i) {
-    const Job& j = (*jobs)[i];
+    const WorkloadJob& j = (*jobs)[i];
     SCOPED_TRACE(expected[i].name);
     EXPECT_EQ(j.name, expected[i].name);
     EXPECT_EQ(j.profile, expected[i].profile);
@@ -61,7 +61,7 @@ TEST(PaperMixTest, SameSeedSameJobsOtherSeedDiffers) {
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   int differ = 0;
   for (size_t i = 0; i < a->size(); ++i) {
-    const Job &x = (*a)[i], &y = (*b)[i];
+    const WorkloadJob &x = (*a)[i], &y = (*b)[i];
     EXPECT_EQ(x.name, y.name);
     EXPECT_EQ(x.profile, y.profile);
     EXPECT_EQ(x.arrival_s, y.arrival_s);
@@ -91,7 +91,7 @@ TEST(PaperMixTest, SharesAndDistributionsStatistically) {
     std::map<std::string, int> profiles;
     int resnet = 0, bloom560 = 0, bloom7b1 = 0, ls = 0, below_median = 0;
     double duration_sum = 0, work = 0;
-    for (const Job& j : *jobs) {
+    for (const WorkloadJob& j : *jobs) {
       ++profiles[j.profile];
       if (j.pcie_gbps == kResNet50Inference.pcie_gbps && j.alpha == kResNet50Inference.alpha) {
         ++resnet;

@@ -232,14 +232,14 @@ std::shared_ptr<const ReconfigLatency> Latency(const std::vector<std::string>& v
   return std::make_shared<const ReconfigLatency>(rl.ok() ? *rl : ReconfigLatency{});
 }
 
-SimResult Simulate(const std::vector<const GpuModel*>& gpus, const std::vector<Job>& jobs,
+SimResult Simulate(const std::vector<const GpuModel*>& gpus, const std::vector<WorkloadJob>& jobs,
                    const std::string& policy, const SimOptions& o) {
   auto r = RunSimulation(gpus, jobs, policy, SchedulerOptions{}, o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? *r : SimResult{};
 }
 
-std::vector<Job> PaperMix(uint64_t seed, int gpus) {
+std::vector<WorkloadJob> PaperMix(uint64_t seed, int gpus) {
   PaperMixOptions o;
   o.num_jobs = 120;
   o.num_gpus = gpus;
@@ -247,14 +247,14 @@ std::vector<Job> PaperMix(uint64_t seed, int gpus) {
   o.seed = seed;
   auto jobs = GeneratePaperMix(Model("A100-40GB"), o);
   EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
-  return jobs.ok() ? *jobs : std::vector<Job>{};
+  return jobs.ok() ? *jobs : std::vector<WorkloadJob>{};
 }
 
 // `--reconfig-latency fixed:MS` is `--reconfig-ms MS`: the same metrics and job records, bit for
 // bit, on a saturated paper-mix for policies that reconfigure, migrate or reuse.
 TEST(ReconfigLatencySimTest, FixedSpecReproducesReconfigMsExactly) {
   const std::vector<const GpuModel*> gpus(3, &Model("A100-40GB"));
-  const std::vector<Job> jobs = PaperMix(3, 3);
+  const std::vector<WorkloadJob> jobs = PaperMix(3, 3);
   for (double ms : {23.0, 0.0, 2000.0}) {
     for (const std::string policy : {"first-fit", "full", "frag-aware"}) {
       SCOPED_TRACE(policy + " " + std::to_string(ms));
@@ -277,8 +277,8 @@ TEST(ReconfigLatencySimTest, FixedSpecReproducesReconfigMsExactly) {
 // [100 + c, 100 + c + d]; b, placed at 100 + c, is created after that destroy on the same GPU,
 // over [100 + c + d, 100 + 2c + d], and ends at 200 + 2c + d = 200.24 s.
 TEST(ReconfigLatencySimTest, CreatesAndDestroysTakeTheirOwnFixedLatencies) {
-  const std::vector<Job> jobs = {AJob("4g.20gb").Named("a").Runs(100),
-                                 AJob("4g.20gb").Named("b").Runs(100)};
+  const std::vector<WorkloadJob> jobs = {AJob("4g.20gb").Named("a").Runs(100),
+                                         AJob("4g.20gb").Named("b").Runs(100)};
   SimOptions o = Options();
   o.reconfig_latency = Latency({"create=fixed:100", "destroy=fixed:40"});
   const SimResult r = Simulate({&Model("A100-40GB")}, jobs, "first-fit", o);
@@ -295,8 +295,8 @@ TEST(ReconfigLatencySimTest, CreatesAndDestroysTakeTheirOwnFixedLatencies) {
 // create b) from the stream Rng(DeriveSeed(seed, kStream)), one uniform each: latency k is
 // median × exp(sigma × Phi^-1(u_k + 2^-54)). So a starts at x1, b starts at 100 + x1 + x2 + x3.
 TEST(ReconfigLatencySimTest, DrawsFollowTheStepOrderOfTheRunsOwnStream) {
-  const std::vector<Job> jobs = {AJob("4g.20gb").Named("a").Runs(100),
-                                 AJob("4g.20gb").Named("b").Runs(100)};
+  const std::vector<WorkloadJob> jobs = {AJob("4g.20gb").Named("a").Runs(100),
+                                         AJob("4g.20gb").Named("b").Runs(100)};
   const uint64_t seed = 12345;
   SimOptions o = Options();
   o.reconfig_latency = Latency({"create=lognormal:200,1", "destroy=lognormal:1000,0.5"});
@@ -317,7 +317,7 @@ TEST(ReconfigLatencySimTest, DrawsAreDeterministicPerSeed) {
   const uint64_t seed = TestSeed(5);
   SCOPED_TRACE("MIGSCHED_SEED=" + std::to_string(seed));
   const std::vector<const GpuModel*> gpus(3, &Model("A100-40GB"));
-  const std::vector<Job> jobs = PaperMix(seed, 3);
+  const std::vector<WorkloadJob> jobs = PaperMix(seed, 3);
   SimOptions o = Options();
   o.reconfig_latency = Latency({"field"});
   o.reconfig_seed = seed;

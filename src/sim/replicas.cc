@@ -252,11 +252,11 @@ std::vector<double> ValuesOf(const std::vector<Metrics>& replicas, const std::st
 
 uint64_t ReplicaSeed(uint64_t seed, int r) { return seed + static_cast<uint64_t>(r); }
 
-void JitterWorkload(std::vector<Job>* jobs, double fraction, uint64_t seed) {
+void JitterWorkload(std::vector<WorkloadJob>* jobs, double fraction, uint64_t seed) {
   if (jobs->empty() || !(fraction > 0)) return;
   Rng rng(Rng::DeriveSeed(seed, 3));
   auto factor = [&] { return 1 - fraction + 2 * fraction * rng.Uniform01(); };
-  std::vector<Job>& j = *jobs;
+  std::vector<WorkloadJob>& j = *jobs;
   double prev_old = j.front().arrival_s, prev_new = prev_old;
   for (size_t i = 1; i < j.size(); ++i) {
     const double gap = j[i].arrival_s - prev_old;
@@ -264,7 +264,7 @@ void JitterWorkload(std::vector<Job>* jobs, double fraction, uint64_t seed) {
     prev_new += gap * factor();
     j[i].arrival_s = prev_new;
   }
-  for (Job& job : j) job.duration_s *= factor();
+  for (WorkloadJob& job : j) job.duration_s *= factor();
 }
 
 }  // namespace migsched

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "core/job.h"
+#include "io/workload_job.h"
 #include "sim/metrics.h"
 
 namespace migsched {
@@ -82,7 +82,7 @@ uint64_t ReplicaSeed(uint64_t seed, int r);
 // duration); the first arrival keeps its time, the order of arrivals is kept
 // (a gap of 0, jobs arriving together, stays 0). REQUIRES: fraction in
 // [0, 1); jobs sorted by arrival. Deterministic.
-void JitterWorkload(std::vector<Job>* jobs, double fraction, uint64_t seed);
+void JitterWorkload(std::vector<WorkloadJob>* jobs, double fraction, uint64_t seed);
 // The default jitter, a share of each gap and duration (5%).
 inline constexpr double kDefaultJitter = 0.05;
 

@@ -83,13 +83,13 @@ TEST(ReplicaJsonTest, MeansHalfWidthsAndPairsKeyByKey) {
 }
 
 TEST(JitterWorkloadTest, KeepsOrderAndBatchesAndStaysWithinTheFraction) {
-  std::vector<Job> jobs(5);
+  std::vector<WorkloadJob> jobs(5);
   const double arrivals[] = {0, 100, 100, 300, 1000};
   for (int i = 0; i < 5; ++i) {
     jobs[i].arrival_s = arrivals[i];
     jobs[i].duration_s = 60;
   }
-  std::vector<Job> a = jobs, b = jobs, c = jobs;
+  std::vector<WorkloadJob> a = jobs, b = jobs, c = jobs;
   JitterWorkload(&a, 0.05, 7);
   JitterWorkload(&b, 0.05, 7);
   JitterWorkload(&c, 0.05, 8);
@@ -110,7 +110,7 @@ TEST(JitterWorkloadTest, KeepsOrderAndBatchesAndStaysWithinTheFraction) {
     }
   }
   EXPECT_TRUE(differs);  // another seed, another workload
-  std::vector<Job> d = jobs;
+  std::vector<WorkloadJob> d = jobs;
   JitterWorkload(&d, 0, 7);  // no jitter: unchanged
   for (int i = 0; i < 5; ++i) EXPECT_EQ(d[i].arrival_s, jobs[i].arrival_s);
 }

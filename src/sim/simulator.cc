@@ -21,14 +21,14 @@
 namespace migsched {
 namespace {
 
-Status ValidateWorkload(const std::vector<Job>& jobs) {
+Status ValidateWorkload(const std::vector<WorkloadJob>& jobs) {
   if (jobs.empty()) return InvalidArgumentError("the workload has no jobs");
   if (jobs.size() > static_cast<size_t>(std::numeric_limits<JobId>::max())) {
     return InvalidArgumentError(fmt::format("the workload has {} jobs; at most {} are supported",
                                             jobs.size(), std::numeric_limits<JobId>::max()));
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
-    const Job& j = jobs[i];
+    const WorkloadJob& j = jobs[i];
     auto bad = [&](std::string_view what) {
       return InvalidArgumentError(fmt::format("job {} ('{}'): {}", i, j.name, what));
     };
@@ -62,7 +62,7 @@ Status ValidateWorkload(const std::vector<Job>& jobs) {
 }  // namespace
 
 StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
-                                  const std::vector<Job>& jobs, std::string_view policy,
+                                  const std::vector<WorkloadJob>& jobs, std::string_view policy,
                                   const SchedulerOptions& scheduler_options,
                                   const SimOptions& options) {
   RETURN_IF_ERROR(options.Validate());
@@ -72,12 +72,12 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
   }
   RETURN_IF_ERROR(ValidateWorkload(jobs));
   // Jobs without a time limit get one from the model of user estimates (online mode).
-  std::vector<Job> with_limits;
+  std::vector<WorkloadJob> with_limits;
   if (options.user_estimates && options.mode == SimMode::kOnline) {
     with_limits = jobs;
     RETURN_IF_ERROR(AssignUserEstimates(&with_limits, options.user_estimate_seed).status());
   }
-  const std::vector<Job>& workload = with_limits.empty() ? jobs : with_limits;
+  const std::vector<WorkloadJob>& workload = with_limits.empty() ? jobs : with_limits;
   if (policy == kFragFreeReference) {
     return RunFragFreeReference(gpus, workload, scheduler_options.max_wait_s, options);
   }
@@ -89,7 +89,7 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
   ConfigTableCache tables;
   Cluster cluster(gpus, &tables);
   const auto pcie_job =
-      std::find_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.pcie_gbps > 0; });
+      std::find_if(jobs.begin(), jobs.end(), [](const WorkloadJob& j) { return j.pcie_gbps > 0; });
   if (options.mode == SimMode::kOnline && options.contention && pcie_job != jobs.end()) {
     for (const GpuModel* m : cluster.models()) {
       if (!(m->pcie_max_gbps() > 0)) {
@@ -102,8 +102,11 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
   }
   Clock* clock = options.clock != nullptr ? options.clock : SteadyClock();
   // A baseline that stands for an offline choice (`static`'s layouts) is told
-  // the workload before its setup.
-  policy_impl->KnowWorkload(cluster, jobs);
+  // the workload's requests (as the scheduler may see them) before its setup.
+  std::vector<Job> requests;
+  requests.reserve(jobs.size());
+  for (const WorkloadJob& j : jobs) requests.push_back(SchedulerVisibleJob(j, options.knowledge));
+  policy_impl->KnowWorkload(cluster, requests);
   Scheduler scheduler(&cluster, std::move(policy_impl), scheduler_options, clock);
   ASSIGN_OR_RETURN(Plan setup, scheduler.Setup());
   // Seed the demand window of the demand-weighted metric (§2) with the

@@ -37,8 +37,8 @@
 #include <vector>
 
 #include "core/gpu_model.h"
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 #include "sched/options.h"
 #include "sim/sim_options.h"
 #include "sim/sim_result.h"
@@ -58,7 +58,7 @@ namespace migsched {
 //  * kInternal: a plan the scheduler made was rejected, or jobs were left
 //    queued with nothing left to happen (a bug; the jobs are named).
 StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
-                                  const std::vector<Job>& jobs, std::string_view policy,
+                                  const std::vector<WorkloadJob>& jobs, std::string_view policy,
                                   const SchedulerOptions& scheduler_options,
                                   const SimOptions& options);
 

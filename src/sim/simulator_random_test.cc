@@ -27,7 +27,7 @@ using ::migsched::testing::Model;
 
 struct World {
   std::vector<const GpuModel*> gpus;
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
 };
 
 World RandomWorld(uint64_t seed, int num_jobs) {
@@ -47,7 +47,7 @@ World RandomWorld(uint64_t seed, int num_jobs) {
   }
   double t = 0;
   for (int i = 0; i < num_jobs; ++i) {
-    Job j;
+    WorkloadJob j;
     j.name = "j" + std::to_string(i);
     if (rng.Uniform01() < 0.8) t += rng.Exponential(20);  // else: same time as the previous
     j.arrival_s = t;
@@ -66,7 +66,7 @@ World RandomWorld(uint64_t seed, int num_jobs) {
   }
   // §6 flags from a stream of their own (the draws above stay as they were).
   Rng flags(seed ^ 0x6d696772617465ULL);
-  for (Job& j : w.jobs) {
+  for (WorkloadJob& j : w.jobs) {
     j.migratable = static_cast<Migratable>(flags.UniformInt(0, 2));
     j.latency_sensitive = flags.Uniform01() < 0.2;
   }
@@ -92,7 +92,7 @@ void CheckResult(const World& w, const SimResult& r, const std::string& policy) 
   double max_duration = 0;
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     const JobRecord& rec = r.jobs[i];
-    const Job& job = w.jobs[i];
+    const WorkloadJob& job = w.jobs[i];
     SCOPED_TRACE("job " + std::to_string(i) + " " + job.RequestString());
     if (rec.outcome == JobOutcome::kRejected) continue;
     max_duration = std::max(max_duration, job.duration_s);
@@ -189,7 +189,7 @@ TEST(SimulatorRandomTest, FullPolicyWithQueueOptionsAndMigrations) {
     int64_t per_job = 0;
     for (const JobRecord& rec : r->jobs) {
       per_job += rec.migrations;
-      const Job& job = w.jobs[rec.id];
+      const WorkloadJob& job = w.jobs[rec.id];
       if (rec.migrations > 0) {
         EXPECT_NE(job.migratable, Migratable::kNone) << rec.name;
       }

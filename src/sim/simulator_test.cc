@@ -41,7 +41,7 @@ SimOptions Options(double reconfig_ms = 23) {
   return o;
 }
 
-SimResult Simulate(const std::vector<const GpuModel*>& gpus, const std::vector<Job>& jobs,
+SimResult Simulate(const std::vector<const GpuModel*>& gpus, const std::vector<WorkloadJob>& jobs,
                    const std::string& policy, const SimOptions& options = Options()) {
   auto r = RunSimulation(gpus, jobs, policy, SchedulerOptions{}, options);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -50,8 +50,8 @@ SimResult Simulate(const std::vector<const GpuModel*>& gpus, const std::vector<J
 
 // Two 4g.20gb jobs of 100 s at t = 0 on one A100 40GB: 4g.20gb has the single
 // placement 0, so the second waits for the first.
-const std::vector<Job> kTwoBig = {AJob("4g.20gb").Named("a").Runs(100),
-                                  AJob("4g.20gb").Named("b").Runs(100)};
+const std::vector<WorkloadJob> kTwoBig = {AJob("4g.20gb").Named("a").Runs(100),
+                                          AJob("4g.20gb").Named("b").Runs(100)};
 
 TEST(SimulatorTest, FragAwareReusesTheIdleInstance) {
   SimResult r = Simulate(Gpus("A100-40GB", 1), kTwoBig, "frag-aware");
@@ -356,7 +356,7 @@ TEST(SimulatorTest, StrandedCapacityWhileABigJobWaits) {
 
 TEST(SimulatorTest, FractionJobsAreReportedUnderTheirProfile) {
   // gpu_fraction 0.4 by compute on A100: 3g.20gb (3/7 = 0.43 is the smallest >= 0.4).
-  Job j = AJob("").Named("f").Runs(10);
+  WorkloadJob j = AJob("").Named("f").Runs(10);
   j.gpu_fraction = 0.4;
   SimResult r = Simulate(Gpus("A100-40GB", 1), {j}, "first-fit");
   EXPECT_EQ(r.metrics.per_profile.count("3g.20gb"), 1u);
@@ -415,8 +415,8 @@ TEST(SimulatorTest, ContentionNeedsThePcieBandwidthOfEveryModel) {
   spec.pcie_max_gbps = 0;
   auto model = GpuModel::Create(spec);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::vector<Job> jobs = {AJob("1g.5gb").Named("plain"),
-                                 kBloom7b1.Profile("1g.5gb").Named("bloom").ArrivesAt(1)};
+  const std::vector<WorkloadJob> jobs = {AJob("1g.5gb").Named("plain"),
+                                         kBloom7b1.Profile("1g.5gb").Named("bloom").ArrivesAt(1)};
   auto r = RunSimulation({&*model}, jobs, "first-fit", SchedulerOptions{}, Options());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
@@ -436,7 +436,7 @@ TEST(SimulatorTest, ContentionNeedsThePcieBandwidthOfEveryModel) {
 // the tick then due finds nothing running and nothing to arrive). A tick that rounding puts
 // just before the completion adds one more event time: at most 5.
 TEST(SimulatorTest, AOneJobTraceWithAHugeDurationUnderFullRunsInTimeProportionalToItsEvents) {
-  const std::vector<Job> jobs = {
+  const std::vector<WorkloadJob> jobs = {
       AJob("3g.20gb").Named("long").Runs(1e12).Moves(Migratable::kCheckpoint)};
   const SchedulerOptions full = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
   ASSERT_EQ(full.migration.defrag_interval_s, 300);  // the premise: full ticks every 300 s
@@ -454,7 +454,7 @@ TEST(SimulatorTest, AOneJobTraceWithAHugeDurationUnderFullRunsInTimeProportional
 // event time at the same instant: it was pushed after the first batch), then the next tick, one
 // double later, finds nothing running: 2 event times, 3 if that tick is not yet stale.
 TEST(SimulatorTest, AOneJobTraceWithAHugeArrivalTimeUnderFullEnds) {
-  const std::vector<Job> jobs = {
+  const std::vector<WorkloadJob> jobs = {
       AJob("3g.20gb").Named("late").ArrivesAt(1e308).Runs(600).Moves(Migratable::kRestart)};
   const SchedulerOptions full = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
   auto r = RunSimulation(Gpus("A100-40GB", 1), jobs, "full", full, Options());

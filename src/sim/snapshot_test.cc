@@ -34,9 +34,9 @@ SimOptions Options() {
 //  t=60+r: c ends, 3g@4 stays idle (frag-aware keeps idle instances).
 //  t=100+r: a ends; b reuses the idle 4g@0 (no reconfiguration), to 200 + r.
 // Both instances are 4 placement units wide (4g: 0-3; 3g: 4-7).
-const std::vector<Job> kJobs = {AJob("4g.20gb").Named("a").Runs(100),
-                                AJob("4g.20gb").Named("b").Runs(100),
-                                AJob("3g.20gb").Named("c").ArrivesAt(10).Runs(50)};
+const std::vector<WorkloadJob> kJobs = {AJob("4g.20gb").Named("a").Runs(100),
+                                        AJob("4g.20gb").Named("b").Runs(100),
+                                        AJob("3g.20gb").Named("c").ArrivesAt(10).Runs(50)};
 
 SnapshotInstance Inst(const std::string& profile, int start, JobId job) {
   return SnapshotInstance{profile, start, 4, job};

@@ -19,7 +19,7 @@ namespace {
 using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 
-SimResult Simulate(const std::vector<Job>& jobs, const std::string& policy) {
+SimResult Simulate(const std::vector<WorkloadJob>& jobs, const std::string& policy) {
   static ManualClock clock;
   SimOptions o;
   o.clock = &clock;
@@ -36,7 +36,7 @@ SimResult Simulate(const std::vector<Job>& jobs, const std::string& policy) {
 // reconfigured after the setup, and a reused instance starts at once:
 // makespan 2 x 100 s.
 TEST(StaticMixSimTest, StaticLaysOutTheMixAndAllBalancedRejectsWhatItLacks) {
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   for (int i = 0; i < 4; ++i)
     jobs.push_back(AJob("4g.20gb").Named("j" + std::to_string(i)).Runs(100));
   const SimResult best = Simulate(jobs, "static");

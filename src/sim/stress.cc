@@ -210,7 +210,7 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
   const double mean_gap = std::vector<double>{1, 10, 60}[rng.UniformInt(0, 2)];
   double t = 0;
   for (int i = 0; i < n_jobs; ++i) {
-    Job j;
+    WorkloadJob j;
     j.name = "j" + std::to_string(i);
     if (rng.Uniform01() < 0.75) t += std::round(rng.Exponential(mean_gap) * 1000) / 1000;
     j.arrival_s = t;  // else: the same time as the previous job
@@ -288,7 +288,7 @@ Status CheckStressResult(const StressCase& c, const SimResult& r) {
   int64_t completed = 0, timed_out = 0, moves = 0;
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     const JobRecord& rec = r.jobs[i];
-    const Job& job = c.jobs[i];
+    const WorkloadJob& job = c.jobs[i];
     auto bad = [&](const std::string& what) {
       return Fail(fmt::format("job {} ('{}', {}): {}", i, job.name, job.RequestString(), what));
     };

@@ -27,9 +27,9 @@
 
 #include "core/catalog.h"
 #include "core/gpu_model.h"
-#include "core/job.h"
 #include "core/rng.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 #include "sched/options.h"
 #include "sim/reconfig_latency.h"
 #include "sim/sim_options.h"
@@ -49,7 +49,7 @@ struct StressCase {
   // The cluster as `--cluster` writes it: COUNT x MODEL groups, GPUs in this order.
   std::vector<std::pair<int, const GpuModel*>> groups;
   std::vector<const GpuModel*> gpus;  // the groups expanded
-  std::vector<Job> jobs;              // sorted by arrival_s, named j0, j1, ...
+  std::vector<WorkloadJob> jobs;      // sorted by arrival_s, named j0, j1, ...
   std::string policy;
   // Scheduler options given explicitly, by their table name (sched/option_table.h) and value as
   // a command line writes them (--NAME VALUE); the others keep their (policy's) defaults.

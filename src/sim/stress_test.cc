@@ -81,7 +81,7 @@ TEST(StressTest, GeneratorCoversEveryPolicyOptionModelAndJobAttribute) {
     (c.knowledge == Knowledge::kUnknown ? ends_unknown : ends_known) = true;
     no_contention = no_contention || !c.contention;
     double last = 0;
-    for (const Job& j : c.jobs) {
+    for (const WorkloadJob& j : c.jobs) {
       ASSERT_GE(j.arrival_s, last);
       last = j.arrival_s;
       counts.insert(j.count);

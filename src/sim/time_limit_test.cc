@@ -32,7 +32,7 @@ const JobRecord& Named(const SimResult& r, const std::string& name) {
   return none;
 }
 
-SimResult RunOneGpu(const std::vector<Job>& jobs, const std::string& policy, SimOptions so,
+SimResult RunOneGpu(const std::vector<WorkloadJob>& jobs, const std::string& policy, SimOptions so,
                     SchedulerOptions o = {}) {
   StatusOr<std::vector<const GpuModel*>> models = ParseClusterSpec("1xA100-40GB", BundledCatalog());
   EXPECT_TRUE(models.ok());
@@ -50,9 +50,9 @@ SimResult RunOneGpu(const std::vector<Job>& jobs, const std::string& policy, Sim
 // Completed: b (JCT 100), c (JCT 30): mean 65; a is counted apart. Makespan:
 // first arrival 0 to the last end 100. Accepted (ran): 3.
 TEST(TimeLimitTest, AJobStillRunningAtItsLimitEndsThereAsTimeout) {
-  const std::vector<Job> jobs = {AJob("1g.5gb").Named("a").Runs(100).Limit(50),
-                                 AJob("1g.5gb").Named("b").Runs(100).Limit(200),
-                                 AJob("1g.5gb").Named("c").ArrivesAt(10).Runs(30)};
+  const std::vector<WorkloadJob> jobs = {AJob("1g.5gb").Named("a").Runs(100).Limit(50),
+                                         AJob("1g.5gb").Named("b").Runs(100).Limit(200),
+                                         AJob("1g.5gb").Named("c").ArrivesAt(10).Runs(30)};
   SimOptions so;
   so.reconfig_ms = 0;
   const SimResult r = RunOneGpu(jobs, "first-fit", so);
@@ -86,28 +86,30 @@ TEST(TimeLimitTest, WorkDoneExactlyAtTheLimitCompletes) {
   EXPECT_EQ(r.metrics.jobs_timeout, 0);
 }
 
-// What the scheduler is given of a job: the request, and a duration per mode.
+// What the scheduler is given of a job: the request, with a time limit per
+// mode (the type Job has no field for the run's truth: the compiler keeps
+// duration, PCIe demand and alpha from every policy).
 TEST(TimeLimitTest, SchedulerVisibleJobHidesTheRunsTruth) {
-  const Job job =
+  const WorkloadJob job =
       AJob("3g.20gb").Named("x").ArrivesAt(7).Gang(2).Runs(100).Limit(300).Pcie(5, 2).Moves(
           Migratable::kCheckpoint);
   const Job limits = SchedulerVisibleJob(job, Knowledge::kLimits);
-  EXPECT_EQ(limits.duration_s, 300);  // the limit, not the 100 s it runs
-  EXPECT_EQ(limits.time_limit_s, 300);
-  EXPECT_EQ(limits.pcie_gbps, 0);
-  EXPECT_EQ(limits.alpha, 1);
+  EXPECT_EQ(limits.time_limit_s, 300);  // the limit, not the 100 s it runs
   EXPECT_EQ(limits.profile, "3g.20gb");
   EXPECT_EQ(limits.count, 2);
   EXPECT_EQ(limits.arrival_s, 7);
+  EXPECT_EQ(limits.name, "x");
   EXPECT_EQ(limits.migratable, Migratable::kCheckpoint);
-  EXPECT_EQ(SchedulerVisibleJob(job, Knowledge::kKnown).duration_s, 100);
-  const Job capped = AJob("3g.20gb").Runs(100).Limit(50);
-  EXPECT_EQ(SchedulerVisibleJob(capped, Knowledge::kKnown).duration_s, 50);  // ends at its limit
+  // The oracle: a limit equal to the exact run time.
+  EXPECT_EQ(SchedulerVisibleJob(job, Knowledge::kKnown).time_limit_s, 100);
+  const WorkloadJob capped = AJob("3g.20gb").Runs(100).Limit(50);
+  EXPECT_EQ(SchedulerVisibleJob(capped, Knowledge::kKnown).time_limit_s, 50);  // ends at its limit
   const Job unknown = SchedulerVisibleJob(job, Knowledge::kUnknown);
-  EXPECT_EQ(unknown.duration_s, 0);
   EXPECT_EQ(unknown.time_limit_s, 0);
-  const Job no_limit = AJob("3g.20gb").Runs(100);
-  EXPECT_EQ(SchedulerVisibleJob(no_limit, Knowledge::kLimits).duration_s, 0);
+  EXPECT_EQ(unknown.profile, "3g.20gb");
+  const WorkloadJob no_limit = AJob("3g.20gb").Runs(100);
+  EXPECT_EQ(SchedulerVisibleJob(no_limit, Knowledge::kLimits).time_limit_s, 0);
+  EXPECT_EQ(SchedulerVisibleJob(no_limit, Knowledge::kKnown).time_limit_s, 100);
 }
 
 // The look-ahead reservation of expected_ends_test.cc's trace, under `limits`
@@ -127,9 +129,10 @@ TEST(TimeLimitTest, LimitsKnowledgeUsesStartPlusLimitForTheReservation) {
   o.reservation_needs_ends = false;
   constexpr double kR = 0.023;
   auto jobs_with_c_limit = [](double c_limit) {
-    return std::vector<Job>{AJob("4g.20gb").Named("a").Runs(10000).Limit(10000),
-                            AJob("7g.40gb").Named("b").ArrivesAt(1).Runs(10000).Limit(10000),
-                            AJob("3g.20gb").Named("c").ArrivesAt(2000).Runs(100).Limit(c_limit)};
+    return std::vector<WorkloadJob>{
+        AJob("4g.20gb").Named("a").Runs(10000).Limit(10000),
+        AJob("7g.40gb").Named("b").ArrivesAt(1).Runs(10000).Limit(10000),
+        AJob("3g.20gb").Named("c").ArrivesAt(2000).Runs(100).Limit(c_limit)};
   };
   SimOptions so;
   ASSERT_EQ(so.knowledge, Knowledge::kLimits);  // the default
@@ -150,9 +153,9 @@ TEST(TimeLimitTest, LimitsKnowledgeUsesStartPlusLimitForTheReservation) {
 // Rejected slice-hours 7; rejection rate 1 for 3g.20gb and 2x1g.5gb, 0 for
 // 7g.40gb; no migrations, 1 accepted job: 0 migrations per accepted job.
 TEST(TimeLimitTest, AdmissionModeCountsRejectedSliceHoursAndRatePerProfile) {
-  const std::vector<Job> jobs = {AJob("7g.40gb").Named("a").Runs(100),
-                                 AJob("3g.20gb").Named("b").ArrivesAt(10).Runs(7200),
-                                 AJob("1g.5gb").Named("c").ArrivesAt(20).Gang(2).Runs(1800)};
+  const std::vector<WorkloadJob> jobs = {
+      AJob("7g.40gb").Named("a").Runs(100), AJob("3g.20gb").Named("b").ArrivesAt(10).Runs(7200),
+      AJob("1g.5gb").Named("c").ArrivesAt(20).Gang(2).Runs(1800)};
   SimOptions so;
   so.reconfig_ms = 0;
   SchedulerOptions o;
@@ -184,12 +187,12 @@ TEST(UserEstimatesTest, PopularValuesRoundUp) {
 // the 57th percentile of the log-uniform factor, 20^0.57 = 5.5, rounded up),
 // given limits are kept, the same seed gives the same limits and another does not.
 TEST(UserEstimatesTest, ModelIsSeededAndMostlyOverestimates) {
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   for (int i = 0; i < 20000; ++i) {
     jobs.push_back(AJob("1g.5gb").Named("j" + std::to_string(i)).Runs(1000 + i * 0.185));
   }
   jobs[5] = AJob("1g.5gb").Named("given").Runs(50).Limit(77);
-  std::vector<Job> a = jobs, b = jobs, c = jobs;
+  std::vector<WorkloadJob> a = jobs, b = jobs, c = jobs;
   ASSERT_EQ(*AssignUserEstimates(&a, 42), 19999);
   ASSERT_TRUE(AssignUserEstimates(&b, 42).ok());
   ASSERT_TRUE(AssignUserEstimates(&c, 43).ok());
@@ -212,7 +215,7 @@ TEST(UserEstimatesTest, ModelIsSeededAndMostlyOverestimates) {
 }
 
 TEST(UserEstimatesTest, BadOptionsAreRefused) {
-  std::vector<Job> jobs = {AJob("1g.5gb").Runs(10)};
+  std::vector<WorkloadJob> jobs = {AJob("1g.5gb").Runs(10)};
   UserEstimateOptions o;
   o.at_limit_share = 0.9;
   o.site_max_share = 0.2;

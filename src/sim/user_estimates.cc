@@ -48,12 +48,12 @@ double PopularLimitAtLeast(double s) {
   return std::ceil(s / kWeek) * kWeek;
 }
 
-StatusOr<int64_t> AssignUserEstimates(std::vector<Job>* jobs, uint64_t seed,
+StatusOr<int64_t> AssignUserEstimates(std::vector<WorkloadJob>* jobs, uint64_t seed,
                                       const UserEstimateOptions& o) {
   RETURN_IF_ERROR(o.Validate());
   Rng rng(Rng::DeriveSeed(seed, /*stream=*/0x7573657265737431));  // "userest1"
   int64_t assigned = 0;
-  for (Job& j : *jobs) {
+  for (WorkloadJob& j : *jobs) {
     if (j.time_limit_s > 0) continue;
     if (!std::isfinite(j.duration_s) || !(j.duration_s > 0)) {
       return InvalidArgumentError(

@@ -27,8 +27,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 
 namespace migsched {
 
@@ -50,7 +50,7 @@ double PopularLimitAtLeast(double s);
 
 // Gives every job of `jobs` without a time limit one drawn as above (its
 // duration_s must be > 0). Deterministic for a seed. Returns how many jobs got one.
-StatusOr<int64_t> AssignUserEstimates(std::vector<Job>* jobs, uint64_t seed,
+StatusOr<int64_t> AssignUserEstimates(std::vector<WorkloadJob>* jobs, uint64_t seed,
                                       const UserEstimateOptions& options = {});
 
 }  // namespace migsched

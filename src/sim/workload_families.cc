@@ -67,7 +67,7 @@ std::string Name(const char* prefix, int i, int n) {
 
 }  // namespace
 
-StatusOr<std::vector<Job>> GenerateServing(const GpuModel& model, const ServingOptions& o) {
+StatusOr<std::vector<WorkloadJob>> GenerateServing(const GpuModel& model, const ServingOptions& o) {
   RETURN_IF_ERROR(CheckCommon("serving", o.num_jobs, o.num_gpus, o.load, o.classes,
                               {{"multi_share", o.multi_share},
                                {"latency_sensitive_share", o.latency_sensitive_share},
@@ -94,7 +94,7 @@ StatusOr<std::vector<Job>> GenerateServing(const GpuModel& model, const ServingO
   Rng rng(o.seed);
   const std::vector<double> weights = Weights(o.classes);
   const double tail = std::pow(o.lifetime_min_s / o.lifetime_max_s, o.lifetime_alpha);
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   jobs.reserve(o.num_jobs);
   for (int i = 0; i < o.num_jobs; ++i) {
     const int c = rng.Choice(weights);
@@ -104,7 +104,7 @@ StatusOr<std::vector<Job>> GenerateServing(const GpuModel& model, const ServingO
     const bool pcie = rng.Uniform01() < o.pcie_share;
     const double m = rng.Uniform01();
     const ReferenceJob& kind = pcie ? kBloom560mOffload : kResNet50Inference;
-    Job j;
+    WorkloadJob j;
     j.name = Name("sv", i, o.num_jobs);
     j.gpu_fraction = o.classes[c].first / 7.0;
     j.fraction_rule = FractionRule::kCompute;
@@ -144,7 +144,8 @@ StatusOr<std::vector<Job>> GenerateServing(const GpuModel& model, const ServingO
   return jobs;
 }
 
-StatusOr<std::vector<Job>> GenerateTraining(const GpuModel& model, const TrainingOptions& o) {
+StatusOr<std::vector<WorkloadJob>> GenerateTraining(const GpuModel& model,
+                                                    const TrainingOptions& o) {
   RETURN_IF_ERROR(
       CheckCommon("training", o.num_jobs, o.num_gpus, o.load, o.classes,
                   {{"pcie_share", o.pcie_share}, {"checkpoint_share", o.checkpoint_share}}));
@@ -165,7 +166,7 @@ StatusOr<std::vector<Job>> GenerateTraining(const GpuModel& model, const Trainin
   Rng rng(o.seed);
   const std::vector<double> weights = Weights(o.classes);
   const std::vector<double> gang_weights = Weights(o.gang_sizes);
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   jobs.reserve(o.num_jobs);
   for (int i = 0; i < o.num_jobs; ++i) {
     const int c = rng.Choice(weights);
@@ -174,7 +175,7 @@ StatusOr<std::vector<Job>> GenerateTraining(const GpuModel& model, const Trainin
     const bool pcie = rng.Uniform01() < o.pcie_share;
     const bool checkpoint = rng.Uniform01() < o.checkpoint_share;
     const ReferenceJob& kind = pcie ? kBloom7b1Offload : kResNet50Inference;
-    Job j;
+    WorkloadJob j;
     j.name = Name("tr", i, o.num_jobs);
     j.gpu_fraction = o.classes[c].first / 7.0;
     j.fraction_rule = FractionRule::kCompute;

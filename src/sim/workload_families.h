@@ -56,8 +56,8 @@
 #include <vector>
 
 #include "core/gpu_model.h"
-#include "core/job.h"
 #include "core/status.h"
+#include "io/workload_job.h"
 
 namespace migsched {
 
@@ -97,8 +97,10 @@ struct TrainingOptions {
 // kInvalidArgument naming the option ("serving: ..."/"training: ...") when
 // one is out of range. `model` gives the demand per job for the arrival rate
 // (the first model of the cluster).
-StatusOr<std::vector<Job>> GenerateServing(const GpuModel& model, const ServingOptions& options);
-StatusOr<std::vector<Job>> GenerateTraining(const GpuModel& model, const TrainingOptions& options);
+StatusOr<std::vector<WorkloadJob>> GenerateServing(const GpuModel& model,
+                                                   const ServingOptions& options);
+StatusOr<std::vector<WorkloadJob>> GenerateTraining(const GpuModel& model,
+                                                    const TrainingOptions& options);
 
 }  // namespace migsched
 

@@ -20,44 +20,44 @@ using ::testing::HasSubstr;
 
 constexpr int kN = 4000;
 
-double Share(const std::vector<Job>& jobs, bool (*pred)(const Job&)) {
+double Share(const std::vector<WorkloadJob>& jobs, bool (*pred)(const WorkloadJob&)) {
   int k = 0;
-  for (const Job& j : jobs) k += pred(j) ? 1 : 0;
+  for (const WorkloadJob& j : jobs) k += pred(j) ? 1 : 0;
   return static_cast<double>(k) / static_cast<double>(jobs.size());
 }
 
-std::vector<Job> Serving(ServingOptions o) {
+std::vector<WorkloadJob> Serving(ServingOptions o) {
   o.num_jobs = kN;
   auto jobs = GenerateServing(Model("A100-40GB"), o);
   EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
-  return jobs.ok() ? *jobs : std::vector<Job>{};
+  return jobs.ok() ? *jobs : std::vector<WorkloadJob>{};
 }
 
 // p = 0.7, n = 4000: 3.29 * sqrt(0.21 / 4000) = 0.0238.
 TEST(ServingWorkloadTest, LatencySensitiveShareIsWithinItsBinomialInterval) {
-  const std::vector<Job> jobs = Serving({});
+  const std::vector<WorkloadJob> jobs = Serving({});
   ASSERT_EQ(jobs.size(), static_cast<size_t>(kN));
-  EXPECT_NEAR(Share(jobs, [](const Job& j) { return j.latency_sensitive; }), 0.7, 0.0238);
+  EXPECT_NEAR(Share(jobs, [](const WorkloadJob& j) { return j.latency_sensitive; }), 0.7, 0.0238);
 }
 
 // p = 0.2: 3.29 * sqrt(0.16 / 4000) = 0.0208; a service of several
 // instances has exactly multi_count (2) of them.
 TEST(ServingWorkloadTest, MultiInstanceServicesHaveTheirShareAndCount) {
-  const std::vector<Job> jobs = Serving({});
-  EXPECT_NEAR(Share(jobs, [](const Job& j) { return j.count > 1; }), 0.2, 0.0208);
-  for (const Job& j : jobs) EXPECT_TRUE(j.count == 1 || j.count == 2) << j.name;
+  const std::vector<WorkloadJob> jobs = Serving({});
+  EXPECT_NEAR(Share(jobs, [](const WorkloadJob& j) { return j.count > 1; }), 0.2, 0.0208);
+  for (const WorkloadJob& j : jobs) EXPECT_TRUE(j.count == 1 || j.count == 2) << j.name;
 }
 
 // Bounded Pareto on [L, H] = [600, 604800] with shape a = 1.2:
 // P(X > 10 L) = (10^-a - (L/H)^a) / (1 - (L/H)^a) = 0.0629;
 // 3.29 * sqrt(0.0629 * 0.9371 / 4000) = 0.0126.
 TEST(ServingWorkloadTest, LifetimesAreHeavyTailedBoundedPareto) {
-  const std::vector<Job> jobs = Serving({});
+  const std::vector<WorkloadJob> jobs = Serving({});
   const double a = 1.2, lh = std::pow(600.0 / 604800.0, a);
   const double p = (std::pow(10.0, -a) - lh) / (1 - lh);
   EXPECT_NEAR(p, 0.0629, 1e-4);
-  EXPECT_NEAR(Share(jobs, [](const Job& j) { return j.duration_s > 6000; }), p, 0.0126);
-  for (const Job& j : jobs) {
+  EXPECT_NEAR(Share(jobs, [](const WorkloadJob& j) { return j.duration_s > 6000; }), p, 0.0126);
+  for (const WorkloadJob& j : jobs) {
     EXPECT_GE(j.duration_s, 600);
     EXPECT_LE(j.duration_s, 604800);
   }
@@ -70,17 +70,18 @@ TEST(ServingWorkloadTest, LifetimesAreHeavyTailedBoundedPareto) {
 TEST(ServingWorkloadTest, ArrivalsFollowTheDiurnalRate) {
   ServingOptions o;
   o.diurnal_period_s = 600;
-  const std::vector<Job> jobs = Serving(o);
+  const std::vector<WorkloadJob> jobs = Serving(o);
   EXPECT_DOUBLE_EQ(jobs.front().arrival_s, 0);
   ASSERT_GE(jobs.back().arrival_s, 100 * o.diurnal_period_s);
   const double share =
-      Share(jobs, [](const Job& j) { return std::fmod(j.arrival_s, 600.0) < 300.0; });
+      Share(jobs, [](const WorkloadJob& j) { return std::fmod(j.arrival_s, 600.0) < 300.0; });
   EXPECT_NEAR(share, 0.5 + 0.6 / std::numbers::pi, 0.034);
   for (size_t i = 1; i < jobs.size(); ++i) EXPECT_GE(jobs[i].arrival_s, jobs[i - 1].arrival_s);
   // Without the swing the halves are even: 3.29 * sqrt(0.25 / 4000) + 0.01.
   o.diurnal_amplitude = 0;
-  EXPECT_NEAR(Share(Serving(o), [](const Job& j) { return std::fmod(j.arrival_s, 600.0) < 300.0; }),
-              0.5, 0.036);
+  EXPECT_NEAR(
+      Share(Serving(o), [](const WorkloadJob& j) { return std::fmod(j.arrival_s, 600.0) < 300.0; }),
+      0.5, 0.036);
 }
 
 TEST(ServingWorkloadTest, IsSeeded) {
@@ -113,11 +114,11 @@ TEST(ServingWorkloadTest, RejectsOptionsOutOfRange) {
               HasSubstr("multi_count must be >= 2"));
 }
 
-std::vector<Job> Training(TrainingOptions o) {
+std::vector<WorkloadJob> Training(TrainingOptions o) {
   o.num_jobs = kN;
   auto jobs = GenerateTraining(Model("A100-40GB"), o);
   EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
-  return jobs.ok() ? *jobs : std::vector<Job>{};
+  return jobs.ok() ? *jobs : std::vector<WorkloadJob>{};
 }
 
 // Gangs of 2+ (weights 0.3 + 0.2 + 0.1 = 0.6; no cap on 8 GPUs, every class
@@ -126,17 +127,19 @@ std::vector<Job> Training(TrainingOptions o) {
 TEST(TrainingWorkloadTest, GangAndCheckpointSharesAreWithinTheirIntervals) {
   TrainingOptions o;
   o.num_gpus = 8;
-  const std::vector<Job> jobs = Training(o);
-  EXPECT_NEAR(Share(jobs, [](const Job& j) { return j.count >= 2; }), 0.6, 0.0255);
-  EXPECT_NEAR(Share(jobs, [](const Job& j) { return j.migratable == Migratable::kCheckpoint; }),
-              0.9, 0.0156);
-  for (const Job& j : jobs) {
+  const std::vector<WorkloadJob> jobs = Training(o);
+  EXPECT_NEAR(Share(jobs, [](const WorkloadJob& j) { return j.count >= 2; }), 0.6, 0.0255);
+  EXPECT_NEAR(
+      Share(jobs, [](const WorkloadJob& j) { return j.migratable == Migratable::kCheckpoint; }),
+      0.9, 0.0156);
+  for (const WorkloadJob& j : jobs) {
     EXPECT_FALSE(j.latency_sensitive);
     EXPECT_GE(j.duration_s, 3600);
     EXPECT_LE(j.duration_s, 2 * 86400.0);
   }
   // 7g (weight 0.35) is the most common class: 3.29 * sqrt(0.35 * 0.65 / 4000) = 0.0248.
-  EXPECT_NEAR(Share(jobs, [](const Job& j) { return j.gpu_fraction == 1.0; }), 0.35, 0.0248);
+  EXPECT_NEAR(Share(jobs, [](const WorkloadJob& j) { return j.gpu_fraction == 1.0; }), 0.35,
+              0.0248);
 }
 
 // On one A100 a 7g gang can hold one instance at most, a 3g gang two: the
@@ -146,9 +149,9 @@ TEST(TrainingWorkloadTest, GangsAreCappedAtWhatTheClusterHolds) {
   o.num_gpus = 1;
   o.gang_sizes = {{8, 1.0}};
   o.classes = {{7, 1.0}};
-  for (const Job& j : Training(o)) ASSERT_EQ(j.count, 1);
+  for (const WorkloadJob& j : Training(o)) ASSERT_EQ(j.count, 1);
   o.classes = {{3, 1.0}};
-  for (const Job& j : Training(o)) ASSERT_EQ(j.count, 2);
+  for (const WorkloadJob& j : Training(o)) ASSERT_EQ(j.count, 2);
 }
 
 TEST(TrainingWorkloadTest, IsSeededAndNamed) {

@@ -86,7 +86,7 @@ TEST_P(ParityTest, SimulatorAndDaemonPlaceAlike) {
     EXPECT_EQ(s.get(config->scheduler), s.get(sim)) << s.name;
   }
 
-  std::vector<Job> jobs;
+  std::vector<WorkloadJob> jobs;
   for (size_t i = 0; i < c.profiles.size(); ++i) {
     jobs.push_back(
         testing::JobOf(c.profiles[i], 1, 10000, static_cast<double>(i), "j" + std::to_string(i)));
@@ -143,7 +143,7 @@ TEST_P(ParityTest, SimulatorAndDaemonPlaceAlike) {
     }
     return false;
   };
-  for (const Job& j : jobs) {
+  for (const WorkloadJob& j : jobs) {
     JobRequest r;
     r.profile = j.profile;
     r.name = j.name;

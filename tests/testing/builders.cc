@@ -13,44 +13,44 @@ JobBuilder::JobBuilder() {
 }
 
 JobBuilder JobBuilder::Profile(const std::string& profile) const {
-  return With([&](Job& j) { j.profile = profile; });
+  return With([&](WorkloadJob& j) { j.profile = profile; });
 }
 JobBuilder JobBuilder::Fraction(double gpu_fraction) const {
-  return With([&](Job& j) { j.gpu_fraction = gpu_fraction; });
+  return With([&](WorkloadJob& j) { j.gpu_fraction = gpu_fraction; });
 }
 JobBuilder JobBuilder::Named(const std::string& name) const {
-  return With([&](Job& j) { j.name = name; });
+  return With([&](WorkloadJob& j) { j.name = name; });
 }
 JobBuilder JobBuilder::ArrivesAt(double arrival_s) const {
-  return With([&](Job& j) { j.arrival_s = arrival_s; });
+  return With([&](WorkloadJob& j) { j.arrival_s = arrival_s; });
 }
 JobBuilder JobBuilder::Limit(double time_limit_s) const {
-  return With([&](Job& j) { j.time_limit_s = time_limit_s; });
+  return With([&](WorkloadJob& j) { j.time_limit_s = time_limit_s; });
 }
 
 JobBuilder JobBuilder::Runs(double duration_s) const {
-  return With([&](Job& j) { j.duration_s = duration_s; });
+  return With([&](WorkloadJob& j) { j.duration_s = duration_s; });
 }
 JobBuilder JobBuilder::Gang(int count) const {
-  return With([&](Job& j) { j.count = count; });
+  return With([&](WorkloadJob& j) { j.count = count; });
 }
 JobBuilder JobBuilder::Pcie(double gbps, double alpha) const {
-  return With([&](Job& j) {
+  return With([&](WorkloadJob& j) {
     j.pcie_gbps = gbps;
     j.alpha = alpha;
   });
 }
 JobBuilder JobBuilder::LatencySensitive(bool on) const {
-  return With([&](Job& j) { j.latency_sensitive = on; });
+  return With([&](WorkloadJob& j) { j.latency_sensitive = on; });
 }
 JobBuilder JobBuilder::Moves(Migratable migratable) const {
-  return With([&](Job& j) { j.migratable = migratable; });
+  return With([&](WorkloadJob& j) { j.migratable = migratable; });
 }
 
 JobBuilder AJob(const std::string& profile) { return JobBuilder().Profile(profile); }
 
-Job JobOf(const std::string& profile, int count, double duration_s, double arrival_s,
-          const std::string& name) {
+WorkloadJob JobOf(const std::string& profile, int count, double duration_s, double arrival_s,
+                  const std::string& name) {
   return AJob(profile).Gang(count).Runs(duration_s).ArrivesAt(arrival_s).Named(name);
 }
 

@@ -1,12 +1,14 @@
 // Shared builders for tests: jobs, GPU states and clusters, instead of one
 // local helper per test file.
 //
-//   Job j = testing::JobOf("3g.20gb");                 // one instance, 1 s
-//   Job g = testing::JobOf("7g.40gb", /*count=*/2);    // a gang
-//   Job a = testing::AJob("4g.20gb").Named("a").ArrivesAt(10).Runs(100);
+//   WorkloadJob j = testing::JobOf("3g.20gb");         // one instance, 1 s
+//   WorkloadJob g = testing::JobOf("7g.40gb", /*count=*/2);  // a gang
+//   WorkloadJob a = testing::AJob("4g.20gb").Named("a").ArrivesAt(10).Runs(100);
+//   // A scheduler's test gives what a scheduler knows, the request (Job):
+//   Job r = testing::AJob("7g.40gb").Limit(100);      // expected to run 100 s
 //   // A test's common fields once, its jobs from there:
 //   const testing::JobBuilder kMovable = testing::AJob().Runs(1000).Moves(Migratable::kCheckpoint);
-//   Job m = kMovable.Profile("1g.5gb").Named("m");
+//   WorkloadJob m = kMovable.Profile("1g.5gb").Named("m");
 //   GpuState s = testing::GpuStateOf(Model("A100-40GB"), table, "3g.20gb@4", "1g.5gb@0");
 //   ConfigTableCache tables;
 //   auto cluster = testing::BuildCluster({{"A100-40GB", "3g.20gb@4", "1g.5gb@0"}}, &tables);
@@ -22,15 +24,18 @@
 #include "core/gpu_state.h"
 #include "core/job.h"
 #include "core/plan.h"
+#include "io/workload_job.h"
 
 namespace migsched::testing {
 
-// A Job built field by field. Every setter returns a new builder (the one it
-// is called on is unchanged), so a test can keep its common fields in one
-// const builder and derive its jobs from it. Converts to Job wherever one is
-// expected. The defaults are JobOf's: named "job", one instance, 1 s,
-// arriving at 0; the rest as in Job (no PCIe demand, alpha 1, not latency
-// sensitive, not migratable).
+// A workload's job (request and run's truth, io/workload_job.h) built field by
+// field. Every setter returns a new builder (the one it is called on is
+// unchanged), so a test can keep its common fields in one const builder and
+// derive its jobs from it. Converts to WorkloadJob, and to Job (the request
+// alone: Runs and Pcie are then dropped, as the scheduler never sees them)
+// wherever one is expected. The defaults are JobOf's: named "job", one
+// instance, 1 s, arriving at 0; the rest as in Job and RunTruth (no PCIe
+// demand, alpha 1, not latency sensitive, not migratable, no time limit).
 class JobBuilder {
  public:
   JobBuilder();
@@ -44,8 +49,9 @@ class JobBuilder {
   JobBuilder Pcie(double gbps, double alpha = 1) const;  // §8 demand and sensitivity
   JobBuilder LatencySensitive(bool on = true) const;
   JobBuilder Moves(Migratable migratable) const;
-  operator Job() const { return job_; }  // NOLINT: implicit on purpose
-  const Job& job() const { return job_; }
+  operator WorkloadJob() const { return job_; }    // NOLINT: implicit on purpose
+  operator Job() const { return job_.request(); }  // NOLINT: implicit on purpose
+  const WorkloadJob& job() const { return job_; }
 
  private:
   // A copy with `set` applied to its job.
@@ -56,7 +62,7 @@ class JobBuilder {
     return b;
   }
 
-  Job job_;
+  WorkloadJob job_;
 };
 
 // A builder for a job of `profile` (empty: set Fraction) with the defaults.
@@ -65,8 +71,8 @@ JobBuilder AJob(const std::string& profile = "");
 // A job asking for `count` instances of `profile` (an exact name), running
 // `duration_s` seconds, arriving at `arrival_s`; named `name` (default
 // "job").
-Job JobOf(const std::string& profile, int count = 1, double duration_s = 1, double arrival_s = 0,
-          const std::string& name = "job");
+WorkloadJob JobOf(const std::string& profile, int count = 1, double duration_s = 1,
+                  double arrival_s = 0, const std::string& name = "job");
 
 // Appends to `plan` the steps that create the instances of `list`
 // (PROFILE@START, core/instance_list.h) on GPU `gpu` of model `model`; with

@@ -1,0 +1,1 @@
+#include "io/workload_job.h"

@@ -1,0 +1,1 @@
+// A stand-in for the real header: the layering test's own check.
