@@ -15,8 +15,6 @@
 #ifndef MIGSCHED_IO_WORKLOAD_JOB_H_
 #define MIGSCHED_IO_WORKLOAD_JOB_H_
 
-#include <vector>
-
 #include "core/job.h"
 
 namespace migsched {
@@ -35,9 +33,6 @@ struct WorkloadJob : Job, RunTruth {
   const Job& request() const { return *this; }
   const RunTruth& truth() const { return *this; }
 };
-
-// The requests of `jobs`, in order (e.g. for Policy::KnowWorkload).
-std::vector<Job> RequestsOf(const std::vector<WorkloadJob>& jobs);
 
 }  // namespace migsched
 
