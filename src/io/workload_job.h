@@ -31,7 +31,6 @@ struct RunTruth {
 // `const RunTruth&` is expected, the truth alone.
 struct WorkloadJob : Job, RunTruth {
   const Job& request() const { return *this; }
-  const RunTruth& truth() const { return *this; }
 };
 
 }  // namespace migsched
