@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -20,6 +21,35 @@ constexpr std::array<std::pair<JobState, std::string_view>, 10> kStateNames = {{
     {JobState::kReleased, "released"},
     {JobState::kTimeout, "timeout"},
 }};
+
+// The life cycle's edges (job_record.h): from → the states it may go to.
+struct Edges {
+  JobState from;
+  std::vector<JobState> to;
+};
+
+const std::vector<Edges>& JobEdges() {
+  using S = JobState;
+  static const std::vector<Edges> edges = {
+      {S::kQueued, {S::kStarting, S::kRejected, S::kCancelled}},
+      {S::kStarting,
+       {S::kRunning, S::kQueued, S::kSucceeded, S::kFailed, S::kCancelled, S::kTimeout}},
+      {S::kRunning, {S::kMigrating, S::kSucceeded, S::kFailed, S::kCancelled, S::kTimeout}},
+      {S::kMigrating,
+       {S::kRunning, S::kStarting, S::kQueued, S::kSucceeded, S::kFailed, S::kCancelled,
+        S::kTimeout}},
+  };
+  return edges;
+}
+
+const std::vector<Edges>& AllocationEdges() {
+  using S = JobState;
+  static const std::vector<Edges> edges = {
+      {S::kStarting, {S::kRunning, S::kFailed}},
+      {S::kRunning, {S::kReleased, S::kFailed}},
+  };
+  return edges;
+}
 
 }  // namespace
 
@@ -59,6 +89,39 @@ const std::vector<JobState>& AllJobStates() {
 bool IsTerminal(JobState s) {
   return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled ||
          s == JobState::kRejected || s == JobState::kReleased || s == JobState::kTimeout;
+}
+
+JobState InitialState(JobKind kind) {
+  return kind == JobKind::kAllocation ? JobState::kStarting : JobState::kQueued;
+}
+
+bool IsLegalTransition(JobKind kind, JobState from, JobState to) {
+  for (const Edges& e : kind == JobKind::kAllocation ? AllocationEdges() : JobEdges()) {
+    if (e.from == from) return std::find(e.to.begin(), e.to.end(), to) != e.to.end();
+  }
+  return false;
+}
+
+DaemonJobRecord NewJobRecord(DaemonJobId id, JobKind kind, double submitted_at) {
+  DaemonJobRecord r;
+  r.id = id;
+  r.kind = kind;
+  r.state = InitialState(kind);
+  r.submitted_at = submitted_at;
+  return r;
+}
+
+Status TransitionJob(DaemonJobRecord& r, JobState to, double now) {
+  if (!IsLegalTransition(r.kind, r.state, to)) {
+    return InternalError(fmt::format(
+        "{} {}: no state change {} → {} in the life cycle of {}s (a bug in migsched); it stays {}",
+        JobKindName(r.kind), r.id, JobStateName(r.state), JobStateName(to), JobKindName(r.kind),
+        JobStateName(r.state)));
+  }
+  r.state = to;
+  if (to == JobState::kRunning && r.started_at == 0) r.started_at = now;
+  if (IsTerminal(to)) r.ended_at = now;
+  return Status();
 }
 
 bool TimeLimitReached(const DaemonJobRecord& r) {

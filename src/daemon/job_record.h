@@ -8,12 +8,9 @@
 //               Slurm job, a Kubernetes pod: POST /v1/allocations); no process
 //               of ours, never migrated, ended by its owner (DELETE).
 //
-// States (docs/api.md): queued → starting → running → (migrating → running)*
-// → succeeded | failed | cancelled | timeout; rejected when admission refuses a job
-// (it can never run on this node) or its wait exceeds --max-wait.
-// Allocations: starting → running → released; failed when the bind fails
-// (a create the hardware refused; the reservation it bound is released).
-// Times are Unix seconds (double, wall clock).
+// States: JobState below; every change of a record's state is one edge of the
+// life cycle, applied by TransitionJob (the table there, docs/daemon.md "Job
+// states"). Times are Unix seconds (double, wall clock).
 //
 // Thread-safety: plain values.
 #ifndef MIGSCHED_DAEMON_JOB_RECORD_H_
@@ -63,6 +60,49 @@ StatusOr<JobState> ParseJobState(std::string_view s);
 const std::vector<JobState>& AllJobStates();
 // succeeded, failed, cancelled, rejected, released, timeout.
 bool IsTerminal(JobState s);
+
+// The life cycle: every edge a record's state may take (docs/daemon.md "Job
+// states" shows the same machine). A new record starts in its kind's
+// InitialState; nothing leaves a terminal state; no state goes to itself.
+//
+//   job (a process of ours)
+//     from \ to   queued starting running migrating | succeeded failed cancelled timeout rejected
+//     queued         .      x        .       .       |     .        .      x         .       x
+//     starting       x      .        x       .       |     x        x      x         x       .
+//     running        .      .        .       x       |     x        x      x         x       .
+//     migrating      x      x        x       .       |     x        x      x         x       .
+//
+//   allocation (instances held for an owner)
+//     from \ to   running | failed released
+//     starting       x     |   x       .
+//     running        .     |   x       x
+//
+// What each edge is:
+//   queued → starting              placed: its instances are being created
+//   queued → rejected              can never run here, or waited longer than max_wait_s
+//   queued → cancelled             cancelled while queued
+//   starting → running             its process runs (launched, or re-adopted after a restart)
+//   starting → queued              requeued: its instances could not be created, or the
+//                                  daemon restarted before its launch
+//   running → migrating            a move (§6) begins
+//   migrating → running            the move is abandoned (the job stays where it was), or
+//                                  the daemon restarted during it and found the job running
+//   migrating → starting           switched over: relaunched on the target
+//   migrating → queued             stopped for a move when the daemon went down: requeued
+//   starting | running | migrating → succeeded | failed | cancelled | timeout
+//                                  its run ended (exit code, a signal, a cancel, its time
+//                                  limit), a launch or a placement failed for good, or its
+//                                  process was lost
+//   allocation starting → running  bound: its instances exist
+//   allocation starting → failed   the bind failed (a create the hardware refused)
+//   allocation running → released  released by its owner
+//   allocation running → failed    an instance vanished while the daemon was down
+//
+// Initial states: a job is queued (then rejected at once when it can never
+// run); an allocation is starting (it never queues).
+JobState InitialState(JobKind kind);
+// Whether from → to is an edge of `kind`'s life cycle (the tables above).
+bool IsLegalTransition(JobKind kind, JobState from, JobState to);
 
 // What a client asks for (POST /v1/jobs). Exactly one of `profile` and
 // `gpu_fraction` is set.
@@ -122,6 +162,8 @@ struct DaemonJobRecord {
   JobRequest request;            // kJob
   AllocationRequest allocation;  // kAllocation
   std::string idempotency_key;   // client-supplied; empty: none
+  // Set by NewJobRecord, then changed only by TransitionJob (the store and the
+  // client read it back).
   JobState state = JobState::kQueued;
   double submitted_at = 0;             // Unix seconds
   double started_at = 0;               // 0 until running
@@ -139,6 +181,20 @@ struct DaemonJobRecord {
   // The owner key of an allocation ("" for a job).
   const std::string& owner() const { return allocation.owner; }
 };
+
+// A new record of `kind`: its id, submission time (Unix seconds) and the
+// kind's InitialState.
+DaemonJobRecord NewJobRecord(DaemonJobId id, JobKind kind, double submitted_at);
+
+// The one way a record's state changes: applies the edge r.state → `to` at
+// `now` (Unix seconds) with what belongs to every edge: entering running sets
+// started_at (its first start only: a relaunch after a move keeps it),
+// entering a terminal state sets ended_at. An edge the life cycle does not
+// have is a bug in the daemon: kInternal naming the job and both states, and
+// `r` is left as it was (the caller logs it and leaves the job where it is;
+// never a crash). What else an edge changes (instances, pid, reason, exit
+// code) is the caller's.
+Status TransitionJob(DaemonJobRecord& r, JobState to, double now);
 
 // A time-limit stop is a stop request (cancel_requested, stored and kept
 // across a restart like a cancel's) whose reason starts with kTimeLimitReason:

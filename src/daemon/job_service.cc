@@ -229,16 +229,16 @@ StatusOr<SubmitResult> JobService::Submit(const JobRequest& typed, const std::st
       }
       keys_.Begin(key);
     }
-    r.id = NextJobId();
-    r.kind = JobKind::kJob;
+    r = NewJobRecord(NextJobId(), JobKind::kJob, Unix());
     r.request = request;
     r.idempotency_key = key;
-    r.submitted_at = Unix();
     Status can = model_->scheduler().CheckCanEverRun(request.ToJob());
     if (!can.ok()) {
-      r.state = JobState::kRejected;
-      r.ended_at = r.submitted_at;
-      r.reason = can.message();
+      if (Status st = TransitionJob(r, JobState::kRejected, r.submitted_at); !st.ok()) {
+        spdlog::error("{}", st.message());
+      } else {
+        r.reason = can.message();
+      }
     }
     nlohmann::json detail = {{"state", std::string(JobStateName(r.state))}};
     if (!r.reason.empty()) detail["reason"] = r.reason;
@@ -412,10 +412,18 @@ std::vector<JobInstance> JobService::InstancesOf(DaemonJobId id) {
 
 void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
                            std::string reason) {
-  r.state = state;
+  if (Status st = TransitionJob(r, state, Unix()); !st.ok()) {
+    // A job that ended already keeps its first end; what is left of its run
+    // is forgotten, so that nothing polls or launches it again.
+    spdlog::error("{}", st.message());
+    if (IsTerminal(r.state)) {
+      runs_.erase(r.id);
+      launches_.erase(r.id);
+    }
+    return;
+  }
   r.exit_code = exit_code;
   r.reason = std::move(reason);
-  r.ended_at = Unix();
   counters_->ended.Count(std::string(JobKindName(r.kind)), std::string(JobStateName(state)));
   runs_.erase(r.id);
   launches_.erase(r.id);
@@ -474,7 +482,10 @@ void JobService::Place(const Decision& d) {
     spdlog::error("the scheduler placed job {}, which the daemon does not know", d.job);
     return;
   }
-  r->state = JobState::kStarting;
+  if (Status st = TransitionJob(*r, JobState::kStarting, Unix()); !st.ok()) {
+    spdlog::error("{}", st.message());
+    return;
+  }
   r->instances = InstancesOf(d.job);
   const DaemonJobId id = d.job;
   NoteExpectedEnd(id, NowS());
@@ -518,10 +529,13 @@ void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   }
   const int failures = blameless ? create_failures_[id] : ++create_failures_[id];
   r.instances.clear();
-  r.state = JobState::kQueued;
   if (failures >= kMaxCreateFailures) {
     FinishJob(r, JobState::kFailed, std::nullopt,
               fmt::format("could not create its instances ({} tries): {}", failures, st.message()));
+    return;
+  }
+  if (Status moved = TransitionJob(r, JobState::kQueued, Unix()); !moved.ok()) {
+    spdlog::error("{}", moved.message());
     return;
   }
   r.reason = fmt::format("requeued: {}", st.message());
@@ -663,14 +677,20 @@ void JobService::RecordLaunch(PendingLaunch& l) {
                                             : st.message());
     return;
   }
-  runs_[l.id] = Run{l.result->pgid, l.result->pid, 0};
   if (IsTerminal(r->state)) {  // ended while it was launched (cannot happen: kept for safety)
+    runs_[l.id] = Run{l.result->pgid, l.result->pid, 0};
     runner_->SignalGroup(l.result->pgid, SIGKILL);
     return;
   }
+  if (Status st = TransitionJob(*r, JobState::kRunning, Unix()); !st.ok()) {
+    // Not a state this launch belongs to (a bug): the job keeps its state and
+    // the run it has, if any; the new process is stopped.
+    spdlog::error("{}", st.message());
+    runner_->SignalGroup(l.result->pgid, SIGKILL);
+    return;
+  }
+  runs_[l.id] = Run{l.result->pgid, l.result->pid, 0};
   r->pid = l.result->pgid;
-  r->state = JobState::kRunning;
-  if (r->started_at == 0) r->started_at = Unix();
   NoteExpectedEnd(l.id, NowS());  // this run's start (a relaunch after a move starts anew)
   r->reason = r->cancel_requested ? "cancel requested" : "";
   if (r->cancel_requested) StopProcess(l.id);

@@ -240,8 +240,11 @@ class JobService : public MoveHost {
   int64_t ProcessId(DaemonJobId id) const override;
   void RequestLaunch(DaemonJobId id, LaunchRequest request) override;
   std::vector<JobInstance> InstancesOf(DaemonJobId id) override;
-  // The job leaves the system (terminal `state`): its run, pending launch,
-  // move and instances are let go, and the change is stored.
+  // The job leaves the system (terminal `state`, through TransitionJob): its
+  // run, pending launch, move and instances are let go, and the change is
+  // stored. An edge the life cycle lacks (a job that ended already, say) is
+  // logged and changes nothing but forgetting a run or launch of a job that
+  // ended already: the first end stays.
   void FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
                  std::string reason) override;
 

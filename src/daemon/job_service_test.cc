@@ -177,6 +177,35 @@ TEST_F(JobServiceTest, ALaunchedJobIsReapedWithItsExitStatus) {
   EXPECT_EQ(end.reason, "exited with code 3");
 }
 
+// A job ends once: a second end (a bug: no such edge in the life cycle) is
+// refused, and the first end, its count and its record stay; nothing more is
+// stored.
+TEST_F(JobServiceTest, AJobThatEndedIsNotEndedAgain) {
+  ASSERT_OK_AND_ASSIGN(SubmitResult s, service_->Submit(Req({"sh", "-c", "exit 3"}), ""));
+  PlaceQueued();
+  LaunchPending();
+  WaitUntil([&] {
+    service_->Reap();
+    return !service_->HasProcesses();
+  });
+  std::lock_guard<std::mutex> lock(mu_);
+  DaemonJobRecord* r = service_->MutableJob(s.record.id);
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->state, JobState::kFailed);
+  const double ended_at = r->ended_at;
+  const size_t writes = host_.writes;
+  service_->FinishJob(*r, JobState::kSucceeded, 0, "");
+  EXPECT_EQ(r->state, JobState::kFailed);
+  ASSERT_TRUE(r->exit_code.has_value());
+  EXPECT_EQ(*r->exit_code, 3);
+  EXPECT_EQ(r->reason, "exited with code 3");
+  EXPECT_EQ(r->ended_at, ended_at);
+  EXPECT_EQ(host_.writes, writes);
+  const auto ended = counters_.ended.Snapshot();
+  EXPECT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended.count({"job", "failed"}) ? ended.at({"job", "failed"}) : 0, 1);
+}
+
 // Allocations are records of the same table but are released, not
 // cancelled: KindOf tells the daemon where to send a DELETE.
 TEST_F(JobServiceTest, AnAllocationIsNotCancelledHere) {

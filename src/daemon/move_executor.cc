@@ -31,7 +31,13 @@ void MoveExecutor::Begin(const MigrationStart& st) {
   DaemonJobRecord* r = host_->MutableJob(id);
   if (r == nullptr) return;
   moves_[id] = Move{st.move, Phase::kTarget, 0, 0, "", false};
-  r->state = JobState::kMigrating;
+  if (Status moved = TransitionJob(*r, JobState::kMigrating, Unix()); !moved.ok()) {
+    // Not a running job (a bug): the move is abandoned as one whose target
+    // cannot be made; the job stays where it is.
+    spdlog::error("{}", moved.message());
+    sync_->Execute(st.plan, [this, id, moved](const Status&) { OnTargetReady(id, moved); });
+    return;
+  }
   host_->SaveJob(*r, "migration-begun",
                  {{"from_gpu", model_->nvml(st.move.from.gpu)},
                   {"from_start", st.move.from.start},
@@ -56,8 +62,11 @@ void MoveExecutor::OnTargetReady(DaemonJobId id, const Status& st) {
     }
     moves_.erase(it);
     if (r != nullptr && r->state == JobState::kMigrating) {
-      r->state = JobState::kRunning;
-      host_->SaveJob(*r, "move-abandoned", {{"reason", st.message()}});
+      if (Status moved = TransitionJob(*r, JobState::kRunning, Unix()); !moved.ok()) {
+        spdlog::error("{}", moved.message());
+      } else {
+        host_->SaveJob(*r, "move-abandoned", {{"reason", st.message()}});
+      }
     }
     return;
   }
@@ -162,7 +171,9 @@ bool MoveExecutor::OnProcessEnded(DaemonJobId id, int exit_code) {
     l.restarted = true;
   }
   ++r->attempt;
-  r->state = JobState::kStarting;
+  if (Status moved = TransitionJob(*r, JobState::kStarting, Unix()); !moved.ok()) {
+    spdlog::error("{}", moved.message());
+  }
   r->pid = 0;
   const DaemonJobId job = id;
   host_->SaveJob(

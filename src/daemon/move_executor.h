@@ -110,6 +110,7 @@ class MoveExecutor {
   void OnTargetReady(DaemonJobId id, const Status& st);
   void StartStopping(DaemonJobId id, Move& m);
   double Now() const { return static_cast<double>(clock_->NowNanos()) / 1e9; }
+  double Unix() const { return clock_->UnixSeconds(); }  // the records' times
 
   NodeModel* model_;
   InstanceSync* sync_;

@@ -525,16 +525,12 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
       }
       d = std::move(**placed);
     }
-    DaemonJobRecord r;
-    r.id = id;
-    r.kind = JobKind::kAllocation;
+    DaemonJobRecord r = NewJobRecord(id, JobKind::kAllocation, Unix());
     r.allocation = req;
     // No owner given: the allocation belongs to the owner of the reservation it
     // binds (a device plugin that knows only the profile, docs/api.md).
     if (r.allocation.owner.empty()) r.allocation.owner = from->record.owner;
     r.idempotency_key = key;
-    r.state = JobState::kStarting;
-    r.submitted_at = Unix();
     r.instances = InstancesOf(id);
     std::vector<StoreOp> reservation_ops;
     if (from != nullptr) {
@@ -565,18 +561,18 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
       DaemonJobRecord* rec = jobs_->Current(id);
       if (rec == nullptr) return;
       std::vector<StoreOp> ops = reservation_ops;
+      Status moved;
       if (st.ok()) {
         rec->instances = InstancesOf(id);
-        rec->state = JobState::kRunning;
-        rec->started_at = Unix();
+        moved = TransitionJob(*rec, JobState::kRunning, Unix());
       } else {
         // A failed bind: recorded as failed, its instances (and the
         // reservation it consumed) let go; never a stuck GPU.
         host_->ReleaseInstances(id);
-        rec->state = JobState::kFailed;
-        rec->ended_at = Unix();
-        rec->reason = "bind failed: " + st.message();
+        moved = TransitionJob(*rec, JobState::kFailed, Unix());
+        if (moved.ok()) rec->reason = "bind failed: " + st.message();
       }
+      if (!moved.ok()) spdlog::error("{}", moved.message());
       const DaemonJobRecord copy = *rec;
       ops.push_back(StoreOp::InsertJob(copy));
       nlohmann::json detail = {{"state", std::string(JobStateName(copy.state))},

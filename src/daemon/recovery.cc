@@ -95,18 +95,24 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
     ops.push_back(StoreOp::UpdateJob(r));
     ops.push_back(StoreOp::Event(r.id, now, std::move(kind), JsonText(detail)));
   };
+  // A state change the life cycle does not have (a bug) leaves the record as
+  // it was stored.
+  auto transition = [&](DaemonJobRecord& r, JobState to) {
+    Status st = TransitionJob(r, to, now);
+    if (!st.ok()) spdlog::error("{}", st.message());
+    return st.ok();
+  };
   auto end = [&](DaemonJobRecord& r, JobState state, std::optional<int> code, std::string reason) {
-    r.state = state;
+    if (!transition(r, state)) return;
     r.exit_code = code;
     r.reason = std::move(reason);
-    r.ended_at = now;
     nlohmann::json d;
     if (code) d["exit_code"] = *code;
     if (!r.reason.empty()) d["reason"] = r.reason;
     changed(r, "ended", d);
   };
   auto requeue = [&](DaemonJobRecord& r, const std::string& why) {
-    r.state = JobState::kQueued;
+    if (!transition(r, JobState::kQueued)) return;
     r.instances.clear();
     r.pid = 0;
     r.reason = "requeued: " + why;
@@ -153,8 +159,12 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
           if (!where.empty() && model.scheduler().Adopt(jid, r.request.ToJob(), where).ok()) {
             const bool was_moving = r.state == JobState::kMigrating;
             r.pid = probe.pgid;
-            r.state = JobState::kRunning;
-            if (r.started_at == 0) r.started_at = now;
+            // A running job stays running; a starting or moving one runs again.
+            if (r.state != JobState::kRunning) {
+              transition(r, JobState::kRunning);
+            } else if (r.started_at == 0) {
+              r.started_at = now;  // a run stored without its start time
+            }
             changed(r, was_moving ? "move-abandoned" : "adopted",
                     {{"reason", "the daemon restarted"}, {"pid", r.pid}});
             out.runs[r.id] = RecoveryResult::Run{probe.pgid, r.cancel_requested};

@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/instance_list.h"
 #include "sched/policies/policies.h"
 #include "sched/scheduler.h"
 #include "testing/builders.h"
@@ -21,35 +20,18 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::BuildCluster;
+using ::migsched::testing::GpuSetup;
 using ::migsched::testing::JobOf;
 using ::migsched::testing::Model;
 using ::testing::HasSubstr;
 
-struct GpuSetup {
-  std::string model;
-  std::string busy;  // PROFILE@START list of busy instances
-};
-
-// A cluster in a given state (busy instances only) and a scheduler over it.
+// A cluster in a given state (busy instances only: GpuSetup's idle lists are
+// empty here) and a scheduler over it.
 class World {
  public:
   World(const std::vector<GpuSetup>& gpus, const std::string& policy, SchedulerOptions options) {
-    std::vector<const GpuModel*> models;
-    for (const GpuSetup& g : gpus) models.push_back(&Model(g.model));
-    cluster_ = std::make_unique<Cluster>(models, &tables_);
-    JobId next = 1000;
-    Plan plan;
-    for (size_t i = 0; i < gpus.size(); ++i) {
-      auto list = ParseInstanceList(gpus[i].busy, *models[i]);
-      EXPECT_TRUE(list.ok()) << list.status().ToString();
-      for (const InstanceSpec& in : *list) {
-        const int gpu = static_cast<int>(i);
-        plan.steps.push_back({StepKind::kCreate, gpu, in.profile, in.start, kNoJob});
-        plan.steps.push_back({StepKind::kStart, gpu, in.profile, in.start, next++});
-      }
-    }
-    Status st = ApplyPlan(plan, cluster_.get());
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    cluster_ = BuildCluster(gpus, &tables_);
     auto p = MakePolicy(policy, options);
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     scheduler_ = std::make_unique<Scheduler>(cluster_.get(), std::move(*p), options, &clock_);
@@ -98,14 +80,15 @@ TEST_P(LadderDecisionTest, ChoosesTheExpectedPlacement) {
   EXPECT_EQ(w.Place(c.profile), c.expected);
 }
 
-const std::vector<GpuSetup> kOneA100 = {{"A100-40GB", ""}};
+const std::vector<GpuSetup> kOneA100 = {{"A100-40GB", "", ""}};
 // GPU 0 holds 1g@6 (util 1/7, lazy), GPU 1 is empty.
-const std::vector<GpuSetup> kOneSliceAnd0 = {{"A100-40GB", "1g.5gb@6"}, {"A100-40GB", ""}};
+const std::vector<GpuSetup> kOneSliceAnd0 = {{"A100-40GB", "1g.5gb@6", ""}, {"A100-40GB", "", ""}};
 // GPU 0 has 6 slices busy (units 0-5), GPU 1 is empty.
-const std::vector<GpuSetup> kAlmostFullAnd0 = {{"A100-40GB", "4g.20gb@0,2g.10gb@4"},
-                                               {"A100-40GB", ""}};
+const std::vector<GpuSetup> kAlmostFullAnd0 = {{"A100-40GB", "4g.20gb@0,2g.10gb@4", ""},
+                                               {"A100-40GB", "", ""}};
 // GPU 0 is empty, GPU 1 holds 3g@4 (util 3/7 = 0.43: busy at t = 0.4).
-const std::vector<GpuSetup> kEmptyAndThree = {{"A100-40GB", ""}, {"A100-40GB", "3g.20gb@4"}};
+const std::vector<GpuSetup> kEmptyAndThree = {{"A100-40GB", "", ""},
+                                              {"A100-40GB", "3g.20gb@4", ""}};
 
 const LadderCase kLadderCases[] = {
     // ---- mfi: minimum blocked-placements increase, no lazy/busy split.
@@ -122,7 +105,7 @@ const LadderCase kLadderCases[] = {
     // ---- lb: lazy/busy split, first-fit inside.
     // GPU 1 is busy (3/7 >= 0.4), GPU 0 lazy: lowest start on GPU 0.
     {"LbLazyFirst",
-     {{"A100-40GB", "3g.20gb@4"}, {"A100-40GB", ""}},
+     {{"A100-40GB", "3g.20gb@4", ""}, {"A100-40GB", "", ""}},
      "lb",
      "fragcost",
      0,
@@ -135,7 +118,7 @@ const LadderCase kLadderCases[] = {
     {"LbLeavesTheBusyGpu", kAlmostFullAnd0, "lb", "fragcost", 0, {}, "1g.5gb", "1:1g.5gb@0"},
     // Both busy (4/7): first-fit among busy GPUs, GPU 0, first free start 4.
     {"LbAllBusyFirstFit",
-     {{"A100-40GB", "4g.20gb@0"}, {"A100-40GB", "4g.20gb@0"}},
+     {{"A100-40GB", "4g.20gb@0", ""}, {"A100-40GB", "4g.20gb@0", ""}},
      "lb",
      "fragcost",
      0,
@@ -233,7 +216,7 @@ const LadderCase kLadderCases[] = {
      "0:1g.5gb@0"},
     // Reserve 2 with 2 empty GPUs: any 1g leaves 1 < 2, so all break it alike.
     {"ReserveAboveWhatIsLeft",
-     {{"A100-40GB", ""}, {"A100-40GB", ""}},
+     {{"A100-40GB", "", ""}, {"A100-40GB", "", ""}},
      "lb",
      "fragcost",
      2,
@@ -296,8 +279,8 @@ TEST(LadderTest, BadOptionsAreRejected) {
 
 TEST(FullSizeReserveTest, CountsGpusThatCanHostTheLargestProfile) {
   // GPU 0 empty, GPU 1 3g@4, GPU 2 1g@6 (7g blocked: it needs all 8 units).
-  World w({{"A100-40GB", ""}, {"A100-40GB", "3g.20gb@4"}, {"A100-40GB", "1g.5gb@6"}}, "first-fit",
-          SchedulerOptions());
+  World w({{"A100-40GB", "", ""}, {"A100-40GB", "3g.20gb@4", ""}, {"A100-40GB", "1g.5gb@6", ""}},
+          "first-fit", SchedulerOptions());
   const Cluster& c = w.scheduler().cluster();
   const FullSizeReserve r(c, 1);
   EXPECT_EQ(r.Hosts(Model("A100-40GB")), 1);

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "core/instance_list.h"
 #include "sched/scheduler.h"
 #include "testing/builders.h"
 #include "testing/test_util.h"
@@ -22,37 +21,24 @@ namespace migsched {
 namespace {
 
 using ::migsched::testing::AJob;
-using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
-struct GpuSetup {
+// One A100 40GB of the cluster: testing::GpuSetup without the model.
+struct A100Setup {
   std::string busy;  // PROFILE@START list of busy instances (jobs 1000, 1001, ...)
   std::string idle;  // PROFILE@START list of idle instances
 };
 
 class Fixture {
  public:
-  Fixture(const std::vector<GpuSetup>& gpus, const std::string& policy, bool joint,
+  Fixture(const std::vector<A100Setup>& gpus, const std::string& policy, bool joint,
           SchedulerOptions o = {}) {
     o.joint_placement = joint;
-    std::vector<const GpuModel*> models(gpus.size(), &Model("A100-40GB"));
-    cluster_ = std::make_unique<Cluster>(models, &tables_);
-    Plan plan;
-    JobId next = 1000;
-    for (size_t i = 0; i < gpus.size(); ++i) {
-      for (bool busy : {true, false}) {
-        auto list = ParseInstanceList(busy ? gpus[i].busy : gpus[i].idle, *models[i]);
-        EXPECT_TRUE(list.ok()) << list.status().ToString();
-        for (const InstanceSpec& in : *list) {
-          const int g = static_cast<int>(i);
-          plan.steps.push_back({StepKind::kCreate, g, in.profile, in.start, kNoJob});
-          if (busy) plan.steps.push_back({StepKind::kStart, g, in.profile, in.start, next++});
-        }
-      }
-    }
-    EXPECT_TRUE(ApplyPlan(plan, cluster_.get()).ok());
+    std::vector<testing::GpuSetup> setups;
+    for (const A100Setup& g : gpus) setups.push_back({"A100-40GB", g.busy, g.idle});
+    cluster_ = testing::BuildCluster(setups, &tables_);
     auto p = MakePolicy(policy, o);
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     scheduler_ = std::make_unique<Scheduler>(cluster_.get(), std::move(*p), o, &clock_);

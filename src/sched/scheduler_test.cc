@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "core/instance_list.h"
 #include "testing/builders.h"
 #include "testing/test_util.h"
 
@@ -18,41 +17,19 @@ namespace migsched {
 namespace {
 
 using ::migsched::testing::AJob;
+using ::migsched::testing::BuildCluster;
+using ::migsched::testing::GpuSetup;
 using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-struct GpuSetup {
-  std::string model;
-  std::string busy;  // PROFILE@START list of busy instances
-  std::string idle;  // PROFILE@START list of idle instances
-};
-
-// A cluster in a given state and a scheduler over it.
+// A cluster in a given state (its busy instances run jobs 1000, 1001, ...)
+// and a scheduler over it.
 class World {
  public:
   World(const std::vector<GpuSetup>& gpus, const std::string& policy,
         SchedulerOptions options = {}) {
-    std::vector<const GpuModel*> models;
-    for (const GpuSetup& g : gpus) models.push_back(&Model(g.model));
-    cluster_ = std::make_unique<Cluster>(models, &tables_);
-    JobId next = 1000;  // jobs occupying the hand-made busy instances
-    Plan plan;
-    for (size_t i = 0; i < gpus.size(); ++i) {
-      for (bool busy : {true, false}) {
-        auto list = ParseInstanceList(busy ? gpus[i].busy : gpus[i].idle, *models[i]);
-        EXPECT_TRUE(list.ok()) << list.status().ToString();
-        for (const InstanceSpec& in : *list) {
-          plan.steps.push_back(
-              {StepKind::kCreate, static_cast<int>(i), in.profile, in.start, kNoJob});
-          if (busy)
-            plan.steps.push_back(
-                {StepKind::kStart, static_cast<int>(i), in.profile, in.start, next++});
-        }
-      }
-    }
-    Status st = ApplyPlan(plan, cluster_.get());
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    cluster_ = BuildCluster(gpus, &tables_);
     auto p = MakePolicy(policy, options);
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     scheduler_ = std::make_unique<Scheduler>(cluster_.get(), std::move(*p), options, &clock_);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/simulate.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -20,6 +21,8 @@ using ::migsched::testing::MakeTempDir;
 using ::migsched::testing::ReadFile;
 using ::migsched::testing::ReadJson;
 using ::migsched::testing::RunMigsched;
+using ::migsched::testing::Simulate;
+using ::migsched::testing::SimulateArgs;
 using ::migsched::testing::WriteTempFile;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
@@ -32,11 +35,8 @@ const char kTrace[] =
     "a,0,1g.5gb,10\n"
     "b,100,1g.5gb,10\n";
 
-std::vector<std::string> Simulate(const std::string& workload, std::vector<std::string> more) {
-  std::vector<std::string> args = {"simulate", "--cluster", "1xA100-40GB", "--workload", workload};
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
+// The cluster of the runs below.
+const char kOneA100[] = "1xA100-40GB";
 
 struct FlagCase {
   std::vector<std::string> args;
@@ -48,22 +48,25 @@ struct FlagCase {
 TEST(BadFlagValuesTest, NumbersThatMeanNothingAreRefusedByName) {
   const std::string trace = WriteTempFile("t.csv", kTrace);
   const std::vector<FlagCase> cases = {
-      {Simulate("paper-mix", {"--load", "0"}), "--load: must be a finite number > 0, got '0'"},
-      {Simulate("paper-mix", {"--load", "nan"}), "--load: must be a finite number > 0, got 'nan'"},
+      {SimulateArgs(kOneA100, "paper-mix", {"--load", "0"}),
+       "--load: must be a finite number > 0, got '0'"},
+      {SimulateArgs(kOneA100, "paper-mix", {"--load", "nan"}),
+       "--load: must be a finite number > 0, got 'nan'"},
       // 1e400 is beyond double's range: not "inf", not "a number > 0".
-      {Simulate("paper-mix", {"--load", "1e400"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--load", "1e400"}),
        "--load: must be a finite number > 0, got '1e400'"},
-      {Simulate("paper-mix", {"--load", "-0.5"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--load", "-0.5"}),
        "--load: must be a finite number > 0, got '-0.5'"},
       // An unsigned seed: -1 is not read as 2^64 - 1.
-      {Simulate("paper-mix", {"--seed", "-1"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--seed", "-1"}),
        "--seed: must be an integer in 0..18446744073709551615, got '-1'"},
-      {Simulate("paper-mix", {"--seed", "18446744073709551616"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--seed", "18446744073709551616"}),
        "--seed: must be an integer in 0..18446744073709551615, got '18446744073709551616'"},
       // --jobs 0 used to mean "the default" on paper-mix (200 jobs).
-      {Simulate("paper-mix", {"--jobs", "0"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--jobs", "0"}),
        "--jobs: must be an integer in 1..2147483647, got '0'"},
-      {Simulate(trace, {"--jobs", "-4"}), "--jobs: must be an integer in 1..2147483647, got '-4'"},
+      {SimulateArgs(kOneA100, trace, {"--jobs", "-4"}),
+       "--jobs: must be an integer in 1..2147483647, got '-4'"},
       {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--threads", "-3"},
        "--threads: must be an integer in 1..4096, got '-3'"},
       {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--threads", "0"},
@@ -71,18 +74,18 @@ TEST(BadFlagValuesTest, NumbersThatMeanNothingAreRefusedByName) {
       {{"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--param", "threshold=0.2",
         "--threads", "-1"},
        "--threads: must be an integer in 1..4096, got '-1'"},
-      {Simulate("paper-mix", {"--pcie-share", "2"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--pcie-share", "2"}),
        "--pcie-share: must be a number in [0, 1], got '2'"},
-      {Simulate("paper-mix", {"--threshold", "nan"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--threshold", "nan"}),
        "--threshold: must be a number in [0, 1], got 'nan'"},
-      {Simulate("paper-mix", {"--reconfig-ms", "-1"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--reconfig-ms", "-1"}),
        "--reconfig-ms: must be a finite number >= 0, got '-1'"},
-      {Simulate("paper-mix", {"--reconfig-latency", "gamma:2"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--reconfig-latency", "gamma:2"}),
        "--reconfig-latency: must be fixed:MS, lognormal:MEDIAN_MS,SIGMA, empirical:FILE or "
        "field, got 'gamma:2'"},
-      {Simulate("paper-mix", {"--reconfig-latency", "destroy=lognormal:0,1"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--reconfig-latency", "destroy=lognormal:0,1"}),
        "--reconfig-latency: lognormal:MEDIAN_MS,SIGMA needs MEDIAN_MS > 0, got 'lognormal:0,1'"},
-      {Simulate("paper-mix", {"--mode", "fill", "--fill-target", "inf"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--mode", "fill", "--fill-target", "inf"}),
        "--fill-target: must be a finite number > 0, got 'inf'"},
   };
   for (const FlagCase& c : cases) {
@@ -98,26 +101,27 @@ TEST(BadFlagValuesTest, NumbersThatMeanNothingAreRefusedByName) {
 TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
   const std::string trace = WriteTempFile("t.csv", kTrace);
   const std::vector<FlagCase> cases = {
-      {Simulate(trace, {"--arrivals", "trace-order"}),
+      {SimulateArgs(kOneA100, trace, {"--arrivals", "trace-order"}),
        "migsched simulate: --arrivals trace-order: a trace file keeps its own arrival times "
        "unless --load is given; give --load to regenerate them"},
-      {Simulate("paper-mix", {"--arrivals", "trace-order"}),
+      {SimulateArgs(kOneA100, "paper-mix", {"--arrivals", "trace-order"}),
        "migsched simulate: --arrivals: paper-mix always draws Poisson arrivals at --load; "
        "--arrivals applies to alibaba: and trace files"},
-      {Simulate(trace, {"--pcie-share", "0.5"}),
+      {SimulateArgs(kOneA100, trace, {"--pcie-share", "0.5"}),
        "migsched simulate: --pcie-share applies to the generated workloads only (paper-mix, churn, "
        "serving, training; a trace gives each job's pcie_gbps)"},
-      {Simulate(trace, {"--fill-target", "1.1"}),
+      {SimulateArgs(kOneA100, trace, {"--fill-target", "1.1"}),
        "migsched simulate: --fill-target applies to --mode fill only"},
-      {Simulate(trace, {"--mode", "fill", "--reconfig-latency", "field"}),
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--reconfig-latency", "field"}),
        "migsched simulate: --reconfig-latency applies to --mode online only (fill mode has no "
        "time)"},
-      {Simulate(trace, {"--reconfig-ms", "5", "--reconfig-latency", "field"}),
+      {SimulateArgs(kOneA100, trace, {"--reconfig-ms", "5", "--reconfig-latency", "field"}),
        "migsched simulate: --reconfig-ms and --reconfig-latency both given: --reconfig-ms MS is "
        "--reconfig-latency fixed:MS; give one"},
-      {Simulate(trace, {"--reconfig-latency", "fixed:1", "--reconfig-latency", "fixed:2"}),
+      {SimulateArgs(kOneA100, trace,
+                    {"--reconfig-latency", "fixed:1", "--reconfig-latency", "fixed:2"}),
        "migsched simulate: --reconfig-latency: the create latency is given twice ('fixed:2')"},
-      {Simulate(trace, {"--snapshot-at", "5"}),
+      {SimulateArgs(kOneA100, trace, {"--snapshot-at", "5"}),
        "migsched simulate: --snapshot-at sets the slot maps of --report; give --report FILE.html "
        "too"},
       {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--snapshot-at", "5"},
@@ -136,35 +140,33 @@ TEST(BadFlagValuesTest, ValuesThatMeanSomethingAreHonoured) {
   const std::string trace = WriteTempFile("t.csv", kTrace);
   const std::string json = WriteTempFile("out.json", "");
   // The largest seed is a seed, stored as given.
-  auto seed = RunMigsched(
-      Simulate("paper-mix", {"--seed", "18446744073709551615", "--json", json, "--quiet"}));
-  ASSERT_EQ(seed.exit_code, 0) << seed.err;
-  EXPECT_EQ(ReadJson(json)["settings"]["seed"].get<uint64_t>(), 18446744073709551615ull);
+  nlohmann::json seed = Simulate(kOneA100, "paper-mix", {"--seed", "18446744073709551615"});
+  ASSERT_FALSE(seed.is_null());
+  EXPECT_EQ(seed["settings"]["seed"].get<uint64_t>(), 18446744073709551615ull);
   // --reconfig-latency field: the preset's distributions in the settings, no single reconfig_ms.
-  auto field = RunMigsched(
-      Simulate("paper-mix", {"--reconfig-latency", "field", "--json", json, "--quiet"}));
-  ASSERT_EQ(field.exit_code, 0) << field.err;
-  const auto settings = ReadJson(json)["settings"];
+  nlohmann::json field = Simulate(kOneA100, "paper-mix", {"--reconfig-latency", "field"});
+  ASSERT_FALSE(field.is_null());
+  const auto settings = field["settings"];
   EXPECT_TRUE(settings["reconfig_ms"].is_null());
   EXPECT_EQ(settings["reconfig_latency"]["create"], "lognormal:250,1");
   EXPECT_EQ(settings["reconfig_latency"]["destroy"], "lognormal:1000,0.7");
   // --arrivals trace-order with --load on a file: regenerated at that load.
-  auto order = RunMigsched(
-      Simulate(trace, {"--arrivals", "trace-order", "--load", "0.5", "--json", json, "--quiet"}));
+  auto order = RunMigsched(SimulateArgs(
+      kOneA100, trace, {"--arrivals", "trace-order", "--load", "0.5", "--json", json, "--quiet"}));
   ASSERT_EQ(order.exit_code, 0) << order.err;
   EXPECT_THAT(order.out, HasSubstr("t.csv (2 jobs, trace-order arrivals at offered load 0.5)"));
   EXPECT_EQ(ReadJson(json)["settings"]["load"].get<double>(), 0.5);
   // --jobs N on paper-mix: N jobs.
-  auto jobs = RunMigsched(Simulate("paper-mix", {"--jobs", "7", "--json", json, "--quiet"}));
-  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
-  EXPECT_EQ(ReadJson(json)["jobs_total"].get<int>(), 7);
+  nlohmann::json jobs = Simulate(kOneA100, "paper-mix", {"--jobs", "7"});
+  ASSERT_FALSE(jobs.is_null());
+  EXPECT_EQ(jobs["jobs_total"].get<int>(), 7);
 }
 
 TEST(MemoryCheckCliTest, ARunTooLargeForTheMachineIsRefusedWithItsEstimate) {
   // 2147483647 paper-mix jobs, one simulation without records: 32 MB + 2147483647 × (250 B of
   // workload + 300 B of simulation) = 1,181,148,005,850 B = 1181.1 GB, more than any test
   // machine has. Refused before generating a single job.
-  auto r = RunMigsched(Simulate("paper-mix", {"--jobs", "2147483647", "--quiet"}));
+  auto r = RunMigsched(SimulateArgs(kOneA100, "paper-mix", {"--jobs", "2147483647", "--quiet"}));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, StartsWith("migsched simulate: this run needs about 1181.1 GB of memory "
                                 "(2147483647 jobs) but "));
@@ -194,8 +196,9 @@ TEST(OutputPathsCliTest, MissingFoldersAreCreatedBeforeTheRun) {
   const fs::path dir = MakeTempDir("outputs");
   const fs::path json = dir / "a" / "b" / "run.json";
   const fs::path csv = dir / "c" / "jobs.csv";
-  auto r = RunMigsched(Simulate(WriteTempFile("t.csv", kTrace),
-                                {"--json", json.string(), "--jobs-csv", csv.string(), "--quiet"}));
+  auto r =
+      RunMigsched(SimulateArgs(kOneA100, WriteTempFile("t.csv", kTrace),
+                               {"--json", json.string(), "--jobs-csv", csv.string(), "--quiet"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadJson(json)["jobs_completed"].get<int>(), 2);
   EXPECT_THAT(ReadFile(csv), StartsWith("id,name,request,outcome,"));
@@ -207,16 +210,16 @@ TEST(OutputPathsCliTest, UnwritableOutputsFailAtOnceWithTheReason) {
   const std::string file = WriteTempFile("a-file", "");
   const std::string json = WriteTempFile("same.json", "");
   const std::vector<FlagCase> cases = {
-      {Simulate(trace, {"--json", folder}),
+      {SimulateArgs(kOneA100, trace, {"--json", folder}),
        "migsched simulate: --json " + folder + ": is a folder, not a file"},
-      {Simulate(trace, {"--jobs-csv", file + "/jobs.csv"}),
+      {SimulateArgs(kOneA100, trace, {"--jobs-csv", file + "/jobs.csv"}),
        "migsched simulate: --jobs-csv " + file + "/jobs.csv: " + file + " is a file, not a folder"},
-      {Simulate(trace, {"--timeline-csv", file + "/x/t.csv"}),
+      {SimulateArgs(kOneA100, trace, {"--timeline-csv", file + "/x/t.csv"}),
        "migsched simulate: --timeline-csv " + file + "/x/t.csv: cannot create the folder " + file +
            "/x: Not a directory"},
-      {Simulate(trace, {"--json", json, "--jobs-csv", json}),
+      {SimulateArgs(kOneA100, trace, {"--json", json, "--jobs-csv", json}),
        "migsched simulate: --jobs-csv " + json + ": --json writes the same file"},
-      {Simulate(trace, {"--report", folder}),
+      {SimulateArgs(kOneA100, trace, {"--report", folder}),
        "migsched simulate: --report " + folder + ": is a folder, not a file"},
       {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--json", folder},
        "migsched compare: --json " + folder + ": is a folder, not a file"},
@@ -237,13 +240,15 @@ TEST(BadWorkloadCliTest, UnreadableTracesSayWhy) {
   const std::string comments = WriteTempFile("comments.csv", "# only a comment\n\n");
   const std::string missing = dir + "/missing.csv";
   const std::vector<FlagCase> cases = {
-      {Simulate(dir, {}), "migsched simulate: " + dir + ": is a directory, not a trace file"},
-      {Simulate(missing, {}),
+      {SimulateArgs(kOneA100, dir, {}),
+       "migsched simulate: " + dir + ": is a directory, not a trace file"},
+      {SimulateArgs(kOneA100, missing, {}),
        "migsched simulate: " + missing + ": cannot open trace file: No such file or directory"},
-      {Simulate("alibaba:" + missing, {}), "migsched simulate: " + missing +
-                                               ": cannot open Alibaba pod list: No such file or "
-                                               "directory"},
-      {Simulate(comments, {}),
+      {SimulateArgs(kOneA100, "alibaba:" + missing, {}),
+       "migsched simulate: " + missing +
+           ": cannot open Alibaba pod list: No such file or "
+           "directory"},
+      {SimulateArgs(kOneA100, comments, {}),
        "migsched simulate: " + comments +
            ": no header line: the file has only blank lines and '#' comments"},
   };
@@ -329,11 +334,9 @@ TEST(ProfileNamesCliTest, UsualSpellingsAreAcceptedEverywhere) {
                                           "b,100,1G.5GB,10\n"
                                           "c,200,MIG-1g.5gb,10\n"
                                           "d,300,nvidia.com/mig-1g.5gb,10\n");
-  const std::string json = WriteTempFile("out.json", "");
   const std::string jobs = WriteTempFile("jobs.csv", "");
-  auto r = RunMigsched(Simulate(trace, {"--json", json, "--jobs-csv", jobs, "--quiet"}));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json m = ReadJson(json);
+  const nlohmann::json m = Simulate(kOneA100, trace, {"--jobs-csv", jobs});
+  ASSERT_FALSE(m.is_null());
   EXPECT_EQ(m["jobs_completed"].get<int>(), 4);
   EXPECT_EQ(m["per_profile"].size(), 1u);
   EXPECT_EQ(m["per_profile"]["1g.5gb"]["completed"].get<int>(), 4);
@@ -356,7 +359,7 @@ TEST(ProfileNamesCliTest, AKnownProfileNoGpuOffersIsARejectionShownAtTheTop) {
                                           "c,2,7g.80gb,10,60\n");
   const std::string json = WriteTempFile("out.json", "");
   // Every job has its time limit: no note about limits comes first.
-  auto r = RunMigsched(Simulate(trace, {"--json", json, "--quiet"}));
+  auto r = RunMigsched(SimulateArgs(kOneA100, trace, {"--json", json, "--quiet"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string reason = "no GPU in the cluster (A100 40GB) offers profile 7g.80gb";
   // Right under the workload line, before the policy.

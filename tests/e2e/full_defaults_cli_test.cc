@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/simulate.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -22,6 +23,7 @@ namespace {
 using ::migsched::testing::ReadJson;
 
 using ::migsched::testing::RunMigsched;
+using ::migsched::testing::Simulate;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
 
@@ -94,14 +96,10 @@ class FullDefaultsCliTest : public ::testing::TestWithParam<FlagsCase> {};
 
 TEST_P(FullDefaultsCliTest, SimulateSettings) {
   const FlagsCase& c = GetParam();
-  const std::string json = WriteTempFile("full-defaults-" + c.name + ".json", "");
-  std::vector<std::string> args = {"simulate",  "--cluster", "2xA100-40GB", "--workload",
-                                   "paper-mix", "--jobs",    "20",          "--policy",
-                                   c.policy,    "--json",    json,          "--quiet"};
-  args.insert(args.end(), c.extra.begin(), c.extra.end());
-  const auto r = RunMigsched(args);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = ReadJson(json);
+  std::vector<std::string> more = {"--jobs", "20", "--policy", c.policy};
+  more.insert(more.end(), c.extra.begin(), c.extra.end());
+  const nlohmann::json j = Simulate("2xA100-40GB", "paper-mix", more);
+  ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["settings"]["metric"], c.metric);
   EXPECT_EQ(j["settings"]["reserve_full"], c.reserve_full);
   EXPECT_EQ(j["settings"]["max_skip_seconds"], c.max_skip_seconds);
@@ -130,19 +128,19 @@ TEST(FullDefaultsCliTest, SweepOfFullUsesItsDefaults) {
 // value other than limits | known | unknown.
 TEST(FullDefaultsCliTest, ExpectedEndsFlag) {
   const std::string json = WriteTempFile("full-defaults-unknown-ends.json", "");
+  nlohmann::json unknown =
+      Simulate("2xA100-40GB", "paper-mix",
+               {"--jobs", "20", "--policy", "full", "--expected-ends", "unknown"});
+  ASSERT_FALSE(unknown.is_null());
+  EXPECT_EQ(unknown["settings"]["expected_ends"], "unknown");
+  EXPECT_EQ(unknown["settings"]["expected_ends_oracle"], false);
+  nlohmann::json limits =
+      Simulate("2xA100-40GB", "paper-mix", {"--jobs", "20", "--policy", "full"});
+  ASSERT_FALSE(limits.is_null());
+  EXPECT_EQ(limits["settings"]["expected_ends"], "limits");
+  EXPECT_EQ(limits["settings"]["user_estimates"], "model");
   auto r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
-                        "20", "--policy", "full", "--expected-ends", "unknown", "--json", json,
-                        "--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(ReadJson(json)["settings"]["expected_ends"], "unknown");
-  EXPECT_EQ(ReadJson(json)["settings"]["expected_ends_oracle"], false);
-  r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
-                   "20", "--policy", "full", "--json", json, "--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(ReadJson(json)["settings"]["expected_ends"], "limits");
-  EXPECT_EQ(ReadJson(json)["settings"]["user_estimates"], "model");
-  r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
-                   "20", "--policy", "full", "--expected-ends", "known", "--json", json});
+                        "20", "--policy", "full", "--expected-ends", "known", "--json", json});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ReadJson(json)["settings"]["expected_ends_oracle"], true);
   EXPECT_THAT(r.out, HasSubstr("an ORACLE run"));

@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "e2e/simulate.h"
 #include "testing/test_util.h"
 
 namespace migsched {
 namespace {
 
-using ::migsched::testing::ReadJson;
 using ::migsched::testing::RunMigsched;
+using ::migsched::testing::Simulate;
+using ::migsched::testing::SimulateArgs;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
 
@@ -33,16 +35,7 @@ const char kReverse[] =
     "a,0,1g.5gb,100\n"
     "b,0,1g.5gb,100\n";
 
-nlohmann::json Simulate(const std::string& trace, const std::string& policy,
-                        const std::vector<std::string>& extra = {}) {
-  const std::string json = WriteTempFile("joint.json", "");
-  std::vector<std::string> args = {"simulate", "--cluster", "1xA100-40GB", "--workload", trace,
-                                   "--policy", policy,      "--json",      json,         "--quiet"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  auto r = RunMigsched(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return ReadJson(json);
-}
+const char kOneA100[] = "1xA100-40GB";
 
 // Jointly all four start at 0 (four creates: the last starts at 4r):
 // makespan 100 + 4r = 100.092 s, mean JCT 100 + 2.5r = 100.0575 s. It is
@@ -52,7 +45,7 @@ TEST(JointPlacementCliTest, AllFourStartAtOnceInBothOrders) {
     const std::string trace = WriteTempFile("four.csv", text);
     for (const std::string policy : {"lb+frag", "full"}) {
       SCOPED_TRACE(policy + (text == kReverse ? " reverse" : " create order"));
-      const nlohmann::json m = Simulate(trace, policy);
+      const nlohmann::json m = Simulate(kOneA100, trace, {"--policy", policy});
       EXPECT_EQ(m["settings"]["joint_placement"], true);
       EXPECT_NEAR(m["makespan_s"].get<double>(), 100.092, 1e-6);
       EXPECT_NEAR(m["jct_mean_s"].get<double>(), 100.0575, 1e-6);
@@ -70,21 +63,21 @@ TEST(JointPlacementCliTest, AllFourStartAtOnceInBothOrders) {
 // 100.092 s.
 TEST(JointPlacementCliTest, OneAtATimeAJobWaits) {
   const std::string create_order = WriteTempFile("four.csv", kCreateOrder);
-  nlohmann::json m = Simulate(create_order, "lb+frag", {"--joint-placement", "off"});
+  nlohmann::json m =
+      Simulate(kOneA100, create_order, {"--policy", "lb+frag", "--joint-placement", "off"});
   EXPECT_EQ(m["settings"]["joint_placement"], false);
   EXPECT_NEAR(m["makespan_s"].get<double>(), 200.115, 1e-6);
   const std::string reverse = WriteTempFile("reverse.csv", kReverse);
-  m = Simulate(reverse, "first-fit");
+  m = Simulate(kOneA100, reverse, {"--policy", "first-fit"});
   EXPECT_EQ(m["settings"]["joint_placement"], false);
   EXPECT_NEAR(m["makespan_s"].get<double>(), 200.069, 1e-6);
-  m = Simulate(reverse, "first-fit", {"--joint-placement", "on"});
+  m = Simulate(kOneA100, reverse, {"--policy", "first-fit", "--joint-placement", "on"});
   EXPECT_NEAR(m["makespan_s"].get<double>(), 100.092, 1e-6);
 }
 
 TEST(JointPlacementCliTest, BadValueIsRejected) {
   const std::string trace = WriteTempFile("four.csv", kCreateOrder);
-  auto r = RunMigsched(
-      {"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--joint-placement", "maybe"});
+  auto r = RunMigsched(SimulateArgs(kOneA100, trace, {"--joint-placement", "maybe"}));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("--joint-placement"));
 }

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "daemon/client/node_client.h"
+#include "e2e/simulate.h"
 #include "k8s/api/credentials.h"
 #include "k8s/api/kube_client.h"
 #include "k8s/testing/recording_api_server.h"
@@ -83,7 +84,7 @@ json PodOf(int i, const std::string& profile) {
 }
 
 // Where simulate put each job: "gpu:profile@start", or "" when it waited.
-std::vector<std::string> Simulate(const fs::path& dir, const PolicyCase& policy) {
+std::vector<std::string> SimulatedPlacements(const fs::path& dir, const PolicyCase& policy) {
   const fs::path trace = dir / "trace.csv";
   {
     std::ofstream f(trace);
@@ -93,11 +94,9 @@ std::vector<std::string> Simulate(const fs::path& dir, const PolicyCase& policy)
     }
   }
   const fs::path jobs = dir / "jobs.csv";
-  std::vector<std::string> args = {"simulate",     "--cluster",  "6xA100-40GB", "--workload",
-                                   trace.string(), "--jobs-csv", jobs.string()};
-  args.insert(args.end(), policy.flags.begin(), policy.flags.end());
-  const auto r = testing::RunMigsched(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> more = {"--jobs-csv", jobs.string()};
+  more.insert(more.end(), policy.flags.begin(), policy.flags.end());
+  testing::Simulate("6xA100-40GB", trace.string(), more);  // fails the test unless it exits 0
   std::vector<std::string> out(kSequence.size());
   std::ifstream in(jobs);
   std::string line;
@@ -302,7 +301,7 @@ TEST_P(K8sClusterPolicyTest, ThirtyPodsGetTheirInstancesWhereSimulateWouldPutThe
     }
   }
 
-  const std::vector<std::string> expected = Simulate(dir, Policy());
+  const std::vector<std::string> expected = SimulatedPlacements(dir, Policy());
   std::map<std::string, int> next_device;  // "node/profile" -> next device index
   std::set<std::string> uuids;
   for (size_t i = 0; i < kSequence.size(); ++i) {

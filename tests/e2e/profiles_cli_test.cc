@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "build_paths.h"
+#include "e2e/simulate.h"
 #include "io/catalog_loader.h"
 #include "testing/test_util.h"
 
@@ -151,11 +152,8 @@ TEST(ProfilesCliTest, EveryModelSimulates) {
   for (const auto& m : nlohmann::json::parse(list.out)) {
     const std::string gpu = m["short_names"][0].get<std::string>();
     SCOPED_TRACE(gpu);
-    const std::string out = WriteTempFile(gpu + ".json", "");
-    auto r = RunMigsched(
-        {"simulate", "--cluster", "1x" + gpu, "--workload", trace, "--quiet", "--json", out});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const nlohmann::json j = migsched::testing::ReadJson(out);
+    const nlohmann::json j = migsched::testing::Simulate("1x" + gpu, trace);
+    ASSERT_FALSE(j.is_null());
     EXPECT_EQ(j["jobs_completed"], 3);
     EXPECT_EQ(j["rejected"], 0);
     // b (the whole GPU) starts when a ends at 100 s and runs 100 s.

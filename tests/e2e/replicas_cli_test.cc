@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/simulate.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -16,6 +17,8 @@ namespace {
 
 using ::migsched::testing::ReadJson;
 using ::migsched::testing::RunMigsched;
+using ::migsched::testing::Simulate;
+using ::migsched::testing::SimulateArgs;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
 
@@ -50,15 +53,16 @@ TEST(ReplicasCliTest, SameSeedsGiveTheSameFiguresAtOneAndFourThreads) {
 }
 
 TEST(ReplicasCliTest, ReplicaRIsTheRunOfSeedPlusR) {
-  const std::string rep = WriteTempFile("rep.json", ""), single = WriteTempFile("one.json", "");
-  auto r = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
-                        "40", "--policy", "full", "--seed", "7", "--replicas", "3", "--json", rep,
-                        "--quiet"});
+  // The replicated run's stdout is checked too: run with SimulateArgs.
+  const std::string rep = WriteTempFile("rep.json", "");
+  auto r = RunMigsched(SimulateArgs("2xA100-40GB", "paper-mix",
+                                    {"--jobs", "40", "--policy", "full", "--seed", "7",
+                                     "--replicas", "3", "--json", rep, "--quiet"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto s = RunMigsched({"simulate", "--cluster", "2xA100-40GB", "--workload", "paper-mix", "--jobs",
-                        "40", "--policy", "full", "--seed", "9", "--json", single, "--quiet"});
-  ASSERT_EQ(s.exit_code, 0) << s.err;
-  const nlohmann::json j = ReadJson(rep), one = ReadJson(single);
+  const nlohmann::json j = ReadJson(rep);
+  const nlohmann::json one =
+      Simulate("2xA100-40GB", "paper-mix", {"--jobs", "40", "--policy", "full", "--seed", "9"});
+  ASSERT_FALSE(one.is_null());
   EXPECT_EQ(j["replicas"], 3);
   EXPECT_EQ(j["seeds"], (nlohmann::json{7, 8, 9}));
   EXPECT_EQ(j["settings"]["perturbation"], "seed");
@@ -82,12 +86,9 @@ const char kTrace[] =
 
 TEST(ReplicasCliTest, ATraceWithItsOwnArrivalsIsJitteredPerReplica) {
   const std::string trace = WriteTempFile("own-times.csv", kTrace);
-  const std::string json = WriteTempFile("jit.json", "");
-  auto r =
-      RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
-                   "first-fit", "--replicas", "3", "--jitter", "0.2", "--json", json, "--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = ReadJson(json);
+  const nlohmann::json j = Simulate(
+      "1xA100-40GB", trace, {"--policy", "first-fit", "--replicas", "3", "--jitter", "0.2"});
+  ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["settings"]["perturbation"], "jitter");
   EXPECT_EQ(j["settings"]["jitter"], 0.2);
   // Different durations per replica, each within ±20% of the trace's 380 s sum.
@@ -100,11 +101,10 @@ TEST(ReplicasCliTest, ATraceWithItsOwnArrivalsIsJitteredPerReplica) {
   }
   EXPECT_NE(means[0], means[1]);
   // One run without --jitter: the trace as it is.
-  auto plain = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
-                            "first-fit", "--json", json, "--quiet"});
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  EXPECT_EQ(ReadJson(json)["duration_mean_s"], 95);
-  EXPECT_EQ(ReadJson(json)["settings"]["perturbation"], "none");
+  nlohmann::json plain = Simulate("1xA100-40GB", trace, {"--policy", "first-fit"});
+  ASSERT_FALSE(plain.is_null());
+  EXPECT_EQ(plain["duration_mean_s"], 95);
+  EXPECT_EQ(plain["settings"]["perturbation"], "none");
   // --jitter on a workload drawn from the seed is refused, not ignored.
   auto bad = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", "paper-mix",
                           "--jitter", "0.1", "--quiet"});

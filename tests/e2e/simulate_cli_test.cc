@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/simulate.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -18,6 +19,7 @@ namespace {
 using ::migsched::testing::ReadJson;
 
 using ::migsched::testing::RunMigsched;
+using ::migsched::testing::Simulate;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -146,21 +148,17 @@ TEST(SimulateCliTest, ContentionSlowsTwoBloomJobsOnOneGpu) {
                                           "id,arrival_s,profile,duration_s,pcie_gbps,alpha\n"
                                           "b1,0,2g.10gb,100,17.65,1.07\n"
                                           "b2,0,2g.10gb,100,17.65,1.07\n");
-  const std::string json = WriteTempFile("out.json", "");
-  auto r = RunMigsched(
-      {"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--json", json, "--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json m = Simulate("1xA100-40GB", trace);
+  ASSERT_FALSE(m.is_null());
   const double slow = 1.07 * 17.65 / (30.08 / 2);
   const double first_end = 0.046 + (100 - 0.023) * slow;
   const double second_end = first_end + 0.023;
-  const nlohmann::json m = ReadJson(json);
   EXPECT_NEAR(m["makespan_s"].get<double>(), second_end, 1e-6);
   EXPECT_NEAR(m["jct_mean_s"].get<double>(), (first_end + second_end) / 2, 1e-6);
   // --no-contention: both take 100 s: the later-created one ends at 100.046.
-  auto r2 = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--json",
-                         json, "--no-contention", "--quiet"});
-  ASSERT_EQ(r2.exit_code, 0) << r2.err;
-  EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 100.046, 1e-6);
+  nlohmann::json no_contention = Simulate("1xA100-40GB", trace, {"--no-contention"});
+  ASSERT_FALSE(no_contention.is_null());
+  EXPECT_NEAR(no_contention["makespan_s"].get<double>(), 100.046, 1e-6);
 }
 
 TEST(SimulateCliTest, BadTraceLineNamesFileLineAndField) {
