@@ -44,7 +44,7 @@ namespace {
 struct ServeOptions {
   std::string config;
   bool print_default = false;
-  std::string policy = "full";  // --print-default-config for this policy
+  std::string policy = std::string(kDefaultPolicy);  // --print-default-config for this policy
   std::string log_level = "info";
   bool fresh_store = false;
 };

@@ -103,8 +103,8 @@ struct PlannerInput {
 };
 
 struct PlannerOptions {
-  std::string policy = "full";  // a name MakePolicy knows
-  SchedulerOptions scheduler;   // as the policy runs with them (OptionsForPolicy)
+  std::string policy = std::string(kDefaultPolicy);  // a name MakePolicy knows
+  SchedulerOptions scheduler;  // as the policy runs with them (OptionsForPolicy)
   // Requeue-migration (§14.5): the first waiting job that has waited at
   // least this long and fits nowhere may get room by requeueing at most
   // `max_moved_jobs` movable running jobs that all fit elsewhere.

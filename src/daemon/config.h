@@ -100,7 +100,7 @@ struct DaemonConfig {
   double store_check_s = 5;                 // real time for the store's integrity check at start
   // Not a file key: `migsched serve --fresh-store` (state_identity.h).
   bool fresh_store = false;
-  std::string policy = "full";
+  std::string policy = std::string(kDefaultPolicy);
   // The scheduler options as the policy runs with them: what the file gives,
   // the policy's registry defaults for the rest (PolicyOptions).
   SchedulerOptions scheduler;

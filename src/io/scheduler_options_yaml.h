@@ -25,7 +25,7 @@
 namespace migsched {
 
 struct SchedulerConfig {
-  std::string policy = "full";  // as written (a registered name or an alias)
+  std::string policy = std::string(kDefaultPolicy);  // as written (a registered name or an alias)
   // The options the policy runs with: what the mapping gives, the policy's registry defaults
   // for the rest (validated).
   SchedulerOptions options;

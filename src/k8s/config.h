@@ -61,6 +61,7 @@
 
 #include "core/status.h"
 #include "sched/options.h"
+#include "sched/policy.h"
 
 namespace migsched::k8s {
 
@@ -121,7 +122,7 @@ struct NodeAgentConfig {
 // read with the one reader of `scheduler:` mappings (io/scheduler_options_yaml.h),
 // so that the names and checks are the daemon's and the simulator's.
 struct ExtenderPolicy {
-  std::string policy = "full";
+  std::string policy = std::string(kDefaultPolicy);
   SchedulerOptions scheduler;
 };
 // kInvalidArgument "<origin>: scheduler.<key>: <what>"; kNotFound for an unknown policy.

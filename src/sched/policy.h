@@ -139,6 +139,12 @@ const std::vector<PolicyInfo>& PolicyRegistry();
 // names and aliases.
 StatusOr<const PolicyInfo*> FindPolicy(std::string_view name);
 
+// The policy every driver runs when none is named (the simulator's `--policy` is the exception: it
+// defaults to lb+frag for the ladder's sake, docs/policies.md): the daemon, the Slurm controller,
+// the Kubernetes extender and the cluster planner. One home for the name; the registry owns its
+// defaults (OptionsForPolicy).
+inline constexpr std::string_view kDefaultPolicy = "full";
+
 // The names of PolicyRegistry(), in its order.
 std::vector<std::string> PolicyNames();
 // (alias, the policy it names) of every alias, e.g. ("frag-aware", "lb+frag").

@@ -87,9 +87,10 @@ struct ControllerConfig {
   int max_moved_jobs = 2;
   double min_runtime_s = 120;
   // scheduler:
-  std::string policy = "full";
+  std::string policy = std::string(kDefaultPolicy);
   // The options the policy runs with: the file's, the policy's registry defaults for the rest.
-  SchedulerOptions scheduler = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  SchedulerOptions scheduler =
+      OptionsForPolicy(kDefaultPolicy, SchedulerOptions{}, ExplicitOptions{});
   ExplicitOptions explicit_options;  // which of the policy-defaulted options the file gave
 
   // The options the policy runs with (`scheduler`, completed when the file was read).

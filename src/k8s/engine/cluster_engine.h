@@ -57,7 +57,7 @@
 namespace migsched::k8s {
 
 struct EngineOptions {
-  std::string policy = "full";     // a name MakePolicy knows
+  std::string policy = std::string(kDefaultPolicy);  // a name MakePolicy knows
   SchedulerOptions scheduler;      // as the policy runs with them (OptionsForPolicy applied)
   double reservation_ttl_s = 300;  // a bind's reservation at the daemon, seconds
   double refresh_s = 0.5;          // the view is re-read when older, seconds
