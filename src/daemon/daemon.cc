@@ -30,6 +30,7 @@
 #include "daemon/recovery.h"
 #include "daemon/state_dir.h"
 #include "daemon/state_identity.h"
+#include "daemon/state_lock.h"
 #include "daemon/store_writer.h"
 #include "sched/scheduler.h"
 
@@ -59,12 +60,12 @@ class Daemon::Impl : public NodeServiceHost {
         t0_ns_(clock->NowNanos()) {}
   ~Impl() override { Stop(); }
 
-  Status Init();
+  Status Init() MIGSCHED_EXCLUDES(kStateLock);
   void StartWorker();
-  void Stop();
-  Status Tick();
-  bool WaitIdle(double timeout_s);
-  Status Settle(double timeout_s);
+  void Stop() MIGSCHED_EXCLUDES(kStateLock);
+  Status Tick() MIGSCHED_EXCLUDES(kStateLock);
+  bool WaitIdle(double timeout_s) MIGSCHED_EXCLUDES(kStateLock);
+  Status Settle(double timeout_s) MIGSCHED_EXCLUDES(kStateLock);
   const DaemonConfig& config() const { return config_; }
   StoreWriter* writer() { return writer_.get(); }
 
@@ -73,11 +74,11 @@ class Daemon::Impl : public NodeServiceHost {
   NodeService& node() { return *node_; }
   const NodeService& node() const { return *node_; }
   std::vector<GpuView> Gpus() const { return node_->Gpus(); }
-  NodeView Node() const;
-  void Pause();
-  void Resume();
-  void InjectSchedulerFault(std::function<bool(DaemonJobId)> fails) {
-    std::lock_guard<std::mutex> lock(mu_);
+  NodeView Node() const MIGSCHED_EXCLUDES(kStateLock);
+  void Pause() MIGSCHED_EXCLUDES(kStateLock);
+  void Resume() MIGSCHED_EXCLUDES(kStateLock);
+  void InjectSchedulerFault(std::function<bool(DaemonJobId)> fails) MIGSCHED_EXCLUDES(kStateLock) {
+    StateLock lock(&mu_);
     if (!fails) {
       model_->scheduler().SetFaultInjector(nullptr);
       return;
@@ -86,15 +87,15 @@ class Daemon::Impl : public NodeServiceHost {
       return fails(static_cast<DaemonJobId>(id));
     });
   }
-  bool paused() const;
-  Status SetOperatorDrain(int gpu, bool on);
-  DaemonMetrics Metrics() const;
-  Status Health() const;
+  bool paused() const MIGSCHED_EXCLUDES(kStateLock);
+  Status SetOperatorDrain(int gpu, bool on) MIGSCHED_EXCLUDES(kStateLock);
+  DaemonMetrics Metrics() const MIGSCHED_EXCLUDES(kStateLock);
+  Status Health() const MIGSCHED_EXCLUDES(kStateLock);
 
-  // ---- ServiceHost (state lock held) ----
-  Status Accepting() const override;
+  // ---- ServiceHost (state lock held; Wake takes none of it) ----
+  Status Accepting() const override MIGSCHED_REQUIRES(kStateLock);
   void Persist(std::vector<StoreOp> ops, bool retry,
-               std::function<void(const Status&)> then) override;
+               std::function<void(const Status&)> then) override MIGSCHED_REQUIRES(kStateLock);
   void Wake() override {
     {
       std::lock_guard<std::mutex> l(worker_mu_);
@@ -103,25 +104,27 @@ class Daemon::Impl : public NodeServiceHost {
     worker_cv_.notify_all();
   }
   // ---- NodeServiceHost: the job parts, JobService's (state lock held) ----
-  DaemonJobId NextJobId() override { return jobs_->NextJobId(); }
+  DaemonJobId NextJobId() override MIGSCHED_REQUIRES(kStateLock) { return jobs_->NextJobId(); }
   void FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
-                 std::string reason) override {
+                 std::string reason) override MIGSCHED_REQUIRES(kStateLock) {
     jobs_->FinishJob(r, state, exit_code, std::move(reason));
   }
-  void ReleaseInstances(DaemonJobId id) override { jobs_->ReleaseInstances(id); }
+  void ReleaseInstances(DaemonJobId id) override MIGSCHED_REQUIRES(kStateLock) {
+    jobs_->ReleaseInstances(id);
+  }
 
  private:
   double NowS() const { return static_cast<double>(clock_->NowNanos() - t0_ns_) / 1e9; }
   // node_name, else the host's name (the node view's name, the metrics' Hostname).
   std::string NodeName() const;
 
-  // ---- the control loop [state] ----
+  // ---- the control loop (state lock held) ----
   // Samples which MIG instances are busy (the metrics' busy seconds).
-  void SampleBusyTime(double now);
+  void SampleBusyTime(double now) MIGSCHED_REQUIRES(kStateLock);
   void TickLocked(std::vector<JobService::PendingLaunch>* launches,
-                  std::vector<std::filesystem::path>* remove);
+                  std::vector<std::filesystem::path>* remove) MIGSCHED_REQUIRES(kStateLock);
   class InstantAdapter;
-  void CheckPcie(double now);
+  void CheckPcie(double now) MIGSCHED_REQUIRES(kStateLock);
 
   DaemonConfig config_;
   const Catalog* catalog_;
@@ -134,23 +137,25 @@ class Daemon::Impl : public NodeServiceHost {
   std::unique_ptr<StoreWriter> writer_;
   DaemonCounters counters_;
 
-  // The state lock and what it guards (the parts below, and the loop's own
-  // state after them).
-  mutable std::mutex mu_;
-  std::unique_ptr<NodeModel> model_;
+  // The state lock (state_lock.h) and what it guards: the parts below (their
+  // pointers are set once, by Init; what they point to is guarded, each part
+  // says how), and the loop's own state after them.
+  mutable StateMutex mu_;
+  std::unique_ptr<NodeModel> model_ MIGSCHED_PT_GUARDED_BY(kStateLock);
   std::unique_ptr<InstanceSync> sync_;
   std::unique_ptr<JobService> jobs_;   // the job API, the jobs' processes and moves
   std::unique_ptr<NodeService> node_;  // reservations, allocations, the node view
-  bool started_ = false;               // Init went through: the writer and the sync run
-  bool paused_ = false;
-  bool stopped_ = false;
-  Status dir_health_;
-  double next_dir_check_ = 0;
-  double next_defrag_ = 0;
-  double next_prune_ = 0;
-  double next_pcie_sample_ = 0;
-  std::map<int, double> pcie_saturated_since_;
-  std::set<int> pcie_advised_;
+  // Init went through: the writer and the sync run.
+  bool started_ MIGSCHED_GUARDED_BY(kStateLock) = false;
+  bool paused_ MIGSCHED_GUARDED_BY(kStateLock) = false;
+  bool stopped_ MIGSCHED_GUARDED_BY(kStateLock) = false;
+  Status dir_health_ MIGSCHED_GUARDED_BY(kStateLock);
+  double next_dir_check_ MIGSCHED_GUARDED_BY(kStateLock) = 0;
+  double next_defrag_ MIGSCHED_GUARDED_BY(kStateLock) = 0;
+  double next_prune_ MIGSCHED_GUARDED_BY(kStateLock) = 0;
+  double next_pcie_sample_ MIGSCHED_GUARDED_BY(kStateLock) = 0;
+  std::map<int, double> pcie_saturated_since_ MIGSCHED_GUARDED_BY(kStateLock);
+  std::set<int> pcie_advised_ MIGSCHED_GUARDED_BY(kStateLock);
 
   std::thread worker_;
   std::mutex worker_mu_;
@@ -178,8 +183,13 @@ Status Daemon::Impl::Init() {
   sync_->SetOnProgress([this] { Wake(); });
   jobs_ = std::make_unique<JobService>(model_.get(), sync_.get(), &runner_, std::move(users),
                                        &config_, &counters_, clock_, t0_ns_, &mu_, this);
-  // Evacuations (§13) begin inside queue scans: only jobs whose move the MoveExecutor can run.
-  model_->scheduler().SetMoveFilter([this](JobId id) { return jobs_->MayMove(id); });
+  {
+    // No other thread runs yet; the lock is taken for the analysis' sake.
+    StateLock lock(&mu_);
+    // Evacuations (§13) begin inside queue scans: only jobs whose move the MoveExecutor can run.
+    model_->scheduler().SetMoveFilter(
+        [this](JobId id) MIGSCHED_REQUIRES(kStateLock) { return jobs_->MayMove(id); });
+  }
   node_ = std::make_unique<NodeService>(model_.get(), sync_.get(), jobs_->table(), jobs_->keys(),
                                         &config_, clock_, &mu_, this);
   // The store must be this state dir's (state_identity.h): never a fresh one by accident.
@@ -194,22 +204,24 @@ Status Daemon::Impl::Init() {
       Recover(RecoveryInputs{model_.get(), sync_.get(), store_.get(), &runner_, jobs_->table(),
                              node_->reservations_for_recovery(), &mu_, clock_}));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     model_->scheduler().SetNow(NowS());
     jobs_->Adopt(rec);
   }
   writer_ = std::make_unique<StoreWriter>(store_.get());
   writer_->Start();
   sync_->Start();
+  StateLock lock(&mu_);
   started_ = true;
   return Status();
 }
 
 void Daemon::Impl::Persist(std::vector<StoreOp> ops, bool retry,
                            std::function<void(const Status&)> then) {
+  // The writer's callback runs on its thread, without the state lock.
   writer_->Write(std::move(ops), retry, [this, then = std::move(then)](const Status& st) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StateLock lock(&mu_);
       model_->Touch();
       if (then) then(st);
     }
@@ -233,30 +245,32 @@ Status Daemon::Impl::Accepting() const {
 // ---------------------------------------------------------------- migration (§6)
 
 // The daemon's side of an instant: each decision carried out on the node; a failed step is
-// logged and the instant goes on (the daemon serves jobs).
+// logged and the instant goes on (the daemon serves jobs). The scheduler calls it from
+// RunInstant, in TickLocked: with the state lock held.
 class Daemon::Impl::InstantAdapter : public InstantDriver {
  public:
   explicit InstantAdapter(Impl* d) : d_(d) {}
-  bool MayMove(JobId id) override { return d_->jobs_->MayMove(id); }
-  Status Placed(const Decision& dec) override {
+  bool MayMove(JobId id) override MIGSCHED_REQUIRES(kStateLock) { return d_->jobs_->MayMove(id); }
+  Status Placed(const Decision& dec) override MIGSCHED_REQUIRES(kStateLock) {
     d_->jobs_->Place(dec);
     return Status();
   }
-  Status MovesBegun(const std::vector<MigrationStart>& starts) override {
+  Status MovesBegun(const std::vector<MigrationStart>& starts) override
+      MIGSCHED_REQUIRES(kStateLock) {
     for (const MigrationStart& st : starts) d_->jobs_->BeginMove(st);
     return Status();
   }
-  void Rejected(JobId id) override {
+  void Rejected(JobId id) override MIGSCHED_REQUIRES(kStateLock) {
     DaemonJobRecord* r = d_->jobs_->MutableJob(id);
     if (r != nullptr) {
       d_->jobs_->FinishJob(*r, JobState::kRejected, std::nullopt, "waited longer than --max-wait");
     }
   }
-  Status IdleExpired(const Plan& plan) override {
+  Status IdleExpired(const Plan& plan) override MIGSCHED_REQUIRES(kStateLock) {
     if (!plan.empty()) d_->sync_->Execute(plan, nullptr);
     return Status();
   }
-  void Scanned() override { d_->jobs_->UpdateWaitReasons(); }
+  void Scanned() override MIGSCHED_REQUIRES(kStateLock) { d_->jobs_->UpdateWaitReasons(); }
   Status StepFailed(std::string_view step, const Status& error) override {
     spdlog::error("{}: {}", step, error.message());
     return Status();
@@ -272,7 +286,7 @@ Status Daemon::Impl::Tick() {
   std::vector<JobService::PendingLaunch> launches;
   std::vector<std::filesystem::path> remove;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     TickLocked(&launches, &remove);
   }
   std::error_code ec;
@@ -280,7 +294,7 @@ Status Daemon::Impl::Tick() {
   if (launches.empty()) return Status();
   // Launch without the lock (fork, and the handshake that reports exec errors).
   for (JobService::PendingLaunch& l : launches) jobs_->Launch(l);
-  std::lock_guard<std::mutex> lock(mu_);
+  StateLock lock(&mu_);
   for (JobService::PendingLaunch& l : launches) jobs_->RecordLaunch(l);
   return Status();
 }
@@ -397,7 +411,7 @@ void Daemon::Impl::Stop() {
   if (worker_.joinable()) worker_.join();
   bool drain = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     // A start that failed has no threads to stop and no writer to flush.
     if (stopped_ || !started_) return;
     stopped_ = true;  // no new submissions, no new placements
@@ -407,7 +421,7 @@ void Daemon::Impl::Stop() {
     // Queued jobs stay queued (durable); running ones are waited for.
     while (true) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        StateLock lock(&mu_);
         if (!jobs_->HasProcesses()) break;
       }
       (void)Tick();
@@ -428,7 +442,7 @@ bool Daemon::Impl::WaitIdle(double timeout_s) {
       // Both under the state lock: a sync callback (which runs under it) may
       // queue a write after the first look at the writer, and only code that
       // holds the lock queues writes, so this look is one consistent moment.
-      std::lock_guard<std::mutex> lock(mu_);
+      StateLock lock(&mu_);
       idle = sync_->idle() && writer_->pending() == 0;
     }
     if (idle) return true;
@@ -442,7 +456,7 @@ Status Daemon::Impl::Settle(double timeout_s) {
   while (std::chrono::steady_clock::now() < deadline) {
     RETURN_IF_ERROR(Tick());
     if (!WaitIdle(timeout_s)) break;
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     if (!jobs_->HasPendingLaunches() && sync_->idle() && writer_->pending() == 0) return Status();
   }
   return UnavailableError(fmt::format("the daemon did not settle within {} s", timeout_s));
@@ -461,7 +475,7 @@ NodeView Daemon::Impl::Node() const {
   NodeView n;
   n.name = NodeName();
   n.store = writer_->health();
-  std::lock_guard<std::mutex> lock(mu_);
+  StateLock lock(&mu_);
   if (n.store.ok() && !dir_health_.ok()) n.store = dir_health_;
   n.paused = paused_;
   n.queue_length = static_cast<int64_t>(model_->scheduler().queue_size());
@@ -470,18 +484,18 @@ NodeView Daemon::Impl::Node() const {
 }
 
 void Daemon::Impl::Pause() {
-  std::lock_guard<std::mutex> lock(mu_);
+  StateLock lock(&mu_);
   paused_ = true;
 }
 void Daemon::Impl::Resume() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     paused_ = false;
   }
   Wake();
 }
 bool Daemon::Impl::paused() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StateLock lock(&mu_);
   return paused_;
 }
 
@@ -489,7 +503,7 @@ Status Daemon::Impl::SetOperatorDrain(int gpu, bool on) {
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> committed = promise->get_future();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     const int g = model_->ClusterIndex(gpu);
     if (g < 0) return NotFoundError(fmt::format("GPU {} is not managed by this daemon", gpu));
     RETURN_IF_ERROR(Accepting());
@@ -505,7 +519,7 @@ Status Daemon::Impl::SetOperatorDrain(int gpu, bool on) {
 }
 
 Status Daemon::Impl::Health() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  StateLock lock(&mu_);
   RETURN_IF_ERROR(Accepting());
   // A GPU the operator must look at: unreachable (a reset needed, fallen off the bus) or
   // refusing every change. The daemon still serves the other GPUs.
@@ -529,7 +543,7 @@ DaemonMetrics Daemon::Impl::Metrics() const {
   DaemonMetrics m;
   m.store_degraded = writer_->degraded();
   std::vector<GpuView> gpus = Gpus();
-  std::lock_guard<std::mutex> lock(mu_);
+  StateLock lock(&mu_);
   m.jobs_by_state = jobs_->CountByState();
   m.queue_length = static_cast<int64_t>(model_->scheduler().queue_size());
   m.paused = paused_;

@@ -11,7 +11,6 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,7 @@
 #include "daemon/metrics.h"
 #include "daemon/node_model.h"
 #include "daemon/service_host.h"
+#include "daemon/state_lock.h"
 #include "testing/status_matchers.h"
 #include "testing/test_util.h"
 
@@ -70,7 +70,7 @@ class FakeNodeTestBase : public ::testing::Test {
   }
 
   DaemonConfig config_;
-  std::mutex mu_;
+  StateMutex mu_;  // the daemon's state lock
   DaemonCounters counters_;
   std::unique_ptr<FakeBackend> backend_;
   std::unique_ptr<NodeModel> model_;

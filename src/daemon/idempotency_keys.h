@@ -4,15 +4,17 @@
 // JobTable (JobTable::ByKey) and gets it back instead of a duplicate. Job
 // submissions and allocations share one gate: one key names one record.
 //
-// Thread-safety: none of its own; the daemon's state lock guards it. Wait
-// releases that lock (passed in, held on entry and on return) while it waits.
+// Thread-safety: none of its own; the daemon's state lock guards it (its
+// owner's member is MIGSCHED_GUARDED_BY(kStateLock)). Wait releases that lock
+// (passed in, held on entry and on return) while it waits.
 #ifndef MIGSCHED_DAEMON_IDEMPOTENCY_KEYS_H_
 #define MIGSCHED_DAEMON_IDEMPOTENCY_KEYS_H_
 
 #include <condition_variable>
-#include <mutex>
 #include <set>
 #include <string>
+
+#include "daemon/state_lock.h"
 
 namespace migsched {
 
@@ -20,9 +22,9 @@ class IdempotencyKeys {
  public:
   // Waits (state lock released meanwhile) until no first request of `key`
   // is being stored. An empty key returns at once.
-  void Wait(std::unique_lock<std::mutex>& state_lock, const std::string& key) {
+  void Wait(StateMutex* state_mu, const std::string& key) MIGSCHED_REQUIRES(kStateLock) {
     if (key.empty()) return;
-    cv_.wait(state_lock, [&] { return !pending_.count(key); });
+    state_mu->Wait(cv_, [&] { return !pending_.count(key); });
   }
   // The first request of `key` is being stored (a no-op for an empty key).
   void Begin(const std::string& key) {

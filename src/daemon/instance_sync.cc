@@ -28,7 +28,7 @@ std::set<int> BackendGpus(const Plan& plan) {
 
 }  // namespace
 
-InstanceSync::InstanceSync(MigBackend* backend, NodeModel* model, std::mutex* state_mu,
+InstanceSync::InstanceSync(MigBackend* backend, NodeModel* model, StateMutex* state_mu,
                            Clock* clock, DaemonCounters* counters, Options options)
     : backend_(backend),
       model_(model),
@@ -132,7 +132,7 @@ Status InstanceSync::RunStep(const Step& step) {
   unsigned int gi = 0;
   std::string what;
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     const Profile& p = model_->cluster().gpu(step.gpu).model().profile(step.profile);
     nvml = model_->nvml(step.gpu);
     profile_id = p.id;
@@ -161,13 +161,13 @@ Status InstanceSync::RunStep(const Step& step) {
   if (step.kind == StepKind::kCreate) {
     StatusOr<BackendInstance> made =
         backend_->CreateInstance(nvml, profile_id, Placement{step.start, size});
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     NoteChange(step.gpu, made.status());
     if (!made.ok()) return made.status().WithPrefix(what);
     live_[{step.gpu, step.start}] = *made;
   } else {
     Status st = backend_->DestroyInstance(nvml, gi);
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     NoteChange(step.gpu, st.code() == StatusCode::kNotFound ? Status() : st);
     if (!st.ok() && st.code() != StatusCode::kNotFound) return st.WithPrefix(what);
     live_.erase({step.gpu, step.start});
@@ -202,19 +202,19 @@ void InstanceSync::RunItem(Item item) {
     for (int g : BackendGpus(item.plan)) {
       int nvml = -1;
       {
-        std::lock_guard<std::mutex> lock(*state_mu_);
+        StateLock lock(state_mu_);
         nvml = model_->nvml(g);
       }
       StatusOr<std::vector<BackendInstance>> probe = backend_->ListInstances(nvml);
       if (!probe.ok() && probe.status().code() == StatusCode::kUnavailable) {
-        std::lock_guard<std::mutex> lock(*state_mu_);
+        StateLock lock(state_mu_);
         Reconcile(g, probe);
       }
     }
   }
   std::set<int> resync;
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     std::vector<Item> stale;
     if (!st.ok() && !item.aborted) {
       // The plans queued behind it on these GPUs assumed it succeeded.
@@ -252,18 +252,18 @@ void InstanceSync::RunItem(Item item) {
 void InstanceSync::Resync(int gpu) {
   int nvml = -1;
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     nvml = model_->nvml(gpu);
   }
   StatusOr<std::vector<BackendInstance>> listed = backend_->ListInstances(nvml);
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   Reconcile(gpu, listed);
 }
 
 void InstanceSync::ResyncAllNow() {
   int n = 0;
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     n = model_->size();
   }
   for (int g = 0; g < n; ++g) Resync(g);
@@ -381,7 +381,7 @@ void InstanceSync::RetryDueDestroys() {
   };
   std::vector<Try> due;
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     const double now = Now();
     for (const PendingDestroy& pd : pending_) {
       if (pd.next_try_s > now) continue;
@@ -394,7 +394,7 @@ void InstanceSync::RetryDueDestroys() {
     const int64_t t0 = clock_->NowNanos();
     Status st = t.gi == 0 ? NotFoundError("gone") : backend_->DestroyInstance(t.nvml, t.gi);
     const double took_s = static_cast<double>(clock_->NowNanos() - t0) / 1e9;
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     if (t.gi != 0) NoteChange(t.pd.gpu, st.code() == StatusCode::kNotFound ? Status() : st);
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const PendingDestroy& p) {
       return p.gpu == t.pd.gpu && p.start == t.pd.start;
@@ -430,7 +430,7 @@ void InstanceSync::RetryDueDestroys() {
 void InstanceSync::SamplePcie() {
   std::vector<int> nvml;
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     if (!pcie_wanted_) return;
     for (int g = 0; g < model_->size(); ++g) nvml.push_back(model_->nvml(g));
   }
@@ -439,7 +439,7 @@ void InstanceSync::SamplePcie() {
     StatusOr<PcieThroughput> t = backend_->GetPcieThroughput(nvml[g]);
     if (t.ok()) got[static_cast<int>(g)] = *t;
   }
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   pcie_ = std::move(got);
 }
 
@@ -450,7 +450,7 @@ void InstanceSync::Run() {
     {
       q.unlock();
       {
-        std::lock_guard<std::mutex> lock(*state_mu_);
+        StateLock lock(state_mu_);
         pending = !pending_.empty();
       }
       q.lock();
@@ -491,7 +491,7 @@ void InstanceSync::Run() {
       next_probe_s_ = now + options_.unreachable_probe_s;
       std::vector<int> down;
       {
-        std::lock_guard<std::mutex> lock(*state_mu_);
+        StateLock lock(state_mu_);
         for (int g = 0; g < model_->size(); ++g) {
           if (!model_->unreachable(g).empty()) down.push_back(g);
         }

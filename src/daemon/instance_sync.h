@@ -42,13 +42,14 @@
 // * PCIe throughput is sampled here (once a second per GPU when asked for)
 //   and cached for the views.
 //
-// Locks: the daemon's state lock (passed in) guards the model and the
-// members marked [state] below; InstanceSync takes it around its own model
-// changes and callbacks and never holds it during a backend call. `queue_mu_`
-// guards the queue (lock order: state lock, then queue_mu_).
+// Locks: the daemon's state lock (passed in; state_lock.h) guards the model
+// and the members marked MIGSCHED_GUARDED_BY(kStateLock) below; InstanceSync
+// takes it around its own model changes and callbacks and never holds it
+// during a backend call. `queue_mu_` guards the queue (lock order: state
+// lock, then queue_mu_).
 //
-// Thread-safety: as above; the [state] methods require the state lock held
-// by the caller.
+// Thread-safety: as above; the methods marked MIGSCHED_REQUIRES(kStateLock)
+// require the state lock held by the caller.
 #ifndef MIGSCHED_DAEMON_INSTANCE_SYNC_H_
 #define MIGSCHED_DAEMON_INSTANCE_SYNC_H_
 
@@ -71,6 +72,7 @@
 #include "daemon/metrics.h"
 #include "daemon/mig_backend.h"
 #include "daemon/node_model.h"
+#include "daemon/state_lock.h"
 
 namespace migsched {
 
@@ -88,7 +90,7 @@ class InstanceSync {
   };
 
   // Nothing is owned but the thread; all must outlive the sync.
-  InstanceSync(MigBackend* backend, NodeModel* model, std::mutex* state_mu, Clock* clock,
+  InstanceSync(MigBackend* backend, NodeModel* model, StateMutex* state_mu, Clock* clock,
                DaemonCounters* counters, Options options);
   ~InstanceSync();  // Stop()s
   InstanceSync(const InstanceSync&) = delete;
@@ -101,34 +103,35 @@ class InstanceSync {
   // Wakes the thread when something it carries out is done (the daemon's tick).
   void SetOnProgress(std::function<void()> f) { on_progress_ = std::move(f); }
 
-  // ---- [state] (state lock held) ----
+  // ---- the state lock held ----
 
   // What the backend has at (cluster GPU, start), or nullptr.
-  const BackendInstance* Live(int gpu, int start) const;
+  const BackendInstance* Live(int gpu, int start) const MIGSCHED_REQUIRES(kStateLock);
   // Records an instance the backend has (found at start-up).
-  void Record(int gpu, const BackendInstance& in);
+  void Record(int gpu, const BackendInstance& in) MIGSCHED_REQUIRES(kStateLock);
   // Queues the backend side of `plan` (already applied to the model) after
   // everything queued before; `done` (may be empty) is then called, with the
-  // state lock held, with OK or the first failure (the step named).
-  void Execute(Plan plan, Done done);
+  // state lock held (a lambda marked MIGSCHED_REQUIRES(kStateLock)), with OK
+  // or the first failure (the step named).
+  void Execute(Plan plan, Done done) MIGSCHED_REQUIRES(kStateLock);
   // Asks for a resync of `gpu` (done by the thread).
-  void RequestResync(int gpu);
+  void RequestResync(int gpu) MIGSCHED_REQUIRES(kStateLock);
   // Pending destroys (backend instances held by placeholders), and whether
   // anything is queued or being carried out.
-  size_t pending_destroys() const { return pending_.size(); }
-  bool idle() const;
+  size_t pending_destroys() const MIGSCHED_REQUIRES(kStateLock) { return pending_.size(); }
+  bool idle() const MIGSCHED_REQUIRES(kStateLock);
   // The latest PCIe sample of `gpu`, or nullopt (not measured). Asking
   // turns sampling on.
-  std::optional<PcieThroughput> Pcie(int gpu);
+  std::optional<PcieThroughput> Pcie(int gpu) MIGSCHED_REQUIRES(kStateLock);
   // Why cluster GPU `gpu` keeps refusing changes (the last error), or "" when it does not.
-  std::string refusing(int gpu) const;
+  std::string refusing(int gpu) const MIGSCHED_REQUIRES(kStateLock);
 
   // ---- start-up, before Start(), without the state lock ----
 
   // Carries out `plan` on the backend now. Used by recovery.
-  Status ExecuteNow(const Plan& plan);
+  Status ExecuteNow(const Plan& plan) MIGSCHED_EXCLUDES(kStateLock);
   // Resyncs every GPU now.
-  void ResyncAllNow();
+  void ResyncAllNow() MIGSCHED_EXCLUDES(kStateLock);
 
  private:
   struct Item {
@@ -146,42 +149,45 @@ class InstanceSync {
     int attempts = 0;
   };
 
-  void Run();
+  void Run() MIGSCHED_EXCLUDES(kStateLock);
   // Carries out one item (no lock held on entry).
-  void RunItem(Item item);
+  void RunItem(Item item) MIGSCHED_EXCLUDES(kStateLock);
   // The backend call of one step, with the idempotence checks (no lock held).
-  Status RunStep(const Step& step);
+  Status RunStep(const Step& step) MIGSCHED_EXCLUDES(kStateLock);
   // Lists `gpu` on the backend and makes the model match (no lock held).
-  void Resync(int gpu);
-  // [state] The model side of Resync, given the backend's answer.
-  void Reconcile(int gpu, const StatusOr<std::vector<BackendInstance>>& listed);
-  void RetryDueDestroys();
-  // [state] Counts a backend change's outcome on cluster GPU `gpu` (refusing()).
-  void NoteChange(int gpu, const Status& st);
-  void SamplePcie();
+  void Resync(int gpu) MIGSCHED_EXCLUDES(kStateLock);
+  // The model side of Resync, given the backend's answer.
+  void Reconcile(int gpu, const StatusOr<std::vector<BackendInstance>>& listed)
+      MIGSCHED_REQUIRES(kStateLock);
+  void RetryDueDestroys() MIGSCHED_EXCLUDES(kStateLock);
+  // Counts a backend change's outcome on cluster GPU `gpu` (refusing()).
+  void NoteChange(int gpu, const Status& st) MIGSCHED_REQUIRES(kStateLock);
+  void SamplePcie() MIGSCHED_EXCLUDES(kStateLock);
   double Now() const { return static_cast<double>(clock_->NowNanos()) / 1e9; }
 
   MigBackend* backend_;
-  NodeModel* model_;
-  std::mutex* state_mu_;
+  NodeModel* model_ MIGSCHED_PT_GUARDED_BY(kStateLock);
+  StateMutex* state_mu_;
   Clock* clock_;
   DaemonCounters* counters_;
   Options options_;
   std::function<void()> on_progress_;
 
-  // [state]
-  std::map<std::pair<int, int>, BackendInstance> live_;  // (cluster GPU, start) -> instance
-  std::vector<PendingDestroy> pending_;
-  JobId next_placeholder_ = 1;
-  std::set<std::pair<int, int>> reported_missing_;  // busy model instances reported lost
-  std::map<int, PcieThroughput> pcie_;
+  // (cluster GPU, start) -> instance
+  std::map<std::pair<int, int>, BackendInstance> live_ MIGSCHED_GUARDED_BY(kStateLock);
+  std::vector<PendingDestroy> pending_ MIGSCHED_GUARDED_BY(kStateLock);
+  JobId next_placeholder_ MIGSCHED_GUARDED_BY(kStateLock) = 1;
+  // Busy model instances reported lost.
+  std::set<std::pair<int, int>> reported_missing_ MIGSCHED_GUARDED_BY(kStateLock);
+  std::map<int, PcieThroughput> pcie_ MIGSCHED_GUARDED_BY(kStateLock);
   struct Refusals {
     int in_a_row = 0;
     std::string last;
     bool reported = false;
   };
-  std::map<int, Refusals> refusals_;  // cluster GPU -> its failed changes in a row
-  bool pcie_wanted_ = false;
+  // Cluster GPU -> its failed changes in a row.
+  std::map<int, Refusals> refusals_ MIGSCHED_GUARDED_BY(kStateLock);
+  bool pcie_wanted_ MIGSCHED_GUARDED_BY(kStateLock) = false;
 
   // queue_mu_
   mutable std::mutex queue_mu_;
@@ -197,15 +203,15 @@ class InstanceSync {
   double next_pcie_s_ = 0;
 };
 
-// [state] Instance `ref` of the model as the API shows it (NVML index,
+// Instance `ref` of the model as the API shows it (NVML index,
 // profile, start, size), with the MIG UUID and GI/CI ids of the backend's
 // instance there when it is of that profile (empty / 0 until it exists).
 JobInstance DescribeInstance(const NodeModel& model, const InstanceSync& sync,
-                             const InstanceRef& ref);
-// [state] The instances job or allocation `id` holds in the scheduler, so
-// described (empty if none).
+                             const InstanceRef& ref) MIGSCHED_REQUIRES(kStateLock);
+// The instances job or allocation `id` holds in the scheduler, so described
+// (empty if none).
 std::vector<JobInstance> DescribeInstancesOf(const NodeModel& model, const InstanceSync& sync,
-                                             DaemonJobId id);
+                                             DaemonJobId id) MIGSCHED_REQUIRES(kStateLock);
 
 }  // namespace migsched
 

@@ -121,7 +121,7 @@ StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config) {
 
 JobService::JobService(NodeModel* model, InstanceSync* sync, ProcessRunner* runner, JobUsers users,
                        const DaemonConfig* config, DaemonCounters* counters, Clock* clock,
-                       int64_t t0_ns, std::mutex* state_mu, ServiceHost* host)
+                       int64_t t0_ns, StateMutex* state_mu, ServiceHost* host)
     : model_(model),
       sync_(sync),
       runner_(runner),
@@ -213,11 +213,11 @@ StatusOr<SubmitResult> JobService::Submit(const JobRequest& typed, const std::st
   std::future<Status> committed = promise->get_future();
   DaemonJobRecord r;
   {
-    std::unique_lock<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     RETURN_IF_ERROR(ValidateRequest(request));
     RETURN_IF_ERROR(host_->Accepting());
     if (!key.empty()) {
-      keys_.Wait(lock, key);
+      keys_.Wait(state_mu_, key);
       if (DaemonJobId first = jobs_.ByKey(key); first != 0) {
         const DaemonJobRecord* v = jobs_.Visible(first);
         if (v->kind == JobKind::kJob && SameRequest(v->request, request)) {
@@ -244,7 +244,8 @@ StatusOr<SubmitResult> JobService::Submit(const JobRequest& typed, const std::st
     if (!r.reason.empty()) detail["reason"] = r.reason;
     host_->Persist({StoreOp::InsertJob(r),
                     StoreOp::Event(r.id, r.submitted_at, "submitted", JsonText(detail))},
-                   /*retry=*/false, [this, r, key, promise](const Status& st) {
+                   /*retry=*/false,
+                   [this, r, key, promise](const Status& st) MIGSCHED_REQUIRES(kStateLock) {
                      keys_.End(key);
                      if (st.ok()) {
                        jobs_.AddStored(r);
@@ -264,19 +265,19 @@ StatusOr<SubmitResult> JobService::Submit(const JobRequest& typed, const std::st
 }
 
 JobPage JobService::List(const JobQuery& query) const {
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   return jobs_.List(query);
 }
 
 StatusOr<DaemonJobRecord> JobService::Get(DaemonJobId id) const {
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   const DaemonJobRecord* r = jobs_.Visible(id);
   if (r == nullptr) return NotFoundError(fmt::format("no job {}", id));
   return *r;
 }
 
 StatusOr<JobKind> JobService::KindOf(DaemonJobId id) const {
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   const DaemonJobRecord* r = jobs_.Current(id);
   if (r == nullptr || jobs_.Visible(id) == nullptr) {
     return NotFoundError(fmt::format("no job {}", id));
@@ -288,7 +289,7 @@ StatusOr<DaemonJobRecord> JobService::Cancel(DaemonJobId id) {
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> committed = promise->get_future();
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     DaemonJobRecord* r = jobs_.Current(id);
     if (r == nullptr || jobs_.Visible(id) == nullptr) {
       return NotFoundError(fmt::format("no job {}", id));
@@ -323,7 +324,7 @@ StatusOr<DaemonJobRecord> JobService::Cancel(DaemonJobId id) {
 
 StatusOr<PlanPreview> JobService::PreviewPlan(const JobRequest& typed) const {
   const JobRequest request = WithCanonicalProfile(typed);
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   RETURN_IF_ERROR(ValidateRequest(request));
   PlanPreview out;
   const Job job = request.ToJob();
@@ -377,11 +378,13 @@ void JobService::SaveJob(DaemonJobRecord& r, std::string_view event, nlohmann::j
     ops.push_back(StoreOp::Event(r.id, Unix(), std::string(event), JsonText(detail)));
   }
   host_->Persist(std::move(ops), /*retry=*/true,
-                 [this, copy = r, version, then = std::move(then)](const Status& st) {
-                   if (!st.ok()) return;  // dropped (logged by the writer): stays as it was shown
-                   jobs_.Committed(copy, version);
-                   if (then) then();
-                 });
+                 [this, copy = r, version, then = std::move(then)](const Status& st)
+                     MIGSCHED_REQUIRES(kStateLock) {
+                       if (!st.ok())
+                         return;  // dropped (logged by the writer): stays as it was shown
+                       jobs_.Committed(copy, version);
+                       if (then) then();
+                     });
 }
 
 void JobService::StopProcess(DaemonJobId id) {
@@ -489,7 +492,8 @@ void JobService::Place(const Decision& d) {
   r->instances = InstancesOf(d.job);
   const DaemonJobId id = d.job;
   NoteExpectedEnd(id, NowS());
-  sync_->Execute(d.plan, [this, id](const Status& st) { OnPlaced(id, st); });
+  sync_->Execute(d.plan,
+                 [this, id](const Status& st) MIGSCHED_REQUIRES(kStateLock) { OnPlaced(id, st); });
 }
 
 void JobService::OnPlaced(DaemonJobId id, const Status& st) {
@@ -510,7 +514,8 @@ void JobService::OnPlaced(DaemonJobId id, const Status& st) {
   l.restarted = r->restarts > 0 || r->attempt > 1;
   nlohmann::json detail = {{"run", r->attempt}};
   for (const JobInstance& in : r->instances) detail["mig_uuids"].push_back(in.mig_uuid);
-  SaveJob(*r, "placed", detail, [this, id, l]() { RequestLaunch(id, l); });
+  SaveJob(*r, "placed", detail,
+          [this, id, l]() MIGSCHED_REQUIRES(kStateLock) { RequestLaunch(id, l); });
 }
 
 void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
@@ -755,7 +760,7 @@ void JobService::UpdateWaitReasons() {
       SaveJob(*r, "waiting", {{"reason", reason}});
     }
   }
-  std::erase_if(waiting_reasons_, [&](DaemonJobId id) {
+  std::erase_if(waiting_reasons_, [&](DaemonJobId id) MIGSCHED_REQUIRES(kStateLock) {
     const DaemonJobRecord* r = jobs_.Current(id);
     return r == nullptr || r->state != JobState::kQueued;
   });

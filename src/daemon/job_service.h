@@ -44,9 +44,10 @@
 // member here and everything reached through the model, the sync and the
 // table.
 //   * The API calls (Submit, List, Get, KindOf, Cancel, PreviewPlan) take it
-//     themselves; LogPath and Launch take no lock; every other method is
-//     marked [state]: it requires the lock held (the control loop, recovery,
-//     NodeService through the daemon) and never blocks.
+//     themselves (MIGSCHED_EXCLUDES); LogPath and Launch take no lock; every
+//     other method requires the lock held (MIGSCHED_REQUIRES(kStateLock),
+//     state_lock.h: the control loop, recovery, NodeService through the
+//     daemon) and never blocks.
 //   * Nothing slow runs under it: plans run on InstanceSync's thread, store
 //     writes on StoreWriter's, forks in Launch (called without the lock);
 //     Submit and Cancel wait for their commit with the lock released (Cancel
@@ -65,7 +66,6 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -86,6 +86,7 @@
 #include "daemon/process_runner.h"
 #include "daemon/recovery.h"
 #include "daemon/service_host.h"
+#include "daemon/state_lock.h"
 #include "sched/scheduler.h"
 
 namespace migsched {
@@ -122,7 +123,7 @@ class JobService : public MoveHost {
   // the daemon's start (NowS counts from it, as the scheduler's clock does).
   JobService(NodeModel* model, InstanceSync* sync, ProcessRunner* runner, JobUsers users,
              const DaemonConfig* config, DaemonCounters* counters, Clock* clock, int64_t t0_ns,
-             std::mutex* state_mu, ServiceHost* host);
+             StateMutex* state_mu, ServiceHost* host);
   JobService(const JobService&) = delete;
   JobService& operator=(const JobService&) = delete;
 
@@ -135,14 +136,15 @@ class JobService : public MoveHost {
   // profile not offered here), kFailedPrecondition (the key was used for
   // another request), kUnavailable (not accepting: Accepting(); or the
   // commit failed: the job was not accepted).
-  StatusOr<SubmitResult> Submit(const JobRequest& request, const std::string& key);
+  StatusOr<SubmitResult> Submit(const JobRequest& request, const std::string& key)
+      MIGSCHED_EXCLUDES(kStateLock);
   // The visible records matching `query`, ascending id.
-  JobPage List(const JobQuery& query) const;
+  JobPage List(const JobQuery& query) const MIGSCHED_EXCLUDES(kStateLock);
   // The visible record. kNotFound.
-  StatusOr<DaemonJobRecord> Get(DaemonJobId id) const;
+  StatusOr<DaemonJobRecord> Get(DaemonJobId id) const MIGSCHED_EXCLUDES(kStateLock);
   // The record's kind (allocations are released, not cancelled: the daemon
   // hands those to NodeService). kNotFound when there is no visible record.
-  StatusOr<JobKind> KindOf(DaemonJobId id) const;
+  StatusOr<JobKind> KindOf(DaemonJobId id) const MIGSCHED_EXCLUDES(kStateLock);
   // Cancels job `id` (not an allocation): a queued job ends cancelled; a
   // running one gets SIGTERM (SIGKILL after kill_grace_s) and ends cancelled
   // when its process does; a pending launch is dropped. The request is
@@ -150,60 +152,64 @@ class JobService : public MoveHost {
   // most kCommitWaitS for the commit; returns the visible record.
   // Errors: kNotFound, kFailedPrecondition (already terminal, or an
   // allocation), kUnavailable (not accepting, or the commit did not come).
-  StatusOr<DaemonJobRecord> Cancel(DaemonJobId id);
+  StatusOr<DaemonJobRecord> Cancel(DaemonJobId id) MIGSCHED_EXCLUDES(kStateLock);
   // What submitting `request` now would do, on a scratch copy of the
   // Cluster (nothing changes). Errors as Submit's validation.
-  StatusOr<PlanPreview> PreviewPlan(const JobRequest& request) const;
+  StatusOr<PlanPreview> PreviewPlan(const JobRequest& request) const MIGSCHED_EXCLUDES(kStateLock);
   // Where job `id`'s log is (no lock; the file may not exist).
   std::filesystem::path LogPath(DaemonJobId id) const { return runner_->LogPath(id); }
 
-  // ---- the control loop [state] ----
+  // ---- the control loop (state lock held) ----
   // Adopts what recovery found: the next id, the jobs to queue again (in
   // this order), the processes that still run (SIGTERM again for a cancel).
-  void Adopt(const RecoveryResult& rec);
+  void Adopt(const RecoveryResult& rec) MIGSCHED_REQUIRES(kStateLock);
   // Polls every run: a process that ended ends its job (or completes its
   // move); a run past its time limit (not moving) is stopped as a cancel is,
   // and ends `timeout`; a run past its kill grace gets SIGKILL. Never blocks.
-  void Reap();
+  void Reap() MIGSCHED_REQUIRES(kStateLock);
   // Advances the moves in flight (polls checkpoint helpers).
-  void AdvanceMoves() { moves_.Advance(runner_); }
+  void AdvanceMoves() MIGSCHED_REQUIRES(kStateLock) { moves_.Advance(runner_); }
   // Carries out the scheduler's decision for a queued job: its plan runs on
   // the sync's thread; the launch is requested once the instances exist and
   // the launch intent is stored.
-  void Place(const Decision& d);
+  void Place(const Decision& d) MIGSCHED_REQUIRES(kStateLock);
   // Whether the migration pass may move job `id` now (a running job, not
   // cancelled, not already moving, its process known; `checkpoint` jobs only
   // with checkpoint and restore commands configured). Also the scheduler's
   // move filter for the evacuations (§13) it begins inside queue scans
   // (Scheduler::SetMoveFilter, set by the daemon).
-  bool MayMove(DaemonJobId id) const;
+  bool MayMove(DaemonJobId id) const MIGSCHED_REQUIRES(kStateLock);
   // Tells the scheduler when job `id` is expected to end: `started_s` (daemon time) plus its
   // time_limit_s; nothing for a job without one (its end is unknown: never, §13). The same time
   // is the limit Reap enforces on the job's run, once it has one. Called when
   // the scheduler places it, at each launch (a relaunch after a move starts anew) and at
   // recovery.
-  void NoteExpectedEnd(DaemonJobId id, double started_s);
+  void NoteExpectedEnd(DaemonJobId id, double started_s) MIGSCHED_REQUIRES(kStateLock);
   // The scheduler began `st`: the move executor carries it out.
-  void BeginMove(const MigrationStart& st) { moves_.Begin(st); }
+  void BeginMove(const MigrationStart& st) MIGSCHED_REQUIRES(kStateLock) { moves_.Begin(st); }
   // Says why a queued job cannot start while GPUs are drained or
   // unreachable (a gang larger than what the open GPUs can ever hold waits,
   // with the reason, rather than silently), and clears it when they return.
-  void UpdateWaitReasons();
+  void UpdateWaitReasons() MIGSCHED_REQUIRES(kStateLock);
   // Forgets the terminal jobs that ended more than config.retention_s ago
   // (none when it is < 0): deleted from the store; their job and work dirs
   // are appended to `remove` (for the caller to delete without the lock).
-  void Prune(std::vector<std::filesystem::path>* remove);
+  void Prune(std::vector<std::filesystem::path>* remove) MIGSCHED_REQUIRES(kStateLock);
   // Whether a job left its instances (ended, or switched over from a move's
   // source) since the last ClearCompleted.
-  bool completed() const { return completed_; }
-  void ClearCompleted() { completed_ = false; }
+  bool completed() const MIGSCHED_REQUIRES(kStateLock) { return completed_; }
+  void ClearCompleted() MIGSCHED_REQUIRES(kStateLock) { completed_ = false; }
   // Processes or launches outstanding (a "drain" shutdown waits for none).
-  bool HasProcesses() const { return !runs_.empty() || !launches_.empty(); }
-  bool HasPendingLaunches() const { return !launches_.empty(); }
+  bool HasProcesses() const MIGSCHED_REQUIRES(kStateLock) {
+    return !runs_.empty() || !launches_.empty();
+  }
+  bool HasPendingLaunches() const MIGSCHED_REQUIRES(kStateLock) { return !launches_.empty(); }
   // Visible records per state (metrics).
-  std::map<std::string, int64_t> CountByState() const { return jobs_.CountByState(); }
+  std::map<std::string, int64_t> CountByState() const MIGSCHED_REQUIRES(kStateLock) {
+    return jobs_.CountByState();
+  }
   // How long the longest-waiting queued job has waited (seconds; 0: none queued).
-  double OldestWaitS() const;
+  double OldestWaitS() const MIGSCHED_REQUIRES(kStateLock);
 
   // A launch taken out of the pending ones, carried out without the lock.
   struct PendingLaunch {
@@ -212,41 +218,45 @@ class JobService : public MoveHost {
     LaunchSpec spec;
     StatusOr<Launched> result = InternalError("not launched");
   };
-  // [state] Takes the pending launches whose job still wants them (a job
+  // Takes the pending launches whose job still wants them (a job
   // cancelled before it started ends here, cancelled).
-  std::vector<PendingLaunch> TakeLaunches();
+  std::vector<PendingLaunch> TakeLaunches() MIGSCHED_REQUIRES(kStateLock);
   // No lock (call it without the state lock): forks `l` and waits for the
   // exec handshake (milliseconds); sets l.result.
   void Launch(PendingLaunch& l) const;
-  // [state] Records what Launch did: the job runs (stored with a "started"
+  // Records what Launch did: the job runs (stored with a "started"
   // or "migrated" event), or it fails with the launch's error.
-  void RecordLaunch(PendingLaunch& l);
+  void RecordLaunch(PendingLaunch& l) MIGSCHED_REQUIRES(kStateLock);
 
-  // ---- for NodeService (through the daemon) and recovery [state] ----
+  // ---- for NodeService (through the daemon) and recovery (state lock held) ----
+  // The table and the gate, for the daemon to hand NodeService and recovery
+  // at start-up (their users hold the pointers MIGSCHED_PT_GUARDED_BY(kStateLock)).
   JobTable* table() { return &jobs_; }
   IdempotencyKeys* keys() { return &keys_; }
   // A new record id (jobs and allocations; never reused).
-  DaemonJobId NextJobId() { return next_id_++; }
+  DaemonJobId NextJobId() MIGSCHED_REQUIRES(kStateLock) { return next_id_++; }
   // Releases the instances record `id` holds in the scheduler (no store
   // write); marks completed().
-  void ReleaseInstances(DaemonJobId id);
+  void ReleaseInstances(DaemonJobId id) MIGSCHED_REQUIRES(kStateLock);
 
-  // ---- MoveHost [state] (also the daemon's way to end a record) ----
-  DaemonJobRecord* MutableJob(DaemonJobId id) override { return jobs_.Current(id); }
+  // ---- MoveHost (state lock held; also the daemon's way to end a record) ----
+  DaemonJobRecord* MutableJob(DaemonJobId id) override MIGSCHED_REQUIRES(kStateLock) {
+    return jobs_.Current(id);
+  }
   void SaveJob(DaemonJobRecord& r, std::string_view event, nlohmann::json detail,
-               std::function<void()> then = nullptr) override;
-  void StopProcess(DaemonJobId id) override;
-  int64_t ProcessGroup(DaemonJobId id) const override;
-  int64_t ProcessId(DaemonJobId id) const override;
-  void RequestLaunch(DaemonJobId id, LaunchRequest request) override;
-  std::vector<JobInstance> InstancesOf(DaemonJobId id) override;
+               std::function<void()> then = nullptr) override MIGSCHED_REQUIRES(kStateLock);
+  void StopProcess(DaemonJobId id) override MIGSCHED_REQUIRES(kStateLock);
+  int64_t ProcessGroup(DaemonJobId id) const override MIGSCHED_REQUIRES(kStateLock);
+  int64_t ProcessId(DaemonJobId id) const override MIGSCHED_REQUIRES(kStateLock);
+  void RequestLaunch(DaemonJobId id, LaunchRequest request) override MIGSCHED_REQUIRES(kStateLock);
+  std::vector<JobInstance> InstancesOf(DaemonJobId id) override MIGSCHED_REQUIRES(kStateLock);
   // The job leaves the system (terminal `state`, through TransitionJob): its
   // run, pending launch, move and instances are let go, and the change is
   // stored. An edge the life cycle lacks (a job that ended already, say) is
   // logged and changes nothing but forgetting a run or launch of a job that
   // ended already: the first end stays.
   void FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
-                 std::string reason) override;
+                 std::string reason) override MIGSCHED_REQUIRES(kStateLock);
 
  private:
   struct Run {
@@ -258,17 +268,16 @@ class JobService : public MoveHost {
 
   double NowS() const { return static_cast<double>(clock_->NowNanos() - t0_ns_) / 1e9; }
   double Unix() const { return clock_->UnixSeconds(); }
-  // [state]
-  Status ValidateRequest(const JobRequest& r) const;
-  StatusOr<RunAsUser> UserFor(const JobRequest& r) const;
+  Status ValidateRequest(const JobRequest& r) const MIGSCHED_REQUIRES(kStateLock);
+  StatusOr<RunAsUser> UserFor(const JobRequest& r) const;  // users_ only: no lock
   // The uid of its own for job `id` (JobUsers::dynamic_*): the first of the
-  // range from (id - 1) mod count on that no other live job holds. [state]
-  RunAsUser DynamicUserFor(DaemonJobId id);
-  void Enqueue(DaemonJobId id, const Job& job);
-  void OnPlaced(DaemonJobId id, const Status& st);
-  void PlacementFailed(DaemonJobRecord& r, const Status& st);
+  // range from (id - 1) mod count on that no other live job holds.
+  RunAsUser DynamicUserFor(DaemonJobId id) MIGSCHED_REQUIRES(kStateLock);
+  void Enqueue(DaemonJobId id, const Job& job) MIGSCHED_REQUIRES(kStateLock);
+  void OnPlaced(DaemonJobId id, const Status& st) MIGSCHED_REQUIRES(kStateLock);
+  void PlacementFailed(DaemonJobRecord& r, const Status& st) MIGSCHED_REQUIRES(kStateLock);
 
-  NodeModel* model_;
+  NodeModel* model_ MIGSCHED_PT_GUARDED_BY(kStateLock);
   InstanceSync* sync_;
   ProcessRunner* runner_;
   const JobUsers users_;
@@ -276,21 +285,24 @@ class JobService : public MoveHost {
   DaemonCounters* counters_;
   Clock* clock_;
   const int64_t t0_ns_;
-  std::mutex* state_mu_;
+  StateMutex* state_mu_;
   ServiceHost* host_;
 
-  // [state]
-  JobTable jobs_;
-  IdempotencyKeys keys_;
-  DaemonJobId next_id_ = 1;
-  std::map<DaemonJobId, Run> runs_;
-  std::map<DaemonJobId, uint32_t> dynamic_uids_;   // the per-job uids given (live jobs)
-  std::map<DaemonJobId, LaunchRequest> launches_;  // ready to launch (intent stored)
-  std::map<DaemonJobId, double> enqueued_s_;       // when each queued job was first queued
-  std::map<DaemonJobId, int> create_failures_;
-  std::set<DaemonJobId> waiting_reasons_;  // queued jobs whose reason says why they cannot start
-  bool completed_ = false;
-  MoveExecutor moves_;
+  JobTable jobs_ MIGSCHED_GUARDED_BY(kStateLock);
+  IdempotencyKeys keys_ MIGSCHED_GUARDED_BY(kStateLock);
+  DaemonJobId next_id_ MIGSCHED_GUARDED_BY(kStateLock) = 1;
+  std::map<DaemonJobId, Run> runs_ MIGSCHED_GUARDED_BY(kStateLock);
+  // The per-job uids given (live jobs).
+  std::map<DaemonJobId, uint32_t> dynamic_uids_ MIGSCHED_GUARDED_BY(kStateLock);
+  // Ready to launch (intent stored).
+  std::map<DaemonJobId, LaunchRequest> launches_ MIGSCHED_GUARDED_BY(kStateLock);
+  // When each queued job was first queued.
+  std::map<DaemonJobId, double> enqueued_s_ MIGSCHED_GUARDED_BY(kStateLock);
+  std::map<DaemonJobId, int> create_failures_ MIGSCHED_GUARDED_BY(kStateLock);
+  // Queued jobs whose reason says why they cannot start.
+  std::set<DaemonJobId> waiting_reasons_ MIGSCHED_GUARDED_BY(kStateLock);
+  bool completed_ MIGSCHED_GUARDED_BY(kStateLock) = false;
+  MoveExecutor moves_ MIGSCHED_GUARDED_BY(kStateLock);
 };
 
 }  // namespace migsched

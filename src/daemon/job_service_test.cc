@@ -55,7 +55,7 @@ class JobServiceTest : public FakeNodeTestBase {
   // and waits until the sync has carried the plans out.
   void PlaceQueued() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StateLock lock(&mu_);
       StatusOr<std::vector<Decision>> decisions = model_->scheduler().ScheduleQueue();
       ASSERT_OK(decisions);
       for (const Decision& d : *decisions) service_->Place(d);
@@ -67,11 +67,11 @@ class JobServiceTest : public FakeNodeTestBase {
   void LaunchPending() {
     std::vector<JobService::PendingLaunch> launches;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      StateLock lock(&mu_);
       launches = service_->TakeLaunches();
     }
     for (JobService::PendingLaunch& l : launches) service_->Launch(l);
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     for (JobService::PendingLaunch& l : launches) service_->RecordLaunch(l);
   }
 
@@ -80,7 +80,7 @@ class JobServiceTest : public FakeNodeTestBase {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (std::chrono::steady_clock::now() < deadline) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        StateLock lock(&mu_);
         if (done()) return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -138,7 +138,7 @@ TEST_F(JobServiceTest, ACancelBeforeTheLaunchEndsTheJobWithoutRunningIt) {
   ASSERT_OK_AND_ASSIGN(SubmitResult s, service_->Submit(Req({"true"}), ""));
   PlaceQueued();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     ASSERT_TRUE(service_->HasPendingLaunches());
   }
   ASSERT_OK_AND_ASSIGN(DaemonJobRecord c, service_->Cancel(s.record.id));
@@ -151,7 +151,7 @@ TEST_F(JobServiceTest, ACancelBeforeTheLaunchEndsTheJobWithoutRunningIt) {
   EXPECT_EQ(end.pid, 0);
   // A second cancel is refused: the job has ended.
   EXPECT_EQ(service_->Cancel(s.record.id).status().code(), StatusCode::kFailedPrecondition);
-  std::lock_guard<std::mutex> lock(mu_);
+  StateLock lock(&mu_);
   EXPECT_FALSE(service_->HasProcesses());
   EXPECT_EQ(model_->scheduler().InstancesOf(static_cast<JobId>(s.record.id)), nullptr);
   EXPECT_TRUE(service_->completed());
@@ -188,7 +188,7 @@ TEST_F(JobServiceTest, AJobThatEndedIsNotEndedAgain) {
     service_->Reap();
     return !service_->HasProcesses();
   });
-  std::lock_guard<std::mutex> lock(mu_);
+  StateLock lock(&mu_);
   DaemonJobRecord* r = service_->MutableJob(s.record.id);
   ASSERT_NE(r, nullptr);
   ASSERT_EQ(r->state, JobState::kFailed);
@@ -210,7 +210,7 @@ TEST_F(JobServiceTest, AJobThatEndedIsNotEndedAgain) {
 // cancelled: KindOf tells the daemon where to send a DELETE.
 TEST_F(JobServiceTest, AnAllocationIsNotCancelledHere) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     DaemonJobRecord a;
     a.id = service_->NextJobId();
     a.kind = JobKind::kAllocation;

@@ -35,7 +35,8 @@ void MoveExecutor::Begin(const MigrationStart& st) {
     // Not a running job (a bug): the move is abandoned as one whose target
     // cannot be made; the job stays where it is.
     spdlog::error("{}", moved.message());
-    sync_->Execute(st.plan, [this, id, moved](const Status&) { OnTargetReady(id, moved); });
+    sync_->Execute(st.plan, [this, id, moved](const Status&)
+                                MIGSCHED_REQUIRES(kStateLock) { OnTargetReady(id, moved); });
     return;
   }
   host_->SaveJob(*r, "migration-begun",
@@ -43,7 +44,8 @@ void MoveExecutor::Begin(const MigrationStart& st) {
                   {"from_start", st.move.from.start},
                   {"to_gpu", model_->nvml(st.move.to.gpu)},
                   {"to_start", st.move.to.start}});
-  sync_->Execute(st.plan, [this, id](const Status& s) { OnTargetReady(id, s); });
+  sync_->Execute(
+      st.plan, [this, id](const Status& s) MIGSCHED_REQUIRES(kStateLock) { OnTargetReady(id, s); });
 }
 
 void MoveExecutor::OnTargetReady(DaemonJobId id, const Status& st) {
@@ -179,7 +181,8 @@ bool MoveExecutor::OnProcessEnded(DaemonJobId id, int exit_code) {
   host_->SaveJob(
       *r, "switched-over",
       {{"to_gpu", model_->nvml(m.mv.to.gpu)}, {"to_start", m.mv.to.start}, {"run", r->attempt}},
-      [this, job, l]() mutable { host_->RequestLaunch(job, std::move(l)); });
+      [this, job, l]()
+          MIGSCHED_REQUIRES(kStateLock) mutable { host_->RequestLaunch(job, std::move(l)); });
   return true;
 }
 

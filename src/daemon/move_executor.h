@@ -17,7 +17,8 @@
 //            command (checkpoint). A process that exits 0 while being stopped
 //            has finished: it succeeds and the move is dropped.
 //
-// Thread-safety: none; every method requires the daemon's state lock.
+// Thread-safety: none; every method requires the daemon's state lock
+// (MIGSCHED_REQUIRES(kStateLock), state_lock.h).
 #ifndef MIGSCHED_DAEMON_MOVE_EXECUTOR_H_
 #define MIGSCHED_DAEMON_MOVE_EXECUTOR_H_
 
@@ -34,6 +35,7 @@
 #include "daemon/job_record.h"
 #include "daemon/metrics.h"
 #include "daemon/node_model.h"
+#include "daemon/state_lock.h"
 
 namespace migsched {
 
@@ -48,22 +50,24 @@ struct LaunchRequest {
 };
 
 // What the move executor needs from the daemon (state lock held).
+// SaveJob's `then` runs with the state lock held.
 class MoveHost {
  public:
   virtual ~MoveHost() = default;
-  virtual DaemonJobRecord* MutableJob(DaemonJobId id) = 0;
+  virtual DaemonJobRecord* MutableJob(DaemonJobId id) MIGSCHED_REQUIRES(kStateLock) = 0;
   // Stores `r` (retried until durable) with an event; `then` runs once it is.
   virtual void SaveJob(DaemonJobRecord& r, std::string_view event, nlohmann::json detail,
-                       std::function<void()> then = nullptr) = 0;
+                       std::function<void()> then = nullptr) MIGSCHED_REQUIRES(kStateLock) = 0;
   // SIGTERM to the job's processes now, SIGKILL after kill_grace_s.
-  virtual void StopProcess(DaemonJobId id) = 0;
+  virtual void StopProcess(DaemonJobId id) MIGSCHED_REQUIRES(kStateLock) = 0;
   // The job's process group id (0 if none) and command pid.
-  virtual int64_t ProcessGroup(DaemonJobId id) const = 0;
-  virtual int64_t ProcessId(DaemonJobId id) const = 0;
-  virtual void RequestLaunch(DaemonJobId id, LaunchRequest request) = 0;
-  virtual std::vector<JobInstance> InstancesOf(DaemonJobId id) = 0;
+  virtual int64_t ProcessGroup(DaemonJobId id) const MIGSCHED_REQUIRES(kStateLock) = 0;
+  virtual int64_t ProcessId(DaemonJobId id) const MIGSCHED_REQUIRES(kStateLock) = 0;
+  virtual void RequestLaunch(DaemonJobId id, LaunchRequest request)
+      MIGSCHED_REQUIRES(kStateLock) = 0;
+  virtual std::vector<JobInstance> InstancesOf(DaemonJobId id) MIGSCHED_REQUIRES(kStateLock) = 0;
   virtual void FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
-                         std::string reason) = 0;
+                         std::string reason) MIGSCHED_REQUIRES(kStateLock) = 0;
 };
 
 class MoveExecutor {
@@ -81,21 +85,22 @@ class MoveExecutor {
         host_(host) {}
 
   // The scheduler began `st` (its begin plan applied to the model).
-  void Begin(const MigrationStart& st);
-  bool moving(DaemonJobId id) const { return moves_.count(id) > 0; }
-  size_t size() const { return moves_.size(); }
+  void Begin(const MigrationStart& st) MIGSCHED_REQUIRES(kStateLock);
+  bool moving(DaemonJobId id) const MIGSCHED_REQUIRES(kStateLock) { return moves_.count(id) > 0; }
+  size_t size() const MIGSCHED_REQUIRES(kStateLock) { return moves_.size(); }
   // The job's process ended with `exit_code` during its move: true if this
   // was the stop the move asked for (the move then completes and the job is
   // relaunched on its target); false if the job finished by itself (the move
   // is abandoned; the caller ends the job).
-  bool OnProcessEnded(DaemonJobId id, int exit_code);
+  bool OnProcessEnded(DaemonJobId id, int exit_code) MIGSCHED_REQUIRES(kStateLock);
   // A checkpoint helper was launched (pgid) or could not be (error).
-  void OnHelperLaunched(DaemonJobId id, const StatusOr<int64_t>& pgid);
+  void OnHelperLaunched(DaemonJobId id, const StatusOr<int64_t>& pgid)
+      MIGSCHED_REQUIRES(kStateLock);
   // Polls the checkpoint helpers; called every tick.
-  void Advance(class ProcessRunner* runner);
+  void Advance(class ProcessRunner* runner) MIGSCHED_REQUIRES(kStateLock);
   // The job left (cancelled, ended, failed): forget its move, if any. The
   // scheduler's Release has already let both ends go.
-  void Forget(DaemonJobId id) { moves_.erase(id); }
+  void Forget(DaemonJobId id) MIGSCHED_REQUIRES(kStateLock) { moves_.erase(id); }
 
  private:
   enum class Phase { kTarget, kCheckpoint, kStopping };
@@ -107,18 +112,18 @@ class MoveExecutor {
     std::string checkpoint_dir;
     bool checkpointed = false;
   };
-  void OnTargetReady(DaemonJobId id, const Status& st);
-  void StartStopping(DaemonJobId id, Move& m);
+  void OnTargetReady(DaemonJobId id, const Status& st) MIGSCHED_REQUIRES(kStateLock);
+  void StartStopping(DaemonJobId id, Move& m) MIGSCHED_REQUIRES(kStateLock);
   double Now() const { return static_cast<double>(clock_->NowNanos()) / 1e9; }
   double Unix() const { return clock_->UnixSeconds(); }  // the records' times
 
-  NodeModel* model_;
+  NodeModel* model_ MIGSCHED_PT_GUARDED_BY(kStateLock);
   InstanceSync* sync_;
   const DaemonConfig* config_;
   DaemonCounters* counters_;
   Clock* clock_;
   MoveHost* host_;
-  std::map<DaemonJobId, Move> moves_;
+  std::map<DaemonJobId, Move> moves_ MIGSCHED_GUARDED_BY(kStateLock);
 };
 
 }  // namespace migsched

@@ -100,7 +100,7 @@ GpuView NodeService::GpuViewOf(int g) const {
 }
 
 std::vector<GpuView> NodeService::Gpus() const {
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   std::vector<GpuView> out;
   for (int g = 0; g < model_->size(); ++g) out.push_back(GpuViewOf(g));
   return out;
@@ -225,7 +225,7 @@ StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
   std::future<Status> done = promise->get_future();
   bool created = true;
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     RETURN_IF_ERROR(host_->Accepting());
     ASSIGN_OR_RETURN(std::vector<InstanceRef> refs, ResolvePlacements(req.placements, true));
     std::vector<ReservedPlacement> placements;
@@ -273,7 +273,8 @@ StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
       model_->Touch();
       // Create-at-reserve: the instances are made now, so that binding them
       // later (a Slurm prolog, kubelet's Allocate) cannot fail on the hardware.
-      sync_->Execute(plan, [this, owner, hold, promise](const Status& st) {
+      sync_->Execute(plan, [this, owner, hold,
+                            promise](const Status& st) MIGSCHED_REQUIRES(kStateLock) {
         HeldReservation* r = reservations_.Find(owner);
         if (r == nullptr || r->hold_id != hold) {
           promise->set_value(UnavailableError(
@@ -286,24 +287,24 @@ StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
               st.code() == StatusCode::kUnavailable ? st : FailedPreconditionError(st.message()));
           return;
         }
-        host_->Persist({StoreOp::PutReservation(r->record)}, /*retry=*/false,
-                       [this, owner, hold, promise](const Status& cst) {
-                         HeldReservation* r = reservations_.Find(owner);
-                         if (cst.ok() && r != nullptr && r->hold_id == hold) {
-                           r->ready = true;
-                           spdlog::info("reservation '{}': held until {:.0f}", owner,
-                                        r->record.expires_at);
-                         } else if (r != nullptr && r->hold_id == hold) {
-                           DropReservation(owner, "it could not be stored");
-                         }
-                         promise->set_value(cst);
-                       });
+        host_->Persist(
+            {StoreOp::PutReservation(r->record)}, /*retry=*/false,
+            [this, owner, hold, promise](const Status& cst) MIGSCHED_REQUIRES(kStateLock) {
+              HeldReservation* r = reservations_.Find(owner);
+              if (cst.ok() && r != nullptr && r->hold_id == hold) {
+                r->ready = true;
+                spdlog::info("reservation '{}': held until {:.0f}", owner, r->record.expires_at);
+              } else if (r != nullptr && r->hold_id == hold) {
+                DropReservation(owner, "it could not be stored");
+              }
+              promise->set_value(cst);
+            });
       });
     }
   }
   Status st = WaitForCommit(done, fmt::format("reservation '{}'", req.owner));
   if (!st.ok()) return st;
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   const HeldReservation* r = reservations_.Find(req.owner);
   if (r == nullptr) return UnavailableError(fmt::format("reservation '{}' is gone", req.owner));
   return ReserveResult{ViewOf(*r), created};
@@ -328,7 +329,7 @@ void NodeService::DropReservation(const std::string& owner, const std::string& w
 }
 
 std::vector<ReservationView> NodeService::ListReservations(const std::string& prefix) const {
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   std::vector<ReservationView> out;
   for (const HeldReservation* r : reservations_.WithPrefix(prefix)) out.push_back(ViewOf(*r));
   std::sort(out.begin(), out.end(), [](const ReservationView& a, const ReservationView& b) {
@@ -338,7 +339,7 @@ std::vector<ReservationView> NodeService::ListReservations(const std::string& pr
 }
 
 StatusOr<ReservationView> NodeService::GetReservation(const std::string& owner) const {
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   const HeldReservation* r = reservations_.Find(owner);
   if (r == nullptr || !r->ready) return NotFoundError(fmt::format("no reservation '{}'", owner));
   return ViewOf(*r);
@@ -348,7 +349,7 @@ Status NodeService::ReleaseReservation(const std::string& owner) {
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> done = promise->get_future();
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     const HeldReservation* r = reservations_.Find(owner);
     if (r == nullptr || !r->ready) return NotFoundError(fmt::format("no reservation '{}'", owner));
     RETURN_IF_ERROR(host_->Accepting());
@@ -368,7 +369,7 @@ void NodeService::ExpireReservations() {
 // ---------------------------------------------------------------- allocations
 
 StatusOr<DaemonJobRecord> NodeService::VisibleRecord(DaemonJobId id) const {
-  std::lock_guard<std::mutex> lock(*state_mu_);
+  StateLock lock(state_mu_);
   const DaemonJobRecord* r = jobs_->Visible(id);
   if (r == nullptr) return NotFoundError(fmt::format("no allocation {}", id));
   return *r;
@@ -397,10 +398,10 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
   std::future<Status> done = promise->get_future();
   DaemonJobId id = 0;
   {
-    std::unique_lock<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     RETURN_IF_ERROR(host_->Accepting());
     if (!key.empty()) {
-      keys_->Wait(lock, key);
+      keys_->Wait(state_mu_, key);
       if (DaemonJobId first = jobs_->ByKey(key); first != 0) {
         const DaemonJobRecord* v = jobs_->Visible(first);
         if (v->kind == JobKind::kAllocation && SameAllocation(v->allocation, req)) {
@@ -449,11 +450,13 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
           got = left;
         } else {
           for (size_t i = 0; i < req.instances.size() && ok; ++i) {
-            auto match = std::find_if(left.begin(), left.end(), [&](const InstanceRef& ref) {
-              if (exact) return ref == where[i];
-              const GpuModel& m = model_->cluster().gpu(ref.gpu).model();
-              return m.profile(ref.profile).name == req.instances[i].profile;
-            });
+            auto match =
+                std::find_if(left.begin(), left.end(),
+                             [&](const InstanceRef& ref) MIGSCHED_REQUIRES(kStateLock) {
+                               if (exact) return ref == where[i];
+                               const GpuModel& m = model_->cluster().gpu(ref.gpu).model();
+                               return m.profile(ref.profile).name == req.instances[i].profile;
+                             });
             if (match == left.end()) {
               ok = false;
             } else {
@@ -557,7 +560,8 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
     }
     keys_->Begin(key);
     jobs_->Update(r);  // current only: visible once stored
-    sync_->Execute(d.plan, [this, id, key, reservation_ops, promise](const Status& st) {
+    sync_->Execute(d.plan, [this, id, key, reservation_ops,
+                            promise](const Status& st) MIGSCHED_REQUIRES(kStateLock) {
       DaemonJobRecord* rec = jobs_->Current(id);
       if (rec == nullptr) return;
       std::vector<StoreOp> ops = reservation_ops;
@@ -580,14 +584,15 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
       if (!copy.reason.empty()) detail["reason"] = copy.reason;
       ops.push_back(StoreOp::Event(id, Unix(), "allocated", JsonText(detail)));
       host_->Persist(std::move(ops), /*retry=*/true,
-                     [this, id, copy, key, st, promise](const Status& cst) {
-                       keys_->End(key);
-                       if (cst.ok()) {
-                         jobs_->Erase(id);
-                         jobs_->AddStored(copy);
-                       }
-                       promise->set_value(!st.ok() ? st : cst);
-                     });
+                     [this, id, copy, key, st, promise](const Status& cst)
+                         MIGSCHED_REQUIRES(kStateLock) {
+                           keys_->End(key);
+                           if (cst.ok()) {
+                             jobs_->Erase(id);
+                             jobs_->AddStored(copy);
+                           }
+                           promise->set_value(!st.ok() ? st : cst);
+                         });
     });
   }
   Status st = WaitForCommit(done, fmt::format("allocation {}", id));
@@ -604,7 +609,7 @@ StatusOr<DaemonJobRecord> NodeService::ReleaseAllocation(DaemonJobId id) {
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> done = promise->get_future();
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     DaemonJobRecord* r = jobs_->Current(id);
     if (r == nullptr || r->kind != JobKind::kAllocation || jobs_->Visible(id) == nullptr) {
       return NotFoundError(fmt::format("no allocation {}", id));
@@ -625,7 +630,7 @@ StatusOr<DaemonJobRecord> NodeService::ReleaseAllocation(DaemonJobId id) {
 StatusOr<std::vector<DaemonJobRecord>> NodeService::ReleaseAllocationsOf(const std::string& owner) {
   std::vector<DaemonJobId> ids;
   {
-    std::lock_guard<std::mutex> lock(*state_mu_);
+    StateLock lock(state_mu_);
     RETURN_IF_ERROR(host_->Accepting());
     ids = jobs_->LiveAllocationsOf(owner);
   }

@@ -12,11 +12,12 @@
 // accepted now, from the daemon; job ids and ending a record, which the
 // daemon hands to JobService).
 //
-// Locks. One lock, the daemon's *state lock* (passed in), guards everything
-// here: reservations_ and whatever is reached through the model, the sync and
-// the job table.
-//   * The API calls take it themselves; the methods marked [state] require
-//     it held (the daemon's control loop and node view call them).
+// Locks. One lock, the daemon's *state lock* (passed in; state_lock.h),
+// guards everything here: reservations_ and whatever is reached through the
+// model, the sync and the job table.
+//   * The API calls take it themselves (MIGSCHED_EXCLUDES(kStateLock)); the
+//     others require it held (MIGSCHED_REQUIRES(kStateLock): the daemon's
+//     control loop and node view call them).
 //   * Nothing slow runs under it: instance creates and destroys are queued
 //     on InstanceSync's thread, store writes on StoreWriter's; a call that
 //     must wait for them (Reserve, ReleaseReservation, Allocate,
@@ -29,7 +30,6 @@
 #define MIGSCHED_DAEMON_NODE_SERVICE_H_
 
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,22 +45,23 @@
 #include "daemon/node_model.h"
 #include "daemon/reservation_table.h"
 #include "daemon/service_host.h"
+#include "daemon/state_lock.h"
 
 namespace migsched {
 
 // What the node service needs from the daemon besides ServiceHost's accept
-// gate, store and wake-up. Every method is called with the state lock held
-// and must not block.
+// gate, store and wake-up. Every method requires the state lock held and
+// must not block.
 class NodeServiceHost : public ServiceHost {
  public:
   // A new record id (shared by jobs and allocations; never reused).
-  virtual DaemonJobId NextJobId() = 0;
+  virtual DaemonJobId NextJobId() MIGSCHED_REQUIRES(kStateLock) = 0;
   // Ends record `r` (terminal `state`): its instances are released and the
   // change is stored.
   virtual void FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
-                         std::string reason) = 0;
+                         std::string reason) MIGSCHED_REQUIRES(kStateLock) = 0;
   // Releases the instances record `id` holds in the scheduler (no store write).
-  virtual void ReleaseInstances(DaemonJobId id) = 0;
+  virtual void ReleaseInstances(DaemonJobId id) MIGSCHED_REQUIRES(kStateLock) = 0;
 };
 
 class NodeService {
@@ -68,7 +69,7 @@ class NodeService {
   // Nothing is owned; everything must outlive the service. `state_mu` is the
   // daemon's state lock.
   NodeService(NodeModel* model, InstanceSync* sync, JobTable* jobs, IdempotencyKeys* keys,
-              const DaemonConfig* config, Clock* clock, std::mutex* state_mu, NodeServiceHost* host)
+              const DaemonConfig* config, Clock* clock, StateMutex* state_mu, NodeServiceHost* host)
       : model_(model),
         sync_(sync),
         jobs_(jobs),
@@ -81,51 +82,56 @@ class NodeService {
   NodeService& operator=(const NodeService&) = delete;
 
   // ---- the API (each takes the state lock) ----
-  std::vector<GpuView> Gpus() const;
-  StatusOr<ReserveResult> Reserve(const ReservationRequest& request);
-  std::vector<ReservationView> ListReservations(const std::string& prefix) const;
-  StatusOr<ReservationView> GetReservation(const std::string& owner) const;
-  Status ReleaseReservation(const std::string& owner);
-  StatusOr<SubmitResult> Allocate(const AllocationRequest& request, const std::string& key);
-  StatusOr<DaemonJobRecord> ReleaseAllocation(DaemonJobId id);
-  StatusOr<std::vector<DaemonJobRecord>> ReleaseAllocationsOf(const std::string& owner);
+  std::vector<GpuView> Gpus() const MIGSCHED_EXCLUDES(kStateLock);
+  StatusOr<ReserveResult> Reserve(const ReservationRequest& request) MIGSCHED_EXCLUDES(kStateLock);
+  std::vector<ReservationView> ListReservations(const std::string& prefix) const
+      MIGSCHED_EXCLUDES(kStateLock);
+  StatusOr<ReservationView> GetReservation(const std::string& owner) const
+      MIGSCHED_EXCLUDES(kStateLock);
+  Status ReleaseReservation(const std::string& owner) MIGSCHED_EXCLUDES(kStateLock);
+  StatusOr<SubmitResult> Allocate(const AllocationRequest& request, const std::string& key)
+      MIGSCHED_EXCLUDES(kStateLock);
+  StatusOr<DaemonJobRecord> ReleaseAllocation(DaemonJobId id) MIGSCHED_EXCLUDES(kStateLock);
+  StatusOr<std::vector<DaemonJobRecord>> ReleaseAllocationsOf(const std::string& owner)
+      MIGSCHED_EXCLUDES(kStateLock);
 
-  // ---- [state] ----
+  // ---- the state lock held ----
   // The node view's parts this service owns: boot id, generation, policy and
   // options, the GPUs and the reservations (the caller fills the rest).
-  void FillNode(NodeView* n) const;
+  void FillNode(NodeView* n) const MIGSCHED_REQUIRES(kStateLock);
   // Drops the reservations whose time is up (the control loop).
-  void ExpireReservations();
-  size_t reservation_count() const { return reservations_.size(); }
-  // The table recovery fills before the daemon serves anything.
+  void ExpireReservations() MIGSCHED_REQUIRES(kStateLock);
+  size_t reservation_count() const MIGSCHED_REQUIRES(kStateLock) { return reservations_.size(); }
+  // The table recovery fills before the daemon serves anything (recovery
+  // holds the pointer MIGSCHED_PT_GUARDED_BY(kStateLock)).
   ReservationTable* reservations_for_recovery() { return &reservations_; }
 
  private:
   double Unix() const { return clock_->UnixSeconds(); }
-  // [state] ...
-  GpuView GpuViewOf(int g) const;
-  JobInstance InstanceAt(const InstanceRef& ref) const;
-  std::vector<JobInstance> InstancesOf(DaemonJobId id) const;
+  GpuView GpuViewOf(int g) const MIGSCHED_REQUIRES(kStateLock);
+  JobInstance InstanceAt(const InstanceRef& ref) const MIGSCHED_REQUIRES(kStateLock);
+  std::vector<JobInstance> InstancesOf(DaemonJobId id) const MIGSCHED_REQUIRES(kStateLock);
   StatusOr<std::vector<InstanceRef>> ResolvePlacements(const std::vector<RequestedInstance>& specs,
-                                                       bool need_start) const;
+                                                       bool need_start) const
+      MIGSCHED_REQUIRES(kStateLock);
   // Why `ref` cannot be held for a new holder (OK: it can), in the API's words.
-  Status Conflict(const InstanceRef& ref) const;
-  ReservationView ViewOf(const HeldReservation& r) const;
-  void DropReservation(const std::string& owner, const std::string& why);
+  Status Conflict(const InstanceRef& ref) const MIGSCHED_REQUIRES(kStateLock);
+  ReservationView ViewOf(const HeldReservation& r) const MIGSCHED_REQUIRES(kStateLock);
+  void DropReservation(const std::string& owner, const std::string& why)
+      MIGSCHED_REQUIRES(kStateLock);
   // The visible record `id` (takes the state lock).
-  StatusOr<DaemonJobRecord> VisibleRecord(DaemonJobId id) const;
+  StatusOr<DaemonJobRecord> VisibleRecord(DaemonJobId id) const MIGSCHED_EXCLUDES(kStateLock);
 
-  NodeModel* model_;
+  NodeModel* model_ MIGSCHED_PT_GUARDED_BY(kStateLock);
   InstanceSync* sync_;
-  JobTable* jobs_;
-  IdempotencyKeys* keys_;
+  JobTable* jobs_ MIGSCHED_PT_GUARDED_BY(kStateLock);
+  IdempotencyKeys* keys_ MIGSCHED_PT_GUARDED_BY(kStateLock);
   const DaemonConfig* config_;
   Clock* clock_;
-  std::mutex* state_mu_;
+  StateMutex* state_mu_;
   NodeServiceHost* host_;
 
-  // [state]
-  ReservationTable reservations_;
+  ReservationTable reservations_ MIGSCHED_GUARDED_BY(kStateLock);
 };
 
 }  // namespace migsched

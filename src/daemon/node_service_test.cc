@@ -106,7 +106,7 @@ TEST_F(NodeServiceTest, AllocationIsARecordOfTheJobTable) {
   EXPECT_EQ(got.record.kind, JobKind::kAllocation);
   EXPECT_EQ(got.record.owner(), "k8s:pod-a");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    StateLock lock(&mu_);
     ASSERT_NE(jobs_.Visible(41), nullptr);
     EXPECT_EQ(jobs_.ByKey("key-1"), 41);
   }

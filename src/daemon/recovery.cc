@@ -15,7 +15,8 @@ namespace {
 // The model's placements of `r`'s instances, if each is still on the backend
 // under the same MIG UUID; else the first MIG UUID that vanished in `vanished`.
 std::vector<InstanceRef> StillThere(const NodeModel& model, const InstanceSync& sync,
-                                    const DaemonJobRecord& r, std::string* vanished) {
+                                    const DaemonJobRecord& r, std::string* vanished)
+    MIGSCHED_REQUIRES(kStateLock) {
   std::vector<InstanceRef> where;
   for (const JobInstance& in : r.instances) {
     const int g = model.ClusterIndex(in.gpu);
@@ -49,7 +50,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
   const double now = in.clock->UnixSeconds();
   // 1. The backend's instances, adopted as idle.
   {
-    std::lock_guard<std::mutex> lock(*in.state_mu);
+    StateLock lock(in.state_mu);
     for (int g = 0; g < model.size(); ++g) {
       const GpuModel& m = model.cluster().gpu(g).model();
       for (const BackendInstance& bi : model.inventory().gpus[g].instances) {
@@ -79,7 +80,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
   }
   // 2. The policy's setup layout (static policies), on top of what exists.
   StatusOr<Plan> setup = [&] {
-    std::lock_guard<std::mutex> lock(*in.state_mu);
+    StateLock lock(in.state_mu);
     return model.scheduler().Setup();
   }();
   if (!setup.ok()) return setup.status();
@@ -120,7 +121,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
     out.queued.push_back(r.id);
   };
   {
-    std::lock_guard<std::mutex> lock(*in.state_mu);
+    StateLock lock(in.state_mu);
     for (DaemonJobRecord& r : all) {
       if (IsTerminal(r.state)) {
         in.jobs->AddStored(r);
@@ -233,7 +234,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
     Status st;
     Plan plan;
     {
-      std::lock_guard<std::mutex> lock(*in.state_mu);
+      StateLock lock(in.state_mu);
       for (const ReservedPlacement& p : rec.placements) {
         StatusOr<InstanceRef> ref = model.Resolve(p.gpu, p.profile, p.start);
         if (!ref.ok()) {
@@ -264,7 +265,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
     if (st.ok()) st = in.sync->ExecuteNow(plan);
     if (!st.ok()) {
       spdlog::warn("reservation '{}' is dropped at restart: {}", rec.owner, st.message());
-      std::lock_guard<std::mutex> lock(*in.state_mu);
+      StateLock lock(in.state_mu);
       if (res.hold_id != kNoJob && model.scheduler().HeldBy(Holder::kReservation, res.hold_id)) {
         (void)model.scheduler().ReleaseHold(Holder::kReservation, res.hold_id);
       }
@@ -272,7 +273,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
       continue;
     }
     res.ready = true;
-    std::lock_guard<std::mutex> lock(*in.state_mu);
+    StateLock lock(in.state_mu);
     in.reservations->Put(std::move(res));
   }
   // 5. Operator drains.
@@ -280,7 +281,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
   if (auto it = node.find("drained_gpus"); it != node.end()) {
     nlohmann::json uuids = nlohmann::json::parse(it->second, nullptr, false);
     if (uuids.is_array()) {
-      std::lock_guard<std::mutex> lock(*in.state_mu);
+      StateLock lock(in.state_mu);
       for (const nlohmann::json& u : uuids) {
         if (!u.is_string()) continue;
         for (int g = 0; g < model.size(); ++g) {

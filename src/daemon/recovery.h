@@ -30,13 +30,13 @@
 //  6. Every GPU is resynced with the backend.
 // The changes are committed before the daemon serves anything.
 //
-// Thread-safety: call before any thread of the daemon runs; it takes the
-// state lock around its model changes (InstanceSync expects it).
+// Thread-safety: call before any thread of the daemon runs, without the
+// state lock; it takes the lock around its model changes (InstanceSync
+// expects it).
 #ifndef MIGSCHED_DAEMON_RECOVERY_H_
 #define MIGSCHED_DAEMON_RECOVERY_H_
 
 #include <map>
-#include <mutex>
 #include <vector>
 
 #include "core/clock.h"
@@ -46,17 +46,18 @@
 #include "daemon/node_model.h"
 #include "daemon/process_runner.h"
 #include "daemon/reservation_table.h"
+#include "daemon/state_lock.h"
 
 namespace migsched {
 
 struct RecoveryInputs {
-  NodeModel* model = nullptr;
+  NodeModel* model MIGSCHED_PT_GUARDED_BY(kStateLock) = nullptr;
   InstanceSync* sync = nullptr;
   JobStore* store = nullptr;
   ProcessRunner* runner = nullptr;
-  JobTable* jobs = nullptr;
-  ReservationTable* reservations = nullptr;
-  std::mutex* state_mu = nullptr;
+  JobTable* jobs MIGSCHED_PT_GUARDED_BY(kStateLock) = nullptr;
+  ReservationTable* reservations MIGSCHED_PT_GUARDED_BY(kStateLock) = nullptr;
+  StateMutex* state_mu = nullptr;
   Clock* clock = nullptr;
 };
 
@@ -70,7 +71,7 @@ struct RecoveryResult {
   std::map<DaemonJobId, Run> runs;  // re-adopted processes
 };
 
-StatusOr<RecoveryResult> Recover(const RecoveryInputs& in);
+StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) MIGSCHED_EXCLUDES(kStateLock);
 
 }  // namespace migsched
 
