@@ -25,7 +25,7 @@ TEST(ParseJobRequestTest, FullRequest) {
   EXPECT_EQ(r->priority, -3);
   EXPECT_EQ(r->name, "train");
   EXPECT_EQ(r->time_limit_s, 5400);
-  EXPECT_EQ(r->ToJob().duration_s, 5400);  // the scheduler's expected run time
+  EXPECT_EQ(r->ToJob().time_limit_s, 5400);  // the scheduler's expected run time
 }
 
 TEST(ParseJobRequestTest, DefaultsWithAFraction) {
