@@ -49,10 +49,17 @@ inline constexpr double kFullDefaultMaxSkipSeconds = 1800;      // seconds; < 0 
 inline constexpr double kFullDefaultReservationSlack = 1;       // × the reserved job's time limit
 inline constexpr bool kFullDefaultReservationNeedsEnds = true;  // reservation-unknown-ends skip
 inline constexpr EvacuationScope kFullDefaultEvacuation = EvacuationScope::kQueue;
+// Where jobs are turned away (max_wait_s >= 0, admission mode): no lazy/busy split (§3; t = 1
+// puts every GPU in one class, so the choice is by the metric alone, which packs). Spreading
+// jobs to lazy GPUs leaves fewer whole GPUs for the large profiles, and a large job that finds
+// none is lost, not delayed. Chosen on the tuning set's admission setting (docs/algorithms.md
+// §13 "The admission move budget"); queue mode keeps t = 0.4.
+inline constexpr double kFullDefaultAdmissionThreshold = 1;
 
 // `options` with full's defaults above for each of metric, reserve_full, max_skip_seconds,
-// reservation_slack, reservation_needs_ends and evacuation that `set` does not mark (the registry's
-// defaults of `full`, sched/policy.h PolicyOptions).
+// reservation_slack, reservation_needs_ends, evacuation and (when options.max_wait_s >= 0)
+// threshold that `set` does not mark (the registry's defaults of `full`, sched/policy.h
+// PolicyOptions). REQUIRES: options.max_wait_s is already the run's.
 SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set);
 
 // Joint placement of the waiting jobs (§12, SchedulerOptions::joint_placement) is on by default

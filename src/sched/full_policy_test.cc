@@ -235,6 +235,26 @@ TEST(FullDefaultsTest, TableFlagsOverrideTheRegistryDefaults) {
       OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{}).reservation_needs_ends);
 }
 
+// Where jobs are turned away (--max-wait >= 0) `full` has no lazy/busy split
+// (t = 1, docs/policies.md "Defaults of `full`"); in queue mode it keeps the
+// global t = 0.4; a --threshold given wins in both; the baselines keep 0.4.
+// The admission move budget is every policy's: 0.02 (docs/algorithms.md §13).
+TEST(FullDefaultsTest, AdmissionModeHasNoLazyBusySplitUnlessAThresholdIsGiven) {
+  EXPECT_EQ(kFullDefaultAdmissionThreshold, 1);
+  EXPECT_EQ(SchedulerOptions().threshold, 0.4);
+  EXPECT_EQ(SchedulerOptions().migration.admission_move_budget, 0.02);
+  EXPECT_EQ(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).threshold, 0.4);
+  SchedulerOptions admission;
+  ExplicitOptions given;
+  ASSERT_TRUE(FindSchedulerOption("max-wait")->Apply("0", &admission, &given).ok());
+  EXPECT_EQ(OptionsForPolicy("full", admission, given).threshold, 1);
+  EXPECT_EQ(OptionsForPolicy("best-fit", admission, given).threshold, 0.4);
+  EXPECT_EQ(OptionsForPolicy("lb+frag", admission, given).threshold, 0.4);
+  ASSERT_TRUE(FindSchedulerOption("threshold")->Apply("0.3", &admission, &given).ok());
+  EXPECT_TRUE(given.threshold);
+  EXPECT_EQ(OptionsForPolicy("full", admission, given).threshold, 0.3);
+}
+
 // Joint placement (§12): on for lb+frag (and its alias) and full unless the
 // user says otherwise; off for the baselines unless the user turns it on.
 TEST(JointPlacementDefaultsTest, OnForOurPoliciesOffForTheBaselines) {

@@ -173,7 +173,11 @@ std::vector<Spec> BuildTable() {
   std::vector<Spec> t;
   t.push_back(Number(
       "threshold", "a number in [0, 1]", [](double v) { return v >= 0 && v <= 1; },
-      [](O& o) -> double& { return o.threshold; }, "Lazy/busy threshold t (§3)"));
+      [](O& o) -> double& { return o.threshold; },
+      fmt::format("Lazy/busy threshold t (§3) (full: {:g} where jobs are turned away, --max-wait "
+                  ">= 0)",
+                  kFullDefaultAdmissionThreshold),
+      &E::threshold));
   const std::vector<std::string> metrics = MetricNames();
   t.push_back(Choice(
       "metric", metrics, [metrics](size_t i, O* o) { o->metric = metrics[i]; },
@@ -331,6 +335,11 @@ std::vector<Spec> BuildTable() {
       "some job waits (off): with nothing waiting a move gains nothing and costs its pause and a "
       "restart job's work since its last checkpoint",
       nullptr));
+  t.push_back(Number(
+      "admission-move-budget", "a finite number", kAny,
+      [](O& o) -> double& { return o.migration.admission_move_budget; },
+      "Where jobs can be turned away (--max-wait >= 0), moves per job started: a move begins only "
+      "while the moves so far stay within this many per started job (§13); < 0 = unbounded"));
   t.push_back(Number(
       "checkpoint-interval", "a finite number > 0", kPositive,
       [](O& o) -> double& { return o.migration.checkpoint_interval_s; },

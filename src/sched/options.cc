@@ -87,6 +87,9 @@ Status ValidateQueueAndMigration(const SchedulerOptions& o) {
     return InvalidArgumentError(fmt::format(
         "max_moves_per_pass (--max-moves-per-pass) must be >= 0, got {}", g.max_moves_per_pass));
   }
+  RETURN_IF_ERROR(Check(std::isfinite(g.admission_move_budget),
+                        "admission_move_budget (--admission-move-budget)",
+                        "finite (< 0: unbounded)", g.admission_move_budget));
   RETURN_IF_ERROR(Check(std::isfinite(g.cooldown_s) && g.cooldown_s >= 0,
                         "cooldown_s (--migration-cooldown)", "finite and >= 0", g.cooldown_s));
   RETURN_IF_ERROR(Check(std::isfinite(g.fixed_s) && g.fixed_s >= 0, "fixed_s (--migration-fixed-s)",

@@ -110,6 +110,14 @@ struct SchedulerOptions {
     // waits (false: a move then has nothing to gain and costs its pause, and a `restart` job's
     // work since its last checkpoint; docs/algorithms.md §13 "Moves that pay for themselves").
     bool speculative = false;
+    // Where jobs can be turned away (max_wait_s >= 0: admission mode, or a bounded wait), moves
+    // per job started: a move begins only while the moves begun so far, with it, stay within this
+    // many per job started (the one it admits counted). An evacuation that would pass it is not
+    // begun (the job is then turned away as without migration); a completion, periodic or
+    // fragmented pass runs only while at least one more move fits (its own moves count too).
+    // Every policy's default: 0.02, at most 2% of admitted jobs moved on average. < 0 = unbounded;
+    // no effect where no job is ever turned away (max_wait_s < 0). docs/algorithms.md §13.
+    double admission_move_budget = 0.02;
   } migration;
 
   // kInvalidArgument naming the field when out of range.
@@ -120,6 +128,7 @@ struct SchedulerOptions {
 // policy registry, sched/policy.h) the user set explicitly (on the command
 // line, in the daemon's config file): those keep the user's value.
 struct ExplicitOptions {
+  bool threshold = false;         // --threshold / scheduler.threshold
   bool metric = false;            // --metric / scheduler.metric
   bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds

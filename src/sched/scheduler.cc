@@ -96,7 +96,15 @@ void Scheduler::Commit(JobId id, const Job& job, const Decision& d) {
   running_[id] = d.instances;
   running_jobs_[id] = job;
   run_origin_s_[id] = now_s_;
+  ++jobs_started_;
   TrackIdle(d.plan);
+}
+
+bool Scheduler::MoveBudgetAllows(int64_t moves) const {
+  const double budget = options_.migration.admission_move_budget;
+  if (options_.max_wait_s < 0 || budget < 0) return true;
+  return static_cast<double>(moves_begun_ + moves) <=
+         budget * static_cast<double>(jobs_started_ + 1);
 }
 
 StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bool round) {
@@ -361,7 +369,12 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
           continue;
         }
       }
-      if (first_try && policy_->Migrates() && job.count == 1 && FragmentedRoomOnly(job)) {
+      // Room is made only for a job that can wait for it: not for one whose --max-wait ends now
+      // (admission mode: it is turned away at this instant, and the room would serve nobody).
+      const bool can_wait =
+          options_.max_wait_s < 0 || it->enqueued_s + options_.max_wait_s > now_s_;
+      if (first_try && can_wait && policy_->Migrates() && job.count == 1 &&
+          FragmentedRoomOnly(job)) {
         fragmented_.push_back(job);
       }
     } else if (conservative && hold_movers_.count(id) == 0) {
@@ -606,6 +619,8 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
     }
     if (!((ends_by - moved_by) * waiting_cs > cost)) return false;
   }
+  // Where jobs are turned away, moves per admitted job stay within the budget (§13).
+  if (!MoveBudgetAllows(static_cast<int64_t>(plan->moves.size()))) return false;
   RETURN_IF_ERROR(BeginEvacuation(id, *plan));
   // The hold supersedes the job's reservations (they wait for ends).
   std::erase_if(reservations_, [id](const Reservation& r) { return r.job == id; });
@@ -659,6 +674,7 @@ Status Scheduler::BeginEvacuation(JobId id, const EvacuationPlan& plan) {
     evacuation_starts_.push_back(std::move(st));
   }
   ++evacuations_begun_;
+  moves_begun_ += static_cast<int64_t>(plan.moves.size());
   return Status();
 }
 
@@ -1027,6 +1043,11 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
     auto m = migrating_.find(st.move.job);
     return m == migrating_.end() || !(m->second.to == st.move.to);
   });
+  // Where jobs are turned away, a pass runs only while one more move fits the budget (§13).
+  if (!MoveBudgetAllows(1)) {
+    if (trigger == MigrationTrigger::kFragmented) fragmented_.clear();
+    return begun;
+  }
   MigrationContext ctx;
   ctx.trigger = trigger;
   ctx.options = &options_;
@@ -1057,6 +1078,7 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
           st.move.job));
     }
     last_move_s_[st.move.job] = now_s_;
+    ++moves_begun_;
     TrackIdle(st.plan);
   }
   begun.insert(begun.end(), std::make_move_iterator(starts->begin()),

@@ -520,6 +520,9 @@ class Scheduler {
   void EraseIdle(const SlotKey& key);
   bool RetentionOn() const;
   double ExpectedEnd(JobId id) const;
+  // Whether `moves` more moves fit the admission move budget now (always where no job is turned
+  // away, or the budget is unbounded); the job they would admit counts as started.
+  bool MoveBudgetAllows(int64_t moves) const;
 
   Cluster* cluster_;
   std::unique_ptr<PlacementPolicy> policy_;
@@ -546,6 +549,10 @@ class Scheduler {
   std::function<bool(JobId)> move_filter_;
   std::vector<char> closed_;  // per GPU: reserved flag set by CloseFor
   int64_t evacuations_begun_ = 0;
+  // The admission move budget (options.migration.admission_move_budget): jobs started (Commit)
+  // and moves begun (evacuations and passes) since the scheduler was made.
+  int64_t jobs_started_ = 0;
+  int64_t moves_begun_ = 0;
   std::vector<Job> fragmented_;  // kFragmented requests of the last scan
 
   std::map<SlotKey, IdleInfo> idle_;

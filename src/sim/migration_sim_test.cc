@@ -241,6 +241,8 @@ TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToThe
 // Admission mode (--max-wait 0): the same jobs. d, which fits nowhere at its arrival, is admitted
 // with the evacuation that opens its room instead of being turned away: it starts when the moves
 // are over, at 13.592 as in queue mode above. Without evacuation it is rejected at its arrival.
+// The admission move budget allows it: 3 jobs started before d, d would be the 4th, and its 2
+// moves are within 0.5 x 4 = 2.
 TEST(MigrationSimTest, InAdmissionModeAnEvacuationAdmitsAJobInsteadOfRejectingIt) {
   const std::vector<WorkloadJob> jobs = {
       AJob("3g.20gb").Named("g0s4").Runs(5000),
@@ -254,6 +256,7 @@ TEST(MigrationSimTest, InAdmissionModeAnEvacuationAdmitsAJobInsteadOfRejectingIt
   o.migration.switch_s = 2;
   o.max_wait_s = 0;
   o.evacuation = EvacuationScope::kHead;
+  o.migration.admission_move_budget = 0.5;
   const SimResult r = RunScripted(jobs, o, /*gpus=*/2);
   ASSERT_EQ(r.jobs.size(), 4u);
   EXPECT_EQ(r.metrics.rejected, 0);
@@ -264,6 +267,55 @@ TEST(MigrationSimTest, InAdmissionModeAnEvacuationAdmitsAJobInsteadOfRejectingIt
   const SimResult off = RunScripted(jobs, o, /*gpus=*/2);
   EXPECT_EQ(off.metrics.rejected, 1);
   EXPECT_EQ(off.jobs[3].outcome, JobOutcome::kRejected);
+}
+
+// The admission move budget (docs/algorithms.md §13): the case above, where d's evacuation needs
+// 2 moves and d would be the 4th job started. A budget of 0.49 allows 0.49 x 4 = 1.96 < 2 moves:
+// d is turned away as without evacuation, and nothing moves. The default (0.02: 0.08 moves) does
+// the same; unbounded (< 0) admits it.
+TEST(MigrationSimTest, AnEvacuationPastTheAdmissionMoveBudgetIsNotBegun) {
+  const std::vector<WorkloadJob> jobs = {
+      AJob("3g.20gb").Named("g0s4").Runs(5000),
+      AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("7g.40gb").Named("g1s0").ArrivesAt(10).Runs(100)};
+  SchedulerOptions o;
+  o.migration.defrag_interval_s = 0;
+  o.max_wait_s = 0;
+  o.evacuation = EvacuationScope::kHead;
+  for (double budget : {0.49, SchedulerOptions().migration.admission_move_budget}) {
+    o.migration.admission_move_budget = budget;
+    const SimResult r = RunScripted(jobs, o, /*gpus=*/2);
+    EXPECT_EQ(r.metrics.rejected, 1) << budget;
+    EXPECT_EQ(r.jobs[3].outcome, JobOutcome::kRejected) << budget;
+    EXPECT_EQ(r.metrics.migrations, 0) << budget;
+    EXPECT_EQ(r.metrics.evacuations, 0) << budget;
+  }
+  o.migration.admission_move_budget = -1;
+  const SimResult unbounded = RunScripted(jobs, o, /*gpus=*/2);
+  EXPECT_EQ(unbounded.metrics.rejected, 0);
+  EXPECT_EQ(unbounded.metrics.migrations, 2);
+}
+
+// Regression (no_room_made_for_a_job_turned_away): one A100 runs 1g.5gb@0 and 1g.5gb@4, both
+// `checkpoint`. A 3g.20gb arriving at 10 finds 5 free compute slices but neither 3g placement (0
+// and 4) free: a fragmented request. With --max-wait 0 and evacuation off it is turned away at
+// its arrival, and the fragmented pass of that instant used to move a 1g job to make room for
+// it all the same: a move for a job that is gone. Now nothing moves.
+TEST(MigrationSimTest, NoRoomIsMadeForAJobAlreadyTurnedAway) {
+  const std::vector<WorkloadJob> jobs = {
+      AJob("1g.5gb").Named("g0s0").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("1g.5gb").Named("g0s4").Runs(1000).Moves(Migratable::kCheckpoint),
+      AJob("3g.20gb").Named("g0s0").ArrivesAt(10).Runs(100)};
+  SchedulerOptions o;
+  o.migration.defrag_interval_s = 0;
+  o.max_wait_s = 0;
+  o.evacuation = EvacuationScope::kOff;
+  o.migration.admission_move_budget = -1;  // unbounded: the budget is not what stops it
+  const SimResult r = RunScripted(jobs, o);
+  EXPECT_EQ(r.metrics.rejected, 1);
+  EXPECT_EQ(r.jobs[2].outcome, JobOutcome::kRejected);
+  EXPECT_EQ(r.metrics.migrations, 0);
 }
 
 TEST(MigrationSimTest, IdleTtlDestroysUnusedInstancesAndReuseCountsAsSaved) {
