@@ -182,6 +182,15 @@ TEST(MigrationSimTest, StarvationGuardStopsBackfillFromStarvingAFullGpuJob) {
   }
 }
 
+// The evacuation case of the next three tests: a 3g.20gb on GPU 0 (start 4), two movable 1g.5gb
+// jobs on GPU 1 (starts 0 and 6), and a 7g.40gb for GPU 1 arriving at 10.
+std::vector<WorkloadJob> EvacuationCase() {
+  return {AJob("3g.20gb").Named("g0s4").Runs(5000),
+          AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
+          AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),
+          AJob("7g.40gb").Named("g1s0").ArrivesAt(10).Runs(100)};
+}
+
 // §13 evacuation through the simulator, to the millisecond, with migration
 // costs of its own (copy: fixed 1 s + memory / 9.5 GB/s; switch-over 2 s; no
 // periodic pass). Two A100s, all placed as named: r (3g.20gb, `none`, 5000 s)
@@ -201,11 +210,7 @@ TEST(MigrationSimTest, StarvationGuardStopsBackfillFromStarvingAFullGpuJob) {
 // places d and GPU 1 destroys both (to 1000.069, 1000.092) and creates 7g@0:
 // d starts at 1000.115 = 1000 + 5r.
 TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToTheMillisecond) {
-  const std::vector<WorkloadJob> jobs = {
-      AJob("3g.20gb").Named("g0s4").Runs(5000),
-      AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
-      AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),
-      AJob("7g.40gb").Named("g1s0").ArrivesAt(10).Runs(100)};
+  const std::vector<WorkloadJob> jobs = EvacuationCase();
   SchedulerOptions o;
   o.migration.defrag_interval_s = 0;
   o.migration.fixed_s = 1;
@@ -244,11 +249,7 @@ TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToThe
 // The admission move budget allows it: 3 jobs started before d, d would be the 4th, and its 2
 // moves are within 0.5 x 4 = 2.
 TEST(MigrationSimTest, InAdmissionModeAnEvacuationAdmitsAJobInsteadOfRejectingIt) {
-  const std::vector<WorkloadJob> jobs = {
-      AJob("3g.20gb").Named("g0s4").Runs(5000),
-      AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
-      AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),
-      AJob("7g.40gb").Named("g1s0").ArrivesAt(10).Runs(100)};
+  const std::vector<WorkloadJob> jobs = EvacuationCase();
   SchedulerOptions o;
   o.migration.defrag_interval_s = 0;
   o.migration.fixed_s = 1;
@@ -274,11 +275,7 @@ TEST(MigrationSimTest, InAdmissionModeAnEvacuationAdmitsAJobInsteadOfRejectingIt
 // d is turned away as without evacuation, and nothing moves. The default (0.02: 0.08 moves) does
 // the same; unbounded (< 0) admits it.
 TEST(MigrationSimTest, AnEvacuationPastTheAdmissionMoveBudgetIsNotBegun) {
-  const std::vector<WorkloadJob> jobs = {
-      AJob("3g.20gb").Named("g0s4").Runs(5000),
-      AJob("1g.5gb").Named("g1s0").Runs(1000).Moves(Migratable::kCheckpoint),
-      AJob("1g.5gb").Named("g1s6").Runs(1000).Moves(Migratable::kCheckpoint),
-      AJob("7g.40gb").Named("g1s0").ArrivesAt(10).Runs(100)};
+  const std::vector<WorkloadJob> jobs = EvacuationCase();
   SchedulerOptions o;
   o.migration.defrag_interval_s = 0;
   o.max_wait_s = 0;
