@@ -53,6 +53,7 @@
 
 #include "core/status.h"
 #include "sched/options.h"
+#include "sched/policy.h"
 
 namespace migsched {
 

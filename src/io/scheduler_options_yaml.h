@@ -21,6 +21,7 @@
 
 #include "core/status.h"
 #include "sched/options.h"
+#include "sched/policy.h"
 
 namespace migsched {
 
