@@ -56,6 +56,14 @@ class NodeDaemons {
   virtual Status Release(const std::string& node, int64_t allocation_id) = 0;
 };
 
+// Every node's state (NodeDaemons::State), at most `parallel` calls at once (at least one), in
+// the order of `nodes`. A node that answers has its state, whose `node` is its name here (the
+// engine's name); one that does not has none, and the error's message. Thread-safety: `daemons`
+// must allow concurrent State calls (NewHttpNodeDaemons does). The one parallel read of the Slurm
+// controller's tick and the Kubernetes engine's snapshot.
+std::vector<NodeInput> ReadNodeStates(NodeDaemons* daemons, const std::vector<std::string>& nodes,
+                                      int parallel);
+
 }  // namespace migsched
 
 #endif  // MIGSCHED_CLUSTER_NODE_DAEMONS_H_

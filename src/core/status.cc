@@ -41,7 +41,12 @@ Status Status::WithPrefix(std::string_view prefix) const {
   std::string m(prefix);
   m += ": ";
   m += message_;
-  return Status(code_, std::move(m));
+  return Status(code_, std::move(m), reason_);
+}
+
+Status Status::WithReason(StatusReason reason) const {
+  if (ok()) return *this;
+  return Status(code_, message_, reason);
 }
 
 }  // namespace migsched

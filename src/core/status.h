@@ -33,23 +33,49 @@ enum class StatusCode {
 
 std::string_view StatusCodeName(StatusCode code);
 
+// Why, beyond the code, for the callers that act on it: set where the error is made and kept by
+// WithPrefix, so that no caller tells errors apart by their text (whose wording is for people,
+// and may hold a user's words: a job's name, a command). Most errors have none (kNone).
+enum class StatusReason {
+  kNone = 0,
+  // kUnavailable from a MIG backend (daemon/mig_backend.h): the hardware's or the driver's
+  // trouble, never the request's.
+  kInUse,        // processes or open handles still use the instance (NVML_ERROR_IN_USE)
+  kNeedsReset,   // the GPU needs a reset before MIG works (NVML_ERROR_RESET_REQUIRED)
+  kDriverFault,  // the driver's answer could not be trusted (a half-made or undead instance)
+  kDeviceLost,   // the GPU fell off the bus or became inaccessible (NVML_ERROR_GPU_IS_LOST)
+  kRenumbered,   // an NVML index names another GPU than at start (a reset or driver reload)
+  // kUnavailable from the daemon's instance sync: a plan not attempted, because an earlier plan
+  // on one of its GPUs failed.
+  kNotAttempted,
+  // A job's command could not be started (daemon/process_runner.h): kNotFound, exit code 127;
+  // kFailedPrecondition, exit code 126 (the shell's codes).
+  kCommandNotFound,
+  kNotExecutable,
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message, StatusReason reason = StatusReason::kNone)
+      : code_(code), reason_(reason), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  StatusReason reason() const { return reason_; }
+  // Returns a copy with `reason` (an OK status stays OK, without one).
+  Status WithReason(StatusReason reason) const;
   // "INVALID_ARGUMENT: <message>", or "OK".
   std::string ToString() const;
 
-  // Returns a copy whose message is "<prefix>: <message>".
+  // Returns a copy whose message is "<prefix>: <message>", with the same code and reason.
   Status WithPrefix(std::string_view prefix) const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
+  StatusReason reason_ = StatusReason::kNone;
   std::string message_;
 };
 

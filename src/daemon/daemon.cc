@@ -171,9 +171,9 @@ Status Daemon::Impl::Init() {
   ASSIGN_OR_RETURN(dir_, StateDir::Open(config_.state_dir));
   ASSIGN_OR_RETURN(JobUsers users, ResolveJobUsers(config_));  // who runs the jobs
 
-  std::vector<std::string> selection;
-  if (backend_->name() == "nvml") selection = config_.nvml_gpus;
-  ASSIGN_OR_RETURN(NodeInventory inv, DiscoverNode(backend_.get(), *catalog_, selection));
+  // The GPUs the config selects (empty: all the backend lists; the fake backend's GPUs are
+  // its spec, so only the nvml backend's config has a selection).
+  ASSIGN_OR_RETURN(NodeInventory inv, DiscoverNode(backend_.get(), *catalog_, config_.nvml_gpus));
   if (inv.gpus.empty()) return FailedPreconditionError("no GPU to manage");
   for (const std::string& note : inv.notes) spdlog::info("discovery: {}", note);
   ASSIGN_OR_RETURN(model_,

@@ -66,8 +66,10 @@ StatusOr<FakeBackend::Gpu*> FakeBackend::Lookup(int gpu) {
   }
   Gpu& g = gpus_[gpu];
   if (g.gone) {
-    return UnavailableError(
-        fmt::format("GPU {} ({}) is gone: it fell off the bus (fake backend)", gpu, g.info.uuid));
+    return Status(
+        StatusCode::kUnavailable,
+        fmt::format("GPU {} ({}) is gone: it fell off the bus (fake backend)", gpu, g.info.uuid),
+        StatusReason::kDeviceLost);
   }
   return &g;
 }
@@ -232,11 +234,13 @@ Status FakeBackend::DestroyInstance(int gpu, unsigned int gi_id) {
                                        gi_id, ProfileLabel(*g, it->info.profile_id),
                                        PlacementText(it->info.placement), it->info.mig_uuid);
   if (it->marked_in_use) {
-    return UnavailableError(what + ": in use (processes are running on it)");
+    return Status(StatusCode::kUnavailable, what + ": in use (processes are running on it)",
+                  StatusReason::kInUse);
   }
   if (it->in_use_answers_left > 0) {
     --it->in_use_answers_left;
-    return UnavailableError(what + ": in use (injected fault: destroy_in_use)");
+    return Status(StatusCode::kUnavailable, what + ": in use (injected fault: destroy_in_use)",
+                  StatusReason::kInUse);
   }
   Instance removed = *it;
   auto pos = g->instances.erase(it);

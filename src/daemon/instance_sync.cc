@@ -144,10 +144,11 @@ Status InstanceSync::RunStep(const Step& step) {
         return Status();  // already there (recovery)
       }
       if (!in->has_compute_instance) {
-        return UnavailableError(
-            fmt::format("{}: the backend has a GPU instance without a compute instance there ({}); "
-                        "it is destroyed first",
-                        what, kDriverFault));
+        return Status(StatusCode::kUnavailable,
+                      fmt::format("{}: the backend has a GPU instance without a compute instance "
+                                  "there ({}); it is destroyed first",
+                                  what, kDriverFault),
+                      StatusReason::kDriverFault);
       }
       return ResourceExhaustedError(
           fmt::format("{}: the backend has another instance there ({})", what, in->mig_uuid));
@@ -198,7 +199,7 @@ void InstanceSync::RunItem(Item item) {
   // A GPU the backend cannot reach any more (fallen off the bus, driver
   // gone) is marked before the callback runs: its job is not to blame.
   if (!st.ok() && !item.aborted && st.code() == StatusCode::kUnavailable &&
-      st.message().find(kInUse) == std::string::npos) {
+      st.reason() != StatusReason::kInUse) {
     for (int g : BackendGpus(item.plan)) {
       int nvml = -1;
       {
@@ -221,9 +222,10 @@ void InstanceSync::RunItem(Item item) {
       resync = BackendGpus(item.plan);
       std::set<int> nvml;
       for (int g : resync) nvml.insert(model_->nvml(g));
-      const Status why =
-          UnavailableError(fmt::format("not attempted: an earlier plan on GPU {} failed ({})",
-                                       fmt::join(nvml, ", "), st.message()));
+      const Status why = Status(StatusCode::kUnavailable,
+                                fmt::format("not attempted: an earlier plan on GPU {} failed ({})",
+                                            fmt::join(nvml, ", "), st.message()),
+                                StatusReason::kNotAttempted);
       std::lock_guard<std::mutex> q(queue_mu_);
       for (auto it = queue_.begin(); it != queue_.end();) {
         if (TouchesAny(it->plan, resync)) {
@@ -238,10 +240,10 @@ void InstanceSync::RunItem(Item item) {
     for (Item& s : stale) {
       for (int g : BackendGpus(s.plan)) resync.insert(g);
       if (s.done) {
-        s.done(
-            UnavailableError(fmt::format("not attempted: an earlier plan failed on the same "
-                                         "GPU ({})",
-                                         st.message())));
+        s.done(Status(
+            StatusCode::kUnavailable,
+            fmt::format("not attempted: an earlier plan failed on the same GPU ({})", st.message()),
+            StatusReason::kNotAttempted));
       }
     }
   }
@@ -279,7 +281,7 @@ void InstanceSync::Reconcile(int gpu, const StatusOr<std::vector<BackendInstance
             "answers again",
             nvml, listed.status().message());
       }
-      model_->SetDrain(gpu, NodeModel::DrainReason::kUnreachable, true, listed.status().message());
+      model_->SetDrain(gpu, NodeModel::DrainReason::kUnreachable, true, listed.status());
     } else {
       spdlog::error("GPU {}: cannot list its instances: {}", nvml, listed.status().message());
     }

@@ -527,7 +527,7 @@ void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   // failed), a destroy waiting for processes to leave, a GPU the backend lost.
   // The hardware's or driver's trouble (in use, a reset needed, a doubtful answer:
   // IsBackendTrouble) is not the job's either.
-  bool blameless = st.message().starts_with("not attempted") || IsBackendTrouble(st);
+  bool blameless = st.reason() == StatusReason::kNotAttempted || IsBackendTrouble(st);
   for (int nvml : gpus) {
     const int g = model_->ClusterIndex(nvml);
     blameless = blameless || (g >= 0 && !model_->unreachable(g).empty());

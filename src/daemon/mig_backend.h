@@ -70,8 +70,9 @@ struct PcieThroughput {
   int64_t rx_kbps = 0;  // KB/s (NVML_PCIE_UTIL_RX_BYTES)
 };
 
-// Phrases a kUnavailable message contains when the failure is the hardware's or the driver's,
-// not the request's: the daemon retries and resyncs, and never counts it against a job.
+// The hardware's or the driver's trouble, not the request's: a kUnavailable status with one of
+// these reasons (core/status.h StatusReason) makes the daemon retry and resync, and never counts
+// against a job.
 //   kInUse        a destroy refused while processes or open handles use the instance (also
 //                 handles leaked by a monitoring agent: no job needs to run on it);
 //   kNeedsReset   NVML answered RESET_REQUIRED: the GPU needs a reset (after a MIG mode
@@ -79,14 +80,14 @@ struct PcieThroughput {
 //   kDriverFault  the driver's answer could not be trusted: a compute instance failed after
 //                 its GPU instance was made, a destroy reported success and left the
 //                 instance behind, a rollback failed. The GPU is listed again at once.
+// Each one's message also carries the phrase below, for the people who read it.
 inline constexpr std::string_view kInUse = "in use";
 inline constexpr std::string_view kNeedsReset = "needs a GPU reset";
 inline constexpr std::string_view kDriverFault = "driver fault";
-// Whether `st`'s message carries one of the phrases above.
+// Whether `st` has one of the reasons above.
 inline bool IsBackendTrouble(const Status& st) {
-  const std::string& m = st.message();
-  return m.find(kInUse) != std::string::npos || m.find(kNeedsReset) != std::string::npos ||
-         m.find(kDriverFault) != std::string::npos;
+  return st.reason() == StatusReason::kInUse || st.reason() == StatusReason::kNeedsReset ||
+         st.reason() == StatusReason::kDriverFault;
 }
 
 class MigBackend {

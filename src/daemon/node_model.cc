@@ -112,7 +112,7 @@ StatusOr<InstanceRef> NodeModel::Resolve(int nvml_index, const std::string& prof
   return InstanceRef{g, p, start};
 }
 
-void NodeModel::SetDrain(int gpu, DrainReason reason, bool on, const std::string& detail) {
+void NodeModel::SetDrain(int gpu, DrainReason reason, bool on, const Status& why) {
   if (reason == DrainReason::kOperator) {
     if (on) {
       operator_drained_[gpu] = true;
@@ -120,7 +120,7 @@ void NodeModel::SetDrain(int gpu, DrainReason reason, bool on, const std::string
       operator_drained_.erase(gpu);
     }
   } else if (on) {
-    unreachable_[gpu] = detail;
+    unreachable_[gpu] = why;
   } else {
     unreachable_.erase(gpu);
   }
@@ -132,7 +132,12 @@ bool NodeModel::drained_by_operator(int gpu) const { return operator_drained_.co
 
 std::string NodeModel::unreachable(int gpu) const {
   auto it = unreachable_.find(gpu);
-  return it == unreachable_.end() ? "" : it->second;
+  return it == unreachable_.end() ? "" : it->second.message();
+}
+
+bool NodeModel::needs_reset(int gpu) const {
+  auto it = unreachable_.find(gpu);
+  return it != unreachable_.end() && it->second.reason() == StatusReason::kNeedsReset;
 }
 
 std::vector<std::string> NodeModel::OperatorDrainedUuids() const {

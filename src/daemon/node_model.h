@@ -77,10 +77,14 @@ class NodeModel {
 
   // ---- Drains ----
   enum class DrainReason { kOperator, kUnreachable };
-  void SetDrain(int gpu, DrainReason reason, bool on, const std::string& detail = "");
+  // `why`: for kUnreachable, the backend's answer (its message and reason).
+  void SetDrain(int gpu, DrainReason reason, bool on, const Status& why = Status());
   bool drained_by_operator(int gpu) const;
   // Why the backend cannot reach `gpu` ("" when it can).
   std::string unreachable(int gpu) const;
+  // Whether the backend cannot reach `gpu` because the GPU needs a reset
+  // (StatusReason::kNeedsReset).
+  bool needs_reset(int gpu) const;
   // UUIDs of the operator-drained GPUs (what the job store keeps).
   std::vector<std::string> OperatorDrainedUuids() const;
 
@@ -98,8 +102,8 @@ class NodeModel {
   ConfigTableCache tables_;
   std::unique_ptr<Cluster> cluster_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::map<int, bool> operator_drained_;    // cluster GPU -> drained
-  std::map<int, std::string> unreachable_;  // cluster GPU -> why
+  std::map<int, bool> operator_drained_;  // cluster GPU -> drained
+  std::map<int, Status> unreachable_;     // cluster GPU -> the backend's answer
   uint64_t touches_ = 0;
   std::string boot_id_;
 };

@@ -83,7 +83,7 @@ GpuView NodeService::GpuViewOf(int g) const {
   v.lazy = gs.lazy(model_->options().threshold);
   v.draining = model_->cluster().drained(g);
   v.unreachable = model_->unreachable(g);
-  v.needs_reset = v.unreachable.find(kNeedsReset) != std::string::npos;
+  v.needs_reset = model_->needs_reset(g);
   v.refusing = sync_->refusing(g);
   v.pcie = sync_->Pcie(g);
   // Free room per base profile: create its placements in ascending start on a

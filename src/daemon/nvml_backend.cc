@@ -133,16 +133,19 @@ Status NvmlBackend::Map(nvmlReturn_t ret, const std::string& what) const {
     case NVML_ERROR_INSUFFICIENT_RESOURCES:
       return Status(StatusCode::kResourceExhausted, text);
     case NVML_ERROR_IN_USE:
-      return UnavailableError(
-          text + fmt::format(": {} (processes, or handles another program such as a monitoring "
-                             "agent keeps open, still use it)",
-                             kInUse));
+      return Status(StatusCode::kUnavailable,
+                    text + fmt::format(": {} (processes, or handles another program such as a "
+                                       "monitoring agent keeps open, still use it)",
+                                       kInUse),
+                    StatusReason::kInUse);
     case NVML_ERROR_RESET_REQUIRED:
-      return UnavailableError(
-          text + fmt::format(": it {} before MIG works (after a MIG mode change); the "
-                             "operator resets it with `sudo nvidia-smi -i <index> -r` with no "
-                             "process on it, or reboots; migsched never resets a GPU",
-                             kNeedsReset));
+      return Status(StatusCode::kUnavailable,
+                    text + fmt::format(": it {} before MIG works (after a MIG mode change); the "
+                                       "operator resets it with `sudo nvidia-smi -i <index> -r` "
+                                       "with no process on it, or reboots; migsched never resets "
+                                       "a GPU",
+                                       kNeedsReset),
+                    StatusReason::kNeedsReset);
     case NVML_ERROR_NO_PERMISSION:
       return FailedPreconditionError(
           text +
@@ -150,7 +153,9 @@ Status NvmlBackend::Map(nvmlReturn_t ret, const std::string& what) const {
           "access to the mig/config capability (/proc/driver/nvidia/capabilities/mig/config, "
           "device /dev/nvidia-caps/nvidia-cap1; docs/mig-hardware.md §8.3)");
     case NVML_ERROR_GPU_IS_LOST:
-      return UnavailableError(text + ": the GPU fell off the bus or became inaccessible");
+      return Status(StatusCode::kUnavailable,
+                    text + ": the GPU fell off the bus or became inaccessible",
+                    StatusReason::kDeviceLost);
     case NVML_ERROR_DRIVER_NOT_LOADED:
     case NVML_ERROR_UNINITIALIZED:
     case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
@@ -182,9 +187,8 @@ void NvmlBackend::ForgetProfiles(int gpu) {
 
 void NvmlBackend::AfterFailure(int gpu, const Status& st) {
   if (st.ok()) return;
-  if (st.message().find(kNeedsReset) != std::string::npos ||
-      st.message().find("fell off the bus") != std::string::npos ||
-      st.message().find("were renumbered") != std::string::npos) {
+  if (st.reason() == StatusReason::kNeedsReset || st.reason() == StatusReason::kDeviceLost ||
+      st.reason() == StatusReason::kRenumbered) {
     // A reset may bring another handle and other profiles.
     ForgetDevice(gpu);
     ForgetProfiles(gpu);
@@ -236,11 +240,14 @@ StatusOr<BackendGpu> NvmlBackend::ReadGpu(int gpu) {
     auto [first, inserted] = uuids_.emplace(gpu, g.uuid);
     if (!inserted && first->second != g.uuid) {
       devices_.erase(gpu);  // the profiles go in AfterFailure, under the GPU's mutex
-      return UnavailableError(fmt::format(
-          "GPU {}: NVML index {} is now {} ({}), but it was {} when migsched started: the GPUs "
-          "were renumbered (after a GPU reset or a driver reload; device minor numbers may have "
-          "changed too); restart migsched so that it discovers them again",
-          gpu, gpu, g.uuid, g.name, first->second));
+      return Status(
+          StatusCode::kUnavailable,
+          fmt::format(
+              "GPU {}: NVML index {} is now {} ({}), but it was {} when migsched started: the "
+              "GPUs were renumbered (after a GPU reset or a driver reload; device minor numbers "
+              "may have changed too); restart migsched so that it discovers them again",
+              gpu, gpu, g.uuid, g.name, first->second),
+          StatusReason::kRenumbered);
     }
   }
   nvmlMemory_t mem{};
@@ -270,7 +277,7 @@ StatusOr<std::vector<BackendGpu>> NvmlBackend::ListGpus() {
     auto g = ReadGpu(static_cast<int>(i));
     if (!g.ok()) {
       if (g.status().code() == StatusCode::kUnavailable &&
-          g.status().message().find("fell off the bus") != std::string::npos) {
+          g.status().reason() == StatusReason::kDeviceLost) {
         spdlog::warn("nvml backend: leaving out {}", g.status().message());
         ForgetDevice(static_cast<int>(i));
         continue;
@@ -563,16 +570,23 @@ StatusOr<BackendInstance> NvmlBackend::CreateInstance(int gpu, int profile_id,
     const StatusCode code = failure.code() == StatusCode::kFailedPrecondition
                                 ? StatusCode::kFailedPrecondition
                                 : StatusCode::kUnavailable;
+    // The reason is the driver's fault; what the failure and the undo said of the device (a
+    // reset needed, lost, renumbered) is acted on here.
+    AfterFailure(gpu, failure);
+    AfterFailure(gpu, undo);
     if (!undo.ok()) {
       spdlog::error("nvml backend: {}; {}", failure.message(), undo.message());
       return Status(code,
                     fmt::format("{}: {}; undoing it failed too ({}): the GPU instance {} may be "
                                 "left without a compute "
                                 "instance until it is destroyed",
-                                failure.message(), kDriverFault, undo.message(), live.info.id));
+                                failure.message(), kDriverFault, undo.message(), live.info.id),
+                    StatusReason::kDriverFault);
     }
-    return Status(code, fmt::format("{}: {}; the GPU instance was destroyed again",
-                                    failure.message(), kDriverFault));
+    return Status(code,
+                  fmt::format("{}: {}; the GPU instance was destroyed again", failure.message(),
+                              kDriverFault),
+                  StatusReason::kDriverFault);
   }();
   if (!made.ok()) AfterFailure(gpu, made.status());
   return made;
@@ -612,10 +626,11 @@ Status NvmlBackend::DestroyGi(int gpu, const LiveGi& gi, const std::string& what
   StatusOr<bool> still = GiListed(gpu, gi.info.profileId, gi.info.id);
   if (!still.ok()) return still.status().WithPrefix(what + ": listing it after the destroy");
   if (*still) {
-    return UnavailableError(fmt::format(
-        "{}: nvmlGpuInstanceDestroy reported success but the GPU instance is still there: {}; "
-        "it is destroyed again later",
-        what, kDriverFault));
+    return Status(StatusCode::kUnavailable,
+                  fmt::format("{}: nvmlGpuInstanceDestroy reported success but the GPU instance "
+                              "is still there: {}; it is destroyed again later",
+                              what, kDriverFault),
+                  StatusReason::kDriverFault);
   }
   return Status::Ok();
 }

@@ -201,15 +201,26 @@ bool Exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
+// A command that does not exist (exit code 127) or cannot be executed (126): the reason tells
+// them apart (ExitCodeOf), the message names the command.
+Status CommandNotFound(const std::string& command) {
+  return Status(StatusCode::kNotFound, fmt::format("command not found: '{}'", command),
+                StatusReason::kCommandNotFound);
+}
+Status NotExecutable(const std::string& command, const std::string& why = "") {
+  return Status(StatusCode::kFailedPrecondition,
+                why.empty() ? fmt::format("not executable: '{}'", command)
+                            : fmt::format("not executable: '{}': {}", command, why),
+                StatusReason::kNotExecutable);
+}
+
 // Resolves argv[0] like execvp would (without the sh fallback).
 StatusOr<std::string> ResolveCommand(const std::string& argv0, const std::string& cwd,
                                      const std::string& path_var) {
   if (argv0.find('/') != std::string::npos) {
     std::string p = argv0[0] == '/' ? argv0 : cwd + "/" + argv0;
-    if (!Exists(p)) return NotFoundError(fmt::format("command not found: '{}'", argv0));
-    if (!IsExecutableFile(p)) {
-      return FailedPreconditionError(fmt::format("not executable: '{}'", argv0));
-    }
+    if (!Exists(p)) return CommandNotFound(argv0);
+    if (!IsExecutableFile(p)) return NotExecutable(argv0);
     return p;
   }
   std::string not_exec;
@@ -222,10 +233,8 @@ StatusOr<std::string> ResolveCommand(const std::string& argv0, const std::string
     if (IsExecutableFile(p)) return p;
     if (not_exec.empty() && Exists(p)) not_exec = p;
   }
-  if (!not_exec.empty()) {
-    return FailedPreconditionError(fmt::format("not executable: '{}'", not_exec));
-  }
-  return NotFoundError(fmt::format("command not found: '{}'", argv0));
+  if (!not_exec.empty()) return NotExecutable(not_exec);
+  return CommandNotFound(argv0);
 }
 
 void AppendToLog(const std::filesystem::path& log, const std::string& line) {
@@ -338,8 +347,8 @@ std::filesystem::path ProcessRunner::WorkDir(DaemonJobId job) const {
 }
 
 int ProcessRunner::ExitCodeOf(const Status& launch_error) {
-  if (launch_error.message().starts_with("command not found")) return 127;
-  if (launch_error.message().starts_with("not executable")) return 126;
+  if (launch_error.reason() == StatusReason::kCommandNotFound) return 127;
+  if (launch_error.reason() == StatusReason::kNotExecutable) return 126;
   return -1;
 }
 
@@ -550,9 +559,8 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
       failure = FailedPreconditionError(
           fmt::format("working directory '{}': {}", cwd, std::strerror(m.err)));
     } else if (m.tag == 'X') {
-      failure = m.err == ENOENT ? NotFoundError(fmt::format("command not found: '{}'", *path))
-                                : FailedPreconditionError(fmt::format("not executable: '{}': {}",
-                                                                      *path, std::strerror(m.err)));
+      failure =
+          m.err == ENOENT ? CommandNotFound(*path) : NotExecutable(*path, std::strerror(m.err));
     } else if (m.tag == 'U') {
       failure = FailedPreconditionError(
           fmt::format("cannot run as user '{}': {}", user.name, std::strerror(m.err)));

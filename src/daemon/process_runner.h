@@ -149,16 +149,16 @@ class ProcessRunner {
   std::filesystem::path WorkDir(DaemonJobId job) const;
 
   // Starts the job's command (see the file comment). Errors: kNotFound
-  // "command not found: '<argv0>'" (exit code 127), kFailedPrecondition "not
-  // executable: '<path>'" (126), kFailedPrecondition "working directory
+  // "command not found: '<argv0>'" (reason kCommandNotFound, exit code 127), kFailedPrecondition
+  // "not executable: '<path>'" (reason kNotExecutable, 126), kFailedPrecondition "working directory
   // '<cwd>': <errno text>", kFailedPrecondition "cannot run as user 'x':
   // <errno text>", kFailedPrecondition "run <n> of job <id> is still alive"
   // (an earlier run holds the run lock), kInvalidArgument for an empty argv,
   // kInternal for fork/pipe failures. The reason is also appended to the
   // job's log.
   StatusOr<Launched> Launch(const LaunchSpec& spec);
-  // The exit code a launch error stands for (127 command not found, 126 not
-  // executable), or -1 when none applies (e.g. a missing working directory).
+  // The exit code a launch error stands for, by its reason (127 kCommandNotFound, 126
+  // kNotExecutable), or -1 when none applies (e.g. a missing working directory).
   static int ExitCodeOf(const Status& launch_error);
 
   // Never blocks. Reaps the monitor when it is our child (no zombies) and

@@ -124,6 +124,7 @@ TEST(ProcessRunnerTest, LaunchFailuresAreClear) {
     ASSERT_FALSE(l.ok());
     EXPECT_EQ(l.status().code(), StatusCode::kNotFound);
     EXPECT_EQ(l.status().message(), "command not found: 'no-such-command-migsched'");
+    EXPECT_EQ(l.status().reason(), StatusReason::kCommandNotFound);
     EXPECT_EQ(ProcessRunner::ExitCodeOf(l.status()), 127);
     EXPECT_EQ(ReadFile(runner.LogPath(1)),
               "migsched: command not found: 'no-such-command-migsched'\n");
@@ -137,6 +138,7 @@ TEST(ProcessRunnerTest, LaunchFailuresAreClear) {
     StatusOr<Launched> l = runner.Launch(spec);
     ASSERT_FALSE(l.ok());
     EXPECT_EQ(l.status().message(), "not executable: '" + script.string() + "'");
+    EXPECT_EQ(l.status().reason(), StatusReason::kNotExecutable);
     EXPECT_EQ(ProcessRunner::ExitCodeOf(l.status()), 126);
   }
   {

@@ -97,7 +97,7 @@ void Scheduler::Commit(JobId id, const Job& job, const Decision& d) {
   running_jobs_[id] = job;
   run_origin_s_[id] = now_s_;
   ++jobs_started_;
-  TrackIdle(d.plan);
+  idle_.Track(d.plan, now_s_);
 }
 
 bool Scheduler::MoveBudgetAllows(int64_t moves) const {
@@ -238,7 +238,7 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   if (moving != migrating_.end()) migrating_.erase(moving);
   expected_end_.erase(id);
   last_move_s_.erase(id);
-  TrackIdle(plan);
+  idle_.Track(plan, now_s_);
   return plan;
 }
 
@@ -669,7 +669,7 @@ Status Scheduler::BeginEvacuation(JobId id, const EvacuationPlan& plan) {
       return InternalError(fmt::format("evacuation began a second move of job {}", mv.job));
     }
     last_move_s_[mv.job] = now_s_;
-    TrackIdle(st.plan);
+    idle_.Track(st.plan, now_s_);
     movers.push_back(mv.job);
     evacuation_starts_.push_back(std::move(st));
   }
@@ -905,71 +905,21 @@ bool Scheduler::RetentionOn() const {
   return options_.idle_ttl_s >= 0 && policy_->KeepIdleInstances() && !setup_layout_;
 }
 
-void Scheduler::EraseIdle(const SlotKey& key) {
-  auto it = idle_.find(key);
-  if (it == idle_.end()) return;
-  idle_by_time_.erase({it->second.since_s, key.first, key.second});
-  idle_.erase(it);
-}
-
-void Scheduler::TrackIdle(const Plan& plan) {
-  auto set_idle = [&](const SlotKey& key, bool kept) {
-    EraseIdle(key);
-    idle_[key] = IdleInfo{now_s_, kept};
-    idle_by_time_.insert({now_s_, key.first, key.second});
-  };
-  for (const Step& s : plan.steps) {
-    const SlotKey key{s.gpu, s.start};
-    switch (s.kind) {
-      case StepKind::kCreate:
-        set_idle(key, false);
-        break;
-      case StepKind::kDestroy:
-        EraseIdle(key);
-        break;
-      case StepKind::kStart:
-      case StepKind::kMigrateBegin: {
-        auto it = idle_.find(key);
-        if (it != idle_.end() && it->second.kept) ++kept_reuses_;
-        EraseIdle(key);
-        break;
-      }
-      case StepKind::kRelease:
-        set_idle(key, true);
-        break;
-      case StepKind::kMigrateEnd:
-        set_idle({s.from_gpu, s.from_start}, false);
-        break;
-      case StepKind::kMigrateAbort:
-        set_idle(key, false);
-        break;
-    }
-  }
-}
-
 StatusOr<Plan> Scheduler::ExpireIdleInstances() {
-  Plan plan;
-  if (!RetentionOn()) return plan;
-  for (const auto& [since, gpu, start] : idle_by_time_) {
-    if (since + options_.idle_ttl_s > now_s_) break;
-    const GpuState& g = cluster_->gpu(gpu);
-    const int i = g.IndexAt(start);
-    if (i < 0 || g.instances()[i].busy()) {
-      return InternalError(
-          fmt::format("idle-instance retention: GPU {} @{} is not an idle instance", gpu, start));
-    }
-    plan.steps.push_back({StepKind::kDestroy, gpu, g.instances()[i].profile, start, kNoJob});
-  }
+  if (!RetentionOn()) return Plan{};
+  ASSIGN_OR_RETURN(Plan plan, idle_.Due(*cluster_, now_s_, options_.idle_ttl_s));
   if (plan.empty()) return plan;
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
-  TrackIdle(plan);
-  idle_expirations_ += static_cast<int64_t>(plan.steps.size());
+  idle_.Track(plan, now_s_);
+  idle_.CountExpired(static_cast<int64_t>(plan.steps.size()));
   return plan;
 }
 
 std::optional<double> Scheduler::NextIdleExpiry() const {
-  if (!RetentionOn() || idle_by_time_.empty()) return std::nullopt;
-  return std::get<0>(*idle_by_time_.begin()) + options_.idle_ttl_s;
+  if (!RetentionOn()) return std::nullopt;
+  const std::optional<double> oldest = idle_.OldestSince();
+  if (!oldest) return std::nullopt;
+  return *oldest + options_.idle_ttl_s;
 }
 
 // ---- One instant ----
@@ -1079,7 +1029,7 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
     }
     last_move_s_[st.move.job] = now_s_;
     ++moves_begun_;
-    TrackIdle(st.plan);
+    idle_.Track(st.plan, now_s_);
   }
   begun.insert(begun.end(), std::make_move_iterator(starts->begin()),
                std::make_move_iterator(starts->end()));
@@ -1099,7 +1049,7 @@ StatusOr<Plan> Scheduler::FinishMigration(JobId id) {
   for (InstanceRef& in : running_[id]) {
     if (in == mv.from) in = mv.to;
   }
-  TrackIdle(plan);
+  idle_.Track(plan, now_s_);
   return plan;
 }
 
@@ -1226,7 +1176,7 @@ StatusOr<Plan> Scheduler::PinPlan(Holder holder, JobId id, const std::vector<Ins
     }
     plan.steps.insert(plan.steps.end(), part.steps.begin(), part.steps.end());
   }
-  TrackIdle(plan);
+  idle_.Track(plan, now_s_);
   return plan;
 }
 
@@ -1292,7 +1242,7 @@ StatusOr<Plan> Scheduler::ReleaseHold(Holder holder, JobId id, bool destroy) {
   }
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   holds_.erase(it);
-  TrackIdle(plan);
+  idle_.Track(plan, now_s_);
   return plan;
 }
 
@@ -1354,7 +1304,7 @@ StatusOr<Plan> Scheduler::AbandonMigration(JobId id) {
   }
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   migrating_.erase(it);
-  TrackIdle(plan);
+  idle_.Track(plan, now_s_);
   return plan;
 }
 
@@ -1372,7 +1322,7 @@ Status Scheduler::ApplyExternal(const Plan& plan) {
     }
   }
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
-  TrackIdle(plan);
+  idle_.Track(plan, now_s_);
   return Status();
 }
 

@@ -42,6 +42,7 @@
 #include "core/job.h"
 #include "core/plan.h"
 #include "core/status.h"
+#include "sched/idle_retention.h"
 #include "sched/joint_placement.h"
 #include "sched/options.h"
 #include "sched/policy.h"
@@ -294,9 +295,9 @@ class Scheduler {
   // Instances given to a job that a previous job had left idle (kept rather
   // than destroyed at its end). Each saved one destroy and one create against
   // destroying every instance when its job ends.
-  int64_t kept_instance_reuses() const { return kept_reuses_; }
+  int64_t kept_instance_reuses() const { return idle_.kept_reuses(); }
   // Idle instances destroyed because their idle_ttl_s ran out.
-  int64_t idle_expirations() const { return idle_expirations_; }
+  int64_t idle_expirations() const { return idle_.expirations(); }
 
   // ---- Migration (§6) ----
 
@@ -482,12 +483,6 @@ class Scheduler {
     double enqueued_s = 0;
     bool tried = false;  // tried by a scan at least once
   };
-  // An idle instance, for retention.
-  struct IdleInfo {
-    double since_s = 0;
-    bool kept = false;  // left idle by a job that ended (not freshly created)
-  };
-  using SlotKey = std::pair<int, int>;  // (gpu, start)
 
   // §5: the reservations for `q` on GPUs not closed now (empty if none can be found).
   std::vector<Reservation> ReserveFor(const Queued& q) const;
@@ -515,9 +510,6 @@ class Scheduler {
   // Whether some GPU has enough free compute slices and units for `job`'s
   // profile but no valid placement (§4 step 6).
   bool FragmentedRoomOnly(const Job& job) const;
-  // Retention bookkeeping after a plan was applied.
-  void TrackIdle(const Plan& plan);
-  void EraseIdle(const SlotKey& key);
   bool RetentionOn() const;
   double ExpectedEnd(JobId id) const;
   // Whether `moves` more moves fit the admission move budget now (always where no job is turned
@@ -555,10 +547,7 @@ class Scheduler {
   int64_t moves_begun_ = 0;
   std::vector<Job> fragmented_;  // kFragmented requests of the last scan
 
-  std::map<SlotKey, IdleInfo> idle_;
-  std::set<std::tuple<double, int, int>> idle_by_time_;  // (since, gpu, start)
-  int64_t kept_reuses_ = 0;
-  int64_t idle_expirations_ = 0;
+  IdleRetention idle_;  // the books of every applied plan (sched/idle_retention.h)
 
   std::unique_ptr<JointPlacer> joint_;  // options_.joint_placement
 

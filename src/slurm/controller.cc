@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <future>
 
 #include "cluster/planner.h"
 #include "slurm/admin_comment.h"
@@ -79,28 +78,9 @@ void SlurmController::SayStopped(double now_s) {
 }
 
 std::vector<NodeInput> SlurmController::FetchNodes() {
-  // Asked in parallel, at most 16 at once.
-  constexpr size_t kParallel = 16;
-  std::vector<NodeInput> out(config_.nodes.size());
-  for (size_t base = 0; base < out.size(); base += kParallel) {
-    std::vector<std::future<StatusOr<NodeState>>> f;
-    const size_t end = std::min(out.size(), base + kParallel);
-    for (size_t i = base; i < end; ++i) {
-      const std::string name = config_.nodes[i].name;
-      f.push_back(std::async(std::launch::async, [this, name] { return nodes_->State(name); }));
-    }
-    for (size_t i = base; i < end; ++i) {
-      out[i].name = config_.nodes[i].name;
-      StatusOr<NodeState> s = f[i - base].get();
-      if (s.ok()) {
-        out[i].state = std::move(*s);
-        out[i].state->node = out[i].name;
-      } else {
-        out[i].error = s.status().message();
-      }
-    }
-  }
-  return out;
+  std::vector<std::string> names;
+  for (const auto& n : config_.nodes) names.push_back(n.name);
+  return ReadNodeStates(nodes_, names, kNodeReadsAtOnce);
 }
 
 StatusOr<TickReport> SlurmController::Tick(double now_s) {

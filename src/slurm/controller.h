@@ -114,7 +114,9 @@ class SlurmController {
   SlurmController(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* nodes,
                   const Catalog* catalog);
 
+  // Every node's state (ReadNodeStates), kNodeReadsAtOnce daemons asked at once.
   std::vector<NodeInput> FetchNodes();
+  static constexpr int kNodeReadsAtOnce = 16;
 
   ControllerConfig config_;
   SlurmClient* slurm_;

@@ -22,29 +22,13 @@ std::optional<int64_t> JobIdFromEnv(const Env& env) {
   return id;
 }
 
-// The job's MIG request per node from its record, or empty for a job
-// without MIG GRES.
+// The job's MIG request per node from its record (the controller's rule, MigProfilesOf), or
+// empty for a job without MIG GRES.
 StatusOr<std::vector<ProfileCount>> MigRequest(const ScontrolRecord& rec,
                                                const std::string& gres_name) {
-  std::vector<ProfileCount> out;
   const std::string tres = rec.Value("TresPerNode").value_or("");
   ASSIGN_OR_RETURN(std::vector<GresCount> gres, ParseGresList(tres));
-  for (const GresCount& g : gres) {
-    if (g.name != gres_name) continue;
-    if (g.type.empty() || g.count <= 0) {
-      return InvalidArgumentError(
-          fmt::format("TresPerNode={}: a {} GRES without a profile", tres, gres_name));
-    }
-    bool merged = false;
-    for (ProfileCount& p : out) {
-      if (p.profile == g.type) {
-        p.count += static_cast<int>(g.count);
-        merged = true;
-      }
-    }
-    if (!merged) out.push_back({g.type, static_cast<int>(g.count)});
-  }
-  return out;
+  return MigProfilesOf(gres, gres_name);
 }
 
 std::string AdminCommentOf(const ScontrolRecord& rec) {

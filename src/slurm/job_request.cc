@@ -55,9 +55,10 @@ std::string RoomKey(const PlacementRef& p) {
   return fmt::format("{}{}:{}:{}", kRoomPrefix, p.gpu, p.profile, p.start);
 }
 
-StatusOr<std::optional<JobRequest>> ToJobRequest(const SlurmJob& job, std::string_view gres_name) {
-  JobRequest r;
-  for (const GresCount& g : job.tres_per_node) {
+StatusOr<std::vector<ProfileCount>> MigProfilesOf(const std::vector<GresCount>& gres,
+                                                  std::string_view gres_name) {
+  std::vector<ProfileCount> out;
+  for (const GresCount& g : gres) {
     if (g.name != gres_name) continue;
     if (g.type.empty()) {
       return InvalidArgumentError(fmt::format(
@@ -76,14 +77,20 @@ StatusOr<std::optional<JobRequest>> ToJobRequest(const SlurmJob& job, std::strin
           fmt::format("--gres={}:{}:{}: the count must be at least 1", gres_name, g.type, g.count));
     }
     bool merged = false;
-    for (ProfileCount& p : r.job.per_node) {
+    for (ProfileCount& p : out) {
       if (p.profile == g.type) {
         p.count += static_cast<int>(g.count);
         merged = true;
       }
     }
-    if (!merged) r.job.per_node.push_back({g.type, static_cast<int>(g.count)});
+    if (!merged) out.push_back({g.type, static_cast<int>(g.count)});
   }
+  return out;
+}
+
+StatusOr<std::optional<JobRequest>> ToJobRequest(const SlurmJob& job, std::string_view gres_name) {
+  JobRequest r;
+  ASSIGN_OR_RETURN(r.job.per_node, MigProfilesOf(job.tres_per_node, gres_name));
   if (r.job.per_node.empty()) return std::optional<JobRequest>();
   r.job.key = JobKey(job.id);
   r.job.num_nodes = std::max(1, job.node_count);

@@ -49,6 +49,14 @@ struct JobRequest {
   std::string marker_error;  // from ParseMarker
 };
 
+// The MIG instances a GRES request asks for per node: every entry of `gres` named `gres_name`, as
+// (profile, count), counts of one profile listed twice added, in the order first listed; empty
+// for a request without such an entry. kInvalidArgument, in the user's terms (--gres=...), for
+// an entry without a profile ("--gres=mig:2"), with the nodes' padding type, or with a count
+// below 1. The one rule of the controller (ToJobRequest) and the prologs (hooks.h).
+StatusOr<std::vector<ProfileCount>> MigProfilesOf(const std::vector<GresCount>& gres,
+                                                  std::string_view gres_name);
+
 // The job's MIG request, or nullopt for a job without GRES `gres_name`.
 // kInvalidArgument (the job can never be placed; the message is for its
 // AdminComment) for a MIG GRES without a profile ("--gres=mig:2") or with a

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "slurm/admin_comment.h"
+#include "slurm/gres_config.h"
 
 namespace migsched::slurm {
 namespace {
@@ -127,6 +128,38 @@ TEST(AdminCommentTest, FailuresHoldsAndMigrations) {
   EXPECT_EQ(ParseRequeuedFor(m), "slurm:9");
   EXPECT_EQ(ParseRequeuedFor("migsched: waiting: x"), std::nullopt);
   EXPECT_EQ(FormatWaiting(std::string(2000, 'x')).size(), kMaxCommentBytes);
+}
+
+// The controller (ToJobRequest) and both prologs (hooks.cc) read a job's GRES with this one rule.
+// Expected by hand: the mig entries only, 3g.20gb's two entries added, in first-listed order.
+TEST(MigProfilesOfTest, AddsAProfileListedTwiceAndIgnoresOtherGres) {
+  auto got = MigProfilesOf(
+      {{"mig", "3g.20gb", 1}, {"gpu", "", 2}, {"mig", "1g.5gb", 2}, {"mig", "3g.20gb", 1}}, "mig");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].profile, "3g.20gb");
+  EXPECT_EQ((*got)[0].count, 2);
+  EXPECT_EQ((*got)[1].profile, "1g.5gb");
+  EXPECT_EQ((*got)[1].count, 2);
+  auto none = MigProfilesOf({{"gpu", "", 2}}, "mig");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+// Regression (prolog_gres_rule_copied): the prologs had a copy of the rule that let the nodes'
+// padding type through as if it were a profile; one rule refuses it everywhere.
+TEST(MigProfilesOfTest, RegressionPrologGresRuleCopiedRefusesThePaddingType) {
+  auto pad = MigProfilesOf({{"mig", std::string(kPadType), 1}}, "mig");
+  ASSERT_FALSE(pad.ok());
+  EXPECT_EQ(pad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(pad.status().message().find("not a MIG profile"), std::string::npos)
+      << pad.status().message();
+  auto no_profile = MigProfilesOf({{"mig", "", 2}}, "mig");
+  ASSERT_FALSE(no_profile.ok());
+  EXPECT_NE(no_profile.status().message().find("names no MIG profile"), std::string::npos);
+  auto zero = MigProfilesOf({{"mig", "1g.5gb", 0}}, "mig");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("at least 1"), std::string::npos);
 }
 
 }  // namespace

@@ -77,34 +77,6 @@ void ClusterEngine::Invalidate() {
   snapshot_.reset();
 }
 
-namespace {
-
-// Every node's state, `threads` calls at a time.
-std::vector<NodeInput> ReadStates(NodeDaemons* daemons, const std::vector<StaticNode>& nodes,
-                                  int threads) {
-  std::vector<NodeInput> inputs(nodes.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < nodes.size();) {
-      inputs[i].name = nodes[i].name;
-      auto st = daemons->State(nodes[i].name);
-      if (st.ok()) {
-        inputs[i].state = std::move(*st);
-      } else {
-        inputs[i].error = st.status().message();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const size_t n = std::min<size_t>(std::max(threads, 1), nodes.size());
-  for (size_t k = 1; k < n; ++k) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  return inputs;
-}
-
-}  // namespace
-
 std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::Build() {
   auto s = std::make_shared<Snapshot>();
   s->taken = std::chrono::steady_clock::now();
@@ -114,7 +86,9 @@ std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::Build() {
   } else {
     s->nodes = *nodes;
   }
-  s->inputs = ReadStates(daemons_, s->nodes, options_.state_threads);
+  std::vector<std::string> names;
+  for (const StaticNode& n : s->nodes) names.push_back(n.name);
+  s->inputs = ReadNodeStates(daemons_, names, options_.state_threads);
   std::lock_guard lock(mu_);
   s->view = ClusterView::Build(s->inputs, *catalog_, &tables_);
   return s;
