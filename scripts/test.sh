@@ -9,17 +9,14 @@ jobs=${MIGSCHED_JOBS:-$(nproc)}
 export MIGSCHED_WITH_BROWSER=${MIGSCHED_WITH_BROWSER:-1}
 # The daemon's /metrics test checks the exposition with promtool (Debian's prometheus).
 export MIGSCHED_WITH_PROMTOOL=${MIGSCHED_WITH_PROMTOOL:-1}
-# Both builds precompile the common headers (CMakeLists.txt MIGSCHED_PCH); where ccache is the
-# compiler launcher, it caches such objects only with this sloppiness.
-export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
 
-scripts/setup.sh build -DMIGSCHED_WERROR=ON -DMIGSCHED_BUILD_TESTS=ON -DMIGSCHED_PCH=ON
+scripts/setup.sh build -DMIGSCHED_WERROR=ON -DMIGSCHED_BUILD_TESTS=ON
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer" >&2
 # The unit tests of every layer; the end-to-end tests (processes, real Slurm, test servers) ran
 # above in the normal build: under the sanitizers they took half of this pass's time (DEVELOPERS.md).
-scripts/setup.sh build-asan -DMIGSCHED_WERROR=ON -DMIGSCHED_PCH=ON -DMIGSCHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+scripts/setup.sh build-asan -DMIGSCHED_WERROR=ON -DMIGSCHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DMIGSCHED_BUILD_E2E_TESTS=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
