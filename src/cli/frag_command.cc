@@ -105,10 +105,10 @@ int Run(const FragOptions& o, Context& ctx) {
 
 void RegisterFragCommand(CLI::App& app, Context& ctx, int* exit_code) {
   auto opts = std::make_shared<FragOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "frag",
-      "FragCost of one GPU with the given busy instances (spec §2), with feasible and ideal "
-      "counts per profile");
+  CLI::App* cmd = app.add_subcommand("frag",
+                                     "FragCost of one GPU with the given busy instances "
+                                     "(docs/algorithms.md §2), with feasible and ideal "
+                                     "counts per profile");
   cmd->add_option("--gpu", opts->gpu, "GPU model (name, short name or nvidia-smi name)")
       ->required();
   cmd->add_option("--instances", opts->instances,

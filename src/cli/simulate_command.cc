@@ -187,9 +187,9 @@ int Run(const SimulateFlags& f, Context& ctx) {
 
 void RegisterSimulateCommand(CLI::App& app, Context& ctx, int* exit_code) {
   auto f = std::make_shared<SimulateFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "simulate",
-      "Simulate one placement policy on a cluster and workload and print its metrics (spec §9)");
+  CLI::App* cmd = app.add_subcommand("simulate",
+                                     "Simulate one placement policy on a cluster and workload and "
+                                     "print its metrics (docs/algorithms.md §9)");
   AddSimFlags(cmd, &f->sim);
   cmd->add_option("--policy", f->policy, PolicyHelp())->capture_default_str();
   cmd->add_option("--json", f->json, "Write every metric (and the settings) as JSON to FILE");
