@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "cluster/job_placer.h"
 #include "cluster/requeue_search.h"
-#include "sched/candidates.h"
+#include "sched/explain.h"
 #include "sched/scheduler.h"
 
 namespace migsched {
@@ -123,11 +122,20 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
                                  part.profile, fmt::join(offered, ", ")));
     }
   }
+  std::vector<AskedPart> parts;
+  for (const ProfileCount& part : job.per_node)
+    parts.push_back(PartOfProfile(part.profile, part.count));
+  const CapacityFn capacity = [&](int g, int p) { return policy.Capacity(c, g, p); };
   int capable = 0;
-  // Over the nodes considered: the most instances of each part one node holds, the most compute
-  // slices one node has, and the slices the request needs on one node (for the reason).
-  std::vector<int> best(job.per_node.size(), 0);
-  int most_slices = 0, need_most = 0;
+  // The verdict of the node that comes closest (kTooManySlices before kTooFew, a later part
+  // before an earlier one; among kTooFew of one part the node that holds the most of it).
+  std::optional<NeverVerdict> closest;
+  auto closer = [](const NeverVerdict& a, const NeverVerdict& b) {
+    auto rank = [](const NeverVerdict& v) {
+      return v.kind == NeverVerdict::Kind::kTooManySlices ? 1 << 20 : v.part * 1024 + v.most;
+    };
+    return rank(a) > rank(b);
+  };
   for (int n = 0; n < view.num_nodes(); ++n) {
     const ClusterView::Node& node = view.nodes()[n];
     if (!node.usable) continue;
@@ -139,48 +147,29 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
         job.excluded_nodes.end()) {
       continue;
     }
-    bool fits = true;
-    int need_slices = 0;
-    int node_slices = 0;
-    for (int k = 0; k < node.num_gpus; ++k) {
-      node_slices += c.gpu(node.first_gpu + k).model().compute_slices();
+    std::vector<int> gpus(node.num_gpus);
+    for (int k = 0; k < node.num_gpus; ++k) gpus[k] = node.first_gpu + k;
+    const NeverVerdict v = CanEverHold(c, gpus, parts, capacity);
+    if (v.can()) {
+      ++capable;
+    } else if (!closest || closer(v, *closest)) {
+      closest = v;
     }
-    for (size_t i = 0; i < job.per_node.size(); ++i) {
-      const ProfileCount& part = job.per_node[i];
-      int cap = 0;
-      int slices = 0;
-      for (int k = 0; k < node.num_gpus; ++k) {
-        const int g = node.first_gpu + k;
-        const int p = c.gpu(g).model().FindProfile(part.profile);
-        if (p < 0) continue;
-        cap += policy.Capacity(c, g, p);
-        slices = c.gpu(g).model().profile(p).compute_slices;
-      }
-      best[i] = std::max(best[i], cap);
-      if (cap < part.count) fits = false;
-      need_slices += slices * part.count;
-    }
-    if (need_slices > node_slices) fits = false;
-    most_slices = std::max(most_slices, node_slices);
-    need_most = std::max(need_most, need_slices);
-    if (fits) ++capable;
   }
   if (capable >= job.num_nodes) return std::nullopt;
   if (job.num_nodes == 1) {
-    // The first part no node holds enough of; else the compute slices all parts need together
-    // (regression: one 4g.20gb and two 3g.20gb, 10 slices on 7-slice GPUs, were told "a node
-    // holds at most 1 4g.20gb"); else the parts fit one by one but not together.
-    std::string why;
-    for (size_t i = 0; i < job.per_node.size() && why.empty(); ++i) {
-      if (best[i] < job.per_node[i].count) {
-        why = fmt::format("a node holds at most {} {}", best[i], job.per_node[i].profile);
-      }
+    // Worded from the node that comes closest (regression: one 4g.20gb and two 3g.20gb, 10
+    // slices on 7-slice GPUs, were told "a node holds at most 1 4g.20gb").
+    std::string why = "no node holds all of them together";
+    if (closest && closest->kind == NeverVerdict::Kind::kTooManySlices) {
+      why = fmt::format("they need {} compute slices together; a node has at most {}",
+                        closest->need, closest->most);
+    } else if (closest && closest->kind == NeverVerdict::Kind::kTooFew) {
+      why = fmt::format("a node holds at most {} {}", closest->most,
+                        job.per_node[closest->part].profile);
+    } else if (closest && closest->kind == NeverVerdict::Kind::kNotOffered) {
+      why = fmt::format("no node offers {}", job.per_node[closest->part].profile);
     }
-    if (why.empty() && need_most > most_slices) {
-      why = fmt::format("they need {} compute slices together; a node has at most {}", need_most,
-                        most_slices);
-    }
-    if (why.empty()) why = "no node holds all of them together";
     return verdict(fmt::format("no node can ever hold {} at once ({})", job.Describe(), why));
   }
   return verdict(fmt::format("needs {} nodes that can each hold {}; {} can", job.num_nodes,
@@ -207,15 +196,7 @@ std::string WaitReason(const Cluster& c, const ClusterView& view, const ClusterJ
       const GpuModel& m = gs.model();
       const int p = m.FindProfile(part.profile);
       if (p < 0) continue;
-      const int free_units =
-          std::popcount(m.all_units_mask() & ~gs.table().unit_mask(gs.busy_config()));
-      if (gs.free_compute_slices() < m.profile(p).compute_slices ||
-          free_units < m.profile(p).size()) {
-        continue;
-      }
-      std::vector<Candidate> cands;
-      AppendCandidates(c, g, p, /*allow_create=*/true, &cands);
-      if (!cands.empty()) continue;
+      if (ExplainGpuRoom(gs, p).kind != GpuRoom::Kind::kFragmented) continue;
       if (fragmented.size() < 3) {
         const ClusterView::Node& nd = view.nodes()[node];
         fragmented.push_back(fmt::format("{} GPU {}", nd.name, nd.daemon_index[g - nd.first_gpu]));

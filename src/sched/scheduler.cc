@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <bit>
@@ -11,6 +12,7 @@
 
 #include "sched/candidates.h"
 #include "sched/evacuation.h"
+#include "sched/explain.h"
 #include "sched/joint_placement.h"
 #include "sched/migration_planner.h"
 
@@ -52,38 +54,38 @@ StatusOr<Plan> Scheduler::Setup() {
 }
 
 Status Scheduler::CheckCanEverRun(const Job& job) const {
-  int capacity = 0;
-  bool offered = false;
-  std::vector<std::string> models;
-  for (int gpu = 0; gpu < cluster_->size(); ++gpu) {
-    const GpuModel& m = cluster_->gpu(gpu).model();
-    if (std::find(models.begin(), models.end(), m.name()) == models.end())
-      models.push_back(m.name());
-    const int profile = ResolveProfile(m, job);
-    if (profile < 0) continue;
-    offered = true;
-    capacity += policy_->Capacity(*cluster_, gpu, profile);
+  std::vector<int> gpus(cluster_->size());
+  for (int g = 0; g < cluster_->size(); ++g) gpus[g] = g;
+  const AskedPart part{[&job](const GpuModel& m) { return ResolveProfile(m, job); }, job.count};
+  const NeverVerdict v = CanEverHold(
+      *cluster_, gpus, {part}, [&](int g, int p) { return policy_->Capacity(*cluster_, g, p); });
+  switch (v.kind) {
+    case NeverVerdict::Kind::kCan:
+      return Status();
+    case NeverVerdict::Kind::kNotOffered: {
+      std::vector<std::string> models;
+      for (const GpuModel* m : cluster_->models()) models.push_back(m->name());
+      const std::string model_list = fmt::format("{}", fmt::join(models, ", "));
+      return FailedPreconditionError(
+          job.profile.empty()
+              ? fmt::format("no GPU in the cluster ({}) has a profile for gpu_fraction {}",
+                            model_list, job.gpu_fraction)
+              : fmt::format("no GPU in the cluster ({}) offers profile {}", model_list,
+                            job.profile));
+    }
+    case NeverVerdict::Kind::kTooFew:
+      if (v.most == 0) {
+        return FailedPreconditionError(fmt::format("the {} policy's layout has no {} instance",
+                                                   policy_->name(), job.RequestString()));
+      }
+      return FailedPreconditionError(
+          fmt::format("gang of {} instances is larger than the cluster (at most {} at once)",
+                      job.RequestString(), v.most));
+    case NeverVerdict::Kind::kTooManySlices:  // one part: its capacity already bounds the slices
+      break;
   }
-  std::string model_list;
-  for (const auto& n : models) model_list += (model_list.empty() ? "" : ", ") + n;
-  if (!offered) {
-    return FailedPreconditionError(
-        job.profile.empty()
-            ? fmt::format("no GPU in the cluster ({}) has a profile for gpu_fraction {}",
-                          model_list, job.gpu_fraction)
-            : fmt::format("no GPU in the cluster ({}) offers profile {}", model_list, job.profile));
-  }
-  if (capacity == 0) {
-    return FailedPreconditionError(fmt::format("the {} policy's layout has no {} instance",
-                                               policy_->name(), job.RequestString()));
-  }
-  if (job.count > capacity) {
-    return FailedPreconditionError(
-        fmt::format("gang of {} instances is larger than the cluster "
-                    "(at most {} at once)",
-                    job.RequestString(), capacity));
-  }
-  return Status();
+  return FailedPreconditionError(fmt::format("{} needs {} compute slices; the cluster has {}",
+                                             job.RequestString(), v.need, v.most));
 }
 
 StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) {

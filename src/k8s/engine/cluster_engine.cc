@@ -9,8 +9,8 @@
 
 #include "cluster/capacity.h"
 #include "cluster/job_placer.h"
-#include "k8s/engine/fit_reason.h"
 #include "k8s/migration/evictor.h"
+#include "sched/explain.h"
 
 namespace migsched::k8s {
 
@@ -255,50 +255,47 @@ std::string ProfilesOf(const std::vector<const GpuModel*>& models) {
 
 std::string ClusterEngine::NoFitReason(const Snapshot& s, const ClusterJob& job, int node) {
   const ClusterView& v = *s.view;
+  const Cluster& c = v.cluster();
   const ClusterView::Node& n = v.nodes()[node];
-  const std::vector<const GpuModel*> models = v.NodeModels(node);
-  std::vector<std::string> parts;
-  for (const ProfileCount& pc : job.per_node) {
-    // A profile the node's GPUs do not offer, or more than the node ever holds.
-    int offered = 0, most = 0;
-    for (const GpuModel* m : models) {
-      const int p = m->FindProfile(pc.profile);
-      if (p < 0) continue;
-      ++offered;
-      most += MaxInstancesAtOnce(*m, tables_.Get(*m), p);
-    }
-    if (offered == 0) {
-      return fmt::format("profile {} is not offered by any GPU of {} (profiles: {})", pc.profile,
-                         n.name, ProfilesOf(models));
-    }
-    if (most < pc.count) {
-      return fmt::format("{} can never hold {} {} at once (at most {})", n.name, pc.count,
-                         pc.profile, most);
-    }
-    // Per GPU: why no placement of the profile is free.
-    std::vector<std::string> gpus;
-    int free_places = 0;
-    for (int k = 0; k < n.num_gpus; ++k) {
-      const int g = n.first_gpu + k;
-      const GpuState& gs = v.cluster().gpu(g);
-      const int p = gs.model().FindProfile(pc.profile);
-      if (p < 0) continue;
-      if (v.drained(g)) {
-        gpus.push_back(fmt::format("GPU {}: drained", n.daemon_index[k]));
-        continue;
-      }
-      const std::string why = NoPlacementReason(gs, p);
-      if (why.empty()) {
-        ++free_places;
-      } else {
-        gpus.push_back(fmt::format("GPU {}: {}", n.daemon_index[k], why));
-      }
-    }
-    if (free_places == 0) {
-      parts.push_back(fmt::format("no {} placement free: {}", pc.profile, fmt::join(gpus, "; ")));
-    }
+  std::vector<int> gpus(n.num_gpus);
+  for (int k = 0; k < n.num_gpus; ++k) gpus[k] = n.first_gpu + k;
+  std::vector<AskedPart> parts;
+  for (const ProfileCount& pc : job.per_node) parts.push_back(PartOfProfile(pc.profile, pc.count));
+  // Never: what the node's GPUs hold at once, from the catalog (what the device plugin advertises).
+  const NeverVerdict never = CanEverHold(c, gpus, parts, [&](int g, int p) {
+    const GpuModel& m = c.gpu(g).model();
+    return MaxInstancesAtOnce(m, tables_.Get(m), p);
+  });
+  switch (never.kind) {
+    case NeverVerdict::Kind::kCan:
+      break;
+    case NeverVerdict::Kind::kNotOffered:
+      return fmt::format("profile {} is not offered by any GPU of {} (profiles: {})",
+                         job.per_node[never.part].profile, n.name, ProfilesOf(v.NodeModels(node)));
+    case NeverVerdict::Kind::kTooFew:
+      return fmt::format("{} can never hold {} {} at once (at most {})", n.name,
+                         job.per_node[never.part].count, job.per_node[never.part].profile,
+                         never.most);
+    case NeverVerdict::Kind::kTooManySlices:
+      return fmt::format(
+          "{} can never hold {} at once (they need {} compute slices together; it "
+          "has {})",
+          n.name, job.Describe(), never.need, never.most);
   }
-  if (!parts.empty()) return fmt::format("{}", fmt::join(parts, "; "));
+  // No room now: per GPU, why no placement of each profile is free.
+  const std::vector<PartRoom> room = ExplainRoom(
+      c, gpus, parts, [&](int g) { return v.drained(g) ? std::string("drained") : std::string(); });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < room.size(); ++i) {
+    if (room[i].free_places > 0) continue;
+    std::vector<std::string> per_gpu;
+    for (const auto& [g, why] : room[i].blocked) {
+      per_gpu.push_back(fmt::format("GPU {}: {}", n.daemon_index[g - n.first_gpu], why));
+    }
+    out.push_back(
+        fmt::format("no {} placement free: {}", job.per_node[i].profile, fmt::join(per_gpu, "; ")));
+  }
+  if (!out.empty()) return fmt::format("{}", fmt::join(out, "; "));
   // Each profile has a free placement somewhere, but not all of them at once.
   return fmt::format("{} do not fit on {} together now", job.Describe(), n.name);
 }

@@ -7,7 +7,7 @@
 //
 //   Filter     per candidate node: does the pod's whole request fit on that
 //              node now (JobPlacer restricted to it)? If not, why, per GPU
-//              (k8s/engine/fit_reason.h).
+//              (sched/explain.h).
 //   Prioritize the node the policy picks over all candidate nodes gets 10;
 //              the other nodes that fit 9, 8, ... by the FragCost increase
 //              the pod causes there (ΔFragCost, §2; smaller first); the rest 0.

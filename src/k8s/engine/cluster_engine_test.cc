@@ -99,6 +99,17 @@ TEST_F(ClusterEngineTest, UnknownProfilesAndRequestsANodeCanNeverHold) {
             "n1 can never hold 2 4g.20gb at once (at most 1)");
 }
 
+TEST_F(ClusterEngineTest, RegressionNoFitReasonSaidNowForARequestTheNodeNeverHolds) {
+  // One 4g.20gb and two 3g.20gb on a node of one A100 40GB: each profile alone fits (at most one
+  // 4g.20gb, two 3g.20gb), but together they need 4 + 2 x 3 = 10 compute slices of its 7. The
+  // reason said they "do not fit on n1 together now", as if waiting could help.
+  daemons.states["n1"] = MakeNode("n1", 1, "A100 40GB", {});
+  Make();
+  EXPECT_EQ(engine->Filter(Pod("u", {{"c", {{"4g.20gb", 1}, {"3g.20gb", 2}}}}), {"n1"})[0].reason,
+            "n1 can never hold 4g.20gb + 2x 3g.20gb at once (they need 10 compute slices "
+            "together; it has 7)");
+}
+
 TEST_F(ClusterEngineTest, PrioritizeGivesTheOnlyNodeThatFitsTen) {
   daemons.states["n1"] = MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@1=alloc:k8s:a"});
   daemons.states["n2"] = MakeNode("n2", 1, "A100 40GB", {});
