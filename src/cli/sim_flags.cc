@@ -514,6 +514,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["metric"] = scheduler.metric;
   j["demand_window"] = scheduler.demand_window;
   j["reserve_full"] = scheduler.reserve_full;
+  j["reuse_first"] = scheduler.reuse_first;
   j["joint_placement"] = scheduler.joint_placement;
   auto off_if_negative = [](double v) {
     return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v);

@@ -44,11 +44,12 @@ std::string PolicyHelp() {
     aliases += fmt::format("{}{} (= {})", aliases.empty() ? "" : ", ", alias, policy);
   }
   return fmt::format(
-      "{}; aliases: {} (docs/policies.md; `full` defaults to --metric {} --evacuation {} "
-      "--max-skip-seconds {:g} --reservation-slack {:g} --reservation-unknown-ends {})",
-      names, aliases, kFullDefaultMetric, EvacuationScopeName(kFullDefaultEvacuation),
-      kFullDefaultMaxSkipSeconds, kFullDefaultReservationSlack,
-      kFullDefaultReservationNeedsEnds ? "skip" : "strict");
+      "{}; aliases: {} (docs/policies.md; `full` defaults to --metric {} --reuse-first {} "
+      "--evacuation {} --max-skip-seconds {:g} --reservation-slack {:g} "
+      "--reservation-unknown-ends {})",
+      names, aliases, kFullDefaultMetric, kFullDefaultReuseFirst ? "on" : "off",
+      EvacuationScopeName(kFullDefaultEvacuation), kFullDefaultMaxSkipSeconds,
+      kFullDefaultReservationSlack, kFullDefaultReservationNeedsEnds ? "skip" : "strict");
 }
 
 int Run(const SimulateFlags& f, Context& ctx) {

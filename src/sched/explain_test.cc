@@ -71,6 +71,19 @@ TEST_F(ExplainTest, ComputeSlicesInstanceCountsAndAFullGpu) {
   EXPECT_EQ(NoPlacementReason(Busy({{"7g.40gb", 0}}), P("1g.5gb")), "no slice free");
 }
 
+TEST_F(ExplainTest, TheKindOfEachReason) {
+  using Kind = GpuRoom::Kind;
+  EXPECT_EQ(ExplainGpuRoom(Busy({}), P("7g.40gb")).kind, Kind::kFree);
+  EXPECT_EQ(ExplainGpuRoom(Busy({{"7g.40gb", 0}}), P("1g.5gb")).kind, Kind::kNoSliceFree);
+  // 4g.20gb (4 compute) and 2g.10gb (2) at 4: 1 compute slice free, 2g.10gb needs 2.
+  EXPECT_EQ(ExplainGpuRoom(Busy({{"4g.20gb", 0}, {"2g.10gb", 4}}), P("2g.10gb")).kind,
+            Kind::kComputeSlices);
+  // 1g.5gb at 1: 4 compute slices and 7 slices free, but 4g.20gb goes only at 0-3.
+  const GpuRoom frag = ExplainGpuRoom(Busy({{"1g.5gb", 1}}), P("4g.20gb"));
+  EXPECT_EQ(frag.kind, Kind::kFragmented);
+  EXPECT_EQ(frag.why, NoPlacementReason(Busy({{"1g.5gb", 1}}), P("4g.20gb")));
+}
+
 TEST_F(ExplainTest, IdleInstancesAreFreeSpace) {
   GpuState gs(m, *table);
   ASSERT_TRUE(gs.Create(P("4g.20gb"), 0).ok());  // idle: may be destroyed

@@ -31,6 +31,10 @@ std::unique_ptr<PlacementPolicy> NewFullPolicy(std::unique_ptr<PlacementPolicy> 
 // and stays off.
 inline constexpr std::string_view kFullDefaultMetric = "demand-weighted";
 inline constexpr int kFullDefaultReserveFull = 0;  // GPUs; 0 = off
+// Reuse first (§4 step 2, SchedulerOptions::reuse_first): chosen on the tuning set (docs/results.md
+// section 2, "Reuse first", 10 paired replicas): reconfigurations 0.28-0.76x of the best baseline
+// against 0.33-0.79x without it, mean JCT level or lower in all five settings.
+inline constexpr bool kFullDefaultReuseFirst = true;
 // The large-job mechanisms of §13, chosen in docs/results.md (section 3, "The defaults of
 // `full`") by the criterion stated there before the replicated runs: among `--evacuation queue`
 // alone and with the look-ahead reservation at each reservation slack F in {0, 0.25, 0.5, 1, 2,
@@ -56,10 +60,10 @@ inline constexpr EvacuationScope kFullDefaultEvacuation = EvacuationScope::kQueu
 // §13 "The admission move budget"); queue mode keeps t = 0.4.
 inline constexpr double kFullDefaultAdmissionThreshold = 1;
 
-// `options` with full's defaults above for each of metric, reserve_full, max_skip_seconds,
-// reservation_slack, reservation_needs_ends, evacuation and (when options.max_wait_s >= 0)
-// threshold that `set` does not mark (the registry's defaults of `full`, sched/policy.h
-// PolicyOptions). REQUIRES: options.max_wait_s is already the run's.
+// `options` with full's defaults above for each of metric, reserve_full, reuse_first,
+// max_skip_seconds, reservation_slack, reservation_needs_ends, evacuation and (when
+// options.max_wait_s >= 0) threshold that `set` does not mark (the registry's defaults of `full`,
+// sched/policy.h PolicyOptions). REQUIRES: options.max_wait_s is already the run's.
 SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set);
 
 // Joint placement of the waiting jobs (§12, SchedulerOptions::joint_placement) is on by default

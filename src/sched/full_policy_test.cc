@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sched/option_table.h"
 #include "sched/policy.h"
+#include "testing/builders.h"
 
 namespace migsched {
 namespace {
@@ -194,6 +196,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(kFullDefaultReservationSlack, 1);
   EXPECT_TRUE(kFullDefaultReservationNeedsEnds);
   EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
+  EXPECT_TRUE(kFullDefaultReuseFirst);
   // SchedulerOptions' own defaults (the baselines') keep the guard, the slack and evacuation off.
   const SchedulerOptions global;
   EXPECT_NE(global.metric, kFullDefaultMetric);
@@ -202,6 +205,57 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(global.reservation_slack, 0);
   EXPECT_FALSE(global.reservation_needs_ends);  // strict, the §5 starvation guard
   EXPECT_EQ(global.evacuation, EvacuationScope::kOff);
+  EXPECT_FALSE(global.reuse_first);
+}
+
+// Reuse first (§4 step 2): on for `full` unless `--reuse-first off` is given; off for lb+frag
+// (the ladder's rung without it) and the baselines.
+TEST(FullDefaultsTest, ReuseFirstOnForFullOnlyUnlessGiven) {
+  EXPECT_TRUE(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).reuse_first);
+  EXPECT_FALSE(OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).reuse_first);
+  EXPECT_FALSE(OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{}).reuse_first);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  ASSERT_NE(FindSchedulerOption("reuse-first"), nullptr);
+  ASSERT_TRUE(FindSchedulerOption("reuse-first")->Apply("off", &flags, &given).ok());
+  EXPECT_TRUE(given.reuse_first);
+  EXPECT_FALSE(OptionsForPolicy("full", flags, given).reuse_first);
+  ASSERT_TRUE(FindSchedulerOption("reuse-first")->Apply("on", &flags, &given).ok());
+  EXPECT_TRUE(OptionsForPolicy("lb+frag", flags, given).reuse_first);
+}
+
+// Three A100 40GB (7 compute slices each). GPU 0 runs a 4g.20gb at 0 (util 4/7 = 0.57 >= t = 0.4:
+// busy) beside an idle 3g.20gb at 4; GPUs 1 and 2 are empty (util 0: lazy). A 3g.20gb arrives.
+// Without reuse first, step 2 keeps the lazy GPUs' candidates (3g.20gb at 0 or 4 on GPU 1 or 2),
+// so the job costs a create. With it, the idle instance on the busy GPU is reused: no
+// reconfiguration. With --reserve-full 1 (the policy's other branch) the same holds: a lazy GPU
+// taken still leaves the other able to host a 7g.40gb.
+TEST(ReuseFirstTest, AnIdleInstanceOnABusyGpuBeatsACreateOnALazyOne) {
+  ConfigTableCache tables;
+  auto cluster = testing::BuildCluster(
+      {{"A100-40GB", "4g.20gb@0", "3g.20gb@4"}, {"A100-40GB", "", ""}, {"A100-40GB", "", ""}},
+      &tables);
+  const Job job = testing::AJob("3g.20gb");
+  for (int reserve : {0, 1}) {
+    for (bool reuse_first : {false, true}) {
+      SchedulerOptions o;
+      o.reuse_first = reuse_first;
+      o.reserve_full = reserve;
+      auto policy = MakePolicy("lb+frag", o);
+      ASSERT_TRUE(policy.ok());
+      const std::optional<Candidate> c = (*policy)->Choose(*cluster, MakeRequest(*cluster, 7, job));
+      ASSERT_TRUE(c.has_value());
+      SCOPED_TRACE(::testing::Message() << "reserve " << reserve << " reuse_first " << reuse_first);
+      if (reuse_first) {
+        EXPECT_EQ(c->gpu, 0);
+        EXPECT_EQ(c->start, 4);
+        EXPECT_TRUE(c->reuse);
+      } else {
+        EXPECT_NE(c->gpu, 0);
+        EXPECT_FALSE(c->reuse);
+      }
+    }
+  }
 }
 
 // `full` with no option given resolves to the criterion's pick (guard after

@@ -199,6 +199,13 @@ std::vector<Spec> BuildTable() {
       "nothing else fits (0 = off)",
       &E::reserve_full));
   t.push_back(Bool(
+      "reuse-first", [](O& o) -> bool& { return o.reuse_first; },
+      fmt::format("Reuse an idle instance of exactly the requested profile on any GPU, lazy or "
+                  "busy, before the lazy/busy split would create one on a lazy GPU (§4 step 2; "
+                  "lb+frag and full; default: {} for full, off otherwise)",
+                  kFullDefaultReuseFirst ? "on" : "off"),
+      &E::reuse_first));
+  t.push_back(Bool(
       "joint-placement", [](O& o) -> bool& { return o.joint_placement; },
       "Place the jobs waiting at a decision point jointly (§12): a job that does not fit on its "
       "own starts with those placed before it when some placement of all exists (default: on "

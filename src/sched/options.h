@@ -53,6 +53,11 @@ struct SchedulerOptions {
   // §4 step 7 full-size reserve: candidates that would leave fewer than N GPUs able to host
   // the model's largest profile are used only if no other candidate exists. 0 = off.
   int reserve_full = 0;
+  // §4 step 2 reuse first: when some GPU, lazy or busy, holds an idle instance of exactly the
+  // requested profile that is a candidate, choose among those reuses (by the metric, then step
+  // 4) before the lazy/busy split, instead of creating an instance on a lazy GPU; every reuse
+  // saves a MIG create and, later, a destroy. Off by default; `full` has it on (full_policy.h).
+  bool reuse_first = false;
   // §5/§13 look-ahead reservation (the starvation guard): once a waiting job that does not fit
   // has waited longer than this, it reserves the placement that frees soonest and only jobs that
   // do not delay it may start. Seconds; < 0 = off (default; `full` has its own, full_policy.h).
@@ -131,6 +136,7 @@ struct ExplicitOptions {
   bool threshold = false;         // --threshold / scheduler.threshold
   bool metric = false;            // --metric / scheduler.metric
   bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
+  bool reuse_first = false;       // --reuse-first / scheduler.reuse-first
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
   // §13 (`full` has a default of its own for evacuation, sched/full_policy.h).

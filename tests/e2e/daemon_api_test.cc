@@ -431,20 +431,19 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   EXPECT_THAT(full.out, HasSubstr("\n  policy: full\n"));
   EXPECT_THAT(full.out, HasSubstr("\n  metric: demand-weighted\n"));
   // Each policy's options that differ from the plain defaults (sched/options.h).
-  EXPECT_THAT(
-      full.out,
-      HasSubstr("#   full                 metric: demand-weighted, joint-placement: on, "
-                "max-skip-seconds: 1800, reservation-slack: 1, reservation-unknown-ends: skip, "
-                "evacuation: queue\n"));
+  EXPECT_THAT(full.out,
+              HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
+                        "joint-placement: on, max-skip-seconds: 1800, reservation-slack: 1, "
+                        "reservation-unknown-ends: skip, evacuation: queue\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit            none\n"));
   struct Expected {
     std::string policy, metric;
-    bool joint;
+    bool joint, reuse_first;
   };
-  for (const Expected& e : std::vector<Expected>{{"full", "demand-weighted", true},
-                                                 {"lb+frag", "fragcost", true},
-                                                 {"frag-aware", "fragcost", true},
-                                                 {"first-fit", "fragcost", false}}) {
+  for (const Expected& e : std::vector<Expected>{{"full", "demand-weighted", true, true},
+                                                 {"lb+frag", "fragcost", true, false},
+                                                 {"frag-aware", "fragcost", true, false},
+                                                 {"first-fit", "fragcost", false, false}}) {
     SCOPED_TRACE(e.policy);
     auto r = testing::RunMigsched({"serve", "--print-default-config", "--policy", e.policy});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -453,6 +452,7 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
     EXPECT_EQ(c->policy, e.policy);
     EXPECT_EQ(c->scheduler.metric, e.metric);
     EXPECT_EQ(c->scheduler.joint_placement, e.joint);
+    EXPECT_EQ(c->scheduler.reuse_first, e.reuse_first);
   }
   // Every registered policy: the options the simulator runs it with.
   for (const std::string& name : PolicyNames()) {

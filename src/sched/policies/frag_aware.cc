@@ -1,5 +1,6 @@
 // lb+frag (alias frag-aware): the placement of §4 (steps 1-4, 7) of
 // docs/algorithms.md, scored by the metric chosen with --metric (§2).
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <optional>
@@ -28,7 +29,8 @@ class FragAwarePolicy : public PlacementPolicy {
 
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
     // Steps 1 and 7: candidates on every GPU, the full-size reserve applied.
-    // Step 2: conditional load balancing (candidates on lazy GPUs if any).
+    // Step 2: conditional load balancing (candidates on lazy GPUs if any);
+    // with reuse first, the reuse candidates of all GPUs before that split.
     // Idle instances to destroy are counted only for the candidates that tie
     // on the score (step 4 needs them; most candidates lose on step 3). The
     // choice is a strict total order (step 4 ends with GPU index and start):
@@ -43,7 +45,13 @@ class FragAwarePolicy : public PlacementPolicy {
     if (options_.reserve_full > 0) {
       // The reserve is judged over all candidates before the lazy/busy split.
       CollectCandidates(cluster, req, collect, &candidates_);
-      KeepLazyIfAny(cluster, options_.threshold, &candidates_);
+      const bool any_reuse =
+          std::any_of(candidates_.begin(), candidates_.end(), [](auto& c) { return c.reuse; });
+      if (options_.reuse_first && any_reuse) {
+        std::erase_if(candidates_, [](const Candidate& c) { return !c.reuse; });
+      } else {
+        KeepLazyIfAny(cluster, options_.threshold, &candidates_);
+      }
       for (const Candidate& c : candidates_) Score(cluster, c);
     } else {
       // The same result without storing every candidate, and without looking
@@ -55,8 +63,14 @@ class FragAwarePolicy : public PlacementPolicy {
         return best_score_ == INFINITY ||
                BestScoreOn(cluster.gpu(gpu), profile) <= best_score_ + 1e-9;
       };
+      if (options_.reuse_first) {
+        // Reuse first: the reuse candidates of every GPU, lazy or busy.
+        collect.allow_create = false;
+        ForEachCandidate(cluster, req, collect, score, may_win);
+        collect.allow_create = true;
+      }
       collect.load = CollectOptions::Load::kLazy;
-      ForEachCandidate(cluster, req, collect, score, may_win);
+      if (near_.empty()) ForEachCandidate(cluster, req, collect, score, may_win);
       if (near_.empty()) {
         collect.load = CollectOptions::Load::kBusy;
         ForEachCandidate(cluster, req, collect, score, may_win);
