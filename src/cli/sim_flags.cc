@@ -520,6 +520,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
     return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v);
   };
   j["max_skip_seconds"] = off_if_negative(scheduler.max_skip_seconds);
+  j["queue_order"] = QueueOrderName(scheduler.queue_order);
   j["reservation"] = ReservationModeName(scheduler.reservation);
   j["reservation_depth"] = scheduler.reservation_depth;
   j["reservation_slack"] = scheduler.reservation_slack;

@@ -45,11 +45,12 @@ std::string PolicyHelp() {
   }
   return fmt::format(
       "{}; aliases: {} (docs/policies.md; `full` defaults to --metric {} --reuse-first {} "
-      "--evacuation {} --max-skip-seconds {:g} --reservation-slack {:g} "
+      "--queue-order {} --evacuation {} --max-skip-seconds {:g} --reservation-slack {:g} "
       "--reservation-unknown-ends {})",
       names, aliases, kFullDefaultMetric, kFullDefaultReuseFirst ? "on" : "off",
-      EvacuationScopeName(kFullDefaultEvacuation), kFullDefaultMaxSkipSeconds,
-      kFullDefaultReservationSlack, kFullDefaultReservationNeedsEnds ? "skip" : "strict");
+      QueueOrderName(kFullDefaultQueueOrder), EvacuationScopeName(kFullDefaultEvacuation),
+      kFullDefaultMaxSkipSeconds, kFullDefaultReservationSlack,
+      kFullDefaultReservationNeedsEnds ? "skip" : "strict");
 }
 
 int Run(const SimulateFlags& f, Context& ctx) {

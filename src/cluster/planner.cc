@@ -340,7 +340,11 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
   for (const InFlightMigration& m : in.in_flight) in_flight[m.for_job] = &m;
 
   Cluster scratch = view.cluster();
-  JobPlacer placer(&scratch, view, view.tables(), policy, options.scheduler);
+  // The engine's order is the cluster's priority (Slurm's: its own age, fair-share and QOS
+  // factors): the scan keeps it and never re-sorts it by a queue order of its own (§5, §14).
+  SchedulerOptions in_engine_order = options.scheduler;
+  in_engine_order.queue_order = QueueOrder::kFifo;
+  JobPlacer placer(&scratch, view, view.tables(), policy, in_engine_order);
   Scheduler& sched = *placer.scheduler();
   // A round serves jobs: an internal error refuses one job's decision, not the round (the job is
   // tried again at the next round, a fresh scheduler: no hold-back within this one).

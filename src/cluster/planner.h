@@ -9,7 +9,8 @@
 // policy (sched/policy.h MakePolicy, with the defaults of OptionsForPolicy)
 // chooses every instance. Runs of one-instance jobs between node-bound jobs
 // go through one Scheduler queue scan (§5, with §12 joint placement when the
-// options have it), as the simulator's waiting jobs do; a job bound to one
+// options have it), as the simulator's waiting jobs do, but always in the
+// engine's order (its priority: the options' queue_order is not applied); a job bound to one
 // node (several instances, several nodes, node lists) is placed by the
 // JobPlacer (cluster/job_placer.h) in its turn. The policy is made afresh
 // each call, and what it learns from arrivals (the demand-weighted metric's

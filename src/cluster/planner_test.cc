@@ -346,8 +346,13 @@ TEST(PlannerTest, EvacuationScopeSaysWhichWaitingJobsGetRequeueRoom) {
 // reserves 7g@0, expected free at 1100: only a job that ends by then may use the GPU (EASY):
 // slurm:10 (1000 + 50 <= 1100) is placed, slurm:11 (2000) and slurm:12 (no known end) wait; no
 // placement beside 7g@0 exists. Without it (max-skip-seconds -1) all three are placed.
+// The round keeps Slurm's order whatever the options' queue order: `full`'s own is by response
+// ratio, by which slurm:10 and slurm:11, both waiting 10 s, rank (10 + 50) / 50 = 1.2 and
+// (10 + 1000) / 1000 = 1.01 above the 7g.40gb without a limit ((10 + 3600) / 3600 = 1.003) and
+// would start before it reserves: slurm:11 would then be placed with max-skip-seconds 0 too.
 TEST(PlannerTest, ReservationUsesTheEnginesTimeLimits) {
   Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:5"}), ""}}, "full");
+  ASSERT_EQ(f.options.scheduler.queue_order, QueueOrder::kResponseRatio);
   EngineRunningJob five{Single("slurm:5", "4g.20gb"), false};
   five.expected_end_s = 1100;
   f.input.running = {five};

@@ -170,13 +170,14 @@ TEST_F(DaemonLargeJobsTest, JobsThatMayNotMoveAreNeverEvacuated) {
 // free when job 1's run ends (its start + 100 s). A later job may use the reserved GPU only if
 // it ends by then (EASY backfilling): job 5 (now + 50 s) does; job 3 (now + 1000 s) does not,
 // nor job 4 (no known end: never); no placement beside a 7g@0 exists. Without the reservation
-// (max-skip-seconds -1) all three start at once.
+// (max-skip-seconds -1) all three start at once. In arrival order (queue-order fifo): by response
+// ratio the short jobs 5 and 3 would be tried before the 7g, and start before it reserves.
 TEST_F(DaemonLargeJobsTest, ReservationBackfillsOnlyJobsThatEndInTime) {
   for (const std::string skip : {"0", "-1"}) {
     SCOPED_TRACE("max-skip-seconds " + skip);
     fake_.reset();
     config_.state_dir = MakeTempDir("migsched-daemon");
-    UseScheduler("policy: full\nmax-skip-seconds: " + skip + "\n");
+    UseScheduler("policy: full\nqueue-order: fifo\nmax-skip-seconds: " + skip + "\n");
     auto d = Start("1xA100-40GB");
     ASSERT_NE(d, nullptr);
     auto limited = [](const std::string& profile, double limit) {

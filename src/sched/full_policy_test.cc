@@ -197,6 +197,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_TRUE(kFullDefaultReservationNeedsEnds);
   EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
   EXPECT_TRUE(kFullDefaultReuseFirst);
+  EXPECT_EQ(kFullDefaultQueueOrder, QueueOrder::kResponseRatio);
   // SchedulerOptions' own defaults (the baselines') keep the guard, the slack and evacuation off.
   const SchedulerOptions global;
   EXPECT_NE(global.metric, kFullDefaultMetric);
@@ -206,6 +207,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_FALSE(global.reservation_needs_ends);  // strict, the §5 starvation guard
   EXPECT_EQ(global.evacuation, EvacuationScope::kOff);
   EXPECT_FALSE(global.reuse_first);
+  EXPECT_EQ(global.queue_order, QueueOrder::kFifo);
 }
 
 // Reuse first (§4 step 2): on for `full` unless `--reuse-first off` is given; off for lb+frag
@@ -222,6 +224,26 @@ TEST(FullDefaultsTest, ReuseFirstOnForFullOnlyUnlessGiven) {
   EXPECT_FALSE(OptionsForPolicy("full", flags, given).reuse_first);
   ASSERT_TRUE(FindSchedulerOption("reuse-first")->Apply("on", &flags, &given).ok());
   EXPECT_TRUE(OptionsForPolicy("lb+frag", flags, given).reuse_first);
+}
+
+// The queue order (§5): by response ratio for `full` unless `--queue-order fifo` is given; FIFO
+// for the others unless asked.
+TEST(FullDefaultsTest, QueueOrderByResponseRatioForFullOnlyUnlessGiven) {
+  EXPECT_EQ(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).queue_order,
+            QueueOrder::kResponseRatio);
+  EXPECT_EQ(OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).queue_order,
+            QueueOrder::kFifo);
+  EXPECT_EQ(OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{}).queue_order,
+            QueueOrder::kFifo);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  ASSERT_NE(FindSchedulerOption("queue-order"), nullptr);
+  ASSERT_TRUE(FindSchedulerOption("queue-order")->Apply("fifo", &flags, &given).ok());
+  EXPECT_TRUE(given.queue_order);
+  EXPECT_EQ(OptionsForPolicy("full", flags, given).queue_order, QueueOrder::kFifo);
+  ASSERT_TRUE(FindSchedulerOption("queue-order")->Apply("response-ratio", &flags, &given).ok());
+  EXPECT_EQ(OptionsForPolicy("first-fit", flags, given).queue_order, QueueOrder::kResponseRatio);
+  EXPECT_FALSE(FindSchedulerOption("queue-order")->Apply("lifo", &flags, &given).ok());
 }
 
 // Three A100 40GB (7 compute slices each). GPU 0 runs a 4g.20gb at 0 (util 4/7 = 0.57 >= t = 0.4:

@@ -237,6 +237,15 @@ std::vector<Spec> BuildTable() {
     t.push_back(std::move(s));
   }
   // §5 queue options, §13 reservation and evacuation.
+  t.push_back(Enum<QueueOrder>(
+      "queue-order", {{"fifo", QueueOrder::kFifo}, {"response-ratio", QueueOrder::kResponseRatio}},
+      [](O& o) -> QueueOrder& { return o.queue_order; },
+      fmt::format("The order in which waiting jobs are tried (§5): fifo (arrival order, with "
+                  "backfill) or response-ratio ((wait + time limit) / time limit, highest first; a "
+                  "job without a time limit counts as {:g} s; default: {} for full, fifo "
+                  "otherwise; the Slurm controller keeps Slurm's priority order)",
+                  kUnknownLimitForOrderS, QueueOrderName(kFullDefaultQueueOrder)),
+      &E::queue_order));
   t.push_back(OffWhenNegative(Number(
       "max-skip-seconds", "a finite number", kAny,
       [](O& o) -> double& { return o.max_skip_seconds; },

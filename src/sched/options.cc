@@ -22,6 +22,10 @@ std::string_view ReservationModeName(ReservationMode m) {
   return m == ReservationMode::kConservative ? "conservative" : "easy";
 }
 
+std::string_view QueueOrderName(QueueOrder o) {
+  return o == QueueOrder::kResponseRatio ? "response-ratio" : "fifo";
+}
+
 StatusOr<ReservationMode> ParseReservationMode(std::string_view s) {
   if (s == "easy") return ReservationMode::kEasy;
   if (s == "conservative") return ReservationMode::kConservative;

@@ -19,6 +19,18 @@ enum class ReservationMode { kEasy, kConservative };
 std::string_view ReservationModeName(ReservationMode m);  // "easy" | "conservative"
 StatusOr<ReservationMode> ParseReservationMode(std::string_view s);
 
+// §5: the order in which a queue scan tries the waiting jobs: arrival order
+// (FIFO, with backfill) or by response ratio, (wait + limit) / limit, highest
+// first (ties: arrival order), with the job's time limit as its expected run
+// time (a job without one counts as kUnknownLimitForOrderS long).
+enum class QueueOrder { kFifo, kResponseRatio };
+std::string_view QueueOrderName(QueueOrder o);  // "fifo" | "response-ratio"
+// The run time a job without a time limit is ranked with under
+// QueueOrder::kResponseRatio, seconds. Where no job has a limit (Kubernetes,
+// daemon jobs without time_limit_s) every job has the same one, and the order
+// is arrival order.
+inline constexpr double kUnknownLimitForOrderS = 3600;
+
 // §13: which waiting jobs may have running jobs moved to open a placement for
 // them now: none, the head of the queue, or any waiting job.
 enum class EvacuationScope { kOff, kHead, kQueue };
@@ -58,6 +70,9 @@ struct SchedulerOptions {
   // 4) before the lazy/busy split, instead of creating an instance on a lazy GPU; every reuse
   // saves a MIG create and, later, a destroy. Off by default; `full` has it on (full_policy.h).
   bool reuse_first = false;
+  // §5 the order of the queue scan. FIFO by default; `full` orders by response ratio
+  // (full_policy.h). The Slurm controller always keeps Slurm's priority order (cluster/planner.h).
+  QueueOrder queue_order = QueueOrder::kFifo;
   // §5/§13 look-ahead reservation (the starvation guard): once a waiting job that does not fit
   // has waited longer than this, it reserves the placement that frees soonest and only jobs that
   // do not delay it may start. Seconds; < 0 = off (default; `full` has its own, full_policy.h).
@@ -137,6 +152,7 @@ struct ExplicitOptions {
   bool metric = false;            // --metric / scheduler.metric
   bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
   bool reuse_first = false;       // --reuse-first / scheduler.reuse-first
+  bool queue_order = false;       // --queue-order / scheduler.queue-order
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
   // §13 (`full` has a default of its own for evacuation, sched/full_policy.h).

@@ -251,8 +251,24 @@ void Scheduler::Enqueue(JobId id, const Job& job, double enqueued_s) {
   queue_.push_back({id, job, std::min(enqueued_s, now_s_), false});
 }
 
+void Scheduler::OrderQueue() {
+  if (options_.queue_order != QueueOrder::kResponseRatio) return;  // FIFO: arrival order
+  // §5: (wait + limit) / limit, highest first; ties by arrival (enqueued_s, then job id).
+  auto ratio = [&](const Queued& q) {
+    const double limit = q.job.time_limit_s > 0 ? q.job.time_limit_s : kUnknownLimitForOrderS;
+    return (now_s_ - q.enqueued_s + limit) / limit;
+  };
+  std::sort(queue_.begin(), queue_.end(), [&](const Queued& a, const Queued& b) {
+    const double ra = ratio(a), rb = ratio(b);
+    if (ra != rb) return ra > rb;
+    if (a.enqueued_s != b.enqueued_s) return a.enqueued_s < b.enqueued_s;
+    return a.id < b.id;
+  });
+}
+
 StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   std::vector<Decision> out;
+  OrderQueue();
   reservations_.clear();
   fragmented_.clear();
   closed_.assign(cluster_->size(), 0);

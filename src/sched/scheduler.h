@@ -193,9 +193,11 @@ class Scheduler {
   // abandoned), applies and returns the plan. kNotFound for an unknown job.
   StatusOr<Plan> Release(JobId id);
 
-  // FIFO queue with backfill (§5). Enqueue takes an arriving job: it tells the
+  // The queue with backfill (§5). Enqueue takes an arriving job: it tells the
   // policy (ObserveArrival) and appends the job (the enqueue time is now());
-  // ScheduleQueue scans the queue in arrival order once and starts every job
+  // ScheduleQueue scans the queue once, in the order of options.queue_order
+  // (arrival order, or by response ratio: the queue is re-sorted at the start
+  // of each scan, and QueuedJobs() then lists it in that order), and starts every job
   // that fits (a job that does not fit does not block later ones, except
   // through the starvation guard below), returning the decisions made, in
   // queue order. With options.joint_placement (§12), a job that does not fit
@@ -486,6 +488,8 @@ class Scheduler {
 
   // §5: the reservations for `q` on GPUs not closed now (empty if none can be found).
   std::vector<Reservation> ReserveFor(const Queued& q) const;
+  // §5: sorts queue_ by options_.queue_order at now_s_ (nothing for FIFO).
+  void OrderQueue();
   // Cluster reserved flags: closed exactly the GPUs that reservations_ and
   // evac_holds_ keep for jobs other than `id` (kNoJob: for every job).
   void CloseFor(JobId id);

@@ -355,6 +355,37 @@ TEST(SchedulerTest, QueueBackfillsPastABlockedJob) {
   EXPECT_THAT(w.scheduler().QueuedJobs(), ElementsAre(1));
 }
 
+// One A100 with a busy 4g.20gb at 0: one 3g.20gb fits (at 4), not two. Three jobs wait for a
+// 3g.20gb: 1 (time limit 36000 s) and 3 (no limit) since t = 0, 2 (limit 60 s) since t = 100.
+// At t = 200, by hand: FIFO tries them in arrival order, so 1 starts and 3, 2 wait. By response
+// ratio, (wait + limit) / limit: 1 has (200 + 36000) / 36000 = 1.0056, 2 has (100 + 60) / 60 =
+// 2.67, 3 counts as 3600 s long: (200 + 3600) / 3600 = 1.056. So 2 starts, and 3 waits before 1.
+TEST(SchedulerTest, QueueOrderFifoOrByResponseRatio) {
+  for (QueueOrder order : {QueueOrder::kFifo, QueueOrder::kResponseRatio}) {
+    SCOPED_TRACE(std::string(QueueOrderName(order)));
+    SchedulerOptions o;
+    o.queue_order = order;
+    World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware", o);
+    Scheduler& s = w.scheduler();
+    s.SetNow(0);
+    s.Enqueue(1, AJob("3g.20gb").Limit(36000));
+    s.Enqueue(3, AJob("3g.20gb"));
+    s.SetNow(100);
+    s.Enqueue(2, AJob("3g.20gb").Limit(60));
+    s.SetNow(200);
+    auto started = s.ScheduleQueue();
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    ASSERT_EQ(started->size(), 1u);
+    if (order == QueueOrder::kFifo) {
+      EXPECT_EQ((*started)[0].job, 1);
+      EXPECT_THAT(s.QueuedJobs(), ElementsAre(3, 2));
+    } else {
+      EXPECT_EQ((*started)[0].job, 2);
+      EXPECT_THAT(s.QueuedJobs(), ElementsAre(3, 1));
+    }
+  }
+}
+
 TEST(SchedulerTest, FractionResolvesPerModel) {
   // gpu_fraction 0.46 -> 4g on A100 (3/7 = 0.43 < 0.46 <= 4/7), 2g on A30 (1/4 < 0.46 <= 2/4).
   World w({{"A100-40GB", "7g.40gb@0", ""}, {"A30-24GB", "", ""}}, "first-fit");

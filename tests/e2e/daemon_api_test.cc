@@ -431,10 +431,11 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   EXPECT_THAT(full.out, HasSubstr("\n  policy: full\n"));
   EXPECT_THAT(full.out, HasSubstr("\n  metric: demand-weighted\n"));
   // Each policy's options that differ from the plain defaults (sched/options.h).
-  EXPECT_THAT(full.out,
-              HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
-                        "joint-placement: on, max-skip-seconds: 1800, reservation-slack: 1, "
-                        "reservation-unknown-ends: skip, evacuation: queue\n"));
+  EXPECT_THAT(
+      full.out,
+      HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
+                "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
+                "reservation-slack: 1, reservation-unknown-ends: skip, evacuation: queue\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit            none\n"));
   struct Expected {
     std::string policy, metric;
