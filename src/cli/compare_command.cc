@@ -15,6 +15,7 @@
 #include "cli/report.h"
 #include "cli/report_output.h"
 #include "cli/sim_flags.h"
+#include "io/scheduler_options_json.h"
 #include "sched/policy.h"
 #include "sim/frag_free.h"
 #include "sim/simulator.h"
@@ -137,6 +138,8 @@ int Run(const CompareFlags& f, Context& ctx) {
     for (size_t i = 0; i < n_policies; ++i) {
       nlohmann::ordered_json r;
       r["policy"] = policies[i];
+      // The options this policy ran with: the flags given, the rest its registry defaults.
+      r["scheduler_options"] = SchedulerOptionsToJson(setup.SchedulerFor(policies[i]));
       const nlohmann::ordered_json metrics = ReplicaRunJson(runs[i], seeds);
       for (const auto& [k, v] : metrics.items()) r[k] = v;
       const Metrics& m = runs[i].front();

@@ -183,6 +183,22 @@ TEST(FullDefaultsCliTest, CompareRunsFullWithItsDefaults) {
        {"jct_mean_s", "wait_p95_s", "makespan_s", "reconfigurations", "migrations", "frag_mean"}) {
     EXPECT_EQ((*full)[key], s[key]) << key;
   }
+  // Each policy's options, as it ran (regression: compare's JSON showed only the global settings,
+  // so full's own defaults appeared as fragcost, no reuse first, FIFO). By docs/policies.md
+  // "Defaults of `full`": demand-weighted, reuse first, response-ratio order; first-fit the plain
+  // defaults.
+  const nlohmann::json& fo = (*full)["scheduler_options"];
+  EXPECT_EQ(fo["metric"], "demand-weighted");
+  EXPECT_EQ(fo["reuse_first"], true);
+  EXPECT_EQ(fo["queue_order"], "response-ratio");
+  const nlohmann::json* ff = nullptr;
+  for (const auto& run : c["results"]) {
+    if (run["policy"] == "first-fit") ff = &run;
+  }
+  ASSERT_NE(ff, nullptr);
+  EXPECT_EQ((*ff)["scheduler_options"]["metric"], "fragcost");
+  EXPECT_EQ((*ff)["scheduler_options"]["reuse_first"], false);
+  EXPECT_EQ((*ff)["scheduler_options"]["queue_order"], "fifo");
 }
 
 // The --policy help lists every registered policy and the alias.
