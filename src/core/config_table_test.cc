@@ -1,5 +1,5 @@
 // Tests of ConfigTable (FragCost, §2): the 723 hand-checked A100 40GB cases,
-// the worked values of the spec, and an independent brute-force reference on
+// the worked values of docs/algorithms.md §2, and an independent brute-force reference on
 // every bundled model (the inferred models of docs/mig-hardware.md §3 included).
 #include "core/config_table.h"
 
@@ -46,8 +46,8 @@ TEST(ConfigTableTest, A100HasThe723ValidConfigurationsOfTheSpec) {
   EXPECT_EQ(h100->num_configs(), 723);
 }
 
-// Every case of tests/data/cases/fragcost-a100-40gb.json (copied to tests/data/cases/):
-// the FragCost and every feasible/ideal term, |error| < 1e-9.
+// Every case of tests/data/cases/fragcost-a100-40gb.json (worked by hand, independently of this
+// code; docs/algorithms.md §2): the FragCost and every feasible/ideal term, |error| < 1e-9.
 TEST(ConfigTableTest, ReproducesAll723HandCheckedA100Cases) {
   std::ifstream in(TestDataDir() + "/cases/fragcost-a100-40gb.json");
   ASSERT_TRUE(in.good());

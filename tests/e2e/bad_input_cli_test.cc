@@ -345,7 +345,7 @@ TEST(ProfileNamesCliTest, UsualSpellingsAreAcceptedEverywhere) {
   auto frag = RunMigsched({"frag", "--gpu", "A100-40GB", "--instances",
                            "MIG-1g.5gb@0,nvidia.com/mig-1G.5GB@4", "--json"});
   ASSERT_EQ(frag.exit_code, 0) << frag.err;
-  // 1g@0 and 1g@4: the spec's worked value 0.5667 (as FragCliTest).
+  // 1g@0 and 1g@4: the worked value of docs/algorithms.md §2, 0.5667 (as FragCliTest).
   EXPECT_NEAR(nlohmann::json::parse(frag.out)["fragcost"].get<double>(), 0.5666666666666667, 1e-9);
 }
 

@@ -347,7 +347,8 @@ TEST(CompareCliTest, ARunOverFewerJobsIsMarkedAndGetsNoRatios) {
 }
 
 TEST(FragCliTest, PrintsFragCostAndTermsAsJson) {
-  // The spec's worked value: 1g@0 and 1g@4 on A100 40GB -> 0.5667, 1g.10gb 2 of 3.
+  // The worked value of docs/algorithms.md §2: 1g@0 and 1g@4 on A100 40GB -> 0.5667, 1g.10gb 2
+  // of 3.
   auto r =
       RunMigsched({"frag", "--gpu", "A100-40GB", "--instances", "1g.5gb@0,1g.5gb@4", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
