@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "cluster/job_placer.h"
 #include "cluster/requeue_search.h"
@@ -132,7 +133,7 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
   std::optional<NeverVerdict> closest;
   auto closer = [](const NeverVerdict& a, const NeverVerdict& b) {
     auto rank = [](const NeverVerdict& v) {
-      return v.kind == NeverVerdict::Kind::kTooManySlices ? 1 << 20 : v.part * 1024 + v.most;
+      return std::make_tuple(v.kind == NeverVerdict::Kind::kTooManySlices, v.part, v.most);
     };
     return rank(a) > rank(b);
   };

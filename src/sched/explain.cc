@@ -12,7 +12,6 @@ AskedPart PartOfProfile(const std::string& profile, int count) {
 
 NeverVerdict CanEverHold(const Cluster& c, const std::vector<int>& gpus,
                          const std::vector<AskedPart>& parts, const CapacityFn& capacity) {
-  NeverVerdict v;
   std::vector<int> most(parts.size(), 0);
   std::vector<int> fewest_slices(parts.size(), INT_MAX);
   std::vector<bool> offered(parts.size(), false);
@@ -41,7 +40,7 @@ NeverVerdict CanEverHold(const Cluster& c, const std::vector<int>& gpus,
     need += fewest_slices[i] * parts[i].count;
   }
   if (need > have_slices) return {NeverVerdict::Kind::kTooManySlices, -1, have_slices, need};
-  return v;
+  return {};
 }
 
 std::string UnitRanges(uint64_t mask, int units) {

@@ -45,9 +45,8 @@ class FragAwarePolicy : public PlacementPolicy {
     if (options_.reserve_full > 0) {
       // The reserve is judged over all candidates before the lazy/busy split.
       CollectCandidates(cluster, req, collect, &candidates_);
-      const bool any_reuse =
-          std::any_of(candidates_.begin(), candidates_.end(), [](auto& c) { return c.reuse; });
-      if (options_.reuse_first && any_reuse) {
+      if (options_.reuse_first && std::any_of(candidates_.begin(), candidates_.end(),
+                                              [](const Candidate& c) { return c.reuse; })) {
         std::erase_if(candidates_, [](const Candidate& c) { return !c.reuse; });
       } else {
         KeepLazyIfAny(cluster, options_.threshold, &candidates_);
