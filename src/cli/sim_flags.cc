@@ -533,7 +533,8 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["max_wait_s"] = off_if_negative(scheduler.max_wait_s);
   j["idle_ttl_s"] = off_if_negative(scheduler.idle_ttl_s);
   const SchedulerOptions::Migration& mg = scheduler.migration;
-  j["migration"] = {{"defrag_interval_s", mg.defrag_interval_s},
+  j["migration"] = {{"enabled", mg.enabled},
+                    {"defrag_interval_s", mg.defrag_interval_s},
                     {"max_moves_per_pass", mg.max_moves_per_pass},
                     {"cooldown_s", mg.cooldown_s},
                     {"fixed_s", mg.fixed_s},

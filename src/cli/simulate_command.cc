@@ -44,13 +44,13 @@ std::string PolicyHelp() {
     aliases += fmt::format("{}{} (= {})", aliases.empty() ? "" : ", ", alias, policy);
   }
   return fmt::format(
-      "{}; aliases: {} (docs/policies.md; `full` defaults to --metric {} --reuse-first {} "
-      "--queue-order {} --evacuation {} --max-skip-seconds {:g} --reservation-slack {:g} "
-      "--reservation-unknown-ends {})",
-      names, aliases, kFullDefaultMetric, kFullDefaultReuseFirst ? "on" : "off",
-      QueueOrderName(kFullDefaultQueueOrder), EvacuationScopeName(kFullDefaultEvacuation),
-      kFullDefaultMaxSkipSeconds, kFullDefaultReservationSlack,
-      kFullDefaultReservationNeedsEnds ? "skip" : "strict");
+      "{}; aliases: {} (docs/policies.md; `full` defaults to --migration {} --metric {} "
+      "--reuse-first {} --queue-order {} --evacuation {} --max-skip-seconds {:g} "
+      "--reservation-slack {:g} --reservation-unknown-ends {})",
+      names, aliases, kFullDefaultMigration ? "on" : "off", kFullDefaultMetric,
+      kFullDefaultReuseFirst ? "on" : "off", QueueOrderName(kFullDefaultQueueOrder),
+      EvacuationScopeName(kFullDefaultEvacuation), kFullDefaultMaxSkipSeconds,
+      kFullDefaultReservationSlack, kFullDefaultReservationNeedsEnds ? "skip" : "strict");
 }
 
 int Run(const SimulateFlags& f, Context& ctx) {

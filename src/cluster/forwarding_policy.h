@@ -31,7 +31,6 @@ class ForwardingPolicy : public PlacementPolicy {
     inner_->ObserveArrival(cluster, job);
   }
   bool FeasibilityIsPerGpu() const override { return inner_->FeasibilityIsPerGpu(); }
-  bool Migrates() const override { return inner_->Migrates(); }
   int Capacity(const Cluster& cluster, int gpu, int profile) const override {
     return inner_->Capacity(cluster, gpu, profile);
   }

@@ -287,17 +287,16 @@ int ComputeSlicesOf(const ClusterJob& job, const Cluster& cluster) {
 }
 
 // The waiting jobs (indices, in order) that may get room by requeues, out of `stuck` (those that
-// found none): the §13 evacuation options say which. `off`, or a policy that does not migrate:
+// found none): the §13 evacuation options say which. `off`, or migration off:
 // §14.5's rule, the first that has waited migrate_after_s. `head`: the first stuck job, if it
 // has waited migrate_after_s and evacuation_min_wait_s and asks for evacuation_min_slices
 // compute slices. `queue`: every stuck job that passes those, tried in turn.
 std::vector<size_t> RequeueCandidates(const PlannerInput& in, const PlannerOptions& options,
-                                      const PlacementPolicy& policy, const Cluster& cluster,
-                                      const std::vector<size_t>& stuck) {
+                                      const Cluster& cluster, const std::vector<size_t>& stuck) {
   const SchedulerOptions& o = options.scheduler;
   auto waited = [&](size_t i) { return in.now_s - in.waiting[i].waiting_since_s; };
   std::vector<size_t> out;
-  if (o.evacuation == EvacuationScope::kOff || !policy.Migrates()) {
+  if (o.evacuation == EvacuationScope::kOff || !o.migration.enabled) {
     for (size_t i : stuck) {
       if (waited(i) >= options.migrate_after_s) return {i};
     }
@@ -515,7 +514,7 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
     if (!taken[h] && !r.claimed) plan.release.push_back({r.node, r.key});
   }
   // 4. Requeue migration, one at a time (§14.5): how the engine carries out a §13 evacuation.
-  const std::vector<size_t> candidates = RequeueCandidates(in, options, *policy, scratch, stuck);
+  const std::vector<size_t> candidates = RequeueCandidates(in, options, scratch, stuck);
   if (options.migrate && in.in_flight.empty() && !candidates.empty()) {
     std::vector<const ClusterJob*> movable;
     for (const EngineRunningJob& r : in.running) {

@@ -334,7 +334,7 @@ void Daemon::Impl::TickLocked(std::vector<JobService::PendingLaunch>* launches,
   const double interval = config_.scheduler.migration.defrag_interval_s;
   InstantEvents ev;
   ev.completed = jobs_->completed();
-  ev.tick = sched.policy().Migrates() && !stopped_ && interval > 0 && now >= next_defrag_;
+  ev.tick = sched.options().migration.enabled && !stopped_ && interval > 0 && now >= next_defrag_;
   if (ev.tick) next_defrag_ = now + interval;
   ev.timer = true;  // the daemon does not track --max-wait timers: every tick looks
   ev.scan = !paused_ && !stopped_;

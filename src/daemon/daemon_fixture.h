@@ -64,6 +64,9 @@ class DaemonTest : public ::testing::Test {
     config_.state_dir = MakeTempDir("migsched-daemon");
     config_.kill_grace_s = 1;
     config_.policy = "full";
+    // full's own default, which the config loader applies from the registry (this config is
+    // built by hand; the other options keep SchedulerOptions' defaults).
+    config_.scheduler.migration.enabled = true;
   }
 
   // A fake node of `spec` GPUs kept by the test; returns a daemon on it.

@@ -76,6 +76,11 @@ StatusOr<SchedulerConfig> ReadSchedulerYaml(const YAML::Node& node, const std::s
     return InvalidArgumentError(
         fmt::format("{}: {}.metric: {}", origin, key, m.status().message()));
   }
+  // What MakePolicy refuses for the pair (migration on for a policy that never creates
+  // instances) is refused here, before a daemon or a controller starts on the file.
+  if (StatusOr<std::unique_ptr<PlacementPolicy>> p = MakePolicy(c.policy, c.options); !p.ok()) {
+    return InvalidArgumentError(fmt::format("{}: {}: {}", origin, key, p.status().message()));
+  }
   return c;
 }
 

@@ -131,6 +131,13 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
        "s.yaml: scheduler.policy: unknown policy 'nope' (known: first-fit, lb, "
        "lb+frag, full, best-fit, driver-default, mfi, largest-free-run, static, "
        "static-all-balanced, frag-aware (= lb+frag))"},
+      // Migration needs a policy that creates instances: refused with the file, before any
+      // driver starts on it (a move creates an instance at its target; `static` never does).
+      {"policy: static\nmigration: on",
+       "s.yaml: scheduler: migration on needs a policy that creates instances; 'static' never "
+       "reconfigures (a move creates an instance at its target): turn migration off "
+       "(--migration off, or migration: off in a config file's scheduler section) or choose "
+       "another policy"},
   };
   for (const BadCase& b : cases) {
     SCOPED_TRACE(b.yaml);

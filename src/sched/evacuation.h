@@ -41,7 +41,7 @@
 
 #include "core/cluster.h"
 #include "core/job.h"
-#include "sched/scheduler.h"
+#include "sched/migration.h"
 
 namespace migsched {
 

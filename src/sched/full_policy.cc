@@ -1,44 +1,11 @@
 #include "sched/full_policy.h"
 
 #include <string>
-#include <utility>
 
 namespace migsched {
-namespace {
-
-class FullPolicy : public PlacementPolicy {
- public:
-  explicit FullPolicy(std::unique_ptr<PlacementPolicy> placement)
-      : placement_(std::move(placement)) {}
-
-  std::string_view name() const override { return "full"; }
-  std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
-    return placement_->Choose(cluster, req);
-  }
-  StatusOr<Plan> SetupPlan(const Cluster& cluster) override {
-    return placement_->SetupPlan(cluster);
-  }
-  bool KeepIdleInstances() const override { return placement_->KeepIdleInstances(); }
-  void ObserveArrival(const Cluster& cluster, const Job& job) override {
-    placement_->ObserveArrival(cluster, job);
-  }
-  bool Migrates() const override { return true; }
-  bool FeasibilityIsPerGpu() const override { return placement_->FeasibilityIsPerGpu(); }
-  int Capacity(const Cluster& cluster, int gpu, int profile) const override {
-    return placement_->Capacity(cluster, gpu, profile);
-  }
-
- private:
-  std::unique_ptr<PlacementPolicy> placement_;
-};
-
-}  // namespace
-
-std::unique_ptr<PlacementPolicy> NewFullPolicy(std::unique_ptr<PlacementPolicy> placement) {
-  return std::make_unique<FullPolicy>(std::move(placement));
-}
 
 SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set) {
+  if (!set.migration) options.migration.enabled = kFullDefaultMigration;
   if (!set.metric) options.metric = std::string(kFullDefaultMetric);
   if (!set.reserve_full) options.reserve_full = kFullDefaultReserveFull;
   if (!set.reuse_first) options.reuse_first = kFullDefaultReuseFirst;

@@ -1,28 +1,24 @@
 // `full`: the last rung of the ablation ladder (§11): the lb+frag placement
 // of §4 (lazy/busy balancing, FragCost or the --metric, reuse of idle
-// instances, full-size reserve) plus the migration planner of §6
-// (sched/migration_planner.h), which the scheduler runs because Migrates()
-// is true.
+// instances, full-size reserve) with the migration planner of §6
+// (sched/migration_planner.h) on: the option SchedulerOptions::migration.enabled
+// (--migration), which `full`'s defaults turn on. The registry (sched/policy.h)
+// makes `full` as the lb+frag policy named "full"; what makes it `full` is
+// only its defaults.
 //
-// `full` also has defaults of its own (FullDefaults below, registered with
-// the policy in sched/policy.h's registry): the best combination of the
-// remedies for the full-GPU gap measured in docs/results.md (section 3).
+// FullDefaults below, registered with the policy in the registry: the
+// migration planner, and the best combination of the remedies for the
+// full-GPU gap measured in docs/results.md (section 3).
 //
 // Thread-safety: as any PlacementPolicy; the functions below are reentrant.
 #ifndef MIGSCHED_SCHED_FULL_POLICY_H_
 #define MIGSCHED_SCHED_FULL_POLICY_H_
 
-#include <memory>
 #include <string_view>
 
 #include "sched/options.h"
-#include "sched/policy.h"
 
 namespace migsched {
-
-// `full` around `placement` (the lb+frag policy, sched/policy.h MakePolicy):
-// every choice is delegated to it; only name() ("full") and Migrates() differ.
-std::unique_ptr<PlacementPolicy> NewFullPolicy(std::unique_ptr<PlacementPolicy> placement);
 
 // The defaults `full` runs with where they differ from SchedulerOptions'. The metric was chosen
 // in an earlier, unreplicated study (docs/results.md, section 3, "The metric"): the
@@ -30,6 +26,9 @@ std::unique_ptr<PlacementPolicy> NewFullPolicy(std::unique_ptr<PlacementPolicy> 
 // trace with the 7g p95 wait within seed noise; the full-size reserve (§4 step 7) changed little
 // and stays off.
 inline constexpr std::string_view kFullDefaultMetric = "demand-weighted";
+// The migration planner of §6 and the evacuations of §13 (SchedulerOptions::migration.enabled):
+// what distinguishes `full` from `lb+frag` on the ablation ladder (§11).
+inline constexpr bool kFullDefaultMigration = true;
 inline constexpr int kFullDefaultReserveFull = 0;  // GPUs; 0 = off
 // Reuse first (§4 step 2, SchedulerOptions::reuse_first): chosen on the tuning set (docs/results.md
 // section 2, "Reuse first", 10 paired replicas): reconfigurations 0.28-0.76x of the best baseline
@@ -68,7 +67,8 @@ inline constexpr EvacuationScope kFullDefaultEvacuation = EvacuationScope::kQueu
 // §13 "The admission move budget"); queue mode keeps t = 0.4.
 inline constexpr double kFullDefaultAdmissionThreshold = 1;
 
-// `options` with full's defaults above for each of metric, reserve_full, reuse_first, queue_order,
+// `options` with full's defaults above for each of migration, metric, reserve_full, reuse_first,
+// queue_order,
 // max_skip_seconds, reservation_slack, reservation_needs_ends, evacuation and (when
 // options.max_wait_s >= 0) threshold that `set` does not mark (the registry's defaults of `full`,
 // sched/policy.h PolicyOptions). REQUIRES: options.max_wait_s is already the run's.

@@ -226,6 +226,46 @@ TEST(FullDefaultsTest, ReuseFirstOnForFullOnlyUnlessGiven) {
   EXPECT_TRUE(OptionsForPolicy("lb+frag", flags, given).reuse_first);
 }
 
+// Migration (§6, §13): what `full` adds to lb+frag on the ladder (§11) is an option among its
+// defaults, on unless `--migration off` is given; off for lb+frag and the baselines unless asked.
+TEST(FullDefaultsTest, MigrationOnForFullOnlyUnlessGiven) {
+  EXPECT_TRUE(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).migration.enabled);
+  EXPECT_FALSE(
+      OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).migration.enabled);
+  EXPECT_FALSE(
+      OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{}).migration.enabled);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  ASSERT_NE(FindSchedulerOption("migration"), nullptr);
+  ASSERT_TRUE(FindSchedulerOption("migration")->Apply("off", &flags, &given).ok());
+  EXPECT_TRUE(given.migration);
+  EXPECT_FALSE(OptionsForPolicy("full", flags, given).migration.enabled);
+  ASSERT_TRUE(FindSchedulerOption("migration")->Apply("on", &flags, &given).ok());
+  EXPECT_TRUE(OptionsForPolicy("lb+frag", flags, given).migration.enabled);
+  EXPECT_FALSE(FindSchedulerOption("migration")->Apply("sometimes", &flags, &given).ok());
+}
+
+// `full` is the lb+frag policy under its own name; migration lives in the options, so a policy
+// made with it on is no different from one made with it off, except that MakePolicy refuses it
+// for a policy that never creates instances (a move creates one at its target).
+TEST(FullDefaultsTest, MigrationNeedsAPolicyThatCreatesInstances) {
+  SchedulerOptions on;
+  on.migration.enabled = true;
+  for (const std::string name : {"first-fit", "lb+frag", "full", "best-fit", "mfi"}) {
+    StatusOr<std::unique_ptr<PlacementPolicy>> p = MakePolicy(name, on);
+    ASSERT_TRUE(p.ok()) << name << ": " << p.status().ToString();
+    EXPECT_EQ((*p)->name(), name);
+  }
+  for (const std::string name : {"static", "static-all-balanced"}) {
+    StatusOr<std::unique_ptr<PlacementPolicy>> p = MakePolicy(name, on);
+    ASSERT_FALSE(p.ok()) << name;
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(p.status().message().find("'" + name + "' never reconfigures"), std::string::npos)
+        << p.status().ToString();
+    EXPECT_TRUE(MakePolicy(name, SchedulerOptions{}).ok()) << name;
+  }
+}
+
 // The queue order (§5): by response ratio for `full` unless `--queue-order fifo` is given; FIFO
 // for the others unless asked.
 TEST(FullDefaultsTest, QueueOrderByResponseRatioForFullOnlyUnlessGiven) {

@@ -161,6 +161,7 @@ TEST(GroupingTest, MigrationPassesMatchTheNaiveScan) {
     naive.set_grouping(false);
     SchedulerOptions o;
     o.max_skip_seconds = 5;
+    o.migration.enabled = true;  // full's own default (these options are raw)
     o.migration.cooldown_s = rng.Uniform01() < 0.5 ? 0 : 30;
     o.migration.max_moves_per_pass = static_cast<int>(rng.UniformInt(1, 3));
     auto pf = MakePolicy("full", o);

@@ -34,6 +34,7 @@
 #include "core/job.h"
 #include "core/plan.h"
 #include "core/status.h"
+#include "sched/decision.h"
 #include "sched/gpu_layout.h"
 #include "sched/joint_search.h"
 #include "sched/metrics.h"
@@ -41,21 +42,6 @@
 #include "sched/policy.h"
 
 namespace migsched {
-
-// Where one instance of a job runs.
-struct InstanceRef {
-  int gpu = -1;
-  int profile = -1;
-  int start = 0;
-  bool operator==(const InstanceRef&) const = default;
-};
-
-// One successful placement: the plan applied and the instances the job got.
-struct Decision {
-  JobId job = kNoJob;
-  Plan plan;
-  std::vector<InstanceRef> instances;  // `count` of them
-};
 
 class JointPlacer {
  public:

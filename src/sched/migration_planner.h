@@ -1,6 +1,6 @@
 // The defragmentation planner of §6 of docs/algorithms.md: which running jobs
 // to move, where, and in which order (the MigrationPlanner seam of
-// sched/scheduler.h). Its rules, in the order one pass applies them:
+// sched/migration.h). Its rules, in the order one pass applies them:
 //
 //  1. Evacuation (every trigger, while a §5 reservation stands): the busy
 //     instances blocking a reserved placement (those overlapping it, then, if
@@ -71,7 +71,7 @@
 
 #include "core/cluster.h"
 #include "core/plan.h"
-#include "sched/scheduler.h"
+#include "sched/migration.h"
 
 namespace migsched {
 

@@ -287,7 +287,7 @@ std::vector<Spec> BuildTable() {
        {"head", EvacuationScope::kHead},
        {"queue", EvacuationScope::kQueue}},
       [](O& o) -> EvacuationScope& { return o.evacuation; },
-      "Evacuation (§13, policies that migrate): move running jobs to open a placement for a "
+      "Evacuation (§13, with --migration on): move running jobs to open a placement for a "
       "waiting job now: off, head (the head of the queue) or queue (any waiting job) (full "
       "defaults to queue, docs/results.md)",
       &E::evacuation));
@@ -311,7 +311,7 @@ std::vector<Spec> BuildTable() {
       "migration-order", "after-scan", "before-scan",
       [](O& o) -> bool& { return o.migrate_before_scan; },
       "At an instant with a completion, run the migration pass after the queue scan "
-      "(after-scan) or before it (before-scan) (§13, policies that migrate)",
+      "(after-scan) or before it (before-scan) (§13, with --migration on)",
       &E::migration_order));
   t.push_back(OffWhenNegative(Number(
       "max-wait", "a finite number", kAny, [](O& o) -> double& { return o.max_wait_s; },
@@ -321,10 +321,18 @@ std::vector<Spec> BuildTable() {
       "Destroy an idle instance unused for this many seconds; < 0 = keep it until its space is "
       "needed")));
   // §6 migration.
+  t.push_back(Bool(
+      "migration", [](O& o) -> bool& { return o.migration.enabled; },
+      fmt::format("The migration planner (§6: completion, periodic and fragmented passes) and "
+                  "the evacuations of §13: make-before-break moves of running jobs (default: {} "
+                  "for full, off otherwise; not with static or static-all-balanced, which never "
+                  "reconfigure)",
+                  kFullDefaultMigration ? "on" : "off"),
+      &E::migration));
   t.push_back(Number(
       "defrag-interval", "a finite number >= 0", kNonNegative,
       [](O& o) -> double& { return o.migration.defrag_interval_s; },
-      "Seconds between periodic migration passes (§6, policies that migrate); 0 = "
+      "Seconds between periodic migration passes (§6, with --migration on); 0 = "
       "off"));
   t.push_back(Integer(
       "max-moves-per-pass", 0, INT_MAX, [](O& o) -> int& { return o.migration.max_moves_per_pass; },

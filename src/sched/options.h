@@ -95,7 +95,7 @@ struct SchedulerOptions {
   //   true ("skip", `full`'s default, sched/full_policy.h): no reservation is made for the job
   //     then; it waits as any other (evacuation, if on, still opens room for it).
   bool reservation_needs_ends = false;
-  // §13 evacuation (policies that migrate): moves of running jobs that open a placement for a
+  // §13 evacuation (with migration on): moves of running jobs that open a placement for a
   // waiting job now. Which waiting jobs may trigger it: scope, at least this wait (seconds) and
   // at least this many compute slices (of the profile on the first model offering it).
   EvacuationScope evacuation = EvacuationScope::kOff;  // `full`: queue (sched/full_policy.h)
@@ -104,7 +104,7 @@ struct SchedulerOptions {
   // When: at the job's turn in the scan, before later jobs backfill (false), or after the scan,
   // with the room backfill left (true).
   bool evacuation_after_backfill = false;
-  // §13 order at an instant with a completion (policies that migrate): the §6 pass before the
+  // §13 order at an instant with a completion (with migration on): the §6 pass before the
   // queue scan (true) or after it (false, default).
   bool migrate_before_scan = false;
   // §5: a job whose wait exceeds this is rejected and counted. Seconds; < 0 = none (default).
@@ -117,8 +117,13 @@ struct SchedulerOptions {
   // `lb+frag` and `full` turn it on (OptionsForPolicy, sched/full_policy.h, docs/results.md).
   bool joint_placement = false;
 
-  // §6 migration (used by policies that migrate, e.g. `full`).
+  // §6 migration: the migration planner and evacuation (§13).
   struct Migration {
+    // Whether the scheduler runs the §6 migration planner at all: the completion, periodic and
+    // fragmented passes, and the evacuations of §13 (`evacuation` says for which waiting jobs).
+    // Off by default; `full` has it on (sched/full_policy.h): `full` is `lb+frag` with migration.
+    // Needs a policy that creates instances (not `static`; MakePolicy refuses the pair).
+    bool enabled = false;
     double defrag_interval_s = 300;  // periodic pass; 0 disables
     int max_moves_per_pass = 8;      // intra-GPU moves per pass and GPU
     double cooldown_s = 120;         // a job moves at most once per cool-down
@@ -152,6 +157,7 @@ struct ExplicitOptions {
   bool metric = false;            // --metric / scheduler.metric
   bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
   bool reuse_first = false;       // --reuse-first / scheduler.reuse-first
+  bool migration = false;         // --migration / scheduler.migration
   bool queue_order = false;       // --queue-order / scheduler.queue-order
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement

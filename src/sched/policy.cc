@@ -76,15 +76,10 @@ const std::vector<PolicyInfo>& PolicyRegistry() {
       Entry("lb+frag", {"frag-aware"},
             "lazy/busy balancing and the fragmentation-aware choice of §4 (§11 ladder, rung 3)",
             MakeFragAware, NoDefaults, kJointPlacementDefault),
-      Entry(
-          "full", {}, "lb+frag plus the §6 migration planner, with defaults of its own (§11)",
-          [](const SchedulerOptions& o,
-             std::string_view) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
-            ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> placement,
-                             MakeFragAware(o, "lb+frag"));
-            return NewFullPolicy(std::move(placement));
-          },
-          FullDefaults, kJointPlacementDefault),
+      Entry("full", {},
+            "lb+frag with the §6 migration planner on (--migration on), with defaults of its own "
+            "(§11)",
+            MakeFragAware, FullDefaults, kJointPlacementDefault),
       Entry("best-fit", {}, "the fullest GPU (highest util) that fits (§11)",
             [](const SchedulerOptions& o, std::string_view) { return NewBestFitPolicy(o); }),
       Entry("driver-default", {}, "lowest-index GPU that fits, the driver's own start order (§11)",
@@ -164,7 +159,15 @@ StatusOr<std::unique_ptr<PlacementPolicy>> MakePolicy(std::string_view name,
   ASSIGN_OR_RETURN(const PolicyInfo* p, FindPolicy(name));
   RETURN_IF_ERROR(options.Validate());
   RETURN_IF_ERROR(ParseMetric(options.metric).status());
-  return p->make(options, name);
+  ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> policy, p->make(options, name));
+  if (options.migration.enabled && !policy->CreatesInstances()) {
+    return InvalidArgumentError(fmt::format(
+        "migration on needs a policy that creates instances; '{}' never reconfigures (a move "
+        "creates an instance at its target): turn migration off (--migration off, or "
+        "migration: off in a config file's scheduler section) or choose another policy",
+        name));
+  }
+  return policy;
 }
 
 }  // namespace migsched

@@ -98,11 +98,6 @@ class PlacementPolicy {
   // every time).
   virtual bool FeasibilityIsPerGpu() const { return false; }
 
-  // Whether the scheduler runs the §6 migration planner for this policy
-  // (after completions, on the periodic tick, and for arrivals that find only
-  // fragmented room). `full` does; the others do not.
-  virtual bool Migrates() const { return false; }
-
   // How many instances of `profile` GPU `gpu` could ever hold at once, given
   // its state right after setup (used to reject jobs that can never run).
   virtual int Capacity(const Cluster& cluster, int gpu, int profile) const;
@@ -165,7 +160,9 @@ bool JointPlacementByDefault(std::string_view name);
 
 // The policy `name` (a name or an alias), configured by `options` as given
 // (apply PolicyOptions first for the policy's defaults). kNotFound lists the
-// known names; kInvalidArgument for invalid options or an unknown metric.
+// known names; kInvalidArgument for invalid options, an unknown metric, or
+// migration on (options.migration.enabled) for a policy that never creates
+// instances (`static`: a move needs an instance created at its target).
 StatusOr<std::unique_ptr<PlacementPolicy>> MakePolicy(std::string_view name,
                                                       const SchedulerOptions& options);
 

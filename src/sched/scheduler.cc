@@ -24,18 +24,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-std::string_view MigrationTriggerName(MigrationTrigger t) {
-  switch (t) {
-    case MigrationTrigger::kCompletion:
-      return "completion";
-    case MigrationTrigger::kTick:
-      return "tick";
-    case MigrationTrigger::kFragmented:
-      return "fragmented";
-  }
-  return "?";
-}
-
 Scheduler::Scheduler(Cluster* cluster, std::unique_ptr<PlacementPolicy> policy,
                      SchedulerOptions options, Clock* clock)
     : cluster_(cluster),
@@ -97,16 +85,13 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
 void Scheduler::Commit(JobId id, const Job& job, const Decision& d) {
   running_[id] = d.instances;
   running_jobs_[id] = job;
-  run_origin_s_[id] = now_s_;
-  ++jobs_started_;
+  moves_.Started(id, now_s_);
   idle_.Track(d.plan, now_s_);
 }
 
 bool Scheduler::MoveBudgetAllows(int64_t moves) const {
-  const double budget = options_.migration.admission_move_budget;
-  if (options_.max_wait_s < 0 || budget < 0) return true;
-  return static_cast<double>(moves_begun_ + moves) <=
-         budget * static_cast<double>(jobs_started_ + 1);
+  if (options_.max_wait_s < 0) return true;  // nothing is turned away: no budget
+  return moves_.BudgetAllows(moves, options_.migration.admission_move_budget);
 }
 
 StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bool round) {
@@ -224,9 +209,8 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   if (it == running_.end()) return NotFoundError(fmt::format("job {} is not running", id));
   Plan plan;
   std::vector<InstanceRef> held = it->second;
-  auto moving = migrating_.find(id);
   // Mid-copy: the target is released too and the move is abandoned.
-  if (moving != migrating_.end()) held.push_back(moving->second.to);
+  if (const MigrationMove* moving = moves_.InFlight(id)) held.push_back(moving->to);
   for (const InstanceRef& in : held) {
     plan.steps.push_back({StepKind::kRelease, in.gpu, in.profile, in.start, id});
     if (!policy_->KeepIdleInstances()) {
@@ -236,10 +220,8 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   running_.erase(it);
   running_jobs_.erase(id);
-  run_origin_s_.erase(id);
-  if (moving != migrating_.end()) migrating_.erase(moving);
+  moves_.Ended(id);
   expected_end_.erase(id);
-  last_move_s_.erase(id);
   idle_.Track(plan, now_s_);
   return plan;
 }
@@ -320,7 +302,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       if (!d->has_value()) return false;
       out.push_back(std::move(**d));
       it = queue_.erase(it);
-      DropEvacuationHoldOf(id);
+      evac_holds_.Drop(id);
       return true;
     }
     StatusOr<std::optional<Decision>> d = Decide(it->id, it->job, /*round=*/true);
@@ -331,7 +313,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     if (d->has_value()) {
       joint_->Add(it->id, it->job, std::move(**d));
       it = queue_.erase(it);
-      DropEvacuationHoldOf(id);
+      evac_holds_.Drop(id);
       return true;
     }
     if (!jointly) return false;
@@ -344,7 +326,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     }
     if (!*placed) return false;
     it = queue_.erase(it);
-    DropEvacuationHoldOf(id);
+    evac_holds_.Drop(id);
     return true;
   };
   for (auto it = queue_.begin(); it != queue_.end();) {
@@ -372,7 +354,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       failed.insert(key);
       const bool head = !head_seen;
       head_seen = true;
-      const bool held = hold_movers_.count(id) > 0;
+      const bool held = evac_holds_.Holds(id);
       // §5/§13: the head (or, conservative, each of the first `depth` overdue
       // jobs that do not fit) reserves the placements that free soonest.
       if (!held) reserve_if_overdue(*it);
@@ -391,11 +373,11 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       // (admission mode: it is turned away at this instant, and the room would serve nobody).
       const bool can_wait =
           options_.max_wait_s < 0 || it->enqueued_s + options_.max_wait_s > now_s_;
-      if (first_try && can_wait && policy_->Migrates() && job.count == 1 &&
+      if (first_try && can_wait && options_.migration.enabled && job.count == 1 &&
           FragmentedRoomOnly(job)) {
         fragmented_.push_back(job);
       }
-    } else if (conservative && hold_movers_.count(id) == 0) {
+    } else if (conservative && !evac_holds_.Holds(id)) {
       // Not tried (an identical request failed earlier in this scan), so it
       // does not fit either; under conservative backfilling it still gets its
       // own reservations (regression: conservative_reserves_for_every_request).
@@ -419,10 +401,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
             return true;
           }
         }
-        for (const Reservation& h : evac_holds_) {
-          if (h.gpu == g && h.job != id) return true;
-        }
-        return false;
+        return evac_holds_.HeldForOther(g, id);
       });
       std::sort(opened.begin(), opened.end());
       opened.erase(std::unique(opened.begin(), opened.end()), opened.end());
@@ -462,7 +441,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       const RequestKey key = RequestKeyOf(q.job);
       const bool first = head;
       head = false;
-      if (hold_movers_.count(q.id) || held_back_.count(q.id) || tried.count(key) ||
+      if (evac_holds_.Holds(q.id) || held_back_.count(q.id) || tried.count(key) ||
           !MayEvacuateFor(q, first)) {
         continue;
       }
@@ -491,13 +470,9 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   }
   // Holds whose moves are over end now: the scan just had its chance (the
   // holds made in this scan have their moves in flight).
-  std::vector<JobId> over;
-  for (const auto& [job, movers] : hold_movers_) {
-    bool in_flight = false;
-    for (JobId m : movers) in_flight = in_flight || migrating_.count(m) > 0;
-    if (!in_flight) over.push_back(job);
+  for (JobId j : evac_holds_.Over([this](JobId m) { return moves_.Moving(m); })) {
+    evac_holds_.Drop(j);
   }
-  for (JobId j : over) DropEvacuationHoldOf(j);
   if (!status.ok()) return status;
   return out;
 }
@@ -540,7 +515,7 @@ void Scheduler::CloseFor(JobId id) {
   for (const Reservation& r : reservations_) {
     if (r.job != id) want[r.gpu] = 1;
   }
-  for (const Reservation& h : evac_holds_) {
+  for (const Reservation& h : evac_holds_.placements()) {
     if (h.job != id) want[h.gpu] = 1;
   }
   if (closed_.size() != want.size()) closed_.assign(want.size(), 0);
@@ -554,16 +529,14 @@ MoveRights Scheduler::RightsOf(JobId id) const {
   auto it = running_jobs_.find(id);
   if (it == running_jobs_.end() || it->second.migratable == Migratable::kNone)
     return MoveRights::kNone;
-  if (migrating_.count(id)) return MoveRights::kNone;
-  auto last = last_move_s_.find(id);
-  if (last != last_move_s_.end() && now_s_ - last->second < options_.migration.cooldown_s) {
+  if (moves_.Moving(id) || moves_.CoolingDown(id, now_s_, options_.migration.cooldown_s)) {
     return MoveRights::kNone;
   }
   return it->second.latency_sensitive ? MoveRights::kIntra : MoveRights::kAny;
 }
 
 bool Scheduler::MayEvacuateFor(const Queued& q, bool head) const {
-  if (options_.evacuation == EvacuationScope::kOff || !policy_->Migrates()) return false;
+  if (options_.evacuation == EvacuationScope::kOff || !options_.migration.enabled) return false;
   if (options_.evacuation == EvacuationScope::kHead && !head) return false;
   if (q.job.count != 1 || now_s_ - q.enqueued_s < options_.evacuation_min_wait_s) return false;
   if (options_.evacuation_min_slices > 0) {
@@ -648,10 +621,10 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
 double Scheduler::MoveCostS(JobId id) const {
   double cost = options_.migration.switch_s;
   auto j = running_jobs_.find(id);
-  auto o = run_origin_s_.find(id);
-  if (j != running_jobs_.end() && j->second.migratable == Migratable::kRestart &&
-      o != run_origin_s_.end() && options_.migration.checkpoint_interval_s > 0) {
-    cost += std::fmod(std::max(0.0, now_s_ - o->second), options_.migration.checkpoint_interval_s);
+  const std::optional<double> since = moves_.SinceCheckpointOrigin(id, now_s_);
+  if (j != running_jobs_.end() && j->second.migratable == Migratable::kRestart && since &&
+      options_.migration.checkpoint_interval_s > 0) {
+    cost += std::fmod(std::max(0.0, *since), options_.migration.checkpoint_interval_s);
   }
   return cost;
 }
@@ -664,35 +637,27 @@ int Scheduler::ComputeSlicesOf(const Job& job) const {
   return 0;
 }
 
-void Scheduler::DropEvacuationHoldOf(JobId id) {
-  if (!hold_movers_.erase(id)) return;
-  std::erase_if(evac_holds_, [id](const Reservation& h) { return h.job == id; });
-}
-
 Status Scheduler::BeginEvacuation(JobId id, const EvacuationPlan& plan) {
   // One move in flight per job (§6): checked for the whole plan before any of
   // it is applied, so a bad plan changes nothing.
   std::set<JobId> moving;
   for (const MigrationMove& mv : plan.moves) {
-    if (migrating_.count(mv.job) || !moving.insert(mv.job).second) {
+    if (moves_.Moving(mv.job) || !moving.insert(mv.job).second) {
       return InternalError(fmt::format("evacuation began a second move of job {}", mv.job));
     }
   }
-  std::vector<JobId>& movers = hold_movers_[id];
-  evac_holds_.push_back(Reservation{id, plan.gpu, plan.profile, plan.start, now_s_, now_s_, true});
+  evac_holds_.Hold(Reservation{id, plan.gpu, plan.profile, plan.start, now_s_, now_s_, true});
   for (const MigrationMove& mv : plan.moves) {
     MigrationStart st{mv, MigrationBeginPlan(*cluster_, mv), id};
     RETURN_IF_ERROR(ApplyPlan(st.plan, cluster_).WithPrefix("evacuation"));
-    if (!migrating_.emplace(mv.job, mv).second) {
+    if (!moves_.Begin(mv, now_s_)) {
       return InternalError(fmt::format("evacuation began a second move of job {}", mv.job));
     }
-    last_move_s_[mv.job] = now_s_;
     idle_.Track(st.plan, now_s_);
-    movers.push_back(mv.job);
+    evac_holds_.AddMover(id, mv.job);
     evacuation_starts_.push_back(std::move(st));
   }
   ++evacuations_begun_;
-  moves_begun_ += static_cast<int64_t>(plan.moves.size());
   return Status();
 }
 
@@ -733,9 +698,7 @@ StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& 
   std::set<int> seen;
   for (const Reservation& r : reservations_) {
     if (r.job == id || !seen.insert(r.gpu).second) continue;
-    bool held = false;
-    for (const Reservation& h : evac_holds_) held = held || (h.gpu == r.gpu && h.job != id);
-    if (held) continue;
+    if (evac_holds_.HeldForOther(r.gpu, id)) continue;
     const GpuState& g = cluster_->gpu(r.gpu);
     const int profile = ResolveProfile(g.model(), job);
     if (profile < 0) continue;
@@ -776,7 +739,7 @@ StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& 
     out->push_back(std::move(d));
   }
   it = queue_.erase(it);
-  DropEvacuationHoldOf(id);
+  evac_holds_.Drop(id);
   return true;
 }
 
@@ -875,7 +838,7 @@ std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
 
 void Scheduler::SetReservedFlags(bool on) {
   for (const Reservation& r : reservations_) cluster_->SetReserved(r.gpu, on);
-  for (const Reservation& h : evac_holds_) cluster_->SetReserved(h.gpu, on);
+  for (const Reservation& h : evac_holds_.placements()) cluster_->SetReserved(h.gpu, on);
 }
 
 bool Scheduler::FragmentedRoomOnly(const Job& job) const {
@@ -906,9 +869,9 @@ std::vector<JobId> Scheduler::ExpireWaits() {
     // A job whose evacuation is under way was admitted with the moves that open its room (in
     // admission mode, --max-wait 0, the moves are how a job is admitted rather than turned away):
     // it waits for them, not for the limit.
-    if (now_s_ - it->enqueued_s >= options_.max_wait_s && !hold_movers_.count(it->id)) {
+    if (now_s_ - it->enqueued_s >= options_.max_wait_s && !evac_holds_.Holds(it->id)) {
       out.push_back(it->id);
-      DropEvacuationHoldOf(it->id);
+      evac_holds_.Drop(it->id);
       it = queue_.erase(it);
     } else {
       ++it;
@@ -949,7 +912,7 @@ Status Scheduler::RunInstant(const InstantEvents& ev, InstantDriver* driver) {
     if (!starts.ok()) return driver->StepFailed("migration pass", starts.status());
     return driver->MovesBegun(*starts);
   };
-  const bool migrates = policy_->Migrates() && ev.migrate;
+  const bool migrates = options_.migration.enabled && ev.migrate;
   // 1. At a completion, the pass before the scan when the options ask for it (§13).
   bool completion_done = false;
   if (migrates && ev.completed && options_.migrate_before_scan) {
@@ -994,7 +957,7 @@ Status Scheduler::RunInstant(const InstantEvents& ev, InstantDriver* driver) {
 StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
     MigrationTrigger trigger, const std::function<bool(JobId)>& can_move) {
   std::vector<MigrationStart> none;
-  if (!policy_->Migrates()) return none;
+  if (!options_.migration.enabled) return none;
   if (trigger == MigrationTrigger::kFragmented && !has_fragmented_requests()) return none;
   // Moves that pay for themselves (§13): a completion or periodic pass while no job waits gains
   // nothing now and costs every move its pause (and a `restart` job its work since the last
@@ -1008,8 +971,8 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
   if (trigger == MigrationTrigger::kFragmented) begun.swap(evacuation_starts_);
   // Only moves still in flight (a job may have ended, or its move switched over, since).
   std::erase_if(begun, [this](const MigrationStart& st) {
-    auto m = migrating_.find(st.move.job);
-    return m == migrating_.end() || !(m->second.to == st.move.to);
+    const MigrationMove* m = moves_.InFlight(st.move.job);
+    return m == nullptr || !(m->to == st.move.to);
   });
   // Where jobs are turned away, a pass runs only while one more move fits the budget (§13).
   if (!MoveBudgetAllows(1)) {
@@ -1030,7 +993,8 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
   };
   ctx.expected_end_s = [&](JobId id) { return ExpectedEnd(id); };
   ctx.reservations = reservations_;
-  ctx.reservations.insert(ctx.reservations.end(), evac_holds_.begin(), evac_holds_.end());
+  ctx.reservations.insert(ctx.reservations.end(), evac_holds_.placements().begin(),
+                          evac_holds_.placements().end());
   if (trigger == MigrationTrigger::kFragmented) {
     for (const Job& j : fragmented_) ctx.fragmented.push_back(&j);
   }
@@ -1040,13 +1004,11 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
   if (trigger == MigrationTrigger::kFragmented) fragmented_.clear();
   if (!starts.ok()) return starts.status();
   for (const MigrationStart& st : *starts) {
-    if (!migrating_.emplace(st.move.job, st.move).second) {
+    if (!moves_.Begin(st.move, now_s_)) {
       return InternalError(fmt::format(
           "migration planner began a second move of job {} (one move in flight per job)",
           st.move.job));
     }
-    last_move_s_[st.move.job] = now_s_;
-    ++moves_begun_;
     idle_.Track(st.plan, now_s_);
   }
   begun.insert(begun.end(), std::make_move_iterator(starts->begin()),
@@ -1055,15 +1017,17 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
 }
 
 StatusOr<Plan> Scheduler::FinishMigration(JobId id) {
-  auto it = migrating_.find(id);
-  if (it == migrating_.end()) return NotFoundError(fmt::format("job {} has no move in flight", id));
-  const MigrationMove mv = it->second;
+  const MigrationMove* in_flight = moves_.InFlight(id);
+  if (in_flight == nullptr) {
+    return NotFoundError(fmt::format("job {} has no move in flight", id));
+  }
+  const MigrationMove mv = *in_flight;
   Plan plan = MigrationEndPlan(mv);
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
-  migrating_.erase(it);
-  if (running_jobs_.count(id) && running_jobs_[id].migratable == Migratable::kRestart) {
-    run_origin_s_[id] = now_s_;  // a restarted job checkpoints from its new start
-  }
+  auto job = running_jobs_.find(id);
+  const bool restarted =
+      job != running_jobs_.end() && job->second.migratable == Migratable::kRestart;
+  RETURN_IF_ERROR(moves_.Finish(id, now_s_, restarted).status());
   for (InstanceRef& in : running_[id]) {
     if (in == mv.from) in = mv.to;
   }
@@ -1071,17 +1035,14 @@ StatusOr<Plan> Scheduler::FinishMigration(JobId id) {
   return plan;
 }
 
-const MigrationMove* Scheduler::MigrationOf(JobId id) const {
-  auto it = migrating_.find(id);
-  return it == migrating_.end() ? nullptr : &it->second;
-}
+const MigrationMove* Scheduler::MigrationOf(JobId id) const { return moves_.InFlight(id); }
 
 bool Scheduler::RemoveFromQueue(JobId id) {
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
     if (it->id == id) {
       queue_.erase(it);
       held_back_.erase(id);
-      DropEvacuationHoldOf(id);
+      evac_holds_.Drop(id);
       return true;
     }
   }
@@ -1312,16 +1273,18 @@ const std::vector<InstanceRef>* Scheduler::HeldBy(Holder holder, JobId id) const
 }
 
 StatusOr<Plan> Scheduler::AbandonMigration(JobId id) {
-  auto it = migrating_.find(id);
-  if (it == migrating_.end()) return NotFoundError(fmt::format("job {} has no move in flight", id));
-  const MigrationMove mv = it->second;
+  const MigrationMove* in_flight = moves_.InFlight(id);
+  if (in_flight == nullptr) {
+    return NotFoundError(fmt::format("job {} has no move in flight", id));
+  }
+  const MigrationMove mv = *in_flight;
   Plan plan{{{StepKind::kMigrateAbort, mv.to.gpu, mv.to.profile, mv.to.start, id, mv.from.gpu,
               mv.from.start}}};
   if (!policy_->KeepIdleInstances()) {
     plan.steps.push_back({StepKind::kDestroy, mv.to.gpu, mv.to.profile, mv.to.start, kNoJob});
   }
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
-  migrating_.erase(it);
+  RETURN_IF_ERROR(moves_.Abandon(id).status());
   idle_.Track(plan, now_s_);
   return plan;
 }

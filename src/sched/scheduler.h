@@ -6,7 +6,7 @@
 // Decision time: each TryPlace is timed with the given Clock (wall-clock
 // nanoseconds, §9 "the scheduler's own decision time").
 //
-// Migration (§6): for a policy that migrates (PlacementPolicy::Migrates), the
+// Migration (§6): with options.migration.enabled (`full`'s default), the
 // driver calls RunMigrationPass after completions, on the periodic tick and
 // when an arrival found only fragmented room; moves are plans of the same
 // kind (kMigrateBegin / kMigrateEnd steps), ended by FinishMigration.
@@ -42,93 +42,18 @@
 #include "core/job.h"
 #include "core/plan.h"
 #include "core/status.h"
+#include "sched/decision.h"
+#include "sched/evacuation_holds.h"
 #include "sched/idle_retention.h"
 #include "sched/joint_placement.h"
+#include "sched/migration.h"
 #include "sched/options.h"
 #include "sched/policy.h"
+#include "sched/reservation.h"
 
 namespace migsched {
 
-// ---- Migration (§6) --------------------------------------------------------
-
-// What started a migration pass.
-enum class MigrationTrigger {
-  kCompletion,  // a job ended (intra-GPU moves, inter-GPU pulls)
-  kTick,        // the periodic pass every defrag_interval_s (same moves)
-  kFragmented,  // an arrival found only fragmented room (§4 step 6: moves aimed at making room)
-};
-std::string_view MigrationTriggerName(MigrationTrigger t);  // "completion" | "tick" | "fragmented"
-
-// One move of one instance of a job, make-before-break (§6).
-struct MigrationMove {
-  JobId job = kNoJob;
-  InstanceRef from;  // the source (where the job runs now)
-  InstanceRef to;    // the target (created for it)
-  bool inter() const { return from.gpu != to.gpu; }
-  bool operator==(const MigrationMove&) const = default;
-};
-
-// A move that has begun: its begin plan (kDestroy of idle instances in the
-// target's way, kCreate of the target unless an idle one is reused,
-// kMigrateBegin) was applied to the cluster.
-struct MigrationStart {
-  MigrationMove move;
-  Plan plan;
-  // An evacuation's move (§13): the waiting job whose placement it opens.
-  JobId for_job = kNoJob;
-};
-
-// May a job move now (the scheduler's rules, §6)?
-enum class MoveRights {
-  kNone,   // migratable == none, a move already in flight, cool-down running, or the driver says no
-  kIntra,  // latency-sensitive: only within its GPU
-  kAny,
-};
-
-// A placement reserved for a waiting job: a look-ahead reservation (§5 starvation guard, §13),
-// or the placement an evacuation is opening for it (`hold`, §13).
-struct Reservation {
-  JobId job = kNoJob;
-  int gpu = -1;
-  int profile = -1;
-  int start = 0;
-  double free_at_s = 0;  // when the placement is expected to be free (inf: unknown)
-  // When the job is expected to start: the latest free_at_s of its reservations (one per
-  // instance of a gang). A job that ends by then cannot delay it (EASY backfilling).
-  double start_s = 0;
-  bool hold = false;  // an evacuation's placement (§13): closed to every other job
-  // §13 reservation slack, seconds: a job backfilled by (a) may end up to this long after
-  // start_s (options.reservation_slack × the reserved job's time limit; 0 when that is unknown).
-  double slack_s = 0;
-};
-
-// What a pass may use. Functions are never empty.
-struct MigrationContext {
-  MigrationTrigger trigger = MigrationTrigger::kCompletion;
-  const SchedulerOptions* options = nullptr;
-  double now_s = 0;
-  std::function<MoveRights(JobId)> rights;
-  std::function<const Job*(JobId)> job;         // the request of a running job
-  std::function<double(JobId)> expected_end_s;  // inf when unknown
-  // GPUs reserved for a waiting job: never targets; evacuated first.
-  std::vector<Reservation> reservations;
-  // kFragmented: the requests that found only fragmented room, oldest first.
-  std::vector<const Job*> fragmented;
-};
-
 struct EvacuationPlan;  // sched/evacuation.h
-
-// Plans one pass and begins its moves. Implementations: sched/migration_planner.h.
-class MigrationPlanner {
- public:
-  virtual ~MigrationPlanner() = default;
-  virtual std::string_view name() const = 0;
-  // Chooses moves and applies each begin plan to `cluster` with ApplyPlan
-  // before choosing the next (so later choices see earlier ones); returns the
-  // moves begun, in order. kInternal if a plan is rejected (a bug).
-  virtual StatusOr<std::vector<MigrationStart>> RunPass(Cluster* cluster,
-                                                        const MigrationContext& ctx) = 0;
-};
 
 // ---- One scheduling instant -------------------------------------------------
 
@@ -331,7 +256,7 @@ class Scheduler {
 
   // ---- Evacuation (§13) ----
   //
-  // options.evacuation != kOff and a policy that migrates: a waiting job that
+  // options.evacuation != kOff and migration on: a waiting job that
   // the scan could not place (the head only for kHead; any for kQueue), that
   // has waited at least evacuation_min_wait_s and asks for at least
   // evacuation_min_slices compute slices, for which moving running jobs
@@ -347,7 +272,7 @@ class Scheduler {
   // hold ends when its job starts, when it leaves the queue, or at the end of
   // a scan once none of its moves is in flight. One hold per job and per GPU.
   // Holds now, in the order made:
-  const std::vector<Reservation>& evacuation_holds() const { return evac_holds_; }
+  const std::vector<Reservation>& evacuation_holds() const { return evac_holds_.placements(); }
   // The driver's say on which running jobs may move inside a scan (the
   // evacuation's moves; RunMigrationPass has its own `can_move`). Default:
   // every running job the §6 rules allow.
@@ -505,7 +430,6 @@ class Scheduler {
   // §13: whether waiting job `q` may trigger an evacuation now (`head`: it
   // is the first job of this scan that did not fit).
   bool MayEvacuateFor(const Queued& q, bool head) const;
-  void DropEvacuationHoldOf(JobId id);
   // Plans an evacuation for `q` on the GPUs open to it and begins it; false
   // when there is none. `joint`: the scan's joint round is on (§12).
   StatusOr<bool> TryEvacuate(const Queued& q, bool joint);
@@ -539,16 +463,11 @@ class Scheduler {
   bool setup_layout_ = false;  // the policy's setup created instances (static layouts)
   std::unordered_map<JobId, double> expected_end_;
   std::vector<Reservation> reservations_;
-  std::vector<Reservation> evac_holds_;  // §13 evacuation holds, persistent across scans
-  std::map<JobId, std::vector<JobId>> hold_movers_;  // by waiting job: the jobs moved for it
-  std::vector<MigrationStart> evacuation_starts_;    // begun in scans, not yet returned
+  EvacuationHolds evac_holds_;                     // §13 evacuation holds, persistent across scans
+  std::vector<MigrationStart> evacuation_starts_;  // begun in scans, not yet returned
   std::function<bool(JobId)> move_filter_;
   std::vector<char> closed_;  // per GPU: reserved flag set by CloseFor
   int64_t evacuations_begun_ = 0;
-  // The admission move budget (options.migration.admission_move_budget): jobs started (Commit)
-  // and moves begun (evacuations and passes) since the scheduler was made.
-  int64_t jobs_started_ = 0;
-  int64_t moves_begun_ = 0;
   std::vector<Job> fragmented_;  // kFragmented requests of the last scan
 
   IdleRetention idle_;  // the books of every applied plan (sched/idle_retention.h)
@@ -556,9 +475,8 @@ class Scheduler {
   std::unique_ptr<JointPlacer> joint_;  // options_.joint_placement
 
   std::unique_ptr<MigrationPlanner> planner_;
-  std::unordered_map<JobId, MigrationMove> migrating_;
-  std::unordered_map<JobId, double> last_move_s_;
-  std::unordered_map<JobId, double> run_origin_s_;  // running job -> its checkpoints' origin
+  // Moves in flight, cool-downs, checkpoint origins, the admission move budget's counts (§6, §13).
+  MoveBook moves_;
 
   // Pins and holds: the plan holding `where` for (`holder`, `id`), applied to
   // the cluster (rolled back on any error). `existing`: the instances must

@@ -31,12 +31,11 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
 // Places each job where its name says ("g0s5": GPU 0, start 5), if that is a
-// candidate now; other names first-fit (lowest GPU, lowest start). Migrates
-// (the §6 planner runs).
+// candidate now; other names first-fit (lowest GPU, lowest start). Its
+// fixtures turn migration on (Migrating: the §6 planner runs).
 class Scripted : public PlacementPolicy {
  public:
   std::string_view name() const override { return "scripted"; }
-  bool Migrates() const override { return true; }
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
     int gpu = 0, start = 0;
     const bool scripted = std::sscanf(req.spec->name.c_str(), "g%ds%d", &gpu, &start) == 2;
@@ -116,6 +115,13 @@ SchedulerOptions Opts(double threshold = 0.4) {
   return o;
 }
 
+// `o` with the §6 migration planner on (SchedulerOptions::migration.enabled), as `full`'s
+// defaults have it.
+SchedulerOptions Migrating(SchedulerOptions o) {
+  o.migration.enabled = true;
+  return o;
+}
+
 // A scan's decisions as "job J on G@S" (the first instance of each).
 std::vector<std::string> Placed(const std::vector<Decision>& decisions) {
   std::vector<std::string> out;
@@ -132,7 +138,7 @@ std::vector<std::string> Placed(const std::vector<Decision>& decisions) {
 //   -> 0: {0,1}: 0.2; -> 2: {1,2}: 0.3667; -> 4 or 5: 0.5667; -> 6: 0.4667.
 // C may move again only once 120 s have passed since its move began.
 TEST(SchedulerMigrationTest, CoolDownIsRespected) {
-  Fixture f(1, std::make_unique<Scripted>(), Opts(0.25));
+  Fixture f(1, std::make_unique<Scripted>(), Migrating(Opts(0.25)));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
   const JobId b = f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
   const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
@@ -163,7 +169,7 @@ TEST(SchedulerMigrationTest, CoolDownIsRespected) {
 TEST(SchedulerMigrationTest, AMovePassWaitsForAWaitingJob) {
   SchedulerOptions o = Opts(0.25);
   o.migration.speculative = false;
-  Fixture f(1, std::make_unique<Scripted>(), o);
+  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
   f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
@@ -190,7 +196,7 @@ TEST_P(SchedulerMoveRightsTest, NoneAndLatencySensitiveJobsNeverLeaveTheirGpu) {
   const MoveRightsCase& c = GetParam();
   SchedulerOptions o = Opts();
   o.migration.max_moves_per_pass = 0;
-  Fixture f(2, std::make_unique<Scripted>(), o);
+  Fixture f(2, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1"));
   f.Place(kJob.Profile("1g.5gb")
@@ -210,7 +216,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(SchedulerMigrationTest, DriverMayHoldAJobBackAndNonMigratingPoliciesNeverMove) {
-  Fixture f(1, std::make_unique<Scripted>(), Opts());
+  Fixture f(1, std::make_unique<Scripted>(), Migrating(Opts()));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1"));
   f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
@@ -223,7 +229,7 @@ TEST(SchedulerMigrationTest, DriverMayHoldAJobBackAndNonMigratingPoliciesNeverMo
 }
 
 TEST(SchedulerMigrationTest, AJobEndingMidCopyAbandonsItsMove) {
-  Fixture f(1, std::make_unique<Scripted>(), Opts());
+  Fixture f(1, std::make_unique<Scripted>(), Migrating(Opts()));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1"));
   const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
@@ -259,7 +265,7 @@ TEST_P(StarvationGuardTest, ReservesTheGpuThatFreesSoonest) {
   const GuardCase& c = GetParam();
   SchedulerOptions o = Opts();
   o.max_skip_seconds = c.max_skip;
-  Fixture f(2, std::make_unique<Scripted>(), o);
+  Fixture f(2, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.Place(kJob.Profile("1g.5gb").Named("g1s0"));
   f.s().SetExpectedEnd(0, c.end0);
@@ -325,7 +331,7 @@ TEST_P(GuardBackfillTest, OnlyJobsThatEndBeforeTheReservationUseTheReservedGpu) 
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   o.reservation_slack = c.slack;
-  Fixture f(1, std::make_unique<Scripted>(), o);
+  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.s().SetExpectedEnd(0, 100);
   f.s().SetNow(0);
@@ -382,7 +388,7 @@ TEST_P(UnknownEndsTest, AReservationOfUnknownStartIsStrictOrSkipped) {
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   o.reservation_needs_ends = c.needs_ends;
-  Fixture f(1, std::make_unique<Scripted>(), o);
+  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   if (c.end0 >= 0) f.s().SetExpectedEnd(0, c.end0);
   f.s().SetNow(0);
@@ -442,7 +448,7 @@ TEST_P(ConservativeBackfillTest, EachOverdueJobReservesAndABackfillMayDelayNone)
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   o.reservation = c.mode;
-  Fixture f(2, std::make_unique<Scripted>(), o);
+  Fixture f(2, std::make_unique<Scripted>(), Migrating(o));
   ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
   ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g1s0")), 1);
   f.s().SetExpectedEnd(0, 100);
@@ -506,7 +512,8 @@ TEST_P(GangBackfillTest, JobsEndingBeforeTheGangCanStartBackfill) {
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   o.joint_placement = c.policy == "full";
-  Fixture f = c.policy == "scripted" ? Fixture(3, std::make_unique<Scripted>(), o)
+  o.migration.enabled = c.policy == "full";  // full's default (the case's options are raw)
+  Fixture f = c.policy == "scripted" ? Fixture(3, std::make_unique<Scripted>(), Migrating(o))
                                      : Fixture(3, c.policy, o);
   Job j0 = kJob.Profile("1g.5gb").Named("g0s0"), j1 = kJob.Profile("1g.5gb").Named("g1s0");
   ASSERT_EQ(f.Place(j0), 0);
@@ -557,6 +564,7 @@ TEST(SchedulerQueueTest, BackfillIsNotRefusedByAFailureSeenWhileReserved) {
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   o.joint_placement = true;
+  o.migration.enabled = true;
   Fixture f(2, "full", o);
   ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("j0")), 0);
   ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("j1")), 1);
@@ -597,7 +605,7 @@ TEST(SchedulerQueueTest, BackfillIsNotRefusedByAFailureSeenWhileReserved) {
 TEST(SchedulerQueueTest, AJobBesideTheReservationThatKeepsItValidStarts) {
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
-  Fixture f(1, std::make_unique<Scripted>(), o);
+  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.s().SetExpectedEnd(0, 100);
   f.s().SetNow(0);

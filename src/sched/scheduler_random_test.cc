@@ -318,12 +318,11 @@ int Cs(const std::vector<BruteInstance>& v) {
 }
 
 // Places each instance on a random candidate (fragmenting states on purpose,
-// for the planner to work on) and migrates like `full`.
+// for the planner to work on); its runs turn migration on, as `full`'s defaults do.
 class RandomMigratingPolicy : public PlacementPolicy {
  public:
   explicit RandomMigratingPolicy(uint64_t seed) : rng_(seed) {}
   std::string_view name() const override { return "random+migration"; }
-  bool Migrates() const override { return true; }
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
     std::vector<Candidate> cands;
     for (int g = 0; g < cluster.size(); ++g) {
@@ -360,6 +359,7 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
     o.migration.cooldown_s = rng.Uniform01() < 0.5 ? 0 : 120;
     // The rules of every move, also those of passes begun with nothing waiting (§13).
     o.migration.speculative = true;
+    o.migration.enabled = true;  // the §6 planner and evacuation (full's default)
     o.max_skip_seconds = std::vector<double>{-1, 0, 50}[rng.UniformInt(0, 2)];
     // §13: reservations (easy or conservative, with or without slack) and evacuation (off,
     // head, queue; at the job's turn or after the scan).

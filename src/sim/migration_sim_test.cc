@@ -37,11 +37,10 @@ SimOptions Options(double reconfig_ms = 23) {
   return o;
 }
 
-// Places each job where its name says ("g0s5": GPU 0, start 5); migrates.
+// Places each job where its name says ("g0s5": GPU 0, start 5); RunScripted turns migration on.
 class Scripted : public PlacementPolicy {
  public:
   std::string_view name() const override { return "scripted"; }
-  bool Migrates() const override { return true; }
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
     int gpu = 0, start = 0;
     if (std::sscanf(req.spec->name.c_str(), "g%ds%d", &gpu, &start) != 2) return std::nullopt;
@@ -59,7 +58,9 @@ SimResult RunScripted(const std::vector<WorkloadJob>& jobs, const SchedulerOptio
   ConfigTableCache tables;
   Cluster cluster(std::vector<const GpuModel*>(gpus, &Model("A100-40GB")), &tables);
   ManualClock clock;
-  Scheduler scheduler(&cluster, std::make_unique<Scripted>(), o, &clock);
+  SchedulerOptions with_moves = o;
+  with_moves.migration.enabled = true;  // the §6 planner, as `full`'s defaults have it
+  Scheduler scheduler(&cluster, std::make_unique<Scripted>(), with_moves, &clock);
   EXPECT_TRUE(scheduler.Setup().ok());
   auto tracker = ClusterTracker::Create(cluster, true);
   EXPECT_TRUE(tracker.ok());

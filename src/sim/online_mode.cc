@@ -44,7 +44,7 @@ class OnlineSimulator {
         runs_(jobs.size()),
         models_(scheduler->cluster().models()),
         sopts_(scheduler->options()),
-        migrates_(scheduler->policy().Migrates()),
+        migrates_(scheduler->options().migration.enabled),
         energy_(scheduler->cluster()) {
     if (options.record_jobs) instance_text_.resize(jobs.size());
     if (options.reconfig_latency != nullptr && !options.reconfig_latency->IsFixedUniform()) {

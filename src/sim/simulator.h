@@ -24,8 +24,8 @@
 //    scanned again.
 //  * Events at equal times: starts and completions in the order they were
 //    scheduled, then arrivals in workload order, then one queue scan.
-//  * After that scan: --max-wait rejections, the §6 migration passes of a
-//    policy that migrates (make-before-break moves with their copy and
+//  * After that scan: --max-wait rejections, the §6 migration passes with
+//    --migration on (make-before-break moves with their copy and
 //    switch-over times), idle-instance retention (docs/migration.md).
 // Fill mode (kFill): sim/fill_mode.h.
 //

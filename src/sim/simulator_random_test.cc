@@ -175,6 +175,7 @@ TEST(SimulatorRandomTest, FullPolicyWithQueueOptionsAndMigrations) {
     so.migration.max_moves_per_pass = static_cast<int>(rng.UniformInt(0, 8));
     so.migration.switch_s = rng.Uniform01();
     so.migration.checkpoint_interval_s = 10 + 100 * rng.Uniform01();
+    so.migration.enabled = true;  // full's own default (these options are raw)
     SimOptions o;
     o.clock = &clock;
     o.self_check = true;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sched/policy.h"
+#include "sim/churn.h"
 #include "testing/builders.h"
 #include "testing/test_util.h"
 
@@ -462,6 +463,33 @@ TEST(SimulatorTest, AOneJobTraceWithAHugeArrivalTimeUnderFullEnds) {
   ASSERT_EQ(r->jobs.size(), 1u);
   EXPECT_EQ(r->jobs[0].outcome, JobOutcome::kCompleted);
   EXPECT_EQ(r->metrics.jobs_completed, 1);
+}
+
+// `full` is the lb+frag policy with migration on among its defaults: lb+frag run with exactly
+// full's options places every job where `full` does, and `full --migration off` moves nothing.
+// Churn on 4 A100 at load 1.1 (seed 7) so that `full` moves some jobs (the premise).
+TEST(SimulatorTest, FullIsLbFragWithMigrationOn) {
+  ChurnOptions c;
+  c.num_jobs = 150;
+  c.load = 1.1;
+  c.seed = 7;
+  StatusOr<std::vector<WorkloadJob>> jobs = GenerateChurn(Model("A100-40GB"), c);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  const SchedulerOptions full = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  ASSERT_TRUE(full.migration.enabled);
+  auto as_full = RunSimulation(Gpus("A100-40GB", 4), *jobs, "full", full, Options());
+  auto as_lb_frag = RunSimulation(Gpus("A100-40GB", 4), *jobs, "lb+frag", full, Options());
+  ASSERT_TRUE(as_full.ok() && as_lb_frag.ok());
+  ASSERT_GT(as_full->metrics.migrations, 0);  // the premise: migration acts here
+  EXPECT_EQ(as_full->jobs, as_lb_frag->jobs);
+  EXPECT_EQ(as_full->metrics.migrations, as_lb_frag->metrics.migrations);
+  SchedulerOptions off = full;
+  off.migration.enabled = false;
+  auto no_moves = RunSimulation(Gpus("A100-40GB", 4), *jobs, "full", off, Options());
+  ASSERT_TRUE(no_moves.ok());
+  EXPECT_EQ(no_moves->metrics.migrations, 0);
+  EXPECT_EQ(no_moves->metrics.evacuations, 0);
+  EXPECT_NE(no_moves->jobs, as_full->jobs);
 }
 
 TEST(SimOptionsTest, Validate) {

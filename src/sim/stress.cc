@@ -204,6 +204,12 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
     std::string v = DrawOptionValue(spec.name, c.gpus, rng);
     if (!v.empty()) c.options.emplace_back(spec.name, std::move(v));
   }
+  // Migration needs a policy that creates instances (MakePolicy refuses the pair): not drawn
+  // for one that never does.
+  StatusOr<std::unique_ptr<PlacementPolicy>> plain = MakePolicy(c.policy, SchedulerOptions{});
+  if (plain.ok() && !(*plain)->CreatesInstances()) {
+    std::erase_if(c.options, [](const auto& o) { return o.first == "migration"; });
+  }
   // The workload.
   const int n_jobs = static_cast<int>(
       rng.UniformInt(std::max(1, limits.min_jobs), std::max(limits.min_jobs, limits.max_jobs)));
@@ -283,8 +289,8 @@ Status CheckStressResult(const StressCase& c, const SimResult& r) {
   if (reasons != m.rejected) {
     return Fail(fmt::format("{} rejections by reason, {} rejected", reasons, m.rejected));
   }
-  const bool migrates = MakePolicy(c.policy, SchedulerOptions{}).ok() &&
-                        (*MakePolicy(c.policy, SchedulerOptions{}))->Migrates();
+  StatusOr<SchedulerOptions> options = c.Scheduler();
+  const bool migrates = options.ok() && options->migration.enabled;
   int64_t completed = 0, timed_out = 0, moves = 0;
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     const JobRecord& rec = r.jobs[i];

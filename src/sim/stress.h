@@ -103,7 +103,7 @@ struct StressCounts {
 // job not rejected completed (placed at or after its arrival, started at or after it was placed,
 // ran at least its duration, held `count` instances), completed + rejected = total, every
 // rejection has a reason, reconfigurations = creates + destroys, moves only of migratable jobs
-// and only under a policy that migrates, per-job moves adding up to the total, intra + inter =
+// and only with migration on, per-job moves adding up to the total, intra + inter =
 // total. The first failure as kInternal, naming the job.
 Status CheckStressResult(const StressCase& c, const SimResult& r);
 

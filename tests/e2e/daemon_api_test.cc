@@ -423,28 +423,29 @@ TEST(ServeCommandTest, PrintsADefaultConfigThatParses) {
 // reserves for a job waiting longer than 1800 s with slack 1, only where the
 // reservation's start is known (§13, results.md section 3; the table's order:
 // metric, joint-placement, max-skip-seconds, reservation-slack,
-// reservation-unknown-ends, evacuation); `lb+frag` by fragcost with joint placement;
-// `first-fit` by fragcost without.
+// reservation-unknown-ends, evacuation, migration) and runs the §6 planner (migration on, what
+// sets it apart from lb+frag on the ladder); `lb+frag` by fragcost with joint placement;
+// `first-fit` by fragcost without; neither migrates.
 TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   auto full = testing::RunMigsched({"serve", "--print-default-config"});
   ASSERT_EQ(full.exit_code, 0) << full.err;
   EXPECT_THAT(full.out, HasSubstr("\n  policy: full\n"));
   EXPECT_THAT(full.out, HasSubstr("\n  metric: demand-weighted\n"));
   // Each policy's options that differ from the plain defaults (sched/options.h).
-  EXPECT_THAT(
-      full.out,
-      HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
-                "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
-                "reservation-slack: 1, reservation-unknown-ends: skip, evacuation: queue\n"));
+  EXPECT_THAT(full.out,
+              HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
+                        "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
+                        "reservation-slack: 1, reservation-unknown-ends: skip, evacuation: queue, "
+                        "migration: on\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit            none\n"));
   struct Expected {
     std::string policy, metric;
-    bool joint, reuse_first;
+    bool joint, reuse_first, migration;
   };
-  for (const Expected& e : std::vector<Expected>{{"full", "demand-weighted", true, true},
-                                                 {"lb+frag", "fragcost", true, false},
-                                                 {"frag-aware", "fragcost", true, false},
-                                                 {"first-fit", "fragcost", false, false}}) {
+  for (const Expected& e : std::vector<Expected>{{"full", "demand-weighted", true, true, true},
+                                                 {"lb+frag", "fragcost", true, false, false},
+                                                 {"frag-aware", "fragcost", true, false, false},
+                                                 {"first-fit", "fragcost", false, false, false}}) {
     SCOPED_TRACE(e.policy);
     auto r = testing::RunMigsched({"serve", "--print-default-config", "--policy", e.policy});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -454,6 +455,7 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
     EXPECT_EQ(c->scheduler.metric, e.metric);
     EXPECT_EQ(c->scheduler.joint_placement, e.joint);
     EXPECT_EQ(c->scheduler.reuse_first, e.reuse_first);
+    EXPECT_EQ(c->scheduler.migration.enabled, e.migration);
   }
   // Every registered policy: the options the simulator runs it with.
   for (const std::string& name : PolicyNames()) {
