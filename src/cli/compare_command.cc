@@ -70,6 +70,9 @@ int Run(const CompareFlags& f, Context& ctx) {
     auto made = MakePolicy(p, setup.SchedulerFor(p));
     if (!made.ok()) return fail("--policies: " + made.status().message());
   }
+  for (std::string& n : InertOptionNotes(setup, policies)) {
+    setups->front().notes.push_back(std::move(n));
+  }
   const bool fill = setup.sim.mode == SimMode::kFill;
   for (SimSetup& s : *setups) {
     s.sim.record_jobs = false;

@@ -23,6 +23,7 @@
 #include "sched/option_table.h"
 #include "sim/arrivals.h"
 #include "sim/churn.h"
+#include "sim/frag_free.h"
 #include "sim/knowledge.h"
 #include "sim/load_profile.h"
 #include "sim/paper_mix.h"
@@ -500,6 +501,25 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     }
   }
   return s;
+}
+
+std::vector<std::string> InertOptionNotes(const SimSetup& setup,
+                                          const std::vector<std::string>& policies) {
+  std::vector<std::string> notes;
+  if (!setup.explicit_options.evacuation || setup.scheduler.evacuation == EvacuationScope::kOff) {
+    return notes;
+  }
+  std::vector<std::string> inert;
+  for (const std::string& p : policies) {
+    if (p == kFragFreeReference) continue;
+    if (!setup.SchedulerFor(p).migration.enabled) inert.push_back(p);
+  }
+  if (!inert.empty()) {
+    notes.push_back(fmt::format(
+        "--evacuation {} has no effect on {} (migration off; --migration on turns it on)",
+        EvacuationScopeName(setup.scheduler.evacuation), fmt::join(inert, ", ")));
+  }
+  return notes;
 }
 
 nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {

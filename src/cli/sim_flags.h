@@ -115,6 +115,14 @@ struct SimSetup {
   nlohmann::ordered_json ToJson(const SimFlags& flags) const;  // the run's settings
 };
 
+// Notes on scheduler options given on the command line that have no effect on some of
+// `policies` as they run (with their registry defaults, SimSetup::SchedulerFor): an
+// --evacuation other than off for a policy that runs with migration off (evacuation moves
+// running jobs: docs/algorithms.md §13). Not errors, since `compare` gives one flag to every
+// policy. The fragmentation-free reference is not a policy and is left out.
+std::vector<std::string> InertOptionNotes(const SimSetup& setup,
+                                          const std::vector<std::string>& policies);
+
 // Builds the setup; errors name the flag or the file at fault. A flag value
 // that would be ignored (--arrivals on paper-mix, or on a trace file without
 // --load; --pcie-share on another workload than paper-mix; --fill-target in

@@ -80,6 +80,7 @@ int Run(const SimulateFlags& f, Context& ctx) {
     s.scheduler = s.SchedulerFor(f.policy);  // `full`'s own defaults (docs/policies.md)
   }
   SimSetup& setup = setups->front();
+  for (std::string& n : InertOptionNotes(setup, {f.policy})) setup.notes.push_back(std::move(n));
   if (!f.export_workload.empty()) {
     Status st = WriteOutputFile(f.export_workload,
                                 [&](std::ostream& o) { return WriteTraceCsv(setup.jobs, o); });
