@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <set>
 
+#include "cluster/cluster_view.h"
 #include "cluster/planner.h"
 #include "slurm/admin_comment.h"
 #include "slurm/round.h"
@@ -83,107 +86,152 @@ std::vector<NodeInput> SlurmController::FetchNodes() {
   return ReadNodeStates(nodes_, names, kNodeReadsAtOnce);
 }
 
+// What one tick has read and decided, handed from step to step (Tick below). Lives for one tick;
+// `cls` points into `jobs` and `started` (a deque: its elements never move).
+struct SlurmController::TickFrame {
+  double now_s = 0;
+  std::vector<SlurmJob> jobs;  // squeue
+  bool up = false;             // the partition is UP
+  std::vector<SlurmNode> snodes;
+  std::map<std::string, const SlurmNode*> snode;  // name -> snodes entry
+  std::vector<NodeInput> inputs;                  // the node daemons' states
+  std::unique_ptr<ClusterView> view;
+  std::set<std::string> usable;  // nodes usable now
+  bool node_lost = false;        // a node usable last tick is not now
+  Classified cls;
+  std::deque<SlurmJob> started;  // waiting in Slurm's answer, bound since (cls points into it)
+  ActiveCounts active;
+  std::vector<EngineReservation> rooms;
+  std::vector<ClusterJob> unroomed;  // started jobs with no room: planned first, pinned
+  PlannerInput in;
+  ClusterPlan plan;
+  std::map<std::pair<std::string, std::string>, int> held;  // (node, profile) -> rooms for waiting
+};
+
 StatusOr<TickReport> SlurmController::Tick(double now_s) {
   TickReport rep;
-  const std::string& gres = config_.gres_name;
-  // 1. Slurm first, then the daemons (a job Slurm shows as started is then
-  // either unbound, its room still held, or already bound).
-  ASSIGN_OR_RETURN(std::vector<SlurmJob> jobs, slurm_->Jobs());
-  ASSIGN_OR_RETURN(ScontrolRecord part, slurm_->Partition(config_.partition));
-  const bool up = part.Value("State").value_or("") == "UP";
-  ASSIGN_OR_RETURN(std::vector<SlurmNode> snodes, slurm_->Nodes());
-  std::map<std::string, const SlurmNode*> snode;
-  for (const SlurmNode& n : snodes) snode[n.name] = &n;
+  TickFrame f;
+  f.now_s = now_s;
+  RETURN_IF_ERROR(Read(f, &rep));
+  Classify(f, &rep);
+  TrackLost(f, &rep);
+  TrackRooms(f);
+  RETURN_IF_ERROR(MakePlan(f, &rep));
+  HoldRooms(f, &rep);
+  RETURN_IF_ERROR(Publish(f, &rep));
+  ReleaseRooms(f, &rep);
+  Reclaim(f, &rep);
+  Requeue(f, &rep);
+  HoldOrExplain(f, &rep);
+  SaveStatus(f, rep);
+  return rep;
+}
 
-  const std::vector<NodeInput> inputs = FetchNodes();
-  std::unique_ptr<ClusterView> view = ClusterView::Build(inputs, *catalog_, &tables_);
-  bool node_lost = false;
-  std::set<std::string> usable;
-  for (const ClusterView::Node& n : view->nodes()) {
+// 1. Slurm first, then the daemons (a job Slurm shows as started is then either unbound, its room
+// still held, or already bound).
+Status SlurmController::Read(TickFrame& f, TickReport* rep) {
+  ASSIGN_OR_RETURN(f.jobs, slurm_->Jobs());
+  ASSIGN_OR_RETURN(ScontrolRecord part, slurm_->Partition(config_.partition));
+  f.up = part.Value("State").value_or("") == "UP";
+  ASSIGN_OR_RETURN(f.snodes, slurm_->Nodes());
+  for (const SlurmNode& n : f.snodes) f.snode[n.name] = &n;
+
+  f.inputs = FetchNodes();
+  f.view = ClusterView::Build(f.inputs, *catalog_, &tables_);
+  for (const ClusterView::Node& n : f.view->nodes()) {
     if (n.usable) {
-      usable.insert(n.name);
+      f.usable.insert(n.name);
     } else {
-      rep.unusable_nodes.push_back(fmt::format("{} ({})", n.name, n.error));
+      rep->unusable_nodes.push_back(fmt::format("{} ({})", n.name, n.error));
       if (usable_.count(n.name)) {
-        node_lost = true;
+        f.node_lost = true;
         spdlog::warn("node {} is not usable: {}; its counts drop to its running jobs'", n.name,
                      n.error);
       }
     }
   }
-  for (const std::string& n : usable) {
+  for (const std::string& n : f.usable) {
     if (started_ && !usable_.count(n)) spdlog::info("node {} is usable again", n);
   }
+  return Status::Ok();
+}
 
-  // 2. The jobs, the rooms, the plan.
-  Classified cls = ClassifyJobs(jobs, config_.partition, gres, now_s);
+// 2. The jobs: waiting, active (bound or not), invalid.
+void SlurmController::Classify(TickFrame& f, TickReport* rep) {
+  f.cls = ClassifyJobs(f.jobs, config_.partition, config_.gres_name, f.now_s);
+  const ClusterView& view = *f.view;
   // A job Slurm showed waiting that its prolog has bound since (the daemons
   // are read after Slurm) has started: it is active on the nodes of its
   // allocations, and no room is planned for it again.
-  std::deque<SlurmJob> started;  // cls points into it
-  for (auto it = cls.waiting.begin(); it != cls.waiting.end();) {
-    const std::vector<JobId> allocations = view->AllocationsOf(it->request.job.key);
+  for (auto it = f.cls.waiting.begin(); it != f.cls.waiting.end();) {
+    const std::vector<JobId> allocations = view.AllocationsOf(it->request.job.key);
     if (allocations.empty()) {
       ++it;
       continue;
     }
-    SlurmJob& j = started.emplace_back(*it->slurm);
+    SlurmJob& j = f.started.emplace_back(*it->slurm);
     j.state = "CONFIGURING";
     j.nodes.clear();
     for (JobId id : allocations) {
-      const std::string& node = view->nodes()[view->OccupantOf(id)->node].name;
+      const std::string& node = view.nodes()[view.OccupantOf(id)->node].name;
       if (std::find(j.nodes.begin(), j.nodes.end(), node) == j.nodes.end()) j.nodes.push_back(node);
     }
-    cls.active.push_back({&j, std::move(it->request)});
-    it = cls.waiting.erase(it);
+    f.cls.active.push_back({&j, std::move(it->request)});
+    it = f.cls.waiting.erase(it);
   }
-  rep.waiting = static_cast<int>(cls.waiting.size());
-  const ActiveCounts active = CountActive(cls.active, *view);
-  // Running in Slurm, allocation gone: no room is claimed for them (the
-  // freed placements serve others); reported once past the grace.
-  {
-    std::map<std::pair<std::string, std::string>, double> lost;
-    std::set<std::pair<std::string, std::string>> reported;
-    for (const auto& k : active.lost) {
-      auto it = lost_since_.find(k);
-      const double since = it == lost_since_.end() ? now_s : it->second;
-      lost[k] = since;
-      if (now_s - since < config_.reclaim_grace_s) continue;
-      ++rep.lost;
-      reported.insert(k);
-      if (!lost_reported_.count(k)) {
-        spdlog::warn(
-            "{} runs in Slurm on {} but its allocation there is gone (the node's instances were "
-            "lost, e.g. a reboot, or released by hand); its GRES stay counted until Slurm ends it; "
-            "the placements are free for other jobs",
-            k.first, k.second);
-      }
+  rep->waiting = static_cast<int>(f.cls.waiting.size());
+  f.active = CountActive(f.cls.active, view);
+}
+
+// Running in Slurm, allocation gone: no room is claimed for them (the freed placements serve
+// others); reported once past the grace.
+void SlurmController::TrackLost(const TickFrame& f, TickReport* rep) {
+  std::map<std::pair<std::string, std::string>, double> lost;
+  std::set<std::pair<std::string, std::string>> reported;
+  for (const auto& k : f.active.lost) {
+    auto it = lost_since_.find(k);
+    const double since = it == lost_since_.end() ? f.now_s : it->second;
+    lost[k] = since;
+    if (f.now_s - since < config_.reclaim_grace_s) continue;
+    ++rep->lost;
+    reported.insert(k);
+    if (!lost_reported_.count(k)) {
+      spdlog::warn(
+          "{} runs in Slurm on {} but its allocation there is gone (the node's instances were "
+          "lost, e.g. a reboot, or released by hand); its GRES stay counted until Slurm ends it; "
+          "the placements are free for other jobs",
+          k.first, k.second);
     }
-    lost_since_ = std::move(lost);
-    lost_reported_ = std::move(reported);
   }
-  std::vector<EngineReservation> rooms =
-      Rooms(*view, active, room_first_seen_, now_s, config_.room_timeout_s);
+  lost_since_ = std::move(lost);
+  lost_reported_ = std::move(reported);
+}
+
+// The rooms on the daemons, when each was first seen; a room not taken within room_timeout_s is
+// released and its (node, profile) avoided as long.
+void SlurmController::TrackRooms(TickFrame& f) {
+  f.rooms = Rooms(*f.view, f.active, room_first_seen_, f.now_s, config_.room_timeout_s);
   std::map<std::string, double> seen;  // RoomId -> first seen
-  for (EngineReservation& h : rooms) {
-    const std::string id = RoomId(view->nodes()[h.node].name, h.key);
-    seen[id] = room_first_seen_.count(id) ? room_first_seen_[id] : now_s;
-    if (h.timed_out) {
-      const std::string& node = view->nodes()[h.node].name;
-      for (const PlacementRef& p : h.placements) {
-        avoid_until_[{node, p.profile}] = now_s + config_.room_timeout_s;
-        spdlog::warn(
-            "room {} on {} was not taken within {} s: released; {} gets no {} room for "
-            "{} s",
-            h.key, node, config_.room_timeout_s, node, p.profile, config_.room_timeout_s);
-      }
+  for (EngineReservation& h : f.rooms) {
+    const std::string& node = f.view->nodes()[h.node].name;
+    const std::string id = RoomId(node, h.key);
+    seen[id] = room_first_seen_.count(id) ? room_first_seen_[id] : f.now_s;
+    if (!h.timed_out) continue;
+    for (const PlacementRef& p : h.placements) {
+      avoid_until_[{node, p.profile}] = f.now_s + config_.room_timeout_s;
+      spdlog::warn("room {} on {} was not taken within {} s: released; {} gets no {} room for {} s",
+                   h.key, node, config_.room_timeout_s, node, p.profile, config_.room_timeout_s);
     }
   }
   room_first_seen_ = std::move(seen);
+}
 
-  PlannerInput in;
-  in.view = view.get();
-  in.now_s = now_s;
+// The plan of the whole cluster by the scheduler core (cluster/planner.h).
+Status SlurmController::MakePlan(TickFrame& f, TickReport* rep) {
+  const std::string& gres = config_.gres_name;
+  PlannerInput& in = f.in;
+  in.view = f.view.get();
+  in.now_s = f.now_s;
   // A job Slurm has started on a node where no room of its profile waits
   // (Slurm freed an ended job's count before its epilog released the
   // instance, and started this job there at once) binds to free placements
@@ -192,15 +240,15 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   // (regression: started_job_keeps_the_room_it_binds_to). Its rooms are
   // claimed by it at the next tick and are not added to the counts: Slurm
   // counts the job already.
-  const std::vector<ClusterJob> unroomed = StartedWithoutRoom(active, rooms, *view, now_s);
-  in.waiting = unroomed;
-  for (const ClassifiedJob& w : cls.waiting) in.waiting.push_back(w.request.job);
-  for (const ClassifiedJob& a : cls.active) {
+  f.unroomed = StartedWithoutRoom(f.active, f.rooms, *f.view, f.now_s);
+  in.waiting = f.unroomed;
+  for (const ClassifiedJob& w : f.cls.waiting) in.waiting.push_back(w.request.job);
+  for (const ClassifiedJob& a : f.cls.active) {
     EngineRunningJob r;
     r.job = a.request.job;
-    const bool bound = !view->AllocationsOf(r.job.key).empty();
+    const bool bound = !f.view->AllocationsOf(r.job.key).empty();
     r.may_move = a.slurm->state == "RUNNING" && bound &&
-                 static_cast<double>(a.slurm->start_time) + config_.min_runtime_s <= now_s;
+                 static_cast<double>(a.slurm->start_time) + config_.min_runtime_s <= f.now_s;
     // Slurm's TimeLimit is the expected end (§13 reservation); none: unknown.
     if (a.slurm->start_time > 0 && a.slurm->time_limit_min > 0) {
       r.expected_end_s = static_cast<double>(a.slurm->start_time) +
@@ -208,19 +256,19 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     }
     in.running.push_back(std::move(r));
   }
-  in.reservations = rooms;
+  in.reservations = f.rooms;
   for (auto it = avoid_until_.begin(); it != avoid_until_.end();) {
-    if (it->second <= now_s) {
+    if (it->second <= f.now_s) {
       it = avoid_until_.erase(it);
     } else {
       in.avoid.push_back(it->first);
       ++it;
     }
   }
-  in.in_flight = cls.in_flight;
+  in.in_flight = f.cls.in_flight;
   // The policy's arrival window: the partition's other MIG jobs Slurm lists
   // (running or ended), in submission order.
-  for (const SlurmJob& j : jobs) {
+  for (const SlurmJob& j : f.jobs) {
     if (j.partition != config_.partition || j.Pending()) continue;
     auto r = ToJobRequest(j, gres);
     if (!r.ok() || !r->has_value()) continue;
@@ -236,26 +284,28 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
   po.migrate_after_s = config_.migration_after_s;
   po.max_moved_jobs = config_.max_moved_jobs;
   po.fault = fault_;
-  ASSIGN_OR_RETURN(ClusterPlan plan, PlanCluster(in, po));
+  ASSIGN_OR_RETURN(f.plan, PlanCluster(in, po));
   // Decisions the core refused on an internal error: the job waits (its reason says so).
-  for (const PlanIncident& inc : plan.incidents) {
-    ++rep.internal_errors;
+  for (const PlanIncident& inc : f.plan.incidents) {
+    ++rep->internal_errors;
     spdlog::error(
         "{}: internal error in the scheduler ({}); this decision is refused, the job waits and is "
         "tried again next tick. GPUs:\n{}",
         inc.job, inc.what, inc.state);
   }
+  return Status::Ok();
+}
 
-  // 3. Hold the rooms: new ones, and renew those taken or claimed.
-  std::map<std::pair<std::string, std::string>, int> held;  // rooms for waiting jobs
+// 3. Hold the rooms: new ones, and renew those taken or claimed.
+void SlurmController::HoldRooms(TickFrame& f, TickReport* rep) {
   const double ttl = config_.reservation_ttl_s;
-  for (size_t i = 0; i < plan.jobs.size(); ++i) {
-    const JobPlan& jp = plan.jobs[i];
+  for (size_t i = 0; i < f.plan.jobs.size(); ++i) {
+    const JobPlan& jp = f.plan.jobs[i];
     if (jp.outcome != Outcome::kPlaced) continue;
-    const bool for_started = i < unroomed.size();
+    const bool for_started = i < f.unroomed.size();
     bool ok = true;
     for (const NodePlacement& np : jp.placements) {
-      const std::string& node = view->nodes()[np.node].name;
+      const std::string& node = f.view->nodes()[np.node].name;
       for (const PlacementRef& p : np.placements) {
         const std::string key = RoomKey(p);
         const bool existing =
@@ -267,47 +317,50 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
           continue;
         }
         if (!existing) {
-          ++rep.rooms_created;
-          spdlog::info("room {} on {} for {} ({})", key, node, jp.key, in.waiting[i].Describe());
+          ++rep->rooms_created;
+          spdlog::info("room {} on {} for {} ({})", key, node, jp.key, f.in.waiting[i].Describe());
         }
-        if (!for_started) held[{node, p.profile}] += 1;
+        if (!for_started) f.held[{node, p.profile}] += 1;
         pending_release_.erase({node, key});
       }
     }
-    if (ok && !for_started) ++rep.placed;
+    if (ok && !for_started) ++rep->placed;
   }
-  for (const EngineReservation& h : rooms) {
+  for (const EngineReservation& h : f.rooms) {
     if (!h.claimed) continue;
-    const std::string& node = view->nodes()[h.node].name;
+    const std::string& node = f.view->nodes()[h.node].name;
     if (Status st = nodes_->Reserve(node, h.key, h.placements, ttl); !st.ok()) {
       spdlog::warn("cannot renew claimed room {} on {}: {}", h.key, node, st.message());
     }
     pending_release_.erase({node, h.key});
   }
+}
 
-  // 4. The counts and the gate.
+// 4. The counts and the gate.
+Status SlurmController::Publish(TickFrame& f, TickReport* rep) {
+  const std::string& gres = config_.gres_name;
   std::map<std::string, std::vector<GresCount>> want;
   for (const NodeEndpoint& ep : config_.nodes) {
-    auto it = snode.find(ep.name);
-    if (it == snode.end()) continue;  // Slurm does not know the node: nothing to publish
+    auto it = f.snode.find(ep.name);
+    if (it == f.snode.end()) continue;  // Slurm does not know the node: nothing to publish
     want[ep.name] =
-        CountsToPublish(*it->second, gres, view->FindNode(ep.name), *view, active, held);
+        CountsToPublish(*it->second, gres, f.view->FindNode(ep.name), *f.view, f.active, f.held);
   }
   bool counts_differ = false;
   for (const auto& [node, counts] : published_) {
-    auto it = snode.find(node);
-    if (it != snode.end() && MigOnly(it->second->gres, gres) != counts) counts_differ = true;
+    auto it = f.snode.find(node);
+    if (it != f.snode.end() && MigOnly(it->second->gres, gres) != counts) counts_differ = true;
   }
-  const bool reverted = !up || !started_ || node_lost || counts_differ;
+  const bool reverted = !f.up || !started_ || f.node_lost || counts_differ;
   // After Slurm itself put the counts back (reconfigure, slurmctld restart)
   // its slurmd register again; a registration that finds a count other than
   // gres.conf's on a node whose jobs use the GRES drains the node ("gres/mig
   // count changed and jobs are using them"). So the gate stays closed and
   // nothing is published for revert_settle_s, until they have registered.
-  const bool slurm_reverted = started_ && (!up || counts_differ);
+  const bool slurm_reverted = started_ && (!f.up || counts_differ);
   if (slurm_reverted && settle_until_ == 0) {
-    settle_until_ = now_s + config_.revert_settle_s;
-    if (!up) {
+    settle_until_ = f.now_s + config_.revert_settle_s;
+    if (!f.up) {
       spdlog::warn(
           "partition {} is DOWN (reconfigure or slurmctld restart?): publishing again in {} s",
           config_.partition, config_.revert_settle_s);
@@ -319,15 +372,15 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     }
   }
   if (reverted) {
-    if (up) RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, false));
-    rep.gate_cycled = true;
+    if (f.up) RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, false));
+    rep->gate_cycled = true;
   }
-  if (reverted && settle_until_ > now_s) {
-    rep.gate_open = false;  // settling: published_ kept, nothing written
+  if (reverted && settle_until_ > f.now_s) {
+    rep->gate_open = false;  // settling: published_ kept, nothing written
   } else {
     published_.clear();
     for (const auto& [node, counts] : want) {
-      const SlurmNode* s = snode[node];
+      const SlurmNode* s = f.snode[node];
       if (!reverted && s->gres == counts) {
         published_[node] = MigOnly(counts, gres);
         continue;
@@ -337,9 +390,9 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
         continue;
       }
       published_[node] = MigOnly(counts, gres);
-      ++rep.published_nodes;
+      ++rep->published_nodes;
     }
-    rep.gate_open = up && !reverted;
+    rep->gate_open = f.up && !reverted;
     if (reverted) {
       // Read back before opening: Slurm must show exactly what was published.
       ASSIGN_OR_RETURN(std::vector<SlurmNode> after, slurm_->Nodes());
@@ -354,47 +407,52 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
       }
       if (same && published_.size() == want.size()) {
         RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, true));
-        rep.gate_open = true;
+        rep->gate_open = true;
         settle_until_ = 0;
         spdlog::info("partition {} is UP ({} nodes published)", config_.partition,
                      published_.size());
       }
     }
   }
-  usable_ = usable;
+  usable_ = f.usable;
   started_ = true;
+  return Status::Ok();
+}
 
-  // 5. Rooms nobody needs: unpublished now, released next tick if still untaken.
+// 5. Rooms nobody needs: unpublished now, released next tick if still untaken.
+void SlurmController::ReleaseRooms(const TickFrame& f, TickReport* rep) {
   std::set<std::pair<std::string, std::string>> still;
-  for (const auto& [node_index, key] : plan.release) {
-    const std::string& node = view->nodes()[node_index].name;
+  for (const auto& [node_index, key] : f.plan.release) {
+    const std::string& node = f.view->nodes()[node_index].name;
     if (pending_release_.count({node, key})) {
       if (Status st = nodes_->Unreserve(node, key); !st.ok()) {
         spdlog::warn("cannot release room {} on {}: {}", key, node, st.message());
         still.insert({node, key});
       } else {
-        ++rep.rooms_released;
+        ++rep->rooms_released;
       }
     } else {
       still.insert({node, key});
     }
   }
   pending_release_ = std::move(still);
+}
 
-  // 6. Reclaim allocations of Slurm jobs that no longer hold the node.
+// 6. Reclaim allocations of Slurm jobs that no longer hold the node.
+void SlurmController::Reclaim(const TickFrame& f, TickReport* rep) {
   std::map<std::string, std::set<std::string>> holding;  // job key -> nodes
-  for (const ClassifiedJob& a : cls.active) {
+  for (const ClassifiedJob& a : f.cls.active) {
     holding[a.request.job.key].insert(a.slurm->nodes.begin(), a.slurm->nodes.end());
   }
   std::map<std::pair<std::string, int64_t>, double> orphans;
-  for (const NodeInput& ni : inputs) {
+  for (const NodeInput& ni : f.inputs) {
     if (!ni.state) continue;
     for (const NodeAllocation& a : ni.state->allocations) {
       if (!JobIdOfKey(a.owner)) continue;  // not a Slurm job's
       if (holding.count(a.owner) && holding[a.owner].count(ni.name)) continue;
       const auto k = std::make_pair(ni.name, a.id);
-      const double since = orphan_since_.count(k) ? orphan_since_[k] : now_s;
-      if (now_s - since < config_.reclaim_grace_s) {
+      const double since = orphan_since_.count(k) ? orphan_since_[k] : f.now_s;
+      if (f.now_s - since < config_.reclaim_grace_s) {
         orphans[k] = since;
         continue;
       }
@@ -404,34 +462,34 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
         orphans[k] = since;
         continue;
       }
-      ++rep.reclaimed;
+      ++rep->reclaimed;
       spdlog::info("released allocation {} on {}: {} no longer holds the node", a.id, ni.name,
                    a.owner);
     }
   }
   orphan_since_ = std::move(orphans);
+}
 
-  // 7. Migrations, holds and reasons.
-  std::map<std::string, const SlurmJob*> by_key;
-  for (const SlurmJob& j : jobs) by_key[JobKey(j.id)] = &j;
-  for (const RequeueMove& m : plan.migrations) {
+// 7. Migrations (requeues), and the begin times of requeued jobs whose waiting job has started.
+void SlurmController::Requeue(const TickFrame& f, TickReport* rep) {
+  for (const RequeueMove& m : f.plan.migrations) {
     auto id = JobIdOfKey(m.job);
     if (!id) continue;
     // No requeue for a started job's demand: it binds to what its node frees.
     if (m.for_job.rfind(kStartedPrefix, 0) == 0) continue;
     const PlacementRef& p = m.room.placements[0];
     const std::string where =
-        fmt::format("{} on {} GPU {}", p.profile, view->nodes()[m.room.node].name, p.gpu);
+        fmt::format("{} on {} GPU {}", p.profile, f.view->nodes()[m.room.node].name, p.gpu);
     Status st = slurm_->SetAdminComment(*id, FormatRequeuedFor(m.for_job, where));
     if (st.ok()) st = slurm_->Requeue(*id);
     if (!st.ok()) {
       spdlog::warn("cannot requeue {} for {}: {}", m.job, m.for_job, st.message());
       continue;
     }
-    ++rep.requeued;
+    ++rep->requeued;
     spdlog::info("{}: {}", m.job, m.reason);
   }
-  for (const SlurmJob* j : cls.release_begin_time) {
+  for (const SlurmJob* j : f.cls.release_begin_time) {
     auto for_job = ParseRequeuedFor(j->admin_comment);
     Status st = slurm_->StartNow(j->id);
     if (st.ok()) {
@@ -441,6 +499,11 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     }
     if (!st.ok()) spdlog::warn("cannot release the begin time of job {}: {}", j->id, st.message());
   }
+}
+
+// 8. Holds and reasons: a job that can never run is held with the reason; a waiting job's
+// AdminComment says why it waits.
+void SlurmController::HoldOrExplain(const TickFrame& f, TickReport* rep) {
   auto hold = [&](const SlurmJob& j, const std::string& reason) {
     Status st = slurm_->SetAdminComment(j.id, FormatHeld(reason));
     if (st.ok()) st = slurm_->Hold(j.id);
@@ -448,14 +511,14 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
       spdlog::warn("cannot hold job {}: {}", j.id, st.message());
       return;
     }
-    ++rep.held;
+    ++rep->held;
     spdlog::info("job {} held: {}", j.id, reason);
   };
-  for (const auto& [j, message] : cls.invalid) hold(*j, "can never run: " + message);
+  for (const auto& [j, message] : f.cls.invalid) hold(*j, "can never run: " + message);
   int written = 0;
-  for (size_t i = unroomed.size(); i < plan.jobs.size(); ++i) {
-    const JobPlan& jp = plan.jobs[i];
-    const ClassifiedJob& cj = cls.waiting[i - unroomed.size()];
+  for (size_t i = f.unroomed.size(); i < f.plan.jobs.size(); ++i) {
+    const JobPlan& jp = f.plan.jobs[i];
+    const ClassifiedJob& cj = f.cls.waiting[i - f.unroomed.size()];
     if (jp.outcome == Outcome::kNever) {
       hold(*cj.slurm, "can never run: " + jp.reason);
       continue;
@@ -471,7 +534,7 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     auto last = reason_written_.find(cj.slurm->id);
     const bool fresh = cj.slurm->admin_comment.rfind(kCommentPrefix, 0) != 0;
     if (written >= kReasonsPerTick ||
-        (!fresh && last != reason_written_.end() && now_s - last->second < kReasonEveryS)) {
+        (!fresh && last != reason_written_.end() && f.now_s - last->second < kReasonEveryS)) {
       continue;
     }
     // A job Slurm has started since it was read must keep the binding its
@@ -479,27 +542,30 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     // not if Slurm shows it started or bound now.
     if (auto now = slurm_->Job(cj.slurm->id); !now.ok() || !StillWaiting(*now)) continue;
     ++written;
-    reason_written_[cj.slurm->id] = now_s;
+    reason_written_[cj.slurm->id] = f.now_s;
     if (Status st = slurm_->SetAdminComment(cj.slurm->id, text); !st.ok()) {
       spdlog::warn("cannot set the reason of job {}: {}", cj.slurm->id, st.message());
     }
   }
   // Forget jobs that no longer wait.
   std::set<int64_t> waiting_ids;
-  for (const ClassifiedJob& w : cls.waiting) waiting_ids.insert(w.slurm->id);
+  for (const ClassifiedJob& w : f.cls.waiting) waiting_ids.insert(w.slurm->id);
   std::erase_if(reason_written_, [&](const auto& kv) { return !waiting_ids.count(kv.first); });
+}
 
-  // 8. The status snapshot (controller_status.h).
+// 9. The status snapshot (controller_status.h).
+void SlurmController::SaveStatus(const TickFrame& f, const TickReport& rep) {
+  const std::string& gres = config_.gres_name;
   ControllerStatus st;
-  for (const NodeInput& ni : inputs) {
+  for (const NodeInput& ni : f.inputs) {
     StatusNode sn;
     sn.name = ni.name;
-    const int vi = view->FindNode(ni.name);
-    sn.usable = vi >= 0 && view->nodes()[vi].usable;
-    sn.error = vi >= 0 ? view->nodes()[vi].error : ni.error;
-    if (auto it = snode.find(ni.name); it != snode.end()) {
+    const int vi = f.view->FindNode(ni.name);
+    sn.usable = vi >= 0 && f.view->nodes()[vi].usable;
+    sn.error = vi >= 0 ? f.view->nodes()[vi].error : ni.error;
+    if (auto it = f.snode.find(ni.name); it != f.snode.end()) {
       sn.slurm_state = it->second->state;
-      for (const std::string& f : it->second->state_flags) sn.slurm_state += "+" + f;
+      for (const std::string& flag : it->second->state_flags) sn.slurm_state += "+" + flag;
       auto p = published_.find(ni.name);
       sn.gres =
           FormatGresValue(p != published_.end() ? p->second : MigOnly(it->second->gres, gres));
@@ -530,20 +596,20 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     if (r.job.num_nodes > 1) out += fmt::format(" x{} nodes", r.job.num_nodes);
     return out;
   };
-  for (size_t i = 0; i < plan.jobs.size(); ++i) {
-    const JobPlan& jp = plan.jobs[i];
+  for (size_t i = 0; i < f.plan.jobs.size(); ++i) {
+    const JobPlan& jp = f.plan.jobs[i];
     std::vector<std::string> where;
     if (jp.outcome == Outcome::kPlaced) {
       for (const NodePlacement& np : jp.placements) {
-        const std::string& node = view->nodes()[np.node].name;
+        const std::string& node = f.view->nodes()[np.node].name;
         for (const PlacementRef& p : np.placements) {
           st.rooms.push_back({node, p.gpu, p.profile, p.start, jp.key});
           where.push_back(fmt::format("{} GPU {} {}@{}", node, p.gpu, p.profile, p.start));
         }
       }
     }
-    if (i < unroomed.size()) continue;
-    const ClassifiedJob& cj = cls.waiting[i - unroomed.size()];
+    if (i < f.unroomed.size()) continue;
+    const ClassifiedJob& cj = f.cls.waiting[i - f.unroomed.size()];
     StatusWaiting w;
     w.job = cj.slurm->id;
     w.request = request_text(cj.request);
@@ -556,11 +622,11 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     }
     st.waiting.push_back(std::move(w));
   }
-  for (const auto& [j, message] : cls.invalid) {
+  for (const auto& [j, message] : f.cls.invalid) {
     st.waiting.push_back({j->id, "", "held: can never run: " + message});
   }
   for (const auto& [k, since] : lost_since_) {
-    if (now_s - since < config_.reclaim_grace_s) continue;
+    if (f.now_s - since < config_.reclaim_grace_s) continue;
     st.lost.push_back({JobIdOfKey(k.first).value_or(0), k.second, since});
   }
   {
@@ -569,8 +635,8 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     st.policy = status_.policy;
     st.started_s = status_.started_s;
     st.tick_interval_s = status_.tick_interval_s;
-    st.last_tick_s = now_s;
-    st.last_attempt_s = now_s;
+    st.last_tick_s = f.now_s;
+    st.last_attempt_s = f.now_s;
     st.gate_open = rep.gate_open;
     st.counters = status_.counters;
     StatusCounters& c = st.counters;
@@ -584,7 +650,6 @@ StatusOr<TickReport> SlurmController::Tick(double now_s) {
     c.held += rep.held;
     status_ = std::move(st);
   }
-  return rep;
 }
 
 }  // namespace migsched::slurm

@@ -118,6 +118,23 @@ class SlurmController {
   std::vector<NodeInput> FetchNodes();
   static constexpr int kNodeReadsAtOnce = 16;
 
+  // The steps of one tick, in the order Tick calls them; each reads what the
+  // steps before it put into the frame (defined in controller.cc). A step that
+  // returns an error ends the tick (RecordTickError).
+  struct TickFrame;
+  Status Read(TickFrame& f, TickReport* rep);               // Slurm, then the daemons
+  void Classify(TickFrame& f, TickReport* rep);             // waiting, active, invalid
+  void TrackLost(const TickFrame& f, TickReport* rep);      // running, allocation gone
+  void TrackRooms(TickFrame& f);                            // first seen, time-outs
+  Status MakePlan(TickFrame& f, TickReport* rep);           // cluster/planner.h
+  void HoldRooms(TickFrame& f, TickReport* rep);            // reserve and renew (1.)
+  Status Publish(TickFrame& f, TickReport* rep);            // counts and gate (2., 3.)
+  void ReleaseRooms(const TickFrame& f, TickReport* rep);   // (1.)
+  void Reclaim(const TickFrame& f, TickReport* rep);        // (4.)
+  void Requeue(const TickFrame& f, TickReport* rep);        // (5.)
+  void HoldOrExplain(const TickFrame& f, TickReport* rep);  // (6.)
+  void SaveStatus(const TickFrame& f, const TickReport& rep);
+
   ControllerConfig config_;
   SlurmClient* slurm_;
   NodeDaemons* nodes_;
