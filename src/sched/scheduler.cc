@@ -251,24 +251,26 @@ void Scheduler::OrderQueue() {
 StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   std::vector<Decision> out;
   OrderQueue();
-  reservations_.clear();
+  scan_.Begin();
   fragmented_.clear();
-  closed_.assign(cluster_->size(), 0);
   bool head_seen = false;
   int reserved_jobs = 0;
   const bool conservative = options_.reservation == ReservationMode::kConservative;
   const int depth = conservative ? options_.reservation_depth : 1;
   // §5/§13: reservations for a waiting job that does not fit, once overdue,
   // while fewer than `depth` jobs of this scan hold some.
+  const ExpectedEndFn expected_end = [this](JobId j) { return ExpectedEnd(j); };
   auto reserve_if_overdue = [&](const Queued& q) {
     if (options_.max_skip_seconds < 0 || reserved_jobs >= depth ||
         !(now_s_ - q.enqueued_s > options_.max_skip_seconds)) {
       return;
     }
-    std::vector<Reservation> r = ReserveFor(q);
+    std::vector<Reservation> r =
+        LookAheadReservations(*cluster_, q.id, q.job, now_s_, expected_end,
+                              options_.reservation_needs_ends, options_.reservation_slack);
     if (r.empty()) return;
     ++reserved_jobs;
-    reservations_.insert(reservations_.end(), r.begin(), r.end());
+    scan_.Add(r);
   };
   // §12: decisions are collected in the joint placer's round and made final
   // (Commit) when the scan ends, so that a later job may re-lay them.
@@ -343,7 +345,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     it->tried = true;
     const RequestKey key = RequestKeyOf(job);
     // Closed: what is reserved or held for other jobs; this job's own hold is open to it.
-    CloseFor(id);
+    scan_.CloseFor(id, evac_holds_);
     if (!failed.count(key)) {
       if (try_start(it, /*jointly=*/true)) continue;
       if (!status.ok()) {
@@ -388,27 +390,13 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
     // that reservation's GPU (EASY backfilling), when every reservation there
     // allows it. Jobs without a limit (0: run time unknown) never do.
     // Holds stay closed.
-    if (!reservations_.empty() && job.time_limit_s > 0) {
-      std::vector<int> opened;
-      for (const Reservation& r : reservations_) {
-        if (r.job != id && now_s_ + job.time_limit_s <= r.start_s + r.slack_s) {
-          opened.push_back(r.gpu);
-        }
-      }
-      std::erase_if(opened, [&](int g) {
-        for (const Reservation& r : reservations_) {
-          if (r.gpu == g && r.job != id && now_s_ + job.time_limit_s > r.start_s + r.slack_s) {
-            return true;
-          }
-        }
-        return evac_holds_.HeldForOther(g, id);
-      });
-      std::sort(opened.begin(), opened.end());
-      opened.erase(std::unique(opened.begin(), opened.end()), opened.end());
+    if (!scan_.empty() && job.time_limit_s > 0) {
+      const std::vector<int> opened =
+          scan_.BackfillGpus(id, now_s_ + job.time_limit_s, evac_holds_);
       if (!opened.empty() && !failed_backfill.count({key, opened})) {
-        for (int g : opened) cluster_->SetReserved(g, false);
+        for (int g : opened) scan_.Open(g);
         const bool started = try_start(it, /*jointly=*/false);
-        for (int g : opened) cluster_->SetReserved(g, closed_[g] != 0);
+        for (int g : opened) scan_.Restore(g);
         if (started) continue;
         if (!status.ok()) {
           if (!Contain(id, &status)) break;
@@ -419,7 +407,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       }
     }
     // §13 (b): beside a reservation, where it stays valid.
-    if (!reservations_.empty() && job.count == 1 && !failed_beside.count(key)) {
+    if (!scan_.empty() && job.count == 1 && !failed_beside.count(key)) {
       StatusOr<bool> placed = PlaceBesideReservations(it, joint, &out);
       if (!placed.ok()) {
         status = placed.status();
@@ -445,7 +433,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
           !MayEvacuateFor(q, first)) {
         continue;
       }
-      CloseFor(q.id);
+      scan_.CloseFor(q.id, evac_holds_);
       StatusOr<bool> evacuated = TryEvacuate(q, joint);
       if (!evacuated.ok()) {
         status = evacuated.status();
@@ -455,9 +443,7 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
       if (!*evacuated) tried.insert(key);
     }
   }
-  CloseFor(kNoJob);  // everything reserved or held: flags as for the planner
-  for (int g = 0; g < cluster_->size(); ++g) cluster_->SetReserved(g, false);
-  closed_.assign(cluster_->size(), 0);
+  scan_.End(evac_holds_);
   if (joint) {
     // The round's decisions are final now (in scan order); on an error, the
     // placements applied so far are still committed so that the scheduler's
@@ -510,21 +496,6 @@ std::optional<double> Scheduler::HeldBackUntil(JobId id) const {
   return h->second;
 }
 
-void Scheduler::CloseFor(JobId id) {
-  std::vector<char> want(cluster_->size(), 0);
-  for (const Reservation& r : reservations_) {
-    if (r.job != id) want[r.gpu] = 1;
-  }
-  for (const Reservation& h : evac_holds_.placements()) {
-    if (h.job != id) want[h.gpu] = 1;
-  }
-  if (closed_.size() != want.size()) closed_.assign(want.size(), 0);
-  for (int g = 0; g < cluster_->size(); ++g) {
-    if (want[g] != closed_[g]) cluster_->SetReserved(g, want[g] != 0);
-  }
-  closed_ = std::move(want);
-}
-
 MoveRights Scheduler::RightsOf(JobId id) const {
   auto it = running_jobs_.find(id);
   if (it == running_jobs_.end() || it->second.migratable == Migratable::kNone)
@@ -567,10 +538,7 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
   // Open GPUs only: CloseFor(id) closed those of other jobs; a move never
   // goes to this job's own reservations either, and no GPU the scan's joint
   // round may re-lay changes (§12).
-  std::vector<char> own(cluster_->size(), 0);
-  for (const Reservation& r : reservations_) {
-    if (r.job == id) own[r.gpu] = 1;
-  }
+  const std::vector<char> own = scan_.OwnGpus(id);
   auto open = [this, joint](int g) {
     return !cluster_->reserved(g) && !(joint && joint_->Touched(g));
   };
@@ -614,7 +582,7 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
   if (!MoveBudgetAllows(static_cast<int64_t>(plan->moves.size()))) return false;
   RETURN_IF_ERROR(BeginEvacuation(id, *plan));
   // The hold supersedes the job's reservations (they wait for ends).
-  std::erase_if(reservations_, [id](const Reservation& r) { return r.job == id; });
+  scan_.DropFor(id);
   return true;
 }
 
@@ -661,26 +629,6 @@ Status Scheduler::BeginEvacuation(JobId id, const EvacuationPlan& plan) {
   return Status();
 }
 
-bool Scheduler::KeepsReservation(const Reservation& r, const Candidate& c) const {
-  const GpuState& g = cluster_->gpu(r.gpu);
-  const GpuModel& m = g.model();
-  const ConfigTable& t = g.table();
-  const int reserved_slot = m.SlotOf(r.profile, r.start);
-  if (reserved_slot < 0) return false;
-  // The busy instances still running at r.start_s (a migration source is
-  // gone by then; unknown ends count as running), the new one, the reserved.
-  ConfigId future = kEmptyConfig;
-  for (const Instance& in : g.instances()) {
-    if (!in.busy() || in.migration == MigrationRole::kSource) continue;
-    if (ExpectedEnd(in.job) <= r.start_s) continue;
-    future = t.Add(future, in.slot);
-    if (future == kInvalidConfig) return false;
-  }
-  future = t.Add(future, c.slot);
-  if (future == kInvalidConfig) return false;
-  return t.Add(future, reserved_slot) != kInvalidConfig;
-}
-
 StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& it, bool round,
                                                   std::vector<Decision>* out) {
   const JobId id = it->id;
@@ -696,21 +644,23 @@ StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& 
   std::optional<Best> best;
   std::vector<Candidate> cands;
   std::set<int> seen;
-  for (const Reservation& r : reservations_) {
+  const ExpectedEndFn expected_end = [this](JobId j) { return ExpectedEnd(j); };
+  for (const Reservation& r : scan_.all()) {
     if (r.job == id || !seen.insert(r.gpu).second) continue;
     if (evac_holds_.HeldForOther(r.gpu, id)) continue;
     const GpuState& g = cluster_->gpu(r.gpu);
     const int profile = ResolveProfile(g.model(), job);
     if (profile < 0) continue;
     cands.clear();
-    cluster_->SetReserved(r.gpu, false);
+    scan_.Open(r.gpu);
     AppendCandidates(*cluster_, r.gpu, profile, /*allow_create=*/!setup_layout_, &cands);
-    cluster_->SetReserved(r.gpu, closed_[r.gpu] != 0);
+    scan_.Restore(r.gpu);
     for (const Candidate& c : cands) {
       // Every reservation on that GPU must stay valid.
       bool keeps = true;
-      for (const Reservation& o : reservations_) {
-        if (o.gpu == r.gpu && o.job != id) keeps = keeps && KeepsReservation(o, c);
+      for (const Reservation& o : scan_.all()) {
+        if (o.gpu == r.gpu && o.job != id)
+          keeps = keeps && KeepsReservation(g, o, c.slot, expected_end);
       }
       if (!keeps) continue;
       const Best cand{c, g.table().FragCost(c.busy_after) - g.fragcost()};
@@ -746,99 +696,6 @@ StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& 
 double Scheduler::ExpectedEnd(JobId id) const {
   auto it = expected_end_.find(id);
   return it == expected_end_.end() ? kInf : it->second;
-}
-
-std::vector<Reservation> Scheduler::ReserveFor(const Queued& q) const {
-  struct Best {
-    double free_at;
-    int wait_cs;
-    int gpu;
-    int profile;
-    int start;
-  };
-  struct Busy {
-    double end;
-    int slot;
-    int cs;
-  };
-  std::vector<std::pair<const GpuModel*, int>> profile_on;
-  for (const GpuModel* m : cluster_->models())
-    profile_on.emplace_back(m, ResolveProfile(*m, q.job));
-  std::vector<Best> per_gpu;
-  std::vector<Busy> busy;
-  for (int g = 0; g < cluster_->size(); ++g) {
-    if (cluster_->reserved(g)) continue;  // reserved or held for another job
-    const GpuState& gs = cluster_->gpu(g);
-    const GpuModel& m = gs.model();
-    const ConfigTable& t = gs.table();
-    int profile = -1;
-    for (const auto& [model, p] : profile_on) profile = model == &m ? p : profile;
-    if (profile < 0) continue;
-    // The busy instances by expected end; a migration source frees its
-    // instance at the switch-over: soon; a hold, never by itself.
-    busy.clear();
-    for (const Instance& in : gs.instances()) {
-      if (!in.busy()) continue;
-      busy.push_back({in.migration == MigrationRole::kSource ? now_s_
-                      : in.runs_job()                        ? ExpectedEnd(in.job)
-                                                             : kInf,
-                      in.slot, m.profile(in.profile).compute_slices});
-    }
-    std::stable_sort(busy.begin(), busy.end(),
-                     [](const Busy& a, const Busy& b) { return a.end < b.end; });
-    std::optional<Best> best;
-    for (int slot : m.SlotsOfProfile(profile)) {
-      const uint64_t units = m.slots()[slot].unit_mask;
-      ConfigId rest = gs.busy_config();
-      double free_at = now_s_;
-      int wait_cs = 0;
-      auto wait_for = [&](const Busy& b) {
-        rest = t.Remove(rest, b.slot);
-        free_at = std::max(free_at, b.end);
-        wait_cs += b.cs;
-      };
-      // The instances overlapping the placement, then the soonest-ending
-      // others while the compute slices do not suffice.
-      for (const Busy& b : busy) {
-        if (m.slots()[b.slot].unit_mask & units) wait_for(b);
-      }
-      for (const Busy& b : busy) {
-        if (t.Add(rest, slot) != kInvalidConfig) break;
-        if (!(m.slots()[b.slot].unit_mask & units)) wait_for(b);
-      }
-      if (t.Add(rest, slot) == kInvalidConfig) continue;
-      Best b{free_at, wait_cs, g, profile, m.slots()[slot].start};
-      if (!best || std::tie(b.free_at, b.wait_cs) < std::tie(best->free_at, best->wait_cs))
-        best = b;
-    }
-    if (best) per_gpu.push_back(*best);
-  }
-  const size_t n = std::min(per_gpu.size(), static_cast<size_t>(std::max(1, q.job.count)));
-  std::partial_sort(
-      per_gpu.begin(), per_gpu.begin() + n, per_gpu.end(), [](const Best& a, const Best& b) {
-        return std::tie(a.free_at, a.wait_cs, a.gpu) < std::tie(b.free_at, b.wait_cs, b.gpu);
-      });
-  if (n < static_cast<size_t>(std::max(1, q.job.count))) return {};  // a gang needs all
-  // The job starts when its last placement frees.
-  double start = now_s_;
-  for (size_t i = 0; i < n; ++i) start = std::max(start, per_gpu[i].free_at);
-  // §13: a reservation whose start is unknown is made only when allowed
-  // (options.reservation_needs_ends false, the strict starvation guard).
-  if (std::isinf(start) && options_.reservation_needs_ends) return {};
-  // §13 slack: how much later than `start` a backfilled job may end (the
-  // reserved job's duration × the option; 0 when the duration is unknown).
-  const double slack = q.job.time_limit_s > 0 ? options_.reservation_slack * q.job.time_limit_s : 0;
-  std::vector<Reservation> out;
-  for (size_t i = 0; i < n; ++i) {
-    const Best& b = per_gpu[i];
-    out.push_back({q.id, b.gpu, b.profile, b.start, b.free_at, start, false, slack});
-  }
-  return out;
-}
-
-void Scheduler::SetReservedFlags(bool on) {
-  for (const Reservation& r : reservations_) cluster_->SetReserved(r.gpu, on);
-  for (const Reservation& h : evac_holds_.placements()) cluster_->SetReserved(h.gpu, on);
 }
 
 bool Scheduler::FragmentedRoomOnly(const Job& job) const {
@@ -992,15 +849,15 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
     return it == running_jobs_.end() ? nullptr : &it->second;
   };
   ctx.expected_end_s = [&](JobId id) { return ExpectedEnd(id); };
-  ctx.reservations = reservations_;
+  ctx.reservations = scan_.all();
   ctx.reservations.insert(ctx.reservations.end(), evac_holds_.placements().begin(),
                           evac_holds_.placements().end());
   if (trigger == MigrationTrigger::kFragmented) {
     for (const Job& j : fragmented_) ctx.fragmented.push_back(&j);
   }
-  SetReservedFlags(true);
+  scan_.SetFlags(true, evac_holds_);
   StatusOr<std::vector<MigrationStart>> starts = planner_->RunPass(cluster_, ctx);
-  SetReservedFlags(false);
+  scan_.SetFlags(false, evac_holds_);
   if (trigger == MigrationTrigger::kFragmented) fragmented_.clear();
   if (!starts.ok()) return starts.status();
   for (const MigrationStart& st : *starts) {

@@ -50,6 +50,7 @@
 #include "sched/options.h"
 #include "sched/policy.h"
 #include "sched/reservation.h"
+#include "sched/scan_reservations.h"
 
 namespace migsched {
 
@@ -202,7 +203,7 @@ class Scheduler {
   // for the migration planner: reserved GPUs are never move targets, and the
   // latest-ending blockers of a reserved placement are moved off it first
   // (§13 draining).
-  const std::vector<Reservation>& reservations() const { return reservations_; }
+  const std::vector<Reservation>& reservations() const { return scan_.all(); }
 
   // options.max_wait_s >= 0: removes the queued jobs whose wait (now -
   // enqueue time) has reached max_wait_s and returns them, oldest first (the
@@ -411,22 +412,14 @@ class Scheduler {
     bool tried = false;  // tried by a scan at least once
   };
 
-  // §5: the reservations for `q` on GPUs not closed now (empty if none can be found).
-  std::vector<Reservation> ReserveFor(const Queued& q) const;
   // §5: sorts queue_ by options_.queue_order at now_s_ (nothing for FIFO).
   void OrderQueue();
-  // Cluster reserved flags: closed exactly the GPUs that reservations_ and
-  // evac_holds_ keep for jobs other than `id` (kNoJob: for every job).
-  void CloseFor(JobId id);
-  void SetReservedFlags(bool on);
   // What a running job may do in a pass, the driver's say aside (§6).
   MoveRights RightsOf(JobId id) const;
   // §13 (b): the best single-instance placement of `q` beside a reservation
   // of another job; applied like a placement. False if none.
   StatusOr<bool> PlaceBesideReservations(std::deque<Queued>::iterator& it, bool round,
                                          std::vector<Decision>* out);
-  // Whether `c` keeps reservation `r` valid at r.start_s (§13 (b)).
-  bool KeepsReservation(const Reservation& r, const Candidate& c) const;
   // §13: whether waiting job `q` may trigger an evacuation now (`head`: it
   // is the first job of this scan that did not fit).
   bool MayEvacuateFor(const Queued& q, bool head) const;
@@ -462,11 +455,11 @@ class Scheduler {
   double now_s_ = 0;
   bool setup_layout_ = false;  // the policy's setup created instances (static layouts)
   std::unordered_map<JobId, double> expected_end_;
-  std::vector<Reservation> reservations_;
+  // §5/§13 look-ahead reservations of the current scan, and the GPUs closed to the job tried.
+  ScanReservations scan_{cluster_};
   EvacuationHolds evac_holds_;                     // §13 evacuation holds, persistent across scans
   std::vector<MigrationStart> evacuation_starts_;  // begun in scans, not yet returned
   std::function<bool(JobId)> move_filter_;
-  std::vector<char> closed_;  // per GPU: reserved flag set by CloseFor
   int64_t evacuations_begun_ = 0;
   std::vector<Job> fragmented_;  // kFragmented requests of the last scan
 
