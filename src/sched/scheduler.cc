@@ -15,6 +15,7 @@
 #include "sched/explain.h"
 #include "sched/joint_placement.h"
 #include "sched/migration_planner.h"
+#include "sched/pins.h"
 
 namespace migsched {
 
@@ -925,93 +926,7 @@ namespace migsched {
 
 StatusOr<Plan> Scheduler::PinPlan(Holder holder, JobId id, const std::vector<InstanceRef>& where,
                                   bool existing) {
-  std::vector<std::pair<int, GpuState>> saved;  // (gpu, state before), first touch
-  auto rollback = [&] {
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-      cluster_->SetGpu(it->first, std::move(it->second));
-    }
-  };
-  Plan plan;
-  for (const InstanceRef& w : where) {
-    if (w.gpu < 0 || w.gpu >= cluster_->size()) {
-      rollback();
-      return InvalidArgumentError(
-          fmt::format("GPU {} does not exist (the cluster has {})", w.gpu, cluster_->size()));
-    }
-    const std::string gpu_name = cluster_->GpuName(w.gpu);
-    const GpuState& g = cluster_->gpu(w.gpu);
-    const GpuModel& m = g.model();
-    if (w.profile < 0 || w.profile >= static_cast<int>(m.profiles().size())) {
-      rollback();
-      return InvalidArgumentError(
-          fmt::format("{}: no profile #{} on {}", gpu_name, w.profile, m.name()));
-    }
-    const Profile& p = m.profile(w.profile);
-    const int slot = m.SlotOf(w.profile, w.start);
-    if (slot < 0) {
-      std::string starts;
-      for (int s : m.SlotsOfProfile(w.profile)) {
-        starts += fmt::format("{}{}", starts.empty() ? "" : ", ", m.slots()[s].start);
-      }
-      rollback();
-      return InvalidArgumentError(fmt::format("{}: {} is not a placement of {} on {} (starts: {})",
-                                              gpu_name, w.start, p.name, m.name(), starts));
-    }
-    const std::string what = fmt::format("{}: {}@{}", gpu_name, p.name, w.start);
-    const int at = g.IndexAt(w.start);
-    Plan part;
-    if (existing) {
-      if (at < 0 || g.instances()[at].profile != w.profile) {
-        rollback();
-        return FailedPreconditionError(fmt::format("{} is not an instance there", what));
-      }
-      if (g.instances()[at].busy()) {
-        // Built before the rollback: it replaces the GPU state that `g` refers to.
-        Status refused = FailedPreconditionError(
-            fmt::format("{} is held by {}", what, g.instances()[at].HolderString()));
-        rollback();
-        return refused;
-      }
-      part.steps.push_back({StepKind::kStart, w.gpu, w.profile, w.start, id});
-    } else {
-      if (cluster_->drained(w.gpu)) {
-        rollback();
-        return FailedPreconditionError(fmt::format("{} is drained", gpu_name));
-      }
-      if (cluster_->reserved(w.gpu)) {
-        rollback();
-        return FailedPreconditionError(
-            fmt::format("{} is reserved for the oldest waiting job (§5)", gpu_name));
-      }
-      for (const Instance& in : g.instances()) {
-        if (in.busy() && (m.slots()[in.slot].unit_mask & m.slots()[slot].unit_mask)) {
-          // Built before the rollback: it replaces the GPU state that `in` lives in.
-          Status refused = FailedPreconditionError(fmt::format("{} overlaps {}@{} ({})", what,
-                                                               m.profile(in.profile).name, in.start,
-                                                               in.HolderString()));
-          rollback();
-          return refused;
-        }
-      }
-      if (g.table().Add(g.busy_config(), slot) == kInvalidConfig) {
-        rollback();
-        return FailedPreconditionError(fmt::format(
-            "{} does not fit beside the busy instances (compute slices or the profile's "
-            "instance limit)",
-            what));
-      }
-      part = PlacementPlan(*cluster_, w.gpu, w.profile, w.start, id);
-    }
-    part.steps.back().holder = holder;
-    bool touched = false;
-    for (const auto& [gpu, state] : saved) touched = touched || gpu == w.gpu;
-    if (!touched) saved.emplace_back(w.gpu, cluster_->gpu(w.gpu));
-    if (Status st = ApplyPlan(part, cluster_); !st.ok()) {
-      rollback();
-      return st;
-    }
-    plan.steps.insert(plan.steps.end(), part.steps.begin(), part.steps.end());
-  }
+  ASSIGN_OR_RETURN(Plan plan, ApplyPins(cluster_, holder, id, where, existing));
   idle_.Track(plan, now_s_);
   return plan;
 }
@@ -1054,21 +969,21 @@ StatusOr<Plan> Scheduler::Hold(Holder holder, JobId id, const std::vector<Instan
     return InvalidArgumentError("Hold is for reservations and placeholders");
   if (where.empty())
     return InvalidArgumentError(fmt::format("{} {}: nothing to hold", HolderName(holder), id));
-  if (holds_.count({holder, id})) {
+  if (holds_.Find(holder, id) != nullptr) {
     return AlreadyExistsError(fmt::format("{} {} already holds instances", HolderName(holder), id));
   }
   ASSIGN_OR_RETURN(Plan plan, PinPlan(holder, id, where, existing));
-  holds_[{holder, id}] = where;
+  holds_.Add(holder, id, where);
   return plan;
 }
 
 StatusOr<Plan> Scheduler::ReleaseHold(Holder holder, JobId id, bool destroy) {
-  auto it = holds_.find({holder, id});
-  if (it == holds_.end()) {
+  const std::vector<InstanceRef>* held = holds_.Find(holder, id);
+  if (held == nullptr) {
     return NotFoundError(fmt::format("no {} {} holds instances", HolderName(holder), id));
   }
   Plan plan;
-  for (const InstanceRef& in : it->second) {
+  for (const InstanceRef& in : *held) {
     Step release{StepKind::kRelease, in.gpu, in.profile, in.start, id};
     release.holder = holder;
     plan.steps.push_back(release);
@@ -1077,31 +992,20 @@ StatusOr<Plan> Scheduler::ReleaseHold(Holder holder, JobId id, bool destroy) {
     }
   }
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
-  holds_.erase(it);
+  holds_.End(holder, id);
   idle_.Track(plan, now_s_);
   return plan;
 }
 
 StatusOr<Decision> Scheduler::BindHold(Holder holder, JobId hold_id, JobId job_id, const Job& job,
                                        const std::vector<InstanceRef>& which) {
-  auto it = holds_.find({holder, hold_id});
-  if (it == holds_.end()) {
+  if (holds_.Find(holder, hold_id) == nullptr) {
     return NotFoundError(fmt::format("no {} {} holds instances", HolderName(holder), hold_id));
   }
   if (running_.count(job_id)) {
     return AlreadyExistsError(fmt::format("job {} is already running", job_id));
   }
-  std::vector<InstanceRef> take = which.empty() ? it->second : which;
-  std::vector<InstanceRef> keep = it->second;
-  for (const InstanceRef& w : take) {
-    auto k = std::find(keep.begin(), keep.end(), w);
-    if (k == keep.end()) {
-      return InvalidArgumentError(fmt::format("{} {} does not hold {}@{} on {}", HolderName(holder),
-                                              hold_id, w.profile, w.start,
-                                              cluster_->GpuName(w.gpu)));
-    }
-    keep.erase(k);
-  }
+  ASSIGN_OR_RETURN(std::vector<InstanceRef> take, holds_.Select(holder, hold_id, which, *cluster_));
   if (static_cast<int>(take.size()) != std::max(1, job.count)) {
     return InvalidArgumentError(fmt::format("job {} asks for {} instance(s), {} held given", job_id,
                                             job.count, take.size()));
@@ -1114,19 +1018,14 @@ StatusOr<Decision> Scheduler::BindHold(Holder holder, JobId hold_id, JobId job_i
     d.plan.steps.push_back({StepKind::kStart, w.gpu, w.profile, w.start, job_id});
   }
   RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
-  if (keep.empty()) {
-    holds_.erase(it);
-  } else {
-    it->second = std::move(keep);
-  }
+  holds_.Take(holder, hold_id, take);
   running_[job_id] = take;
   running_jobs_[job_id] = job;
   return d;
 }
 
 const std::vector<InstanceRef>* Scheduler::HeldBy(Holder holder, JobId id) const {
-  auto it = holds_.find({holder, id});
-  return it == holds_.end() ? nullptr : &it->second;
+  return holds_.Find(holder, id);
 }
 
 StatusOr<Plan> Scheduler::AbandonMigration(JobId id) {

@@ -48,6 +48,7 @@
 #include "sched/joint_placement.h"
 #include "sched/migration.h"
 #include "sched/options.h"
+#include "sched/pins.h"
 #include "sched/policy.h"
 #include "sched/reservation.h"
 #include "sched/scan_reservations.h"
@@ -471,12 +472,10 @@ class Scheduler {
   // Moves in flight, cool-downs, checkpoint origins, the admission move budget's counts (§6, §13).
   MoveBook moves_;
 
-  // Pins and holds: the plan holding `where` for (`holder`, `id`), applied to
-  // the cluster (rolled back on any error). `existing`: the instances must
-  // exist idle (Adopt); else the placements must be free (PlaceAt).
+  // Pins and holds: ApplyPins (sched/pins.h), and idle retention told of the plan.
   StatusOr<Plan> PinPlan(Holder holder, JobId id, const std::vector<InstanceRef>& where,
                          bool existing);
-  std::map<std::pair<Holder, JobId>, std::vector<InstanceRef>> holds_;
+  PinnedHolds holds_;  // the holds of reservations and placeholders (Hold)
 
   // Containment of internal errors (SetContainInternalErrors).
   bool contain_ = false;
