@@ -544,6 +544,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["reservation"] = ReservationModeName(scheduler.reservation);
   j["reservation_depth"] = scheduler.reservation_depth;
   j["reservation_slack"] = scheduler.reservation_slack;
+  j["reservation_horizon_s"] = off_if_negative(scheduler.reservation_horizon_s);
   j["reservation_unknown_ends"] = scheduler.reservation_needs_ends ? "skip" : "strict";
   j["evacuation"] = EvacuationScopeName(scheduler.evacuation);
   j["evacuation_min_wait_s"] = scheduler.evacuation_min_wait_s;

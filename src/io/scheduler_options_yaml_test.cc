@@ -153,7 +153,7 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
                                       SchedulerOptionNames() + ")");
   EXPECT_THAT(SchedulerOptionNames(),
               HasSubstr("max-skip-seconds, reservation, reservation-depth, reservation-slack, "
-                        "reservation-unknown-ends, evacuation, "
+                        "reservation-horizon, reservation-unknown-ends, evacuation, "
                         "evacuation-min-wait, evacuation-min-slices, evacuation-when, "
                         "migration-order"));
 }

@@ -56,9 +56,17 @@ inline constexpr QueueOrder kFullDefaultQueueOrder = QueueOrder::kResponseRatio;
 // significantly worse than the best baseline in 13 of 19 settings (Alibaba 5.62x mean JCT,
 // docs/results.md section 3, the simulator's `--expected-ends unknown`); so `full` makes no
 // reservation then (`--reservation-unknown-ends skip`) and behaves as `--evacuation queue` alone.
-inline constexpr double kFullDefaultMaxSkipSeconds = 1800;      // seconds; < 0 = off
-inline constexpr double kFullDefaultReservationSlack = 1;       // × the reserved job's time limit
-inline constexpr bool kFullDefaultReservationNeedsEnds = true;  // reservation-unknown-ends skip
+inline constexpr double kFullDefaultMaxSkipSeconds = 1800;  // seconds; < 0 = off
+inline constexpr double kFullDefaultReservationSlack = 1;   // × the reserved job's time limit
+// The reservation horizon (SchedulerOptions::reservation_horizon_s): 2 h. Chosen on the tuning set
+// on 2026-12-04 (docs/results.md "The reservation horizon", 30 replicas): with the response-ratio
+// order, reservations predicted far ahead from time limits held GPUs back from long jobs for
+// hours and raised every profile's p95 wait on the training setting (7g 1.14x -> 0.59x, the worst
+// profile 1.62x -> 1.03x of the best baseline); any H from 0.5 h to 8 h gave the same mean JCT
+// on every tuning setting within 0.01 and kept the churn settings' 7g gains; 1 day and more
+// gave back the training setting's.
+inline constexpr double kFullDefaultReservationHorizonS = 7200;  // seconds; < 0 = any start
+inline constexpr bool kFullDefaultReservationNeedsEnds = true;   // reservation-unknown-ends skip
 inline constexpr EvacuationScope kFullDefaultEvacuation = EvacuationScope::kQueue;
 // Where jobs are turned away (max_wait_s >= 0, admission mode): no lazy/busy split (§3; t = 1
 // puts every GPU in one class, so the choice is by the metric alone, which packs). Spreading
@@ -69,7 +77,8 @@ inline constexpr double kFullDefaultAdmissionThreshold = 1;
 
 // `options` with full's defaults above for each of migration, metric, reserve_full, reuse_first,
 // queue_order,
-// max_skip_seconds, reservation_slack, reservation_needs_ends, evacuation and (when
+// max_skip_seconds, reservation_slack, reservation_horizon_s, reservation_needs_ends, evacuation
+// and (when
 // options.max_wait_s >= 0) threshold that `set` does not mark (the registry's defaults of `full`,
 // sched/policy.h PolicyOptions). REQUIRES: options.max_wait_s is already the run's.
 SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set);

@@ -194,6 +194,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(kFullDefaultReserveFull, 0);
   EXPECT_EQ(kFullDefaultMaxSkipSeconds, 1800);
   EXPECT_EQ(kFullDefaultReservationSlack, 1);
+  EXPECT_EQ(kFullDefaultReservationHorizonS, 7200);
   EXPECT_TRUE(kFullDefaultReservationNeedsEnds);
   EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
   EXPECT_TRUE(kFullDefaultReuseFirst);
@@ -204,6 +205,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(global.reserve_full, kFullDefaultReserveFull);
   EXPECT_LT(global.max_skip_seconds, 0);
   EXPECT_EQ(global.reservation_slack, 0);
+  EXPECT_LT(global.reservation_horizon_s, 0);
   EXPECT_FALSE(global.reservation_needs_ends);  // strict, the §5 starvation guard
   EXPECT_EQ(global.evacuation, EvacuationScope::kOff);
   EXPECT_FALSE(global.reuse_first);
@@ -224,6 +226,29 @@ TEST(FullDefaultsTest, ReuseFirstOnForFullOnlyUnlessGiven) {
   EXPECT_FALSE(OptionsForPolicy("full", flags, given).reuse_first);
   ASSERT_TRUE(FindSchedulerOption("reuse-first")->Apply("on", &flags, &given).ok());
   EXPECT_TRUE(OptionsForPolicy("lb+frag", flags, given).reuse_first);
+}
+
+// The reservation horizon (§13): 2 h for `full` unless `--reservation-horizon` is given (a
+// negative value: any start); any start for lb+frag and the baselines unless asked.
+TEST(FullDefaultsTest, ReservationHorizonForFullOnlyUnlessGiven) {
+  EXPECT_EQ(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).reservation_horizon_s,
+            7200);
+  EXPECT_LT(
+      OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).reservation_horizon_s, 0);
+  EXPECT_LT(
+      OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{}).reservation_horizon_s,
+      0);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  const SchedulerOptionSpec* horizon = FindSchedulerOption("reservation-horizon");
+  ASSERT_NE(horizon, nullptr);
+  ASSERT_TRUE(horizon->Apply("-1", &flags, &given).ok());
+  EXPECT_TRUE(given.reservation_horizon);
+  EXPECT_LT(OptionsForPolicy("full", flags, given).reservation_horizon_s, 0);
+  ASSERT_TRUE(horizon->Apply("3600", &flags, &given).ok());
+  EXPECT_EQ(OptionsForPolicy("full", flags, given).reservation_horizon_s, 3600);
+  EXPECT_EQ(OptionsForPolicy("first-fit", flags, given).reservation_horizon_s, 3600);
+  EXPECT_FALSE(horizon->Apply("inf", &flags, &given).ok());
 }
 
 // Migration (§6, §13): what `full` adds to lb+frag on the ladder (§11) is an option among its

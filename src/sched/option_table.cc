@@ -274,6 +274,15 @@ std::vector<Spec> BuildTable() {
                   "placement)",
                   kFullDefaultReservationSlack),
       &E::reservation_slack));
+  t.push_back(OffWhenNegative(Number(
+      "reservation-horizon", "a finite number", kAny,
+      [](O& o) -> double& { return o.reservation_horizon_s; },
+      fmt::format("Reservation horizon H (§13, with max-skip-seconds): an overdue job reserves "
+                  "placements only when its expected start is at most H seconds away, so no GPU "
+                  "is held back for a start predicted far ahead from time limits; < 0 = any "
+                  "start (full defaults to {:g})",
+                  kFullDefaultReservationHorizonS),
+      &E::reservation_horizon)));
   t.push_back(Pair(
       "reservation-unknown-ends", "strict", "skip",
       [](O& o) -> bool& { return o.reservation_needs_ends; },

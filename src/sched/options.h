@@ -86,6 +86,15 @@ struct SchedulerOptions {
   // conservative backfilling (default, the large jobs' side); larger F lets more small jobs
   // through, and F large against every job's limit is the same as no reservation. >= 0.
   double reservation_slack = 0;
+  // §13 reservation horizon H, seconds: a look-ahead reservation is made only when the job's
+  // expected start (its reserved placements' latest expected free time) is at most H from now;
+  // < 0 = any start (default). A reservation keeps its GPUs from every job that could delay it
+  // for as long as its start is away, and that start is predicted from time limits, which users
+  // overestimate: the further away, the more capacity it holds back on a guess. Beyond H the
+  // job waits like any other (in its queue order, evacuation if on) until its room is expected
+  // within H. An unknown start is not a prediction: reservation_needs_ends alone decides for it.
+  // `full`: 7200 (sched/full_policy.h).
+  double reservation_horizon_s = -1;
   // §13: whether a look-ahead reservation needs a known start. When the placement an overdue job
   // would reserve frees at an unknown time (a blocker without an expected end: the daemon's jobs
   // without a time limit, Slurm's with TimeLimit=UNLIMITED):
@@ -164,6 +173,7 @@ struct ExplicitOptions {
   // §13 (`full` has a default of its own for evacuation, sched/full_policy.h).
   bool reservation = false;               // --reservation
   bool reservation_slack = false;         // --reservation-slack
+  bool reservation_horizon = false;       // --reservation-horizon
   bool reservation_unknown_ends = false;  // --reservation-unknown-ends
   bool evacuation = false;                // --evacuation
   bool evacuation_min_wait = false;       // --evacuation-min-wait

@@ -16,7 +16,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<Reservation> LookAheadReservations(const Cluster& cluster, JobId id, const Job& job,
                                                double now_s, const ExpectedEndFn& expected_end,
-                                               bool needs_ends, double slack_factor) {
+                                               const LookAheadRules& rules) {
   struct Best {
     double free_at;
     int wait_cs;
@@ -91,10 +91,13 @@ std::vector<Reservation> LookAheadReservations(const Cluster& cluster, JobId id,
   for (size_t i = 0; i < n; ++i) start = std::max(start, per_gpu[i].free_at);
   // §13: a reservation whose start is unknown is made only when allowed
   // (options.reservation_needs_ends false, the strict starvation guard).
-  if (std::isinf(start) && needs_ends) return {};
+  if (std::isinf(start) && rules.needs_ends) return {};
+  // §13 horizon: no GPU is held back for a start predicted further ahead. An unknown start is no
+  // prediction: needs_ends alone decides for it (strict keeps the guard).
+  if (rules.horizon_s >= 0 && std::isfinite(start) && start - now_s > rules.horizon_s) return {};
   // §13 slack: how much later than `start` a backfilled job may end (the
   // reserved job's duration × the option; 0 when the duration is unknown).
-  const double slack = job.time_limit_s > 0 ? slack_factor * job.time_limit_s : 0;
+  const double slack = job.time_limit_s > 0 ? rules.slack_factor * job.time_limit_s : 0;
   std::vector<Reservation> out;
   for (size_t i = 0; i < n; ++i) {
     const Best& b = per_gpu[i];

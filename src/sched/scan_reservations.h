@@ -28,15 +28,25 @@ namespace migsched {
 // When a running job is expected to end (seconds; infinity when unknown).
 using ExpectedEndFn = std::function<double(JobId)>;
 
+// What a look-ahead reservation may be (SchedulerOptions: reservation_needs_ends,
+// reservation_slack, reservation_horizon_s).
+struct LookAheadRules {
+  bool needs_ends = false;  // no reservation when its start is unknown
+  double slack_factor = 0;  // each reservation's slack: this × the job's time limit
+  double horizon_s = -1;    // none when its known start is further away (< 0: any)
+};
+
 // §5: the placements for waiting job `id` (`job`) that free soonest, one GPU per instance of a
 // gang, on GPUs not reserved now: per GPU the slot whose overlapping instances, and then the
 // soonest-ending others while the compute slices do not suffice, end first (ties: fewer compute
 // slices waited for, then the lower GPU). A migration source frees its instance now; a hold
-// never by itself. Empty when too few GPUs can ever hold it, or when the start is unknown and
-// `needs_ends`. Each reservation's slack is `slack_factor` × the job's time limit (0 without one).
+// never by itself. Empty when too few GPUs can ever hold it, when the start is unknown and
+// `rules.needs_ends`, or when the start is known and more than `rules.horizon_s` (>= 0) after
+// `now_s`.
+// Each reservation's slack is rules.slack_factor × the job's time limit (0 without one).
 std::vector<Reservation> LookAheadReservations(const Cluster& cluster, JobId id, const Job& job,
                                                double now_s, const ExpectedEndFn& expected_end,
-                                               bool needs_ends, double slack_factor);
+                                               const LookAheadRules& rules);
 
 // §13 (b): whether a new instance at `slot` on `gpu` keeps reservation `r` (on the same GPU)
 // valid at r.start_s: the busy instances still running then (a migration source is gone; unknown

@@ -42,7 +42,7 @@ TEST(LookAheadReservationsTest, AJobReservesThePlacementThatFreesSoonest) {
   const Job one = AJob("7g.40gb").Limit(1000);
   // A 7g.40gb waits for every instance of a GPU: GPU 0 frees at 500 (6 slices waited for), GPU 1
   // at 200 (1 slice): GPU 1, starting at 200, slack 0.5 x 1000 s.
-  std::vector<Reservation> r = LookAheadReservations(*c, 7, one, 100, ends, true, 0.5);
+  std::vector<Reservation> r = LookAheadReservations(*c, 7, one, 100, ends, {true, 0.5});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].job, 7);
   EXPECT_EQ(r[0].gpu, 1);
@@ -53,7 +53,7 @@ TEST(LookAheadReservationsTest, AJobReservesThePlacementThatFreesSoonest) {
   EXPECT_EQ(r[0].slack_s, 500);
   EXPECT_FALSE(r[0].hold);
   // A gang of two takes both GPUs, soonest first, and starts when the last frees (500).
-  r = LookAheadReservations(*c, 7, AJob("7g.40gb").Gang(2).Limit(1000), 100, ends, true, 0.5);
+  r = LookAheadReservations(*c, 7, AJob("7g.40gb").Gang(2).Limit(1000), 100, ends, {true, 0.5});
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].gpu, 1);
   EXPECT_EQ(r[1].gpu, 0);
@@ -62,12 +62,12 @@ TEST(LookAheadReservationsTest, AJobReservesThePlacementThatFreesSoonest) {
   EXPECT_EQ(r[0].start_s, 500);
   EXPECT_EQ(r[1].start_s, 500);
   // A gang of three: two GPUs never hold it, no reservation.
-  EXPECT_THAT(LookAheadReservations(*c, 7, AJob("7g.40gb").Gang(3), 100, ends, true, 0.5),
+  EXPECT_THAT(LookAheadReservations(*c, 7, AJob("7g.40gb").Gang(3), 100, ends, {true, 0.5}),
               IsEmpty());
   // A GPU reserved (or held) for another job is not looked at: GPU 0 then, at 500. No time limit:
   // no slack.
   c->SetReserved(1, true);
-  r = LookAheadReservations(*c, 7, AJob("7g.40gb"), 100, ends, true, 0.5);
+  r = LookAheadReservations(*c, 7, AJob("7g.40gb"), 100, ends, {true, 0.5});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].gpu, 0);
   EXPECT_EQ(r[0].start_s, 500);
@@ -82,20 +82,46 @@ TEST(LookAheadReservationsTest, TheSlotWhoseOverlapEndsFirstAndUnknownEnds) {
   // 3g@0 overlaps 1000 alone: free at 500, and 3 + 1 + 1 slices then fit. 3g@4 overlaps 1001 and
   // 1002: free at 900. So 3g@0 at 500.
   std::vector<Reservation> r = LookAheadReservations(
-      *c, 7, three, 0, EndsFrom({{1000, 500}, {1001, 100}, {1002, 900}}), true, 0);
+      *c, 7, three, 0, EndsFrom({{1000, 500}, {1001, 100}, {1002, 900}}), {true, 0});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].start, 0);
   EXPECT_EQ(r[0].start_s, 500);
   // 1000's end unknown: 3g@0 never frees by itself, 3g@4 at 900.
-  r = LookAheadReservations(*c, 7, three, 0, EndsFrom({{1001, 100}, {1002, 900}}), true, 0);
+  r = LookAheadReservations(*c, 7, three, 0, EndsFrom({{1001, 100}, {1002, 900}}), {true, 0});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].start, 4);
   EXPECT_EQ(r[0].start_s, 900);
   // Every end unknown: none with needs_ends (the strict guard), one starting at infinity without.
-  EXPECT_THAT(LookAheadReservations(*c, 7, three, 0, EndsFrom({}), true, 0), IsEmpty());
-  r = LookAheadReservations(*c, 7, three, 0, EndsFrom({}), false, 0);
+  EXPECT_THAT(LookAheadReservations(*c, 7, three, 0, EndsFrom({}), {true, 0}), IsEmpty());
+  r = LookAheadReservations(*c, 7, three, 0, EndsFrom({}), {false, 0});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_TRUE(std::isinf(r[0].start_s));
+}
+
+TEST(LookAheadReservationsTest, NoReservationForAStartBeyondTheHorizon) {
+  ConfigTableCache tables;
+  // GPU 0: job 1000 on 3g@0 (ends 5000), job 1001 on 3g@4 (ends 20000); GPU 1: job 1002 on 7g
+  // (ends 25000).
+  auto c = BuildCluster({{"A100-40GB", "3g.20gb@0,3g.20gb@4", ""}, {"A100-40GB", "7g.40gb@0", ""}},
+                        &tables);
+  const auto ends = EndsFrom({{1000, 5000}, {1001, 20000}, {1002, 25000}});
+  const Job seven = AJob("7g.40gb");
+  // A 7g.40gb at 1000 could start on GPU 0 at 20000, 19000 s from now. Horizon 4 h (14400 s):
+  // too far, none; 19000 s exactly: made; negative: any start.
+  EXPECT_THAT(LookAheadReservations(*c, 7, seven, 1000, ends, {true, 0, 14400}), IsEmpty());
+  EXPECT_EQ(LookAheadReservations(*c, 7, seven, 1000, ends, {true, 0, 19000}).size(), 1u);
+  EXPECT_EQ(LookAheadReservations(*c, 7, seven, 1000, ends, {true, 0, -1}).size(), 1u);
+  // A gang starts when its last placement frees: a pair of 3g.20gb at 6000 gets 3g@0 on GPU 0
+  // (free now) and a 3g on GPU 1 at 25000, 19000 s away.
+  const Job pair = AJob("3g.20gb").Gang(2);
+  EXPECT_THAT(LookAheadReservations(*c, 7, pair, 6000, ends, {true, 0, 18999}), IsEmpty());
+  EXPECT_EQ(LookAheadReservations(*c, 7, pair, 6000, ends, {true, 0, 19000}).size(), 2u);
+  // An unknown start is no prediction: the horizon leaves it to needs_ends (strict: reserved).
+  const auto unknown = EndsFrom({});
+  EXPECT_EQ(LookAheadReservations(*c, 7, seven, 1000, unknown, {false, 0, 14400}).size(), 1u);
+  EXPECT_THAT(LookAheadReservations(*c, 7, seven, 1000, unknown, {true, 0, 14400}), IsEmpty());
+  // A single 3g.20gb at 6000 starts now: within any horizon.
+  EXPECT_EQ(LookAheadReservations(*c, 7, AJob("3g.20gb"), 6000, ends, {true, 0, 0}).size(), 1u);
 }
 
 TEST(KeepsReservationTest, ANewInstanceMustFitWithWhatStillRunsAndTheReservedPlacement) {

@@ -261,14 +261,15 @@ StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
   // §5/§13: reservations for a waiting job that does not fit, once overdue,
   // while fewer than `depth` jobs of this scan hold some.
   const ExpectedEndFn expected_end = [this](JobId j) { return ExpectedEnd(j); };
+  const LookAheadRules look_ahead{options_.reservation_needs_ends, options_.reservation_slack,
+                                  options_.reservation_horizon_s};
   auto reserve_if_overdue = [&](const Queued& q) {
     if (options_.max_skip_seconds < 0 || reserved_jobs >= depth ||
         !(now_s_ - q.enqueued_s > options_.max_skip_seconds)) {
       return;
     }
     std::vector<Reservation> r =
-        LookAheadReservations(*cluster_, q.id, q.job, now_s_, expected_end,
-                              options_.reservation_needs_ends, options_.reservation_slack);
+        LookAheadReservations(*cluster_, q.id, q.job, now_s_, expected_end, look_ahead);
     if (r.empty()) return;
     ++reserved_jobs;
     scan_.Add(r);

@@ -127,6 +127,37 @@ TEST(MigrationSimTest, RestartMoveLosesWorkSinceTheLastCheckpoint) {
   EXPECT_NEAR(r.metrics.migration_pause_s, 0.5, 1e-12);
 }
 
+// Regression (a_moved_job_is_not_ended_by_the_limit_of_its_first_run): a moved job's time limit
+// counts from its relaunch on the target, as the daemon and Slurm's requeue count it, so a move
+// never costs a job its limit. C as above, with a limit equal to its 1000 s of work (a user at
+// the limit). Before: the limit ran from C's first start, 3r + 1000, and C, which the move set
+// back to 1002.5 + 5r, ended there as `timeout`.
+TEST(MigrationSimTest, AMovedJobIsNotEndedByTheLimitOfItsFirstRun) {
+  std::vector<WorkloadJob> jobs = MoveTrace(Migratable::kRestart);
+  jobs[2] = AJob("1g.5gb").Named("g0s5").Runs(1000).Limit(1000).Moves(Migratable::kRestart);
+  SchedulerOptions o;
+  o.migration.speculative = true;
+  o.migration.checkpoint_interval_s = 4;
+  const SimResult r = RunScripted(jobs, o);
+  ASSERT_EQ(r.jobs.size(), 4u);
+  EXPECT_EQ(r.jobs[2].migrations, 1);
+  // Relaunched at 10.5 + 5r: its limit ends at 1010.5 + 5r, after its 992 s of work left.
+  EXPECT_EQ(r.jobs[2].outcome, JobOutcome::kCompleted);
+  EXPECT_NEAR(r.jobs[2].end_s, 1002.5 + 5 * kR, 1e-9);
+  EXPECT_EQ(r.metrics.jobs_timeout, 0);
+  // A checkpoint job alike: relaunched at 12.975 + 5r, it ends at 3r + 1000.5 (above), within.
+  jobs[2] = AJob("1g.5gb").Named("g0s5").Runs(1000).Limit(1000).Moves(Migratable::kCheckpoint);
+  const SimResult c = RunScripted(jobs, o);
+  EXPECT_EQ(c.jobs[2].migrations, 1);
+  EXPECT_EQ(c.jobs[2].outcome, JobOutcome::kCompleted);
+  EXPECT_NEAR(c.jobs[2].end_s, 3 * kR + 1000.5, 1e-9);
+  // Not moved, the limit still ends a job: E's 10 s of work under a 5 s limit.
+  jobs[3] = AJob("1g.5gb").Named("g0s6").Runs(10).Limit(5);
+  const SimResult e = RunScripted(jobs, o);
+  EXPECT_EQ(e.jobs[3].outcome, JobOutcome::kTimeout);
+  EXPECT_NEAR(e.jobs[3].end_s, 4 * kR + 5, 1e-9);
+}
+
 TEST(MigrationSimTest, NoMoveWhenTheJobIsNotMigratable) {
   // Same trace with C `none`: nothing moves, C ends at 3r + 1000.
   const SimResult r = RunScripted(MoveTrace(Migratable::kNone), SchedulerOptions{});

@@ -73,6 +73,9 @@ class OnlineSimulator {
     double ckpt_origin = 0;        // checkpoints at ckpt_origin + k * checkpoint_interval_s
     double remaining_at_ckpt = 0;  // work left at the last checkpoint
     bool timed_out = false;        // ended at its time limit (kDone)
+    // When its time limit ends it: the start of its current run plus the limit (after a move, the
+    // relaunch on the target, as the daemon and Slurm's requeue count it); infinity without one.
+    double limit_at = std::numeric_limits<double>::infinity();
   };
 
   // The one fixed latency of every create and destroy, seconds (unused when latency_ draws).
@@ -290,7 +293,10 @@ void OnlineSimulator::StartJob(JobId id) {
   r.rate = contention_.Rate(id);
   ++r.generation;
   events_.Push(now_ + r.remaining / r.rate, EventKind::kCompletion, id, r.generation);
-  if (job.time_limit_s > 0) events_.Push(now_ + job.time_limit_s, EventKind::kTimeLimit, id, 0);
+  if (job.time_limit_s > 0) {
+    r.limit_at = now_ + job.time_limit_s;
+    events_.Push(r.limit_at, EventKind::kTimeLimit, id, 0);
+  }
   NoteExpectedEnd(id);
   const std::vector<JobId> affected = affected_;
   for (JobId k : affected) {
@@ -310,13 +316,14 @@ void OnlineSimulator::Advance(JobRun& r) {
   r.last = now_;
 }
 
-// What the scheduler is told of a running job's end (SimOptions::knowledge): limits: start +
-// limit; known (oracle): the end its remaining work and rate give, capped at start + limit;
+// What the scheduler is told of a running job's end (SimOptions::knowledge): limits: the start of
+// its current run + limit (JobRun::limit_at); known (oracle): the end its remaining work and rate
+// give, capped there;
 // unknown, or no limit under limits: nothing (the job counts as never ending).
 void OnlineSimulator::NoteExpectedEnd(JobId id) {
   const JobRun& r = runs_[id];
   const double limit = jobs_[id].time_limit_s;
-  const double limit_end = limit > 0 ? r.start_s + limit : std::numeric_limits<double>::infinity();
+  const double limit_end = r.limit_at;  // infinity without a limit
   switch (opts_.knowledge) {
     case Knowledge::kUnknown:
       return;
@@ -460,6 +467,13 @@ Status OnlineSimulator::EndMove(JobId id) {
   if (jobs_[id].migratable == Migratable::kRestart) {
     r.ckpt_origin = now_;
     r.remaining_at_ckpt = r.remaining;
+  }
+  // The relaunch on the target is a new run: its time limit counts from now, as the daemon's
+  // relaunch and Slurm's requeue count it (a move never costs a job its limit; regression:
+  // a_moved_job_is_not_ended_by_the_limit_of_its_first_run).
+  if (jobs_[id].time_limit_s > 0) {
+    r.limit_at = now_ + jobs_[id].time_limit_s;
+    events_.Push(r.limit_at, EventKind::kTimeLimit, id, 0);
   }
   affected_.clear();
   if (mv.inter()) {
@@ -718,8 +732,8 @@ Status OnlineSimulator::Run(SimResult* result) {
                sched_->MigrationOf(e.job) == nullptr;
       case EventKind::kTimer:
         return e.job != kNoJob && runs_[e.job].phase != Phase::kQueued;
-      case EventKind::kTimeLimit:
-        return runs_[e.job].phase != Phase::kRunning;
+      case EventKind::kTimeLimit:  // or the limit of a run before a move
+        return runs_[e.job].phase != Phase::kRunning || e.time_s < runs_[e.job].limit_at;
       case EventKind::kTick:
         return holding_ == 0 && next_arrival_ >= n;
       case EventKind::kStart:

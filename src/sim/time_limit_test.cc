@@ -127,6 +127,7 @@ TEST(TimeLimitTest, SchedulerVisibleJobHidesTheRunsTruth) {
 TEST(TimeLimitTest, LimitsKnowledgeUsesStartPlusLimitForTheReservation) {
   SchedulerOptions o = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
   o.reservation_needs_ends = false;
+  o.reservation_horizon_s = -1;  // b's start, 8000 s ahead at 2000, is reserved (see below)
   constexpr double kR = 0.023;
   auto jobs_with_c_limit = [](double c_limit) {
     return std::vector<WorkloadJob>{
@@ -144,6 +145,15 @@ TEST(TimeLimitTest, LimitsKnowledgeUsesStartPlusLimitForTheReservation) {
   EXPECT_NEAR(Named(r, "b").start_s, 10000 + 3 * kR, 1e-6);
   EXPECT_NEAR(Named(r, "c").start_s, 20000 + 5 * kR, 1e-6);
   EXPECT_EQ(r.metrics.jobs_timeout, 0);
+  // With full's reservation horizon (2 h) b's start, 10000 + r, is 8000 s ahead at 2000: no
+  // reservation is made, so the overestimated c starts at once (2000 + r, 100 s of work), and b
+  // still starts right after a (a's 4g and c's idle 3g destroyed, 7g created: by 10000 + 4r).
+  o.reservation_horizon_s = 7200;
+  r = RunOneGpu(jobs_with_c_limit(20000), "full", so, o);
+  EXPECT_NEAR(Named(r, "c").start_s, 2000 + kR, 1e-6);
+  EXPECT_NEAR(Named(r, "c").end_s, 2100 + kR, 1e-6);
+  EXPECT_GT(Named(r, "b").start_s, 10000 + kR);
+  EXPECT_LE(Named(r, "b").start_s, 10000 + 4 * kR + 1e-6);
 }
 
 // Admission mode (--max-wait 0) on one A100 40GB, no reconfiguration cost:

@@ -421,8 +421,9 @@ TEST(ServeCommandTest, PrintsADefaultConfigThatParses) {
 // By hand (docs/algorithms.md §11, sched/full_policy.h): `full` scores by
 // demand-weighted with joint placement, evacuates for any waiting job and
 // reserves for a job waiting longer than 1800 s with slack 1, only where the
-// reservation's start is known (§13, results.md section 3; the table's order:
-// metric, joint-placement, max-skip-seconds, reservation-slack,
+// reservation's start is known and at most 2 h away (§13, results.md section 3 and "The
+// reservation horizon"; the table's order: metric, joint-placement, max-skip-seconds,
+// reservation-slack, reservation-horizon,
 // reservation-unknown-ends, evacuation, migration) and runs the §6 planner (migration on, what
 // sets it apart from lb+frag on the ladder); `lb+frag` by fragcost with joint placement;
 // `first-fit` by fragcost without; neither migrates.
@@ -435,7 +436,8 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   EXPECT_THAT(full.out,
               HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
                         "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
-                        "reservation-slack: 1, reservation-unknown-ends: skip, evacuation: queue, "
+                        "reservation-slack: 1, reservation-horizon: 7200, "
+                        "reservation-unknown-ends: skip, evacuation: queue, "
                         "migration: on\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit            none\n"));
   struct Expected {
