@@ -506,18 +506,33 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies) {
   std::vector<std::string> notes;
-  if (!setup.explicit_options.evacuation || setup.scheduler.evacuation == EvacuationScope::kOff) {
-    return notes;
+  // The policies (the reference excluded) for which `inert` holds.
+  auto where = [&](auto inert) {
+    std::vector<std::string> out;
+    for (const std::string& p : policies) {
+      if (p != kFragFreeReference && inert(setup.SchedulerFor(p))) out.push_back(p);
+    }
+    return out;
+  };
+  if (setup.explicit_options.evacuation && setup.scheduler.evacuation != EvacuationScope::kOff) {
+    const auto off = where([](const SchedulerOptions& o) { return !o.migration.enabled; });
+    if (!off.empty()) {
+      notes.push_back(fmt::format(
+          "--evacuation {} has no effect on {} (migration off; --migration on turns it on)",
+          EvacuationScopeName(setup.scheduler.evacuation), fmt::join(off, ", ")));
+    }
   }
-  std::vector<std::string> inert;
-  for (const std::string& p : policies) {
-    if (p == kFragFreeReference) continue;
-    if (!setup.SchedulerFor(p).migration.enabled) inert.push_back(p);
-  }
-  if (!inert.empty()) {
-    notes.push_back(fmt::format(
-        "--evacuation {} has no effect on {} (migration off; --migration on turns it on)",
-        EvacuationScopeName(setup.scheduler.evacuation), fmt::join(inert, ", ")));
+  // The shape of a look-ahead reservation, given where none is made (§13).
+  std::vector<std::string> shape;
+  if (setup.explicit_options.reservation_slack) shape.push_back("--reservation-slack");
+  if (setup.explicit_options.reservation_horizon) shape.push_back("--reservation-horizon");
+  if (!shape.empty()) {
+    const auto none = where([](const SchedulerOptions& o) { return o.max_skip_seconds < 0; });
+    if (!none.empty()) {
+      notes.push_back(fmt::format(
+          "{} {} no effect on {} (no look-ahead reservation; --max-skip-seconds S turns it on)",
+          fmt::join(shape, " and "), shape.size() == 1 ? "has" : "have", fmt::join(none, ", ")));
+    }
   }
   return notes;
 }

@@ -118,8 +118,10 @@ struct SimSetup {
 // Notes on scheduler options given on the command line that have no effect on some of
 // `policies` as they run (with their registry defaults, SimSetup::SchedulerFor): an
 // --evacuation other than off for a policy that runs with migration off (evacuation moves
-// running jobs: docs/algorithms.md §13). Not errors, since `compare` gives one flag to every
-// policy. The fragmentation-free reference is not a policy and is left out.
+// running jobs: docs/algorithms.md §13), and --reservation-slack or --reservation-horizon for a
+// policy that makes no look-ahead reservation (max_skip_seconds < 0). Not errors, since
+// `compare` gives one flag to every policy. The fragmentation-free reference is not a policy and
+// is left out.
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies);
 

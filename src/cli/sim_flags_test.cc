@@ -42,5 +42,28 @@ TEST(InertOptionNotesTest, EvacuationGivenToPoliciesWithoutMigration) {
   EXPECT_THAT(InertOptionNotes(off, {"lb+frag"}), IsEmpty());
 }
 
+// --reservation-horizon or --reservation-slack given: they shape a look-ahead reservation, which
+// `full` makes by its own --max-skip-seconds 1800 and the other policies do not make (no guard);
+// with --max-skip-seconds -1 given, not `full` either. Found by a helper trying the new option.
+TEST(InertOptionNotesTest, ReservationShapeGivenWhereNoReservationIsMade) {
+  SimSetup s;
+  s.explicit_options.reservation_horizon = true;
+  s.scheduler.reservation_horizon_s = 3600;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit", "frag-free-reference"}),
+              ElementsAre("--reservation-horizon has no effect on first-fit (no look-ahead "
+                          "reservation; --max-skip-seconds S turns it on)"));
+  s.explicit_options.reservation_slack = true;
+  s.explicit_options.max_skip_seconds = true;
+  s.scheduler.max_skip_seconds = -1;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "lb+frag"}),
+              ElementsAre("--reservation-slack and --reservation-horizon have no effect on full, "
+                          "lb+frag (no look-ahead reservation; --max-skip-seconds S turns it on)"));
+  // The guard given: every policy reserves, nothing to say.
+  s.scheduler.max_skip_seconds = 600;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
+  // Neither given: nothing to say, whatever the policies.
+  EXPECT_THAT(InertOptionNotes(SimSetup{}, {"first-fit"}), IsEmpty());
+}
+
 }  // namespace
 }  // namespace migsched::cli

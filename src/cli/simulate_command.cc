@@ -46,11 +46,12 @@ std::string PolicyHelp() {
   return fmt::format(
       "{}; aliases: {} (docs/policies.md; `full` defaults to --migration {} --metric {} "
       "--reuse-first {} --queue-order {} --evacuation {} --max-skip-seconds {:g} "
-      "--reservation-slack {:g} --reservation-unknown-ends {})",
+      "--reservation-slack {:g} --reservation-horizon {:g} --reservation-unknown-ends {})",
       names, aliases, kFullDefaultMigration ? "on" : "off", kFullDefaultMetric,
       kFullDefaultReuseFirst ? "on" : "off", QueueOrderName(kFullDefaultQueueOrder),
       EvacuationScopeName(kFullDefaultEvacuation), kFullDefaultMaxSkipSeconds,
-      kFullDefaultReservationSlack, kFullDefaultReservationNeedsEnds ? "skip" : "strict");
+      kFullDefaultReservationSlack, kFullDefaultReservationHorizonS,
+      kFullDefaultReservationNeedsEnds ? "skip" : "strict");
 }
 
 int Run(const SimulateFlags& f, Context& ctx) {

@@ -71,6 +71,8 @@ const std::vector<SweepParam>& SweepParams() {
        [](SimSetup* s, double v) { s->scheduler.max_skip_seconds = v; }},
       {"reservation-slack", "reservation slack, x the reserved job's duration (§13)", false,
        nullptr, [](SimSetup* s, double v) { s->scheduler.reservation_slack = v; }},
+      {"reservation-horizon", "reservation horizon, s; < 0 = any start (§13)", false, nullptr,
+       [](SimSetup* s, double v) { s->scheduler.reservation_horizon_s = v; }},
       {"evacuation-min-wait", "evacuate only for jobs that waited this long, s (§13)", false,
        nullptr, [](SimSetup* s, double v) { s->scheduler.evacuation_min_wait_s = v; }},
       {"max-wait", "reject after this wait, s (§5)", false, nullptr,
