@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <sstream>
 
 #include "io/yaml_errors.h"
@@ -38,6 +39,7 @@ StatusOr<SchedulerConfig> ReadSchedulerYaml(const YAML::Node& node, const std::s
       return YamlErrorAt(
           origin, node, fmt::format("key '{}' must be a mapping, got {}", key, YamlKindName(node)));
     }
+    std::map<std::string, std::string> seen;  // option name (kebab-case) -> the key as written
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) return YamlErrorAt(origin, kv.first, "keys must be plain strings");
       const std::string name = kv.first.Scalar();
@@ -47,6 +49,14 @@ StatusOr<SchedulerConfig> ReadSchedulerYaml(const YAML::Node& node, const std::s
         return YamlErrorAt(
             origin, kv.first,
             fmt::format("unknown key '{}' (known: policy, {})", full, SchedulerOptionNames()));
+      }
+      // One option written twice (max-skip-seconds and max_skip_seconds; YAML itself refuses
+      // nothing here): which one wins would be a guess, so neither does.
+      const std::string canonical = spec == nullptr ? "policy" : spec->name;
+      if (auto [it, fresh] = seen.emplace(canonical, name); !fresh) {
+        return YamlErrorAt(
+            origin, kv.first,
+            fmt::format("{} is given twice (as '{}' and '{}'); keep one", full, it->second, name));
       }
       if (!kv.second.IsScalar()) {
         return YamlErrorAt(

@@ -131,6 +131,10 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
        "s.yaml: scheduler.policy: unknown policy 'nope' (known: first-fit, lb, "
        "lb+frag, full, best-fit, driver-default, mfi, largest-free-run, static, "
        "static-all-balanced, frag-aware (= lb+frag))"},
+      // One option under both spellings (found by a helper: the last one won, silently).
+      {"reservation-horizon: 3600\nthreshold: 0.5\nreservation_horizon: 1800",
+       "s.yaml:3: scheduler.reservation_horizon is given twice (as 'reservation-horizon' and "
+       "'reservation_horizon'); keep one"},
       // Migration needs a policy that creates instances: refused with the file, before any
       // driver starts on it (a move creates an instance at its target; `static` never does).
       {"policy: static\nmigration: on",
