@@ -44,7 +44,7 @@ TEST(InertOptionNotesTest, EvacuationGivenToPoliciesWithoutMigration) {
 
 // --reservation-horizon or --reservation-slack given: they shape a look-ahead reservation, which
 // `full` makes by its own --max-skip-seconds 1800 and the other policies do not make (no guard);
-// with --max-skip-seconds -1 given, not `full` either. Found by a helper trying the new option.
+// with --max-skip-seconds -1 given, not `full` either (both flags used to be silent there).
 TEST(InertOptionNotesTest, ReservationShapeGivenWhereNoReservationIsMade) {
   SimSetup s;
   s.explicit_options.reservation_horizon = true;

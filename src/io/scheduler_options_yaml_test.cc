@@ -131,7 +131,7 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
        "s.yaml: scheduler.policy: unknown policy 'nope' (known: first-fit, lb, "
        "lb+frag, full, best-fit, driver-default, mfi, largest-free-run, static, "
        "static-all-balanced, frag-aware (= lb+frag))"},
-      // One option under both spellings (found by a helper: the last one won, silently).
+      // One option under both spellings (regression: the last one used to win, silently).
       {"reservation-horizon: 3600\nthreshold: 0.5\nreservation_horizon: 1800",
        "s.yaml:3: scheduler.reservation_horizon is given twice (as 'reservation-horizon' and "
        "'reservation_horizon'); keep one"},

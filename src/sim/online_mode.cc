@@ -116,6 +116,14 @@ class OnlineSimulator {
   void ApplyRunPlan(const Plan& plan);
   Status BeginMove(const MigrationStart& st);
   void SwitchOver(JobId id);
+  // A run of job `id` starts now (its start, or its relaunch after a move): its time limit, if it
+  // has one, ends at now + the limit (JobRun::limit_at; an earlier limit event goes stale).
+  void StartRunLimit(JobId id) {
+    const double limit = jobs_[id].time_limit_s;
+    if (limit <= 0) return;
+    runs_[id].limit_at = now_ + limit;
+    events_.Push(runs_[id].limit_at, EventKind::kTimeLimit, id, 0);
+  }
   Status EndMove(JobId id);
   void RejectWaiting(JobId id);
   // The scheduler's instant (Scheduler::RunInstant) with what happened at this event time, then
@@ -293,10 +301,7 @@ void OnlineSimulator::StartJob(JobId id) {
   r.rate = contention_.Rate(id);
   ++r.generation;
   events_.Push(now_ + r.remaining / r.rate, EventKind::kCompletion, id, r.generation);
-  if (job.time_limit_s > 0) {
-    r.limit_at = now_ + job.time_limit_s;
-    events_.Push(r.limit_at, EventKind::kTimeLimit, id, 0);
-  }
+  StartRunLimit(id);
   NoteExpectedEnd(id);
   const std::vector<JobId> affected = affected_;
   for (JobId k : affected) {
@@ -471,10 +476,7 @@ Status OnlineSimulator::EndMove(JobId id) {
   // The relaunch on the target is a new run: its time limit counts from now, as the daemon's
   // relaunch and Slurm's requeue count it (a move never costs a job its limit; regression:
   // a_moved_job_is_not_ended_by_the_limit_of_its_first_run).
-  if (jobs_[id].time_limit_s > 0) {
-    r.limit_at = now_ + jobs_[id].time_limit_s;
-    events_.Push(r.limit_at, EventKind::kTimeLimit, id, 0);
-  }
+  StartRunLimit(id);
   affected_.clear();
   if (mv.inter()) {
     // The job now shares another GPU's PCIe bandwidth (§8).
