@@ -341,9 +341,16 @@ TEST_F(DaemonTest, RestartJobIsMigratedAndRestarted) {
   EXPECT_EQ(ReadFile(d->LogPath(2)), "run restarted=0 on=" + before.instances[0].mig_uuid +
                                          "\nrun restarted=1 on=" + target + "\n");
   EXPECT_EQ(d->Metrics().migrations_intra, 1);
-  // The source 3g@0 was destroyed after the switch-over.
-  ASSERT_EQ(d->Gpus()[0].instances.size(), 1u);
-  EXPECT_EQ(d->Gpus()[0].instances[0].start, 4);
+  // The source 3g@0 was kept idle at the switch-over, as a completed job's instance is (the
+  // daemon's policy keeps idle instances, docs/algorithms.md §6): the same MIG device, free for
+  // the next 3g job. Both are idle now that job 2 has ended.
+  const std::vector<InstanceView> left = d->Gpus()[0].instances;
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].start, 0);
+  EXPECT_EQ(left[0].mig_uuid, before.instances[0].mig_uuid);
+  EXPECT_FALSE(left[0].busy);
+  EXPECT_EQ(left[1].start, 4);
+  EXPECT_FALSE(left[1].busy);
 }
 
 TEST_F(DaemonTest, CheckpointJobIsCheckpointedAndRestoredOnTheTarget) {

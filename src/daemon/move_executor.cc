@@ -160,7 +160,7 @@ bool MoveExecutor::OnProcessEnded(DaemonJobId id, int exit_code) {
                      "migration failed: " + end.status().message());
     return true;
   }
-  sync_->Execute(*end, nullptr);  // destroys the source
+  sync_->Execute(*end, nullptr);  // destroys the source, unless the policy keeps it idle
   r->instances = host_->InstancesOf(id);
   ++r->migrations;
   ++(m.mv.inter() ? counters_->migrations_inter : counters_->migrations_intra);

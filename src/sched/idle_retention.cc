@@ -38,7 +38,7 @@ void IdleRetention::Track(const Plan& plan, double now_s) {
         Set(key, true, now_s);
         break;
       case StepKind::kMigrateEnd:
-        Set({s.from_gpu, s.from_start}, false, now_s);
+        Set({s.from_gpu, s.from_start}, true, now_s);
         break;
       case StepKind::kMigrateAbort:
         Set(key, false, now_s);

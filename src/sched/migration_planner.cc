@@ -852,11 +852,13 @@ Plan MigrationBeginPlan(const Cluster& cluster, const MigrationMove& mv) {
   return plan;
 }
 
-Plan MigrationEndPlan(const MigrationMove& mv) {
+Plan MigrationEndPlan(const MigrationMove& mv, bool keep_source) {
   Plan plan;
   plan.steps.push_back({StepKind::kMigrateEnd, mv.to.gpu, mv.to.profile, mv.to.start, mv.job,
                         mv.from.gpu, mv.from.start});
-  plan.steps.push_back({StepKind::kDestroy, mv.from.gpu, mv.from.profile, mv.from.start, kNoJob});
+  if (!keep_source) {
+    plan.steps.push_back({StepKind::kDestroy, mv.from.gpu, mv.from.profile, mv.from.start, kNoJob});
+  }
   return plan;
 }
 

@@ -82,8 +82,10 @@ std::unique_ptr<MigrationPlanner> NewDefragPlanner();
 // instances in the target's way, kCreate of the target unless an idle
 // instance of exactly that profile and start is reused, kMigrateBegin.
 Plan MigrationBeginPlan(const Cluster& cluster, const MigrationMove& move);
-// The end plan (switch-over): kMigrateEnd, then kDestroy of the source.
-Plan MigrationEndPlan(const MigrationMove& move);
+// The end plan (switch-over): kMigrateEnd, then kDestroy of the source unless
+// `keep_source` (a policy that keeps idle instances keeps the source idle, as
+// it keeps a completed job's instances: §1, §6).
+Plan MigrationEndPlan(const MigrationMove& move, bool keep_source = false);
 
 // Copy time of §6 for a `checkpoint` job whose source instance has
 // `memory_mib`: fixed_s + (memory_mib / 1024) GB / gbps, seconds.

@@ -282,8 +282,10 @@ class Scheduler {
   // Evacuations begun so far (moves counted in MigrationStart::for_job too).
   int64_t evacuations_begun() const { return evacuations_begun_; }
   // Switch-over of the move in flight of `id`: applies and returns the end
-  // plan (kMigrateEnd, then kDestroy of the source); the job's instance is
-  // now the target. kNotFound when the job has no move in flight.
+  // plan (kMigrateEnd; then kDestroy of the source when the policy does not
+  // keep idle instances or the source's GPU is held or reserved for a waiting
+  // job, §6; otherwise the source stays idle); the job's instance is now the
+  // target. kNotFound when the job has no move in flight.
   StatusOr<Plan> FinishMigration(JobId id);
   // The move in flight of `id`, or nullptr.
   const MigrationMove* MigrationOf(JobId id) const;

@@ -148,8 +148,8 @@ TEST(SchedulerMigrationTest, CoolDownIsRespected) {
   f.s().SetNow(5);
   auto end = f.s().FinishMigration(c);
   ASSERT_TRUE(end.ok()) << end.status().ToString();
-  EXPECT_THAT(f.Steps(*end), ElementsAre("migrate-end 1g.5gb@3 on GPU 0 (job 2, from GPU 0 @5)",
-                                         "destroy 1g.5gb@5 on GPU 0"));
+  // The source is left idle (the policy keeps idle instances, §6).
+  EXPECT_THAT(f.Steps(*end), ElementsAre("migrate-end 1g.5gb@3 on GPU 0 (job 2, from GPU 0 @5)"));
   EXPECT_THAT(*f.s().InstancesOf(c), ElementsAre(InstanceRef{0, 0, 3}));
   EXPECT_EQ(f.s().MigrationOf(c), nullptr);
   f.s().SetNow(60);
@@ -160,6 +160,41 @@ TEST(SchedulerMigrationTest, CoolDownIsRespected) {
   f.s().SetNow(120);
   EXPECT_THAT(f.Pass(MigrationTrigger::kTick), ElementsAre("job 2: 0@3 -> 0@0"));
   (void)b;
+}
+
+// Where a move's source goes at the switch-over (§6): the state of CoolDownIsRespected, C moved
+// 5 -> 3. A policy that keeps idle instances keeps the source 1g@5 idle, as it keeps a completed
+// job's instance, and the next 1g job placed there reuses it (no create); one that destroys idle
+// instances (the baselines) destroys it in the end plan.
+class ScriptedNoRetention : public Scripted {
+ public:
+  bool KeepIdleInstances() const override { return false; }
+};
+
+TEST(SchedulerMigrationTest, AMovesSourceIsKeptIdleWhereThePolicyKeepsIdleInstances) {
+  for (const bool keeps : {true, false}) {
+    SCOPED_TRACE(keeps ? "keeps idle instances" : "destroys idle instances");
+    std::unique_ptr<PlacementPolicy> policy = std::make_unique<Scripted>();
+    if (!keeps) policy = std::make_unique<ScriptedNoRetention>();
+    Fixture f(1, std::move(policy), Migrating(Opts(0.25)));
+    f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
+    f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
+    const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
+    f.s().SetNow(0);
+    ASSERT_THAT(f.Pass(), ElementsAre("job 2: 0@5 -> 0@3"));
+    f.s().SetNow(5);
+    auto end = f.s().FinishMigration(c);
+    ASSERT_TRUE(end.ok()) << end.status().ToString();
+    if (keeps) {
+      EXPECT_THAT(f.Steps(*end),
+                  ElementsAre("migrate-end 1g.5gb@3 on GPU 0 (job 2, from GPU 0 @5)"));
+      EXPECT_EQ(f.s().cluster().gpu(0).instances().size(), 4u);  // 1g@0, @1, @3 busy; @5 idle
+    } else {
+      EXPECT_THAT(f.Steps(*end), ElementsAre("migrate-end 1g.5gb@3 on GPU 0 (job 2, from GPU 0 @5)",
+                                             "destroy 1g.5gb@5 on GPU 0"));
+      EXPECT_EQ(f.s().cluster().gpu(0).instances().size(), 3u);
+    }
+  }
 }
 
 // Moves that pay for themselves (§13): the state of CoolDownIsRespected at t = 0, where a

@@ -106,9 +106,31 @@ TEST(MigrationSimTest, CheckpointMoveIsMakeBeforeBreak) {
   EXPECT_NEAR(m.migration_bytes_gb, 4.75, 1e-12);
   EXPECT_NEAR(m.migration_pause_s, 0.5, 1e-12);
   EXPECT_EQ(m.migration_work_lost_s, 0);
-  // 4 placements + the target; the source destroyed at the switch-over.
+  // 4 placements + the target; the source is kept idle at the switch-over (§6), as E's instance
+  // is at its end: nothing is destroyed.
   EXPECT_EQ(m.creates, 5);
-  EXPECT_EQ(m.destroys, 1);
+  EXPECT_EQ(m.destroys, 0);
+}
+
+// The same move, then two 1g.5gb jobs for the two idle instances, F at 1g@5 (the move's source)
+// and G at 1g@6 (E's), arriving at 20 (after the switch-over at 12.975 + 5r) and running 100 s.
+// Both reuse an idle instance: 5 creates as above and 2 reuses, no destroy; F and G start at their
+// arrival (no reconfiguration) and end at 120. When the source was destroyed at the switch-over,
+// F needed a create (6 creates, 1 destroy) and started at 20 + r.
+TEST(MigrationSimTest, AMovesSourceIsReusedByTheNextJobOfItsProfile) {
+  SchedulerOptions o;
+  o.migration.speculative = true;
+  std::vector<WorkloadJob> jobs = MoveTrace(Migratable::kCheckpoint);
+  jobs.push_back(AJob("1g.5gb").Named("g0s5").ArrivesAt(20).Runs(100));
+  jobs.push_back(AJob("1g.5gb").Named("g0s6").ArrivesAt(20).Runs(100));
+  const SimResult r = RunScripted(jobs, o);
+  ASSERT_EQ(r.jobs.size(), 6u);
+  EXPECT_EQ(r.jobs[2].migrations, 1);
+  EXPECT_NEAR(r.jobs[4].start_s, 20, 1e-9);
+  EXPECT_NEAR(r.jobs[5].start_s, 20, 1e-9);
+  EXPECT_EQ(r.metrics.creates, 5);
+  EXPECT_EQ(r.metrics.reuses, 2);
+  EXPECT_EQ(r.metrics.destroys, 0);
 }
 
 TEST(MigrationSimTest, RestartMoveLosesWorkSinceTheLastCheckpoint) {
@@ -233,7 +255,8 @@ std::vector<WorkloadJob> EvacuationCase() {
 // GPU 1 is held for d. The targets are created on GPU 0 by 10 + r = 10.023
 // and 10 + 2r = 10.046; each copy takes 1 + 4864 MiB / 1024 / 9.5 = 1.5 s
 // (to 11.523 and 11.546); each pause 2 s (to 13.523 and 13.546), then each
-// source on GPU 1 is destroyed (13.523-13.546 and 13.546-13.569). The scan at
+// source on GPU 1 is destroyed (13.523-13.546 and 13.546-13.569): not kept
+// idle, as GPU 1 is held for d (§6). The scan at
 // b's switch-over (13.546) places d; its create queues behind b's destroy:
 // d starts at 13.569 + r = 13.592 and ends at 113.592. a and b lose no work
 // and end 2 s (the pause) after 1000 s of running: 1002.023 and 1002.046.
