@@ -23,6 +23,7 @@ void MoveBook::Started(JobId id, double now_s) {
 
 void MoveBook::Ended(JobId id) {
   checkpoint_origin_s_.erase(id);
+  restarted_.erase(id);
   in_flight_.erase(id);
   last_move_s_.erase(id);
 }
@@ -44,7 +45,10 @@ StatusOr<MigrationMove> MoveBook::Finish(JobId id, double now_s, bool restarted)
   if (it == in_flight_.end()) return NotFoundError(fmt::format("job {} has no move in flight", id));
   const MigrationMove mv = it->second;
   in_flight_.erase(it);
-  if (restarted) checkpoint_origin_s_[id] = now_s;  // a restarted job checkpoints from now
+  if (restarted) {
+    checkpoint_origin_s_[id] = now_s;  // a restarted job checkpoints from now
+    restarted_.insert(id);
+  }
   return mv;
 }
 
@@ -65,6 +69,13 @@ std::optional<double> MoveBook::SinceCheckpointOrigin(JobId id, double now_s) co
   auto o = checkpoint_origin_s_.find(id);
   if (o == checkpoint_origin_s_.end()) return std::nullopt;
   return now_s - o->second;
+}
+
+bool MoveBook::RestartedSinceCheckpoint(JobId id, double now_s,
+                                        double checkpoint_interval_s) const {
+  if (!restarted_.count(id)) return false;
+  const std::optional<double> since = SinceCheckpointOrigin(id, now_s);
+  return since && *since < checkpoint_interval_s;
 }
 
 bool MoveBook::BudgetAllows(int64_t moves, double budget) const {

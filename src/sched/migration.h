@@ -20,6 +20,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/cluster.h"
@@ -123,6 +124,11 @@ class MoveBook {
   // Seconds since `id`'s checkpoints started (its start or its last restart), or nullopt for a
   // job the book does not know.
   std::optional<double> SinceCheckpointOrigin(JobId id, double now_s) const;
+  // Whether a move restarted `id` (Finish with `restarted`) and it has not reached a checkpoint
+  // since: less than `checkpoint_interval_s` (> 0) has passed since that restart. Such a job must
+  // not move again (§6: moving it would throw away all its work since the restart, and a job
+  // moved like that at every pass never ends).
+  bool RestartedSinceCheckpoint(JobId id, double now_s, double checkpoint_interval_s) const;
 
   // The admission move budget (§13, SchedulerOptions::Migration::admission_move_budget):
   // whether `moves` more moves keep the moves begun within `budget` × (jobs started + 1), the
@@ -133,6 +139,7 @@ class MoveBook {
   std::unordered_map<JobId, MigrationMove> in_flight_;
   std::unordered_map<JobId, double> last_move_s_;
   std::unordered_map<JobId, double> checkpoint_origin_s_;
+  std::unordered_set<JobId> restarted_;  // restarted by a move
   int64_t jobs_started_ = 0;
   int64_t moves_begun_ = 0;
 };

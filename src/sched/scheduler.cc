@@ -505,6 +505,12 @@ MoveRights Scheduler::RightsOf(JobId id) const {
   if (moves_.Moving(id) || moves_.CoolingDown(id, now_s_, options_.migration.cooldown_s)) {
     return MoveRights::kNone;
   }
+  // A `restart` job moves again only once it has checkpointed since its last move restarted it:
+  // every move of it then keeps at least one checkpoint interval of progress, so it ends.
+  if (it->second.migratable == Migratable::kRestart &&
+      moves_.RestartedSinceCheckpoint(id, now_s_, options_.migration.checkpoint_interval_s)) {
+    return MoveRights::kNone;
+  }
   return it->second.latency_sensitive ? MoveRights::kIntra : MoveRights::kAny;
 }
 

@@ -162,6 +162,35 @@ TEST(SchedulerMigrationTest, CoolDownIsRespected) {
   (void)b;
 }
 
+// Regression (stress seed 18881: a run that never ended): a `restart` job moved at every pass
+// restarts from its last checkpoint each time, and with passes closer together than its
+// checkpoint interval it never got past one, so it never ended and the jobs waiting behind it
+// never started. Now a job that a move restarted moves again only once it has checkpointed
+// since (§6). The state of CoolDownIsRespected with C a `restart` job, checkpoints every 600 s:
+// C moves 5 -> 3 at t = 0 and restarts at its switch-over at t = 5; at t = 120 its cool-down is
+// over and 3 -> 0 would lower FragCost (CoolDownIsRespected), but its first checkpoint since the
+// restart is at 5 + 600 = 605: no move before, the move at 605.
+TEST(SchedulerMigrationTest, ARestartJobMovesAgainOnlyAfterACheckpointSinceItsRestart) {
+  SchedulerOptions o = Opts(0.25);
+  o.migration.checkpoint_interval_s = 600;
+  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
+  f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
+  const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5").Moves(Migratable::kRestart));
+  f.s().SetNow(0);
+  ASSERT_THAT(f.Pass(), ElementsAre("job 2: 0@5 -> 0@3"));
+  f.s().SetNow(5);
+  ASSERT_TRUE(f.s().FinishMigration(c).ok());
+  f.s().SetNow(60);
+  ASSERT_TRUE(f.s().Release(0).ok());
+  f.s().SetNow(120);
+  EXPECT_THAT(f.Pass(MigrationTrigger::kTick), IsEmpty());
+  f.s().SetNow(604.9);
+  EXPECT_THAT(f.Pass(MigrationTrigger::kTick), IsEmpty());
+  f.s().SetNow(605);
+  EXPECT_THAT(f.Pass(MigrationTrigger::kTick), ElementsAre("job 2: 0@3 -> 0@0"));
+}
+
 // Where a move's source goes at the switch-over (§6): the state of CoolDownIsRespected, C moved
 // 5 -> 3. A policy that keeps idle instances keeps the source 1g@5 idle, as it keeps a completed
 // job's instance, and the next 1g job placed there reuses it (no create); one that destroys idle

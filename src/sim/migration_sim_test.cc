@@ -14,6 +14,7 @@
 
 #include "core/config_table.h"
 #include "sched/candidates.h"
+#include "sched/migration_planner.h"
 #include "sim/online_mode.h"
 #include "sim/simulator.h"
 #include "testing/builders.h"
@@ -80,6 +81,68 @@ SimResult RunScripted(const std::vector<WorkloadJob>& jobs, const SchedulerOptio
 std::vector<WorkloadJob> MoveTrace(Migratable c) {
   return {AJob("1g.5gb").Named("g0s0").Runs(1000), AJob("1g.5gb").Named("g0s1").Runs(1000),
           AJob("1g.5gb").Named("g0s5").Runs(1000).Moves(c), AJob("1g.5gb").Named("g0s6").Runs(10)};
+}
+
+// A planner that moves every job it may move between 1g@5 and 1g@3 of GPU 0 at every pass (a
+// livelock of moves, for the stall guard below).
+class PingPong : public MigrationPlanner {
+ public:
+  std::string_view name() const override { return "ping-pong"; }
+  StatusOr<std::vector<MigrationStart>> RunPass(Cluster* cluster,
+                                                const MigrationContext& ctx) override {
+    std::vector<MigrationStart> out;
+    const GpuState& g = cluster->gpu(0);
+    for (const Instance& in : g.instances()) {
+      if (!in.runs_job() || ctx.rights(in.job) == MoveRights::kNone) continue;
+      if (in.start != 3 && in.start != 5) continue;
+      MigrationMove mv{in.job, {0, in.profile, in.start}, {0, in.profile, 8 - in.start}};
+      Plan plan = MigrationBeginPlan(*cluster, mv);
+      RETURN_IF_ERROR(ApplyPlan(plan, cluster));
+      out.push_back({mv, plan});
+      break;
+    }
+    return out;
+  }
+};
+
+// SimOptions::stall_event_times (what `migsched stress` sets): one checkpoint job of 1000 s on
+// 1g@5, moved 5 -> 3 -> 5 ... by every periodic pass (every 10 s, no cool-down). Each move is
+// three event times (the target ready, the copy done, the switch-over's end) besides its tick,
+// and no job event happens between the job's start (t = r) and its end, so with the guard at 50
+// event times the run stops with kInternal naming a livelock; with the guard off (the default)
+// the same run completes.
+TEST(MigrationSimTest, AStallOfEventTimesWithoutAJobEventIsReportedAsALivelock) {
+  const std::vector<WorkloadJob> jobs = {
+      AJob("1g.5gb").Named("g0s5").Runs(1000).Moves(Migratable::kCheckpoint)};
+  for (const int64_t stall : {int64_t{50}, int64_t{0}}) {
+    SCOPED_TRACE(stall);
+    ConfigTableCache tables;
+    Cluster cluster({&Model("A100-40GB")}, &tables);
+    ManualClock clock;
+    SchedulerOptions o;
+    o.migration.enabled = true;
+    o.migration.speculative = true;
+    o.migration.defrag_interval_s = 10;
+    o.migration.cooldown_s = 0;
+    Scheduler scheduler(&cluster, std::make_unique<Scripted>(), o, &clock);
+    scheduler.SetMigrationPlanner(std::make_unique<PingPong>());
+    ASSERT_TRUE(scheduler.Setup().ok());
+    auto tracker = ClusterTracker::Create(cluster, true);
+    ASSERT_TRUE(tracker.ok());
+    SimOptions sim = Options();
+    sim.stall_event_times = stall;
+    SimResult result;
+    const Status st = RunOnlineMode(jobs, sim, &scheduler, &*tracker, &result);
+    if (stall > 0) {
+      EXPECT_EQ(st.code(), StatusCode::kInternal);
+      EXPECT_THAT(st.message(), ::testing::HasSubstr("in 50 event times"));
+      EXPECT_THAT(st.message(), ::testing::HasSubstr("a livelock (a bug)"));
+    } else {
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      EXPECT_EQ(result.metrics.jobs_completed, 1);
+      EXPECT_GT(result.metrics.migrations, 50 / 4);
+    }
+  }
 }
 
 // The moves below are begun by a completion pass with nothing waiting: speculative moves are on

@@ -744,6 +744,10 @@ Status OnlineSimulator::Run(SimResult* result) {
     return false;
   };
   int64_t steps = 0;  // event times handled
+  // The last event time at which a job arrived, started, ended or reached its limit, and its time
+  // (SimOptions::stall_event_times).
+  int64_t last_job_step = 0;
+  double last_job_t = 0;
   while (true) {
     while (!events_.empty() && stale(events_.Top())) events_.Pop();
     const bool has_event = !events_.empty();
@@ -759,11 +763,14 @@ Status OnlineSimulator::Run(SimResult* result) {
     sched_->SetNow(t);
     // One step: the events at t, the arrivals, the scan. An error names the step and the time
     // (an internal error is a bug: the simulator fails loudly with where it happened).
+    bool job_event = false;
     auto step = [&]() -> Status {
       while (!events_.empty() && events_.Top().time_s == t) {
         const Event e = events_.Top();
         events_.Pop();
         if (stale(e)) continue;
+        job_event = job_event || e.kind == EventKind::kStart || e.kind == EventKind::kCompletion ||
+                    e.kind == EventKind::kTimeLimit;
         switch (e.kind) {
           case EventKind::kStart:
             StartJob(e.job);
@@ -791,6 +798,7 @@ Status OnlineSimulator::Run(SimResult* result) {
       }
       while (next_arrival_ < n && jobs_[next_arrival_].arrival_s == t) {
         Arrive(static_cast<JobId>(next_arrival_++));
+        job_event = true;
       }
       RETURN_IF_ERROR(RunInstant());
       return Status();
@@ -798,6 +806,16 @@ Status OnlineSimulator::Run(SimResult* result) {
     ++steps;
     if (Status st = step(); !st.ok()) {
       return st.WithPrefix(fmt::format("step {} (t={} s)", steps, t));
+    }
+    if (job_event) {
+      last_job_step = steps;
+      last_job_t = t;
+    } else if (opts_.stall_event_times > 0 && steps - last_job_step >= opts_.stall_event_times) {
+      return InternalError(fmt::format(
+          "no job arrived, started, ended or reached its time limit in {} event times (t={} s "
+          "to {} s), with {} job(s) queued and {} move(s) in flight: a livelock (a bug): {}",
+          steps - last_job_step, last_job_t, t, sched_->queue_size(), moves_in_flight_,
+          QueuedJobsText()));
     }
     Sample();
     if (!window_closed_ && next_arrival_ >= n) {

@@ -100,6 +100,13 @@ struct SimOptions {
   // against a full re-sum (O(GPUs + instances) per event). A violation aborts the run with
   // kInternal; a second move begun for a job is kInternal at once.
   bool self_check = false;
+  // Online mode: when > 0, a run in which this many event times in a row pass with no job
+  // arriving, starting, ending or reaching its time limit ends with kInternal naming the span
+  // and the queued jobs (a livelock: moves or ticks repeating while no job gets anywhere). 0:
+  // off (the default: a legitimate run may have long stretches of moves). `migsched stress`
+  // sets it, so that a case that would run forever is reported and written out like any other
+  // failure instead of hanging the stress run.
+  int64_t stall_event_times = 0;
 
   // Called at most about every `progress_interval_s` of wall-clock time (the
   // clock is read every 1024 event times), and once at the end. May be empty.

@@ -262,6 +262,75 @@ TEST(MigrationCliTest, MaxWaitRejectsWithItsReason) {
               HasSubstr(",waited longer than --max-wait,0,10,,,\n"));  // no slowdown
 }
 
+// Regression (stress seed 18881, a run that never ended; the case copied to
+// tests/data/traces/restart-move-livelock.csv with the command the stress run wrote for it): a
+// `restart` job was moved by the periodic pass every 120 s, back and forth, and restarted from
+// its last checkpoint each time; with checkpoints every 600 s it never got past one, so it never
+// ended and the 11 jobs queued behind it never started: the simulator stepped on forever. A job
+// that a move restarted now moves again only once it has checkpointed since (docs/algorithms.md
+// §6). The run must end with every one of its 54 jobs accounted for.
+TEST(MigrationCliTest, ARestartJobMovedAtEveryPassStillEnds) {
+  const std::string json = WriteTempFile("livelock.json", "");
+  auto r = RunMigsched({"simulate",
+                        "--self-check",
+                        "--cluster",
+                        "2xGB200-186GB",
+                        "--workload",
+                        testing::TestDataDir() + "/traces/restart-move-livelock.csv",
+                        "--policy",
+                        "best-fit",
+                        "--fraction-rule",
+                        "memory",
+                        "--reconfig-ms",
+                        "23",
+                        "--expected-ends",
+                        "known",
+                        "--user-estimates",
+                        "none",
+                        "--metric",
+                        "fragcost",
+                        "--reserve-full",
+                        "1",
+                        "--joint-placement",
+                        "off",
+                        "--frag-objective",
+                        "delta",
+                        "--static-layout",
+                        "all-balanced",
+                        "--queue-order",
+                        "response-ratio",
+                        "--reservation",
+                        "easy",
+                        "--reservation-unknown-ends",
+                        "skip",
+                        "--evacuation-min-wait",
+                        "0",
+                        "--evacuation-min-slices",
+                        "2",
+                        "--migration-order",
+                        "before-scan",
+                        "--idle-ttl",
+                        "1",
+                        "--migration",
+                        "on",
+                        "--defrag-interval",
+                        "120",
+                        "--max-moves-per-pass",
+                        "0",
+                        "--migration-gbps",
+                        "30",
+                        "--speculative-moves",
+                        "on",
+                        "--json",
+                        json,
+                        "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = ReadJson(json);
+  EXPECT_EQ(j["jobs_total"], 54);
+  EXPECT_EQ(
+      j["jobs_completed"].get<int>() + j["rejected"].get<int>() + j["jobs_timeout"].get<int>(), 54);
+}
+
 TEST(MigrationCliTest, BadValuesNameTheFlag) {
   const std::string trace =
       WriteTempFile("one.csv", "id,arrival_s,profile,duration_s\na,0,1g.5gb,1\n");
