@@ -249,220 +249,249 @@ void Scheduler::OrderQueue() {
   });
 }
 
-StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
-  std::vector<Decision> out;
-  OrderQueue();
-  scan_.Begin();
-  fragmented_.clear();
-  bool head_seen = false;
+// The state one queue scan hands from step to step (ScheduleQueue).
+struct Scheduler::ScanFrame {
+  std::vector<Decision> out;  // the jobs started, in scan order (joint: added at EndScan)
+  // §12: decisions are collected in the joint placer's round and made final (Commit) when the
+  // scan ends, so that a later job may re-lay them.
+  bool joint = false;
+  // §5/§13: reservations for a waiting job that does not fit, once overdue, while fewer than
+  // `depth` jobs of this scan hold some (easy: 1; conservative: --reservation-depth).
+  bool conservative = false;
+  int depth = 1;
   int reserved_jobs = 0;
-  const bool conservative = options_.reservation == ReservationMode::kConservative;
-  const int depth = conservative ? options_.reservation_depth : 1;
-  // §5/§13: reservations for a waiting job that does not fit, once overdue,
-  // while fewer than `depth` jobs of this scan hold some.
-  const ExpectedEndFn expected_end = [this](JobId j) { return ExpectedEnd(j); };
-  const LookAheadRules look_ahead{options_.reservation_needs_ends, options_.reservation_slack,
-                                  options_.reservation_horizon_s};
-  auto reserve_if_overdue = [&](const Queued& q) {
-    if (options_.max_skip_seconds < 0 || reserved_jobs >= depth ||
-        !(now_s_ - q.enqueued_s > options_.max_skip_seconds)) {
-      return;
-    }
-    std::vector<Reservation> r =
-        LookAheadReservations(*cluster_, q.id, q.job, now_s_, expected_end, look_ahead);
-    if (r.empty()) return;
-    ++reserved_jobs;
-    scan_.Add(r);
-  };
-  // §12: decisions are collected in the joint placer's round and made final
-  // (Commit) when the scan ends, so that a later job may re-lay them.
-  const bool joint = joint_ != nullptr && !setup_layout_;
-  if (joint) joint_->BeginRound();
-  // Placing a job only takes capacity away (and a reservation or hold only
-  // adds to that), so once a request failed in this scan, an identical later
-  // request fails too and is not tried again. (With joint placement too: a
-  // job that found no joint placement with the scan's earlier jobs finds none
-  // with more of them, up to the search's bounds.)
+  bool head_seen = false;  // a job has failed its own try (the first one is the head)
+  // Placing a job only takes capacity away (and a reservation or hold only adds to that), so
+  // once a request failed in this scan, an identical later request fails too and is not tried
+  // again. (With joint placement too: a job that found no joint placement with the scan's
+  // earlier jobs finds none with more of them, up to the search's bounds.)
   std::set<RequestKey> failed;
-  // The same for the backfill onto reserved GPUs (by the GPUs opened: whether
-  // a request fits there does not depend on its duration; which GPUs it may
-  // try does), and beside them.
+  // The same for the backfill onto reserved GPUs (by the GPUs opened: whether a request fits
+  // there does not depend on its duration; which GPUs it may try does), and beside them.
   std::set<std::pair<RequestKey, std::vector<int>>> failed_backfill;
   std::set<RequestKey> failed_beside;
-  Status status;
-  // Tries to place the job at `it`: true if it started (then `it` is erased
-  // and advanced); false if it does not fit (or on an error, in `status`).
-  // `jointly`: if it does not fit on its own, the joint placer may place it
-  // with the scan's earlier jobs (not on reserved GPUs, so not for the
-  // backfill onto them).
-  auto try_start = [&](std::deque<Queued>::iterator& it, bool jointly) {
-    const JobId id = it->id;
-    if (!joint) {
-      StatusOr<std::optional<Decision>> d = TryPlace(it->id, it->job);
-      if (!d.ok()) {
-        status = d.status();
-        return false;
-      }
-      if (!d->has_value()) return false;
-      out.push_back(std::move(**d));
-      it = queue_.erase(it);
-      evac_holds_.Drop(id);
-      return true;
-    }
-    StatusOr<std::optional<Decision>> d = Decide(it->id, it->job, /*round=*/true);
-    if (!d.ok()) {
-      status = d.status();
-      return false;
-    }
-    if (d->has_value()) {
-      joint_->Add(it->id, it->job, std::move(**d));
-      it = queue_.erase(it);
-      evac_holds_.Drop(id);
-      return true;
-    }
-    if (!jointly) return false;
-    const int64_t t0 = clock_->NowNanos();
-    StatusOr<bool> placed = joint_->Place(cluster_, policy_.get(), it->id, it->job);
-    decision_us_.back() += (clock_->NowNanos() - t0) / 1000.0;  // part of this decision
-    if (!placed.ok()) {
-      status = placed.status();
-      return false;
-    }
-    if (!*placed) return false;
-    it = queue_.erase(it);
-    evac_holds_.Drop(id);
-    return true;
-  };
+  Status status;  // the first error not contained ends the scan with it
+};
+
+// One scan of the queue in its order: each job's turn (its own try, then the §13 backfill onto
+// reserved GPUs, then beside the reservations), evacuation after the backfill when so set, and
+// the end of the scan (reservations dropped, the joint round committed, holds whose moves are
+// over ended).
+StatusOr<std::vector<Decision>> Scheduler::ScheduleQueue() {
+  ScanFrame f;
+  BeginScan(f);
   for (auto it = queue_.begin(); it != queue_.end();) {
-    const Job& job = it->job;
-    const JobId id = it->id;
-    if (auto h = held_back_.find(id); h != held_back_.end()) {
+    if (auto h = held_back_.find(it->id); h != held_back_.end()) {
       if (now_s_ < h->second) {
         ++it;  // held back after an internal error: not tried (nor reserved for) yet
         continue;
       }
       held_back_.erase(h);
     }
-    const bool first_try = !it->tried;
-    it->tried = true;
-    const RequestKey key = RequestKeyOf(job);
-    // Closed: what is reserved or held for other jobs; this job's own hold is open to it.
-    scan_.CloseFor(id, evac_holds_);
-    if (!failed.count(key)) {
-      if (try_start(it, /*jointly=*/true)) continue;
-      if (!status.ok()) {
-        if (!Contain(id, &status)) break;
-        ++it;
-        continue;
-      }
-      failed.insert(key);
-      const bool head = !head_seen;
-      head_seen = true;
-      const bool held = evac_holds_.Holds(id);
-      // §5/§13: the head (or, conservative, each of the first `depth` overdue
-      // jobs that do not fit) reserves the placements that free soonest.
-      if (!held) reserve_if_overdue(*it);
-      // §13: a placement that moves of running jobs would open now (at the
-      // job's turn; or after the scan, with the room backfill left).
-      if (!held && !options_.evacuation_after_backfill && MayEvacuateFor(*it, head)) {
-        StatusOr<bool> evacuated = TryEvacuate(*it, joint);
-        if (!evacuated.ok()) {
-          status = evacuated.status();
-          if (!Contain(id, &status)) break;
-          ++it;
-          continue;
-        }
-      }
-      // Room is made only for a job that can wait for it: not for one whose --max-wait ends now
-      // (admission mode: it is turned away at this instant, and the room would serve nobody).
-      const bool can_wait =
-          options_.max_wait_s < 0 || it->enqueued_s + options_.max_wait_s > now_s_;
-      if (first_try && can_wait && options_.migration.enabled && job.count == 1 &&
-          FragmentedRoomOnly(job)) {
-        fragmented_.push_back(job);
-      }
-    } else if (conservative && !evac_holds_.Holds(id)) {
-      // Not tried (an identical request failed earlier in this scan), so it
-      // does not fit either; under conservative backfilling it still gets its
-      // own reservations (regression: conservative_reserves_for_every_request).
-      reserve_if_overdue(*it);
-    }
-    // §13 (a): a job expected to end (now + its time limit) no later than a
-    // reservation's expected start cannot delay that job, so it may also use
-    // that reservation's GPU (EASY backfilling), when every reservation there
-    // allows it. Jobs without a limit (0: run time unknown) never do.
-    // Holds stay closed.
-    if (!scan_.empty() && job.time_limit_s > 0) {
-      const std::vector<int> opened =
-          scan_.BackfillGpus(id, now_s_ + job.time_limit_s, evac_holds_);
-      if (!opened.empty() && !failed_backfill.count({key, opened})) {
-        for (int g : opened) scan_.Open(g);
-        const bool started = try_start(it, /*jointly=*/false);
-        for (int g : opened) scan_.Restore(g);
-        if (started) continue;
-        if (!status.ok()) {
-          if (!Contain(id, &status)) break;
-          ++it;
-          continue;
-        }
-        failed_backfill.insert({key, opened});
-      }
-    }
-    // §13 (b): beside a reservation, where it stays valid.
-    if (!scan_.empty() && job.count == 1 && !failed_beside.count(key)) {
-      StatusOr<bool> placed = PlaceBesideReservations(it, joint, &out);
-      if (!placed.ok()) {
-        status = placed.status();
-        if (!Contain(id, &status)) break;
-        ++it;
-        continue;
-      }
-      if (*placed) continue;
-      failed_beside.insert(key);
-    }
-    ++it;
+    const TurnEnd end = TakeTurn(f, it);
+    if (end == TurnEnd::kStop) break;
+    if (end != TurnEnd::kStarted) ++it;
   }
-  if (status.ok() && options_.evacuation_after_backfill) {
-    // §13 after backfill: the waiting jobs in queue order (the first is the
-    // head), with what the scan left free.
-    std::set<RequestKey> tried;
-    bool head = true;
-    for (const Queued& q : queue_) {
-      const RequestKey key = RequestKeyOf(q.job);
-      const bool first = head;
-      head = false;
-      if (evac_holds_.Holds(q.id) || held_back_.count(q.id) || tried.count(key) ||
-          !MayEvacuateFor(q, first)) {
-        continue;
-      }
-      scan_.CloseFor(q.id, evac_holds_);
-      StatusOr<bool> evacuated = TryEvacuate(q, joint);
-      if (!evacuated.ok()) {
-        status = evacuated.status();
-        if (!Contain(q.id, &status)) break;
-        continue;
-      }
-      if (!*evacuated) tried.insert(key);
+  if (f.status.ok() && options_.evacuation_after_backfill) EvacuateAfterBackfill(f);
+  EndScan(f);
+  if (!f.status.ok()) return f.status;
+  return std::move(f.out);
+}
+
+void Scheduler::BeginScan(ScanFrame& f) {
+  OrderQueue();
+  scan_.Begin();
+  fragmented_.clear();
+  f.conservative = options_.reservation == ReservationMode::kConservative;
+  f.depth = f.conservative ? options_.reservation_depth : 1;
+  f.joint = joint_ != nullptr && !setup_layout_;
+  if (f.joint) joint_->BeginRound();
+}
+
+void Scheduler::ReserveIfOverdue(ScanFrame& f, const Queued& q) {
+  if (options_.max_skip_seconds < 0 || f.reserved_jobs >= f.depth ||
+      !(now_s_ - q.enqueued_s > options_.max_skip_seconds)) {
+    return;
+  }
+  const LookAheadRules look_ahead{options_.reservation_needs_ends, options_.reservation_slack,
+                                  options_.reservation_horizon_s};
+  std::vector<Reservation> r = LookAheadReservations(
+      *cluster_, q.id, q.job, now_s_, [this](JobId j) { return ExpectedEnd(j); }, look_ahead);
+  if (r.empty()) return;
+  ++f.reserved_jobs;
+  scan_.Add(r);
+}
+
+bool Scheduler::TryStart(ScanFrame& f, std::deque<Queued>::iterator& it, bool jointly) {
+  const JobId id = it->id;
+  if (!f.joint) {
+    StatusOr<std::optional<Decision>> d = TryPlace(it->id, it->job);
+    if (!d.ok()) {
+      f.status = d.status();
+      return false;
+    }
+    if (!d->has_value()) return false;
+    f.out.push_back(std::move(**d));
+    it = queue_.erase(it);
+    evac_holds_.Drop(id);
+    return true;
+  }
+  StatusOr<std::optional<Decision>> d = Decide(it->id, it->job, /*round=*/true);
+  if (!d.ok()) {
+    f.status = d.status();
+    return false;
+  }
+  if (d->has_value()) {
+    joint_->Add(it->id, it->job, std::move(**d));
+    it = queue_.erase(it);
+    evac_holds_.Drop(id);
+    return true;
+  }
+  if (!jointly) return false;
+  const int64_t t0 = clock_->NowNanos();
+  StatusOr<bool> placed = joint_->Place(cluster_, policy_.get(), it->id, it->job);
+  decision_us_.back() += (clock_->NowNanos() - t0) / 1000.0;  // part of this decision
+  if (!placed.ok()) {
+    f.status = placed.status();
+    return false;
+  }
+  if (!*placed) return false;
+  it = queue_.erase(it);
+  evac_holds_.Drop(id);
+  return true;
+}
+
+Scheduler::TurnEnd Scheduler::OnError(ScanFrame& f, JobId id) {
+  return Contain(id, &f.status) ? TurnEnd::kNext : TurnEnd::kStop;
+}
+
+Scheduler::TurnEnd Scheduler::TakeTurn(ScanFrame& f, std::deque<Queued>::iterator& it) {
+  const bool first_try = !it->tried;
+  it->tried = true;
+  const RequestKey key = RequestKeyOf(it->job);
+  // Closed: what is reserved or held for other jobs; this job's own hold is open to it.
+  scan_.CloseFor(it->id, evac_holds_);
+  TurnEnd end = OwnTry(f, it, first_try, key);
+  if (end == TurnEnd::kNotPlaced) end = BackfillOntoReserved(f, it, key);
+  if (end == TurnEnd::kNotPlaced) end = PlaceBeside(f, it, key);
+  return end == TurnEnd::kNotPlaced ? TurnEnd::kNext : end;
+}
+
+Scheduler::TurnEnd Scheduler::OwnTry(ScanFrame& f, std::deque<Queued>::iterator& it, bool first_try,
+                                     const RequestKey& key) {
+  const JobId id = it->id;
+  if (f.failed.count(key)) {
+    // Not tried (an identical request failed earlier in this scan), so it does not fit either;
+    // under conservative backfilling it still gets its own reservations (regression:
+    // conservative_reserves_for_every_request).
+    if (f.conservative && !evac_holds_.Holds(id)) ReserveIfOverdue(f, *it);
+    return TurnEnd::kNotPlaced;
+  }
+  if (TryStart(f, it, /*jointly=*/true)) return TurnEnd::kStarted;
+  if (!f.status.ok()) return OnError(f, id);
+  f.failed.insert(key);
+  const bool head = !f.head_seen;
+  f.head_seen = true;
+  const bool held = evac_holds_.Holds(id);
+  // §5/§13: the head (or, conservative, each of the first `depth` overdue jobs that do not fit)
+  // reserves the placements that free soonest.
+  if (!held) ReserveIfOverdue(f, *it);
+  // §13: a placement that moves of running jobs would open now (at the job's turn; or after the
+  // scan, with the room backfill left).
+  if (!held && !options_.evacuation_after_backfill && MayEvacuateFor(*it, head)) {
+    StatusOr<bool> evacuated = TryEvacuate(*it, f.joint);
+    if (!evacuated.ok()) {
+      f.status = evacuated.status();
+      return OnError(f, id);
     }
   }
+  // Room is made only for a job that can wait for it: not for one whose --max-wait ends now
+  // (admission mode: it is turned away at this instant, and the room would serve nobody).
+  const bool can_wait = options_.max_wait_s < 0 || it->enqueued_s + options_.max_wait_s > now_s_;
+  if (first_try && can_wait && options_.migration.enabled && it->job.count == 1 &&
+      FragmentedRoomOnly(it->job)) {
+    fragmented_.push_back(it->job);
+  }
+  return TurnEnd::kNotPlaced;
+}
+
+// §13 (a): a job expected to end (now + its time limit) no later than a reservation's expected
+// start cannot delay that job, so it may also use that reservation's GPU (EASY backfilling),
+// when every reservation there allows it. Jobs without a limit (0: run time unknown) never do.
+// Holds stay closed.
+Scheduler::TurnEnd Scheduler::BackfillOntoReserved(ScanFrame& f, std::deque<Queued>::iterator& it,
+                                                   const RequestKey& key) {
+  const JobId id = it->id;
+  const Job& job = it->job;
+  if (scan_.empty() || job.time_limit_s <= 0) return TurnEnd::kNotPlaced;
+  const std::vector<int> opened = scan_.BackfillGpus(id, now_s_ + job.time_limit_s, evac_holds_);
+  if (opened.empty() || f.failed_backfill.count({key, opened})) return TurnEnd::kNotPlaced;
+  for (int g : opened) scan_.Open(g);
+  const bool started = TryStart(f, it, /*jointly=*/false);
+  for (int g : opened) scan_.Restore(g);
+  if (started) return TurnEnd::kStarted;
+  if (!f.status.ok()) return OnError(f, id);
+  f.failed_backfill.insert({key, opened});
+  return TurnEnd::kNotPlaced;
+}
+
+// §13 (b): beside a reservation, where it stays valid.
+Scheduler::TurnEnd Scheduler::PlaceBeside(ScanFrame& f, std::deque<Queued>::iterator& it,
+                                          const RequestKey& key) {
+  if (scan_.empty() || it->job.count != 1 || f.failed_beside.count(key)) {
+    return TurnEnd::kNotPlaced;
+  }
+  const JobId id = it->id;
+  StatusOr<bool> placed = PlaceBesideReservations(it, f.joint, &f.out);
+  if (!placed.ok()) {
+    f.status = placed.status();
+    return OnError(f, id);
+  }
+  if (*placed) return TurnEnd::kStarted;
+  f.failed_beside.insert(key);
+  return TurnEnd::kNotPlaced;
+}
+
+// §13 after backfill: the waiting jobs in queue order (the first is the head), with what the
+// scan left free.
+void Scheduler::EvacuateAfterBackfill(ScanFrame& f) {
+  std::set<RequestKey> tried;
+  bool head = true;
+  for (const Queued& q : queue_) {
+    const RequestKey key = RequestKeyOf(q.job);
+    const bool first = head;
+    head = false;
+    if (evac_holds_.Holds(q.id) || held_back_.count(q.id) || tried.count(key) ||
+        !MayEvacuateFor(q, first)) {
+      continue;
+    }
+    scan_.CloseFor(q.id, evac_holds_);
+    StatusOr<bool> evacuated = TryEvacuate(q, f.joint);
+    if (!evacuated.ok()) {
+      f.status = evacuated.status();
+      if (!Contain(q.id, &f.status)) break;
+      continue;
+    }
+    if (!*evacuated) tried.insert(key);
+  }
+}
+
+void Scheduler::EndScan(ScanFrame& f) {
   scan_.End(evac_holds_);
-  if (joint) {
-    // The round's decisions are final now (in scan order); on an error, the
-    // placements applied so far are still committed so that the scheduler's
-    // bookkeeping matches the cluster.
+  if (f.joint) {
+    // The round's decisions are final now (in scan order); on an error, the placements applied
+    // so far are still committed so that the scheduler's bookkeeping matches the cluster.
     for (JointPlacer::Entry& e : joint_->entries()) {
       Commit(e.id, e.job, e.decision);
-      out.push_back(std::move(e.decision));
+      f.out.push_back(std::move(e.decision));
     }
     joint_->BeginRound();
   }
-  // Holds whose moves are over end now: the scan just had its chance (the
-  // holds made in this scan have their moves in flight).
+  // Holds whose moves are over end now: the scan just had its chance (the holds made in this
+  // scan have their moves in flight).
   for (JobId j : evac_holds_.Over([this](JobId m) { return moves_.Moving(m); })) {
     evac_holds_.Drop(j);
   }
-  if (!status.ok()) return status;
-  return out;
 }
 
 bool Scheduler::Contain(JobId id, Status* status) {

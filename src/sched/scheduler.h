@@ -416,6 +416,29 @@ class Scheduler {
   };
 
   // §5: sorts queue_ by options_.queue_order at now_s_ (nothing for FIFO).
+  // One queue scan (ScheduleQueue), step by step; ScanFrame (scheduler.cc) is the state the
+  // steps hand along. A step of a job's turn ends in one of these.
+  struct ScanFrame;
+  enum class TurnEnd {
+    kStarted,    // the job started (its queue entry is erased, the iterator past it)
+    kNotPlaced,  // not placed by this step: the turn's next step tries
+    kNext,       // the turn is over without a start (also an error contained): the next job
+    kStop,       // an error not contained (in ScanFrame::status): the scan stops
+  };
+  void BeginScan(ScanFrame& f);
+  TurnEnd TakeTurn(ScanFrame& f, std::deque<Queued>::iterator& it);
+  TurnEnd OwnTry(ScanFrame& f, std::deque<Queued>::iterator& it, bool first_try,
+                 const RequestKey& key);
+  TurnEnd BackfillOntoReserved(ScanFrame& f, std::deque<Queued>::iterator& it,
+                               const RequestKey& key);
+  TurnEnd PlaceBeside(ScanFrame& f, std::deque<Queued>::iterator& it, const RequestKey& key);
+  // Starts the job at `it` on its own (through the joint round when on; `jointly`: with the
+  // scan's earlier jobs too, never for the backfill onto reserved GPUs); true if it started.
+  bool TryStart(ScanFrame& f, std::deque<Queued>::iterator& it, bool jointly);
+  void ReserveIfOverdue(ScanFrame& f, const Queued& q);
+  TurnEnd OnError(ScanFrame& f, JobId id);  // kNext when contained, else kStop
+  void EvacuateAfterBackfill(ScanFrame& f);
+  void EndScan(ScanFrame& f);
   void OrderQueue();
   // What a running job may do in a pass, the driver's say aside (§6).
   MoveRights RightsOf(JobId id) const;
