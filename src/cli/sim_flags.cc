@@ -203,7 +203,9 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
   cmd->add_flag("--self-check", f->self_check,
                 "Re-check the invariants after every event time (every GPU's §1 invariants, one "
                 "move in flight per job, no instance held twice; slower) and stop with an "
-                "internal error at the first violation (replays of `migsched stress` failures)");
+                "internal error at the first violation, or when 1,000,000 event times pass with "
+                "no job arriving, starting or ending (a livelock) (replays of `migsched stress` "
+                "failures)");
   cmd->add_flag("--no-memory-check", f->no_memory_check,
                 "Run even when the estimated memory of the run exceeds what the machine has "
                 "(the estimate is checked before generating or simulating; docs/performance.md)");
@@ -333,7 +335,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
                           rl.destroy.MeanMs()));
   }
   s.sim.contention = !f.no_contention;
-  s.sim.self_check = f.self_check;
+  if (f.self_check) s.sim.TurnOnChecks();
   {
     StatusOr<Knowledge> k = ParseKnowledge(f.expected_ends);
     if (!k.ok()) return k.status().WithPrefix("--expected-ends");

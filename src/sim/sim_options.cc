@@ -38,4 +38,9 @@ Status SimOptions::Validate() const {
   return Status();
 }
 
+void SimOptions::TurnOnChecks() {
+  self_check = true;
+  stall_event_times = kCheckedStallEventTimes;
+}
+
 }  // namespace migsched

@@ -37,6 +37,11 @@ struct SimProgress {
   double sim_time_s = 0;  // virtual time of the last event (online); 0 in fill mode
 };
 
+// SimOptions::stall_event_times of the checked runs (stress, --self-check): far more event
+// times than a case of at most a few hundred jobs needs between two job events (its periodic
+// passes are skipped while idle), and reached in seconds by a run that would never end.
+inline constexpr int64_t kCheckedStallEventTimes = 1'000'000;
+
 struct SimOptions {
   SimMode mode = SimMode::kOnline;
 
@@ -103,9 +108,10 @@ struct SimOptions {
   // Online mode: when > 0, a run in which this many event times in a row pass with no job
   // arriving, starting, ending or reaching its time limit ends with kInternal naming the span
   // and the queued jobs (a livelock: moves or ticks repeating while no job gets anywhere). 0:
-  // off (the default: a legitimate run may have long stretches of moves). `migsched stress`
-  // sets it, so that a case that would run forever is reported and written out like any other
-  // failure instead of hanging the stress run.
+  // off (the default: a legitimate run may have long stretches of moves). `migsched stress` and
+  // `migsched simulate --self-check` (the replay of a stress failure) set it to
+  // kCheckedStallEventTimes, so that a case that would run forever is reported, written out and
+  // replayed like any other failure instead of hanging.
   int64_t stall_event_times = 0;
 
   // Called at most about every `progress_interval_s` of wall-clock time (the
@@ -119,6 +125,10 @@ struct SimOptions {
 
   // kInvalidArgument naming the field when out of range.
   Status Validate() const;
+
+  // The checks of a `migsched stress` case and of its replay (`simulate --self-check`), one
+  // setting for both: self_check on and stall_event_times = kCheckedStallEventTimes.
+  void TurnOnChecks();
 };
 
 }  // namespace migsched

@@ -16,11 +16,6 @@
 namespace migsched {
 namespace {
 
-// SimOptions::stall_event_times of a stress run: far more event times than a case of at most a
-// few hundred jobs needs between two job events (its periodic passes are skipped while idle),
-// and reached in seconds by a run that would never end.
-constexpr int64_t kStressStallEventTimes = 1'000'000;
-
 // Candidate values of the table's numbers and integers; each option keeps those its own check
 // accepts (a negative number is "off" where the table allows it, e.g. --max-wait -1). 0 is
 // among them: --max-wait 0, --defrag-interval 0 (no periodic pass), --migration-cooldown 0.
@@ -101,8 +96,7 @@ SimOptions StressCase::Sim() const {
   s.knowledge = knowledge;
   s.user_estimates = user_estimates;
   s.user_estimate_seed = 1;  // the command line's --seed 1
-  s.self_check = true;
-  s.stall_event_times = kStressStallEventTimes;
+  s.TurnOnChecks();
   s.record_jobs = true;
   s.record_timeline = false;
   return s;

@@ -131,6 +131,10 @@ TEST(StressTest, CommandLineNamesEverySetting) {
             "migsched simulate --self-check --cluster 2xA100-40GB,1xH100-80GB --workload w.csv "
             "--policy full --fraction-rule memory --reconfig-ms 2000 --expected-ends unknown "
             "--user-estimates none --no-contention --max-wait 0 --evacuation head");
+  // The case runs with the checks its replay's --self-check turns on (SimOptions::TurnOnChecks):
+  // the self-check and the stall guard, so that a livelock replays as the same failure.
+  EXPECT_TRUE(c.Sim().self_check);
+  EXPECT_EQ(c.Sim().stall_event_times, kCheckedStallEventTimes);
   auto o = c.Scheduler();
   ASSERT_TRUE(o.ok());
   EXPECT_EQ(o->max_wait_s, 0);
