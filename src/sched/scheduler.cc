@@ -920,13 +920,10 @@ StatusOr<Plan> Scheduler::FinishMigration(JobId id) {
   // its GPU is kept for a waiting job (an evacuation's hold or this scan's
   // reservation): that job's placement will destroy it, and destroying it now
   // keeps the destroy off that job's start.
-  const auto kept_for_waiting = [&](const std::vector<Reservation>& rs) {
-    return std::any_of(rs.begin(), rs.end(),
-                       [&](const Reservation& r) { return r.gpu == mv.from.gpu; });
-  };
-  const bool keep_source = policy_->KeepIdleInstances() &&
-                           !kept_for_waiting(evac_holds_.placements()) &&
-                           !kept_for_waiting(scan_.all());
+  const bool reserved = std::any_of(scan_.all().begin(), scan_.all().end(),
+                                    [&](const Reservation& r) { return r.gpu == mv.from.gpu; });
+  const bool keep_source =
+      policy_->KeepIdleInstances() && !reserved && !evac_holds_.HeldForOther(mv.from.gpu, kNoJob);
   Plan plan = MigrationEndPlan(mv, keep_source);
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   auto job = running_jobs_.find(id);
