@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "daemon/request_json.h"
+#include "nodeapi/request_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);

@@ -1,5 +1,5 @@
 // Client subcommands that call a running daemon's HTTP API (docs/api.md)
-// through NodeClient (daemon/client/node_client.h):
+// through NodeClient (nodeapi/node_client.h):
 //   migsched submit --profile P | --gpu-fraction F [--count N] [--migratable M]
 //                   [--latency-sensitive] [--env K=V]... [--cwd D] [--name S]
 //                   [--priority N] [--user U] [--time-limit T] [--idempotency-key K]
@@ -30,9 +30,9 @@
 
 #include "cli/commands.h"
 #include "cli/jobs_table.h"
-#include "daemon/client/node_client.h"
-#include "daemon/request_json.h"
 #include "daemon/time_limit.h"
+#include "nodeapi/node_client.h"
+#include "nodeapi/request_json.h"
 
 namespace migsched::cli {
 namespace {

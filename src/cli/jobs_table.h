@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/job_record.h"
+#include "nodeapi/job_record.h"
 
 namespace migsched::cli {
 

@@ -36,7 +36,7 @@
 #include "daemon/http_server.h"
 #include "daemon/nvml_backend.h"
 #include "daemon/state_dir.h"
-#include "daemon/token.h"
+#include "nodeapi/token.h"
 
 namespace migsched::cli {
 namespace {

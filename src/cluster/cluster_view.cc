@@ -10,22 +10,6 @@
 
 namespace migsched {
 
-std::string_view HolderKindName(HolderKind k) {
-  switch (k) {
-    case HolderKind::kIdle:
-      return "idle";
-    case HolderKind::kJob:
-      return "job";
-    case HolderKind::kAllocation:
-      return "allocation";
-    case HolderKind::kReservation:
-      return "reservation";
-    case HolderKind::kPlaceholder:
-      return "placeholder";
-  }
-  return "?";
-}
-
 namespace {
 
 // One node's GPUs and the plan that builds its instances, GPU indices local
@@ -98,15 +82,15 @@ NodeBuild BuildNode(const NodeState& s, int node, const Catalog& catalog, JobId*
   // Reserved placements: (local gpu, unit mask) for the overlap test.
   std::vector<std::pair<int, uint64_t>> reserved;
   std::vector<Step> reservation_steps;
-  for (const NodeReservation& r : s.reservations) {
+  for (const ReservationRecord& r : s.reservations) {
     for (const PlacementRef& p : r.placements) {
       std::string error;
       auto at = resolve(p.gpu, p.profile, p.start, &error);
       if (!at) {
-        b.error = fmt::format("reservation '{}': {}", r.key, error);
+        b.error = fmt::format("reservation '{}': {}", r.owner, error);
         return b;
       }
-      const JobId id = occupant(HolderKind::kReservation, r.key);
+      const JobId id = occupant(HolderKind::kReservation, r.owner);
       reserved.push_back({at->first, UnitMask(*b.models[at->first], at->second, p.start)});
       reservation_steps.push_back({StepKind::kCreate, at->first, at->second, p.start});
       reservation_steps.push_back({StepKind::kStart, at->first, at->second, p.start, id});

@@ -10,7 +10,7 @@
 //   * busy with a daemon job, an allocation or a placeholder: a busy instance
 //     held by an *occupant* (a job id of the view, see OccupantOf);
 //   * an idle instance: an idle instance (free, reusable);
-//   * a reserved placement (NodeReservation): a busy instance of the
+//   * a reserved placement (ReservationRecord): a busy instance of the
 //     reserved profile held by an occupant of kind kReservation, whether or
 //     not an instance exists there yet; idle instances overlapping it are
 //     left out (the space is taken).

@@ -7,18 +7,10 @@
 #include <mutex>
 #include <optional>
 
-#include "daemon/client/node_client.h"
+#include "nodeapi/node_client.h"
 
 namespace migsched {
 namespace {
-
-HolderKind HolderOf(const InstanceView& v) {
-  if (!v.busy || v.holder.empty()) return HolderKind::kIdle;
-  if (v.holder == "allocation") return HolderKind::kAllocation;
-  if (v.holder == "reservation") return HolderKind::kReservation;
-  if (v.holder == "placeholder") return HolderKind::kPlaceholder;
-  return HolderKind::kJob;
-}
 
 // The controller's NodeState of a node view. Allocations are those holding
 // instances in this view (one consistent snapshot): an allocation that holds
@@ -38,7 +30,7 @@ NodeState StateOf(const NodeView& v) {
       in.start = iv.start;
       in.size = iv.size;
       in.mig_uuid = iv.mig_uuid;
-      in.holder = HolderOf(iv);
+      in.holder = iv.busy ? iv.holder : HolderKind::kIdle;
       if (in.holder == HolderKind::kJob) {
         in.owner = std::to_string(iv.job);
       } else if (in.holder != HolderKind::kIdle) {
@@ -53,15 +45,7 @@ NodeState StateOf(const NodeView& v) {
       s.instances.push_back(std::move(in));
     }
   }
-  for (const ReservationView& r : v.reservations) {
-    NodeReservation nr;
-    nr.key = r.record.owner;
-    nr.expires_at_s = r.record.expires_at;
-    for (const ReservedPlacement& p : r.record.placements) {
-      nr.placements.push_back({p.gpu, p.profile, p.start});
-    }
-    s.reservations.push_back(std::move(nr));
-  }
+  for (const ReservationView& r : v.reservations) s.reservations.push_back(r.record);
   return s;
 }
 

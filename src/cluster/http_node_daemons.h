@@ -1,5 +1,5 @@
 // The NodeDaemons (cluster/node_daemons.h) of the cluster controllers and the
-// engine hooks over the node daemons' HTTP API (daemon/client/node_client.h):
+// engine hooks over the node daemons' HTTP API (nodeapi/node_client.h):
 // a fixed set of nodes, each a name, its daemon's URL and its bearer token.
 // Engine-neutral: the Slurm adapter describes its configured nodes with it
 // (slurm/controller_config.h NodeDaemonsOf), the Kubernetes one the

@@ -16,49 +16,25 @@
 #include <string_view>
 #include <vector>
 
+#include "nodeapi/api_types.h"
+
 namespace migsched {
 
-// Who holds an instance.
-enum class HolderKind {
-  kIdle,         // nobody: free space with a reuse bonus (§4)
-  kJob,          // a job of the daemon's own queue (`migsched submit`)
-  kAllocation,   // an engine's allocation (a Slurm job, a pod): `owner` is its owner key
-  kReservation,  // an engine's reservation (held, not yet bound): `owner` is its key
-  kPlaceholder,  // the daemon's placeholder (an instance being destroyed, §7)
-};
-std::string_view HolderKindName(HolderKind k);  // "idle" | "job" | ...
-
 struct NodeGpu {
-  int index = 0;      // the daemon's GPU index
+  int index = 0;      // NVML index (the node API's GPU number)
   std::string uuid;   // "GPU-..."
   std::string model;  // a catalog name, e.g. "A100 40GB"
   bool drained = false;
 };
 
-// One placement on one GPU of the node.
-struct PlacementRef {
-  int gpu = 0;  // the daemon's GPU index
-  std::string profile;
-  int start = 0;  // placement units
-  bool operator==(const PlacementRef&) const = default;
-};
-
 struct NodeInstance {
-  int gpu = 0;
+  int gpu = 0;  // NVML index
   std::string profile;
   int start = 0;
   int size = 0;  // placement units
   std::string mig_uuid;
   HolderKind holder = HolderKind::kIdle;
   std::string owner;  // daemon job id, allocation owner key or reservation key; "" when idle
-};
-
-// Placements held for an owner key until `expires_at_s` (Unix seconds). A
-// reserved placement may have an idle instance on it or none yet.
-struct NodeReservation {
-  std::string key;
-  std::vector<PlacementRef> placements;
-  double expires_at_s = 0;
 };
 
 struct AllocatedInstance {
@@ -79,7 +55,10 @@ struct NodeState {
   uint64_t generation = 0;
   std::vector<NodeGpu> gpus;  // ascending index
   std::vector<NodeInstance> instances;
-  std::vector<NodeReservation> reservations;
+  // Placements held for an owner key until `expires_at` (Unix seconds), the
+  // daemon's own records (nodeapi/api_types.h). A reserved placement may have
+  // an idle instance on it or none yet.
+  std::vector<ReservationRecord> reservations;
   std::vector<NodeAllocation> allocations;
   std::string policy;  // the daemon's scheduler policy
 };

@@ -15,9 +15,9 @@
 #include <sstream>
 #include <utility>
 
-#include "daemon/token.h"
 #include "io/scheduler_options_yaml.h"
 #include "io/yaml_errors.h"
+#include "nodeapi/token.h"
 #include "sched/option_table.h"
 #include "sched/policy.h"
 

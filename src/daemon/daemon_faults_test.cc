@@ -63,7 +63,7 @@ TEST_F(DaemonTest, GpuStuckAfterOneInUseDestroy) {
   ASSERT_OK(live);
   ASSERT_EQ(gpus[0].instances.size(), live->size());
   for (size_t i = 0; i < live->size(); ++i) {
-    EXPECT_FALSE(gpus[0].instances[i].busy) << gpus[0].instances[i].holder;
+    EXPECT_FALSE(gpus[0].instances[i].busy) << HolderKindName(gpus[0].instances[i].holder);
     EXPECT_EQ(gpus[0].instances[i].start, (*live)[i].placement.start);
     EXPECT_EQ(gpus[0].instances[i].mig_uuid, (*live)[i].mig_uuid);
   }

@@ -64,7 +64,7 @@ TEST_F(DaemonTest, NodeViewHasWhatAControllerNeeds) {
   const InstanceView* in = At(n1, 0, 4);  // (n1 outlives it)
   ASSERT_NE(in, nullptr);
   EXPECT_TRUE(in->busy);
-  EXPECT_EQ(in->holder, "job");
+  EXPECT_EQ(in->holder, HolderKind::kJob);
   EXPECT_EQ(in->job, 1);
   EXPECT_FALSE(in->mig_uuid.empty());
   ASSERT_OK(d->Drain(1));
@@ -98,7 +98,7 @@ TEST_F(DaemonTest, ReservationHoldsPlacementsAgainstTheDaemonsOwnJobs) {
   const NodeView node = d->Node();
   const InstanceView* held = At(node, 0, 4);
   ASSERT_NE(held, nullptr);
-  EXPECT_EQ(held->holder, "reservation");
+  EXPECT_EQ(held->holder, HolderKind::kReservation);
   EXPECT_EQ(held->owner, "slurm-room:n1:3g.20gb:0");
   EXPECT_EQ(held->mig_uuid, uuid);
   // The same call again renews it (same reservation, later expiry).
@@ -160,7 +160,7 @@ TEST_F(DaemonTest, ReservationsSurviveARestart) {
   ASSERT_NE(d, nullptr);
   ASSERT_OK_AND_ASSIGN(ReservationView v, d->GetReservation("slurm:9"));
   EXPECT_EQ(v.instances[0].mig_uuid, uuid);  // the same instance, held again
-  EXPECT_EQ(At(d->Node(), 0, 4)->holder, "reservation");
+  EXPECT_EQ(At(d->Node(), 0, 4)->holder, HolderKind::kReservation);
 }
 
 TEST_F(DaemonTest, AllocationBindsItsReservation) {
@@ -183,7 +183,7 @@ TEST_F(DaemonTest, AllocationBindsItsReservation) {
   const NodeView node = d->Node();
   const InstanceView* in = At(node, 0, 4);
   ASSERT_NE(in, nullptr);
-  EXPECT_EQ(in->holder, "allocation");
+  EXPECT_EQ(in->holder, HolderKind::kAllocation);
   EXPECT_EQ(in->owner, "slurm:12");
   EXPECT_EQ(in->job, a.record.id);
   // Retried with the same key (a lost answer): the same allocation.
@@ -334,7 +334,7 @@ TEST_F(DaemonTest, AllocationsSurviveARestartAndBesideJobs) {
   ASSERT_EQ(p.jobs.size(), 1u);
   EXPECT_EQ(p.jobs[0].state, JobState::kRunning);
   EXPECT_EQ(p.jobs[0].instances[0].mig_uuid, uuid);
-  EXPECT_EQ(At(d->Node(), 0, 0)->holder, "allocation");
+  EXPECT_EQ(At(d->Node(), 0, 0)->holder, HolderKind::kAllocation);
   ASSERT_TRUE(WaitTerminal(*d, 2));
   EXPECT_EQ(Get(*d, 2).state, JobState::kSucceeded);
   // Cancel (DELETE /v1/jobs/{id}) on an allocation releases it.

@@ -25,8 +25,8 @@
 #include "daemon/connection_gate.h"
 #include "daemon/connection_pool.h"
 #include "daemon/json_text.h"
-#include "daemon/request_json.h"
-#include "daemon/token.h"
+#include "nodeapi/request_json.h"
+#include "nodeapi/token.h"
 
 namespace migsched {
 namespace {

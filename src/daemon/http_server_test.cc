@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "daemon/metrics.h"
-#include "daemon/request_json.h"
+#include "nodeapi/request_json.h"
 #include "testing/status_matchers.h"
 #include "testing/test_util.h"
 
@@ -661,18 +661,20 @@ TEST(PrometheusTest, RendersEveryFamily) {
   g.frag_cost = 0.25;
   g.pcie = PcieThroughput{10, 20};
   // Two busy 1g.5gb (GI 9 and 10), one idle 2g.10gb (GI 3), one reserved, one being destroyed.
-  auto inst = [](std::string profile, unsigned gi, bool busy, std::string holder) {
+  auto inst = [](std::string profile, unsigned gi, bool busy, HolderKind holder) {
     InstanceView i;
     i.profile = std::move(profile);
     i.gi_id = gi;
     i.mig_uuid = "MIG-" + std::to_string(gi);
     i.busy = busy;
-    i.holder = std::move(holder);
+    i.holder = holder;
     return i;
   };
-  g.instances = {inst("1g.5gb", 9, true, "job"), inst("1g.5gb", 10, true, "allocation"),
-                 inst("2g.10gb", 3, false, ""), inst("3g.20gb", 2, true, "reservation"),
-                 inst("1g.5gb", 13, true, "placeholder")};
+  g.instances = {inst("1g.5gb", 9, true, HolderKind::kJob),
+                 inst("1g.5gb", 10, true, HolderKind::kAllocation),
+                 inst("2g.10gb", 3, false, HolderKind::kIdle),
+                 inst("3g.20gb", 2, true, HolderKind::kReservation),
+                 inst("1g.5gb", 13, true, HolderKind::kPlaceholder)};
   g.free_instances = {{"1g.5gb", 1}, {"7g.40gb", 0}};
   GpuView h;
   h.index = 2;           // no PCIe measurement: no PCIe sample for it

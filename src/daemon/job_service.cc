@@ -17,8 +17,8 @@
 #include "core/plan.h"
 #include "daemon/commit_wait.h"
 #include "daemon/json_text.h"
-#include "daemon/request_json.h"
 #include "daemon/time_limit.h"
+#include "nodeapi/request_json.h"
 #include "sched/policy.h"
 
 namespace migsched {

@@ -109,9 +109,9 @@ std::vector<JobInstance> InstancesFromJson(const json& a) {
   return out;
 }
 
-json PlacementsToJson(const std::vector<ReservedPlacement>& v) {
+json PlacementsToJson(const std::vector<PlacementRef>& v) {
   json a = json::array();
-  for (const ReservedPlacement& p : v) {
+  for (const PlacementRef& p : v) {
     a.push_back({{"gpu", p.gpu}, {"profile", p.profile}, {"start", p.start}});
   }
   return a;

@@ -52,7 +52,8 @@
 #include <vector>
 
 #include "core/status.h"
-#include "daemon/job_record.h"
+#include "nodeapi/api_types.h"
+#include "nodeapi/job_record.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -66,22 +67,6 @@ struct JobEvent {
   double time = 0;          // Unix seconds
   std::string kind;         // e.g. "submitted", "started", "ended", "migrated"
   std::string detail_json;  // a JSON object (text)
-};
-
-// A placement held by a reservation (NVML index, profile name, start).
-struct ReservedPlacement {
-  int gpu = -1;
-  std::string profile;
-  int start = 0;
-  bool operator==(const ReservedPlacement&) const = default;
-};
-
-// The durable record of one reservation (docs/api.md: reservations).
-struct ReservationRecord {
-  std::string owner;  // the owner key: the reservation's name
-  std::vector<ReservedPlacement> placements;
-  double created_at = 0;  // Unix seconds
-  double expires_at = 0;  // Unix seconds
 };
 
 // One write of a batch.

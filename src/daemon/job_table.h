@@ -19,23 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon/job_record.h"
+#include "nodeapi/api_types.h"
+#include "nodeapi/job_record.h"
 
 namespace migsched {
-
-// GET /v1/jobs and /v1/allocations filters and paging.
-struct JobQuery {
-  std::optional<JobState> state;
-  std::optional<JobKind> kind;
-  std::string owner_prefix;  // allocations whose owner key starts with it ("" = any)
-  DaemonJobId after = 0;     // ids greater than this
-  int limit = 100;           // at most this many (1..1000)
-};
-
-struct JobPage {
-  std::vector<DaemonJobRecord> jobs;  // ascending id
-  DaemonJobId next = 0;               // pass as `after` for the next page; 0: no more
-};
 
 class JobTable {
  public:

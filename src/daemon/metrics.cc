@@ -32,8 +32,8 @@ std::string GpuLabels(const GpuView& g, const std::string& host) {
 // An instance's state for migsched_mig_instances.
 std::string_view InstanceState(const InstanceView& i) {
   if (!i.busy) return "idle";
-  if (i.holder == "reservation") return "reserved";
-  if (i.holder == "placeholder") return "destroying";
+  if (i.holder == HolderKind::kReservation) return "reserved";
+  if (i.holder == HolderKind::kPlaceholder) return "destroying";
   return "busy";
 }
 

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "daemon/mig_backend.h"
+#include "nodeapi/api_types.h"
 
 namespace migsched {
 
@@ -126,39 +127,6 @@ struct DaemonCounters {
   std::atomic<double> last_tick_unix{0};    // Unix seconds of the control loop's last tick
 };
 
-// One GPU in GET /v1/gpus and in the metrics.
-struct InstanceView {
-  std::string profile;
-  int start = 0;         // placement units
-  int size = 0;          // placement units
-  std::string mig_uuid;  // empty while it is being created
-  bool busy = false;
-  std::string holder;      // "job", "allocation", "reservation", "placeholder"; empty when idle
-  int64_t job = 0;         // a job's or allocation's id (0 otherwise)
-  std::string owner;       // an allocation's or reservation's owner key
-  double expires_at = 0;   // a reservation's expiry (Unix seconds)
-  unsigned int gi_id = 0;  // GPU instance id on the backend (0 while it is being created)
-};
-
-struct GpuView {
-  int index = -1;  // NVML index
-  std::string uuid;
-  std::string model;        // catalog name, e.g. "A100 40GB"
-  int placement_units = 0;  // width of the slot map
-  std::vector<InstanceView> instances;
-  double utilisation = 0;    // busy compute slices / compute slices, [0, 1]
-  double frag_cost = 0;      // FragCost (§2) of the GPU's current state
-  bool lazy = false;         // util < threshold (§3)
-  bool draining = false;     // no new placements; empty when its jobs end
-  std::string unreachable;   // why the backend cannot reach it ("" when it can)
-  bool needs_reset = false;  // the driver says it needs a reset before MIG works (kNeedsReset)
-  std::string refusing;      // why its MIG changes keep failing ("" when they do not)
-  std::optional<PcieThroughput> pcie;
-  // Per base profile name: how many more instances of it fit in the free
-  // placement units now, one after another (idle instances left in place).
-  std::map<std::string, int> free_instances;
-};
-
 // Everything GET /metrics shows, taken at one time.
 struct DaemonMetrics {
   std::map<std::string, int64_t> jobs_by_state;  // every JobStateName, 0 included
@@ -184,9 +152,6 @@ struct DaemonMetrics {
 std::string EscapeLabelValue(std::string_view v);
 
 std::string RenderPrometheus(const DaemonMetrics& m);
-
-// PCIe KB/s as NVML reports it → bytes per second (1 KB = 1024 bytes).
-inline double PcieBytesPerSecond(int64_t kbps) { return static_cast<double>(kbps) * 1024.0; }
 
 }  // namespace migsched
 

@@ -29,6 +29,7 @@
 
 #include "core/gpu_model.h"
 #include "core/status.h"
+#include "nodeapi/api_types.h"
 
 namespace migsched {
 
@@ -62,12 +63,6 @@ struct BackendInstance {
   unsigned int ci_id = 0;            // compute instance id
   std::string mig_uuid;              // "MIG-…": what CUDA_VISIBLE_DEVICES takes
   bool has_compute_instance = true;  // false: a GI without a CI (found at start-up)
-};
-
-// PCIe throughput of one GPU over NVML's 20 ms sample window.
-struct PcieThroughput {
-  int64_t tx_kbps = 0;  // KB/s (NVML_PCIE_UTIL_TX_BYTES)
-  int64_t rx_kbps = 0;  // KB/s (NVML_PCIE_UTIL_RX_BYTES)
 };
 
 // The hardware's or the driver's trouble, not the request's: a kUnavailable status with one of

@@ -32,10 +32,10 @@
 
 #include "daemon/config.h"
 #include "daemon/instance_sync.h"
-#include "daemon/job_record.h"
 #include "daemon/metrics.h"
 #include "daemon/node_model.h"
 #include "daemon/state_lock.h"
+#include "nodeapi/job_record.h"
 
 namespace migsched {
 

@@ -21,62 +21,12 @@
 #include <vector>
 
 #include "core/status.h"
-#include "daemon/job_record.h"
-#include "daemon/job_store.h"
-#include "daemon/job_table.h"
 #include "daemon/metrics.h"
+#include "nodeapi/api_types.h"
+#include "nodeapi/job_record.h"
 #include "sched/options.h"
 
 namespace migsched {
-
-// POST /v1/plan: what a hypothetical job would get now; nothing applied.
-struct PlanPreview {
-  bool fits_now = false;
-  std::vector<JobInstance> instances;  // where it would run (empty unless fits_now)
-  std::vector<std::string> steps;      // the plan's steps, e.g. "create 2g.10gb@4 on GPU 0"
-  std::string reason;                  // why not (never fits / no room now), or what may come first
-};
-
-// Submit and Allocate: the record, and whether it existed already (the same
-// idempotency key and request: nothing new was made).
-struct SubmitResult {
-  DaemonJobRecord record;
-  bool replayed = false;
-};
-
-// POST /v1/reservations.
-struct ReservationRequest {
-  std::string owner;                          // the owner key: the reservation's name (required)
-  std::vector<RequestedInstance> placements;  // exact placements (gpu, profile, start), 1..64
-  double ttl_s = 0;                           // seconds; 0: the configured default
-};
-
-// A reservation as the API shows it.
-struct ReservationView {
-  ReservationRecord record;
-  std::vector<JobInstance> instances;  // the placements with size and MIG UUID
-  std::vector<std::string> gpu_uuids;  // per placement
-};
-
-struct ReserveResult {
-  ReservationView reservation;
-  bool created = false;  // false: an existing reservation was renewed
-};
-
-// GET /v1/node: enough for a controller to rebuild the node's Cluster.
-struct NodeView {
-  std::string name;          // node_name or the host name
-  std::string boot_id;       // new at every start of the daemon
-  uint64_t generation = 0;   // changes with every change of what is shown here
-  double time = 0;           // Unix seconds, when the view was taken
-  std::string policy;        // the scheduler's policy
-  SchedulerOptions options;  // as it runs with them
-  bool paused = false;
-  int64_t queue_length = 0;
-  Status store;               // OK, or why the job store cannot be written
-  std::vector<GpuView> gpus;  // cluster order (= discovery order, ascending NVML index)
-  std::vector<ReservationView> reservations;
-};
 
 class NodeApi {
  public:

@@ -29,7 +29,7 @@
 #include "core/cluster.h"
 #include "core/config_table.h"
 #include "daemon/discovery.h"
-#include "daemon/job_record.h"
+#include "nodeapi/job_record.h"
 #include "sched/scheduler.h"
 
 namespace migsched {

@@ -7,7 +7,7 @@
 
 #include "daemon/commit_wait.h"
 #include "daemon/json_text.h"
-#include "daemon/request_json.h"
+#include "nodeapi/request_json.h"
 
 namespace migsched {
 namespace {
@@ -58,13 +58,13 @@ GpuView NodeService::GpuViewOf(int g) const {
         case Holder::kJob: {
           const DaemonJobRecord* r = jobs_->Current(in.job);
           const bool allocation = r != nullptr && r->kind == JobKind::kAllocation;
-          iv.holder = allocation ? "allocation" : "job";
+          iv.holder = allocation ? HolderKind::kAllocation : HolderKind::kJob;
           iv.job = in.job;
           if (allocation) iv.owner = r->owner();
           break;
         }
         case Holder::kReservation: {
-          iv.holder = "reservation";
+          iv.holder = HolderKind::kReservation;
           if (const HeldReservation* res = reservations_.FindByHold(in.job); res != nullptr) {
             iv.owner = res->record.owner;
             iv.expires_at = res->record.expires_at;
@@ -72,7 +72,7 @@ GpuView NodeService::GpuViewOf(int g) const {
           break;
         }
         case Holder::kPlaceholder:
-          iv.holder = "placeholder";
+          iv.holder = HolderKind::kPlaceholder;
           break;
       }
     }
@@ -228,15 +228,15 @@ StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
     StateLock lock(state_mu_);
     RETURN_IF_ERROR(host_->Accepting());
     ASSIGN_OR_RETURN(std::vector<InstanceRef> refs, ResolvePlacements(req.placements, true));
-    std::vector<ReservedPlacement> placements;
+    std::vector<PlacementRef> placements;
     for (const InstanceRef& ref : refs) {
       placements.push_back({model_->nvml(ref.gpu),
                             model_->cluster().gpu(ref.gpu).model().profile(ref.profile).name,
                             ref.start});
     }
     if (HeldReservation* existing = reservations_.Find(req.owner); existing != nullptr) {
-      auto sorted = [](std::vector<ReservedPlacement> v) {
-        std::sort(v.begin(), v.end(), [](const ReservedPlacement& a, const ReservedPlacement& b) {
+      auto sorted = [](std::vector<PlacementRef> v) {
+        std::sort(v.begin(), v.end(), [](const PlacementRef& a, const PlacementRef& b) {
           return std::tie(a.gpu, a.start, a.profile) < std::tie(b.gpu, b.start, b.profile);
         });
         return v;
@@ -540,7 +540,7 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
       r.bound_reservation = from->record.owner;
       HeldReservation* res = reservations_.Find(from->record.owner);
       // The placements taken leave the reservation; one with none left is gone.
-      std::vector<ReservedPlacement> left;
+      std::vector<PlacementRef> left;
       std::vector<InstanceRef> left_refs;
       for (size_t i = 0; i < res->refs.size(); ++i) {
         if (std::find(take.begin(), take.end(), res->refs[i]) == take.end()) {

@@ -66,7 +66,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "daemon/job_record.h"
+#include "nodeapi/job_record.h"
 
 namespace migsched {
 

@@ -235,7 +235,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
     Plan plan;
     {
       StateLock lock(in.state_mu);
-      for (const ReservedPlacement& p : rec.placements) {
+      for (const PlacementRef& p : rec.placements) {
         StatusOr<InstanceRef> ref = model.Resolve(p.gpu, p.profile, p.start);
         if (!ref.ok()) {
           st = ref.status();

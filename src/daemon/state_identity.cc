@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "daemon/json_text.h"
-#include "daemon/token.h"
+#include "nodeapi/token.h"
 
 namespace migsched {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "daemon/client/node_client.h"
 #include "e2e/daemon_fixture.h"
+#include "nodeapi/node_client.h"
 #include "testing/status_matchers.h"
 
 namespace migsched {
@@ -46,7 +46,7 @@ TEST_F(NodeClientTest, ReservationsAllocationsAndReclaim) {
   ASSERT_OK_AND_ASSIGN(NodeView n1, c.Node());
   EXPECT_GT(n1.generation, g0);
   ASSERT_EQ(n1.reservations.size(), 1u);
-  EXPECT_EQ(n1.gpus[1].instances[0].holder, "reservation");
+  EXPECT_EQ(n1.gpus[1].instances[0].holder, HolderKind::kReservation);
   // The prolog's bind: any reservation of the profile under the node's prefix.
   AllocationRequest a;
   a.owner = "slurm:1234";

@@ -162,7 +162,7 @@ TEST_P(ParityTest, SimulatorAndDaemonPlaceAlike) {
   Busy in_daemon;
   for (const GpuView& g : d->Gpus()) {
     for (const InstanceView& in : g.instances) {
-      if (in.holder != "job") continue;
+      if (in.holder != HolderKind::kJob) continue;
       auto it = index_of.find(static_cast<DaemonJobId>(in.job));
       ASSERT_NE(it, index_of.end()) << in.job;
       in_daemon.insert({g.index, in.profile, in.start, it->second});

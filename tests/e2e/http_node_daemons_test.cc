@@ -50,7 +50,7 @@ TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
   ASSERT_OK_AND_ASSIGN(NodeState s1, nodes->State("n1"));
   EXPECT_GT(s1.generation, s0.generation);
   ASSERT_EQ(s1.reservations.size(), 1u);
-  EXPECT_EQ(s1.reservations[0].key, "slurm-room:1:3g.20gb:4");
+  EXPECT_EQ(s1.reservations[0].owner, "slurm-room:1:3g.20gb:4");
   EXPECT_EQ(s1.reservations[0].placements, std::vector<PlacementRef>{room});
   ASSERT_EQ(s1.instances.size(), 2u);  // the job's 7g on GPU 0, the room's on GPU 1
   EXPECT_EQ(s1.instances[0].holder, HolderKind::kJob);

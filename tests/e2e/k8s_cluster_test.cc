@@ -22,13 +22,13 @@
 #include <set>
 #include <thread>
 
-#include "daemon/client/node_client.h"
 #include "e2e/simulate.h"
 #include "k8s/api/credentials.h"
 #include "k8s/api/kube_client.h"
 #include "k8s/testing/recording_api_server.h"
 #include "k8s/testing/test_kubelet.h"
 #include "migsched_child.h"
+#include "nodeapi/node_client.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -261,7 +261,8 @@ class K8sClusterTest : public ::testing::Test {
     for (const GpuView& g : view->gpus) {
       for (const auto& in : g.instances) {
         if (in.mig_uuid == uuid) {
-          return fmt::format("{}:{}@{} {} {}", g.index, in.profile, in.start, in.holder, in.owner);
+          return fmt::format("{}:{}@{} {} {}", g.index, in.profile, in.start,
+                             HolderKindName(in.holder), in.owner);
         }
       }
     }

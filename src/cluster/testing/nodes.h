@@ -61,7 +61,8 @@ inline NodeState MakeNode(const std::string& name, int gpus, const std::string& 
 
 inline void AddReservation(NodeState* n, const std::string& key, int gpu,
                            const std::string& profile, int start, double expires = 1e12) {
-  n->reservations.push_back({key, {{gpu, profile, start}}, expires});
+  n->reservations.push_back(
+      {.owner = key, .placements = {{gpu, profile, start}}, .expires_at = expires});
 }
 
 }  // namespace migsched::testing

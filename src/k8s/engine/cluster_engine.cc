@@ -480,10 +480,10 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
     input = &s->inputs[idx];
     // Another pod's reservation here, not bound yet, with a profile in common.
     std::string waiting_for;
-    for (const NodeReservation& r : input->state->reservations) {
-      if (r.key == key || r.key.rfind("k8s:", 0) != 0) continue;
+    for (const ReservationRecord& r : input->state->reservations) {
+      if (r.owner == key || r.owner.rfind("k8s:", 0) != 0) continue;
       for (const PlacementRef& p : r.placements) {
-        if (profiles.count(p.profile)) waiting_for = r.key;
+        if (profiles.count(p.profile)) waiting_for = r.owner;
       }
     }
     if (waiting_for.empty()) break;
@@ -500,8 +500,8 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
   NodePlacement placement;
   bool have = false;
   // A reservation of this pod there already (a repeated bind): keep it.
-  for (const NodeReservation& r : input->state->reservations) {
-    if (r.key == key) {
+  for (const ReservationRecord& r : input->state->reservations) {
+    if (r.owner == key) {
       placement.node = idx;
       placement.placements = r.placements;
       have = true;

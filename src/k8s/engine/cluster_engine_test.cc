@@ -144,7 +144,8 @@ TEST_F(ClusterEngineTest, ReserveHoldsThePlacementUnderThePodsKey) {
 
 TEST_F(ClusterEngineTest, ABindWaitsForAnotherPodsPendingReservationOfTheSameProfile) {
   NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
-  n1.reservations.push_back({"k8s:other", {{0, "1g.5gb", 0}}, 1e12});
+  n1.reservations.push_back(
+      {.owner = "k8s:other", .placements = {{0, "1g.5gb", 0}}, .expires_at = 1e12});
   daemons.states["n1"] = n1;
   Make(/*bind_wait_s=*/0.1);
   auto same = engine->Reserve(Pod("u1", {{"c", {{"1g.5gb", 1}}}}), "n1");

@@ -51,11 +51,11 @@ StatusOr<Reclaimer::Round> Reclaimer::RunOnce() {
         round.errors.push_back(node + ": " + s.message());
       }
     }
-    for (const NodeReservation& r : st.reservations) {
-      if (!gone(r.key)) continue;
-      Status s = daemons_->Unreserve(node, r.key);
+    for (const ReservationRecord& r : st.reservations) {
+      if (!gone(r.owner)) continue;
+      Status s = daemons_->Unreserve(node, r.owner);
       if (s.ok()) {
-        round.released.push_back(fmt::format("{} reservation {}", node, r.key));
+        round.released.push_back(fmt::format("{} reservation {}", node, r.owner));
       } else {
         round.errors.push_back(node + ": " + s.message());
       }

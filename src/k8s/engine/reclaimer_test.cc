@@ -40,8 +40,10 @@ TEST(ReclaimerTest, WhatPodsNoLongerNeedIsReleasedInTheSecondRoundMissing) {
   n1.allocations.push_back({8, "k8s:ended", "running", {}});
   n1.allocations.push_back({9, "k8s:gone", "running", {}});
   n1.allocations.push_back({10, "slurm:12", "running", {}});  // not a pod's: never touched
-  n1.reservations.push_back({"k8s:binding", {{0, "1g.5gb", 0}}, 2e9});
-  n1.reservations.push_back({"slurm-room:n1:1g.5gb:1", {{0, "1g.5gb", 1}}, 2e9});
+  n1.reservations.push_back(
+      {.owner = "k8s:binding", .placements = {{0, "1g.5gb", 0}}, .expires_at = 2e9});
+  n1.reservations.push_back(
+      {.owner = "slurm-room:n1:1g.5gb:1", .placements = {{0, "1g.5gb", 1}}, .expires_at = 2e9});
   daemons.states["n1"] = n1;
   StaticNodeDirectory directory(std::vector<StaticNode>{{"n1", "http://n1"}});
   RecordingApiServer api;

@@ -47,17 +47,17 @@ StatusOr<ContainerDevices> NodeAgent::Allocate(const std::string& profile,
   if (!st.ok()) return st.status().WithPrefix("the node daemon");
 
   // Reservations of pods with enough placements of the profile, oldest first.
-  std::vector<const NodeReservation*> candidates;
-  for (const NodeReservation& r : st->reservations) {
-    if (r.key.rfind("k8s:", 0) != 0) continue;
+  std::vector<const ReservationRecord*> candidates;
+  for (const ReservationRecord& r : st->reservations) {
+    if (r.owner.rfind("k8s:", 0) != 0) continue;
     const int have = static_cast<int>(
         std::count_if(r.placements.begin(), r.placements.end(),
                       [&](const PlacementRef& p) { return p.profile == profile; }));
     if (have >= n) candidates.push_back(&r);
   }
   std::sort(candidates.begin(), candidates.end(),
-            [](const NodeReservation* a, const NodeReservation* b) {
-              return a->expires_at_s < b->expires_at_s;
+            [](const ReservationRecord* a, const ReservationRecord* b) {
+              return a->expires_at < b->expires_at;
             });
   if (candidates.empty()) {
     return FailedPreconditionError(fmt::format(
@@ -68,9 +68,9 @@ StatusOr<ContainerDevices> NodeAgent::Allocate(const std::string& profile,
   }
   if (candidates.size() > 1) {
     spdlog::warn("{} pods wait for {} on {} ({}, ...): taking the oldest", candidates.size(),
-                 profile, node_, candidates[0]->key);
+                 profile, node_, candidates[0]->owner);
   }
-  const std::string owner = candidates[0]->key;
+  const std::string owner = candidates[0]->owner;
   BindRequest req;
   req.owner = owner;
   // Per pod, profile and devices: a retried call (lost answer) gets the same allocation.

@@ -43,9 +43,13 @@ TEST_F(NodeAgentTest, ResourcesAreWhatTheGpusHoldAtOnce) {
 
 TEST_F(NodeAgentTest, AllocateBindsThePodWhoseReservationHoldsTheProfile) {
   NodeState n = MakeNode("n1", 1, "A100 40GB", {});
-  n.reservations.push_back({"k8s:other", {{0, "3g.20gb", 4}}, 2e9});
-  n.reservations.push_back({"k8s:pod-a", {{0, "1g.5gb", 0}, {0, "1g.5gb", 1}}, 2e9});
-  n.reservations.push_back({"slurm-room:n1:1g.5gb:2", {{0, "1g.5gb", 2}}, 1e9});
+  n.reservations.push_back(
+      {.owner = "k8s:other", .placements = {{0, "3g.20gb", 4}}, .expires_at = 2e9});
+  n.reservations.push_back({.owner = "k8s:pod-a",
+                            .placements = {{0, "1g.5gb", 0}, {0, "1g.5gb", 1}},
+                            .expires_at = 2e9});
+  n.reservations.push_back(
+      {.owner = "slurm-room:n1:1g.5gb:2", .placements = {{0, "1g.5gb", 2}}, .expires_at = 1e9});
   daemons.states["n1"] = n;
   NodeAgentConfig c;
   c.device_nodes = {"/dev/nvidiactl"};
@@ -67,7 +71,8 @@ TEST_F(NodeAgentTest, AllocateBindsThePodWhoseReservationHoldsTheProfile) {
 TEST_F(NodeAgentTest, AllocateWithoutAReservationSaysWhy) {
   NodeState n = MakeNode("n1", 1, "A100 40GB", {});
   // A pod holds one 1g.5gb; the container asks for two.
-  n.reservations.push_back({"k8s:pod-a", {{0, "1g.5gb", 0}}, 2e9});
+  n.reservations.push_back(
+      {.owner = "k8s:pod-a", .placements = {{0, "1g.5gb", 0}}, .expires_at = 2e9});
   daemons.states["n1"] = n;
   auto d = Agent().Allocate("1g.5gb", {"1g.5gb-0", "1g.5gb-1"});
   ASSERT_FALSE(d.ok());

@@ -1,4 +1,4 @@
-#include "daemon/job_record.h"
+#include "nodeapi/job_record.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/token.h"
+#include "nodeapi/token.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -13,8 +13,8 @@
 // states"). Times are Unix seconds (double, wall clock).
 //
 // Thread-safety: plain values.
-#ifndef MIGSCHED_DAEMON_JOB_RECORD_H_
-#define MIGSCHED_DAEMON_JOB_RECORD_H_
+#ifndef MIGSCHED_NODEAPI_JOB_RECORD_H_
+#define MIGSCHED_NODEAPI_JOB_RECORD_H_
 
 #include <cstdint>
 #include <map>
@@ -209,4 +209,4 @@ std::string StoppedReason(const DaemonJobRecord& r, std::string_view cancelled);
 
 }  // namespace migsched
 
-#endif  // MIGSCHED_DAEMON_JOB_RECORD_H_
+#endif  // MIGSCHED_NODEAPI_JOB_RECORD_H_

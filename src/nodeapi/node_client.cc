@@ -1,14 +1,15 @@
-#include "daemon/client/node_client.h"
+#include "nodeapi/node_client.h"
 
 #include <fmt/format.h>
 #include <httplib.h>
 
 #include <cstdlib>
+#include <stdexcept>
 #include <utility>
 
-#include "daemon/request_json.h"
-#include "daemon/token.h"
 #include "io/scheduler_options_json.h"
+#include "nodeapi/request_json.h"
+#include "nodeapi/token.h"
 
 namespace migsched {
 namespace {
@@ -71,6 +72,16 @@ double TimeOf(const json& j, const char* key) {
 
 std::string StrOr(const json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// An instance's holder: null or absent when idle, else a HolderKindName; a
+// word this client does not know throws (Read reports it).
+HolderKind HolderFromJson(const json& i) {
+  const std::string word = StrOr(i, "holder");
+  if (word.empty()) return HolderKind::kIdle;
+  StatusOr<HolderKind> k = ParseHolderKind(word);
+  if (!k.ok()) throw std::runtime_error(k.status().message());
+  return *k;
 }
 
 JobInstance InstanceFromJson(const json& i) {
@@ -209,7 +220,7 @@ StatusOr<GpuView> GpuViewFromJson(const json& j) {
       v.size = i.at("size").get<int>();
       v.mig_uuid = StrOr(i, "mig_uuid");
       v.busy = i.at("busy").get<bool>();
-      v.holder = StrOr(i, "holder");
+      v.holder = HolderFromJson(i);
       v.job = i.contains("job") && i["job"].is_number() ? i["job"].get<int64_t>() : 0;
       v.owner = StrOr(i, "owner");
       v.expires_at = TimeOf(i, "expires_at");

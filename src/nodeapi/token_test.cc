@@ -1,4 +1,4 @@
-#include "daemon/token.h"
+#include "nodeapi/token.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

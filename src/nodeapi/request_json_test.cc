@@ -1,4 +1,4 @@
-#include "daemon/request_json.h"
+#include "nodeapi/request_json.h"
 
 #include <gtest/gtest.h>
 
@@ -294,7 +294,7 @@ TEST(GpuViewJsonTest, InstancesLoadAndPcie) {
   busy.size = 4;
   busy.mig_uuid = "MIG-a";
   busy.busy = true;
-  busy.holder = "job";
+  busy.holder = HolderKind::kJob;
   busy.job = 5;
   InstanceView idle;
   idle.profile = "1g.5gb";
@@ -303,7 +303,7 @@ TEST(GpuViewJsonTest, InstancesLoadAndPcie) {
   idle.mig_uuid = "MIG-b";
   InstanceView held = busy;
   held.start = 4;
-  held.holder = "reservation";
+  held.holder = HolderKind::kReservation;
   held.job = 0;
   held.owner = "slurm:7";
   held.expires_at = 1796000060;

@@ -26,18 +26,16 @@
 // e.g. "field 'count' must be an integer, got string".
 //
 // Thread-safety: free functions, no shared state.
-#ifndef MIGSCHED_DAEMON_REQUEST_JSON_H_
-#define MIGSCHED_DAEMON_REQUEST_JSON_H_
+#ifndef MIGSCHED_NODEAPI_REQUEST_JSON_H_
+#define MIGSCHED_NODEAPI_REQUEST_JSON_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 #include "core/status.h"
-#include "daemon/job_record.h"
-#include "daemon/job_table.h"
-#include "daemon/metrics.h"
-#include "daemon/node_api.h"
+#include "nodeapi/api_types.h"
+#include "nodeapi/job_record.h"
 
 namespace migsched {
 
@@ -116,4 +114,4 @@ int HttpStatusFor(StatusCode code);
 
 }  // namespace migsched
 
-#endif  // MIGSCHED_DAEMON_REQUEST_JSON_H_
+#endif  // MIGSCHED_NODEAPI_REQUEST_JSON_H_

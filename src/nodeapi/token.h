@@ -6,8 +6,8 @@
 // refused: anyone who can read it can drive the daemon.
 //
 // Thread-safety: free functions, no shared state.
-#ifndef MIGSCHED_DAEMON_TOKEN_H_
-#define MIGSCHED_DAEMON_TOKEN_H_
+#ifndef MIGSCHED_NODEAPI_TOKEN_H_
+#define MIGSCHED_NODEAPI_TOKEN_H_
 
 #include <string>
 #include <string_view>
@@ -48,4 +48,4 @@ bool TokensEqual(std::string_view a, std::string_view b);
 
 }  // namespace migsched
 
-#endif  // MIGSCHED_DAEMON_TOKEN_H_
+#endif  // MIGSCHED_NODEAPI_TOKEN_H_

@@ -14,8 +14,8 @@
 //
 // Thread-safety: one NodeClient per thread (it keeps one keep-alive
 // connection); create as many as needed.
-#ifndef MIGSCHED_DAEMON_CLIENT_NODE_CLIENT_H_
-#define MIGSCHED_DAEMON_CLIENT_NODE_CLIENT_H_
+#ifndef MIGSCHED_NODEAPI_NODE_CLIENT_H_
+#define MIGSCHED_NODEAPI_NODE_CLIENT_H_
 
 #include <functional>
 #include <memory>
@@ -25,9 +25,8 @@
 #include <vector>
 
 #include "core/status.h"
-#include "daemon/job_record.h"
-#include "daemon/job_table.h"
-#include "daemon/node_api.h"
+#include "nodeapi/api_types.h"
+#include "nodeapi/job_record.h"
 
 namespace httplib {
 class Client;
@@ -121,4 +120,4 @@ std::string UrlEncode(const std::string& s);
 
 }  // namespace migsched
 
-#endif  // MIGSCHED_DAEMON_CLIENT_NODE_CLIENT_H_
+#endif  // MIGSCHED_NODEAPI_NODE_CLIENT_H_

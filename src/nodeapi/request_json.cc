@@ -1,4 +1,4 @@
-#include "daemon/request_json.h"
+#include "nodeapi/request_json.h"
 
 #include <fmt/format.h>
 
@@ -570,7 +570,8 @@ ojson GpuViewToJson(const GpuView& g) {
               {"size", i.size},
               {"mig_uuid", i.mig_uuid},
               {"busy", i.busy},
-              {"holder", i.holder.empty() ? ojson(nullptr) : ojson(i.holder)},
+              {"holder",
+               i.holder == HolderKind::kIdle ? ojson(nullptr) : ojson(HolderKindName(i.holder))},
               {"job", i.job > 0 ? ojson(i.job) : ojson(nullptr)},
               {"owner", i.owner.empty() ? ojson(nullptr) : ojson(i.owner)},
               {"expires_at", i.expires_at > 0 ? ojson(i.expires_at) : ojson(nullptr)}});
