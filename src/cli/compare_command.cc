@@ -70,7 +70,8 @@ int Run(const CompareFlags& f, Context& ctx) {
     auto made = MakePolicy(p, setup.SchedulerFor(p));
     if (!made.ok()) return fail("--policies: " + made.status().message());
   }
-  for (std::string& n : InertOptionNotes(setup, policies)) {
+  // The reference that compare adds by itself is not the user's choice: no note on it.
+  for (std::string& n : InertOptionNotes(setup, f.policies.empty() ? PolicyNames() : policies)) {
     setups->front().notes.push_back(std::move(n));
   }
   const bool fill = setup.sim.mode == SimMode::kFill;

@@ -536,6 +536,24 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
           fmt::join(shape, " and "), shape.size() == 1 ? "has" : "have", fmt::join(none, ", ")));
     }
   }
+  // The reference reads only --max-wait (sim/frag_free.h): its own placement and queue.
+  if (std::find(policies.begin(), policies.end(), kFragFreeReference) != policies.end()) {
+    const SchedulerOptions defaults;
+    std::vector<std::string> given;
+    for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
+      if (spec.name == "max-wait") continue;
+      if ((spec.given != nullptr && setup.explicit_options.*spec.given) ||
+          spec.get(setup.scheduler) != spec.get(defaults)) {
+        given.push_back("--" + spec.name);
+      }
+    }
+    if (!given.empty()) {
+      notes.push_back(fmt::format(
+          "{} {} no effect on {} (it has no placement rules and runs FIFO with backfill; of the "
+          "scheduler's options it reads only --max-wait)",
+          fmt::join(given, ", "), given.size() == 1 ? "has" : "have", kFragFreeReference));
+    }
+  }
   return notes;
 }
 

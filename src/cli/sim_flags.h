@@ -120,8 +120,9 @@ struct SimSetup {
 // --evacuation other than off for a policy that runs with migration off (evacuation moves
 // running jobs: docs/algorithms.md §13), and --reservation-slack or --reservation-horizon for a
 // policy that makes no look-ahead reservation (max_skip_seconds < 0). Not errors, since
-// `compare` gives one flag to every policy. The fragmentation-free reference is not a policy and
-// is left out.
+// `compare` gives one flag to every policy. Where `policies` names the fragmentation-free
+// reference (sim/frag_free.h), which reads no scheduler option but --max-wait: every other option
+// of the table given (its ExplicitOptions bit set, or a value other than the table's default).
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies);
 

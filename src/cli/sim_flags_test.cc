@@ -15,19 +15,24 @@ using ::testing::IsEmpty;
 
 // --evacuation queue given: `full` migrates by its own defaults, so it acts there; lb+frag and
 // first-fit run with migration off, so it does nothing for them; the fragmentation-free
-// reference is not a policy.
+// reference is not a policy: it gets its own note (it reads no option but --max-wait).
 TEST(InertOptionNotesTest, EvacuationGivenToPoliciesWithoutMigration) {
   SimSetup s;
   s.scheduler.evacuation = EvacuationScope::kQueue;
   s.explicit_options.evacuation = true;
   const std::vector<std::string> policies = {"full", "lb+frag", "first-fit", "frag-free-reference"};
+  const std::string reference_tail =
+      " no effect on frag-free-reference (it has no placement rules and runs FIFO with backfill; "
+      "of the scheduler's options it reads only --max-wait)";
   EXPECT_THAT(InertOptionNotes(s, policies),
               ElementsAre("--evacuation queue has no effect on lb+frag, first-fit (migration "
-                          "off; --migration on turns it on)"));
-  // With --migration on given, every policy here migrates: nothing to say.
+                          "off; --migration on turns it on)",
+                          "--evacuation has" + reference_tail));
+  // With --migration on given, every policy here migrates: nothing to say but of the reference.
   s.scheduler.migration.enabled = true;
   s.explicit_options.migration = true;
-  EXPECT_THAT(InertOptionNotes(s, policies), IsEmpty());
+  EXPECT_THAT(InertOptionNotes(s, policies),
+              ElementsAre("--evacuation, --migration have" + reference_tail));
   // `full --migration off`: its evacuation default is not the user's, so only a given one counts.
   SimSetup off;
   off.explicit_options.migration = true;
@@ -49,7 +54,7 @@ TEST(InertOptionNotesTest, ReservationShapeGivenWhereNoReservationIsMade) {
   SimSetup s;
   s.explicit_options.reservation_horizon = true;
   s.scheduler.reservation_horizon_s = 3600;
-  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit", "frag-free-reference"}),
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}),
               ElementsAre("--reservation-horizon has no effect on first-fit (no look-ahead "
                           "reservation; --max-skip-seconds S turns it on)"));
   s.explicit_options.reservation_slack = true;
@@ -63,6 +68,25 @@ TEST(InertOptionNotesTest, ReservationShapeGivenWhereNoReservationIsMade) {
   EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
   // Neither given: nothing to say, whatever the policies.
   EXPECT_THAT(InertOptionNotes(SimSetup{}, {"first-fit"}), IsEmpty());
+}
+
+// The fragmentation-free reference reads only --max-wait: every other option given, tracked by
+// its ExplicitOptions bit (--migration) or by a value other than the default (--demand-window 7,
+// default 1000), is named in table order; --max-wait alone or nothing given says nothing, and a
+// run without the reference says nothing of it.
+TEST(InertOptionNotesTest, OptionsGivenToTheFragFreeReferenceHaveNoEffectOnIt) {
+  SimSetup s;
+  EXPECT_THAT(InertOptionNotes(s, {"frag-free-reference"}), IsEmpty());
+  s.scheduler.max_wait_s = 0;
+  EXPECT_THAT(InertOptionNotes(s, {"frag-free-reference"}), IsEmpty());
+  s.scheduler.demand_window = 7;
+  s.explicit_options.migration = true;
+  s.scheduler.migration.enabled = true;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "frag-free-reference"}),
+              ElementsAre("--demand-window, --migration have no effect on frag-free-reference (it "
+                          "has no placement rules and runs FIFO with backfill; of the scheduler's "
+                          "options it reads only --max-wait)"));
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
 }
 
 }  // namespace
