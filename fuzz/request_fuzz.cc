@@ -1,4 +1,4 @@
-// libFuzzer target for the daemon's request parser (daemon/request_json.h):
+// libFuzzer target for the daemon's request parser (nodeapi/request_json.h):
 // any byte string given to ParseJobRequest must yield a JobRequest or a
 // kInvalidArgument Status, never a crash, an exception or a sanitizer report.
 // An accepted request must also survive the JSON round trip unchanged.

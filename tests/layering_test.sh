@@ -8,8 +8,8 @@
 # FORBIDDEN is one header, or a folder ending in "/" (every header in it);
 # WHY is the rule's reason, printed with each offence. The default rule: the
 # run's truth stays out of the scheduler and the drivers (io/workload_job.h,
-# docs/algorithms.md §9): core/, sched/, cluster/, daemon/, slurm/ and k8s/
-# never include io/workload_job.h.
+# docs/algorithms.md §9): core/, sched/, nodeapi/, cluster/, daemon/, slurm/ and
+# k8s/ never include io/workload_job.h.
 set -euo pipefail
 src=${1:?usage: layering_test.sh SRC_DIR [FORBIDDEN WHY DIR...]}
 forbidden=${2:-io/workload_job.h}
@@ -17,7 +17,7 @@ why=${3:-the run\'s truth is the simulator\'s}
 if [[ $# -gt 3 ]]; then
   dirs=("${@:4}")
 else
-  dirs=(core sched cluster daemon slurm k8s)
+  dirs=(core sched nodeapi cluster daemon slurm k8s)
 fi
 declare -A memo  # header -> 0 (reaches the forbidden header) | 1 (does not)
 

@@ -542,10 +542,8 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
     std::vector<std::string> given;
     for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
       if (spec.name == "max-wait") continue;
-      if ((spec.given != nullptr && setup.explicit_options.*spec.given) ||
-          spec.get(setup.scheduler) != spec.get(defaults)) {
-        given.push_back("--" + spec.name);
-      }
+      const std::string value = spec.get(setup.scheduler);
+      if (value != spec.get(defaults)) given.push_back(fmt::format("--{} {}", spec.name, value));
     }
     if (!given.empty()) {
       notes.push_back(fmt::format(

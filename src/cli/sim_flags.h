@@ -122,7 +122,7 @@ struct SimSetup {
 // policy that makes no look-ahead reservation (max_skip_seconds < 0). Not errors, since
 // `compare` gives one flag to every policy. Where `policies` names the fragmentation-free
 // reference (sim/frag_free.h), which reads no scheduler option but --max-wait: every other option
-// of the table given (its ExplicitOptions bit set, or a value other than the table's default).
+// of the table set to a value other than its default (SchedulerOptions{}), with that value.
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies);
 

@@ -27,12 +27,12 @@ TEST(InertOptionNotesTest, EvacuationGivenToPoliciesWithoutMigration) {
   EXPECT_THAT(InertOptionNotes(s, policies),
               ElementsAre("--evacuation queue has no effect on lb+frag, first-fit (migration "
                           "off; --migration on turns it on)",
-                          "--evacuation has" + reference_tail));
+                          "--evacuation queue has" + reference_tail));
   // With --migration on given, every policy here migrates: nothing to say but of the reference.
   s.scheduler.migration.enabled = true;
   s.explicit_options.migration = true;
   EXPECT_THAT(InertOptionNotes(s, policies),
-              ElementsAre("--evacuation, --migration have" + reference_tail));
+              ElementsAre("--evacuation queue, --migration on have" + reference_tail));
   // `full --migration off`: its evacuation default is not the user's, so only a given one counts.
   SimSetup off;
   off.explicit_options.migration = true;
@@ -70,10 +70,10 @@ TEST(InertOptionNotesTest, ReservationShapeGivenWhereNoReservationIsMade) {
   EXPECT_THAT(InertOptionNotes(SimSetup{}, {"first-fit"}), IsEmpty());
 }
 
-// The fragmentation-free reference reads only --max-wait: every other option given, tracked by
-// its ExplicitOptions bit (--migration) or by a value other than the default (--demand-window 7,
-// default 1000), is named in table order; --max-wait alone or nothing given says nothing, and a
-// run without the reference says nothing of it.
+// The fragmentation-free reference reads only --max-wait: every other option set to a value
+// other than its default (--demand-window 7, default 1000; --migration on, default off) is named
+// with its value, in table order; --max-wait alone or nothing set says nothing, and a run without
+// the reference says nothing of it.
 TEST(InertOptionNotesTest, OptionsGivenToTheFragFreeReferenceHaveNoEffectOnIt) {
   SimSetup s;
   EXPECT_THAT(InertOptionNotes(s, {"frag-free-reference"}), IsEmpty());
@@ -83,9 +83,9 @@ TEST(InertOptionNotesTest, OptionsGivenToTheFragFreeReferenceHaveNoEffectOnIt) {
   s.explicit_options.migration = true;
   s.scheduler.migration.enabled = true;
   EXPECT_THAT(InertOptionNotes(s, {"full", "frag-free-reference"}),
-              ElementsAre("--demand-window, --migration have no effect on frag-free-reference (it "
-                          "has no placement rules and runs FIFO with backfill; of the scheduler's "
-                          "options it reads only --max-wait)"));
+              ElementsAre("--demand-window 7, --migration on have no effect on "
+                          "frag-free-reference (it has no placement rules and runs FIFO with "
+                          "backfill; of the scheduler's options it reads only --max-wait)"));
   EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
 }
 

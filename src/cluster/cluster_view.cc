@@ -30,7 +30,7 @@ uint64_t UnitMask(const GpuModel& m, int profile, int start) {
 
 NodeBuild BuildNode(const NodeState& s, int node, const Catalog& catalog, JobId* next_id) {
   NodeBuild b;
-  std::map<int, int> local;  // daemon index -> local index
+  std::map<int, int> local;  // NVML index -> local index
   for (const NodeGpu& g : s.gpus) {
     auto m = catalog.Find(g.model);
     if (!m.ok()) {
@@ -46,7 +46,7 @@ NodeBuild BuildNode(const NodeState& s, int node, const Catalog& catalog, JobId*
     b.daemon_index.push_back(g.index);
     b.drained.push_back(g.drained ? 1 : 0);
   }
-  // Resolves (daemon gpu, profile name, start) to (local gpu, profile index).
+  // Resolves (NVML index, profile name, start) to (local gpu, profile index).
   auto resolve = [&](int gpu, const std::string& profile, int start,
                      std::string* error) -> std::optional<std::pair<int, int>> {
     auto it = local.find(gpu);

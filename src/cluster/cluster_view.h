@@ -3,7 +3,7 @@
 // core plans placements over the whole cluster at once (docs/algorithms-cluster.md §14.1).
 //
 // GPUs are numbered node by node in the order the nodes are given, and within
-// a node in the daemon's GPU index order: with one node per GPU group this is
+// a node in NVML index order (the node API's GPU numbers): with one node per GPU group this is
 // the order `migsched simulate --cluster` numbers the same GPUs.
 //
 // What each instance becomes in the Cluster:
@@ -60,7 +60,7 @@ class ClusterView {
     std::string error;    // why not usable
     int first_gpu = 0;    // its GPUs are [first_gpu, first_gpu + num_gpus) of cluster()
     int num_gpus = 0;
-    std::vector<int> daemon_index;  // per local GPU: the daemon's GPU index
+    std::vector<int> daemon_index;  // per local GPU: its NVML index
     uint64_t generation = 0;
   };
   // Who holds a busy instance of the cluster that no planned job holds.
@@ -82,9 +82,9 @@ class ClusterView {
   int FindNode(std::string_view name) const;
   // The node of global GPU `gpu`.
   int NodeOf(int gpu) const { return node_of_[gpu]; }
-  // The global GPU of the node's daemon GPU index, or -1.
+  // The global GPU of the node's GPU with NVML index `daemon_gpu`, or -1.
   int GlobalGpu(int node, int daemon_gpu) const;
-  // (daemon GPU index, profile name, start) of a global placement.
+  // (NVML index, profile name, start) of a global placement.
   PlacementRef ToRef(int gpu, int profile, int start) const;
   // The global (gpu, profile index) of `ref` on `node`; nullopt if the node
   // has no such GPU or its model no such profile.

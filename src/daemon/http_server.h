@@ -1,7 +1,7 @@
 // The daemon's HTTP JSON API (docs/api.md), on cpp-httplib, over a NodeApi.
 //
 // Routes (all but /healthz need `Authorization: Bearer <token>`):
-//   POST   /v1/jobs                 submit (body: request_json.h) → 201 + the record
+//   POST   /v1/jobs                 submit (body: nodeapi/request_json.h) → 201 + the record
 //                                   (200 + Idempotent-Replayed: true for a repeated
 //                                   Idempotency-Key)
 //   GET    /v1/jobs                 {"jobs": [...], "next": id|null}; ?state= &kind=
@@ -29,7 +29,7 @@
 //   GET    /healthz                 {"status": "ok" | "degraded", "reason": ...}, no token
 //   GET    /metrics                 Prometheus text format 0.0.4 (metrics.h)
 // Errors: {"error": {"code": "<STATUS_CODE>", "message": "..."}} with the HTTP
-// status of HttpStatusFor (request_json.h); 401 for a missing or wrong token
+// status of HttpStatusFor (nodeapi/request_json.h); 401 for a missing or wrong token
 // (logged with the remote address and path, never the token, at most once
 // per 10 s with a count of the others); 413 for a body over max_body_bytes,
 // chunked or not; 405 with `Allow` for a method a route does not take; 404

@@ -23,7 +23,7 @@
 // give. meta 'generation' names the state dir identity the store belongs to
 // (state_identity.h). The JSON encodings of
 // requests and instances are private to this file (the API's JSON is
-// request_json.h's).
+// nodeapi/request_json.h's).
 //
 // Writes are batches (Commit): one transaction, committed (fsync'ed) before
 // Commit returns, all or nothing. The daemon's StoreWriter groups the

@@ -9,7 +9,7 @@
 //               of ours, never migrated, ended by its owner (DELETE).
 //
 // States: JobState below; every change of a record's state is one edge of the
-// life cycle, applied by TransitionJob (the table there, docs/daemon.md "Job
+// life cycle, applied by TransitionJob (its table in job_record.cc, docs/daemon.md "Job
 // states"). Times are Unix seconds (double, wall clock).
 //
 // Thread-safety: plain values.

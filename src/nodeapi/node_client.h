@@ -3,8 +3,9 @@
 // Kubernetes) use it: one place that knows the routes, the bearer token, the
 // error bodies and the JSON shapes.
 //
-// Every call returns the server's answer as the daemon's own types
-// (DaemonJobRecord, NodeView, ReservationView) or a Status: the server's
+// Every call returns the server's answer as the API's types, the values the
+// daemon serves (nodeapi/api_types.h, nodeapi/job_record.h: DaemonJobRecord,
+// NodeView, ReservationView), or a Status: the server's
 // error code and message (kInvalidArgument 400, kUnauthenticated 401,
 // kNotFound 404, kFailedPrecondition 409, kResourceExhausted 413/429,
 // kUnavailable 503), or kUnavailable "cannot reach the daemon at URL: ..."
@@ -51,7 +52,7 @@ std::string DefaultTokenFile(const std::string& flag = "");
 class NodeClient {
  public:
   explicit NodeClient(NodeClientOptions options);
-  // The token read from `token_file` (daemon/token.h ReadTokenFile rules).
+  // The token read from `token_file` (nodeapi/token.h ReadTokenFile rules).
   static StatusOr<NodeClient> WithTokenFile(std::string server, const std::string& token_file);
   ~NodeClient();
   NodeClient(NodeClient&&) noexcept;
