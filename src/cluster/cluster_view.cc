@@ -16,7 +16,7 @@ namespace {
 // (0..gpus-1). Occupants are numbered from `next_id`.
 struct NodeBuild {
   std::vector<const GpuModel*> models;
-  std::vector<int> daemon_index;
+  std::vector<int> nvml_index;
   std::vector<char> drained;
   Plan plan;
   std::vector<std::pair<JobId, ClusterView::Occupant>> occupants;
@@ -43,7 +43,7 @@ NodeBuild BuildNode(const NodeState& s, int node, const Catalog& catalog, JobId*
     }
     local[g.index] = static_cast<int>(b.models.size());
     b.models.push_back(*m);
-    b.daemon_index.push_back(g.index);
+    b.nvml_index.push_back(g.index);
     b.drained.push_back(g.drained ? 1 : 0);
   }
   // Resolves (NVML index, profile name, start) to (local gpu, profile index).
@@ -164,7 +164,7 @@ std::unique_ptr<ClusterView> ClusterView::Build(const std::vector<NodeInput>& in
     if (b.error.empty()) {
       n.usable = true;
       n.num_gpus = static_cast<int>(b.models.size());
-      n.daemon_index = b.daemon_index;
+      n.nvml_index = b.nvml_index;
       for (Step st : b.plan.steps) {
         st.gpu += gpu;
         all.steps.push_back(st);
@@ -202,18 +202,21 @@ int ClusterView::FindNode(std::string_view name) const {
   return it == node_index_.end() ? -1 : it->second;
 }
 
-int ClusterView::GlobalGpu(int node, int daemon_gpu) const {
+int ClusterView::GlobalGpu(int node, int nvml_index) const {
   const Node& n = nodes_[node];
   for (int k = 0; k < n.num_gpus; ++k) {
-    if (n.daemon_index[k] == daemon_gpu) return n.first_gpu + k;
+    if (n.nvml_index[k] == nvml_index) return n.first_gpu + k;
   }
   return -1;
 }
 
-PlacementRef ClusterView::ToRef(int gpu, int profile, int start) const {
+int ClusterView::NvmlIndexOf(int gpu) const {
   const Node& n = nodes_[node_of_[gpu]];
-  return {n.daemon_index[gpu - n.first_gpu], cluster_.gpu(gpu).model().profile(profile).name,
-          start};
+  return n.nvml_index[gpu - n.first_gpu];
+}
+
+PlacementRef ClusterView::ToRef(int gpu, int profile, int start) const {
+  return {NvmlIndexOf(gpu), cluster_.gpu(gpu).model().profile(profile).name, start};
 }
 
 std::optional<std::pair<int, int>> ClusterView::FromRef(int node, const PlacementRef& ref) const {

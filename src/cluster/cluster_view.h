@@ -60,7 +60,7 @@ class ClusterView {
     std::string error;    // why not usable
     int first_gpu = 0;    // its GPUs are [first_gpu, first_gpu + num_gpus) of cluster()
     int num_gpus = 0;
-    std::vector<int> daemon_index;  // per local GPU: its NVML index
+    std::vector<int> nvml_index;  // per local GPU: its NVML index (NvmlIndexOf)
     uint64_t generation = 0;
   };
   // Who holds a busy instance of the cluster that no planned job holds.
@@ -82,8 +82,13 @@ class ClusterView {
   int FindNode(std::string_view name) const;
   // The node of global GPU `gpu`.
   int NodeOf(int gpu) const { return node_of_[gpu]; }
-  // The global GPU of the node's GPU with NVML index `daemon_gpu`, or -1.
-  int GlobalGpu(int node, int daemon_gpu) const;
+  // The two GPU numbers of the controllers meet here, and only here: a global GPU (a position in
+  // cluster(), what the scheduler core plans with) and the NVML index of that GPU on its node
+  // (what the node API, its placements and users' messages name).
+  // The global GPU of the node's GPU with NVML index `nvml_index`, or -1.
+  int GlobalGpu(int node, int nvml_index) const;
+  // The NVML index of global GPU `gpu` on its node.
+  int NvmlIndexOf(int gpu) const;
   // (NVML index, profile name, start) of a global placement.
   PlacementRef ToRef(int gpu, int profile, int start) const;
   // The global (gpu, profile index) of `ref` on `node`; nullopt if the node

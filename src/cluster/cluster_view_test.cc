@@ -49,6 +49,36 @@ TEST(ClusterViewTest, NumbersGpusNodeByNodeAndKeepsHolders) {
   EXPECT_EQ(v->FindNode("n9"), -1);
 }
 
+// The controllers' two GPU numbers meet in the view alone (GlobalGpu, NvmlIndexOf, ToRef,
+// FromRef). n2's daemon manages NVML GPUs 2 and 5 only (a daemon given some of a node's GPUs),
+// behind n1's one GPU: its GPUs are global 1 and 2, and what the node API and users' messages
+// name is 2 and 5, never the local positions 0 and 1 (the Kubernetes engine's internal-error log
+// named the local position before NvmlIndexOf).
+TEST(ClusterViewTest, NvmlIndexesOfANodeThatManagesSomeOfItsGpus) {
+  ConfigTableCache tables;
+  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
+  NodeState n2 = MakeNode("n2", 0, "A100 40GB", {"5:7g.40gb@0=job:3"});
+  n2.gpus.push_back({2, "GPU-n2-2", "A100 40GB", false});
+  n2.gpus.push_back({5, "GPU-n2-5", "A100 40GB", false});
+  auto v = ClusterView::Build({{"n1", n1, ""}, {"n2", n2, ""}}, BundledCatalog(), &tables);
+  ASSERT_TRUE(v->nodes()[1].usable) << v->nodes()[1].error;
+  ASSERT_EQ(v->cluster().size(), 3);
+  EXPECT_EQ(v->NvmlIndexOf(0), 0);
+  EXPECT_EQ(v->NvmlIndexOf(1), 2);
+  EXPECT_EQ(v->NvmlIndexOf(2), 5);
+  EXPECT_EQ(v->GlobalGpu(1, 2), 1);
+  EXPECT_EQ(v->GlobalGpu(1, 5), 2);
+  EXPECT_EQ(v->GlobalGpu(1, 0), -1);  // n2 has no NVML GPU 0
+  EXPECT_EQ(v->GlobalGpu(0, 0), 0);
+  // The job on NVML GPU 5 holds global GPU 2 whole; global GPU 1 is empty.
+  EXPECT_EQ(v->cluster().gpu(2).busy_compute_slices(), 7);
+  EXPECT_EQ(v->cluster().gpu(1).busy_compute_slices(), 0);
+  const int p7 = v->cluster().gpu(1).model().FindProfile("7g.40gb");
+  EXPECT_EQ(v->ToRef(1, p7, 0), (PlacementRef{2, "7g.40gb", 0}));
+  EXPECT_EQ(v->FromRef(1, {5, "7g.40gb", 0}), std::make_optional(std::make_pair(2, p7)));
+  EXPECT_EQ(v->FromRef(1, {0, "7g.40gb", 0}), std::nullopt);
+}
+
 // A reservation is a busy instance of its profile; an idle instance under it
 // is left out (its space is taken), whether exactly there or overlapping.
 TEST(ClusterViewTest, ReservationsOccupyTheirPlacement) {

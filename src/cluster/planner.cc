@@ -199,8 +199,8 @@ std::string WaitReason(const Cluster& c, const ClusterView& view, const ClusterJ
       if (p < 0) continue;
       if (ExplainGpuRoom(gs, p).kind != GpuRoom::Kind::kFragmented) continue;
       if (fragmented.size() < 3) {
-        const ClusterView::Node& nd = view.nodes()[node];
-        fragmented.push_back(fmt::format("{} GPU {}", nd.name, nd.daemon_index[g - nd.first_gpu]));
+        fragmented.push_back(
+            fmt::format("{} GPU {}", view.nodes()[node].name, view.NvmlIndexOf(g)));
       } else {
         ++more;
       }

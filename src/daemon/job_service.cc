@@ -192,10 +192,10 @@ StatusOr<RunAsUser> JobService::UserFor(const JobRequest& r) const {
   return it->second;
 }
 
-Status JobService::ValidateRequest(const JobRequest& r) const {
+Status JobService::ValidateRequest(const JobRequest& r, const Job& job) const {
   RETURN_IF_ERROR(ValidateJobRequest(r));
   RETURN_IF_ERROR(UserFor(r).status());
-  return model_->CheckOffered(r.ToJob());
+  return model_->CheckOffered(job);
 }
 
 void JobService::Enqueue(DaemonJobId id, const Job& job) {
@@ -209,12 +209,15 @@ void JobService::Enqueue(DaemonJobId id, const Job& job) {
 
 StatusOr<SubmitResult> JobService::Submit(const JobRequest& typed, const std::string& key) {
   const JobRequest request = WithCanonicalProfile(typed);
+  // The scheduler core's view of the request: derived here, once, and kept with the record
+  // (JobTable::JobOf) for every later use.
+  const Job job = request.ToJob();
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> committed = promise->get_future();
   DaemonJobRecord r;
   {
     StateLock lock(state_mu_);
-    RETURN_IF_ERROR(ValidateRequest(request));
+    RETURN_IF_ERROR(ValidateRequest(request, job));
     RETURN_IF_ERROR(host_->Accepting());
     if (!key.empty()) {
       keys_.Wait(state_mu_, key);
@@ -232,7 +235,7 @@ StatusOr<SubmitResult> JobService::Submit(const JobRequest& typed, const std::st
     r = NewJobRecord(NextJobId(), JobKind::kJob, Unix());
     r.request = request;
     r.idempotency_key = key;
-    Status can = model_->scheduler().CheckCanEverRun(request.ToJob());
+    Status can = model_->scheduler().CheckCanEverRun(job);
     if (!can.ok()) {
       if (Status st = TransitionJob(r, JobState::kRejected, r.submitted_at); !st.ok()) {
         spdlog::error("{}", st.message());
@@ -245,11 +248,11 @@ StatusOr<SubmitResult> JobService::Submit(const JobRequest& typed, const std::st
     host_->Persist({StoreOp::InsertJob(r),
                     StoreOp::Event(r.id, r.submitted_at, "submitted", JsonText(detail))},
                    /*retry=*/false,
-                   [this, r, key, promise](const Status& st) MIGSCHED_REQUIRES(kStateLock) {
+                   [this, r, job, key, promise](const Status& st) MIGSCHED_REQUIRES(kStateLock) {
                      keys_.End(key);
                      if (st.ok()) {
-                       jobs_.AddStored(r);
-                       if (r.state == JobState::kQueued) Enqueue(r.id, r.request.ToJob());
+                       jobs_.AddStored(r, job);
+                       if (r.state == JobState::kQueued) Enqueue(r.id, job);
                        if (r.state == JobState::kRejected)
                          counters_->ended.Count("job", "rejected");
                      }
@@ -324,10 +327,11 @@ StatusOr<DaemonJobRecord> JobService::Cancel(DaemonJobId id) {
 
 StatusOr<PlanPreview> JobService::PreviewPlan(const JobRequest& typed) const {
   const JobRequest request = WithCanonicalProfile(typed);
-  StateLock lock(state_mu_);
-  RETURN_IF_ERROR(ValidateRequest(request));
-  PlanPreview out;
+  // A preview's request never becomes a job: its Job is derived for the preview alone.
   const Job job = request.ToJob();
+  StateLock lock(state_mu_);
+  RETURN_IF_ERROR(ValidateRequest(request, job));
+  PlanPreview out;
   const Scheduler& sched = model_->scheduler();
   Status can = sched.CheckCanEverRun(job);
   if (!can.ok()) {
@@ -458,8 +462,7 @@ void JobService::ReleaseInstances(DaemonJobId job) {
 void JobService::Adopt(const RecoveryResult& rec) {
   next_id_ = rec.next_id;
   for (DaemonJobId id : rec.queued) {
-    const DaemonJobRecord* r = jobs_.Current(id);
-    if (r != nullptr) Enqueue(id, r->request.ToJob());
+    if (const Job* job = jobs_.JobOf(id); job != nullptr) Enqueue(id, *job);
   }
   for (const auto& [id, run] : rec.runs) {
     runs_[id] = Run{run.pgid, 0, 0};
@@ -546,7 +549,11 @@ void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   r.reason = fmt::format("requeued: {}", st.message());
   auto at = enqueued_s_.find(id);
   const double enqueued = at != enqueued_s_.end() ? at->second : NowS();
-  model_->scheduler().Requeue(static_cast<JobId>(id), r.request.ToJob(), enqueued);
+  if (const Job* job = jobs_.JobOf(id); job != nullptr) {
+    model_->scheduler().Requeue(static_cast<JobId>(id), *job, enqueued);
+  } else {
+    spdlog::error("job {}: requeued without its scheduler job (not kept by the job table)", id);
+  }
   SaveJob(r, "requeued", {{"reason", r.reason}});
 }
 
@@ -721,8 +728,9 @@ void JobService::UpdateWaitReasons() {
   constexpr std::string_view kWaiting = "waiting: ";
   for (JobId id : s.QueuedJobs()) {
     DaemonJobRecord* r = jobs_.Current(id);
-    if (r == nullptr) continue;
-    const Job job = r->request.ToJob();
+    const Job* queued = jobs_.JobOf(id);
+    if (r == nullptr || queued == nullptr) continue;
+    const Job& job = *queued;
     int open = 0;
     std::string closed;
     for (int g = 0; g < c.size(); ++g) {

@@ -268,7 +268,8 @@ class JobService : public MoveHost {
 
   double NowS() const { return static_cast<double>(clock_->NowNanos() - t0_ns_) / 1e9; }
   double Unix() const { return clock_->UnixSeconds(); }
-  Status ValidateRequest(const JobRequest& r) const MIGSCHED_REQUIRES(kStateLock);
+  // `job`: r.ToJob(), derived once by the caller.
+  Status ValidateRequest(const JobRequest& r, const Job& job) const MIGSCHED_REQUIRES(kStateLock);
   StatusOr<RunAsUser> UserFor(const JobRequest& r) const;  // users_ only: no lock
   // The uid of its own for job `id` (JobUsers::dynamic_*): the first of the
   // range from (id - 1) mod count on that no other live job holds.

@@ -225,5 +225,43 @@ TEST_F(JobServiceTest, AnAllocationIsNotCancelledHere) {
   EXPECT_EQ(service_->KindOf(2).status().code(), StatusCode::kNotFound);
 }
 
+// The scheduler core's view of a job (its Job) is derived once, at submit, and kept with the
+// record in the job table, where the queue, requeues and the waiting reasons read it; an
+// allocation has none. Expected values: the request's own fields (JobRequest::ToJob copies the
+// profile, the count, the time limit as the expected run time, the flags and the name).
+TEST_F(JobServiceTest, TheJobIsDerivedOnceAtSubmitAndKeptWithTheRecord) {
+  JobRequest req = Req({"true"}, "2g.10gb");
+  req.count = 2;
+  req.time_limit_s = 600;
+  req.migratable = Migratable::kRestart;
+  req.latency_sensitive = true;
+  req.name = "train";
+  ASSERT_OK_AND_ASSIGN(SubmitResult s, service_->Submit(req, ""));
+  StateLock lock(&mu_);
+  const Job* job = service_->table()->JobOf(s.record.id);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->profile, "2g.10gb");
+  EXPECT_EQ(job->gpu_fraction, 0);
+  EXPECT_EQ(job->count, 2);
+  EXPECT_EQ(job->time_limit_s, 600);
+  EXPECT_EQ(job->migratable, Migratable::kRestart);
+  EXPECT_TRUE(job->latency_sensitive);
+  EXPECT_EQ(job->name, "train");
+  // Changes of the record (state, reason) keep the Job.
+  DaemonJobRecord changed = *service_->table()->Current(s.record.id);
+  changed.reason = "waiting: for room";
+  service_->table()->Update(changed);
+  ASSERT_NE(service_->table()->JobOf(s.record.id), nullptr);
+  EXPECT_EQ(service_->table()->JobOf(s.record.id)->count, 2);
+
+  DaemonJobRecord a;
+  a.id = service_->NextJobId();
+  a.kind = JobKind::kAllocation;
+  a.state = JobState::kRunning;
+  service_->table()->AddStored(a);
+  EXPECT_EQ(service_->table()->JobOf(a.id), nullptr);
+  EXPECT_EQ(service_->table()->JobOf(a.id + 1), nullptr);  // unknown
+}
+
 }  // namespace
 }  // namespace migsched

@@ -6,11 +6,22 @@ namespace migsched {
 
 void JobTable::AddStored(const DaemonJobRecord& r) {
   Entry& e = entries_[r.id];
+  e.job.reset();
   e.current = r;
   e.visible = r;
   e.version = 1;
   e.visible_version = 1;
   if (!r.idempotency_key.empty()) by_key_[r.idempotency_key] = r.id;
+}
+
+void JobTable::AddStored(const DaemonJobRecord& r, Job job) {
+  AddStored(r);
+  entries_[r.id].job = std::move(job);
+}
+
+const Job* JobTable::JobOf(DaemonJobId id) const {
+  auto it = entries_.find(id);
+  return it == entries_.end() || !it->second.job ? nullptr : &*it->second.job;
 }
 
 DaemonJobRecord* JobTable::Current(DaemonJobId id) {

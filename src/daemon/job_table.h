@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/job.h"
 #include "nodeapi/api_types.h"
 #include "nodeapi/job_record.h"
 
@@ -26,8 +27,16 @@ namespace migsched {
 
 class JobTable {
  public:
-  // Adds a record committed to the store (visible at once).
+  // Adds a record committed to the store (visible at once): an allocation, or a job that ended.
   void AddStored(const DaemonJobRecord& r);
+  // The same for a job that may still run, with `job`, the scheduler core's view of its request
+  // (JobRequest::ToJob). A job's Job is derived once, where the job enters the daemon (Submit,
+  // or recovery from the store), and kept here for every later use (JobOf): the queue, requeues
+  // after a failed placement, the waiting reasons.
+  void AddStored(const DaemonJobRecord& r, Job job);
+  // The Job kept with job `id` (AddStored with a Job), or nullptr (an unknown id, an allocation,
+  // a job that had ended when it was added).
+  const Job* JobOf(DaemonJobId id) const;
   bool contains(DaemonJobId id) const { return entries_.count(id) > 0; }
   // The current version (nullptr if unknown).
   DaemonJobRecord* Current(DaemonJobId id);
@@ -57,6 +66,7 @@ class JobTable {
 
  private:
   struct Entry {
+    std::optional<Job> job;  // kJob records added with their Job
     DaemonJobRecord current;
     DaemonJobRecord visible;
     uint64_t version = 0;

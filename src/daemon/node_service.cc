@@ -517,7 +517,7 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
       probe.count = job.count;
       probe.command = {"-"};
       RETURN_IF_ERROR(ValidateJobRequest(probe));
-      RETURN_IF_ERROR(model_->CheckOffered(probe.ToJob()));
+      RETURN_IF_ERROR(model_->CheckOffered(job));
       RETURN_IF_ERROR(sched.CheckCanEverRun(job));
       StatusOr<std::optional<Decision>> placed = sched.TryPlace(static_cast<JobId>(id), job);
       if (!placed.ok()) return placed.status();

@@ -141,9 +141,12 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
         in.jobs->AddStored(r);
         continue;
       }
+      // A job that may still run re-enters the daemon here: its Job is derived once, and the
+      // job table keeps it (JobTable::JobOf).
+      const Job job = r.request.ToJob();
       if (r.state == JobState::kQueued) {
         out.queued.push_back(r.id);
-        in.jobs->AddStored(r);
+        in.jobs->AddStored(r, job);
         continue;
       }
       // Starting, running or migrating: what became of its run?
@@ -157,7 +160,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
         case RunProbe::Kind::kAlive: {
           std::string vanished;
           std::vector<InstanceRef> where = StillThere(model, *in.sync, r, &vanished);
-          if (!where.empty() && model.scheduler().Adopt(jid, r.request.ToJob(), where).ok()) {
+          if (!where.empty() && model.scheduler().Adopt(jid, job, where).ok()) {
             const bool was_moving = r.state == JobState::kMigrating;
             r.pid = probe.pgid;
             // A running job stays running; a starting or moving one runs again.
@@ -219,7 +222,11 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
           }
           break;
       }
-      in.jobs->AddStored(r);
+      if (IsTerminal(r.state)) {
+        in.jobs->AddStored(r);
+      } else {
+        in.jobs->AddStored(r, job);
+      }
     }
   }
   // 4. Reservations.

@@ -196,7 +196,7 @@ class ClusterEngine::Trial {
       for (int idx : allowed) {
         const ClusterView::Node& n = s_.view->nodes()[idx];
         for (int g = n.first_gpu; g < n.first_gpu + n.num_gpus; ++g) {
-          state += fmt::format("\n{} GPU {}: {}", n.name, g - n.first_gpu,
+          state += fmt::format("\n{} GPU {}: {}", n.name, s_.view->NvmlIndexOf(g),
                                s_.view->cluster().gpu(g).DebugString());
         }
       }
@@ -290,7 +290,7 @@ std::string ClusterEngine::NoFitReason(const Snapshot& s, const ClusterJob& job,
     if (room[i].free_places > 0) continue;
     std::vector<std::string> per_gpu;
     for (const auto& [g, why] : room[i].blocked) {
-      per_gpu.push_back(fmt::format("GPU {}: {}", n.daemon_index[g - n.first_gpu], why));
+      per_gpu.push_back(fmt::format("GPU {}: {}", v.NvmlIndexOf(g), why));
     }
     out.push_back(
         fmt::format("no {} placement free: {}", job.per_node[i].profile, fmt::join(per_gpu, "; ")));
