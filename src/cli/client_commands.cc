@@ -30,6 +30,7 @@
 
 #include "cli/commands.h"
 #include "cli/jobs_table.h"
+#include "cli/sim_flags.h"
 #include "daemon/time_limit.h"
 #include "nodeapi/node_client.h"
 #include "nodeapi/request_json.h"
@@ -310,7 +311,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     AddClientFlags(cmd, &o->client);
     cmd->add_option("gpu", o->gpu, "GPU index (as in `migsched gpus`)")
         ->required()
-        ->check(CLI::NonNegativeNumber);
+        ->check(WholeNumber(0, INT32_MAX));
     const std::string verb = name;
     cmd->callback([o, verb, &ctx, exit_code] {
       auto api = Connect(o->client);

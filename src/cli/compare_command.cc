@@ -47,7 +47,8 @@ int Run(const CompareFlags& f, Context& ctx) {
   if (!f.report.snapshot_at.empty() && f.report.path.empty()) {
     return fail("--snapshot-at sets the slot maps of --report; give --report FILE.html too");
   }
-  Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report.path}});
+  Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report.path}},
+                                    SimInputFiles(f.sim, ctx.extra_catalogs));
   if (!outputs.ok()) return fail(outputs.message());
   const std::vector<std::string> policies =
       f.policies.empty() ? DefaultPolicies(f.sim.mode == "fill") : f.policies;

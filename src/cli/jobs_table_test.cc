@@ -88,6 +88,29 @@ TEST(JobsTableTest, RowsShowStateTimeLimitAndPlacementOrReason) {
                                                        "2g.10gb", "(limit_3:00)", "train.sh"}));
 }
 
+// Regression: the daemon keeps a job's instances in its record after it ends (GET /v1/jobs shows
+// where it ran), and the table showed them instead of why the job ended, so `migsched jobs`
+// never showed "exited with code 3" or "exit 0". Ended jobs show their reason or exit code;
+// a running job and a job moving between instances show where they run.
+TEST(JobsTableTest, AnEndedJobShowsWhyItEndedNotWhereItRan) {
+  const JobInstance where{0, "2g.10gb", 4, 2, "MIG-x", 1, 0};
+  DaemonJobRecord failed = Job(1, JobState::kFailed, kNow - 50, kNow - 40, kNow - 30);
+  failed.exit_code = 3;
+  failed.reason = "exited_with_code_3";
+  failed.instances = {where};
+  DaemonJobRecord ok = Job(2, JobState::kSucceeded, kNow - 50, kNow - 40, kNow - 30);
+  ok.exit_code = 0;
+  ok.instances = {where};
+  DaemonJobRecord moving = Job(3, JobState::kMigrating, kNow - 50, kNow - 40, 0);
+  moving.instances = {where};
+  const std::vector<std::string> lines = Lines(FormatJobsTable({failed, ok, moving}, kNow));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(Cells(lines[1])[7], "(exited_with_code_3)");
+  EXPECT_EQ(Cells(lines[2])[7], "exit");
+  EXPECT_EQ(Cells(lines[2])[8], "0");
+  EXPECT_EQ(Cells(lines[3])[7], "0:4+2");
+}
+
 // Long cells are cut to their column with "...": the 24 characters of PLACEMENT(REASON).
 TEST(JobsTableTest, LongReasonsAreCutToTheirColumn) {
   DaemonJobRecord r = Job(1, JobState::kFailed, kNow - 5, 0, kNow - 1);

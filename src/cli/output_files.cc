@@ -40,17 +40,37 @@ Status CheckOne(const std::string& flag, const std::string& path) {
   return Status();
 }
 
+// Whether `a` and `b` name one file: the same file on disk where both exist (a hard or symbolic
+// link too), else the same path once resolved.
+bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    const bool same = fs::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  const fs::path ca = fs::weakly_canonical(a, ec);
+  if (ec) return false;
+  const fs::path cb = fs::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+
 }  // namespace
 
-Status CheckOutputFiles(const std::vector<OutputFile>& outputs) {
+Status CheckOutputFiles(const std::vector<OutputFile>& outputs,
+                        const std::vector<InputFile>& inputs) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [flag, path] = outputs[i];
     if (path.empty()) continue;
     for (size_t k = 0; k < i; ++k) {
-      if (!outputs[k].second.empty() &&
-          fs::weakly_canonical(outputs[k].second) == fs::weakly_canonical(path)) {
+      if (!outputs[k].second.empty() && SameFile(outputs[k].second, path)) {
         return InvalidArgumentError(
             fmt::format("{} {}: {} writes the same file", flag, path, outputs[k].first));
+      }
+    }
+    for (const auto& [in_flag, in_path] : inputs) {
+      if (!in_path.empty() && SameFile(in_path, path)) {
+        return InvalidArgumentError(fmt::format(
+            "{} {}: {} reads that file; an output would overwrite it", flag, path, in_flag));
       }
     }
     RETURN_IF_ERROR(CheckOne(flag, path));

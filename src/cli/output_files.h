@@ -16,15 +16,21 @@ namespace migsched::cli {
 
 // (flag, path) of one output; an empty path is "not asked for".
 using OutputFile = std::pair<std::string, std::string>;
+// (flag, path) of one file the command reads (--workload, --catalog, --from); empty: none.
+using InputFile = std::pair<std::string, std::string>;
 
 // Makes sure every output can be written, before a run spends any time:
 // missing parent folders are created; the path must not be a folder, and the
 // file must open for writing (an existing file is not truncated here; a file
 // this check had to create is removed again); two flags may not name the same
-// file. kInvalidArgument naming the flag, the path and the system's reason,
+// file, nor may an output name a file of `inputs` (the run would overwrite what
+// the user gave it: the same path, or another name of the same file).
+// kInvalidArgument naming the flag, the path and the system's reason,
 // e.g. "--json /proc/x/run.json: cannot create the folder /proc/x: No such
-// file or directory", "--report out: is a folder, not a file".
-Status CheckOutputFiles(const std::vector<OutputFile>& outputs);
+// file or directory", "--report out: is a folder, not a file",
+// "--json t.csv: --workload reads that file; an output would overwrite it".
+Status CheckOutputFiles(const std::vector<OutputFile>& outputs,
+                        const std::vector<InputFile>& inputs = {});
 
 // Writes `path` with `write` and closes it. kInvalidArgument with the
 // system's reason when it cannot be opened or written ("cannot write

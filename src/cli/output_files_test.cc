@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "testing/test_util.h"
@@ -51,6 +52,38 @@ TEST(OutputFilesTest, CheckRefusesWithTheFlagPathAndReason) {
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << c.error;
     EXPECT_EQ(st.message(), c.error);
   }
+}
+
+// Regression: `simulate --workload t.csv --export-workload t.csv` (or --json, --timeline-csv,
+// `report -o` over a --from file) overwrote the user's input without a word. An output may not
+// name an input: by the same path written another way, or through a symbolic link.
+TEST(OutputFilesTest, AnOutputMayNotOverwriteAnInput) {
+  const fs::path dir = MakeTempDir("inputs");
+  const std::string trace = (dir / "t.csv").string();
+  { std::ofstream(trace) << "id,arrival_s,profile,duration_s\n"; }
+  const std::string link = (dir / "link.csv").string();
+  fs::create_symlink(trace, link);
+  const std::vector<InputFile> inputs = {{"--workload", trace}, {"--catalog", ""}};
+  struct Case {
+    OutputFile output;
+    std::string error;
+  } cases[] = {
+      {{"--export-workload", trace},
+       "--export-workload " + trace + ": --workload reads that file; an output would overwrite it"},
+      {{"--json", (dir / "." / "t.csv").string()},
+       "--json " + (dir / "." / "t.csv").string() +
+           ": --workload reads that file; an output would overwrite it"},
+      {{"--timeline-csv", link},
+       "--timeline-csv " + link + ": --workload reads that file; an output would overwrite it"},
+  };
+  for (const Case& c : cases) {
+    Status st = CheckOutputFiles({c.output}, inputs);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << c.error;
+    EXPECT_EQ(st.message(), c.error);
+  }
+  EXPECT_EQ(ReadFile(trace), "id,arrival_s,profile,duration_s\n");  // untouched
+  // Another file beside it is fine.
+  EXPECT_TRUE(CheckOutputFiles({{"--json", (dir / "run.json").string()}}, inputs).ok());
 }
 
 TEST(OutputFilesTest, WriteGivesTheSystemsReason) {

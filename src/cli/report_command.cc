@@ -236,7 +236,13 @@ int Run(const ReportCommandFlags& f, Context& ctx) {
     return 2;
   }
   // Before any work: the page can be written.
-  Status out = CheckOutputFiles({{"-o", f.output}});
+  std::vector<InputFile> inputs;
+  if (f.from.empty()) {
+    inputs = SimInputFiles(f.sim, ctx.extra_catalogs);
+  } else {
+    for (const std::string& path : f.from) inputs.push_back({"--from", path});
+  }
+  Status out = CheckOutputFiles({{"-o", f.output}}, inputs);
   if (!out.ok()) {
     *ctx.err << "migsched report: " << out.message() << "\n";
     return 1;

@@ -647,6 +647,18 @@ void AddReplicaFlags(CLI::App* cmd, SimFlags* f) {
       ->capture_default_str();
 }
 
+std::vector<InputFile> SimInputFiles(const SimFlags& f, const std::vector<std::string>& catalogs) {
+  std::vector<InputFile> out;
+  const std::string& w = f.workload;
+  if (w.rfind("alibaba:", 0) == 0) {
+    out.push_back({"--workload", w.substr(std::string_view("alibaba:").size())});
+  } else if (w != "paper-mix" && w != "churn" && w != "serving" && w != "training") {
+    out.push_back({"--workload", w});
+  }
+  for (const std::string& c : catalogs) out.push_back({"--catalog", c});
+  return out;
+}
+
 StatusOr<std::vector<SimSetup>> BuildReplicaSetups(const SimFlags& flags, Context& ctx,
                                                    RunShape shape) {
   const int n = std::max(1, flags.replicas);

@@ -14,6 +14,7 @@
 
 #include "cli/context.h"
 #include "cli/memory_check.h"
+#include "cli/output_files.h"
 #include "core/gpu_model.h"
 #include "io/workload_job.h"
 #include "sched/full_policy.h"
@@ -90,6 +91,11 @@ CLI::Validator FiniteNumber(std::string_view requirement, std::function<bool(dou
 // An integer written in decimal digits (a leading '-' only when min < 0) in
 // min..max: "-1" is not read as 2^64-1, "0" is refused where min is 1.
 CLI::Validator WholeNumber(int64_t min, uint64_t max);
+
+// The files a run of `f` reads, for CheckOutputFiles (an output may not overwrite one): the
+// --workload file (a trace; alibaba:FILE's pod list; none for a generated workload) and every
+// --catalog path of `catalogs`.
+std::vector<InputFile> SimInputFiles(const SimFlags& f, const std::vector<std::string>& catalogs);
 
 // Everything a run needs, built from the flags.
 struct SimSetup {

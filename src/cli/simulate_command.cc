@@ -28,6 +28,7 @@ struct SimulateFlags {
   std::string json;
   std::string jobs_csv;
   std::string timeline_csv;
+  std::string fill_curve_csv;
   std::string export_workload;
   int threads = 0;
   ReportFlags report;
@@ -62,12 +63,24 @@ int Run(const SimulateFlags& f, Context& ctx) {
   if (!f.report.snapshot_at.empty() && f.report.path.empty()) {
     return fail("--snapshot-at sets the slot maps of --report; give --report FILE.html too");
   }
+  // Each mode has its curve: a flag for the other one's would write an empty file.
+  if (f.sim.mode == "fill" && !f.timeline_csv.empty()) {
+    return fail(
+        "--timeline-csv is the timeline of --mode online; the curve of fill mode is "
+        "--fill-curve-csv FILE");
+  }
+  if (f.sim.mode != "fill" && !f.fill_curve_csv.empty()) {
+    return fail(
+        "--fill-curve-csv is the load curve of --mode fill; an online run has --timeline-csv");
+  }
   // Before any work: every output can be written.
   Status outputs = CheckOutputFiles({{"--json", f.json},
                                      {"--jobs-csv", f.jobs_csv},
                                      {"--timeline-csv", f.timeline_csv},
+                                     {"--fill-curve-csv", f.fill_curve_csv},
                                      {"--export-workload", f.export_workload},
-                                     {"--report", f.report.path}});
+                                     {"--report", f.report.path}},
+                                    SimInputFiles(f.sim, ctx.extra_catalogs));
   if (!outputs.ok()) return fail(outputs.message());
   const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
@@ -131,10 +144,11 @@ int Run(const SimulateFlags& f, Context& ctx) {
       PrintRejections(result.metrics, "                  ", out);
     }
     PrintReplicaSummary(reps, out);
-    if (!f.jobs_csv.empty() || !f.timeline_csv.empty() || !f.export_workload.empty()) {
+    if (!f.jobs_csv.empty() || !f.timeline_csv.empty() || !f.fill_curve_csv.empty() ||
+        !f.export_workload.empty()) {
       out << fmt::format(
-          "  note: --jobs-csv, --timeline-csv and --export-workload describe replica "
-          "0 (seed {})\n",
+          "  note: --jobs-csv, --timeline-csv, --fill-curve-csv and --export-workload describe "
+          "replica 0 (seed {})\n",
           seeds.front());
     }
   }
@@ -174,6 +188,11 @@ int Run(const SimulateFlags& f, Context& ctx) {
                          [&](std::ostream& o) { return WriteTimelineCsv(result, o); });
     if (!st.ok()) *ctx.err << "migsched simulate: --timeline-csv: " << st.message() << "\n";
   }
+  if (st.ok() && !f.fill_curve_csv.empty()) {
+    st = WriteOutputFile(f.fill_curve_csv,
+                         [&](std::ostream& o) { return WriteFillCurveCsv(result, o); });
+    if (!st.ok()) *ctx.err << "migsched simulate: --fill-curve-csv: " << st.message() << "\n";
+  }
   if (st.ok() && !f.report.path.empty()) {
     HtmlReport report = MakeSimReport(fmt::format("migsched simulate: {}", f.policy), setup, f.sim,
                                       {f.policy}, {&result});
@@ -200,7 +219,10 @@ void RegisterSimulateCommand(CLI::App& app, Context& ctx, int* exit_code) {
   cmd->add_option("--jobs-csv", f->jobs_csv,
                   "Write one row per job to FILE (docs/formats/outputs.md)");
   cmd->add_option("--timeline-csv", f->timeline_csv,
-                  "Write the cluster state after every event time to FILE");
+                  "--mode online: write the cluster state after every event time to FILE");
+  cmd->add_option("--fill-curve-csv", f->fill_curve_csv,
+                  "--mode fill: write the load curve (one row per 5% of requested compute) to "
+                  "FILE (docs/formats/outputs.md)");
   cmd->add_option("--export-workload", f->export_workload,
                   "Write the workload as simulated (arrivals regenerated) as a trace CSV to FILE");
   AddReportFlags(cmd, &f->report);

@@ -47,7 +47,9 @@ struct SweepParam {
   const char* name;
   const char* help;
   bool integer;
-  std::function<void(SimFlags*, double)> on_flags;  // null: not a workload parameter
+  // null: not a workload parameter. An error for a value the flag itself would refuse (a value
+  // that SimFlags reads as "not given", such as --load 0, must not quietly run the default).
+  std::function<Status(SimFlags*, double)> on_flags;
   std::function<void(SimSetup*, double)> on_setup;  // null: applied through the flags
 };
 
@@ -56,11 +58,19 @@ const std::vector<SweepParam>& SweepParams() {
       {"threshold", "lazy/busy threshold t (§3)", false, nullptr,
        [](SimSetup* s, double v) { s->scheduler.threshold = v; }},
       {"load", "offered load of regenerated arrivals (rebuilds the workload)", false,
-       [](SimFlags* f, double v) { f->load = v; }, nullptr},
+       [](SimFlags* f, double v) {
+         // SimFlags::load 0 means "not given" (the workload's default load): refused, as
+         // `--load 0` is.
+         if (!(v > 0)) return InvalidArgumentError("--load must be a finite number > 0");
+         f->load = v;
+         return Status();
+       },
+       nullptr},
       {"pcie-share", "paper-mix share of PCIe-bound jobs (rebuilds the workload)", false,
        [](SimFlags* f, double v) {
          f->pcie_share = v;
          f->pcie_share_given = true;  // refused off paper-mix, as the flag is
+         return Status();             // the range is checked where the workload is built
        },
        nullptr},
       {"reserve-full", "full-size reserve N GPUs (§4 step 7)", true, nullptr,
@@ -219,7 +229,8 @@ int Run(const SweepFlags& f, Context& ctx) {
     }
   }
 
-  Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report}});
+  Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report}},
+                                    SimInputFiles(f.sim, ctx.extra_catalogs));
   if (!outputs.ok()) return fail(outputs.message());
 
   // One setup per value and replica: built from the flags (workload
@@ -240,7 +251,9 @@ int Run(const SweepFlags& f, Context& ctx) {
     std::vector<SimSetup> reps;
     if (param->on_flags) {
       SimFlags flags = f.sim;
-      param->on_flags(&flags, v);
+      if (Status st = param->on_flags(&flags, v); !st.ok()) {
+        return fail(fmt::format("{}={}: {}", name, v, st.message()));
+      }
       flags.no_memory_check = true;  // checked for all of them above
       auto built = BuildReplicaSetups(flags, ctx);
       if (!built.ok()) return fail(fmt::format("{}={}: {}", name, v, built.status().message()));

@@ -207,6 +207,7 @@ Status Daemon::Impl::Init() {
     StateLock lock(&mu_);
     model_->scheduler().SetNow(NowS());
     jobs_->Adopt(rec);
+    paused_ = rec.paused;
   }
   writer_ = std::make_unique<StoreWriter>(store_.get());
   writer_->Start();
@@ -483,14 +484,18 @@ NodeView Daemon::Impl::Node() const {
   return n;
 }
 
+// Stored, so that a restart keeps it (recovery reads "paused" back); the writer retries a store
+// that cannot be written, and the pause holds in memory meanwhile.
 void Daemon::Impl::Pause() {
   StateLock lock(&mu_);
   paused_ = true;
+  Persist({StoreOp::PutNode("paused", "true")}, /*retry=*/true, [](const Status&) {});
 }
 void Daemon::Impl::Resume() {
   {
     StateLock lock(&mu_);
     paused_ = false;
+    Persist({StoreOp::PutNode("paused", "false")}, /*retry=*/true, [](const Status&) {});
   }
   Wake();
 }

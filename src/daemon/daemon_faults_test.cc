@@ -124,6 +124,8 @@ TEST_F(DaemonTest, StoredLaunchIntentWithoutARunIsQueuedAgain) {
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
   EXPECT_EQ(Get(*d, 1).reason, "requeued: the daemon restarted before the job was launched");
+  EXPECT_TRUE(d->paused());  // the pause is stored (PauseSurvivesARestart)
+  d->Resume();
   ASSERT_TRUE(WaitTerminal(*d, 1));
   EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
   EXPECT_EQ(ReadFile(std::filesystem::path(config_.WorkDir()) / "1" / "runs"), "run\n");
@@ -299,6 +301,34 @@ TEST_F(DaemonTest, GangThatCannotFitNowSaysWhy) {
 // An operator's drain is stored (by GPU UUID) and applied again at start; an
 // undrain is stored too. By hand: 2 x A100 40GB, GPU 1 drained, two 7g.40gb
 // jobs: only GPU 0 can take one, so the second waits until the undrain.
+// Regression: a pause was kept in memory only, so a daemon paused for maintenance and restarted
+// started its queue at once. It is stored as a drain is: the restarted daemon stays paused (its
+// queued job waits) until resume, and the resume is stored as well.
+TEST_F(DaemonTest, PauseSurvivesARestart) {
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    d->Pause();
+    ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
+    ASSERT_OK(d->Settle());
+    EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
+  }
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    EXPECT_TRUE(d->paused());
+    EXPECT_TRUE(d->Node().paused);
+    ASSERT_OK(d->Settle());
+    EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
+    d->Resume();
+    ASSERT_TRUE(WaitTerminal(*d, 1));
+    EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->paused());  // the resume was stored as well
+}
+
 TEST_F(DaemonTest, DrainSurvivesARestart) {
   {
     auto d = Start("2xA100-40GB");

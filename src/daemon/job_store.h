@@ -15,7 +15,8 @@
 //          detail TEXT (JSON))
 //   reservations(owner TEXT PRIMARY KEY, placements TEXT (JSON array), created_at REAL,
 //                expires_at REAL)
-//   node(key TEXT PRIMARY KEY, value TEXT)   e.g. 'drained_gpus' → JSON array of GPU UUIDs
+//   node(key TEXT PRIMARY KEY, value TEXT)   'drained_gpus' → JSON array of GPU UUIDs;
+//                                            'paused' → "true" or "false" (Pause)
 // Job ids are given by the daemon (NextJobId) and inserted explicitly;
 // AUTOINCREMENT's sqlite_sequence keeps the highest id ever inserted, so an id
 // is never given twice, even after the job was pruned; meta 'job_id_floor'

@@ -300,8 +300,13 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
       }
     }
   }
+  // 6. A pause (Pause) is kept across restarts, as a drain is.
+  if (auto it = node.find("paused"); it != node.end() && it->second == "true") {
+    out.paused = true;
+    spdlog::info("scheduler paused (kept from before the restart; `migsched resume` ends it)");
+  }
   RETURN_IF_ERROR(in.store->Commit(ops).WithPrefix("storing what recovery found"));
-  // 6. The hardware is the truth for what is left.
+  // 7. The hardware is the truth for what is left.
   in.sync->ResyncAllNow();
   return out;
 }

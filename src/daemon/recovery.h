@@ -69,6 +69,7 @@ struct RecoveryResult {
     bool cancel = false;  // a cancel was requested: SIGTERM it again
   };
   std::map<DaemonJobId, Run> runs;  // re-adopted processes
+  bool paused = false;              // the scheduler was paused (Pause), stored: paused again
 };
 
 StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) MIGSCHED_EXCLUDES(kStateLock);

@@ -330,7 +330,9 @@ StatusOr<std::vector<WorkloadJob>> ParseTraceJsonLines(std::istream& in, const s
     json obj;
     try {
       obj = json::parse(raw, callback);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
+      // A syntax error (parse_error), or a number the JSON holds but a double cannot
+      // (out_of_range 406, e.g. 1e400): both are this line's bad input.
       std::string what = e.what();
       // Drop nlohmann's "[json.exception.parse_error.101] " tag.
       if (size_t close = what.find("] ");

@@ -127,6 +127,14 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
       {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--snapshot-at", "5"},
        "migsched compare: --snapshot-at sets the slot maps of --report; give --report FILE.html "
        "too"},
+      // Regression: in fill mode --timeline-csv wrote a header alone (fill mode has no timeline),
+      // and nothing wrote the fill curve that docs/formats/outputs.md describes.
+      {SimulateArgs(kOneA100, "paper-mix", {"--mode", "fill", "--timeline-csv", "t.csv"}),
+       "migsched simulate: --timeline-csv is the timeline of --mode online; the curve of fill "
+       "mode is --fill-curve-csv FILE"},
+      {SimulateArgs(kOneA100, trace, {"--fill-curve-csv", "f.csv"}),
+       "migsched simulate: --fill-curve-csv is the load curve of --mode fill; an online run has "
+       "--timeline-csv"},
   };
   for (const FlagCase& c : cases) {
     auto r = RunMigsched(c.args);
@@ -226,6 +234,15 @@ TEST(OutputPathsCliTest, UnwritableOutputsFailAtOnceWithTheReason) {
       {{"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--param", "threshold=0.2",
         "--report", folder},
        "migsched sweep: --report " + folder + ": is a folder, not a file"},
+      // Regression: an output naming the input trace overwrote it without a word.
+      {SimulateArgs(kOneA100, trace, {"--export-workload", trace}),
+       "migsched simulate: --export-workload " + trace +
+           ": --workload reads that file; an output would overwrite it"},
+      {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--json", trace},
+       "migsched compare: --json " + trace +
+           ": --workload reads that file; an output would overwrite it"},
+      {{"report", "--from", json, "-o", json},
+       "migsched report: -o " + json + ": --from reads that file; an output would overwrite it"},
   };
   for (const FlagCase& c : cases) {
     auto r = RunMigsched(c.args);

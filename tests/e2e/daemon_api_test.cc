@@ -344,6 +344,15 @@ TEST_F(DaemonApiTest, ClientCommands) {
   EXPECT_EQ(Api().Get("/v1/gpus")->body.find("\"draining\":true"), std::string::npos);
   auto bad_gpu = testing::RunMigsched(with({"drain", "9"}));
   EXPECT_EQ(bad_gpu.exit_code, 1);
+  // Regression: a GPU that is not a whole number got CLI11's range message, with a bound of 300
+  // digits; it is bad usage (exit 2) told in the words of the other integer flags.
+  for (const std::string gpu : {"abc", "-1", "1.5"}) {
+    auto not_a_gpu = testing::RunMigsched(with({"drain", gpu}));
+    EXPECT_EQ(not_a_gpu.exit_code, 2) << gpu;
+    EXPECT_THAT(not_a_gpu.err, ::testing::HasSubstr(
+                                   "gpu: must be an integer in 0..2147483647, got '" + gpu + "'"));
+    EXPECT_LT(not_a_gpu.err.size(), 200u) << not_a_gpu.err;
+  }
   auto pause = testing::RunMigsched(with({"pause"}));
   ASSERT_EQ(pause.exit_code, 0) << pause.err;
   EXPECT_EQ(pause.out, "scheduler paused\n");

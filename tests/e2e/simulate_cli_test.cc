@@ -172,6 +172,32 @@ TEST(SimulateCliTest, BadTraceLineNamesFileLineAndField) {
   EXPECT_THAT(r.err, HasSubstr("duration_s"));
 }
 
+// Regression: docs/formats/outputs.md describes the fill curve CSV, but no flag wrote it.
+// By hand: one A100 40GB (7 compute slices), fill mode over a 7g.40gb then a 3g.20gb. The 7g is
+// placed: requested 7/7 = 100%, so the steps 5%..100% (rows 1-20) show 1 arrived, 1 placed, the
+// GPU full (allocation 1, FragCost 0). The 3g finds no room: requested 10/7 = 1.428...; the steps
+// 105%..130% (rows 21-26, the default fill target 130%) show 2 arrived, 1 placed, acceptance 0.5.
+TEST(SimulateCliTest, FillCurveCsvHasARowPerFivePercentOfRequestedCompute) {
+  const std::string trace = WriteTempFile("fill.csv",
+                                          "id,arrival_s,profile,duration_s\n"
+                                          "a,0,7g.40gb,10\n"
+                                          "b,1,3g.20gb,10\n");
+  const std::string csv = ::migsched::testing::MakeTempDir("fill-curve").string() + "/curve.csv";
+  auto r = RunMigsched({"simulate", "--cluster", "1xA100-40GB", "--workload", trace, "--mode",
+                        "fill", "--fill-curve-csv", csv, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(::migsched::testing::ReadFile(csv));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 27u);
+  EXPECT_EQ(lines[0],
+            "target_share,requested_share,allocation,acceptance,frag_rate,arrived,placed");
+  EXPECT_EQ(lines[1], "0.05,1,1,1,0,1,1");
+  EXPECT_EQ(lines[20], "1,1,1,1,0,1,1");
+  EXPECT_EQ(lines[21], "1.05,1.4285714285714286,1,0.5,0,2,1");
+  EXPECT_EQ(lines[26], "1.3,1.4285714285714286,1,0.5,0,2,1");
+}
+
 TEST(SimulateCliTest, UnknownGpuAndPolicyAreClearErrors) {
   const std::string trace = WriteTempFile("t.csv", kTwoFourG);
   auto r = RunMigsched({"simulate", "--cluster", "2xV100", "--workload", trace, "--quiet"});

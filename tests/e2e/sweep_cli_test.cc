@@ -103,6 +103,9 @@ TEST(SweepCliTest, BadParametersSayWhy) {
       {"threshold=0.2,x", "--param threshold: value: 'x' is not a number"},
       {"reserve-full=0,1.5", "--param reserve-full: 1.5 is not a whole number"},
       {"threshold=0.5,1.5", "threshold=1.5: threshold must be in [0, 1], got 1.5"},
+      // Regression: load 0 is SimFlags' "not given", so a swept 0 quietly ran the default load
+      // under the label 0; refused as `--load 0` is, before anything runs.
+      {"load=0.9,0", "load=0: --load must be a finite number > 0"},
       // A workload parameter of generated workloads only, swept on a trace: refused, not ignored.
       {"pcie-share=0.2,0.6",
        "pcie-share=0.2: --pcie-share applies to the generated workloads only (paper-mix, churn, "
