@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -264,6 +265,22 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
     return InvalidArgumentError(fmt::format("{}: {}", r.origin(), what));
   };
   if (c.state_dir.empty()) return fail("state_dir is required (e.g. state_dir: /var/lib/migsched)");
+  if (!c.work_dir.empty()) {
+    // The work dir is made traversable (0711) for the jobs' users; the state dir must stay 0700
+    // (the daemon refuses to start otherwise), so neither may be the other or inside it.
+    const std::filesystem::path state = std::filesystem::absolute(c.state_dir).lexically_normal();
+    const std::filesystem::path work = std::filesystem::absolute(c.work_dir).lexically_normal();
+    const auto inside = [](const std::filesystem::path& dir, const std::filesystem::path& p) {
+      const std::filesystem::path rel = p.lexically_relative(dir);
+      return !rel.empty() && *rel.begin() != "..";
+    };
+    if (inside(state, work) || inside(work, state)) {
+      return fail(fmt::format(
+          "work_dir {} and state_dir {} must be apart: jobs' users pass through the work dir, "
+          "and the state dir is the daemon's alone (mode 0700); e.g. work_dir: {}-work",
+          c.work_dir, c.state_dir, state.string()));
+    }
+  }
   if (Status st = CheckListen(c.listen); !st.ok()) return fail(st.message());
   if (!c.token.empty() || root["token"].IsDefined()) {
     if (Status st = ValidateToken(c.token, "config key token"); !st.ok()) return fail(st.message());

@@ -148,6 +148,18 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
        "reservation_ttl_s, restore_command, retention_s, scheduler, state_dir, store_check_s, "
        "tick_ms, token, token_file, work_dir)"},
       {"state_dir: /s\ntick_ms: fast\n", "c.yaml:2: key 'tick_ms' must be an integer, got 'fast'"},
+      // Regression: work_dir equal to state_dir was taken; the work dir is made 0711 for the
+      // jobs' users, and the next start refused the state dir's mode.
+      {"state_dir: /s\nwork_dir: /s/\n",
+       "c.yaml: work_dir /s/ and state_dir /s must be apart: jobs' users pass through the work "
+       "dir, and the state dir is the daemon's alone (mode 0700); e.g. work_dir: /s-work"},
+      {"state_dir: /s/state\nwork_dir: /s\n",
+       "c.yaml: work_dir /s and state_dir /s/state must be apart: jobs' users pass through the "
+       "work dir, and the state dir is the daemon's alone (mode 0700); e.g. work_dir: "
+       "/s/state-work"},
+      {"state_dir: /s\nwork_dir: /s/jobs\n",
+       "c.yaml: work_dir /s/jobs and state_dir /s must be apart: jobs' users pass through the "
+       "work dir, and the state dir is the daemon's alone (mode 0700); e.g. work_dir: /s-work"},
       {"state_dir: /s\ntick_ms: 1.5\n", "c.yaml:2: key 'tick_ms' must be an integer, got '1.5'"},
       {"state_dir: /s\nkill_grace_s: [1]\n",
        "c.yaml:2: key 'kill_grace_s' must be a number, got a list"},

@@ -449,6 +449,30 @@ TEST_F(DaemonTest, CheckpointDoesNotBlockTheApi) {
   EXPECT_THAT(ReadFile(d->LogPath(2)), HasSubstr("saved\n"));
 }
 
+// Regression: state_dir / or /tmp was answered "run chmod 700 /" (or /tmp), which breaks the
+// host if followed. A folder the system shares is refused as such, and left as it is.
+TEST_F(DaemonTest, AStateDirTheSystemSharesIsRefused) {
+  StatusOr<std::vector<const GpuModel*>> models = ParseClusterSpec("1xA100-40GB", BundledCatalog());
+  ASSERT_OK(models);
+  for (const std::string dir : {"/", "/tmp", "/var", "/tmp/"}) {
+    struct stat before {};
+    ASSERT_EQ(::stat(dir.c_str(), &before), 0) << dir;
+    DaemonConfig c = config_;
+    c.state_dir = dir;
+    StatusOr<std::unique_ptr<Daemon>> d =
+        Daemon::Create(c, std::make_unique<FakeBackend>(*models, FakeFaults{}), &BundledCatalog());
+    ASSERT_FALSE(d.ok()) << dir;
+    EXPECT_EQ(d.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(d.status().message(),
+              "state_dir " + dir +
+                  " is a folder the system shares; give the daemon a folder of its own (e.g. "
+                  "/var/lib/migsched, which it creates with mode 0700)");
+    struct stat after {};
+    ASSERT_EQ(::stat(dir.c_str(), &after), 0);
+    EXPECT_EQ(after.st_mode, before.st_mode) << dir;
+  }
+}
+
 // Regression (unsafe_state_dir_accepted): a state dir with mode 0755 was
 // accepted (job logs, the database and the token readable by jobs).
 TEST_F(DaemonTest, StateDirOpenToOthersIsRefused) {

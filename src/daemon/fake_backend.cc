@@ -348,6 +348,10 @@ Status FakeBackend::Save() const {
     }
   }
   std::error_code ec;
+  // The state dir's files are the daemon's alone (0600), whatever the umask when the backend
+  // was made (the daemon sets 077 later, at its start).
+  std::filesystem::permissions(
+      tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
   std::filesystem::rename(tmp, state_file_, ec);
   if (ec) {
     return UnavailableError(fmt::format("fake backend state file {}: cannot rename {}: {}",

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <set>
@@ -387,6 +388,22 @@ TEST(FakeBackendTest, OverriddenProfilesAreEnforced) {
   EXPECT_EQ(backend.ListProfiles(0)->size(), 5u);
   EXPECT_EQ(backend.CreateInstance(0, k1g10, {0, 2}).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(backend.CreateInstance(1, k1g10, {0, 2}).ok());
+}
+
+// Regression: the state file was created with the process's umask (0644 where the backend is
+// made before the daemon sets 077), though everything in a state dir is to be 0600.
+TEST(FakeBackendTest, StateFileIsTheDaemonsAlone) {
+  const GpuModel* a100 = &testing::Model("A100-40GB");
+  const std::string path = testing::WriteTempFile("fake-state-mode.json", "");
+  std::filesystem::remove(path);
+  const mode_t old = ::umask(022);
+  auto backend = FakeBackend::Open({a100}, {}, path);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ASSERT_TRUE((*backend)->CreateInstance(0, k7g, {0, 8}).ok());
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST(FakeBackendTest, StateFileKeepsInstancesAcrossRestarts) {

@@ -47,6 +47,16 @@ void SendError(httplib::Response& res, const Status& st) {
   res.set_content(ErrorBody(st) + "\n", kJson);
 }
 
+// The Idempotency-Key header ("" when none): at most 256 bytes (docs/api.md "Retrying").
+StatusOr<std::string> IdempotencyKey(const httplib::Request& req) {
+  std::string key = req.get_header_value("Idempotency-Key");
+  if (key.size() > 256) {
+    return InvalidArgumentError(
+        fmt::format("Idempotency-Key is {} bytes long; at most 256 are allowed", key.size()));
+  }
+  return key;
+}
+
 // A positive decimal integer (a job or allocation id).
 StatusOr<DaemonJobId> ParseId(const std::string& s, std::string_view what = "job id") {
   DaemonJobId id = 0;
@@ -128,6 +138,9 @@ SteadyTime After(double seconds) {
 struct ServedConnection {
   uint64_t ticket = 0;
   SteadyTime deadline;
+  // A request that could not be read as sent (malformed, a body cut short, two lengths): the
+  // connection is closed after its answer, so that no byte after it is read as a request.
+  bool close = false;
 };
 thread_local ServedConnection* t_connection = nullptr;
 
@@ -276,7 +289,7 @@ class ApiServer : public httplib::Server {
         bool closed = false;
         ret = process_request(strm, n + 1 == kMaxRequestsPerConnection || !is_running(), closed,
                               nullptr);
-        if (!ret || closed) break;
+        if (!ret || closed || conn.close) break;
       }
       t_connection = nullptr;
       gate_.Release(conn.ticket);
@@ -446,6 +459,12 @@ class HttpServer::Impl {
   // Gives every error without a body (httplib's own 404/413/400...) the JSON error form.
   httplib::Server::HandlerResponse OnError(const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    // httplib could not read the request (its head, its length, its body): what follows on the
+    // connection is not a request boundary either, so the connection ends here.
+    if (res.status == 400 || res.status == 411 || res.status == 413 || res.status == 414 ||
+        res.status == 431) {
+      CloseAfterAnswer(res);
+    }
     std::string code = "INVALID_ARGUMENT";
     std::string message;
     switch (res.status) {
@@ -468,6 +487,12 @@ class HttpServer::Impl {
     return httplib::Server::HandlerResponse::Handled;
   }
 
+  // The connection ends after this answer (ServedConnection::close).
+  static void CloseAfterAnswer(httplib::Response& res) {
+    res.set_header("Connection", "close");
+    if (t_connection != nullptr) t_connection->close = true;
+  }
+
   std::string BodyTooLarge() const {
     return fmt::format("request body larger than max_body_bytes ({} bytes)", opt_.max_body_bytes);
   }
@@ -480,17 +505,38 @@ class HttpServer::Impl {
     routes_.push_back({std::regex(pattern), std::move(allow)});
     server_.Post(pattern, [this, handler](const httplib::Request& req, httplib::Response& res,
                                           const httplib::ContentReader& reader) {
+      // A request whose body cannot be read as sent is refused before anything is done, and its
+      // connection closed (what follows is no request boundary).
+      auto malformed = [&](const std::string& why) {
+        CloseAfterAnswer(res);
+        SendError(res, InvalidArgumentError("malformed HTTP request: " + why));
+      };
       std::string body;
       bool too_large = false;
+      const bool chunked =
+          req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
+      if (req.get_header_value_count("Content-Length") > 1) {
+        return malformed("more than one Content-Length header");
+      }
       const std::string length = req.get_header_value("Content-Length");
+      if (length.empty() && !chunked) {
+        // Without a length the body would end only when the client closes or times out.
+        return malformed(
+            "a POST needs a Content-Length (Content-Length: 0 when it has no body) or a chunked "
+            "body");
+      }
       if (!length.empty()) {
         size_t n = 0;
         auto [p, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
-        too_large =
-            ec != std::errc() || p != length.data() + length.size() || n > opt_.max_body_bytes;
+        if (p != length.data() + length.size() ||
+            (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+          return malformed(fmt::format("Content-Length '{}' is not a number of bytes", length));
+        }
+        too_large = ec == std::errc::result_out_of_range || n > opt_.max_body_bytes;
       }
-      if (!too_large)
-        reader([&](const char* data, size_t n) {
+      bool complete = true;
+      if (!too_large) {
+        complete = reader([&](const char* data, size_t n) {
           if (body.size() + n > opt_.max_body_bytes) {
             too_large = true;
             return false;
@@ -498,11 +544,18 @@ class HttpServer::Impl {
           body.append(data, n);
           return true;
         });
+      }
       if (too_large) {
-        res.set_header("Connection", "close");
+        CloseAfterAnswer(res);
         SendError(res, ResourceExhaustedError(BodyTooLarge()));
         res.status = 413;
         return;
+      }
+      if (!complete) {
+        // Cut short (the body deadline, a closed connection): never carried out.
+        return malformed(fmt::format(
+            "the body did not arrive in full within body_timeout_s ({} bytes{})", body.size(),
+            length.empty() ? "" : fmt::format(" of Content-Length {}", length)));
       }
       handler(req, res, body);
     });
@@ -549,7 +602,9 @@ class HttpServer::Impl {
                  [this](const httplib::Request& req, httplib::Response& res, const std::string& b) {
                    auto request = ParseJobRequest(b);
                    if (!request.ok()) return SendError(res, request.status());
-                   auto result = api_->Submit(*request, req.get_header_value("Idempotency-Key"));
+                   auto key = IdempotencyKey(req);
+                   if (!key.ok()) return SendError(res, key.status());
+                   auto result = api_->Submit(*request, *key);
                    if (!result.ok()) return SendError(res, result.status());
                    res.set_header("Location", fmt::format("/v1/jobs/{}", result->record.id));
                    if (result->replayed) res.set_header("Idempotent-Replayed", "true");
@@ -658,7 +713,9 @@ class HttpServer::Impl {
                  [this](const httplib::Request& req, httplib::Response& res, const std::string& b) {
                    auto request = ParseAllocationRequest(b);
                    if (!request.ok()) return SendError(res, request.status());
-                   auto result = api_->Allocate(*request, req.get_header_value("Idempotency-Key"));
+                   auto key = IdempotencyKey(req);
+                   if (!key.ok()) return SendError(res, key.status());
+                   auto result = api_->Allocate(*request, *key);
                    if (!result.ok()) return SendError(res, result.status());
                    res.set_header("Location", fmt::format("/v1/allocations/{}", result->record.id));
                    if (result->replayed) res.set_header("Idempotent-Replayed", "true");

@@ -304,6 +304,20 @@ TEST_F(HttpServerTest, SubmitGetListCancel) {
   EXPECT_EQ(k2->get_header_value("Idempotent-Replayed"), "true");
   EXPECT_EQ(json::parse(k2->body)["id"], json::parse(k1->body)["id"]);
   EXPECT_EQ(api_->size(), 2u);
+  // Regression: a key longer than the documented 256 bytes was taken and stored. 256 is the most.
+  httplib::Headers long_key{{"Idempotency-Key", std::string(257, 'k')}};
+  auto k3 = c.Post("/v1/jobs", long_key, R"({"profile": "2g.10gb", "command": ["true"]})",
+                   "application/json");
+  ASSERT_TRUE(k3);
+  EXPECT_EQ(k3->status, 400);
+  EXPECT_EQ(Message(k3), "Idempotency-Key is 257 bytes long; at most 256 are allowed");
+  EXPECT_EQ(api_->size(), 2u);  // nothing new
+  httplib::Headers max_key{{"Idempotency-Key", std::string(256, 'k')}};
+  auto k4 = c.Post("/v1/jobs", max_key, R"({"profile": "2g.10gb", "command": ["true"]})",
+                   "application/json");
+  ASSERT_TRUE(k4);
+  EXPECT_EQ(k4->status, 201);
+  EXPECT_EQ(api_->size(), 3u);
   auto d2 = c.Delete("/v1/jobs/1");
   ASSERT_TRUE(d2);
   EXPECT_EQ(d2->status, 409);
@@ -890,6 +904,108 @@ TEST(HttpConnectionsTest, ATricklingBodyIsClosedAfterTheBodyDeadline) {
   EXPECT_EQ(reply.find("HTTP/1.1 201"), std::string::npos) << reply;
   ::close(fd);
   EXPECT_EQ(server.api().size(), 0u);  // nothing was submitted
+}
+
+// Reads from `fd` until the server closes it or 5 s pass: everything it sent, and whether it
+// closed.
+std::string ReadUntilClosed(int fd, bool* closed) {
+  std::string out;
+  char buf[4096];
+  *closed = false;
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0) return out;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      *closed = true;
+      return out;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+int CountOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Regression: a body cut short (Content-Length above what arrived by the body deadline) was
+// handed to the handler as it stood, and a complete JSON object in it was carried out (a job
+// submitted). It is refused with 400 and the connection closed.
+TEST(HttpConnectionsTest, ABodyCutShortIsRefusedNotCarriedOut) {
+  HttpServerOptions o;
+  o.request_timeout_s = 5;
+  o.body_timeout_s = 0.3;
+  GatedServer server(o);
+  const int fd = Connect(server.port());
+  ASSERT_GE(fd, 0);
+  const std::string body = R"({"profile":"1g.5gb","command":["true"]})";
+  const std::string req =
+      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size() + 50) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  bool closed = false;
+  const std::string reply = ReadUntilClosed(fd, &closed);
+  ::close(fd);
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 400")) << reply;
+  EXPECT_NE(reply.find("malformed HTTP request: the body did not arrive in full"),
+            std::string::npos)
+      << reply;
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(server.api().size(), 0u);  // nothing was submitted
+}
+
+// Regression: a POST without Content-Length (a bare `curl -X POST`) waited for the read timeout
+// and was then carried out (the scheduler paused) with whatever had come. It is refused at once,
+// as docs/api.md says, and nothing is done.
+TEST(HttpConnectionsTest, APostWithoutALengthIsRefusedAtOnce) {
+  HttpServerOptions o;
+  o.request_timeout_s = 5;
+  GatedServer server(o);
+  const int fd = Connect(server.port());
+  ASSERT_GE(fd, 0);
+  const std::string answer = Exchange(fd,
+                                      "POST /v1/scheduler/pause HTTP/1.1\r\nHost: x\r\n"
+                                      "Authorization: Bearer sekrit\r\n\r\n");
+  ::close(fd);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 400")) << answer;
+  EXPECT_NE(answer.find("malformed HTTP request: a POST needs a Content-Length"), std::string::npos)
+      << answer;
+  EXPECT_FALSE(server.api().paused());
+}
+
+// Regression: after a request the server could not read (a garbage request line; two
+// Content-Length headers, which a proxy in front may read otherwise: request smuggling), the
+// connection stayed open and the bytes after it ran as the next request. The connection now ends
+// with the 400: the authenticated pause sent behind it is never carried out.
+TEST(HttpConnectionsTest, AnUnreadableRequestEndsItsConnection) {
+  HttpServerOptions o;
+  o.request_timeout_s = 5;
+  GatedServer server(o);
+  const std::string pause =
+      "POST /v1/scheduler/pause HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
+      "Content-Length: 0\r\n\r\n";
+  const std::string two_lengths =
+      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
+      "Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}";
+  for (const std::string& first : {std::string("GARBAGE\r\n\r\n"), two_lengths}) {
+    SCOPED_TRACE(first.substr(0, 20));
+    const int fd = Connect(server.port());
+    ASSERT_GE(fd, 0);
+    const std::string both = first + pause;
+    ASSERT_EQ(::send(fd, both.data(), both.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(both.size()));
+    bool closed = false;
+    const std::string reply = ReadUntilClosed(fd, &closed);
+    ::close(fd);
+    EXPECT_TRUE(reply.starts_with("HTTP/1.1 400")) << reply;
+    EXPECT_EQ(CountOf(reply, "HTTP/1.1 "), 1) << reply;
+    EXPECT_TRUE(closed);
+    EXPECT_FALSE(server.api().paused());
+    EXPECT_EQ(server.api().size(), 0u);
+  }
 }
 
 // The N+1th connection of a peer whose N connections are all authenticated is

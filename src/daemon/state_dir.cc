@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 
 namespace migsched {
 
@@ -43,6 +46,26 @@ StatusOr<std::unique_ptr<StateDir>> StateDir::Open(const std::filesystem::path& 
   }
   if (!S_ISDIR(st.st_mode)) {
     return FailedPreconditionError(fmt::format("state_dir {} is not a directory", p));
+  }
+  // A folder the system shares (/, /tmp, /var, ...): the checks below would tell the operator to
+  // chmod 700 or chown it, which breaks the host. The daemon needs a folder of its own.
+  {
+    static constexpr std::string_view kSystem[] = {
+        "/bin", "/boot", "/dev",  "/etc",     "/home",    "/lib",     "/lib64",  "/media",
+        "/mnt", "/opt",  "/proc", "/root",    "/run",     "/sbin",    "/srv",    "/sys",
+        "/tmp", "/usr",  "/var",  "/var/lib", "/var/tmp", "/var/run", "/var/log"};
+    std::error_code ec;
+    const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+    const bool system =
+        canonical == "/" ||
+        std::find(std::begin(kSystem), std::end(kSystem), canonical) != std::end(kSystem) ||
+        (st.st_mode & S_ISVTX) != 0;  // sticky: shared by every user, as /tmp
+    if (system) {
+      return FailedPreconditionError(fmt::format(
+          "state_dir {} is a folder the system shares; give the daemon a folder of its own "
+          "(e.g. /var/lib/migsched, which it creates with mode 0700)",
+          p));
+    }
   }
   if (st.st_uid != ::geteuid()) {
     return FailedPreconditionError(fmt::format(

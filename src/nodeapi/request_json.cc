@@ -5,6 +5,9 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "core/catalog.h"
 #include "io/scheduler_options_json.h"
@@ -84,10 +87,31 @@ Status CheckFields(const json& j, const std::array<std::string_view, N>& fields)
   return Status();
 }
 
-// The body parsed as JSON, or the parser's message.
+// The body parsed as JSON, or the parser's message. A key given twice in one object is an error
+// (the parser would keep the last one without a word: `"profile": "1g.5gb", ..., "profile":
+// "7g.40gb"` is not what the client meant).
 StatusOr<json> ParseBody(std::string_view body) {
   try {
-    return json::parse(body.begin(), body.end());
+    std::vector<std::set<std::string>> open;  // the keys of each object being read
+    std::string duplicate;
+    auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) {
+        open.emplace_back();
+      } else if (event == json::parse_event_t::object_end) {
+        if (!open.empty()) open.pop_back();
+      } else if (event == json::parse_event_t::key && !open.empty() && parsed.is_string() &&
+                 !open.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
+        duplicate = parsed.get<std::string>();
+      }
+      return true;
+    };
+    json j = json::parse(body.begin(), body.end(), callback);
+    if (!duplicate.empty()) {
+      const std::string shown = duplicate.size() > 64 ? duplicate.substr(0, 64) + "..." : duplicate;
+      return InvalidArgumentError(
+          fmt::format("request body is not valid: key '{}' appears twice in one object", shown));
+    }
+    return j;
   } catch (const json::exception& e) {
     std::string what = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, ..." → "parse error at line 1, ..."

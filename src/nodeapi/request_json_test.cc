@@ -171,6 +171,26 @@ TEST(ParseJobRequestTest, MalformedJsonSaysWhereItBroke) {
   }
 }
 
+// Regression: a key given twice was taken silently, the last one winning
+// (`"profile": "1g.5gb", ..., "profile": "2g.10gb"` ran a 2g.10gb job). It is refused, in the
+// request and in any object inside it; the same key in two objects is fine.
+TEST(ParseJobRequestTest, AKeyGivenTwiceIsRefused) {
+  auto top = ParseJobRequest(R"({"profile":"1g.5gb","command":["true"],"profile":"2g.10gb"})");
+  ASSERT_FALSE(top.ok());
+  EXPECT_EQ(top.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(top.status().message(),
+            "request body is not valid: key 'profile' appears twice in one object");
+  auto inner =
+      ParseJobRequest(R"({"profile":"1g.5gb","command":["true"],"env":{"A":"1","A":"2"}})");
+  ASSERT_FALSE(inner.ok());
+  EXPECT_EQ(inner.status().message(),
+            "request body is not valid: key 'A' appears twice in one object");
+  auto apart = ParseReservationRequest(
+      R"({"owner":"o","placements":[{"gpu":0,"profile":"1g.5gb","start":0},)"
+      R"({"gpu":0,"profile":"1g.5gb","start":1}]})");
+  EXPECT_TRUE(apart.ok()) << apart.status().ToString();
+}
+
 // The bodies of POST /v1/reservations and POST /v1/allocations (the texts
 // docs/api.md quotes).
 TEST(ParseNodeRequestsTest, ReservationsAndAllocations) {
