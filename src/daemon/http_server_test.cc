@@ -859,6 +859,14 @@ bool ClosedByServer(int fd) {
   }
 }
 
+// A job's body, and the head of an authenticated POST /v1/jobs saying `content_length`.
+constexpr char kJobBody[] = R"({"profile":"1g.5gb","command":["true"]})";
+std::string JobsPostHead(size_t content_length) {
+  return "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
+         "Content-Type: application/json\r\nContent-Length: " +
+         std::to_string(content_length) + "\r\n\r\n";
+}
+
 // Regression (slowloris_starves_the_api): 1,100 connections sending one byte a
 // second held every thread, so /healthz and the hooks' calls went unanswered.
 // A request head must arrive within header_timeout_s in all, not per read: a
@@ -891,11 +899,8 @@ TEST(HttpConnectionsTest, ATricklingBodyIsClosedAfterTheBodyDeadline) {
   GatedServer server(o);
   const int fd = Connect(server.port());
   ASSERT_GE(fd, 0);
-  const std::string body = R"({"profile":"1g.5gb","command":["true"]})";
-  const std::string head =
-      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
-      "Content-Type: application/json\r\nContent-Length: " +
-      std::to_string(body.size()) + "\r\n\r\n";
+  const std::string body = kJobBody;
+  const std::string head = JobsPostHead(body.size());
   ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
   // ~40 bytes at 50 ms: 2 s, past the 0.3 s body deadline.
   bool closed = false;
@@ -940,11 +945,8 @@ TEST(HttpConnectionsTest, ABodyCutShortIsRefusedNotCarriedOut) {
   GatedServer server(o);
   const int fd = Connect(server.port());
   ASSERT_GE(fd, 0);
-  const std::string body = R"({"profile":"1g.5gb","command":["true"]})";
-  const std::string req =
-      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
-      "Content-Type: application/json\r\nContent-Length: " +
-      std::to_string(body.size() + 50) + "\r\n\r\n" + body;
+  const std::string body = kJobBody;
+  const std::string req = JobsPostHead(body.size() + 50) + body;
   ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
   bool closed = false;
   const std::string reply = ReadUntilClosed(fd, &closed);
