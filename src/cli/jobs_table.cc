@@ -39,8 +39,10 @@ std::string Where(const DaemonJobRecord& r) {
   std::string out;
   // A job that ended keeps its instances in its record (--json shows where it ran); the table
   // shows why it ended instead.
-  for (const JobInstance& i : IsTerminal(r.state) ? std::vector<JobInstance>{} : r.instances) {
-    out += fmt::format("{}{}:{}+{}", out.empty() ? "" : ",", i.gpu, i.start, i.size);
+  if (!IsTerminal(r.state)) {
+    for (const JobInstance& i : r.instances) {
+      out += fmt::format("{}{}:{}+{}", out.empty() ? "" : ",", i.gpu, i.start, i.size);
+    }
   }
   if (!out.empty()) return out;
   if (!r.reason.empty()) return "(" + r.reason + ")";
