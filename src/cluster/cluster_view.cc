@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/plan.h"
+#include "nodeapi/node_view.h"
 
 namespace migsched {
 
@@ -28,10 +29,10 @@ uint64_t UnitMask(const GpuModel& m, int profile, int start) {
   return slot < 0 ? 0 : m.slots()[slot].unit_mask;
 }
 
-NodeBuild BuildNode(const NodeState& s, int node, const Catalog& catalog, JobId* next_id) {
+NodeBuild BuildNode(const NodeView& s, int node, const Catalog& catalog, JobId* next_id) {
   NodeBuild b;
   std::map<int, int> local;  // NVML index -> local index
-  for (const NodeGpu& g : s.gpus) {
+  for (const GpuView& g : s.gpus) {
     auto m = catalog.Find(g.model);
     if (!m.ok()) {
       b.error = fmt::format("GPU {}: {}", g.index, m.status().message());
@@ -44,14 +45,14 @@ NodeBuild BuildNode(const NodeState& s, int node, const Catalog& catalog, JobId*
     local[g.index] = static_cast<int>(b.models.size());
     b.models.push_back(*m);
     b.nvml_index.push_back(g.index);
-    b.drained.push_back(g.drained ? 1 : 0);
+    b.drained.push_back(TakesPlacements(g) ? 0 : 1);
   }
   // Resolves (NVML index, profile name, start) to (local gpu, profile index).
   auto resolve = [&](int gpu, const std::string& profile, int start,
                      std::string* error) -> std::optional<std::pair<int, int>> {
     auto it = local.find(gpu);
     if (it == local.end()) {
-      *error = fmt::format("instance on GPU {}, which the node does not list", gpu);
+      *error = fmt::format("a placement on GPU {}, which the node does not list", gpu);
       return std::nullopt;
     }
     const GpuModel& m = *b.models[it->second];
@@ -82,7 +83,8 @@ NodeBuild BuildNode(const NodeState& s, int node, const Catalog& catalog, JobId*
   // Reserved placements: (local gpu, unit mask) for the overlap test.
   std::vector<std::pair<int, uint64_t>> reserved;
   std::vector<Step> reservation_steps;
-  for (const ReservationRecord& r : s.reservations) {
+  for (const ReservationView& rv : s.reservations) {
+    const ReservationRecord& r = rv.record;
     for (const PlacementRef& p : r.placements) {
       std::string error;
       auto at = resolve(p.gpu, p.profile, p.start, &error);
@@ -96,28 +98,31 @@ NodeBuild BuildNode(const NodeState& s, int node, const Catalog& catalog, JobId*
       reservation_steps.push_back({StepKind::kStart, at->first, at->second, p.start, id});
     }
   }
-  for (const NodeInstance& in : s.instances) {
-    std::string error;
-    auto at = resolve(in.gpu, in.profile, in.start, &error);
-    if (!at) {
-      b.error = error;
-      return b;
+  for (const GpuView& g : s.gpus) {
+    for (const InstanceView& in : g.instances) {
+      std::string error;
+      auto at = resolve(g.index, in.profile, in.start, &error);
+      if (!at) {
+        b.error = error;
+        return b;
+      }
+      const auto [gpu, profile] = *at;
+      const uint64_t mask = UnitMask(*b.models[gpu], profile, in.start);
+      const bool under_reservation = std::any_of(reserved.begin(), reserved.end(), [&](auto& r) {
+        return r.first == gpu && (r.second & mask) != 0;
+      });
+      const HolderKind holder = HolderOf(in);
+      if (holder == HolderKind::kIdle) {
+        if (!under_reservation) b.plan.steps.push_back({StepKind::kCreate, gpu, profile, in.start});
+        continue;
+      }
+      if (holder == HolderKind::kReservation) {
+        if (under_reservation) continue;  // the reservation's entry stands for it
+      }
+      const JobId id = occupant(holder, HolderKey(in));
+      b.plan.steps.push_back({StepKind::kCreate, gpu, profile, in.start});
+      b.plan.steps.push_back({StepKind::kStart, gpu, profile, in.start, id});
     }
-    const auto [gpu, profile] = *at;
-    const uint64_t mask = UnitMask(*b.models[gpu], profile, in.start);
-    const bool under_reservation = std::any_of(reserved.begin(), reserved.end(), [&](auto& r) {
-      return r.first == gpu && (r.second & mask) != 0;
-    });
-    if (in.holder == HolderKind::kIdle) {
-      if (!under_reservation) b.plan.steps.push_back({StepKind::kCreate, gpu, profile, in.start});
-      continue;
-    }
-    if (in.holder == HolderKind::kReservation) {
-      if (under_reservation) continue;  // the reservation's entry stands for it
-    }
-    const JobId id = occupant(in.holder, in.owner);
-    b.plan.steps.push_back({StepKind::kCreate, gpu, profile, in.start});
-    b.plan.steps.push_back({StepKind::kStart, gpu, profile, in.start, id});
   }
   b.plan.steps.insert(b.plan.steps.end(), reservation_steps.begin(), reservation_steps.end());
   return b;

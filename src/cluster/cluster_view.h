@@ -1,5 +1,6 @@
 // ClusterView: one `Cluster` of every GPU of every node (core/cluster.h),
-// built from the nodes' states (cluster/node_state.h), so that the scheduler
+// built from the nodes' views (the node API's NodeView, nodeapi/api_types.h, read through
+// nodeapi/node_view.h), so that the scheduler
 // core plans placements over the whole cluster at once (docs/algorithms-cluster.md §14.1).
 //
 // GPUs are numbered node by node in the order the nodes are given, and within
@@ -14,8 +15,9 @@
 //     reserved profile held by an occupant of kind kReservation, whether or
 //     not an instance exists there yet; idle instances overlapping it are
 //     left out (the space is taken).
-// A drained GPU is marked reserved in the Cluster (Cluster::SetReserved): it
-// offers no placement to any policy.
+// A GPU that takes no new placements (draining, or its backend cannot reach
+// it: TakesPlacements) is marked reserved in the Cluster (Cluster::SetReserved):
+// it offers no placement to any policy.
 //
 // A node that could not be reached, or whose state is inconsistent (a GPU
 // model the catalog does not know, an instance the model cannot have, two
@@ -32,20 +34,20 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cluster/node_state.h"
 #include "core/catalog.h"
 #include "core/cluster.h"
 #include "core/config_table.h"
 #include "core/job.h"
 #include "core/status.h"
+#include "nodeapi/node_view.h"
 
 namespace migsched {
 
-// One node as the controller sees it: its state, or why it has none.
+// One node as the controller sees it: its view (GET /v1/node), or why it has none.
 struct NodeInput {
   std::string name;
-  std::optional<NodeState> state;  // nullopt: unreachable
-  std::string error;               // why there is no state (e.g. "connection refused")
+  std::optional<NodeView> state;  // nullopt: unreachable
+  std::string error;              // why there is no state (e.g. "connection refused")
 };
 
 // Job ids of the view's occupants start here; ids below are free for the

@@ -8,17 +8,19 @@
 namespace migsched {
 namespace {
 
+using migsched::testing::AddInstance;
 using migsched::testing::AddReservation;
 using migsched::testing::BundledCatalog;
+using migsched::testing::MakeGpu;
 using migsched::testing::MakeNode;
 
 std::string Describe(const Cluster& c, int gpu) { return c.gpu(gpu).DebugString(); }
 
 TEST(ClusterViewTest, NumbersGpusNodeByNodeAndKeepsHolders) {
   ConfigTableCache tables;
-  NodeState n1 = MakeNode("n1", 2, "A100 40GB",
-                          {"0:3g.20gb@4=alloc:slurm:7", "1:1g.5gb@0=idle", "1:1g.5gb@1=job:12"});
-  NodeState n2 = MakeNode("n2", 1, "A100-40GB", {"0:7g.40gb@0=placeholder"});
+  NodeView n1 = MakeNode("n1", 2, "A100 40GB",
+                         {"0:3g.20gb@4=alloc:slurm:7", "1:1g.5gb@0=idle", "1:1g.5gb@1=job:12"});
+  NodeView n2 = MakeNode("n2", 1, "A100-40GB", {"0:7g.40gb@0=placeholder"});
   auto v = ClusterView::Build({{"n1", n1, ""}, {"n2", n2, ""}}, BundledCatalog(), &tables);
   ASSERT_EQ(v->cluster().size(), 3);
   EXPECT_EQ(v->NodeOf(0), 0);
@@ -56,10 +58,11 @@ TEST(ClusterViewTest, NumbersGpusNodeByNodeAndKeepsHolders) {
 // named the local position before NvmlIndexOf).
 TEST(ClusterViewTest, NvmlIndexesOfANodeThatManagesSomeOfItsGpus) {
   ConfigTableCache tables;
-  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
-  NodeState n2 = MakeNode("n2", 0, "A100 40GB", {"5:7g.40gb@0=job:3"});
-  n2.gpus.push_back({2, "GPU-n2-2", "A100 40GB", false});
-  n2.gpus.push_back({5, "GPU-n2-5", "A100 40GB", false});
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB", {});
+  NodeView n2 = MakeNode("n2", 0, "A100 40GB", {});
+  n2.gpus.push_back(MakeGpu("n2", 2, "A100 40GB"));
+  n2.gpus.push_back(MakeGpu("n2", 5, "A100 40GB"));
+  AddInstance(&n2, "5:7g.40gb@0=job:3");
   auto v = ClusterView::Build({{"n1", n1, ""}, {"n2", n2, ""}}, BundledCatalog(), &tables);
   ASSERT_TRUE(v->nodes()[1].usable) << v->nodes()[1].error;
   ASSERT_EQ(v->cluster().size(), 3);
@@ -83,7 +86,7 @@ TEST(ClusterViewTest, NvmlIndexesOfANodeThatManagesSomeOfItsGpus) {
 // is left out (its space is taken), whether exactly there or overlapping.
 TEST(ClusterViewTest, ReservationsOccupyTheirPlacement) {
   ConfigTableCache tables;
-  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {"0:3g.20gb@4=idle", "0:1g.5gb@0=idle"});
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB", {"0:3g.20gb@4=idle", "0:1g.5gb@0=idle"});
   AddReservation(&n1, "slurm-room:0:4g.20gb:0", 0, "4g.20gb", 0);
   auto v = ClusterView::Build({{"n1", n1, ""}}, BundledCatalog(), &tables);
   ASSERT_TRUE(v->nodes()[0].usable) << v->nodes()[0].error;
@@ -101,12 +104,12 @@ TEST(ClusterViewTest, ReservationsOccupyTheirPlacement) {
 
 TEST(ClusterViewTest, UnreachableAndInconsistentNodesContributeNoGpus) {
   ConfigTableCache tables;
-  NodeState bad_model = MakeNode("n2", 1, "A200 1TB", {});
-  NodeState overlap = MakeNode("n3", 1, "A100 40GB", {"0:4g.20gb@0=job:1", "0:1g.5gb@2=job:2"});
-  NodeState bad_profile = MakeNode("n4", 1, "A100 40GB", {"0:9g.9gb@0=idle"});
-  NodeState bad_start = MakeNode("n5", 1, "A100 40GB", {"0:3g.20gb@2=idle"});
-  NodeState good = MakeNode("n6", 1, "A100 40GB", {});
-  good.gpus[0].drained = true;
+  NodeView bad_model = MakeNode("n2", 1, "A200 1TB", {});
+  NodeView overlap = MakeNode("n3", 1, "A100 40GB", {"0:4g.20gb@0=job:1", "0:1g.5gb@2=job:2"});
+  NodeView bad_profile = MakeNode("n4", 1, "A100 40GB", {"0:9g.9gb@0=idle"});
+  NodeView bad_start = MakeNode("n5", 1, "A100 40GB", {"0:3g.20gb@2=idle"});
+  NodeView good = MakeNode("n6", 1, "A100 40GB", {});
+  good.gpus[0].draining = true;
   auto v = ClusterView::Build({{"n1", std::nullopt, "connection refused"},
                                {"n2", bad_model, ""},
                                {"n3", overlap, ""},

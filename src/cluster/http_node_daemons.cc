@@ -12,51 +12,13 @@
 namespace migsched {
 namespace {
 
-// The controller's NodeState of a node view. Allocations are those holding
-// instances in this view (one consistent snapshot): an allocation that holds
-// nothing holds nothing a controller must release.
-NodeState StateOf(const NodeView& v) {
-  NodeState s;
-  s.node = v.name;
-  s.generation = v.generation;
-  s.policy = v.policy;
-  std::map<int64_t, size_t> allocation_at;  // allocation id -> index in s.allocations
-  for (const GpuView& g : v.gpus) {
-    s.gpus.push_back({g.index, g.uuid, g.model, g.draining || !g.unreachable.empty()});
-    for (const InstanceView& iv : g.instances) {
-      NodeInstance in;
-      in.gpu = g.index;
-      in.profile = iv.profile;
-      in.start = iv.start;
-      in.size = iv.size;
-      in.mig_uuid = iv.mig_uuid;
-      in.holder = iv.busy ? iv.holder : HolderKind::kIdle;
-      if (in.holder == HolderKind::kJob) {
-        in.owner = std::to_string(iv.job);
-      } else if (in.holder != HolderKind::kIdle) {
-        in.owner = iv.owner;
-      }
-      if (in.holder == HolderKind::kAllocation) {
-        auto [it, fresh] = allocation_at.emplace(iv.job, s.allocations.size());
-        if (fresh) s.allocations.push_back({iv.job, iv.owner, "running", {}});
-        s.allocations[it->second].instances.push_back(
-            {{g.index, iv.profile, iv.start}, iv.mig_uuid, g.uuid});
-      }
-      s.instances.push_back(std::move(in));
-    }
-  }
-  for (const ReservationView& r : v.reservations) s.reservations.push_back(r.record);
-  return s;
-}
-
 // One node: its client (one keep-alive connection, so one call at a time,
-// guarded by mu) and the GPU UUIDs last seen (for allocations' answers).
+// guarded by mu).
 struct Node {
   NodeDaemonEndpoint endpoint;
   std::mutex mu;
-  std::optional<NodeClient> client;      // guarded by mu; nullopt: no token (token_error)
-  std::string token_error;               // guarded by mu
-  std::map<int, std::string> gpu_uuids;  // guarded by mu
+  std::optional<NodeClient> client;  // guarded by mu; nullopt: no token (token_error)
+  std::string token_error;           // guarded by mu
 };
 
 class HttpNodeDaemons : public NodeDaemons {
@@ -70,14 +32,8 @@ class HttpNodeDaemons : public NodeDaemons {
     }
   }
 
-  StatusOr<NodeState> State(const std::string& node) override {
-    return WithClient<NodeState>(node, [&](Node* n) -> StatusOr<NodeState> {
-      ASSIGN_OR_RETURN(NodeView v, n->client->Node());
-      NodeState s = StateOf(v);
-      n->gpu_uuids.clear();
-      for (const NodeGpu& g : s.gpus) n->gpu_uuids[g.index] = g.uuid;
-      return s;
-    });
+  StatusOr<NodeView> State(const std::string& node) override {
+    return WithClient<NodeView>(node, [&](Node* n) { return n->client->Node(); });
   }
 
   Status Reserve(const std::string& node, const std::string& key,
@@ -106,8 +62,8 @@ class HttpNodeDaemons : public NodeDaemons {
         .status();
   }
 
-  StatusOr<NodeAllocation> Allocate(const std::string& node, const BindRequest& request) override {
-    return WithClient<NodeAllocation>(node, [&](Node* n) -> StatusOr<NodeAllocation> {
+  StatusOr<DaemonJobRecord> Allocate(const std::string& node, const BindRequest& request) override {
+    return WithClient<DaemonJobRecord>(node, [&](Node* n) -> StatusOr<DaemonJobRecord> {
       AllocationRequest r;
       r.owner = request.owner;
       r.reservation_prefix = request.reservation_prefix;
@@ -120,19 +76,7 @@ class HttpNodeDaemons : public NodeDaemons {
         return FailedPreconditionError(
             fmt::format("allocation {} is {}: {}", rec.id, JobStateName(rec.state), rec.reason));
       }
-      if (n->gpu_uuids.empty()) {
-        if (auto gpus = n->client->Gpus(); gpus.ok()) {
-          for (const GpuView& g : *gpus) n->gpu_uuids[g.index] = g.uuid;
-        }
-      }
-      NodeAllocation a;
-      a.id = rec.id;
-      a.owner = rec.owner();
-      a.state = std::string(JobStateName(rec.state));
-      for (const JobInstance& in : rec.instances) {
-        a.instances.push_back({{in.gpu, in.profile, in.start}, in.mig_uuid, n->gpu_uuids[in.gpu]});
-      }
-      return a;
+      return rec;
     });
   }
 

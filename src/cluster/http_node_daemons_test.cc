@@ -41,7 +41,7 @@ TEST(NodeDaemonTokenTest, ErrorsNameTheNodeAndTheFile) {
 TEST(NewHttpNodeDaemonsTest, AnUnknownNodeIsNotFoundNamingTheOrigin) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> d,
                        NewHttpNodeDaemons({"c.yaml", {{"n1", "http://127.0.0.1:1", "t", ""}}, 1}));
-  StatusOr<NodeState> s = d->State("n9");
+  StatusOr<NodeView> s = d->State("n9");
   EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(s.status().message(), "node n9 is not configured in c.yaml");
 }

@@ -16,10 +16,10 @@ std::vector<NodeInput> ReadNodeStates(NodeDaemons* daemons, const std::vector<st
   auto work = [&] {
     for (size_t i; (i = next++) < nodes.size();) {
       inputs[i].name = nodes[i];
-      StatusOr<NodeState> st = daemons->State(nodes[i]);
+      StatusOr<NodeView> st = daemons->State(nodes[i]);
       if (st.ok()) {
         inputs[i].state = std::move(*st);
-        inputs[i].state->node = nodes[i];
+        inputs[i].state->name = nodes[i];
       } else {
         inputs[i].error = st.status().message();
       }

@@ -1,5 +1,6 @@
 // NodeDaemons: what a cluster controller asks of the node daemons (their node
-// API, docs/api.md): a node's state, reservations (hold placements for an
+// API, docs/api.md), in the API's own types (nodeapi/api_types.h, read through
+// nodeapi/node_view.h): a node's view, reservations (hold placements for an
 // owner key, renewed by repeating the call, dropped by the daemon when their
 // time runs out), allocations (instances with no process, bound to an owner
 // key; "bind any reservation of these profiles under a key prefix") and their
@@ -20,9 +21,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/node_state.h"
 #include "cluster/planner.h"
 #include "core/status.h"
+#include "nodeapi/node_view.h"
 
 namespace migsched {
 
@@ -41,23 +42,27 @@ struct BindRequest {
 class NodeDaemons {
  public:
   virtual ~NodeDaemons() = default;
-  virtual StatusOr<NodeState> State(const std::string& node) = 0;
+  // The node's view (GET /v1/node): its GPUs, their instances and holders,
+  // its reservations and its generation.
+  virtual StatusOr<NodeView> State(const std::string& node) = 0;
   // Holds `placements` under `key` for `ttl_s` seconds; the same key again renews.
   virtual Status Reserve(const std::string& node, const std::string& key,
                          const std::vector<PlacementRef>& placements, double ttl_s) = 0;
   // Drops the reservation `key` (OK if there is none).
   virtual Status Unreserve(const std::string& node, const std::string& key) = 0;
-  // Creates the allocation once it is durable; kFailedPrecondition when no
-  // reservation / room fits, naming why.
-  virtual StatusOr<NodeAllocation> Allocate(const std::string& node,
-                                            const BindRequest& request) = 0;
+  // Creates the allocation once it is durable and answers its record (state
+  // running, its instances with their MIG UUIDs); kFailedPrecondition when no
+  // reservation / room fits, or the daemon stored the allocation as failed,
+  // naming why.
+  virtual StatusOr<DaemonJobRecord> Allocate(const std::string& node,
+                                             const BindRequest& request) = 0;
   // Releases an allocation (its instances are kept idle or destroyed, as the
   // daemon does for jobs). OK if it is already gone.
   virtual Status Release(const std::string& node, int64_t allocation_id) = 0;
 };
 
-// Every node's state (NodeDaemons::State), at most `parallel` calls at once (at least one), in
-// the order of `nodes`. A node that answers has its state, whose `node` is its name here (the
+// Every node's view (NodeDaemons::State), at most `parallel` calls at once (at least one), in
+// the order of `nodes`. A node that answers has its view, whose `name` is its name here (the
 // engine's name); one that does not has none, and the error's message. Thread-safety: `daemons`
 // must allow concurrent State calls (NewHttpNodeDaemons does). The one parallel read of the Slurm
 // controller's tick and the Kubernetes engine's snapshot.

@@ -146,10 +146,10 @@ TEST(PlannerTest, MultiNodeJobsAreAllOrNothing) {
 // and a timed-out one are released; the next job is placed around all of
 // them (they are occupied this round).
 TEST(PlannerTest, HeldReservationsAreTakenKeptOrReleased) {
-  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB", {});
   AddReservation(&n1, "room-a", 0, "3g.20gb", 4);
   AddReservation(&n1, "room-b", 0, "1g.10gb", 0);  // unused
-  NodeState n2 = MakeNode("n2", 1, "A100 40GB", {});
+  NodeView n2 = MakeNode("n2", 1, "A100 40GB", {});
   AddReservation(&n2, "room-c", 0, "1g.5gb", 0);   // claimed
   AddReservation(&n2, "room-d", 0, "3g.20gb", 4);  // timed out
   Fixture f({{"n1", n1, ""}, {"n2", n2, ""}});
@@ -172,7 +172,7 @@ TEST(PlannerTest, HeldReservationsAreTakenKeptOrReleased) {
 
 // A reservation owned by a job key is that job's only.
 TEST(PlannerTest, OwnedReservationsServeOnlyTheirJob) {
-  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB", {});
   AddReservation(&n1, "k8s:pod-1", 0, "3g.20gb", 0);
   Fixture f({{"n1", n1, ""}});
   f.input.reservations = {{0, "k8s:pod-1", {{0, "3g.20gb", 0}}, "k8s:pod-1", false, false}};

@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/node_state.h"
 #include "core/status.h"
+#include "nodeapi/api_types.h"
 
 namespace migsched::slurm {
 

@@ -11,6 +11,7 @@
 
 #include "cluster/cluster_view.h"
 #include "cluster/planner.h"
+#include "nodeapi/node_view.h"
 #include "slurm/admin_comment.h"
 #include "slurm/round.h"
 
@@ -447,7 +448,7 @@ void SlurmController::Reclaim(const TickFrame& f, TickReport* rep) {
   std::map<std::pair<std::string, int64_t>, double> orphans;
   for (const NodeInput& ni : f.inputs) {
     if (!ni.state) continue;
-    for (const NodeAllocation& a : ni.state->allocations) {
+    for (const AllocationOnNode& a : AllocationsOn(*ni.state)) {
       if (!JobIdOfKey(a.owner)) continue;  // not a Slurm job's
       if (holding.count(a.owner) && holding[a.owner].count(ni.name)) continue;
       const auto k = std::make_pair(ni.name, a.id);
@@ -571,13 +572,11 @@ void SlurmController::SaveStatus(const TickFrame& f, const TickReport& rep) {
           FormatGresValue(p != published_.end() ? p->second : MigOnly(it->second->gres, gres));
     }
     if (ni.state) {
-      for (const NodeGpu& g : ni.state->gpus) sn.gpus.push_back({g.index, g.model, {}});
-      for (const NodeInstance& in : ni.state->instances) {
-        for (StatusGpu& g : sn.gpus) {
-          if (g.index == in.gpu) {
-            g.instances.push_back(
-                {in.profile, in.start, std::string(HolderKindName(in.holder)), in.owner});
-          }
+      for (const GpuView& g : ni.state->gpus) {
+        StatusGpu& sg = sn.gpus.emplace_back(StatusGpu{g.index, g.model, {}});
+        for (const InstanceView& in : g.instances) {
+          sg.instances.push_back(
+              {in.profile, in.start, std::string(HolderKindName(HolderOf(in))), HolderKey(in)});
         }
       }
       for (StatusGpu& g : sn.gpus) {

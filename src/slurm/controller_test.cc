@@ -225,11 +225,9 @@ TEST(ControllerTest, AllocationsOfJobsSlurmNoLongerRunsAreReleasedAfterTheGrace)
   CapturedSlurm runner;
   SlurmClient slurm(&runner, 5);
   FakeNodeDaemons nodes = FullNodes();
-  nodes.states["n1"] = MakeNode(
-      "n1", 2, "A100 40GB",
-      {"0:1g.5gb@0=alloc:slurm:1", "0:1g.5gb@1=alloc:slurm:1", "1:3g.20gb@4=alloc:slurm:99"});
-  nodes.states["n1"].allocations = {{11, "slurm:1", "running", {}},
-                                    {12, "slurm:99", "running", {}}};
+  nodes.states["n1"] = MakeNode("n1", 2, "A100 40GB",
+                                {"0:1g.5gb@0=alloc#11:slurm:1", "0:1g.5gb@1=alloc#11:slurm:1",
+                                 "1:3g.20gb@4=alloc#12:slurm:99"});
   ControllerConfig config = Config();
   config.reclaim_grace_s = 10;
   auto c = SlurmController::Create(config, &slurm, &nodes, &BundledCatalog());

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "nodeapi/node_view.h"
 #include "slurm/admin_comment.h"
 #include "slurm/hostlist.h"
 #include "slurm/job_request.h"
@@ -86,9 +87,9 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
           ar.owner = key;
           ar.idempotency_key = fmt::format("{}:{}:{}:{}", key, restarts, node, index);
           ar.instances = {{part.profile, 1}};
-          auto bind = [&]() -> StatusOr<NodeAllocation> {
+          auto bind = [&]() -> StatusOr<DaemonJobRecord> {
             ar.reservation_prefix = std::string(kRoomPrefix);
-            StatusOr<NodeAllocation> a = nodes->Allocate(node, ar);
+            StatusOr<DaemonJobRecord> a = nodes->Allocate(node, ar);
             if (!a.ok() && a.status().code() == StatusCode::kFailedPrecondition) {
               // No room of the profile held there (the controller was not
               // running): any free placement, the daemon's choice.
@@ -102,7 +103,7 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
             }
             return a;
           };
-          StatusOr<NodeAllocation> a = bind();
+          StatusOr<DaemonJobRecord> a = bind();
           constexpr double kRetryEveryS = 0.25;
           for (double waited = 0; !a.ok() && a.status().code() == StatusCode::kFailedPrecondition &&
                                   waited + kRetryEveryS <= config.bind_wait_s;
@@ -115,8 +116,8 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
             break;
           }
           made.push_back({node, a->id});
-          for (const AllocatedInstance& in : a->instances) {
-            binding[node].push_back({in.mig_uuid, in.placement});
+          for (const JobInstance& in : a->instances) {
+            binding[node].push_back({in.mig_uuid, PlacementOf(in)});
           }
         }
       }
@@ -222,7 +223,7 @@ int RunEpilog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
       ++failures;
       continue;
     }
-    for (const NodeAllocation& a : state->allocations) {
+    for (const AllocationOnNode& a : AllocationsOn(*state)) {
       if (a.owner != key) continue;
       if (Status st = nodes->Release(n.name, a.id); !st.ok()) {
         err << fmt::format("migsched slurm epilog: job {}: releasing allocation {} on {}: {}\n",

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cluster/testing/fake_node_daemons.h"
+#include "cluster/testing/nodes.h"
 #include "slurm/admin_comment.h"
 #include "testing/test_util.h"
 
@@ -13,6 +14,7 @@ namespace migsched::slurm {
 namespace {
 
 using migsched::testing::FakeNodeDaemons;
+using migsched::testing::MakeNode;
 using migsched::testing::ReadFile;
 using migsched::testing::TestDataDir;
 
@@ -112,7 +114,7 @@ TEST(PrologTest, EachInstanceIsItsOwnAllocation) {
       << err.str();
   EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:1 prefix=slurm-room:",
                                                    "allocate n1 slurm:1 prefix=slurm-room:"}));
-  EXPECT_EQ(nodes.states["n1"].allocations.size(), 2u);
+  EXPECT_EQ(AllocationsOn(nodes.states["n1"]).size(), 2u);
   EXPECT_EQ(runner.commands.back(),
             "scontrol update JobId=1 'AdminComment=migsched: bound "
             "n1=MIG-n1-10|0|1g.5gb|0,MIG-n1-20|0|1g.5gb|0'");
@@ -142,7 +144,7 @@ TEST(PrologTest, AFailedNodeUndoesTheOthersAndCountsTheAttempt) {
   std::ostringstream err;
   EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 1);
   EXPECT_EQ(nodes.calls.back(), "release n1 1");
-  EXPECT_TRUE(nodes.states["n1"].allocations.empty());
+  EXPECT_TRUE(AllocationsOn(nodes.states["n1"]).empty());
   EXPECT_EQ(runner.commands.back(),
             "scontrol update JobId=3 'AdminComment=migsched: bind failed (attempt 1 of 3): n3: "
             "connection refused'");
@@ -180,7 +182,7 @@ TEST(PrologTest, ABindThatFindsNoRoomYetIsRetriedForBindWait) {
             0)
       << err.str();
   EXPECT_EQ(slept, (std::vector<double>{0.25, 0.25}));
-  EXPECT_EQ(nodes.states["n1"].allocations.size(), 1u);
+  EXPECT_EQ(AllocationsOn(nodes.states["n1"]).size(), 1u);
 
   // With bind_wait_s 0.4 only one retry fits (0.25 s): still busy, the bind fails.
   ControllerConfig impatient = Config();
@@ -220,8 +222,9 @@ TEST(EpilogTest, ReleasesTheJobsAllocationsOnItsNodes) {
   ReplayRunner runner;
   SlurmClient slurm(&runner, 5);
   FakeNodeDaemons nodes;
-  nodes.states["n1"].allocations = {{7, "slurm:3", "running", {}}, {8, "slurm:4", "running", {}}};
-  nodes.states["n3"].allocations = {{9, "slurm:3", "running", {}}};
+  nodes.states["n1"] = MakeNode("n1", 1, "A100 40GB",
+                                {"0:3g.20gb@0=alloc#7:slurm:3", "0:3g.20gb@4=alloc#8:slurm:4"});
+  nodes.states["n3"] = MakeNode("n3", 1, "A100 40GB", {"0:7g.40gb@0=alloc#9:slurm:3"});
   std::ostringstream err;
   EXPECT_EQ(RunEpilog(Config(), &slurm, &nodes,
                       MakeEnv({{"SLURM_JOB_ID", "3"}, {"SLURM_JOB_NODELIST", "n[1,3]"}}), err),
@@ -229,7 +232,7 @@ TEST(EpilogTest, ReleasesTheJobsAllocationsOnItsNodes) {
       << err.str();
   EXPECT_EQ(nodes.calls,
             (std::vector<std::string>{"state n1", "release n1 7", "state n3", "release n3 9"}));
-  EXPECT_EQ(nodes.states["n1"].allocations.size(), 1u);
+  EXPECT_EQ(AllocationsOn(nodes.states["n1"]), (std::vector<AllocationOnNode>{{8, "slurm:4"}}));
 }
 
 }  // namespace

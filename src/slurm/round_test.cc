@@ -93,7 +93,7 @@ TEST(RoundTest, JobsMigschedCanNeverPlaceAreListedOnce) {
 // order); the 3g.20gb room, first seen 200 s ago, times out (120 s).
 TEST(RoundTest, RoomsClaimedAndTimedOut) {
   ConfigTableCache tables;
-  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB", {});
   AddReservation(&n1, "slurm-room:0:1g.5gb:1", 0, "1g.5gb", 1);
   AddReservation(&n1, "slurm-room:0:1g.5gb:0", 0, "1g.5gb", 0);
   AddReservation(&n1, "slurm-room:0:3g.20gb:4", 0, "3g.20gb", 4);
@@ -128,7 +128,7 @@ TEST(RoundTest, RoomsClaimedAndTimedOut) {
 // to n1, waiting since now; n9 (not in the view) is left out.
 TEST(RoundTest, StartedWithoutRoomIsTheUnclaimedDemandPerNodeAndProfile) {
   ConfigTableCache tables;
-  NodeState n1 = MakeNode("n1", 2, "A100 40GB", {});
+  NodeView n1 = MakeNode("n1", 2, "A100 40GB", {});
   AddReservation(&n1, "slurm-room:0:1g.5gb:0", 0, "1g.5gb", 0);
   auto view = ClusterView::Build({{"n1", n1, ""}}, BundledCatalog(), &tables);
   SlurmJob started;
@@ -151,7 +151,7 @@ TEST(RoundTest, StartedWithoutRoomIsTheUnclaimedDemandPerNodeAndProfile) {
   EXPECT_EQ(left[1].key, "slurm-started:n1:3g.20gb");
   EXPECT_EQ(left[1].per_node, (std::vector<ProfileCount>{{"3g.20gb", 1}}));
   // Once bound (an allocation of its key on n1), nothing is left.
-  NodeState bound = MakeNode("n1", 2, "A100 40GB", {"1:3g.20gb@0=alloc:slurm:12"});
+  NodeView bound = MakeNode("n1", 2, "A100 40GB", {"1:3g.20gb@0=alloc:slurm:12"});
   auto bound_view = ClusterView::Build({{"n1", bound, ""}}, BundledCatalog(), &tables);
   const ActiveCounts after = CountActive({cj}, *bound_view);
   EXPECT_TRUE(StartedWithoutRoom(after, Rooms(*bound_view, after, {}, 1000, 120), *bound_view, 1000)

@@ -31,13 +31,14 @@ TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
   StartDaemon();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> nodes,
                        NewHttpNodeDaemons(Config(token_file_.string())));
-  ASSERT_OK_AND_ASSIGN(NodeState s0, nodes->State("n1"));
+  ASSERT_OK_AND_ASSIGN(NodeView s0, nodes->State("n1"));
   ASSERT_EQ(s0.gpus.size(), 2u);
   EXPECT_EQ(s0.gpus[1].index, 1);
   EXPECT_EQ(s0.gpus[1].model, "A100 40GB");
   EXPECT_EQ(s0.gpus[1].uuid, "GPU-fake-00000000-0000-0000-0000-000000000001");
-  EXPECT_FALSE(s0.gpus[0].drained);
-  EXPECT_TRUE(s0.instances.empty());
+  EXPECT_TRUE(TakesPlacements(s0.gpus[0]));
+  EXPECT_TRUE(s0.gpus[0].instances.empty());
+  EXPECT_TRUE(s0.gpus[1].instances.empty());
   EXPECT_EQ(s0.policy, "full");
 
   // A daemon job of its own: a 7g.40gb fills one GPU (full takes the first, GPU 0).
@@ -47,17 +48,21 @@ TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
   const PlacementRef room{1, "3g.20gb", 4};
   ASSERT_OK(nodes->Reserve("n1", "slurm-room:1:3g.20gb:4", {room}, 60));
   ASSERT_OK(nodes->Reserve("n1", "slurm-room:1:3g.20gb:4", {room}, 60));  // renewed, not doubled
-  ASSERT_OK_AND_ASSIGN(NodeState s1, nodes->State("n1"));
+  ASSERT_OK_AND_ASSIGN(NodeView s1, nodes->State("n1"));
   EXPECT_GT(s1.generation, s0.generation);
   ASSERT_EQ(s1.reservations.size(), 1u);
-  EXPECT_EQ(s1.reservations[0].owner, "slurm-room:1:3g.20gb:4");
-  EXPECT_EQ(s1.reservations[0].placements, std::vector<PlacementRef>{room});
-  ASSERT_EQ(s1.instances.size(), 2u);  // the job's 7g on GPU 0, the room's on GPU 1
-  EXPECT_EQ(s1.instances[0].holder, HolderKind::kJob);
-  EXPECT_EQ(s1.instances[0].owner, std::to_string(job));
-  EXPECT_EQ(s1.instances[0].profile, "7g.40gb");
-  EXPECT_EQ(s1.instances[1].holder, HolderKind::kReservation);
-  EXPECT_EQ(s1.instances[1].owner, "slurm-room:1:3g.20gb:4");
+  EXPECT_EQ(s1.reservations[0].record.owner, "slurm-room:1:3g.20gb:4");
+  EXPECT_EQ(s1.reservations[0].record.placements, std::vector<PlacementRef>{room});
+  // The job's 7g on GPU 0, the room's on GPU 1.
+  ASSERT_EQ(s1.gpus[0].instances.size(), 1u);
+  ASSERT_EQ(s1.gpus[1].instances.size(), 1u);
+  const InstanceView& job_in = s1.gpus[0].instances[0];
+  const InstanceView& room_in = s1.gpus[1].instances[0];
+  EXPECT_EQ(HolderOf(job_in), HolderKind::kJob);
+  EXPECT_EQ(HolderKey(job_in), std::to_string(job));
+  EXPECT_EQ(job_in.profile, "7g.40gb");
+  EXPECT_EQ(HolderOf(room_in), HolderKind::kReservation);
+  EXPECT_EQ(HolderKey(room_in), "slurm-room:1:3g.20gb:4");
 
   // The prolog's bind: any room of the profile; the placement is the room's.
   BindRequest b;
@@ -65,28 +70,25 @@ TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
   b.idempotency_key = "slurm:7:0:n1:0";
   b.instances = {{"3g.20gb", 1}};
   b.reservation_prefix = "slurm-room:";
-  ASSERT_OK_AND_ASSIGN(NodeAllocation a, nodes->Allocate("n1", b));
-  EXPECT_EQ(a.owner, "slurm:7");
-  EXPECT_EQ(a.state, "running");
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord a, nodes->Allocate("n1", b));
+  EXPECT_EQ(a.owner(), "slurm:7");
+  EXPECT_EQ(a.state, JobState::kRunning);
   ASSERT_EQ(a.instances.size(), 1u);
-  EXPECT_EQ(a.instances[0].placement, room);
+  EXPECT_EQ(PlacementOf(a.instances[0]), room);
   EXPECT_EQ(a.instances[0].mig_uuid.rfind("MIG-", 0), 0u) << a.instances[0].mig_uuid;
-  EXPECT_EQ(a.instances[0].gpu_uuid, "GPU-fake-00000000-0000-0000-0000-000000000001");
-  ASSERT_OK_AND_ASSIGN(NodeAllocation again, nodes->Allocate("n1", b));  // a retried prolog
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord again, nodes->Allocate("n1", b));  // a retried prolog
   EXPECT_EQ(again.id, a.id);
-  ASSERT_OK_AND_ASSIGN(NodeState s2, nodes->State("n1"));
+  ASSERT_OK_AND_ASSIGN(NodeView s2, nodes->State("n1"));
   EXPECT_TRUE(s2.reservations.empty());  // consumed
-  ASSERT_EQ(s2.allocations.size(), 1u);
-  EXPECT_EQ(s2.allocations[0].id, a.id);
-  EXPECT_EQ(s2.allocations[0].owner, "slurm:7");
-  ASSERT_EQ(s2.allocations[0].instances.size(), 1u);
-  EXPECT_EQ(s2.allocations[0].instances[0].mig_uuid, a.instances[0].mig_uuid);
-  EXPECT_EQ(s2.instances[1].holder, HolderKind::kAllocation);
+  EXPECT_EQ(AllocationsOn(s2), (std::vector<AllocationOnNode>{{a.id, "slurm:7"}}));
+  ASSERT_EQ(s2.gpus[1].instances.size(), 1u);
+  EXPECT_EQ(HolderOf(s2.gpus[1].instances[0]), HolderKind::kAllocation);
+  EXPECT_EQ(s2.gpus[1].instances[0].mig_uuid, a.instances[0].mig_uuid);
 
   // No room of the profile left: kFailedPrecondition, naming what is held.
   b.idempotency_key = "slurm:8:0:n1:0";
   b.owner = "slurm:8";
-  StatusOr<NodeAllocation> none = nodes->Allocate("n1", b);
+  StatusOr<DaemonJobRecord> none = nodes->Allocate("n1", b);
   EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(none.status().message(), HasSubstr("no reservation under 'slurm-room:'"));
 
@@ -94,13 +96,9 @@ TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
   ASSERT_OK(nodes->Release("n1", a.id));
   ASSERT_OK(nodes->Release("n1", a.id));
   ASSERT_OK(nodes->Unreserve("n1", "slurm-room:0:1g.5gb:0"));
-  ASSERT_OK_AND_ASSIGN(NodeState s3, nodes->State("n1"));
-  EXPECT_TRUE(s3.allocations.empty());
-  for (const NodeInstance& in : s3.instances) {
-    if (in.gpu == 1) {
-      EXPECT_EQ(in.holder, HolderKind::kIdle);
-    }
-  }
+  ASSERT_OK_AND_ASSIGN(NodeView s3, nodes->State("n1"));
+  EXPECT_TRUE(AllocationsOn(s3).empty());
+  for (const InstanceView& in : s3.gpus[1].instances) EXPECT_EQ(HolderOf(in), HolderKind::kIdle);
   // A placement that is not free: kFailedPrecondition with the daemon's reason.
   Status taken = nodes->Reserve("n1", "slurm-room:0:1g.5gb:0", {{0, "1g.5gb", 0}}, 60);
   EXPECT_EQ(taken.code(), StatusCode::kFailedPrecondition) << taken.ToString();
@@ -111,13 +109,13 @@ TEST_F(HttpNodeDaemonsE2eTest, ErrorsNameTheNodeAndWhy) {
   StartDaemon();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> nodes,
                        NewHttpNodeDaemons(Config(token_file_.string())));
-  StatusOr<NodeState> unknown = nodes->State("n9");
+  StatusOr<NodeView> unknown = nodes->State("n9");
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
   EXPECT_THAT(unknown.status().message(), HasSubstr("node n9 is not configured in test.yaml"));
 
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> no_token,
                        NewHttpNodeDaemons(Config((dir_ / "missing-token").string())));
-  StatusOr<NodeState> t = no_token->State("n1");
+  StatusOr<NodeView> t = no_token->State("n1");
   EXPECT_EQ(t.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(t.status().message(), HasSubstr("cannot read token file"));
 
@@ -131,7 +129,7 @@ TEST_F(HttpNodeDaemonsE2eTest, ErrorsNameTheNodeAndWhy) {
 
   // A daemon that does not answer (stopped): kUnavailable within timeout_s.
   ASSERT_EQ(::kill(daemon_->pid(), SIGSTOP), 0);
-  StatusOr<NodeState> stopped = nodes->State("n1");
+  StatusOr<NodeView> stopped = nodes->State("n1");
   ::kill(daemon_->pid(), SIGCONT);
   EXPECT_EQ(stopped.status().code(), StatusCode::kUnavailable) << stopped.status().ToString();
   EXPECT_THAT(stopped.status().message(), HasSubstr("node n1 (http://127.0.0.1:"));

@@ -1,6 +1,9 @@
-// A NodeDaemons for tests: allocations and reservations recorded in memory,
-// answers chosen by the test. Not a node daemon: only what the hooks and
-// the controller call is kept.
+// A NodeDaemons for tests: node views set by the test (cluster/testing/nodes.h),
+// allocations recorded on them, answers chosen by the test. Not a node daemon:
+// only what the hooks and the controller call is kept. An allocation made here
+// puts its k-th instance on GPU k of the node at start 0 (added to the view if
+// the node does not list it), as the hooks' tests need and no more: the
+// instances are not checked against each other.
 //
 // Thread-safety: the calls may come from several threads at once (the
 // controller reads its nodes in parallel); `mu_` guards every member during a
@@ -10,12 +13,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "cluster/node_daemons.h"
+#include "nodeapi/job_record.h"
 
 namespace migsched::testing {
 
@@ -28,10 +33,10 @@ class FakeNodeDaemons : public NodeDaemons {
   // The next this many Allocate calls on the node fail with kFailedPrecondition
   // (an instance still held by an ended job whose epilog has not run yet).
   std::map<std::string, int> busy_for;
-  std::map<std::string, NodeState> states;
+  std::map<std::string, NodeView> states;
   std::vector<std::string> calls;  // "allocate n1 slurm:3 prefix=slurm-room:", "release n1 7", ...
 
-  StatusOr<NodeState> State(const std::string& node) override {
+  StatusOr<NodeView> State(const std::string& node) override {
     std::lock_guard<std::mutex> lock(mu_);
     calls.push_back("state " + node);
     auto it = states.find(node);
@@ -49,7 +54,7 @@ class FakeNodeDaemons : public NodeDaemons {
     calls.push_back(fmt::format("unreserve {} {}", node, key));
     return Status::Ok();
   }
-  StatusOr<NodeAllocation> Allocate(const std::string& node, const BindRequest& r) override {
+  StatusOr<DaemonJobRecord> Allocate(const std::string& node, const BindRequest& r) override {
     std::lock_guard<std::mutex> lock(mu_);
     calls.push_back(fmt::format("allocate {} {} prefix={}", node, r.owner, r.reservation_prefix));
     if (auto it = allocate_error.find(node); it != allocate_error.end() && !it->second.ok()) {
@@ -62,26 +67,45 @@ class FakeNodeDaemons : public NodeDaemons {
     if (!r.reservation_prefix.empty() && no_room.count(node)) {
       return FailedPreconditionError("no reservation of the profile under " + r.reservation_prefix);
     }
-    NodeAllocation a;
-    a.id = ++next_id_;
-    a.owner = r.owner;
-    a.state = "running";
+    DaemonJobRecord a = NewJobRecord(++next_id_, JobKind::kAllocation, 0);
+    a.allocation.owner = r.owner;
+    RETURN_IF_ERROR(TransitionJob(a, JobState::kRunning, 0));
+    NodeView& view = states[node];
     int gpu = 0;
     for (const ProfileCount& p : r.instances) {
-      for (int i = 0; i < p.count; ++i) {
-        a.instances.push_back(
-            {{gpu, p.profile, 0}, fmt::format("MIG-{}-{}", node, a.id * 10 + gpu), "GPU-x"});
-        ++gpu;
+      for (int i = 0; i < p.count; ++i, ++gpu) {
+        JobInstance in;
+        in.gpu = gpu;
+        in.profile = p.profile;
+        in.mig_uuid = fmt::format("MIG-{}-{}", node, a.id * 10 + gpu);
+        a.instances.push_back(in);
+        auto g = std::find_if(view.gpus.begin(), view.gpus.end(),
+                              [&](const GpuView& v) { return v.index == gpu; });
+        if (g == view.gpus.end()) {
+          g = view.gpus.insert(view.gpus.end(), GpuView{});
+          g->index = gpu;
+          g->uuid = "GPU-x";
+          g->model = "A100 40GB";
+        }
+        InstanceView& shown = g->instances.emplace_back();
+        shown.profile = p.profile;
+        shown.mig_uuid = in.mig_uuid;
+        shown.busy = true;
+        shown.holder = HolderKind::kAllocation;
+        shown.job = a.id;
+        shown.owner = r.owner;
       }
     }
-    states[node].allocations.push_back(a);
     return a;
   }
   Status Release(const std::string& node, int64_t id) override {
     std::lock_guard<std::mutex> lock(mu_);
     calls.push_back(fmt::format("release {} {}", node, id));
-    auto& v = states[node].allocations;
-    std::erase_if(v, [&](const NodeAllocation& a) { return a.id == id; });
+    for (GpuView& g : states[node].gpus) {
+      std::erase_if(g.instances, [&](const InstanceView& in) {
+        return in.holder == HolderKind::kAllocation && in.job == id;
+      });
+    }
     return Status::Ok();
   }
 

@@ -480,7 +480,8 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
     input = &s->inputs[idx];
     // Another pod's reservation here, not bound yet, with a profile in common.
     std::string waiting_for;
-    for (const ReservationRecord& r : input->state->reservations) {
+    for (const ReservationView& rv : input->state->reservations) {
+      const ReservationRecord& r = rv.record;
       if (r.owner == key || r.owner.rfind("k8s:", 0) != 0) continue;
       for (const PlacementRef& p : r.placements) {
         if (profiles.count(p.profile)) waiting_for = r.owner;
@@ -500,10 +501,10 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
   NodePlacement placement;
   bool have = false;
   // A reservation of this pod there already (a repeated bind): keep it.
-  for (const ReservationRecord& r : input->state->reservations) {
-    if (r.owner == key) {
+  for (const ReservationView& r : input->state->reservations) {
+    if (r.record.owner == key) {
       placement.node = idx;
-      placement.placements = r.placements;
+      placement.placements = r.record.placements;
       have = true;
     }
   }
@@ -540,7 +541,7 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
           if (used[i] || p.profile != r.profile) continue;
           used[i] = true;
           ReservedInstance ri{c.container, p.gpu, "", p.profile, p.start, 0};
-          for (const NodeGpu& g : input->state->gpus) {
+          for (const GpuView& g : input->state->gpus) {
             if (g.index == p.gpu) ri.gpu_uuid = g.uuid;
           }
           if (auto ref = s->view->FromRef(idx, p)) {

@@ -69,8 +69,8 @@ TEST_F(ClusterEngineTest, FilterSaysWhyPerNode) {
 TEST_F(ClusterEngineTest, ADrainedGpuOffersNothingAndTheOtherNodesAreUntouched) {
   // n1: GPU 0 drained (empty), GPU 1 with a 1g.5gb at 0: a 7g.40gb fits on
   // neither. n2: one empty GPU. Trying n1 first must not leave anything on n2.
-  NodeState n1 = MakeNode("n1", 2, "A100 40GB", {"1:1g.5gb@0=alloc:k8s:a"});
-  n1.gpus[0].drained = true;
+  NodeView n1 = MakeNode("n1", 2, "A100 40GB", {"1:1g.5gb@0=alloc:k8s:a"});
+  n1.gpus[0].draining = true;
   daemons.states["n1"] = n1;
   daemons.states["n2"] = MakeNode("n2", 1, "A100 40GB", {});
   Make();
@@ -143,9 +143,9 @@ TEST_F(ClusterEngineTest, ReserveHoldsThePlacementUnderThePodsKey) {
 }
 
 TEST_F(ClusterEngineTest, ABindWaitsForAnotherPodsPendingReservationOfTheSameProfile) {
-  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
-  n1.reservations.push_back(
-      {.owner = "k8s:other", .placements = {{0, "1g.5gb", 0}}, .expires_at = 1e12});
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB", {});
+  n1.reservations.push_back(migsched::testing::Reserved(
+      {.owner = "k8s:other", .placements = {{0, "1g.5gb", 0}}, .expires_at = 1e12}));
   daemons.states["n1"] = n1;
   Make(/*bind_wait_s=*/0.1);
   auto same = engine->Reserve(Pod("u1", {{"c", {{"1g.5gb", 1}}}}), "n1");

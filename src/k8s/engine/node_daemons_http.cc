@@ -46,7 +46,7 @@ Status NoNodes(const std::string& node) {
 }
 }  // namespace
 
-StatusOr<NodeState> HttpNodeDaemons::State(const std::string& node) {
+StatusOr<NodeView> HttpNodeDaemons::State(const std::string& node) {
   auto in = Inner();
   if (!in) return NoNodes(node);
   return in->State(node);
@@ -65,8 +65,8 @@ Status HttpNodeDaemons::Unreserve(const std::string& node, const std::string& ke
   return in->Unreserve(node, key);
 }
 
-StatusOr<NodeAllocation> HttpNodeDaemons::Allocate(const std::string& node,
-                                                   const BindRequest& request) {
+StatusOr<DaemonJobRecord> HttpNodeDaemons::Allocate(const std::string& node,
+                                                    const BindRequest& request) {
   auto in = Inner();
   if (!in) return NoNodes(node);
   return in->Allocate(node, request);

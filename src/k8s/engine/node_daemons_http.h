@@ -33,11 +33,11 @@ class HttpNodeDaemons : public NodeDaemons {
   // keeps the clients (and their connections).
   Status Update(const std::vector<StaticNode>& nodes);
 
-  StatusOr<NodeState> State(const std::string& node) override;
+  StatusOr<NodeView> State(const std::string& node) override;
   Status Reserve(const std::string& node, const std::string& key,
                  const std::vector<PlacementRef>& placements, double ttl_s) override;
   Status Unreserve(const std::string& node, const std::string& key) override;
-  StatusOr<NodeAllocation> Allocate(const std::string& node, const BindRequest& request) override;
+  StatusOr<DaemonJobRecord> Allocate(const std::string& node, const BindRequest& request) override;
   Status Release(const std::string& node, int64_t allocation_id) override;
 
  private:

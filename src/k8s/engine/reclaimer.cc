@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "k8s/extender/extender.h"
+#include "nodeapi/node_view.h"
 
 namespace migsched::k8s {
 
@@ -17,7 +18,7 @@ StatusOr<Reclaimer::Round> Reclaimer::RunOnce() {
   if (!nodes.ok()) return nodes.status();
   // The daemons first, then the pods: whatever a daemon showed was reserved
   // before the pods were listed.
-  std::vector<std::pair<std::string, NodeState>> states;
+  std::vector<std::pair<std::string, NodeView>> states;
   Round round;
   for (const StaticNode& n : *nodes) {
     auto st = daemons_->State(n.name);
@@ -42,7 +43,7 @@ StatusOr<Reclaimer::Round> Reclaimer::RunOnce() {
     return missing_before_.count(key) > 0;
   };
   for (const auto& [node, st] : states) {
-    for (const NodeAllocation& a : st.allocations) {
+    for (const AllocationOnNode& a : AllocationsOn(st)) {
       if (!gone(a.owner)) continue;
       Status s = daemons_->Release(node, a.id);
       if (s.ok()) {
@@ -51,7 +52,8 @@ StatusOr<Reclaimer::Round> Reclaimer::RunOnce() {
         round.errors.push_back(node + ": " + s.message());
       }
     }
-    for (const ReservationRecord& r : st.reservations) {
+    for (const ReservationView& rv : st.reservations) {
+      const ReservationRecord& r = rv.record;
       if (!gone(r.owner)) continue;
       Status s = daemons_->Unreserve(node, r.owner);
       if (s.ok()) {

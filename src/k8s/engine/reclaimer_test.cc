@@ -14,6 +14,7 @@
 namespace migsched::k8s {
 namespace {
 
+using migsched::testing::AddReservation;
 using migsched::testing::MakeNode;
 using nlohmann::json;
 
@@ -35,15 +36,12 @@ int Count(const std::vector<std::string>& calls, const std::string& call) {
 
 TEST(ReclaimerTest, WhatPodsNoLongerNeedIsReleasedInTheSecondRoundMissing) {
   migsched::testing::FakeNodeDaemons daemons;
-  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
-  n1.allocations.push_back({7, "k8s:running", "running", {}});
-  n1.allocations.push_back({8, "k8s:ended", "running", {}});
-  n1.allocations.push_back({9, "k8s:gone", "running", {}});
-  n1.allocations.push_back({10, "slurm:12", "running", {}});  // not a pod's: never touched
-  n1.reservations.push_back(
-      {.owner = "k8s:binding", .placements = {{0, "1g.5gb", 0}}, .expires_at = 2e9});
-  n1.reservations.push_back(
-      {.owner = "slurm-room:n1:1g.5gb:1", .placements = {{0, "1g.5gb", 1}}, .expires_at = 2e9});
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB",
+                         {"0:1g.5gb@2=alloc#7:k8s:running", "0:1g.5gb@3=alloc#8:k8s:ended",
+                          "0:1g.5gb@4=alloc#9:k8s:gone",
+                          "0:1g.5gb@5=alloc#10:slurm:12"});  // not a pod's: never touched
+  AddReservation(&n1, "k8s:binding", 0, "1g.5gb", 0, 2e9);
+  AddReservation(&n1, "slurm-room:n1:1g.5gb:1", 0, "1g.5gb", 1, 2e9);
   daemons.states["n1"] = n1;
   StaticNodeDirectory directory(std::vector<StaticNode>{{"n1", "http://n1"}});
   RecordingApiServer api;
@@ -72,8 +70,7 @@ TEST(ReclaimerTest, WhatPodsNoLongerNeedIsReleasedInTheSecondRoundMissing) {
 
 TEST(ReclaimerTest, NothingIsReleasedWhenThePodsCannotBeListed) {
   migsched::testing::FakeNodeDaemons daemons;
-  NodeState n1 = MakeNode("n1", 1, "A100 40GB", {});
-  n1.allocations.push_back({9, "k8s:gone", "running", {}});
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@0=alloc#9:k8s:gone"});
   daemons.states["n1"] = n1;
   StaticNodeDirectory directory(std::vector<StaticNode>{{"n1", "http://n1"}});
   RecordingApiServer api;

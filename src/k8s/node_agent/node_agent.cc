@@ -19,7 +19,7 @@ StatusOr<std::vector<MigResource>> NodeAgent::Resources() {
   auto st = daemon_->State(node_);
   if (!st.ok()) return st.status();
   std::vector<const GpuModel*> models;
-  for (const NodeGpu& g : st->gpus) {
+  for (const GpuView& g : st->gpus) {
     auto m = catalog_->Find(g.model);
     if (!m.ok()) return m.status();
     models.push_back(*m);
@@ -48,7 +48,8 @@ StatusOr<ContainerDevices> NodeAgent::Allocate(const std::string& profile,
 
   // Reservations of pods with enough placements of the profile, oldest first.
   std::vector<const ReservationRecord*> candidates;
-  for (const ReservationRecord& r : st->reservations) {
+  for (const ReservationView& rv : st->reservations) {
+    const ReservationRecord& r = rv.record;
     if (r.owner.rfind("k8s:", 0) != 0) continue;
     const int have = static_cast<int>(
         std::count_if(r.placements.begin(), r.placements.end(),
@@ -82,7 +83,7 @@ StatusOr<ContainerDevices> NodeAgent::Allocate(const std::string& profile,
 
   ContainerDevices d;
   std::vector<std::string> uuids;
-  for (const AllocatedInstance& i : alloc->instances) uuids.push_back(i.mig_uuid);
+  for (const JobInstance& i : alloc->instances) uuids.push_back(i.mig_uuid);
   const std::string list = fmt::format("{}", fmt::join(uuids, ","));
   d.envs["NVIDIA_VISIBLE_DEVICES"] = list;
   d.envs["CUDA_VISIBLE_DEVICES"] = list;

@@ -26,8 +26,8 @@ class NodeAgentTest : public ::testing::Test {
 TEST_F(NodeAgentTest, ResourcesAreWhatTheGpusHoldAtOnce) {
   // One A100 40GB and one A30 24GB: 1g.5gb 7 on the A100 (the A30 has no 1g.5gb),
   // 1g.6gb 4 on the A30 (docs/mig-hardware.md §1), 7g.40gb 1, 4g.24gb 1.
-  NodeState n = MakeNode("n1", 1, "A100 40GB", {});
-  n.gpus.push_back({1, "GPU-n1-1", "A30 24GB", false});
+  NodeView n = MakeNode("n1", 1, "A100 40GB", {});
+  n.gpus.push_back(migsched::testing::MakeGpu("n1", 1, "A30 24GB"));
   daemons.states["n1"] = n;
   auto r = Agent().Resources();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -42,14 +42,15 @@ TEST_F(NodeAgentTest, ResourcesAreWhatTheGpusHoldAtOnce) {
 }
 
 TEST_F(NodeAgentTest, AllocateBindsThePodWhoseReservationHoldsTheProfile) {
-  NodeState n = MakeNode("n1", 1, "A100 40GB", {});
+  NodeView n = MakeNode("n1", 1, "A100 40GB", {});
+  n.reservations.push_back(migsched::testing::Reserved(
+      {.owner = "k8s:other", .placements = {{0, "3g.20gb", 4}}, .expires_at = 2e9}));
   n.reservations.push_back(
-      {.owner = "k8s:other", .placements = {{0, "3g.20gb", 4}}, .expires_at = 2e9});
-  n.reservations.push_back({.owner = "k8s:pod-a",
-                            .placements = {{0, "1g.5gb", 0}, {0, "1g.5gb", 1}},
-                            .expires_at = 2e9});
-  n.reservations.push_back(
-      {.owner = "slurm-room:n1:1g.5gb:2", .placements = {{0, "1g.5gb", 2}}, .expires_at = 1e9});
+      migsched::testing::Reserved({.owner = "k8s:pod-a",
+                                   .placements = {{0, "1g.5gb", 0}, {0, "1g.5gb", 1}},
+                                   .expires_at = 2e9}));
+  n.reservations.push_back(migsched::testing::Reserved(
+      {.owner = "slurm-room:n1:1g.5gb:2", .placements = {{0, "1g.5gb", 2}}, .expires_at = 1e9}));
   daemons.states["n1"] = n;
   NodeAgentConfig c;
   c.device_nodes = {"/dev/nvidiactl"};
@@ -69,10 +70,10 @@ TEST_F(NodeAgentTest, AllocateBindsThePodWhoseReservationHoldsTheProfile) {
 }
 
 TEST_F(NodeAgentTest, AllocateWithoutAReservationSaysWhy) {
-  NodeState n = MakeNode("n1", 1, "A100 40GB", {});
+  NodeView n = MakeNode("n1", 1, "A100 40GB", {});
   // A pod holds one 1g.5gb; the container asks for two.
-  n.reservations.push_back(
-      {.owner = "k8s:pod-a", .placements = {{0, "1g.5gb", 0}}, .expires_at = 2e9});
+  n.reservations.push_back(migsched::testing::Reserved(
+      {.owner = "k8s:pod-a", .placements = {{0, "1g.5gb", 0}}, .expires_at = 2e9}));
   daemons.states["n1"] = n;
   auto d = Agent().Allocate("1g.5gb", {"1g.5gb-0", "1g.5gb-1"});
   ASSERT_FALSE(d.ok());
