@@ -316,7 +316,8 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     cmd->callback([o, verb, &ctx, exit_code] {
       auto api = Connect(o->client);
       if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
-      Status st = verb == "drain" ? api->Drain(o->gpu) : api->Undrain(o->gpu);
+      const NvmlIndex gpu = NvmlIndex::Of(o->gpu);
+      Status st = verb == "drain" ? api->Drain(gpu) : api->Undrain(gpu);
       if (!st.ok()) return void(*exit_code = Fail(ctx, st));
       *ctx.out << fmt::format("GPU {}: {}\n", o->gpu,
                               verb == "drain" ? "draining" : "not draining");

@@ -17,7 +17,7 @@ namespace {
 // (0..gpus-1). Occupants are numbered from `next_id`.
 struct NodeBuild {
   std::vector<const GpuModel*> models;
-  std::vector<int> nvml_index;
+  std::vector<NvmlIndex> nvml_index;
   std::vector<char> drained;
   Plan plan;
   std::vector<std::pair<JobId, ClusterView::Occupant>> occupants;
@@ -31,7 +31,7 @@ uint64_t UnitMask(const GpuModel& m, int profile, int start) {
 
 NodeBuild BuildNode(const NodeView& s, int node, const Catalog& catalog, JobId* next_id) {
   NodeBuild b;
-  std::map<int, int> local;  // NVML index -> local index
+  std::map<NvmlIndex, int> local;  // NVML index -> local index
   for (const GpuView& g : s.gpus) {
     auto m = catalog.Find(g.model);
     if (!m.ok()) {
@@ -48,7 +48,7 @@ NodeBuild BuildNode(const NodeView& s, int node, const Catalog& catalog, JobId* 
     b.drained.push_back(TakesPlacements(g) ? 0 : 1);
   }
   // Resolves (NVML index, profile name, start) to (local gpu, profile index).
-  auto resolve = [&](int gpu, const std::string& profile, int start,
+  auto resolve = [&](NvmlIndex gpu, const std::string& profile, int start,
                      std::string* error) -> std::optional<std::pair<int, int>> {
     auto it = local.find(gpu);
     if (it == local.end()) {
@@ -207,7 +207,7 @@ int ClusterView::FindNode(std::string_view name) const {
   return it == node_index_.end() ? -1 : it->second;
 }
 
-int ClusterView::GlobalGpu(int node, int nvml_index) const {
+int ClusterView::GlobalGpu(int node, NvmlIndex nvml_index) const {
   const Node& n = nodes_[node];
   for (int k = 0; k < n.num_gpus; ++k) {
     if (n.nvml_index[k] == nvml_index) return n.first_gpu + k;
@@ -215,7 +215,7 @@ int ClusterView::GlobalGpu(int node, int nvml_index) const {
   return -1;
 }
 
-int ClusterView::NvmlIndexOf(int gpu) const {
+NvmlIndex ClusterView::NvmlIndexOf(int gpu) const {
   const Node& n = nodes_[node_of_[gpu]];
   return n.nvml_index[gpu - n.first_gpu];
 }

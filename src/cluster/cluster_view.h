@@ -62,7 +62,7 @@ class ClusterView {
     std::string error;    // why not usable
     int first_gpu = 0;    // its GPUs are [first_gpu, first_gpu + num_gpus) of cluster()
     int num_gpus = 0;
-    std::vector<int> nvml_index;  // per local GPU: its NVML index (NvmlIndexOf)
+    std::vector<NvmlIndex> nvml_index;  // per local GPU: its NVML index (NvmlIndexOf)
     uint64_t generation = 0;
   };
   // Who holds a busy instance of the cluster that no planned job holds.
@@ -88,9 +88,9 @@ class ClusterView {
   // cluster(), what the scheduler core plans with) and the NVML index of that GPU on its node
   // (what the node API, its placements and users' messages name).
   // The global GPU of the node's GPU with NVML index `nvml_index`, or -1.
-  int GlobalGpu(int node, int nvml_index) const;
+  int GlobalGpu(int node, NvmlIndex nvml_index) const;
   // The NVML index of global GPU `gpu` on its node.
-  int NvmlIndexOf(int gpu) const;
+  NvmlIndex NvmlIndexOf(int gpu) const;
   // (NVML index, profile name, start) of a global placement.
   PlacementRef ToRef(int gpu, int profile, int start) const;
   // The global (gpu, profile index) of `ref` on `node`; nullopt if the node

@@ -66,9 +66,9 @@ TEST(ClusterViewTest, NvmlIndexesOfANodeThatManagesSomeOfItsGpus) {
   auto v = ClusterView::Build({{"n1", n1, ""}, {"n2", n2, ""}}, BundledCatalog(), &tables);
   ASSERT_TRUE(v->nodes()[1].usable) << v->nodes()[1].error;
   ASSERT_EQ(v->cluster().size(), 3);
-  EXPECT_EQ(v->NvmlIndexOf(0), 0);
-  EXPECT_EQ(v->NvmlIndexOf(1), 2);
-  EXPECT_EQ(v->NvmlIndexOf(2), 5);
+  EXPECT_EQ(v->NvmlIndexOf(0), NvmlIndex{0});
+  EXPECT_EQ(v->NvmlIndexOf(1), NvmlIndex{2});
+  EXPECT_EQ(v->NvmlIndexOf(2), NvmlIndex{5});
   EXPECT_EQ(v->GlobalGpu(1, 2), 1);
   EXPECT_EQ(v->GlobalGpu(1, 5), 2);
   EXPECT_EQ(v->GlobalGpu(1, 0), -1);  // n2 has no NVML GPU 0

@@ -509,8 +509,9 @@ TEST(PlannerTest, OneInstanceJobsMatchTheFlatScheduler) {
         ASSERT_EQ(jp.outcome, Outcome::kPlaced) << policy << " job " << j << ": " << jp.reason;
         const InstanceRef& in = it->second;
         EXPECT_EQ(jp.placements[0].node, in.gpu / per_node) << policy << " job " << j;
-        EXPECT_EQ(jp.placements[0].placements[0],
-                  (PlacementRef{in.gpu % per_node, jobs[j].per_node[0].profile, in.start}))
+        EXPECT_EQ(
+            jp.placements[0].placements[0],
+            (PlacementRef{NvmlIndex::Of(in.gpu % per_node), jobs[j].per_node[0].profile, in.start}))
             << policy << " job " << j;
       }
     }

@@ -88,7 +88,7 @@ class Daemon::Impl : public NodeServiceHost {
     });
   }
   bool paused() const MIGSCHED_EXCLUDES(kStateLock);
-  Status SetOperatorDrain(int gpu, bool on) MIGSCHED_EXCLUDES(kStateLock);
+  Status SetOperatorDrain(NvmlIndex gpu, bool on) MIGSCHED_EXCLUDES(kStateLock);
   DaemonMetrics Metrics() const MIGSCHED_EXCLUDES(kStateLock);
   Status Health() const MIGSCHED_EXCLUDES(kStateLock);
 
@@ -504,7 +504,7 @@ bool Daemon::Impl::paused() const {
   return paused_;
 }
 
-Status Daemon::Impl::SetOperatorDrain(int gpu, bool on) {
+Status Daemon::Impl::SetOperatorDrain(NvmlIndex gpu, bool on) {
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> committed = promise->get_future();
   {
@@ -633,8 +633,8 @@ void Daemon::InjectSchedulerFaultForTesting(std::function<bool(DaemonJobId)> fai
 }
 void Daemon::Resume() { impl_->Resume(); }
 bool Daemon::paused() const { return impl_->paused(); }
-Status Daemon::Drain(int gpu) { return impl_->SetOperatorDrain(gpu, true); }
-Status Daemon::Undrain(int gpu) { return impl_->SetOperatorDrain(gpu, false); }
+Status Daemon::Drain(NvmlIndex gpu) { return impl_->SetOperatorDrain(gpu, true); }
+Status Daemon::Undrain(NvmlIndex gpu) { return impl_->SetOperatorDrain(gpu, false); }
 DaemonMetrics Daemon::Metrics() const { return impl_->Metrics(); }
 Status Daemon::Health() const { return impl_->Health(); }
 StatusOr<ReserveResult> Daemon::Reserve(const ReservationRequest& request) {

@@ -107,8 +107,8 @@ class Daemon : public NodeApi {
   void Pause() override;
   void Resume() override;
   bool paused() const override;
-  Status Drain(int gpu) override;
-  Status Undrain(int gpu) override;
+  Status Drain(NvmlIndex gpu) override;
+  Status Undrain(NvmlIndex gpu) override;
   DaemonMetrics Metrics() const override;
   Status Health() const override;
   StatusOr<ReserveResult> Reserve(const ReservationRequest& request) override;

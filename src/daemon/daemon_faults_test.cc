@@ -344,11 +344,11 @@ TEST_F(DaemonTest, DrainSurvivesARestart) {
     ASSERT_OK(d->Submit(Req("7g.40gb", {"true"})));
     ASSERT_OK(d->Settle());
     EXPECT_EQ(Get(*d, 1).state, JobState::kRunning);
-    EXPECT_EQ(Get(*d, 1).instances[0].gpu, 0);
+    EXPECT_EQ(Get(*d, 1).instances[0].gpu, NvmlIndex{0});
     EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
     ASSERT_OK(d->Undrain(1));
     ASSERT_TRUE(WaitTerminal(*d, 2));
-    EXPECT_EQ(Get(*d, 2).instances[0].gpu, 1);
+    EXPECT_EQ(Get(*d, 2).instances[0].gpu, NvmlIndex{1});
     ASSERT_OK(d->Cancel(1));
     ASSERT_TRUE(WaitTerminal(*d, 1));
   }

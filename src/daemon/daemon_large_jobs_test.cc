@@ -60,8 +60,8 @@ class DaemonLargeJobsTest : public DaemonTest {
     EXPECT_TRUE(TickUntil(*d, [&] {
       return InState(*d, 3, JobState::kRunning) && InState(*d, 4, JobState::kRunning);
     }));
-    EXPECT_EQ(Get(*d, 3).instances.at(0).gpu, 0);
-    EXPECT_EQ(Get(*d, 4).instances.at(0).gpu, 0);
+    EXPECT_EQ(Get(*d, 3).instances.at(0).gpu, NvmlIndex{0});
+    EXPECT_EQ(Get(*d, 4).instances.at(0).gpu, NvmlIndex{0});
     if (room.ok()) EXPECT_OK(d->ReleaseAllocation(room->record.id).status());
     EXPECT_OK(d->Submit(Req("7g.40gb", {"sleep", "30"})).status());  // job 5
     EXPECT_OK(d->Settle());
@@ -86,7 +86,7 @@ TEST_F(DaemonLargeJobsTest, TwoSmallJobsMoveAndTheSevenGStarts) {
       << Get(*d, 5).reason;
   const DaemonJobRecord seven = Get(*d, 5);
   ASSERT_EQ(seven.instances.size(), 1u);
-  EXPECT_EQ(seven.instances[0].gpu, 0);
+  EXPECT_EQ(seven.instances[0].gpu, NvmlIndex{0});
   EXPECT_EQ(seven.instances[0].start, 0);
   ASSERT_TRUE(TickUntil(*d, [&] {
     return InState(*d, 3, JobState::kRunning) && InState(*d, 4, JobState::kRunning);
@@ -97,7 +97,7 @@ TEST_F(DaemonLargeJobsTest, TwoSmallJobsMoveAndTheSevenGStarts) {
     EXPECT_EQ(r->migrations, 1) << r->id;
     EXPECT_EQ(r->restarts, 1) << r->id;
     ASSERT_EQ(r->instances.size(), 1u);
-    EXPECT_EQ(r->instances[0].gpu, 1) << r->id;
+    EXPECT_EQ(r->instances[0].gpu, NvmlIndex{1}) << r->id;
     EXPECT_EQ(ReadFile(d->LogPath(r->id)), "run restarted=0\nrun restarted=1\n");
   }
   EXPECT_EQ(first.instances[0].start, 5);
@@ -120,7 +120,7 @@ TEST_F(DaemonLargeJobsTest, WithoutEvacuationTheSevenGWaits) {
   }
   EXPECT_EQ(Get(*d, 5).state, JobState::kQueued);
   EXPECT_EQ(Get(*d, 3).migrations + Get(*d, 4).migrations, 0);
-  EXPECT_EQ(Get(*d, 3).instances.at(0).gpu, 0);
+  EXPECT_EQ(Get(*d, 3).instances.at(0).gpu, NvmlIndex{0});
   for (DaemonJobId id : {3, 4, 5}) (void)d->Cancel(id);
   EXPECT_TRUE(WaitTerminal(*d, 3));
   d->Stop();

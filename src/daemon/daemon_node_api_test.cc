@@ -36,7 +36,7 @@ AllocationRequest Alloc(const std::string& owner, std::vector<RequestedInstance>
 
 const InstanceView* At(const NodeView& n, int gpu, int start) {
   for (const GpuView& g : n.gpus) {
-    if (g.index != gpu) continue;
+    if (g.index != NvmlIndex::Of(gpu)) continue;
     for (const InstanceView& i : g.instances) {
       if (i.start == start) return &i;
     }
@@ -51,7 +51,7 @@ TEST_F(DaemonTest, NodeViewHasWhatAControllerNeeds) {
   EXPECT_EQ(n0.policy, "full");
   EXPECT_EQ(n0.boot_id.size(), 32u);
   ASSERT_EQ(n0.gpus.size(), 2u);
-  EXPECT_EQ(n0.gpus[1].index, 1);
+  EXPECT_EQ(n0.gpus[1].index, NvmlIndex{1});
   EXPECT_EQ(n0.gpus[1].uuid, "GPU-fake-00000000-0000-0000-0000-000000000001");
   EXPECT_EQ(n0.gpus[1].model, "A100 40GB");
   EXPECT_EQ(n0.gpus[1].placement_units, 8);
@@ -175,7 +175,7 @@ TEST_F(DaemonTest, AllocationBindsItsReservation) {
   EXPECT_EQ(a.record.bound_reservation, "slurm:12");
   ASSERT_EQ(a.record.instances.size(), 1u);
   EXPECT_EQ(a.record.instances[0].mig_uuid, r.reservation.instances[0].mig_uuid);
-  EXPECT_EQ(a.record.instances[0].gpu, 0);
+  EXPECT_EQ(a.record.instances[0].gpu, NvmlIndex{0});
   EXPECT_EQ(a.record.instances[0].start, 4);
   EXPECT_EQ(a.record.instances[0].size, 4);
   EXPECT_EQ(fake_->creates(), 1);                // the reservation's create only
@@ -214,7 +214,7 @@ TEST_F(DaemonTest, AllocationBindsAnyReservationUnderAPrefix) {
   ASSERT_OK_AND_ASSIGN(SubmitResult b,
                        d->Allocate(Alloc("slurm:2", {{-1, "3g.20gb", -1}}, "", "room:n1:"), ""));
   EXPECT_EQ(b.record.bound_reservation, "room:n1:3g.20gb:1");
-  EXPECT_EQ(b.record.instances[0].gpu, 1);
+  EXPECT_EQ(b.record.instances[0].gpu, NvmlIndex{1});
   StatusOr<SubmitResult> none =
       d->Allocate(Alloc("slurm:3", {{-1, "3g.20gb", -1}}, "", "room:n1:"), "");
   EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);

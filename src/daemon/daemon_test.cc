@@ -134,7 +134,7 @@ TEST_F(DaemonTest, GangIsAllOrNothing) {
   ASSERT_TRUE(d->Submit(Req("7g.40gb", {"sleep", "0.3"})).ok());
   ASSERT_TRUE(d->Submit(Req("7g.40gb", {"sh", "-c", "echo $CUDA_VISIBLE_DEVICES"}, 2)).ok());
   ASSERT_OK(d->Settle());
-  EXPECT_EQ(Get(*d, 1).instances[0].gpu, 0);
+  EXPECT_EQ(Get(*d, 1).instances[0].gpu, NvmlIndex{0});
   EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
   EXPECT_TRUE(d->Gpus()[1].instances.empty());
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
@@ -213,7 +213,7 @@ TEST_F(DaemonTest, VanishedGpuIsDrainedAndTheJobRunsElsewhere) {
   EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
   EXPECT_TRUE(d->Gpus()[0].draining);
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
-  EXPECT_EQ(Get(*d, 1).instances[0].gpu, 1);
+  EXPECT_EQ(Get(*d, 1).instances[0].gpu, NvmlIndex{1});
 }
 
 TEST_F(DaemonTest, LaunchFailureFailsTheJobAndFreesItsInstance) {
@@ -479,7 +479,7 @@ TEST_F(DaemonTest, DrainedGpuGetsNoNewPlacements) {
   ASSERT_TRUE(d->Drain(0).ok());
   ASSERT_TRUE(d->Submit(Req("7g.40gb", {"true"})).ok());
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
-  EXPECT_EQ(Get(*d, 1).instances[0].gpu, 1);  // GPU 0 would win the tie otherwise
+  EXPECT_EQ(Get(*d, 1).instances[0].gpu, NvmlIndex{1});  // GPU 0 would win the tie otherwise
   EXPECT_TRUE(d->Gpus()[0].draining);
   EXPECT_TRUE(d->Gpus()[0].instances.empty());
   // Undrained, GPU 0 takes placements again: two 7g jobs at once (the first
@@ -494,8 +494,8 @@ TEST_F(DaemonTest, DrainedGpuGetsNoNewPlacements) {
   const DaemonJobRecord j2 = Get(*d, 2), j3 = Get(*d, 3);
   ASSERT_EQ(j2.instances.size(), 1u);
   ASSERT_EQ(j3.instances.size(), 1u);
-  std::set<int> gpus = {j2.instances[0].gpu, j3.instances[0].gpu};
-  EXPECT_EQ(gpus, (std::set<int>{0, 1}));
+  std::set<NvmlIndex> gpus = {j2.instances[0].gpu, j3.instances[0].gpu};
+  EXPECT_EQ(gpus, (std::set<NvmlIndex>{0, 1}));
 }
 
 TEST_F(DaemonTest, PauseMetricsAndPreview) {

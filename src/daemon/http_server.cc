@@ -670,7 +670,8 @@ class HttpServer::Impl {
                      return SendError(res, InvalidArgumentError(fmt::format(
                                                "GPU index '{}' is not a non-negative integer", s)));
                    }
-                   if (Status st = drain ? api_->Drain(gpu) : api_->Undrain(gpu); !st.ok()) {
+                   const NvmlIndex index = NvmlIndex::Of(gpu);
+                   if (Status st = drain ? api_->Drain(index) : api_->Undrain(index); !st.ok()) {
                      return SendError(res, st);
                    }
                    spdlog::info("GPU {} {} through the API", gpu, drain ? "drained" : "undrained");

@@ -138,12 +138,14 @@ class StubApi : public NodeApi {
   void Pause() override { paused_ = true; }
   void Resume() override { paused_ = false; }
   bool paused() const override { return paused_; }
-  Status Drain(int gpu) override {
-    return gpu == 0 ? Status() : NotFoundError("GPU " + std::to_string(gpu) + " is not managed");
+  Status Drain(NvmlIndex gpu) override {
+    return gpu == NvmlIndex{0} ? Status()
+                               : NotFoundError(fmt::format("GPU {} is not managed", gpu));
   }
-  Status Undrain(int gpu) override {
-    undrained_ = gpu;
-    return gpu == 0 ? Status() : NotFoundError("GPU " + std::to_string(gpu) + " is not managed");
+  Status Undrain(NvmlIndex gpu) override {
+    undrained_ = gpu.value();
+    return gpu == NvmlIndex{0} ? Status()
+                               : NotFoundError(fmt::format("GPU {} is not managed", gpu));
   }
   int undrained_ = -1;
   DaemonMetrics Metrics() const override {

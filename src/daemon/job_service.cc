@@ -523,7 +523,7 @@ void JobService::OnPlaced(DaemonJobId id, const Status& st) {
 
 void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   const DaemonJobId id = r.id;
-  std::set<int> gpus;
+  std::set<NvmlIndex> gpus;
   for (const JobInstance& in : r.instances) gpus.insert(in.gpu);
   ReleaseInstances(id);
   // Not the job's failure: a plan not attempted (an earlier one on its GPU
@@ -531,7 +531,7 @@ void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   // The hardware's or driver's trouble (in use, a reset needed, a doubtful answer:
   // IsBackendTrouble) is not the job's either.
   bool blameless = st.reason() == StatusReason::kNotAttempted || IsBackendTrouble(st);
-  for (int nvml : gpus) {
+  for (NvmlIndex nvml : gpus) {
     const int g = model_->ClusterIndex(nvml);
     blameless = blameless || (g >= 0 && !model_->unreachable(g).empty());
   }

@@ -70,8 +70,8 @@ AllocationRequest AllocationFromJson(const json& j) {
   AllocationRequest a;
   a.owner = j.at("owner").get<std::string>();
   for (const json& s : j.at("instances")) {
-    a.instances.push_back(
-        {s.at("gpu").get<int>(), s.at("profile").get<std::string>(), s.at("start").get<int>()});
+    a.instances.push_back({s.at("gpu").get<NvmlIndex>(), s.at("profile").get<std::string>(),
+                           s.at("start").get<int>()});
   }
   a.reservation = j.at("reservation").get<std::string>();
   a.reservation_prefix = j.at("reservation_prefix").get<std::string>();
@@ -97,7 +97,7 @@ std::vector<JobInstance> InstancesFromJson(const json& a) {
   std::vector<JobInstance> out;
   for (const json& j : a) {
     JobInstance in;
-    in.gpu = j.at("gpu").get<int>();
+    in.gpu = j.at("gpu").get<NvmlIndex>();
     in.profile = j.at("profile").get<std::string>();
     in.start = j.at("start").get<int>();
     in.size = j.at("size").get<int>();
@@ -693,8 +693,8 @@ StatusOr<std::vector<ReservationRecord>> JobStore::LoadReservations() {
     r.owner = ColumnText(s, 0);
     try {
       for (const json& p : json::parse(ColumnText(s, 1))) {
-        r.placements.push_back(
-            {p.at("gpu").get<int>(), p.at("profile").get<std::string>(), p.at("start").get<int>()});
+        r.placements.push_back({p.at("gpu").get<NvmlIndex>(), p.at("profile").get<std::string>(),
+                                p.at("start").get<int>()});
       }
     } catch (const std::exception& e) {
       st = InternalError(fmt::format("job store {}: reservation '{}' is corrupt: {}",

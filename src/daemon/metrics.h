@@ -86,7 +86,7 @@ class OutcomeCounts {
 
 // One MIG instance as the busy-time counter knows it.
 struct InstanceKey {
-  int gpu = -1;  // NVML index
+  NvmlIndex gpu;
   unsigned int gi_id = 0;
   std::string profile;
   auto operator<=>(const InstanceKey&) const = default;

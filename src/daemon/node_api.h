@@ -57,8 +57,8 @@ class NodeApi {
   virtual bool paused() const = 0;
   // No new placement on `gpu` (an NVML index); kept across restarts.
   // kNotFound for an unmanaged index.
-  virtual Status Drain(int gpu) = 0;
-  virtual Status Undrain(int gpu) = 0;
+  virtual Status Drain(NvmlIndex gpu) = 0;
+  virtual Status Undrain(NvmlIndex gpu) = 0;
   virtual DaemonMetrics Metrics() const = 0;
   // OK, or why the daemon cannot take submissions now (store, state dir).
   virtual Status Health() const = 0;

@@ -53,7 +53,7 @@ StatusOr<std::unique_ptr<NodeModel>> NodeModel::Create(NodeInventory inventory,
   return m;
 }
 
-int NodeModel::ClusterIndex(int nvml_index) const {
+int NodeModel::ClusterIndex(NvmlIndex nvml_index) const {
   for (int g = 0; g < size(); ++g) {
     if (nvml(g) == nvml_index) return g;
   }
@@ -91,7 +91,7 @@ Status NodeModel::CheckOffered(const Job& job) const {
       fmt::format("gpu_fraction {}: no profile of this node is large enough", job.gpu_fraction));
 }
 
-StatusOr<InstanceRef> NodeModel::Resolve(int nvml_index, const std::string& profile,
+StatusOr<InstanceRef> NodeModel::Resolve(NvmlIndex nvml_index, const std::string& profile,
                                          int start) const {
   const int g = ClusterIndex(nvml_index);
   if (g < 0) {

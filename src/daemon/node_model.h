@@ -57,15 +57,17 @@ class NodeModel {
   const std::string& policy_name() const { return policy_; }
   const SchedulerOptions& options() const { return scheduler_->options(); }
 
-  // Cluster index → NVML index, and back (-1 if not managed).
-  int nvml(int gpu) const { return inventory_.gpus[gpu].gpu.index; }
-  int ClusterIndex(int nvml_index) const;
+  // The daemon's two GPU numbers meet here alone: cluster index (a position
+  // in cluster(), what the scheduler core plans with) → NVML index (what the
+  // node API and the backends speak), and back (-1 if not managed).
+  NvmlIndex nvml(int gpu) const { return NvmlIndex::Of(inventory_.gpus[gpu].gpu.index); }
+  int ClusterIndex(NvmlIndex nvml_index) const;
   const std::string& uuid(int gpu) const { return inventory_.gpus[gpu].gpu.uuid; }
 
   // The cluster's placement of `spec` (NVML index, profile name, start):
   // kNotFound for an unmanaged GPU, kInvalidArgument for a profile the GPU
   // does not offer (the message lists its profiles).
-  StatusOr<InstanceRef> Resolve(int nvml_index, const std::string& profile, int start) const;
+  StatusOr<InstanceRef> Resolve(NvmlIndex nvml_index, const std::string& profile, int start) const;
   // The profile index on `gpu` of a request's profile name, or -1.
   int ProfileIndex(int gpu, const std::string& profile) const;
   // The base profiles offered by any GPU, comma-separated (for messages).

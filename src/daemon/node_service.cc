@@ -132,7 +132,7 @@ StatusOr<std::vector<InstanceRef>> NodeService::ResolvePlacements(
   std::vector<InstanceRef> out;
   for (size_t i = 0; i < specs.size(); ++i) {
     const RequestedInstance& s = specs[i];
-    if (need_start && (s.gpu < 0 || s.start < 0)) {
+    if (need_start && (s.gpu.value() < 0 || s.start < 0)) {
       return InvalidArgumentError(fmt::format("placement {} needs gpu, profile and start", i));
     }
     StatusOr<InstanceRef> ref = model_->Resolve(s.gpu, s.profile, s.start);
@@ -164,7 +164,7 @@ StatusOr<std::vector<InstanceRef>> NodeService::ResolvePlacements(
 }
 
 Status NodeService::Conflict(const InstanceRef& ref) const {
-  const int nvml = model_->nvml(ref.gpu);
+  const NvmlIndex nvml = model_->nvml(ref.gpu);
   if (model_->cluster().drained(ref.gpu)) {
     const std::string why = model_->unreachable(ref.gpu);
     return FailedPreconditionError(why.empty()
@@ -416,9 +416,9 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
     // Which placements, and from which reservation.
     std::vector<InstanceRef> where;
     const HeldReservation* from = nullptr;
-    const bool exact = !req.instances.empty() && req.instances.front().gpu >= 0;
+    const bool exact = !req.instances.empty() && req.instances.front().gpu.value() >= 0;
     for (const RequestedInstance& s : req.instances) {
-      if ((s.gpu >= 0) != exact || (s.gpu >= 0 && s.start < 0)) {
+      if ((s.gpu.value() >= 0) != exact || (s.gpu.value() >= 0 && s.start < 0)) {
         return InvalidArgumentError(
             "every instance gives either a profile alone or an exact placement (gpu, profile, "
             "start)");

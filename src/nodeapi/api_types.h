@@ -7,7 +7,8 @@
 // are nodeapi/request_json.h's.
 //
 // GPU numbers: the node API names a GPU by its NVML device index (what
-// `nvidia-smi -L` lists), everywhere in these types.
+// `nvidia-smi -L` lists), everywhere in these types: an NvmlIndex
+// (nodeapi/nvml_index.h), never a position in a Cluster.
 //
 // Thread-safety: plain values.
 #ifndef MIGSCHED_NODEAPI_API_TYPES_H_
@@ -22,6 +23,7 @@
 
 #include "core/status.h"
 #include "nodeapi/job_record.h"
+#include "nodeapi/nvml_index.h"
 #include "sched/options.h"
 
 namespace migsched {
@@ -30,7 +32,7 @@ namespace migsched {
 
 // One placement on one GPU of a node: where an instance is or may be.
 struct PlacementRef {
-  int gpu = 0;  // NVML device index
+  NvmlIndex gpu{0};
   std::string profile;
   int start = 0;  // placement units
   bool operator==(const PlacementRef&) const = default;
@@ -74,7 +76,7 @@ struct InstanceView {
 
 // One GPU in GET /v1/gpus, GET /v1/node and the metrics.
 struct GpuView {
-  int index = -1;  // NVML index
+  NvmlIndex index;
   std::string uuid;
   std::string model;        // catalog name, e.g. "A100 40GB"
   int placement_units = 0;  // width of the slot map

@@ -25,6 +25,7 @@
 
 #include "core/job.h"
 #include "core/status.h"
+#include "nodeapi/nvml_index.h"
 
 namespace migsched {
 
@@ -130,7 +131,7 @@ struct JobRequest {
 // One instance an allocation asks for: a profile anywhere (gpu < 0), or an
 // exact placement (gpu >= 0 with start >= 0).
 struct RequestedInstance {
-  int gpu = -1;         // NVML index; -1: the daemon chooses
+  NvmlIndex gpu;        // -1: the daemon chooses
   std::string profile;  // exact profile name
   int start = -1;       // placement start; -1 with gpu -1
 };
@@ -146,7 +147,7 @@ struct AllocationRequest {
 
 // Where one instance of a job runs.
 struct JobInstance {
-  int gpu = -1;          // NVML device index
+  NvmlIndex gpu;
   std::string profile;   // profile name
   int start = 0;         // placement start, placement units
   int size = 0;          // placement size, placement units

@@ -86,7 +86,7 @@ HolderKind HolderFromJson(const json& i) {
 
 JobInstance InstanceFromJson(const json& i) {
   JobInstance in;
-  in.gpu = i.at("gpu").get<int>();
+  in.gpu = i.at("gpu").get<NvmlIndex>();
   in.profile = i.at("profile").get<std::string>();
   in.start = i.at("start").get<int>();
   in.size = i.at("size").get<int>();
@@ -149,7 +149,7 @@ StatusOr<DaemonJobRecord> JobRecordFromJson(const json& j) {
         RequestedInstance spec;
         spec.profile = s.at("profile").get<std::string>();
         if (s.contains("gpu")) {
-          spec.gpu = s.at("gpu").get<int>();
+          spec.gpu = s.at("gpu").get<NvmlIndex>();
           spec.start = s.at("start").get<int>();
         }
         r.allocation.instances.push_back(spec);
@@ -199,7 +199,7 @@ StatusOr<ReservationView> ReservationViewFromJson(const json& j) {
 StatusOr<GpuView> GpuViewFromJson(const json& j) {
   return Read<GpuView>("GPU", [&] {
     GpuView g;
-    g.index = j.at("index").get<int>();
+    g.index = j.at("index").get<NvmlIndex>();
     g.uuid = StrOr(j, "uuid");
     g.model = StrOr(j, "model");
     g.placement_units = j.at("placement_units").get<int>();
@@ -412,11 +412,11 @@ StatusOr<std::vector<GpuView>> NodeClient::Gpus() {
   return out;
 }
 
-Status NodeClient::Drain(int gpu) {
+Status NodeClient::Drain(NvmlIndex gpu) {
   return Call("POST", fmt::format("/v1/gpus/{}/drain", gpu)).status();
 }
 
-Status NodeClient::Undrain(int gpu) {
+Status NodeClient::Undrain(NvmlIndex gpu) {
   return Call("POST", fmt::format("/v1/gpus/{}/undrain", gpu)).status();
 }
 

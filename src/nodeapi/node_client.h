@@ -75,8 +75,8 @@ class NodeClient {
   // ---- the node ----
   StatusOr<NodeView> Node();
   StatusOr<std::vector<GpuView>> Gpus();
-  Status Drain(int gpu);
-  Status Undrain(int gpu);
+  Status Drain(NvmlIndex gpu);
+  Status Undrain(NvmlIndex gpu);
   StatusOr<bool> Pause();  // the new paused flag
   StatusOr<bool> Resume();
   StatusOr<std::string> Metrics();  // the Prometheus text

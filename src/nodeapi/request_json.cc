@@ -156,7 +156,7 @@ StatusOr<RequestedInstance> GetRequestedInstance(std::string_view field, const j
                      GetInteger(fmt::format("{}.gpu", field), v.at("gpu"), 0, 1 << 20));
     ASSIGN_OR_RETURN(int64_t start,
                      GetInteger(fmt::format("{}.start", field), v.at("start"), 0, 1 << 20));
-    s.gpu = static_cast<int>(gpu);
+    s.gpu = NvmlIndex::Of(static_cast<int>(gpu));
     s.start = static_cast<int>(start);
   }
   return s;
@@ -473,7 +473,7 @@ ojson AllocationRequestToJson(const AllocationRequest& a) {
   j["instances"] = ojson::array();
   for (const RequestedInstance& s : a.instances) {
     ojson i{{"profile", s.profile}};
-    if (s.gpu >= 0) {
+    if (s.gpu.value() >= 0) {
       i["gpu"] = s.gpu;
       i["start"] = s.start;
     }

@@ -199,14 +199,14 @@ TEST(ParseNodeRequestsTest, ReservationsAndAllocations) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->owner, "slurm-room:n1:3g.20gb:0");
   ASSERT_EQ(r->placements.size(), 1u);
-  EXPECT_EQ(r->placements[0].gpu, 1);
+  EXPECT_EQ(r->placements[0].gpu, NvmlIndex{1});
   EXPECT_EQ(r->placements[0].start, 4);
   EXPECT_EQ(r->ttl_s, 120);
   auto a = ParseAllocationRequest(
       R"({"reservation_prefix": "k8s:", "instances": [{"profile": "3g.20gb"}], "name": null})");
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->owner, "");  // the bound reservation's owner (Daemon::Allocate)
-  EXPECT_EQ(a->instances[0].gpu, -1);
+  EXPECT_EQ(a->instances[0].gpu, NvmlIndex{-1});
   struct Case {
     bool reservation;
     std::string body;

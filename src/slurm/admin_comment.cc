@@ -62,11 +62,13 @@ StatusOr<std::optional<Binding>> ParseBound(std::string_view text) {
     for (std::string_view item : Split(word.substr(eq + 1), ',')) {
       const std::vector<std::string_view> f = Split(item, '|');
       BoundInstance in;
-      if (f.size() != 4 || !ParseInt(f[1], &in.placement.gpu) || f[2].empty() ||
+      int gpu = -1;
+      if (f.size() != 4 || !ParseInt(f[1], &gpu) || f[2].empty() ||
           !ParseInt(f[3], &in.placement.start)) {
         return InvalidArgumentError(
             fmt::format("AdminComment binding '{}': expected MIG-UUID|GPU|profile|start", item));
       }
+      in.placement.gpu = NvmlIndex::Of(gpu);
       in.mig_uuid = std::string(f[0]);
       in.placement.profile = std::string(f[2]);
       list.push_back(std::move(in));

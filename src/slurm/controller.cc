@@ -573,7 +573,7 @@ void SlurmController::SaveStatus(const TickFrame& f, const TickReport& rep) {
     }
     if (ni.state) {
       for (const GpuView& g : ni.state->gpus) {
-        StatusGpu& sg = sn.gpus.emplace_back(StatusGpu{g.index, g.model, {}});
+        StatusGpu& sg = sn.gpus.emplace_back(StatusGpu{g.index.value(), g.model, {}});
         for (const InstanceView& in : g.instances) {
           sg.instances.push_back(
               {in.profile, in.start, std::string(HolderKindName(HolderOf(in))), HolderKey(in)});
@@ -602,7 +602,7 @@ void SlurmController::SaveStatus(const TickFrame& f, const TickReport& rep) {
       for (const NodePlacement& np : jp.placements) {
         const std::string& node = f.view->nodes()[np.node].name;
         for (const PlacementRef& p : np.placements) {
-          st.rooms.push_back({node, p.gpu, p.profile, p.start, jp.key});
+          st.rooms.push_back({node, p.gpu.value(), p.profile, p.start, jp.key});
           where.push_back(fmt::format("{} GPU {} {}@{}", node, p.gpu, p.profile, p.start));
         }
       }

@@ -165,7 +165,7 @@ TEST_P(ParityTest, SimulatorAndDaemonPlaceAlike) {
       if (in.holder != HolderKind::kJob) continue;
       auto it = index_of.find(static_cast<DaemonJobId>(in.job));
       ASSERT_NE(it, index_of.end()) << in.job;
-      in_daemon.insert({g.index, in.profile, in.start, it->second});
+      in_daemon.insert({g.index.value(), in.profile, in.start, it->second});
     }
   }
   EXPECT_EQ(in_daemon, in_sim);

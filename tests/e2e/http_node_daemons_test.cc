@@ -33,7 +33,7 @@ TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
                        NewHttpNodeDaemons(Config(token_file_.string())));
   ASSERT_OK_AND_ASSIGN(NodeView s0, nodes->State("n1"));
   ASSERT_EQ(s0.gpus.size(), 2u);
-  EXPECT_EQ(s0.gpus[1].index, 1);
+  EXPECT_EQ(s0.gpus[1].index, NvmlIndex{1});
   EXPECT_EQ(s0.gpus[1].model, "A100 40GB");
   EXPECT_EQ(s0.gpus[1].uuid, "GPU-fake-00000000-0000-0000-0000-000000000001");
   EXPECT_TRUE(TakesPlacements(s0.gpus[0]));

@@ -359,7 +359,7 @@ TEST_P(K8sClusterPolicyTest, ThirtyPodsGetTheirInstancesWhereSimulateWouldPutThe
       for (const auto& in : g.instances) {
         if (in.mig_uuid != uuid) continue;
         found = true;
-        EXPECT_EQ(g.index, inst["gpu"].get<int>());
+        EXPECT_EQ(g.index.value(), inst["gpu"].get<int>());
         EXPECT_EQ(in.profile, profile);
         EXPECT_EQ(in.start, inst["start"].get<int>());
       }

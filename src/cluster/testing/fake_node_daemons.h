@@ -75,15 +75,15 @@ class FakeNodeDaemons : public NodeDaemons {
     for (const ProfileCount& p : r.instances) {
       for (int i = 0; i < p.count; ++i, ++gpu) {
         JobInstance in;
-        in.gpu = gpu;
+        in.gpu = NvmlIndex::Of(gpu);
         in.profile = p.profile;
         in.mig_uuid = fmt::format("MIG-{}-{}", node, a.id * 10 + gpu);
         a.instances.push_back(in);
         auto g = std::find_if(view.gpus.begin(), view.gpus.end(),
-                              [&](const GpuView& v) { return v.index == gpu; });
+                              [&](const GpuView& v) { return v.index == in.gpu; });
         if (g == view.gpus.end()) {
           g = view.gpus.insert(view.gpus.end(), GpuView{});
-          g->index = gpu;
+          g->index = in.gpu;
           g->uuid = "GPU-x";
           g->model = "A100 40GB";
         }

@@ -21,7 +21,7 @@ namespace migsched::testing {
 // A GPU of the node named `node`: NVML index `index`, UUID "GPU-<node>-<index>".
 inline GpuView MakeGpu(const std::string& node, int index, const std::string& model) {
   GpuView g;
-  g.index = index;
+  g.index = NvmlIndex::Of(index);
   g.uuid = "GPU-" + node + "-" + std::to_string(index);
   g.model = model;
   return g;
@@ -80,7 +80,7 @@ inline void AddInstance(NodeView* n, const std::string& spec) {
     return;
   }
   for (GpuView& g : n->gpus) {
-    if (g.index == gpu) {
+    if (g.index == NvmlIndex::Of(gpu)) {
       g.instances.push_back(std::move(in));
       return;
     }
@@ -109,8 +109,8 @@ inline ReservationView Reserved(ReservationRecord r) {
 
 inline void AddReservation(NodeView* n, const std::string& key, int gpu, const std::string& profile,
                            int start, double expires = 1e12) {
-  n->reservations.push_back(
-      Reserved({.owner = key, .placements = {{gpu, profile, start}}, .expires_at = expires}));
+  n->reservations.push_back(Reserved(
+      {.owner = key, .placements = {{NvmlIndex::Of(gpu), profile, start}}, .expires_at = expires}));
 }
 
 }  // namespace migsched::testing

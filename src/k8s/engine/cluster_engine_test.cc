@@ -130,7 +130,7 @@ TEST_F(ClusterEngineTest, ReserveHoldsThePlacementUnderThePodsKey) {
   // GPU 0 is full: both go to GPU 1, one per container.
   EXPECT_EQ(r->instances[0].container, "a");
   EXPECT_EQ(r->instances[0].profile, "1g.5gb");
-  EXPECT_EQ(r->instances[0].gpu, 1);
+  EXPECT_EQ(r->instances[0].gpu, NvmlIndex{1});
   EXPECT_EQ(r->instances[0].size, 1);
   EXPECT_EQ(r->instances[1].container, "b");
   EXPECT_EQ(r->instances[1].profile, "2g.10gb");

@@ -41,6 +41,7 @@
 #include "k8s/api/kube_client.h"
 #include "k8s/extender/pod_requests.h"
 #include "k8s/extender/wire.h"
+#include "nodeapi/nvml_index.h"
 
 namespace migsched::k8s {
 
@@ -59,7 +60,7 @@ std::string PodOwnerKey(const std::string& uid);
 // One instance reserved for a pod.
 struct ReservedInstance {
   std::string container;  // the container it is for
-  int gpu = -1;           // the GPU's index on its node
+  NvmlIndex gpu;          // the GPU's NVML index on its node
   std::string gpu_uuid;
   std::string profile;
   int start = 0;  // placement units
