@@ -49,7 +49,7 @@ inline Job RandomJob(Rng& rng) {
   static const std::vector<double> kWeights = {0.4, 0.25, 0.15, 0.1, 0.1};
   Job j;
   j.gpu_fraction = kFractions[rng.Choice(kWeights)];
-  j.duration_s = 1;
+  j.time_limit_s = 1;  // what the scheduler knows of a run: its limit
   return j;
 }
 

@@ -39,12 +39,15 @@ Synthetic MakeSynthetic(int num_nodes, uint64_t seed) {
   ConfigTableCache tables;
   int owner = 0;
   for (int n = 0; n < num_nodes; ++n) {
-    NodeState st;
-    st.node = "n" + std::to_string(n + 1);
+    NodeView st;
+    st.name = "n" + std::to_string(n + 1);
     st.generation = 1;
     Cluster one(std::vector<const GpuModel*>(kGpusPerNode, a100), &tables);
     for (int g = 0; g < kGpusPerNode; ++g) {
-      st.gpus.push_back({g, "GPU-" + std::to_string(n) + "-" + std::to_string(g), "A100 40GB"});
+      GpuView& gv = st.gpus.emplace_back();
+      gv.index = NvmlIndex::Of(g);
+      gv.uuid = "GPU-" + std::to_string(n) + "-" + std::to_string(g);
+      gv.model = "A100 40GB";
       // First-fit random instances until about 70% of the slices are busy.
       for (int tries = 0; tries < 12 && one.gpu(g).busy_compute_slices() < 5; ++tries) {
         const std::string& name = profiles[rng.Choice(weights)];
@@ -55,10 +58,11 @@ Synthetic MakeSynthetic(int num_nodes, uint64_t seed) {
           Plan plan{{{StepKind::kCreate, g, p, start}}};
           if (!idle) plan.steps.push_back({StepKind::kStart, g, p, start, owner + 1});
           if (!ApplyPlan(plan, &one).ok()) continue;
-          NodeInstance in;
-          in.gpu = g;
+          InstanceView in;
           in.profile = name;
           in.start = start;
+          in.size = a100->profile(p).size();
+          in.busy = !idle;
           in.holder = idle ? HolderKind::kIdle : HolderKind::kAllocation;
           if (!idle) {
             in.owner = "slurm:" + std::to_string(++owner);
@@ -69,12 +73,12 @@ Synthetic MakeSynthetic(int num_nodes, uint64_t seed) {
             r.may_move = true;
             s.running.push_back(r);
           }
-          st.instances.push_back(in);
+          gv.instances.push_back(in);
           break;
         }
       }
     }
-    s.nodes.push_back({st.node, std::move(st), ""});
+    s.nodes.push_back({st.name, std::move(st), ""});
   }
   const int waiting = std::max(4, num_nodes / 2);
   for (int w = 0; w < waiting; ++w) {

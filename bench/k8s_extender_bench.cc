@@ -33,14 +33,24 @@ std::unique_ptr<Fixture> MakeFixture(int num_nodes, const std::string& profile) 
   auto f = std::make_unique<Fixture>();
   std::vector<k8s::StaticNode> nodes;
   for (int n = 0; n < num_nodes; ++n) {
-    NodeState st;
-    st.node = "n" + std::to_string(n + 1);
+    NodeView st;
+    st.name = "n" + std::to_string(n + 1);
     st.generation = 1;
     for (int g = 0; g < kGpusPerNode; ++g) {
-      st.gpus.push_back({g, "GPU-" + std::to_string(n) + "-" + std::to_string(g), "A100 40GB"});
+      GpuView& gv = st.gpus.emplace_back();
+      gv.index = NvmlIndex::Of(g);
+      gv.uuid = "GPU-" + std::to_string(n) + "-" + std::to_string(g);
+      gv.model = "A100 40GB";
       auto add = [&](const char* p, int start, int size) {
-        st.instances.push_back({g, p, start, size, "MIG-x", HolderKind::kAllocation,
-                                "k8s:" + std::to_string(n) + "-" + std::to_string(g)});
+        InstanceView& in = gv.instances.emplace_back();
+        in.profile = p;
+        in.start = start;
+        in.size = size;
+        in.mig_uuid = "MIG-x";
+        in.busy = true;
+        in.holder = HolderKind::kAllocation;
+        in.job = n * kGpusPerNode + g + 1;
+        in.owner = "k8s:" + std::to_string(n) + "-" + std::to_string(g);
       };
       if ((n + g) % 2 == 0) {
         add("3g.20gb", 0, 4);
@@ -49,9 +59,9 @@ std::unique_ptr<Fixture> MakeFixture(int num_nodes, const std::string& profile) 
         add("2g.10gb", 0, 2);
       }
     }
-    f->names.push_back(st.node);
-    nodes.push_back({st.node, "http://" + st.node});
-    f->daemons.states[st.node] = std::move(st);
+    f->names.push_back(st.name);
+    nodes.push_back({st.name, "http://" + st.name});
+    f->daemons.states[st.name] = std::move(st);
   }
   f->directory = std::make_unique<k8s::StaticNodeDirectory>(nodes);
   k8s::EngineOptions o;

@@ -23,9 +23,10 @@ std::vector<WorkloadJob> Workload(int n, int gpus, uint64_t seed) {
   Rng rng(seed);
   std::vector<WorkloadJob> jobs(n);
   for (int i = 0; i < n; ++i) {
-    jobs[i] = RandomJob(rng);
+    static_cast<Job&>(jobs[i]) = RandomJob(rng);
     jobs[i].name = "j" + std::to_string(i);
     jobs[i].duration_s = 60 + rng.Exponential(1800);
+    jobs[i].time_limit_s = 0;  // none: the scheduler knows nothing of when a run ends
     jobs[i].migratable = rng.Uniform01() < 0.8 ? Migratable::kCheckpoint : Migratable::kNone;
   }
   ArrivalOptions a;

@@ -25,6 +25,8 @@ packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev nlohmann-js
           libcli11-dev libfmt-dev libcpp-httplib-dev libyaml-cpp-dev libsqlite3-dev sqlite3
           libspdlog-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
           libssl-dev openssl
+          # Google Benchmark: bench/ (scripts/bench.sh); its sources compile in the tests.
+          libbenchmark-dev
           # curl: docs/kubernetes.md's "Try it on one machine", run by its test.
           curl
           # Slurm's own daemons and commands, and munge, for the Slurm tests (docs/slurm.md).
