@@ -52,6 +52,11 @@ int Run(const CompareFlags& f, Context& ctx) {
   if (!outputs.ok()) return fail(outputs.message());
   const std::vector<std::string> policies =
       f.policies.empty() ? DefaultPolicies(f.sim.mode == "fill") : f.policies;
+  for (size_t i = 0; i < policies.size(); ++i) {
+    if (std::find(policies.begin(), policies.begin() + i, policies[i]) != policies.begin() + i) {
+      return fail(fmt::format("--policies: '{}' is given twice", policies[i]));
+    }
+  }
   const size_t n_policies = policies.size();
   const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;

@@ -3,7 +3,8 @@
 // Text: where the catalog was loaded from (folder, how it was found, files),
 // a one-line-per-model summary saying which models' placements are confirmed
 // by a driver listing and which are inferred, then each model's profile table
-// (unless --summary). --gpu: that model's table only, with its file. --json:
+// (unless --summary). --gpu: that model's table only, with its file (with
+// --summary: that model's summary line only). --json:
 // one JSON document, an array of models in the catalog file format
 // (docs/formats/catalog.md), nothing else on stdout.
 #include <fmt/format.h>
@@ -171,6 +172,9 @@ int RunProfiles(const ProfilesOptions& opt, Context& ctx) {
   if (opt.gpu.empty()) {
     PrintSources(ctx.catalog_sources(), all.size(), *ctx.out);
     *ctx.out << "\n";
+  }
+  // The summary: every model's line, or with --gpu and --summary that model's alone.
+  if (opt.gpu.empty() || opt.summary) {
     PrintSummary(models, *ctx.out);
     if (opt.summary) return 0;
   }
@@ -195,7 +199,8 @@ void RegisterProfilesCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "Only this GPU model (canonical name, short name such as A100-40GB, or the name "
                   "nvidia-smi prints; case-insensitive)");
   sub->add_flag("--summary", opt->summary,
-                "Only where the catalog comes from and one line per model");
+                "Only where the catalog comes from and one line per model (with --gpu: that "
+                "model's line only)");
   sub->add_flag("--json", opt->json,
                 "Print one JSON document: an array of models in the catalog file format");
   sub->callback([opt, &ctx, exit_code] { *exit_code = RunProfiles(*opt, ctx); });

@@ -29,6 +29,12 @@
 namespace migsched::cli {
 namespace {
 
+// "migsched report: wrote r.html (1 run, 7 charts)": a count of one is singular.
+std::string WroteLine(const std::string& output, size_t runs, size_t charts) {
+  return fmt::format("migsched report: wrote {} ({} run{}, {} chart{})\n", output, runs,
+                     runs == 1 ? "" : "s", charts, charts == 1 ? "" : "s");
+}
+
 struct ReportCommandFlags {
   SimFlags sim;
   ReportFlags report;
@@ -150,8 +156,7 @@ int RunFromFiles(const ReportCommandFlags& f, Context& ctx) {
     *ctx.err << "migsched report: -o: " << st.message() << "\n";
     return 1;
   }
-  *ctx.out << fmt::format("migsched report: wrote {} ({} runs, {} charts)\n", f.output,
-                          report.runs(), report.Charts().size());
+  *ctx.out << WroteLine(f.output, report.runs(), report.Charts().size());
   return 0;
 }
 
@@ -213,8 +218,7 @@ int RunSimulations(const ReportCommandFlags& f, Context& ctx) {
     *ctx.err << "migsched report: -o: " << st.message() << "\n";
     return 1;
   }
-  *ctx.out << fmt::format("migsched report: wrote {} ({} runs, {} charts)\n", f.output,
-                          report.runs(), report.Charts().size());
+  *ctx.out << WroteLine(f.output, report.runs(), report.Charts().size());
   return 0;
 }
 

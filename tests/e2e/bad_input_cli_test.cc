@@ -135,6 +135,10 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
       {SimulateArgs(kOneA100, trace, {"--fill-curve-csv", "f.csv"}),
        "migsched simulate: --fill-curve-csv is the load curve of --mode fill; an online run has "
        "--timeline-csv"},
+      // Regression: a policy named twice ran twice and showed two equal rows.
+      {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--policies",
+        "first-fit,full,first-fit"},
+       "migsched compare: --policies: 'first-fit' is given twice"},
   };
   for (const FlagCase& c : cases) {
     auto r = RunMigsched(c.args);

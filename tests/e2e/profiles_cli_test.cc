@@ -111,6 +111,16 @@ TEST(ProfilesCliTest, SummarySaysWhereTheCatalogComesFromAndWhatIsConfirmed) {
   EXPECT_THAT(r.err, IsEmpty());
 }
 
+// Regression: --summary with --gpu printed the model's whole profile table.
+TEST(ProfilesCliTest, SummaryOfOneGpuIsItsLineAlone) {
+  auto r = RunMigsched({"profiles", "--gpu", "A100-40GB", "--summary"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(SummaryRowOf(r.out, "A100 40GB"), HasSubstr("  confirmed  "));
+  EXPECT_THAT(r.out, Not(HasSubstr("H100")));
+  EXPECT_THAT(r.out, Not(HasSubstr("PLACEMENTS  VARIANT")));  // no profile table
+  EXPECT_THAT(r.err, IsEmpty());
+}
+
 TEST(ProfilesCliTest, InferredModelSaysFromWhat) {
   auto r = RunMigsched({"profiles", "--gpu", "NVIDIA GH200 144G HBM3e"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -447,6 +447,20 @@ TEST(ReportCliTest, ReportFromCompareJson) {
               HasSubstr("<tr data-metric=\"jobs_completed\"><th>jobs completed</th><td>5</td>"));
 }
 
+// Regression: a report of one run said "(1 runs, ...)".
+TEST(ReportCliTest, OneRunIsSaidInTheSingular) {
+  const std::string trace = WriteTempFile("trace.csv", kTrace);
+  const std::string json = WriteTempFile("one.json", "");
+  auto c = RunMigsched({"compare", "--cluster", "2xA100-40GB", "--workload", trace, "--policies",
+                        "first-fit", "--json", json, "--quiet"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const std::string html = WriteTempFile("one.html", "");
+  auto r = RunMigsched({"report", "--from", json, "-o", html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(1 run, "));
+  EXPECT_THAT(r.out, Not(HasSubstr("1 runs")));
+}
+
 TEST(ReportCliTest, SweepReportHasTheSweepTable) {
   const std::string trace = WriteTempFile("trace.csv", kTrace);
   const std::string html = WriteTempFile("sweep.html", "");
