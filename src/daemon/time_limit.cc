@@ -80,6 +80,9 @@ StatusOr<double> ParseSlurmTime(std::string_view text) {
 }
 
 std::string FormatSlurmTime(double seconds) {
+  // 2^63 s (about 292 billion years) and beyond cannot be counted in int64 seconds (the cast
+  // below would be undefined): squeue's word for no limit.
+  if (seconds >= 9223372036854775808.0) return "UNLIMITED";
   const int64_t t =
       std::isfinite(seconds) && seconds > 0 ? static_cast<int64_t>(std::floor(seconds)) : 0;
   const int64_t d = t / 86400, h = t / 3600 % 24, m = t / 60 % 60, s = t % 60;

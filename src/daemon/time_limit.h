@@ -22,7 +22,9 @@ namespace migsched {
 StatusOr<double> ParseSlurmTime(std::string_view text);
 
 // Formats seconds (>= 0, the fraction dropped) as squeue shows TIME:
-// "M:SS" under an hour, "H:MM:SS" under a day, else "D-HH:MM:SS".
+// "M:SS" under an hour, "H:MM:SS" under a day, else "D-HH:MM:SS";
+// "UNLIMITED" from 2^63 s on (a limit too large to count: the daemon takes
+// any finite time_limit_s).
 std::string FormatSlurmTime(double seconds);
 
 }  // namespace migsched

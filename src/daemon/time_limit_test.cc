@@ -42,6 +42,15 @@ TEST(FormatSlurmTimeTest, PrintsAsSqueueDoes) {
   EXPECT_EQ(FormatSlurmTime(-5), "0:00");
 }
 
+// Regression: a time_limit_s of 1e300 (the API takes any finite number) was cast to int64
+// (undefined) and the jobs table showed a garbage limit. By hand: 9.2e18 s is 106481481481481
+// days (x 86400 = 9199999999999958400) and 41600 s = 11:33:20.
+TEST(FormatSlurmTimeTest, ALimitTooLargeToCountIsUnlimited) {
+  EXPECT_EQ(FormatSlurmTime(9.2e18), "106481481481481-11:33:20");
+  EXPECT_EQ(FormatSlurmTime(9223372036854775808.0), "UNLIMITED");
+  EXPECT_EQ(FormatSlurmTime(1e300), "UNLIMITED");
+}
+
 TEST(FormatSlurmTimeTest, RoundTripsThroughTheParser) {
   for (double s : {61.0, 3723.0, 97445.0}) {
     auto back = ParseSlurmTime(FormatSlurmTime(s));
