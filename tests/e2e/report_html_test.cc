@@ -429,14 +429,21 @@ TEST(ReportCliTest, ReportCommandSimulatesLikeCompare) {
   EXPECT_THAT(ReadFile(html), HasSubstr("<th>frag-aware</th><th>best-fit</th>"));
 }
 
-TEST(ReportCliTest, ReportFromCompareJson) {
+// `report --from` over the JSON that `compare --policies POLICIES --json` wrote for kTrace on two
+// A100s; the page goes to `html`.
+::migsched::testing::CommandResult ReportOverCompare(const std::string& policies,
+                                                     const std::string& html) {
   const std::string trace = WriteTempFile("trace.csv", kTrace);
   const std::string json = WriteTempFile("compare.json", "");
   auto c = RunMigsched({"compare", "--cluster", "2xA100-40GB", "--workload", trace, "--policies",
-                        "frag-aware,first-fit", "--json", json, "--quiet"});
-  ASSERT_EQ(c.exit_code, 0) << c.err;
+                        policies, "--json", json, "--quiet"});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  return RunMigsched({"report", "--from", json, "-o", html});
+}
+
+TEST(ReportCliTest, ReportFromCompareJson) {
   const std::string html = WriteTempFile("from.html", "");
-  auto r = RunMigsched({"report", "--from", json, "-o", html});
+  auto r = ReportOverCompare("frag-aware,first-fit", html);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Metrics only: the tables and the key metrics as bars (JCT mean, makespan,
   // utilisation, fragmentation mean; none rejected): 4 charts, none over time.
@@ -449,13 +456,8 @@ TEST(ReportCliTest, ReportFromCompareJson) {
 
 // Regression: a report of one run said "(1 runs, ...)".
 TEST(ReportCliTest, OneRunIsSaidInTheSingular) {
-  const std::string trace = WriteTempFile("trace.csv", kTrace);
-  const std::string json = WriteTempFile("one.json", "");
-  auto c = RunMigsched({"compare", "--cluster", "2xA100-40GB", "--workload", trace, "--policies",
-                        "first-fit", "--json", json, "--quiet"});
-  ASSERT_EQ(c.exit_code, 0) << c.err;
   const std::string html = WriteTempFile("one.html", "");
-  auto r = RunMigsched({"report", "--from", json, "-o", html});
+  auto r = ReportOverCompare("first-fit", html);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("(1 run, "));
   EXPECT_THAT(r.out, Not(HasSubstr("1 runs")));
