@@ -26,6 +26,10 @@ std::set<int> BackendGpus(const Plan& plan) {
   return out;
 }
 
+// The backend's number of the cluster's GPU `gpu`: the MIG backend (daemon/mig_backend.h) mirrors
+// NVML's C API and takes the NVML index as a plain int; this is where the typed index leaves.
+int BackendIndex(const NodeModel& model, int gpu) { return model.nvml(gpu).value(); }
+
 }  // namespace
 
 InstanceSync::InstanceSync(MigBackend* backend, NodeModel* model, StateMutex* state_mu,
@@ -92,7 +96,7 @@ std::string InstanceSync::refusing(int gpu) const {
 }
 
 void InstanceSync::NoteChange(int gpu, const Status& st) {
-  const int nvml = model_->nvml(gpu).value();
+  const int nvml = BackendIndex(*model_, gpu);
   if (st.ok()) {
     auto it = refusals_.find(gpu);
     if (it == refusals_.end()) return;
@@ -134,7 +138,7 @@ Status InstanceSync::RunStep(const Step& step) {
   {
     StateLock lock(state_mu_);
     const Profile& p = model_->cluster().gpu(step.gpu).model().profile(step.profile);
-    nvml = model_->nvml(step.gpu).value();
+    nvml = BackendIndex(*model_, step.gpu);
     profile_id = p.id;
     size = p.size();
     what = DescribeStep(step, model_->cluster(), /*with_holder=*/false);
@@ -204,7 +208,7 @@ void InstanceSync::RunItem(Item item) {
       int nvml = -1;
       {
         StateLock lock(state_mu_);
-        nvml = model_->nvml(g).value();
+        nvml = BackendIndex(*model_, g);
       }
       StatusOr<std::vector<BackendInstance>> probe = backend_->ListInstances(nvml);
       if (!probe.ok() && probe.status().code() == StatusCode::kUnavailable) {
@@ -221,7 +225,7 @@ void InstanceSync::RunItem(Item item) {
       // The plans queued behind it on these GPUs assumed it succeeded.
       resync = BackendGpus(item.plan);
       std::set<int> nvml;
-      for (int g : resync) nvml.insert(model_->nvml(g).value());
+      for (int g : resync) nvml.insert(BackendIndex(*model_, g));
       const Status why = Status(StatusCode::kUnavailable,
                                 fmt::format("not attempted: an earlier plan on GPU {} failed ({})",
                                             fmt::join(nvml, ", "), st.message()),
@@ -255,7 +259,7 @@ void InstanceSync::Resync(int gpu) {
   int nvml = -1;
   {
     StateLock lock(state_mu_);
-    nvml = model_->nvml(gpu).value();
+    nvml = BackendIndex(*model_, gpu);
   }
   StatusOr<std::vector<BackendInstance>> listed = backend_->ListInstances(nvml);
   StateLock lock(state_mu_);
@@ -272,7 +276,7 @@ void InstanceSync::ResyncAllNow() {
 }
 
 void InstanceSync::Reconcile(int gpu, const StatusOr<std::vector<BackendInstance>>& listed) {
-  const int nvml = model_->nvml(gpu).value();
+  const int nvml = BackendIndex(*model_, gpu);
   if (!listed.ok()) {
     if (listed.status().code() == StatusCode::kUnavailable) {
       if (model_->unreachable(gpu).empty()) {
@@ -388,7 +392,7 @@ void InstanceSync::RetryDueDestroys() {
     for (const PendingDestroy& pd : pending_) {
       if (pd.next_try_s > now) continue;
       const BackendInstance* in = Live(pd.gpu, pd.start);
-      due.push_back({pd, model_->nvml(pd.gpu).value(), in != nullptr ? in->gi_id : 0u});
+      due.push_back({pd, BackendIndex(*model_, pd.gpu), in != nullptr ? in->gi_id : 0u});
     }
   }
   for (Try& t : due) {
@@ -434,7 +438,7 @@ void InstanceSync::SamplePcie() {
   {
     StateLock lock(state_mu_);
     if (!pcie_wanted_) return;
-    for (int g = 0; g < model_->size(); ++g) nvml.push_back(model_->nvml(g).value());
+    for (int g = 0; g < model_->size(); ++g) nvml.push_back(BackendIndex(*model_, g));
   }
   std::map<int, PcieThroughput> got;
   for (size_t g = 0; g < nvml.size(); ++g) {
