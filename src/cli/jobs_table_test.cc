@@ -56,7 +56,7 @@ TEST(JobsTableTest, RowsShowStateTimeLimitAndPlacementOrReason) {
   running.request.name = "train";
   running.request.user = "alice";
   running.request.time_limit_s = 2 * 3600;
-  running.instances = {JobInstance{0, "2g.10gb", 4, 2, "MIG-x", 1, 0}};
+  running.instances = {JobInstance{{0, "2g.10gb", 4}, 2, "MIG-x", 1, 0}};
   DaemonJobRecord queued = Job(2, JobState::kQueued, kNow - 75, 0, 0);
   queued.request.count = 2;
   DaemonJobRecord waiting = Job(3, JobState::kQueued, kNow - 5, 0, 0);
@@ -93,7 +93,7 @@ TEST(JobsTableTest, RowsShowStateTimeLimitAndPlacementOrReason) {
 // never showed "exited with code 3" or "exit 0". Ended jobs show their reason or exit code;
 // a running job and a job moving between instances show where they run.
 TEST(JobsTableTest, AnEndedJobShowsWhyItEndedNotWhereItRan) {
-  const JobInstance where{0, "2g.10gb", 4, 2, "MIG-x", 1, 0};
+  const JobInstance where{{0, "2g.10gb", 4}, 2, "MIG-x", 1, 0};
   DaemonJobRecord failed = Job(1, JobState::kFailed, kNow - 50, kNow - 40, kNow - 30);
   failed.exit_code = 3;
   failed.reason = "exited_with_code_3";
@@ -129,7 +129,7 @@ TEST(JobsTableTest, AllocationsShowTheirOwnerAndProfiles) {
   a.started_at = kNow - 9;
   a.allocation.owner = "slurm:1234";
   a.allocation.instances = {{1, "3g.20gb", 4}};
-  a.instances = {JobInstance{1, "3g.20gb", 4, 4, "MIG-y", 2, 0}};
+  a.instances = {JobInstance{{1, "3g.20gb", 4}, 4, "MIG-y", 2, 0}};
   const std::vector<std::string> lines = Lines(FormatJobsTable({a}, kNow));
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(Cells(lines[1]),

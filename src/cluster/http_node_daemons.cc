@@ -43,9 +43,7 @@ class HttpNodeDaemons : public NodeDaemons {
                               ReservationRequest r;
                               r.owner = key;
                               r.ttl_s = ttl_s;
-                              for (const PlacementRef& p : placements) {
-                                r.placements.push_back({p.gpu, p.profile, p.start});
-                              }
+                              r.placements = placements;
                               RETURN_IF_ERROR(n->client->Reserve(r).status());
                               return true;
                             })

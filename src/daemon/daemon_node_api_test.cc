@@ -15,8 +15,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-ReservationRequest Room(const std::string& owner, std::vector<RequestedInstance> at,
-                        double ttl = 0) {
+ReservationRequest Room(const std::string& owner, std::vector<PlacementRef> at, double ttl = 0) {
   ReservationRequest r;
   r.owner = owner;
   r.placements = std::move(at);

@@ -128,13 +128,10 @@ std::vector<JobInstance> NodeService::InstancesOf(DaemonJobId id) const {
 // ---------------------------------------------------------------- reservations
 
 StatusOr<std::vector<InstanceRef>> NodeService::ResolvePlacements(
-    const std::vector<RequestedInstance>& specs, bool need_start) const {
+    const std::vector<PlacementRef>& specs) const {
   std::vector<InstanceRef> out;
   for (size_t i = 0; i < specs.size(); ++i) {
-    const RequestedInstance& s = specs[i];
-    if (need_start && (s.gpu.value() < 0 || s.start < 0)) {
-      return InvalidArgumentError(fmt::format("placement {} needs gpu, profile and start", i));
-    }
+    const PlacementRef& s = specs[i];
     StatusOr<InstanceRef> ref = model_->Resolve(s.gpu, s.profile, s.start);
     if (!ref.ok()) return ref.status().WithPrefix(fmt::format("placement {}", i));
     const GpuModel& m = model_->cluster().gpu(ref->gpu).model();
@@ -207,8 +204,7 @@ ReservationView NodeService::ViewOf(const HeldReservation& r) const {
 }
 
 StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
-  ReservationRequest req = typed;
-  req.placements = WithCanonicalProfiles(std::move(req.placements));
+  const ReservationRequest req = WithCanonicalProfiles(typed);
   if (req.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
   if (req.placements.empty() || static_cast<int>(req.placements.size()) > kMaxJobCount) {
     return InvalidArgumentError(
@@ -227,7 +223,7 @@ StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
   {
     StateLock lock(state_mu_);
     RETURN_IF_ERROR(host_->Accepting());
-    ASSIGN_OR_RETURN(std::vector<InstanceRef> refs, ResolvePlacements(req.placements, true));
+    ASSIGN_OR_RETURN(std::vector<InstanceRef> refs, ResolvePlacements(req.placements));
     std::vector<PlacementRef> placements;
     for (const InstanceRef& ref : refs) {
       placements.push_back({model_->nvml(ref.gpu),
@@ -416,17 +412,19 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
     // Which placements, and from which reservation.
     std::vector<InstanceRef> where;
     const HeldReservation* from = nullptr;
-    const bool exact = !req.instances.empty() && req.instances.front().gpu.value() >= 0;
+    const bool exact = !req.instances.empty() && req.instances.front().exact();
+    std::vector<PlacementRef> placements;
     for (const RequestedInstance& s : req.instances) {
-      if ((s.gpu.value() >= 0) != exact || (s.gpu.value() >= 0 && s.start < 0)) {
+      if (s.exact() != exact || (s.exact() && s.start < 0)) {
         return InvalidArgumentError(
             "every instance gives either a profile alone or an exact placement (gpu, profile, "
             "start)");
       }
       if (s.profile.empty()) return InvalidArgumentError("every instance needs a 'profile'");
+      if (exact) placements.push_back(s.placement());
     }
     if (exact) {
-      ASSIGN_OR_RETURN(where, ResolvePlacements(req.instances, true));
+      ASSIGN_OR_RETURN(where, ResolvePlacements(placements));
     }
     // The reservations it may bind.
     std::vector<const HeldReservation*> candidates;

@@ -111,9 +111,10 @@ class NodeService {
   GpuView GpuViewOf(int g) const MIGSCHED_REQUIRES(kStateLock);
   JobInstance InstanceAt(const InstanceRef& ref) const MIGSCHED_REQUIRES(kStateLock);
   std::vector<JobInstance> InstancesOf(DaemonJobId id) const MIGSCHED_REQUIRES(kStateLock);
-  StatusOr<std::vector<InstanceRef>> ResolvePlacements(const std::vector<RequestedInstance>& specs,
-                                                       bool need_start) const
-      MIGSCHED_REQUIRES(kStateLock);
+  // The daemon's instance of each placement; kInvalidArgument naming the
+  // placement (its position) that is not one of the node or overlaps another.
+  StatusOr<std::vector<InstanceRef>> ResolvePlacements(
+      const std::vector<PlacementRef>& placements) const MIGSCHED_REQUIRES(kStateLock);
   // Why `ref` cannot be held for a new holder (OK: it can), in the API's words.
   Status Conflict(const InstanceRef& ref) const MIGSCHED_REQUIRES(kStateLock);
   ReservationView ViewOf(const HeldReservation& r) const MIGSCHED_REQUIRES(kStateLock);

@@ -24,19 +24,14 @@
 #include "core/status.h"
 #include "nodeapi/job_record.h"
 #include "nodeapi/nvml_index.h"
+#include "nodeapi/placement.h"
 #include "sched/options.h"
 
 namespace migsched {
 
 // ---- placements and holders ----
 
-// One placement on one GPU of a node: where an instance is or may be.
-struct PlacementRef {
-  NvmlIndex gpu{0};
-  std::string profile;
-  int start = 0;  // placement units
-  bool operator==(const PlacementRef&) const = default;
-};
+// Where an instance is or may be: PlacementRef (nodeapi/placement.h).
 
 // Who holds an instance.
 enum class HolderKind {
@@ -137,9 +132,9 @@ struct ReservationRecord {
 
 // POST /v1/reservations.
 struct ReservationRequest {
-  std::string owner;                          // the owner key: the reservation's name (required)
-  std::vector<RequestedInstance> placements;  // exact placements (gpu, profile, start), 1..64
-  double ttl_s = 0;                           // seconds; 0: the configured default
+  std::string owner;                     // the owner key: the reservation's name (required)
+  std::vector<PlacementRef> placements;  // exact placements, 1..64
+  double ttl_s = 0;                      // seconds; 0: the configured default
 };
 
 // A reservation as the API shows it.

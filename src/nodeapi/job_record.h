@@ -21,11 +21,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/job.h"
 #include "core/status.h"
 #include "nodeapi/nvml_index.h"
+#include "nodeapi/placement.h"
 
 namespace migsched {
 
@@ -128,12 +130,25 @@ struct JobRequest {
   Job ToJob() const;
 };
 
-// One instance an allocation asks for: a profile anywhere (gpu < 0), or an
-// exact placement (gpu >= 0 with start >= 0).
+// One instance an allocation asks for (POST /v1/allocations): a profile
+// anywhere (the daemon chooses the placement), or an exact placement. `gpu` -1
+// says "anywhere", and exact() is the one place that reads it so. (A
+// reservation names exact placements only: PlacementRef.)
 struct RequestedInstance {
-  NvmlIndex gpu;        // -1: the daemon chooses
+  NvmlIndex gpu;        // -1 (the default): the daemon chooses; else with start >= 0
   std::string profile;  // exact profile name
-  int start = -1;       // placement start; -1 with gpu -1
+  int start = -1;       // placement start, placement units; -1 with gpu -1
+
+  // A profile anywhere.
+  static RequestedInstance Anywhere(std::string profile) {
+    return {NvmlIndex(), std::move(profile), -1};
+  }
+  // Exactly `p`.
+  static RequestedInstance At(PlacementRef p) { return {p.gpu, std::move(p.profile), p.start}; }
+  // Whether it names an exact placement (a GPU is given).
+  bool exact() const { return gpu.value() >= 0; }
+  // The placement it names; only where exact().
+  PlacementRef placement() const { return {gpu, profile, start}; }
 };
 
 // POST /v1/allocations: instances held for `owner` (docs/api.md).
@@ -145,15 +160,18 @@ struct AllocationRequest {
   std::string name;                          // optional label
 };
 
-// Where one instance of a job runs.
-struct JobInstance {
-  NvmlIndex gpu;
-  std::string profile;   // profile name
-  int start = 0;         // placement start, placement units
+// One instance of a job or allocation: its placement (the PlacementRef it
+// is: gpu, profile, start), its size and which instance it is on the GPU.
+struct JobInstance : PlacementRef {
   int size = 0;          // placement size, placement units
-  std::string mig_uuid;  // "MIG-…"
+  std::string mig_uuid;  // "MIG-…"; empty while it is being created
   unsigned int gi_id = 0;
   unsigned int ci_id = 0;
+
+  // Where it is, without which instance it is.
+  const PlacementRef& placement() const { return *this; }
+  // Equal placements and equal instances (not only the placement's ==).
+  bool operator==(const JobInstance&) const = default;
 };
 
 // The durable record of one job or allocation.

@@ -140,5 +140,39 @@ TEST(JobLifecycleTest, RunningSetsTheFirstStartAndAnEndSetsTheEnd) {
   EXPECT_EQ(q.started_at, 0);
 }
 
+// A request names a placement only when it gives a GPU: the rule "gpu -1 is
+// anywhere" is read in exact(), and the daemon, the client and the JSON forms
+// all ask it.
+TEST(RequestedInstanceTest, AProfileAloneIsAnywhereAndAGpuMakesItExact) {
+  EXPECT_FALSE(RequestedInstance{}.exact());
+  const RequestedInstance anywhere = RequestedInstance::Anywhere("1g.5gb");
+  EXPECT_FALSE(anywhere.exact());
+  EXPECT_EQ(anywhere.gpu.value(), -1);
+  EXPECT_EQ(anywhere.start, -1);
+  const RequestedInstance at = RequestedInstance::At({2, "3g.20gb", 4});
+  EXPECT_TRUE(at.exact());
+  EXPECT_EQ(at.placement(), (PlacementRef{2, "3g.20gb", 4}));
+  EXPECT_TRUE(RequestedInstance::At({0, "7g.40gb", 0}).exact());  // GPU 0 is a GPU
+}
+
+// A record's instance is its placement plus which instance it is: two
+// instances at one placement (before and after a re-create) have equal
+// placements but are not equal.
+TEST(JobInstanceTest, ItsPlacementIsWhereAndEqualityIsTheWholeInstance) {
+  JobInstance a;
+  a.gpu = 2;
+  a.profile = "3g.20gb";
+  a.start = 4;
+  a.size = 4;
+  a.mig_uuid = "MIG-a";
+  JobInstance b = a;
+  b.mig_uuid = "MIG-b";
+  EXPECT_EQ(a.placement(), (PlacementRef{2, "3g.20gb", 4}));
+  EXPECT_EQ(a.placement(), b.placement());
+  EXPECT_FALSE(a == b);
+  b.mig_uuid = "MIG-a";
+  EXPECT_TRUE(a == b);
+}
+
 }  // namespace
 }  // namespace migsched

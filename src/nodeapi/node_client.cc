@@ -146,13 +146,11 @@ StatusOr<DaemonJobRecord> JobRecordFromJson(const json& j) {
     if (r.kind == JobKind::kAllocation) {
       r.allocation.owner = req.at("owner").get<std::string>();
       for (const json& s : req.at("instances")) {
-        RequestedInstance spec;
-        spec.profile = s.at("profile").get<std::string>();
-        if (s.contains("gpu")) {
-          spec.gpu = s.at("gpu").get<NvmlIndex>();
-          spec.start = s.at("start").get<int>();
-        }
-        r.allocation.instances.push_back(spec);
+        r.allocation.instances.push_back(
+            s.contains("gpu") ? RequestedInstance::At({s.at("gpu").get<NvmlIndex>(),
+                                                       s.at("profile").get<std::string>(),
+                                                       s.at("start").get<int>()})
+                              : RequestedInstance::Anywhere(s.at("profile").get<std::string>()));
       }
       r.allocation.reservation = StrOr(req, "reservation");
       r.allocation.reservation_prefix = StrOr(req, "reservation_prefix");
@@ -188,7 +186,7 @@ StatusOr<ReservationView> ReservationViewFromJson(const json& j) {
     v.record.expires_at = j.at("expires_at").get<double>();
     for (const json& p : j.at("placements")) {
       JobInstance in = InstanceFromJson(p);
-      v.record.placements.push_back({in.gpu, in.profile, in.start});
+      v.record.placements.push_back(in.placement());
       v.gpu_uuids.push_back(StrOr(p, "gpu_uuid"));
       v.instances.push_back(std::move(in));
     }
@@ -443,7 +441,7 @@ StatusOr<ReserveResult> NodeClient::Reserve(const ReservationRequest& request) {
   json body;
   body["owner"] = request.owner;
   body["placements"] = json::array();
-  for (const RequestedInstance& p : request.placements) {
+  for (const PlacementRef& p : request.placements) {
     body["placements"].push_back({{"gpu", p.gpu}, {"profile", p.profile}, {"start", p.start}});
   }
   if (request.ttl_s > 0) body["ttl_s"] = request.ttl_s;

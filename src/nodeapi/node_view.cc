@@ -35,6 +35,4 @@ std::vector<AllocationOnNode> AllocationsOn(const NodeView& v) {
   return out;
 }
 
-PlacementRef PlacementOf(const JobInstance& in) { return {in.gpu, in.profile, in.start}; }
-
 }  // namespace migsched

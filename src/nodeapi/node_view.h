@@ -41,9 +41,6 @@ struct AllocationOnNode {
 // its first instance (GPU order, then the view's instance order).
 std::vector<AllocationOnNode> AllocationsOn(const NodeView& v);
 
-// Where a record's instance is: (NVML index, profile, start).
-PlacementRef PlacementOf(const JobInstance& in);
-
 }  // namespace migsched
 
 #endif  // MIGSCHED_NODEAPI_NODE_VIEW_H_

@@ -54,15 +54,5 @@ TEST(NodeViewTest, EachAllocationOnceInTheOrderOfItsFirstInstance) {
   EXPECT_TRUE(AllocationsOn(NodeView{}).empty());
 }
 
-TEST(NodeViewTest, PlacementOfARecordsInstance) {
-  JobInstance in;
-  in.gpu = 2;
-  in.profile = "3g.20gb";
-  in.start = 4;
-  in.size = 4;
-  in.mig_uuid = "MIG-x";
-  EXPECT_EQ(PlacementOf(in), (PlacementRef{2, "3g.20gb", 4}));
-}
-
 }  // namespace
 }  // namespace migsched

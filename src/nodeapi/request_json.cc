@@ -371,15 +371,23 @@ JobRequest WithCanonicalProfile(JobRequest r) {
   return r;
 }
 
-std::vector<RequestedInstance> WithCanonicalProfiles(std::vector<RequestedInstance> v) {
-  for (RequestedInstance& in : v) {
+namespace {
+// Each element's `profile` in the catalog's spelling (RequestedInstance, PlacementRef).
+template <typename T>
+void CanonicalizeProfiles(std::vector<T>& v) {
+  for (T& in : v) {
     if (!in.profile.empty()) in.profile = NormalizeProfileName(in.profile);
   }
-  return v;
 }
+}  // namespace
 
 AllocationRequest WithCanonicalProfiles(AllocationRequest r) {
-  r.instances = WithCanonicalProfiles(std::move(r.instances));
+  CanonicalizeProfiles(r.instances);
+  return r;
+}
+
+ReservationRequest WithCanonicalProfiles(ReservationRequest r) {
+  CanonicalizeProfiles(r.placements);
   return r;
 }
 
@@ -432,9 +440,10 @@ StatusOr<ReservationRequest> ParseReservationRequest(std::string_view body) {
   ASSIGN_OR_RETURN(r.owner, GetKey("owner", j.at("owner")));
   if (r.owner.empty()) return InvalidArgumentError("field 'owner' must not be empty");
   if (!j.contains("placements")) return InvalidArgumentError("field 'placements' is required");
-  ASSIGN_OR_RETURN(r.placements, GetRequestedInstances("placements", j.at("placements"),
-                                                       /*need_placement=*/true,
-                                                       /*may_be_empty=*/false));
+  ASSIGN_OR_RETURN(std::vector<RequestedInstance> placements,
+                   GetRequestedInstances("placements", j.at("placements"),
+                                         /*need_placement=*/true, /*may_be_empty=*/false));
+  for (const RequestedInstance& p : placements) r.placements.push_back(p.placement());
   if (j.contains("ttl_s")) {
     const json& t = j.at("ttl_s");
     if (!t.is_number()) return TypeError("ttl_s", "a number of seconds", t);
@@ -473,7 +482,7 @@ ojson AllocationRequestToJson(const AllocationRequest& a) {
   j["instances"] = ojson::array();
   for (const RequestedInstance& s : a.instances) {
     ojson i{{"profile", s.profile}};
-    if (s.gpu.value() >= 0) {
+    if (s.exact()) {
       i["gpu"] = s.gpu;
       i["start"] = s.start;
     }

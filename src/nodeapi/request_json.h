@@ -60,7 +60,7 @@ Status ValidateJobRequest(const JobRequest& r);
 // is checked after.
 JobRequest WithCanonicalProfile(JobRequest r);
 AllocationRequest WithCanonicalProfiles(AllocationRequest r);
-std::vector<RequestedInstance> WithCanonicalProfiles(std::vector<RequestedInstance> v);
+ReservationRequest WithCanonicalProfiles(ReservationRequest r);
 
 // Parses and validates a POST /v1/jobs (or POST /v1/plan) body. Never throws.
 StatusOr<JobRequest> ParseJobRequest(std::string_view body);

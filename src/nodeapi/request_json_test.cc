@@ -276,7 +276,7 @@ TEST(JobRecordJsonTest, FieldsAndNulls) {
   r.state = JobState::kRunning;
   r.submitted_at = 100.5;
   r.started_at = 101;
-  r.instances.push_back(JobInstance{1, "3g.20gb", 4, 4, "MIG-x", 2, 0});
+  r.instances.push_back(JobInstance{{1, "3g.20gb", 4}, 4, "MIG-x", 2, 0});
   r.pid = 4242;
   const ojson j = JobRecordToJson(r);
   EXPECT_EQ(j["id"], 12);

@@ -117,7 +117,7 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
           }
           made.push_back({node, a->id});
           for (const JobInstance& in : a->instances) {
-            binding[node].push_back({in.mig_uuid, PlacementOf(in)});
+            binding[node].push_back({in.mig_uuid, in.placement()});
           }
         }
       }

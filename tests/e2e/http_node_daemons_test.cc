@@ -74,7 +74,7 @@ TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
   EXPECT_EQ(a.owner(), "slurm:7");
   EXPECT_EQ(a.state, JobState::kRunning);
   ASSERT_EQ(a.instances.size(), 1u);
-  EXPECT_EQ(PlacementOf(a.instances[0]), room);
+  EXPECT_EQ(a.instances[0].placement(), room);
   EXPECT_EQ(a.instances[0].mig_uuid.rfind("MIG-", 0), 0u) << a.instances[0].mig_uuid;
   ASSERT_OK_AND_ASSIGN(DaemonJobRecord again, nodes->Allocate("n1", b));  // a retried prolog
   EXPECT_EQ(again.id, a.id);

@@ -540,7 +540,7 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
           const PlacementRef& p = placement.placements[i];
           if (used[i] || p.profile != r.profile) continue;
           used[i] = true;
-          ReservedInstance ri{c.container, p.gpu, "", p.profile, p.start, 0};
+          ReservedInstance ri{p, c.container, "", 0};
           for (const GpuView& g : input->state->gpus) {
             if (g.index == p.gpu) ri.gpu_uuid = g.uuid;
           }

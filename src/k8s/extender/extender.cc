@@ -31,9 +31,11 @@ StatusOr<PodReservation> PodReservation::FromJson(const json& j) {
     r.node = j.at("node").get<std::string>();
     r.key = j.at("reservation").get<std::string>();
     for (const auto& i : j.at("instances")) {
-      r.instances.push_back({i.at("container").get<std::string>(), i.at("gpu").get<NvmlIndex>(),
-                             i.value("gpu_uuid", std::string()), i.at("profile").get<std::string>(),
-                             i.at("start").get<int>(), i.at("size").get<int>()});
+      r.instances.push_back({{i.at("gpu").get<NvmlIndex>(), i.at("profile").get<std::string>(),
+                              i.at("start").get<int>()},
+                             i.at("container").get<std::string>(),
+                             i.value("gpu_uuid", std::string()),
+                             i.at("size").get<int>()});
     }
     return r;
   } catch (const json::exception& e) {

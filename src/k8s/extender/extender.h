@@ -42,6 +42,7 @@
 #include "k8s/extender/pod_requests.h"
 #include "k8s/extender/wire.h"
 #include "nodeapi/nvml_index.h"
+#include "nodeapi/placement.h"
 
 namespace migsched::k8s {
 
@@ -57,14 +58,12 @@ inline constexpr char kManagedLabel[] = "migsched.io/managed";
 // The reservation owner key of a pod: "k8s:<uid>".
 std::string PodOwnerKey(const std::string& uid);
 
-// One instance reserved for a pod.
-struct ReservedInstance {
+// One instance reserved for a pod: its placement on the node (the
+// PlacementRef it is: the GPU's NVML index, profile, start), for which container.
+struct ReservedInstance : PlacementRef {
   std::string container;  // the container it is for
-  NvmlIndex gpu;          // the GPU's NVML index on its node
-  std::string gpu_uuid;
-  std::string profile;
-  int start = 0;  // placement units
-  int size = 0;
+  std::string gpu_uuid;   // the GPU's UUID ("GPU-…")
+  int size = 0;           // placement units
   bool operator==(const ReservedInstance&) const = default;
 };
 

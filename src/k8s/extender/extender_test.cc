@@ -47,7 +47,7 @@ class ScriptedEngine : public PlacementEngine {
     for (const auto& c : pod.containers) {
       for (const auto& req : c.requests) {
         for (int i = 0; i < req.count; ++i) {
-          r.instances.push_back({c.container, 1, "GPU-1", req.profile, start, 1});
+          r.instances.push_back({{1, req.profile, start}, c.container, "GPU-1", 1});
           ++start;
         }
       }
@@ -252,7 +252,7 @@ TEST_F(ExtenderTest, APodWithoutMigIsBoundWithoutAReservation) {
 
 TEST(PodReservationTest, TheAnnotationRoundTrips) {
   PodReservation r{
-      "n1", "k8s:u", {{"c", 0, "GPU-a", "4g.20gb", 0, 4}, {"c", 1, "GPU-b", "1g.5gb", 6, 1}}};
+      "n1", "k8s:u", {{{0, "4g.20gb", 0}, "c", "GPU-a", 4}, {{1, "1g.5gb", 6}, "c", "GPU-b", 1}}};
   auto back = PodReservation::FromJson(r.ToJson());
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->instances, r.instances);
