@@ -416,8 +416,8 @@ std::string PolicyOwnDefaults(const SchedulerOptions& o) {
 }  // namespace
 
 std::string DefaultDaemonConfigYaml() {
-  StatusOr<std::string> full = DefaultDaemonConfigYaml("full");
-  return full.ok() ? *full : full.status().message();  // `full` is always registered
+  StatusOr<std::string> yaml = DefaultDaemonConfigYaml(kDefaultPolicy);
+  return yaml.ok() ? *yaml : yaml.status().message();  // the default policy is always registered
 }
 
 StatusOr<std::string> DefaultDaemonConfigYaml(std::string_view policy) {

@@ -191,7 +191,7 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
   }
   // Scheduler and simulator settings.
   const std::vector<std::string> policies = PolicyNames();
-  c.policy = rng.Uniform01() < 0.4 ? "full" : Pick(policies, rng);
+  c.policy = rng.Uniform01() < 0.4 ? std::string(kDefaultPolicy) : Pick(policies, rng);
   c.fraction_rule = rng.Uniform01() < 0.5 ? FractionRule::kCompute : FractionRule::kMemory;
   c.reconfig_ms = std::vector<double>{0, 23, 2000}[rng.UniformInt(0, 2)];
   c.knowledge = std::vector<Knowledge>{Knowledge::kLimits, Knowledge::kKnown,
