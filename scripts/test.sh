@@ -16,7 +16,9 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer" >&2
 # The unit tests of every layer; the end-to-end tests (processes, real Slurm, test servers) ran
 # above in the normal build: under the sanitizers they took half of this pass's time (DEVELOPERS.md).
+# A unity build (16 sources per compile): the same tests, about a fifth of the compile time.
 scripts/setup.sh build-asan -DMIGSCHED_WERROR=ON -DMIGSCHED_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DMIGSCHED_BUILD_E2E_TESTS=OFF
+  -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DMIGSCHED_BUILD_E2E_TESTS=OFF \
+  -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"

@@ -6,27 +6,20 @@
 #include <atomic>
 #include <charconv>
 
+#include "core/text.h"
+
 namespace migsched {
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 StatusOr<std::vector<const GpuModel*>> ParseClusterSpec(std::string_view spec,
                                                         const Catalog& catalog) {
   std::vector<const GpuModel*> out;
-  if (Trim(spec).empty())
+  if (TrimBlanks(spec).empty())
     return InvalidArgumentError("empty cluster spec (expected e.g. 4xA100-40GB)");
   size_t pos = 0;
   while (pos <= spec.size()) {
     size_t comma = spec.find(',', pos);
     if (comma == std::string_view::npos) comma = spec.size();
-    std::string_view part = Trim(spec.substr(pos, comma - pos));
+    std::string_view part = TrimBlanks(spec.substr(pos, comma - pos));
     pos = comma + 1;
     if (part.empty())
       return InvalidArgumentError(fmt::format("cluster spec '{}': empty part", spec));

@@ -87,8 +87,7 @@ TEST(ClusterGroupsTest, IdenticalGpusShareOneRepresentative) {
 
 // Random plans; after each, the groups equal a brute-force grouping.
 TEST(ClusterGroupsTest, RandomPlansKeepGroupsExact) {
-  const uint64_t seed =
-      std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10) : 7;
+  const uint64_t seed = testing::TestSeed(7);
   SCOPED_TRACE("seed " + std::to_string(seed));
   Rng rng(seed);
   auto gpus = ParseClusterSpec("6xA100-40GB,4xA30-24GB", BundledCatalog());

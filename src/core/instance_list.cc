@@ -4,14 +4,10 @@
 
 #include <charconv>
 
+#include "core/text.h"
+
 namespace migsched {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::string Units(int start, int size) {
   return size == 1 ? fmt::format("placement unit {}", start)
@@ -24,13 +20,13 @@ StatusOr<std::vector<InstanceSpec>> ParseInstanceList(std::string_view list,
                                                       const GpuModel& model) {
   std::vector<InstanceSpec> out;
   std::vector<std::string> texts;
-  if (Trim(list).empty()) return out;
+  if (TrimBlanks(list).empty()) return out;
   size_t pos = 0;
   int n = 0;
   while (true) {
     size_t comma = list.find(',', pos);
     std::string_view item =
-        Trim(list.substr(pos, comma == std::string_view::npos ? list.npos : comma - pos));
+        TrimBlanks(list.substr(pos, comma == std::string_view::npos ? list.npos : comma - pos));
     ++n;
     const std::string label = fmt::format("instance {} '{}'", n, item);
     const size_t at = item.rfind('@');

@@ -25,6 +25,22 @@ using ::migsched::testing::BundledCatalog;
 using ::migsched::testing::MakeTempDir;
 using ::migsched::testing::ReadFile;
 
+// One second in the daemon's clock unit (nanoseconds).
+inline constexpr int64_t kSecond = 1'000'000'000;
+
+// An allocation request (the node API's POST /v1/allocations) for `owner`; `reservation` binds a
+// held reservation by name, `prefix` any one under that name prefix.
+inline AllocationRequest Alloc(const std::string& owner, std::vector<RequestedInstance> instances,
+                               const std::string& reservation = "",
+                               const std::string& prefix = "") {
+  AllocationRequest a;
+  a.owner = owner;
+  a.instances = std::move(instances);
+  a.reservation = reservation;
+  a.reservation_prefix = prefix;
+  return a;
+}
+
 // A MigBackend that forwards to a FakeBackend the test owns, so that the
 // node's instances outlive one Daemon (a daemon restart on the same node).
 class SharedBackend : public MigBackend {

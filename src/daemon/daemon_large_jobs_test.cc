@@ -17,13 +17,6 @@
 namespace migsched {
 namespace {
 
-AllocationRequest Alloc(const std::string& owner, std::vector<RequestedInstance> instances) {
-  AllocationRequest a;
-  a.owner = owner;
-  a.instances = std::move(instances);
-  return a;
-}
-
 class DaemonLargeJobsTest : public DaemonTest {
  protected:
   // The daemon's options as `serve` reads its `scheduler:` mapping.

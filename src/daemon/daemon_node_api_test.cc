@@ -23,16 +23,6 @@ ReservationRequest Room(const std::string& owner, std::vector<PlacementRef> at, 
   return r;
 }
 
-AllocationRequest Alloc(const std::string& owner, std::vector<RequestedInstance> instances,
-                        const std::string& reservation = "", const std::string& prefix = "") {
-  AllocationRequest a;
-  a.owner = owner;
-  a.instances = std::move(instances);
-  a.reservation = reservation;
-  a.reservation_prefix = prefix;
-  return a;
-}
-
 const InstanceView* At(const NodeView& n, int gpu, int start) {
   for (const GpuView& g : n.gpus) {
     if (g.index != NvmlIndex::Of(gpu)) continue;

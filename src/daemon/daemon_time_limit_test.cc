@@ -15,8 +15,6 @@
 namespace migsched {
 namespace {
 
-constexpr int64_t kSecond = 1'000'000'000;
-
 class DaemonTimeLimitTest : public DaemonTest {
  protected:
   ManualClock clock_value_{1'800'000'000'000'000'000};

@@ -66,8 +66,10 @@ class NvmlBackendTest : public ::testing::Test {
   std::unique_ptr<NvmlBackend> backend_;
 };
 
-// A100 40GB profile ids (docs/mig-hardware.md §2.2).
-constexpr int k1g5 = 19, k2g = 14, k3g = 9, k7g = 0;
+using testing::kNvml1g5;
+using testing::kNvml2g;
+using testing::kNvml3g;
+using testing::kNvml7g;
 
 TEST_F(NvmlBackendTest, MissingLibraryIsUnavailableWithAHint) {
   auto b = NvmlBackend::Open("/nonexistent/libnvidia-ml.so.1");
@@ -138,17 +140,17 @@ TEST_F(NvmlBackendTest, DiscoversGpusAndTheA100Profiles) {
 TEST_F(NvmlBackendTest, CreateReturnsTheMigUuidAndDestroyRemovesIt) {
   NvmlBackend* b = Open();
   ASSERT_NE(b, nullptr);
-  auto made = b->CreateInstance(0, k3g, {4, 4});
+  auto made = b->CreateInstance(0, kNvml3g, {4, 4});
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   EXPECT_EQ(made->gpu, 0);
-  EXPECT_EQ(made->profile_id, k3g);
+  EXPECT_EQ(made->profile_id, kNvml3g);
   EXPECT_EQ(made->placement, (Placement{4, 4}));
   EXPECT_EQ(made->gi_id, 1u);
   EXPECT_EQ(made->ci_id, 0u);
   EXPECT_TRUE(made->has_compute_instance);
   EXPECT_THAT(made->mig_uuid,
               MatchesRegex("MIG-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"));
-  auto second = b->CreateInstance(0, k2g, {0, 2});
+  auto second = b->CreateInstance(0, kNvml2g, {0, 2});
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_NE(second->mig_uuid, made->mig_uuid);
 
@@ -175,10 +177,10 @@ TEST_F(NvmlBackendTest, CreateReturnsTheMigUuidAndDestroyRemovesIt) {
 TEST_F(NvmlBackendTest, OverlapIsResourceExhaustedNamingTheOccupant) {
   NvmlBackend* b = Open();
   ASSERT_NE(b, nullptr);
-  auto full = b->CreateInstance(0, k7g, {0, 8});
+  auto full = b->CreateInstance(0, kNvml7g, {0, 8});
   ASSERT_TRUE(full.ok()) << full.status().ToString();
   // 1g.5gb@6 needs unit 6, which 7g.40gb@0 (units 0-7) holds.
-  auto made = b->CreateInstance(0, k1g5, {6, 1});
+  auto made = b->CreateInstance(0, kNvml1g5, {6, 1});
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.status().code(), StatusCode::kResourceExhausted);
   EXPECT_THAT(made.status().message(),
@@ -193,7 +195,7 @@ TEST_F(NvmlBackendTest, ImpossiblePlacementAndUnknownProfile) {
   NvmlBackend* b = Open();
   ASSERT_NE(b, nullptr);
   // 2g.10gb's possible placements are {0,2,4}:2 (mig-hardware.md §2.2).
-  auto made = b->CreateInstance(0, k2g, {6, 2});
+  auto made = b->CreateInstance(0, kNvml2g, {6, 2});
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.status().code(), StatusCode::kResourceExhausted);
   EXPECT_THAT(made.status().message(),
@@ -201,13 +203,13 @@ TEST_F(NvmlBackendTest, ImpossiblePlacementAndUnknownProfile) {
   auto unknown = b->CreateInstance(0, 42, {0, 1});
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(unknown.status().message(), "GPU 0: the driver offers no GPU-instance profile id 42");
-  EXPECT_EQ(b->CreateInstance(5, k7g, {0, 8}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(b->CreateInstance(5, kNvml7g, {0, 8}).status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(NvmlBackendTest, DestroyInUseIsUnavailableUntilTheProcessesEnd) {
   NvmlBackend* b = Open();
   ASSERT_NE(b, nullptr);
-  auto made = b->CreateInstance(1, k3g, {0, 4});
+  auto made = b->CreateInstance(1, kNvml3g, {0, 4});
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   ASSERT_EQ(fake_.set_in_use(1, made->gi_id, 1), 0);
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -243,7 +245,7 @@ TEST_F(NvmlBackendTest, MigDisabledGpuIsRefusedWithTheOperatorsInstructions) {
   EXPECT_FALSE((*gpus)[1].mig_pending_change);
   EXPECT_TRUE((*gpus)[2].mig_pending_change);
   for (const Status& st : {b->ListProfiles(1).status(), b->ListInstances(1).status(),
-                           b->CreateInstance(1, k7g, {0, 8}).status()}) {
+                           b->CreateInstance(1, kNvml7g, {0, 8}).status()}) {
     EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
     EXPECT_THAT(st.message(),
                 StartsWith("GPU 1 (NVIDIA A100-PCIE-40GB, GPU-fa4e0000-0000-0000-0000-000000000001)"
@@ -308,7 +310,7 @@ TEST_F(NvmlBackendTest, ExistingInstancesAreListedForAdoption) {
   // A GI without a CI is destroyed directly.
   EXPECT_TRUE(b->DestroyInstance(0, (*list)[0].gi_id).ok());
   // 2g@2 overlaps nothing now (3g@4 covers 4-7).
-  EXPECT_TRUE(b->CreateInstance(0, k2g, {2, 2}).ok());
+  EXPECT_TRUE(b->CreateInstance(0, kNvml2g, {2, 2}).ok());
 }
 
 TEST_F(NvmlBackendTest, NoPermissionNamesTheMigConfigCapability) {
@@ -316,7 +318,7 @@ TEST_F(NvmlBackendTest, NoPermissionNamesTheMigConfigCapability) {
   ASSERT_NE(b, nullptr);
   fake_.set_no_permission(1);
   for (const Status& st :
-       {b->ListProfiles(0).status(), b->CreateInstance(0, k7g, {0, 8}).status()}) {
+       {b->ListProfiles(0).status(), b->CreateInstance(0, kNvml7g, {0, 8}).status()}) {
     EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
     EXPECT_THAT(st.message(), HasSubstr("Insufficient Permissions"));
     EXPECT_THAT(st.message(), HasSubstr("root (CAP_SYS_ADMIN)"));
@@ -334,7 +336,7 @@ TEST_F(NvmlBackendTest, LostGpuIsUnavailableAndLeftOut) {
   ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
   ASSERT_EQ(gpus->size(), 1u);
   EXPECT_EQ((*gpus)[0].index, 0);
-  auto made = b->CreateInstance(1, k7g, {0, 8});
+  auto made = b->CreateInstance(1, kNvml7g, {0, 8});
   EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(made.status().message(), HasSubstr("GPU is lost"));
   EXPECT_EQ(b->GetPcieThroughput(1).status().code(), StatusCode::kUnavailable);

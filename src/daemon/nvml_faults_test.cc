@@ -29,8 +29,10 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// A100 40GB profile ids (docs/mig-hardware.md §2.2).
-constexpr int k1g5 = 19, k2g = 14, k3g = 9, k7g = 0;
+using testing::kNvml1g5;
+using testing::kNvml2g;
+using testing::kNvml3g;
+using testing::kNvml7g;
 constexpr int kInsufficientResources = 23, kUnknown = 999, kSuccess = 0, kTimeout = 10;
 
 class NvmlFaultsTest : public ::testing::Test {
@@ -68,13 +70,13 @@ TEST_F(NvmlFaultsTest, InjectedFaultsCountDownPerCallAndPerGpu) {
   ASSERT_NE(b, nullptr);
   // Two timeouts on GPU 1's GI creates only.
   ASSERT_EQ(fake_.fail_next("nvmlDeviceCreateGpuInstanceWithPlacement", 1, 2, kTimeout), 0);
-  EXPECT_TRUE(b->CreateInstance(0, k7g, {0, 8}).ok());  // GPU 0 untouched
+  EXPECT_TRUE(b->CreateInstance(0, kNvml7g, {0, 8}).ok());  // GPU 0 untouched
   for (int i = 0; i < 2; ++i) {
-    auto made = b->CreateInstance(1, k7g, {0, 8});
+    auto made = b->CreateInstance(1, kNvml7g, {0, 8});
     EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
     EXPECT_THAT(made.status().message(), HasSubstr("Timeout"));
   }
-  EXPECT_TRUE(b->CreateInstance(1, k7g, {0, 8}).ok());  // the third one passes
+  EXPECT_TRUE(b->CreateInstance(1, kNvml7g, {0, 8}).ok());  // the third one passes
 }
 
 TEST_F(NvmlFaultsTest, LatenciesAreDrawnFromASeededHeavyTailedDistribution) {
@@ -85,7 +87,7 @@ TEST_F(NvmlFaultsTest, LatenciesAreDrawnFromASeededHeavyTailedDistribution) {
     EXPECT_EQ(fake_.set_latency("nvmlGpuInstanceDestroy", 0, dist, a, b_, seed), 0);
     NvmlBackend* b = Open();
     for (int i = 0; i < 5; ++i) {
-      auto made = b->CreateInstance(0, k1g5, {0, 1});
+      auto made = b->CreateInstance(0, kNvml1g5, {0, 1});
       EXPECT_TRUE(made.ok()) << made.status().ToString();
       EXPECT_TRUE(b->DestroyInstance(0, made->gi_id).ok());
     }
@@ -105,9 +107,9 @@ TEST_F(NvmlFaultsTest, LatenciesAreDrawnFromASeededHeavyTailedDistribution) {
 TEST_F(NvmlFaultsTest, OccupiedPlacementIsInsufficientResourcesAndNotAnAlreadyExists) {
   NvmlBackend* b = Open();
   ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(b->CreateInstance(0, k3g, {4, 4}).ok());
+  ASSERT_TRUE(b->CreateInstance(0, kNvml3g, {4, 4}).ok());
   // The same placement again: the driver answers INSUFFICIENT_RESOURCES, not "already exists".
-  auto again = b->CreateInstance(0, k3g, {4, 4});
+  auto again = b->CreateInstance(0, kNvml3g, {4, 4});
   EXPECT_EQ(again.status().code(), StatusCode::kResourceExhausted);
   EXPECT_THAT(again.status().message(), HasSubstr("Insufficient Resources"));
   EXPECT_THAT(again.status().message(),
@@ -120,14 +122,14 @@ TEST_F(NvmlFaultsTest, ComputeInstanceFailureRollsBackTheGpuInstance) {
   ASSERT_NE(b, nullptr);
   ASSERT_EQ(fake_.fail_next("nvmlGpuInstanceCreateComputeInstance", 0, 1, kInsufficientResources),
             0);
-  auto made = b->CreateInstance(0, k2g, {2, 2});
+  auto made = b->CreateInstance(0, kNvml2g, {2, 2});
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.status().code(), StatusCode::kUnavailable);
   EXPECT_TRUE(IsBackendTrouble(made.status())) << made.status().message();
   EXPECT_THAT(made.status().message(), HasSubstr("nvmlGpuInstanceCreateComputeInstance"));
   EXPECT_THAT(made.status().message(), HasSubstr("the GPU instance was destroyed again"));
   EXPECT_TRUE(b->ListInstances(0)->empty());
-  EXPECT_TRUE(b->CreateInstance(0, k2g, {2, 2}).ok());
+  EXPECT_TRUE(b->CreateInstance(0, kNvml2g, {2, 2}).ok());
 }
 
 TEST_F(NvmlFaultsTest, FailedRollbackLeavesAGpuInstanceWithoutComputeInstanceThatIsListed) {
@@ -135,7 +137,7 @@ TEST_F(NvmlFaultsTest, FailedRollbackLeavesAGpuInstanceWithoutComputeInstanceTha
   ASSERT_NE(b, nullptr);
   ASSERT_EQ(fake_.fail_next("nvmlGpuInstanceCreateComputeInstance", 0, 1, kUnknown), 0);
   ASSERT_EQ(fake_.fail_next("nvmlGpuInstanceDestroy", 0, 1, kUnknown), 0);
-  auto made = b->CreateInstance(0, k3g, {0, 4});
+  auto made = b->CreateInstance(0, kNvml3g, {0, 4});
   ASSERT_FALSE(made.ok());
   EXPECT_TRUE(IsBackendTrouble(made.status())) << made.status().message();
   EXPECT_THAT(made.status().message(), HasSubstr("undoing it failed too"));
@@ -152,7 +154,7 @@ TEST_F(NvmlFaultsTest, FailedRollbackLeavesAGpuInstanceWithoutComputeInstanceTha
 TEST_F(NvmlFaultsTest, DestroyThatReportsSuccessAndLeavesTheInstanceIsCaught) {
   NvmlBackend* b = Open();
   ASSERT_NE(b, nullptr);
-  auto made = b->CreateInstance(1, k7g, {0, 8});
+  auto made = b->CreateInstance(1, kNvml7g, {0, 8});
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   ASSERT_EQ(fake_.fail_next("nvmlGpuInstanceDestroy", 1, 1, kSuccess), 0);
   Status st = b->DestroyInstance(1, made->gi_id);
@@ -167,7 +169,7 @@ TEST_F(NvmlFaultsTest, DestroyThatReportsSuccessAndLeavesTheInstanceIsCaught) {
 TEST_F(NvmlFaultsTest, HandleLeakedByAMonitoringAgentMakesDestroyInUse) {
   NvmlBackend* b = Open();
   ASSERT_NE(b, nullptr);
-  auto made = b->CreateInstance(0, k3g, {4, 4});
+  auto made = b->CreateInstance(0, kNvml3g, {4, 4});
   ASSERT_TRUE(made.ok());
   ASSERT_EQ(fake_.open_handle(0, made->gi_id, +1), 0);  // no job: only an agent's handle
   Status st = b->DestroyInstance(0, made->gi_id);
@@ -184,8 +186,9 @@ TEST_F(NvmlFaultsTest, GpuNeedingAResetIsUnavailableWithTheOperatorsCommand) {
   ASSERT_NE(b, nullptr);
   ASSERT_TRUE(b->ListInstances(0).ok());
   ASSERT_EQ(fake_.set_reset_required(0, 1), 0);
-  for (const Status& st : {b->ListInstances(0).status(), b->CreateInstance(0, k7g, {0, 8}).status(),
-                           b->ListProfiles(0).status()}) {
+  for (const Status& st :
+       {b->ListInstances(0).status(), b->CreateInstance(0, kNvml7g, {0, 8}).status(),
+        b->ListProfiles(0).status()}) {
     EXPECT_EQ(st.code(), StatusCode::kUnavailable);
     EXPECT_THAT(st.message(), HasSubstr("GPU requires reset"));
     EXPECT_THAT(st.message(), HasSubstr(std::string(kNeedsReset)));
@@ -194,7 +197,7 @@ TEST_F(NvmlFaultsTest, GpuNeedingAResetIsUnavailableWithTheOperatorsCommand) {
   }
   EXPECT_TRUE(b->ListInstances(1).ok());         // the other GPU works on
   ASSERT_EQ(fake_.set_reset_required(0, 0), 0);  // the operator reset it
-  EXPECT_TRUE(b->CreateInstance(0, k7g, {0, 8}).ok());
+  EXPECT_TRUE(b->CreateInstance(0, kNvml7g, {0, 8}).ok());
 }
 
 TEST_F(NvmlFaultsTest, RenumberedGpusAreRefusedUntilARestart) {
@@ -231,7 +234,7 @@ TEST_F(NvmlFaultsTest, OneSessionAndChangesOfOneGpuAreSerialised) {
       const int gpu = t % 2;
       const int start = t / 2;  // 1g.5gb at 0, 1, 2 on each GPU
       for (int i = 0; i < 4; ++i) {
-        auto made = b->CreateInstance(gpu, k1g5, {start, 1});
+        auto made = b->CreateInstance(gpu, kNvml1g5, {start, 1});
         if (!made.ok() || !b->DestroyInstance(gpu, made->gi_id).ok()) ++failures;
         if (!b->ListInstances(gpu).ok()) ++failures;
       }

@@ -86,7 +86,7 @@ Status CheckFields(const json& obj, const std::string_view (&allowed)[N], const 
   return Status();
 }
 
-StatusOr<const json*> Field(const json& obj, std::string_view key, const Where& where) {
+StatusOr<const json*> RequireField(const json& obj, std::string_view key, const Where& where) {
   auto it = obj.find(key);
   if (it == obj.end()) return where.Error(fmt::format("field '{}' is missing", key));
   return &*it;
@@ -107,7 +107,7 @@ Status IntValue(const json& v, std::string_view key, int64_t lo, int64_t hi, con
 }
 
 Status GetInt(const json& obj, std::string_view key, const Where& where, int* out) {
-  ASSIGN_OR_RETURN(const json* v, Field(obj, key, where));
+  ASSIGN_OR_RETURN(const json* v, RequireField(obj, key, where));
   int64_t x = 0;
   RETURN_IF_ERROR(IntValue(*v, key, std::numeric_limits<int>::min(),
                            std::numeric_limits<int>::max(), where, &x));
@@ -116,20 +116,20 @@ Status GetInt(const json& obj, std::string_view key, const Where& where, int* ou
 }
 
 Status GetInt64(const json& obj, std::string_view key, const Where& where, int64_t* out) {
-  ASSIGN_OR_RETURN(const json* v, Field(obj, key, where));
+  ASSIGN_OR_RETURN(const json* v, RequireField(obj, key, where));
   return IntValue(*v, key, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
                   where, out);
 }
 
 Status GetDouble(const json& obj, std::string_view key, const Where& where, double* out) {
-  ASSIGN_OR_RETURN(const json* v, Field(obj, key, where));
+  ASSIGN_OR_RETURN(const json* v, RequireField(obj, key, where));
   if (!v->is_number()) return where.Error(fmt::format("field '{}' must be a number", key));
   *out = v->get<double>();
   return Status();
 }
 
 Status GetBool(const json& obj, std::string_view key, const Where& where, bool* out) {
-  ASSIGN_OR_RETURN(const json* v, Field(obj, key, where));
+  ASSIGN_OR_RETURN(const json* v, RequireField(obj, key, where));
   if (!v->is_boolean()) return where.Error(fmt::format("field '{}' must be true or false", key));
   *out = v->get<bool>();
   return Status();
@@ -143,13 +143,13 @@ Status StringValue(const json& v, std::string_view key, const Where& where, std:
 }
 
 Status GetString(const json& obj, std::string_view key, const Where& where, std::string* out) {
-  ASSIGN_OR_RETURN(const json* v, Field(obj, key, where));
+  ASSIGN_OR_RETURN(const json* v, RequireField(obj, key, where));
   return StringValue(*v, key, where, out);
 }
 
 Status GetStringList(const json& obj, std::string_view key, const Where& where,
                      std::vector<std::string>* out) {
-  ASSIGN_OR_RETURN(const json* v, Field(obj, key, where));
+  ASSIGN_OR_RETURN(const json* v, RequireField(obj, key, where));
   if (!v->is_array()) return where.Error(fmt::format("field '{}' must be a list of strings", key));
   for (const json& e : *v) {
     if (!e.is_string() || e.get<std::string>().empty()) {
@@ -178,7 +178,7 @@ Status CheckNotes(const json& obj, const Where& where) {
 }
 
 Status ParsePlacements(const json& p, const Where& where, std::vector<Placement>* out) {
-  ASSIGN_OR_RETURN(const json* v, Field(p, "placements", where));
+  ASSIGN_OR_RETURN(const json* v, RequireField(p, "placements", where));
   if (!v->is_array()) return where.Error("field 'placements' must be a list of {start, size}");
   for (size_t i = 0; i < v->size(); ++i) {
     const json& e = (*v)[i];
@@ -343,7 +343,7 @@ StatusOr<GpuModel> ParseModel(const json& obj) {
   RETURN_IF_ERROR(ParseDriverDefault(obj, where, &spec));
   RETURN_IF_ERROR(ParseStaticLayouts(obj, where, &spec));
 
-  ASSIGN_OR_RETURN(const json* profiles, Field(obj, "profiles", where));
+  ASSIGN_OR_RETURN(const json* profiles, RequireField(obj, "profiles", where));
   if (!profiles->is_array()) return where.Error("field 'profiles' must be a list of objects");
   for (size_t i = 0; i < profiles->size(); ++i) {
     Profile p;

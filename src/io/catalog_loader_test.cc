@@ -413,17 +413,17 @@ TEST(CatalogLoaderTest, DriverDefaultAndLayoutsAreOptional) {
   EXPECT_TRUE(m->spec().static_layouts.empty());
 }
 
-struct BadCase {
+struct CatalogBadCase {
   std::string name;
   std::function<void(json&)> mutate;
   std::string message;  // after "<path>: "
   bool exact = true;    // false: the message starts with `message`
 };
 
-class CatalogLoaderBadInputTest : public ::testing::TestWithParam<BadCase> {};
+class CatalogLoaderBadInputTest : public ::testing::TestWithParam<CatalogBadCase> {};
 
 TEST_P(CatalogLoaderBadInputTest, NamesFileModelProfileAndProblem) {
-  const BadCase& c = GetParam();
+  const CatalogBadCase& c = GetParam();
   json j = ValidModel();
   c.mutate(j);
   const std::string path = WriteTempFile("bad.json", j.dump(2));
@@ -442,136 +442,154 @@ const char kPrefix[] = "GPU model 'Test 8U'";
 INSTANTIATE_TEST_SUITE_P(
     Cases, CatalogLoaderBadInputTest,
     ::testing::Values(
-        BadCase{"MissingProfileField", [](json& j) { j["profiles"][1].erase("memory_mib"); },
-                "GPU model 'Test 8U', profile '2g': field 'memory_mib' is missing"},
-        BadCase{"MissingModelField", [](json& j) { j.erase("placement_units"); },
-                "GPU model 'Test 8U': field 'placement_units' is missing"},
-        BadCase{"MissingName", [](json& j) { j.erase("name"); }, "field 'name' is missing"},
-        BadCase{"ProfileWithoutName", [](json& j) { j["profiles"][4].erase("name"); },
-                "GPU model 'Test 8U', profiles[4]: field 'name' is missing"},
-        BadCase{"WrongTypeString", [](json& j) { j["profiles"][3]["compute_slices"] = "3"; },
-                "GPU model 'Test 8U', profile '3g': field 'compute_slices' must be an integer"},
-        BadCase{"WrongTypeFloat", [](json& j) { j["profiles"][1]["max_instances"] = 3.5; },
-                "GPU model 'Test 8U', profile '2g': field 'max_instances' must be an integer"},
-        BadCase{"WrongTypeBool", [](json& j) { j["confirmed"] = "yes"; },
-                "GPU model 'Test 8U': field 'confirmed' must be true or false"},
-        BadCase{"WrongTypeNumber", [](json& j) { j["pcie_max_gbps"] = "30"; },
-                "GPU model 'Test 8U': field 'pcie_max_gbps' must be a number"},
-        BadCase{"ShortNamesNotAList", [](json& j) { j["short_names"] = "TEST-8U"; },
-                "GPU model 'Test 8U': field 'short_names' must be a list of strings"},
-        BadCase{"PciIdsNotAList", [](json& j) { j["pci_device_ids"] = "0x233010DE"; },
-                "GPU model 'Test 8U': field 'pci_device_ids' must be a list of strings"},
-        BadCase{"PciIdWithoutVendor", [](json& j) { j["pci_device_ids"] = {"0x2330"}; },
-                "GPU model 'Test 8U': field 'pci_device_ids': '0x2330' is not a PCI id such as "
-                "0x233010DE (0x, the 4 hex digits of the device, then those of the vendor)"},
-        BadCase{"PciIdNotHex", [](json& j) { j["pci_device_ids"] = {"0x23G010DE"}; },
-                "GPU model 'Test 8U': field 'pci_device_ids': '0x23G010DE' is not a PCI id such "
-                "as 0x233010DE (0x, the 4 hex digits of the device, then those of the vendor)"},
-        BadCase{"EmptyEvidence", [](json& j) { j["placements_evidence"] = ""; },
-                "GPU model 'Test 8U': field 'placements_evidence' must not be empty"},
-        BadCase{"EvidenceNotAString", [](json& j) { j["placements_evidence"] = 3; },
-                "GPU model 'Test 8U': field 'placements_evidence' must be a string"},
-        BadCase{"IdOutOfRange", [](json& j) { j["profiles"][0]["id"] = int64_t{5000000000}; },
-                "GPU model 'Test 8U', profile '1g': field 'id' is out of range"},
-        BadCase{"NegativeId", [](json& j) { j["profiles"][0]["id"] = -2; },
-                "GPU model 'Test 8U', profile '1g': field 'id' must be >= 0, or -1 if unknown"},
-        BadCase{"PlacementStartNotInteger",
-                [](json& j) { j["profiles"][0]["placements"][2]["start"] = nullptr; },
-                "GPU model 'Test 8U', profile '1g': placements[2]: field 'start' must be an "
-                "integer"},
-        BadCase{"PlacementsNotAList", [](json& j) { j["profiles"][0]["placements"] = "{0..6}:1"; },
-                "GPU model 'Test 8U', profile '1g': field 'placements' must be a list of {start, "
-                "size}"},
-        BadCase{"PlacementOutsideGrid",
-                [](json& j) {
-                  j["profiles"][3]["placements"][1] = {{"start", 6}, {"size", 4}};
-                },
-                "GPU model 'Test 8U', profile '3g': placement 6:4 does not fit the 8-unit grid"},
-        BadCase{"PlacementSizesDiffer",
-                [](json& j) { j["profiles"][3]["placements"][1]["size"] = 2; },
-                "GPU model 'Test 8U', profile '3g': placements have different sizes (4 at start "
-                "0, 2 at start 4)"},
-        BadCase{"VariantWithOtherPlacements",
-                [](json& j) {
-                  j["profiles"][2]["placements"] = json::parse(R"([{"start": 0, "size": 2}])");
-                },
-                "GPU model 'Test 8U', profile '2g+me': variant of '2g' but its compute slices or "
-                "placements differ"},
-        BadCase{"VariantOfUnknownBase", [](json& j) { j["profiles"][2]["variant_of"] = "2g.20gb"; },
-                "GPU model 'Test 8U', profile '2g+me': variant of unknown profile '2g.20gb'"},
-        BadCase{"UnknownTopLevelField", [](json& j) { j["placement_unit"] = 8; },
-                "GPU model 'Test 8U': unknown field 'placement_unit' (allowed: schema, name, "
-                "short_names, aliases, pci_device_ids, confirmed, placements_evidence, "
-                "compute_slices, memory_slices, placement_units, pcie_max_gbps, power, "
-                "driver_default, static_layouts, profiles, source, notes)"},
-        BadCase{
+        CatalogBadCase{"MissingProfileField", [](json& j) { j["profiles"][1].erase("memory_mib"); },
+                       "GPU model 'Test 8U', profile '2g': field 'memory_mib' is missing"},
+        CatalogBadCase{"MissingModelField", [](json& j) { j.erase("placement_units"); },
+                       "GPU model 'Test 8U': field 'placement_units' is missing"},
+        CatalogBadCase{"MissingName", [](json& j) { j.erase("name"); }, "field 'name' is missing"},
+        CatalogBadCase{"ProfileWithoutName", [](json& j) { j["profiles"][4].erase("name"); },
+                       "GPU model 'Test 8U', profiles[4]: field 'name' is missing"},
+        CatalogBadCase{
+            "WrongTypeString", [](json& j) { j["profiles"][3]["compute_slices"] = "3"; },
+            "GPU model 'Test 8U', profile '3g': field 'compute_slices' must be an integer"},
+        CatalogBadCase{
+            "WrongTypeFloat", [](json& j) { j["profiles"][1]["max_instances"] = 3.5; },
+            "GPU model 'Test 8U', profile '2g': field 'max_instances' must be an integer"},
+        CatalogBadCase{"WrongTypeBool", [](json& j) { j["confirmed"] = "yes"; },
+                       "GPU model 'Test 8U': field 'confirmed' must be true or false"},
+        CatalogBadCase{"WrongTypeNumber", [](json& j) { j["pcie_max_gbps"] = "30"; },
+                       "GPU model 'Test 8U': field 'pcie_max_gbps' must be a number"},
+        CatalogBadCase{"ShortNamesNotAList", [](json& j) { j["short_names"] = "TEST-8U"; },
+                       "GPU model 'Test 8U': field 'short_names' must be a list of strings"},
+        CatalogBadCase{"PciIdsNotAList", [](json& j) { j["pci_device_ids"] = "0x233010DE"; },
+                       "GPU model 'Test 8U': field 'pci_device_ids' must be a list of strings"},
+        CatalogBadCase{
+            "PciIdWithoutVendor", [](json& j) { j["pci_device_ids"] = {"0x2330"}; },
+            "GPU model 'Test 8U': field 'pci_device_ids': '0x2330' is not a PCI id such as "
+            "0x233010DE (0x, the 4 hex digits of the device, then those of the vendor)"},
+        CatalogBadCase{
+            "PciIdNotHex", [](json& j) { j["pci_device_ids"] = {"0x23G010DE"}; },
+            "GPU model 'Test 8U': field 'pci_device_ids': '0x23G010DE' is not a PCI id such "
+            "as 0x233010DE (0x, the 4 hex digits of the device, then those of the vendor)"},
+        CatalogBadCase{"EmptyEvidence", [](json& j) { j["placements_evidence"] = ""; },
+                       "GPU model 'Test 8U': field 'placements_evidence' must not be empty"},
+        CatalogBadCase{"EvidenceNotAString", [](json& j) { j["placements_evidence"] = 3; },
+                       "GPU model 'Test 8U': field 'placements_evidence' must be a string"},
+        CatalogBadCase{"IdOutOfRange",
+                       [](json& j) { j["profiles"][0]["id"] = int64_t{5000000000}; },
+                       "GPU model 'Test 8U', profile '1g': field 'id' is out of range"},
+        CatalogBadCase{
+            "NegativeId", [](json& j) { j["profiles"][0]["id"] = -2; },
+            "GPU model 'Test 8U', profile '1g': field 'id' must be >= 0, or -1 if unknown"},
+        CatalogBadCase{"PlacementStartNotInteger",
+                       [](json& j) { j["profiles"][0]["placements"][2]["start"] = nullptr; },
+                       "GPU model 'Test 8U', profile '1g': placements[2]: field 'start' must be an "
+                       "integer"},
+        CatalogBadCase{
+            "PlacementsNotAList", [](json& j) { j["profiles"][0]["placements"] = "{0..6}:1"; },
+            "GPU model 'Test 8U', profile '1g': field 'placements' must be a list of {start, "
+            "size}"},
+        CatalogBadCase{
+            "PlacementOutsideGrid",
+            [](json& j) {
+              j["profiles"][3]["placements"][1] = {{"start", 6}, {"size", 4}};
+            },
+            "GPU model 'Test 8U', profile '3g': placement 6:4 does not fit the 8-unit grid"},
+        CatalogBadCase{
+            "PlacementSizesDiffer", [](json& j) { j["profiles"][3]["placements"][1]["size"] = 2; },
+            "GPU model 'Test 8U', profile '3g': placements have different sizes (4 at start "
+            "0, 2 at start 4)"},
+        CatalogBadCase{
+            "VariantWithOtherPlacements",
+            [](json& j) {
+              j["profiles"][2]["placements"] = json::parse(R"([{"start": 0, "size": 2}])");
+            },
+            "GPU model 'Test 8U', profile '2g+me': variant of '2g' but its compute slices or "
+            "placements differ"},
+        CatalogBadCase{
+            "VariantOfUnknownBase", [](json& j) { j["profiles"][2]["variant_of"] = "2g.20gb"; },
+            "GPU model 'Test 8U', profile '2g+me': variant of unknown profile '2g.20gb'"},
+        CatalogBadCase{
+            "UnknownTopLevelField", [](json& j) { j["placement_unit"] = 8; },
+            "GPU model 'Test 8U': unknown field 'placement_unit' (allowed: schema, name, "
+            "short_names, aliases, pci_device_ids, confirmed, placements_evidence, "
+            "compute_slices, memory_slices, placement_units, pcie_max_gbps, power, "
+            "driver_default, static_layouts, profiles, source, notes)"},
+        CatalogBadCase{
             "UnknownProfileField", [](json& j) { j["profiles"][0]["compute_slice"] = 1; },
             "GPU model 'Test 8U', profile '1g': unknown field 'compute_slice' (allowed: ", false},
-        BadCase{"UnknownPlacementField",
-                [](json& j) { j["profiles"][0]["placements"][0]["length"] = 1; },
-                "GPU model 'Test 8U', profile '1g': placements[0]: unknown field 'length' "
-                "(allowed: start, size)"},
-        BadCase{"WrongSchema", [](json& j) { j["schema"] = "migsched-gpu-model/2"; },
-                "GPU model 'Test 8U': field 'schema' is 'migsched-gpu-model/2'; this migsched "
-                "reads 'migsched-gpu-model/1'"},
-        BadCase{"NotesWrongType", [](json& j) { j["notes"] = 3; },
-                "GPU model 'Test 8U': field 'notes' must be a string or a list of strings"},
-        BadCase{"ProfilesNotAList", [](json& j) { j["profiles"] = json::object(); },
-                "GPU model 'Test 8U': field 'profiles' must be a list of objects"},
-        BadCase{"DriverDefaultUnknownField", [](json& j) { j["driver_default"]["highest"] = true; },
-                "GPU model 'Test 8U', driver_default: unknown field 'highest' (allowed: "
-                "highest_first, orders)"},
-        BadCase{"DriverDefaultOrderWrongStarts",
-                [](json& j) { j["driver_default"]["orders"]["1g"] = {6, 4, 5, 0, 1, 2, 7}; },
-                "GPU model 'Test 8U': driver-default order for '1g' must list each of its 7 "
-                "starts once"},
-        BadCase{"LayoutUnknownProfile",
-                [](json& j) { j["static_layouts"]["all-balanced"][0]["profile"] = "2g.10gb"; },
-                "GPU model 'Test 8U': static layout 'all-balanced': unknown profile '2g.10gb'"},
-        BadCase{"LayoutInvalidStart",
-                [](json& j) { j["static_layouts"]["all-balanced"][3]["start"] = 2; },
-                "GPU model 'Test 8U': static layout 'all-balanced': 3g@2 is not a valid "
-                "placement"},
-        BadCase{"PowerNotAnObject", [](json& j) { j["power"] = 250; },
-                "GPU model 'Test 8U': field 'power' must be an object {\"idle_w\": W, \"max_w\": "
-                "W}"},
-        BadCase{"PowerUnknownField",
-                [](json& j) {
-                  j["power"] = {{"idle_w", 35}, {"tdp_w", 250}};
-                },
-                "GPU model 'Test 8U', power: unknown field 'tdp_w' (allowed: idle_w, max_w, "
-                "per_active_slice_w, notes)"},
-        BadCase{"PowerWithoutIdle",
-                [](json& j) {
-                  j["power"] = {{"max_w", 250}};
-                },
-                "GPU model 'Test 8U', power: field 'idle_w' is missing"},
-        BadCase{"PowerIdleOnly",
-                [](json& j) {
-                  j["power"] = {{"idle_w", 35}};
-                },
-                "GPU model 'Test 8U', power: give 'max_w' (board power limit) or "
-                "'per_active_slice_w', or both"},
-        BadCase{"PowerNegative",
-                [](json& j) {
-                  j["power"] = {{"idle_w", -1}, {"max_w", 250}};
-                },
-                "GPU model 'Test 8U', power: field 'idle_w' must be >= 0 (watts)"},
-        BadCase{"PowerNotANumber",
-                [](json& j) {
-                  j["power"] = {{"idle_w", "35"}, {"max_w", 250}};
-                },
-                "GPU model 'Test 8U', power: field 'idle_w' must be a number"},
-        BadCase{"PowerMaxBelowIdle", [](json& j) { j["power"] = {{"idle_w", 50}, {"max_w", 40}}; },
-                "GPU model 'Test 8U': power: max_w 40 is below idle_w 50"},
+        CatalogBadCase{"UnknownPlacementField",
+                       [](json& j) { j["profiles"][0]["placements"][0]["length"] = 1; },
+                       "GPU model 'Test 8U', profile '1g': placements[0]: unknown field 'length' "
+                       "(allowed: start, size)"},
+        CatalogBadCase{
+            "WrongSchema", [](json& j) { j["schema"] = "migsched-gpu-model/2"; },
+            "GPU model 'Test 8U': field 'schema' is 'migsched-gpu-model/2'; this migsched "
+            "reads 'migsched-gpu-model/1'"},
+        CatalogBadCase{"NotesWrongType", [](json& j) { j["notes"] = 3; },
+                       "GPU model 'Test 8U': field 'notes' must be a string or a list of strings"},
+        CatalogBadCase{"ProfilesNotAList", [](json& j) { j["profiles"] = json::object(); },
+                       "GPU model 'Test 8U': field 'profiles' must be a list of objects"},
+        CatalogBadCase{"DriverDefaultUnknownField",
+                       [](json& j) { j["driver_default"]["highest"] = true; },
+                       "GPU model 'Test 8U', driver_default: unknown field 'highest' (allowed: "
+                       "highest_first, orders)"},
+        CatalogBadCase{"DriverDefaultOrderWrongStarts",
+                       [](json& j) { j["driver_default"]["orders"]["1g"] = {6, 4, 5, 0, 1, 2, 7}; },
+                       "GPU model 'Test 8U': driver-default order for '1g' must list each of its 7 "
+                       "starts once"},
+        CatalogBadCase{
+            "LayoutUnknownProfile",
+            [](json& j) { j["static_layouts"]["all-balanced"][0]["profile"] = "2g.10gb"; },
+            "GPU model 'Test 8U': static layout 'all-balanced': unknown profile '2g.10gb'"},
+        CatalogBadCase{"LayoutInvalidStart",
+                       [](json& j) { j["static_layouts"]["all-balanced"][3]["start"] = 2; },
+                       "GPU model 'Test 8U': static layout 'all-balanced': 3g@2 is not a valid "
+                       "placement"},
+        CatalogBadCase{
+            "PowerNotAnObject", [](json& j) { j["power"] = 250; },
+            "GPU model 'Test 8U': field 'power' must be an object {\"idle_w\": W, \"max_w\": "
+            "W}"},
+        CatalogBadCase{"PowerUnknownField",
+                       [](json& j) {
+                         j["power"] = {{"idle_w", 35}, {"tdp_w", 250}};
+                       },
+                       "GPU model 'Test 8U', power: unknown field 'tdp_w' (allowed: idle_w, max_w, "
+                       "per_active_slice_w, notes)"},
+        CatalogBadCase{"PowerWithoutIdle",
+                       [](json& j) {
+                         j["power"] = {{"max_w", 250}};
+                       },
+                       "GPU model 'Test 8U', power: field 'idle_w' is missing"},
+        CatalogBadCase{"PowerIdleOnly",
+                       [](json& j) {
+                         j["power"] = {{"idle_w", 35}};
+                       },
+                       "GPU model 'Test 8U', power: give 'max_w' (board power limit) or "
+                       "'per_active_slice_w', or both"},
+        CatalogBadCase{"PowerNegative",
+                       [](json& j) {
+                         j["power"] = {{"idle_w", -1}, {"max_w", 250}};
+                       },
+                       "GPU model 'Test 8U', power: field 'idle_w' must be >= 0 (watts)"},
+        CatalogBadCase{"PowerNotANumber",
+                       [](json& j) {
+                         j["power"] = {{"idle_w", "35"}, {"max_w", 250}};
+                       },
+                       "GPU model 'Test 8U', power: field 'idle_w' must be a number"},
+        CatalogBadCase{"PowerMaxBelowIdle",
+                       [](json& j) {
+                         j["power"] = {{"idle_w", 50}, {"max_w", 40}};
+                       },
+                       "GPU model 'Test 8U': power: max_w 40 is below idle_w 50"},
         // 35 + 7 x 40 = 315 > 250.
-        BadCase{
+        CatalogBadCase{
             "PowerInconsistent",
             [](json&
                    j) { j["power"] = {{"idle_w", 35}, {"max_w", 250}, {"per_active_slice_w", 40}}; },
             "GPU model 'Test 8U': power: idle_w 35 + 7 compute slices x per_active_slice_w "
             "40 exceeds max_w 250"}),
-    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<CatalogBadCase>& info) { return info.param.name; });
 
 struct BadTextCase {
   std::string name;

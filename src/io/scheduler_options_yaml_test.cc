@@ -102,7 +102,7 @@ TEST(SchedulerOptionsYamlTest, WhatIsNotGivenTakesThePolicysRegistryDefaults) {
   EXPECT_EQ(c.options.metric, "demand-weighted");  // sched/full_policy.h kFullDefaultMetric
 }
 
-struct BadCase {
+struct OptionsBadCase {
   std::string yaml;
   std::string message;  // the whole message
 };
@@ -110,7 +110,7 @@ struct BadCase {
 // Mistakes name the file, the line and the key, and say what the value must be, in the words
 // of the command line's checks (the same table).
 TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
-  const std::vector<BadCase> cases = {
+  const std::vector<OptionsBadCase> cases = {
       {"threshold: 0.5\nevacuation: all",
        "s.yaml:2: scheduler.evacuation must be one of off, head, queue, got 'all'"},
       {"reservation-depth: 0",
@@ -143,7 +143,7 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
        "(--migration off, or migration: off in a config file's scheduler section) or choose "
        "another policy"},
   };
-  for (const BadCase& b : cases) {
+  for (const OptionsBadCase& b : cases) {
     SCOPED_TRACE(b.yaml);
     StatusOr<SchedulerConfig> c = ParseSchedulerYaml(b.yaml, "s.yaml");
     ASSERT_FALSE(c.ok());

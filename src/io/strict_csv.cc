@@ -4,16 +4,10 @@
 
 #include <string_view>
 
+#include "core/text.h"
+
 namespace migsched {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  size_t b = 0;
-  size_t e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
-  return s.substr(b, e - b);
-}
 
 std::vector<std::string> Split(std::string_view line) {
   std::vector<std::string> out;
@@ -21,10 +15,10 @@ std::vector<std::string> Split(std::string_view line) {
   while (true) {
     size_t comma = line.find(',', pos);
     if (comma == std::string_view::npos) {
-      out.emplace_back(Trim(line.substr(pos)));
+      out.emplace_back(TrimBlanks(line.substr(pos)));
       return out;
     }
-    out.emplace_back(Trim(line.substr(pos, comma - pos)));
+    out.emplace_back(TrimBlanks(line.substr(pos, comma - pos)));
     pos = comma + 1;
   }
 }
@@ -51,7 +45,7 @@ StatusOr<CsvTable> ReadStrictCsv(std::istream& in, const std::string& origin) {
     ++line;
     std::string_view text = raw;
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-    std::string_view trimmed = Trim(text);
+    std::string_view trimmed = TrimBlanks(text);
     if (trimmed.empty() || trimmed.front() == '#') continue;
     if (text.find('"') != std::string_view::npos) {
       return LineError(origin, line,

@@ -111,7 +111,7 @@ TEST(TraceReaderTest, ExtensionSelectsFormat) {
             "/nonexistent/dir/t.csv: cannot open trace file: No such file or directory");
 }
 
-struct BadCase {
+struct TraceBadCase {
   std::string label;
   std::string content;
   std::string error;  // exact message
@@ -123,7 +123,7 @@ constexpr char kHead[] =
 
 TEST(TraceReaderTest, BadCsvInputsGiveExactErrors) {
   const std::string h = kHead;
-  const std::vector<BadCase> cases = {
+  const std::vector<TraceBadCase> cases = {
       {"bad number", h + "a,abc,1g.5gb,,,10,,\n",
        "t.csv:2: field 'arrival_s': 'abc' must be a number >= 0"},
       {"number with trailing text", h + "a,1s,1g.5gb,,,10,,\n",
@@ -184,7 +184,7 @@ TEST(TraceReaderTest, BadCsvInputsGiveExactErrors) {
       {"bad alpha", "id,arrival_s,profile,duration_s,alpha\na,0,1g.5gb,10,0\n",
        "t.csv:2: field 'alpha': '0' must be a number > 0"},
   };
-  for (const BadCase& c : cases) {
+  for (const TraceBadCase& c : cases) {
     SCOPED_TRACE(c.label);
     std::istringstream in(c.content);
     auto jobs = ParseTraceCsv(in, "t.csv");
@@ -197,7 +197,7 @@ TEST(TraceReaderTest, BadCsvInputsGiveExactErrors) {
 TEST(TraceReaderTest, BadJsonLinesGiveExactErrors) {
   const std::string ok = R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10})"
                          "\n";
-  const std::vector<BadCase> cases = {
+  const std::vector<TraceBadCase> cases = {
       {"unknown key", R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10,"gpus":1})",
        std::string("t.jsonl:1: unknown key 'gpus' (known: ") + kKnown + ")"},
       {"wrong type number", ok + R"({"id":"b","arrival_s":0,"profile":"1g.5gb","duration_s":"10"})",
@@ -235,7 +235,7 @@ TEST(TraceReaderTest, BadJsonLinesGiveExactErrors) {
        "t.jsonl:1: key 'id' appears twice"},
       {"duplicate id", ok + ok, "t.jsonl:2: field 'id': duplicate id 'a' (first on line 1)"},
   };
-  for (const BadCase& c : cases) {
+  for (const TraceBadCase& c : cases) {
     SCOPED_TRACE(c.label);
     std::istringstream in(c.content);
     auto jobs = ParseTraceJsonLines(in, "t.jsonl");

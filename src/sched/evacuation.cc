@@ -6,12 +6,11 @@
 #include <set>
 #include <tuple>
 
+#include "core/numbers.h"
 #include "sched/candidates.h"
 
 namespace migsched {
 namespace {
-
-constexpr double kEps = 1e-9;
 
 struct Opening {
   int gpu;
@@ -48,9 +47,9 @@ struct Option {
   int gpu = -1;
 };
 
-class Search {
+class EvacuationSearch {
  public:
-  Search(const Cluster& c, const EvacuationQuery& q, const Opening& cand)
+  EvacuationSearch(const Cluster& c, const EvacuationQuery& q, const Opening& cand)
       : c_(c), q_(q), cand_(cand), g_(c.gpu(cand.gpu)) {}
 
   std::optional<std::vector<MigrationMove>> Run() {
@@ -295,7 +294,7 @@ std::optional<EvacuationPlan> PlanEvacuation(const Cluster& c, const EvacuationQ
            std::make_tuple(b.blockers.size(), b.memory_mib, b.gpu, b.start);
   });
   for (const Opening& cand : cands) {
-    Search search(c, q, cand);
+    EvacuationSearch search(c, q, cand);
     if (std::optional<std::vector<MigrationMove>> moves = search.Run()) {
       EvacuationPlan plan;
       plan.gpu = cand.gpu;

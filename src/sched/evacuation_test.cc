@@ -278,9 +278,7 @@ int ReferenceMinMoves(const Cluster& c, const std::vector<MoveRights>& rights, i
 }
 
 TEST(EvacuationRandomTest, MatchesEveryMoveSetAndKeepsTheInvariants) {
-  const uint64_t seed = std::getenv("MIGSCHED_SEED")
-                            ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                            : 20261201;
+  const uint64_t seed = testing::TestSeed(20261201);
   std::printf("EvacuationRandomTest seed %llu (set MIGSCHED_SEED to repeat)\n",
               static_cast<unsigned long long>(seed));
   Rng rng(seed);

@@ -96,12 +96,6 @@ const LayoutCase kLayoutCases[] = {
 INSTANTIATE_TEST_SUITE_P(Cases, LayoutTest, ::testing::ValuesIn(kLayoutCases),
                          [](const auto& info) { return info.param.name; });
 
-// The seed of a randomized test: MIGSCHED_SEED, or `fallback`.
-uint64_t TestSeed(uint64_t fallback) {
-  return std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                                      : fallback;
-}
-
 // Random states and multisets on every bundled model: the solver finds a
 // layout exactly when a brute-force enumeration of every placement of every
 // instance does, its reconfigurations are the least over those layouts, and
@@ -109,7 +103,7 @@ uint64_t TestSeed(uint64_t fallback) {
 // reconfigurations add up, and the GPU ends with the busy instances plus the
 // new ones at the solver's starts.
 TEST(LayoutRandomTest, ExactAgainstBruteForceAndPlansApply) {
-  const uint64_t seed = TestSeed(20261210);
+  const uint64_t seed = testing::TestSeed(20261210);
   SCOPED_TRACE("seed " + std::to_string(seed) +
                " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
   Rng rng(seed);

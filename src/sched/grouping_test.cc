@@ -21,13 +21,8 @@
 namespace migsched {
 namespace {
 
-uint64_t Seed(uint64_t fallback) {
-  return std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                                      : fallback;
-}
-
 TEST(GroupingTest, FastPathChoosesWhatTheNaiveScanChooses) {
-  const uint64_t seed = Seed(99);
+  const uint64_t seed = testing::TestSeed(99);
   const std::vector<std::string> names = {"A100-40GB", "H100-80GB", "H200-141GB", "A30-24GB"};
   for (const std::string& policy : PolicyNames()) {
     SCOPED_TRACE("policy " + policy + ", seed " + std::to_string(seed));
@@ -84,7 +79,7 @@ TEST(GroupingTest, FastPathChoosesWhatTheNaiveScanChooses) {
 // plans use, on random GPU states with idle and busy instances (every
 // profile, every placement).
 TEST(GroupingTest, IdleDestroyCountMatchesTheList) {
-  const uint64_t seed = Seed(11);
+  const uint64_t seed = testing::TestSeed(11);
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::printf("IdleDestroyCountMatchesTheList seed %llu\n", static_cast<unsigned long long>(seed));
   Rng rng(seed);
@@ -136,7 +131,7 @@ std::string DebugJob(const Scheduler& s, JobId id) {
 }
 
 TEST(GroupingTest, MigrationPassesMatchTheNaiveScan) {
-  const uint64_t base_seed = Seed(7);
+  const uint64_t base_seed = testing::TestSeed(7);
   std::map<std::string, int> seen;  // kinds of moves over all seeds
   auto covered = [&] {
     return seen["completion intra"] + seen["tick intra"] > 0 &&

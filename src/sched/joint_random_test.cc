@@ -36,11 +36,6 @@ using ::migsched::testing::BruteInstance;
 using ::migsched::testing::MakeBruteInstance;
 using ::migsched::testing::Model;
 
-uint64_t TestSeed(uint64_t fallback) {
-  return std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                                      : fallback;
-}
-
 const std::vector<std::string>& BundledModels() {
   static const std::vector<std::string> names = {"A100-40GB",   "A100-80GB",     "A30-24GB",
                                                  "H100-80GB",   "H100-NVL-94GB", "H200-141GB",
@@ -89,7 +84,7 @@ void CheckScan(const Cluster& cluster, const Scheduler& s, Cluster before,
 }
 
 TEST(JointRandomTest, EveryConfigurationOfEveryModelStartsTogether) {
-  const uint64_t seed = TestSeed(20261211);
+  const uint64_t seed = testing::TestSeed(20261211);
   SCOPED_TRACE("seed " + std::to_string(seed) +
                " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
   Rng rng(seed);
@@ -216,7 +211,7 @@ bool BruteFits(const Cluster& cluster, const std::vector<std::vector<BruteInstan
 }
 
 TEST(JointRandomTest, TwoOrThreeGpusStartTheReferenceMaximum) {
-  const uint64_t seed = TestSeed(20261212);
+  const uint64_t seed = testing::TestSeed(20261212);
   SCOPED_TRACE("seed " + std::to_string(seed) +
                " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
   Rng rng(seed);

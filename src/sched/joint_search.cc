@@ -15,9 +15,9 @@ bool JointCostBefore(const JointCost& a, const JointCost& b) {
 
 namespace {
 
-class Search {
+class JointSearch {
  public:
-  Search(const JointSearchInput& in, LayoutSolver* solver)
+  JointSearch(const JointSearchInput& in, LayoutSolver* solver)
       : in_(in), solver_(solver), prefer_largest_(in.reserve_full > 0) {}
 
   JointSearchResult Run() {
@@ -177,7 +177,7 @@ class Search {
 }  // namespace
 
 JointSearchResult SearchJoint(const JointSearchInput& input, LayoutSolver* solver) {
-  return Search(input, solver).Run();
+  return JointSearch(input, solver).Run();
 }
 
 }  // namespace migsched

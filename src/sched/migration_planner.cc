@@ -15,13 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/numbers.h"
 #include "sched/candidates.h"
 
 namespace migsched {
 namespace {
-
-constexpr double kEps = 1e-9;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A target placement for a move, chosen by the §4 order.
 struct Target {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/instance_list.h"
+#include "core/numbers.h"
 #include "testing/builders.h"
 #include "testing/test_util.h"
 
@@ -35,8 +36,6 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 struct RunningJob {
   int gpu;
   std::string instance;  // PROFILE@START
@@ -48,9 +47,9 @@ struct RunningJob {
 
 // A cluster whose busy instances run the given jobs (ids 0, 1, ... in order),
 // and a pass of the planner over it.
-class Bench {
+class PlannerBench {
  public:
-  Bench(const std::vector<std::string>& models, const std::vector<RunningJob>& jobs) {
+  PlannerBench(const std::vector<std::string>& models, const std::vector<RunningJob>& jobs) {
     std::vector<const GpuModel*> ms;
     for (const std::string& m : models) ms.push_back(&Model(m));
     cluster_ = std::make_unique<Cluster>(ms, &tables_);
@@ -164,7 +163,7 @@ SchedulerOptions Opts(double threshold = 0.4, int max_moves = 8) {
 // and the movable sources 0 and 1: {1,2,3}: 0.3 (no decrease), {1,3,4}: 0.7,
 // {1,3,6}: 0.6 (and the same for 1g@1): the pass stops after one move.
 TEST(MigrationPlannerTest, IntraMoveTakesTheLargestFragCostDecrease) {
-  Bench b({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  PlannerBench b({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
   EXPECT_NEAR(b.SettledFragCost(0), 0.5, 1e-9);
   EXPECT_THAT(b.Pass(MigrationTrigger::kCompletion, Opts()),
               ElementsAre("job 2: 0:1g.5gb@5 -> 0:1g.5gb@3"));
@@ -179,7 +178,7 @@ TEST(MigrationPlannerTest, IntraMoveTakesTheLargestFragCostDecrease) {
 // move. Adding 1g@5 gives the case above: job 2 moves 5 -> 3.
 TEST(MigrationPlannerTest, AKeptPlannerSeesStatesChangedBetweenPasses) {
   std::unique_ptr<MigrationPlanner> planner = NewDefragPlanner();
-  Bench b({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}});
+  PlannerBench b({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}});
   EXPECT_THAT(b.Pass(MigrationTrigger::kTick, Opts(), {}, {}, planner.get()), IsEmpty());
   b.Start({{0, "1g.5gb@5"}});
   EXPECT_THAT(b.Pass(MigrationTrigger::kTick, Opts(), {}, {}, planner.get()),
@@ -187,15 +186,15 @@ TEST(MigrationPlannerTest, AKeptPlannerSeesStatesChangedBetweenPasses) {
   // The same planner on another cluster of the same size and as many changes
   // (one plan each): it must not take that cluster's GPU 0 for the one it saw.
   std::unique_ptr<MigrationPlanner> fresh = NewDefragPlanner();
-  Bench lazy({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}});
+  PlannerBench lazy({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}});
   EXPECT_THAT(lazy.Pass(MigrationTrigger::kTick, Opts(), {}, {}, fresh.get()), IsEmpty());
-  Bench other({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  PlannerBench other({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
   EXPECT_THAT(other.Pass(MigrationTrigger::kTick, Opts(), {}, {}, fresh.get()),
               ElementsAre("job 2: 0:1g.5gb@5 -> 0:1g.5gb@3"));
   // Another threshold: every GPU again. At t = 0.5 util 3/7 is lazy: no
   // move; then at t = 0.4, nothing changed in between, the move of job 2.
   std::unique_ptr<MigrationPlanner> third = NewDefragPlanner();
-  Bench same({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  PlannerBench same({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
   EXPECT_THAT(same.Pass(MigrationTrigger::kTick, Opts(0.5), {}, {}, third.get()), IsEmpty());
   EXPECT_THAT(same.Pass(MigrationTrigger::kTick, Opts(0.4), {}, {}, third.get()),
               ElementsAre("job 2: 0:1g.5gb@5 -> 0:1g.5gb@3"));
@@ -203,10 +202,10 @@ TEST(MigrationPlannerTest, AKeptPlannerSeesStatesChangedBetweenPasses) {
 
 TEST(MigrationPlannerTest, IntraMovesNeedABusyGpuAndAMoveBudget) {
   // util 3/7 = 0.43 < t = 0.5: lazy, no intra move.
-  Bench lazy({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  PlannerBench lazy({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
   EXPECT_THAT(lazy.Pass(MigrationTrigger::kTick, Opts(0.5)), IsEmpty());
   // max_moves_per_pass 0: none either.
-  Bench capped({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  PlannerBench capped({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
   EXPECT_THAT(capped.Pass(MigrationTrigger::kTick, Opts(0.4, 0)), IsEmpty());
 }
 
@@ -219,7 +218,8 @@ TEST(MigrationPlannerTest, RepeatsIntraMovesWhileFragCostFalls) {
   //   others: 1g@1 -> 0 or 1g@3 -> 2: still one 1g per pair -> 0.6667
   // Both best moves reach 0; tie to the lower source start: 1g@1 -> 2. Then
   // FragCost 0 cannot fall further: one move.
-  Bench b({"A100-40GB"}, {{0, "1g.5gb@1"}, {0, "1g.5gb@3"}, {0, "3g.20gb@4", Migratable::kNone}});
+  PlannerBench b({"A100-40GB"},
+                 {{0, "1g.5gb@1"}, {0, "1g.5gb@3"}, {0, "3g.20gb@4", Migratable::kNone}});
   EXPECT_NEAR(b.SettledFragCost(0), 2.0 / 3, 1e-9);
   EXPECT_THAT(b.Pass(MigrationTrigger::kCompletion, Opts()),
               ElementsAre("job 0: 0:1g.5gb@1 -> 0:1g.5gb@2"));
@@ -243,8 +243,9 @@ class CrossGpuTest : public ::testing::TestWithParam<CrossGpuCase> {};
 
 TEST_P(CrossGpuTest, OnlyJobsThatMayLeaveTheirGpuArePulled) {
   const CrossGpuCase& c = GetParam();
-  Bench b({"A100-40GB", "A100-40GB"},
-          {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5", c.migratable, c.latency_sensitive}});
+  PlannerBench b(
+      {"A100-40GB", "A100-40GB"},
+      {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5", c.migratable, c.latency_sensitive}});
   EXPECT_EQ(b.Pass(MigrationTrigger::kCompletion, Opts(0.4, c.max_moves)), c.expected);
 }
 
@@ -279,7 +280,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(MigrationPlannerTest, AReservedGpuIsNeverATarget) {
   // The pull of CrossGpuTest with GPU 1 reserved: no target left.
-  Bench b({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  PlannerBench b({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
   Reservation r;
   r.gpu = 1;
   r.profile = Model("A100-40GB").FindProfile("7g.40gb");
@@ -288,7 +289,7 @@ TEST(MigrationPlannerTest, AReservedGpuIsNeverATarget) {
   // GPU 0 reserved (for a 1g.5gb@6, which is free: nothing to evacuate):
   // its intra move would target GPU 0 itself, so it is not made; the pull to
   // GPU 1 still is.
-  Bench c({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  PlannerBench c({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
   r.gpu = 0;
   r.profile = Model("A100-40GB").FindProfile("1g.5gb");
   r.start = 6;
@@ -305,14 +306,16 @@ TEST(MigrationPlannerTest, EvacuatesAReservedGpuWhenThatFreesItSooner) {
   r.gpu = 0;
   r.profile = Model("A100-40GB").FindProfile("7g.40gb");
   r.start = 0;
-  Bench b({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0", Migratable::kNone, false, 100},
-                                       {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000}});
+  PlannerBench b({"A100-40GB", "A100-40GB"},
+                 {{0, "1g.5gb@0", Migratable::kNone, false, 100},
+                  {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000}});
   EXPECT_THAT(b.Pass(MigrationTrigger::kTick, Opts(), {r}),
               ElementsAre("job 1: 0:1g.5gb@5 -> 1:1g.5gb@6"));
   // j0 ending after j1: moving j1 gains nothing (the `none` job holds the
   // placement longer anyway).
-  Bench late({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0", Migratable::kNone, false, 2000},
-                                          {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000}});
+  PlannerBench late({"A100-40GB", "A100-40GB"},
+                    {{0, "1g.5gb@0", Migratable::kNone, false, 2000},
+                     {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000}});
   EXPECT_THAT(late.Pass(MigrationTrigger::kTick, Opts(), {r}), IsEmpty());
 }
 
@@ -329,18 +332,18 @@ TEST(MigrationPlannerTest, AGangWithTwoBlockersOnAReservedGpuMovesNeither) {
   r.gpu = 0;
   r.profile = Model("A100-40GB").FindProfile("7g.40gb");
   r.start = 0;
-  Bench b({"A100-40GB", "A100-40GB"},
-          {{0, "1g.5gb@0", Migratable::kCheckpoint, false, 1000},
-           {0, "1g.5gb@3", Migratable::kNone, false, 100},
-           {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000, /*same_job_as=*/0}});
+  PlannerBench b({"A100-40GB", "A100-40GB"},
+                 {{0, "1g.5gb@0", Migratable::kCheckpoint, false, 1000},
+                  {0, "1g.5gb@3", Migratable::kNone, false, 100},
+                  {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000, /*same_job_as=*/0}});
   EXPECT_THAT(b.Pass(MigrationTrigger::kFragmented, Opts(), {r}), IsEmpty());
   // The same with j0's second instance on GPU 1: j0 has one blocker here, and moving it frees the
   // placement at 100 instead of 1000, so exactly that one move begins, to GPU 1 (GPU 0 is
   // reserved; which 1g.5gb placement there is §4's choice, tested above).
-  Bench split({"A100-40GB", "A100-40GB"},
-              {{0, "1g.5gb@0", Migratable::kCheckpoint, false, 1000},
-               {0, "1g.5gb@3", Migratable::kNone, false, 100},
-               {1, "1g.5gb@5", Migratable::kCheckpoint, false, 1000, /*same_job_as=*/0}});
+  PlannerBench split({"A100-40GB", "A100-40GB"},
+                     {{0, "1g.5gb@0", Migratable::kCheckpoint, false, 1000},
+                      {0, "1g.5gb@3", Migratable::kNone, false, 100},
+                      {1, "1g.5gb@5", Migratable::kCheckpoint, false, 1000, /*same_job_as=*/0}});
   EXPECT_THAT(split.Pass(MigrationTrigger::kFragmented, Opts(), {r}),
               ElementsAre(StartsWith("job 0: 0:1g.5gb@0 -> 1:1g.5gb@")));
 }
@@ -358,9 +361,9 @@ TEST(MigrationPlannerTest, AmongGpusInTheSameStateTheLowestIndexWins) {
     r.gpu = 0;
     r.profile = Model("A100-40GB").FindProfile("7g.40gb");
     r.start = 0;
-    Bench evac({"A100-40GB", "A100-40GB", "A100-40GB", "A100-40GB"},
-               {{0, "1g.5gb@0", Migratable::kNone, false, 100},
-                {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000}});
+    PlannerBench evac({"A100-40GB", "A100-40GB", "A100-40GB", "A100-40GB"},
+                      {{0, "1g.5gb@0", Migratable::kNone, false, 100},
+                       {0, "1g.5gb@5", Migratable::kCheckpoint, false, 1000}});
     evac.SetGrouping(grouping);
     EXPECT_THAT(evac.Pass(MigrationTrigger::kTick, Opts(), {r}),
                 ElementsAre("job 1: 0:1g.5gb@5 -> 1:1g.5gb@6"));
@@ -369,7 +372,7 @@ TEST(MigrationPlannerTest, AmongGpusInTheSameStateTheLowestIndexWins) {
     // GPUs are offered the pull by lower util first, then lower index: GPU 2,
     // where the 1g goes to 6 (ΔFragCost 0; 0.5 + 0 -> 0.2 + 0, accepted).
     // GPU 0 is then lazy (2/7): no more pulls.
-    Bench pull(
+    PlannerBench pull(
         {"A100-40GB", "A100-40GB", "A100-40GB", "A100-40GB"},
         {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}, {1, "1g.5gb@6", Migratable::kNone}});
     pull.SetGrouping(grouping);
@@ -387,12 +390,12 @@ TEST(MigrationPlannerTest, FragmentedArrivalGetsAMoveThatMakesRoom) {
   Job want;
   want.profile = "3g.20gb";
   want.time_limit_s = 1;
-  Bench b({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
+  PlannerBench b({"A100-40GB"}, {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5"}});
   EXPECT_THAT(b.Pass(MigrationTrigger::kFragmented, Opts(), {}, {want}),
               ElementsAre("job 2: 0:1g.5gb@5 -> 0:1g.5gb@3"));
   // With j2 `none` no move makes room: 1g@0 and 1g@1 anywhere still block both halves.
-  Bench stuck({"A100-40GB"},
-              {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5", Migratable::kNone}});
+  PlannerBench stuck({"A100-40GB"},
+                     {{0, "1g.5gb@0"}, {0, "1g.5gb@1"}, {0, "1g.5gb@5", Migratable::kNone}});
   EXPECT_THAT(stuck.Pass(MigrationTrigger::kFragmented, Opts(), {}, {want}), IsEmpty());
 }
 
@@ -406,15 +409,15 @@ TEST(MigrationPlannerTest, FragmentedRoomMayComeFromAnotherGpu) {
   Job want;
   want.profile = "3g.20gb";
   want.time_limit_s = 1;
-  Bench b(
+  PlannerBench b(
       {"A100-40GB", "A100-40GB"},
       {{0, "1g.5gb@0", Migratable::kNone}, {0, "1g.5gb@2", Migratable::kNone}, {0, "2g.10gb@4"}});
   EXPECT_THAT(b.Pass(MigrationTrigger::kFragmented, Opts(), {}, {want}),
               ElementsAre("job 2: 0:2g.10gb@4 -> 1:2g.10gb@4"));
   // Latency-sensitive, the 2g may not leave its GPU: no move.
-  Bench ls({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0", Migratable::kNone},
-                                        {0, "1g.5gb@2", Migratable::kNone},
-                                        {0, "2g.10gb@4", Migratable::kCheckpoint, true}});
+  PlannerBench ls({"A100-40GB", "A100-40GB"}, {{0, "1g.5gb@0", Migratable::kNone},
+                                               {0, "1g.5gb@2", Migratable::kNone},
+                                               {0, "2g.10gb@4", Migratable::kCheckpoint, true}});
   EXPECT_THAT(ls.Pass(MigrationTrigger::kFragmented, Opts(), {}, {want}), IsEmpty());
 }
 

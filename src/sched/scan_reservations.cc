@@ -6,13 +6,9 @@
 #include <optional>
 #include <tuple>
 
+#include "core/numbers.h"
+
 namespace migsched {
-
-namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-}  // namespace
 
 std::vector<Reservation> LookAheadReservations(const Cluster& cluster, JobId id, const Job& job,
                                                double now_s, const ExpectedEndFn& expected_end,

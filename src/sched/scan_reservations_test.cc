@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 
+#include "core/numbers.h"
 #include "testing/builders.h"
 #include "testing/test_util.h"
 
@@ -21,8 +22,6 @@ using testing::BuildCluster;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using testing::Model;
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Expected ends from a table; a job not in it has an unknown end.
 ExpectedEndFn EndsFrom(std::map<JobId, double> ends) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "core/numbers.h"
 #include "sched/candidates.h"
 #include "sched/evacuation.h"
 #include "sched/explain.h"
@@ -18,12 +19,6 @@
 #include "sched/pins.h"
 
 namespace migsched {
-
-namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-}  // namespace
 
 Scheduler::Scheduler(Cluster* cluster, std::unique_ptr<PlacementPolicy> policy,
                      SchedulerOptions options, Clock* clock)

@@ -54,22 +54,22 @@ class Scripted : public PlacementPolicy {
 // Every job here runs 1000 s and may be checkpointed, unless a test says otherwise.
 const JobBuilder kJob = AJob().Limit(1000).Moves(Migratable::kCheckpoint);
 
-std::unique_ptr<PlacementPolicy> Named(const std::string& name, const SchedulerOptions& o) {
+std::unique_ptr<PlacementPolicy> NamedPolicy(const std::string& name, const SchedulerOptions& o) {
   auto p = MakePolicy(name, o);
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return p.ok() ? std::move(*p) : nullptr;
 }
 
-class Fixture {
+class QueueFixture {
  public:
-  Fixture(int gpus, std::unique_ptr<PlacementPolicy> policy, SchedulerOptions o) {
+  QueueFixture(int gpus, std::unique_ptr<PlacementPolicy> policy, SchedulerOptions o) {
     std::vector<const GpuModel*> models(gpus, &Model("A100-40GB"));
     cluster_ = std::make_unique<Cluster>(models, &tables_);
     scheduler_ = std::make_unique<Scheduler>(cluster_.get(), std::move(policy), o, &clock_);
     EXPECT_TRUE(scheduler_->Setup().ok());
   }
-  Fixture(int gpus, const std::string& policy, SchedulerOptions o)
-      : Fixture(gpus, Named(policy, o), o) {}
+  QueueFixture(int gpus, const std::string& policy, SchedulerOptions o)
+      : QueueFixture(gpus, NamedPolicy(policy, o), o) {}
 
   Scheduler& s() { return *scheduler_; }
   Cluster& cluster() { return *cluster_; }
@@ -138,7 +138,7 @@ std::vector<std::string> Placed(const std::vector<Decision>& decisions) {
 //   -> 0: {0,1}: 0.2; -> 2: {1,2}: 0.3667; -> 4 or 5: 0.5667; -> 6: 0.4667.
 // C may move again only once 120 s have passed since its move began.
 TEST(SchedulerMigrationTest, CoolDownIsRespected) {
-  Fixture f(1, std::make_unique<Scripted>(), Migrating(Opts(0.25)));
+  QueueFixture f(1, std::make_unique<Scripted>(), Migrating(Opts(0.25)));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
   const JobId b = f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
   const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
@@ -173,7 +173,7 @@ TEST(SchedulerMigrationTest, CoolDownIsRespected) {
 TEST(SchedulerMigrationTest, ARestartJobMovesAgainOnlyAfterACheckpointSinceItsRestart) {
   SchedulerOptions o = Opts(0.25);
   o.migration.checkpoint_interval_s = 600;
-  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
+  QueueFixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
   const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5").Moves(Migratable::kRestart));
@@ -205,7 +205,7 @@ TEST(SchedulerMigrationTest, AMovesSourceIsKeptIdleWhereThePolicyKeepsIdleInstan
     SCOPED_TRACE(keeps ? "keeps idle instances" : "destroys idle instances");
     std::unique_ptr<PlacementPolicy> policy = std::make_unique<Scripted>();
     if (!keeps) policy = std::make_unique<ScriptedNoRetention>();
-    Fixture f(1, std::move(policy), Migrating(Opts(0.25)));
+    QueueFixture f(1, std::move(policy), Migrating(Opts(0.25)));
     f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
     f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
     const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
@@ -233,7 +233,7 @@ TEST(SchedulerMigrationTest, AMovesSourceIsKeptIdleWhereThePolicyKeepsIdleInstan
 TEST(SchedulerMigrationTest, AMovePassWaitsForAWaitingJob) {
   SchedulerOptions o = Opts(0.25);
   o.migration.speculative = false;
-  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
+  QueueFixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
   f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
@@ -260,7 +260,7 @@ TEST_P(SchedulerMoveRightsTest, NoneAndLatencySensitiveJobsNeverLeaveTheirGpu) {
   const MoveRightsCase& c = GetParam();
   SchedulerOptions o = Opts();
   o.migration.max_moves_per_pass = 0;
-  Fixture f(2, std::make_unique<Scripted>(), Migrating(o));
+  QueueFixture f(2, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1"));
   f.Place(kJob.Profile("1g.5gb")
@@ -280,7 +280,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(SchedulerMigrationTest, DriverMayHoldAJobBackAndNonMigratingPoliciesNeverMove) {
-  Fixture f(1, std::make_unique<Scripted>(), Migrating(Opts()));
+  QueueFixture f(1, std::make_unique<Scripted>(), Migrating(Opts()));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1"));
   f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
@@ -288,12 +288,12 @@ TEST(SchedulerMigrationTest, DriverMayHoldAJobBackAndNonMigratingPoliciesNeverMo
   ASSERT_TRUE(held.ok());
   EXPECT_THAT(*held, IsEmpty());
   // lb+frag does not migrate: the pass does nothing whatever the state.
-  Fixture g(1, "lb+frag", Opts());
+  QueueFixture g(1, "lb+frag", Opts());
   EXPECT_THAT(g.Pass(), IsEmpty());
 }
 
 TEST(SchedulerMigrationTest, AJobEndingMidCopyAbandonsItsMove) {
-  Fixture f(1, std::make_unique<Scripted>(), Migrating(Opts()));
+  QueueFixture f(1, std::make_unique<Scripted>(), Migrating(Opts()));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1"));
   const JobId c = f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
@@ -329,7 +329,7 @@ TEST_P(StarvationGuardTest, ReservesTheGpuThatFreesSoonest) {
   const GuardCase& c = GetParam();
   SchedulerOptions o = Opts();
   o.max_skip_seconds = c.max_skip;
-  Fixture f(2, std::make_unique<Scripted>(), Migrating(o));
+  QueueFixture f(2, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.Place(kJob.Profile("1g.5gb").Named("g1s0"));
   f.s().SetExpectedEnd(0, c.end0);
@@ -395,7 +395,7 @@ TEST_P(GuardBackfillTest, OnlyJobsThatEndBeforeTheReservationUseTheReservedGpu) 
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   o.reservation_slack = c.slack;
-  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
+  QueueFixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.s().SetExpectedEnd(0, 100);
   f.s().SetNow(0);
@@ -452,7 +452,7 @@ TEST_P(UnknownEndsTest, AReservationOfUnknownStartIsStrictOrSkipped) {
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   o.reservation_needs_ends = c.needs_ends;
-  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
+  QueueFixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   if (c.end0 >= 0) f.s().SetExpectedEnd(0, c.end0);
   f.s().SetNow(0);
@@ -512,7 +512,7 @@ TEST_P(ConservativeBackfillTest, EachOverdueJobReservesAndABackfillMayDelayNone)
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   o.reservation = c.mode;
-  Fixture f(2, std::make_unique<Scripted>(), Migrating(o));
+  QueueFixture f(2, std::make_unique<Scripted>(), Migrating(o));
   ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
   ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g1s0")), 1);
   f.s().SetExpectedEnd(0, 100);
@@ -577,8 +577,9 @@ TEST_P(GangBackfillTest, JobsEndingBeforeTheGangCanStartBackfill) {
   o.max_skip_seconds = 30;
   o.joint_placement = c.policy == "full";
   o.migration.enabled = c.policy == "full";  // full's default (the case's options are raw)
-  Fixture f = c.policy == "scripted" ? Fixture(3, std::make_unique<Scripted>(), Migrating(o))
-                                     : Fixture(3, c.policy, o);
+  QueueFixture f = c.policy == "scripted"
+                       ? QueueFixture(3, std::make_unique<Scripted>(), Migrating(o))
+                       : QueueFixture(3, c.policy, o);
   Job j0 = kJob.Profile("1g.5gb").Named("g0s0"), j1 = kJob.Profile("1g.5gb").Named("g1s0");
   ASSERT_EQ(f.Place(j0), 0);
   ASSERT_EQ(f.Place(j1), 1);
@@ -629,7 +630,7 @@ TEST(SchedulerQueueTest, BackfillIsNotRefusedByAFailureSeenWhileReserved) {
   o.max_skip_seconds = 30;
   o.joint_placement = true;
   o.migration.enabled = true;
-  Fixture f(2, "full", o);
+  QueueFixture f(2, "full", o);
   ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("j0")), 0);
   ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("j1")), 1);
   ASSERT_EQ(f.cluster().gpu(0).busy_compute_slices(), 1);
@@ -669,7 +670,7 @@ TEST(SchedulerQueueTest, BackfillIsNotRefusedByAFailureSeenWhileReserved) {
 TEST(SchedulerQueueTest, AJobBesideTheReservationThatKeepsItValidStarts) {
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
-  Fixture f(1, std::make_unique<Scripted>(), Migrating(o));
+  QueueFixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0"));
   f.s().SetExpectedEnd(0, 100);
   f.s().SetNow(0);
@@ -691,7 +692,7 @@ TEST(SchedulerQueueTest, AJobBesideTheReservationThatKeepsItValidStarts) {
 TEST(SchedulerQueueTest, MaxWaitExpiresJobsThatWaitedLongEnough) {
   SchedulerOptions o = Opts();
   o.max_wait_s = 20;
-  Fixture f(1, "first-fit", o);
+  QueueFixture f(1, "first-fit", o);
   f.s().SetNow(0);
   f.s().Enqueue(0, kJob.Profile("7g.40gb").Named("a"));
   f.s().SetNow(10);
@@ -703,7 +704,7 @@ TEST(SchedulerQueueTest, MaxWaitExpiresJobsThatWaitedLongEnough) {
   EXPECT_THAT(f.s().ExpireWaits(), ElementsAre(0));
   EXPECT_THAT(f.s().QueuedJobs(), ElementsAre(1));
   // Without a limit nothing expires.
-  Fixture g(1, "first-fit", Opts());
+  QueueFixture g(1, "first-fit", Opts());
   g.s().Enqueue(0, kJob.Profile("7g.40gb").Named("a"));
   g.s().SetNow(1e9);
   EXPECT_THAT(g.s().ExpireWaits(), IsEmpty());
@@ -712,7 +713,7 @@ TEST(SchedulerQueueTest, MaxWaitExpiresJobsThatWaitedLongEnough) {
 TEST(SchedulerRetentionTest, KeptInstancesAreReusedAndExpire) {
   SchedulerOptions o = Opts();
   o.idle_ttl_s = 60;
-  Fixture f(1, "lb+frag", o);
+  QueueFixture f(1, "lb+frag", o);
   // t = 0: a 1g goes to 1g@6 (the only ΔFragCost-0 start on an empty A100)
   // and is created; t = 10: it ends, the instance is kept idle.
   f.s().SetNow(0);
@@ -745,14 +746,14 @@ TEST(SchedulerRetentionTest, KeptInstancesAreReusedAndExpire) {
 
 TEST(SchedulerRetentionTest, OffByDefaultAndForSetupLayouts) {
   // Default (< 0): keep until the space is needed.
-  Fixture f(1, "lb+frag", Opts());
+  QueueFixture f(1, "lb+frag", Opts());
   const JobId a = f.Place(kJob.Profile("1g.5gb").Named("a"));
   ASSERT_TRUE(f.s().Release(a).ok());
   EXPECT_EQ(f.s().NextIdleExpiry(), std::nullopt);
   // static: its layout instances are never expired.
   SchedulerOptions o = Opts();
   o.idle_ttl_s = 0;
-  Fixture g(1, "static", o);
+  QueueFixture g(1, "static", o);
   const JobId b = g.Place(kJob.Profile("1g.5gb").Named("b"));
   ASSERT_TRUE(g.s().Release(b).ok());
   EXPECT_EQ(g.s().NextIdleExpiry(), std::nullopt);

@@ -120,12 +120,6 @@ std::optional<RefChoice> ReferenceChoice(const Cluster& cluster, const std::stri
   return RefChoice{pick->gpu, pick->start};
 }
 
-// The seed of a randomized test: MIGSCHED_SEED, or `fallback`.
-uint64_t TestSeed(uint64_t fallback) {
-  return std::getenv("MIGSCHED_SEED") ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                                      : fallback;
-}
-
 // 1 to 3 GPUs, each a random model of `names`.
 std::vector<const GpuModel*> RandomModels(Rng& rng, const std::vector<std::string>& names) {
   const int n = static_cast<int>(rng.UniformInt(1, 3));
@@ -182,7 +176,7 @@ void DriveAgainstReference(Rng& rng, Cluster& cluster, Scheduler& s, double thre
 }
 
 TEST(SchedulerRandomTest, FragAwareMatchesNaiveReference) {
-  const uint64_t seed = TestSeed(20261129);
+  const uint64_t seed = testing::TestSeed(20261129);
   SCOPED_TRACE("seed " + std::to_string(seed) +
                " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
   Rng rng(seed);
@@ -215,7 +209,7 @@ TEST(SchedulerRandomTest, FragAwareMatchesNaiveReference) {
 // reference counts the window itself and takes feasible_m from the brute
 // force; the scheduler must choose what it chooses after every arrival.
 TEST(SchedulerRandomTest, DemandWeightedMatchesNaiveReference) {
-  const uint64_t seed = TestSeed(20261130);
+  const uint64_t seed = testing::TestSeed(20261130);
   SCOPED_TRACE("seed " + std::to_string(seed) +
                " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
   Rng rng(seed);
@@ -338,9 +332,7 @@ class RandomMigratingPolicy : public PlacementPolicy {
 };
 
 TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
-  const uint64_t seed = std::getenv("MIGSCHED_SEED")
-                            ? std::strtoull(std::getenv("MIGSCHED_SEED"), nullptr, 10)
-                            : 20261201;
+  const uint64_t seed = testing::TestSeed(20261201);
   SCOPED_TRACE("seed " + std::to_string(seed) +
                " (rerun with MIGSCHED_SEED=" + std::to_string(seed) + ")");
   Rng rng(seed);

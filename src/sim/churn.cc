@@ -6,14 +6,13 @@
 #include <cmath>
 #include <string>
 
+#include "core/numbers.h"
 #include "core/rng.h"
 #include "sim/arrivals.h"
 #include "sim/paper_mix.h"
 
 namespace migsched {
 namespace {
-
-bool InUnit(double v) { return std::isfinite(v) && v >= 0 && v <= 1; }
 
 Status CheckOptions(const ChurnOptions& o) {
   auto bad = [](const std::string& what) { return InvalidArgumentError("churn: " + what); };

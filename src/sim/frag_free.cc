@@ -11,6 +11,7 @@
 
 #include "core/cluster.h"
 #include "core/config_table.h"
+#include "core/numbers.h"
 #include "sim/contention.h"
 #include "sim/energy.h"
 #include "sim/event_queue.h"
@@ -18,8 +19,6 @@
 
 namespace migsched {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 class FragFreeSimulator {
  public:

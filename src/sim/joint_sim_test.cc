@@ -18,7 +18,7 @@ namespace {
 using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 
-constexpr double kR = 0.023;
+constexpr double kJointR = 0.023;
 
 SimResult Simulate(const std::vector<WorkloadJob>& jobs, const std::string& policy, bool joint) {
   static ManualClock clock;
@@ -58,11 +58,11 @@ TEST_P(JointSimTest, AllFourStartAtOnce) {
   for (size_t k = 0; k < 4; ++k) {
     SCOPED_TRACE(r.jobs[k].request);
     EXPECT_NEAR(r.jobs[k].placed_s, 0, 1e-12);
-    EXPECT_NEAR(r.jobs[k].start_s, (k + 1) * kR, 1e-9);
-    EXPECT_NEAR(r.jobs[k].end_s, 100 + (k + 1) * kR, 1e-9);
+    EXPECT_NEAR(r.jobs[k].start_s, (k + 1) * kJointR, 1e-9);
+    EXPECT_NEAR(r.jobs[k].end_s, 100 + (k + 1) * kJointR, 1e-9);
   }
   EXPECT_EQ(r.jobs[GetParam().reverse ? 0 : 3].instances, "0:3g.20gb@4");
-  EXPECT_NEAR(r.metrics.makespan_s, 100 + 4 * kR, 1e-9);
+  EXPECT_NEAR(r.metrics.makespan_s, 100 + 4 * kJointR, 1e-9);
   EXPECT_EQ(r.metrics.creates, 4);  // (first-fit also destroys each instance when its job ends)
 }
 
@@ -87,8 +87,8 @@ TEST(JointSimTest, OneAtATimeTheThreeGWaits) {
   EXPECT_EQ(r.jobs[0].instances, "0:1g.5gb@6");
   EXPECT_EQ(r.jobs[1].instances, "0:1g.5gb@5");
   EXPECT_EQ(r.jobs[2].instances, "0:2g.10gb@2");
-  EXPECT_NEAR(r.jobs[3].start_s, 100 + 5 * kR, 1e-9);
-  EXPECT_NEAR(r.metrics.makespan_s, 200 + 5 * kR, 1e-9);
+  EXPECT_NEAR(r.jobs[3].start_s, 100 + 5 * kJointR, 1e-9);
+  EXPECT_NEAR(r.metrics.makespan_s, 200 + 5 * kJointR, 1e-9);
 }
 
 // A completion that frees room: a 7g.40gb runs [r, 50 + r]; the four jobs
@@ -102,10 +102,10 @@ TEST(JointSimTest, ACompletionStartsAllFour) {
   ASSERT_EQ(r.jobs.size(), 5u);
   for (size_t k = 1; k < 5; ++k) {
     SCOPED_TRACE(r.jobs[k].request);
-    EXPECT_NEAR(r.jobs[k].placed_s, 50 + kR, 1e-9);
-    EXPECT_NEAR(r.jobs[k].start_s, 50 + (k + 2) * kR, 1e-9);
+    EXPECT_NEAR(r.jobs[k].placed_s, 50 + kJointR, 1e-9);
+    EXPECT_NEAR(r.jobs[k].start_s, 50 + (k + 2) * kJointR, 1e-9);
   }
-  EXPECT_NEAR(r.metrics.makespan_s, 150 + 6 * kR, 1e-9);
+  EXPECT_NEAR(r.metrics.makespan_s, 150 + 6 * kJointR, 1e-9);
   EXPECT_EQ(r.metrics.destroys, 1);
   EXPECT_EQ(r.metrics.creates, 5);
 }

@@ -26,9 +26,9 @@ namespace {
 using ::migsched::testing::AJob;
 using ::migsched::testing::Model;
 
-constexpr double kR = 0.023;
+constexpr double kMigR = 0.023;
 
-SimOptions Options(double reconfig_ms = 23) {
+SimOptions MigOptions(double reconfig_ms = 23) {
   static ManualClock clock;
   SimOptions o;
   o.reconfig_ms = reconfig_ms;
@@ -66,7 +66,7 @@ SimResult RunScripted(const std::vector<WorkloadJob>& jobs, const SchedulerOptio
   auto tracker = ClusterTracker::Create(cluster, true);
   EXPECT_TRUE(tracker.ok());
   SimResult result;
-  Status st = RunOnlineMode(jobs, Options(), &scheduler, &*tracker, &result);
+  Status st = RunOnlineMode(jobs, MigOptions(), &scheduler, &*tracker, &result);
   EXPECT_TRUE(st.ok()) << st.ToString();
   return result;
 }
@@ -129,7 +129,7 @@ TEST(MigrationSimTest, AStallOfEventTimesWithoutAJobEventIsReportedAsALivelock) 
     ASSERT_TRUE(scheduler.Setup().ok());
     auto tracker = ClusterTracker::Create(cluster, true);
     ASSERT_TRUE(tracker.ok());
-    SimOptions sim = Options();
+    SimOptions sim = MigOptions();
     sim.stall_event_times = stall;
     SimResult result;
     const Status st = RunOnlineMode(jobs, sim, &scheduler, &*tracker, &result);
@@ -158,10 +158,10 @@ TEST(MigrationSimTest, CheckpointMoveIsMakeBeforeBreak) {
   o.migration.speculative = true;
   const SimResult r = RunScripted(MoveTrace(Migratable::kCheckpoint), o);
   ASSERT_EQ(r.jobs.size(), 4u);
-  EXPECT_NEAR(r.jobs[2].end_s, 3 * kR + 1000.5, 1e-9);
+  EXPECT_NEAR(r.jobs[2].end_s, 3 * kMigR + 1000.5, 1e-9);
   EXPECT_EQ(r.jobs[2].migrations, 1);
-  EXPECT_NEAR(r.jobs[0].end_s, kR + 1000, 1e-9);  // A: unaffected
-  EXPECT_NEAR(r.jobs[3].end_s, 4 * kR + 10, 1e-9);
+  EXPECT_NEAR(r.jobs[0].end_s, kMigR + 1000, 1e-9);  // A: unaffected
+  EXPECT_NEAR(r.jobs[3].end_s, 4 * kMigR + 10, 1e-9);
   const Metrics& m = r.metrics;
   EXPECT_EQ(m.migrations, 1);
   EXPECT_EQ(m.migrations_intra, 1);
@@ -205,9 +205,9 @@ TEST(MigrationSimTest, RestartMoveLosesWorkSinceTheLastCheckpoint) {
   o.migration.speculative = true;
   o.migration.checkpoint_interval_s = 4;
   const SimResult r = RunScripted(MoveTrace(Migratable::kRestart), o);
-  EXPECT_NEAR(r.jobs[2].end_s, 1002.5 + 5 * kR, 1e-9);
+  EXPECT_NEAR(r.jobs[2].end_s, 1002.5 + 5 * kMigR, 1e-9);
   EXPECT_EQ(r.jobs[2].migrations, 1);
-  EXPECT_NEAR(r.metrics.migration_work_lost_s, 2 + 2 * kR, 1e-9);
+  EXPECT_NEAR(r.metrics.migration_work_lost_s, 2 + 2 * kMigR, 1e-9);
   EXPECT_EQ(r.metrics.migration_bytes_gb, 0);
   EXPECT_NEAR(r.metrics.migration_pause_s, 0.5, 1e-12);
 }
@@ -228,25 +228,25 @@ TEST(MigrationSimTest, AMovedJobIsNotEndedByTheLimitOfItsFirstRun) {
   EXPECT_EQ(r.jobs[2].migrations, 1);
   // Relaunched at 10.5 + 5r: its limit ends at 1010.5 + 5r, after its 992 s of work left.
   EXPECT_EQ(r.jobs[2].outcome, JobOutcome::kCompleted);
-  EXPECT_NEAR(r.jobs[2].end_s, 1002.5 + 5 * kR, 1e-9);
+  EXPECT_NEAR(r.jobs[2].end_s, 1002.5 + 5 * kMigR, 1e-9);
   EXPECT_EQ(r.metrics.jobs_timeout, 0);
   // A checkpoint job alike: relaunched at 12.975 + 5r, it ends at 3r + 1000.5 (above), within.
   jobs[2] = AJob("1g.5gb").Named("g0s5").Runs(1000).Limit(1000).Moves(Migratable::kCheckpoint);
   const SimResult c = RunScripted(jobs, o);
   EXPECT_EQ(c.jobs[2].migrations, 1);
   EXPECT_EQ(c.jobs[2].outcome, JobOutcome::kCompleted);
-  EXPECT_NEAR(c.jobs[2].end_s, 3 * kR + 1000.5, 1e-9);
+  EXPECT_NEAR(c.jobs[2].end_s, 3 * kMigR + 1000.5, 1e-9);
   // Not moved, the limit still ends a job: E's 10 s of work under a 5 s limit.
   jobs[3] = AJob("1g.5gb").Named("g0s6").Runs(10).Limit(5);
   const SimResult e = RunScripted(jobs, o);
   EXPECT_EQ(e.jobs[3].outcome, JobOutcome::kTimeout);
-  EXPECT_NEAR(e.jobs[3].end_s, 4 * kR + 5, 1e-9);
+  EXPECT_NEAR(e.jobs[3].end_s, 4 * kMigR + 5, 1e-9);
 }
 
 TEST(MigrationSimTest, NoMoveWhenTheJobIsNotMigratable) {
   // Same trace with C `none`: nothing moves, C ends at 3r + 1000.
   const SimResult r = RunScripted(MoveTrace(Migratable::kNone), SchedulerOptions{});
-  EXPECT_NEAR(r.jobs[2].end_s, 3 * kR + 1000, 1e-9);
+  EXPECT_NEAR(r.jobs[2].end_s, 3 * kMigR + 1000, 1e-9);
   EXPECT_EQ(r.metrics.migrations, 0);
   EXPECT_EQ(r.metrics.creates, 4);
 }
@@ -262,7 +262,7 @@ TEST(MigrationSimTest, MaxWaitRejectsAJobStillQueued) {
       {&Model("A100-40GB")},
       {AJob("7g.40gb").Named("x").Runs(100), AJob("7g.40gb").Named("y").ArrivesAt(10).Runs(10),
        AJob("7g.40gb").Named("z").ArrivesAt(50).Runs(10)},
-      "first-fit", o, Options(0));
+      "first-fit", o, MigOptions(0));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->jobs.size(), 3u);
   EXPECT_EQ(r->jobs[1].outcome, JobOutcome::kRejected);
@@ -292,7 +292,7 @@ TEST(MigrationSimTest, StarvationGuardStopsBackfillFromStarvingAFullGpuJob) {
   for (double skip : {-1.0, 30.0}) {
     SchedulerOptions o;
     o.max_skip_seconds = skip;
-    auto r = RunSimulation({&Model("A100-40GB")}, jobs, "first-fit", o, Options(0));
+    auto r = RunSimulation({&Model("A100-40GB")}, jobs, "first-fit", o, MigOptions(0));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->jobs[1].start_s, skip < 0 ? 250 : 90) << "max skip " << skip;
     EXPECT_EQ(r->metrics.jobs_completed, 21);
@@ -345,8 +345,8 @@ TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToThe
   EXPECT_EQ(r.jobs[0].migrations, 0);
   EXPECT_EQ(r.jobs[1].migrations, 1);
   EXPECT_EQ(r.jobs[2].migrations, 1);
-  EXPECT_NEAR(r.jobs[1].end_s, 1002 + kR, 1e-9);
-  EXPECT_NEAR(r.jobs[2].end_s, 1002 + 2 * kR, 1e-9);
+  EXPECT_NEAR(r.jobs[1].end_s, 1002 + kMigR, 1e-9);
+  EXPECT_NEAR(r.jobs[2].end_s, 1002 + 2 * kMigR, 1e-9);
   const Metrics& m = r.metrics;
   EXPECT_EQ(m.evacuations, 1);
   EXPECT_EQ(m.migrations, 2);
@@ -358,7 +358,7 @@ TEST(MigrationSimTest, EvacuationMovesTwoSmallJobsAndStartsTheSevenSliceJobToThe
   o.evacuation = EvacuationScope::kOff;
   const SimResult off = RunScripted(jobs, o, /*gpus=*/2);
   EXPECT_EQ(off.metrics.migrations, 0);
-  EXPECT_NEAR(off.jobs[3].start_s, 1000 + 5 * kR, 1e-9);
+  EXPECT_NEAR(off.jobs[3].start_s, 1000 + 5 * kMigR, 1e-9);
 }
 
 // Admission mode (--max-wait 0): the same jobs. d, which fits nowhere at its arrival, is admitted
@@ -443,7 +443,7 @@ TEST(MigrationSimTest, IdleTtlDestroysUnusedInstancesAndReuseCountsAsSaved) {
   auto r = RunSimulation(
       {&Model("A100-40GB")},
       {AJob("1g.5gb").Named("a").Runs(10), AJob("1g.5gb").Named("b").ArrivesAt(20).Runs(10)},
-      "lb+frag", o, Options());
+      "lb+frag", o, MigOptions());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const Metrics& m = r->metrics;
   EXPECT_EQ(r->jobs[1].start_s, 20);
@@ -457,7 +457,7 @@ TEST(MigrationSimTest, IdleTtlDestroysUnusedInstancesAndReuseCountsAsSaved) {
   auto keep = RunSimulation(
       {&Model("A100-40GB")},
       {AJob("1g.5gb").Named("a").Runs(10), AJob("1g.5gb").Named("b").ArrivesAt(20).Runs(10)},
-      "lb+frag", SchedulerOptions{}, Options());
+      "lb+frag", SchedulerOptions{}, MigOptions());
   ASSERT_TRUE(keep.ok());
   EXPECT_EQ(keep->metrics.destroys, 0);
   EXPECT_EQ(keep->metrics.idle_expirations, 0);

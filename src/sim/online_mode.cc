@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/numbers.h"
 #include "sched/migration_planner.h"
 #include "sim/contention.h"
 #include "sim/energy.h"
@@ -22,8 +23,6 @@
 
 namespace migsched {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The scheduler's own notion of "the same request" (core/job.h).
 RequestKey KeyOf(const Job& j) { return RequestKeyOf(j); }

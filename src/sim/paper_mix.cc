@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/numbers.h"
 #include "core/rng.h"
 #include "sim/arrivals.h"
 
 namespace migsched {
 namespace {
-
-bool InUnit(double v) { return std::isfinite(v) && v >= 0 && v <= 1; }
 
 Status CheckOptions(const GpuModel& model, const PaperMixOptions& o) {
   auto bad = [](const std::string& what) { return InvalidArgumentError("paper-mix: " + what); };

@@ -15,12 +15,12 @@
 namespace migsched {
 namespace {
 
-const GpuModel& A100() { return testing::Model("A100-40GB"); }
+const GpuModel& PaperA100() { return testing::Model("A100-40GB"); }
 
 TEST(PaperMixTest, FirstJobsMatchIndependentReference) {
   // Expected values from tests/data/reference/paper_mix_reference.py, a
   // Python re-implementation of the documented draws (default options, seed 1).
-  auto jobs = GeneratePaperMix(A100(), PaperMixOptions{});
+  auto jobs = GeneratePaperMix(PaperA100(), PaperMixOptions{});
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   ASSERT_EQ(jobs->size(), 200u);
   struct Expected {
@@ -54,10 +54,10 @@ TEST(PaperMixTest, SameSeedSameJobsOtherSeedDiffers) {
   PaperMixOptions o;
   o.num_jobs = 50;
   o.seed = 77;
-  auto a = GeneratePaperMix(A100(), o);
-  auto b = GeneratePaperMix(A100(), o);
+  auto a = GeneratePaperMix(PaperA100(), o);
+  auto b = GeneratePaperMix(PaperA100(), o);
   o.seed = 78;
-  auto c = GeneratePaperMix(A100(), o);
+  auto c = GeneratePaperMix(PaperA100(), o);
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   int differ = 0;
   for (size_t i = 0; i < a->size(); ++i) {
@@ -85,7 +85,7 @@ TEST(PaperMixTest, SharesAndDistributionsStatistically) {
     o.seed = seed;
     o.pcie_share = pcie_share;
     o.latency_sensitive_share = 0.3;
-    auto jobs = GeneratePaperMix(A100(), o);
+    auto jobs = GeneratePaperMix(PaperA100(), o);
     ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
     const double n = jobs->size();
     std::map<std::string, int> profiles;
@@ -108,7 +108,7 @@ TEST(PaperMixTest, SharesAndDistributionsStatistically) {
       duration_sum += j.duration_s;
       // Median of log-uniform(300, 3600) = sqrt(300 * 3600) = 1039.23 s.
       below_median += j.duration_s < std::sqrt(300.0 * 3600.0);
-      const GpuModel& m = A100();
+      const GpuModel& m = PaperA100();
       work += static_cast<double>(m.profile(m.FindProfile(j.profile)).compute_slices) /
               m.compute_slices() * j.duration_s;
     }
@@ -167,18 +167,18 @@ TEST(PaperMixTest, Errors) {
     SCOPED_TRACE(c.label);
     PaperMixOptions o;
     c.mutate(&o);
-    auto jobs = GeneratePaperMix(A100(), o);
+    auto jobs = GeneratePaperMix(PaperA100(), o);
     ASSERT_FALSE(jobs.ok());
     EXPECT_EQ(jobs.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(jobs.status().message(), c.error);
   }
-  // The default weights name A100 profiles; an A30 offers none of them.
+  // The default weights name PaperA100 profiles; an A30 offers none of them.
   auto a30 = GeneratePaperMix(testing::Model("A30-24GB"), PaperMixOptions{});
   EXPECT_EQ(a30.status().message(),
             "paper-mix: profile '1g.5gb' is not offered by GPU model 'A30 24GB'");
   PaperMixOptions none;
   none.num_jobs = 0;
-  auto empty = GeneratePaperMix(A100(), none);
+  auto empty = GeneratePaperMix(PaperA100(), none);
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->empty());
 }

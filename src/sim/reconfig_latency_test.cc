@@ -218,7 +218,7 @@ TEST(ReconfigLatencyTest, FieldPresetQuantilesAsDocumented) {
 
 // ---- in the simulator ----
 
-SimOptions Options() {
+SimOptions LatencyOptions() {
   static ManualClock clock;  // decision times all 0: results comparable bit for bit
   SimOptions o;
   o.clock = &clock;
@@ -258,9 +258,9 @@ TEST(ReconfigLatencySimTest, FixedSpecReproducesReconfigMsExactly) {
   for (double ms : {23.0, 0.0, 2000.0}) {
     for (const std::string policy : {"first-fit", "full", "frag-aware"}) {
       SCOPED_TRACE(policy + " " + std::to_string(ms));
-      SimOptions plain = Options();
+      SimOptions plain = LatencyOptions();
       plain.reconfig_ms = ms;
-      SimOptions spec = Options();
+      SimOptions spec = LatencyOptions();
       spec.reconfig_ms = 777;  // not used: the distribution replaces it
       spec.reconfig_latency = Latency({"fixed:" + std::to_string(ms)});
       spec.reconfig_seed = 99;
@@ -279,7 +279,7 @@ TEST(ReconfigLatencySimTest, FixedSpecReproducesReconfigMsExactly) {
 TEST(ReconfigLatencySimTest, CreatesAndDestroysTakeTheirOwnFixedLatencies) {
   const std::vector<WorkloadJob> jobs = {AJob("4g.20gb").Named("a").Runs(100),
                                          AJob("4g.20gb").Named("b").Runs(100)};
-  SimOptions o = Options();
+  SimOptions o = LatencyOptions();
   o.reconfig_latency = Latency({"create=fixed:100", "destroy=fixed:40"});
   const SimResult r = Simulate({&Model("A100-40GB")}, jobs, "first-fit", o);
   ASSERT_EQ(r.jobs.size(), 2u);
@@ -298,7 +298,7 @@ TEST(ReconfigLatencySimTest, DrawsFollowTheStepOrderOfTheRunsOwnStream) {
   const std::vector<WorkloadJob> jobs = {AJob("4g.20gb").Named("a").Runs(100),
                                          AJob("4g.20gb").Named("b").Runs(100)};
   const uint64_t seed = 12345;
-  SimOptions o = Options();
+  SimOptions o = LatencyOptions();
   o.reconfig_latency = Latency({"create=lognormal:200,1", "destroy=lognormal:1000,0.5"});
   o.reconfig_seed = seed;
   Rng u(Rng::DeriveSeed(seed, ReconfigLatencySampler::kStream));
@@ -318,7 +318,7 @@ TEST(ReconfigLatencySimTest, DrawsAreDeterministicPerSeed) {
   SCOPED_TRACE("MIGSCHED_SEED=" + std::to_string(seed));
   const std::vector<const GpuModel*> gpus(3, &Model("A100-40GB"));
   const std::vector<WorkloadJob> jobs = PaperMix(seed, 3);
-  SimOptions o = Options();
+  SimOptions o = LatencyOptions();
   o.reconfig_latency = Latency({"field"});
   o.reconfig_seed = seed;
   const SimResult a = Simulate(gpus, jobs, "first-fit", o),
@@ -334,7 +334,7 @@ TEST(ReconfigLatencySimTest, DrawsAreDeterministicPerSeed) {
 }
 
 TEST(ReconfigLatencySimTest, OptionsValidateTheDistributions) {
-  SimOptions o = Options();
+  SimOptions o = LatencyOptions();
   auto bad = std::make_shared<ReconfigLatency>();
   bad->destroy = LatencyDistribution::Lognormal(-3, 1);
   o.reconfig_latency = bad;

@@ -6,12 +6,11 @@
 #include <map>
 #include <set>
 
+#include "core/numbers.h"
 #include "core/rng.h"
 
 namespace migsched {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Continued fraction of the incomplete beta function (Lentz's method, as in
 // Press et al., Numerical Recipes, "betacf").
@@ -65,7 +64,7 @@ double SampleSd(const std::vector<double>& v, double mean) {
   return std::sqrt(ss / static_cast<double>(v.size() - 1));
 }
 
-double Mean(const std::vector<double>& v) {
+double MeanOrNaN(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return v.empty() ? kNaN : s / static_cast<double>(v.size());
@@ -150,7 +149,7 @@ Interval MeanInterval(const std::vector<double>& values) {
   }
   Interval out;
   out.n = static_cast<int>(v.size());
-  out.mean = Mean(v);
+  out.mean = MeanOrNaN(v);
   out.half = out.n >= 2 ? StudentT975(out.n - 1) * SampleSd(v, out.mean) / std::sqrt(out.n) : kNaN;
   return out;
 }
@@ -168,7 +167,7 @@ PairedChange ComparePaired(const std::vector<double>& a, const std::vector<doubl
   c.n = di.n;
   c.diff = di.mean;
   c.diff_half = di.half;
-  const double ma = Mean(va), mr = Mean(vr);
+  const double ma = MeanOrNaN(va), mr = MeanOrNaN(vr);
   c.ratio = c.n > 0 && mr != 0 ? ma / mr : kNaN;
   c.ratio_half = c.n > 0 && mr != 0 ? di.half / std::fabs(mr) : kNaN;
   c.significant = std::isfinite(di.half) && std::fabs(di.mean) > di.half;

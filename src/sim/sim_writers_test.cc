@@ -5,10 +5,10 @@
 #include <limits>
 #include <sstream>
 
+#include "core/numbers.h"
+
 namespace migsched {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(CsvFieldTest, QuotesOnlyWhenNeeded) {
   EXPECT_EQ(CsvField("3g.20gb"), "3g.20gb");

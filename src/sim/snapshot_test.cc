@@ -19,7 +19,7 @@ using ::migsched::testing::Model;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-SimOptions Options() {
+SimOptions SnapshotOptions() {
   static ManualClock clock;
   SimOptions o;
   o.clock = &clock;
@@ -43,7 +43,7 @@ SnapshotInstance Inst(const std::string& profile, int start, JobId job) {
 }
 
 TEST(SnapshotTest, TakenAtTheRequestedTimesInOrder) {
-  SimOptions o = Options();
+  SimOptions o = SnapshotOptions();
   o.snapshot_times = {150, 5, 1000, 30};  // any order; 1000 is after the last event
   auto r = RunSimulation({&Model("A100-40GB")}, kJobs, "frag-aware", SchedulerOptions{}, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -74,7 +74,7 @@ TEST(SnapshotTest, TakenAtTheRequestedTimesInOrder) {
 
 TEST(SnapshotTest, AnInstantAtAnEventTimeSeesTheStateAfterIt) {
   // At t = 10 c is placed: the snapshot at 10 already has it.
-  SimOptions o = Options();
+  SimOptions o = SnapshotOptions();
   o.snapshot_times = {10};
   auto r = RunSimulation({&Model("A100-40GB")}, kJobs, "frag-aware", SchedulerOptions{}, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -84,7 +84,7 @@ TEST(SnapshotTest, AnInstantAtAnEventTimeSeesTheStateAfterIt) {
 }
 
 TEST(SnapshotTest, PeakFragmentationIsAppendedLast) {
-  SimOptions o = Options();
+  SimOptions o = SnapshotOptions();
   o.snapshot_times = {5};
   o.snapshot_peak_frag = true;
   auto r = RunSimulation({&Model("A100-40GB")}, kJobs, "frag-aware", SchedulerOptions{}, o);
@@ -108,14 +108,15 @@ TEST(SnapshotTest, PeakFragmentationIsAppendedLast) {
 }
 
 TEST(SnapshotTest, NoneUnlessAsked) {
-  auto r = RunSimulation({&Model("A100-40GB")}, kJobs, "frag-aware", SchedulerOptions{}, Options());
+  auto r = RunSimulation({&Model("A100-40GB")}, kJobs, "frag-aware", SchedulerOptions{},
+                         SnapshotOptions());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_THAT(r->snapshots, IsEmpty());
 }
 
 TEST(SnapshotTest, BadTimesAreRejected) {
   for (double t : {-1.0, static_cast<double>(NAN), static_cast<double>(INFINITY)}) {
-    SimOptions o = Options();
+    SimOptions o = SnapshotOptions();
     o.snapshot_times = {5, t};
     Status st = o.Validate();
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << t;

@@ -7,14 +7,13 @@
 #include <numbers>
 #include <string>
 
+#include "core/numbers.h"
 #include "core/rng.h"
 #include "sim/arrivals.h"
 #include "sim/paper_mix.h"
 
 namespace migsched {
 namespace {
-
-bool InUnit(double v) { return std::isfinite(v) && v >= 0 && v <= 1; }
 
 Status CheckCommon(const char* family, int num_jobs, int num_gpus, double load,
                    const std::vector<std::pair<int, double>>& classes,

@@ -22,21 +22,21 @@ using migsched::testing::TestDataDir;
 // A few minutes after the capture (2026-12-01T09:10:00Z): every job's begin time has passed.
 constexpr double kNow = 1796116200;
 
-std::string Data(const std::string& name) { return ReadFile(TestDataDir() + "/slurm/" + name); }
-
 // Answers the reads of one tick with outputs captured from Slurm 22.05
 // (tests/data/slurm/README.md) and `scontrol -o show job N` from `jobs`;
 // records every command (updates answer OK).
 class CapturedSlurm : public CommandRunner {
  public:
   std::map<std::string, std::string> jobs;  // id -> `scontrol -o show job` line
-  std::string partition = Data("partition-up.txt");
+  std::string partition = testing::ReadTestData("slurm/partition-up.txt");
   std::vector<std::string> commands;
 
   StatusOr<CommandResult> Run(const std::vector<std::string>& argv, double) override {
     commands.push_back(CommandLine(argv));
-    if (argv == std::vector<std::string>{"squeue", "--json"}) return Ok(Data("squeue.json"));
-    if (argv == std::vector<std::string>{"sinfo", "--json"}) return Ok(Data("sinfo.json"));
+    if (argv == std::vector<std::string>{"squeue", "--json"})
+      return Ok(testing::ReadTestData("slurm/squeue.json"));
+    if (argv == std::vector<std::string>{"sinfo", "--json"})
+      return Ok(testing::ReadTestData("slurm/sinfo.json"));
     if (argv.size() == 5 && argv[0] == "scontrol" && argv[3] == "partition") {
       return Ok(partition);
     }
@@ -68,7 +68,8 @@ class CapturedSlurm : public CommandRunner {
 // Job 5 of the capture (2g.10gb, --exclude=n1, PENDING) as `scontrol show
 // job` would show it now, in `state`.
 std::string Job5(const std::string& state) {
-  std::string rec = Data("scontrol-job-8.txt");  // a pending 1g.5gb job of the same capture
+  std::string rec = testing::ReadTestData(
+      "slurm/scontrol-job-8.txt");  // a pending 1g.5gb job of the same capture
   rec.replace(rec.find("JobId=8 "), 8, "JobId=5 ");
   rec.replace(rec.find("JobState=PENDING"), 16, "JobState=" + state);
   return rec;
@@ -171,7 +172,8 @@ TEST(ControllerTest, AReasonNeverOverwritesTheBindingOfAJobSlurmJustStarted) {
 // the waiting jobs (job 3 among them) are told why they wait.
 TEST(ControllerTest, AJobSlurmStartedWithoutARoomKeepsTheRoomItBindsTo) {
   CapturedSlurm runner;
-  runner.jobs["3"] = Data("scontrol-job-8.txt");  // any pending record: the reason is written
+  runner.jobs["3"] = testing::ReadTestData(
+      "slurm/scontrol-job-8.txt");  // any pending record: the reason is written
   runner.jobs["3"].replace(runner.jobs["3"].find("JobId=8 "), 8, "JobId=3 ");
   SlurmClient slurm(&runner, 5);
   FakeNodeDaemons nodes = FullNodes();
@@ -206,7 +208,7 @@ TEST(ControllerTest, AfterSlurmRevertsTheCountsNothingIsPublishedUntilTheSlurmdR
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE((*c)->Tick(kNow).ok());  // the start: publishes at once
   EXPECT_EQ(runner.Published(), 3);
-  runner.partition = Data("partition-down.txt");  // reconfigure: DOWN again
+  runner.partition = testing::ReadTestData("slurm/partition-down.txt");  // reconfigure: DOWN again
   runner.commands.clear();
   ASSERT_OK_AND_ASSIGN(TickReport settling, (*c)->Tick(kNow + 1));
   EXPECT_EQ(runner.Published(), 0) << ::testing::PrintToString(runner.commands);

@@ -36,8 +36,6 @@ class ReplayRunner : public CommandRunner {
   }
 };
 
-std::string Data(const std::string& name) { return ReadFile(TestDataDir() + "/slurm/" + name); }
-
 Env MakeEnv(std::map<std::string, std::string> vars) {
   return [vars](const std::string& k) {
     auto it = vars.find(k);
@@ -45,7 +43,7 @@ Env MakeEnv(std::map<std::string, std::string> vars) {
   };
 }
 
-ControllerConfig Config() {
+ControllerConfig HooksConfig() {
   auto c = ParseControllerConfig(
       "nodes:\n  - {name: n1, url: \"http://a\", token: t}\n  - {name: n2, url: \"http://b\", "
       "token: t}\n  - {name: n3, url: \"http://c\", token: t}\n",
@@ -58,7 +56,7 @@ ControllerConfig Config() {
 // "migsched: bound n1=MIG-1111|0|1g.5gb|0,MIG-2222|0|1g.5gb|1".
 TEST(TaskPrologTest, ExportsTheBoundInstancesOfThisNode) {
   ReplayRunner runner;
-  runner.records["1"] = Data("scontrol-job-1-bound.txt");
+  runner.records["1"] = testing::ReadTestData("slurm/scontrol-job-1-bound.txt");
   SlurmClient slurm(&runner, 5);
   std::ostringstream out, err;
   const int rc = RunTaskProlog(
@@ -85,12 +83,12 @@ TEST(TaskPrologTest, ExportsTheBoundInstancesOfThisNode) {
 // scontrol-job-3.txt: job 3, -N2 --gres=mig:7g.40gb:1 on n[1,3].
 TEST(PrologTest, BindsEveryNodeAndRecordsTheBinding) {
   ReplayRunner runner;
-  runner.records["3"] = Data("scontrol-job-3.txt");
+  runner.records["3"] = testing::ReadTestData("slurm/scontrol-job-3.txt");
   SlurmClient slurm(&runner, 5);
   FakeNodeDaemons nodes;
   std::ostringstream err;
   const int rc =
-      RunProlog(Config(), &slurm, &nodes,
+      RunProlog(HooksConfig(), &slurm, &nodes,
                 MakeEnv({{"SLURM_JOB_ID", "3"}, {"SLURM_JOB_COMMENT", "migratable=yes"}}), err);
   EXPECT_EQ(rc, 0) << err.str();
   EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:3 prefix=slurm-room:",
@@ -106,11 +104,11 @@ TEST(PrologTest, BindsEveryNodeAndRecordsTheBinding) {
 // instance, each from a room.
 TEST(PrologTest, EachInstanceIsItsOwnAllocation) {
   ReplayRunner runner;
-  runner.records["1"] = Data("scontrol-job-1.txt");
+  runner.records["1"] = testing::ReadTestData("slurm/scontrol-job-1.txt");
   SlurmClient slurm(&runner, 5);
   FakeNodeDaemons nodes;
   std::ostringstream err;
-  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "1"}}), err), 0)
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "1"}}), err), 0)
       << err.str();
   EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:1 prefix=slurm-room:",
                                                    "allocate n1 slurm:1 prefix=slurm-room:"}));
@@ -122,12 +120,12 @@ TEST(PrologTest, EachInstanceIsItsOwnAllocation) {
 
 TEST(PrologTest, WithoutARoomTheDaemonChooses) {
   ReplayRunner runner;
-  runner.records["3"] = Data("scontrol-job-3.txt");
+  runner.records["3"] = testing::ReadTestData("slurm/scontrol-job-3.txt");
   SlurmClient slurm(&runner, 5);
   FakeNodeDaemons nodes;
   nodes.no_room["n3"] = true;
   std::ostringstream err;
-  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 0);
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 0);
   EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:3 prefix=slurm-room:",
                                                    "allocate n3 slurm:3 prefix=slurm-room:",
                                                    "allocate n3 slurm:3 prefix="}));
@@ -137,12 +135,12 @@ TEST(PrologTest, WithoutARoomTheDaemonChooses) {
 // nothing), records the attempt and exits 1 (Slurm requeues the job).
 TEST(PrologTest, AFailedNodeUndoesTheOthersAndCountsTheAttempt) {
   ReplayRunner runner;
-  runner.records["3"] = Data("scontrol-job-3.txt");
+  runner.records["3"] = testing::ReadTestData("slurm/scontrol-job-3.txt");
   SlurmClient slurm(&runner, 5);
   FakeNodeDaemons nodes;
   nodes.allocate_error["n3"] = UnavailableError("connection refused");
   std::ostringstream err;
-  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 1);
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 1);
   EXPECT_EQ(nodes.calls.back(), "release n1 1");
   EXPECT_TRUE(AllocationsOn(nodes.states["n1"]).empty());
   EXPECT_EQ(runner.commands.back(),
@@ -150,13 +148,13 @@ TEST(PrologTest, AFailedNodeUndoesTheOthersAndCountsTheAttempt) {
             "connection refused'");
 
   // The third failure also holds the job.
-  std::string rec = Data("scontrol-job-3.txt");
+  std::string rec = testing::ReadTestData("slurm/scontrol-job-3.txt");
   rec.replace(
       rec.find(" Comment=") == std::string::npos ? rec.find(" StdErr=") : rec.find(" Comment="), 0,
       " AdminComment=" + FormatBindFailure(2, 3, "n3: connection refused"));
   runner.records["3"] = rec;
   runner.commands.clear();
-  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 1);
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 1);
   ASSERT_EQ(runner.commands.size(), 3u);
   EXPECT_EQ(runner.commands[1],
             "scontrol update JobId=3 'AdminComment=migsched: held: 3 binds failed; the last: n3: "
@@ -170,14 +168,15 @@ TEST(PrologTest, AFailedNodeUndoesTheOthersAndCountsTheAttempt) {
 // requeued. The prolog now retries such a bind for slurm.bind_wait_s.
 TEST(PrologTest, ABindThatFindsNoRoomYetIsRetriedForBindWait) {
   ReplayRunner runner;
-  runner.records["3"] = Data("scontrol-job-3.txt");  // 1 instance on n1 and on n3
+  runner.records["3"] =
+      testing::ReadTestData("slurm/scontrol-job-3.txt");  // 1 instance on n1 and on n3
   SlurmClient slurm(&runner, 5);
   FakeNodeDaemons nodes;
   // n1: two binds fail (each tries with a room, then without), the third binds.
   nodes.busy_for["n1"] = 4;
   std::vector<double> slept;
   std::ostringstream err;
-  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
                       [&](double s) { slept.push_back(s); }),
             0)
       << err.str();
@@ -185,7 +184,7 @@ TEST(PrologTest, ABindThatFindsNoRoomYetIsRetriedForBindWait) {
   EXPECT_EQ(AllocationsOn(nodes.states["n1"]).size(), 1u);
 
   // With bind_wait_s 0.4 only one retry fits (0.25 s): still busy, the bind fails.
-  ControllerConfig impatient = Config();
+  ControllerConfig impatient = HooksConfig();
   impatient.bind_wait_s = 0.4;
   FakeNodeDaemons busy;
   busy.busy_for["n1"] = 100;
@@ -199,7 +198,7 @@ TEST(PrologTest, ABindThatFindsNoRoomYetIsRetriedForBindWait) {
   FakeNodeDaemons down;
   down.allocate_error["n1"] = UnavailableError("connection refused");
   slept.clear();
-  EXPECT_EQ(RunProlog(Config(), &slurm, &down, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &down, MakeEnv({{"SLURM_JOB_ID", "3"}}), err,
                       [&](double s) { slept.push_back(s); }),
             1);
   EXPECT_TRUE(slept.empty());
@@ -207,15 +206,15 @@ TEST(PrologTest, ABindThatFindsNoRoomYetIsRetriedForBindWait) {
 
 TEST(PrologTest, JobsOfOtherPartitionsOrWithoutMigPass) {
   ReplayRunner runner;
-  runner.records["3"] = Data("scontrol-job-3.txt");
+  runner.records["3"] = testing::ReadTestData("slurm/scontrol-job-3.txt");
   SlurmClient slurm(&runner, 5);
   FakeNodeDaemons nodes;
-  ControllerConfig other = Config();
+  ControllerConfig other = HooksConfig();
   other.partition = "gpu";
   std::ostringstream err;
   EXPECT_EQ(RunProlog(other, &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 0);
   EXPECT_TRUE(nodes.calls.empty());
-  EXPECT_EQ(RunProlog(Config(), &slurm, &nodes, MakeEnv({}), err), 2);
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({}), err), 2);
 }
 
 TEST(EpilogTest, ReleasesTheJobsAllocationsOnItsNodes) {
@@ -226,7 +225,7 @@ TEST(EpilogTest, ReleasesTheJobsAllocationsOnItsNodes) {
                                 {"0:3g.20gb@0=alloc#7:slurm:3", "0:3g.20gb@4=alloc#8:slurm:4"});
   nodes.states["n3"] = MakeNode("n3", 1, "A100 40GB", {"0:7g.40gb@0=alloc#9:slurm:3"});
   std::ostringstream err;
-  EXPECT_EQ(RunEpilog(Config(), &slurm, &nodes,
+  EXPECT_EQ(RunEpilog(HooksConfig(), &slurm, &nodes,
                       MakeEnv({{"SLURM_JOB_ID", "3"}, {"SLURM_JOB_NODELIST", "n[1,3]"}}), err),
             0)
       << err.str();

@@ -99,11 +99,11 @@ StatusOr<std::vector<std::string>> ExpandItem(std::string_view item, size_t wher
 }
 
 // A host name split as prefix + trailing digits ("gpu012" -> "gpu", "012").
-struct Split {
+struct HostSplit {
   std::string_view prefix;
   std::string_view digits;  // empty: no trailing number
 };
-Split SplitHost(std::string_view h) {
+HostSplit SplitHost(std::string_view h) {
   size_t i = h.size();
   while (i > 0 && IsDigit(h[i - 1])) --i;
   // Names of 18+ digits would overflow: treat them as plain names.
@@ -154,7 +154,7 @@ std::string CompressHostlist(const std::vector<std::string>& hosts) {
   std::vector<std::string> items;
   size_t i = 0;
   while (i < hosts.size()) {
-    const Split first = SplitHost(hosts[i]);
+    const HostSplit first = SplitHost(hosts[i]);
     if (first.digits.empty()) {
       items.push_back(hosts[i]);
       ++i;
@@ -164,7 +164,7 @@ std::string CompressHostlist(const std::vector<std::string>& hosts) {
     size_t j = i;
     std::vector<std::string> parts;  // bracket items "1-3", "07"
     while (j < hosts.size()) {
-      const Split s = SplitHost(hosts[j]);
+      const HostSplit s = SplitHost(hosts[j]);
       if (s.digits.empty() || s.prefix != first.prefix) break;
       // Extend a range from s while the next name is the next number written
       // the way the range's first number would expand it.
@@ -173,7 +173,7 @@ std::string CompressHostlist(const std::vector<std::string>& hosts) {
       uint64_t b = a;
       size_t k = j + 1;
       while (k < hosts.size()) {
-        const Split t = SplitHost(hosts[k]);
+        const HostSplit t = SplitHost(hosts[k]);
         if (t.digits.empty() || t.prefix != first.prefix) break;
         if (t.digits != FormatNumber(b + 1, width)) break;
         ++b;

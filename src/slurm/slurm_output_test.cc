@@ -12,8 +12,6 @@ namespace {
 using migsched::testing::ReadFile;
 using migsched::testing::TestDataDir;
 
-std::string Data(const std::string& name) { return ReadFile(TestDataDir() + "/slurm/" + name); }
-
 TEST(GresListTest, ParsesTheFormsSlurmPrints) {
   using G = std::vector<GresCount>;
   struct Case {
@@ -45,7 +43,7 @@ TEST(GresListTest, ParsesTheFormsSlurmPrints) {
 // the jobs of tests/data/slurm/README.md. Expected values as `squeue -o "%i %j
 // %t %r %b %N"` printed them at the same moment.
 TEST(SqueueJsonTest, ParsesTheCapturedQueue) {
-  auto jobs = ParseSqueueJson(Data("squeue.json"));
+  auto jobs = ParseSqueueJson(testing::ReadTestData("slurm/squeue.json"));
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   std::map<int64_t, SlurmJob> by_id;
   for (const SlurmJob& j : *jobs) by_id[j.id] = j;
@@ -103,7 +101,7 @@ TEST(SqueueJsonTest, TimeLimitInMinutes) {
 }
 
 TEST(SqueueJsonTest, MultiNodeJobListsEveryNode) {
-  auto jobs = ParseSqueueJson(Data("squeue-multinode.json"));
+  auto jobs = ParseSqueueJson(testing::ReadTestData("slurm/squeue-multinode.json"));
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   for (const SlurmJob& j : *jobs) {
     if (j.id == 3) {
@@ -141,7 +139,7 @@ TEST(SqueueJsonTest, BadOutputNamesTheProblem) {
 // `scontrol update NodeName=... Gres=...` (n1: 1g.5gb 2, 3g.20gb 1; n2:
 // 1g.5gb 1, 7g.40gb 1; n3: 1g.5gb 1) and the jobs then running.
 TEST(SinfoJsonTest, ParsesPublishedAndUsedCounts) {
-  auto nodes = ParseSinfoJson(Data("sinfo.json"));
+  auto nodes = ParseSinfoJson(testing::ReadTestData("slurm/sinfo.json"));
   ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
   ASSERT_EQ(nodes->size(), 3u);  // the FUTURE placeholders are not listed
   const SlurmNode& n1 = (*nodes)[0];
@@ -159,21 +157,22 @@ TEST(SinfoJsonTest, ParsesPublishedAndUsedCounts) {
 }
 
 TEST(ScontrolRecordTest, ReadsWordsAndTrailingValues) {
-  ScontrolRecord up(Data("partition-up.txt"));
+  ScontrolRecord up(testing::ReadTestData("slurm/partition-up.txt"));
   EXPECT_EQ(up.Value("State"), "UP");
   EXPECT_EQ(up.Value("PartitionName"), "mig");
   EXPECT_EQ(up.Value("Nodes"), "migsched-hold[1-3],n[1-3]");
-  EXPECT_EQ(ScontrolRecord(Data("partition-down.txt")).Value("State"), "DOWN");
+  EXPECT_EQ(ScontrolRecord(testing::ReadTestData("slurm/partition-down.txt")).Value("State"),
+            "DOWN");
   EXPECT_EQ(up.Value("NoSuchKey"), std::nullopt);
 
-  ScontrolRecord job3(Data("scontrol-job-3.txt"));
+  ScontrolRecord job3(testing::ReadTestData("slurm/scontrol-job-3.txt"));
   EXPECT_EQ(job3.Value("JobId"), "3");
   EXPECT_EQ(job3.Value("NodeList"), "n[1,3]");
   EXPECT_EQ(job3.Value("NumNodes"), "2");
   EXPECT_EQ(job3.Value("TresPerNode"), "gres:mig:7g.40gb:1");
   EXPECT_EQ(job3.Value("Restarts"), "0");
   // "ReqNodeList=" must not match "NodeList=".
-  ScontrolRecord job7(Data("scontrol-job-7.txt"));
+  ScontrolRecord job7(testing::ReadTestData("slurm/scontrol-job-7.txt"));
   EXPECT_EQ(job7.Value("JobState"), "PENDING");
   auto admin = job7.Rest("AdminComment");
   ASSERT_TRUE(admin.has_value());

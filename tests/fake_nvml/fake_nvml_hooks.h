@@ -12,6 +12,10 @@
 
 namespace migsched::testing {
 
+// NVML's GPU-instance profile ids of the A100 40GB's profiles that the tests use
+// (docs/mig-hardware.md §2.2).
+inline constexpr int kNvml1g5 = 19, kNvml2g = 14, kNvml3g = 9, kNvml7g = 0;
+
 struct FakeNvmlHooks {
   void* lib = nullptr;
   int (*reset)() = nullptr;

@@ -21,6 +21,11 @@ std::string SourceDir() { return fs::path(MIGSCHED_SOURCE_DATA_DIR).parent_path(
 std::string TestDataDir() { return SourceDir() + "/tests/data"; }
 std::string MigschedBinary() { return MIGSCHED_BINARY; }
 
+uint64_t TestSeed(uint64_t fallback) {
+  const char* env = std::getenv("MIGSCHED_SEED");
+  return env != nullptr ? std::strtoull(env, nullptr, 10) : fallback;
+}
+
 const Catalog& BundledCatalog() {
   static const Catalog* catalog = [] {
     auto* c = new Catalog();
@@ -119,6 +124,10 @@ std::string ReadFile(const std::filesystem::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string ReadTestData(const std::string& relative) {
+  return ReadFile(TestDataDir() + "/" + relative);
 }
 
 nlohmann::json ReadJson(const std::filesystem::path& path) {

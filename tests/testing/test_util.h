@@ -3,6 +3,7 @@
 #ifndef MIGSCHED_TESTS_TESTING_TEST_UTIL_H_
 #define MIGSCHED_TESTS_TESTING_TEST_UTIL_H_
 
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +18,10 @@ namespace migsched::testing {
 const Catalog& BundledCatalog();
 // Model from the bundled catalog by any of its names; fails the test if absent.
 const GpuModel& Model(const std::string& name);
+
+// The seed of a randomized test: the environment's MIGSCHED_SEED (to rerun one seed), else
+// `fallback`. Tests print the seed they ran with.
+uint64_t TestSeed(uint64_t fallback);
 
 // Absolute paths.
 std::string SourceDir();       // the repository root
@@ -43,6 +48,8 @@ std::string WriteTempFile(const std::string& name, const std::string& content);
 std::filesystem::path MakeTempDir(const std::string& prefix);
 // The whole file as bytes ("" if it cannot be read).
 std::string ReadFile(const std::filesystem::path& path);
+// The file at `relative` under tests/data (e.g. "slurm/sinfo.json").
+std::string ReadTestData(const std::string& relative);
 // The file parsed as JSON (throws nlohmann::json::parse_error if it is not).
 nlohmann::json ReadJson(const std::filesystem::path& path);
 

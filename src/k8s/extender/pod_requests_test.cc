@@ -12,12 +12,12 @@ namespace {
 
 using nlohmann::json;
 
-json Fixture(const std::string& name) {
+json PodFixture(const std::string& name) {
   return migsched::testing::ReadJson(migsched::testing::TestDataDir() + "/k8s/" + name);
 }
 
 TEST(ParsePodTest, AJobPodWithOneMigInstance) {
-  auto pod = ParsePod(Fixture("pod-3g.20gb.json"));
+  auto pod = ParsePod(PodFixture("pod-3g.20gb.json"));
   ASSERT_TRUE(pod.ok()) << pod.status().ToString();
   EXPECT_EQ(pod->name, "train-x7k2p");
   EXPECT_EQ(pod->ns, "ml");
@@ -33,7 +33,7 @@ TEST(ParsePodTest, AJobPodWithOneMigInstance) {
 }
 
 TEST(ParsePodTest, TwoContainersWithTheirOwnProfiles) {
-  auto pod = ParsePod(Fixture("pod-two-containers.json"));
+  auto pod = ParsePod(PodFixture("pod-two-containers.json"));
   ASSERT_TRUE(pod.ok()) << pod.status().ToString();
   ASSERT_EQ(pod->containers.size(), 2u);
   EXPECT_EQ(pod->containers[0], (ContainerMig{"infer", {{"1g.5gb", 2}}}));
@@ -42,7 +42,7 @@ TEST(ParsePodTest, TwoContainersWithTheirOwnProfiles) {
 }
 
 TEST(ParsePodTest, APodWithoutMigAsksForNothing) {
-  auto pod = ParsePod(Fixture("pod-no-mig.json"));
+  auto pod = ParsePod(PodFixture("pod-no-mig.json"));
   ASSERT_TRUE(pod.ok());
   EXPECT_FALSE(pod->has_mig());
   EXPECT_TRUE(pod->instance_profiles().empty());

@@ -15,12 +15,11 @@
 #include <vector>
 
 #include "core/config_table.h"
+#include "core/numbers.h"
 #include "sched/policies/policies.h"
 
 namespace migsched {
 namespace {
-
-constexpr double kEps = 1e-9;
 
 // Position of base profile `base` in m.base_profiles().
 int TermOf(const GpuModel& m, int base) {
