@@ -195,14 +195,19 @@ void RegisterServeCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "serve",
       "Run the daemon: place and run real jobs on this node's MIG instances (HTTP API, "
       "docs/api.md)");
-  cmd->add_option("--config", opts->config, "YAML config file (see --print-default-config)");
-  cmd->add_flag("--print-default-config", opts->print_default,
-                "Print a commented example config and exit (the scheduler section with the "
-                "defaults of --policy)");
+  CLI::Option* config =
+      cmd->add_option("--config", opts->config, "YAML config file (see --print-default-config)");
+  CLI::Option* print_default =
+      cmd->add_flag("--print-default-config", opts->print_default,
+                    "Print a commented example config and exit (the scheduler section with the "
+                    "defaults of --policy)");
   cmd->add_option("--policy", opts->policy,
                   "With --print-default-config: the policy whose options to print (its registry "
                   "defaults, as `migsched simulate --policy` runs it)")
-      ->capture_default_str();
+      ->capture_default_str()
+      // Otherwise ignored (a daemon's policy is its config's): refused, as ignored flags are.
+      ->needs(print_default);
+  print_default->excludes(config);
   cmd->add_flag("--fresh-store", opts->fresh_store,
                 "Start a new job store in a state dir whose store is missing, empty, damaged or "
                 "of another generation (refused otherwise); the old store files are kept aside, "

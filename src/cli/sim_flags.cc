@@ -392,6 +392,17 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     }
     GenerationProgress progress(ctx, "paper-mix");
     o.progress = [&progress](int64_t done, int64_t total) { progress.Report(done, total); };
+    // The mix names the A100 40GB's profiles and draws them on the first model: on a mixed
+    // cluster the order of --cluster decides, so a model without them is refused saying so.
+    for (const auto& [profile, weight] : o.profile_weights) {
+      if (models[0]->FindProfile(profile) < 0) {
+        return InvalidArgumentError(fmt::format(
+            "paper-mix: profile '{}' is not offered by GPU model '{}' (paper-mix is the seed "
+            "paper's A100 40GB mix and draws its profiles on the cluster's first GPU model: list "
+            "a model that offers them first, or use --workload churn)",
+            profile, models[0]->name()));
+      }
+    }
     ASSIGN_OR_RETURN(s.jobs, GeneratePaperMix(*models[0], o));  // errors say "paper-mix: ..."
     s.offered_load = load;
     s.workload_label = fmt::format("paper-mix ({} jobs, {:.0f}% PCIe-bound, load {})",

@@ -386,7 +386,21 @@ void RegisterSweepCommand(CLI::App& app, Context& ctx, int* exit_code) {
   cmd->add_option("--report", f->report,
                   "Write an HTML report (every metric against the parameter; opens offline) to "
                   "FILE (docs/report.md)");
-  cmd->callback([f, &ctx, exit_code] { *exit_code = Run(*f, ctx); });
+  cmd->callback([f, cmd, &ctx, exit_code] {
+    // The swept parameter's own flag would be ignored (each value replaces it): refused, as every
+    // flag that would be ignored is.
+    const std::string name = f->param.substr(0, f->param.find('='));
+    const CLI::Option* flag = name.empty() ? nullptr : cmd->get_option_no_throw("--" + name);
+    if (flag != nullptr && flag->count() > 0) {
+      *ctx.err << fmt::format(
+          "migsched sweep: --{0} would be ignored: --param {0}=... sets it for each value (give "
+          "one or the other)\n",
+          name);
+      *exit_code = 1;
+      return;
+    }
+    *exit_code = Run(*f, ctx);
+  });
 }
 
 }  // namespace migsched::cli

@@ -27,14 +27,17 @@ StatusOr<std::vector<const GpuModel*>> ParseClusterSpec(std::string_view spec,
     int count = 1;
     std::string_view name = part;
     if (x != std::string_view::npos && x > 0) {
-      std::string_view num = part.substr(0, x);
-      // Digits before the 'x' are a count, however large (a count out of
-      // range is refused as such, not read as part of a model name).
-      if (num.find_first_not_of("0123456789") == std::string_view::npos) {
+      std::string_view num = TrimBlanks(part.substr(0, x));
+      // Digits before the 'x' are a count, however large, and a sign before them makes no
+      // count either (a count out of range is refused as such, not read as part of a model
+      // name). Blanks around the 'x' are allowed: "4x A100 40GB" is how outputs name a cluster.
+      const bool signed_count = !num.empty() && (num.front() == '-' || num.front() == '+');
+      const std::string_view digits = signed_count ? num.substr(1) : num;
+      if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos) {
         int n = 0;
-        auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
-        count = ec == std::errc() && p == num.data() + num.size() ? n : -1;
-        name = part.substr(x + 1);
+        auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        count = !signed_count && ec == std::errc() && p == digits.data() + digits.size() ? n : -1;
+        name = TrimBlanks(part.substr(x + 1));
       }
     }
     if (count <= 0 || count > 1000000) {

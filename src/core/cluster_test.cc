@@ -32,6 +32,16 @@ TEST(ClusterSpecTest, ParsesCountsAndNames) {
   EXPECT_EQ((*gpus)[3]->name(), "A30 24GB");
 }
 
+// Regression (ClusterSpecWithBlanksAroundTheX): outputs name a cluster "4x A100 40GB"; that form
+// and blanks on both sides of the 'x' read as the count and the model.
+TEST(ClusterSpecTest, ClusterSpecWithBlanksAroundTheX) {
+  auto gpus = ParseClusterSpec("4x A100 40GB, 2 x A30 24GB", BundledCatalog());
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  ASSERT_EQ(gpus->size(), 6u);
+  EXPECT_EQ((*gpus)[3]->name(), "A100 40GB");
+  EXPECT_EQ((*gpus)[4]->name(), "A30 24GB");
+}
+
 TEST(ClusterSpecTest, BadSpecsAreClearErrors) {
   struct Case {
     std::string spec, error;
@@ -45,6 +55,9 @@ TEST(ClusterSpecTest, BadSpecsAreClearErrors) {
       {"1000001xA100-40GB",
        "cluster spec part '1000001xA100-40GB': GPU count must be in 1..1000000"},
       {"4xV100", "cluster spec part '4xV100': unknown GPU model 'V100'"},
+      // Regression (SignedCountIsACountError): a signed count is a bad count, not a model name.
+      {"-1xA100-40GB", "cluster spec part '-1xA100-40GB': GPU count must be in 1..1000000"},
+      {"+4xA100-40GB", "cluster spec part '+4xA100-40GB': GPU count must be in 1..1000000"},
   };
   for (const Case& c : cases) {
     auto gpus = ParseClusterSpec(c.spec, BundledCatalog());

@@ -172,7 +172,7 @@ TEST(PaperMixTest, Errors) {
     EXPECT_EQ(jobs.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(jobs.status().message(), c.error);
   }
-  // The default weights name PaperA100 profiles; an A30 offers none of them.
+  // The default weights name A100 40GB profiles; an A30 offers none of them.
   auto a30 = GeneratePaperMix(testing::Model("A30-24GB"), PaperMixOptions{});
   EXPECT_EQ(a30.status().message(),
             "paper-mix: profile '1g.5gb' is not offered by GPU model 'A30 24GB'");

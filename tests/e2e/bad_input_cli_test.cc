@@ -294,7 +294,17 @@ TEST(BadWorkloadCliTest, MessagesSayWhatIsWrongOnce) {
   EXPECT_EQ(mix.exit_code, 1);
   EXPECT_EQ(mix.err,
             "migsched simulate: paper-mix: profile '1g.5gb' is not offered by GPU model 'A30 "
-            "24GB'\n");
+            "24GB' (paper-mix is the seed paper's A100 40GB mix and draws its profiles on the "
+            "cluster's first GPU model: list a model that offers them first, or use --workload "
+            "churn)\n");
+  // On a mixed cluster the first model is the one read: the other order runs.
+  auto a30_first = RunMigsched({"simulate", "--cluster", "1xA30-24GB,1xA100-40GB", "--workload",
+                                "paper-mix", "--jobs", "5", "--quiet"});
+  EXPECT_EQ(a30_first.exit_code, 1);
+  EXPECT_THAT(a30_first.err, HasSubstr("list a model that offers them first"));
+  auto a100_first = RunMigsched({"simulate", "--cluster", "1xA100-40GB,1xA30-24GB", "--workload",
+                                 "paper-mix", "--jobs", "5", "--quiet"});
+  EXPECT_EQ(a100_first.exit_code, 0) << a100_first.err;
   // An unknown command is named, with the commands.
   auto bogus = RunMigsched({"bogus"});
   EXPECT_EQ(bogus.exit_code, 2);

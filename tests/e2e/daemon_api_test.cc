@@ -423,6 +423,19 @@ TEST(ServeCommandTest, PrintsADefaultConfigThatParses) {
   EXPECT_EQ(c->listen, "127.0.0.1:7070");
 }
 
+// Regression (ServeFlagsThatWouldBeIgnored): `serve --config F --policy lb` started the config's
+// policy without a word, and `--print-default-config --config F` ignored F; both are refused
+// before anything starts (exit 2, a usage error).
+TEST(ServeCommandTest, FlagsThatWouldBeIgnoredAreRefused) {
+  const std::string cfg = testing::WriteTempFile("serve-ignored.yaml", "listen: 127.0.0.1:0\n");
+  auto policy = testing::RunMigsched({"serve", "--config", cfg, "--policy", "lb"});
+  EXPECT_EQ(policy.exit_code, 2);
+  EXPECT_THAT(policy.err, HasSubstr("--policy requires --print-default-config"));
+  auto both = testing::RunMigsched({"serve", "--print-default-config", "--config", cfg});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("--config excludes --print-default-config"));
+}
+
 // Regression (full_is_not_full_in_the_daemon): the printed config showed
 // fragcost for `full` while the simulator ran it with its demand-weighted
 // metric. Each policy's printed config parses to the options the simulator

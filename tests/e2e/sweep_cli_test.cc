@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "testing/test_util.h"
@@ -116,6 +117,17 @@ TEST(SweepCliTest, BadParametersSayWhy) {
         {"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--param", c.param, "--quiet"});
     EXPECT_EQ(r.exit_code, 1) << c.param;
     EXPECT_THAT(r.err, HasSubstr("migsched sweep: " + c.error)) << c.param;
+  }
+  // Regression (SweptFlagGivenTooIsRefused): a flag that the swept parameter replaces for each
+  // value was dropped without a word; refused, as every flag that would be ignored is.
+  for (const auto& [flag, value, param] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--threshold", "0.3", "threshold=0.2,0.5"}, {"--load", "0.7", "load=0.2,0.5"}}) {
+    auto r = RunMigsched({"sweep", "--cluster", "1xA100-40GB", "--workload", "churn", "--jobs",
+                          "10", flag, value, "--param", param, "--quiet"});
+    EXPECT_EQ(r.exit_code, 1) << flag;
+    EXPECT_EQ(r.err, "migsched sweep: " + flag + " would be ignored: --param " + flag.substr(2) +
+                         "=... sets it for each value (give one or the other)\n");
   }
 }
 
