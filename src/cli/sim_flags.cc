@@ -394,14 +394,12 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     o.progress = [&progress](int64_t done, int64_t total) { progress.Report(done, total); };
     // The mix names the A100 40GB's profiles and draws them on the first model: on a mixed
     // cluster the order of --cluster decides, so a model without them is refused saying so.
-    for (const auto& [profile, weight] : o.profile_weights) {
-      if (models[0]->FindProfile(profile) < 0) {
-        return InvalidArgumentError(fmt::format(
-            "paper-mix: profile '{}' is not offered by GPU model '{}' (paper-mix is the seed "
-            "paper's A100 40GB mix and draws its profiles on the cluster's first GPU model: list "
-            "a model that offers them first, or use --workload churn)",
-            profile, models[0]->name()));
-      }
+    if (const std::string missing = FirstProfileNotOffered(*models[0], o); !missing.empty()) {
+      return InvalidArgumentError(fmt::format(
+          "paper-mix: profile '{}' is not offered by GPU model '{}' (paper-mix is the seed "
+          "paper's A100 40GB mix and draws its profiles on the cluster's first GPU model: list "
+          "a model that offers them first, or use --workload churn)",
+          missing, models[0]->name()));
     }
     ASSIGN_OR_RETURN(s.jobs, GeneratePaperMix(*models[0], o));  // errors say "paper-mix: ..."
     s.offered_load = load;

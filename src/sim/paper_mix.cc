@@ -31,11 +31,11 @@ Status CheckOptions(const GpuModel& model, const PaperMixOptions& o) {
     return bad(fmt::format("durations need 0 < min_duration_s <= max_duration_s, got {} and {}",
                            o.min_duration_s, o.max_duration_s));
   }
+  if (const std::string missing = FirstProfileNotOffered(model, o); !missing.empty()) {
+    return bad(fmt::format("profile '{}' is not offered by GPU model '{}'", missing, model.name()));
+  }
   double total = 0;
   for (const auto& [name, w] : o.profile_weights) {
-    if (model.FindProfile(name) < 0) {
-      return bad(fmt::format("profile '{}' is not offered by GPU model '{}'", name, model.name()));
-    }
     if (!std::isfinite(w) || w < 0) {
       return bad(fmt::format("weight of profile '{}' must be a number >= 0, got {}", name, w));
     }
@@ -46,6 +46,13 @@ Status CheckOptions(const GpuModel& model, const PaperMixOptions& o) {
 }
 
 }  // namespace
+
+std::string FirstProfileNotOffered(const GpuModel& model, const PaperMixOptions& o) {
+  for (const auto& [name, weight] : o.profile_weights) {
+    if (model.FindProfile(name) < 0) return name;
+  }
+  return "";
+}
 
 StatusOr<std::vector<WorkloadJob>> GeneratePaperMix(const GpuModel& model,
                                                     const PaperMixOptions& options) {

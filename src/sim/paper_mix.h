@@ -76,6 +76,10 @@ struct PaperMixOptions {
   };
 };
 
+// The first profile of `o.profile_weights` that `model` does not offer, or "" when it offers
+// every one (GeneratePaperMix refuses such a model; a caller may say more of why).
+std::string FirstProfileNotOffered(const GpuModel& model, const PaperMixOptions& o);
+
 // Generates the workload on `model` (the node's GPU model; default setting
 // A100 40GB). Errors (kInvalidArgument, naming the option): an option out of
 // its range above, a profile name the model does not offer.
