@@ -18,6 +18,7 @@
 #include "io/scheduler_options_json.h"
 #include "sched/policy.h"
 #include "sim/frag_free.h"
+#include "sim/replicas.h"
 #include "sim/simulator.h"
 
 namespace migsched::cli {
@@ -144,7 +145,6 @@ int Run(const CompareFlags& f, Context& ctx) {
     j["settings"]["seeds"] = seeds;
     j["reference"] = policies.front();
     j["results"] = nlohmann::ordered_json::array();
-    const Metrics& ref = runs.front().front();
     for (size_t i = 0; i < n_policies; ++i) {
       nlohmann::ordered_json r;
       r["policy"] = policies[i];
@@ -152,21 +152,20 @@ int Run(const CompareFlags& f, Context& ctx) {
       r["scheduler_options"] = SchedulerOptionsToJson(setup.SchedulerFor(policies[i]));
       const nlohmann::ordered_json metrics = ReplicaRunJson(runs[i], seeds);
       for (const auto& [k, v] : metrics.items()) r[k] = v;
-      const Metrics& m = runs[i].front();
-      // Ratios between runs over different numbers of completed jobs mean
-      // nothing (RatioComparable): null, as in the terminal's '-'.
+      // A run that does not compare with the reference (ComparableToReference:
+      // in some replica another number of jobs completed or rejected) has no
+      // ratios but for the rejections (RatioComparable): null, as in the
+      // terminal's '-'.
+      const bool comparable = ComparableToReference(runs[i], runs.front());
       nlohmann::ordered_json ratio;
       for (const auto& c : ComparedMetrics()) {
-        bool comparable = true;
-        for (size_t k = 0; k < n_replicas; ++k) {
-          comparable = comparable && RatioComparable(runs[i][k], runs.front()[k], c.key);
-        }
         const PairedChange ch =
             ComparePaired(ValuesOf(runs[i], c.key), ValuesOf(runs.front(), c.key));
-        ratio[c.key] = comparable && std::isfinite(ch.ratio) ? nlohmann::ordered_json(ch.ratio)
-                                                             : nlohmann::ordered_json();
+        ratio[c.key] = RatioComparable(c.key, comparable) && std::isfinite(ch.ratio)
+                           ? nlohmann::ordered_json(ch.ratio)
+                           : nlohmann::ordered_json();
       }
-      r["comparable_to_reference"] = RatioComparable(m, ref, "jobs_completed");
+      r["comparable_to_reference"] = comparable;
       r["ratio_to_reference"] = ratio;
       std::vector<double> closed;
       for (size_t k = 0; k < n_replicas; ++k) closed.push_back(GapClosed(runs[i][k], runs[0][k]));

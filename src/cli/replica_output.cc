@@ -67,6 +67,20 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream&
   }
 }
 
+// " (replica 2: 119 jobs completed, frag-aware 120)": where a run first
+// differs from the reference (labels[0]) under ComparableToReference.
+std::string MismatchText(const JobCountsMismatch& m, const std::vector<std::string>& labels) {
+  const char* what = m.key == "jobs_total"       ? "jobs in the workload"
+                     : m.key == "jobs_completed" ? "jobs completed"
+                                                 : "jobs rejected";
+  if (m.replica == JobCountsMismatch::kMeans) {  // other numbers of replicas
+    return fmt::format(" (means: {:.1f} {}, {} {:.1f})", m.value, what, labels.front(),
+                       m.reference);
+  }
+  return fmt::format(" (replica {}: {:.0f} {}, {} {:.0f})", m.replica, m.value, what,
+                     labels.front(), m.reference);
+}
+
 int Replicas(const ReplicaRuns& runs) {
   return runs.empty() ? 0 : static_cast<int>(runs.front().size());
 }
@@ -165,8 +179,12 @@ void PrintReplicaComparison(const std::vector<std::string>& labels, const Replic
   }
   const std::vector<double> ref_jct = ValuesOf(runs.front(), "jct_mean_s");
   const std::vector<double> ref_floor = ValuesOf(runs.front(), "duration_mean_s");
+  const std::vector<JobCounts> ref_counts = JobCountsOf(runs.front());
+  std::vector<std::string> not_compared;  // "best-fit (replica 2: 119 jobs completed, ...)"
   for (size_t i = 0; i < runs.size(); ++i) {
     std::vector<std::string> v = {labels[i]}, p = {labels[i]};
+    const JobCountsMismatch mismatch = CompareJobCounts(JobCountsOf(runs[i]), ref_counts);
+    if (!mismatch.comparable()) not_compared.push_back(labels[i] + MismatchText(mismatch, labels));
     // Gap closed, replica by replica: (ref - this) / (ref - floor), then the mean.
     const std::vector<double> jct = ValuesOf(runs[i], "jct_mean_s");
     std::vector<double> closed;
@@ -175,14 +193,17 @@ void PrintReplicaComparison(const std::vector<std::string>& labels, const Replic
       closed.push_back(gap > 0 ? (ref_jct[r] - jct[r]) / gap : NAN);
     }
     const Interval g = MeanInterval(closed);
-    p.push_back(g.n == 0 ? "-"
-                         : (std::isfinite(g.half)
-                                ? fmt::format("{:+.0f}% ±{:.0f}", 100 * g.mean, 100 * g.half)
-                                : fmt::format("{:+.0f}%", 100 * g.mean)));
+    p.push_back(g.n == 0 || !mismatch.comparable()
+                    ? "-"
+                    : (std::isfinite(g.half)
+                           ? fmt::format("{:+.0f}% ±{:.0f}", 100 * g.mean, 100 * g.half)
+                           : fmt::format("{:+.0f}%", 100 * g.mean)));
     for (const auto& c : cols) {
       const std::vector<double> x = ValuesOf(runs[i], c.key);
       v.push_back(MeanCell(c.key, MeanInterval(x)));
-      p.push_back(PairedCell(ComparePaired(x, ValuesOf(runs.front(), c.key))));
+      p.push_back(RatioComparable(c.key, mismatch.comparable())
+                      ? PairedCell(ComparePaired(x, ValuesOf(runs.front(), c.key)))
+                      : "-");
     }
     values.push_back(std::move(v));
     paired.push_back(std::move(p));
@@ -208,6 +229,12 @@ void PrintReplicaComparison(const std::vector<std::string>& labels, const Replic
       "interval excludes 0).\n  Lower is better: {}.\n  Higher is better: {}.\n  GAP CLOSED: the "
       "share of {}'s gap between its JCT MEAN and the floor that a policy closes.\n",
       labels.front(), join(lower), join(higher), labels.front());
+  if (!not_compared.empty()) {
+    out << fmt::format(
+        "Runs that completed or rejected another number of jobs than {} in some replica show no "
+        "ratio ('-') except REJECTED and REJ SLICE-H: {}.\n",
+        labels.front(), fmt::join(not_compared, "; "));
+  }
   PrintTable(paired, out);
 }
 

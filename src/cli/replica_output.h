@@ -37,7 +37,11 @@ void PrintReplicaSummary(const std::vector<Metrics>& replicas, std::ostream& out
 // compared metric, then the paired change of every run against the first
 // (labels[0]), replica by replica, as the ratio of means with its 95%
 // interval and '*' where the paired difference is significant, and the share
-// of the reference's gap to the zero-wait floor each run closes.
+// of the reference's gap to the zero-wait floor each run closes. A run that
+// does not compare with the first (ComparableToReference, sim/replicas.h: in
+// some replica another number of jobs completed or rejected) shows no change
+// ('-') but for REJECTED and REJ SLICE-H (RatioComparable, cli/report.h), and
+// a line names it and where it first differs.
 void PrintReplicaComparison(const std::vector<std::string>& labels, const ReplicaRuns& runs,
                             std::ostream& out);
 

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <utility>
 
+#include "sim/replicas.h"
+
 namespace migsched::cli {
 
 std::string FormatDuration(double s) {
@@ -58,9 +60,8 @@ double MetricValue(const Metrics& m, const std::string& key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
 }
 
-bool RatioComparable(const Metrics& a, const Metrics& b, const std::string& key) {
-  return key == "rejected" || key == "rejected_slice_hours" ||
-         (a.jobs_completed == b.jobs_completed && a.jobs_total == b.jobs_total);
+bool RatioComparable(const std::string& key, bool runs_compare) {
+  return runs_compare || key == "rejected" || key == "rejected_slice_hours";
 }
 
 namespace {
@@ -243,14 +244,14 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
   for (const Metrics& m : runs) {
     const std::string name = m.policy + (fewer(m) ? "*" : "");
     std::vector<std::string> row = {name}, ratio = {name};
-    ratio.push_back(RatioComparable(m, runs.front(), "jct_mean_s")
-                        ? GapClosedCell(GapClosed(m, runs.front()))
-                        : "-");
+    const bool compares = ComparableToReference({m}, {runs.front()});
+    ratio.push_back(
+        RatioComparable("jct_mean_s", compares) ? GapClosedCell(GapClosed(m, runs.front())) : "-");
     for (const auto& c : cols) {
       const double v = MetricValue(m, c.key);
       const double ref = MetricValue(runs.front(), c.key);
       row.push_back(Cell(c.key, v));
-      if (!RatioComparable(m, runs.front(), c.key)) {
+      if (!RatioComparable(c.key, compares)) {
         ratio.push_back("-");
         any_hidden = true;
       } else {
@@ -299,8 +300,8 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
       runs.front().policy);
   if (any_hidden) {
     out << fmt::format(
-        "Runs that completed another number of jobs than {} show no ratio ('-') except "
-        "REJECTED.\n",
+        "Runs that completed or rejected another number of jobs than {} show no ratio ('-') "
+        "except REJECTED and REJ SLICE-H.\n",
         runs.front().policy);
   }
   std::vector<std::string> ratio_header = header;

@@ -26,9 +26,10 @@ void PrintRejections(const Metrics& m, const std::string& indent, std::ostream& 
 // One row per run, the first row being the reference: a table of values, then
 // a table of each metric's ratio to the first row's, with a legend giving
 // every column's better direction. A run that completed fewer jobs than
-// another is marked '*' and explained; ratios between runs that completed
-// different numbers of jobs are not shown ('-'), except for REJECTED
-// (RatioComparable).
+// another is marked '*' and explained; the ratios of a run that does not
+// compare with the first (ComparableToReference, sim/replicas.h: another
+// number of jobs completed or rejected) are not shown ('-'), except for
+// REJECTED and REJ SLICE-H (RatioComparable).
 void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out);
 
 // The metrics the comparison shows, with their JSON keys, in column order.
@@ -39,11 +40,13 @@ struct ComparedMetric {
 };
 const std::vector<ComparedMetric>& ComparedMetrics();
 
-// Whether the ratio of `key` between runs `a` and `b` means something: both
-// completed the same number of jobs (a run with fewer has its times, rates,
-// utilisation and energy over fewer jobs, and would look better for it), or
-// the metric is the count of rejected jobs.
-bool RatioComparable(const Metrics& a, const Metrics& b, const std::string& key);
+// Whether the ratio of `key` between a run and the reference is shown:
+// `runs_compare` (the run compares with the reference, ComparableToReference
+// in sim/replicas.h: the one rule; else its times, rates, utilisation and
+// energy are over other jobs, and it would look better for doing less), or
+// the metric counts the rejected jobs (rejected, rejected_slice_hours), which
+// compares anyway.
+bool RatioComparable(const std::string& key, bool runs_compare);
 
 // Value of a compared metric.
 double MetricValue(const Metrics& m, const std::string& key);

@@ -313,23 +313,28 @@ std::string HtmlReport::Incomparable(size_t i) const {
     return fmt::format("{} ran another workload ({}) than {} ({})", r.label, r.workload, ref.label,
                        ref.workload);
   }
-  const double total = Number(r.metrics, "jobs_total");
-  const double ref_total = Number(ref.metrics, "jobs_total");
-  if (std::isfinite(total) && std::isfinite(ref_total) && total != ref_total) {
-    return fmt::format("{} had {} jobs in its workload, {} {}", r.label,
-                       FormatMetric(total, MetricFormat::kCount), ref.label,
-                       FormatMetric(ref_total, MetricFormat::kCount));
+  // The one rule (sim/replicas.h ComparableToReference), replica by replica.
+  const JobCountsMismatch m =
+      CompareJobCounts(JobCountsOfJson(r.metrics), JobCountsOfJson(ref.metrics));
+  if (m.comparable()) return "";
+  // The counts said: the means when they differ (a mean over replicas has a
+  // fraction: 59.7 against 60, not "60, 60"), else the replica that differs.
+  const double mean = Number(r.metrics, m.key), ref_mean = Number(ref.metrics, m.key);
+  const bool means_differ = std::isfinite(mean) && std::isfinite(ref_mean) && mean != ref_mean;
+  const double value = means_differ ? mean : m.value;
+  const double ref_value = means_differ ? ref_mean : m.reference;
+  const std::string where = means_differ || m.replica == JobCountsMismatch::kMeans
+                                ? ""
+                                : fmt::format(" in replica {}", m.replica);
+  if (m.key == "jobs_total") {
+    return fmt::format("{} had {} jobs in its workload{}, {} {}", r.label,
+                       FormatMetric(value, MetricFormat::kCount), where, ref.label,
+                       FormatMetric(ref_value, MetricFormat::kCount));
   }
-  const double done = Number(r.metrics, "jobs_completed");
-  const double ref_done = Number(ref.metrics, "jobs_completed");
-  if (std::isfinite(done) && std::isfinite(ref_done) && done != ref_done) {
-    // Means over replicas have a fraction: 59.7 against 60, not "60, 60".
-    return fmt::format(
-        "{} completed {} jobs, {} {}: its times, rates and energy are over other jobs", r.label,
-        FormatMetric(done, MetricFormat::kCount), ref.label,
-        FormatMetric(ref_done, MetricFormat::kCount));
-  }
-  return "";
+  return fmt::format("{} {} {} jobs{}, {} {}: its times, rates and energy are over other jobs",
+                     r.label, m.key == "jobs_completed" ? "completed" : "rejected",
+                     FormatMetric(value, MetricFormat::kCount), where, ref.label,
+                     FormatMetric(ref_value, MetricFormat::kCount));
 }
 
 std::vector<std::string> HtmlReport::ComparabilityNotes() const {

@@ -14,8 +14,8 @@
 //    metrics against the parameter;
 //  * a table of all metrics, every metric per run and its ratio to the first run
 //    (report/report_data.h ReportMetrics), coloured by the metric's better
-//    direction only between runs of the same workload that completed the same
-//    number of jobs (ComparabilityNotes); a per-profile table (JCT mean, wait
+//    direction only between runs of the same workload whose job counts match
+//    replica by replica (ComparabilityNotes); a per-profile table (JCT mean, wait
 //    p95, completed / rejected per requested profile), profiles by size;
 //  * online runs with a timeline: fragmentation rate, utilisation and queue
 //    length over time, one line per run (DownsampleTimeline);
@@ -92,10 +92,16 @@ class HtmlReport {
   Status ReplaceRunMetrics(size_t i, const nlohmann::json& metrics);
 
   // Why a run's ratios to the first run mean nothing, one sentence per such
-  // run: another workload (both named and different), another number of jobs
-  // in the workload, or another number of completed jobs (its times and rates
-  // are then over other jobs). Those ratios are shown uncoloured and the page
-  // says why. Empty when every run compares.
+  // run: another workload (both named and different), or job counts that do
+  // not match the first run's (sim/replicas.h ComparableToReference, the rule
+  // `compare`'s terminal and JSON use too, over JobCountsOfJson: each
+  // replica's "replica_results", else the metrics themselves): another number
+  // of replicas, or in some replica another number of jobs in the workload,
+  // completed or (online) rejected; its times and rates are then over other
+  // jobs. The sentence gives the means when they differ, else the first
+  // replica that does. Those ratios are shown uncoloured, the run is left out
+  // of the summary's lines, and the page says why. Empty when every run
+  // compares.
   std::vector<std::string> ComparabilityNotes() const;
 
   // A sweep of `param` (e.g. "threshold"): one chart per metric against the

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "report/assets.h"
 #include "testing/test_util.h"
@@ -310,6 +311,48 @@ TEST(HtmlReportTest, IncomparableReplicaMeansShowTheirFraction) {
   EXPECT_EQ(report.ComparabilityNotes(),
             (std::vector<std::string>{
                 "b completed 59.7 jobs, a 60: its times, rates and energy are over other jobs"}));
+}
+
+// A replicated run's metrics as `compare --replicas` gives them to the report
+// (cli/replica_output.h ReplicaRunJson): the means, then each replica's
+// results; `completed[r]` of 10 jobs completed in replica r, the rest timed out.
+nlohmann::json ReplicatedCounts(const std::vector<int>& completed) {
+  nlohmann::json m = {{"mode", "online"}, {"jobs_total", 10}, {"rejected", 0}};
+  double sum = 0;
+  m["replica_results"] = nlohmann::json::array();
+  for (int c : completed) {
+    m["replica_results"].push_back(
+        {{"mode", "online"}, {"jobs_total", 10}, {"jobs_completed", c}, {"rejected", 0}});
+    sum += c;
+  }
+  m["jobs_completed"] = sum / static_cast<double>(completed.size());
+  m["replicas"] = completed.size();
+  return m;
+}
+
+// The bug: the report compared the means over replicas, while `compare`'s
+// JSON read replica 0 and its terminal table compared every run: a policy
+// with the reference's mean but other jobs completed replica by replica was
+// ranked in the summary. Now the one rule (sim/replicas.h
+// ComparableToReference): every replica's counts.
+TEST(HtmlReportTest, ReplicasThatDifferAreNotComparedEvenWithTheSameMeanOrReplicaZero) {
+  HtmlReport report("t");
+  ASSERT_TRUE(report.AddRunMetrics("ref", ReplicatedCounts({10, 9, 10})).ok());
+  // Same mean (29 / 3), replica 0 differs: 9 against 10.
+  ASSERT_TRUE(report.AddRunMetrics("swapped", ReplicatedCounts({9, 10, 10})).ok());
+  // Replica 0 matches, replica 2 does not; means 9.33 and 9.67.
+  ASSERT_TRUE(report.AddRunMetrics("late", ReplicatedCounts({10, 9, 9})).ok());
+  ASSERT_TRUE(report.AddRunMetrics("same", ReplicatedCounts({10, 9, 10})).ok());
+  EXPECT_EQ(report.ComparabilityNotes(),
+            (std::vector<std::string>{
+                "swapped completed 9 jobs in replica 0, ref 10: its times, rates and energy are "
+                "over other jobs",
+                "late completed 9.3 jobs, ref 9.7: its times, rates and energy are over other "
+                "jobs"}));
+  const std::string html = report.Render();
+  EXPECT_THAT(html, HasSubstr("<th class=\"incomparable\" title=\"swapped completed 9 jobs"));
+  EXPECT_THAT(html, HasSubstr("<th class=\"incomparable\" title=\"late completed"));
+  EXPECT_THAT(html, HasSubstr("<th>same</th>"));
 }
 
 TEST(HtmlReportTest, AddRunMetricsNeedsAMode) {

@@ -249,6 +249,77 @@ std::vector<double> ValuesOf(const std::vector<Metrics>& replicas, const std::st
   return Column(js, "", key);
 }
 
+std::vector<JobCounts> JobCountsOf(const std::vector<Metrics>& replicas) {
+  std::vector<JobCounts> out;
+  for (const Metrics& m : replicas) {
+    out.push_back({m.mode == "fill", static_cast<double>(m.jobs_total),
+                   static_cast<double>(m.jobs_completed), static_cast<double>(m.rejected)});
+  }
+  return out;
+}
+
+std::vector<JobCounts> JobCountsOfJson(const nlohmann::json& run) {
+  auto counts = [](const nlohmann::json& m) {
+    JobCounts c;
+    if (!m.is_object()) return c;
+    auto mode = m.find("mode");
+    c.fill = mode != m.end() && mode->is_string() && mode->get<std::string>() == "fill";
+    c.total = m.contains("jobs_total") ? Number(m["jobs_total"]) : kNaN;
+    c.completed = m.contains("jobs_completed") ? Number(m["jobs_completed"]) : kNaN;
+    c.rejected = m.contains("rejected") ? Number(m["rejected"]) : kNaN;
+    return c;
+  };
+  std::vector<JobCounts> out;
+  auto it = run.is_object() ? run.find("replica_results") : run.end();
+  if (it != run.end() && it->is_array()) {
+    for (const nlohmann::json& r : *it) out.push_back(counts(r));
+  } else {
+    out.push_back(counts(run));
+  }
+  return out;
+}
+
+JobCountsMismatch CompareJobCounts(const std::vector<JobCounts>& run,
+                                   const std::vector<JobCounts>& reference) {
+  // Unknown (NaN) in either: not compared.
+  auto differ = [](double a, double b) { return !std::isnan(a) && !std::isnan(b) && a != b; };
+  auto first_difference = [&](const JobCounts& a, const JobCounts& b,
+                              size_t r) -> JobCountsMismatch {
+    if (differ(a.total, b.total)) return {"jobs_total", r, a.total, b.total};
+    if (differ(a.completed, b.completed)) return {"jobs_completed", r, a.completed, b.completed};
+    if (!a.fill && !b.fill && differ(a.rejected, b.rejected)) {
+      return {"rejected", r, a.rejected, b.rejected};
+    }
+    return {};
+  };
+  if (run.size() != reference.size()) {
+    // Nothing pairs: the mean counts (of the replicas that have each).
+    auto means = [](const std::vector<JobCounts>& v) {
+      JobCounts m;
+      auto mean = [&](double JobCounts::*field) {
+        std::vector<double> x;
+        for (const JobCounts& c : v) x.push_back(c.*field);
+        return MeanInterval(x).mean;
+      };
+      m.total = mean(&JobCounts::total);
+      m.completed = mean(&JobCounts::completed);
+      m.rejected = mean(&JobCounts::rejected);
+      for (const JobCounts& c : v) m.fill = m.fill || c.fill;
+      return m;
+    };
+    return first_difference(means(run), means(reference), JobCountsMismatch::kMeans);
+  }
+  for (size_t r = 0; r < run.size(); ++r) {
+    JobCountsMismatch m = first_difference(run[r], reference[r], r);
+    if (!m.comparable()) return m;
+  }
+  return {};
+}
+
+bool ComparableToReference(const std::vector<Metrics>& run, const std::vector<Metrics>& reference) {
+  return CompareJobCounts(JobCountsOf(run), JobCountsOf(reference)).comparable();
+}
+
 uint64_t ReplicaSeed(uint64_t seed, int r) { return seed + static_cast<uint64_t>(r); }
 
 void JitterWorkload(std::vector<WorkloadJob>* jobs, double fraction, uint64_t seed) {

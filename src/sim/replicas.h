@@ -20,11 +20,13 @@
 #ifndef MIGSCHED_SIM_REPLICAS_H_
 #define MIGSCHED_SIM_REPLICAS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "core/numbers.h"
 #include "io/workload_job.h"
 #include "sim/metrics.h"
 
@@ -69,6 +71,54 @@ nlohmann::json PairedToJson(const std::vector<Metrics>& a, const std::vector<Met
 // The value of `key` (a MetricsToJson key, or "per_profile/PROFILE/FIELD")
 // in each replica; NaN where missing.
 std::vector<double> ValuesOf(const std::vector<Metrics>& replicas, const std::string& key);
+
+// Whether a run's ratios to a reference run mean something: the one rule of
+// `compare`'s terminal tables (one run or replicas), of its --json
+// (`comparable_to_reference`, and `ratio_to_reference`'s nulls) and of the
+// HTML report (its uncoloured ratios, its "Not compared" line, the runs its
+// summary ranks); docs/algorithms.md §9 "Replicas".
+//
+// A run compares with the reference when, replica by replica (replica r of
+// both ran the same jobs and arrivals), both had the same number of jobs in
+// the workload (jobs_total), completed the same number (jobs_completed) and,
+// online, rejected the same number (rejected). Otherwise its times (over its
+// completed jobs), utilisation, rates and energy are over other jobs than the
+// reference's, and a ratio would credit it for doing less. Every replica, not
+// the means (119 and 121 jobs completed average to 120, as 120 and 120 do)
+// nor replica 0 alone. In fill mode the arrivals that found no room
+// (`rejected`) are the outcome measured, so they are not compared there. A
+// count unknown in either run (NaN: absent from a saved output) is not
+// compared. Runs with different numbers of replicas (saved outputs given to
+// `report --from` together) do not pair: their mean counts are compared.
+struct JobCounts {
+  bool fill = false;        // fill mode: `rejected` is not compared
+  double total = kNaN;      // jobs_total
+  double completed = kNaN;  // jobs_completed
+  double rejected = kNaN;   // rejected
+};
+// The counts of each replica of a run (replica r at index r).
+std::vector<JobCounts> JobCountsOf(const std::vector<Metrics>& replicas);
+// The counts of a run in JSON form: one per element of its "replica_results"
+// (cli/replica_output.h ReplicaRunJson), else one of the object itself
+// (MetricsToJson; a saved run without its replicas' results: its means).
+std::vector<JobCounts> JobCountsOfJson(const nlohmann::json& run);
+
+// Where a run first differs from the reference under the rule above: in
+// replica order, then jobs_total, jobs_completed, rejected.
+struct JobCountsMismatch {
+  // `replica` of runs with different numbers of replicas: their means differ.
+  static constexpr size_t kMeans = static_cast<size_t>(-1);
+  // "" when the run compares; else "jobs_total", "jobs_completed" or "rejected".
+  std::string key;
+  size_t replica = 0;    // the replica where they differ, or kMeans
+  double value = 0;      // the run's count (a mean for kMeans)
+  double reference = 0;  // the reference's
+  bool comparable() const { return key.empty(); }
+};
+JobCountsMismatch CompareJobCounts(const std::vector<JobCounts>& run,
+                                   const std::vector<JobCounts>& reference);
+// CompareJobCounts(JobCountsOf(run), JobCountsOf(reference)).comparable().
+bool ComparableToReference(const std::vector<Metrics>& run, const std::vector<Metrics>& reference);
 
 // The seed of replica `r` (0-based) of a run seeded `seed`: seed + r, modulo
 // 2^64. Replica 0 is the run `--seed seed` makes without replicas.

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace migsched {
 namespace {
@@ -80,6 +83,95 @@ TEST(ReplicaJsonTest, MeansHalfWidthsAndPairsKeyByKey) {
   EXPECT_TRUE(p["jct_mean_s"]["significant"].get<bool>());
   EXPECT_DOUBLE_EQ(p["per_profile"]["7g.40gb"]["wait_p95_s"]["diff"].get<double>(), -4);
   EXPECT_EQ(ValuesOf({a, b}, "per_profile/7g.40gb/wait_p95_s"), (std::vector<double>{4, 8}));
+}
+
+// Replicas of one run, each {jobs_total, jobs_completed, rejected} (online:
+// the rest of jobs_total timed out).
+std::vector<Metrics> CountedReplicas(const std::vector<std::array<int64_t, 3>>& counts,
+                                     const std::string& mode = "online") {
+  std::vector<Metrics> out;
+  for (const auto& [total, completed, rejected] : counts) {
+    Metrics m;
+    m.mode = mode;
+    m.jobs_total = total;
+    m.jobs_completed = completed;
+    m.rejected = rejected;
+    out.push_back(m);
+  }
+  return out;
+}
+
+// The bug: `compare` had three rules for whether a policy compares with the
+// reference. Its JSON's comparable_to_reference read replica 0 only, its
+// report compared the means, its terminal table none. The one rule: every
+// replica's job counts, replica by replica.
+TEST(ComparableToReferenceTest, EveryReplicaMustMatchNotReplicaZeroNorTheMeans) {
+  // The reference: 10 jobs; replica 1 timed one out (9 completed, 0 rejected).
+  const std::vector<Metrics> ref = CountedReplicas({{10, 10, 0}, {10, 9, 0}, {10, 10, 0}});
+  EXPECT_TRUE(ComparableToReference(ref, ref));
+  // Replica 0 matches, replica 2 does not (9 completed: one job rejected).
+  const std::vector<Metrics> late = CountedReplicas({{10, 10, 0}, {10, 9, 0}, {10, 9, 1}});
+  EXPECT_FALSE(ComparableToReference(late, ref));
+  JobCountsMismatch m = CompareJobCounts(JobCountsOf(late), JobCountsOf(ref));
+  EXPECT_EQ(m.key, "jobs_completed");
+  EXPECT_EQ(m.replica, 2u);
+  EXPECT_EQ(m.value, 9);
+  EXPECT_EQ(m.reference, 10);
+  // The same means (29 of 30 completed), other replicas: 9 against 10 in replica 0.
+  const std::vector<Metrics> swapped = CountedReplicas({{10, 9, 0}, {10, 10, 0}, {10, 10, 0}});
+  m = CompareJobCounts(JobCountsOf(swapped), JobCountsOf(ref));
+  EXPECT_EQ(m.key, "jobs_completed");
+  EXPECT_EQ(m.replica, 0u);
+  // The same jobs completed, but in replica 1 the job the reference timed out
+  // was rejected: what ran differs (utilisation, energy).
+  const std::vector<Metrics> rejecting = CountedReplicas({{10, 10, 0}, {10, 9, 1}, {10, 10, 0}});
+  m = CompareJobCounts(JobCountsOf(rejecting), JobCountsOf(ref));
+  EXPECT_EQ(m.key, "rejected");
+  EXPECT_EQ(m.replica, 1u);
+  EXPECT_EQ(m.value, 1);
+  EXPECT_EQ(m.reference, 0);
+  // Another workload size comes first.
+  m = CompareJobCounts(JobCountsOf(CountedReplicas({{10, 10, 0}, {11, 10, 1}, {10, 9, 1}})),
+                       JobCountsOf(ref));
+  EXPECT_EQ(m.key, "jobs_total");
+  EXPECT_EQ(m.replica, 1u);
+  // Other numbers of replicas do not pair: the means, 9.5 completed against 29 / 3.
+  m = CompareJobCounts(JobCountsOf(CountedReplicas({{10, 10, 0}, {10, 9, 0}})), JobCountsOf(ref));
+  EXPECT_EQ(m.key, "jobs_completed");
+  EXPECT_EQ(m.replica, JobCountsMismatch::kMeans);
+  EXPECT_DOUBLE_EQ(m.value, 9.5);
+  EXPECT_DOUBLE_EQ(m.reference, 29 / 3.0);
+  EXPECT_TRUE(CompareJobCounts(JobCountsOf(CountedReplicas({{10, 10, 0}})),
+                               JobCountsOf(CountedReplicas({{10, 10, 0}, {10, 10, 0}})))
+                  .comparable());
+  // Fill mode: the arrivals that found no room are what is measured, not compared.
+  EXPECT_TRUE(ComparableToReference(CountedReplicas({{50, 0, 5}, {50, 0, 7}}, "fill"),
+                                    CountedReplicas({{50, 0, 9}, {50, 0, 7}}, "fill")));
+}
+
+TEST(ComparableToReferenceTest, JsonFormsReadEachReplicasResults) {
+  const std::vector<Metrics> ref = CountedReplicas({{10, 10, 0}, {10, 9, 0}, {10, 10, 0}});
+  const std::vector<Metrics> late = CountedReplicas({{10, 10, 0}, {10, 9, 0}, {10, 9, 1}});
+  // A replicated run's JSON (cli/replica_output.h ReplicaRunJson): its means,
+  // then every replica's results.
+  auto replicated = [](const std::vector<Metrics>& reps) {
+    nlohmann::json j = ReplicaMeans(reps);
+    j["replica_results"] = nlohmann::json::array();
+    for (const Metrics& m : reps) j["replica_results"].push_back(MetricsToJson(m));
+    return j;
+  };
+  const JobCountsMismatch m =
+      CompareJobCounts(JobCountsOfJson(replicated(late)), JobCountsOfJson(replicated(ref)));
+  EXPECT_EQ(m.key, "jobs_completed");
+  EXPECT_EQ(m.replica, 2u);
+  EXPECT_TRUE(CompareJobCounts(JobCountsOfJson(replicated(ref)), JobCountsOfJson(replicated(ref)))
+                  .comparable());
+  // One run: the object itself. A count absent from either is not compared.
+  const nlohmann::json a = {{"mode", "online"}, {"jobs_completed", 10}};
+  const nlohmann::json b = {{"mode", "online"}, {"jobs_completed", 10}, {"rejected", 2}};
+  EXPECT_TRUE(CompareJobCounts(JobCountsOfJson(a), JobCountsOfJson(b)).comparable());
+  const nlohmann::json c = {{"mode", "online"}, {"jobs_completed", 9}};
+  EXPECT_EQ(CompareJobCounts(JobCountsOfJson(c), JobCountsOfJson(b)).key, "jobs_completed");
 }
 
 TEST(JitterWorkloadTest, KeepsOrderAndBatchesAndStaysWithinTheFraction) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 namespace migsched {
 namespace {
 
+using ::migsched::testing::ReadFile;
 using ::migsched::testing::ReadJson;
 using ::migsched::testing::RunMigsched;
 using ::migsched::testing::Simulate;
@@ -134,6 +136,59 @@ TEST(ReplicasCliTest, CompareShowsIntervalsPairedChangesAndProfiles) {
   EXPECT_TRUE(p["significant"].is_boolean());
   EXPECT_TRUE(j["results"][1]["paired"]["per_profile"]["7g.40gb"]["wait_p95_s"].is_object());
   EXPECT_TRUE(j["results"][1]["gap_closed"].is_number());
+}
+
+// The bug: `compare` had three rules for whether a policy compares with the
+// reference (--report: the mean jobs completed; the terminal's replica table:
+// always; --json: its ratios every replica, comparable_to_reference replica 0
+// only), so the report ranked a policy the JSON gave no ratios to and left out
+// one the terminal compared. Now all three follow one rule: every replica's
+// jobs completed and rejected (and in the workload) the reference's. Which
+// policies compare is worked out here from the JSON's replica results.
+TEST(ReplicasCliTest, TerminalJsonAndReportAgreeOnWhichPoliciesCompare) {
+  const std::string json = WriteTempFile("agree.json", "");
+  const std::string html = WriteTempFile("agree.html", "");
+  auto r = RunMigsched({"compare", "--cluster", "4xA100-40GB", "--workload", "paper-mix", "--jobs",
+                        "120", "--replicas", "5", "--policies", "frag-aware,first-fit,best-fit",
+                        "--report", html, "--json", json, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = ReadJson(json);
+  const std::string page = ReadFile(html);
+  const nlohmann::json& ref = j["results"][0]["replica_results"];
+  const size_t paired = r.out.find("Paired change against frag-aware");
+  ASSERT_NE(paired, std::string::npos) << r.out;
+  const size_t note = page.find("id=\"incomparable\"");
+  const std::string not_compared =
+      note == std::string::npos ? "" : page.substr(note, page.find("</p>", note) - note);
+  for (size_t i = 1; i < j["results"].size(); ++i) {
+    const nlohmann::json& run = j["results"][i];
+    const std::string policy = run["policy"].get<std::string>();
+    bool compares = true;
+    ASSERT_EQ(run["replica_results"].size(), ref.size());
+    for (size_t k = 0; k < ref.size(); ++k) {
+      for (const char* key : {"jobs_total", "jobs_completed", "rejected"}) {
+        compares = compares && run["replica_results"][k][key] == ref[k][key];
+      }
+    }
+    // JSON: the field and the ratios.
+    EXPECT_EQ(run["comparable_to_reference"].get<bool>(), compares) << policy;
+    EXPECT_EQ(run["ratio_to_reference"]["jct_mean_s"].is_null(), !compares) << policy;
+    // Terminal: the paired JCT MEAN cell of its row ('-' when not compared).
+    const size_t row = r.out.find("\n" + policy + " ", paired);
+    ASSERT_NE(row, std::string::npos) << r.out;
+    const std::string line = r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1);
+    std::istringstream cells(line);
+    std::vector<std::string> words;
+    for (std::string w; cells >> w;) words.push_back(w);
+    ASSERT_GE(words.size(), 2u) << line;
+    EXPECT_EQ(words[1] == "-", !compares) << line;  // GAP CLOSED
+    EXPECT_EQ(r.out.find(policy + " (replica ", paired) != std::string::npos, !compares) << r.out;
+    // Report: named in the "Not compared" line, and its column header marked.
+    EXPECT_EQ(not_compared.find(policy + " ") != std::string::npos, !compares) << not_compared;
+    EXPECT_EQ(page.find("<th class=\"incomparable\" title=\"" + policy + " ") != std::string::npos,
+              !compares)
+        << policy;
+  }
 }
 
 }  // namespace
