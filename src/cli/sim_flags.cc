@@ -533,6 +533,29 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
           EvacuationScopeName(setup.scheduler.evacuation), fmt::join(off, ", ")));
     }
   }
+  // The shape of the completion and periodic passes, given where none runs (§6, §13).
+  {
+    const SchedulerOptions defaults;
+    std::vector<std::string> shape;
+    if (setup.scheduler.migration.defrag_interval_s != defaults.migration.defrag_interval_s) {
+      shape.push_back("--defrag-interval");
+    }
+    if (setup.scheduler.migration.max_moves_per_pass != defaults.migration.max_moves_per_pass) {
+      shape.push_back("--max-moves-per-pass");
+    }
+    if (setup.explicit_options.migration_order) shape.push_back("--migration-order");
+    if (!shape.empty()) {
+      const auto none = where([](const SchedulerOptions& o) {
+        return o.migration.enabled && o.migration.passes == DefragPasses::kOff;
+      });
+      if (!none.empty()) {
+        notes.push_back(fmt::format(
+            "{} {} no effect on {} (no completion or periodic pass: --defrag-passes off; "
+            "--defrag-passes while-waiting turns them on)",
+            fmt::join(shape, " and "), shape.size() == 1 ? "has" : "have", fmt::join(none, ", ")));
+      }
+    }
+  }
   // The shape of a look-ahead reservation, given where none is made (§13).
   std::vector<std::string> shape;
   if (setup.explicit_options.reservation_slack) shape.push_back("--reservation-slack");

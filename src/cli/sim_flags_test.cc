@@ -70,6 +70,37 @@ TEST(InertOptionNotesTest, ReservationShapeGivenWhereNoReservationIsMade) {
   EXPECT_THAT(InertOptionNotes(SimSetup{}, {"first-fit"}), IsEmpty());
 }
 
+// --defrag-interval or --max-moves-per-pass given: they shape the completion and periodic passes
+// of §6, which `full` does not run by its own default (--defrag-passes off); lb+frag with
+// --migration on runs them while a job waits (the default of the other policies), so they act
+// there. With --defrag-passes while-waiting given, `full` runs them too.
+TEST(InertOptionNotesTest, DefragPassShapeGivenWhereNoPassRuns) {
+  SimSetup s;
+  s.scheduler.migration.enabled = true;
+  s.explicit_options.migration = true;
+  s.scheduler.migration.defrag_interval_s = 60;  // default 300
+  EXPECT_THAT(
+      InertOptionNotes(s, {"full", "lb+frag"}),
+      ElementsAre("--defrag-interval has no effect on full (no completion or periodic "
+                  "pass: --defrag-passes off; --defrag-passes while-waiting turns them on)"));
+  s.scheduler.migration.max_moves_per_pass = 2;  // default 8
+  EXPECT_THAT(InertOptionNotes(s, {"full"}),
+              ElementsAre("--defrag-interval and --max-moves-per-pass have no effect on full (no "
+                          "completion or periodic pass: --defrag-passes off; --defrag-passes "
+                          "while-waiting turns them on)"));
+  s.scheduler.migration.max_moves_per_pass = 8;
+  s.explicit_options.migration_order = true;  // the completion pass's place in an instant
+  EXPECT_THAT(InertOptionNotes(s, {"full"}),
+              ElementsAre("--defrag-interval and --migration-order have no effect on full (no "
+                          "completion or periodic pass: --defrag-passes off; --defrag-passes "
+                          "while-waiting turns them on)"));
+  s.explicit_options.defrag_passes = true;
+  s.scheduler.migration.passes = DefragPasses::kWhileWaiting;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "lb+frag"}), IsEmpty());
+  // Neither given: nothing to say.
+  EXPECT_THAT(InertOptionNotes(SimSetup{}, {"full"}), IsEmpty());
+}
+
 // The fragmentation-free reference reads only --max-wait: every other option set to a value
 // other than its default (--demand-window 7, default 1000; --migration on, default off) is named
 // with its value, in table order; --max-wait alone or nothing set says nothing, and a run without

@@ -427,7 +427,8 @@ TEST_F(DaemonTest, CheckpointDoesNotBlockTheApi) {
                                 "touch {dir}/started; while [ ! -e {dir}/go ]; do sleep 0.01; "
                                 "done; echo saved > {dir}/state"};
   config_.restore_command = {"sh", "-c", "cat {dir}/state"};
-  config_.scheduler.migration.speculative = true;  // a completion pass with nothing waiting
+  config_.scheduler.migration.passes =
+      DefragPasses::kAlways;  // a completion pass with nothing waiting
   auto d = Start();
   ASSERT_NE(d, nullptr);
   // As in the checkpoint test of daemon_test.cc: job 2 moves from 3g@0 to

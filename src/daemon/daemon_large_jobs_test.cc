@@ -212,7 +212,9 @@ TEST_F(DaemonLargeJobsTest, MigrationOrderDecidesWhoGetsTheFreedRoom) {
     SCOPED_TRACE(order);
     fake_.reset();
     config_.state_dir = MakeTempDir("migsched-daemon");
-    UseScheduler("policy: full\nevacuation: off\nmigration-order: " + order + "\n");
+    // The completion pass runs while a job waits (`full` runs none by default, §13).
+    UseScheduler("policy: full\nevacuation: off\ndefrag-passes: while-waiting\nmigration-order: " +
+                 order + "\n");
     auto d = Start("1xA100-40GB");
     ASSERT_NE(d, nullptr);
     ASSERT_OK(d->Submit(Req("3g.20gb", {"sleep", "0.3"})).status());  // job 1

@@ -311,10 +311,10 @@ TEST_F(DaemonTest, RecoveryFailsAJobWhoseProcessDied) {
   EXPECT_EQ(fake_->creates(), 1);
 }
 
-// The moves of the next tests are begun by a completion pass with nothing waiting: speculative
-// moves on (the default waits for a waiting job, docs/algorithms.md §13).
+// The moves of the next tests are begun by a completion pass with nothing waiting: the passes
+// always (the default runs them only while a job waits, `full` never; docs/algorithms.md §13).
 TEST_F(DaemonTest, RestartJobIsMigratedAndRestarted) {
-  config_.scheduler.migration.speculative = true;
+  config_.scheduler.migration.passes = DefragPasses::kAlways;
   auto d = Start();
   ASSERT_NE(d, nullptr);
   // Job 1 (none) takes 3g@4, job 2 (restart) 3g@0 (see the placement test).
@@ -358,7 +358,7 @@ TEST_F(DaemonTest, CheckpointJobIsCheckpointedAndRestoredOnTheTarget) {
   // checkpoint (while the job still runs, the target already created), then
   // the job is stopped and the restore command becomes its process.
   config_.checkpoint_command = {"sh", "-c", "echo saved > {dir}/state; echo ckpt pid={pid}"};
-  config_.scheduler.migration.speculative = true;
+  config_.scheduler.migration.passes = DefragPasses::kAlways;
   config_.restore_command = {"sh", "-c",
                              "echo restore $(cat {dir}/state) on=$CUDA_VISIBLE_DEVICES"};
   auto d = Start();

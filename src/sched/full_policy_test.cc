@@ -199,6 +199,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
   EXPECT_TRUE(kFullDefaultReuseFirst);
   EXPECT_EQ(kFullDefaultQueueOrder, QueueOrder::kResponseRatio);
+  EXPECT_EQ(kFullDefaultDefragPasses, DefragPasses::kOff);
   // SchedulerOptions' own defaults (the baselines') keep the guard, the slack and evacuation off.
   const SchedulerOptions global;
   EXPECT_NE(global.metric, kFullDefaultMetric);
@@ -210,6 +211,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(global.evacuation, EvacuationScope::kOff);
   EXPECT_FALSE(global.reuse_first);
   EXPECT_EQ(global.queue_order, QueueOrder::kFifo);
+  EXPECT_EQ(global.migration.passes, DefragPasses::kWhileWaiting);
 }
 
 // Reuse first (§4 step 2): on for `full` unless `--reuse-first off` is given; off for lb+frag
@@ -309,6 +311,24 @@ TEST(FullDefaultsTest, QueueOrderByResponseRatioForFullOnlyUnlessGiven) {
   ASSERT_TRUE(FindSchedulerOption("queue-order")->Apply("response-ratio", &flags, &given).ok());
   EXPECT_EQ(OptionsForPolicy("first-fit", flags, given).queue_order, QueueOrder::kResponseRatio);
   EXPECT_FALSE(FindSchedulerOption("queue-order")->Apply("lifo", &flags, &given).ok());
+}
+
+// The completion and periodic passes (§6, §13): never for `full` unless `--defrag-passes` is
+// given; while a job waits for the others.
+TEST(FullDefaultsTest, DefragPassesOffForFullOnlyUnlessGiven) {
+  EXPECT_EQ(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).migration.passes,
+            DefragPasses::kOff);
+  EXPECT_EQ(OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).migration.passes,
+            DefragPasses::kWhileWaiting);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  ASSERT_NE(FindSchedulerOption("defrag-passes"), nullptr);
+  ASSERT_TRUE(FindSchedulerOption("defrag-passes")->Apply("always", &flags, &given).ok());
+  EXPECT_TRUE(given.defrag_passes);
+  EXPECT_EQ(OptionsForPolicy("full", flags, given).migration.passes, DefragPasses::kAlways);
+  ASSERT_TRUE(FindSchedulerOption("defrag-passes")->Apply("while-waiting", &flags, &given).ok());
+  EXPECT_EQ(OptionsForPolicy("full", flags, given).migration.passes, DefragPasses::kWhileWaiting);
+  EXPECT_FALSE(FindSchedulerOption("defrag-passes")->Apply("on", &flags, &given).ok());
 }
 
 // Three A100 40GB (7 compute slices each). GPU 0 runs a 4g.20gb at 0 (util 4/7 = 0.57 >= t = 0.4:

@@ -362,12 +362,20 @@ std::vector<Spec> BuildTable() {
       [](O& o) -> double& { return o.migration.switch_s; },
       "Pause at a move's switch-over, seconds: the only time a moved job stops "
       "(§6)"));
-  t.push_back(Pair(
-      "speculative-moves", "off", "on", [](O& o) -> bool& { return o.migration.speculative; },
-      "Completion and periodic migration passes (§6) also while no job waits (on), or only while "
-      "some job waits (off): with nothing waiting a move gains nothing and costs its pause and a "
-      "restart job's work since its last checkpoint",
-      nullptr));
+  t.push_back(Enum<DefragPasses>(
+      "defrag-passes",
+      {{"off", DefragPasses::kOff},
+       {"while-waiting", DefragPasses::kWhileWaiting},
+       {"always", DefragPasses::kAlways}},
+      [](O& o) -> DefragPasses& { return o.migration.passes; },
+      fmt::format("When the completion and periodic migration passes (§6) run: off (never: every "
+                  "move is then asked for by a waiting job, an evacuation or a move aimed at an "
+                  "arrival's fragmented room), while-waiting (only while some job waits) or "
+                  "always (also with nothing waiting: a move then gains nothing now and costs its "
+                  "pause and a restart job's work since its last checkpoint); default: {} for "
+                  "full, while-waiting otherwise (§13)",
+                  DefragPassesName(kFullDefaultDefragPasses)),
+      &E::defrag_passes));
   t.push_back(Number(
       "admission-move-budget", "a finite number", kAny,
       [](O& o) -> double& { return o.migration.admission_move_budget; },

@@ -22,6 +22,18 @@ std::string_view ReservationModeName(ReservationMode m) {
   return m == ReservationMode::kConservative ? "conservative" : "easy";
 }
 
+std::string_view DefragPassesName(DefragPasses p) {
+  switch (p) {
+    case DefragPasses::kOff:
+      return "off";
+    case DefragPasses::kWhileWaiting:
+      return "while-waiting";
+    case DefragPasses::kAlways:
+      return "always";
+  }
+  return "while-waiting";
+}
+
 std::string_view QueueOrderName(QueueOrder o) {
   return o == QueueOrder::kResponseRatio ? "response-ratio" : "fifo";
 }

@@ -31,6 +31,12 @@ std::string_view QueueOrderName(QueueOrder o);  // "fifo" | "response-ratio"
 // is arrival order.
 inline constexpr double kUnknownLimitForOrderS = 3600;
 
+// §6, §13: when the completion and periodic migration passes of §6 run: never (every move is
+// then asked for by a waiting job: an evacuation of §13, or a move aimed at the fragmented room
+// an arrival found, §6 step 2), only while some job waits, or at every completion and tick.
+enum class DefragPasses { kOff, kWhileWaiting, kAlways };
+std::string_view DefragPassesName(DefragPasses p);  // "off" | "while-waiting" | "always"
+
 // §13: which waiting jobs may have running jobs moved to open a placement for
 // them now: none, the head of the queue, or any waiting job.
 enum class EvacuationScope { kOff, kHead, kQueue };
@@ -140,10 +146,13 @@ struct SchedulerOptions {
     double gbps = 10;       // state copy bandwidth, GB/s (our assumption)
     double switch_s = 0.5;  // pause at switch-over, the only time the job does not progress
     double checkpoint_interval_s = 600;  // `restart` jobs lose progress since their last checkpoint
-    // Completion and periodic passes (§6) also while no job waits (true), or only while some job
-    // waits (false: a move then has nothing to gain and costs its pause, and a `restart` job's
-    // work since its last checkpoint; docs/algorithms.md §13 "Moves that pay for themselves").
-    bool speculative = false;
+    // When the completion and periodic passes (§6) run: also while no job waits (kAlways), only
+    // while some job waits (kWhileWaiting, the default: with nothing waiting a move has nothing
+    // to gain and costs its pause, and a `restart` job's work since its last checkpoint), or
+    // never (kOff, `full`'s default, sched/full_policy.h). docs/algorithms.md §13 "Moves that pay
+    // for themselves". The passes of an arrival's fragmented room and the evacuations run in
+    // every case.
+    DefragPasses passes = DefragPasses::kWhileWaiting;
     // Where jobs can be turned away (max_wait_s >= 0: admission mode, or a bounded wait), moves
     // per job started: a move begins only while the moves begun so far, with it, stay within this
     // many per job started (the one it admits counted). An evacuation that would pass it is not
@@ -180,6 +189,7 @@ struct ExplicitOptions {
   bool evacuation_min_slices = false;     // --evacuation-min-slices
   bool evacuation_when = false;           // --evacuation-when
   bool migration_order = false;           // --migration-order
+  bool defrag_passes = false;             // --defrag-passes
   bool static_layout = false;             // --static-layout (`static` has a default of its own)
 };
 

@@ -851,8 +851,11 @@ StatusOr<std::vector<MigrationStart>> Scheduler::RunMigrationPass(
   // Moves that pay for themselves (§13): a completion or periodic pass while no job waits gains
   // nothing now and costs every move its pause (and a `restart` job its work since the last
   // checkpoint). Evacuations begun in a scan still come out of the kFragmented pass.
-  if (trigger != MigrationTrigger::kFragmented && !options_.migration.speculative &&
-      queue_.empty()) {
+  // With the passes off, every move is asked for by a waiting job: the evacuations and the moves
+  // aimed at an arrival's fragmented room, both in the kFragmented pass.
+  if (trigger != MigrationTrigger::kFragmented &&
+      (options_.migration.passes == DefragPasses::kOff ||
+       (options_.migration.passes == DefragPasses::kWhileWaiting && queue_.empty()))) {
     return none;
   }
   // Evacuations begun in the scans since the last kFragmented pass come first.

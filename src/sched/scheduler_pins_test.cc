@@ -228,8 +228,8 @@ TEST_F(PinsTest, JointPlacementNeverUsesADrainedGpu) {
 // one, even when a migratable job has the same number.
 TEST_F(PinsTest, HoldsAreNeverMoved) {
   SchedulerOptions o;
-  o.migration.speculative = true;  // a tick pass with nothing waiting (§13)
-  o.migration.enabled = true;      // full's own default (these options are raw)
+  o.migration.passes = DefragPasses::kAlways;  // a tick pass with nothing waiting (§13)
+  o.migration.enabled = true;                  // full's own default (these options are raw)
   Make({{"A100-40GB", "", ""}, {"A100-40GB", "", ""}}, "full", o);
   // A lone busy 3g.20gb@0 (FragCost 0.35) on a busy GPU is what an intra move
   // to @4 (FragCost 0) would fix, were it a job's.
@@ -253,8 +253,8 @@ TEST_F(PinsTest, HoldsAreNeverMoved) {
 
 TEST_F(PinsTest, AbandonedMoveLeavesTheJobOnItsSource) {
   SchedulerOptions o;
-  o.migration.speculative = true;  // a tick pass with nothing waiting (§13)
-  o.migration.enabled = true;      // full's own default (these options are raw)
+  o.migration.passes = DefragPasses::kAlways;  // a tick pass with nothing waiting (§13)
+  o.migration.enabled = true;                  // full's own default (these options are raw)
   Make({{"A100-40GB", "", ""}}, "full", o);
   Job restart = JobOf("3g.20gb");
   restart.migratable = Migratable::kRestart;

@@ -110,7 +110,7 @@ SchedulerOptions Opts(double threshold = 0.4) {
   SchedulerOptions o;
   // These cases exercise the §6 passes themselves, begun at a completion with nothing waiting:
   // the default runs such passes only while a job waits (§13, AMovePassWaitsForAWaitingJob).
-  o.migration.speculative = true;
+  o.migration.passes = DefragPasses::kAlways;
   o.threshold = threshold;
   return o;
 }
@@ -227,12 +227,12 @@ TEST(SchedulerMigrationTest, AMovesSourceIsKeptIdleWhereThePolicyKeepsIdleInstan
 }
 
 // Moves that pay for themselves (§13): the state of CoolDownIsRespected at t = 0, where a
-// completion pass moves C 5 -> 3 (FragCost 0.5 -> 0.3). With the default (speculative moves off)
-// and nothing waiting, the pass begins nothing; once a job waits (a 7g.40gb, which cannot fit on
-// the busy GPU), the same pass begins the same move.
+// completion pass moves C 5 -> 3 (FragCost 0.5 -> 0.3). With the passes while some job waits
+// (the default of SchedulerOptions) and nothing waiting, the pass begins nothing; once a job waits
+// (a 7g.40gb, which cannot fit on the busy GPU), the same pass begins the same move.
 TEST(SchedulerMigrationTest, AMovePassWaitsForAWaitingJob) {
   SchedulerOptions o = Opts(0.25);
-  o.migration.speculative = false;
+  o.migration.passes = DefragPasses::kWhileWaiting;
   QueueFixture f(1, std::make_unique<Scripted>(), Migrating(o));
   f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
   f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
@@ -242,6 +242,30 @@ TEST(SchedulerMigrationTest, AMovePassWaitsForAWaitingJob) {
   EXPECT_THAT(f.Pass(MigrationTrigger::kTick), IsEmpty());
   f.s().Enqueue(3, kJob.Profile("7g.40gb").Named("big"));
   EXPECT_THAT(f.Pass(), ElementsAre("job 2: 0@5 -> 0@3"));
+}
+
+// The same state with the passes off (`full`'s default): neither a completion nor a periodic
+// pass begins the move, with or without a waiting job; with them always, both begin it with
+// nothing waiting.
+TEST(SchedulerMigrationTest, NoCompletionOrPeriodicPassWithThePassesOff) {
+  for (DefragPasses passes : {DefragPasses::kOff, DefragPasses::kAlways}) {
+    SCOPED_TRACE(std::string(DefragPassesName(passes)));
+    SchedulerOptions o = Opts(0.25);
+    o.migration.passes = passes;
+    QueueFixture f(1, std::make_unique<Scripted>(), Migrating(o));
+    f.Place(kJob.Profile("1g.5gb").Named("g0s0").Moves(Migratable::kNone));
+    f.Place(kJob.Profile("1g.5gb").Named("g0s1").Moves(Migratable::kNone));
+    f.Place(kJob.Profile("1g.5gb").Named("g0s5"));
+    f.s().SetNow(0);
+    if (passes == DefragPasses::kOff) {
+      EXPECT_THAT(f.Pass(), IsEmpty());
+      f.s().Enqueue(3, kJob.Profile("7g.40gb").Named("big"));
+      EXPECT_THAT(f.Pass(), IsEmpty());
+      EXPECT_THAT(f.Pass(MigrationTrigger::kTick), IsEmpty());
+    } else {
+      EXPECT_THAT(f.Pass(MigrationTrigger::kTick), ElementsAre("job 2: 0@5 -> 0@3"));
+    }
+  }
 }
 
 struct MoveRightsCase {

@@ -350,7 +350,7 @@ TEST(SchedulerRandomTest, FullPolicyMovesFollowTheRules) {
     o.migration.max_moves_per_pass = static_cast<int>(rng.UniformInt(0, 8));
     o.migration.cooldown_s = rng.Uniform01() < 0.5 ? 0 : 120;
     // The rules of every move, also those of passes begun with nothing waiting (§13).
-    o.migration.speculative = true;
+    o.migration.passes = DefragPasses::kAlways;
     o.migration.enabled = true;  // the §6 planner and evacuation (full's default)
     o.max_skip_seconds = std::vector<double>{-1, 0, 50}[rng.UniformInt(0, 2)];
     // §13: reservations (easy or conservative, with or without slack) and evacuation (off,

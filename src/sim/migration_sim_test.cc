@@ -121,7 +121,7 @@ TEST(MigrationSimTest, AStallOfEventTimesWithoutAJobEventIsReportedAsALivelock) 
     ManualClock clock;
     SchedulerOptions o;
     o.migration.enabled = true;
-    o.migration.speculative = true;
+    o.migration.passes = DefragPasses::kAlways;
     o.migration.defrag_interval_s = 10;
     o.migration.cooldown_s = 0;
     Scheduler scheduler(&cluster, std::make_unique<Scripted>(), o, &clock);
@@ -145,8 +145,8 @@ TEST(MigrationSimTest, AStallOfEventTimesWithoutAJobEventIsReportedAsALivelock) 
   }
 }
 
-// The moves below are begun by a completion pass with nothing waiting: speculative moves are on
-// (their default, off, waits for a waiting job: docs/algorithms.md §13).
+// The moves below are begun by a completion pass with nothing waiting: the passes run always
+// (their default runs them only while a job waits: docs/algorithms.md §13).
 TEST(MigrationSimTest, CheckpointMoveIsMakeBeforeBreak) {
   // Copy: fixed 2 s + 4864 MiB / 1024 = 4.75 GB at 10 GB/s = 2.475 s, from
   // 10 + 5r to 12.475 + 5r; C keeps running. Switch-over: paused 0.5 s until
@@ -155,7 +155,7 @@ TEST(MigrationSimTest, CheckpointMoveIsMakeBeforeBreak) {
   // Later passes (A, B `none`; C cooling down until 10 + 4r + 120, then
   // {0,1,3} has no decreasing move) move nothing.
   SchedulerOptions o;
-  o.migration.speculative = true;
+  o.migration.passes = DefragPasses::kAlways;
   const SimResult r = RunScripted(MoveTrace(Migratable::kCheckpoint), o);
   ASSERT_EQ(r.jobs.size(), 4u);
   EXPECT_NEAR(r.jobs[2].end_s, 3 * kMigR + 1000.5, 1e-9);
@@ -182,7 +182,7 @@ TEST(MigrationSimTest, CheckpointMoveIsMakeBeforeBreak) {
 // F needed a create (6 creates, 1 destroy) and started at 20 + r.
 TEST(MigrationSimTest, AMovesSourceIsReusedByTheNextJobOfItsProfile) {
   SchedulerOptions o;
-  o.migration.speculative = true;
+  o.migration.passes = DefragPasses::kAlways;
   std::vector<WorkloadJob> jobs = MoveTrace(Migratable::kCheckpoint);
   jobs.push_back(AJob("1g.5gb").Named("g0s5").ArrivesAt(20).Runs(100));
   jobs.push_back(AJob("1g.5gb").Named("g0s6").ArrivesAt(20).Runs(100));
@@ -202,7 +202,7 @@ TEST(MigrationSimTest, RestartMoveLosesWorkSinceTheLastCheckpoint) {
   // ready, 10 + 5r, with 1000 - (10 + 2r) = 989.954 s left: 2.046 s lost.
   // Paused until 10.5 + 5r, then 992 s on 1g@3: end = 1002.5 + 5r.
   SchedulerOptions o;
-  o.migration.speculative = true;
+  o.migration.passes = DefragPasses::kAlways;
   o.migration.checkpoint_interval_s = 4;
   const SimResult r = RunScripted(MoveTrace(Migratable::kRestart), o);
   EXPECT_NEAR(r.jobs[2].end_s, 1002.5 + 5 * kMigR, 1e-9);
@@ -221,7 +221,7 @@ TEST(MigrationSimTest, AMovedJobIsNotEndedByTheLimitOfItsFirstRun) {
   std::vector<WorkloadJob> jobs = MoveTrace(Migratable::kRestart);
   jobs[2] = AJob("1g.5gb").Named("g0s5").Runs(1000).Limit(1000).Moves(Migratable::kRestart);
   SchedulerOptions o;
-  o.migration.speculative = true;
+  o.migration.passes = DefragPasses::kAlways;
   o.migration.checkpoint_interval_s = 4;
   const SimResult r = RunScripted(jobs, o);
   ASSERT_EQ(r.jobs.size(), 4u);

@@ -120,8 +120,8 @@ TEST_F(DaemonApiTest, RunsRealCommandsWithExitCodesLogsAndPlacements) {
 
 TEST_F(DaemonApiTest, RestartJobIsMigratedAndRestartedOnItsNewInstance) {
   gpus_ = "1xA100-40GB";
-  // The move is begun by a completion pass with nothing waiting (§13: speculative moves).
-  StartDaemon("scheduler:\n  speculative-moves: on\n");
+  // The move is begun by a completion pass with nothing waiting (§13: --defrag-passes always).
+  StartDaemon("scheduler:\n  defrag-passes: always\n");
   // As in daemon_test.cc's RestartJobIsMigratedAndRestarted, through the binary: job 1 takes
   // 3g.20gb@4, job 2 (restart) 3g.20gb@0. When job 1 ends, the GPU (3/7 busy, util >= 0.4,
   // §3 busy) has FragCost 0.35 with job 2 at @0 and 0 at @4, so the completion pass (§6)
@@ -446,8 +446,9 @@ TEST(ServeCommandTest, FlagsThatWouldBeIgnoredAreRefused) {
 // reservation's start is known and at most 2 h away (§13, results.md section 3 and "The
 // reservation horizon"; the table's order: metric, joint-placement, max-skip-seconds,
 // reservation-slack, reservation-horizon,
-// reservation-unknown-ends, evacuation, migration) and runs the §6 planner (migration on, what
-// sets it apart from lb+frag on the ladder); `lb+frag` by fragcost with joint placement;
+// reservation-unknown-ends, evacuation, migration, defrag-passes) and runs the §6 planner
+// (migration on, what sets it apart from lb+frag on the ladder) for waiting jobs only (no
+// completion or periodic pass, §13); `lb+frag` by fragcost with joint placement;
 // `first-fit` by fragcost without; neither migrates.
 TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   auto full = testing::RunMigsched({"serve", "--print-default-config"});
@@ -460,7 +461,7 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
                         "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
                         "reservation-slack: 1, reservation-horizon: 7200, "
                         "reservation-unknown-ends: skip, evacuation: queue, "
-                        "migration: on\n"));
+                        "migration: on, defrag-passes: off\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit            none\n"));
   struct Expected {
     std::string policy, metric;

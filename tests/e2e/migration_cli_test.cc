@@ -42,12 +42,12 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
   const std::string trace = WriteTempFile("move.csv", kMoveTrace);
   const std::string json = WriteTempFile("full.json", "");
   const std::string jobs = WriteTempFile("full-jobs.csv", "");
-  // The move is begun by the completion pass with nothing waiting: --speculative-moves on (the
-  // default, off, waits for a waiting job; docs/algorithms.md §13).
+  // The move is begun by the completion pass with nothing waiting: --defrag-passes always (full's
+  // default, off, runs no completion pass; docs/algorithms.md §13).
   auto r =
       RunMigsched({"simulate", "--expected-ends", "known", "--user-estimates", "none", "--cluster",
-                   "1xA100-40GB", "--workload", trace, "--policy", "full", "--speculative-moves",
-                   "on", "--json", json, "--jobs-csv", jobs, "--quiet"});
+                   "1xA100-40GB", "--workload", trace, "--policy", "full", "--defrag-passes",
+                   "always", "--json", json, "--jobs-csv", jobs, "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = ReadJson(json);
   EXPECT_EQ(j["migrations"], 1);
@@ -76,8 +76,8 @@ TEST(MigrationCliTest, FullMovesAJobMakeBeforeBreak) {
   // A slower switch-over: 2 s pause.
   auto slow =
       RunMigsched({"simulate", "--expected-ends", "known", "--user-estimates", "none", "--cluster",
-                   "1xA100-40GB", "--workload", trace, "--policy", "full", "--speculative-moves",
-                   "on", "--switch-s", "2", "--json", json, "--quiet"});
+                   "1xA100-40GB", "--workload", trace, "--policy", "full", "--defrag-passes",
+                   "always", "--switch-s", "2", "--json", json, "--quiet"});
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
   EXPECT_NEAR(ReadJson(json)["makespan_s"].get<double>(), 1002.046, 1e-6);
 }
@@ -319,8 +319,8 @@ TEST(MigrationCliTest, ARestartJobMovedAtEveryPassStillEnds) {
                         "0",
                         "--migration-gbps",
                         "30",
-                        "--speculative-moves",
-                        "on",
+                        "--defrag-passes",
+                        "always",
                         "--json",
                         json,
                         "--quiet"});
