@@ -190,6 +190,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     p->excludes(f);
     cmd->add_option("--count", o->count,
                     fmt::format("Instances wanted together (1..{})", kMaxJobCount))
+        ->check(WholeNumber(1, kMaxJobCount))
         ->capture_default_str();
     cmd->add_option("--migratable", o->migratable,
                     "none | restart (stopped, restarted with MIGSCHED_RESTARTED=1) | checkpoint")

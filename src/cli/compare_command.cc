@@ -51,13 +51,9 @@ int Run(const CompareFlags& f, Context& ctx) {
   Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report.path}},
                                     SimInputFiles(f.sim, ctx.extra_catalogs));
   if (!outputs.ok()) return fail(outputs.message());
+  // Each named once (AddPoliciesFlag refused a name given twice or an empty entry).
   const std::vector<std::string> policies =
       f.policies.empty() ? DefaultPolicies(f.sim.mode == "fill") : f.policies;
-  for (size_t i = 0; i < policies.size(); ++i) {
-    if (std::find(policies.begin(), policies.begin() + i, policies[i]) != policies.begin() + i) {
-      return fail(fmt::format("--policies: '{}' is given twice", policies[i]));
-    }
-  }
   const size_t n_policies = policies.size();
   const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
@@ -220,7 +216,7 @@ void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "Comma-separated policies, the first is the reference (default: all, the ablation ladder "
       "first, then in online mode frag-free-reference, the fragmentation-free indicator: " +
       PolicyList() + ")";
-  cmd->add_option("--policies", f->policies, policies_help)->delimiter(',');
+  AddPoliciesFlag(cmd, &f->policies, policies_help);
   cmd->add_option("--json", f->json, "Write every policy's metrics and ratios as JSON to FILE");
   cmd->add_option("--threads", f->threads,
                   "Simulations run at once, policies and replicas (default: the cores); the "

@@ -89,9 +89,11 @@ int Main(int argc, char** argv) {
     // --help and --version exit 0; every usage error exits 2 (docs/api.md), not CLI11's own codes.
     const int code = app.exit(e);
     // submit's own command must come after "--" (else its options look like
-    // ours, and a missing command is all CLI11 can say).
+    // ours, and a missing command is all CLI11 can say). Not after a value its
+    // flag's check refused (--count 99999999999999999999): that message says all.
     const auto parsed = app.get_subcommands();
-    if (code != 0 && !parsed.empty() && parsed.front()->get_name() == "submit") {
+    const bool refused_value = dynamic_cast<const CLI::ValidationError*>(&e) != nullptr;
+    if (code != 0 && !refused_value && !parsed.empty() && parsed.front()->get_name() == "submit") {
       std::cerr << "migsched submit: the job's command goes after --, e.g. migsched submit "
                    "--profile 2g.10gb -- python train.py --epochs 3\n";
     }

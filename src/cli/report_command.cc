@@ -268,9 +268,8 @@ void RegisterReportCommand(CLI::App& app, Context& ctx, int* exit_code) {
   cmd->get_option("--workload")->required(false);
   AddReportFlags(cmd, &f->report, /*with_path=*/false);
   cmd->add_option("-o,--output", f->output, "The HTML file to write")->required();
-  cmd->add_option("--policies", f->policies,
-                  "Comma-separated policies, the first is the reference (default: all)")
-      ->delimiter(',');
+  AddPoliciesFlag(cmd, &f->policies,
+                  "Comma-separated policies, the first is the reference (default: all)");
   cmd->add_option("--from", f->from,
                   "Re-render a saved output of simulate/compare/sweep --json (repeatable; "
                   "metrics only, no simulation)");

@@ -21,6 +21,7 @@
 #include "io/trace_reader.h"
 #include "sched/metrics.h"
 #include "sched/option_table.h"
+#include "sched/policy.h"
 #include "sim/arrivals.h"
 #include "sim/churn.h"
 #include "sim/frag_free.h"
@@ -446,6 +447,11 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
                                    s.jobs.size(), 100 * pcie, load);
   } else if (alibaba) {
     const std::string path = f.workload.substr(8);
+    if (path.empty()) {
+      return InvalidArgumentError(
+          "--workload: alibaba:FILE needs the pod list's file name after 'alibaba:' (e.g. "
+          "alibaba:data/traces/alibaba-v2023/openb_pod_list_default.csv), got 'alibaba:'");
+    }
     AlibabaOptions o;
     o.fraction_rule = rule;
     ASSIGN_OR_RETURN(AlibabaWorkload w, LoadAlibabaPodList(path, o));
@@ -677,6 +683,51 @@ void AddReplicaFlags(CLI::App* cmd, SimFlags* f) {
       ->check(FiniteNumber("a number in [0, 1)", [](double v) { return v >= 0 && v < 1; }))
       ->each([f](const std::string&) { f->jitter_given = true; })
       ->capture_default_str();
+}
+
+StatusOr<std::vector<std::string>> ParsePolicyList(const std::vector<std::string>& values) {
+  std::vector<std::string> names;
+  std::vector<std::string> policies;  // of each name: its policy's name (an alias's own name)
+  for (const std::string& value : values) {
+    size_t pos = 0;
+    for (int entry = 1;; ++entry) {
+      const size_t comma = std::min(value.find(',', pos), value.size());
+      const std::string name = value.substr(pos, comma - pos);
+      if (name.empty()) {
+        return InvalidArgumentError(
+            fmt::format("entry {} of '{}' is empty: give comma-separated policy names, each once",
+                        entry, value));
+      }
+      const StatusOr<const PolicyInfo*> info = FindPolicy(name);
+      const std::string policy = info.ok() ? (*info)->name : name;
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (policies[i] != policy) continue;
+        if (names[i] == name) {
+          return InvalidArgumentError(fmt::format("'{}' is given twice", name));
+        }
+        return InvalidArgumentError(fmt::format(
+            "'{}' and '{}' are the same policy ({}), given twice", names[i], name, policy));
+      }
+      names.push_back(name);
+      policies.push_back(policy);
+      if (comma == value.size()) break;
+      pos = comma + 1;
+    }
+  }
+  return names;
+}
+
+void AddPoliciesFlag(CLI::App* cmd, std::vector<std::string>* policies, const std::string& help) {
+  // No CLI11 delimiter: it drops empty entries ("first-fit,,lb" read as first-fit,lb), which
+  // ParsePolicyList refuses.
+  cmd->add_option_function<std::vector<std::string>>(
+      "--policies",
+      [policies](const std::vector<std::string>& values) {
+        StatusOr<std::vector<std::string>> list = ParsePolicyList(values);
+        if (!list.ok()) throw CLI::ValidationError("--policies", list.status().message());
+        *policies = std::move(*list);
+      },
+      help);
 }
 
 std::vector<InputFile> SimInputFiles(const SimFlags& f, const std::vector<std::string>& catalogs) {

@@ -92,6 +92,16 @@ CLI::Validator FiniteNumber(std::string_view requirement, std::function<bool(dou
 // min..max: "-1" is not read as 2^64-1, "0" is refused where min is 1.
 CLI::Validator WholeNumber(int64_t min, uint64_t max);
 
+// The policies of `compare` and `report`'s --policies, each value a comma-separated list (the
+// flag may be repeated): the names in order. kInvalidArgument naming the entry: an empty entry
+// ("first-fit,,lb", "", a trailing comma), or a policy given twice, by the same name or by a name
+// and its alias ("frag-aware,lb+frag": sched/policy.h FindPolicy). A name no policy has is left
+// to MakePolicy's error (it lists the known ones).
+StatusOr<std::vector<std::string>> ParsePolicyList(const std::vector<std::string>& values);
+// Adds --policies to `cmd`, read into `*policies` by ParsePolicyList; its refusals are usage
+// errors (CLI11 writes "--policies: <reason>", exit 2).
+void AddPoliciesFlag(CLI::App* cmd, std::vector<std::string>* policies, const std::string& help);
+
 // The files a run of `f` reads, for CheckOutputFiles (an output may not overwrite one): the
 // --workload file (a trace; alibaba:FILE's pod list; none for a generated workload) and every
 // --catalog path of `catalogs`.

@@ -1,4 +1,5 @@
 // InertOptionNotes (cli/sim_flags.h): an option given that does nothing for a policy is said.
+// ParsePolicyList / AddPoliciesFlag: the --policies list of compare and report.
 #include "cli/sim_flags.h"
 
 #include <gmock/gmock.h>
@@ -118,6 +119,66 @@ TEST(InertOptionNotesTest, OptionsGivenToTheFragFreeReferenceHaveNoEffectOnIt) {
                           "frag-free-reference (it has no placement rules and runs FIFO with "
                           "backfill; of the scheduler's options it reads only --max-wait)"));
   EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
+}
+
+// Regression (`compare --policies first-fit,,lb` ran first-fit and lb, the empty name skipped,
+// while `--policies ''` was refused; a policy named by its name and its alias ran twice): every
+// entry of the list is a name, each policy once, whatever name it is given by.
+TEST(PolicyListTest, EmptyEntriesAndAPolicyGivenTwiceAreRefused) {
+  using V = std::vector<std::string>;
+  auto ok = ParsePolicyList({"first-fit,lb+frag", "full"});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_THAT(*ok, ElementsAre("first-fit", "lb+frag", "full"));
+  // An alias is kept as written; an unknown name is left to MakePolicy (it lists the known).
+  auto alias = ParsePolicyList({"frag-aware,frag-free-reference,bogus"});
+  ASSERT_TRUE(alias.ok()) << alias.status().ToString();
+  EXPECT_THAT(*alias, ElementsAre("frag-aware", "frag-free-reference", "bogus"));
+  const std::pair<V, std::string> refused[] = {
+      {{"first-fit,,lb"},
+       "entry 2 of 'first-fit,,lb' is empty: give comma-separated policy names, each once"},
+      {{""}, "entry 1 of '' is empty: give comma-separated policy names, each once"},
+      {{"first-fit,"},
+       "entry 2 of 'first-fit,' is empty: give comma-separated policy names, "
+       "each once"},
+      {{",lb"}, "entry 1 of ',lb' is empty: give comma-separated policy names, each once"},
+      {{"first-fit", ""}, "entry 1 of '' is empty: give comma-separated policy names, each once"},
+      {{"first-fit,first-fit"}, "'first-fit' is given twice"},
+      {{"first-fit,full", "first-fit"}, "'first-fit' is given twice"},  // over repeated flags
+      {{"frag-aware,lb+frag"},
+       "'frag-aware' and 'lb+frag' are the same policy (lb+frag), given "
+       "twice"},
+      {{"lb+frag,full,frag-aware"},
+       "'lb+frag' and 'frag-aware' are the same policy (lb+frag), given twice"},
+      {{"frag-free-reference,frag-free-reference"}, "'frag-free-reference' is given twice"},
+  };
+  for (const auto& [values, want] : refused) {
+    SCOPED_TRACE(want);
+    auto r = ParsePolicyList(values);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(), want);
+  }
+}
+
+// The flag's refusal is a usage error (CLI11's ValidationError: "--policies: ...", exit 2 in
+// main), raised while parsing, before anything runs.
+TEST(PolicyListTest, TheFlagRefusesWhileParsing) {
+  CLI::App app;
+  std::vector<std::string> policies;
+  AddPoliciesFlag(&app, &policies, "help");
+  app.parse(std::vector<std::string>{"first-fit,lb", "--policies"});  // reversed, as CLI11 takes
+  EXPECT_THAT(policies, ElementsAre("first-fit", "lb"));
+  CLI::App bad;
+  std::vector<std::string> unused;
+  AddPoliciesFlag(&bad, &unused, "help");
+  try {
+    bad.parse(std::vector<std::string>{"first-fit,,lb", "--policies"});
+    ADD_FAILURE() << "not refused";
+  } catch (const CLI::ValidationError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--policies: entry 2 of 'first-fit,,lb' is empty: give comma-separated policy "
+                 "names, each once");
+  }
 }
 
 }  // namespace

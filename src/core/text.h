@@ -14,4 +14,15 @@ inline std::string_view TrimBlanks(std::string_view s) {
   return s;
 }
 
+// `s` without a leading UTF-8 byte-order mark (EF BB BF), as Excel and Windows editors write at
+// the start of a CSV or text file; anything else unchanged. The one rule for the mark: every
+// reader of a CSV, JSON-lines or text input applies it to the first bytes of the input (strict
+// CSV, trace JSON lines, measured latency samples), so that a file saved with the mark reads as
+// the same file without it.
+inline std::string_view WithoutUtf8Bom(std::string_view s) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (s.substr(0, kBom.size()) == kBom) s.remove_prefix(kBom.size());
+  return s;
+}
+
 }  // namespace migsched

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "io/input_file.h"
+#include "io/integer_input.h"
 #include "io/strict_csv.h"
 
 namespace migsched {
@@ -18,12 +19,6 @@ namespace {
 Status FieldError(const std::string& origin, int line, std::string_view field,
                   const std::string& reason) {
   return InvalidArgumentError(fmt::format("{}:{}: field '{}': {}", origin, line, field, reason));
-}
-
-bool ParseInt(const std::string& s, int64_t* v) {
-  const char* end = s.data() + s.size();
-  auto [ptr, ec] = std::from_chars(s.data(), end, *v);
-  return ec == std::errc() && ptr == end;
 }
 
 bool ParseDouble(const std::string& s, double* v) {
@@ -87,12 +82,20 @@ StatusOr<std::vector<AlibabaPod>> ParseAlibabaPods(std::istream& in, const std::
           fmt::format("duplicate pod name '{}' (first on line {})", pod.name, it->second));
     }
     int64_t v = 0;
-    if (!ParseInt(cell(num_gpu), &v) || v < 0 || v > 1'000'000) {
-      return FieldError(origin, line, "num_gpu",
-                        fmt::format("'{}' must be an integer >= 0", cell(num_gpu)));
+    switch (ReadIntegerText(cell(num_gpu), 0, kMaxPodGpus, &v)) {
+      case IntegerInput::kInRange:
+        break;
+      case IntegerInput::kAboveRange:
+        return FieldError(origin, line, "num_gpu",
+                          fmt::format("'{}' is out of range: must be an integer from 0 to {}",
+                                      cell(num_gpu), kMaxPodGpus));
+      case IntegerInput::kNotInteger:
+      case IntegerInput::kBelowRange:
+        return FieldError(origin, line, "num_gpu",
+                          fmt::format("'{}' must be an integer >= 0", cell(num_gpu)));
     }
     pod.num_gpu = static_cast<int>(v);
-    if (!ParseInt(cell(gpu_milli), &v) || v < 0 || v > 1000) {
+    if (ReadIntegerText(cell(gpu_milli), 0, 1000, &v) != IntegerInput::kInRange) {
       return FieldError(origin, line, "gpu_milli",
                         fmt::format("'{}' must be an integer in [0, 1000]", cell(gpu_milli)));
     }

@@ -65,11 +65,14 @@ struct AlibabaOptions {
   int64_t max_jobs = 0;
 };
 
+// The most GPUs one pod may ask for (num_gpu; the bundled pod list's ask for at most 8).
+inline constexpr int64_t kMaxPodGpus = 1'000'000;
+
 // One row of a pod list, validated but not yet mapped.
 struct AlibabaPod {
   int line = 0;  // 1-based line in the file
   std::string name;
-  int num_gpu = 0;                       // GPUs wanted, 0..
+  int num_gpu = 0;                       // GPUs wanted, 0..kMaxPodGpus
   int gpu_milli = 0;                     // per-GPU share in thousandths, 0..1000
   std::string qos;                       // "" when the column is absent
   std::string pod_phase;                 // "" when the column is absent
@@ -94,7 +97,8 @@ struct AlibabaWorkload {
 };
 
 // Reads and validates every row. Errors as above; also a duplicate pod name,
-// num_gpu not an integer >= 0, gpu_milli not an integer in [0, 1000],
+// num_gpu not an integer >= 0 or above kMaxPodGpus (out of range), gpu_milli not
+// an integer in [0, 1000],
 // gpu_milli 0 on a GPU pod, gpu_milli != 1000 on a multi-GPU pod, and times
 // that are not finite numbers >= 0.
 StatusOr<std::vector<AlibabaPod>> ParseAlibabaPods(std::istream& in, const std::string& origin);

@@ -70,6 +70,26 @@ TEST(AlibabaLoaderTest, SmallFileMapping) {
   }
 }
 
+// Regression (a pod list saved by Excel: "missing required column 'name'", the header's first
+// column read as "\ufeffname"): a UTF-8 byte-order mark at the start of the file is skipped
+// (io/strict_csv.h). The pod below: num_gpu 1, gpu_milli 500 -> fraction 0.5; arrival =
+// creation_time 10; duration = deletion_time 70 - scheduled_time 20 = 50.
+TEST(AlibabaLoaderTest, Utf8ByteOrderMarkAtTheStartIsSkipped) {
+  std::istringstream in(
+      "\xEF\xBB\xBFname,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+      "creation_time,deletion_time,scheduled_time\r\n"
+      "p,1000,1024,1,500,,LS,Running,10,70,20\r\n");
+  auto w = ParseAlibabaPodList(in, "excel.csv", AlibabaOptions{});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->pods, 1);
+  ASSERT_EQ(w->jobs.size(), 1u);
+  EXPECT_EQ(w->jobs[0].name, "p");
+  EXPECT_EQ(w->jobs[0].arrival_s, 10);
+  EXPECT_EQ(w->jobs[0].gpu_fraction, 0.5);
+  EXPECT_EQ(w->jobs[0].duration_s, 50);
+  EXPECT_TRUE(w->jobs[0].latency_sensitive);
+}
+
 TEST(AlibabaLoaderTest, OptionsAndFractionRules) {
   AlibabaOptions opt;
   opt.fraction_rule = FractionRule::kMemory;
@@ -248,6 +268,27 @@ TEST(AlibabaLoaderTest, BadInputsGiveExactErrors) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(missing.status().message(),
             "/nonexistent/pods.csv: cannot open Alibaba pod list: No such file or directory");
+}
+
+// Regression (a GPU count too large said "must be an integer >= 0", which it is): num_gpu above
+// kMaxPodGpus (1000000) is out of range, said with the range and the value as written, whether
+// an int64 could hold it or not; kMaxPodGpus itself is a count.
+TEST(AlibabaLoaderTest, NumGpuTooLargeIsOutOfRangeWithTheRange) {
+  const std::string h =
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+      "deletion_time,scheduled_time\n";
+  for (const std::string n : {"1000001", "99999999999999999999"}) {
+    SCOPED_TRACE(n);
+    std::istringstream in(h + "p,1,1," + n + ",1000,,LS,Running,0,10,0\n");
+    auto w = ParseAlibabaPodList(in, "p.csv", AlibabaOptions{});
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().message(), "p.csv:2: field 'num_gpu': '" + n +
+                                        "' is out of range: must be an integer from 0 to 1000000");
+  }
+  std::istringstream max(h + "p,1,1,1000000,1000,,LS,Running,0,10,0\n");
+  auto pods = ParseAlibabaPods(max, "p.csv");
+  ASSERT_TRUE(pods.ok()) << pods.status().ToString();
+  EXPECT_EQ((*pods)[0].num_gpu, 1000000);
 }
 
 }  // namespace

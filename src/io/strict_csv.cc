@@ -44,6 +44,7 @@ StatusOr<CsvTable> ReadStrictCsv(std::istream& in, const std::string& origin) {
   while (std::getline(in, raw)) {
     ++line;
     std::string_view text = raw;
+    if (line == 1) text = WithoutUtf8Bom(text);  // as Excel writes
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     std::string_view trimmed = TrimBlanks(text);
     if (trimmed.empty() || trimmed.front() == '#') continue;

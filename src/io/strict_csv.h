@@ -5,9 +5,10 @@
 // comma, with no quoting or escaping. A line containing a double quote is
 // rejected with a clear error rather than mis-read. Surrounding spaces and
 // tabs of each field are trimmed, a trailing '\r' (CRLF files) is dropped,
-// and blank lines and lines whose first non-blank character is '#' are
-// ignored. The first remaining line is the header; every later line must have
-// as many fields as the header.
+// a UTF-8 byte-order mark at the start of the input (as Excel writes) is
+// skipped (core/text.h WithoutUtf8Bom), and blank lines and lines whose first
+// non-blank character is '#' are ignored. The first remaining line is the header; every later line
+// must have as many fields as the header.
 //
 // Errors (kInvalidArgument) start with "<origin>:<line>: ", e.g.
 //   "trace.csv:4: quoted fields are not supported (found '\"'); ..."

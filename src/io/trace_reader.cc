@@ -13,7 +13,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/text.h"
 #include "io/input_file.h"
+#include "io/integer_input.h"
 #include "io/strict_csv.h"
 
 namespace migsched {
@@ -70,8 +72,10 @@ using Cells = std::array<Cell, kNumFields>;
 // origin, line and field.
 class RowConverter {
  public:
-  RowConverter(const std::string& origin, int line, const Catalog* catalog)
-      : origin_(origin), line_(line), catalog_(catalog) {}
+  // `json_text`: the JSON line (a CSV row: empty), for quoting a value as written.
+  RowConverter(const std::string& origin, int line, const Catalog* catalog,
+               std::string_view json_text = {})
+      : origin_(origin), line_(line), catalog_(catalog), json_text_(json_text) {}
 
   Status LineError(const std::string& reason) const {
     return InvalidArgumentError(fmt::format("{}:{}: {}", origin_, line_, reason));
@@ -172,32 +176,39 @@ class RowConverter {
     return v;
   }
 
+  // An integer of [1, INT_MAX] by the one rule of io/integer_input.h (in JSON, 2.0 is 2).
   StatusOr<int> Count(const Cell& c) const {
-    constexpr std::string_view kReq = "an integer >= 1";
     int64_t v = 0;
+    IntegerInput read = IntegerInput::kNotInteger;
     std::string shown;
     if (c.value == nullptr) {
       shown = c.text;
-      const char* end = c.text.data() + c.text.size();
-      auto [ptr, ec] = std::from_chars(c.text.data(), end, v);
-      if (ec != std::errc() || ptr != end) {
-        return FieldError(kCount, fmt::format("'{}' must be {}", shown, kReq));
-      }
+      read = ReadIntegerText(c.text, 1, INT_MAX, &v);
     } else {
       if (!c.value->is_number()) return TypeError(kCount, "an integer", *c.value);
-      shown = c.value->dump();
-      if (c.value->is_number_unsigned()) {
-        uint64_t u = c.value->get<uint64_t>();
-        v = u > static_cast<uint64_t>(INT_MAX) ? int64_t{INT_MAX} + 1 : static_cast<int64_t>(u);
-      } else if (c.value->is_number_integer()) {
-        v = c.value->get<int64_t>();
-      } else {
-        return FieldError(kCount, fmt::format("'{}' must be {}", shown, kReq));
-      }
+      shown = AsWritten(kCount, *c.value);
+      read = ReadJsonInteger(*c.value, 1, INT_MAX, &v);
     }
-    if (v < 1 || v > INT_MAX)
-      return FieldError(kCount, fmt::format("'{}' must be {}", shown, kReq));
-    return static_cast<int>(v);
+    switch (read) {
+      case IntegerInput::kInRange:
+        return static_cast<int>(v);
+      case IntegerInput::kAboveRange:
+        return FieldError(
+            kCount,
+            fmt::format("'{}' is out of range: must be an integer from 1 to {}", shown, INT_MAX));
+      case IntegerInput::kNotInteger:
+      case IntegerInput::kBelowRange:
+        break;
+    }
+    return FieldError(kCount, fmt::format("'{}' must be an integer >= 1", shown));
+  }
+
+  // A JSON number of field `f` as the line writes it (2.50, 99999999999999999999: the parsed
+  // value would say 2.5, 1e+20).
+  std::string AsWritten(Field f, const json& v) const {
+    std::string text;
+    if (v.is_number_float()) text = JsonNumberAsWritten(json_text_, kFieldNames[f]);
+    return text.empty() ? v.dump() : text;
   }
 
   StatusOr<bool> Bool(Field f, const Cell& c) const {
@@ -213,6 +224,7 @@ class RowConverter {
   const std::string& origin_;
   int line_;
   const Catalog* catalog_;
+  std::string_view json_text_;
 };
 
 // Checks ids for duplicates and sorts by arrival (stable).
@@ -314,9 +326,10 @@ StatusOr<std::vector<WorkloadJob>> ParseTraceJsonLines(std::istream& in, const s
   int line = 0;
   while (std::getline(in, raw)) {
     ++line;
+    if (line == 1) raw.erase(0, raw.size() - WithoutUtf8Bom(raw).size());  // as Excel writes
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (raw.find_first_not_of(" \t") == std::string::npos) continue;
-    RowConverter conv(origin, line, catalog);
+    RowConverter conv(origin, line, catalog, raw);
     std::string duplicate_key;
     std::set<std::string> keys;
     auto callback = [&](int depth, json::parse_event_t event, json& parsed) {

@@ -111,6 +111,31 @@ TEST(TraceReaderTest, ExtensionSelectsFormat) {
             "/nonexistent/dir/t.csv: cannot open trace file: No such file or directory");
 }
 
+// Regression (a CSV saved by Excel: "unknown column '\ufeffid'"): a UTF-8 byte-order mark
+// (EF BB BF) at the start of a trace is skipped, in CSV and in JSON lines (where it may stand
+// alone on a blank first line); the jobs are those of the file without it. Only the start of the
+// file holds a mark: the same bytes further on are text, and stay in the message as written.
+TEST(TraceReaderTest, Utf8ByteOrderMarkAtTheStartIsSkipped) {
+  const std::string bom = "\xEF\xBB\xBF";
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"excel.csv", bom + "id,arrival_s,profile,duration_s,count\r\na,5,1g.5gb,10,2\r\n"},
+      {"bom.jsonl",
+       bom + R"({"id":"a","arrival_s":5,"profile":"1g.5gb","duration_s":10,"count":2})" + "\n"},
+      {"bom-blank.jsonl",
+       bom + "\n" + R"({"id":"a","arrival_s":5,"profile":"1g.5gb","duration_s":10,"count":2})"},
+  };
+  for (const auto& [name, content] : files) {
+    SCOPED_TRACE(name);
+    auto jobs = ReadTraceFile(testing::WriteTempFile(name, content));
+    ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+    ExpectSameJobs(*jobs, {AJob("1g.5gb").Named("a").ArrivesAt(5).Runs(10).Gang(2)});
+  }
+  std::istringstream late("# a comment first\n" + bom + "id,arrival_s,profile,duration_s\n");
+  auto bad = ParseTraceCsv(late, "t.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), StartsWith("t.csv:2: unknown column '" + bom + "id'"));
+}
+
 struct TraceBadCase {
   std::string label;
   std::string content;
@@ -150,7 +175,8 @@ TEST(TraceReaderTest, BadCsvInputsGiveExactErrors) {
       {"count fractional", h + "a,0,1g.5gb,,1.5,10,,\n",
        "t.csv:2: field 'count': '1.5' must be an integer >= 1"},
       {"count too large", h + "a,0,1g.5gb,,99999999999,10,,\n",
-       "t.csv:2: field 'count': '99999999999' must be an integer >= 1"},
+       "t.csv:2: field 'count': '99999999999' is out of range: must be an integer from 1 to "
+       "2147483647"},
       {"unknown column", "id,arrival_s,profile,duration_s,gpus\na,0,1g.5gb,10,1\n",
        std::string("t.csv:1: unknown column 'gpus' (known: ") + kKnown + ")"},
       {"missing required column", "id,arrival_s,profile\na,0,1g.5gb\n",
@@ -243,6 +269,70 @@ TEST(TraceReaderTest, BadJsonLinesGiveExactErrors) {
     EXPECT_EQ(jobs.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(jobs.status().message(), c.error);
   }
+}
+
+// Regression ("count": 2.0 was refused as not an integer): in JSON lines a number with an
+// integral value is that integer however it is written (io/integer_input.h); 2.5 is refused
+// naming the field and the value as written.
+TEST(TraceReaderTest, JsonCountWithAnIntegralValueIsThatInteger) {
+  const std::string head = R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10,)";
+  for (const std::string count : {"2.0", "2e0", "0.2e1", "2"}) {
+    SCOPED_TRACE(count);
+    std::istringstream in(head + R"("count":)" + count + "}\n");
+    auto jobs = ParseTraceJsonLines(in, "t.jsonl");
+    ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+    ASSERT_EQ(jobs->size(), 1u);
+    EXPECT_EQ((*jobs)[0].count, 2);
+  }
+  const std::pair<std::string, std::string> refused[] = {
+      {"2.5", "t.jsonl:1: field 'count': '2.5' must be an integer >= 1"},
+      {"2.50", "t.jsonl:1: field 'count': '2.50' must be an integer >= 1"},  // as written
+      {"0.0", "t.jsonl:1: field 'count': '0.0' must be an integer >= 1"},
+      {"-2.0", "t.jsonl:1: field 'count': '-2.0' must be an integer >= 1"},
+  };
+  for (const auto& [count, want] : refused) {
+    SCOPED_TRACE(count);
+    std::istringstream in(head + R"("count":)" + count + "}\n");
+    auto jobs = ParseTraceJsonLines(in, "t.jsonl");
+    ASSERT_FALSE(jobs.ok());
+    EXPECT_EQ(jobs.status().message(), want);
+  }
+}
+
+// Regression (a count too large for the reader said "must be an integer >= 1", which it is): a
+// count above 2147483647 (INT_MAX, the largest the job holds) is out of range, said with the
+// range and the value as written, in CSV and JSON lines; whether an int64 could hold it or not
+// (99999999999999999999 > 2^64; the JSON parser reads it as the double 1e20).
+TEST(TraceReaderTest, CountTooLargeIsOutOfRangeWithTheRange) {
+  const std::string range = "is out of range: must be an integer from 1 to 2147483647";
+  for (const std::string count : {"2147483648", "99999999999999999999"}) {
+    SCOPED_TRACE(count);
+    std::istringstream csv("id,arrival_s,profile,duration_s,count\na,0,1g.5gb,10," + count + "\n");
+    auto c = ParseTraceCsv(csv, "t.csv");
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().message(), "t.csv:2: field 'count': '" + count + "' " + range);
+    std::istringstream jsonl(R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10,)"
+                             R"("count":)" +
+                             count + "}\n");
+    auto j = ParseTraceJsonLines(jsonl, "t.jsonl");
+    ASSERT_FALSE(j.ok());
+    EXPECT_EQ(j.status().message(), "t.jsonl:1: field 'count': '" + count + "' " + range);
+  }
+  // Written as a double, 3e9 and 18446744073709551615 (the largest uint64) too.
+  for (const std::string count : {"3e9", "18446744073709551615"}) {
+    SCOPED_TRACE(count);
+    std::istringstream jsonl(R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10,)"
+                             R"("count":)" +
+                             count + "}\n");
+    auto j = ParseTraceJsonLines(jsonl, "t.jsonl");
+    ASSERT_FALSE(j.ok());
+    EXPECT_EQ(j.status().message(), "t.jsonl:1: field 'count': '" + count + "' " + range);
+  }
+  // The largest count is a count.
+  std::istringstream max("id,arrival_s,profile,duration_s,count\na,0,1g.5gb,10,2147483647\n");
+  auto m = ParseTraceCsv(max, "t.csv");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ((*m)[0].count, 2147483647);
 }
 
 TEST(TraceReaderTest, BadJsonLineNamesLineAndParser) {

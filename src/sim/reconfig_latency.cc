@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/text.h"
+
 namespace migsched {
 namespace {
 
@@ -38,7 +40,7 @@ StatusOr<std::vector<double>> ReadSample(const std::string& path) {
   if (!in) return NotFoundError(fmt::format("{}: cannot open the file", path));
   std::stringstream buf;
   buf << in.rdbuf();
-  const std::string text = buf.str();
+  const std::string text(WithoutUtf8Bom(buf.str()));  // as Excel writes
   std::vector<double> out;
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {

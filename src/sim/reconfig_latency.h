@@ -8,7 +8,8 @@
 //                            (the standard deviation of the log; 0 is fixed:MEDIAN drawn);
 //   empirical:FILE           a measured sample, each draw one of its values (ms, finite, >= 0)
 //                            with equal probability; FILE is a JSON list of numbers or one
-//                            number per line (blank lines and lines starting with '#' skipped);
+//                            number per line (blank lines and lines starting with '#' skipped;
+//                            a UTF-8 byte-order mark at its start is skipped, core/text.h);
 //   field                    the preset of docs/mig-hardware.md §9 (FieldCreateLatency and
 //                            FieldDestroyLatency below).
 // `--reconfig-latency` takes SPEC (creates and destroys), or create=SPEC / destroy=SPEC for one

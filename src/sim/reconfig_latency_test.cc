@@ -145,6 +145,21 @@ TEST(ReconfigLatencyTest, EmpiricalReadsLinesAndJsonListsAndNamesTheBadLine) {
             "empirical: " + empty + ": no measurements (empty sample)");
 }
 
+// Regression (a sample saved by Excel or a Windows editor was refused at its first line): a UTF-8
+// byte-order mark at the start of an empirical file is skipped, in both forms.
+TEST(ReconfigLatencyTest, EmpiricalFileWithAUtf8ByteOrderMark) {
+  const std::string lines = WriteTempFile("bom.txt",
+                                          "\xEF\xBB\xBF"
+                                          "30\r\n12.5\r\n");
+  auto d = ParseLatencySpec("empirical:" + lines);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->samples_ms, (std::vector<double>{12.5, 30}));  // sorted
+  const std::string list = WriteTempFile("bom.json", "\xEF\xBB\xBF[900, 1200.5]");
+  auto j = ParseLatencySpec("empirical:" + list);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(j->samples_ms, (std::vector<double>{900, 1200.5}));
+}
+
 // 20,000 lognormal draws (median 250 ms, sigma 0.5) against bounds worked out by hand. The log of
 // a draw is N(ln 250, 0.25): its sample mean has standard error 0.5 / sqrt(20000) = 0.003536 and
 // its sample standard deviation about 0.5 / sqrt(2 × 20000) = 0.0025; the share of draws below the

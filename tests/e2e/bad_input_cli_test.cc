@@ -135,10 +135,6 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
       {SimulateArgs(kOneA100, trace, {"--fill-curve-csv", "f.csv"}),
        "migsched simulate: --fill-curve-csv is the load curve of --mode fill; an online run has "
        "--timeline-csv"},
-      // Regression: a policy named twice ran twice and showed two equal rows.
-      {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--policies",
-        "first-fit,full,first-fit"},
-       "migsched compare: --policies: 'first-fit' is given twice"},
   };
   for (const FlagCase& c : cases) {
     auto r = RunMigsched(c.args);
@@ -146,6 +142,52 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
     EXPECT_EQ(r.err, c.error + "\n");
     EXPECT_THAT(r.out, IsEmpty()) << c.error;
   }
+}
+
+// Regression: `--policies first-fit,,lb` ran (the empty name skipped) while `--policies ''` was
+// refused, and a policy named by its name and its alias ran twice (as a name given twice did
+// before it was refused: two equal rows). Each is bad usage (exit 2), refused while parsing,
+// naming the entry; in compare and report alike.
+TEST(BadFlagValuesTest, EmptyOrRepeatedPoliciesAreUsageErrors) {
+  const std::string trace = WriteTempFile("t.csv", kTrace);
+  const std::string html = WriteTempFile("r.html", "");
+  const std::vector<std::string> compare = {"compare", "--cluster", kOneA100, "--workload", trace};
+  auto with = [](std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  const std::vector<FlagCase> cases = {
+      {with(compare, {"--policies", "first-fit,,lb"}),
+       "--policies: entry 2 of 'first-fit,,lb' is empty: give comma-separated policy names, each "
+       "once"},
+      {with(compare, {"--policies", ""}),
+       "--policies: entry 1 of '' is empty: give comma-separated policy names, each once"},
+      {with(compare, {"--policies", "first-fit,lb,"}),
+       "--policies: entry 3 of 'first-fit,lb,' is empty: give comma-separated policy names, each "
+       "once"},
+      {with(compare, {"--policies", "first-fit,full,first-fit"}),
+       "--policies: 'first-fit' is given twice"},
+      {with(compare, {"--policies", "frag-aware,lb+frag"}),
+       "--policies: 'frag-aware' and 'lb+frag' are the same policy (lb+frag), given twice"},
+      {{"report", "--cluster", kOneA100, "--workload", trace, "-o", html, "--policies",
+        "lb+frag,frag-aware"},
+       "--policies: 'lb+frag' and 'frag-aware' are the same policy (lb+frag), given twice"},
+      {{"report", "--cluster", kOneA100, "--workload", trace, "-o", html, "--policies",
+        "first-fit,,lb"},
+       "--policies: entry 2 of 'first-fit,,lb' is empty: give comma-separated policy names, each "
+       "once"},
+  };
+  for (const FlagCase& c : cases) {
+    auto r = RunMigsched(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.error;
+    EXPECT_THAT(r.err, StartsWith(c.error + "\n")) << c.error;
+    EXPECT_THAT(r.out, IsEmpty()) << c.error;
+  }
+  // A list of distinct policies still runs, each once.
+  auto ok = RunMigsched(with(compare, {"--policies", "first-fit,frag-aware", "--quiet"}));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("\nfirst-fit "));
+  EXPECT_THAT(ok.out, HasSubstr("\nfrag-aware "));
 }
 
 TEST(BadFlagValuesTest, ValuesThatMeanSomethingAreHonoured) {
@@ -269,6 +311,16 @@ TEST(BadWorkloadCliTest, UnreadableTracesSayWhy) {
        "migsched simulate: " + missing +
            ": cannot open Alibaba pod list: No such file or "
            "directory"},
+      // Regression: "alibaba:" alone said ": cannot open Alibaba pod list: No such file or
+      // directory", an empty path; it needs a file name.
+      {SimulateArgs(kOneA100, "alibaba:", {}),
+       "migsched simulate: --workload: alibaba:FILE needs the pod list's file name after "
+       "'alibaba:' (e.g. alibaba:data/traces/alibaba-v2023/openb_pod_list_default.csv), got "
+       "'alibaba:'"},
+      {{"compare", "--cluster", kOneA100, "--workload", "alibaba:"},
+       "migsched compare: --workload: alibaba:FILE needs the pod list's file name after "
+       "'alibaba:' (e.g. alibaba:data/traces/alibaba-v2023/openb_pod_list_default.csv), got "
+       "'alibaba:'"},
       {SimulateArgs(kOneA100, comments, {}),
        "migsched simulate: " + comments +
            ": no header line: the file has only blank lines and '#' comments"},
@@ -325,6 +377,18 @@ TEST(BadWorkloadCliTest, MessagesSayWhatIsWrongOnce) {
   auto no_command = RunMigsched({"submit", "--profile", "1g.5gb"});
   EXPECT_EQ(no_command.exit_code, 2);
   EXPECT_THAT(no_command.err, HasSubstr("migsched submit: the job's command goes after --"));
+}
+
+// Regression: `submit --count 99999999999999999999` said "Could not convert" and that the job's
+// command goes after -- (it did): a count is checked as the other integer flags are, with its
+// range 1..64 (kMaxJobCount), before any daemon is asked, and only the check speaks.
+TEST(BadFlagValuesTest, SubmitCountOutOfRangeSaysTheRange) {
+  for (const std::string count : {"99999999999999999999", "65", "0"}) {
+    auto r = RunMigsched({"submit", "--profile", "1g.5gb", "--count", count, "--", "true"});
+    EXPECT_EQ(r.exit_code, 2) << count;
+    EXPECT_EQ(r.err, "--count: must be an integer in 1..64, got '" + count +
+                         "'\nRun with --help for more information.\n");
+  }
 }
 
 // A data folder whose catalog is one small model with the profiles 1g.8gb
