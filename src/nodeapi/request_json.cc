@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/catalog.h"
+#include "io/integer_input.h"
 #include "io/scheduler_options_json.h"
 
 namespace migsched {
@@ -48,24 +49,22 @@ StatusOr<std::string> GetString(std::string_view field, const json& v) {
   return s;
 }
 
-// An integer within [lo, hi] (floats such as 2.0 are refused: the field is an integer).
+// An integer within [lo, hi] by the one rule of io/integer_input.h: a number with an integral
+// value, however written (2, 2.0, 1e3); 2.5 is not an integer.
 StatusOr<int64_t> GetInteger(std::string_view field, const json& v, int64_t lo, int64_t hi) {
-  if (!v.is_number_integer()) return TypeError(field, "an integer", v);
-  bool in_range = false;
+  if (!v.is_number()) return TypeError(field, "an integer", v);
   int64_t x = 0;
-  if (v.is_number_unsigned()) {
-    const uint64_t u = v.get<uint64_t>();
-    in_range = u <= static_cast<uint64_t>(hi) && static_cast<int64_t>(u) >= lo;
-    x = in_range ? static_cast<int64_t>(u) : 0;
-  } else {
-    x = v.get<int64_t>();
-    in_range = x >= lo && x <= hi;
+  switch (ReadJsonInteger(v, lo, hi, &x)) {
+    case IntegerInput::kInRange:
+      return x;
+    case IntegerInput::kNotInteger:
+      return TypeError(field, "an integer", v);
+    case IntegerInput::kBelowRange:
+    case IntegerInput::kAboveRange:
+      break;
   }
-  if (!in_range) {
-    return InvalidArgumentError(
-        fmt::format("field '{}' must be from {} to {}, got {}", field, lo, hi, v.dump()));
-  }
-  return x;
+  return InvalidArgumentError(
+      fmt::format("field '{}' must be from {} to {}, got {}", field, lo, hi, v.dump()));
 }
 
 ojson TimeOrNull(double t) { return t > 0 ? ojson(t) : ojson(nullptr); }

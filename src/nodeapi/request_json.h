@@ -16,6 +16,8 @@
 //   user              string (run as this user: the daemon's job_user or one of job_users)
 //   time_limit_s      number > 0 (seconds; each run's expected end for the scheduler, §13;
 //                     not enforced)
+// An integer field takes a number with an integral value, however written (2, 2.0, 1e3:
+// io/integer_input.h); 2.5 is not an integer.
 // Strings must not contain NUL characters (they become argv/env of a
 // process); argv and env must fit what exec takes (kMaxExecArgBytes per
 // string, kMaxExecBytes in all). Whether the profile exists on this node is

@@ -43,6 +43,43 @@ TEST(ParseJobRequestTest, DefaultsWithAFraction) {
   EXPECT_TRUE(ParseJobRequest(R"({"profile": "p", "count": 64, "command": ["x"]})").ok());
 }
 
+// Regression ("count": 2.0 was refused as "non-integer number 2"): an integer field takes a
+// JSON number with an integral value however it is written (io/integer_input.h), the value
+// being the integer; one with a fraction is refused naming the field and the value; an integral
+// one outside the field's range is refused as such, with the range.
+TEST(ParseJobRequestTest, IntegralNumbersWrittenWithAFractionOrExponentAreIntegers) {
+  auto r = ParseJobRequest(R"({"profile": "p", "count": 2.0, "priority": -1e3, "command": ["x"]})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->count, 2);
+  EXPECT_EQ(r->priority, -1000);
+  auto e = ParseJobRequest(R"({"profile": "p", "count": 64e0, "command": ["x"]})");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->count, 64);  // kMaxJobCount
+  auto res = ParseReservationRequest(
+      R"({"owner": "o", "placements": [{"gpu": 1.0, "profile": "1g.5gb", "start": 4.0}]})");
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  EXPECT_EQ(res->placements[0].gpu, NvmlIndex{1});
+  EXPECT_EQ(res->placements[0].start, 4);
+  const std::pair<const char*, const char*> refused[] = {
+      {R"({"profile": "p", "count": 2.5, "command": ["x"]})",
+       "field 'count' must be an integer, got non-integer number 2.5"},
+      {R"({"profile": "p", "count": 65.0, "command": ["x"]})",
+       "field 'count' must be from 1 to 64, got 65.0"},
+      {R"({"profile": "p", "count": 0.0, "command": ["x"]})",
+       "field 'count' must be from 1 to 64, got 0.0"},
+      // Beyond every integer type of the parser: read as the double 1e20, still above 64.
+      {R"({"profile": "p", "count": 99999999999999999999, "command": ["x"]})",
+       "field 'count' must be from 1 to 64, got 1e+20"},
+  };
+  for (const auto& [body, want] : refused) {
+    SCOPED_TRACE(body);
+    auto bad = ParseJobRequest(body);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(bad.status().message(), want);
+  }
+}
+
 TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
   const std::string kKnown =
       "(known: profile, gpu_fraction, count, command, env, cwd, migratable, latency_sensitive, "
@@ -104,8 +141,8 @@ TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
        "field 'migratable' must be a string (none, restart, checkpoint), got boolean"},
       {R"({"profile": "p", "command": ["x"], "latency_sensitive": "yes"})",
        "field 'latency_sensitive' must be a boolean, got string"},
-      {R"({"profile": "p", "command": ["x"], "priority": 1e3})",
-       "field 'priority' must be an integer, got non-integer number 1000"},
+      {R"({"profile": "p", "command": ["x"], "priority": 1.5e-3})",
+       "field 'priority' must be an integer, got non-integer number 0.0015"},
       {R"({"profile": "p", "command": ["x"], "priority": 2147483648})",
        "field 'priority' must be from -2147483648 to 2147483647, got 2147483648"},
       {R"({"profile": "p", "command": ["x"], "name": null})",
