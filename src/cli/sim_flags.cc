@@ -95,6 +95,15 @@ void AddSchedulerFlags(CLI::App* cmd, SchedulerOptions* options, ExplicitOptions
                                                                                       : "NUMBER")));
     opt->default_str(s->get(defaults));
   }
+  // An option's old name is refused saying its new one (hidden from --help).
+  for (const std::string& old : RenamedSchedulerOptionNames()) {
+    cmd->add_option_function<std::string>("--" + old,
+                                          [old](const std::string&) {
+                                            throw CLI::ValidationError(
+                                                "--" + old, *RenamedSchedulerOption(old));
+                                          })
+        ->group("");
+  }
 }
 
 void AddSimFlags(CLI::App* cmd, SimFlags* f) {

@@ -304,8 +304,19 @@ int Run(const SweepFlags& f, Context& ctx) {
 
   // The table: the parameter, then every compared metric (means ± 95% half-widths with replicas).
   std::ostream& out = *ctx.out;
+  // A parameter of the workload (load, pcie-share, ...) changes its description per value: the
+  // header names the workload and each value's description follows, not the base flags' one.
+  const std::string workload = param->on_flags
+                                   ? fmt::format("{} ({} per value, below)", f.sim.workload, name)
+                                   : base.workload_label;
   out << fmt::format("migsched sweep: {} over {} ({} values) on {}, {}\n", f.policy, name,
-                     values->size(), by_value.front().front().cluster, base.workload_label);
+                     values->size(), by_value.front().front().cluster, workload);
+  if (param->on_flags) {
+    for (size_t i = 0; i < values->size(); ++i) {
+      out << fmt::format("  {}={:g}: {}\n", name, (*values)[i],
+                         setups[i * n_replicas].workload_label);
+    }
+  }
   if (n_replicas > 1) {
     out << fmt::format(
         "  replicas: {} per value (seeds {}..{}): means ± the half-width of their "

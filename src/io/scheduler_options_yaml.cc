@@ -46,6 +46,9 @@ StatusOr<SchedulerConfig> ReadSchedulerYaml(const YAML::Node& node, const std::s
       const std::string full = key + "." + name;
       const SchedulerOptionSpec* spec = FindSchedulerOption(name);
       if (name != "policy" && spec == nullptr) {
+        if (auto renamed = RenamedSchedulerOption(name)) {
+          return YamlErrorAt(origin, kv.first, fmt::format("unknown key '{}': {}", full, *renamed));
+        }
         return YamlErrorAt(
             origin, kv.first,
             fmt::format("unknown key '{}' (known: policy, {})", full, SchedulerOptionNames()));

@@ -1,9 +1,11 @@
 #include "io/scheduler_options_yaml.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sched/option_table.h"
@@ -149,6 +151,15 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
     ASSERT_FALSE(c.ok());
     EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(c.status().message(), b.message);
+  }
+  // An option's old name says its new one (Regression: RenamedOptionSaysItsNewName).
+  for (const char* old : {"speculative-moves: on", "speculative_moves: off"}) {
+    StatusOr<SchedulerConfig> r = ParseSchedulerYaml(old, "s.yaml");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(),
+              fmt::format("s.yaml:1: unknown key 'scheduler.{}': speculative-moves is now "
+                          "defrag-passes (on: always, off: while-waiting)",
+                          std::string_view(old).substr(0, 17)));
   }
   // An unknown key lists every known one.
   StatusOr<SchedulerConfig> c = ParseSchedulerYaml("evacuate: queue", "s.yaml");

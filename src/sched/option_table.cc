@@ -413,6 +413,20 @@ const SchedulerOptionSpec* FindSchedulerOption(std::string_view name) {
   return nullptr;
 }
 
+const std::vector<std::string>& RenamedSchedulerOptionNames() {
+  static const std::vector<std::string> names = {"speculative-moves"};
+  return names;
+}
+
+std::optional<std::string> RenamedSchedulerOption(std::string_view old_name) {
+  std::string kebab(old_name);
+  std::replace(kebab.begin(), kebab.end(), '_', '-');
+  if (kebab == "speculative-moves") {
+    return std::string("speculative-moves is now defrag-passes (on: always, off: while-waiting)");
+  }
+  return std::nullopt;
+}
+
 std::string SchedulerOptionNames() {
   std::string out;
   for (const SchedulerOptionSpec& s : SchedulerOptionTable()) {

@@ -11,6 +11,7 @@
 #define MIGSCHED_SCHED_OPTION_TABLE_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,15 @@ const std::vector<SchedulerOptionSpec>& SchedulerOptionTable();
 
 // The entry named `name` in kebab-case or snake_case, or nullptr.
 const SchedulerOptionSpec* FindSchedulerOption(std::string_view name);
+
+// An option that was renamed, by its old name (kebab-case or snake_case): its old name and what
+// to write now, for the refusal of the old name on the command line and in a config (e.g.
+// "speculative-moves is now defrag-passes (on: always, off: while-waiting)"); nullopt for a name
+// that is not an old one. The renames (docs/migration.md "Flags"): speculative-moves on|off became
+// defrag-passes always|while-waiting on 2026-12-05.
+std::optional<std::string> RenamedSchedulerOption(std::string_view old_name);
+// The old names of RenamedSchedulerOption, kebab-case.
+const std::vector<std::string>& RenamedSchedulerOptionNames();
 
 // "threshold, frag-objective, ..." (kebab-case, table order): for "unknown key" messages.
 std::string SchedulerOptionNames();

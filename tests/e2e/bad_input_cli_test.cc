@@ -148,6 +148,25 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
 // refused, and a policy named by its name and its alias ran twice (as a name given twice did
 // before it was refused: two equal rows). Each is bad usage (exit 2), refused while parsing,
 // naming the entry; in compare and report alike.
+// Regression (RenamedOptionSaysItsNewName): --speculative-moves became --defrag-passes; the old
+// name was refused as an argument CLI11 did not expect, without the new one.
+TEST(BadFlagValuesTest, ARenamedOptionSaysItsNewName) {
+  const std::string trace = WriteTempFile("t.csv", kTrace);
+  for (const std::string value : {"on", "off"}) {
+    auto r = RunMigsched(
+        {"simulate", "--cluster", kOneA100, "--workload", trace, "--speculative-moves", value});
+    EXPECT_EQ(r.exit_code, 2) << value;
+    EXPECT_THAT(r.err, StartsWith("--speculative-moves: speculative-moves is now defrag-passes "
+                                  "(on: always, off: while-waiting)\n"))
+        << value;
+    EXPECT_THAT(r.out, IsEmpty());
+  }
+  // Not listed in --help: only the new name is.
+  auto help = RunMigsched({"simulate", "--help"});
+  EXPECT_THAT(help.out, HasSubstr("--defrag-passes"));
+  EXPECT_THAT(help.out, ::testing::Not(HasSubstr("speculative")));
+}
+
 TEST(BadFlagValuesTest, EmptyOrRepeatedPoliciesAreUsageErrors) {
   const std::string trace = WriteTempFile("t.csv", kTrace);
   const std::string html = WriteTempFile("r.html", "");

@@ -131,6 +131,27 @@ TEST(SweepCliTest, BadParametersSayWhy) {
   }
 }
 
+// Regression (SweepHeaderShowedTheBaseLoad): sweeping a parameter of the workload, the header
+// described the workload at the base flags' value ("churn (10 jobs, 20% PCIe-bound, load 0.9)",
+// the default load, while the rows ran at 0.5 and 0.7). Now it names the workload and gives each
+// value's own description; the default 0.9 appears nowhere.
+TEST(SweepCliTest, AWorkloadParameterIsDescribedPerValue) {
+  auto r = RunMigsched({"sweep", "--cluster", "1xA100-40GB", "--workload", "churn", "--jobs", "10",
+                        "--param", "load=0.5,0.7", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("migsched sweep: lb+frag over load (2 values) on 1x A100 40GB, churn "
+                        "(load per value, below)\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  load=0.5: churn (10 jobs, 20% PCIe-bound, load 0.5)\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  load=0.7: churn (10 jobs, 20% PCIe-bound, load 0.7)\n"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("load 0.9")));
+  // A parameter of the scheduler keeps the workload's one description.
+  auto t = RunMigsched({"sweep", "--cluster", "1xA100-40GB", "--workload", "churn", "--jobs", "10",
+                        "--param", "threshold=0.2,0.5", "--quiet"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("on 1x A100 40GB, churn (10 jobs, 20% PCIe-bound, load 0.9)\n"));
+}
+
 TEST(SimFlagsCliTest, MetricAndReserveFlags) {
   const std::string trace = WriteTempFile("two-4g.csv", kTwoFourG);
   const std::string json = WriteTempFile("out.json", "");
