@@ -112,13 +112,15 @@ class Reader {
     return Status();
   }
 
-  // Calls handlers[key] for each entry of the mapping `n`; an unknown key is an error.
+  // Calls handlers[key] for each entry of the mapping `n`; an unknown key, or one written twice
+  // (CheckNoRepeatedKey), is an error.
   Status Map(
       const YAML::Node& n, const std::string& prefix,
       const std::map<std::string, std::function<Status(const YAML::Node&)>>& handlers) const {
     if (!n.IsMap()) {
       return Error(n, fmt::format("key '{}' must be a mapping, got {}", prefix, YamlKindName(n)));
     }
+    RETURN_IF_ERROR(CheckNoRepeatedKey(origin_, n, prefix));
     for (const auto& kv : n) {
       if (!kv.first.IsScalar()) return Error(kv.first, "keys must be plain strings");
       const std::string key = kv.first.Scalar();
@@ -435,7 +437,7 @@ StatusOr<std::string> DefaultDaemonConfigYaml(std::string_view policy) {
   }
   return R"(# migsched serve --config FILE.yaml (docs/api.md, "Configuration").
 # Every key but state_dir is optional; the values below are the defaults.
-# Unknown keys are an error.
+# Unknown keys, and a key given twice, are an error.
 
 # HOST:PORT the HTTP API listens on. Keep it on loopback unless a proxy with
 # TLS sits in front (the daemon warns otherwise); port 0 picks a free port.

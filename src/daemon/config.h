@@ -1,6 +1,6 @@
 // The daemon's configuration (`migsched serve --config FILE.yaml`, docs/daemon.md).
 //
-// Keys (YAML mapping; unknown keys are an error naming the key):
+// Keys (YAML mapping; an unknown key, or one given twice, is an error naming the key):
 //   listen: "127.0.0.1:7070"      host:port; 127.0.0.1 by default (port 0 = pick a free one)
 //   state_dir: "/var/lib/migsched" SQLite database, job logs, token file
 //   token_file: ""                default <state_dir>/token, created 0600 at first start

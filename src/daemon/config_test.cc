@@ -348,6 +348,30 @@ TEST(DaemonConfigTest, InlineTokensMustBeLongAndPlain) {
       ParseDaemonConfig("state_dir: /s\ntoken: 0123456789abcdef0123456789abcdef\n", "c.yaml").ok());
 }
 
+// Regression (config_key_given_twice): a key written twice (listen: twice) was taken silently,
+// the last one winning; now refused at every level, naming both lines.
+TEST(DaemonConfigTest, KeyGivenTwiceIsRefused) {
+  struct Case {
+    std::string yaml;
+    std::string want;  // the exact message
+  } cases[] = {
+      {"state_dir: /s\nlisten: 127.0.0.1:1\nlisten: 127.0.0.1:2\n",
+       "c.yaml:3: key 'listen' is given twice (lines 2 and 3); keep one"},
+      {"state_dir: /s\nfake:\n  fail_create: 1\n  fail_create: 2\n",
+       "c.yaml:4: key 'fake.fail_create' is given twice (lines 3 and 4); keep one"},
+      {"{state_dir: /s, tick_ms: 5, state_dir: /t}\n",
+       "c.yaml:1: key 'state_dir' is given twice (both on line 1); keep one"},
+      // The scheduler section's own check (one option, two spellings) still answers there.
+      {"state_dir: /s\nscheduler:\n  policy: lb\n  policy: full\n",
+       "c.yaml:4: scheduler.policy is given twice (as 'policy' and 'policy'); keep one"},
+  };
+  for (const Case& k : cases) {
+    auto c = ParseDaemonConfig(k.yaml, "c.yaml");
+    ASSERT_FALSE(c.ok()) << k.yaml;
+    EXPECT_EQ(c.status().message(), k.want) << k.yaml;
+  }
+}
+
 TEST(DaemonConfigTest, LoadNamesAMissingFile) {
   auto c = LoadDaemonConfig("/nonexistent/migsched.yaml");
   ASSERT_FALSE(c.ok());

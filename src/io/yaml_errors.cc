@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 namespace migsched {
 
 Status YamlErrorAt(const std::string& origin, const YAML::Node& node, const std::string& what) {
@@ -25,6 +27,31 @@ std::string_view YamlKindName(const YAML::Node& node) {
     default:
       return "an undefined node";
   }
+}
+
+Status CheckNoRepeatedKey(const std::string& origin, const YAML::Node& map,
+                          const std::string& prefix) {
+  if (!map.IsMap()) return Status::Ok();
+  std::map<std::string, YAML::Mark> seen;  // key as written -> where it was first
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string& key = kv.first.Scalar();
+    const YAML::Mark mark = kv.first.Mark();
+    auto [it, fresh] = seen.emplace(key, mark);
+    if (fresh) continue;
+    const std::string full = prefix.empty() ? key : prefix + "." + key;
+    const bool lines_known =
+        !it->second.is_null() && it->second.line >= 0 && !mark.is_null() && mark.line >= 0;
+    std::string where;
+    if (lines_known && it->second.line == mark.line) {
+      where = fmt::format(" (both on line {})", mark.line + 1);  // a flow mapping {a: 1, a: 2}
+    } else if (lines_known) {
+      where = fmt::format(" (lines {} and {})", it->second.line + 1, mark.line + 1);
+    }
+    return YamlErrorAt(origin, kv.first,
+                       fmt::format("key '{}' is given twice{}; keep one", full, where));
+  }
+  return Status::Ok();
 }
 
 }  // namespace migsched

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "io/scheduler_options_yaml.h"
+#include "io/yaml_errors.h"
 
 namespace migsched::k8s {
 
@@ -26,6 +27,7 @@ class Reader {
   Status Map(const YAML::Node& n, const std::string& where,
              const std::map<std::string, Handler>& handlers) const {
     if (!n.IsMap()) return Error(where.empty() ? "(top)" : where, "must be a mapping");
+    if (Status st = CheckNoRepeatedKey(origin_, n, where); !st.ok()) return st;
     for (const auto& kv : n) {
       const std::string key = kv.first.as<std::string>();
       auto it = handlers.find(key);

@@ -1,6 +1,6 @@
 // The config files of `migsched k8s extender --config FILE` and
 // `migsched k8s node-agent --config FILE` (YAML mappings; an unknown key, a
-// wrong type or a bad value is an error naming the file and the key; the
+// key given twice, a wrong type or a bad value is an error naming the file and the key; the
 // ConfigMaps of deploy/kubernetes/base/ hold commented examples).
 //
 // extender:

@@ -151,6 +151,23 @@ TEST(ExtenderConfigTest, MistakesNameTheKey) {
   }
 }
 
+// Regression (config_key_given_twice): a key written twice was taken silently, the last one
+// winning; now refused at every level of the extender's and the node agent's configs.
+TEST(ExtenderConfigTest, KeyGivenTwiceIsRefused) {
+  const std::string nodes = "nodes: [{name: n1, url: 'http://a:1'}]\n";  // line 1
+  EXPECT_EQ(ParseExtenderConfig(nodes + "token: t\ntoken: u\n", "x").status().message(),
+            "x:3: key 'token' is given twice (lines 2 and 3); keep one");
+  EXPECT_EQ(ParseExtenderConfig(nodes + "token: t\ntls:\n  cert_file: a\n  cert_file: b\n", "x")
+                .status()
+                .message(),
+            "x:5: key 'tls.cert_file' is given twice (lines 4 and 5); keep one");
+  EXPECT_EQ(
+      ParseExtenderConfig("token: t\nnodes:\n  - name: n1\n    name: n2\n", "x").status().message(),
+      "x:4: key 'nodes[0].name' is given twice (lines 3 and 4); keep one");
+  EXPECT_EQ(ParseNodeAgentConfig("token: t\ntoken: u\n", "a").status().message(),
+            "a:2: key 'token' is given twice (lines 1 and 2); keep one");
+}
+
 TEST(NodeAgentConfigTest, DefaultsAndMistakes) {
   auto c = ParseNodeAgentConfig("token_file: /t\n", "agent.yaml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "io/scheduler_options_yaml.h"
+#include "io/yaml_errors.h"
 
 namespace migsched::slurm {
 namespace {
@@ -60,6 +61,7 @@ class Reader {
   using Handlers = std::map<std::string, std::function<Status(const YAML::Node&)>>;
   Status Map(const YAML::Node& n, const std::string& where, const Handlers& h) const {
     if (!n.IsMap()) return Error(n, fmt::format("{} must be a mapping", where));
+    RETURN_IF_ERROR(CheckNoRepeatedKey(origin_, n, where));
     for (const auto& kv : n) {
       const std::string key = kv.first.as<std::string>();
       auto it = h.find(key);

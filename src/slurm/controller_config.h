@@ -1,7 +1,8 @@
 // The Slurm controller's configuration (`migsched slurm controller --config
 // FILE`, also read by the hooks `migsched slurm prolog|task-prolog|epilog`),
-// YAML; docs/slurm.md "Configuration". Unknown keys are an error naming the
-// key; every key but `nodes` has a default:
+// YAML; docs/slurm.md "Configuration". Unknown keys, and a key given twice
+// (io/yaml_errors.h CheckNoRepeatedKey), are an error naming the key; every key but `nodes` has a
+// default:
 //
 //   slurm:
 //     partition: mig             the gated MIG partition (State=DOWN in slurm.conf)

@@ -115,6 +115,28 @@ TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
   }
 }
 
+// Regression (config_key_given_twice): a key written twice was taken silently, the last one
+// winning; now refused at every level, naming both lines.
+TEST(ControllerConfigTest, KeyGivenTwiceIsRefused) {
+  struct Case {
+    std::string yaml;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\ntoken_file: /a\ntoken_file: /b\n",
+       "c.yaml:4: key 'token_file' is given twice (lines 3 and 4); keep one"},
+      {"nodes:\n  - name: n1\n    url: \"http://a\"\n    url: \"http://b\"\n",
+       "c.yaml:4: key 'nodes[].url' is given twice (lines 3 and 4); keep one"},
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller:\n  tick_ms: 1\n  tick_ms: 2\n",
+       "c.yaml:5: key 'controller.tick_ms' is given twice (lines 4 and 5); keep one"},
+  };
+  for (const auto& c : cases) {
+    auto got = ParseControllerConfig(c.yaml, "c.yaml");
+    ASSERT_FALSE(got.ok()) << c.yaml;
+    EXPECT_EQ(got.status().message(), c.message) << c.yaml;
+  }
+}
+
 TEST(ControllerConfigTest, TokensFromFiles) {
   const std::string file = migsched::testing::WriteTempFile("n.token", "0123abcd\n");
   auto c = ParseControllerConfig(
