@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -106,6 +107,29 @@ StatusOr<JobQuery> ParseQuery(const httplib::Request& req) {
     q.limit = v;
   }
   return q;
+}
+
+// The query parameters of an endpoint, as it reads them.
+using QueryParams = std::vector<std::string>;
+
+// What GET /v1/jobs and /v1/allocations read (ParseQuery).
+const QueryParams kJobQueryParams = {"after", "kind", "limit", "owner_prefix", "state"};
+
+// OK, or kInvalidArgument naming the first parameter of `req` (in name order) that is not in
+// `known`, and the known ones: an unknown parameter is refused, not ignored (a misspelt
+// ?limt=5 would be served as if no limit were given). `known` is sorted.
+Status CheckQueryParams(const httplib::Request& req, const QueryParams& known) {
+  for (const auto& [name, value] : req.params) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string names;
+    for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+    return InvalidArgumentError(
+        known.empty() ? fmt::format("unknown query parameter '{}': {} {} takes none", name,
+                                    req.method, req.path)
+                      : fmt::format("unknown query parameter '{}' for {} {} (known: {})", name,
+                                    req.method, req.path, names));
+  }
+  return Status::Ok();
 }
 
 // The routes, for 405 answers: a pattern and the methods it takes.
@@ -501,10 +525,13 @@ class HttpServer::Impl {
   // every body (httplib 0.11 does not apply its limit to chunked bodies).
   using BodyHandler =
       std::function<void(const httplib::Request&, httplib::Response&, const std::string&)>;
-  void PostWithBody(const std::string& pattern, std::string allow, BodyHandler handler) {
+  // `params`: the query parameters it takes (any other is refused, CheckQueryParams).
+  void PostWithBody(const std::string& pattern, std::string allow, QueryParams params,
+                    BodyHandler handler) {
     routes_.push_back({std::regex(pattern), std::move(allow)});
-    server_.Post(pattern, [this, handler](const httplib::Request& req, httplib::Response& res,
-                                          const httplib::ContentReader& reader) {
+    server_.Post(pattern, [this, handler, params](const httplib::Request& req,
+                                                  httplib::Response& res,
+                                                  const httplib::ContentReader& reader) {
       // A request whose body cannot be read as sent is refused before anything is done, and its
       // connection closed (what follows is no request boundary).
       auto malformed = [&](const std::string& why) {
@@ -557,17 +584,29 @@ class HttpServer::Impl {
             "the body did not arrive in full within body_timeout_s ({} bytes{})", body.size(),
             length.empty() ? "" : fmt::format(" of Content-Length {}", length)));
       }
+      if (Status st = CheckQueryParams(req, params); !st.ok()) return SendError(res, st);
       handler(req, res, body);
     });
   }
 
-  void Get(const std::string& pattern, std::string allow, httplib::Server::Handler h) {
+  // `params`: as PostWithBody's.
+  void Get(const std::string& pattern, std::string allow, QueryParams params,
+           httplib::Server::Handler h) {
     routes_.push_back({std::regex(pattern), std::move(allow)});
-    server_.Get(pattern, std::move(h));
+    server_.Get(pattern, Checked(std::move(params), std::move(h)));
   }
-  void Delete(const std::string& pattern, std::string allow, httplib::Server::Handler h) {
+  void Delete(const std::string& pattern, std::string allow, QueryParams params,
+              httplib::Server::Handler h) {
     routes_.push_back({std::regex(pattern), std::move(allow)});
-    server_.Delete(pattern, std::move(h));
+    server_.Delete(pattern, Checked(std::move(params), std::move(h)));
+  }
+  // `h`, called once the request's query parameters are among `params`.
+  static httplib::Server::Handler Checked(QueryParams params, httplib::Server::Handler h) {
+    return [params = std::move(params), h = std::move(h)](const httplib::Request& req,
+                                                          httplib::Response& res) {
+      if (Status st = CheckQueryParams(req, params); !st.ok()) return SendError(res, st);
+      h(req, res);
+    };
   }
 
   // 405 with Allow for a known path, 404 otherwise.
@@ -598,7 +637,7 @@ class HttpServer::Impl {
                       : ojson{{"status", "degraded"}, {"reason", h.message()}});
     });
     // ---- jobs ----
-    PostWithBody("/v1/jobs", "GET, POST",
+    PostWithBody("/v1/jobs", "GET, POST", {},
                  [this](const httplib::Request& req, httplib::Response& res, const std::string& b) {
                    auto request = ParseJobRequest(b);
                    if (!request.ok()) return SendError(res, request.status());
@@ -610,12 +649,13 @@ class HttpServer::Impl {
                    if (result->replayed) res.set_header("Idempotent-Replayed", "true");
                    SendJson(res, result->replayed ? 200 : 201, JobRecordToJson(result->record));
                  });
-    Get("/v1/jobs", "GET, POST", [this](const httplib::Request& req, httplib::Response& res) {
-      auto q = ParseQuery(req);
-      if (!q.ok()) return SendError(res, q.status());
-      SendJson(res, 200, JobPageToJson(api_->ListJobs(*q)));
-    });
-    Get(R"(/v1/jobs/([^/]+))", "GET, DELETE",
+    Get("/v1/jobs", "GET, POST", kJobQueryParams,
+        [this](const httplib::Request& req, httplib::Response& res) {
+          auto q = ParseQuery(req);
+          if (!q.ok()) return SendError(res, q.status());
+          SendJson(res, 200, JobPageToJson(api_->ListJobs(*q)));
+        });
+    Get(R"(/v1/jobs/([^/]+))", "GET, DELETE", {},
         [this](const httplib::Request& req, httplib::Response& res) {
           auto id = ParseId(req.matches[1]);
           if (!id.ok()) return SendError(res, id.status());
@@ -623,7 +663,7 @@ class HttpServer::Impl {
           if (!record.ok()) return SendError(res, record.status());
           SendJson(res, 200, JobRecordToJson(*record));
         });
-    Delete(R"(/v1/jobs/([^/]+))", "GET, DELETE",
+    Delete(R"(/v1/jobs/([^/]+))", "GET, DELETE", {},
            [this](const httplib::Request& req, httplib::Response& res) {
              auto id = ParseId(req.matches[1]);
              if (!id.ok()) return SendError(res, id.status());
@@ -631,9 +671,9 @@ class HttpServer::Impl {
              if (!record.ok()) return SendError(res, record.status());
              SendJson(res, 200, JobRecordToJson(*record));
            });
-    Get(R"(/v1/jobs/([^/]+)/log)", "GET",
+    Get(R"(/v1/jobs/([^/]+)/log)", "GET", {"follow"},
         [this](const httplib::Request& req, httplib::Response& res) { Log(req, res); });
-    PostWithBody("/v1/plan", "POST",
+    PostWithBody("/v1/plan", "POST", {},
                  [this](const httplib::Request&, httplib::Response& res, const std::string& b) {
                    auto request = ParseJobRequest(b);
                    if (!request.ok()) return SendError(res, request.status());
@@ -642,10 +682,10 @@ class HttpServer::Impl {
                    SendJson(res, 200, PlanPreviewToJson(*plan));
                  });
     // ---- the node ----
-    Get("/v1/node", "GET", [this](const httplib::Request&, httplib::Response& res) {
+    Get("/v1/node", "GET", {}, [this](const httplib::Request&, httplib::Response& res) {
       SendJson(res, 200, NodeViewToJson(api_->Node()));
     });
-    Get("/v1/gpus", "GET", [this](const httplib::Request&, httplib::Response& res) {
+    Get("/v1/gpus", "GET", {}, [this](const httplib::Request&, httplib::Response& res) {
       ojson gpus = ojson::array();
       for (const GpuView& g : api_->Gpus()) gpus.push_back(GpuViewToJson(g));
       SendJson(res, 200, ojson{{"gpus", std::move(gpus)}});
@@ -653,14 +693,14 @@ class HttpServer::Impl {
     for (const char* verb : {"pause", "resume"}) {
       const bool pause = std::string_view(verb) == "pause";
       PostWithBody(
-          fmt::format("/v1/scheduler/{}", verb), "POST",
+          fmt::format("/v1/scheduler/{}", verb), "POST", {},
           [this, pause](const httplib::Request&, httplib::Response& res, const std::string&) {
             pause ? api_->Pause() : api_->Resume();
             spdlog::info("scheduler {} through the API", pause ? "paused" : "resumed");
             SendJson(res, 200, ojson{{"paused", api_->paused()}});
           });
     }
-    PostWithBody(R"(/v1/gpus/([^/]+)/(drain|undrain))", "POST",
+    PostWithBody(R"(/v1/gpus/([^/]+)/(drain|undrain))", "POST", {},
                  [this](const httplib::Request& req, httplib::Response& res, const std::string&) {
                    const std::string s = req.matches[1];
                    const bool drain = req.matches[2] == "drain";
@@ -678,7 +718,7 @@ class HttpServer::Impl {
                    SendJson(res, 200, ojson{{"gpu", gpu}, {"draining", drain}});
                  });
     // ---- reservations ----
-    PostWithBody("/v1/reservations", "GET, POST",
+    PostWithBody("/v1/reservations", "GET, POST", {},
                  [this](const httplib::Request&, httplib::Response& res, const std::string& b) {
                    auto request = ParseReservationRequest(b);
                    if (!request.ok()) return SendError(res, request.status());
@@ -688,7 +728,7 @@ class HttpServer::Impl {
                                   fmt::format("/v1/reservations/{}", r->reservation.record.owner));
                    SendJson(res, r->created ? 201 : 200, ReservationViewToJson(r->reservation));
                  });
-    Get("/v1/reservations", "GET, POST",
+    Get("/v1/reservations", "GET, POST", {"prefix"},
         [this](const httplib::Request& req, httplib::Response& res) {
           ojson all = ojson::array();
           for (const ReservationView& r : api_->ListReservations(req.get_param_value("prefix"))) {
@@ -696,13 +736,13 @@ class HttpServer::Impl {
           }
           SendJson(res, 200, ojson{{"reservations", std::move(all)}});
         });
-    Get(R"(/v1/reservations/(.+))", "GET, DELETE",
+    Get(R"(/v1/reservations/(.+))", "GET, DELETE", {},
         [this](const httplib::Request& req, httplib::Response& res) {
           auto r = api_->GetReservation(req.matches[1]);
           if (!r.ok()) return SendError(res, r.status());
           SendJson(res, 200, ReservationViewToJson(*r));
         });
-    Delete(R"(/v1/reservations/(.+))", "GET, DELETE",
+    Delete(R"(/v1/reservations/(.+))", "GET, DELETE", {},
            [this](const httplib::Request& req, httplib::Response& res) {
              if (Status st = api_->ReleaseReservation(req.matches[1]); !st.ok()) {
                return SendError(res, st);
@@ -710,7 +750,7 @@ class HttpServer::Impl {
              res.status = 204;
            });
     // ---- allocations ----
-    PostWithBody("/v1/allocations", "GET, POST, DELETE",
+    PostWithBody("/v1/allocations", "GET, POST, DELETE", {},
                  [this](const httplib::Request& req, httplib::Response& res, const std::string& b) {
                    auto request = ParseAllocationRequest(b);
                    if (!request.ok()) return SendError(res, request.status());
@@ -722,14 +762,14 @@ class HttpServer::Impl {
                    if (result->replayed) res.set_header("Idempotent-Replayed", "true");
                    SendJson(res, result->replayed ? 200 : 201, JobRecordToJson(result->record));
                  });
-    Get("/v1/allocations", "GET, POST, DELETE",
+    Get("/v1/allocations", "GET, POST, DELETE", kJobQueryParams,
         [this](const httplib::Request& req, httplib::Response& res) {
           auto q = ParseQuery(req);
           if (!q.ok()) return SendError(res, q.status());
           q->kind = JobKind::kAllocation;
           SendJson(res, 200, JobPageToJson(api_->ListJobs(*q), "allocations"));
         });
-    Delete("/v1/allocations", "GET, POST, DELETE",
+    Delete("/v1/allocations", "GET, POST, DELETE", {"owner"},
            [this](const httplib::Request& req, httplib::Response& res) {
              const std::string owner = req.get_param_value("owner");
              if (owner.empty()) {
@@ -742,7 +782,7 @@ class HttpServer::Impl {
              for (const DaemonJobRecord& r : *released) all.push_back(JobRecordToJson(r));
              SendJson(res, 200, ojson{{"released", std::move(all)}});
            });
-    Get(R"(/v1/allocations/([^/]+))", "GET, DELETE",
+    Get(R"(/v1/allocations/([^/]+))", "GET, DELETE", {},
         [this](const httplib::Request& req, httplib::Response& res) {
           auto id = ParseId(req.matches[1], "allocation id");
           if (!id.ok()) return SendError(res, id.status());
@@ -752,7 +792,7 @@ class HttpServer::Impl {
           }
           SendJson(res, 200, JobRecordToJson(*r));
         });
-    Delete(R"(/v1/allocations/([^/]+))", "GET, DELETE",
+    Delete(R"(/v1/allocations/([^/]+))", "GET, DELETE", {},
            [this](const httplib::Request& req, httplib::Response& res) {
              auto id = ParseId(req.matches[1], "allocation id");
              if (!id.ok()) return SendError(res, id.status());
@@ -760,7 +800,7 @@ class HttpServer::Impl {
              if (!r.ok()) return SendError(res, r.status());
              SendJson(res, 200, JobRecordToJson(*r));
            });
-    Get("/metrics", "GET", [this](const httplib::Request&, httplib::Response& res) {
+    Get("/metrics", "GET", {}, [this](const httplib::Request&, httplib::Response& res) {
       res.status = 200;
       res.set_content(RenderPrometheus(api_->Metrics()),
                       "text/plain; version=0.0.4; charset=utf-8");

@@ -375,6 +375,46 @@ TEST_F(HttpServerTest, ErrorsMapToStatusCodesWithJsonBodies) {
   }
 }
 
+// Regression (unknown_query_parameter_ignored): GET /v1/jobs?limt=5 was served as if no limit
+// were given; every endpoint now refuses a query parameter it does not take (400), naming it and
+// the ones it takes, before it does anything.
+TEST_F(HttpServerTest, UnknownQueryParameterIsRefused) {
+  auto c = Client();
+  struct Case {
+    std::string method, path;
+    std::string message;  // exact
+  } cases[] = {
+      {"GET", "/v1/jobs?limt=5",
+       "unknown query parameter 'limt' for GET /v1/jobs (known: after, kind, limit, "
+       "owner_prefix, state)"},
+      {"GET", "/v1/allocations?limit=5&stat=running",
+       "unknown query parameter 'stat' for GET /v1/allocations (known: after, kind, limit, "
+       "owner_prefix, state)"},
+      {"GET", "/v1/jobs/1/log?folow=1",
+       "unknown query parameter 'folow' for GET /v1/jobs/1/log (known: follow)"},
+      {"GET", "/v1/reservations?prefx=slurm",
+       "unknown query parameter 'prefx' for GET /v1/reservations (known: prefix)"},
+      {"DELETE", "/v1/allocations?owner=a&ownr=b",
+       "unknown query parameter 'ownr' for DELETE /v1/allocations (known: owner)"},
+      {"GET", "/v1/node?verbose=1", "unknown query parameter 'verbose': GET /v1/node takes none"},
+      {"POST", "/v1/scheduler/pause?now=1",
+       "unknown query parameter 'now': POST /v1/scheduler/pause takes none"},
+  };
+  for (const Case& k : cases) {
+    auto r = k.method == "GET"      ? c.Get(k.path.c_str())
+             : k.method == "DELETE" ? c.Delete(k.path.c_str())
+                                    : c.Post(k.path.c_str(), "", "application/json");
+    ASSERT_TRUE(r) << k.path;
+    EXPECT_EQ(r->status, 400) << k.path;
+    EXPECT_EQ(Message(r), k.message) << k.path;
+  }
+  // The refused pause did nothing; the parameters an endpoint takes are still served.
+  EXPECT_FALSE(api_->paused());
+  auto ok = c.Get("/v1/jobs?limit=5&state=running");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
 TEST_F(HttpServerTest, GpusPlanPauseResumeDrain) {
   auto c = Client();
   auto g = c.Get("/v1/gpus");
