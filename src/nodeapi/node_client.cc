@@ -156,9 +156,13 @@ StatusOr<DaemonJobRecord> JobRecordFromJson(const json& j) {
       r.allocation.reservation_prefix = StrOr(req, "reservation_prefix");
       r.allocation.name = StrOr(req, "name");
     } else {
-      StatusOr<JobRequest> parsed = JobRequestFromJson(req);
+      // A record's name may predate kMaxJobNameBytes: it is read as stored, not refused.
+      json checked = req;
+      checked.erase("name");
+      StatusOr<JobRequest> parsed = JobRequestFromJson(checked);
       if (!parsed.ok()) throw std::runtime_error(parsed.status().message());
       r.request = *parsed;
+      r.request.name = StrOr(req, "name");
     }
     r.submitted_at = TimeOf(j, "submitted_at");
     r.started_at = TimeOf(j, "started_at");

@@ -260,6 +260,10 @@ Status ValidateJobRequest(const JobRequest& r) {
                                  {"user", &r.user}}) {
     RETURN_IF_ERROR(CheckNoNul(field, *v));
   }
+  if (r.name.size() > kMaxJobNameBytes) {
+    return InvalidArgumentError(fmt::format("field 'name' is {} bytes long; at most {} are allowed",
+                                            r.name.size(), kMaxJobNameBytes));
+  }
   return Status();
 }
 

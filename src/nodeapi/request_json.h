@@ -12,7 +12,7 @@
 //   migratable        "none" (default) | "restart" | "checkpoint" (§6)
 //   latency_sensitive boolean, default false
 //   priority          integer (recorded only; FIFO order, §5)
-//   name              string (a label)
+//   name              string (a label), at most kMaxJobNameBytes (256) bytes
 //   user              string (run as this user: the daemon's job_user or one of job_users)
 //   time_limit_s      number > 0 (seconds; each run's expected end for the scheduler, §13;
 //                     not enforced)
@@ -47,11 +47,17 @@ namespace migsched {
 inline constexpr size_t kMaxExecArgBytes = 131072;
 inline constexpr size_t kMaxExecBytes = 1 << 20;
 
+// The longest job name (the request's "name", a label shown by `migsched jobs` and kept in every
+// record, list page and log line), in bytes. 256, a round number with room for the longest names
+// the adapters deal in: a Kubernetes object name is at most 253 characters (a DNS subdomain,
+// RFC 1123). Without a limit a name of up to max_body_bytes was stored and sent in every list page.
+inline constexpr size_t kMaxJobNameBytes = 256;
+
 // The rules every job request must meet, whoever sends it (the HTTP layer,
 // the client before sending, an in-process caller): a non-empty command,
 // count 1..kMaxJobCount, exactly one of profile and gpu_fraction (in (0, 1]),
-// env names non-empty without '=', no NUL anywhere, and argv + env within
-// what exec takes. kInvalidArgument naming the field.
+// env names non-empty without '=', no NUL anywhere, argv + env within
+// what exec takes, and a name of at most kMaxJobNameBytes. kInvalidArgument naming the field.
 Status ValidateJobRequest(const JobRequest& r);
 
 // The request with every profile name in the catalog's spelling

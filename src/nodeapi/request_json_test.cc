@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "nodeapi/node_client.h"
+
 namespace migsched {
 namespace {
 
@@ -226,6 +228,39 @@ TEST(ParseJobRequestTest, AKeyGivenTwiceIsRefused) {
       R"({"owner":"o","placements":[{"gpu":0,"profile":"1g.5gb","start":0},)"
       R"({"gpu":0,"profile":"1g.5gb","start":1}]})");
   EXPECT_TRUE(apart.ok()) << apart.status().ToString();
+}
+
+// Regression (job_name_unbounded): a job's name had no length limit (one of max_body_bytes was
+// stored and sent in every list page). At most kMaxJobNameBytes = 256 bytes, counted in bytes.
+TEST(ParseJobRequestTest, JobNameLongerThanTheLimitIsRefused) {
+  const std::string head = R"({"profile": "1g.5gb", "command": ["true"], "name": ")";
+  auto fits = ParseJobRequest(head + std::string(256, 'n') + "\"}");
+  ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+  EXPECT_EQ(fits->name.size(), 256u);
+  auto over = ParseJobRequest(head + std::string(257, 'n') + "\"}");
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(over.status().message(), "field 'name' is 257 bytes long; at most 256 are allowed");
+  // 129 x "\u00e9" (2 bytes in UTF-8 each) = 258 bytes, though 129 characters.
+  std::string accents;
+  for (int i = 0; i < 129; ++i) accents += "\xc3\xa9";
+  auto wide = ParseJobRequest(head + accents + "\"}");
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.status().message(), "field 'name' is 258 bytes long; at most 256 are allowed");
+}
+
+// A record the daemon stored before the limit keeps its name when a client reads it: the limit
+// refuses new requests, it never hides a job already there.
+TEST(JobRecordJsonTest, ARecordsNameLongerThanTheLimitIsReadAsStored) {
+  DaemonJobRecord r;
+  r.id = 7;
+  r.request.profile = "1g.5gb";
+  r.request.command = {"true"};
+  r.request.name = std::string(300, 'n');
+  auto back = JobRecordFromJson(nlohmann::json::parse(JobRecordToJson(r).dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->request.name, std::string(300, 'n'));
+  EXPECT_EQ(back->request.profile, "1g.5gb");
 }
 
 // The bodies of POST /v1/reservations and POST /v1/allocations (the texts
