@@ -180,25 +180,18 @@ class RowConverter {
   StatusOr<int> Count(const Cell& c) const {
     int64_t v = 0;
     IntegerInput read = IntegerInput::kNotInteger;
-    std::string shown;
     if (c.value == nullptr) {
-      shown = c.text;
       read = ReadIntegerText(c.text, 1, INT_MAX, &v);
     } else {
       if (!c.value->is_number()) return TypeError(kCount, "an integer", *c.value);
-      shown = AsWritten(kCount, *c.value);
       read = ReadJsonInteger(*c.value, 1, INT_MAX, &v);
     }
-    switch (read) {
-      case IntegerInput::kInRange:
-        return static_cast<int>(v);
-      case IntegerInput::kAboveRange:
-        return FieldError(
-            kCount,
-            fmt::format("'{}' is out of range: must be an integer from 1 to {}", shown, INT_MAX));
-      case IntegerInput::kNotInteger:
-      case IntegerInput::kBelowRange:
-        break;
+    if (read == IntegerInput::kInRange) return static_cast<int>(v);
+    // Only a refused value is quoted: the JSON line is read again for its text (AsWritten).
+    const std::string shown = c.value == nullptr ? c.text : AsWritten(kCount, *c.value);
+    if (read == IntegerInput::kAboveRange) {
+      return FieldError(kCount, fmt::format("'{}' is out of range: must be an integer from 1 to {}",
+                                            shown, INT_MAX));
     }
     return FieldError(kCount, fmt::format("'{}' must be an integer >= 1", shown));
   }

@@ -305,28 +305,26 @@ TEST(TraceReaderTest, JsonCountWithAnIntegralValueIsThatInteger) {
 // (99999999999999999999 > 2^64; the JSON parser reads it as the double 1e20).
 TEST(TraceReaderTest, CountTooLargeIsOutOfRangeWithTheRange) {
   const std::string range = "is out of range: must be an integer from 1 to 2147483647";
+  auto expect_jsonl_refused = [&](const std::string& count) {
+    std::istringstream jsonl(R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10,)"
+                             R"("count":)" +
+                             count + "}\n");
+    auto j = ParseTraceJsonLines(jsonl, "t.jsonl");
+    ASSERT_FALSE(j.ok());
+    EXPECT_EQ(j.status().message(), "t.jsonl:1: field 'count': '" + count + "' " + range);
+  };
   for (const std::string count : {"2147483648", "99999999999999999999"}) {
     SCOPED_TRACE(count);
     std::istringstream csv("id,arrival_s,profile,duration_s,count\na,0,1g.5gb,10," + count + "\n");
     auto c = ParseTraceCsv(csv, "t.csv");
     ASSERT_FALSE(c.ok());
     EXPECT_EQ(c.status().message(), "t.csv:2: field 'count': '" + count + "' " + range);
-    std::istringstream jsonl(R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10,)"
-                             R"("count":)" +
-                             count + "}\n");
-    auto j = ParseTraceJsonLines(jsonl, "t.jsonl");
-    ASSERT_FALSE(j.ok());
-    EXPECT_EQ(j.status().message(), "t.jsonl:1: field 'count': '" + count + "' " + range);
+    expect_jsonl_refused(count);
   }
   // Written as a double, 3e9 and 18446744073709551615 (the largest uint64) too.
   for (const std::string count : {"3e9", "18446744073709551615"}) {
     SCOPED_TRACE(count);
-    std::istringstream jsonl(R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10,)"
-                             R"("count":)" +
-                             count + "}\n");
-    auto j = ParseTraceJsonLines(jsonl, "t.jsonl");
-    ASSERT_FALSE(j.ok());
-    EXPECT_EQ(j.status().message(), "t.jsonl:1: field 'count': '" + count + "' " + range);
+    expect_jsonl_refused(count);
   }
   // The largest count is a count.
   std::istringstream max("id,arrival_s,profile,duration_s,count\na,0,1g.5gb,10,2147483647\n");
