@@ -630,6 +630,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["evacuation_min_wait_s"] = scheduler.evacuation_min_wait_s;
   j["evacuation_min_slices"] = scheduler.evacuation_min_slices;
   j["evacuation_when"] = scheduler.evacuation_after_backfill ? "after-backfill" : "before-backfill";
+  j["evacuation_keeps_room"] = scheduler.evacuation_keeps_room;
   j["migration_order"] = scheduler.migrate_before_scan ? "before-scan" : "after-scan";
   j["max_wait_s"] = off_if_negative(scheduler.max_wait_s);
   j["idle_ttl_s"] = off_if_negative(scheduler.idle_ttl_s);

@@ -46,12 +46,13 @@ std::string PolicyHelp() {
   }
   return fmt::format(
       "{}; aliases: {} (docs/policies.md; `full` defaults to --migration {} --metric {} "
-      "--reuse-first {} --queue-order {} --evacuation {} --max-skip-seconds {:g} "
-      "--reservation-slack {:g} --reservation-horizon {:g} --reservation-unknown-ends {})",
+      "--reuse-first {} --queue-order {} --evacuation {} --evacuation-keeps-room {} "
+      "--max-skip-seconds {:g} --reservation-slack {:g} --reservation-horizon {:g} "
+      "--reservation-unknown-ends {})",
       names, aliases, kFullDefaultMigration ? "on" : "off", kFullDefaultMetric,
       kFullDefaultReuseFirst ? "on" : "off", QueueOrderName(kFullDefaultQueueOrder),
-      EvacuationScopeName(kFullDefaultEvacuation), kFullDefaultMaxSkipSeconds,
-      kFullDefaultReservationSlack, kFullDefaultReservationHorizonS,
+      EvacuationScopeName(kFullDefaultEvacuation), kFullDefaultEvacuationKeepsRoom ? "on" : "off",
+      kFullDefaultMaxSkipSeconds, kFullDefaultReservationSlack, kFullDefaultReservationHorizonS,
       kFullDefaultReservationNeedsEnds ? "skip" : "strict");
 }
 

@@ -302,10 +302,70 @@ std::optional<EvacuationPlan> PlanEvacuation(const Cluster& c, const EvacuationQ
       plan.start = cand.start;
       plan.moves = std::move(*moves);
       plan.memory_mib = cand.memory_mib;
+      if (q.accept && !q.accept(plan)) continue;
       return plan;
     }
   }
   return std::nullopt;
+}
+
+bool KeepsRoomFor(const Cluster& c, const EvacuationPlan& plan, int compute_slices) {
+  if (compute_slices < 1) return true;
+  // Some placement of a base profile of that size fits beside busy configuration `cfg` of `g`.
+  auto room = [&](int g, ConfigId cfg) {
+    const GpuModel& m = c.gpu(g).model();
+    const ConfigTable& t = c.gpu(g).table();
+    for (int p : m.base_profiles()) {
+      if (m.profile(p).compute_slices != compute_slices) continue;
+      for (int slot : m.SlotsOfProfile(p)) {
+        if (t.Add(cfg, slot) != kInvalidConfig) return true;
+      }
+    }
+    return false;
+  };
+  bool now = false;
+  for (int g = 0; g < c.size() && !now; ++g) now = room(g, c.gpu(g).busy_config());
+  if (!now) return true;
+  // The busy configurations after the plan: sources freed, then targets and the placement.
+  std::map<int, ConfigId> after;
+  auto at = [&](int g) -> ConfigId& {
+    return after.try_emplace(g, c.gpu(g).busy_config()).first->second;
+  };
+  auto slot_of = [&](const InstanceRef& r) {
+    return c.gpu(r.gpu).model().SlotOf(r.profile, r.start);
+  };
+  for (const MigrationMove& mv : plan.moves) {
+    if (mv.from.gpu < 0 || mv.from.gpu >= c.size() || slot_of(mv.from) < 0) return true;
+    ConfigId& cfg = at(mv.from.gpu);
+    if (cfg == kInvalidConfig) return true;
+    cfg = c.gpu(mv.from.gpu).table().Remove(cfg, slot_of(mv.from));
+  }
+  std::vector<InstanceRef> added;
+  for (const MigrationMove& mv : plan.moves) added.push_back(mv.to);
+  added.push_back({plan.gpu, plan.profile, plan.start});
+  for (const InstanceRef& r : added) {
+    if (r.gpu < 0 || r.gpu >= c.size() || slot_of(r) < 0) return true;
+    ConfigId& cfg = at(r.gpu);
+    if (cfg == kInvalidConfig) return true;
+    cfg = c.gpu(r.gpu).table().Add(cfg, slot_of(r));
+    if (cfg == kInvalidConfig) return true;
+  }
+  for (int g = 0; g < c.size(); ++g) {
+    auto it = after.find(g);
+    if (room(g, it == after.end() ? c.gpu(g).busy_config() : it->second)) return true;
+  }
+  return false;
+}
+
+void RecentArrivalSizes::Observe(int compute_slices) {
+  if (compute_slices < 1) return;
+  sizes_.push_back(compute_slices);
+  ++counts_[compute_slices];
+  if (static_cast<int>(sizes_.size()) > window_) {
+    auto it = counts_.find(sizes_.front());
+    if (--it->second == 0) counts_.erase(it);
+    sizes_.pop_front();
+  }
 }
 
 }  // namespace migsched

@@ -31,11 +31,17 @@
 // allowed members, as many as there are blockers. O(groups × placements ×
 // blockers) per candidate plus the bounded search.
 //
-// Thread-safety: pure function of its arguments.
+// A query's `accept`, when set, passes over a plan it refuses for the next candidate in that
+// order (the scheduler's room kept for small jobs, KeepsRoomFor below).
+//
+// Thread-safety: pure functions of their arguments; RecentArrivalSizes is not thread-safe (its
+// owner, the Scheduler, calls it under the scheduler's own serialisation).
 #ifndef MIGSCHED_SCHED_EVACUATION_H_
 #define MIGSCHED_SCHED_EVACUATION_H_
 
+#include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -64,6 +70,9 @@ struct EvacuationQuery {
   std::function<bool(int gpu)> target_ok;
   // Only this placement (gpu >= 0): an evacuation already chosen, re-planned.
   int gpu = -1, profile = -1, start = 0;
+  // Unset: the first plan found is taken. Set: a plan it returns false for is passed over for
+  // the next candidate; nullopt when it refuses every plan.
+  std::function<bool(const EvacuationPlan&)> accept;
 };
 
 inline constexpr int kEvacuationMaxNodes = 2000;
@@ -71,6 +80,32 @@ inline constexpr int kEvacuationMaxNodes = 2000;
 // The plan, or nullopt when no candidate's blockers can all move. A
 // placement that is free already is not returned (nothing to move).
 std::optional<EvacuationPlan> PlanEvacuation(const Cluster& cluster, const EvacuationQuery& q);
+
+// Room kept for small jobs (docs/algorithms.md §13, ours). Whether `plan`, carried out on
+// `cluster` (every mover at its target, every source freed, the waiting job at the plan's
+// placement), still leaves some GPU a free placement of a base profile of `compute_slices`
+// compute slices, where some GPU offers one now. Also true when no GPU offers one now (there is
+// no room to keep), when compute_slices < 1, and when the plan does not apply to `cluster`
+// (the caller's checks then decide). Free means placeable beside the busy instances: idle ones
+// count as free, as for any placement (§4). Pure; O(GPUs × placements).
+bool KeepsRoomFor(const Cluster& cluster, const EvacuationPlan& plan, int compute_slices);
+
+// The compute slices of one instance of each of the last `window` arrivals (a gang counts
+// once): their smallest is the size whose room an evacuation keeps (§13). O(log sizes) per call.
+class RecentArrivalSizes {
+ public:
+  explicit RecentArrivalSizes(int window) : window_(window < 1 ? 1 : window) {}
+  // Records one arrival of that many compute slices (< 1: a job no model offers, ignored); the
+  // oldest leaves when the window is full.
+  void Observe(int compute_slices);
+  // The smallest size in the window; 0 when it is empty.
+  int Smallest() const { return counts_.empty() ? 0 : counts_.begin()->first; }
+
+ private:
+  int window_;
+  std::deque<int> sizes_;
+  std::map<int, int> counts_;  // size -> arrivals of it in the window (> 0)
+};
 
 }  // namespace migsched
 

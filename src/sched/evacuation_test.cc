@@ -161,6 +161,85 @@ TEST(EvacuationTest, FewestMovesWin) {
   EXPECT_NE(p->moves[0].to.gpu, 1);
 }
 
+// A query's `accept` passes over the plans it refuses, in the cost order. In FewestMovesWin's
+// state the one-move candidate (GPU 1) comes first; refusing plans on GPU 1 leaves GPU 0's, with
+// its two blockers (jobs 0 and 1; GPU 2's 3g.20gb may not move, so it is no candidate); refusing
+// every plan leaves none.
+TEST(EvacuationTest, AcceptPassesOverTheRefusedPlans) {
+  Bench b(3,
+          {{0, "1g.5gb@0"}, {0, "1g.5gb@6"}, {1, "1g.5gb@3"}, {2, "3g.20gb@0", MoveRights::kNone}});
+  const Job seven = AJob("7g.40gb").Limit(100);
+  EvacuationQuery q = b.Query(&seven);
+  q.accept = [](const EvacuationPlan& p) { return p.gpu != 1; };
+  std::optional<EvacuationPlan> p = PlanEvacuation(b.cluster(), q);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->gpu, 0);
+  ASSERT_EQ(p->moves.size(), 2u);
+  EXPECT_EQ(p->moves[0].job, 0);
+  EXPECT_EQ(p->moves[1].job, 1);
+  q.accept = [](const EvacuationPlan&) { return false; };
+  EXPECT_FALSE(PlanEvacuation(b.cluster(), q).has_value());
+}
+
+// Room kept for small jobs (§13). GPU 0 runs 3g.20gb@0, 2g.10gb@4 and 1g.5gb@6, none movable:
+// units 0-6 busy, no 1-slice placement (1g.5gb at 0..6, 1g.10gb at 0, 2, 4, 6 all overlap). GPU 1
+// runs one movable 1g.5gb@0 (job 3). GPU 2 runs 3g.20gb@0 and 2g.10gb@4 (not movable): its one
+// free 1-slice placement is 1g.5gb@6 (unit 6; compute 5 of 7 used). The only candidate for a
+// 7g.40gb is GPU 1 (the others' blockers may not move), and job 3's only target is GPU 2's
+// 1g.5gb@6: after the plan no GPU has a 1-slice placement, where GPU 1 and 2 have them now.
+// Without GPU 2's 2g.10gb, job 3 takes one of 1g.5gb@4..6 there and two stay free: room kept.
+TEST(EvacuationTest, KeepsRoomForTheSmallestSizeOnlyWhereAPlanLeavesSome) {
+  Bench b(3, {{0, "3g.20gb@0", MoveRights::kNone},
+              {0, "2g.10gb@4", MoveRights::kNone},
+              {0, "1g.5gb@6", MoveRights::kNone},
+              {1, "1g.5gb@0"},
+              {2, "3g.20gb@0", MoveRights::kNone},
+              {2, "2g.10gb@4", MoveRights::kNone}});
+  const Job seven = AJob("7g.40gb").Limit(100);
+  std::optional<EvacuationPlan> p = PlanEvacuation(b.cluster(), b.Query(&seven));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(b.Moves(*p), (std::vector<std::string>{"3: 1:1g.5gb@0 -> 2:1g.5gb@6"}));
+  EXPECT_FALSE(KeepsRoomFor(b.cluster(), *p, 1));
+  // 3 slices: GPU 1 offers 3g.20gb@4 now, no GPU after: not kept either.
+  EXPECT_FALSE(KeepsRoomFor(b.cluster(), *p, 3));
+  // 7 slices: no GPU offers one now (GPU 1 runs a job), so there is no room to keep.
+  EXPECT_TRUE(KeepsRoomFor(b.cluster(), *p, 7));
+  EXPECT_TRUE(KeepsRoomFor(b.cluster(), *p, 0));
+  // The scheduler's query refuses that plan, and there is no other.
+  EvacuationQuery q = b.Query(&seven);
+  q.accept = [&b](const EvacuationPlan& plan) { return KeepsRoomFor(b.cluster(), plan, 1); };
+  EXPECT_FALSE(PlanEvacuation(b.cluster(), q).has_value());
+
+  Bench c(3, {{0, "3g.20gb@0", MoveRights::kNone},
+              {0, "2g.10gb@4", MoveRights::kNone},
+              {0, "1g.5gb@6", MoveRights::kNone},
+              {1, "1g.5gb@0"},
+              {2, "3g.20gb@0", MoveRights::kNone}});
+  std::optional<EvacuationPlan> k = PlanEvacuation(c.cluster(), c.Query(&seven));
+  ASSERT_TRUE(k.has_value());
+  ASSERT_EQ(k->moves.size(), 1u);
+  EXPECT_EQ(k->moves[0].to.gpu, 2);
+  EXPECT_TRUE(KeepsRoomFor(c.cluster(), *k, 1));
+}
+
+TEST(RecentArrivalSizesTest, TheSmallestOfTheLastWindowArrivals) {
+  RecentArrivalSizes w(3);
+  EXPECT_EQ(w.Smallest(), 0);
+  w.Observe(0);  // a job no model offers: not counted
+  EXPECT_EQ(w.Smallest(), 0);
+  w.Observe(3);
+  w.Observe(1);
+  w.Observe(7);
+  EXPECT_EQ(w.Smallest(), 1);  // {3, 1, 7}
+  w.Observe(7);
+  EXPECT_EQ(w.Smallest(), 1);  // {1, 7, 7}
+  w.Observe(4);
+  EXPECT_EQ(w.Smallest(), 4);  // {7, 7, 4}: the 1 has left
+  w.Observe(4);
+  w.Observe(4);
+  EXPECT_EQ(w.Smallest(), 4);
+}
+
 // A latency-sensitive job only moves within its GPU. 1g.5gb@0 (latency-
 // sensitive) blocks 4g.20gb (units 0-3); GPU 1 is full of jobs that stay.
 // Intra targets disjoint from 0-3: 1g.5gb at 4, 5, 6. With 4g@0 in place,

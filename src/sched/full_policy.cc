@@ -16,6 +16,7 @@ SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& s
   if (!set.reservation_unknown_ends)
     options.reservation_needs_ends = kFullDefaultReservationNeedsEnds;
   if (!set.evacuation) options.evacuation = kFullDefaultEvacuation;
+  if (!set.evacuation_keeps_room) options.evacuation_keeps_room = kFullDefaultEvacuationKeepsRoom;
   if (!set.defrag_passes) options.migration.passes = kFullDefaultDefragPasses;
   if (!set.threshold && options.max_wait_s >= 0) options.threshold = kFullDefaultAdmissionThreshold;
   return options;

@@ -214,6 +214,25 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(global.migration.passes, DefragPasses::kWhileWaiting);
 }
 
+// Room kept for small jobs (§13): on for `full` unless `--evacuation-keeps-room off` is given;
+// off for lb+frag and the baselines unless asked.
+TEST(FullDefaultsTest, EvacuationKeepsRoomOnForFullOnlyUnlessGiven) {
+  EXPECT_TRUE(kFullDefaultEvacuationKeepsRoom);
+  EXPECT_FALSE(SchedulerOptions{}.evacuation_keeps_room);
+  EXPECT_TRUE(
+      OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).evacuation_keeps_room);
+  EXPECT_FALSE(
+      OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).evacuation_keeps_room);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  ASSERT_NE(FindSchedulerOption("evacuation-keeps-room"), nullptr);
+  ASSERT_TRUE(FindSchedulerOption("evacuation-keeps-room")->Apply("off", &flags, &given).ok());
+  EXPECT_TRUE(given.evacuation_keeps_room);
+  EXPECT_FALSE(OptionsForPolicy("full", flags, given).evacuation_keeps_room);
+  ASSERT_TRUE(FindSchedulerOption("evacuation-keeps-room")->Apply("on", &flags, &given).ok());
+  EXPECT_TRUE(OptionsForPolicy("first-fit", flags, given).evacuation_keeps_room);
+}
+
 // Reuse first (§4 step 2): on for `full` unless `--reuse-first off` is given; off for lb+frag
 // (the ladder's rung without it) and the baselines.
 TEST(FullDefaultsTest, ReuseFirstOnForFullOnlyUnlessGiven) {

@@ -192,7 +192,8 @@ std::vector<Spec> BuildTable() {
   t.push_back(Integer(
       "demand-window", 1, INT_MAX, [](O& o) -> int& { return o.demand_window; },
       "demand-weighted: arrivals in the sliding window giving each profile's share; the "
-      "simulator seeds it with the first N jobs of the workload"));
+      "simulator seeds it with the first N jobs of the workload (also the window of "
+      "--evacuation-keeps-room)"));
   t.push_back(Integer(
       "reserve-full", 0, INT_MAX, [](O& o) -> int& { return o.reserve_full; },
       "Full-size reserve (§4 step 7): keep N GPUs able to host the largest profile unless "
@@ -316,6 +317,14 @@ std::vector<Spec> BuildTable() {
       "backfill (before-backfill), or after the scan with the room backfill left "
       "(after-backfill)",
       &E::evacuation_when));
+  t.push_back(Bool(
+      "evacuation-keeps-room", [](O& o) -> bool& { return o.evacuation_keeps_room; },
+      fmt::format("Room kept for small jobs (§13): evacuate only where, if some GPU has a free "
+                  "placement of the smallest size among the last --demand-window arrivals, "
+                  "some GPU still has one after the moves (except for a job that would "
+                  "otherwise be turned away); default: {} for full, off otherwise",
+                  kFullDefaultEvacuationKeepsRoom ? "on" : "off"),
+      &E::evacuation_keeps_room));
   t.push_back(Pair(
       "migration-order", "after-scan", "before-scan",
       [](O& o) -> bool& { return o.migrate_before_scan; },

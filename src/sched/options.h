@@ -67,6 +67,7 @@ struct SchedulerOptions {
   // "demand-weighted". [sched/metrics, policies]
   std::string metric = "fragcost";
   // demand-weighted (§2): sliding window of recent arrivals giving p_m. Default 1,000 jobs.
+  // Also the window of evacuation_keeps_room's smallest recent size (§13).
   int demand_window = 1000;
   // §4 step 7 full-size reserve: candidates that would leave fewer than N GPUs able to host
   // the model's largest profile are used only if no other candidate exists. 0 = off.
@@ -119,6 +120,13 @@ struct SchedulerOptions {
   // When: at the job's turn in the scan, before later jobs backfill (false), or after the scan,
   // with the room backfill left (true).
   bool evacuation_after_backfill = false;
+  // §13 room kept for small jobs: an evacuation is taken only if, where some GPU has a free
+  // placement of the smallest size (compute slices) among the last demand_window arrivals,
+  // smaller than the waiting job's, some GPU still has one after it (the candidates are tried in
+  // their order, the first that keeps it wins; none: no evacuation for the job now). Where the
+  // job would otherwise be turned away (max_wait_s >= 0), the first plan is taken as without it.
+  // Off by default; `full`: on (sched/full_policy.h).
+  bool evacuation_keeps_room = false;
   // §13 order at an instant with a completion (with migration on): the §6 pass before the
   // queue scan (true) or after it (false, default).
   bool migrate_before_scan = false;
@@ -188,6 +196,7 @@ struct ExplicitOptions {
   bool evacuation_min_wait = false;       // --evacuation-min-wait
   bool evacuation_min_slices = false;     // --evacuation-min-slices
   bool evacuation_when = false;           // --evacuation-when
+  bool evacuation_keeps_room = false;     // --evacuation-keeps-room
   bool migration_order = false;           // --migration-order
   bool defrag_passes = false;             // --defrag-passes
   bool static_layout = false;             // --static-layout (`static` has a default of its own)

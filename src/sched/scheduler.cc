@@ -576,7 +576,23 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
   };
   q.source_ok = open;
   q.target_ok = [&open, &own](int g) { return open(g) && !own[g]; };
+  // Room kept for small jobs (§13): where some GPU has a free placement of the smallest recent
+  // size, smaller than this job's, a plan that leaves none is passed over for the next one.
+  const int waiting_cs = ComputeSlicesOf(waiting.job);
+  const int small = arrival_sizes_.Smallest();
+  const bool keep_room = options_.evacuation_keeps_room && small > 0 && small < waiting_cs;
+  if (keep_room) {
+    q.accept = [this, small](const EvacuationPlan& p) { return KeepsRoomFor(*cluster_, p, small); };
+  }
   std::optional<EvacuationPlan> plan = PlanEvacuation(*cluster_, q);
+  // Where jobs are turned away, a job that would be is admitted by a plan that takes the room
+  // (checked below, once its blockers' ends are known).
+  bool takes_room = false;
+  if (!plan && keep_room && options_.max_wait_s >= 0) {
+    q.accept = nullptr;
+    plan = PlanEvacuation(*cluster_, q);
+    takes_room = plan.has_value();
+  }
   if (!plan) return false;
   // Worth it only if the moves free the placement sooner than waiting for the
   // blockers to end: the longest copy plus the switch-over against the latest
@@ -602,8 +618,8 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
   // instead of turned away (admission mode): worth any cost the rule of step 4 allows.
   const bool rejected_otherwise =
       options_.max_wait_s >= 0 && waiting.enqueued_s + options_.max_wait_s < ends_by;
+  if (takes_room && !rejected_otherwise) return false;
   if (std::isfinite(ends_by) && !rejected_otherwise) {
-    const int waiting_cs = ComputeSlicesOf(waiting.job);
     double cost = 0;
     for (const MigrationMove& mv : plan->moves) {
       cost += MoveCostS(mv.job) * m.profile(mv.from.profile).compute_slices;
@@ -630,9 +646,13 @@ double Scheduler::MoveCostS(JobId id) const {
 }
 
 int Scheduler::ComputeSlicesOf(const Job& job) const {
+  return InstanceComputeSlicesOf(job) * std::max(1, job.count);
+}
+
+int Scheduler::InstanceComputeSlicesOf(const Job& job) const {
   for (const GpuModel* m : cluster_->models()) {
     const int p = ResolveProfile(*m, job);
-    if (p >= 0) return m->profile(p).compute_slices * std::max(1, job.count);
+    if (p >= 0) return m->profile(p).compute_slices;
   }
   return 0;
 }

@@ -43,6 +43,7 @@
 #include "core/plan.h"
 #include "core/status.h"
 #include "sched/decision.h"
+#include "sched/evacuation.h"
 #include "sched/evacuation_holds.h"
 #include "sched/idle_retention.h"
 #include "sched/joint_placement.h"
@@ -142,9 +143,12 @@ class Scheduler {
   // (PlacementPolicy::ObserveArrival): for drivers that place arrivals
   // directly with TryPlace (fill mode) and to seed the demand window of the
   // demand-weighted metric (§2) before the first arrival.
+  // It also feeds the window of the sizes an evacuation keeps room for (§13,
+  // options.evacuation_keeps_room).
   void ObserveArrival(const Job& job) {
     policy_->ObserveArrival(*cluster_, job);
     if (joint_) joint_->ObserveArrival(*cluster_, job);
+    arrival_sizes_.Observe(InstanceComputeSlicesOf(job));
   }
   StatusOr<std::vector<Decision>> ScheduleQueue();
   // Removes a queued job (e.g. rejected after --max-wait), and its hold. False if absent.
@@ -397,6 +401,8 @@ class Scheduler {
   double MoveCostS(JobId id) const;
   // Compute slices of all instances of `job` on the first model that offers it (0: none).
   int ComputeSlicesOf(const Job& job) const;
+  // Compute slices of one instance of `job` there (0: none).
+  int InstanceComputeSlicesOf(const Job& job) const;
 
   // Whether the request `shape` (profile per model) of `req` failed before
   // and no GPU changed since offers it a candidate (then the failure's cursor
@@ -487,6 +493,8 @@ class Scheduler {
   std::vector<MigrationStart> evacuation_starts_;  // begun in scans, not yet returned
   std::function<bool(JobId)> move_filter_;
   int64_t evacuations_begun_ = 0;
+  // §13 room kept for small jobs: the sizes of the last demand_window arrivals.
+  RecentArrivalSizes arrival_sizes_{options_.demand_window};
   std::vector<Job> fragmented_;  // kFragmented requests of the last scan
 
   IdleRetention idle_;  // the books of every applied plan (sched/idle_retention.h)

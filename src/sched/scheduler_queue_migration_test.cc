@@ -786,5 +786,47 @@ TEST(SchedulerRetentionTest, OffByDefaultAndForSetupLayouts) {
   EXPECT_TRUE(plan->empty());
 }
 
+// Room kept for small jobs (§13, SchedulerOptions::evacuation_keeps_room). Three A100s, as in
+// evacuation_test.cc's KeepsRoomForTheSmallestSizeOnlyWhereAPlanLeavesSome: GPU 0 runs 3g@0, 2g@4
+// and 1g@6 and GPU 2 runs 3g@0 and 2g@4 (none may move); GPU 1 runs a movable 1g.5gb@0. A
+// 7g.40gb waits. Its one evacuation moves the 1g to GPU 2's 1g@6, the last 1-slice placement of
+// the cluster, and a 1-slice job has arrived (the window's smallest size): with the room kept,
+// no evacuation, the 7g job waits; without it, one. Where the 7g job would be turned away
+// (--max-wait 0: its blocker's expected end, 1000 s, is past its arrival), the plan is taken
+// (the admission move budget is lifted here: one move for seven jobs is over 0.02 per job).
+struct KeepsRoomCase {
+  bool keeps_room;
+  double max_wait_s;
+  int64_t evacuations;
+};
+
+class EvacuationKeepsRoomTest : public ::testing::TestWithParam<KeepsRoomCase> {};
+
+TEST_P(EvacuationKeepsRoomTest, AnEvacuationTakesTheLastSmallPlacementOnlyWhereAllowed) {
+  SchedulerOptions o = Migrating(Opts());
+  o.evacuation = EvacuationScope::kQueue;
+  o.evacuation_keeps_room = GetParam().keeps_room;
+  o.max_wait_s = GetParam().max_wait_s;
+  o.migration.admission_move_budget = -1;  // one move for seven jobs passes 0.02 per job
+  QueueFixture f(3, std::make_unique<Scripted>(), o);
+  const JobBuilder still = kJob.Moves(Migratable::kNone);
+  for (const Job& j : std::vector<Job>{
+           still.Profile("3g.20gb").Named("g0s0"), still.Profile("2g.10gb").Named("g0s4"),
+           still.Profile("1g.5gb").Named("g0s6"), kJob.Profile("1g.5gb").Named("g1s0"),
+           still.Profile("3g.20gb").Named("g2s0"), still.Profile("2g.10gb").Named("g2s4")}) {
+    f.s().ObserveArrival(j);
+    f.Place(j);
+  }
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("seven"));
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(d->empty());
+  EXPECT_EQ(f.s().evacuations_begun(), GetParam().evacuations);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, EvacuationKeepsRoomTest,
+                         ::testing::Values(KeepsRoomCase{true, -1, 0}, KeepsRoomCase{false, -1, 1},
+                                           KeepsRoomCase{true, 0, 1}));
+
 }  // namespace
 }  // namespace migsched
