@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <thread>
@@ -115,12 +116,39 @@ using QueryParams = std::vector<std::string>;
 // What GET /v1/jobs and /v1/allocations read (ParseQuery).
 const QueryParams kJobQueryParams = {"after", "kind", "limit", "owner_prefix", "state"};
 
+// How many times each query parameter of `req` is given, by decoded name: the request target's
+// query read as httplib reads its params (split at '&', the name before any '=', trimmed and
+// decoded, an empty one skipped), but counting every repeat, where httplib keeps a pair given
+// twice with the same text (?limit=5&limit=5) once.
+std::map<std::string, size_t> QueryParamCounts(const httplib::Request& req) {
+  std::map<std::string, size_t> counts;
+  const size_t q = req.target.find('?');
+  if (q == std::string::npos) return counts;
+  const std::string query = req.target.substr(q + 1);
+  httplib::detail::split(query.data(), query.data() + query.size(), '&',
+                         [&](const char* b, const char* e) {
+                           std::string name;
+                           httplib::detail::split(b, e, '=', [&](const char* b2, const char* e2) {
+                             if (name.empty()) name.assign(b2, e2);
+                           });
+                           if (!name.empty()) ++counts[httplib::detail::decode_url(name, true)];
+                         });
+  return counts;
+}
+
 // OK, or kInvalidArgument naming the first parameter of `req` (in name order) that is not in
 // `known`, and the known ones: an unknown parameter is refused, not ignored (a misspelt
-// ?limt=5 would be served as if no limit were given). `known` is sorted.
+// ?limt=5 would be served as if no limit were given); or naming the first known one given more
+// than once (?limit=5&limit=6, ?owner=a&owner=b: only the first would be read, silently; the
+// same value twice is refused alike). `known` is sorted.
 Status CheckQueryParams(const httplib::Request& req, const QueryParams& known) {
-  for (const auto& [name, value] : req.params) {
-    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+  for (const auto& [name, n] : QueryParamCounts(req)) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) {
+      if (n == 1) continue;
+      return InvalidArgumentError(
+          fmt::format("query parameter '{}' is given {} for {} {}; keep one", name,
+                      n == 2 ? "twice" : fmt::format("{} times", n), req.method, req.path));
+    }
     std::string names;
     for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
     return InvalidArgumentError(

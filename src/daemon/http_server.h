@@ -33,7 +33,8 @@
 // (logged with the remote address and path, never the token, at most once
 // per 10 s with a count of the others); 413 for a body over max_body_bytes,
 // chunked or not; 405 with `Allow` for a method a route does not take; 404
-// for unknown routes.
+// for unknown routes; 400 naming it for a query parameter a route does not
+// take or one given more than once, before anything is done.
 //
 // Connections: each connection is served by a thread of its own from a pool
 // that grows up to max_connections threads (more connections wait to be

@@ -180,8 +180,14 @@ class StubApi : public NodeApi {
   StatusOr<DaemonJobRecord> ReleaseAllocation(DaemonJobId id) override {
     return NotFoundError("no allocation " + std::to_string(id));
   }
-  StatusOr<std::vector<DaemonJobRecord>> ReleaseAllocationsOf(const std::string&) override {
+  StatusOr<std::vector<DaemonJobRecord>> ReleaseAllocationsOf(const std::string& owner) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_owners_.push_back(owner);
     return std::vector<DaemonJobRecord>{};
+  }
+  std::vector<std::string> released_owners() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return released_owners_;
   }
   std::filesystem::path LogPath(DaemonJobId id) const override {
     return dir_ / ("job" + std::to_string(id) + ".log");
@@ -199,6 +205,7 @@ class StubApi : public NodeApi {
   std::filesystem::path dir_;
   mutable std::mutex mu_;
   std::vector<DaemonJobRecord> jobs_;
+  std::vector<std::string> released_owners_;  // ReleaseAllocationsOf's owners, in call order
   std::atomic<bool> paused_{false};
 };
 
@@ -411,6 +418,50 @@ TEST_F(HttpServerTest, UnknownQueryParameterIsRefused) {
   // The refused pause did nothing; the parameters an endpoint takes are still served.
   EXPECT_FALSE(api_->paused());
   auto ok = c.Get("/v1/jobs?limit=5&state=running");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+// Regression (repeated_query_parameter_accepted): GET /v1/jobs?limit=5&limit=6 was served with
+// the first limit and DELETE /v1/allocations?owner=a&owner=b released a's allocations only; a
+// parameter given more than once is now refused (400), naming it, before anything is done.
+TEST_F(HttpServerTest, RepeatedQueryParameterIsRefused) {
+  auto c = Client();
+  struct Case {
+    std::string method, path;
+    std::string message;  // exact
+  } cases[] = {
+      {"GET", "/v1/jobs?limit=5&limit=6",
+       "query parameter 'limit' is given twice for GET /v1/jobs; keep one"},
+      // The same value twice is no less ambiguous a request.
+      {"GET", "/v1/allocations?state=running&limit=5&limit=5",
+       "query parameter 'limit' is given twice for GET /v1/allocations; keep one"},
+      {"GET", "/v1/jobs?after=1&after=2&after=3",
+       "query parameter 'after' is given 3 times for GET /v1/jobs; keep one"},
+      // A name is compared as decoded: %6C is 'l'.
+      {"GET", "/v1/jobs?%6Cimit=5&limit=6",
+       "query parameter 'limit' is given twice for GET /v1/jobs; keep one"},
+      {"GET", "/v1/jobs/1/log?follow=1&follow=0",
+       "query parameter 'follow' is given twice for GET /v1/jobs/1/log; keep one"},
+      {"GET", "/v1/reservations?prefix=a&prefix=b",
+       "query parameter 'prefix' is given twice for GET /v1/reservations; keep one"},
+      {"DELETE", "/v1/allocations?owner=a&owner=b",
+       "query parameter 'owner' is given twice for DELETE /v1/allocations; keep one"},
+  };
+  for (const Case& k : cases) {
+    auto r = k.method == "GET" ? c.Get(k.path.c_str()) : c.Delete(k.path.c_str());
+    ASSERT_TRUE(r) << k.path;
+    EXPECT_EQ(r->status, 400) << k.path;
+    EXPECT_EQ(json::parse(r->body)["error"]["code"], "INVALID_ARGUMENT") << k.path;
+    EXPECT_EQ(Message(r), k.message) << k.path;
+  }
+  // The refused DELETE released nothing; each parameter once is still served.
+  EXPECT_TRUE(api_->released_owners().empty());
+  auto once = c.Delete("/v1/allocations?owner=a");
+  ASSERT_TRUE(once);
+  EXPECT_EQ(once->status, 200);
+  EXPECT_EQ(api_->released_owners(), std::vector<std::string>{"a"});
+  auto ok = c.Get("/v1/jobs?limit=5&state=running&after=0");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);
 }
