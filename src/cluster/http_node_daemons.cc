@@ -121,11 +121,11 @@ class HttpNodeDaemons : public NodeDaemons {
     Node* n = it->second.get();
     std::lock_guard<std::mutex> lock(n->mu);
     if (!n->client) Connect(n);
-    if (!n->client) return UnavailableError(fmt::format("node {}: {}", node, n->token_error));
+    if (!n->client) return UnavailableError(n->token_error);
     StatusOr<T> r = call(n);
     if (!r.ok() && r.status().code() == StatusCode::kUnauthenticated) {
       Connect(n);
-      if (!n->client) return UnavailableError(fmt::format("node {}: {}", node, n->token_error));
+      if (!n->client) return UnavailableError(n->token_error);
       r = call(n);
     }
     if (!r.ok()) {

@@ -46,5 +46,16 @@ TEST(NewHttpNodeDaemonsTest, AnUnknownNodeIsNotFoundNamingTheOrigin) {
   EXPECT_EQ(s.status().message(), "node n9 is not configured in c.yaml");
 }
 
+// Regression (token_error_node_named_twice): a node's token error reached its calls as
+// "node n1: node n1: cannot read token file ..."; NodeDaemonToken's message names the node already.
+TEST(NewHttpNodeDaemonsTest, ATokenErrorNamesTheNodeOnce) {
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<NodeDaemons> d,
+      NewHttpNodeDaemons({"c.yaml", {{"n1", "http://127.0.0.1:1", "", "/nonexistent"}}, 1}));
+  StatusOr<NodeView> s = d->State("n1");
+  EXPECT_EQ(s.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.status().message(), "node n1: cannot read token file /nonexistent");
+}
+
 }  // namespace
 }  // namespace migsched
