@@ -27,6 +27,7 @@
 #include "daemon/connection_gate.h"
 #include "daemon/connection_pool.h"
 #include "daemon/json_text.h"
+#include "nodeapi/node_client.h"
 #include "nodeapi/request_json.h"
 #include "nodeapi/token.h"
 
@@ -158,6 +159,15 @@ Status CheckQueryParams(const httplib::Request& req, const QueryParams& known) {
                                     req.method, req.path, names));
   }
   return Status::Ok();
+}
+
+// The Location of a resource a POST made: `collection` ("/v1/jobs") and its key as one path
+// segment, percent-encoded as NodeClient sends one (nodeapi/node_client.h UrlEncode: all but
+// letters, digits, - _ . ~ and :). A reservation's owner key may hold any character but control
+// ones ("a/b c" is /v1/reservations/a%2Fb%20c, which GET /v1/reservations/{owner} reads back as
+// "a/b c"); a job's or allocation's id is decimal digits, which encoding leaves alone.
+std::string LocationOf(std::string_view collection, const std::string& key) {
+  return fmt::format("{}/{}", collection, UrlEncode(key));
 }
 
 // The routes, for 405 answers: a pattern and the methods it takes.
@@ -673,7 +683,8 @@ class HttpServer::Impl {
                    if (!key.ok()) return SendError(res, key.status());
                    auto result = api_->Submit(*request, *key);
                    if (!result.ok()) return SendError(res, result.status());
-                   res.set_header("Location", fmt::format("/v1/jobs/{}", result->record.id));
+                   res.set_header("Location",
+                                  LocationOf("/v1/jobs", std::to_string(result->record.id)));
                    if (result->replayed) res.set_header("Idempotent-Replayed", "true");
                    SendJson(res, result->replayed ? 200 : 201, JobRecordToJson(result->record));
                  });
@@ -753,7 +764,7 @@ class HttpServer::Impl {
                    auto r = api_->Reserve(*request);
                    if (!r.ok()) return SendError(res, r.status());
                    res.set_header("Location",
-                                  fmt::format("/v1/reservations/{}", r->reservation.record.owner));
+                                  LocationOf("/v1/reservations", r->reservation.record.owner));
                    SendJson(res, r->created ? 201 : 200, ReservationViewToJson(r->reservation));
                  });
     Get("/v1/reservations", "GET, POST", {"prefix"},
@@ -786,7 +797,8 @@ class HttpServer::Impl {
                    if (!key.ok()) return SendError(res, key.status());
                    auto result = api_->Allocate(*request, *key);
                    if (!result.ok()) return SendError(res, result.status());
-                   res.set_header("Location", fmt::format("/v1/allocations/{}", result->record.id));
+                   res.set_header("Location",
+                                  LocationOf("/v1/allocations", std::to_string(result->record.id)));
                    if (result->replayed) res.set_header("Idempotent-Replayed", "true");
                    SendJson(res, result->replayed ? 200 : 201, JobRecordToJson(result->record));
                  });

@@ -17,7 +17,10 @@
 //   POST   /v1/gpus/{index}/undrain {"gpu": index, "draining": false}
 //   POST   /v1/scheduler/pause      {"paused": true}
 //   POST   /v1/scheduler/resume     {"paused": false}
-//   POST   /v1/reservations         hold placements → 201 (created) / 200 (renewed)
+//   POST   /v1/reservations         hold placements → 201 (created) / 200 (renewed); its
+//                                   Location holds the owner key percent-encoded as one
+//                                   path segment (a key may hold '/', ' ', '?', '%', ...;
+//                                   the ids in the Location of a job or allocation are digits)
 //   GET    /v1/reservations         {"reservations": [...]}; ?prefix=
 //   GET    /v1/reservations/{owner} one reservation
 //   DELETE /v1/reservations/{owner} release it → 204

@@ -466,6 +466,52 @@ TEST_F(HttpServerTest, RepeatedQueryParameterIsRefused) {
   EXPECT_EQ(ok->status, 200);
 }
 
+// Regression (location_not_url_encoded): POST /v1/reservations answered
+// "Location: /v1/reservations/<owner>" with the owner key as given, though a key may hold any
+// character but control ones: a space, '/', '?', '#' or '%' made a Location that names another
+// resource, or none. The key is now one percent-encoded path segment, which the API reads back.
+TEST_F(HttpServerTest, LocationIsUrlEncoded) {
+  auto c = Client();
+  struct Case {
+    std::string owner;
+    std::string location;  // by hand: every byte but A-Z a-z 0-9 - _ . ~ : as %XX
+  } cases[] = {
+      {"slurm-room:n1:3g.20gb:0", "/v1/reservations/slurm-room:n1:3g.20gb:0"},
+      {"a/b c", "/v1/reservations/a%2Fb%20c"},
+      {"x?y=1#z%", "/v1/reservations/x%3Fy%3D1%23z%25"},
+      {"caf\u00e9+&", "/v1/reservations/caf%C3%A9%2B%26"},  // é is C3 A9 in UTF-8
+  };
+  // The answer's head as sent: httplib's client decodes a Location header it reads.
+  auto location_sent = [&](const std::string& path, const std::string& body) {
+    const int fd = Connect(server_->port());
+    EXPECT_GE(fd, 0);
+    const std::string answer =
+        Exchange(fd, fmt::format("POST {} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                                 "sekrit\r\nContent-Type: application/json\r\nContent-Length: "
+                                 "{}\r\nConnection: close\r\n\r\n{}",
+                                 path, body.size(), body));
+    ::close(fd);
+    EXPECT_TRUE(answer.starts_with("HTTP/1.1 201")) << answer;
+    const size_t at = answer.find("\r\nLocation: ");
+    if (at == std::string::npos) return std::string("(none)");
+    const size_t from = at + std::string_view("\r\nLocation: ").size();
+    return answer.substr(from, answer.find("\r\n", from) - from);
+  };
+  for (const Case& k : cases) {
+    const json body = {{"owner", k.owner},
+                       {"placements", {{{"gpu", 0}, {"profile", "1g.5gb"}, {"start", 0}}}}};
+    EXPECT_EQ(location_sent("/v1/reservations", body.dump()), k.location);
+    // The Location names that owner: the stub knows no reservation and says whose it looked for.
+    auto g = c.Get(k.location.c_str());
+    ASSERT_TRUE(g) << k.location;
+    EXPECT_EQ(g->status, 404);
+    EXPECT_EQ(Message(g), "no reservation '" + k.owner + "'");
+  }
+  // Ids are digits: the Location of a job is as before.
+  EXPECT_EQ(location_sent("/v1/jobs", R"({"profile": "2g.10gb", "command": ["true"]})"),
+            "/v1/jobs/1");
+}
+
 TEST_F(HttpServerTest, GpusPlanPauseResumeDrain) {
   auto c = Client();
   auto g = c.Get("/v1/gpus");
