@@ -166,11 +166,13 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(), "s.yaml:1: unknown key 'scheduler.evacuate' (known: policy, " +
                                       SchedulerOptionNames() + ")");
-  EXPECT_THAT(SchedulerOptionNames(),
-              HasSubstr("max-skip-seconds, reservation, reservation-depth, reservation-slack, "
-                        "reservation-horizon, reservation-unknown-ends, evacuation, "
-                        "evacuation-min-wait, evacuation-min-slices, evacuation-when, "
-                        "migration-order"));
+  EXPECT_THAT(
+      SchedulerOptionNames(),
+      HasSubstr(
+          "max-skip-seconds, reservation, reservation-depth, reservation-slack, "
+          "reservation-horizon, reservation-unknown-ends, evacuation, "
+          "evacuation-min-wait, evacuation-min-slices, evacuation-when, evacuation-keeps-room, "
+          "migration-order"));
 }
 
 // The printed section parses back to the policy's registry defaults, option by option.

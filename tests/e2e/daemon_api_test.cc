@@ -446,7 +446,8 @@ TEST(ServeCommandTest, FlagsThatWouldBeIgnoredAreRefused) {
 // reservation's start is known and at most 2 h away (§13, results.md section 3 and "The
 // reservation horizon"; the table's order: metric, joint-placement, max-skip-seconds,
 // reservation-slack, reservation-horizon,
-// reservation-unknown-ends, evacuation, migration, defrag-passes) and runs the §6 planner
+// reservation-unknown-ends, evacuation, evacuation-keeps-room, migration, defrag-passes), keeps
+// room for small jobs when it evacuates, and runs the §6 planner
 // (migration on, what sets it apart from lb+frag on the ladder) for waiting jobs only (no
 // completion or periodic pass, §13); `lb+frag` by fragcost with joint placement;
 // `first-fit` by fragcost without; neither migrates.
@@ -456,12 +457,13 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   EXPECT_THAT(full.out, HasSubstr("\n  policy: full\n"));
   EXPECT_THAT(full.out, HasSubstr("\n  metric: demand-weighted\n"));
   // Each policy's options that differ from the plain defaults (sched/options.h).
-  EXPECT_THAT(full.out,
-              HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
-                        "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
-                        "reservation-slack: 1, reservation-horizon: 7200, "
-                        "reservation-unknown-ends: skip, evacuation: queue, "
-                        "migration: on, defrag-passes: off\n"));
+  EXPECT_THAT(
+      full.out,
+      HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
+                "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
+                "reservation-slack: 1, reservation-horizon: 7200, "
+                "reservation-unknown-ends: skip, evacuation: queue, evacuation-keeps-room: on, "
+                "migration: on, defrag-passes: off\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit            none\n"));
   struct Expected {
     std::string policy, metric;
