@@ -59,7 +59,10 @@ StatusOr<std::string> NewRandomToken() {
 }
 
 StatusOr<std::string> ReadTokenFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // A symbolic link is followed: a Kubernetes Secret volume's files are links into its ..data
+  // directory. What is checked is the file it names. O_NONBLOCK: a FIFO is refused below (not a
+  // regular file) instead of blocking the open until a writer comes.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) return NotFoundError(fmt::format("token file {} does not exist", path));

@@ -25,7 +25,9 @@ inline constexpr size_t kMinTokenLength = 32;
 // ("token file /x", "config key token") otherwise.
 Status ValidateToken(std::string_view token, std::string_view origin);
 
-// Reads the token from `path` (surrounding whitespace stripped).
+// Reads the token from `path` (surrounding whitespace stripped). A symbolic
+// link is followed (a Kubernetes Secret volume's files are links); the mode
+// and file type checked are those of the file it names.
 // Errors: kNotFound (no such file), kFailedPrecondition (mode allows group or
 // other access: the message says `chmod 600 <path>`; not a regular file),
 // kInvalidArgument (ValidateToken: empty, too short, or characters outside

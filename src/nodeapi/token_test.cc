@@ -78,6 +78,38 @@ TEST_F(TokenTest, RefusesFilesOthersCanRead) {
   }
 }
 
+// Regression: a token file mounted from a Kubernetes Secret volume (the node agent's manifest) is
+// a symbolic link, token -> ..data/token, and was refused ("Too many levels of symbolic links").
+// The link is followed and the file it names is checked: a 0400 file is read, a 0644 one refused
+// with the link's path in the message, and a link to a FIFO is refused without blocking.
+TEST_F(TokenTest, ASecretVolumesLinkIsFollowedAndItsFileChecked) {
+  const std::string token(40, 'a');
+  std::filesystem::create_directory(dir_ / "..data");
+  Write(Path("..data/token"), token + "\n", 0400);
+  std::filesystem::create_symlink("..data/token", dir_ / "token");
+  auto t = ReadTokenFile(Path("token"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(*t, token);
+  auto loaded = LoadOrCreateTokenFile(Path("token"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(*loaded, token);
+
+  Write(Path("..data/open"), token + "\n", 0644);
+  std::filesystem::create_symlink("..data/open", dir_ / "open");
+  auto open = ReadTokenFile(Path("open"));
+  ASSERT_FALSE(open.ok());
+  EXPECT_EQ(open.status().message(), "token file " + Path("open") +
+                                         " has mode 0644: group or others may access it; run "
+                                         "`chmod 600 " +
+                                         Path("open") + "`");
+
+  ASSERT_EQ(::mkfifo(Path("..data/fifo").c_str(), 0600), 0);
+  std::filesystem::create_symlink("..data/fifo", dir_ / "fifo");
+  auto fifo = ReadTokenFile(Path("fifo"));
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_EQ(fifo.status().message(), "token file " + Path("fifo") + " is not a regular file");
+}
+
 TEST_F(TokenTest, ReadsAHandWrittenTokenAndRejectsBadContent) {
   const std::string ok = Path("ok");
   Write(ok, "  my-Token_1.2~+/=my-Token_1.2~+/=\n\n", 0600);

@@ -241,13 +241,26 @@ TEST(ManifestContentTest, TheExtenderAndNodeAgentConfigsParse) {
             e->agents_port);
 }
 
+// Regression: both containers ran as the image's user 65532 (deploy/container/Containerfile),
+// which cannot read the token Secret's file (mode 0400, owned by root: defaultMode below, and a
+// Secret volume's files are root's) nor write kubelet's device-plugins directory. They run as
+// root, as the Containerfile's comment says the node daemon does.
 TEST(ManifestContentTest, TheNodeAgentIsPrivilegedOnMigNodes) {
   const YAML::Node ds = Find("base/node-agent.yaml", "DaemonSet", "migsched-node-agent");
   const YAML::Node spec = ds["spec"]["template"]["spec"];
   EXPECT_EQ(spec["nodeSelector"]["nvidia.com/mig.capable"].as<std::string>(), "true");
   for (const auto& c : spec["containers"]) {
     EXPECT_TRUE(c["securityContext"]["privileged"].as<bool>()) << c["name"].as<std::string>();
+    ASSERT_TRUE(c["securityContext"]["runAsUser"]) << c["name"].as<std::string>();
+    EXPECT_EQ(c["securityContext"]["runAsUser"].as<int>(), 0) << c["name"].as<std::string>();
   }
+  bool token_mounted = false;
+  for (const auto& v : spec["volumes"]) {
+    if (v["name"].as<std::string>() != "token") continue;
+    token_mounted = true;
+    EXPECT_EQ(v["secret"]["defaultMode"].as<std::string>(), "0400");
+  }
+  EXPECT_TRUE(token_mounted);
 }
 
 TEST(ManifestContentTest, TheExampleJobAsksForOneMigratable3g20gb) {
