@@ -70,7 +70,7 @@ class DaemonLargeJobsTest : public DaemonTest {
 // only 1g.5gb@5), the other 1g@6. Each is stopped and restarted there (MIGSCHED_RESTARTED=1),
 // and once both sources are destroyed the 7g starts at 7g@0 on GPU 0. Those two targets are the
 // cluster's last free 1-slice placements, which `full` keeps for small jobs by default
-// (WithTheRoomKeptTheSevenGWaits below), so this test turns that off.
+// (SevenGWaitsTest below), so this test turns that off.
 TEST_F(DaemonLargeJobsTest, TwoSmallJobsMoveAndTheSevenGStarts) {
   UseScheduler("policy: full\nevacuation: queue\nevacuation-keeps-room: off\n");
   auto d = StartBlockedSevenG();
@@ -103,30 +103,13 @@ TEST_F(DaemonLargeJobsTest, TwoSmallJobsMoveAndTheSevenGStarts) {
   d->Stop();
 }
 
-// The same cluster with evacuation off: nothing opens a placement for the 7g (GPU 0 has 5 free
-// compute slices of the 7 it needs, so no §4 step 6 pass either), and nothing moves.
-TEST_F(DaemonLargeJobsTest, WithoutEvacuationTheSevenGWaits) {
-  UseScheduler("policy: full\nevacuation: off\n");
-  auto d = StartBlockedSevenG();
-  ASSERT_NE(d, nullptr);
-  for (int i = 0; i < 20; ++i) {
-    ASSERT_OK(d->Tick());
-    d->WaitIdle();
-  }
-  EXPECT_EQ(Get(*d, 5).state, JobState::kQueued);
-  EXPECT_EQ(Get(*d, 3).migrations + Get(*d, 4).migrations, 0);
-  EXPECT_EQ(Get(*d, 3).instances.at(0).gpu, NvmlIndex{0});
-  for (DaemonJobId id : {3, 4, 5}) (void)d->Cancel(id);
-  EXPECT_TRUE(WaitTerminal(*d, 3));
-  d->Stop();
-}
+// The same cluster where the scheduler opens no placement for the 7g: after 20 ticks it still
+// waits, and no job has moved.
+class SevenGWaitsTest : public DaemonLargeJobsTest,
+                        public ::testing::WithParamInterface<const char*> {};
 
-// The same cluster with `full`'s defaults, which keep room for small jobs (§13): the only plan
-// moves the two 1g jobs (the smallest size among the arrivals) to GPU 1's 1g@5 and 1g@6, after
-// which no GPU has a free 1-slice placement (GPU 1: 4g@0 and 1g@4-6; GPU 0: the 7g), where GPU 0
-// and GPU 1 have some now. So no evacuation: the 7g waits and nothing moves.
-TEST_F(DaemonLargeJobsTest, WithTheRoomKeptTheSevenGWaits) {
-  UseScheduler("policy: full\n");
+TEST_P(SevenGWaitsTest, NothingMoves) {
+  UseScheduler(GetParam());
   auto d = StartBlockedSevenG();
   ASSERT_NE(d, nullptr);
   for (int i = 0; i < 20; ++i) {
@@ -136,10 +119,23 @@ TEST_F(DaemonLargeJobsTest, WithTheRoomKeptTheSevenGWaits) {
   EXPECT_EQ(Get(*d, 5).state, JobState::kQueued);
   EXPECT_EQ(Get(*d, 3).migrations + Get(*d, 4).migrations, 0);
   EXPECT_EQ(d->Metrics().migrations_inter, 0);
+  EXPECT_EQ(Get(*d, 3).instances.at(0).gpu, NvmlIndex{0});
   for (DaemonJobId id : {3, 4, 5}) (void)d->Cancel(id);
   EXPECT_TRUE(WaitTerminal(*d, 3));
   d->Stop();
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SevenGWaitsTest,
+    ::testing::Values(
+        // Evacuation off: nothing opens a placement for the 7g (GPU 0 has 5 free compute slices
+        // of the 7 it needs, so no §4 step 6 pass either).
+        "policy: full\nevacuation: off\n",
+        // `full`'s defaults, which keep room for small jobs (§13): the only plan moves the two 1g
+        // jobs (the smallest size among the arrivals) to GPU 1's 1g@5 and 1g@6, after which no
+        // GPU has a free 1-slice placement (GPU 1: 4g@0 and 1g@4-6; GPU 0: the 7g), where GPU 0
+        // and GPU 1 have some now. So no evacuation.
+        "policy: full\n"));
 
 // Jobs that may not move, inside a scan too, for two reasons: a `none` job never moves (the
 // scheduler's rule), and a `checkpoint` job without checkpoint/restore commands configured is
