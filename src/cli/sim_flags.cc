@@ -548,6 +548,18 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
           EvacuationScopeName(setup.scheduler.evacuation), fmt::join(off, ", ")));
     }
   }
+  // Room kept by evacuations (§13), given where no evacuation happens.
+  if (setup.explicit_options.evacuation_keeps_room && setup.scheduler.evacuation_keeps_room) {
+    const auto none = where([](const SchedulerOptions& o) {
+      return o.evacuation == EvacuationScope::kOff || !o.migration.enabled;
+    });
+    if (!none.empty()) {
+      notes.push_back(fmt::format(
+          "--evacuation-keeps-room on has no effect on {} (no evacuation; --evacuation queue "
+          "with --migration on turns it on)",
+          fmt::join(none, ", ")));
+    }
+  }
   // The shape of the completion and periodic passes, given where none runs (§6, §13).
   {
     const SchedulerOptions defaults;

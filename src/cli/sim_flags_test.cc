@@ -51,6 +51,24 @@ TEST(InertOptionNotesTest, EvacuationGivenToPoliciesWithoutMigration) {
 // --reservation-horizon or --reservation-slack given: they shape a look-ahead reservation, which
 // `full` makes by its own --max-skip-seconds 1800 and the other policies do not make (no guard);
 // with --max-skip-seconds -1 given, not `full` either (both flags used to be silent there).
+// --evacuation-keeps-room on given: it shapes evacuations, which `full` makes by its own defaults
+// (--evacuation queue, --migration on) and lb+frag and first-fit do not (evacuation off by
+// default); `full --evacuation off` makes none either. Off given: nothing is promised.
+TEST(InertOptionNotesTest, EvacuationKeepsRoomGivenWhereNoEvacuationHappens) {
+  SimSetup s;
+  s.scheduler.evacuation_keeps_room = true;
+  s.explicit_options.evacuation_keeps_room = true;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "lb+frag", "first-fit"}),
+              ElementsAre("--evacuation-keeps-room on has no effect on lb+frag, first-fit (no "
+                          "evacuation; --evacuation queue with --migration on turns it on)"));
+  s.explicit_options.evacuation = true;  // --evacuation off given
+  EXPECT_THAT(InertOptionNotes(s, {"full"}),
+              ElementsAre("--evacuation-keeps-room on has no effect on full (no evacuation; "
+                          "--evacuation queue with --migration on turns it on)"));
+  s.scheduler.evacuation_keeps_room = false;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
+}
+
 TEST(InertOptionNotesTest, ReservationShapeGivenWhereNoReservationIsMade) {
   SimSetup s;
   s.explicit_options.reservation_horizon = true;

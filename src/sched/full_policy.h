@@ -71,10 +71,10 @@ inline constexpr EvacuationScope kFullDefaultEvacuation = EvacuationScope::kQueu
 // Room kept for small jobs (SchedulerOptions::evacuation_keeps_room): an evacuation may not take
 // the last free placement of the smallest recent size. Chosen on the tuning set on 2026-12-05
 // (docs/results.md "Room kept for small jobs", 30 paired replicas, with a light-load setting
-// added for it): at load 0.6 the 1g.5gb p95 wait fell from 5.61x to under 1x of the best
-// baseline's (every profile at most 0.63x) with the same mean JCT; at load 0.9-1.1 mean JCT rose
-// 0-3% (significant on two of five settings) and the 7g p95 5-10%; moves 10-31% fewer and
-// reconfigurations 5-11% fewer.
+// added for it): at load 0.6 the 1g.5gb p95 wait went from 5.61x of the best baseline's
+// (significant) to 2.04x (not significant) with the same mean JCT; at load 0.7-1.1 mean JCT rose
+// 0-3% (significant on two of five settings) and the 7g p95 3-10%; on the churn and paper-mix
+// settings moves 19-31% fewer and reconfigurations 6-11% fewer.
 inline constexpr bool kFullDefaultEvacuationKeepsRoom = true;
 // No completion or periodic migration pass (SchedulerOptions::Migration::passes): every move of
 // `full` is asked for by a waiting job, an evacuation (weighed against the wait it saves) or a
