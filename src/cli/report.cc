@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/text.h"
 #include "sim/replicas.h"
 
 namespace migsched::cli {
@@ -85,16 +86,6 @@ std::string Cell(const std::string& key, double v) {
   }
   if (key.find("slowdown") != std::string::npos) return fmt::format("{:.2f}", v);
   return fmt::format("{:.0f}", v);
-}
-
-// "A, B and C".
-std::string JoinAnd(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    out += i == 0 ? "" : (i + 1 == items.size() ? " and " : ", ");
-    out += items[i];
-  }
-  return out;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "core/cluster.h"
+#include "core/text.h"
 #include "io/alibaba_loader.h"
 #include "io/trace_reader.h"
 #include "sched/metrics.h"
@@ -579,7 +580,7 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
         notes.push_back(fmt::format(
             "{} {} no effect on {} (no completion or periodic pass: --defrag-passes off; "
             "--defrag-passes while-waiting turns them on)",
-            fmt::join(shape, " and "), shape.size() == 1 ? "has" : "have", fmt::join(none, ", ")));
+            JoinAnd(shape), shape.size() == 1 ? "has" : "have", fmt::join(none, ", ")));
       }
     }
   }
@@ -592,7 +593,7 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
     if (!none.empty()) {
       notes.push_back(fmt::format(
           "{} {} no effect on {} (no look-ahead reservation; --max-skip-seconds S turns it on)",
-          fmt::join(shape, " and "), shape.size() == 1 ? "has" : "have", fmt::join(none, ", ")));
+          JoinAnd(shape), shape.size() == 1 ? "has" : "have", fmt::join(none, ", ")));
     }
   }
   // The reference reads only --max-wait (sim/frag_free.h): its own placement and queue.

@@ -113,6 +113,12 @@ TEST(InertOptionNotesTest, DefragPassShapeGivenWhereNoPassRuns) {
               ElementsAre("--defrag-interval and --migration-order have no effect on full (no "
                           "completion or periodic pass: --defrag-passes off; --defrag-passes "
                           "while-waiting turns them on)"));
+  // Three: "a, b and c" (it read "a and b and c").
+  s.scheduler.migration.max_moves_per_pass = 2;
+  EXPECT_THAT(InertOptionNotes(s, {"full"}),
+              ElementsAre("--defrag-interval, --max-moves-per-pass and --migration-order have no "
+                          "effect on full (no completion or periodic pass: --defrag-passes off; "
+                          "--defrag-passes while-waiting turns them on)"));
   s.explicit_options.defrag_passes = true;
   s.scheduler.migration.passes = DefragPasses::kWhileWaiting;
   EXPECT_THAT(InertOptionNotes(s, {"full", "lb+frag"}), IsEmpty());

@@ -2,7 +2,9 @@
 
 // Text helpers that the parsers of specs, lists and CSV share. Pure; thread-safe.
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace migsched {
 
@@ -23,6 +25,16 @@ inline std::string_view WithoutUtf8Bom(std::string_view s) {
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
   if (s.substr(0, kBom.size()) == kBom) s.remove_prefix(kBom.size());
   return s;
+}
+
+// "A, B and C" ("A and B", "A", "" for none): the one way a message lists several names.
+inline std::string JoinAnd(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += i == 0 ? "" : (i + 1 == items.size() ? " and " : ", ");
+    out += items[i];
+  }
+  return out;
 }
 
 }  // namespace migsched

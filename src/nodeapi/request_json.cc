@@ -161,6 +161,15 @@ StatusOr<RequestedInstance> GetRequestedInstance(std::string_view field, const j
   return s;
 }
 
+// A job's or an allocation's `name`: at most kMaxJobNameBytes bytes.
+Status CheckNameLength(const std::string& name) {
+  if (name.size() > kMaxJobNameBytes) {
+    return InvalidArgumentError(fmt::format("field 'name' is {} bytes long; at most {} are allowed",
+                                            name.size(), kMaxJobNameBytes));
+  }
+  return Status();
+}
+
 StatusOr<std::string> GetKey(std::string_view field, const json& v) {
   ASSIGN_OR_RETURN(std::string s, GetString(field, v));
   if (s.size() > 256) {
@@ -260,11 +269,7 @@ Status ValidateJobRequest(const JobRequest& r) {
                                  {"user", &r.user}}) {
     RETURN_IF_ERROR(CheckNoNul(field, *v));
   }
-  if (r.name.size() > kMaxJobNameBytes) {
-    return InvalidArgumentError(fmt::format("field 'name' is {} bytes long; at most {} are allowed",
-                                            r.name.size(), kMaxJobNameBytes));
-  }
-  return Status();
+  return CheckNameLength(r.name);
 }
 
 StatusOr<JobRequest> JobRequestFromJson(const json& j) {
@@ -429,6 +434,7 @@ StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
   }
   if (given("name")) {
     ASSIGN_OR_RETURN(a.name, GetString("name", j.at("name")));
+    RETURN_IF_ERROR(CheckNameLength(a.name));
   }
   return a;
 }

@@ -75,7 +75,7 @@ StatusOr<JobRequest> ParseJobRequest(std::string_view body);
 // The same for an already parsed JSON value.
 StatusOr<JobRequest> JobRequestFromJson(const nlohmann::json& j);
 // POST /v1/allocations: {owner, instances: [{profile} | {gpu, profile, start}],
-// reservation | reservation_prefix, name}.
+// reservation | reservation_prefix, name}; name at most kMaxJobNameBytes bytes, as a job's.
 StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body);
 // POST /v1/reservations: {owner, placements: [{gpu, profile, start}], ttl_s}.
 StatusOr<ReservationRequest> ParseReservationRequest(std::string_view body);

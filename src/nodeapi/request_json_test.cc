@@ -249,6 +249,19 @@ TEST(ParseJobRequestTest, JobNameLongerThanTheLimitIsRefused) {
   EXPECT_EQ(wide.status().message(), "field 'name' is 258 bytes long; at most 256 are allowed");
 }
 
+// Regression: an allocation's name had no limit, where a job's is 256 bytes. The same limit and
+// words now (an allocation is a job's record kind too: `name` shows in the same listings).
+TEST(ParseAllocationRequestTest, AllocationNameLongerThanTheLimitIsRefused) {
+  const std::string head = R"({"owner": "o", "instances": [{"profile": "1g.5gb"}], "name": ")";
+  auto fits = ParseAllocationRequest(head + std::string(256, 'n') + "\"}");
+  ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+  EXPECT_EQ(fits->name.size(), 256u);
+  auto over = ParseAllocationRequest(head + std::string(300, 'n') + "\"}");
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(over.status().message(), "field 'name' is 300 bytes long; at most 256 are allowed");
+}
+
 // A record the daemon stored before the limit keeps its name when a client reads it: the limit
 // refuses new requests, it never hides a job already there.
 TEST(JobRecordJsonTest, ARecordsNameLongerThanTheLimitIsReadAsStored) {
