@@ -30,9 +30,10 @@ class Reader {
  public:
   explicit Reader(std::string origin) : origin_(std::move(origin)) {}
 
-  // "<origin>:<line>: <what>" (line omitted when unknown).
+  // "<origin>:<line>: <what>" (line omitted when unknown); an empty value (`tick_ms:` with
+  // nothing after it) at its key's line (YamlEntryMarks).
   Status Error(const YAML::Node& node, const std::string& what) const {
-    return YamlErrorAt(origin_, node, what);
+    return YamlErrorAt(origin_, marks_.MarkOf(node), what);
   }
 
   // The scalar's text; error "key 'k' must be <expected>" for maps/sequences/null.
@@ -131,6 +132,7 @@ class Reader {
         for (const auto& h : handlers) known += (known.empty() ? "" : ", ") + h.first;
         return Error(kv.first, fmt::format("unknown key '{}' (known: {})", full, known));
       }
+      marks_.Note(kv.first, kv.second);
       RETURN_IF_ERROR(it->second(kv.second));
     }
     return Status();
@@ -140,6 +142,7 @@ class Reader {
 
  private:
   std::string origin_;
+  mutable YamlEntryMarks marks_;  // the entries Map has walked, for Error's lines
 };
 
 using Handlers = std::map<std::string, std::function<Status(const YAML::Node&)>>;

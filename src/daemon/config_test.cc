@@ -372,6 +372,37 @@ TEST(DaemonConfigTest, KeyGivenTwiceIsRefused) {
   }
 }
 
+// Regression: a key with no value (`tick_ms:` and then the next key) was reported at the next
+// key's line, or past the end of the file when it was the last; yaml-cpp marks an empty value
+// where the next token begins. Now at the key's own line, at every level.
+TEST(DaemonConfigTest, KeyWithNoValueIsReportedAtItsOwnLine) {
+  struct Case {
+    std::string yaml;
+    std::string want;  // the exact message
+  } cases[] = {
+      {"state_dir: /s\ntick_ms:\nlisten: 127.0.0.1:7070\n",
+       "c.yaml:2: key 'tick_ms' must be an integer, got nothing (null)"},
+      {"state_dir: /s\ntick_ms:\n\n\n# the end\n",
+       "c.yaml:2: key 'tick_ms' must be an integer, got nothing (null)"},
+      {"state_dir: /s\nfake:\nlisten: 127.0.0.1:7070\n",
+       "c.yaml:2: key 'fake' must be a mapping, got nothing (null)"},
+      {"state_dir: /s\nfake:\n  fail_create:\n  destroy_in_use: 1\n",
+       "c.yaml:3: key 'fake.fail_create' must be an integer, got nothing (null)"},
+      {"state_dir: /s\nscheduler:\n  threshold:\n  metric: fragcost\n",
+       "c.yaml:3: scheduler.threshold must be a number in [0, 1], got nothing (null)"},
+      // A value written on the key's line keeps its own mark.
+      {"state_dir: /s\ntick_ms: ~\nlisten: 127.0.0.1:7070\n",
+       "c.yaml:2: key 'tick_ms' must be an integer, got nothing (null)"},
+      {"state_dir: /s\nkill_grace_s:\n  [1]\n",
+       "c.yaml:3: key 'kill_grace_s' must be a number, got a list"},
+  };
+  for (const Case& k : cases) {
+    auto c = ParseDaemonConfig(k.yaml, "c.yaml");
+    ASSERT_FALSE(c.ok()) << k.yaml;
+    EXPECT_EQ(c.status().message(), k.want) << k.yaml;
+  }
+}
+
 TEST(DaemonConfigTest, LoadNamesAMissingFile) {
   auto c = LoadDaemonConfig("/nonexistent/migsched.yaml");
   ASSERT_FALSE(c.ok());

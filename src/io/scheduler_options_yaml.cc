@@ -63,7 +63,7 @@ StatusOr<SchedulerConfig> ReadSchedulerYaml(const YAML::Node& node, const std::s
       }
       if (!kv.second.IsScalar()) {
         return YamlErrorAt(
-            origin, kv.second,
+            origin, YamlValueMark(kv.first, kv.second),
             fmt::format("{} must be {}, got {}", full,
                         spec == nullptr ? "a policy name" : spec->rule, YamlKindName(kv.second)));
       }
@@ -73,7 +73,10 @@ StatusOr<SchedulerConfig> ReadSchedulerYaml(const YAML::Node& node, const std::s
         continue;
       }
       Status st = spec->Apply(text, &given_values, &c.given);
-      if (!st.ok()) return YamlErrorAt(origin, kv.second, fmt::format("{} {}", full, st.message()));
+      if (!st.ok()) {
+        return YamlErrorAt(origin, YamlValueMark(kv.first, kv.second),
+                           fmt::format("{} {}", full, st.message()));
+      }
     }
   }
   StatusOr<SchedulerOptions> options = PolicyOptions(c.policy, given_values, c.given);

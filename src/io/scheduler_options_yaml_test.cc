@@ -175,6 +175,25 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
           "migration-order"));
 }
 
+// Regression: an option with no value (`threshold:` and then the next key) was reported at the
+// next key's line, or past the end of the text when it was the last.
+TEST(SchedulerOptionsYamlTest, OptionWithNoValueIsReportedAtItsOwnLine) {
+  const std::vector<OptionsBadCase> cases = {
+      {"policy: lb\nthreshold:\nmetric: fragcost\n",
+       "s.yaml:2: scheduler.threshold must be a number in [0, 1], got nothing (null)"},
+      {"policy: lb\njoint-placement:\n\n\n",
+       "s.yaml:2: scheduler.joint-placement must be on or off, got nothing (null)"},
+      {"policy:\nthreshold: 0.5\n",
+       "s.yaml:1: scheduler.policy must be a policy name, got nothing (null)"},
+  };
+  for (const OptionsBadCase& b : cases) {
+    SCOPED_TRACE(b.yaml);
+    StatusOr<SchedulerConfig> c = ParseSchedulerYaml(b.yaml, "s.yaml");
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().message(), b.message);
+  }
+}
+
 // The printed section parses back to the policy's registry defaults, option by option.
 TEST(SchedulerOptionsYamlTest, PrintedDefaultsParseToThePolicysOptions) {
   for (const std::string& name : PolicyNames()) {

@@ -7,11 +7,29 @@
 namespace migsched {
 
 Status YamlErrorAt(const std::string& origin, const YAML::Node& node, const std::string& what) {
-  const YAML::Mark mark = node.Mark();
+  return YamlErrorAt(origin, node.Mark(), what);
+}
+
+Status YamlErrorAt(const std::string& origin, const YAML::Mark& mark, const std::string& what) {
   if (mark.is_null() || mark.line < 0) {
     return InvalidArgumentError(fmt::format("{}: {}", origin, what));
   }
   return InvalidArgumentError(fmt::format("{}:{}: {}", origin, mark.line + 1, what));
+}
+
+YAML::Mark YamlValueMark(const YAML::Node& key, const YAML::Node& value) {
+  return value.IsNull() ? key.Mark() : value.Mark();
+}
+
+void YamlEntryMarks::Note(const YAML::Node& key, const YAML::Node& value) {
+  if (value.IsNull()) empty_values_.emplace_back(value, key.Mark());
+}
+
+YAML::Mark YamlEntryMarks::MarkOf(const YAML::Node& node) const {
+  for (const auto& [value, key_mark] : empty_values_) {
+    if (node.is(value)) return key_mark;
+  }
+  return node.Mark();
 }
 
 std::string_view YamlKindName(const YAML::Node& node) {

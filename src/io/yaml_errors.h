@@ -9,6 +9,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/status.h"
 
@@ -17,6 +19,28 @@ namespace migsched {
 // kInvalidArgument "<origin>:<line>: <what>", the line of `node` (1-based; omitted when yaml-cpp
 // does not know it).
 Status YamlErrorAt(const std::string& origin, const YAML::Node& node, const std::string& what);
+// The same at `mark`.
+Status YamlErrorAt(const std::string& origin, const YAML::Mark& mark, const std::string& what);
+
+// Where a message about the value of the mapping entry `key: value` points: the value's mark, or
+// the key's for an empty value (`threshold:` with nothing after it, or any null). yaml-cpp marks an
+// empty value where the next token begins, which is the next key's line or past the end of the
+// file, not the line the user wrote.
+YAML::Mark YamlValueMark(const YAML::Node& key, const YAML::Node& value);
+
+// For a reader whose handlers see a mapping entry's value without its key: Note() each entry as
+// the walk reaches it; MarkOf(node) is then YamlValueMark(key, node) for a value noted, and
+// node.Mark() for any other node.
+class YamlEntryMarks {
+ public:
+  void Note(const YAML::Node& key, const YAML::Node& value);
+  YAML::Mark MarkOf(const YAML::Node& node) const;
+
+ private:
+  // The empty values noted (each the node itself, compared with YAML::Node::is) and their keys'
+  // marks; a value with text keeps its own mark and is not kept here.
+  std::vector<std::pair<YAML::Node, YAML::Mark>> empty_values_;
+};
 
 // What `node` is, for "must be X, got <kind>": "nothing (null)", "a scalar", "a list",
 // "a mapping", "an undefined node".

@@ -20,12 +20,10 @@ class Reader {
  public:
   explicit Reader(std::string origin) : origin_(std::move(origin)) {}
 
+  // "<origin>:<line>: <msg>" (line omitted when unknown); an empty value (`tick_ms:` with
+  // nothing after it) at its key's line (YamlEntryMarks).
   Status Error(const YAML::Node& n, const std::string& msg) const {
-    const YAML::Mark m = n.Mark();
-    if (m.line >= 0) {
-      return InvalidArgumentError(fmt::format("{}:{}: {}", origin_, m.line + 1, msg));
-    }
-    return InvalidArgumentError(fmt::format("{}: {}", origin_, msg));
+    return YamlErrorAt(origin_, marks_.MarkOf(n), msg);
   }
   Status String(const YAML::Node& n, const std::string& key, std::string* out) const {
     if (!n.IsScalar()) return Error(n, fmt::format("{} must be a string", key));
@@ -71,6 +69,7 @@ class Reader {
         return Error(kv.first, fmt::format("unknown key '{}{}' (known: {})",
                                            where.empty() ? "" : where + ".", key, known));
       }
+      marks_.Note(kv.first, kv.second);
       RETURN_IF_ERROR(it->second(kv.second));
     }
     return Status::Ok();
@@ -81,6 +80,7 @@ class Reader {
     return n.IsScalar() ? n.as<std::string>() : "(not a scalar)";
   }
   std::string origin_;
+  mutable YamlEntryMarks marks_;  // the entries Map has walked, for Error's lines
 };
 
 }  // namespace

@@ -137,6 +137,28 @@ TEST(ControllerConfigTest, KeyGivenTwiceIsRefused) {
   }
 }
 
+// Regression: a key with no value (`tick_ms:` and then the next key) was reported at the next
+// key's line.
+TEST(ControllerConfigTest, KeyWithNoValueIsReportedAtItsOwnLine) {
+  struct Case {
+    std::string yaml;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller:\n  tick_ms:\n  log_level: info\n",
+       "c.yaml:4: controller.tick_ms must be a number, got '(not a scalar)'"},
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\nslurm:\ntoken_file: /t\n",
+       "c.yaml:3: slurm must be a mapping"},
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\nscheduler:\n  threshold:\n  policy: lb\n",
+       "c.yaml:4: scheduler.threshold must be a number in [0, 1], got nothing (null)"},
+  };
+  for (const auto& c : cases) {
+    auto got = ParseControllerConfig(c.yaml, "c.yaml");
+    ASSERT_FALSE(got.ok()) << c.yaml;
+    EXPECT_EQ(got.status().message(), c.message) << c.yaml;
+  }
+}
+
 TEST(ControllerConfigTest, TokensFromFiles) {
   const std::string file = migsched::testing::WriteTempFile("n.token", "0123abcd\n");
   auto c = ParseControllerConfig(
