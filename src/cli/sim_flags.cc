@@ -82,7 +82,8 @@ void AddSchedulerFlags(CLI::App* cmd, SchedulerOptions* options, ExplicitOptions
           // The check below has accepted `v`; Apply cannot fail on it.
           (void)s->Apply(v, options, given);
         },
-        s->help);
+        // The placeholder says on|off, as the default is written; the help says what else counts.
+        s->kind == OptionKind::kBool ? fmt::format("{} ({})", s->help, s->rule) : s->help);
     opt->check(CLI::Validator(
         [s](std::string& text) -> std::string {
           SchedulerOptions scratch;

@@ -125,7 +125,7 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
        "'0'"},
       {"threshold: 1.5", "s.yaml:1: scheduler.threshold must be a number in [0, 1], got '1.5'"},
       {"joint-placement: maybe",
-       "s.yaml:1: scheduler.joint-placement must be on or off, got "
+       "s.yaml:1: scheduler.joint-placement must be on/off, true/false or yes/no, got "
        "'maybe'"},
       {"max-skip-seconds: [1]",
        "s.yaml:1: scheduler.max-skip-seconds must be a finite number, got a list"},
@@ -182,7 +182,8 @@ TEST(SchedulerOptionsYamlTest, OptionWithNoValueIsReportedAtItsOwnLine) {
       {"policy: lb\nthreshold:\nmetric: fragcost\n",
        "s.yaml:2: scheduler.threshold must be a number in [0, 1], got nothing (null)"},
       {"policy: lb\njoint-placement:\n\n\n",
-       "s.yaml:2: scheduler.joint-placement must be on or off, got nothing (null)"},
+       "s.yaml:2: scheduler.joint-placement must be on/off, true/false or yes/no, got nothing "
+       "(null)"},
       {"policy:\nthreshold: 0.5\n",
        "s.yaml:1: scheduler.policy must be a policy name, got nothing (null)"},
   };

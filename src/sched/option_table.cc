@@ -81,10 +81,13 @@ Spec Bool(std::string name, Field<bool> field, std::string help,
   Spec s;
   s.name = std::move(name);
   s.kind = OptionKind::kBool;
-  s.rule = "on or off";
+  // Every spelling set() takes (on and off are the ones get() writes); True/TRUE and False/FALSE
+  // too, as YAML 1.1 writes them, not named here.
+  s.rule = "on/off, true/false or yes/no";
   s.help = std::move(help);
   s.given = given;
-  s.set = [field](std::string_view text, SchedulerOptions* o) -> Status {
+  const std::string rule = s.rule;
+  s.set = [rule, field](std::string_view text, SchedulerOptions* o) -> Status {
     for (std::string_view yes : {"on", "true", "True", "TRUE", "yes"}) {
       if (text == yes) {
         field(*o) = true;
@@ -97,7 +100,7 @@ Spec Bool(std::string name, Field<bool> field, std::string help,
         return Status();
       }
     }
-    return InvalidArgumentError(fmt::format("must be on or off, got '{}'", text));
+    return InvalidArgumentError(fmt::format("must be {}, got '{}'", rule, text));
   };
   s.get = [field](const SchedulerOptions& o) { return std::string(Read(field, o) ? "on" : "off"); };
   return s;

@@ -35,7 +35,7 @@ struct SchedulerOptionSpec {
   std::string name;
   OptionKind kind = OptionKind::kNumber;
   // What a value must be, completing "must be ...": "a finite number >= 0", "an integer in
-  // 1..2147483647", "one of off, head, queue", "on or off".
+  // 1..2147483647", "one of off, head, queue", "on/off, true/false or yes/no".
   std::string rule;
   std::string help;                  // one or two sentences, for --help and the printed config
   std::vector<std::string> choices;  // kChoice: the accepted values, in the order listed

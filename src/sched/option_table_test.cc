@@ -36,6 +36,33 @@ TEST(OptionTableTest, EveryEntryRoundTripsAndRefusesNonsense) {
   EXPECT_EQ(FindSchedulerOption("nope"), nullptr);
 }
 
+// Regression: the on/off options took true/false and yes/no too, but their refusal said "must be
+// on or off". The message names what is taken, and everything it names is taken.
+TEST(OptionTableTest, BoolRefusalNamesEverySpellingItTakes) {
+  const SchedulerOptionSpec* s = FindSchedulerOption("joint-placement");
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->kind, OptionKind::kBool);
+  SchedulerOptions o;
+  for (const char* yes : {"on", "true", "yes", "True", "TRUE"}) {
+    o.joint_placement = false;
+    EXPECT_TRUE(s->set(yes, &o).ok()) << yes;
+    EXPECT_TRUE(o.joint_placement) << yes;
+  }
+  for (const char* no : {"off", "false", "no", "False", "FALSE"}) {
+    o.joint_placement = true;
+    EXPECT_TRUE(s->set(no, &o).ok()) << no;
+    EXPECT_FALSE(o.joint_placement) << no;
+  }
+  Status st = s->set("maybe", &o);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "must be on/off, true/false or yes/no, got 'maybe'");
+  EXPECT_EQ(s->rule, "on/off, true/false or yes/no");
+  // The accepted set is as it was: other capitalisations stay refused.
+  EXPECT_FALSE(s->set("On", &o).ok());
+  EXPECT_FALSE(s->set("YES", &o).ok());
+  EXPECT_FALSE(s->set("1", &o).ok());
+}
+
 // The given bits: an option a policy has defaults for marks its bit, the others none.
 TEST(OptionTableTest, ApplyMarksTheGivenBit) {
   SchedulerOptions o;
