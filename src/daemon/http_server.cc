@@ -541,6 +541,10 @@ class HttpServer::Impl {
       case 400:
         message = "malformed HTTP request";
         break;
+      case 414:
+        code = "RESOURCE_EXHAUSTED";
+        message = RequestLineTooLong();
+        break;
       default:
         code = res.status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT";
         message = fmt::format("HTTP status {}", res.status);
@@ -553,6 +557,15 @@ class HttpServer::Impl {
   static void CloseAfterAnswer(httplib::Response& res) {
     res.set_header("Connection", "close");
     if (t_connection != nullptr) t_connection->close = true;
+  }
+
+  // httplib answers 414 to a request line (method, URI and HTTP version, with its CRLF) over
+  // CPPHTTPLIB_REQUEST_URI_MAX_LENGTH bytes (8192 unless httplib was built with another limit).
+  static std::string RequestLineTooLong() {
+    return fmt::format(
+        "request URI too long: the request line (method, URI and HTTP version) may be at most {} "
+        "bytes",
+        CPPHTTPLIB_REQUEST_URI_MAX_LENGTH);
   }
 
   std::string BodyTooLarge() const {

@@ -707,6 +707,37 @@ TEST_F(HttpServerTest, ChunkedBodyOverTheLimitIs413) {
   EXPECT_EQ(api_->size(), 0u);
 }
 
+// Regression: a request URI over httplib's limit got a 414 whose body said only "HTTP status
+// 414". The limit is on the request line: 8192 bytes with its CRLF (httplib's default).
+TEST_F(HttpServerTest, TooLongRequestUriGets414WithJsonErrorNamingTheLimit) {
+  const auto request_line = [](size_t bytes) {
+    const std::string head = "GET /v1/nothing/";
+    const std::string tail = " HTTP/1.1\r\n";
+    return head + std::string(bytes - head.size() - tail.size(), 'a') + tail;
+  };
+  const std::string rest = "Host: x\r\nAuthorization: Bearer sekrit\r\n\r\n";
+  ASSERT_EQ(request_line(8192).size(), 8192u);
+  int fd = Connect(server_->port());
+  ASSERT_GE(fd, 0);
+  std::string answer = Exchange(fd, request_line(8192) + rest);
+  ::close(fd);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 404")) << answer.substr(0, 200);  // at the limit
+
+  fd = Connect(server_->port());
+  ASSERT_GE(fd, 0);
+  answer = Exchange(fd, request_line(8193) + rest);
+  ::close(fd);
+  ASSERT_TRUE(answer.starts_with("HTTP/1.1 414")) << answer.substr(0, 200);
+  EXPECT_NE(answer.find("Content-Type: application/json\r\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << answer;
+  const size_t body = answer.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_EQ(json::parse(answer.substr(body + 4)),
+            json::parse(R"({"error": {"code": "RESOURCE_EXHAUSTED", "message": "request URI too )"
+                        R"(long: the request line (method, URI and HTTP version) may be at most )"
+                        R"(8192 bytes"}})"));
+}
+
 // Regression (no_tcp_nodelay): every keep-alive request after the first
 // waited ~40 ms for Nagle's algorithm. The server's accepted sockets have
 // TCP_NODELAY set.
