@@ -347,6 +347,9 @@ TEST_F(HttpServerTest, ErrorsMapToStatusCodesWithJsonBodies) {
        "unknown profile 'none'"},
       {"POST", "/v1/jobs", R"({"profile": "p", "command": "x"})", 400,
        "field 'command' must be an array of strings, got string"},
+      // A number refused for its range is quoted as the client wrote it (was 1e+20).
+      {"POST", "/v1/jobs", R"({"profile": "p", "command": ["x"], "count": 100000000000000000000})",
+       400, "field 'count' must be from 1 to 64, got 100000000000000000000"},
       {"POST", "/v1/jobs", std::string(1001, ' '), 413,
        "request body larger than max_body_bytes (1000 bytes)"},
       {"GET", "/v1/jobs/99", "", 404, "no job 99"},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <system_error>
+#include <vector>
 
 namespace migsched {
 namespace {
@@ -17,63 +18,75 @@ IntegerInput IntegerAgainstRange(int64_t v, int64_t lo, int64_t hi, int64_t* val
   return IntegerInput::kInRange;
 }
 
-// A SAX reader of one JSON text that keeps the text of the number member `key` of the top-level
-// object holds (JsonNumberAsWritten).
-class MemberNumberText {
+// A SAX reader of one JSON text that keeps the text of the number whose field name (as
+// JsonNumberAsWritten names one: key, a.b, a[2]) is `field`, the first one if several are.
+class FieldNumberText {
  public:
-  explicit MemberNumberText(std::string_view key) : key_(key) {}
+  explicit FieldNumberText(std::string_view field) : field_(field) {}
   const std::string& text() const { return text_; }
 
   bool null() { return Value(); }
   bool boolean(bool) { return Value(); }
   bool number_integer(json::number_integer_t v) {
-    if (TakeMember()) text_ = std::to_string(v);  // an integer's text is its decimal form
-    return true;
+    return Number([v] { return std::to_string(v); });  // an integer's text is its decimal form
   }
   bool number_unsigned(json::number_unsigned_t v) {
-    if (TakeMember()) text_ = std::to_string(v);
-    return true;
+    return Number([v] { return std::to_string(v); });
   }
   bool number_float(json::number_float_t, const json::string_t& written) {
-    if (TakeMember()) text_ = written;
-    return true;
+    return Number([&written] { return written; });
   }
   bool string(json::string_t&) { return Value(); }
   bool binary(json::binary_t&) { return Value(); }
-  bool start_object(std::size_t) { return Open(); }
+  bool start_object(std::size_t) { return Open(false); }
   bool end_object() { return Close(); }
-  bool start_array(std::size_t) { return Open(); }
+  bool start_array(std::size_t) { return Open(true); }
   bool end_array() { return Close(); }
   bool key(json::string_t& k) {
-    at_member_ = depth_ == 1 && k == key_;
+    key_ = k;
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const json::exception&) { return false; }
 
  private:
-  // Whether the value now read is the member's (the value right after its key).
-  bool TakeMember() {
-    const bool hit = at_member_;
-    at_member_ = false;
-    return hit;
+  struct Frame {
+    std::string name;  // the field name of the object or array
+    bool array = false;
+    size_t next = 0;  // an array's index of the next element
+  };
+
+  // The field name of the value now read: the member's after its key, the element's in an array.
+  std::string NextName() {
+    if (open_.empty()) return "";
+    Frame& o = open_.back();
+    if (o.array) return o.name + "[" + std::to_string(o.next++) + "]";
+    return o.name.empty() ? key_ : o.name + "." + key_;
   }
   bool Value() {
-    TakeMember();
+    NextName();
     return true;
   }
-  bool Open() {
-    TakeMember();
-    ++depth_;
+  template <typename Text>
+  bool Number(Text text) {
+    if (NextName() == field_ && !found_) {
+      text_ = text();
+      found_ = true;
+    }
+    return true;
+  }
+  bool Open(bool array) {
+    open_.push_back(Frame{NextName(), array, 0});
     return true;
   }
   bool Close() {
-    --depth_;
+    open_.pop_back();
     return true;
   }
 
-  std::string_view key_;
-  int depth_ = 0;
-  bool at_member_ = false;
+  std::string_view field_;
+  std::vector<Frame> open_;  // the objects and arrays being read, outermost first
+  std::string key_;          // the key of the member being read
+  bool found_ = false;
   std::string text_;
 };
 
@@ -112,10 +125,10 @@ IntegerInput ReadJsonInteger(const json& v, int64_t lo, int64_t hi, int64_t* val
   return IntegerAgainstRange(static_cast<int64_t>(d), lo, hi, value);
 }
 
-std::string JsonNumberAsWritten(std::string_view object_text, std::string_view key) {
-  MemberNumberText reader(key);
+std::string JsonNumberAsWritten(std::string_view text, std::string_view field) {
+  FieldNumberText reader(field);
   try {
-    if (!json::sax_parse(object_text.begin(), object_text.end(), &reader)) return "";
+    if (!json::sax_parse(text.begin(), text.end(), &reader)) return "";
   } catch (const json::exception&) {
     return "";
   }

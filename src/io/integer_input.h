@@ -37,11 +37,13 @@ IntegerInput ReadIntegerText(std::string_view text, int64_t lo, int64_t hi, int6
 // only. REQUIRES: -2^53 <= lo <= hi <= 2^53 (each integer of the range is a double exactly).
 IntegerInput ReadJsonInteger(const nlohmann::json& v, int64_t lo, int64_t hi, int64_t* value);
 
-// The text of the number that member `key` of the JSON object `object_text` holds, as written
-// (a member of the top level only), or "" when the text does not parse, is not an object, or
-// the member is absent or not a number. For an error's quote of a value: the parsed value drops
-// what the text said (2.50 is 2.5, 99999999999999999999 is 1e+20).
-std::string JsonNumberAsWritten(std::string_view object_text, std::string_view key);
+// The text of the number that field `field` of the JSON text `text` holds, as written, or ""
+// when the text does not parse or the field is absent or not a number. A field is named as the
+// errors name it: `key` for a member of the top-level object, `a.b` for member b of the object
+// a, `a[2]` for element 2 (from 0) of the array a (`placements[0].gpu`). For an error's quote
+// of a value: the parsed value drops what the text said (2.50 is 2.5, 99999999999999999999 is
+// 1e+20).
+std::string JsonNumberAsWritten(std::string_view text, std::string_view field);
 
 }  // namespace migsched
 

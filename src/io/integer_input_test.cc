@@ -58,6 +58,23 @@ TEST(IntegerInputTest, JsonNumbersWithAnIntegralValueAreIntegers) {
             IntegerInput::kBelowRange);
 }
 
+// Nested fields, named as the errors name them (for the daemon API's placements[0].gpu).
+TEST(IntegerInputTest, JsonNumberAsWrittenFindsANestedFieldByItsName) {
+  const std::string body =
+      R"({"owner": "o", "placements": [{"gpu": 1, "start": 2.50},)"
+      R"( {"gpu": 100000000000000000000, "start": [7.0], "x": {"y": 1E3}}], "ttl_s": 1e1})";
+  EXPECT_EQ(JsonNumberAsWritten(body, "placements[0].gpu"), "1");
+  EXPECT_EQ(JsonNumberAsWritten(body, "placements[0].start"), "2.50");
+  EXPECT_EQ(JsonNumberAsWritten(body, "placements[1].gpu"), "100000000000000000000");
+  EXPECT_EQ(JsonNumberAsWritten(body, "placements[1].start"), "");  // an array
+  EXPECT_EQ(JsonNumberAsWritten(body, "placements[1].start[0]"), "7.0");
+  EXPECT_EQ(JsonNumberAsWritten(body, "placements[1].x.y"), "1E3");
+  EXPECT_EQ(JsonNumberAsWritten(body, "ttl_s"), "1e1");
+  EXPECT_EQ(JsonNumberAsWritten(body, "placements[2].gpu"), "");  // no such element
+  EXPECT_EQ(JsonNumberAsWritten(body, "gpu"), "");                // not at the top level
+  EXPECT_EQ(JsonNumberAsWritten("[2.0, 3.00]", "[1]"), "3.00");
+}
+
 TEST(IntegerInputTest, JsonNumberAsWrittenIsTheMembersText) {
   const std::string line =
       R"({"a": {"count": 1.0}, "count": 2.50, "b": [3.0], "big": 99999999999999999999, "n": 7})";

@@ -49,22 +49,37 @@ StatusOr<std::string> GetString(std::string_view field, const json& v) {
   return s;
 }
 
+// The number `v`, field `field` of the request `body`, for an error's quote: as the client wrote
+// it (2.50, 100000000000000000000, which the parser reads back as 2.5 and 1e+20), or as the parser
+// reads it where there is no body (a JSON value of a record) or the field is not found in it.
+std::string NumberAsWritten(std::string_view body, std::string_view field, const json& v) {
+  if (v.is_number_float() && !body.empty()) {
+    std::string written = JsonNumberAsWritten(body, field);
+    if (!written.empty()) return written;
+  }
+  return v.dump();
+}
+
 // An integer within [lo, hi] by the one rule of io/integer_input.h: a number with an integral
-// value, however written (2, 2.0, 1e3); 2.5 is not an integer.
-StatusOr<int64_t> GetInteger(std::string_view field, const json& v, int64_t lo, int64_t hi) {
+// value, however written (2, 2.0, 1e3); 2.5 is not an integer. `body`: the request's text, for
+// quoting the value as written ("" where there is none).
+StatusOr<int64_t> GetInteger(std::string_view field, const json& v, int64_t lo, int64_t hi,
+                             std::string_view body) {
   if (!v.is_number()) return TypeError(field, "an integer", v);
   int64_t x = 0;
   switch (ReadJsonInteger(v, lo, hi, &x)) {
     case IntegerInput::kInRange:
       return x;
     case IntegerInput::kNotInteger:
-      return TypeError(field, "an integer", v);
+      return InvalidArgumentError(
+          fmt::format("field '{}' must be an integer, got non-integer number {}", field,
+                      NumberAsWritten(body, field, v)));
     case IntegerInput::kBelowRange:
     case IntegerInput::kAboveRange:
       break;
   }
-  return InvalidArgumentError(
-      fmt::format("field '{}' must be from {} to {}, got {}", field, lo, hi, v.dump()));
+  return InvalidArgumentError(fmt::format("field '{}' must be from {} to {}, got {}", field, lo, hi,
+                                          NumberAsWritten(body, field, v)));
 }
 
 ojson TimeOrNull(double t) { return t > 0 ? ojson(t) : ojson(nullptr); }
@@ -130,9 +145,10 @@ Status RequireObject(const json& j) {
   return Status();
 }
 
-// {gpu, profile, start}: `need_placement` false also takes {profile} alone.
+// {gpu, profile, start}: `need_placement` false also takes {profile} alone. `body`: as for
+// GetInteger.
 StatusOr<RequestedInstance> GetRequestedInstance(std::string_view field, const json& v,
-                                                 bool need_placement) {
+                                                 bool need_placement, std::string_view body) {
   if (!v.is_object()) return TypeError(field, "an object", v);
   constexpr std::array<std::string_view, 3> kSpecFields = {"gpu", "profile", "start"};
   RETURN_IF_ERROR(CheckFields(v, kSpecFields).WithPrefix(std::string(field)));
@@ -152,9 +168,9 @@ StatusOr<RequestedInstance> GetRequestedInstance(std::string_view field, const j
   }
   if (has_gpu) {
     ASSIGN_OR_RETURN(int64_t gpu,
-                     GetInteger(fmt::format("{}.gpu", field), v.at("gpu"), 0, 1 << 20));
+                     GetInteger(fmt::format("{}.gpu", field), v.at("gpu"), 0, 1 << 20, body));
     ASSIGN_OR_RETURN(int64_t start,
-                     GetInteger(fmt::format("{}.start", field), v.at("start"), 0, 1 << 20));
+                     GetInteger(fmt::format("{}.start", field), v.at("start"), 0, 1 << 20, body));
     s.gpu = NvmlIndex::Of(static_cast<int>(gpu));
     s.start = static_cast<int>(start);
   }
@@ -184,10 +200,12 @@ StatusOr<std::string> GetKey(std::string_view field, const json& v) {
   return s;
 }
 
-// The array `field` of 1..kMaxJobCount instances (or 0 when `may_be_empty`).
+// The array `field` of 1..kMaxJobCount instances (or 0 when `may_be_empty`). `body`: as for
+// GetInteger.
 StatusOr<std::vector<RequestedInstance>> GetRequestedInstances(std::string_view field,
                                                                const json& v, bool need_placement,
-                                                               bool may_be_empty) {
+                                                               bool may_be_empty,
+                                                               std::string_view body) {
   if (!v.is_array()) {
     return TypeError(
         field, need_placement ? "an array of {gpu, profile, start}" : "an array of objects", v);
@@ -201,8 +219,8 @@ StatusOr<std::vector<RequestedInstance>> GetRequestedInstances(std::string_view 
   }
   std::vector<RequestedInstance> out;
   for (size_t i = 0; i < v.size(); ++i) {
-    ASSIGN_OR_RETURN(RequestedInstance s,
-                     GetRequestedInstance(fmt::format("{}[{}]", field, i), v[i], need_placement));
+    ASSIGN_OR_RETURN(RequestedInstance s, GetRequestedInstance(fmt::format("{}[{}]", field, i),
+                                                               v[i], need_placement, body));
     out.push_back(std::move(s));
   }
   return out;
@@ -272,7 +290,11 @@ Status ValidateJobRequest(const JobRequest& r) {
   return CheckNameLength(r.name);
 }
 
-StatusOr<JobRequest> JobRequestFromJson(const json& j) {
+namespace {
+
+// JobRequestFromJson; `body`: the request's text, for quoting a number as the client wrote it
+// ("" where there is none).
+StatusOr<JobRequest> JobRequestFrom(const json& j, std::string_view body) {
   if (!j.is_object()) {
     return InvalidArgumentError(
         fmt::format("request body must be a JSON object, got {}", j.type_name()));
@@ -295,12 +317,12 @@ StatusOr<JobRequest> JobRequestFromJson(const json& j) {
     if (!v.is_number()) return TypeError("gpu_fraction", "a number", v);
     r.gpu_fraction = v.get<double>();
     if (!(r.gpu_fraction > 0 && r.gpu_fraction <= 1)) {
-      return InvalidArgumentError(
-          fmt::format("field 'gpu_fraction' must be in (0, 1], got {}", v.dump()));
+      return InvalidArgumentError(fmt::format("field 'gpu_fraction' must be in (0, 1], got {}",
+                                              NumberAsWritten(body, "gpu_fraction", v)));
     }
   }
   if (j.contains("count")) {
-    ASSIGN_OR_RETURN(int64_t count, GetInteger("count", j.at("count"), 1, kMaxJobCount));
+    ASSIGN_OR_RETURN(int64_t count, GetInteger("count", j.at("count"), 1, kMaxJobCount, body));
     r.count = static_cast<int>(count);
   }
   if (!j.contains("command")) return InvalidArgumentError("field 'command' is required");
@@ -352,7 +374,7 @@ StatusOr<JobRequest> JobRequestFromJson(const json& j) {
   if (j.contains("priority")) {
     ASSIGN_OR_RETURN(int64_t p,
                      GetInteger("priority", j.at("priority"), std::numeric_limits<int>::min(),
-                                std::numeric_limits<int>::max()));
+                                std::numeric_limits<int>::max(), body));
     r.priority = static_cast<int>(p);
   }
   if (j.contains("name")) {
@@ -366,13 +388,18 @@ StatusOr<JobRequest> JobRequestFromJson(const json& j) {
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
       return InvalidArgumentError(
           fmt::format("field 'time_limit_s' must be a number of seconds > 0, got {}",
-                      v.dump(-1, ' ', false, json::error_handler_t::replace)));
+                      v.is_number() ? NumberAsWritten(body, "time_limit_s", v)
+                                    : v.dump(-1, ' ', false, json::error_handler_t::replace)));
     }
     r.time_limit_s = v.get<double>();
   }
   RETURN_IF_ERROR(ValidateJobRequest(r));
   return r;
 }
+
+}  // namespace
+
+StatusOr<JobRequest> JobRequestFromJson(const json& j) { return JobRequestFrom(j, ""); }
 
 JobRequest WithCanonicalProfile(JobRequest r) {
   if (!r.profile.empty()) r.profile = NormalizeProfileName(r.profile);
@@ -401,7 +428,7 @@ ReservationRequest WithCanonicalProfiles(ReservationRequest r) {
 
 StatusOr<JobRequest> ParseJobRequest(std::string_view body) {
   ASSIGN_OR_RETURN(json j, ParseBody(body));
-  return JobRequestFromJson(j);
+  return JobRequestFrom(j, body);
 }
 
 StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
@@ -423,7 +450,7 @@ StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
   if (j.contains("instances")) {
     ASSIGN_OR_RETURN(a.instances, GetRequestedInstances("instances", j.at("instances"),
                                                         /*need_placement=*/false,
-                                                        /*may_be_empty=*/true));
+                                                        /*may_be_empty=*/true, body));
   }
   if (given("reservation")) {
     ASSIGN_OR_RETURN(a.reservation, GetKey("reservation", j.at("reservation")));
@@ -451,14 +478,15 @@ StatusOr<ReservationRequest> ParseReservationRequest(std::string_view body) {
   if (!j.contains("placements")) return InvalidArgumentError("field 'placements' is required");
   ASSIGN_OR_RETURN(std::vector<RequestedInstance> placements,
                    GetRequestedInstances("placements", j.at("placements"),
-                                         /*need_placement=*/true, /*may_be_empty=*/false));
+                                         /*need_placement=*/true, /*may_be_empty=*/false, body));
   for (const RequestedInstance& p : placements) r.placements.push_back(p.placement());
   if (j.contains("ttl_s")) {
     const json& t = j.at("ttl_s");
     if (!t.is_number()) return TypeError("ttl_s", "a number of seconds", t);
     r.ttl_s = t.get<double>();
     if (!(r.ttl_s > 0) || !std::isfinite(r.ttl_s)) {
-      return InvalidArgumentError(fmt::format("field 'ttl_s' must be > 0, got {}", t.dump()));
+      return InvalidArgumentError(
+          fmt::format("field 'ttl_s' must be > 0, got {}", NumberAsWritten(body, "ttl_s", t)));
     }
   }
   return r;

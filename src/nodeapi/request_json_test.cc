@@ -69,9 +69,10 @@ TEST(ParseJobRequestTest, IntegralNumbersWrittenWithAFractionOrExponentAreIntege
        "field 'count' must be from 1 to 64, got 65.0"},
       {R"({"profile": "p", "count": 0.0, "command": ["x"]})",
        "field 'count' must be from 1 to 64, got 0.0"},
-      // Beyond every integer type of the parser: read as the double 1e20, still above 64.
+      // Beyond every integer type of the parser: read as the double 1e20, still above 64, and
+      // quoted as written.
       {R"({"profile": "p", "count": 99999999999999999999, "command": ["x"]})",
-       "field 'count' must be from 1 to 64, got 1e+20"},
+       "field 'count' must be from 1 to 64, got 99999999999999999999"},
   };
   for (const auto& [body, want] : refused) {
     SCOPED_TRACE(body);
@@ -144,7 +145,7 @@ TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
       {R"({"profile": "p", "command": ["x"], "latency_sensitive": "yes"})",
        "field 'latency_sensitive' must be a boolean, got string"},
       {R"({"profile": "p", "command": ["x"], "priority": 1.5e-3})",
-       "field 'priority' must be an integer, got non-integer number 0.0015"},
+       "field 'priority' must be an integer, got non-integer number 1.5e-3"},
       {R"({"profile": "p", "command": ["x"], "priority": 2147483648})",
        "field 'priority' must be from -2147483648 to 2147483647, got 2147483648"},
       {R"({"profile": "p", "command": ["x"], "name": null})",
@@ -162,6 +163,52 @@ TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << k.body;
     EXPECT_EQ(r.status().message(), k.want) << k.body;
   }
+}
+
+// Regression: a number refused for its range was quoted as the parser read it back, a huge
+// integer in exponent form (100000000000000000000 as 1e+20); now as the client wrote it, at any
+// depth of the body.
+TEST(ParseRequestsTest, RefusedNumberIsQuotedAsWritten) {
+  const std::pair<const char*, const char*> jobs[] = {
+      {R"({"profile": "p", "command": ["x"], "count": 100000000000000000000})",
+       "field 'count' must be from 1 to 64, got 100000000000000000000"},
+      {R"({"profile": "p", "command": ["x"], "count": 65.0})",
+       "field 'count' must be from 1 to 64, got 65.0"},
+      {R"({"profile": "p", "command": ["x"], "count": 2.50})",
+       "field 'count' must be an integer, got non-integer number 2.50"},
+      {R"({"profile": "p", "command": ["x"], "priority": -3E10})",
+       "field 'priority' must be from -2147483648 to 2147483647, got -3E10"},
+      {R"({"gpu_fraction": 1.50, "command": ["x"]})",
+       "field 'gpu_fraction' must be in (0, 1], got 1.50"},
+      {R"({"profile": "p", "command": ["x"], "time_limit_s": -1e2})",
+       "field 'time_limit_s' must be a number of seconds > 0, got -1e2"},
+  };
+  for (const auto& [body, want] : jobs) {
+    auto r = ParseJobRequest(body);
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.status().message(), want) << body;
+  }
+  auto res = ParseReservationRequest(
+      R"({"owner": "o", "placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0},)"
+      R"( {"gpu": 100000000000000000000, "profile": "1g.5gb", "start": 0}]})");
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().message(),
+            "field 'placements[1].gpu' must be from 0 to 1048576, got 100000000000000000000");
+  auto ttl = ParseReservationRequest(
+      R"({"owner": "o", "placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}],)"
+      R"( "ttl_s": -0.50})");
+  ASSERT_FALSE(ttl.ok());
+  EXPECT_EQ(ttl.status().message(), "field 'ttl_s' must be > 0, got -0.50");
+  auto alloc = ParseAllocationRequest(R"({"owner": "a", "instances": [{"profile": "1g.5gb"},)"
+                                      R"( {"profile": "1g.5gb", "gpu": 1, "start": 1e30}]})");
+  ASSERT_FALSE(alloc.ok());
+  EXPECT_EQ(alloc.status().message(),
+            "field 'instances[1].start' must be from 0 to 1048576, got 1e30");
+  // A JSON value without its text (a record read back) is quoted as the parser reads it.
+  auto from_json = JobRequestFromJson(nlohmann::json::parse(
+      R"({"profile": "p", "command": ["x"], "count": 100000000000000000000})"));
+  ASSERT_FALSE(from_json.ok());
+  EXPECT_EQ(from_json.status().message(), "field 'count' must be from 1 to 64, got 1e+20");
 }
 
 // Regression (exec_limits_checked_only_at_launch): an argument or an
