@@ -510,8 +510,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     return InvalidArgumentError(fmt::format("--workload {}: no jobs", f.workload));
   if (online) {
     const LoadProfile lp = ProfileLoad(s.jobs, s.gpus);
-    if (lp.long_jobs > 0 || lp.offered_load_per_week.size() > 1)
-      s.notes.push_back(DescribeLoad(lp));
+    if (lp.long_jobs > 0 || lp.weeks > 1) s.notes.push_back(DescribeLoad(lp));
     const auto with_limit = std::count_if(s.jobs.begin(), s.jobs.end(),
                                           [](const WorkloadJob& j) { return j.time_limit_s > 0; });
     // Without a model, the missing limits matter only when the scheduler is to know limits.

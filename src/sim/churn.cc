@@ -14,6 +14,10 @@
 namespace migsched {
 namespace {
 
+// Phase changes walked within one gap before the rest of it is drawn at the long-run rate
+// (sim/churn.h). Reached only at loads of about 1e-5 and below.
+constexpr int kMaxPhaseChangesPerGap = 1000;
+
 Status CheckOptions(const ChurnOptions& o) {
   auto bad = [](const std::string& what) { return InvalidArgumentError("churn: " + what); };
   if (o.num_jobs < 0) return bad(fmt::format("num_jobs must be >= 0, got {}", o.num_jobs));
@@ -110,10 +114,18 @@ StatusOr<std::vector<WorkloadJob>> GenerateChurn(const GpuModel& model, const Ch
   double t = 0, phase_end = arrivals.Exponential(c);
   for (size_t i = 1; i < jobs.size(); ++i) {
     // Memoryless: a gap that crosses a phase change is redrawn from there.
+    int changes = 0;
     while (true) {
       const double next = t + arrivals.Exponential(burst ? calm_gap / f : calm_gap);
       if (next <= phase_end) {
         t = next;
+        break;
+      }
+      if (++changes > kMaxPhaseChangesPerGap) {
+        // Phases far shorter than the gap (a tiny --load): their rates average out, so the rest
+        // of the gap is drawn at the long-run rate 1 / gap, without walking millions of phases.
+        t = phase_end + arrivals.Exponential(gap);
+        phase_end = t + arrivals.Exponential(burst ? b : c);
         break;
       }
       t = phase_end;

@@ -33,7 +33,10 @@
 // that the long-run mean gap is the G of sim/arrivals.h for offered load
 // `load` on `num_gpus` GPUs (demand = the job's compute share on `model`):
 // calm gap = G × (c + f b) / (c + b), burst gap = calm gap / f, with c, b the
-// phase means and f the burst factor. Names "ch-0001", "ch-0002", ... (at
+// phase means and f the burst factor. A gap that would cross more than 1000
+// phase changes (phases far shorter than the gap: a load of about 1e-5 or
+// less) is drawn, from the last of them, at the long-run rate 1 / G, so that a
+// tiny load costs no more than a usual one. Names "ch-0001", "ch-0002", ... (at
 // least 4 digits); count 1.
 //
 // Deterministic: the same model, options and seed give identical jobs.

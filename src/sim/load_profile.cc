@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "sim/request_shape.h"
 
@@ -21,13 +22,21 @@ LoadProfile ProfileLoad(const std::vector<WorkloadJob>& jobs,
     if (std::find(models.begin(), models.end(), g) == models.end()) models.push_back(g);
   }
   const double t0 = jobs.front().arrival_s;
-  const size_t weeks = static_cast<size_t>(std::floor((jobs.back().arrival_s - t0) / kWeekS)) + 1;
-  p.offered_load_per_week.assign(weeks, 0.0);
+  p.weeks = std::floor((jobs.back().arrival_s - t0) / kWeekS) + 1;
+  const double scale = capacity > 0 ? 1 / (capacity * kWeekS) : 0;
+  p.first_weeks.assign(static_cast<size_t>(std::min(p.weeks, static_cast<double>(kShownWeeks))),
+                       0.0);
+  // The later weeks that have arrivals, by week index (a double: see LoadProfile::weeks).
+  std::map<double, double> later;
   double work = 0, long_work = 0;
   for (const WorkloadJob& j : jobs) {
     const double w = ShapeOnFirstModel(models, j).compute_slices * j.duration_s;
-    const size_t k = std::min(weeks - 1, static_cast<size_t>((j.arrival_s - t0) / kWeekS));
-    p.offered_load_per_week[k] += w;
+    const double k = std::min(p.weeks - 1, std::floor((j.arrival_s - t0) / kWeekS));
+    if (k < static_cast<double>(kShownWeeks)) {
+      p.first_weeks[static_cast<size_t>(k)] += w * scale;
+    } else {
+      later[k] += w * scale;
+    }
     work += w;
     if (j.duration_s >= long_job_s) {
       ++p.long_jobs;
@@ -38,22 +47,31 @@ LoadProfile ProfileLoad(const std::vector<WorkloadJob>& jobs,
       p.longest_name = j.name;
     }
   }
-  for (double& v : p.offered_load_per_week) v = capacity > 0 ? v / (capacity * kWeekS) : 0;
+  if (!later.empty()) {
+    auto [lo, hi] =
+        std::minmax_element(later.begin(), later.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; });
+    p.later_max = hi->second;
+    // A later week without arrivals offers 0.
+    const bool gaps = static_cast<double>(later.size()) < p.weeks - kShownWeeks;
+    p.later_min = gaps ? 0 : lo->second;
+  }
   p.long_work_share = work > 0 ? long_work / work : 0;
   return p;
 }
 
 std::string DescribeLoad(const LoadProfile& p) {
   std::string weeks;
-  const size_t n = p.offered_load_per_week.size();
-  constexpr size_t kShown = 12;
-  for (size_t i = 0; i < n && i < kShown; ++i) {
-    weeks += fmt::format("{}{:.2f}", i ? ", " : "", p.offered_load_per_week[i]);
+  for (size_t i = 0; i < p.first_weeks.size(); ++i) {
+    weeks += fmt::format("{}{:.2f}", i ? ", " : "", p.first_weeks[i]);
   }
-  if (n > kShown) {
-    const auto [lo, hi] = std::minmax_element(p.offered_load_per_week.begin() + kShown,
-                                              p.offered_load_per_week.end());
-    weeks += fmt::format(", then {} more weeks between {:.2f} and {:.2f}", n - kShown, *lo, *hi);
+  if (p.weeks > static_cast<double>(p.first_weeks.size())) {
+    const double more = p.weeks - static_cast<double>(p.first_weeks.size());
+    // Whole numbers while a double holds them exactly; beyond, 3 significant digits.
+    weeks += fmt::format(
+        ", then {} more weeks between {:.2f} and {:.2f}",
+        more < 9007199254740992.0 ? fmt::format("{:.0f}", more) : fmt::format("{:.3g}", more),
+        p.later_min, p.later_max);
   }
   std::string out = fmt::format(
       "offered load per week (compute slices x duration of the jobs arriving that week / the "

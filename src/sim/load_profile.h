@@ -17,6 +17,7 @@
 #ifndef MIGSCHED_SIM_LOAD_PROFILE_H_
 #define MIGSCHED_SIM_LOAD_PROFILE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,11 +28,22 @@
 namespace migsched {
 
 inline constexpr double kWeekS = 7 * 86400.0;
+inline constexpr size_t kShownWeeks = 12;  // weeks listed one by one (DescribeLoad)
 
+// The weeks are counted, not stored one by one: a trace may space its arrivals by any valid
+// time (up to about 1.8e308 s), and the work of ProfileLoad grows with the jobs, not with the
+// weeks they span.
 struct LoadProfile {
-  std::vector<double> offered_load_per_week;  // one per week from the first to the last arrival
-  double long_job_s = kWeekS;                 // what counts as a long job
-  int64_t long_jobs = 0;                      // duration_s >= long_job_s
+  // Weeks from the first to the last arrival (>= 1 when there is a job; a double: it may be
+  // beyond any integer type).
+  double weeks = 0;
+  // The offered load of each of the first min(weeks, kShownWeeks) weeks.
+  std::vector<double> first_weeks;
+  // Over the weeks after those (when weeks > kShownWeeks): the lowest and highest offered
+  // load (a week without arrivals counts as 0).
+  double later_min = 0, later_max = 0;
+  double long_job_s = kWeekS;  // what counts as a long job
+  int64_t long_jobs = 0;       // duration_s >= long_job_s
   double long_work_share = 0;  // share of the offered compute-slice-seconds in long jobs
   double longest_duration_s = 0;
   std::string longest_name;  // the longest job's name ("" for no jobs)

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/cluster.h"
@@ -37,15 +39,54 @@ TEST(LoadProfileTest, OfferedLoadPerWeekAndLongJobsByHand) {
       AJob("7g.40gb").Named("b").ArrivesAt(3 * kDay).Runs(3.5 * kDay),
       AJob("3g.20gb").Named("c").ArrivesAt(8 * kDay).Runs(kDay)};
   const LoadProfile p = ProfileLoad(jobs, Gpus("2xA100-40GB"));
-  ASSERT_EQ(p.offered_load_per_week.size(), 2u);
-  EXPECT_DOUBLE_EQ(p.offered_load_per_week[0], 9.0 / 28);
-  EXPECT_DOUBLE_EQ(p.offered_load_per_week[1], 3.0 / 98);
+  EXPECT_EQ(p.weeks, 2);
+  ASSERT_EQ(p.first_weeks.size(), 2u);
+  EXPECT_DOUBLE_EQ(p.first_weeks[0], 9.0 / 28);
+  EXPECT_DOUBLE_EQ(p.first_weeks[1], 3.0 / 98);
   EXPECT_EQ(p.long_jobs, 1);
   EXPECT_DOUBLE_EQ(p.long_work_share, 604800.0 / 2980800);
   EXPECT_EQ(p.longest_name, "a");
   EXPECT_EQ(p.longest_duration_s, kWeek);
   EXPECT_NE(DescribeLoad(p).find("0.32, 0.03"), std::string::npos) << DescribeLoad(p);
   EXPECT_NE(DescribeLoad(p).find("1 jobs run 7 days or more"), std::string::npos);
+}
+
+// Regression: a trace with arrivals 1e15 s apart made ProfileLoad allocate one entry per week
+// (1.65e9 weeks: 13 GB), so `simulate` ran out of memory or seemed to hang. The weeks are now
+// counted. 1e15 / 604800 = 1653439153.4, so 1653439154 weeks; b (1g.5gb, 100 s) on one A100
+// 40GB offers 100 / (7 x 604800) = 100 / 4233600 in the last week, every other later week 0.
+TEST(LoadProfileTest, ArrivalsFarApartAreCountedNotStoredOneByOne) {
+  const std::vector<WorkloadJob> jobs = {AJob("1g.5gb").Named("a").Runs(100),
+                                         AJob("1g.5gb").Named("b").ArrivesAt(1e15).Runs(100)};
+  const LoadProfile p = ProfileLoad(jobs, Gpus("1xA100-40GB"));
+  EXPECT_EQ(p.weeks, 1653439154.0);
+  ASSERT_EQ(p.first_weeks.size(), kShownWeeks);
+  EXPECT_DOUBLE_EQ(p.first_weeks[0], 100.0 / 4233600);
+  EXPECT_EQ(p.first_weeks[1], 0);
+  EXPECT_EQ(p.later_min, 0);
+  EXPECT_DOUBLE_EQ(p.later_max, 100.0 / 4233600);
+  EXPECT_NE(DescribeLoad(p).find("then 1653439142 more weeks between 0.00 and 0.00"),
+            std::string::npos)
+      << DescribeLoad(p);
+  // At the far end of what a trace may hold, the count is beyond any integer type.
+  const LoadProfile far = ProfileLoad(
+      {AJob("1g.5gb").Runs(1), AJob("1g.5gb").ArrivesAt(1e300).Runs(1)}, Gpus("1xA100-40GB"));
+  EXPECT_DOUBLE_EQ(far.weeks, std::floor(1e300 / kWeek) + 1);
+  EXPECT_NE(DescribeLoad(far).find("then 1.65e+294 more weeks"), std::string::npos)
+      << DescribeLoad(far);
+}
+
+// Every later week has arrivals: the lowest is a real week's, not 0. Weeks 0-13 each get one
+// 7g.40gb job of 1 day on one A100 40GB: 7 x 86400 / (7 x 604800) = 1/7; week 13 gets a
+// second: 2/7.
+TEST(LoadProfileTest, LaterWeeksRangeOverWeeksThatHaveArrivals) {
+  std::vector<WorkloadJob> jobs;
+  for (int w = 0; w < 14; ++w) jobs.push_back(AJob("7g.40gb").ArrivesAt(w * kWeek).Runs(kDay));
+  jobs.push_back(AJob("7g.40gb").ArrivesAt(13 * kWeek + 1).Runs(kDay));
+  const LoadProfile p = ProfileLoad(jobs, Gpus("1xA100-40GB"));
+  EXPECT_EQ(p.weeks, 14);
+  EXPECT_DOUBLE_EQ(p.later_min, 1.0 / 7);
+  EXPECT_DOUBLE_EQ(p.later_max, 2.0 / 7);
 }
 
 TEST(LoadProfileTest, CapDurationsCutsOnlyLongerJobs) {
