@@ -53,6 +53,7 @@ class FragFreeSimulator {
     uint32_t generation = 0;
     std::vector<int> gpus;  // one per instance
     std::string reason;
+    bool timed_out = false;  // ended at its time limit (kDone)
   };
 
   static std::vector<double> Bandwidths(const Cluster& c) {
@@ -66,6 +67,12 @@ class FragFreeSimulator {
   void Arrive(JobId id);
   bool TryStart(JobId id);
   void Complete(JobId id);
+  void ReachLimit(JobId id);
+  // count x compute slices x duration in hours: what turning the job away costs (as the
+  // simulator's RejectedSliceHours).
+  double RejectedSliceHours(const WorkloadJob& job) const {
+    return ShapeOnFirstModel(cluster_.models(), job).compute_slices * job.duration_s / 3600.0;
+  }
   void UpdateRate(JobId id);
   void Scan();
   void Sample();
@@ -88,6 +95,12 @@ class FragFreeSimulator {
   std::vector<TimelineSample>* timeline_ = nullptr;
   double now_ = 0, last_completion_ = 0;
   int64_t running_ = 0;
+  int64_t completed_ = 0;
+  // The arrival window's figures, taken at the last arrival's instant (as the simulator does).
+  bool window_closed_ = false;
+  double window_busy_area_ = 0;
+  std::vector<ModelUsage> window_usage_;
+  int64_t window_completed_ = 0;
   std::vector<JobId> affected_;
 };
 
@@ -129,7 +142,8 @@ void FragFreeSimulator::Arrive(JobId id) {
   if (!it->second.empty()) {
     r.phase = Phase::kRejected;
     r.reason = it->second;
-    stats_.AddRejected(ShapeOnFirstModel(cluster_.models(), job).key, r.reason);
+    stats_.AddRejected(ShapeOnFirstModel(cluster_.models(), job).key, r.reason,
+                       RejectedSliceHours(job));
     return;
   }
   r.phase = Phase::kQueued;
@@ -170,6 +184,8 @@ bool FragFreeSimulator::TryStart(JobId id) {
   r.last = now_;
   r.gpus = gpus;
   ++running_;
+  // Its time limit, if it has one, ends it at start + limit (as in the simulator and Slurm).
+  if (job.time_limit_s > 0) events_.Push(now_ + job.time_limit_s, EventKind::kTimeLimit, id, 0);
   for (int g : gpus) {
     const GpuModel& m = cluster_.gpu(g).model();
     busy_slices_ += m.profile(ResolveProfile(m, job)).compute_slices;
@@ -179,6 +195,17 @@ bool FragFreeSimulator::TryStart(JobId id) {
   if (std::find(affected_.begin(), affected_.end(), id) == affected_.end()) UpdateRate(id);
   for (JobId a : affected_) UpdateRate(a);
   return true;
+}
+
+// A running job reaches its time limit: ended there (outcome timeout), unless its work is done
+// at this very instant (its completion event is due now: it completes).
+void FragFreeSimulator::ReachLimit(JobId id) {
+  JobRun& r = runs_[id];
+  r.remaining = std::max(0.0, r.remaining - (now_ - r.last) * r.rate);
+  r.last = now_;
+  if (r.remaining <= 1e-9 * jobs_[id].duration_s) return;
+  r.timed_out = true;
+  Complete(id);
 }
 
 void FragFreeSimulator::UpdateRate(JobId id) {
@@ -197,6 +224,7 @@ void FragFreeSimulator::Complete(JobId id) {
   r.end_s = now_;
   last_completion_ = now_;
   --running_;
+  ++r.generation;  // a completion event still queued (a timed-out job) is stale
   for (int g : r.gpus) {
     const GpuModel& m = cluster_.gpu(g).model();
     const Profile& pr = m.profile(ResolveProfile(m, job));
@@ -204,8 +232,13 @@ void FragFreeSimulator::Complete(JobId id) {
     free_memory_[g] += pr.memory_slices;
     busy_slices_ -= pr.compute_slices;
   }
-  stats_.AddCompleted(ShapeOnFirstModel(cluster_.models(), job).key, job.arrival_s, r.start_s,
-                      r.end_s, job.duration_s);
+  if (r.timed_out) {
+    stats_.AddTimedOut(ShapeOnFirstModel(cluster_.models(), job).key);
+  } else {
+    ++completed_;
+    stats_.AddCompleted(ShapeOnFirstModel(cluster_.models(), job).key, job.arrival_s, r.start_s,
+                        r.end_s, job.duration_s);
+  }
   affected_.clear();
   contention_.Remove(id, &affected_);
   for (JobId a : affected_) UpdateRate(a);
@@ -263,6 +296,8 @@ Status FragFreeSimulator::Run(SimResult* result) {
         } else if (e.kind == EventKind::kCompletion && runs_[e.job].phase == Phase::kRunning &&
                    e.generation == runs_[e.job].generation) {
           Complete(e.job);
+        } else if (e.kind == EventKind::kTimeLimit && runs_[e.job].phase == Phase::kRunning) {
+          ReachLimit(e.job);
         }
       }
       while (next < n && jobs_[next].arrival_s <= now_) Arrive(static_cast<JobId>(next++));
@@ -275,9 +310,17 @@ Status FragFreeSimulator::Run(SimResult* result) {
       r.phase = Phase::kRejected;
       r.reason = "waited longer than --max-wait";
       queue_.erase(std::find(queue_.begin(), queue_.end(), id));
-      stats_.AddRejected(ShapeOnFirstModel(cluster_.models(), jobs_[id]).key, r.reason);
+      stats_.AddRejected(ShapeOnFirstModel(cluster_.models(), jobs_[id]).key, r.reason,
+                         RejectedSliceHours(jobs_[id]));
     }
     Sample();
+    if (!window_closed_ && next >= n) {
+      // Every interval up to now (the last arrival's instant) is closed by Sample.
+      window_closed_ = true;
+      window_busy_area_ = integrals_.busy_area();
+      window_usage_ = energy_.usage();
+      window_completed_ = completed_;
+    }
   }
   if (!queue_.empty()) {
     return InternalError(fmt::format(
@@ -297,6 +340,13 @@ Status FragFreeSimulator::Run(SimResult* result) {
   const EnergyEstimate energy = energy_.Estimate(m.makespan_s, m.jobs_completed);
   m.energy_kwh = energy.energy_kwh;
   m.jobs_per_kwh = energy.jobs_per_kwh;
+  m.arrival_window_s = jobs_.back().arrival_s - jobs_.front().arrival_s;
+  if (m.arrival_window_s > 0) {
+    m.utilization_arrival_window = window_busy_area_ / (total_slices_ * m.arrival_window_s);
+    m.jobs_per_day_arrival_window = window_completed_ / (m.arrival_window_s / 86400.0);
+    m.energy_kwh_arrival_window =
+        EstimateEnergy(window_usage_, m.arrival_window_s, window_completed_).energy_kwh;
+  }
   if (opts_.record_jobs) {
     result->jobs.reserve(n);
     for (size_t i = 0; i < n; ++i) {
@@ -312,7 +362,10 @@ Status FragFreeSimulator::Run(SimResult* result) {
       rec.end_s = r.end_s;
       rec.wait_s = r.start_s - job.arrival_s;
       rec.jct_s = r.end_s - job.arrival_s;
-      rec.outcome = r.phase == Phase::kRejected ? JobOutcome::kRejected : JobOutcome::kCompleted;
+      rec.outcome = r.phase == Phase::kRejected ? JobOutcome::kRejected
+                    : r.timed_out               ? JobOutcome::kTimeout
+                                                : JobOutcome::kCompleted;
+      rec.time_limit_s = job.time_limit_s > 0 ? job.time_limit_s : kNaN;
       rec.reason = r.reason;
       for (int g : r.gpus) {
         const GpuModel& gm = cluster_.gpu(g).model();

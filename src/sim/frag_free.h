@@ -10,7 +10,11 @@
 // --max-wait W rejects a job still queued when its wait reaches W (after the
 // scan at that time: W = 0 is admission mode). A job that could never run
 // (no model offers its profile, or a gang larger than the cluster's
-// slice capacity) is rejected at arrival.
+// slice capacity) is rejected at arrival. A rejection counts its slice-hours
+// (count x compute slices x duration), and a job still running at its time
+// limit ends there (outcome timeout), as in the simulator: the reference runs
+// the same work as the policies it is set beside. The arrival-window figures
+// (UTIL ARRIVING, ...) are taken at the last arrival, as the simulator's.
 //
 // It is an indicator of what placement and migration could gain at most
 // under that discipline, not a bound: greedy queues are not monotone (fitting

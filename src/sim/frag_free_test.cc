@@ -107,6 +107,54 @@ TEST(FragFreeReferenceTest, PlacesGangsAllOrNothingAndRejectsTooLargeOnes) {
   EXPECT_THAT(r.jobs[1].reason, HasSubstr("at most 2 at once"));
 }
 
+// Regression: the reference counted its rejections but not their slice-hours (always 0), so in
+// admission mode the "gap closed" of rejected slice-hours was measured against 0. Job b (4g.20gb:
+// 4 compute slices, 100 s) waits past --max-wait 30: 4 x 100 / 3600 slice-hours; the gang of
+// three 7g.40gb (21 slices, 10 s) can never run on two GPUs: 21 x 10 / 3600.
+TEST(FragFreeReferenceTest, RejectedJobsCountTheirSliceHours) {
+  const std::vector<WorkloadJob> waits = {AJob("4g.20gb").Named("a").Runs(100),
+                                          AJob("4g.20gb").Named("b").Runs(100)};
+  SimResult w = Simulate(waits, std::string(kFragFreeReference), 30);
+  EXPECT_EQ(w.metrics.rejected, 1);
+  EXPECT_DOUBLE_EQ(w.metrics.rejected_slice_hours, 400.0 / 3600);
+  const std::vector<WorkloadJob> never = {AJob("7g.40gb").Named("g3").Gang(3).Runs(10)};
+  SimResult n = Simulate(never, std::string(kFragFreeReference), -1, 2);
+  EXPECT_DOUBLE_EQ(n.metrics.rejected_slice_hours, 210.0 / 3600);
+}
+
+// Regression: the reference ran every job to its end, past its time limit, where every policy
+// ends it there (outcome timeout), so it ran other work than the runs it is set beside. Job a
+// (4g.20gb, 1000 s of work, limit 500) ends at 500 as a timeout; b (4g.20gb, 100 s), which
+// cannot share the GPU with it, starts at 500 and ends at 600.
+TEST(FragFreeReferenceTest, AJobStillRunningAtItsLimitEndsThereAsTimeout) {
+  const std::vector<WorkloadJob> jobs = {AJob("4g.20gb").Named("a").Runs(1000).Limit(500),
+                                         AJob("4g.20gb").Named("b").Runs(100).Limit(500)};
+  SimResult r = Simulate(jobs, std::string(kFragFreeReference));
+  ASSERT_EQ(r.jobs.size(), 2u);
+  EXPECT_EQ(r.jobs[0].outcome, JobOutcome::kTimeout);
+  EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 500);
+  EXPECT_DOUBLE_EQ(r.jobs[0].time_limit_s, 500);
+  EXPECT_EQ(r.jobs[1].outcome, JobOutcome::kCompleted);
+  EXPECT_DOUBLE_EQ(r.jobs[1].start_s, 500);
+  EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 600);
+  EXPECT_EQ(r.metrics.jobs_timeout, 1);
+  EXPECT_EQ(r.metrics.jobs_completed, 1);
+  EXPECT_DOUBLE_EQ(r.metrics.makespan_s, 600);
+}
+
+// Regression: the reference left the arrival-window figures at 0. Arrivals at 0 (3g.20gb, 10 s)
+// and 50 (1g.5gb): over the window [0, 50] 3 slices were busy for 10 s of 7 x 50 slice-seconds
+// (utilisation 30 / 350 = 3/35), and one job completed: 1 / (50 / 86400) = 1728 jobs a day.
+TEST(FragFreeReferenceTest, ArrivalWindowFiguresAreTheWindows) {
+  const std::vector<WorkloadJob> jobs = {AJob("3g.20gb").Named("a").Runs(10),
+                                         AJob("1g.5gb").Named("b").ArrivesAt(50).Runs(10)};
+  SimResult r = Simulate(jobs, std::string(kFragFreeReference));
+  EXPECT_DOUBLE_EQ(r.metrics.arrival_window_s, 50);
+  EXPECT_NEAR(r.metrics.utilization_arrival_window, 3.0 / 35, 1e-12);
+  EXPECT_NEAR(r.metrics.jobs_per_day_arrival_window, 1728, 1e-9);
+  EXPECT_GT(r.metrics.energy_kwh_arrival_window, 0);
+}
+
 TEST(FragFreeReferenceTest, RunsInOnlineModeOnly) {
   SimOptions o = Options();
   o.mode = SimMode::kFill;
