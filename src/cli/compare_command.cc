@@ -71,7 +71,7 @@ int Run(const CompareFlags& f, Context& ctx) {
       continue;  // the simulator's reference, not a placement policy (sim/frag_free.h)
     }
     auto made = MakePolicy(p, setup.SchedulerFor(p));
-    if (!made.ok()) return fail("--policies: " + made.status().message());
+    if (!made.ok()) return fail("--policies: " + WithTheReferenceNamed(made.status()).message());
   }
   // The reference that compare adds by itself is not the user's choice: no note on it.
   for (std::string& n : InertOptionNotes(setup, f.policies.empty() ? PolicyNames() : policies)) {

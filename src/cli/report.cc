@@ -273,9 +273,11 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
   for (const Metrics& m : runs) {
     if (!fewer(m)) continue;
     out << fmt::format(
-        "* {} completed {} of {} jobs ({} rejected; the most any policy completed: {}): its "
+        "* {} completed {} of {} jobs ({} rejected{}; the most any policy completed: {}): its "
         "times, utilisation, rates and energy are over fewer jobs, not comparable\n",
-        m.policy, m.jobs_completed, m.jobs_total, m.rejected, most_completed);
+        m.policy, m.jobs_completed, m.jobs_total, m.rejected,
+        m.jobs_timeout > 0 ? fmt::format(", {} ended at their time limit", m.jobs_timeout) : "",
+        most_completed);
   }
   std::vector<std::string> lower, higher;
   for (const auto& c : cols) {

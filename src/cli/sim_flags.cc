@@ -762,6 +762,16 @@ std::vector<InputFile> SimInputFiles(const SimFlags& f, const std::vector<std::s
     out.push_back({"--workload", w});
   }
   for (const std::string& c : catalogs) out.push_back({"--catalog", c});
+  // --reconfig-latency [create=|destroy=]empirical:FILE reads FILE.
+  for (std::string_view spec : f.reconfig_latency) {
+    for (std::string_view kind : {"create=", "destroy="}) {
+      if (spec.substr(0, kind.size()) == kind) spec.remove_prefix(kind.size());
+    }
+    constexpr std::string_view kEmpirical = "empirical:";
+    if (spec.substr(0, kEmpirical.size()) == kEmpirical && spec.size() > kEmpirical.size()) {
+      out.push_back({"--reconfig-latency", std::string(spec.substr(kEmpirical.size()))});
+    }
+  }
   return out;
 }
 

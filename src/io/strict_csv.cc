@@ -46,6 +46,11 @@ StatusOr<CsvTable> ReadStrictCsv(std::istream& in, const std::string& origin) {
     std::string_view text = raw;
     if (line == 1) text = WithoutUtf8Bom(text);  // as Excel writes
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (text.find('\r') != std::string_view::npos) {
+      return LineError(origin, line,
+                       "a carriage return (CR) inside the line: the file's lines end with CR "
+                       "alone; save it with LF or CRLF line endings");
+    }
     std::string_view trimmed = TrimBlanks(text);
     if (trimmed.empty() || trimmed.front() == '#') continue;
     if (text.find('"') != std::string_view::npos) {

@@ -87,6 +87,17 @@ TEST(TraceReaderTest, CsvColumnsInAnyOrderWithDefaultsBlanksAndCrlf) {
                         });
 }
 
+// Regression: a CSV whose lines end with CR alone (classic Mac) was read as one line, and the
+// error said "column '1g.5gb' appears twice", pointing nowhere near the cause.
+TEST(TraceReaderTest, CrOnlyLineEndingsAreNamed) {
+  std::istringstream in("id,arrival_s,profile,duration_s\ra,0,1g.5gb,10\rb,0,1g.5gb,10\r");
+  auto jobs = ParseTraceCsv(in, "t.csv");
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_EQ(jobs.status().message(),
+            "t.csv:1: a carriage return (CR) inside the line: the file's lines end with CR alone; "
+            "save it with LF or CRLF line endings");
+}
+
 TEST(TraceReaderTest, ExtensionSelectsFormat) {
   const std::string csv = "id,arrival_s,profile,duration_s\na,0,1g.5gb,10\n";
   const std::string jsonl = R"({"id":"a","arrival_s":0,"profile":"1g.5gb","duration_s":10})"

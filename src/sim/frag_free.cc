@@ -381,6 +381,13 @@ Status FragFreeSimulator::Run(SimResult* result) {
 
 }  // namespace
 
+Status WithTheReferenceNamed(const Status& s) {
+  if (s.code() != StatusCode::kNotFound) return s;
+  return NotFoundError(
+      fmt::format("{}; the simulator also runs {} (the fragmentation-free indicator, not a policy)",
+                  s.message(), kFragFreeReference));
+}
+
 StatusOr<SimResult> RunFragFreeReference(const std::vector<const GpuModel*>& gpus,
                                          const std::vector<WorkloadJob>& jobs, double max_wait_s,
                                          const SimOptions& options) {

@@ -42,6 +42,11 @@ namespace migsched {
 // controllers do not know it.
 inline constexpr std::string_view kFragFreeReference = "frag-free-reference";
 
+// A refusal of a policy name (sched/policy.h FindPolicy: kNotFound, "unknown policy 'x'
+// (known: ...)") where the simulator runs it: the reference is named too, since the simulator
+// takes it beside the policies. Any other status is returned as is.
+Status WithTheReferenceNamed(const Status& s);
+
 // Whether `a` fits on a GPU with `free_compute` and `free_memory` slices:
 // the reference's only placement rule.
 inline bool FitsFragFree(const Profile& p, int free_compute, int free_memory) {

@@ -110,9 +110,11 @@ Status LatencyDistribution::Validate() const {
             fmt::format("lognormal: the median must be a finite number of milliseconds > 0, got {}",
                         median_ms));
       }
-      if (!std::isfinite(sigma) || sigma < 0) {
-        return InvalidArgumentError(
-            fmt::format("lognormal: sigma must be a finite number >= 0, got {}", sigma));
+      if (!std::isfinite(sigma) || sigma < 0 || sigma > kMaxLognormalSigma) {
+        return InvalidArgumentError(fmt::format(
+            "lognormal: sigma must be a number from 0 to {} (e^{} = {:.0f} times the median "
+            "per standard deviation; measured MIG operations have 0.7-1), got {}",
+            kMaxLognormalSigma, kMaxLognormalSigma, std::exp(kMaxLognormalSigma), sigma));
       }
       return Status();
     case Kind::kEmpirical:
@@ -211,6 +213,7 @@ StatusOr<LatencyDistribution> ParseLatencySpec(std::string_view spec) {
     if (median <= 0) return bad("lognormal:MEDIAN_MS,SIGMA needs MEDIAN_MS > 0");
     if (sigma < 0) return bad("lognormal:MEDIAN_MS,SIGMA needs SIGMA >= 0");
     d = LatencyDistribution::Lognormal(median, sigma);
+    if (Status v = d.Validate(); !v.ok()) return bad(v.message());
   } else if (colon != std::string_view::npos && kind == "empirical") {
     if (args.empty()) return bad("empirical:FILE needs a file name");
     d.kind = LatencyDistribution::Kind::kEmpirical;

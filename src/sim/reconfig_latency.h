@@ -4,7 +4,8 @@
 //
 // A distribution is written as a SPEC:
 //   fixed:MS                 every operation takes MS milliseconds (finite, >= 0);
-//   lognormal:MEDIAN,SIGMA   exp(N(ln MEDIAN, SIGMA^2)) milliseconds: MEDIAN > 0 (ms), SIGMA >= 0
+//   lognormal:MEDIAN,SIGMA   exp(N(ln MEDIAN, SIGMA^2)) milliseconds: MEDIAN > 0 (ms), 0 <= SIGMA
+//                            <= kMaxLognormalSigma (a larger spread draws infinite times)
 //                            (the standard deviation of the log; 0 is fixed:MEDIAN drawn);
 //   empirical:FILE           a measured sample, each draw one of its values (ms, finite, >= 0)
 //                            with equal probability; FILE is a JSON list of numbers or one
@@ -38,12 +39,16 @@
 
 namespace migsched {
 
+// The largest lognormal sigma taken: e^10 = 22026 times the median per standard deviation. Beyond
+// about 30, draws and the mean (median x e^(sigma^2 / 2)) overflow to infinity.
+inline constexpr double kMaxLognormalSigma = 10;
+
 struct LatencyDistribution {
   enum class Kind { kFixed, kLognormal, kEmpirical };
   Kind kind = Kind::kFixed;
   double fixed_ms = 23;            // kFixed
   double median_ms = 0;            // kLognormal: > 0
-  double sigma = 0;                // kLognormal: >= 0
+  double sigma = 0;                // kLognormal: in [0, kMaxLognormalSigma]
   std::vector<double> samples_ms;  // kEmpirical: sorted ascending, non-empty
   std::string file;                // kEmpirical: where the sample came from (for ToString)
 

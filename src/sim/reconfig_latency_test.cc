@@ -118,6 +118,21 @@ TEST(ReconfigLatencyTest, BadSpecsGiveClearErrors) {
             "empirical: /nonexistent/reconfig.txt: cannot open the file");
 }
 
+// Regression: lognormal:250,1000 was taken, and its draws (250 x e^(1000 z)) and its mean
+// overflowed: jobs ended at t = inf and the run printed "utilization -nan%". A sigma above 10 is
+// refused; 10 itself (e^10 = 22026 per standard deviation) is taken.
+TEST(ReconfigLatencyTest, LognormalSpreadThatOverflowsIsRefused) {
+  auto wide = ParseReconfigLatency({"lognormal:250,1000"});
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.status().message(),
+            "lognormal: sigma must be a number from 0 to 10 (e^10 = 22026 times the median per "
+            "standard deviation; measured MIG operations have 0.7-1), got 1000, got "
+            "'lognormal:250,1000'");
+  EXPECT_FALSE(ParseReconfigLatency({"destroy=lognormal:250,10.5"}).ok());
+  auto ten = ParseReconfigLatency({"lognormal:250,10"});
+  ASSERT_TRUE(ten.ok()) << ten.status().ToString();
+}
+
 TEST(ReconfigLatencyTest, EmpiricalReadsLinesAndJsonListsAndNamesTheBadLine) {
   const std::string lines =
       WriteTempFile("creates.txt", "# measured creates, ms\n30\n\n12.5\n 80 \n");

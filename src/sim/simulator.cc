@@ -81,8 +81,9 @@ StatusOr<SimResult> RunSimulation(const std::vector<const GpuModel*>& gpus,
   if (policy == kFragFreeReference) {
     return RunFragFreeReference(gpus, workload, scheduler_options.max_wait_s, options);
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<PlacementPolicy> policy_impl,
-                   MakePolicy(policy, scheduler_options));
+  StatusOr<std::unique_ptr<PlacementPolicy>> made = MakePolicy(policy, scheduler_options);
+  if (!made.ok()) return WithTheReferenceNamed(made.status());
+  std::unique_ptr<PlacementPolicy> policy_impl = std::move(*made);
   // The `static` policies only reuse the instances of their layout (sched/policies).
   const bool creates_instances = policy_impl->CreatesInstances();
 

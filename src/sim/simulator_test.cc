@@ -400,6 +400,10 @@ TEST(SimulatorTest, BadInputIsRejected) {
   auto policy = RunSimulation(gpus, kTwoBig, "no-such", SchedulerOptions{}, Options());
   EXPECT_EQ(policy.status().code(), StatusCode::kNotFound);
   EXPECT_THAT(policy.status().message(), HasSubstr("unknown policy 'no-such'"));
+  // Regression: the list of known names left out the reference, which the simulator takes.
+  EXPECT_THAT(policy.status().message(),
+              HasSubstr("; the simulator also runs frag-free-reference (the fragmentation-free "
+                        "indicator, not a policy)"));
 
   SimOptions bad = Options();
   bad.reconfig_ms = -1;

@@ -282,6 +282,7 @@ TEST(OutputPathsCliTest, UnwritableOutputsFailAtOnceWithTheReason) {
   const std::string folder = MakeTempDir("a-folder").string();
   const std::string file = WriteTempFile("a-file", "");
   const std::string json = WriteTempFile("same.json", "");
+  const std::string latencies = WriteTempFile("latencies.txt", "23\n250\n");
   const std::vector<FlagCase> cases = {
       {SimulateArgs(kOneA100, trace, {"--json", folder}),
        "migsched simulate: --json " + folder + ": is a folder, not a file"},
@@ -308,6 +309,12 @@ TEST(OutputPathsCliTest, UnwritableOutputsFailAtOnceWithTheReason) {
            ": --workload reads that file; an output would overwrite it"},
       {{"report", "--from", json, "-o", json},
        "migsched report: -o " + json + ": --from reads that file; an output would overwrite it"},
+      // Regression: --json over the measured latencies of --reconfig-latency empirical:FILE
+      // replaced them with the run's JSON.
+      {SimulateArgs(kOneA100, trace,
+                    {"--reconfig-latency", "destroy=empirical:" + latencies, "--json", latencies}),
+       "migsched simulate: --json " + latencies +
+           ": --reconfig-latency reads that file; an output would overwrite it"},
   };
   for (const FlagCase& c : cases) {
     auto r = RunMigsched(c.args);

@@ -372,6 +372,24 @@ TEST(CompareCliTest, ARunOverFewerJobsIsMarkedAndGetsNoRatios) {
                       {"the static-all-balanced policy's layout has no 7g.40gb instance", 1}}));
 }
 
+// Regression: a run starred for completing fewer jobs did not say that they ended at their time
+// limit, so "completed 0 of 2 jobs (0 rejected)" left the reader to guess. Two PCIe-bound jobs
+// (25 GB/s each, 100 s of work, limit 130 s) on 2x A100 40GB (30.08 GB/s per GPU): first-fit puts
+// both on GPU 0, where they share 30.08 of the 50 GB/s they ask for, run slower than 130/100 of
+// their pace and both end at their limit; frag-aware puts them on two GPUs and both complete.
+TEST(CompareCliTest, AStarredRunSaysHowManyJobsEndedAtTheirTimeLimit) {
+  const std::string trace = WriteTempFile("limits.csv",
+                                          "id,arrival_s,profile,duration_s,pcie_gbps,time_limit_s\n"
+                                          "a,0,1g.5gb,100,25,130\n"
+                                          "b,0,1g.5gb,100,25,130\n");
+  auto r = RunMigsched({"compare", "--cluster", "2xA100-40GB", "--workload", trace, "--policies",
+                        "frag-aware,first-fit", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("* first-fit completed 0 of 2 jobs (0 rejected, 2 ended at their "
+                               "time limit; the most any policy completed: 2)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("* frag-aware")));
+}
+
 TEST(FragCliTest, PrintsFragCostAndTermsAsJson) {
   // The worked value of docs/algorithms.md §2: 1g@0 and 1g@4 on A100 40GB -> 0.5667, 1g.10gb 2
   // of 3.
