@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace migsched {
 
 std::string_view MigratableName(Migratable m) {
@@ -49,6 +51,22 @@ std::string Job::RequestString() const {
   std::string what = profile.empty() ? fmt::format("gpu_fraction {}", gpu_fraction) : profile;
   if (count > 1) return fmt::format("{}x{}", count, what);
   return what;
+}
+
+NamedRequest NameRequest(const std::vector<const GpuModel*>& models, const Job& job) {
+  if (!job.profile.empty()) return {job.RequestString(), ""};
+  std::vector<std::string> names;
+  for (const GpuModel* m : models) {
+    const int p = ResolveProfile(*m, job);
+    if (p < 0) continue;
+    const std::string& name = m->profile(p).name;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  if (names.empty()) return {job.RequestString(), ""};
+  std::string what;
+  for (const std::string& n : names) what += (what.empty() ? "" : " or ") + n;
+  if (job.count > 1) what = fmt::format("{}x{}", job.count, what);
+  return {what, fmt::format(" (gpu_fraction {})", job.gpu_fraction)};
 }
 
 RequestKey RequestKeyOf(const Job& job) {

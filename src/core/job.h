@@ -88,6 +88,18 @@ struct Job {
   std::string RequestString() const;
 };
 
+// A request as a reason names it, on the GPU models `models`: `what` is the
+// profile, or for a gpu_fraction the profiles it resolves to on those models
+// (in their order, distinct, joined by " or "), with "Nx" before it for a
+// gang; `fraction` is " (gpu_fraction F)" for a fraction, else empty. E.g.
+// {"4g.20gb", " (gpu_fraction 0.5714285714285714)"}, {"2x3g.40gb", ""}. A
+// fraction no model resolves keeps RequestString()'s words.
+struct NamedRequest {
+  std::string what;
+  std::string fraction;
+};
+NamedRequest NameRequest(const std::vector<const GpuModel*>& models, const Job& job);
+
 // What makes two jobs "the same request" for placement: the same profile
 // (or fraction and rule) and count. Jobs with equal keys fit or do not fit
 // alike (the scheduler's and the simulator's memos key on it).

@@ -57,14 +57,21 @@ Status Scheduler::CheckCanEverRun(const Job& job) const {
               : fmt::format("no GPU in the cluster ({}) offers profile {}", model_list,
                             job.profile));
     }
-    case NeverVerdict::Kind::kTooFew:
+    case NeverVerdict::Kind::kTooFew: {
+      // A fraction is named by the profiles it resolves to; a policy that never creates
+      // instances (`static`) is bounded by its layout, not by what the cluster could hold.
+      const NamedRequest r = NameRequest(cluster_->models(), job);
       if (v.most == 0) {
-        return FailedPreconditionError(fmt::format("the {} policy's layout has no {} instance",
-                                                   policy_->name(), job.RequestString()));
+        return FailedPreconditionError(fmt::format("the {} policy's layout has no {} instance{}",
+                                                   policy_->name(), r.what, r.fraction));
       }
+      const std::string bound = policy_->CreatesInstances()
+                                    ? std::string("the cluster")
+                                    : fmt::format("the {} policy's layout", policy_->name());
       return FailedPreconditionError(
-          fmt::format("gang of {} instances is larger than the cluster (at most {} at once)",
-                      job.RequestString(), v.most));
+          fmt::format("gang of {} instances{} is larger than {} (at most {} at once)", r.what,
+                      r.fraction, bound, v.most));
+    }
     case NeverVerdict::Kind::kTooManySlices:  // one part: its capacity already bounds the slices
       break;
   }

@@ -339,6 +339,52 @@ TEST(SchedulerTest, RejectsJobsThatCanNeverRun) {
   EXPECT_TRUE(ok.scheduler().CheckCanEverRun(job).ok());
 }
 
+// Regression: a gang larger than `static`'s layout was said to be larger than the cluster,
+// though the cluster could hold it and the other policies ran it. all-balanced on an H100 80GB
+// has one 3g.40gb (2g@0, 1g@2, 1g@3, 3g@4); the A100 40GB offers no 3g.40gb; an empty H100
+// holds two (3g@0, 3g@4).
+TEST(SchedulerTest, StaticGangLargerThanItsLayoutNamesTheLayout) {
+  const std::vector<GpuSetup> gpus = {{"A100-40GB", "", ""}, {"H100-80GB", "", ""}};
+  Job gang;
+  gang.profile = "3g.40gb";
+  gang.count = 2;
+  World fixed(gpus, "static");
+  Status st = fixed.scheduler().CheckCanEverRun(gang);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(),
+            "gang of 2x3g.40gb instances is larger than the static policy's layout (at most 1 at "
+            "once)");
+  World dynamic(gpus, "first-fit");
+  EXPECT_TRUE(dynamic.scheduler().CheckCanEverRun(gang).ok());
+  gang.count = 3;
+  EXPECT_EQ(dynamic.scheduler().CheckCanEverRun(gang).message(),
+            "gang of 3x3g.40gb instances is larger than the cluster (at most 2 at once)");
+}
+
+// Regression: a rejection of a gpu_fraction job named the raw fraction ("has no gpu_fraction
+// 0.5714285714285714 instance"); it names the profile the fraction resolves to, per model.
+// 4/7 of the compute slices: 4g.20gb on the A100 40GB, 4g.40gb on the H100 80GB; 0.5 also
+// resolves to 4g (3/7 < 0.5), of which an empty A100 holds one.
+TEST(SchedulerTest, FractionRejectionsNameTheResolvedProfile) {
+  Job f;
+  f.gpu_fraction = 0.5714285714285714;
+  World one({{"A100-40GB", "", ""}}, "static");
+  EXPECT_EQ(one.scheduler().CheckCanEverRun(f).message(),
+            "the static policy's layout has no 4g.20gb instance (gpu_fraction "
+            "0.5714285714285714)");
+  World mixed({{"A100-40GB", "", ""}, {"H100-80GB", "", ""}}, "static");
+  EXPECT_EQ(mixed.scheduler().CheckCanEverRun(f).message(),
+            "the static policy's layout has no 4g.20gb or 4g.40gb instance (gpu_fraction "
+            "0.5714285714285714)");
+  Job half;
+  half.gpu_fraction = 0.5;
+  half.count = 2;
+  World ff({{"A100-40GB", "", ""}}, "first-fit");
+  EXPECT_EQ(ff.scheduler().CheckCanEverRun(half).message(),
+            "gang of 2x4g.20gb instances (gpu_fraction 0.5) is larger than the cluster (at most "
+            "1 at once)");
+}
+
 TEST(SchedulerTest, QueueBackfillsPastABlockedJob) {
   // One A100 with a busy 4g@0: a 7g cannot start, but a later 2g can.
   World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware");

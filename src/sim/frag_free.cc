@@ -128,8 +128,9 @@ std::string FragFreeSimulator::NeverRuns(const Job& job) const {
                              job.profile);
   }
   if (job.count > capacity) {
-    return fmt::format("gang of {} instances is larger than the cluster (at most {} at once)",
-                       job.RequestString(), capacity);
+    const NamedRequest r = NameRequest(cluster_.models(), job);
+    return fmt::format("gang of {} instances{} is larger than the cluster (at most {} at once)",
+                       r.what, r.fraction, capacity);
   }
   return "";
 }

@@ -107,6 +107,19 @@ TEST(FragFreeReferenceTest, PlacesGangsAllOrNothingAndRejectsTooLargeOnes) {
   EXPECT_THAT(r.jobs[1].reason, HasSubstr("at most 2 at once"));
 }
 
+// Regression: a fraction gang was named "2xgpu_fraction 0.5"; it is named by the profile it
+// resolves to. 0.5 of the A100 40GB's 7 compute slices: 4g.20gb (3/7 < 0.5), 4 compute and 4
+// memory slices, so one GPU holds min(7 / 4, 8 / 4) = 1.
+TEST(FragFreeReferenceTest, FractionGangRejectionNamesTheResolvedProfile) {
+  const std::vector<WorkloadJob> jobs = {AJob("").Fraction(0.5).Named("h").Gang(2).Runs(10)};
+  SimResult r = Simulate(jobs, std::string(kFragFreeReference));
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_EQ(r.jobs[0].outcome, JobOutcome::kRejected);
+  EXPECT_EQ(r.jobs[0].reason,
+            "gang of 2x4g.20gb instances (gpu_fraction 0.5) is larger than the cluster (at most 1 "
+            "at once)");
+}
+
 // Regression: the reference counted its rejections but not their slice-hours (always 0), so in
 // admission mode the "gap closed" of rejected slice-hours was measured against 0. Job b (4g.20gb:
 // 4 compute slices, 100 s) waits past --max-wait 30: 4 x 100 / 3600 slice-hours; the gang of
