@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -78,20 +80,84 @@ Status CheckOutputFiles(const std::vector<OutputFile>& outputs,
   return Status();
 }
 
-Status WriteOutputFile(const std::string& path, const std::function<Status(std::ostream&)>& write) {
+namespace {
+
+Status CannotWrite(const std::string& path, int error) {
+  return InvalidArgumentError(
+      fmt::format("cannot write {}: {}", path, std::strerror(error != 0 ? error : EIO)));
+}
+
+// Writes `path` itself: `write`, then close. On an error, a file this call created is removed
+// (one that existed is left as the failed write left it: a device, a pipe, a file in a folder
+// where no file beside it can be made).
+Status WriteInPlace(const std::string& path, const std::function<Status(std::ostream&)>& write) {
+  std::error_code ec;
+  const bool existed = fs::exists(path, ec);
   errno = 0;
   std::ofstream out(path, std::ios::binary);
-  if (!out) {
-    return InvalidArgumentError(
-        fmt::format("cannot write {}: {}", path, std::strerror(errno != 0 ? errno : EIO)));
+  if (!out) return CannotWrite(path, errno);
+  Status st = write(out);
+  if (st.ok()) {
+    errno = 0;
+    out.close();
+    if (!out) st = CannotWrite(path, errno);
   }
-  RETURN_IF_ERROR(write(out));
+  if (!st.ok() && !existed) {
+    out.close();
+    fs::remove(path, ec);
+  }
+  return st;
+}
+
+}  // namespace
+
+Status WriteOutputFile(const std::string& path, const std::function<Status(std::ostream&)>& write) {
+  // A regular file (or a new one) is written to a temporary file beside it, renamed over it once
+  // complete: a write that fails leaves the file as it was (or absent), never empty or cut off.
+  // A symbolic link's target is the file replaced (the link stays); a device, a pipe or a
+  // file of /dev or /proc is written in place.
+  // /dev/stdout and /proc/self/fd/N name an open file: written in place, as given.
+  if (path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0) return WriteInPlace(path, write);
+  std::error_code ec;
+  fs::path target(path);
+  if (fs::is_symlink(target, ec)) {
+    const fs::path resolved = fs::weakly_canonical(target, ec);
+    if (!ec) target = resolved;
+  }
+  const fs::file_status status = fs::status(target, ec);
+  const bool exists = fs::exists(status);
+  if (exists && !fs::is_regular_file(status)) return WriteInPlace(path, write);
+  const fs::path dir = target.parent_path();
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp =
+        (dir / fmt::format(".{}.tmp{}-{}", target.filename().string(), getpid(), attempt)).string();
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  // No file can be made beside it (a folder the user may not write, where the file itself may
+  // be written): in place.
+  if (fd < 0) return WriteInPlace(path, write);
+  // An existing file keeps its permissions.
+  if (exists) fchmod(fd, static_cast<mode_t>(status.permissions() & fs::perms::mask));
+  close(fd);
+  auto discard = [&](Status st) {
+    fs::remove(tmp, ec);
+    return st;
+  };
+  errno = 0;
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) return discard(CannotWrite(path, errno));
+  Status st = write(out);
+  if (!st.ok()) {
+    out.close();
+    return discard(st);
+  }
   errno = 0;
   out.close();
-  if (!out) {
-    return InvalidArgumentError(
-        fmt::format("cannot write {}: {}", path, std::strerror(errno != 0 ? errno : EIO)));
-  }
+  if (!out) return discard(CannotWrite(path, errno));
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) return discard(CannotWrite(path, errno));
   return Status();
 }
 

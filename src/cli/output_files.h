@@ -32,8 +32,13 @@ using InputFile = std::pair<std::string, std::string>;
 Status CheckOutputFiles(const std::vector<OutputFile>& outputs,
                         const std::vector<InputFile>& inputs = {});
 
-// Writes `path` with `write` and closes it. kInvalidArgument with the
-// system's reason when it cannot be opened or written ("cannot write
+// Writes `path` with `write` and closes it: through a temporary file beside
+// it, renamed over it when complete, so that a write that fails leaves no
+// partial or empty file, and an existing file as it was (a symbolic link's
+// target is written and the link kept; a device, a pipe or a path under /dev
+// or /proc is written in place, and where no file can be made beside it
+// too, then a file this call created is removed on failure). kInvalidArgument with
+// the system's reason when it cannot be opened or written ("cannot write
 // out/run.json: No space left on device"); the error of `write` as it is.
 Status WriteOutputFile(const std::string& path, const std::function<Status(std::ostream&)>& write);
 

@@ -100,5 +100,51 @@ TEST(OutputFilesTest, WriteGivesTheSystemsReason) {
   EXPECT_EQ(mine.message(), "mine");
 }
 
+// Regression: a failed output (`simulate --export-workload` of a trace whose id holds a comma,
+// which CSV cannot write) left a 0-byte file behind, and over an existing file it left that file
+// emptied. A failed write leaves no file where there was none, and an existing one as it was;
+// nothing of the temporary file it wrote remains beside it.
+TEST(OutputFilesTest, AFailedWriteLeavesNoPartialFile) {
+  const fs::path dir = MakeTempDir("failed");
+  auto half_then_fail = [](std::ostream& o) {
+    o << "id,arrival_s\n";
+    return InvalidArgumentError("job 0 (id 'a,b'): the id cannot be written to CSV");
+  };
+  const std::string fresh = (dir / "new.csv").string();
+  Status st = WriteOutputFile(fresh, half_then_fail);
+  EXPECT_EQ(st.message(), "job 0 (id 'a,b'): the id cannot be written to CSV");
+  EXPECT_FALSE(fs::exists(fresh));
+  const std::string existing = (dir / "old.csv").string();
+  { std::ofstream(existing) << "old\n"; }
+  EXPECT_FALSE(WriteOutputFile(existing, half_then_fail).ok());
+  EXPECT_EQ(ReadFile(existing), "old\n");
+  // Only old.csv is in the folder: no temporary file left over.
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    ++entries;
+    EXPECT_EQ(e.path().filename(), "old.csv");
+  }
+  EXPECT_EQ(entries, 1);
+  // A write that succeeds replaces the file whole.
+  ASSERT_TRUE(WriteOutputFile(existing, WriteHello).ok());
+  EXPECT_EQ(ReadFile(existing), "hello\n");
+}
+
+// The file behind a symbolic link is the one written (the link stays a link), and an existing
+// file keeps its permissions.
+TEST(OutputFilesTest, WriteKeepsALinkAndThePermissions) {
+  const fs::path dir = MakeTempDir("link");
+  const fs::path real = dir / "real.json";
+  { std::ofstream(real) << "old"; }
+  fs::permissions(real, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  const fs::path link = dir / "link.json";
+  fs::create_symlink(real, link);
+  ASSERT_TRUE(WriteOutputFile(link.string(), WriteHello).ok());
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(ReadFile(real), "hello\n");
+  EXPECT_EQ(fs::status(real).permissions() & fs::perms::mask,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+}
+
 }  // namespace
 }  // namespace migsched::cli

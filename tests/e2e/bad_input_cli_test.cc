@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -322,6 +323,24 @@ TEST(OutputPathsCliTest, UnwritableOutputsFailAtOnceWithTheReason) {
     EXPECT_EQ(r.err, c.error + "\n");
     EXPECT_THAT(r.out, IsEmpty()) << "nothing ran: " << c.error;
   }
+}
+
+// Regression: `--export-workload` of a JSONL trace whose id holds a comma (CSV cannot write it)
+// failed, but left a 0-byte file behind, and over an existing file left it empty.
+TEST(OutputPathsCliTest, AFailedExportLeavesNoFileBehind) {
+  const std::string trace = WriteTempFile(
+      "comma.jsonl", "{\"id\":\"a,b\",\"arrival_s\":0,\"profile\":\"1g.5gb\",\"duration_s\":10}\n");
+  const fs::path dir = MakeTempDir("export");
+  const std::string fresh = (dir / "new.csv").string();
+  auto r = RunMigsched(SimulateArgs(kOneA100, trace, {"--export-workload", fresh}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--export-workload: job 0 (id 'a,b')"));
+  EXPECT_FALSE(fs::exists(fresh));
+  const std::string existing = (dir / "old.csv").string();
+  { std::ofstream(existing) << "kept\n"; }
+  r = RunMigsched(SimulateArgs(kOneA100, trace, {"--export-workload", existing}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(ReadFile(existing), "kept\n");
 }
 
 TEST(BadWorkloadCliTest, UnreadableTracesSayWhy) {
