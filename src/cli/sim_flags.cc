@@ -22,6 +22,7 @@
 #include "io/trace_reader.h"
 #include "sched/metrics.h"
 #include "sched/option_table.h"
+#include "sched/policies/policies.h"
 #include "sched/policy.h"
 #include "sim/arrivals.h"
 #include "sim/churn.h"
@@ -324,6 +325,20 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   s.scheduler = f.scheduler;
   s.explicit_options = f.explicit_options;
   RETURN_IF_ERROR(s.scheduler.Validate().WithPrefix("scheduler options"));
+  // --static-layout names a catalog layout of every model of the cluster (or best-for-mix),
+  // whichever policies run: a name the static policies would fail on is refused for all.
+  if (f.explicit_options.static_layout && f.scheduler.static_layout != kBestForMix) {
+    const std::string& layout = f.scheduler.static_layout;
+    for (const GpuModel* m : models) {
+      std::vector<std::string> names;
+      for (const auto& [name, instances] : m->spec().static_layouts) names.push_back(name);
+      if (std::find(names.begin(), names.end(), layout) != names.end()) continue;
+      return InvalidArgumentError(fmt::format(
+          "--static-layout {}: GPU model '{}' has no static layout '{}' in the catalog (its "
+          "layouts: {}; or {}, chosen from the workload's mix)",
+          layout, m->name(), layout, names.empty() ? "none" : JoinAnd(names), kBestForMix));
+    }
+  }
   ASSIGN_OR_RETURN(s.sim.mode, ParseSimMode(f.mode));
   s.sim.fill_target = f.fill_target;
   s.sim.reconfig_ms = f.reconfig_ms;
@@ -530,70 +545,164 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
   return s;
 }
 
+namespace {
+
+// The policies of the registry whose choice reads an option (PolicyInfo::reads), e.g.
+// "lb, lb+frag and full".
+std::string ReadersOf(bool PolicyReads::*field) {
+  std::vector<std::string> names;
+  for (const PolicyInfo& p : PolicyRegistry()) {
+    if (p.reads.*field) names.push_back(p.name);
+  }
+  return JoinAnd(names);
+}
+
+// Why `policy`, run with `o`, does not read the scheduler option `name` (a flag without "--"), as
+// the note says it in parentheses; empty when it reads it, or for an option every policy reads.
+// docs/policies.md "Options a policy does not read".
+std::string WhyInert(std::string_view name, const std::string& policy, const SchedulerOptions& o) {
+  StatusOr<const PolicyInfo*> info = FindPolicy(policy);
+  if (!info.ok()) return "";
+  const PolicyReads& reads = (*info)->reads;
+  const bool migration = o.migration.enabled;
+  if (name == "evacuation") {
+    return migration ? "" : "migration off; --migration on turns it on";
+  }
+  if (name == "evacuation-keeps-room") {
+    return migration && o.evacuation != EvacuationScope::kOff
+               ? ""
+               : "no evacuation; --evacuation queue with --migration on turns it on";
+  }
+  if (name == "defrag-interval" || name == "max-moves-per-pass" || name == "migration-order") {
+    return migration && o.migration.passes == DefragPasses::kOff
+               ? "no completion or periodic pass: --defrag-passes off; --defrag-passes "
+                 "while-waiting turns them on"
+               : "";
+  }
+  if (name == "reservation-slack" || name == "reservation-horizon") {
+    return o.max_skip_seconds < 0 ? "no look-ahead reservation; --max-skip-seconds S turns it on"
+                                  : "";
+  }
+  if (name == "threshold") {
+    if (reads.threshold || migration) return "";
+    return fmt::format(
+        "no lazy/busy split; read by {}, and by the migration planner with --migration on",
+        ReadersOf(&PolicyReads::threshold));
+  }
+  if (name == "metric") {
+    if (reads.metric || o.joint_placement) return "";
+    return fmt::format(
+        "it scores no candidate by --metric; read by {}, and by joint placement with "
+        "--joint-placement on",
+        ReadersOf(&PolicyReads::metric));
+  }
+  if (name == "frag-objective") {
+    if (reads.metric || migration) return "";
+    return fmt::format(
+        "it scores no candidate by FragCost; read by {}, and by the migration planner with "
+        "--migration on",
+        ReadersOf(&PolicyReads::metric));
+  }
+  if (name == "reuse-first") {
+    if (reads.reuse_first) return "";
+    return fmt::format("read only by {}", ReadersOf(&PolicyReads::reuse_first));
+  }
+  if (name == "idle-ttl") {
+    if (reads.idle_ttl) return "";
+    return fmt::format(
+        "read only by {}: the others destroy an instance when its job ends, or keep a layout",
+        ReadersOf(&PolicyReads::idle_ttl));
+  }
+  if (name == "static-layout") {
+    if (reads.static_layout) return "";
+    return fmt::format("it lays no layout; read only by {}",
+                       ReadersOf(&PolicyReads::static_layout));
+  }
+  if (name == "reserve-full") {
+    if (reads.reserve_full) return "";
+    return "it never creates an instance; every other policy reads it";
+  }
+  return "";
+}
+
+// Options noted together when given: each flag, and whether the note shows its value.
+struct InertGroup {
+  std::vector<std::string_view> options;
+  bool with_value;
+};
+
+// Whether the option `name` was given (explicitly, or a value other than its default).
+bool GivenOption(const SimSetup& setup, std::string_view name) {
+  const ExplicitOptions& e = setup.explicit_options;
+  const SchedulerOptions& o = setup.scheduler;
+  const SchedulerOptions defaults;
+  if (name == "evacuation") return e.evacuation && o.evacuation != EvacuationScope::kOff;
+  if (name == "evacuation-keeps-room") return e.evacuation_keeps_room && o.evacuation_keeps_room;
+  if (name == "defrag-interval") {
+    return o.migration.defrag_interval_s != defaults.migration.defrag_interval_s;
+  }
+  if (name == "max-moves-per-pass") {
+    return o.migration.max_moves_per_pass != defaults.migration.max_moves_per_pass;
+  }
+  if (name == "migration-order") return e.migration_order;
+  if (name == "reservation-slack") return e.reservation_slack;
+  if (name == "reservation-horizon") return e.reservation_horizon;
+  if (name == "threshold") return e.threshold;
+  if (name == "metric") return e.metric;
+  if (name == "frag-objective") return o.frag_objective != defaults.frag_objective;
+  if (name == "reuse-first") return e.reuse_first;
+  if (name == "idle-ttl") return o.idle_ttl_s >= 0;
+  if (name == "static-layout") return e.static_layout;
+  if (name == "reserve-full") return e.reserve_full;
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies) {
   std::vector<std::string> notes;
-  // The policies (the reference excluded) for which `inert` holds.
-  auto where = [&](auto inert) {
-    std::vector<std::string> out;
-    for (const std::string& p : policies) {
-      if (p != kFragFreeReference && inert(setup.SchedulerFor(p))) out.push_back(p);
-    }
-    return out;
+  static const std::vector<InertGroup> kGroups = {
+      {{"evacuation"}, true},
+      // Room kept by evacuations (§13), given where no evacuation happens.
+      {{"evacuation-keeps-room"}, true},
+      // The shape of the completion and periodic passes, given where none runs (§6, §13).
+      {{"defrag-interval", "max-moves-per-pass", "migration-order"}, false},
+      // The shape of a look-ahead reservation, given where none is made (§13).
+      {{"reservation-slack", "reservation-horizon"}, false},
+      // The placement options of the policies' own choice (PolicyInfo::reads).
+      {{"threshold"}, true},
+      {{"metric"}, true},
+      {{"frag-objective"}, true},
+      {{"reuse-first"}, true},
+      {{"idle-ttl"}, true},
+      {{"static-layout"}, true},
+      {{"reserve-full"}, true},
   };
-  if (setup.explicit_options.evacuation && setup.scheduler.evacuation != EvacuationScope::kOff) {
-    const auto off = where([](const SchedulerOptions& o) { return !o.migration.enabled; });
-    if (!off.empty()) {
-      notes.push_back(fmt::format(
-          "--evacuation {} has no effect on {} (migration off; --migration on turns it on)",
-          EvacuationScopeName(setup.scheduler.evacuation), fmt::join(off, ", ")));
+  for (const InertGroup& g : kGroups) {
+    std::vector<std::string> given;
+    for (std::string_view name : g.options) {
+      if (!GivenOption(setup, name)) continue;
+      const SchedulerOptionSpec* spec = FindSchedulerOption(name);
+      given.push_back(g.with_value && spec != nullptr
+                          ? fmt::format("--{} {}", name, spec->get(setup.scheduler))
+                          : fmt::format("--{}", name));
     }
-  }
-  // Room kept by evacuations (§13), given where no evacuation happens.
-  if (setup.explicit_options.evacuation_keeps_room && setup.scheduler.evacuation_keeps_room) {
-    const auto none = where([](const SchedulerOptions& o) {
-      return o.evacuation == EvacuationScope::kOff || !o.migration.enabled;
-    });
-    if (!none.empty()) {
-      notes.push_back(fmt::format(
-          "--evacuation-keeps-room on has no effect on {} (no evacuation; --evacuation queue "
-          "with --migration on turns it on)",
-          fmt::join(none, ", ")));
+    if (given.empty()) continue;
+    // The policies (the reference excluded) that do not read it, grouped by why.
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_why;
+    for (const std::string& p : policies) {
+      if (p == kFragFreeReference) continue;
+      const std::string why = WhyInert(g.options.front(), p, setup.SchedulerFor(p));
+      if (why.empty()) continue;
+      auto it =
+          std::find_if(by_why.begin(), by_why.end(), [&](const auto& w) { return w.first == why; });
+      if (it == by_why.end()) it = by_why.insert(by_why.end(), {why, {}});
+      it->second.push_back(p);
     }
-  }
-  // The shape of the completion and periodic passes, given where none runs (§6, §13).
-  {
-    const SchedulerOptions defaults;
-    std::vector<std::string> shape;
-    if (setup.scheduler.migration.defrag_interval_s != defaults.migration.defrag_interval_s) {
-      shape.push_back("--defrag-interval");
-    }
-    if (setup.scheduler.migration.max_moves_per_pass != defaults.migration.max_moves_per_pass) {
-      shape.push_back("--max-moves-per-pass");
-    }
-    if (setup.explicit_options.migration_order) shape.push_back("--migration-order");
-    if (!shape.empty()) {
-      const auto none = where([](const SchedulerOptions& o) {
-        return o.migration.enabled && o.migration.passes == DefragPasses::kOff;
-      });
-      if (!none.empty()) {
-        notes.push_back(fmt::format(
-            "{} {} no effect on {} (no completion or periodic pass: --defrag-passes off; "
-            "--defrag-passes while-waiting turns them on)",
-            JoinAnd(shape), shape.size() == 1 ? "has" : "have", fmt::join(none, ", ")));
-      }
-    }
-  }
-  // The shape of a look-ahead reservation, given where none is made (§13).
-  std::vector<std::string> shape;
-  if (setup.explicit_options.reservation_slack) shape.push_back("--reservation-slack");
-  if (setup.explicit_options.reservation_horizon) shape.push_back("--reservation-horizon");
-  if (!shape.empty()) {
-    const auto none = where([](const SchedulerOptions& o) { return o.max_skip_seconds < 0; });
-    if (!none.empty()) {
-      notes.push_back(fmt::format(
-          "{} {} no effect on {} (no look-ahead reservation; --max-skip-seconds S turns it on)",
-          JoinAnd(shape), shape.size() == 1 ? "has" : "have", fmt::join(none, ", ")));
+    for (const auto& [why, none] : by_why) {
+      notes.push_back(fmt::format("{} {} no effect on {} ({})", JoinAnd(given),
+                                  given.size() == 1 ? "has" : "have", fmt::join(none, ", "), why));
     }
   }
   // The reference reads only --max-wait (sim/frag_free.h): its own placement and queue.
@@ -613,6 +722,15 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
     }
   }
   return notes;
+}
+
+std::string InertSweptOptionNote(const SimSetup& setup, const std::string& policy,
+                                 std::string_view option) {
+  if (policy == kFragFreeReference) return "";
+  const std::string why = WhyInert(option, policy, setup.SchedulerFor(policy));
+  if (why.empty()) return "";
+  return fmt::format("--{} has no effect on {} ({}): every value runs the same", option, policy,
+                     why);
 }
 
 nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {

@@ -134,13 +134,24 @@ struct SimSetup {
 // Notes on scheduler options given on the command line that have no effect on some of
 // `policies` as they run (with their registry defaults, SimSetup::SchedulerFor): an
 // --evacuation other than off for a policy that runs with migration off (evacuation moves
-// running jobs: docs/algorithms.md §13), and --reservation-slack or --reservation-horizon for a
-// policy that makes no look-ahead reservation (max_skip_seconds < 0). Not errors, since
+// running jobs: docs/algorithms.md §13), --reservation-slack or --reservation-horizon for a
+// policy that makes no look-ahead reservation (max_skip_seconds < 0), and a placement option
+// that the policy's own choice does not read (PolicyInfo::reads: --threshold, --metric,
+// --frag-objective, --reuse-first, --idle-ttl, --static-layout, --reserve-full) and no other
+// part of its run reads either; one note per option and reason, naming the policies, e.g.
+// "--reuse-first on has no effect on first-fit (read only by lb+frag, full)". Not errors, since
 // `compare` gives one flag to every policy. Where `policies` names the fragmentation-free
 // reference (sim/frag_free.h), which reads no scheduler option but --max-wait: every other option
 // of the table set to a value other than its default (SchedulerOptions{}), with that value.
+// docs/policies.md "Options a policy does not read".
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies);
+
+// The note of `sweep --param OPTION` (a scheduler option's flag without "--") when `policy`,
+// run with `setup`'s options, does not read it (the reasons of InertOptionNotes): "--threshold
+// has no effect on first-fit (...): every value runs the same". Empty when it does.
+std::string InertSweptOptionNote(const SimSetup& setup, const std::string& policy,
+                                 std::string_view option);
 
 // Builds the setup; errors name the flag or the file at fault. A flag value
 // that would be ignored (--arrivals on paper-mix, or on a trace file without

@@ -145,6 +145,75 @@ TEST(InertOptionNotesTest, OptionsGivenToTheFragFreeReferenceHaveNoEffectOnIt) {
   EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
 }
 
+// Regression: --threshold, --metric, --reuse-first and --idle-ttl given to first-fit changed
+// nothing and said nothing. Which policy's choice reads which (policies/*.cc): lb the threshold;
+// lb+frag and full the threshold, the metric, reuse first, and idle instances; static none of
+// them. lb+frag runs with joint placement (which reads the metric), the others without; full with
+// migration (which reads the threshold).
+TEST(InertOptionNotesTest, PlacementOptionsGivenToAPolicyThatDoesNotReadThem) {
+  SimSetup s;
+  s.scheduler.threshold = 0.2;
+  s.explicit_options.threshold = true;
+  s.scheduler.metric = "blocked-placements";
+  s.explicit_options.metric = true;
+  s.scheduler.reuse_first = true;
+  s.explicit_options.reuse_first = true;
+  s.scheduler.idle_ttl_s = 5;
+  const std::vector<std::string> policies = {"first-fit", "lb", "lb+frag", "full", "static"};
+  EXPECT_THAT(
+      InertOptionNotes(s, policies),
+      ElementsAre("--threshold 0.2 has no effect on first-fit, static (no lazy/busy split; read "
+                  "by lb, lb+frag and full, and by the migration planner with --migration on)",
+                  "--metric blocked-placements has no effect on first-fit, lb, static (it scores "
+                  "no candidate by --metric; read by lb+frag and full, and by joint placement "
+                  "with --joint-placement on)",
+                  "--reuse-first on has no effect on first-fit, lb, static (read only by lb+frag "
+                  "and full)",
+                  "--idle-ttl 5 has no effect on first-fit, lb, static (read only by lb+frag and "
+                  "full: the others destroy an instance when its job ends, or keep a layout)"));
+  // The migration planner reads the threshold, joint placement the metric, for any policy.
+  s.scheduler.migration.enabled = true;
+  s.explicit_options.migration = true;
+  s.scheduler.joint_placement = true;
+  s.explicit_options.joint_placement = true;
+  s.scheduler.reuse_first = false;
+  s.explicit_options.reuse_first = false;
+  s.scheduler.idle_ttl_s = -1;
+  EXPECT_THAT(InertOptionNotes(s, {"first-fit", "lb"}), IsEmpty());
+  EXPECT_THAT(InertOptionNotes(s, {"lb+frag", "full"}), IsEmpty());
+}
+
+// --static-layout is read by the static policies only; --reserve-full by every policy but them.
+TEST(InertOptionNotesTest, LayoutAndReserveGivenWhereNotRead) {
+  SimSetup s;
+  s.scheduler.static_layout = "all-balanced";
+  s.explicit_options.static_layout = true;
+  s.scheduler.reserve_full = 1;
+  s.explicit_options.reserve_full = true;
+  EXPECT_THAT(InertOptionNotes(s, {"first-fit", "static", "static-all-balanced"}),
+              ElementsAre("--static-layout all-balanced has no effect on first-fit (it lays no "
+                          "layout; read only by static and static-all-balanced)",
+                          "--reserve-full 1 has no effect on static, static-all-balanced (it "
+                          "never creates an instance; every other policy reads it)"));
+}
+
+// Regression: `sweep --param threshold=0.2,0.4 --policy first-fit` printed identical rows and no
+// note. A swept option the policy does not read says so; one it reads, or one every policy
+// reads (max-wait), says nothing.
+TEST(InertOptionNotesTest, SweptOptionThePolicyDoesNotRead) {
+  SimSetup s;
+  EXPECT_EQ(InertSweptOptionNote(s, "first-fit", "threshold"),
+            "--threshold has no effect on first-fit (no lazy/busy split; read by lb, lb+frag and "
+            "full, and by the migration planner with --migration on): every value runs the same");
+  EXPECT_EQ(InertSweptOptionNote(s, "lb", "threshold"), "");
+  EXPECT_EQ(InertSweptOptionNote(s, "first-fit", "reservation-slack"),
+            "--reservation-slack has no effect on first-fit (no look-ahead reservation; "
+            "--max-skip-seconds S turns it on): every value runs the same");
+  EXPECT_EQ(InertSweptOptionNote(s, "full", "reservation-slack"), "");  // full: 1800 s
+  EXPECT_EQ(InertSweptOptionNote(s, "first-fit", "max-wait"), "");
+  EXPECT_EQ(InertSweptOptionNote(s, "frag-free-reference", "threshold"), "");
+}
+
 // Regression (`compare --policies first-fit,,lb` ran first-fit and lb, the empty name skipped,
 // while `--policies ''` was refused; a policy named by its name and its alias ran twice): every
 // entry of the list is a name, each policy once, whatever name it is given by.

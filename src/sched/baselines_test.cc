@@ -190,5 +190,44 @@ TEST(StaticLayoutTest, BestForMixWithoutTheWorkloadIsAClearError) {
   EXPECT_EQ((*p)->name(), "static");
 }
 
+// PolicyInfo::reads, which the CLI's notes of options a policy ignores rest on: by policy, from
+// the sources (policies/*.cc: only FragAwarePolicy reads metric, frag_objective and reuse_first;
+// it and LbPolicy the threshold; StaticPolicy the layout and not reserve_full), and consistent
+// with what each policy says of itself (idle instances kept; instances created).
+TEST(PolicyRegistryTest, ReadsAreWhatEachPolicyReads) {
+  struct Want {
+    bool threshold, metric, reuse_first, idle_ttl, static_layout, reserve_full;
+  };
+  const std::map<std::string, Want> want = {
+      {"first-fit", {false, false, false, false, false, true}},
+      {"lb", {true, false, false, false, false, true}},
+      {"lb+frag", {true, true, true, true, false, true}},
+      {"full", {true, true, true, true, false, true}},
+      {"best-fit", {false, false, false, false, false, true}},
+      {"driver-default", {false, false, false, false, false, true}},
+      {"mfi", {false, false, false, false, false, true}},
+      {"largest-free-run", {false, false, false, false, false, true}},
+      {"static", {false, false, false, false, true, false}},
+      {"static-all-balanced", {false, false, false, false, true, false}},
+  };
+  ASSERT_EQ(PolicyRegistry().size(), want.size());
+  for (const PolicyInfo& p : PolicyRegistry()) {
+    SCOPED_TRACE(p.name);
+    const Want& w = want.at(p.name);
+    EXPECT_EQ(p.reads.threshold, w.threshold);
+    EXPECT_EQ(p.reads.metric, w.metric);
+    EXPECT_EQ(p.reads.reuse_first, w.reuse_first);
+    EXPECT_EQ(p.reads.idle_ttl, w.idle_ttl);
+    EXPECT_EQ(p.reads.static_layout, w.static_layout);
+    EXPECT_EQ(p.reads.reserve_full, w.reserve_full);
+    SchedulerOptions o = OptionsForPolicy(p.name, SchedulerOptions{}, ExplicitOptions{});
+    o.migration.enabled = false;  // `static` refuses it; not what is asked here
+    auto made = MakePolicy(p.name, o);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    EXPECT_EQ(p.reads.idle_ttl, (*made)->KeepIdleInstances() && (*made)->CreatesInstances());
+    EXPECT_EQ(p.reads.reserve_full, (*made)->CreatesInstances());
+  }
+}
+
 }  // namespace
 }  // namespace migsched

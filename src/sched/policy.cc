@@ -36,15 +36,28 @@ SchedulerOptions NoDefaults(SchedulerOptions options, const ExplicitOptions&) { 
 
 // A registry entry whose factory takes the options alone.
 PolicyInfo Entry(
-    std::string name, std::vector<std::string> aliases, std::string summary,
+    std::string name, std::vector<std::string> aliases, std::string summary, PolicyReads reads,
     std::function<StatusOr<std::unique_ptr<PlacementPolicy>>(const SchedulerOptions&,
                                                              std::string_view)>
         make,
     std::function<SchedulerOptions(SchedulerOptions, const ExplicitOptions&)> defaults = NoDefaults,
     bool joint_placement = false) {
-  return PolicyInfo{std::move(name), std::move(aliases),  std::move(summary),
-                    std::move(make), std::move(defaults), joint_placement};
+  return PolicyInfo{std::move(name),
+                    std::move(aliases),
+                    std::move(summary),
+                    std::move(make),
+                    std::move(defaults),
+                    joint_placement,
+                    reads};
 }
+
+// What each policy's choice reads (policies/*.cc): the baselines only --reserve-full, lb the
+// lazy/busy split too, lb+frag and full the §4 choice and idle instances, static its layout.
+constexpr PolicyReads kReadsReserveOnly{};
+constexpr PolicyReads kReadsLb{.threshold = true};
+constexpr PolicyReads kReadsFragAware{
+    .threshold = true, .metric = true, .reuse_first = true, .idle_ttl = true};
+constexpr PolicyReads kReadsStatic{.static_layout = true, .reserve_full = false};
 
 // `static`: the layouts chosen from the workload's mix unless --static-layout is given.
 SchedulerOptions StaticDefaults(SchedulerOptions options, const ExplicitOptions& set) {
@@ -70,34 +83,40 @@ StatusOr<std::unique_ptr<PlacementPolicy>> MakeFragAware(const SchedulerOptions&
 const std::vector<PolicyInfo>& PolicyRegistry() {
   static const std::vector<PolicyInfo>* registry = new std::vector<PolicyInfo>{
       Entry("first-fit", {}, "lowest GPU index, lowest start (§11 ladder, rung 1)",
+            kReadsReserveOnly,
             [](const SchedulerOptions& o, std::string_view) { return NewFirstFitPolicy(o); }),
-      Entry("lb", {}, "lazy/busy balancing (§3), first fit within (§11 ladder, rung 2)",
+      Entry("lb", {}, "lazy/busy balancing (§3), first fit within (§11 ladder, rung 2)", kReadsLb,
             [](const SchedulerOptions& o, std::string_view) { return NewLbPolicy(o); }),
       Entry("lb+frag", {"frag-aware"},
             "lazy/busy balancing and the fragmentation-aware choice of §4 (§11 ladder, rung 3)",
-            MakeFragAware, NoDefaults, kJointPlacementDefault),
+            kReadsFragAware, MakeFragAware, NoDefaults, kJointPlacementDefault),
       Entry("full", {},
             "lb+frag with the §6 migration planner on (--migration on), with defaults of its own "
             "(§11)",
-            MakeFragAware, FullDefaults, kJointPlacementDefault),
-      Entry("best-fit", {}, "the fullest GPU (highest util) that fits (§11)",
+            kReadsFragAware, MakeFragAware, FullDefaults, kJointPlacementDefault),
+      Entry("best-fit", {}, "the fullest GPU (highest util) that fits (§11)", kReadsReserveOnly,
             [](const SchedulerOptions& o, std::string_view) { return NewBestFitPolicy(o); }),
       Entry("driver-default", {}, "lowest-index GPU that fits, the driver's own start order (§11)",
+            kReadsReserveOnly,
             [](const SchedulerOptions& o, std::string_view) { return NewDriverDefaultPolicy(o); }),
       Entry("mfi", {}, "minimum increase of blocked placements (§2) over every GPU (§11)",
+            kReadsReserveOnly,
             [](const SchedulerOptions& o, std::string_view) { return NewMfiPolicy(o); }),
       Entry("largest-free-run", {},
             "the placement that shortens its GPU's largest free run of slices the least (§11)",
+            kReadsReserveOnly,
             [](const SchedulerOptions& o, std::string_view) { return NewLargestFreeRunPolicy(o); }),
       Entry(
           "static", {},
           "fixed layouts chosen from the workload's mix known in advance (--static-layout "
           "best-for-mix), never reconfigured (§11)",
+          kReadsStatic,
           [](const SchedulerOptions& o, std::string_view) { return NewStaticPolicy(o, "static"); },
           StaticDefaults),
       Entry("static-all-balanced", {},
             "mig-parted's all-balanced layout (or --static-layout NAME) on every GPU, never "
             "reconfigured (§11)",
+            kReadsStatic,
             [](const SchedulerOptions& o, std::string_view) {
               return NewStaticPolicy(o, "static-all-balanced");
             }),

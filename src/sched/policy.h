@@ -103,6 +103,20 @@ class PlacementPolicy {
   virtual int Capacity(const Cluster& cluster, int gpu, int profile) const;
 };
 
+// Which placement options a policy's own choice reads (docs/policies.md). Other parts of the
+// scheduler read some of them for every policy when they are on: the migration planner
+// (--migration on) reads threshold and frag_objective, joint placement (--joint-placement on)
+// metric and reserve_full. The simulator's CLI says in a note when an option is given to a
+// policy that reads it nowhere (cli/sim_flags.h InertOptionNotes).
+struct PolicyReads {
+  bool threshold = false;      // the lazy/busy split (§3): lb, lb+frag, full
+  bool metric = false;         // metric and frag_objective, the §4 step 3 score: lb+frag, full
+  bool reuse_first = false;    // §4 step 2 reuse first: lb+frag, full
+  bool idle_ttl = false;       // keeps idle instances (KeepIdleInstances) and lays none at setup
+  bool static_layout = false;  // the static policies
+  bool reserve_full = true;    // §4 step 7: every policy that creates instances
+};
+
 // ---- The policy registry ----
 //
 // The one list of policies: each entry owns its name, its aliases, a line of
@@ -125,6 +139,8 @@ struct PolicyInfo {
   // Joint placement of waiting jobs (§12) when `set` does not mark it
   // (sched/full_policy.h kJointPlacementDefault for lb+frag and full).
   bool joint_placement = false;
+  // The placement options its choice reads.
+  PolicyReads reads;
 };
 
 // Every policy, in the order `compare` runs them by default: the ablation

@@ -343,6 +343,28 @@ TEST(OutputPathsCliTest, AFailedExportLeavesNoFileBehind) {
   EXPECT_EQ(ReadFile(existing), "kept\n");
 }
 
+// Regression: `--static-layout nope --policy first-fit` was accepted silently (only the static
+// policies read the layout, and they refused it at setup). A name some model of the cluster has
+// no layout of is refused whatever the policy; a valid one given to first-fit gets a note.
+TEST(BadFlagsCliTest, AStaticLayoutIsCheckedWhateverThePolicy) {
+  const std::string trace = WriteTempFile("layout.csv", kTrace);
+  for (const char* policy : {"first-fit", "static-all-balanced"}) {
+    auto r =
+        RunMigsched(SimulateArgs(kOneA100, trace, {"--policy", policy, "--static-layout", "nope"}));
+    EXPECT_EQ(r.exit_code, 1) << policy;
+    EXPECT_EQ(r.err,
+              "migsched simulate: --static-layout nope: GPU model 'A100 40GB' has no static layout "
+              "'nope' in the catalog (its layouts: all-balanced; or best-for-mix, chosen from the "
+              "workload's mix)\n");
+  }
+  auto ok = RunMigsched(
+      SimulateArgs(kOneA100, trace, {"--policy", "first-fit", "--static-layout", "all-balanced"}));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("  note: --static-layout all-balanced has no effect on first-fit "
+                                "(it lays no layout; read only by static and "
+                                "static-all-balanced)\n"));
+}
+
 TEST(BadWorkloadCliTest, UnreadableTracesSayWhy) {
   const std::string dir = MakeTempDir("trace-dir.csv").string();
   const std::string comments = WriteTempFile("comments.csv", "# only a comment\n\n");
