@@ -323,7 +323,15 @@ int Run(const SweepFlags& f, Context& ctx) {
         "95% confidence interval\n",
         n_replicas, seeds.front(), seeds.back());
   }
-  for (const std::string& n : base.notes) out << "  note: " << n << "\n";
+  std::vector<std::string> notes = base.notes;
+  for (std::string& n : InertOptionNotes(base, {f.policy})) notes.push_back(std::move(n));
+  // A swept scheduler option the policy does not read: every row is the same run.
+  if (!param->on_flags) {
+    if (std::string n = InertSweptOptionNote(base, f.policy, name); !n.empty()) {
+      notes.push_back(std::move(n));
+    }
+  }
+  for (const std::string& n : notes) out << "  note: " << n << "\n";
   out << "\n";
   std::string title = name;
   for (char& ch : title) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));

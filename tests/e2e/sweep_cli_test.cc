@@ -19,6 +19,7 @@ using ::migsched::testing::ReadJson;
 using ::migsched::testing::RunMigsched;
 using ::migsched::testing::WriteTempFile;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // As tests/e2e/simulate_cli_test.cc: one A100 40GB; two 4g.20gb jobs of 100 s
 // at t=0 and a 3g.20gb job of 50 s at t=10. Under lb+frag: a runs 0.023 ->
@@ -40,6 +41,26 @@ int CountLinesStartingWith(const std::string& text, const std::string& prefix) {
     at = end + 1;
   }
   return n;
+}
+
+// Regression: `sweep --param threshold=0.2,0.4 --policy first-fit` printed two identical rows
+// and no note (first-fit has no lazy/busy split), and the notes of the other flags (here
+// --reuse-first on, which first-fit does not read) were not printed by sweep at all.
+TEST(SweepCliTest, ASweptOptionThePolicyDoesNotReadIsNoted) {
+  const std::string trace = WriteTempFile("two-4g-inert.csv", kTwoFourG);
+  auto r =
+      RunMigsched({"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--policy",
+                   "first-fit", "--param", "threshold=0.2,0.4", "--reuse-first", "on", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  note: --reuse-first on has no effect on first-fit (read only "
+                               "by lb+frag and full)\n"));
+  EXPECT_THAT(r.out, HasSubstr("  note: --threshold has no effect on first-fit (no lazy/busy "
+                               "split; read by lb, lb+frag and full, and by the migration planner "
+                               "with --migration on): every value runs the same\n"));
+  auto lb = RunMigsched({"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--policy", "lb",
+                         "--param", "threshold=0.2,0.4", "--quiet"});
+  ASSERT_EQ(lb.exit_code, 0) << lb.err;
+  EXPECT_THAT(lb.out, Not(HasSubstr("no effect")));
 }
 
 TEST(SweepCliTest, ThreeThresholdsGiveThreeRowsAndJson) {
