@@ -245,11 +245,40 @@ std::vector<const GpuModel*> Distinct(const std::vector<const GpuModel*>& gpus) 
   return out;
 }
 
+}  // namespace
+
+std::string_view FillModeIgnores(std::string_view flag) {
+  // Fill mode places each job at once or counts it failed, in workload order, and no job ends
+  // (sim/fill_mode.h): arrival times, durations, time, the queue and completions are not in it.
+  if (flag == "load" || flag == "arrivals") return "fill mode ignores arrival times";
+  if (flag == "duration-cap") return "fill mode ignores durations";
+  if (flag == "max-skip-seconds") return "fill mode has no queue";
+  if (flag == "reconfig-latency") return "fill mode has no time";
+  if (flag == "idle-ttl" || flag == "expected-ends" || flag == "user-estimates") {
+    return "fill mode has no completions";
+  }
+  return "";
+}
+
+Status FlagIgnoredInFillMode(std::string_view flag) {
+  return InvalidArgumentError(
+      fmt::format("--{} applies to --mode online only ({})", flag, FillModeIgnores(flag)));
+}
+
+namespace {
+
 // A flag that applies to some workloads or modes only, given where it would
 // be ignored: an error saying where it applies.
 // `generator`: the generated workload with arrivals of its own ("" for none).
 Status CheckFlagsApply(const SimFlags& f, bool paper_mix, std::string_view generator,
                        bool trace_file) {
+  if (f.mode != "online") {
+    if (f.load > 0) return FlagIgnoredInFillMode("load");
+    if (f.arrivals_given) return FlagIgnoredInFillMode("arrivals");
+    if (f.duration_cap > 0) return FlagIgnoredInFillMode("duration-cap");
+    if (f.explicit_options.max_skip_seconds) return FlagIgnoredInFillMode("max-skip-seconds");
+    if (f.scheduler.idle_ttl_s >= 0) return FlagIgnoredInFillMode("idle-ttl");
+  }
   if (f.arrivals_given && paper_mix) {
     return InvalidArgumentError(
         "--arrivals: paper-mix always draws Poisson arrivals at --load; --arrivals applies to "
@@ -275,18 +304,11 @@ Status CheckFlagsApply(const SimFlags& f, bool paper_mix, std::string_view gener
   if (f.fill_target_given && f.mode != "fill") {
     return InvalidArgumentError("--fill-target applies to --mode fill only");
   }
-  if (f.expected_ends_given && f.mode != "online") {
-    return InvalidArgumentError(
-        "--expected-ends applies to --mode online only (fill mode has no completions)");
-  }
+  if (f.expected_ends_given && f.mode != "online") return FlagIgnoredInFillMode("expected-ends");
   if (!f.reconfig_latency.empty() && f.mode != "online") {
-    return InvalidArgumentError(
-        "--reconfig-latency applies to --mode online only (fill mode has no time)");
+    return FlagIgnoredInFillMode("reconfig-latency");
   }
-  if (f.user_estimates_given && f.mode != "online") {
-    return InvalidArgumentError(
-        "--user-estimates applies to --mode online only (fill mode has no completions)");
-  }
+  if (f.user_estimates_given && f.mode != "online") return FlagIgnoredInFillMode("user-estimates");
   return Status();
 }
 

@@ -153,6 +153,15 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
 std::string InertSweptOptionNote(const SimSetup& setup, const std::string& policy,
                                  std::string_view option);
 
+// Why fill mode (--mode fill) ignores the flag `flag` (without "--"), as its refusal says it:
+// "fill mode ignores arrival times" (load, arrivals), "... durations" (duration-cap), "... has no
+// queue" (max-skip-seconds), "... has no time" (reconfig-latency), "... has no completions"
+// (idle-ttl, expected-ends, user-estimates); empty for a flag a fill run reads (--max-wait:
+// `full` runs with threshold 1 where jobs are turned away).
+std::string_view FillModeIgnores(std::string_view flag);
+// kInvalidArgument "--FLAG applies to --mode online only (<FillModeIgnores>)".
+Status FlagIgnoredInFillMode(std::string_view flag);
+
 // Builds the setup; errors name the flag or the file at fault. A flag value
 // that would be ignored (--arrivals on paper-mix, or on a trace file without
 // --load; --pcie-share on another workload than paper-mix; --fill-target in

@@ -229,6 +229,11 @@ int Run(const SweepFlags& f, Context& ctx) {
     }
   }
 
+  // A parameter fill mode ignores, swept there, is refused as its flag is.
+  if (f.sim.mode == "fill" && !FillModeIgnores(name).empty()) {
+    return fail(fmt::format("--param {}: {}", name, FlagIgnoredInFillMode(name).message()));
+  }
+
   Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report}},
                                     SimInputFiles(f.sim, ctx.extra_catalogs));
   if (!outputs.ok()) return fail(outputs.message());

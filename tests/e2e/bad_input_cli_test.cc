@@ -116,6 +116,27 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
       {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--reconfig-latency", "field"}),
        "migsched simulate: --reconfig-latency applies to --mode online only (fill mode has no "
        "time)"},
+      // Regression: in fill mode (jobs placed at once in workload order, none ending) these were
+      // accepted and changed nothing, while --expected-ends was refused there.
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--load", "0.5"}),
+       "migsched simulate: --load applies to --mode online only (fill mode ignores arrival "
+       "times)"},
+      {SimulateArgs(kOneA100, "alibaba:x.csv", {"--mode", "fill", "--arrivals", "poisson"}),
+       "migsched simulate: --arrivals applies to --mode online only (fill mode ignores arrival "
+       "times)"},
+      {SimulateArgs(kOneA100, "paper-mix", {"--mode", "fill", "--duration-cap", "60"}),
+       "migsched simulate: --duration-cap applies to --mode online only (fill mode ignores "
+       "durations)"},
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--max-skip-seconds", "0"}),
+       "migsched simulate: --max-skip-seconds applies to --mode online only (fill mode has no "
+       "queue)"},
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--idle-ttl", "0"}),
+       "migsched simulate: --idle-ttl applies to --mode online only (fill mode has no "
+       "completions)"},
+      {{"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--mode", "fill", "--param",
+        "idle-ttl=0,60"},
+       "migsched sweep: --param idle-ttl: --idle-ttl applies to --mode online only (fill mode has "
+       "no completions)"},
       {SimulateArgs(kOneA100, trace, {"--reconfig-ms", "5", "--reconfig-latency", "field"}),
        "migsched simulate: --reconfig-ms and --reconfig-latency both given: --reconfig-ms MS is "
        "--reconfig-latency fixed:MS; give one"},
