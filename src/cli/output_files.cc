@@ -114,9 +114,8 @@ Status WriteInPlace(const std::string& path, const std::function<Status(std::ost
 Status WriteOutputFile(const std::string& path, const std::function<Status(std::ostream&)>& write) {
   // A regular file (or a new one) is written to a temporary file beside it, renamed over it once
   // complete: a write that fails leaves the file as it was (or absent), never empty or cut off.
-  // A symbolic link's target is the file replaced (the link stays); a device, a pipe or a
-  // file of /dev or /proc is written in place.
-  // /dev/stdout and /proc/self/fd/N name an open file: written in place, as given.
+  // A symbolic link's target is the file replaced (the link stays); a device, a pipe or a path
+  // under /dev or /proc (/dev/stdout, /proc/self/fd/N: an open file) is written in place.
   if (path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0) return WriteInPlace(path, write);
   std::error_code ec;
   fs::path target(path);
