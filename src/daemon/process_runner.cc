@@ -176,8 +176,8 @@ void CloseAllExcept(int a, int b, int c, int fd_limit) {
 
 // State letter of /proc/<pid>/stat ('R', 'S', 'Z', ...), or 0 when unreadable.
 char ProcState(int64_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string all =
+      ReadProcFile("/proc/" + std::to_string(pid) + "/stat").value_or(std::string());
   const size_t paren = all.rfind(')');
   if (paren == std::string::npos || all.size() < paren + 3) return 0;
   return all[paren + 2];
@@ -661,6 +661,31 @@ RunProbe ProcessRunner::Probe(DaemonJobId job, int attempt) const {
   return out;
 }
 
+std::optional<std::string> ReadAllOf(int fd) {
+  std::string all;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n == 0) return all;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    all.append(buf, static_cast<size_t>(n));
+  }
+}
+
+std::optional<std::string> ReadProcFile(const std::string& path) {
+  int fd;
+  do {
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> all = ReadAllOf(fd);
+  close(fd);
+  return all;
+}
+
 bool ProcessRunner::GroupAlive(int64_t pgid) const {
   if (pgid <= 0) return false;
   if (kill(static_cast<pid_t>(-pgid), 0) != 0 && errno == ESRCH) return false;
@@ -674,8 +699,8 @@ bool ProcessRunner::GroupAlive(int64_t pgid) const {
     const std::filesystem::directory_entry& entry = *proc;
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // The process may exit between the listing and the read: then it is not alive.
+    const std::string all = ReadProcFile((entry.path() / "stat").string()).value_or(std::string());
     const size_t paren = all.rfind(')');
     if (paren == std::string::npos) continue;
     // After "pid (comm) ": state ppid pgrp ...

@@ -62,6 +62,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,14 @@ RunAsUser DaemonUser();
 // directory in the way and its mode. Jobs start in their work dir, so the
 // daemon checks this at start rather than fail every job.
 Status CheckReachable(const std::filesystem::path& dir, const RunAsUser& user);
+
+// Everything left to read on `fd` (read(2) to the end), or nullopt when a read fails. A file
+// under /proc/<pid>/ fails with ESRCH once its process has exited, even after the open
+// succeeded; std::ifstream would then throw std::ios_base::failure from underflow (libstdc++),
+// which a daemon scanning /proc must not. Never throws; does not close `fd`.
+std::optional<std::string> ReadAllOf(int fd);
+// ReadAllOf the file at `path`; nullopt when it cannot be opened or read (the process is gone).
+std::optional<std::string> ReadProcFile(const std::string& path);
 
 struct LaunchSpec {
   DaemonJobId job = 0;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -38,9 +39,9 @@ ProcessStatus WaitEnd(ProcessRunner& r, DaemonJobId job, int64_t pgid) {
 }
 
 bool IsZombieOrGone(int64_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  const std::optional<std::string> stat = ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
   if (!stat) return true;
-  std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string& all = *stat;
   const size_t paren = all.rfind(')');
   return paren != std::string::npos && all.size() > paren + 2 && all[paren + 2] == 'Z';
 }
@@ -75,6 +76,38 @@ TEST(ProcessRunnerTest, ExitCodesAreRecorded) {
     EXPECT_TRUE(IsZombieOrGone(l->pgid)) << "the monitor was not reaped";
     ++id;
   }
+}
+
+// Regression: GroupAlive read /proc/<pid>/stat with std::ifstream. A process that exited between
+// the open and the read made read(2) fail with ESRCH, and libstdc++'s filebuf threw
+// "basic_filebuf::underflow error reading the file: No such process" out of the daemon's
+// recovery. Here the race is made certain: the file is opened while the child lives, and read
+// after it has exited and been reaped.
+TEST(ProcessRunnerTest, StatOfAProcessThatExitedAfterTheOpenIsReadWithoutThrowing) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  const int fd = open(("/proc/" + std::to_string(child) + "/stat").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  kill(child, SIGKILL);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  // The kernel answers the read of a reaped process's stat with ESRCH.
+  std::optional<std::string> after;
+  EXPECT_NO_THROW(after = ReadAllOf(fd));
+  EXPECT_FALSE(after.has_value());
+  close(fd);
+  // By path, once it is gone: nothing to open, nullopt, and the group is not alive.
+  EXPECT_FALSE(ReadProcFile("/proc/" + std::to_string(child) + "/stat").has_value());
+  const std::filesystem::path dir = MakeTempDir("runner-gone");
+  ProcessRunner r(dir, dir / "work");
+  EXPECT_FALSE(r.GroupAlive(child));
+  // A live process's stat is read whole: "pid (comm) state ...", its own pid first.
+  const std::optional<std::string> self = ReadProcFile("/proc/self/stat");
+  ASSERT_TRUE(self.has_value());
+  EXPECT_TRUE(self->starts_with(std::to_string(getpid()) + " (")) << *self;
 }
 
 TEST(ProcessRunnerTest, LogEnvironmentAndCwd) {
