@@ -78,5 +78,43 @@ TEST_F(DaemonTimeLimitTest, TimeLimitStopSurvivesARestart) {
   EXPECT_EQ(Get(*d, 1).reason, "time limit of 1:00:00 reached");
 }
 
+// Regression: the daemon's clock for limits counts from its own start, and the end of a limit
+// that passed while the daemon was down came out negative there, which read as "no limit": the
+// re-adopted job ran on to its natural end (`succeeded`). Job 1's limit (60 s) passes during a
+// 120 s downtime; job 2's (600 s) is 480 s ahead at the restart; job 3 has none.
+TEST_F(DaemonTimeLimitTest, LimitThatPassedWhileTheDaemonWasDownIsEnforcedAtReadoption) {
+  config_.on_shutdown = "leave";
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Submit(Limited({"sleep", "60"}, 60)));
+    ASSERT_OK(d->Submit(Limited({"sleep", "60"}, 600)));
+    ASSERT_OK(d->Submit(Req("1g.5gb", {"sleep", "60"})));
+    ASSERT_TRUE(TickUntil(*d, [&] {
+      return InState(*d, 1, JobState::kRunning) && InState(*d, 2, JobState::kRunning) &&
+             InState(*d, 3, JobState::kRunning);
+    }));
+  }
+  clock_value_.Advance(120 * kSecond);  // down for two minutes
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kTimeout); }));
+  EXPECT_EQ(Get(*d, 1).reason, "time limit of 1:00 reached");
+  EXPECT_EQ(Get(*d, 1).exit_code, 128 + SIGTERM);
+  // Job 2 started 120 s ago with 600 s: 480 s left, counted from its first start.
+  clock_value_.Advance(479 * kSecond);
+  ASSERT_OK(d->Settle());
+  EXPECT_EQ(Get(*d, 2).state, JobState::kRunning);
+  EXPECT_FALSE(Get(*d, 2).cancel_requested);
+  clock_value_.Advance(2 * kSecond);
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kTimeout); }));
+  EXPECT_EQ(Get(*d, 2).reason, "time limit of 10:00 reached");
+  // No limit: still running after all that.
+  EXPECT_EQ(Get(*d, 3).state, JobState::kRunning);
+  EXPECT_FALSE(Get(*d, 3).cancel_requested);
+  ASSERT_OK(d->Cancel(3));
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 3, JobState::kCancelled); }));
+}
+
 }  // namespace
 }  // namespace migsched

@@ -465,7 +465,7 @@ void JobService::Adopt(const RecoveryResult& rec) {
     if (const Job* job = jobs_.JobOf(id); job != nullptr) Enqueue(id, *job);
   }
   for (const auto& [id, run] : rec.runs) {
-    runs_[id] = Run{run.pgid, 0, 0};
+    runs_[id] = Run{run.pgid, 0, 0, std::nullopt};
     if (run.cancel) StopProcess(id);
     if (const DaemonJobRecord* r = jobs_.Current(id); r != nullptr && r->started_at > 0) {
       NoteExpectedEnd(id, NowS() - std::max(0.0, Unix() - r->started_at));
@@ -570,7 +570,7 @@ void JobService::Reap() {
     }
     ProcessStatus ps = runner_->Poll(id, run.pgid, r->attempt);
     if (ps.kind == ProcessStatus::Kind::kRunning) {
-      if (run.limit_at_s > 0 && now >= run.limit_at_s && !r->cancel_requested &&
+      if (run.limit_at_s.has_value() && now >= *run.limit_at_s && !r->cancel_requested &&
           !moves_.moving(id)) {
         // Past its time limit: stopped like a cancel (stored first, kept across a restart).
         r->cancel_requested = true;
@@ -690,7 +690,7 @@ void JobService::RecordLaunch(PendingLaunch& l) {
     return;
   }
   if (IsTerminal(r->state)) {  // ended while it was launched (cannot happen: kept for safety)
-    runs_[l.id] = Run{l.result->pgid, l.result->pid, 0};
+    runs_[l.id] = Run{l.result->pgid, l.result->pid, 0, std::nullopt};
     runner_->SignalGroup(l.result->pgid, SIGKILL);
     return;
   }
@@ -701,7 +701,7 @@ void JobService::RecordLaunch(PendingLaunch& l) {
     runner_->SignalGroup(l.result->pgid, SIGKILL);
     return;
   }
-  runs_[l.id] = Run{l.result->pgid, l.result->pid, 0};
+  runs_[l.id] = Run{l.result->pgid, l.result->pid, 0, std::nullopt};
   r->pid = l.result->pgid;
   NoteExpectedEnd(l.id, NowS());  // this run's start (a relaunch after a move starts anew)
   r->reason = r->cancel_requested ? "cancel requested" : "";

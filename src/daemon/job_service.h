@@ -261,9 +261,11 @@ class JobService : public MoveHost {
  private:
   struct Run {
     int64_t pgid = 0;
-    int64_t pid = 0;        // the command's own pid (0 when re-adopted)
-    double kill_at_s = 0;   // > 0: SIGKILL the group at this time (NowS)
-    double limit_at_s = 0;  // > 0: the job's time limit ends at this time (NowS): stop it
+    int64_t pid = 0;       // the command's own pid (0 when re-adopted)
+    double kill_at_s = 0;  // > 0: SIGKILL the group at this time (NowS)
+    // The time (NowS) at which the job's time limit ends: stop it then. NowS counts from this
+    // daemon's start, so a limit that passed while the daemon was down is negative here.
+    std::optional<double> limit_at_s;
   };
 
   double NowS() const { return static_cast<double>(clock_->NowNanos() - t0_ns_) / 1e9; }

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,10 +59,48 @@ void AppendDecimal(char* buf, int* n, int64_t v) {
   while (d > 0) buf[(*n)++] = digits[--d];
 }
 
-// Async-signal-safe: writes "<code> <attempt>[ <tag>]\n" to `tmp`, fsyncs it
-// and renames it to `path`. `tag` (at most ProcessRunner::kMaxRunTag characters) may be empty.
-void WriteExitFile(const char* tmp, const char* path, int code, int attempt, const char* tag) {
-  char buf[48 + ProcessRunner::kMaxRunTag];
+// The bytes an exit file may take: "<code> <attempt> <tag>\n" (AppendDecimal of an int: at most
+// 11 characters each).
+constexpr size_t kExitFileBytes = 32 + ProcessRunner::kMaxRunTag;
+
+// Async-signal-safe: creates `tmp` and fills it with kExitFileBytes placeholder bytes, synced,
+// while the disk still has room (at the launch): the exit status is later written over these
+// blocks, so a disk that fills up while the job runs cannot cost it. -1 (errno set) when it
+// cannot; the exit file is then written anew at the end.
+int ReserveExitFile(const char* tmp) {
+  const int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  char blank[kExitFileBytes];
+  memset(blank, ' ', sizeof(blank));
+  ssize_t w;
+  do {
+    w = pwrite(fd, blank, sizeof(blank), 0);
+  } while (w < 0 && errno == EINTR);
+  if (w != static_cast<ssize_t>(sizeof(blank)) || fsync(fd) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Async-signal-safe: writes `buf` as the whole content of the open file `fd`, synced.
+bool WriteWhole(int fd, const char* buf, int n) {
+  ssize_t w;
+  do {
+    w = pwrite(fd, buf, n, 0);
+  } while (w < 0 && errno == EINTR);
+  return w == n && ftruncate(fd, n) == 0 && fsync(fd) == 0;
+}
+
+// Async-signal-safe: writes "<code> <attempt>[ <tag>]\n" to `tmp` (over its reserved bytes when
+// `reserved_fd` >= 0, which it closes), fsyncs it and renames it to `path`. `tag` (at most
+// ProcessRunner::kMaxRunTag characters) may be empty. A write that fails (a full disk, and no
+// reserved file) is tried again every second for up to an hour, the run lock still held, so a
+// daemon restarted meanwhile waits for the status instead of finding an empty file ("process
+// lost"); only then is the file left as it is.
+void WriteExitFile(int reserved_fd, const char* tmp, const char* path, int code, int attempt,
+                   const char* tag) {
+  char buf[kExitFileBytes];
   int n = 0;
   AppendDecimal(buf, &n, static_cast<unsigned>(code) & 0xffu);
   buf[n++] = ' ';
@@ -71,15 +110,18 @@ void WriteExitFile(const char* tmp, const char* path, int code, int attempt, con
     for (size_t i = 0; tag[i] != '\0' && i < ProcessRunner::kMaxRunTag; ++i) buf[n++] = tag[i];
   }
   buf[n++] = '\n';
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  ssize_t w;
-  do {
-    w = write(fd, buf, n);
-  } while (w < 0 && errno == EINTR);
-  fsync(fd);
-  close(fd);
-  rename(tmp, path);
+  int fd = reserved_fd;
+  constexpr int kTries = 3600;
+  for (int tried = 0; tried < kTries; ++tried) {
+    if (fd < 0) fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const bool written = fd >= 0 && WriteWhole(fd, buf, n);
+    if (fd >= 0) close(fd);
+    fd = -1;
+    if (written && rename(tmp, path) == 0) return;
+    struct timespec second = {1, 0};
+    while (nanosleep(&second, &second) != 0 && errno == EINTR) {
+    }
+  }
 }
 
 // Async-signal-safe: opens `path` and takes an OFD write lock on it (held
@@ -485,6 +527,8 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
       WriteMsg(fds[1], 'L', errno, 0);
       _exit(126);
     }
+    // O_CLOEXEC: the command does not inherit it.
+    const int exit_fd = ReserveExitFile(exit_tmp.c_str());
     const pid_t cmd = fork();
     if (cmd == 0) {
       // ---- command ----
@@ -530,7 +574,7 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
       r = waitpid(cmd, &status, 0);
     } while (r < 0 && errno == EINTR);
     const int code = r == cmd ? CodeOfWaitStatus(status) : 255;
-    WriteExitFile(exit_tmp.c_str(), exit_str.c_str(), code, attempt, tag.c_str());
+    WriteExitFile(exit_fd, exit_tmp.c_str(), exit_str.c_str(), code, attempt, tag.c_str());
     _exit(code);
   }
   const int fork_errno = errno;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -302,6 +304,50 @@ TEST(ProcessRunnerTest, NotOurChildIsReadFromTheExitFile) {
   EXPECT_EQ(second.Poll(5, l->pgid, 0).kind, ProcessStatus::Kind::kLost);
 }
 
+// Regression: the monitor wrote the exit file only when the job ended. On a disk that had filled
+// up meanwhile the write failed, an empty file was renamed into place, and a daemon restarted
+// after that recorded "process lost" instead of the job's exit code. Here a small tmpfs is filled
+// while the job runs (the test needs root and mount(2), and is skipped where it may not mount).
+TEST(ProcessRunnerTest, ExitStatusSurvivesADiskThatFilledWhileTheJobRan) {
+  const auto dir = MakeTempDir("migsched-runner-full");
+  if (geteuid() != 0 || mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=256k,mode=0700") != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs here (needs root and mount(2))";
+  }
+  struct Unmount {
+    std::string at;
+    ~Unmount() { umount2(at.c_str(), MNT_DETACH); }
+  } unmount{dir.string()};
+  ProcessRunner first(dir, dir / "work");
+  LaunchSpec spec;
+  spec.job = 7;
+  spec.argv = {"sh", "-c", "sleep 0.3; exit 3"};
+  StatusOr<Launched> l = first.Launch(spec);
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  // Should the exit file not be written, the monitor would wait on for up to an hour: not here.
+  struct KillGroup {
+    int64_t pgid;
+    ~KillGroup() { kill(static_cast<pid_t>(-pgid), SIGKILL); }
+  } kill_group{l->pgid};
+  // Fill the disk while the job runs, until a write fails for want of space.
+  const int fd = open((dir / "filler").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  char block[4096] = {};
+  while (write(fd, block, sizeof(block)) > 0) {
+  }
+  EXPECT_EQ(errno, ENOSPC);
+  close(fd);
+  ProcessStatus s = WaitEnd(first, 7, l->pgid);
+  EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited);
+  EXPECT_EQ(s.exit_code, 3);
+  // A runner that did not start it (a restarted daemon) reads the code from the exit file.
+  ProcessRunner second(dir, dir / "work");
+  s = second.Poll(7, l->pgid, 0);
+  EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited);
+  EXPECT_EQ(s.exit_code, 3);
+  const std::string exit_file = ReadFile(second.ExitPath(7));
+  EXPECT_TRUE(exit_file.starts_with("3 0")) << exit_file;  // "<code> <attempt>[ <tag>]"
+}
+
 TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
   // A descriptor the daemon holds without O_CLOEXEC (e.g. a listening
   // socket) must not live on in the monitor or the command.
@@ -336,22 +382,35 @@ TEST(ProcessRunnerTest, DaemonDescriptorsAreNotInherited) {
   // `sleep` and both tables have read as expected 10 times in a row, 10 ms
   // apart, then look.
   const std::vector<int> stdio_only{0, 1, 2};
-  const std::vector<int> stdio_and_lock{0, 1, 2, 3};
+  // What the monitor's descriptors above stdio are open on: the run lock (<job dir>/run) and the
+  // exit file it reserved at the launch (<job dir>/exit.tmp, written over when the command
+  // ends), whatever their numbers.
+  auto monitor_files = [&](int64_t pid) {
+    std::set<std::filesystem::path> out;
+    for (int fd : fds_of(pid)) {
+      if (fd <= 2) continue;
+      std::error_code ec;
+      out.insert(std::filesystem::read_symlink(
+          "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd), ec));
+    }
+    return out;
+  };
+  const std::set<std::filesystem::path> lock_and_exit{runner.JobDir(1) / "run",
+                                                      runner.ExitPath(1).string() + ".tmp"};
   auto is_sleep = [](int64_t pid) {
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
     return !ec && exe.filename() == "sleep";
   };
   for (int i = 0, in_a_row = 0; i < 1000 && in_a_row < 10; ++i) {
-    const bool settled =
-        is_sleep(l->pid) && fds_of(l->pid) == stdio_only && fds_of(l->pgid) == stdio_and_lock;
+    const bool settled = is_sleep(l->pid) && fds_of(l->pid) == stdio_only &&
+                         fds_of(l->pgid).size() == 5 && monitor_files(l->pgid) == lock_and_exit;
     in_a_row = settled ? in_a_row + 1 : 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  // The monitor: stdio and the run lock (fd 3, <job dir>/run); the command: stdio only.
-  EXPECT_EQ(fds_of(l->pgid), stdio_and_lock);
-  EXPECT_EQ(std::filesystem::read_symlink("/proc/" + std::to_string(l->pgid) + "/fd/3"),
-            runner.JobDir(1) / "run");
+  // The monitor: stdio, the run lock and the reserved exit file; the command: stdio only.
+  EXPECT_EQ(fds_of(l->pgid).size(), 5u);
+  EXPECT_EQ(monitor_files(l->pgid), lock_and_exit);
   EXPECT_EQ(fds_of(l->pid), stdio_only);
   EXPECT_FALSE(Terminate(runner, 1, l->pgid, 0, 5).killed);  // SIGTERM suffices
 }
