@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/hangup.h"
 #include "k8s/api/credentials.h"
 #include "k8s/api/kube_client.h"
 #include "k8s/api/leader_election.h"
@@ -53,6 +54,7 @@ bool SleepUnlessStopped(double seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (g_k8s_stop == 0 && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    LogHangups();
   }
   return g_k8s_stop != 0;
 }
@@ -189,6 +191,7 @@ int RunExtender(const RunFlags& f, Context& ctx) {
   }
   std::signal(SIGTERM, OnK8sStop);
   std::signal(SIGINT, OnK8sStop);
+  KeepRunningOnHangup();
   spdlog::info("policy {}, {} node daemons {}", o.policy,
                cfg->discovers() ? "discovered by label" : "listed:",
                cfg->discovers() ? cfg->agents_label_selector : std::to_string(cfg->nodes.size()));
@@ -306,6 +309,7 @@ int RunNodeAgent(const RunFlags& f, Context& ctx) {
   k8s::NodeAgent agent(&daemon, node, *catalog, *cfg);
   std::signal(SIGTERM, OnK8sStop);
   std::signal(SIGINT, OnK8sStop);
+  KeepRunningOnHangup();
   ProbeServer probes;
   if (!cfg->probe_listen.empty()) {
     auto port = probes.Start(cfg->probe_listen);

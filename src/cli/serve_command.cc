@@ -10,7 +10,8 @@
 // HTTP server. Prints "migsched: listening on http://HOST:PORT" on stdout
 // (the real port when `listen` asks for port 0) once the API accepts
 // connections. SIGTERM or SIGINT: stop accepting, then Daemon::Stop
-// (on_shutdown: leave | drain), exit 0. Logs go to stderr (spdlog).
+// (on_shutdown: leave | drain), exit 0. SIGHUP: logged, runs on (cli/hangup.h). Logs go to
+// stderr (spdlog).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -28,6 +29,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/hangup.h"
 #include "core/clock.h"
 #include "core/cluster.h"
 #include "daemon/config.h"
@@ -77,6 +79,7 @@ Status InstallSignalHandlers() {
   sp.sa_handler = OnSigpipe;
   sigemptyset(&sp.sa_mask);
   ::sigaction(SIGPIPE, &sp, nullptr);
+  KeepRunningOnHangup();
   return Status();
 }
 
@@ -162,6 +165,7 @@ int Serve(const ServeOptions& o, Context& ctx) {
   std::atomic<bool> done{false};
   std::thread watcher([&server, &done] {
     while (!done) {
+      LogHangups();
       pollfd p{g_signal_pipe[0], POLLIN, 0};
       if (::poll(&p, 1, 200) > 0) {
         char buf[16];

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/hangup.h"
 #include "cluster/http_node_daemons.h"
 #include "core/cluster.h"
 #include "slurm/controller.h"
@@ -250,6 +251,7 @@ int RunController(const ControllerFlags& f, Context& ctx) {
   if (!controller.ok()) return fail(controller.status());
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
+  KeepRunningOnHangup();
   spdlog::info("controller for partition {} of {} nodes, policy {}, tick {} ms", config->partition,
                config->nodes.size(), config->policy, config->tick_ms);
   // GET /healthz, /metrics, /v1/status. Not being able to listen costs the
@@ -286,6 +288,7 @@ int RunController(const ControllerFlags& f, Context& ctx) {
     while (g_stop == 0 && std::chrono::steady_clock::now() < next) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    LogHangups();
   }
   spdlog::info("stopping (signal {})", g_stop.load());
   (*controller)

@@ -435,6 +435,35 @@ TEST_F(DaemonTest, RecoveryAdoptsUnknownInstancesAndFailsJobsWhoseInstanceVanish
   EXPECT_EQ(Get(*d, 2).instances[0].mig_uuid, extra->mig_uuid);
 }
 
+// Regression: after the node's GPUs changed while the daemon was down (an A100 40GB replaced by
+// an H100 80GB), jobs queued for profiles the node no longer offers stayed `queued` for ever, with
+// no reason. They now end `rejected` at the restart, saying why, as at their submission; a job the
+// new node can run stays queued.
+TEST_F(DaemonTest, QueuedJobThatCanNoLongerRunIsRejectedAtTheRestart) {
+  config_.on_shutdown = "leave";
+  {
+    auto d = Start("1xA100-40GB");
+    ASSERT_NE(d, nullptr);
+    d->Pause();
+    ASSERT_TRUE(d->Submit(Req("1g.5gb", {"true"})).ok());  // an A100 40GB profile only
+    JobRequest any = Req("", {"true"});                    // a fraction: a profile on either model
+    any.gpu_fraction = 0.4;
+    ASSERT_TRUE(d->Submit(any).ok());
+    ASSERT_OK(d->Settle());
+    ASSERT_EQ(Get(*d, 1).state, JobState::kQueued);
+  }
+  fake_.reset();  // the new card, with no instances
+  auto d = Start("1xH100-80GB");
+  ASSERT_NE(d, nullptr);
+  const DaemonJobRecord r = Get(*d, 1);
+  EXPECT_EQ(r.state, JobState::kRejected);
+  EXPECT_THAT(r.reason, ::testing::StartsWith("can no longer run on this node (checked again at "
+                                              "the daemon's start): unknown profile '1g.5gb'"));
+  EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+  d->Resume();
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
+}
+
 TEST_F(DaemonTest, ConcurrentSubmissionsWithTheWorkerRunning) {
   config_.tick_ms = 5;
   auto d = Start();

@@ -253,6 +253,15 @@ Status FakeBackend::DestroyInstance(int gpu, unsigned int gi_id) {
   return Status::Ok();
 }
 
+namespace {
+// "[A100 40GB, H100 80GB]"
+std::string JoinModels(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) out += (i > 0 ? ", " : "") + names[i];
+  return out + "]";
+}
+}  // namespace
+
 StatusOr<std::unique_ptr<FakeBackend>> FakeBackend::Open(std::vector<const GpuModel*> models,
                                                          FakeFaults faults,
                                                          const std::string& state_file) {
@@ -291,6 +300,26 @@ Status FakeBackend::Load() {
                     "remove the file to start with empty GPUs",
                     state_file_, gpus.size(), gpus_.size()));
   }
+  // The models the file was written for (files written before 2026-12-06 have none): a GPU
+  // replaced by another model while the daemon was down comes back empty on real hardware, so a
+  // file of other models is refused rather than read as if the instances were there.
+  std::vector<std::string> configured;
+  for (const Gpu& g : gpus_) configured.push_back(g.model->name());
+  if (doc.contains("models")) {
+    const auto& models = doc["models"];
+    std::vector<std::string> written;
+    if (!models.is_array()) return bad("`models` is not an array");
+    for (const auto& m : models) {
+      if (!m.is_string()) return bad("`models` holds a value that is not a string");
+      written.push_back(m.get<std::string>());
+    }
+    if (written != configured) {
+      return FailedPreconditionError(fmt::format(
+          "fake backend state file {} was written for GPUs {} but the configured node has {}; "
+          "remove the file to start with empty GPUs",
+          state_file_, JoinModels(written), JoinModels(configured)));
+    }
+  }
   if (!doc["counter"].is_number_unsigned()) return bad("`counter` is not a non-negative integer");
   uint64_t counter = doc["counter"].get<uint64_t>();
   for (size_t i = 0; i < gpus.size(); ++i) {
@@ -325,6 +354,8 @@ Status FakeBackend::Save() const {
   nlohmann::json doc;
   doc["schema"] = "migsched-fake-backend/1";
   doc["counter"] = counter_;
+  doc["models"] = nlohmann::json::array();
+  for (const Gpu& g : gpus_) doc["models"].push_back(g.model->name());
   doc["gpus"] = nlohmann::json::array();
   for (const Gpu& g : gpus_) {
     nlohmann::json list = nlohmann::json::array();

@@ -459,6 +459,17 @@ TEST(FakeBackendTest, BadStateFilesAreRefusedWithTheFileName) {
        "schema is not \"migsched-fake-backend/1\""},
       {R"({"schema": "migsched-fake-backend/1", "counter": 0, "gpus": [[], []]})",
        StatusCode::kFailedPrecondition, "lists 2 GPUs but the configured node has 1"},
+      // Regression: a file of another model (the node's `gpus:` changed while the daemon was
+      // down) was read as if its instances were there: an A100's 1g.5gb came back as an H100's
+      // 1g.10gb (both profile id 19).
+      {R"({"schema": "migsched-fake-backend/1", "counter": 1, "models": ["H100 80GB"],
+          "gpus": [[{"profile_id": 19, "start": 6, "size": 1, "gi_id": 1, "mig_uuid": "MIG-x"}]]})",
+       StatusCode::kFailedPrecondition,
+       "was written for GPUs [H100 80GB] but the configured node has [A100 40GB]; remove the "
+       "file to start with empty GPUs"},
+      {R"({"schema": "migsched-fake-backend/1", "counter": 0, "models": "A100 40GB",
+          "gpus": [[]]})",
+       StatusCode::kInvalidArgument, "`models` is not an array"},
       {R"({"schema": "migsched-fake-backend/1", "counter": 0, "gpus": [[{"profile_id": 9}]]})",
        StatusCode::kInvalidArgument, "gpus[0][0].start is missing or not an integer"},
       // 2g.10gb (id 14) has no placement at 6 (mig-hardware.md §2.2).

@@ -145,6 +145,19 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
       // job table keeps it (JobTable::JobOf).
       const Job job = r.request.ToJob();
       if (r.state == JobState::kQueued) {
+        // The node may have changed while the daemon was down (other GPUs, another `gpus:`): a
+        // job that can no longer run here ends `rejected` with the reason, as at its
+        // submission, instead of waiting for ever.
+        Status can = model.CheckOffered(job);
+        if (can.ok()) can = model.scheduler().CheckCanEverRun(job);
+        if (!can.ok()) {
+          end(r, JobState::kRejected, std::nullopt,
+              "can no longer run on this node (checked again at the daemon's start): " +
+                  can.message());
+          spdlog::warn("job {}: {}", r.id, r.reason);
+          in.jobs->AddStored(r);
+          continue;
+        }
         out.queued.push_back(r.id);
         in.jobs->AddStored(r, job);
         continue;

@@ -209,6 +209,26 @@ TEST_F(DaemonApiTest, SigtermStopsGracefully) {
   daemon_.reset();
 }
 
+// Regression: SIGHUP (the ssh session that ran `migsched serve` closed) ended the daemon at once,
+// with nothing logged and no orderly stop. It now runs on and says so; SIGTERM still stops it.
+TEST_F(DaemonApiTest, SighupIsLoggedAndTheDaemonRunsOn) {
+  StartDaemon();
+  ASSERT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+  std::string log;
+  for (int i = 0; i < 100 && log.find("SIGHUP: running on") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    log = ReadFile(dir_ / "daemon.log");
+  }
+  EXPECT_NE(log.find("SIGHUP: running on"), std::string::npos) << log;
+  auto h = Api("").Get("/healthz");
+  ASSERT_TRUE(h) << "the daemon no longer answers after SIGHUP";
+  EXPECT_EQ(h->status, 200);
+  const int status = daemon_->Kill(SIGTERM);
+  ASSERT_TRUE(WIFEXITED(status)) << "signalled: " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  daemon_.reset();
+}
+
 TEST_F(DaemonApiTest, MalformedRequestsGet400Or413WithClearMessages) {
   StartDaemon();
   struct Case {
