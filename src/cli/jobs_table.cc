@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "daemon/time_limit.h"
 
@@ -12,9 +14,68 @@ namespace {
 
 constexpr std::string_view kRow = "{:<6} {:<10} {:<8} {:<10} {:>10} {:>10}  {:<14} {:<24} {}\n";
 
-std::string Truncate(std::string s, size_t n) {
-  if (s.size() > n) s = s.substr(0, n - 3) + "...";
-  return s;
+// The characters of `s` made safe for one line of a terminal: control characters (C0, DEL, C1:
+// a newline that would start a row of its own, an escape sequence) shown escaped as \n, \t, \r
+// or \xHH / \u00HH, and each byte that is not part of valid UTF-8 as '?'. One entry per
+// character (a code point, whole).
+std::vector<std::string> DisplayChars(std::string_view s) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      if (b == '\n') {
+        out.push_back("\\n");
+      } else if (b == '\t') {
+        out.push_back("\\t");
+      } else if (b == '\r') {
+        out.push_back("\\r");
+      } else if (b < 0x20 || b == 0x7f) {
+        out.push_back(fmt::format("\\x{:02x}", b));
+      } else {
+        out.emplace_back(1, static_cast<char>(b));
+      }
+      ++i;
+      continue;
+    }
+    // A lead byte and its length; 0xC0, 0xC1 and above 0xF4 never start a valid sequence.
+    const size_t len = b >= 0xc2 && b <= 0xdf   ? 2
+                       : b >= 0xe0 && b <= 0xef ? 3
+                       : b >= 0xf0 && b <= 0xf4 ? 4
+                                                : 0;
+    bool valid = len > 0 && i + len <= s.size();
+    uint32_t cp = len == 2 ? b & 0x1f : len == 3 ? b & 0x0f : b & 0x07;
+    for (size_t k = 1; valid && k < len; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      valid = (c & 0xc0) == 0x80;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not valid UTF-8.
+    valid = valid && !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000) &&
+            !(cp >= 0xd800 && cp <= 0xdfff) && cp <= 0x10ffff;
+    if (!valid) {
+      out.push_back("?");
+      ++i;
+      continue;
+    }
+    if (cp >= 0x80 && cp <= 0x9f) {
+      out.push_back(fmt::format("\\u{:04x}", cp));  // C1 controls (0x9B is a CSI)
+    } else {
+      out.emplace_back(s.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
+}
+
+// One cell: DisplayChars of `s`, cut to at most `n` characters (never inside one), the last three
+// "..." when cut.
+std::string Cell(std::string_view s, size_t n) {
+  const std::vector<std::string> chars = DisplayChars(s);
+  const size_t keep = chars.size() > n ? n - 3 : chars.size();
+  std::string out;
+  for (size_t i = 0; i < keep; ++i) out += chars[i];
+  if (keep < chars.size()) out += "...";
+  return out;
 }
 
 // "2g.10gb", "2x2g.10gb", "fraction 0.5"; an allocation: its instances' profiles.
@@ -75,10 +136,9 @@ std::string FormatJobsTable(const std::vector<DaemonJobRecord>& jobs, double now
     const std::string user = job && !r.request.user.empty() ? r.request.user : "-";
     const std::string limit =
         job && r.request.time_limit_s > 0 ? FormatSlurmTime(r.request.time_limit_s) : "-";
-    out += fmt::format(
-        fmt::runtime(kRow), r.id, Truncate(name.empty() ? "-" : name, 10), Truncate(user, 8),
-        JobStateName(r.state), FormatSlurmTime(JobElapsedSeconds(r, now_unix)), limit,
-        Truncate(RequestLabel(r), 14), Truncate(Where(r), 24), Truncate(Command(r), 40));
+    out += fmt::format(fmt::runtime(kRow), r.id, Cell(name.empty() ? "-" : name, 10), Cell(user, 8),
+                       JobStateName(r.state), FormatSlurmTime(JobElapsedSeconds(r, now_unix)),
+                       limit, Cell(RequestLabel(r), 14), Cell(Where(r), 24), Cell(Command(r), 40));
   }
   return out;
 }

@@ -10,6 +10,9 @@
 // PLACEMENT(REASON): GPU:start+size per instance while it holds instances;
 // else "(reason)": the daemon's reason, "Resources" for a queued job without
 // one; or "exit N" for a job that ended without a reason.
+// Every cell is one line of plain text: control characters are shown escaped (\n, \t, \xHH,
+// \u00HH), bytes that are not UTF-8 as '?', and a cell too long for its column is cut between
+// characters, ending in "...".
 //
 // Thread-safety: pure functions.
 #ifndef MIGSCHED_CLI_JOBS_TABLE_H_

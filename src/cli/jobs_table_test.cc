@@ -120,6 +120,29 @@ TEST(JobsTableTest, LongReasonsAreCutToTheirColumn) {
   EXPECT_EQ(Cells(lines[1])[7], "(could_not_create_its...");
 }
 
+// Regression: a name or command holding a newline printed a line of its own, which could pass
+// for another job's row ("evil\nID 999 fake"), and a long UTF-8 name was cut inside a character.
+// Control characters are now shown escaped, invalid UTF-8 as '?', and a cut keeps whole
+// characters.
+TEST(JobsTableTest, ControlCharactersAreEscapedAndCutsKeepWholeCharacters) {
+  DaemonJobRecord r = Job(1, JobState::kQueued, kNow - 5, 0, 0);
+  r.request.name = "ev\nil";
+  r.request.command = {"sh", "-c", "a\tb\x1b[2Jc"};
+  const std::vector<std::string> lines = Lines(FormatJobsTable({r}, kNow));
+  ASSERT_EQ(lines.size(), 2u);  // a header and one row: no line of the job's own
+  EXPECT_EQ(Cells(lines[1])[1], "ev\\nil");
+  EXPECT_NE(lines[1].find("sh -c a\\tb\\x1b[2Jc"), std::string::npos) << lines[1];
+  // Ten characters fit the NAME column: "ünïcødé名前xy" (11 characters, 19 bytes) is cut after
+  // its 7th character, "ünïcødé", then "..." (7 + 3 = 10).
+  r.request.name = "\u00fcn\u00efc\u00f8d\u00e9\u540d\u524dxy";
+  r.request.command = {"\xff\xfe", "\xc2\x9b"};  // invalid UTF-8; U+009B, a C1 CSI
+  const std::vector<std::string> utf8 = Lines(FormatJobsTable({r}, kNow));
+  ASSERT_EQ(utf8.size(), 2u);
+  EXPECT_EQ(Cells(utf8[1])[1], "\u00fcn\u00efc\u00f8d\u00e9...");
+  EXPECT_EQ(Cells(utf8[1])[8], "??");
+  EXPECT_EQ(Cells(utf8[1])[9], "\\u009b");
+}
+
 TEST(JobsTableTest, AllocationsShowTheirOwnerAndProfiles) {
   DaemonJobRecord a;
   a.id = 7;

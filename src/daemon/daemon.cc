@@ -344,6 +344,8 @@ void Daemon::Impl::TickLocked(std::vector<JobService::PendingLaunch>* launches,
   Status instant = sched.RunInstant(ev, &adapter);
   if (!instant.ok()) spdlog::error("scheduling instant: {}", instant.message());
   if (!stopped_) jobs_->ClearCompleted();
+  // No scan while paused, so no Scanned(): the queued jobs say why they wait here instead.
+  if (paused_ && !stopped_) jobs_->UpdateWaitReasons(/*paused=*/true);
   // Decisions the core refused on an internal error (containment is on: NodeModel::Create).
   for (const Scheduler::InternalIncident& inc : sched.TakeIncidents()) {
     ++counters_.internal_errors;

@@ -553,6 +553,23 @@ TEST_F(DaemonTest, PauseMetricsAndPreview) {
   EXPECT_GE(m.decision_seconds.count, 1u);
 }
 
+// Regression: while the scheduler was paused, a queued job showed "(Resources)" with no reason,
+// as if the node were full. It now says the scheduler is paused, and the reason goes with the
+// pause.
+TEST_F(DaemonTest, PausedQueueSaysSoInTheJobsReason) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  d->Pause();
+  ASSERT_TRUE(d->Submit(Req("1g.5gb", {"sleep", "0.3"})).ok());
+  const std::string paused = "waiting: the scheduler is paused (`migsched resume` ends it)";
+  ASSERT_TRUE(TickUntil(*d, [&] { return Get(*d, 1).reason == paused; })) << Get(*d, 1).reason;
+  EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
+  d->Resume();
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
+  EXPECT_EQ(Get(*d, 1).reason, "");
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
+}
+
 TEST_F(DaemonTest, StopInDrainModeWaitsForRunningJobs) {
   config_.on_shutdown = "drain";
   config_.tick_ms = 10;

@@ -715,13 +715,13 @@ void JobService::RecordLaunch(PendingLaunch& l) {
   SaveJob(*r, l.request.event, detail);
 }
 
-void JobService::UpdateWaitReasons() {
+void JobService::UpdateWaitReasons(bool paused) {
   const Cluster& c = model_->cluster();
   bool any_closed = false;
   for (int g = 0; g < c.size(); ++g) any_closed = any_closed || c.drained(g);
   const Scheduler& s = model_->scheduler();
   bool any_held = false;
-  if (!any_closed && waiting_reasons_.empty()) {
+  if (!paused && !any_closed && waiting_reasons_.empty()) {
     for (JobId id : s.QueuedJobs()) any_held = any_held || s.HeldBackUntil(id).has_value();
     if (!any_held) return;
   }
@@ -745,7 +745,9 @@ void JobService::UpdateWaitReasons() {
       open += s.policy().Capacity(c, g, p);
     }
     std::string reason;
-    if (s.HeldBackUntil(id)) {
+    if (paused) {
+      reason = fmt::format("{}the scheduler is paused (`migsched resume` ends it)", kWaiting);
+    } else if (s.HeldBackUntil(id)) {
       reason = fmt::format(
           "{}the scheduler hit an internal error deciding for this job (the daemon's log says "
           "which); it is tried again within {} s",

@@ -189,8 +189,9 @@ class JobService : public MoveHost {
   void BeginMove(const MigrationStart& st) MIGSCHED_REQUIRES(kStateLock) { moves_.Begin(st); }
   // Says why a queued job cannot start while GPUs are drained or
   // unreachable (a gang larger than what the open GPUs can ever hold waits,
-  // with the reason, rather than silently), and clears it when they return.
-  void UpdateWaitReasons() MIGSCHED_REQUIRES(kStateLock);
+  // with the reason, rather than silently), and clears it when they return. `paused`: the queue
+  // scan is paused (Daemon::Pause): every queued job says so instead.
+  void UpdateWaitReasons(bool paused = false) MIGSCHED_REQUIRES(kStateLock);
   // Forgets the terminal jobs that ended more than config.retention_s ago
   // (none when it is < 0): deleted from the store; their job and work dirs
   // are appended to `remove` (for the caller to delete without the lock).
