@@ -44,6 +44,17 @@ void MoveExecutor::Begin(const MigrationStart& st) {
                   {"from_start", st.move.from.start},
                   {"to_gpu", model_->nvml(st.move.to.gpu)},
                   {"to_start", st.move.to.start}});
+  // An operator reading the log sees every move, and what it costs the job.
+  const std::string_view how = r->request.migratable == Migratable::kRestart
+                                   ? "stopped and started again there (its work so far is lost)"
+                               : r->request.migratable == Migratable::kCheckpoint
+                                   ? "checkpointed and restored there"
+                                   : "moved";
+  spdlog::info("job {}: moving from GPU {} start {} to GPU {} start {}{}: {}", id,
+               model_->nvml(st.move.from.gpu), st.move.from.start, model_->nvml(st.move.to.gpu),
+               st.move.to.start,
+               st.for_job != kNoJob ? fmt::format(" (making room for job {})", st.for_job) : "",
+               how);
   sync_->Execute(
       st.plan, [this, id](const Status& s) MIGSCHED_REQUIRES(kStateLock) { OnTargetReady(id, s); });
 }

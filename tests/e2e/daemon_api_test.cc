@@ -158,6 +158,14 @@ TEST_F(DaemonApiTest, RestartJobIsMigratedAndRestartedOnItsNewInstance) {
   ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("migsched_migrations_total{kind=\"intra\"} 1\n"), std::string::npos)
       << m->body;
+  // Regression: a move left no line in the daemon's log, so an operator could not tell why a
+  // job had restarted. From 3g@0 to 3g@4 on GPU 0 (above), and what it cost the job.
+  const std::string daemon_log = ReadFile(dir_ / "daemon.log");
+  EXPECT_NE(daemon_log.find("job " + std::to_string(moved) +
+                            ": moving from GPU 0 start 0 to GPU 0 start 4: stopped and started "
+                            "again there (its work so far is lost)"),
+            std::string::npos)
+      << daemon_log;
 }
 
 TEST_F(DaemonApiTest, FollowedLogStreamsUntilTheJobEnds) {
