@@ -639,6 +639,59 @@ TEST_F(DaemonTest, JobsCannotReadEachOthersEnvironmentFilesOrSignalThem) {
   ASSERT_TRUE(WaitTerminal(*d, 1));
 }
 
+// The live processes whose real uid is `uid`.
+int ProcessesOf(int64_t uid) {
+  int n = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = ReadProcFile((it->path() / "stat").string()).value_or("");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || stat.size() < paren + 3 || stat[paren + 2] == 'Z') continue;
+    if (UidOf(it->path() / "status") == uid) ++n;
+  }
+  return n;
+}
+
+// Waits (at most 5 s) until no live process has `uid`.
+bool NoneLeftOf(int64_t uid) {
+  for (int i = 0; i < 500 && ProcessesOf(uid) > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ProcessesOf(uid) == 0;
+}
+
+// Regression: a job's `setsid` child left its process group, so the end of the group did not
+// end it: it ran on under the job's uid after the job had ended, holding CUDA_VISIBLE_DEVICES of
+// a released instance, until the uid went to another job. What is left under a per-job uid now
+// ends with the job, also for a job re-adopted after a restart (its uid is found again).
+TEST_F(DaemonTest, WhatAJobLeavesUnderItsUidEndsWithIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (the daemon's user) to give jobs uids";
+  config_.on_shutdown = "leave";
+  // A range of this test's own, apart from the test above's: job N gets first + N - 1.
+  const int64_t first = 58000 + ::getpid() % 3000;
+  config_.job_uids = std::to_string(first) + "-" + std::to_string(first + 9);
+  const std::string leave = "setsid sleep 60 </dev/null >/dev/null 2>&1 & ";
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", leave + "echo started"})));
+    ASSERT_TRUE(WaitTerminal(*d, 1));
+    EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+    EXPECT_TRUE(NoneLeftOf(first)) << ProcessesOf(first) << " left under job 1's uid";
+    ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", leave + "exec sleep 30"})));
+    ASSERT_TRUE(TickUntil(*d, [&] { return ProcessesOf(first + 1) == 2; }));
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_EQ(Get(*d, 2).state, JobState::kRunning);  // re-adopted
+  ASSERT_OK(d->Cancel(2));
+  ASSERT_TRUE(WaitTerminal(*d, 2));
+  EXPECT_TRUE(NoneLeftOf(first + 1)) << ProcessesOf(first + 1) << " left under job 2's uid";
+}
+
 // Regression (root_jobs_with_a_warning): job_user: root started with a
 // warning only. It is refused unless allow_root_jobs accepts it.
 TEST_F(DaemonTest, JobUserRootIsRefusedUnlessAccepted) {

@@ -162,6 +162,9 @@ RunAsUser JobService::DynamicUserFor(DaemonJobId id) {
       }
     }
     dynamic_uids_[id] = uid;
+    // A uid given anew runs nothing of an earlier job's (one that ended while the daemon was
+    // down left its strays).
+    KillAllOfUser(static_cast<uid_t>(uid));
   }
   RunAsUser u;
   u.name = fmt::format("migsched-job-{}", id);
@@ -438,6 +441,12 @@ void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int
   enqueued_s_.erase(r.id);
   moves_.Forget(r.id);
   ReleaseInstances(r.id);
+  // What the job left running under its own uid (a `setsid` child outlives its process group)
+  // ends with it: it would hold the released instance and, once the uid is given again, share
+  // another job's uid.
+  if (auto uid = dynamic_uids_.find(r.id); uid != dynamic_uids_.end()) {
+    KillAllOfUser(static_cast<uid_t>(uid->second));
+  }
   nlohmann::json detail;
   if (exit_code) detail["exit_code"] = *exit_code;
   if (!r.reason.empty()) detail["reason"] = r.reason;
@@ -466,6 +475,13 @@ void JobService::Adopt(const RecoveryResult& rec) {
   }
   for (const auto& [id, run] : rec.runs) {
     runs_[id] = Run{run.pgid, 0, 0, std::nullopt};
+    // A re-adopted job keeps its per-job uid: no other job is given it, and what the job leaves
+    // under it ends with it (FinishJob).
+    if (const std::optional<uid_t> uid = runner_->GroupUser(run.pgid);
+        uid && users_.dynamic_count > 0 && *uid >= users_.dynamic_first &&
+        *uid - users_.dynamic_first < users_.dynamic_count) {
+      dynamic_uids_[id] = static_cast<uint32_t>(*uid);
+    }
     if (run.cancel) StopProcess(id);
     if (const DaemonJobRecord* r = jobs_.Current(id); r != nullptr && r->started_at > 0) {
       NoteExpectedEnd(id, NowS() - std::max(0.0, Unix() - r->started_at));

@@ -730,20 +730,40 @@ std::optional<std::string> ReadProcFile(const std::string& path) {
   return all;
 }
 
-bool ProcessRunner::GroupAlive(int64_t pgid) const {
-  if (pgid <= 0) return false;
-  if (kill(static_cast<pid_t>(-pgid), 0) != 0 && errno == ESRCH) return false;
-  // Members may be zombies that nobody reaps yet (orphans wait for init):
-  // only a member that is not a zombie counts.
+bool KillAllOfUser(uid_t uid) {
+  if (uid == 0 || geteuid() != 0) return false;
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    // From here on only `uid`'s processes may be signalled: kill(-1) reaches exactly them (and
+    // never the caller itself).
+    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(1);
+    kill(-1, SIGKILL);
+    _exit(0);
+  }
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(child, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  return r == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+namespace {
+
+// Calls `each(pid, state)` for every process of group `pgid` found in /proc (zombies included:
+// `state` says), until it returns true; true when one did. nullopt when /proc cannot be listed.
+template <typename Each>
+std::optional<bool> ForEachGroupMember(int64_t pgid, Each each) {
   std::error_code ec;
   std::filesystem::directory_iterator proc("/proc", ec);
-  if (ec) return true;  // cannot look closer: kill() says it exists
+  if (ec) return std::nullopt;
   for (; proc != std::filesystem::directory_iterator(); proc.increment(ec)) {
-    if (ec) return true;
+    if (ec) return std::nullopt;
     const std::filesystem::directory_entry& entry = *proc;
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    // The process may exit between the listing and the read: then it is not alive.
+    // The process may exit between the listing and the read: then it is not a member.
     const std::string all = ReadProcFile((entry.path() / "stat").string()).value_or(std::string());
     const size_t paren = all.rfind(')');
     if (paren == std::string::npos) continue;
@@ -752,9 +772,39 @@ bool ProcessRunner::GroupAlive(int64_t pgid) const {
     char state = 0;
     int64_t ppid = 0, pgrp = 0;
     if (!(rest >> state >> ppid >> pgrp)) continue;
-    if (pgrp == pgid && state != 'Z' && state != 'X') return true;
+    if (pgrp == pgid && each(std::stoll(name), state)) return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool ProcessRunner::GroupAlive(int64_t pgid) const {
+  if (pgid <= 0) return false;
+  if (kill(static_cast<pid_t>(-pgid), 0) != 0 && errno == ESRCH) return false;
+  // Members may be zombies that nobody reaps yet (orphans wait for init):
+  // only a member that is not a zombie counts.
+  const std::optional<bool> found =
+      ForEachGroupMember(pgid, [](int64_t, char state) { return state != 'Z' && state != 'X'; });
+  return found.value_or(true);  // cannot look closer: kill() says it exists
+}
+
+std::optional<uid_t> ProcessRunner::GroupUser(int64_t pgid) const {
+  if (pgid <= 0) return std::nullopt;
+  std::optional<uid_t> user;
+  ForEachGroupMember(pgid, [&](int64_t pid, char state) {
+    if (state == 'Z' || state == 'X') return false;
+    const std::string status =
+        ReadProcFile("/proc/" + std::to_string(pid) + "/status").value_or(std::string());
+    const size_t at = status.find("\nUid:");
+    if (at == std::string::npos) return false;
+    std::istringstream uids(status.substr(at + 5));
+    int64_t real = -1;
+    if (!(uids >> real) || real <= 0) return false;
+    user = static_cast<uid_t>(real);
+    return true;
+  });
+  return user;
 }
 
 void ProcessRunner::SignalGroup(int64_t pgid, int sig) {

@@ -98,6 +98,14 @@ Status CheckReachable(const std::filesystem::path& dir, const RunAsUser& user);
 std::optional<std::string> ReadAllOf(int fd);
 // ReadAllOf the file at `path`; nullopt when it cannot be opened or read (the process is gone).
 std::optional<std::string> ReadProcFile(const std::string& path);
+// Sends SIGKILL to every process of `uid`: what a job left behind under its per-job uid (a
+// `setsid` or double-forked child leaves the job's process group, so the end of the group does
+// not end it, and it would go on holding the job's MIG device and uid). A child process becomes
+// `uid` (setgid, setuid) and calls kill(-1, SIGKILL), which reaches exactly that user's
+// processes. Only for uids of the daemon's own (job_uids), never a user of the system. Needs
+// root: false without it, for uid 0, or when the child could not become `uid`. Blocks until the
+// child has exited (milliseconds).
+bool KillAllOfUser(uid_t uid);
 
 struct LaunchSpec {
   DaemonJobId job = 0;
@@ -179,6 +187,10 @@ class ProcessRunner {
   // Whether a process of the group is alive (zombies do not count: orphans
   // may wait a while for init to reap them). Scans /proc: slow, not for ticks.
   bool GroupAlive(int64_t pgid) const;
+  // The user id (real) of a live member of the group that is not root: the job's command, where
+  // the monitor is the daemon's (root). nullopt when none (or the group is gone). Scans /proc:
+  // slow, for recovery only (a re-adopted job's per-job uid).
+  std::optional<uid_t> GroupUser(int64_t pgid) const;
   // Sends `sig` to the process group (ESRCH ignored).
   void SignalGroup(int64_t pgid, int sig);
 
