@@ -316,6 +316,10 @@ class ApiServer : public httplib::Server {
     if (s != INVALID_SOCKET) ::listen(s, backlog);  // on a listening socket: a new backlog
   }
   ConnectionGate& gate() { return gate_; }
+  // Stop() was called: httplib closes the listening socket at once, but is_running() stays true
+  // until every connection's worker has returned, so a kept-alive connection (a log follower)
+  // that waited on it held the stop for its whole idle timeout.
+  bool stopping() const { return svr_sock_ == INVALID_SOCKET; }
 
  private:
   // Overrides httplib's (a private virtual, so overridable): one connection,
@@ -349,8 +353,9 @@ class ApiServer : public httplib::Server {
         if (!strm.buffered() && !WaitIdle(sock)) break;
         if (n > 0) conn.deadline = After(opt_.header_timeout_s);
         bool closed = false;
-        ret = process_request(strm, n + 1 == kMaxRequestsPerConnection || !is_running(), closed,
-                              nullptr);
+        ret =
+            process_request(strm, n + 1 == kMaxRequestsPerConnection || !is_running() || stopping(),
+                            closed, nullptr);
         if (!ret || closed || conn.close) break;
       }
       t_connection = nullptr;
@@ -361,10 +366,10 @@ class ApiServer : public httplib::Server {
     return ret;
   }
 
-  // Whether a request begins within idle_timeout_s (false once the server stops).
+  // Whether a request begins within idle_timeout_s (false once the server stops, within 0.1 s).
   bool WaitIdle(int sock) {
     const SteadyTime end = After(std::max(0.001, opt_.idle_timeout_s));
-    while (is_running()) {
+    while (is_running() && !stopping()) {
       const double left =
           std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count();
       if (left <= 0) return false;

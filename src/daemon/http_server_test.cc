@@ -642,6 +642,52 @@ TEST(HttpConnectionsTest, IdleConnectionsAndFollowersDoNotBlockTheApi) {
   serving.join();
 }
 
+// Regression: httplib's is_running() stays true until every connection's worker has returned,
+// and a connection kept alive after its last answer waited on it for the whole idle timeout: a
+// `logs -f` follower held SIGTERM's stop for 5 s (the default idle_timeout_s), long enough for a
+// restart to find the state dir still in use. With an idle timeout of an hour, a stop that waited
+// for it would hang here until ctest's timeout fails the test.
+TEST(HttpConnectionsTest, AStopDoesNotWaitForKeptAliveConnections) {
+  const auto dir = testing::MakeTempDir("migsched-http");
+  StubApi api(dir);
+  JobRequest never;
+  never.profile = "p";
+  never.command = {"x"};
+  ASSERT_OK(api.Submit(never, ""));  // never ends: its log is followed until the server stops
+  HttpServerOptions o;
+  o.token = "sekrit";
+  o.idle_timeout_s = 3600;
+  o.request_timeout_s = 3600;
+  o.follow_poll_ms = 10;
+  HttpServer server(&api, o);
+  ASSERT_OK(server.Bind("127.0.0.1:0"));
+  std::thread serving([&] { EXPECT_OK(server.Serve()); });
+  std::atomic<bool> following{false};
+  std::thread follower([&] {
+    httplib::Client c("127.0.0.1", server.port());
+    c.set_bearer_token_auth("sekrit");
+    c.set_read_timeout(3600);
+    c.Get(
+        "/v1/jobs/1/log?follow=1",
+        [&](const httplib::Response&) {
+          following = true;
+          return true;
+        },
+        [](const char*, size_t) { return true; });
+  });
+  // A client that keeps its connection open after an answer.
+  httplib::Client kept("127.0.0.1", server.port());
+  kept.set_bearer_token_auth("sekrit");
+  kept.set_keep_alive(true);
+  auto jobs = kept.Get("/v1/jobs");
+  ASSERT_TRUE(jobs);
+  EXPECT_EQ(jobs->status, 200);
+  while (!following) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  server.Stop();
+  serving.join();  // returns once the stop has ended both connections
+  follower.join();
+}
+
 // Regression (listen_backlog_5): a burst of connections waited for a
 // 1-second SYN retransmit. A server that has bound but accepts nothing yet
 // completes 64 handshakes at once (the kernel queues them up to the backlog).
