@@ -102,6 +102,54 @@ std::string DefaultServer(const std::string& flag) {
   return env != nullptr && *env != '\0' ? env : kDefaultServer;
 }
 
+Status CheckDaemonUrl(std::string_view url) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgumentError(fmt::format(
+        "'{}' is not a daemon address: {}; expected http://HOST:PORT, e.g. http://127.0.0.1:7070",
+        url, why));
+  };
+  std::string_view rest;
+  if (url.starts_with("http://")) {
+    rest = url.substr(7);
+  } else if (url.starts_with("https://")) {
+    rest = url.substr(8);
+  } else {
+    return bad("it does not start with http:// or https://");
+  }
+  if (rest.ends_with('/')) rest.remove_suffix(1);
+  // The host: [an IPv6 address], or up to the port's colon.
+  size_t host_end;
+  if (rest.starts_with('[')) {
+    host_end = rest.find(']');
+    if (host_end == std::string_view::npos || host_end == 1) return bad("an unclosed or empty [");
+    ++host_end;
+  } else {
+    host_end = rest.find_first_of(":/?#@");
+    if (host_end == std::string_view::npos) host_end = rest.size();
+    if (host_end == 0) return bad("it names no host");
+  }
+  std::string_view after = rest.substr(host_end);
+  if (after.starts_with(':')) {
+    const size_t port_end = after.find_first_of("/?#", 1);
+    const std::string_view port =
+        after.substr(1, port_end == std::string_view::npos ? std::string_view::npos : port_end - 1);
+    int value = 0;
+    const bool digits = !port.empty() && port.size() <= 5 &&
+                        port.find_first_not_of("0123456789") == std::string_view::npos;
+    if (digits) value = std::stoi(std::string(port));
+    if (!digits || value < 1 || value > 65535) {
+      return bad(fmt::format("port '{}' is not a number from 1 to 65535", port));
+    }
+    after = port_end == std::string_view::npos ? std::string_view() : after.substr(port_end);
+  }
+  if (!after.empty()) {
+    if (after.starts_with('@')) return bad("user information (before '@') is not taken");
+    return bad(
+        fmt::format("it has a path or query ('{}'): the client adds the API's paths", after));
+  }
+  return Status::Ok();
+}
+
 std::string DefaultTokenFile(const std::string& flag) {
   if (!flag.empty()) return flag;
   const char* env = std::getenv("MIGSCHED_TOKEN_FILE");
@@ -260,8 +308,18 @@ StatusOr<NodeView> NodeViewFromJson(const json& j) {
   return n;
 }
 
+namespace {
+// httplib takes "http://HOST:PORT" and nothing after it: a trailing "/" (CheckDaemonUrl takes
+// one) would be read as part of the port.
+NodeClientOptions WithoutTrailingSlash(NodeClientOptions o) {
+  while (o.server.ends_with('/') && !o.server.ends_with("://")) o.server.pop_back();
+  return o;
+}
+}  // namespace
+
 NodeClient::NodeClient(NodeClientOptions options)
-    : options_(std::move(options)), http_(std::make_unique<httplib::Client>(options_.server)) {
+    : options_(WithoutTrailingSlash(std::move(options))),
+      http_(std::make_unique<httplib::Client>(options_.server)) {
   http_->set_bearer_token_auth(options_.token.c_str());
   http_->set_keep_alive(true);
   http_->set_tcp_nodelay(true);
@@ -278,6 +336,7 @@ NodeClient::NodeClient(NodeClient&&) noexcept = default;
 NodeClient& NodeClient::operator=(NodeClient&&) noexcept = default;
 
 StatusOr<NodeClient> NodeClient::WithTokenFile(std::string server, const std::string& token_file) {
+  RETURN_IF_ERROR(CheckDaemonUrl(server));
   ASSIGN_OR_RETURN(std::string token, ReadTokenFile(token_file));
   NodeClientOptions o;
   o.server = std::move(server);

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -45,6 +46,11 @@ struct NodeClientOptions {
 // The daemon's URL: `flag` if given, else $MIGSCHED_SERVER, else
 // http://127.0.0.1:7070.
 std::string DefaultServer(const std::string& flag = "");
+// OK when `url` is a daemon's address: http:// or https://, a host (a name, an IPv4 address or
+// [an IPv6 one]), an optional :PORT (1-65535) and nothing after it but an optional "/" (the
+// client adds the API's paths). Else kInvalidArgument "'URL' is not a daemon address: <why>;
+// expected http://HOST:PORT, e.g. http://127.0.0.1:7070".
+Status CheckDaemonUrl(std::string_view url);
 // The token file: `flag` if given, else $MIGSCHED_TOKEN_FILE, else
 // /var/lib/migsched/token (the token of a daemon with the default state_dir).
 std::string DefaultTokenFile(const std::string& flag = "");
@@ -52,7 +58,8 @@ std::string DefaultTokenFile(const std::string& flag = "");
 class NodeClient {
  public:
   explicit NodeClient(NodeClientOptions options);
-  // The token read from `token_file` (nodeapi/token.h ReadTokenFile rules).
+  // The token read from `token_file` (nodeapi/token.h ReadTokenFile rules); `server` checked
+  // first (CheckDaemonUrl).
   static StatusOr<NodeClient> WithTokenFile(std::string server, const std::string& token_file);
   ~NodeClient();
   NodeClient(NodeClient&&) noexcept;
