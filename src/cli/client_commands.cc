@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -145,7 +146,8 @@ int Submit(const SubmitOptions& o, Context& ctx) {
     }
     r.env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  r.cwd = o.cwd;
+  // As sbatch --chdir: a relative directory is relative to where the command runs.
+  r.cwd = o.cwd.empty() || o.cwd[0] == '/' ? o.cwd : std::filesystem::absolute(o.cwd).string();
   auto m = ParseMigratable(o.migratable);
   if (!m.ok()) return Fail(ctx, m.status());
   r.migratable = *m;
@@ -201,7 +203,9 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     // One value per --env, so that `--env A=1 -- cmd` leaves `--` to end the options.
     cmd->add_option("--env", o->env, "NAME=VALUE added to the job's environment; repeatable")
         ->allow_extra_args(false);
-    cmd->add_option("--cwd", o->cwd, "Working directory (default: the job's own directory)");
+    cmd->add_option("--cwd", o->cwd,
+                    "Working directory (default: the job's own directory; a relative one is "
+                    "taken from where this command runs)");
     cmd->add_option("--name", o->name, "A label");
     cmd->add_option("--priority", o->priority, "Recorded with the job (order is FIFO, §5)");
     cmd->add_option("--user", o->user,

@@ -265,6 +265,13 @@ std::string JoinModels(const std::vector<std::string>& names) {
 StatusOr<std::unique_ptr<FakeBackend>> FakeBackend::Open(std::vector<const GpuModel*> models,
                                                          FakeFaults faults,
                                                          const std::string& state_file) {
+  // A fault for a GPU the node does not have would silently never happen.
+  if (faults.disappear_gpu < -1 || faults.disappear_gpu >= static_cast<int>(models.size())) {
+    return InvalidArgumentError(
+        fmt::format("fake.disappear_gpu {}: the node has {} GPU{} (indices 0-{}); -1 for none",
+                    faults.disappear_gpu, models.size(), models.size() == 1 ? "" : "s",
+                    static_cast<int>(models.size()) - 1));
+  }
   auto backend = std::make_unique<FakeBackend>(std::move(models), faults);
   backend->state_file_ = state_file;
   if (!state_file.empty()) {

@@ -446,6 +446,22 @@ TEST(FakeBackendTest, StateFileKeepsInstancesAcrossRestarts) {
   EXPECT_EQ(d->mig_uuid, "MIG-00000000-0001-4000-8000-000000000004");  // the 4th create
 }
 
+// Regression: `fake: {disappear_gpu: 9}` on a one-GPU node was taken without a word, and the
+// fault it asked for never happened.
+TEST(FakeBackendTest, AFaultForAGpuTheNodeLacksIsRefused) {
+  const GpuModel* a100 = &testing::Model("A100-40GB");
+  FakeFaults faults;
+  faults.disappear_gpu = 9;
+  auto backend = FakeBackend::Open({a100}, faults, "");
+  ASSERT_FALSE(backend.ok());
+  EXPECT_EQ(backend.status().message(),
+            "fake.disappear_gpu 9: the node has 1 GPU (indices 0-0); -1 for none");
+  faults.disappear_gpu = 1;  // the second of two GPUs: taken
+  EXPECT_TRUE(FakeBackend::Open({a100, a100}, faults, "").ok());
+  faults.disappear_gpu = -1;  // none
+  EXPECT_TRUE(FakeBackend::Open({a100}, faults, "").ok());
+}
+
 TEST(FakeBackendTest, BadStateFilesAreRefusedWithTheFileName) {
   const GpuModel* a100 = &testing::Model("A100-40GB");
   struct Case {

@@ -287,6 +287,14 @@ Status ValidateJobRequest(const JobRequest& r) {
                                  {"user", &r.user}}) {
     RETURN_IF_ERROR(CheckNoNul(field, *v));
   }
+  // The daemon starts the job there; a relative path would be relative to whatever directory
+  // the daemon happens to run in, and failed only at the launch.
+  if (!r.cwd.empty() && r.cwd[0] != '/') {
+    return InvalidArgumentError(fmt::format(
+        "field 'cwd' must be an absolute path, got '{}' (`migsched submit --cwd` makes a "
+        "relative one absolute from where it runs)",
+        r.cwd));
+  }
   return CheckNameLength(r.name);
 }
 

@@ -239,6 +239,21 @@ TEST(ParseJobRequestTest, ArgvAndEnvMustFitExec) {
             "field 'command[1]' is 200000 bytes long; exec takes at most 131071 per argument");
 }
 
+// Regression: a relative "cwd" was accepted (201) and the job failed only at its launch, with the
+// directory looked up from wherever the daemon ran.
+TEST(ParseJobRequestTest, ARelativeWorkingDirectoryIsRefusedAtSubmission) {
+  JobRequest r;
+  r.profile = "1g.5gb";
+  r.command = {"true"};
+  r.cwd = "/srv/data";
+  EXPECT_TRUE(ValidateJobRequest(r).ok());
+  r.cwd = "relative/dir";
+  EXPECT_EQ(ValidateJobRequest(r).message(),
+            "field 'cwd' must be an absolute path, got 'relative/dir' (`migsched submit --cwd` "
+            "makes a relative one absolute from where it runs)");
+  EXPECT_EQ(ValidateJobRequest(r).code(), StatusCode::kInvalidArgument);
+}
+
 TEST(ParseJobRequestTest, MalformedJsonSaysWhereItBroke) {
   struct Case {
     std::string body;
