@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -655,24 +656,46 @@ int ProcessesOf(int64_t uid) {
   return n;
 }
 
-// Waits (at most 5 s) until no live process has `uid`.
-bool NoneLeftOf(int64_t uid) {
-  for (int i = 0; i < 500 && ProcessesOf(uid) > 0; ++i) {
+// Waits (at most 5 s) until `n` live processes have `uid`; whether they do.
+bool ProcessesOfBecome(int64_t uid, int n) {
+  for (int i = 0; i < 500 && ProcessesOf(uid) != n; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return ProcessesOf(uid) == 0;
+  return ProcessesOf(uid) == n;
 }
 
 // Regression: a job's `setsid` child left its process group, so the end of the group did not
 // end it: it ran on under the job's uid after the job had ended, holding CUDA_VISIBLE_DEVICES of
-// a released instance, until the uid went to another job. What is left under a per-job uid now
-// ends with the job, also for a job re-adopted after a restart (its uid is found again).
+// a released instance, until the uid went to another job. What is left under a per-job uid with
+// the job's HOME now ends with the job, also for a job re-adopted after a restart (its uid is
+// found again). A process of the same uid with another HOME (a job of another daemon that uses
+// the same job_uids on this host) is left alone.
 TEST_F(DaemonTest, WhatAJobLeavesUnderItsUidEndsWithIt) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root (the daemon's user) to give jobs uids";
   config_.on_shutdown = "leave";
   // A range of this test's own, apart from the test above's: job N gets first + N - 1.
   const int64_t first = 58000 + ::getpid() % 3000;
   config_.job_uids = std::to_string(first) + "-" + std::to_string(first + 9);
+  // The bystander: job 1's uid, another daemon's HOME.
+  const pid_t bystander = ::fork();
+  ASSERT_GE(bystander, 0);
+  if (bystander == 0) {
+    if (::setgid(static_cast<gid_t>(first)) != 0 || ::setuid(static_cast<uid_t>(first)) != 0) {
+      ::_exit(1);
+    }
+    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
+    char* envp[] = {const_cast<char*>("HOME=/var/lib/another-daemon/work/1"), nullptr};
+    ::execve("/bin/sleep", argv, envp);
+    ::_exit(127);
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{bystander};
+  ASSERT_TRUE(ProcessesOfBecome(first, 1));
   const std::string leave = "setsid sleep 60 </dev/null >/dev/null 2>&1 & ";
   {
     auto d = Start();
@@ -680,7 +703,9 @@ TEST_F(DaemonTest, WhatAJobLeavesUnderItsUidEndsWithIt) {
     ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", leave + "echo started"})));
     ASSERT_TRUE(WaitTerminal(*d, 1));
     EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
-    EXPECT_TRUE(NoneLeftOf(first)) << ProcessesOf(first) << " left under job 1's uid";
+    // Job 1's leftover is gone; the bystander runs on.
+    EXPECT_TRUE(ProcessesOfBecome(first, 1)) << ProcessesOf(first) << " under job 1's uid";
+    EXPECT_EQ(::waitpid(bystander, nullptr, WNOHANG), 0) << "the bystander was killed";
     ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", leave + "exec sleep 30"})));
     ASSERT_TRUE(TickUntil(*d, [&] { return ProcessesOf(first + 1) == 2; }));
   }
@@ -689,7 +714,7 @@ TEST_F(DaemonTest, WhatAJobLeavesUnderItsUidEndsWithIt) {
   ASSERT_EQ(Get(*d, 2).state, JobState::kRunning);  // re-adopted
   ASSERT_OK(d->Cancel(2));
   ASSERT_TRUE(WaitTerminal(*d, 2));
-  EXPECT_TRUE(NoneLeftOf(first + 1)) << ProcessesOf(first + 1) << " left under job 2's uid";
+  EXPECT_TRUE(ProcessesOfBecome(first + 1, 0)) << ProcessesOf(first + 1) << " under job 2's uid";
 }
 
 // Regression (root_jobs_with_a_warning): job_user: root started with a

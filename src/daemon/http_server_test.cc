@@ -578,6 +578,29 @@ TEST_F(HttpServerTest, LogWholeAndFollowed) {
   EXPECT_EQ(followed->body, "line 1\nline 2\n");
 }
 
+// Job 1 of `api`: it never ends, so its log is followed until the server stops.
+void SubmitANeverEndingJob(StubApi& api) {
+  JobRequest never;
+  never.profile = "p";
+  never.command = {"x"};
+  ASSERT_OK(api.Submit(never, ""));
+}
+
+// Follows job 1's log on the server at `port` until the stream ends; `following` is incremented
+// once the answer's head has come.
+void FollowJobOne(int port, std::atomic<int>* following) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_bearer_token_auth("sekrit");
+  c.set_read_timeout(3600);
+  c.Get(
+      "/v1/jobs/1/log?follow=1",
+      [following](const httplib::Response&) {
+        ++*following;
+        return true;
+      },
+      [](const char*, size_t) { return true; });
+}
+
 // Regression (few_connections_block_the_api): httplib's fixed pool of 16
 // threads let 16 idle connections delay /healthz by seconds and 16 `logs -f`
 // followers block every call until their jobs ended. Each connection has a
@@ -586,10 +609,7 @@ TEST_F(HttpServerTest, LogWholeAndFollowed) {
 TEST(HttpConnectionsTest, IdleConnectionsAndFollowersDoNotBlockTheApi) {
   const auto dir = testing::MakeTempDir("migsched-http");
   StubApi api(dir);
-  JobRequest never;
-  never.profile = "p";
-  never.command = {"x"};
-  ASSERT_OK(api.Submit(never, ""));  // never ends: its log is followed until the server stops
+  SubmitANeverEndingJob(api);
   HttpServerOptions o;
   o.token = "sekrit";
   o.idle_timeout_s = 30;
@@ -608,18 +628,7 @@ TEST(HttpConnectionsTest, IdleConnectionsAndFollowersDoNotBlockTheApi) {
   std::vector<std::thread> followers;
   std::atomic<int> following{0};
   for (int i = 0; i < 64; ++i) {
-    followers.emplace_back([&] {
-      httplib::Client c("127.0.0.1", server.port());
-      c.set_bearer_token_auth("sekrit");
-      c.set_read_timeout(60);
-      c.Get(
-          "/v1/jobs/1/log?follow=1",
-          [&](const httplib::Response&) {
-            ++following;
-            return true;
-          },
-          [](const char*, size_t) { return true; });
-    });
+    followers.emplace_back([&] { FollowJobOne(server.port(), &following); });
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (following < 64 && std::chrono::steady_clock::now() < deadline) {
@@ -650,10 +659,7 @@ TEST(HttpConnectionsTest, IdleConnectionsAndFollowersDoNotBlockTheApi) {
 TEST(HttpConnectionsTest, AStopDoesNotWaitForKeptAliveConnections) {
   const auto dir = testing::MakeTempDir("migsched-http");
   StubApi api(dir);
-  JobRequest never;
-  never.profile = "p";
-  never.command = {"x"};
-  ASSERT_OK(api.Submit(never, ""));  // never ends: its log is followed until the server stops
+  SubmitANeverEndingJob(api);
   HttpServerOptions o;
   o.token = "sekrit";
   o.idle_timeout_s = 3600;
@@ -662,19 +668,8 @@ TEST(HttpConnectionsTest, AStopDoesNotWaitForKeptAliveConnections) {
   HttpServer server(&api, o);
   ASSERT_OK(server.Bind("127.0.0.1:0"));
   std::thread serving([&] { EXPECT_OK(server.Serve()); });
-  std::atomic<bool> following{false};
-  std::thread follower([&] {
-    httplib::Client c("127.0.0.1", server.port());
-    c.set_bearer_token_auth("sekrit");
-    c.set_read_timeout(3600);
-    c.Get(
-        "/v1/jobs/1/log?follow=1",
-        [&](const httplib::Response&) {
-          following = true;
-          return true;
-        },
-        [](const char*, size_t) { return true; });
-  });
+  std::atomic<int> following{0};
+  std::thread follower([&] { FollowJobOne(server.port(), &following); });
   // A client that keeps its connection open after an answer.
   httplib::Client kept("127.0.0.1", server.port());
   kept.set_bearer_token_auth("sekrit");
@@ -682,7 +677,7 @@ TEST(HttpConnectionsTest, AStopDoesNotWaitForKeptAliveConnections) {
   auto jobs = kept.Get("/v1/jobs");
   ASSERT_TRUE(jobs);
   EXPECT_EQ(jobs->status, 200);
-  while (!following) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (following == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   server.Stop();
   serving.join();  // returns once the stop has ended both connections
   follower.join();

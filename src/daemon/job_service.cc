@@ -162,9 +162,6 @@ RunAsUser JobService::DynamicUserFor(DaemonJobId id) {
       }
     }
     dynamic_uids_[id] = uid;
-    // A uid given anew runs nothing of an earlier job's (one that ended while the daemon was
-    // down left its strays).
-    KillAllOfUser(static_cast<uid_t>(uid));
   }
   RunAsUser u;
   u.name = fmt::format("migsched-job-{}", id);
@@ -443,9 +440,9 @@ void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int
   ReleaseInstances(r.id);
   // What the job left running under its own uid (a `setsid` child outlives its process group)
   // ends with it: it would hold the released instance and, once the uid is given again, share
-  // another job's uid.
+  // another job's uid. Known by the uid and the HOME the job was given (DynamicUserFor).
   if (auto uid = dynamic_uids_.find(r.id); uid != dynamic_uids_.end()) {
-    KillAllOfUser(static_cast<uid_t>(uid->second));
+    KillLeftoversOf(static_cast<uid_t>(uid->second), "HOME=" + runner_->WorkDir(r.id).string());
   }
   nlohmann::json detail;
   if (exit_code) detail["exit_code"] = *exit_code;

@@ -730,25 +730,6 @@ std::optional<std::string> ReadProcFile(const std::string& path) {
   return all;
 }
 
-bool KillAllOfUser(uid_t uid) {
-  if (uid == 0 || geteuid() != 0) return false;
-  const pid_t child = fork();
-  if (child < 0) return false;
-  if (child == 0) {
-    // From here on only `uid`'s processes may be signalled: kill(-1) reaches exactly them (and
-    // never the caller itself).
-    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(1);
-    kill(-1, SIGKILL);
-    _exit(0);
-  }
-  int status = 0;
-  pid_t r;
-  do {
-    r = waitpid(child, &status, 0);
-  } while (r < 0 && errno == EINTR);
-  return r == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 namespace {
 
 // Calls `each(pid, state)` for every process of group `pgid` found in /proc (zombies included:
@@ -805,6 +786,33 @@ std::optional<uid_t> ProcessRunner::GroupUser(int64_t pgid) const {
     return true;
   });
   return user;
+}
+
+int KillLeftoversOf(uid_t uid, const std::string& entry) {
+  if (geteuid() != 0 || entry.empty()) return 0;
+  int killed = 0;
+  std::error_code ec;
+  std::filesystem::directory_iterator proc("/proc", ec);
+  for (; !ec && proc != std::filesystem::directory_iterator(); proc.increment(ec)) {
+    const std::string name = proc->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string status = ReadProcFile("/proc/" + name + "/status").value_or(std::string());
+    const size_t at = status.find("\nUid:");
+    if (at == std::string::npos) continue;
+    std::istringstream uids(status.substr(at + 5));
+    int64_t real = -1;
+    if (!(uids >> real) || real != static_cast<int64_t>(uid)) continue;
+    // The environment: NUL-separated entries; `entry` must be one of them, whole.
+    std::string padded(1, '\0');
+    padded += ReadProcFile("/proc/" + name + "/environ").value_or(std::string());
+    if (padded.back() != '\0') padded += '\0';
+    std::string whole(1, '\0');
+    whole += entry;
+    whole += '\0';
+    if (padded.find(whole) == std::string::npos) continue;
+    if (kill(static_cast<pid_t>(std::stoll(name)), SIGKILL) == 0) ++killed;
+  }
+  return killed;
 }
 
 void ProcessRunner::SignalGroup(int64_t pgid, int sig) {
