@@ -69,7 +69,7 @@ std::vector<std::string> DisplayChars(std::string_view s) {
 
 // One cell: DisplayChars of `s`, cut to at most `n` characters (never inside one), the last three
 // "..." when cut.
-std::string Cell(std::string_view s, size_t n) {
+std::string TableCell(std::string_view s, size_t n) {
   const std::vector<std::string> chars = DisplayChars(s);
   const size_t keep = chars.size() > n ? n - 3 : chars.size();
   std::string out;
@@ -136,9 +136,10 @@ std::string FormatJobsTable(const std::vector<DaemonJobRecord>& jobs, double now
     const std::string user = job && !r.request.user.empty() ? r.request.user : "-";
     const std::string limit =
         job && r.request.time_limit_s > 0 ? FormatSlurmTime(r.request.time_limit_s) : "-";
-    out += fmt::format(fmt::runtime(kRow), r.id, Cell(name.empty() ? "-" : name, 10), Cell(user, 8),
-                       JobStateName(r.state), FormatSlurmTime(JobElapsedSeconds(r, now_unix)),
-                       limit, Cell(RequestLabel(r), 14), Cell(Where(r), 24), Cell(Command(r), 40));
+    out += fmt::format(
+        fmt::runtime(kRow), r.id, TableCell(name.empty() ? "-" : name, 10), TableCell(user, 8),
+        JobStateName(r.state), FormatSlurmTime(JobElapsedSeconds(r, now_unix)), limit,
+        TableCell(RequestLabel(r), 14), TableCell(Where(r), 24), TableCell(Command(r), 40));
   }
   return out;
 }
