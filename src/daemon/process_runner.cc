@@ -732,30 +732,51 @@ std::optional<std::string> ReadProcFile(const std::string& path) {
 
 namespace {
 
-// Calls `each(pid, state)` for every process of group `pgid` found in /proc (zombies included:
-// `state` says), until it returns true; true when one did. nullopt when /proc cannot be listed.
+// Calls `each(pid)` for every process listed in /proc, until it returns true; true when one did.
+// nullopt when /proc cannot be listed.
 template <typename Each>
-std::optional<bool> ForEachGroupMember(int64_t pgid, Each each) {
+std::optional<bool> ForEachProcess(Each each) {
   std::error_code ec;
   std::filesystem::directory_iterator proc("/proc", ec);
   if (ec) return std::nullopt;
   for (; proc != std::filesystem::directory_iterator(); proc.increment(ec)) {
     if (ec) return std::nullopt;
-    const std::filesystem::directory_entry& entry = *proc;
-    const std::string name = entry.path().filename().string();
+    const std::string name = proc->path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (each(std::stoll(name))) return true;
+  }
+  return false;
+}
+
+// Calls `each(pid, state)` for every process of group `pgid` found in /proc (zombies included:
+// `state` says), until it returns true; true when one did. nullopt when /proc cannot be listed.
+template <typename Each>
+std::optional<bool> ForEachGroupMember(int64_t pgid, Each each) {
+  return ForEachProcess([&](int64_t pid) {
     // The process may exit between the listing and the read: then it is not a member.
-    const std::string all = ReadProcFile((entry.path() / "stat").string()).value_or(std::string());
+    const std::string all =
+        ReadProcFile("/proc/" + std::to_string(pid) + "/stat").value_or(std::string());
     const size_t paren = all.rfind(')');
-    if (paren == std::string::npos) continue;
+    if (paren == std::string::npos) return false;
     // After "pid (comm) ": state ppid pgrp ...
     std::istringstream rest(all.substr(paren + 1));
     char state = 0;
     int64_t ppid = 0, pgrp = 0;
-    if (!(rest >> state >> ppid >> pgrp)) continue;
-    if (pgrp == pgid && each(std::stoll(name), state)) return true;
-  }
-  return false;
+    if (!(rest >> state >> ppid >> pgrp)) return false;
+    return pgrp == pgid && each(pid, state);
+  });
+}
+
+// The real uid of process `pid` (the first of the Uid: line of its status), or -1 when it is
+// gone or unreadable.
+int64_t RealUidOf(int64_t pid) {
+  const std::string status =
+      ReadProcFile("/proc/" + std::to_string(pid) + "/status").value_or(std::string());
+  const size_t at = status.find("\nUid:");
+  if (at == std::string::npos) return -1;
+  std::istringstream uids(status.substr(at + 5));
+  int64_t real = -1;
+  return uids >> real ? real : -1;
 }
 
 }  // namespace
@@ -775,13 +796,8 @@ std::optional<uid_t> ProcessRunner::GroupUser(int64_t pgid) const {
   std::optional<uid_t> user;
   ForEachGroupMember(pgid, [&](int64_t pid, char state) {
     if (state == 'Z' || state == 'X') return false;
-    const std::string status =
-        ReadProcFile("/proc/" + std::to_string(pid) + "/status").value_or(std::string());
-    const size_t at = status.find("\nUid:");
-    if (at == std::string::npos) return false;
-    std::istringstream uids(status.substr(at + 5));
-    int64_t real = -1;
-    if (!(uids >> real) || real <= 0) return false;
+    const int64_t real = RealUidOf(pid);
+    if (real <= 0) return false;
     user = static_cast<uid_t>(real);
     return true;
   });
@@ -790,28 +806,21 @@ std::optional<uid_t> ProcessRunner::GroupUser(int64_t pgid) const {
 
 int KillLeftoversOf(uid_t uid, const std::string& entry) {
   if (geteuid() != 0 || entry.empty()) return 0;
+  // The environment's NUL-separated entries; `entry` must be one of them, whole.
+  std::string whole(1, '\0');
+  whole += entry;
+  whole += '\0';
   int killed = 0;
-  std::error_code ec;
-  std::filesystem::directory_iterator proc("/proc", ec);
-  for (; !ec && proc != std::filesystem::directory_iterator(); proc.increment(ec)) {
-    const std::string name = proc->path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string status = ReadProcFile("/proc/" + name + "/status").value_or(std::string());
-    const size_t at = status.find("\nUid:");
-    if (at == std::string::npos) continue;
-    std::istringstream uids(status.substr(at + 5));
-    int64_t real = -1;
-    if (!(uids >> real) || real != static_cast<int64_t>(uid)) continue;
-    // The environment: NUL-separated entries; `entry` must be one of them, whole.
+  ForEachProcess([&](int64_t pid) {
+    if (RealUidOf(pid) != static_cast<int64_t>(uid)) return false;
     std::string padded(1, '\0');
-    padded += ReadProcFile("/proc/" + name + "/environ").value_or(std::string());
+    padded += ReadProcFile("/proc/" + std::to_string(pid) + "/environ").value_or(std::string());
     if (padded.back() != '\0') padded += '\0';
-    std::string whole(1, '\0');
-    whole += entry;
-    whole += '\0';
-    if (padded.find(whole) == std::string::npos) continue;
-    if (kill(static_cast<pid_t>(std::stoll(name)), SIGKILL) == 0) ++killed;
-  }
+    if (padded.find(whole) != std::string::npos && kill(static_cast<pid_t>(pid), SIGKILL) == 0) {
+      ++killed;
+    }
+    return false;  // on to the next process
+  });
   return killed;
 }
 
