@@ -746,7 +746,7 @@ void JobService::UpdateWaitReasons(bool paused) {
     const Job& job = *queued;
     int open = 0;
     std::string closed;
-    for (int g = 0; g < c.size(); ++g) {
+    for (int g = 0; !paused && g < c.size(); ++g) {  // paused: the reason is the pause's
       const int p = ResolveProfile(c.gpu(g).model(), job);
       if (p < 0) continue;
       if (c.drained(g)) {
