@@ -48,11 +48,12 @@ std::string PolicyHelp() {
       "{}; aliases: {} (docs/policies.md; `full` defaults to --migration {} --metric {} "
       "--reuse-first {} --queue-order {} --evacuation {} --evacuation-keeps-room {} "
       "--max-skip-seconds {:g} --reservation-slack {:g} --reservation-horizon {:g} "
-      "--reservation-unknown-ends {})",
+      "--reservation-keep {} --reservation-unknown-ends {})",
       names, aliases, kFullDefaultMigration ? "on" : "off", kFullDefaultMetric,
       kFullDefaultReuseFirst ? "on" : "off", QueueOrderName(kFullDefaultQueueOrder),
       EvacuationScopeName(kFullDefaultEvacuation), kFullDefaultEvacuationKeepsRoom ? "on" : "off",
       kFullDefaultMaxSkipSeconds, kFullDefaultReservationSlack, kFullDefaultReservationHorizonS,
+      kFullDefaultReservationKeep ? "on" : "off",
       kFullDefaultReservationNeedsEnds ? "skip" : "strict");
 }
 

@@ -397,7 +397,17 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
   };
   auto flush = [&]() -> Status {
     if (batch.empty()) return Status::Ok();
+    // §13 reservation keeping across rounds: the last round's holder, where this scan has it.
+    sched.SetReservationHolder(kNoJob);
+    for (const auto& [i, id] : batch) {
+      if (!in.reservation_holder.empty() && in.waiting[i].key == in.reservation_holder) {
+        sched.SetReservationHolder(id);
+      }
+    }
     ASSIGN_OR_RETURN(std::vector<Decision> decisions, sched.ScheduleQueue());
+    for (const auto& [i, id] : batch) {
+      if (id == sched.reservation_holder()) plan.reservation_holder = in.waiting[i].key;
+    }
     std::map<JobId, const Decision*> by_id;
     for (const Decision& d : decisions) by_id[d.job] = &d;
     std::map<JobId, Scheduler::InternalIncident> incidents;

@@ -101,6 +101,11 @@ struct PlannerInput {
   // Jobs that arrived before the waiting ones (running or ended, oldest
   // first), for the policy's arrival window (ObserveArrival). May be empty.
   std::vector<Job> recent;
+  // §13 reservation keeping: the key of the job the last round's plan gave the look-ahead
+  // reservation (ClusterPlan::reservation_holder); empty: none. Where it still waits among the
+  // one-instance jobs of a scan, that scan reserves for it first (options.scheduler
+  // reservation_keep), as the simulator's and the daemon's scheduler do from scan to scan.
+  std::string reservation_holder;
 };
 
 struct PlannerOptions {
@@ -169,6 +174,10 @@ struct ClusterPlan {
   std::vector<std::pair<int, std::string>> release;  // (node, key) held reservations to drop
   std::vector<RequeueMove> migrations;
   std::vector<PlanIncident> incidents;  // decisions refused on an internal error, in order
+  // §13 reservation keeping: the job this round's last scan with a look-ahead reservation gave
+  // it to (empty: none); the engine passes it as the next round's PlannerInput::
+  // reservation_holder.
+  std::string reservation_holder;
 };
 
 // Plans one round. kInvalidArgument for an input that names a node the view

@@ -378,6 +378,54 @@ TEST(PlannerTest, ReservationUsesTheEnginesTimeLimits) {
   }
 }
 
+// §13 reservation keeping across rounds, by hand. 1 node x 1 A100 (`full`, now 1000): slurm:5
+// runs 4g.20gb@0, expected to end at 1100. Waiting since 990 (max-skip-seconds 0), in Slurm's
+// order: slurm:9, a 7g.40gb; slurm:10, a 4g.20gb (placement 4g@0 only); slurm:11, a 1g.5gb of
+// 1000 s (ends at 2000, after 1100). Neither large job fits while slurm:5 runs.
+// - No holder given: slurm:9, the first overdue job that does not fit, reserves 7g@0 from 1100
+//   and is the plan's holder. slurm:11 cannot end by 1100, and a 7g leaves no room beside it: it
+//   waits.
+// - The last round's holder was slurm:10 and keeping is on: the scan reserves 4g@0 for it first
+//   (slurm:9 then gets none: EASY, one job), slurm:10 stays the holder, and slurm:11 starts
+//   beside 4g@0 (1g@4, 5 or 6 keep it valid).
+// - The same with keeping off: the holder given is ignored, as in the first case.
+TEST(PlannerTest, ReservationHolderIsCarriedFromRoundToRound) {
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:5"}), ""}}, "full");
+  ASSERT_TRUE(f.options.scheduler.reservation_keep);
+  f.options.scheduler.max_skip_seconds = 0;
+  EngineRunningJob five{Single("slurm:5", "4g.20gb"), false};
+  five.expected_end_s = 1100;
+  f.input.running = {five};
+  f.input.now_s = 1000;
+  auto waiting = [](const std::string& key, const std::string& profile, double limit) {
+    ClusterJob j = Single(key, profile);
+    j.waiting_since_s = 990;
+    j.time_limit_s = limit;
+    return j;
+  };
+  f.input.waiting = {waiting("slurm:9", "7g.40gb", 0), waiting("slurm:10", "4g.20gb", 0),
+                     waiting("slurm:11", "1g.5gb", 1000)};
+  ClusterPlan first = f.Plan();
+  ASSERT_EQ(first.jobs.size(), 3u);
+  EXPECT_EQ(first.reservation_holder, "slurm:9");
+  EXPECT_EQ(first.jobs[2].outcome, Outcome::kWaiting);
+
+  f.input.reservation_holder = "slurm:10";
+  ClusterPlan kept = f.Plan();
+  EXPECT_EQ(kept.reservation_holder, "slurm:10");
+  EXPECT_EQ(kept.jobs[0].outcome, Outcome::kWaiting);
+  EXPECT_EQ(kept.jobs[1].outcome, Outcome::kWaiting);
+  ASSERT_EQ(kept.jobs[2].outcome, Outcome::kPlaced) << kept.jobs[2].reason;
+  ASSERT_EQ(kept.jobs[2].placements.size(), 1u);
+  ASSERT_EQ(kept.jobs[2].placements[0].placements.size(), 1u);
+  EXPECT_GE(kept.jobs[2].placements[0].placements[0].start, 4);
+
+  f.options.scheduler.reservation_keep = false;
+  ClusterPlan off = f.Plan();
+  EXPECT_EQ(off.reservation_holder, "slurm:9");
+  EXPECT_EQ(off.jobs[2].outcome, Outcome::kWaiting);
+}
+
 // No move if the moved job would find no room again.
 TEST(PlannerTest, NoRequeueWhenTheMovedJobCannotBePlacedAgain) {
   Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:5"}), ""},

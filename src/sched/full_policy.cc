@@ -13,6 +13,7 @@ SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& s
   if (!set.max_skip_seconds) options.max_skip_seconds = kFullDefaultMaxSkipSeconds;
   if (!set.reservation_slack) options.reservation_slack = kFullDefaultReservationSlack;
   if (!set.reservation_horizon) options.reservation_horizon_s = kFullDefaultReservationHorizonS;
+  if (!set.reservation_keep) options.reservation_keep = kFullDefaultReservationKeep;
   if (!set.reservation_unknown_ends)
     options.reservation_needs_ends = kFullDefaultReservationNeedsEnds;
   if (!set.evacuation) options.evacuation = kFullDefaultEvacuation;

@@ -194,7 +194,8 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(kFullDefaultReserveFull, 0);
   EXPECT_EQ(kFullDefaultMaxSkipSeconds, 1800);
   EXPECT_EQ(kFullDefaultReservationSlack, 1);
-  EXPECT_EQ(kFullDefaultReservationHorizonS, 7200);
+  EXPECT_EQ(kFullDefaultReservationHorizonS, 1800);
+  EXPECT_TRUE(kFullDefaultReservationKeep);
   EXPECT_TRUE(kFullDefaultReservationNeedsEnds);
   EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
   EXPECT_TRUE(kFullDefaultReuseFirst);
@@ -233,6 +234,24 @@ TEST(FullDefaultsTest, EvacuationKeepsRoomOnForFullOnlyUnlessGiven) {
   EXPECT_TRUE(OptionsForPolicy("first-fit", flags, given).evacuation_keeps_room);
 }
 
+// Reservation keeping (§13): on for `full` unless `--reservation-keep off` is given; off for
+// lb+frag and the baselines unless asked.
+TEST(FullDefaultsTest, ReservationKeepOnForFullOnlyUnlessGiven) {
+  EXPECT_FALSE(SchedulerOptions{}.reservation_keep);
+  EXPECT_TRUE(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).reservation_keep);
+  EXPECT_FALSE(OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).reservation_keep);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  const SchedulerOptionSpec* keep = FindSchedulerOption("reservation-keep");
+  ASSERT_NE(keep, nullptr);
+  ASSERT_TRUE(keep->Apply("off", &flags, &given).ok());
+  EXPECT_TRUE(given.reservation_keep);
+  EXPECT_FALSE(OptionsForPolicy("full", flags, given).reservation_keep);
+  ASSERT_TRUE(keep->Apply("on", &flags, &given).ok());
+  EXPECT_TRUE(OptionsForPolicy("first-fit", flags, given).reservation_keep);
+  EXPECT_FALSE(keep->Apply("sometimes", &flags, &given).ok());
+}
+
 // Reuse first (§4 step 2): on for `full` unless `--reuse-first off` is given; off for lb+frag
 // (the ladder's rung without it) and the baselines.
 TEST(FullDefaultsTest, ReuseFirstOnForFullOnlyUnlessGiven) {
@@ -249,11 +268,11 @@ TEST(FullDefaultsTest, ReuseFirstOnForFullOnlyUnlessGiven) {
   EXPECT_TRUE(OptionsForPolicy("lb+frag", flags, given).reuse_first);
 }
 
-// The reservation horizon (§13): 2 h for `full` unless `--reservation-horizon` is given (a
+// The reservation horizon (§13): 30 min for `full` unless `--reservation-horizon` is given (a
 // negative value: any start); any start for lb+frag and the baselines unless asked.
 TEST(FullDefaultsTest, ReservationHorizonForFullOnlyUnlessGiven) {
   EXPECT_EQ(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).reservation_horizon_s,
-            7200);
+            1800);
   EXPECT_LT(
       OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).reservation_horizon_s, 0);
   EXPECT_LT(

@@ -287,6 +287,14 @@ std::vector<Spec> BuildTable() {
                   "start (full defaults to {:g})",
                   kFullDefaultReservationHorizonS),
       &E::reservation_horizon)));
+  t.push_back(Bool(
+      "reservation-keep", [](O& o) -> bool& { return o.reservation_keep; },
+      fmt::format("Reservation keeping (§13, with max-skip-seconds and --reservation easy): the "
+                  "job given the look-ahead reservation keeps it in later scans while it waits "
+                  "and its reservation can be made, instead of each scan's first overdue job "
+                  "that does not fit reserving; default: {} for full, off otherwise",
+                  kFullDefaultReservationKeep ? "on" : "off"),
+      &E::reservation_keep));
   t.push_back(Pair(
       "reservation-unknown-ends", "strict", "skip",
       [](O& o) -> bool& { return o.reservation_needs_ends; },

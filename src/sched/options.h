@@ -102,6 +102,14 @@ struct SchedulerOptions {
   // within H. An unknown start is not a prediction: reservation_needs_ends alone decides for it.
   // `full`: 7200 (sched/full_policy.h).
   double reservation_horizon_s = -1;
+  // §13 reservation keeping (easy reservation only): once a job has been given the look-ahead
+  // reservation, each later scan reserves for it first, before any job's turn, while it waits,
+  // is overdue and its reservation can be made (within the horizon; a known start where
+  // reservation_needs_ends); only then may another job be given one. False (default): each
+  // scan's first overdue job that does not fit, in queue order, reserves, so under the
+  // response-ratio order the reservation moves from job to job and GPU to GPU, and each move
+  // leaves room held back that no reserved job used. `full`: true (sched/full_policy.h).
+  bool reservation_keep = false;
   // §13: whether a look-ahead reservation needs a known start. When the placement an overdue job
   // would reserve frees at an unknown time (a blocker without an expected end: the daemon's jobs
   // without a time limit, Slurm's with TimeLimit=UNLIMITED):
@@ -191,6 +199,7 @@ struct ExplicitOptions {
   bool reservation = false;               // --reservation
   bool reservation_slack = false;         // --reservation-slack
   bool reservation_horizon = false;       // --reservation-horizon
+  bool reservation_keep = false;          // --reservation-keep
   bool reservation_unknown_ends = false;  // --reservation-unknown-ends
   bool evacuation = false;                // --evacuation
   bool evacuation_min_wait = false;       // --evacuation-min-wait

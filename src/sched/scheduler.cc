@@ -308,6 +308,17 @@ void Scheduler::BeginScan(ScanFrame& f) {
   f.depth = f.conservative ? options_.reservation_depth : 1;
   f.joint = joint_ != nullptr && !setup_layout_;
   if (f.joint) joint_->BeginRound();
+  // §13 reservation keeping: the job that holds the easy reservation is given it first.
+  const JobId holder = reservation_holder_;
+  reservation_holder_ = kNoJob;
+  if (options_.reservation_keep && !f.conservative && holder != kNoJob &&
+      !held_back_.count(holder) && !evac_holds_.Holds(holder)) {
+    for (const Queued& q : queue_) {
+      if (q.id != holder) continue;
+      ReserveIfOverdue(f, q);
+      break;
+    }
+  }
 }
 
 void Scheduler::ReserveIfOverdue(ScanFrame& f, const Queued& q) {
@@ -322,6 +333,7 @@ void Scheduler::ReserveIfOverdue(ScanFrame& f, const Queued& q) {
   if (r.empty()) return;
   ++f.reserved_jobs;
   scan_.Add(r);
+  if (!f.conservative) reservation_holder_ = q.id;
 }
 
 bool Scheduler::TryStart(ScanFrame& f, std::deque<Queued>::iterator& it, bool jointly) {
@@ -440,7 +452,7 @@ Scheduler::TurnEnd Scheduler::BackfillOntoReserved(ScanFrame& f, std::deque<Queu
 // §13 (b): beside a reservation, where it stays valid.
 Scheduler::TurnEnd Scheduler::PlaceBeside(ScanFrame& f, std::deque<Queued>::iterator& it,
                                           const RequestKey& key) {
-  if (scan_.empty() || it->job.count != 1 || f.failed_beside.count(key)) {
+  if (scan_.empty() || f.failed_beside.count(key)) {
     return TurnEnd::kNotPlaced;
   }
   const JobId id = it->id;
@@ -688,11 +700,7 @@ Status Scheduler::BeginEvacuation(JobId id, const EvacuationPlan& plan) {
   return Status();
 }
 
-StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& it, bool round,
-                                                  std::vector<Decision>* out) {
-  const JobId id = it->id;
-  const Job& job = it->job;
-  const int64_t t0 = clock_->NowNanos();
+std::optional<Candidate> Scheduler::BestBeside(JobId id, const Job& job) {
   struct Best {
     Candidate c;
     double score;
@@ -729,18 +737,54 @@ StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& 
       }
     }
   }
+  if (!best) return std::nullopt;
+  return best->c;
+}
+
+StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& it, bool round,
+                                                  std::vector<Decision>* out) {
+  const JobId id = it->id;
+  const Job& job = it->job;
+  const int64_t t0 = clock_->NowNanos();
   auto record = [&] { decision_us_.push_back((clock_->NowNanos() - t0) / 1000.0); };
-  if (!best) {
-    record();
-    return false;
-  }
+  const PlacementRequest req = MakeRequest(*cluster_, id, job);
+  // One instance at a time, each applied before the next choice: where the policy places it on
+  // the GPUs open to the job, else beside a reservation. All or none: when an instance finds
+  // neither, the GPUs touched get their saved states back (as a gang's own try, Decide).
+  std::vector<std::pair<int, GpuState>> saved;  // (gpu, state before the job), first touch
+  auto rollback = [&] {
+    for (auto s = saved.rbegin(); s != saved.rend(); ++s) {
+      cluster_->SetGpu(s->first, std::move(s->second));
+    }
+  };
   Decision d;
   d.job = id;
-  d.plan = PlacementPlan(*cluster_, best->c.gpu, best->c.profile, best->c.start, id);
-  d.instances.push_back({best->c.gpu, best->c.profile, best->c.start});
+  for (int i = 0; i < job.count; ++i) {
+    std::optional<Candidate> c;
+    if (job.count > 1) {  // a single job's own try on the open GPUs has just failed
+      c = policy_->Choose(*cluster_, req);
+      if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
+    }
+    if (!c) c = BestBeside(id, job);
+    if (!c) {
+      rollback();
+      record();
+      return false;
+    }
+    Plan part = PlacementPlan(*cluster_, c->gpu, c->profile, c->start, id);
+    bool seen = false;
+    for (const auto& s : saved) seen = seen || s.first == c->gpu;
+    if (!seen) saved.emplace_back(c->gpu, cluster_->gpu(c->gpu));
+    if (round) joint_->Touch(*cluster_, c->gpu);
+    if (Status st = ApplyPlan(part, cluster_); !st.ok()) {
+      rollback();
+      record();
+      return st;
+    }
+    d.plan.steps.insert(d.plan.steps.end(), part.steps.begin(), part.steps.end());
+    d.instances.push_back({c->gpu, c->profile, c->start});
+  }
   record();
-  if (round) joint_->Touch(*cluster_, best->c.gpu);
-  RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
   if (round) {
     joint_->Add(id, job, std::move(d));
   } else {

@@ -203,12 +203,18 @@ class Scheduler {
   // reserved one valid with every instance expected to be running at its
   // start_s (ends unknown: running), chosen by the least FragCost change of
   // that future configuration, then reuse, fewer idle instances destroyed,
-  // lower GPU index, higher start. Jobs on other GPUs start as usual. The
+  // lower GPU index, higher start (a gang: each instance where the policy places
+  // it on the open GPUs, else beside). Jobs on other GPUs start as usual. The
   // reservations of the last scan (empty when nothing is overdue) are kept
   // for the migration planner: reserved GPUs are never move targets, and the
   // latest-ending blockers of a reserved placement are moved off it first
   // (§13 draining).
   const std::vector<Reservation>& reservations() const { return scan_.all(); }
+  // §13 reservation keeping (options.reservation_keep): the job given the easy reservation in the
+  // last scan (kNoJob: none), which the next scan reserves for first. A driver that makes a
+  // fresh Scheduler per round (the cluster planner) carries it across rounds with these.
+  JobId reservation_holder() const { return reservation_holder_; }
+  void SetReservationHolder(JobId id) { reservation_holder_ = id; }
 
   // options.max_wait_s >= 0: removes the queued jobs whose wait (now -
   // enqueue time) has reached max_wait_s and returns them, oldest first (the
@@ -448,10 +454,15 @@ class Scheduler {
   void OrderQueue();
   // What a running job may do in a pass, the driver's say aside (§6).
   MoveRights RightsOf(JobId id) const;
-  // §13 (b): the best single-instance placement of `q` beside a reservation
-  // of another job; applied like a placement. False if none.
+  // §13 (b): places the job at `it` with its instances beside reservations of other jobs
+  // (a gang's others where its own try would place them); applied like
+  // a placement, all instances or none. False if none.
   StatusOr<bool> PlaceBesideReservations(std::deque<Queued>::iterator& it, bool round,
                                          std::vector<Decision>* out);
+  // §13 (b): the best placement of one instance of `job` beside a reservation of another job
+  // on the cluster as it is now (least FragCost change; ties: reuse, fewer destroys, lower GPU,
+  // higher start); none if there is none.
+  std::optional<Candidate> BestBeside(JobId id, const Job& job);
   // §13: whether waiting job `q` may trigger an evacuation now (`head`: it
   // is the first job of this scan that did not fit).
   bool MayEvacuateFor(const Queued& q, bool head) const;
@@ -515,6 +526,8 @@ class Scheduler {
   double retry_after_s_ = 60;
   std::vector<InternalIncident> incidents_;
   std::map<JobId, double> held_back_;  // queued job -> tried again from then on
+  // §13 reservation keeping: the job given the easy reservation in the last scan (kNoJob: none).
+  JobId reservation_holder_ = kNoJob;
   std::function<bool(JobId, const Job&)> fault_;
 };
 

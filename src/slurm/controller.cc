@@ -285,7 +285,9 @@ Status SlurmController::MakePlan(TickFrame& f, TickReport* rep) {
   po.migrate_after_s = config_.migration_after_s;
   po.max_moved_jobs = config_.max_moved_jobs;
   po.fault = fault_;
+  in.reservation_holder = reservation_holder_;
   ASSIGN_OR_RETURN(f.plan, PlanCluster(in, po));
+  reservation_holder_ = f.plan.reservation_holder;
   // Decisions the core refused on an internal error: the job waits (its reason says so).
   for (const PlanIncident& inc : f.plan.incidents) {
     ++rep->internal_errors;

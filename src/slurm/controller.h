@@ -145,8 +145,9 @@ class SlurmController {
   std::set<std::string> usable_;                             // nodes usable last tick
   std::map<std::string, double> room_first_seen_;
   std::map<std::pair<std::string, std::string>, double> avoid_until_;  // (node, profile)
-  std::set<std::pair<std::string, std::string>> pending_release_;      // (node, room key)
-  std::map<std::pair<std::string, int64_t>, double> orphan_since_;     // (node, allocation id)
+  std::string reservation_holder_;  // §13 keeping: the last plan's ClusterPlan::reservation_holder
+  std::set<std::pair<std::string, std::string>> pending_release_;   // (node, room key)
+  std::map<std::pair<std::string, int64_t>, double> orphan_since_;  // (node, allocation id)
   std::map<int64_t, double> reason_written_;  // job id -> when its waiting reason was set
   static constexpr int kReasonsPerTick = 32;
   static constexpr double kReasonEveryS = 30;

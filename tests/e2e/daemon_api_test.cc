@@ -489,7 +489,7 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
       full.out,
       HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
                 "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
-                "reservation-slack: 1, reservation-horizon: 7200, "
+                "reservation-slack: 1, reservation-horizon: 1800, reservation-keep: on, "
                 "reservation-unknown-ends: skip, evacuation: queue, evacuation-keeps-room: on, "
                 "migration: on, defrag-passes: off\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit            none\n"));

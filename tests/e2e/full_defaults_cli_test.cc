@@ -112,9 +112,10 @@ TEST_P(FullDefaultsCliTest, SimulateSettings) {
 INSTANTIATE_TEST_SUITE_P(Cases, FullDefaultsCliTest, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return info.param.name; });
 
-// The reservation horizon (§13, docs/results.md "The reservation horizon"): full's 2 h unless
-// given; the other policies reserve for any start (null: no horizon).
-TEST(FullDefaultsCliTest, ReservationHorizonIsFullsOwnUnlessGiven) {
+// The reservation horizon and keeping (§13, docs/results.md "The reservation horizon",
+// "Reservation keeping"): full's 30 min and keeping unless given; the other policies reserve for
+// any start (null: no horizon) and keep nothing.
+TEST(FullDefaultsCliTest, ReservationHorizonAndKeepingAreFullsOwnUnlessGiven) {
   const std::vector<std::string> base = {"--jobs", "20", "--policy"};
   auto horizon = [&](const std::vector<std::string>& more) {
     std::vector<std::string> args = base;
@@ -122,10 +123,19 @@ TEST(FullDefaultsCliTest, ReservationHorizonIsFullsOwnUnlessGiven) {
     const nlohmann::json j = Simulate("2xA100-40GB", "paper-mix", args);
     return j.is_null() ? nlohmann::json("no run") : j["settings"]["reservation_horizon_s"];
   };
-  EXPECT_EQ(horizon({"full"}), 7200.0);
+  EXPECT_EQ(horizon({"full"}), 1800.0);
   EXPECT_EQ(horizon({"full", "--reservation-horizon", "600"}), 600.0);
   EXPECT_EQ(horizon({"full", "--reservation-horizon", "-1"}), nullptr);
   EXPECT_EQ(horizon({"first-fit"}), nullptr);
+  auto keep = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    const nlohmann::json j = Simulate("2xA100-40GB", "paper-mix", args);
+    return j.is_null() ? nlohmann::json("no run") : j["settings"]["reservation_keep"];
+  };
+  EXPECT_EQ(keep({"full"}), true);
+  EXPECT_EQ(keep({"full", "--reservation-keep", "off"}), false);
+  EXPECT_EQ(keep({"first-fit"}), false);
 }
 
 TEST(FullDefaultsCliTest, SweepOfFullUsesItsDefaults) {
