@@ -339,6 +339,26 @@ TEST(PlannerTest, EvacuationScopeSaysWhichWaitingJobsGetRequeueRoom) {
   EXPECT_EQ(f.Plan().migrations.size(), 1u);
 }
 
+// The look-ahead reservation cases below: 1 node x 1 A100 (`full`, now 1000), where slurm:5 runs
+// 4g.20gb@0, expected to end at 1100 (its start plus its TimeLimit).
+std::vector<NodeInput> FourGNode() {
+  return {{"n1", MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:5"}), ""}};
+}
+void RunFourGUntil1100(Fixture* f) {
+  EngineRunningJob five{Single("slurm:5", "4g.20gb"), false};
+  five.expected_end_s = 1100;
+  f->input.running = {five};
+  f->input.now_s = 1000;
+}
+
+// A waiting job eligible since 990 with time limit `limit` (0: none).
+ClusterJob WaitingSince990(const std::string& key, const std::string& profile, double limit) {
+  ClusterJob j = Single(key, profile);
+  j.waiting_since_s = 990;
+  j.time_limit_s = limit;
+  return j;
+}
+
 // §13 look-ahead reservation with Slurm's time limits, by hand. 1 node x 1 A100 (`full`, now
 // 1000): slurm:5 runs 4g.20gb@0, expected to end at 1100 (its start plus its TimeLimit). Waiting
 // since 990: slurm:9, a 7g.40gb (needs the whole GPU), then three 1g.5gb: slurm:10 with a limit
@@ -351,20 +371,12 @@ TEST(PlannerTest, EvacuationScopeSaysWhichWaitingJobsGetRequeueRoom) {
 // (10 + 1000) / 1000 = 1.01 above the 7g.40gb without a limit ((10 + 3600) / 3600 = 1.003) and
 // would start before it reserves: slurm:11 would then be placed with max-skip-seconds 0 too.
 TEST(PlannerTest, ReservationUsesTheEnginesTimeLimits) {
-  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:5"}), ""}}, "full");
+  Fixture f(FourGNode(), "full");
+  RunFourGUntil1100(&f);
   ASSERT_EQ(f.options.scheduler.queue_order, QueueOrder::kResponseRatio);
-  EngineRunningJob five{Single("slurm:5", "4g.20gb"), false};
-  five.expected_end_s = 1100;
-  f.input.running = {five};
-  f.input.now_s = 1000;
-  auto waiting = [](const std::string& key, const std::string& profile, double limit) {
-    ClusterJob j = Single(key, profile);
-    j.waiting_since_s = 990;
-    j.time_limit_s = limit;
-    return j;
-  };
-  f.input.waiting = {waiting("slurm:9", "7g.40gb", 0), waiting("slurm:10", "1g.5gb", 50),
-                     waiting("slurm:11", "1g.5gb", 1000), waiting("slurm:12", "1g.5gb", 0)};
+  f.input.waiting = {
+      WaitingSince990("slurm:9", "7g.40gb", 0), WaitingSince990("slurm:10", "1g.5gb", 50),
+      WaitingSince990("slurm:11", "1g.5gb", 1000), WaitingSince990("slurm:12", "1g.5gb", 0)};
   for (double skip : {0.0, -1.0}) {
     SCOPED_TRACE(fmt::format("max-skip-seconds {}", skip));
     f.options.scheduler.max_skip_seconds = skip;
@@ -390,21 +402,13 @@ TEST(PlannerTest, ReservationUsesTheEnginesTimeLimits) {
 //   beside 4g@0 (1g@4, 5 or 6 keep it valid).
 // - The same with keeping off: the holder given is ignored, as in the first case.
 TEST(PlannerTest, ReservationHolderIsCarriedFromRoundToRound) {
-  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=alloc:slurm:5"}), ""}}, "full");
+  Fixture f(FourGNode(), "full");
+  RunFourGUntil1100(&f);
   ASSERT_TRUE(f.options.scheduler.reservation_keep);
   f.options.scheduler.max_skip_seconds = 0;
-  EngineRunningJob five{Single("slurm:5", "4g.20gb"), false};
-  five.expected_end_s = 1100;
-  f.input.running = {five};
-  f.input.now_s = 1000;
-  auto waiting = [](const std::string& key, const std::string& profile, double limit) {
-    ClusterJob j = Single(key, profile);
-    j.waiting_since_s = 990;
-    j.time_limit_s = limit;
-    return j;
-  };
-  f.input.waiting = {waiting("slurm:9", "7g.40gb", 0), waiting("slurm:10", "4g.20gb", 0),
-                     waiting("slurm:11", "1g.5gb", 1000)};
+  f.input.waiting = {WaitingSince990("slurm:9", "7g.40gb", 0),
+                     WaitingSince990("slurm:10", "4g.20gb", 0),
+                     WaitingSince990("slurm:11", "1g.5gb", 1000)};
   ClusterPlan first = f.Plan();
   ASSERT_EQ(first.jobs.size(), 3u);
   EXPECT_EQ(first.reservation_holder, "slurm:9");

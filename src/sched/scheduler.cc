@@ -148,37 +148,48 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
     touch(c->gpu);
     RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
   } else {
-    // Gang: place one instance at a time on the cluster itself, each part
-    // applied before the next choice; all or none: if an instance finds no
-    // placement, the GPUs touched so far get their saved states back. Cost:
-    // O(count × policy decision), no copy of the cluster.
-    std::vector<std::pair<int, GpuState>> saved;  // (gpu, state before the gang), first touch
-    auto rollback = [&] {
-      for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-        cluster_->SetGpu(it->first, std::move(it->second));
-      }
-    };
-    for (int i = 0; i < job.count; ++i) {
+    // Gang: one instance at a time, where the policy places it (PlaceEach).
+    StatusOr<std::optional<Decision>> g = PlaceEach(id, job, round, [&] {
       std::optional<Candidate> c = policy_->Choose(*cluster_, req);
       if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
-      if (!c) {
-        rollback();
-        record();
-        return std::optional<Decision>();
-      }
-      Plan part = PlacementPlan(*cluster_, c->gpu, c->profile, c->start, id);
-      bool seen = false;
-      for (const auto& s : saved) seen = seen || s.first == c->gpu;
-      if (!seen) saved.emplace_back(c->gpu, cluster_->gpu(c->gpu));
-      touch(c->gpu);
-      if (Status st = ApplyPlan(part, cluster_); !st.ok()) {
-        rollback();
-        return st;
-      }
-      d.plan.steps.insert(d.plan.steps.end(), part.steps.begin(), part.steps.end());
-      d.instances.push_back({c->gpu, c->profile, c->start});
-    }
+      return c;
+    });
     record();
+    return g;
+  }
+  return std::optional<Decision>(std::move(d));
+}
+
+StatusOr<std::optional<Decision>> Scheduler::PlaceEach(
+    JobId id, const Job& job, bool round, const std::function<std::optional<Candidate>()>& choose) {
+  // Each instance on the cluster itself, applied before the next choice; all or none: if an
+  // instance finds no placement, the GPUs touched so far get their saved states back. Cost:
+  // O(count × choice), no copy of the cluster.
+  std::vector<std::pair<int, GpuState>> saved;  // (gpu, state before the job), first touch
+  auto rollback = [&] {
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      cluster_->SetGpu(it->first, std::move(it->second));
+    }
+  };
+  Decision d;
+  d.job = id;
+  for (int i = 0; i < job.count; ++i) {
+    std::optional<Candidate> c = choose();
+    if (!c) {
+      rollback();
+      return std::optional<Decision>();
+    }
+    Plan part = PlacementPlan(*cluster_, c->gpu, c->profile, c->start, id);
+    bool seen = false;
+    for (const auto& s : saved) seen = seen || s.first == c->gpu;
+    if (!seen) saved.emplace_back(c->gpu, cluster_->gpu(c->gpu));
+    if (round) joint_->Touch(*cluster_, c->gpu);
+    if (Status st = ApplyPlan(part, cluster_); !st.ok()) {
+      rollback();
+      return st;
+    }
+    d.plan.steps.insert(d.plan.steps.end(), part.steps.begin(), part.steps.end());
+    d.instances.push_back({c->gpu, c->profile, c->start});
   }
   return std::optional<Decision>(std::move(d));
 }
@@ -748,43 +759,20 @@ StatusOr<bool> Scheduler::PlaceBesideReservations(std::deque<Queued>::iterator& 
   const int64_t t0 = clock_->NowNanos();
   auto record = [&] { decision_us_.push_back((clock_->NowNanos() - t0) / 1000.0); };
   const PlacementRequest req = MakeRequest(*cluster_, id, job);
-  // One instance at a time, each applied before the next choice: where the policy places it on
-  // the GPUs open to the job, else beside a reservation. All or none: when an instance finds
-  // neither, the GPUs touched get their saved states back (as a gang's own try, Decide).
-  std::vector<std::pair<int, GpuState>> saved;  // (gpu, state before the job), first touch
-  auto rollback = [&] {
-    for (auto s = saved.rbegin(); s != saved.rend(); ++s) {
-      cluster_->SetGpu(s->first, std::move(s->second));
-    }
-  };
-  Decision d;
-  d.job = id;
-  for (int i = 0; i < job.count; ++i) {
+  // Each instance where the policy places it on the GPUs open to the job, else beside a
+  // reservation (a single job's own try on the open GPUs has just failed); all or none.
+  StatusOr<std::optional<Decision>> placed = PlaceEach(id, job, round, [&] {
     std::optional<Candidate> c;
-    if (job.count > 1) {  // a single job's own try on the open GPUs has just failed
+    if (job.count > 1) {
       c = policy_->Choose(*cluster_, req);
       if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
     }
-    if (!c) c = BestBeside(id, job);
-    if (!c) {
-      rollback();
-      record();
-      return false;
-    }
-    Plan part = PlacementPlan(*cluster_, c->gpu, c->profile, c->start, id);
-    bool seen = false;
-    for (const auto& s : saved) seen = seen || s.first == c->gpu;
-    if (!seen) saved.emplace_back(c->gpu, cluster_->gpu(c->gpu));
-    if (round) joint_->Touch(*cluster_, c->gpu);
-    if (Status st = ApplyPlan(part, cluster_); !st.ok()) {
-      rollback();
-      record();
-      return st;
-    }
-    d.plan.steps.insert(d.plan.steps.end(), part.steps.begin(), part.steps.end());
-    d.instances.push_back({c->gpu, c->profile, c->start});
-  }
+    return c ? c : BestBeside(id, job);
+  });
   record();
+  if (!placed.ok()) return placed.status();
+  if (!placed->has_value()) return false;
+  Decision d = std::move(**placed);
   if (round) {
     joint_->Add(id, job, std::move(d));
   } else {

@@ -463,6 +463,12 @@ class Scheduler {
   // on the cluster as it is now (least FragCost change; ties: reuse, fewer destroys, lower GPU,
   // higher start); none if there is none.
   std::optional<Candidate> BestBeside(JobId id, const Job& job);
+  // Places the `job.count` instances of `id` one at a time where `choose` says, on the cluster
+  // as each earlier one left it (joint round: each GPU touched first); all or none (the GPUs
+  // touched get their states back when `choose` finds none or a step fails).
+  StatusOr<std::optional<Decision>> PlaceEach(
+      JobId id, const Job& job, bool round,
+      const std::function<std::optional<Candidate>()>& choose);
   // §13: whether waiting job `q` may trigger an evacuation now (`head`: it
   // is the first job of this scan that did not fit).
   bool MayEvacuateFor(const Queued& q, bool head) const;
