@@ -175,6 +175,13 @@ std::vector<char> ScanReservations::OwnGpus(JobId id) const {
   return own;
 }
 
+bool ScanReservations::Has(JobId id) const {
+  for (const Reservation& r : all_) {
+    if (r.job == id) return true;
+  }
+  return false;
+}
+
 void ScanReservations::End(const EvacuationHolds& holds) {
   CloseFor(kNoJob, holds);
   for (int g = 0; g < cluster_->size(); ++g) cluster_->SetReserved(g, false);

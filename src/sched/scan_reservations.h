@@ -84,6 +84,8 @@ class ScanReservations {
   std::vector<int> BackfillGpus(JobId id, double end_s, const EvacuationHolds& holds) const;
   // Per GPU: whether `id` has a reservation there.
   std::vector<char> OwnGpus(JobId id) const;
+  // Whether `id` has a reservation in this scan.
+  bool Has(JobId id) const;
 
   // The scan ends: every GPU open.
   void End(const EvacuationHolds& holds);

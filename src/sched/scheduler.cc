@@ -276,8 +276,9 @@ struct Scheduler::ScanFrame {
   bool head_seen = false;  // a job has failed its own try (the first one is the head)
   // Placing a job only takes capacity away (and a reservation or hold only adds to that), so
   // once a request failed in this scan, an identical later request fails too and is not tried
-  // again. (With joint placement too: a job that found no joint placement with the scan's
-  // earlier jobs finds none with more of them, up to the search's bounds.)
+  // again, except by the holder of a kept reservation (§13), whose room was closed to it. (With
+  // joint placement too: a job that found no joint placement with the scan's earlier jobs finds
+  // none with more of them, up to the search's bounds.)
   std::set<RequestKey> failed;
   // The same for the backfill onto reserved GPUs (by the GPUs opened: whether a request fits
   // there does not depend on its duration; which GPUs it may try does), and beside them.
@@ -405,7 +406,10 @@ Scheduler::TurnEnd Scheduler::TakeTurn(ScanFrame& f, std::deque<Queued>::iterato
 Scheduler::TurnEnd Scheduler::OwnTry(ScanFrame& f, std::deque<Queued>::iterator& it, bool first_try,
                                      const RequestKey& key) {
   const JobId id = it->id;
-  if (f.failed.count(key)) {
+  // The holder of a kept reservation (made before any turn) has room open to it alone, which was
+  // closed to the identical request that failed: it is tried (regression:
+  // kept_holder_skipped_by_an_identical_request).
+  if (f.failed.count(key) && !scan_.Has(id)) {
     // Not tried (an identical request failed earlier in this scan), so it does not fit either;
     // under conservative backfilling it still gets its own reservations (regression:
     // conservative_reserves_for_every_request).

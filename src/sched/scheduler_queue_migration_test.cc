@@ -818,6 +818,42 @@ TEST(SchedulerQueueTest, ReservationKeepingLeavesTheReservationWithItsJob) {
   }
 }
 
+// Regression (kept_holder_skipped_by_an_identical_request: the scan skips a request identical
+// to one that failed earlier in it, but the holder of a kept reservation has that room open to
+// it alone, so it was skipped scan after scan and, with nothing else left to happen, never
+// started; found by the stress harness, seed 586637014). By hand, response-ratio order,
+// max_skip 30, slack 0, keeping on: one A100 with job 0 (1g.5gb@0) expected to end at 100.
+// - t = 31: job 100 (4g.20gb, limit 1000, queued at 0) is overdue, does not fit (4g@0 needs unit
+//   0) and reserves 4g@0: the holder.
+// - t = 40: job 0 ends; job 101 (4g.20gb, limit 50) is queued.
+// - t = 45: ratios 101: (5 + 50) / 50 = 1.1, 100: (45 + 1000) / 1000 = 1.045, so 101 goes first.
+//   The scan reserves 4g@0 for 100 first (free now), closed to 101: 101 fails its own try, would
+//   end at 95 > 45 (no backfill) and has no placement beside. Then 100, with the same request,
+//   starts on its own reservation, 4g@0.
+TEST(SchedulerQueueTest, KeptHolderIsNotSkippedByAnIdenticalRequestBeforeIt) {
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  o.queue_order = QueueOrder::kResponseRatio;
+  o.reservation_keep = true;
+  QueueFixture f(1, std::make_unique<Scripted>(), o);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
+  f.s().SetExpectedEnd(0, 100);
+  f.s().SetNow(0);
+  f.s().Enqueue(100, kJob.Profile("4g.20gb").Named("big"));
+  f.s().SetNow(31);
+  auto first = f.s().ScheduleQueue();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_THAT(*first, IsEmpty());
+  ASSERT_EQ(f.s().reservation_holder(), 100);
+  f.s().SetNow(40);
+  ASSERT_TRUE(f.s().Release(0).ok());
+  f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
+  f.s().SetNow(45);
+  auto second = f.s().ScheduleQueue();
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(Placed(*second), std::vector<std::string>{"job 100 on 0@0"});
+}
+
 // A gang whose instances cannot all keep the reservation valid waits, and leaves no instance
 // behind: one A100 with job 0 (1g.5gb@0) to t = 100, a 4g.20gb reserved at 4g@0 from 100, so
 // units 4-6 and 3 compute slices are the room beside it. A gang of four 1g.5gb finds three
