@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The figures of docs/results.md: every policy on every setting of the evaluation set
 # (scripts/eval/sets.json, fixed before any tuning; the tuning set is where defaults were
-# chosen), REPLICAS paired replicas per setting (default 10; replica r uses the setting's seed
+# chosen), REPLICAS paired replicas per setting (default 30; replica r uses the setting's seed
 # + r), the scheduler told what a real one knows (the default --expected-ends: time limits,
 # not durations), then the paired tables (scripts/eval/aggregate.py).
 #
@@ -30,7 +30,7 @@ if [ ! -x "$bin" ]; then
 fi
 command -v python3 >/dev/null || { echo "results.sh: needs python3" >&2; exit 1; }
 set_name=${SET:-evaluation}
-replicas=${REPLICAS:-10}
+replicas=${REPLICAS:-30}
 threads=${THREADS:-2}
 policies=${POLICIES:-first-fit,best-fit,driver-default,mfi,largest-free-run,static,full,frag-free-reference}
 out=out/results/$set_name

@@ -333,7 +333,8 @@ std::vector<Spec> BuildTable() {
       fmt::format("Room kept for small jobs (§13): evacuate only where, if some GPU has a free "
                   "placement of the smallest size among the last --demand-window arrivals, "
                   "some GPU still has one after the moves (except for a job that would "
-                  "otherwise be turned away); default: {} for full, off otherwise",
+                  "otherwise be turned away or has waited past --max-skip-seconds); default: {} "
+                  "for full, off otherwise",
                   kFullDefaultEvacuationKeepsRoom ? "on" : "off"),
       &E::evacuation_keeps_room));
   t.push_back(Pair(

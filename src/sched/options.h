@@ -132,7 +132,8 @@ struct SchedulerOptions {
   // placement of the smallest size (compute slices) among the last demand_window arrivals,
   // smaller than the waiting job's, some GPU still has one after it (the candidates are tried in
   // their order, the first that keeps it wins; none: no evacuation for the job now). Where the
-  // job would otherwise be turned away (max_wait_s >= 0), the first plan is taken as without it.
+  // job would otherwise be turned away (max_wait_s >= 0), or is overdue (has waited longer than
+  // max_skip_seconds >= 0), the first plan is taken as without it.
   // Off by default; `full`: on (sched/full_policy.h).
   bool evacuation_keeps_room = false;
   // §13 order at an instant with a completion (with migration on): the §6 pass before the

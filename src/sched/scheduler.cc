@@ -333,11 +333,12 @@ void Scheduler::BeginScan(ScanFrame& f) {
   }
 }
 
+bool Scheduler::Overdue(const Queued& q) const {
+  return options_.max_skip_seconds >= 0 && now_s_ - q.enqueued_s > options_.max_skip_seconds;
+}
+
 void Scheduler::ReserveIfOverdue(ScanFrame& f, const Queued& q) {
-  if (options_.max_skip_seconds < 0 || f.reserved_jobs >= f.depth ||
-      !(now_s_ - q.enqueued_s > options_.max_skip_seconds)) {
-    return;
-  }
+  if (f.reserved_jobs >= f.depth || !Overdue(q)) return;
   const LookAheadRules look_ahead{options_.reservation_needs_ends, options_.reservation_slack,
                                   options_.reservation_horizon_s};
   std::vector<Reservation> r = LookAheadReservations(
@@ -611,10 +612,12 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
   q.source_ok = open;
   q.target_ok = [&open, &own](int g) { return open(g) && !own[g]; };
   // Room kept for small jobs (§13): where some GPU has a free placement of the smallest recent
-  // size, smaller than this job's, a plan that leaves none is passed over for the next one.
+  // size, smaller than this job's, a plan that leaves none is passed over for the next one. Not
+  // for an overdue job: past --max-skip-seconds its own start comes first, as its reservation's.
   const int waiting_cs = ComputeSlicesOf(waiting.job);
   const int small = arrival_sizes_.Smallest();
-  const bool keep_room = options_.evacuation_keeps_room && small > 0 && small < waiting_cs;
+  const bool keep_room =
+      options_.evacuation_keeps_room && small > 0 && small < waiting_cs && !Overdue(waiting);
   if (keep_room) {
     q.accept = [this, small](const EvacuationPlan& p) { return KeepsRoomFor(*cluster_, p, small); };
   }

@@ -448,6 +448,9 @@ class Scheduler {
   // scan's earlier jobs too, never for the backfill onto reserved GPUs); true if it started.
   bool TryStart(ScanFrame& f, std::deque<Queued>::iterator& it, bool jointly);
   void ReserveIfOverdue(ScanFrame& f, const Queued& q);
+  // Whether `q` has waited longer than max_skip_seconds (>= 0): the job a look-ahead reservation
+  // serves (§5, §13), and one the room kept for small jobs no longer holds back.
+  bool Overdue(const Queued& q) const;
   TurnEnd OnError(ScanFrame& f, JobId id);  // kNext when contained, else kStop
   void EvacuateAfterBackfill(ScanFrame& f);
   void EndScan(ScanFrame& f);

@@ -956,10 +956,14 @@ TEST(SchedulerRetentionTest, OffByDefaultAndForSetupLayouts) {
 // no evacuation, the 7g job waits; without it, one. Where the 7g job would be turned away
 // (--max-wait 0: its blocker's expected end, 1000 s, is past its arrival), the plan is taken
 // (the admission move budget is lifted here: one move for seven jobs is over 0.02 per job).
+// Nor is the room kept from an overdue job: with --max-skip-seconds 600 the 7g job, queued at 0,
+// is overdue at 601 (one evacuation), not at 600 (none: the wait must exceed the bound, §5).
 struct KeepsRoomCase {
   bool keeps_room;
   double max_wait_s;
   int64_t evacuations;
+  double max_skip_s = -1;
+  double now_s = 0;
 };
 
 class EvacuationKeepsRoomTest : public ::testing::TestWithParam<KeepsRoomCase> {};
@@ -969,6 +973,7 @@ TEST_P(EvacuationKeepsRoomTest, AnEvacuationTakesTheLastSmallPlacementOnlyWhereA
   o.evacuation = EvacuationScope::kQueue;
   o.evacuation_keeps_room = GetParam().keeps_room;
   o.max_wait_s = GetParam().max_wait_s;
+  o.max_skip_seconds = GetParam().max_skip_s;
   o.migration.admission_move_budget = -1;  // one move for seven jobs passes 0.02 per job
   QueueFixture f(3, std::make_unique<Scripted>(), o);
   const JobBuilder still = kJob.Moves(Migratable::kNone);
@@ -979,7 +984,8 @@ TEST_P(EvacuationKeepsRoomTest, AnEvacuationTakesTheLastSmallPlacementOnlyWhereA
     f.s().ObserveArrival(j);
     f.Place(j);
   }
-  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("seven"));
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("seven"), 0);
+  f.s().SetNow(GetParam().now_s);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_TRUE(d->empty());
@@ -988,7 +994,9 @@ TEST_P(EvacuationKeepsRoomTest, AnEvacuationTakesTheLastSmallPlacementOnlyWhereA
 
 INSTANTIATE_TEST_SUITE_P(Cases, EvacuationKeepsRoomTest,
                          ::testing::Values(KeepsRoomCase{true, -1, 0}, KeepsRoomCase{false, -1, 1},
-                                           KeepsRoomCase{true, 0, 1}));
+                                           KeepsRoomCase{true, 0, 1},
+                                           KeepsRoomCase{true, -1, 0, 600, 600},
+                                           KeepsRoomCase{true, -1, 1, 600, 601}));
 
 }  // namespace
 }  // namespace migsched
