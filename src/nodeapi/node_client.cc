@@ -23,6 +23,7 @@ StatusCode CodeForHttp(int status) {
   switch (status) {
     case 400:
     case 405:
+    case 431:  // request header fields too large (the daemon's INVALID_ARGUMENT)
       return StatusCode::kInvalidArgument;
     case 401:
       return StatusCode::kUnauthenticated;
@@ -31,6 +32,7 @@ StatusCode CodeForHttp(int status) {
     case 409:
       return StatusCode::kFailedPrecondition;
     case 413:
+    case 414:  // request line too long (the daemon's RESOURCE_EXHAUSTED)
     case 429:
       return StatusCode::kResourceExhausted;
     case 503:

@@ -94,6 +94,18 @@ TEST_F(NodeClientTest, ReservationsAllocationsAndReclaim) {
 
 // /metrics is valid Prometheus text (promtool, from Debian's prometheus
 // package, as Prometheus itself would parse it).
+// Regression: the client mapped the daemon's 414 (a request line over httplib's limit, 8192
+// bytes) to an internal error; the daemon answers RESOURCE_EXHAUSTED, and so does the client now,
+// with the daemon's message.
+TEST_F(NodeClientTest, AnOverlongRequestLineIsRefusedAsTooLongNotAsAnInternalError) {
+  StartDaemon();
+  NodeClient c = Client();
+  StatusOr<ReservationView> r = c.GetReservation(std::string(9000, 'x'));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+  EXPECT_THAT(r.status().message(), HasSubstr("request URI too long"));
+}
+
 TEST_F(NodeClientTest, MetricsPassPromtool) {
   if (std::system("command -v promtool > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "promtool is not installed (Debian package prometheus; scripts/setup.sh)";
