@@ -122,6 +122,23 @@ SchedulerOptions Migrating(SchedulerOptions o) {
   return o;
 }
 
+// The reservation tests' start: job 0, a 1g.5gb on GPU 0 at start 0, expected to end at 100;
+// the clock at 0.
+void OneJobOnGpu0EndingAt100(QueueFixture& f) {
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
+  f.s().SetExpectedEnd(0, 100);
+  f.s().SetNow(0);
+}
+
+// Reservation keeping's tests: overdue after 30 s, response-ratio order, keeping `keep`.
+SchedulerOptions KeepingOpts(bool keep) {
+  SchedulerOptions o = Opts();
+  o.max_skip_seconds = 30;
+  o.queue_order = QueueOrder::kResponseRatio;
+  o.reservation_keep = keep;
+  return o;
+}
+
 // A scan's decisions as "job J on G@S" (the first instance of each).
 std::vector<std::string> Placed(const std::vector<Decision>& decisions) {
   std::vector<std::string> out;
@@ -785,14 +802,9 @@ TEST(SchedulerQueueTest, GangBesideAReservationStartsWhereItKeepsTheReservationV
 TEST(SchedulerQueueTest, ReservationKeepingLeavesTheReservationWithItsJob) {
   for (const bool keep : {false, true}) {
     SCOPED_TRACE(keep ? "keep on" : "keep off");
-    SchedulerOptions o = Opts();
-    o.max_skip_seconds = 30;
-    o.queue_order = QueueOrder::kResponseRatio;
-    o.reservation_keep = keep;
+    const SchedulerOptions o = KeepingOpts(keep);
     QueueFixture f(1, std::make_unique<Scripted>(), o);
-    ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
-    f.s().SetExpectedEnd(0, 100);
-    f.s().SetNow(0);
+    ASSERT_NO_FATAL_FAILURE(OneJobOnGpu0EndingAt100(f));
     f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
     f.s().SetNow(10);
     f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
@@ -831,14 +843,9 @@ TEST(SchedulerQueueTest, ReservationKeepingLeavesTheReservationWithItsJob) {
 //   end at 95 > 45 (no backfill) and has no placement beside. Then 100, with the same request,
 //   starts on its own reservation, 4g@0.
 TEST(SchedulerQueueTest, KeptHolderIsNotSkippedByAnIdenticalRequestBeforeIt) {
-  SchedulerOptions o = Opts();
-  o.max_skip_seconds = 30;
-  o.queue_order = QueueOrder::kResponseRatio;
-  o.reservation_keep = true;
+  const SchedulerOptions o = KeepingOpts(true);
   QueueFixture f(1, std::make_unique<Scripted>(), o);
-  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
-  f.s().SetExpectedEnd(0, 100);
-  f.s().SetNow(0);
+  ASSERT_NO_FATAL_FAILURE(OneJobOnGpu0EndingAt100(f));
   f.s().Enqueue(100, kJob.Profile("4g.20gb").Named("big"));
   f.s().SetNow(31);
   auto first = f.s().ScheduleQueue();
@@ -862,9 +869,7 @@ TEST(SchedulerQueueTest, GangThatDoesNotFitBesideAReservationWaitsWholly) {
   SchedulerOptions o = Opts();
   o.max_skip_seconds = 30;
   QueueFixture f(1, std::make_unique<Scripted>(), Migrating(o));
-  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
-  f.s().SetExpectedEnd(0, 100);
-  f.s().SetNow(0);
+  ASSERT_NO_FATAL_FAILURE(OneJobOnGpu0EndingAt100(f));
   f.s().Enqueue(100, kJob.Profile("4g.20gb").Named("big"));
   f.s().Enqueue(101, kJob.Profile("1g.5gb").Named("four").Gang(4));
   f.s().SetNow(31);
