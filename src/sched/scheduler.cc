@@ -602,12 +602,12 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
     auto r = running_jobs_.find(j);
     return r == running_jobs_.end() ? nullptr : &r->second;
   };
-  // Open GPUs only: CloseFor(id) closed those of other jobs; a move never
-  // goes to this job's own reservations either, and no GPU the scan's joint
-  // round may re-lay changes (§12).
+  // Open GPUs only: CloseFor(id) closed those of other jobs, a drained GPU offers no placement
+  // and is never a move's target (core/cluster.h); a move never goes to this job's own
+  // reservations either, and no GPU the scan's joint round may re-lay changes (§12).
   const std::vector<char> own = scan_.OwnGpus(id);
   auto open = [this, joint](int g) {
-    return !cluster_->reserved(g) && !(joint && joint_->Touched(g));
+    return cluster_->accepts_placements(g) && !(joint && joint_->Touched(g));
   };
   q.source_ok = open;
   q.target_ok = [&open, &own](int g) { return open(g) && !own[g]; };

@@ -1003,5 +1003,42 @@ INSTANTIATE_TEST_SUITE_P(Cases, EvacuationKeepsRoomTest,
                                            KeepsRoomCase{true, -1, 0, 600, 600},
                                            KeepsRoomCase{true, -1, 1, 600, 601}));
 
+// Regression (evacuation_ignored_drained_gpus: an evacuation opened room on a drained GPU, or
+// moved a job onto one; the daemon stopped a `restart` job for a placement no job could take).
+// A drained GPU offers no placement and is never a migration target (core/cluster.h), for an
+// evacuation as for the rest. Three A100s: GPU 0 runs a 7g.40gb that may not move, GPU 1 a
+// movable 1g.5gb@0, GPU 2 a 1g.5gb@6 that may not move. A 7g.40gb waits. Its one evacuation moves
+// GPU 1's 1g to GPU 2 (the only other GPU with room) and opens GPU 1. With GPU 1 drained the room
+// would be useless; with GPU 2 drained the move has no target: no evacuation either way.
+class EvacuationDrainTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(EvacuationDrainTest, NoEvacuationOpensRoomOnOrMovesAJobToADrainedGpu) {
+  const int drained = GetParam();
+  SchedulerOptions o = Migrating(Opts());
+  o.evacuation = EvacuationScope::kQueue;
+  QueueFixture f(3, std::make_unique<Scripted>(), o);
+  const JobBuilder still = kJob.Moves(Migratable::kNone);
+  f.Place(still.Profile("7g.40gb").Named("g0s0"));
+  f.Place(kJob.Profile("1g.5gb").Named("g1s0"));
+  f.Place(still.Profile("1g.5gb").Named("g2s6"));
+  if (drained >= 0) f.cluster().SetDrained(drained, true);
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("seven"), 0);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(d->empty());
+  EXPECT_EQ(f.s().evacuations_begun(), drained < 0 ? 1 : 0);
+  if (drained < 0) {
+    // The room held for the 7g job is GPU 1's, and GPU 1's 1g moves to GPU 2.
+    ASSERT_EQ(f.s().evacuation_holds().size(), 1u);
+    EXPECT_EQ(f.s().evacuation_holds()[0].gpu, 1);
+    EXPECT_THAT(f.Pass(MigrationTrigger::kFragmented),
+                ElementsAre(::testing::StartsWith("job 1: 1@0 -> 2@")));
+  } else {
+    EXPECT_THAT(f.s().evacuation_holds(), IsEmpty());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(NoneGpu1Gpu2, EvacuationDrainTest, ::testing::Values(-1, 1, 2));
+
 }  // namespace
 }  // namespace migsched
