@@ -299,6 +299,31 @@ TEST_F(DaemonTest, GangThatCannotFitNowSaysWhy) {
   EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
 }
 
+// Regression (single_job_blocked_by_drain_has_no_reason): a one-instance job that fits only on a
+// drained GPU waited with no reason, while a gang said why. By hand: 2 x A100 40GB, GPU 1
+// drained; a 7g.40gb job fills GPU 0, the one GPU open; a 1g.5gb then has no room there and would
+// have some on GPU 1. It says so, and starts once GPU 1 takes placements again.
+TEST_F(DaemonTest, AJobThatFitsOnlyOnADrainedGpuSaysWhy) {
+  auto d = Start("2xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Drain(1));
+  ASSERT_OK(d->Submit(Req("7g.40gb", {"sleep", "60"})));
+  ASSERT_OK(d->Settle());
+  ASSERT_EQ(Get(*d, 1).state, JobState::kRunning);
+  ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
+  ASSERT_OK(d->Settle());
+  DaemonJobRecord r = Get(*d, 2);
+  EXPECT_EQ(r.state, JobState::kQueued);
+  EXPECT_EQ(r.reason,
+            "waiting: no room for 1g.5gb now on the GPUs that take placements; there is on the "
+            "others (GPU 1 is drained)");
+  ASSERT_OK(d->Undrain(1));
+  ASSERT_TRUE(WaitTerminal(*d, 2));
+  EXPECT_EQ(Get(*d, 2).state, JobState::kSucceeded);
+  ASSERT_OK(d->Cancel(1));
+  ASSERT_TRUE(WaitTerminal(*d, 1));
+}
+
 // An operator's drain is stored (by GPU UUID) and applied again at start; an
 // undrain is stored too. By hand: 2 x A100 40GB, GPU 1 drained, two 7g.40gb
 // jobs: only GPU 0 can take one, so the second waits until the undrain.

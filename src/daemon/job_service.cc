@@ -19,6 +19,7 @@
 #include "daemon/json_text.h"
 #include "daemon/time_limit.h"
 #include "nodeapi/request_json.h"
+#include "sched/explain.h"
 #include "sched/policy.h"
 
 namespace migsched {
@@ -745,17 +746,23 @@ void JobService::UpdateWaitReasons(bool paused) {
     if (r == nullptr || queued == nullptr) continue;
     const Job& job = *queued;
     int open = 0;
+    // GPUs with a free placement of the job's profile now, open and closed (drained or
+    // unreachable): a job that fits only on closed ones waits because of them.
+    int free_open = 0, free_closed = 0;
     std::string closed;
     for (int g = 0; !paused && g < c.size(); ++g) {  // paused: the reason is the pause's
       const int p = ResolveProfile(c.gpu(g).model(), job);
       if (p < 0) continue;
+      const bool free_now = NoPlacementReason(c.gpu(g), p).empty();
       if (c.drained(g)) {
         const std::string why = model_->unreachable(g);
         closed += fmt::format("{}GPU {} {}", closed.empty() ? "" : "; ", model_->nvml(g),
                               why.empty() ? "is drained" : "is unreachable: " + why);
+        free_closed += free_now ? 1 : 0;
         continue;
       }
       open += s.policy().Capacity(c, g, p);
+      free_open += free_now ? 1 : 0;
     }
     std::string reason;
     if (paused) {
@@ -769,6 +776,10 @@ void JobService::UpdateWaitReasons(bool paused) {
       reason =
           fmt::format("{}needs {} at once; the GPUs that take placements now hold at most {} ({})",
                       kWaiting, job.RequestString(), open, closed);
+    } else if (!closed.empty() && free_open < std::max(1, job.count) && free_closed > 0) {
+      reason = fmt::format(
+          "{}no room for {} now on the GPUs that take placements; there is on the others ({})",
+          kWaiting, job.RequestString(), closed);
     }
     const bool had = r->reason.starts_with(kWaiting);
     if (reason.empty() && !had) continue;
