@@ -207,7 +207,9 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
                     "Working directory (default: the job's own directory; a relative one is "
                     "taken from where this command runs)");
     cmd->add_option("--name", o->name, "A label");
-    cmd->add_option("--priority", o->priority, "Recorded with the job (order is FIFO, §5)");
+    cmd->add_option("--priority", o->priority,
+                    "Recorded with the job; the queue is tried in the scheduler's queue-order "
+                    "(§5: by response ratio for full, arrival order for the other policies)");
     cmd->add_option("--user", o->user,
                     "Run as this user (the daemon's job_user or one of its job_users)");
     cmd->add_option("--time-limit,--time,-t", o->time_limit,
@@ -219,9 +221,15 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
                     "second one");
     cmd->add_flag("--json", o->json, "Print the whole job record instead of the id");
     cmd->add_option("command", o->command, "The command and its arguments, after --")->required();
-    cmd->callback([o, &ctx, exit_code] {
-      if (o->profile.empty() && o->gpu_fraction == 0) {
+    cmd->callback([o, f, &ctx, exit_code] {
+      if (o->profile.empty() && f->count() == 0) {
         *ctx.err << "error: give --profile or --gpu-fraction\n";
+        *exit_code = 2;
+        return;
+      }
+      if (f->count() > 0 && !(o->gpu_fraction > 0 && o->gpu_fraction <= 1)) {
+        *ctx.err << fmt::format("error: --gpu-fraction must be in (0, 1], got {}\n",
+                                o->gpu_fraction);
         *exit_code = 2;
         return;
       }

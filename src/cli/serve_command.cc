@@ -25,6 +25,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <ostream>
 #include <thread>
 
@@ -122,17 +123,29 @@ int Serve(const ServeOptions& o, Context& ctx) {
   auto config = LoadDaemonConfig(o.config);
   if (!config.ok()) return fail(config.status());
   config->fresh_store = o.fresh_store;
+  // A start refused before the daemon serves leaves no state dir behind that this start made
+  // (its token, its store): the operator fixes the config and starts again from nothing.
+  std::error_code exists_ec;
+  const bool new_state_dir = !config->state_dir.empty() &&
+                             !std::filesystem::exists(config->state_dir, exists_ec) && !exists_ec;
+  auto refuse = [&](const Status& st) {
+    if (new_state_dir) {
+      std::error_code ec;
+      std::filesystem::remove_all(config->state_dir, ec);
+    }
+    return fail(st);
+  };
   // The state dir is checked (created 0700 or refused when others may read
   // it) before anything is written into it, the token file included.
-  if (Status st = StateDir::Open(config->state_dir).status(); !st.ok()) return fail(st);
+  if (Status st = StateDir::Open(config->state_dir).status(); !st.ok()) return refuse(st);
   auto token = ResolveToken(*config);
-  if (!token.ok()) return fail(token.status());
+  if (!token.ok()) return refuse(token.status());
   auto catalog = ctx.catalog();
-  if (!catalog.ok()) return fail(catalog.status());
+  if (!catalog.ok()) return refuse(catalog.status());
   auto backend = MakeBackend(*config, **catalog);
-  if (!backend.ok()) return fail(backend.status());
+  if (!backend.ok()) return refuse(backend.status());
   auto daemon = Daemon::Create(*config, std::move(*backend), *catalog);
-  if (!daemon.ok()) return fail(daemon.status());
+  if (!daemon.ok()) return refuse(daemon.status());
 
   HttpServerOptions so;
   so.token = *token;
@@ -145,9 +158,17 @@ int Serve(const ServeOptions& o, Context& ctx) {
   so.max_connections_per_peer = config->max_connections_per_peer;
   so.max_unauthenticated_connections = config->max_unauthenticated_connections;
   so.clock = SteadyClock();
-  HttpServer server(daemon->get(), so);
-  if (Status st = server.Bind(config->listen); !st.ok()) return fail(st);
-  if (Status st = InstallSignalHandlers(); !st.ok()) return fail(st);
+  auto server_owner = std::make_unique<HttpServer>(daemon->get(), so);
+  HttpServer& server = *server_owner;
+  // Refused after the daemon was made: the server, then the daemon (its store, its lock) go
+  // before the state dir does.
+  auto refuse_made = [&](const Status& st) {
+    server_owner.reset();
+    daemon->reset();  // stops it (Daemon::~Daemon), as a refusal always did
+    return refuse(st);
+  };
+  if (Status st = server.Bind(config->listen); !st.ok()) return refuse_made(st);
+  if (Status st = InstallSignalHandlers(); !st.ok()) return refuse_made(st);
 
   (*daemon)->StartWorker();
   const std::string host = config->listen.substr(0, config->listen.rfind(':'));

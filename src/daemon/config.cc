@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "io/scheduler_options_yaml.h"
@@ -56,8 +57,19 @@ class Reader {
     int64_t v = 0;
     const char* end = s.data() + s.size();
     auto [p, ec] = std::from_chars(s.data(), end, v);
-    if (ec != std::errc() || p != end || !std::in_range<Int>(v)) {
-      return Error(n, fmt::format("key '{}' must be an integer, got '{}'", key, s));
+    const bool whole = p == end && (ec == std::errc() || ec == std::errc::result_out_of_range);
+    if (!whole) return Error(n, fmt::format("key '{}' must be an integer, got '{}'", key, s));
+    if (ec != std::errc() || !std::in_range<Int>(v)) {  // an integer, out of the key's range
+      if constexpr (std::is_unsigned_v<Int>) {
+        if (ec == std::errc() && v < 0) {
+          return Error(n, fmt::format("key '{}' must be an integer >= 0, got '{}'", key, s));
+        }
+      }
+      return Error(n, fmt::format("key '{}' must be an integer from {} to {}, got '{}'", key,
+                                  std::numeric_limits<Int>::min(),
+                                  std::min<uint64_t>(std::numeric_limits<Int>::max(),
+                                                     std::numeric_limits<int64_t>::max()),
+                                  s));
     }
     *out = static_cast<Int>(v);
     return Status();

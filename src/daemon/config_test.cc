@@ -178,8 +178,16 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       {"state_dir: /s\ntick_ms: 0\n", "c.yaml: tick_ms must be from 1 to 60000, got 0"},
       {"state_dir: /s\non_shutdown: wait\n",
        "c.yaml: on_shutdown must be leave or drain, got 'wait'"},
+      // Regression (config_integer_range_read_as_type): an integer out of the key's range was
+      // called "not an integer".
       {"state_dir: /s\nmax_body_bytes: -1\n",
-       "c.yaml:2: key 'max_body_bytes' must be an integer, got '-1'"},
+       "c.yaml:2: key 'max_body_bytes' must be an integer >= 0, got '-1'"},
+      {"state_dir: /s\ntick_ms: 99999999999\n",
+       "c.yaml:2: key 'tick_ms' must be an integer from -2147483648 to 2147483647, got "
+       "'99999999999'"},
+      {"state_dir: /s\ntick_ms: 99999999999999999999\n",
+       "c.yaml:2: key 'tick_ms' must be an integer from -2147483648 to 2147483647, got "
+       "'99999999999999999999'"},
       {"state_dir: /s\nfake: {fail: 1}\n",
        "c.yaml:2: unknown key 'fake.fail' (known: destroy_in_use, disappear_gpu, fail_create)"},
       {"state_dir: /s\nfake: 3\n", "c.yaml:2: key 'fake' must be a mapping, got a scalar"},

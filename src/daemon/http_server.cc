@@ -602,6 +602,11 @@ class HttpServer::Impl {
         return malformed("more than one Content-Length header");
       }
       const std::string length = req.get_header_value("Content-Length");
+      // Both framings: a proxy in front may read the other one (request smuggling; RFC 9112
+      // §6.3 has the server close the connection after such a request).
+      if (!length.empty() && req.has_header("Transfer-Encoding")) {
+        return malformed("both Content-Length and Transfer-Encoding headers");
+      }
       if (length.empty() && !chunked) {
         // Without a length the body would end only when the client closes or times out.
         return malformed(

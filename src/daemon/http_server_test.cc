@@ -1193,7 +1193,8 @@ TEST(HttpConnectionsTest, APostWithoutALengthIsRefusedAtOnce) {
 }
 
 // Regression: after a request the server could not read (a garbage request line; two
-// Content-Length headers, which a proxy in front may read otherwise: request smuggling), the
+// Content-Length headers, or one with Transfer-Encoding, which a proxy in front may read
+// otherwise: request smuggling), the
 // connection stayed open and the bytes after it ran as the next request. The connection now ends
 // with the 400: the authenticated pause sent behind it is never carried out.
 TEST(HttpConnectionsTest, AnUnreadableRequestEndsItsConnection) {
@@ -1206,7 +1207,13 @@ TEST(HttpConnectionsTest, AnUnreadableRequestEndsItsConnection) {
   const std::string two_lengths =
       "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
       "Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}";
-  for (const std::string& first : {std::string("GARBAGE\r\n\r\n"), two_lengths}) {
+  // Regression (length_and_chunked_kept_the_connection): both framings were answered and the
+  // connection kept.
+  const std::string length_and_chunked =
+      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
+      "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+  for (const std::string& first :
+       {std::string("GARBAGE\r\n\r\n"), two_lengths, length_and_chunked}) {
     SCOPED_TRACE(first.substr(0, 20));
     const int fd = Connect(server.port());
     ASSERT_GE(fd, 0);

@@ -323,6 +323,13 @@ StatusOr<std::vector<WorkloadJob>> ParseTraceJsonLines(std::istream& in, const s
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (raw.find_first_not_of(" \t") == std::string::npos) continue;
     RowConverter conv(origin, line, catalog, raw);
+    // The JSON parser skips a byte-order mark at the start of what it reads, here each line:
+    // past the first line it is no file's start but bytes in the middle of one.
+    if (line > 1 && WithoutUtf8Bom(raw).size() != raw.size()) {
+      return conv.LineError(
+          "invalid JSON: a UTF-8 byte-order mark (EF BB BF) starts this line; only the file "
+          "may start with one");
+    }
     std::string duplicate_key;
     std::set<std::string> keys;
     auto callback = [&](int depth, json::parse_event_t event, json& parsed) {

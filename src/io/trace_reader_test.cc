@@ -145,6 +145,17 @@ TEST(TraceReaderTest, Utf8ByteOrderMarkAtTheStartIsSkipped) {
   auto bad = ParseTraceCsv(late, "t.csv");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), StartsWith("t.csv:2: unknown column '" + bom + "id'"));
+  // Regression (jsonl_bom_on_a_later_line_accepted): the JSON parser skipped the mark at the
+  // start of any line, so a later line's was taken as none.
+  std::istringstream late_json(
+      R"({"id":"a","arrival_s":5,"profile":"1g.5gb","duration_s":10})"
+      "\n" +
+      bom + R"({"id":"b","arrival_s":6,"profile":"1g.5gb","duration_s":10})" + "\n");
+  auto bad_json = ParseTraceJsonLines(late_json, "t.jsonl", nullptr);
+  ASSERT_FALSE(bad_json.ok());
+  EXPECT_THAT(bad_json.status().message(),
+              StartsWith("t.jsonl:2: invalid JSON: a UTF-8 byte-order mark (EF BB BF) starts this "
+                         "line; only the file may start with one"));
 }
 
 struct TraceBadCase {

@@ -234,6 +234,21 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
         fmt::format("{}: controller.reservation_ttl_s ({}) must be longer than a tick ({} ms)",
                     origin, c.reservation_ttl_s, c.tick_ms));
   }
+  // A node daemon answers only a request with its token (docs/api.md): a node with no token at
+  // all could never be reached, and one with two leaves which one unsaid. Both are refused here;
+  // a token file that cannot be read shows on that node's calls (the others are served).
+  for (const NodeEndpoint& n : c.nodes) {
+    if (!n.token.empty() && !n.token_file.empty()) {
+      return InvalidArgumentError(fmt::format(
+          "{}: node '{}' gives both token and token_file; give one of them", origin, n.name));
+    }
+    if (n.token.empty() && n.token_file.empty() && c.token_file.empty()) {
+      return InvalidArgumentError(fmt::format(
+          "{}: node '{}' has no token: give its token_file or token, or a top-level token_file "
+          "(the token of the nodes that name none)",
+          origin, n.name));
+    }
+  }
   return c;
 }
 

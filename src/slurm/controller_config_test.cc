@@ -107,6 +107,13 @@ TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
       {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller: {listen: \"h:99999\"}\n",
        "c.yaml: controller.listen: expected host:port (e.g. 127.0.0.1:7071), got 'h:99999'"},
       {"nodes: [\n", "c.yaml:"},
+      // Regression (controller_started_without_node_tokens): a node with no token started the
+      // controller, which failed only on Slurm's first command; one with two was taken silently.
+      {"nodes:\n  - {name: n1, url: \"http://a\"}\n",
+       "c.yaml: node 'n1' has no token: give its token_file or token, or a top-level token_file "
+       "(the token of the nodes that name none)"},
+      {"nodes:\n  - {name: n1, url: \"http://a\", token: t, token_file: /t}\n",
+       "c.yaml: node 'n1' gives both token and token_file; give one of them"},
   };
   for (const Case& c : cases) {
     auto got = ParseControllerConfig(c.yaml, "c.yaml");

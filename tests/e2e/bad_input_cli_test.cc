@@ -479,6 +479,20 @@ TEST(BadFlagValuesTest, SubmitCountOutOfRangeSaysTheRange) {
   }
 }
 
+// Regression (submit_gpu_fraction_zero_blamed_a_missing_flag): `submit --gpu-fraction 0` said
+// "give --profile or --gpu-fraction", though it was given. A fraction outside (0, 1] is refused
+// with the rule the daemon states, before any daemon is asked; a missing one still asks for one.
+TEST(BadFlagValuesTest, SubmitGpuFractionOutsideItsRangeSaysTheRange) {
+  for (const std::string fraction : {"0", "1.5", "2"}) {
+    auto r = RunMigsched({"submit", "--gpu-fraction", fraction, "--", "true"});
+    EXPECT_EQ(r.exit_code, 2) << fraction;
+    EXPECT_EQ(r.err, "error: --gpu-fraction must be in (0, 1], got " + fraction + "\n");
+  }
+  auto none = RunMigsched({"submit", "--", "true"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err, "error: give --profile or --gpu-fraction\n");
+}
+
 // A data folder whose catalog is one small model with the profiles 1g.8gb
 // and 2g.16gb, so that the list of known names is short and exact.
 std::string SmallDataDir() { return ::migsched::testing::TestDataDir() + "/catalogs/test-4u"; }

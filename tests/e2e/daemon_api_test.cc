@@ -2,12 +2,16 @@
 // fake backend on a random loopback port, real processes (sh, sleep), the
 // HTTP API through httplib::Client and the client subcommands through
 // RunMigsched. Every test uses its own temp state dir.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -540,6 +544,45 @@ TEST(ServeCommandTest, BadConfigIsRefusedNamingTheKey) {
   auto none = testing::RunMigsched({"serve"});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.err, "error: serve needs --config FILE.yaml (or --print-default-config)\n");
+}
+
+// Regression (refused_config_left_a_state_dir): a config refused after the state dir was made (an
+// unknown GPU model, an address already taken) left the new folder behind with a token and a
+// store. A refused start now removes a state dir it created, and leaves one that was there.
+TEST(ServeCommandTest, ARefusedStartLeavesNoStateDirItMade) {
+  const std::filesystem::path root = testing::MakeTempDir("serve-refused");
+  auto config = [&](const std::string& dir, const std::string& gpus, int port) {
+    return testing::WriteTempFile(
+        "refused.yaml", fmt::format("state_dir: {}\nlisten: \"127.0.0.1:{}\"\nbackend: fake\n"
+                                    "gpus: \"{}\"\n",
+                                    (root / dir).string(), port, gpus));
+  };
+  auto bad_model = testing::RunMigsched({"serve", "--config", config("a", "4xFOO", 0)});
+  EXPECT_EQ(bad_model.exit_code, 1);
+  EXPECT_THAT(bad_model.err, HasSubstr("unknown GPU model 'FOO'"));
+  EXPECT_FALSE(std::filesystem::exists(root / "a"));
+  // An address another socket holds: refused once the daemon is made, its store included.
+  const int held = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(held, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(held, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(held, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(held, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int port = ntohs(addr.sin_port);
+  auto taken = testing::RunMigsched({"serve", "--config", config("b", "1xA100-40GB", port)});
+  EXPECT_EQ(taken.exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(root / "b")) << taken.err;
+  // A state dir that was there stays, with what it held.
+  std::filesystem::create_directory(root / "c");
+  std::filesystem::permissions(root / "c", std::filesystem::perms::owner_all);
+  std::ofstream(root / "c" / "kept") << "x";
+  auto existing = testing::RunMigsched({"serve", "--config", config("c", "4xFOO", 0)});
+  EXPECT_EQ(existing.exit_code, 1);
+  EXPECT_TRUE(std::filesystem::exists(root / "c" / "kept"));
+  ::close(held);
 }
 
 }  // namespace
