@@ -50,9 +50,11 @@ bool SameFile(const std::string& a, const std::string& b) {
     const bool same = fs::equivalent(a, b, ec);
     if (!ec) return same;
   }
-  const fs::path ca = fs::weakly_canonical(a, ec);
+  // Absolute first: weakly_canonical resolves only the part of a path that exists, so a relative
+  // path none of whose parts exists ("q.json") stayed relative, never equal to "./q.json".
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
   if (ec) return false;
-  const fs::path cb = fs::weakly_canonical(b, ec);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec), ec);
   return !ec && ca == cb;
 }
 

@@ -54,6 +54,23 @@ TEST(OutputFilesTest, CheckRefusesWithTheFlagPathAndReason) {
   }
 }
 
+// Regression (relative_outputs_overwrote_each_other): `--json q.json --jobs-csv ../dir/q.json`
+// (or `--json ./z.json --report z.json`) in dir wrote both outputs to one file, the later over
+// the earlier: a relative path none of whose parts existed was compared unresolved.
+TEST(OutputFilesTest, RelativeSpellingsOfOneNewFileAreOneFile) {
+  const fs::path dir = MakeTempDir("relative");
+  fs::create_directory(dir / "sub");
+  const fs::path before = fs::current_path();
+  fs::current_path(dir / "sub");
+  const Status up = CheckOutputFiles({{"--json", "q.json"}, {"--jobs-csv", "../sub/q.json"}});
+  const Status dot = CheckOutputFiles({{"--json", "./z.json"}, {"--report", "z.json"}});
+  const Status apart = CheckOutputFiles({{"--json", "z.json"}, {"--report", "../z.json"}});
+  fs::current_path(before);
+  EXPECT_EQ(up.message(), "--jobs-csv ../sub/q.json: --json writes the same file");
+  EXPECT_EQ(dot.message(), "--report z.json: --json writes the same file");
+  EXPECT_TRUE(apart.ok()) << apart.ToString();
+}
+
 // Regression: `simulate --workload t.csv --export-workload t.csv` (or --json, --timeline-csv,
 // `report -o` over a --from file) overwrote the user's input without a word. An output may not
 // name an input: by the same path written another way, or through a symbolic link.

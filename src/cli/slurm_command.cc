@@ -24,11 +24,13 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/hangup.h"
+#include "cli/sim_flags.h"
 #include "cluster/http_node_daemons.h"
 #include "core/cluster.h"
 #include "slurm/controller.h"
@@ -158,7 +160,8 @@ void RegisterConfig(CLI::App* slurm, Context& ctx, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--placeholders", f->options.placeholders,
                   "State=FUTURE placeholder nodes that let Slurm queue MIG jobs while migsched "
-                  "publishes 0; a job may span at most this many nodes (default: one per node)");
+                  "publishes 0; a job may span at most this many nodes (default: one per node)")
+      ->check(WholeNumber(0, 100000));
   cmd->add_option("--placeholder-prefix", f->options.placeholder_prefix,
                   "Name prefix of the placeholders")
       ->capture_default_str();
@@ -336,6 +339,11 @@ int RunStatus(const StatusFlags& f, Context& ctx) {
     std::string host = config->listen.substr(0, config->listen.rfind(':'));
     if (host == "0.0.0.0" || host == "::" || host == "[::]") host = "127.0.0.1";
     url = "http://" + host + config->listen.substr(config->listen.rfind(':'));
+  }
+  // The URL names the controller, not a page of it: a trailing "/" or "/v1/status" (what a browser
+  // shows) is dropped, where httplib took it for a host it could not reach.
+  for (const std::string_view tail : {"/v1/status", "/"}) {
+    if (url.size() > tail.size() && url.ends_with(tail)) url.resize(url.size() - tail.size());
   }
   httplib::Client client(url);
   client.set_connection_timeout(5);

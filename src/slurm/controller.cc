@@ -107,6 +107,7 @@ struct SlurmController::TickFrame {
   PlannerInput in;
   ClusterPlan plan;
   std::map<std::pair<std::string, std::string>, int> held;  // (node, profile) -> rooms for waiting
+  std::map<size_t, std::string> unheld;  // plan.jobs index -> why a room of it was refused
 };
 
 StatusOr<TickReport> SlurmController::Tick(double now_s) {
@@ -138,6 +139,16 @@ Status SlurmController::Read(TickFrame& f, TickReport* rep) {
   for (const SlurmNode& n : f.snodes) f.snode[n.name] = &n;
 
   f.inputs = FetchNodes();
+  // A node of the config that Slurm does not have (a typo in nodes[].name): Slurm can start no
+  // job there, so no room is made there (a room would park a job on it until room_timeout_s).
+  if (!f.snodes.empty()) {
+    for (NodeInput& in : f.inputs) {
+      if (f.snode.count(in.name)) continue;
+      in.state.reset();
+      in.error = fmt::format(
+          "Slurm has no node named {} (sinfo); nodes[].name must be Slurm's node name", in.name);
+    }
+  }
   f.view = ClusterView::Build(f.inputs, *catalog_, &tables_);
   for (const ClusterView::Node& n : f.view->nodes()) {
     if (n.usable) {
@@ -148,6 +159,9 @@ Status SlurmController::Read(TickFrame& f, TickReport* rep) {
         f.node_lost = true;
         spdlog::warn("node {} is not usable: {}; its counts drop to its running jobs'", n.name,
                      n.error);
+      } else if (!started_) {
+        // Unusable from the first tick (a wrong token, a wrong URL): said once, as a loss is.
+        spdlog::warn("node {} is not usable: {}", n.name, n.error);
       }
     }
   }
@@ -316,6 +330,7 @@ void SlurmController::HoldRooms(TickFrame& f, TickReport* rep) {
         Status st = nodes_->Reserve(node, key, {p}, ttl);
         if (!st.ok()) {
           spdlog::warn("cannot reserve {} on {} for {}: {}", key, node, jp.key, st.message());
+          f.unheld[i] = fmt::format("{}: {}", node, st.message());
           ok = false;
           continue;
         }
@@ -600,7 +615,9 @@ void SlurmController::SaveStatus(const TickFrame& f, const TickReport& rep) {
   for (size_t i = 0; i < f.plan.jobs.size(); ++i) {
     const JobPlan& jp = f.plan.jobs[i];
     std::vector<std::string> where;
-    if (jp.outcome == Outcome::kPlaced) {
+    // A room the daemon refused is not held: neither listed nor told to the job as its room.
+    auto unheld = f.unheld.find(i);
+    if (jp.outcome == Outcome::kPlaced && unheld == f.unheld.end()) {
       for (const NodePlacement& np : jp.placements) {
         const std::string& node = f.view->nodes()[np.node].name;
         for (const PlacementRef& p : np.placements) {
@@ -614,7 +631,9 @@ void SlurmController::SaveStatus(const TickFrame& f, const TickReport& rep) {
     StatusWaiting w;
     w.job = cj.slurm->id;
     w.request = request_text(cj.request);
-    if (jp.outcome == Outcome::kPlaced) {
+    if (unheld != f.unheld.end()) {
+      w.reason = "waiting: the node daemon refused its room: " + unheld->second;
+    } else if (jp.outcome == Outcome::kPlaced) {
       w.reason = fmt::format("room on {}: Slurm may start it", fmt::join(where, ", "));
     } else if (jp.outcome == Outcome::kNever) {
       w.reason = "held: can never run: " + jp.reason;

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -178,6 +179,15 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
          {"log_file", [&](auto& v) { return r.String(v, "controller.log_file", &c.log_file); }},
          {"log_level", [&](auto& v) { return r.String(v, "controller.log_level", &c.log_level); }},
          {"listen", [&](auto& v) { return r.String(v, "controller.listen", &c.listen); }}});
+    if (!st.ok()) return st;
+    // An integer number of milliseconds up to an hour: a larger value would not fit the tick
+    // (it wrapped to a negative tick, and the controller ticked back to back).
+    if (tick != std::floor(tick) || tick > 3600000) {
+      return r.Error(n["tick_ms"],
+                     fmt::format("controller.tick_ms must be a whole number of milliseconds from "
+                                 "10 to 3600000, got {}",
+                                 tick));
+    }
     c.tick_ms = static_cast<int>(tick);
     return st;
   };

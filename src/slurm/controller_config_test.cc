@@ -114,6 +114,14 @@ TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
        "(the token of the nodes that name none)"},
       {"nodes:\n  - {name: n1, url: \"http://a\", token: t, token_file: /t}\n",
        "c.yaml: node 'n1' gives both token and token_file; give one of them"},
+      // Regression (tick_ms_wrapped_negative): 3e9 ms wrapped to a negative tick and the
+      // controller ticked back to back; 15.5 was cut to 15.
+      {"nodes:\n  - {name: n1, url: \"http://a\", token: t}\ncontroller: {tick_ms: 3e9}\n",
+       "c.yaml:3: controller.tick_ms must be a whole number of milliseconds from 10 to 3600000, "
+       "got 3000000000"},
+      {"nodes:\n  - {name: n1, url: \"http://a\", token: t}\ncontroller: {tick_ms: 15.5}\n",
+       "c.yaml:3: controller.tick_ms must be a whole number of milliseconds from 10 to 3600000, "
+       "got 15.5"},
   };
   for (const Case& c : cases) {
     auto got = ParseControllerConfig(c.yaml, "c.yaml");

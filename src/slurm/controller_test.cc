@@ -1,5 +1,6 @@
 #include "slurm/controller.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -284,6 +285,72 @@ TEST(ControllerTest, AnInternalErrorRefusesOneJobsDecisionNotTheTick) {
     told = told || (cmd.rfind(want, 0) == 0 && cmd.find("internal error") != std::string::npos);
   }
   EXPECT_TRUE(told) << ::testing::PrintToString(runner.commands);
+}
+
+// Regression (refused_room_shown_as_held): a room the node daemon refused (here a ttl above its
+// reservation_max_ttl_s) was listed as held and its job told "room on ...: Slurm may start it",
+// with the controller healthy, while the job waited for ever. Three empty nodes that refuse every
+// room: the capture's waiting jobs 3 and 5 each get a placement, no room is held, and each job's
+// reason is the daemon's refusal.
+TEST(ControllerTest, ARoomTheDaemonRefusesIsNotShownAsHeld) {
+  CapturedSlurm runner;
+  runner.jobs["3"] = Job5("PENDING");
+  runner.jobs["5"] = Job5("PENDING");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  for (const std::string n : {"n1", "n2", "n3"}) {
+    nodes.states[n] = MakeNode(n, 2, "A100 40GB", {});
+    nodes.reserve_error[n] =
+        InvalidArgumentError("field 'ttl_s' must be at most 600 (reservation_max_ttl_s), got 1000");
+  }
+  auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  StatusOr<TickReport> rep = (*c)->Tick(kNow);
+  ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+  EXPECT_EQ(rep->rooms_created, 0);
+  EXPECT_EQ(rep->placed, 0);
+  const ControllerStatus st = (*c)->Snapshot();
+  EXPECT_TRUE(st.rooms.empty());
+  ASSERT_EQ(st.waiting.size(), 2u);
+  for (const StatusWaiting& w : st.waiting) {
+    EXPECT_THAT(w.reason, ::testing::StartsWith("waiting: the node daemon refused its room: n"));
+    EXPECT_THAT(w.reason, ::testing::EndsWith(
+                              ": field 'ttl_s' must be at most 600 (reservation_max_ttl_s), got "
+                              "1000"));
+  }
+}
+
+// Regression (room_on_a_node_slurm_does_not_have): a nodes[].name Slurm does not have (a typo)
+// was usable: rooms were made there and jobs waited on them until room_timeout_s. The capture's
+// Slurm has n1, n2 and n3; a config of n1, n2 and n9 (all empty, reachable): n9 is not usable,
+// with the reason, and no room is asked of it.
+TEST(ControllerTest, ANodeSlurmDoesNotHaveIsNotUsable) {
+  CapturedSlurm runner;
+  runner.jobs["3"] = Job5("PENDING");
+  runner.jobs["5"] = Job5("PENDING");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  for (const std::string n : {"n1", "n2", "n9"}) nodes.states[n] = MakeNode(n, 2, "A100 40GB", {});
+  auto config = ParseControllerConfig(
+      "nodes:\n  - {name: n1, url: \"http://a\", token: t}\n  - {name: n2, url: \"http://b\", "
+      "token: t}\n  - {name: n9, url: \"http://c\", token: t}\nmigration:\n  enabled: false\n",
+      "test.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  auto c = SlurmController::Create(*config, &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  StatusOr<TickReport> rep = (*c)->Tick(kNow);
+  ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+  const ControllerStatus st = (*c)->Snapshot();
+  ASSERT_EQ(st.nodes.size(), 3u);
+  for (const StatusNode& n : st.nodes) {
+    EXPECT_EQ(n.usable, n.name != "n9") << n.name;
+    if (n.name == "n9") {
+      EXPECT_EQ(n.error,
+                "Slurm has no node named n9 (sinfo); nodes[].name must be Slurm's node name");
+    }
+  }
+  for (const StatusRoom& r : st.rooms) EXPECT_NE(r.node, "n9");
+  for (const std::string& call : nodes.calls) EXPECT_EQ(call.find("reserve n9"), std::string::npos);
 }
 
 // The status snapshot after one tick on the full nodes of FullNodes: three

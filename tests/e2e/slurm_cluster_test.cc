@@ -469,6 +469,13 @@ TEST(SlurmClusterTest, SlurmdRestartsAndARebootLeaveABusyNodeInService) {
             std::string::npos)
       << table;
   const std::string listen = tb.Out("sed -n 's/^  listen: //p' controller.yaml");
+  // Regression (status_url_with_a_path_read_as_down): --url as a browser shows it ("/" or the
+  // page's path) said the controller was not running.
+  for (const std::string tail : {"/", "/v1/status"}) {
+    EXPECT_NE(tb.Out(status + " --url http://" + listen + tail).find("controller: healthy"),
+              std::string::npos)
+        << tail;
+  }
   EXPECT_EQ(tb.Out("curl -s http://" + listen + "/healthz"), "{\"status\":\"ok\"}");
   const std::string metrics = tb.Out("curl -sf http://" + listen + "/metrics");
   EXPECT_NE(metrics.find("\nmigsched_slurm_lost_allocations 1\n"), std::string::npos) << metrics;

@@ -56,6 +56,17 @@ TEST(SlurmConfigCliTest, BadInputGetsAClearMessage) {
   }
 }
 
+// Regression (negative_placeholders_accepted): `--placeholders -2` printed the default's lines.
+TEST(SlurmConfigCliTest, PlaceholdersMustBeAWholeNumber) {
+  CommandResult r = RunMigsched(
+      {"slurm", "config", "--nodes", "n1", "--gpus", "1xA100-40GB", "--placeholders", "-2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "--placeholders: must be an integer in 0..100000, got '-2'\nRun with --help for more "
+            "information.\n");
+  EXPECT_EQ(r.out, "");
+}
+
 // The generated lines in a real Slurm: the counts slurmctld shows for each
 // node are the generated ones, slurmd registers without a drain, and
 // slurmctld warns about no GRES count.

@@ -33,6 +33,9 @@ class FakeNodeDaemons : public NodeDaemons {
   // The next this many Allocate calls on the node fail with kFailedPrecondition
   // (an instance still held by an ended job whose epilog has not run yet).
   std::map<std::string, int> busy_for;
+  // Reserve on `node` fails with this status (OK: succeeds), e.g. a ttl above the daemon's
+  // reservation_max_ttl_s.
+  std::map<std::string, Status> reserve_error;
   std::map<std::string, NodeView> states;
   std::vector<std::string> calls;  // "allocate n1 slurm:3 prefix=slurm-room:", "release n1 7", ...
 
@@ -47,6 +50,7 @@ class FakeNodeDaemons : public NodeDaemons {
                  double ttl_s) override {
     std::lock_guard<std::mutex> lock(mu_);
     calls.push_back(fmt::format("reserve {} {} ttl={}", node, key, ttl_s));
+    if (auto it = reserve_error.find(node); it != reserve_error.end()) return it->second;
     return Status::Ok();
   }
   Status Unreserve(const std::string& node, const std::string& key) override {
