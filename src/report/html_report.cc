@@ -49,15 +49,6 @@ double HalfWidth(const nlohmann::json& metrics, const std::string& key,
   return Number((*pp)[profile], key);
 }
 
-// The paired change of `key` against the reference ("paired", sim/replicas.h
-// PairedToJson), or nullptr.
-const nlohmann::json* Paired(const nlohmann::json& metrics, const std::string& key) {
-  auto it = metrics.find("paired");
-  if (it == metrics.end() || !it->is_object() || !it->contains(key)) return nullptr;
-  const nlohmann::json& p = (*it)[key];
-  return p.is_object() ? &p : nullptr;
-}
-
 // Each replica's value of `key` ("replica_results", cli/replica_output.h
 // ReplicaRunJson), NaN where a replica lacks it; empty for a run without
 // replicas.
@@ -676,11 +667,18 @@ std::string HtmlReport::SummaryTableHtml() const {
     const DisplayUnit unit = ChooseUnit(m.format, row_values);
     for (size_t i = 0; i < runs_.size(); ++i) {
       const double v = Number(runs_[i].metrics, m.key);
-      const nlohmann::json* paired = Paired(runs_[i].metrics, m.key);
-      const std::string ratio = i == 0 ? ""
-                                : paired != nullptr
-                                    ? PairedRatioCell(*paired, m.better, comparable[i])
-                                    : RatioCell(v, ref, m.better, comparable[i]);
+      // Paired with the first column replica by replica where both have replicas of the same
+      // seeds, else a plain ratio. Never a file's own "paired": that is against the first run
+      // of its own file, which is not the first column when several files are merged.
+      std::string ratio;
+      if (i > 0) {
+        const PairedChange p = PairedBetween(runs_[i].metrics, runs_.front().metrics, m.key);
+        ratio = p.n >= 2 ? PairedRatioCell({{"ratio", p.ratio},
+                                            {"ratio_ci95", p.ratio_half},
+                                            {"significant", p.significant}},
+                                           m.better, comparable[i])
+                         : RatioCell(v, ref, m.better, comparable[i]);
+      }
       h += fmt::format("<td>{}{}</td>", FormatInUnit(v, HalfWidth(runs_[i].metrics, m.key), unit),
                        ratio);
     }

@@ -225,6 +225,41 @@ TEST(HtmlReportTest, FindingsGiveThePairedIntervalOverReplicas) {
   EXPECT_THAT(mixed.Render(), HasSubstr("; no paired interval (not replicas of the same seeds)."));
 }
 
+// Regression (merged_reports_ratios_against_their_own_file): `report --from c.json --from r.json`
+// showed r.json's runs with the ratios stored in r.json, against r.json's own first run, under a
+// header naming the first column. Every ratio is now against the first column: paired replica by
+// replica where the seeds are the same (a: 0.91515 ±0.02608, worked out above), else plain.
+// z (another file, other seeds, a stored "paired" of 1.0 against its own reference): makespan
+// 220 s against b's 110 s, x2.000, worse.
+TEST(HtmlReportTest, EveryRatioIsAgainstTheFirstColumn) {
+  auto run = [](std::vector<double> makespans, std::vector<int> seeds) {
+    nlohmann::json results = nlohmann::json::array();
+    double sum = 0;
+    for (double m : makespans) {
+      results.push_back({{"mode", "online"}, {"makespan_s", m}});
+      sum += m;
+    }
+    return nlohmann::json{{"mode", "online"},
+                          {"makespan_s", sum / static_cast<double>(makespans.size())},
+                          {"replicas", makespans.size()},
+                          {"seeds", seeds},
+                          {"replica_results", results}};
+  };
+  HtmlReport report("t");
+  ASSERT_TRUE(report.AddRunMetrics("b", run({100, 110, 120}, {1, 2, 3})).ok());
+  ASSERT_TRUE(report.AddRunMetrics("a", run({90, 100, 112}, {1, 2, 3})).ok());
+  nlohmann::json z = run({200, 220, 240}, {7, 8, 9});
+  z["paired"] = {{"makespan_s", {{"ratio", 1.0}, {"ratio_ci95", 0.0}, {"significant", false}}}};
+  ASSERT_TRUE(report.AddRunMetrics("z", z).ok());
+  const std::string html = report.Render();
+  const size_t row = html.find("<tr data-metric=\"makespan_s\">");
+  ASSERT_NE(row, std::string::npos) << html;
+  const std::string makespan = html.substr(row, html.find("</tr>", row) - row);
+  EXPECT_THAT(makespan, HasSubstr("<span class=\"ratio better\">×0.915 ±0.026*</span>"));
+  EXPECT_THAT(makespan, HasSubstr("<span class=\"ratio worse\">×2.000</span>"));
+  EXPECT_THAT(makespan, Not(HasSubstr("×1.000")));
+}
+
 TEST(HtmlReportTest, SweepFindingsAndKeyCharts) {
   HtmlReport report("t");
   auto point = [](double makespan, double custom) {
