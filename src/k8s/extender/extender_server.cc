@@ -1,5 +1,6 @@
 #include "k8s/extender/extender_server.h"
 
+#include <fmt/format.h>
 #include <httplib.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -123,11 +124,21 @@ StatusOr<int> ExtenderServer::Start(const std::string& host, int port) {
                           .dump(),
                       "application/json");
     } else if (res.status == 413) {
-      res.set_content(
-          json{{"error", req.method + " " + req.path + ": the body is longer than " +
-                             std::to_string(max_body) + " bytes (the extender's max_body_bytes)"}}
-              .dump(),
-          "application/json");
+      // The HTTP library reads a form (what `curl -d` sends) whole, up to its own bound of 8192
+      // bytes, whatever max_body_bytes says: such a refusal names the content type.
+      const bool form =
+          req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0;
+      const std::string why =
+          form ? fmt::format(
+                     "a body sent as a form (Content-Type: "
+                     "application/x-www-form-urlencoded, what curl -d sends) may be at "
+                     "most {} bytes; send it as JSON (Content-Type: application/json), "
+                     "up to max_body_bytes ({})",
+                     CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH, max_body)
+               : fmt::format("the body is longer than {} bytes (the extender's max_body_bytes)",
+                             max_body);
+      res.set_content(json{{"error", req.method + " " + req.path + ": " + why}}.dump(),
+                      "application/json");
     }
   });
   auto bound = Listen(s, host, port, &thread_);
