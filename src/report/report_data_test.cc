@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+
+#include "sim/metrics.h"
 
 namespace migsched {
 namespace {
@@ -155,6 +158,21 @@ TEST(ReportMetricsTest, KnownAndUnknownKeys) {
   EXPECT_EQ(u.better, ReportMetric::Better::kNeither);
   EXPECT_EQ(ReportMetrics("fill").front().key, "jobs_total");
   EXPECT_EQ(FindReportMetric("fill_allocation").format, MetricFormat::kPercent);
+}
+
+// Regression (report_showed_raw_keys): the arrival-window, admission and time-out metrics that
+// `compare` shows (and the README tells Alibaba users to read) were rows named by their JSON keys,
+// in raw units, uncoloured. Every numeric key the simulator writes is a known row of the report
+// now, labelled as the terminal labels it (sim/metrics.h MetricInfos), with its direction.
+TEST(ReportMetricsTest, EveryMetricTheSimulatorWritesIsAKnownRow) {
+  for (const MetricInfo& info : MetricInfos()) {
+    SCOPED_TRACE(std::string(info.key));
+    const ReportMetric m = FindReportMetric(std::string(info.key));
+    EXPECT_TRUE(m.known);
+    EXPECT_EQ(m.label, info.label);
+  }
+  EXPECT_EQ(FindReportMetric("utilization_arrival_window").format, MetricFormat::kPercent);
+  EXPECT_EQ(FindReportMetric("rejected_slice_hours").better, ReportMetric::Better::kLower);
 }
 
 TEST(EscapeTest, Html) {
