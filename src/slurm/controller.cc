@@ -427,8 +427,8 @@ Status SlurmController::Publish(TickFrame& f, TickReport* rep) {
         RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, true));
         rep->gate_open = true;
         settle_until_ = 0;
-        spdlog::info("partition {} is UP ({} nodes published)", config_.partition,
-                     published_.size());
+        spdlog::info("partition {} is UP ({} node{} published)", config_.partition,
+                     published_.size(), published_.size() == 1 ? "" : "s");
       }
     }
   }

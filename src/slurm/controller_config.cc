@@ -13,6 +13,7 @@
 
 #include "io/scheduler_options_yaml.h"
 #include "io/yaml_errors.h"
+#include "slurm/gres_config.h"
 
 namespace migsched::slurm {
 namespace {
@@ -217,6 +218,17 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
     if (!names.insert(n.name).second) {
       return InvalidArgumentError(fmt::format("{}: node '{}' is listed twice", origin, n.name));
     }
+  }
+  // Names the controller passes to scontrol and squeue, as `migsched slurm config` writes them.
+  if (!IsSlurmName(c.partition)) {
+    return InvalidArgumentError(
+        fmt::format("{}: slurm.partition '{}': use letters, digits, '_', '-' or '.' only", origin,
+                    c.partition));
+  }
+  if (!IsSlurmName(c.gres_name)) {
+    return InvalidArgumentError(
+        fmt::format("{}: slurm.gres_name '{}': use letters, digits, '_', '-' or '.' only", origin,
+                    c.gres_name));
   }
   // The table of scheduler options, and the policy's registry defaults for what is not given.
   ASSIGN_OR_RETURN(SchedulerConfig sc, ReadSchedulerYaml(scheduler_node, origin));

@@ -114,6 +114,10 @@ TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
        "(the token of the nodes that name none)"},
       {"nodes:\n  - {name: n1, url: \"http://a\", token: t, token_file: /t}\n",
        "c.yaml: node 'n1' gives both token and token_file; give one of them"},
+      // Regression (controller_took_a_partition_name_slurm_config_refuses): 'a b' was taken and
+      // passed to scontrol.
+      {"slurm: {partition: 'a b'}\nnodes:\n  - {name: n1, url: \"http://a\", token: t}\n",
+       "c.yaml: slurm.partition 'a b': use letters, digits, '_', '-' or '.' only"},
       // Regression (tick_ms_wrapped_negative): 3e9 ms wrapped to a negative tick and the
       // controller ticked back to back; 15.5 was cut to 15.
       {"nodes:\n  - {name: n1, url: \"http://a\", token: t}\ncontroller: {tick_ms: 3e9}\n",

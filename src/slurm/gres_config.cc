@@ -9,9 +9,7 @@
 #include "slurm/hostlist.h"
 
 namespace migsched::slurm {
-namespace {
-
-bool SlurmName(const std::string& s) {
+bool IsSlurmName(std::string_view s) {
   if (s.empty()) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -19,18 +17,20 @@ bool SlurmName(const std::string& s) {
   });
 }
 
+namespace {
+
 Status Validate(const std::vector<NodeGroup>& groups, const GresConfigOptions& o,
                 ConfigTableCache* tables) {
   if (groups.empty()) return InvalidArgumentError("no nodes given");
-  if (!SlurmName(o.gres_name)) {
+  if (!IsSlurmName(o.gres_name)) {
     return InvalidArgumentError(
         fmt::format("GRES name '{}': use letters, digits, '_', '-' or '.' only", o.gres_name));
   }
-  if (!SlurmName(o.partition)) {
+  if (!IsSlurmName(o.partition)) {
     return InvalidArgumentError(
         fmt::format("partition name '{}': use letters, digits, '_', '-' or '.' only", o.partition));
   }
-  if (!SlurmName(o.placeholder_prefix)) {
+  if (!IsSlurmName(o.placeholder_prefix)) {
     return InvalidArgumentError(
         fmt::format("placeholder prefix '{}': use letters, digits, '_', '-' or '.' only",
                     o.placeholder_prefix));

@@ -73,6 +73,10 @@ struct GresConfigOptions {
 // their counts and warns "has 2 more configured than expected").
 uint32_t SlurmGresId(std::string_view name);
 
+// Whether `s` is a name this tool writes into Slurm's configuration and commands (a partition, a
+// GRES name, a placeholder prefix): not empty; letters, digits, '_', '-' and '.' only.
+bool IsSlurmName(std::string_view s);
+
 // The per-node ceilings: NodeCapacity of the group's GPUs without the
 // profiles in `skip` and those whose count is 0 (none in the bundled catalog).
 std::vector<ProfileCapacity> GroupGres(const NodeGroup& group, ConfigTableCache* tables,
