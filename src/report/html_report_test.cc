@@ -180,6 +180,22 @@ TEST(HtmlReportTest, OneRunHasItsKeyFiguresAndNoRanking) {
   EXPECT_THAT(html, HasSubstr("One run, so no interval: <code>--replicas N</code>"));
 }
 
+// A run's metrics over replicas with these makespans (seconds) and seeds: the mean, and each
+// replica's own results, as `compare --json` writes them.
+nlohmann::json MakespanReplicas(std::vector<double> makespans, std::vector<int> seeds) {
+  nlohmann::json results = nlohmann::json::array();
+  double sum = 0;
+  for (double m : makespans) {
+    results.push_back({{"mode", "online"}, {"makespan_s", m}});
+    sum += m;
+  }
+  return nlohmann::json{{"mode", "online"},
+                        {"makespan_s", sum / static_cast<double>(makespans.size())},
+                        {"replicas", makespans.size()},
+                        {"seeds", seeds},
+                        {"replica_results", results}};
+}
+
 // Replicas of the same seeds: the best run's change against the next best
 // with its paired 95% interval (sim/replicas.h ComparePaired), computed here
 // by hand. b (the reference, first) makespans 100, 110, 120 s; a 90, 100,
@@ -189,18 +205,9 @@ TEST(HtmlReportTest, OneRunHasItsKeyFiguresAndNoRanking) {
 // 2.8684 / 110 = 0.02608: -11.1% to -5.9%, excluding 0: significant.
 TEST(HtmlReportTest, FindingsGiveThePairedIntervalOverReplicas) {
   auto run = [](std::vector<double> makespans, double half) {
-    nlohmann::json results = nlohmann::json::array();
-    double sum = 0;
-    for (double m : makespans) {
-      results.push_back({{"mode", "online"}, {"makespan_s", m}});
-      sum += m;
-    }
-    return nlohmann::json{{"mode", "online"},
-                          {"makespan_s", sum / static_cast<double>(makespans.size())},
-                          {"replicas", makespans.size()},
-                          {"seeds", {1, 2, 3}},
-                          {"ci95", {{"makespan_s", half}}},
-                          {"replica_results", results}};
+    nlohmann::json r = MakespanReplicas(std::move(makespans), {1, 2, 3});
+    r["ci95"] = {{"makespan_s", half}};
+    return r;
   };
   HtmlReport report("t");
   ASSERT_TRUE(report.AddRunMetrics("b", run({100, 110, 120}, 24.8)).ok());
@@ -232,19 +239,7 @@ TEST(HtmlReportTest, FindingsGiveThePairedIntervalOverReplicas) {
 // z (another file, other seeds, a stored "paired" of 1.0 against its own reference): makespan
 // 220 s against b's 110 s, x2.000, worse.
 TEST(HtmlReportTest, EveryRatioIsAgainstTheFirstColumn) {
-  auto run = [](std::vector<double> makespans, std::vector<int> seeds) {
-    nlohmann::json results = nlohmann::json::array();
-    double sum = 0;
-    for (double m : makespans) {
-      results.push_back({{"mode", "online"}, {"makespan_s", m}});
-      sum += m;
-    }
-    return nlohmann::json{{"mode", "online"},
-                          {"makespan_s", sum / static_cast<double>(makespans.size())},
-                          {"replicas", makespans.size()},
-                          {"seeds", seeds},
-                          {"replica_results", results}};
-  };
+  const auto run = MakespanReplicas;
   HtmlReport report("t");
   ASSERT_TRUE(report.AddRunMetrics("b", run({100, 110, 120}, {1, 2, 3})).ok());
   ASSERT_TRUE(report.AddRunMetrics("a", run({90, 100, 112}, {1, 2, 3})).ok());

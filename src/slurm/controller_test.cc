@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "cluster/testing/fake_node_daemons.h"
 #include "cluster/testing/nodes.h"
@@ -93,6 +95,13 @@ FakeNodeDaemons FullNodes() {
   for (const std::string n : {"n1", "n2", "n3"}) {
     nodes.states[n] = MakeNode(n, 2, "A100 40GB", {"0:7g.40gb@0=job:1", "1:7g.40gb@0=job:2"});
   }
+  return nodes;
+}
+
+// Nodes `names`, each two A100 40GB with nothing on them.
+FakeNodeDaemons EmptyNodes(const std::vector<std::string>& names) {
+  FakeNodeDaemons nodes;
+  for (const std::string& n : names) nodes.states[n] = MakeNode(n, 2, "A100 40GB", {});
   return nodes;
 }
 
@@ -260,10 +269,7 @@ TEST(ControllerTest, AnInternalErrorRefusesOneJobsDecisionNotTheTick) {
   auto tick = [](bool fault, CapturedSlurm* runner) -> StatusOr<TickReport> {
     runner->jobs["5"] = Job5("PENDING");
     SlurmClient slurm(runner, 5);
-    FakeNodeDaemons nodes;
-    for (const std::string n : {"n1", "n2", "n3"}) {
-      nodes.states[n] = MakeNode(n, 2, "A100 40GB", {});
-    }
+    FakeNodeDaemons nodes = EmptyNodes({"n1", "n2", "n3"});
     auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
     if (!c.ok()) return c.status();
     if (fault) {
@@ -297,9 +303,8 @@ TEST(ControllerTest, ARoomTheDaemonRefusesIsNotShownAsHeld) {
   runner.jobs["3"] = Job5("PENDING");
   runner.jobs["5"] = Job5("PENDING");
   SlurmClient slurm(&runner, 5);
-  FakeNodeDaemons nodes;
+  FakeNodeDaemons nodes = EmptyNodes({"n1", "n2", "n3"});
   for (const std::string n : {"n1", "n2", "n3"}) {
-    nodes.states[n] = MakeNode(n, 2, "A100 40GB", {});
     nodes.reserve_error[n] =
         InvalidArgumentError("field 'ttl_s' must be at most 600 (reservation_max_ttl_s), got 1000");
   }
@@ -329,8 +334,7 @@ TEST(ControllerTest, ANodeSlurmDoesNotHaveIsNotUsable) {
   runner.jobs["3"] = Job5("PENDING");
   runner.jobs["5"] = Job5("PENDING");
   SlurmClient slurm(&runner, 5);
-  FakeNodeDaemons nodes;
-  for (const std::string n : {"n1", "n2", "n9"}) nodes.states[n] = MakeNode(n, 2, "A100 40GB", {});
+  FakeNodeDaemons nodes = EmptyNodes({"n1", "n2", "n9"});
   auto config = ParseControllerConfig(
       "nodes:\n  - {name: n1, url: \"http://a\", token: t}\n  - {name: n2, url: \"http://b\", "
       "token: t}\n  - {name: n9, url: \"http://c\", token: t}\nmigration:\n  enabled: false\n",
