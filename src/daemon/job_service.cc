@@ -747,13 +747,14 @@ void JobService::UpdateWaitReasons(bool paused) {
     const Job& job = *queued;
     int open = 0;
     // GPUs with a free placement of the job's profile now, open and closed (drained or
-    // unreachable): a job that fits only on closed ones waits because of them.
+    // unreachable), counted while some GPU is closed: a job that fits only on closed ones waits
+    // because of them.
     int free_open = 0, free_closed = 0;
     std::string closed;
     for (int g = 0; !paused && g < c.size(); ++g) {  // paused: the reason is the pause's
       const int p = ResolveProfile(c.gpu(g).model(), job);
       if (p < 0) continue;
-      const bool free_now = NoPlacementReason(c.gpu(g), p).empty();
+      const bool free_now = any_closed && NoPlacementReason(c.gpu(g), p).empty();
       if (c.drained(g)) {
         const std::string why = model_->unreachable(g);
         closed += fmt::format("{}GPU {} {}", closed.empty() ? "" : "; ", model_->nvml(g),

@@ -114,11 +114,10 @@ std::string Margin(const ReportMetric& m, const nlohmann::json& best, const nloh
 }
 
 // A paired ratio with its interval, coloured only when significant.
-std::string PairedRatioCell(const nlohmann::json& p, ReportMetric::Better better, bool comparable) {
-  const double ratio = Number(p, "ratio"), half = Number(p, "ratio_ci95");
+std::string PairedRatioCell(const PairedChange& p, ReportMetric::Better better, bool comparable) {
+  const double ratio = p.ratio, half = p.ratio_half;
   if (!std::isfinite(ratio)) return "";
-  const bool significant =
-      p.contains("significant") && p["significant"].is_boolean() && p["significant"].get<bool>();
+  const bool significant = p.significant;
   std::string cls = comparable ? "same" : "incomparable";
   if (comparable && significant && better != ReportMetric::Better::kNeither) {
     cls = ((ratio < 1) == (better == ReportMetric::Better::kLower)) ? "better" : "worse";
@@ -673,10 +672,7 @@ std::string HtmlReport::SummaryTableHtml() const {
       std::string ratio;
       if (i > 0) {
         const PairedChange p = PairedBetween(runs_[i].metrics, runs_.front().metrics, m.key);
-        ratio = p.n >= 2 ? PairedRatioCell({{"ratio", p.ratio},
-                                            {"ratio_ci95", p.ratio_half},
-                                            {"significant", p.significant}},
-                                           m.better, comparable[i])
+        ratio = p.n >= 2 ? PairedRatioCell(p, m.better, comparable[i])
                          : RatioCell(v, ref, m.better, comparable[i]);
       }
       h += fmt::format("<td>{}{}</td>", FormatInUnit(v, HalfWidth(runs_[i].metrics, m.key), unit),
