@@ -100,7 +100,7 @@ struct SchedulerOptions {
   // overestimate: the further away, the more capacity it holds back on a guess. Beyond H the
   // job waits like any other (in its queue order, evacuation if on) until its room is expected
   // within H. An unknown start is not a prediction: reservation_needs_ends alone decides for it.
-  // `full`: 7200 (sched/full_policy.h).
+  // `full`: 1800 (sched/full_policy.h).
   double reservation_horizon_s = -1;
   // §13 reservation keeping (easy reservation only): once a job has been given the look-ahead
   // reservation, each later scan reserves for it first, before any job's turn, while it waits,
