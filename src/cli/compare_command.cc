@@ -52,16 +52,21 @@ int Run(const CompareFlags& f, Context& ctx) {
                                     SimInputFiles(f.sim, ctx.extra_catalogs));
   if (!outputs.ok()) return fail(outputs.message());
   // Each named once (AddPoliciesFlag refused a name given twice or an empty entry).
-  const std::vector<std::string> policies =
+  std::vector<std::string> policies =
       f.policies.empty() ? DefaultPolicies(f.sim.mode == "fill") : f.policies;
-  const size_t n_policies = policies.size();
   const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
-  shape.parallel_runs = ParallelRuns(n_policies * n_replicas, f.threads);
-  shape.total_runs = static_cast<int>(n_policies * n_replicas);
+  shape.parallel_runs = ParallelRuns(policies.size() * n_replicas, f.threads);
+  shape.total_runs = static_cast<int>(policies.size() * n_replicas);
   shape.record_jobs = shape.record_timeline = !f.report.path.empty();
+  // (shape: sized for every registered policy; the default list below may leave one out.)
   auto setups = BuildReplicaSetups(f.sim, ctx, shape);
   if (!setups.ok()) return fail(setups.status().message());
+  if (f.policies.empty()) {
+    policies = DefaultPoliciesFor(&setups->front());
+    if (f.sim.mode != "fill") policies.emplace_back(kFragFreeReference);
+  }
+  const size_t n_policies = policies.size();
   const SimSetup& setup = setups->front();
   for (const std::string& p : policies) {
     if (p == kFragFreeReference) {

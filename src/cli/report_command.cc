@@ -161,18 +161,20 @@ int RunFromFiles(const ReportCommandFlags& f, Context& ctx) {
 }
 
 int RunSimulations(const ReportCommandFlags& f, Context& ctx) {
-  const std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
-  const size_t n_policies = policies.size();
+  std::vector<std::string> policies = f.policies.empty() ? PolicyNames() : f.policies;
   const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
-  shape.parallel_runs = ParallelRuns(n_policies * n_replicas, f.threads);
-  shape.total_runs = static_cast<int>(n_policies * n_replicas);
+  shape.parallel_runs = ParallelRuns(policies.size() * n_replicas, f.threads);
+  shape.total_runs = static_cast<int>(policies.size() * n_replicas);
   shape.record_jobs = shape.record_timeline = true;
   auto setups = BuildReplicaSetups(f.sim, ctx, shape);
   if (!setups.ok()) {
     *ctx.err << "migsched report: " << setups.status().message() << "\n";
     return 1;
   }
+  // (shape: sized for every registered policy; the default list may leave one out.)
+  if (f.policies.empty()) policies = DefaultPoliciesFor(&setups->front());
+  const size_t n_policies = policies.size();
   const SimSetup& setup = setups->front();
   for (const std::string& p : policies) {
     auto made = MakePolicy(p, setup.SchedulerFor(p));

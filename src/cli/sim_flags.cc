@@ -682,6 +682,31 @@ bool GivenOption(const SimSetup& setup, std::string_view name) {
 
 }  // namespace
 
+std::vector<std::string> DefaultPoliciesFor(SimSetup* setup) {
+  std::vector<std::string> out;
+  for (const std::string& name : PolicyNames()) {
+    StatusOr<const PolicyInfo*> info = FindPolicy(name);
+    const std::string layout = setup->SchedulerFor(name).static_layout;
+    const GpuModel* without = nullptr;
+    if (info.ok() && (*info)->reads.static_layout && layout != kBestForMix) {
+      for (const GpuModel* m : Distinct(setup->gpus)) {
+        bool has = false;
+        for (const auto& [n, instances] : m->spec().static_layouts) has = has || n == layout;
+        if (!has && without == nullptr) without = m;
+      }
+    }
+    if (without == nullptr) {
+      out.push_back(name);
+      continue;
+    }
+    setup->notes.push_back(fmt::format(
+        "{} left out: GPU model '{}' has no static layout '{}' in the catalog (static_layouts); "
+        "name the policies with --policies, or give --static-layout {}",
+        name, without->name(), layout, kBestForMix));
+  }
+  return out;
+}
+
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies) {
   std::vector<std::string> notes;

@@ -144,6 +144,13 @@ struct SimSetup {
 // reference (sim/frag_free.h), which reads no scheduler option but --max-wait: every other option
 // of the table set to a value other than its default (SchedulerOptions{}), with that value.
 // docs/policies.md "Options a policy does not read".
+// The policies `compare` and `report` run when --policies is not given: every registered
+// policy except a static one whose catalog layout (--static-layout, or static-all-balanced's
+// all-balanced) some GPU model of the cluster does not have (static_layouts is optional in a
+// catalog file), which is left out with a note in setup->notes saying how to run it (regression:
+// default_policies_on_a_model_without_static_layouts).
+std::vector<std::string> DefaultPoliciesFor(SimSetup* setup);
+
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies);
 

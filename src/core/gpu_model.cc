@@ -21,6 +21,30 @@ Status BadProfile(const GpuModel::Spec& s, const Profile& p, const std::string& 
       fmt::format("GPU model '{}', profile '{}': {}", s.name, p.name, what));
 }
 
+// The valid configurations of `slots` (ConfigTable's rules: disjoint units, compute slices at
+// most `compute`, each base profile at most its max_instances), counted depth-first up to `cap`
+// (returns cap + 1 once there are more).
+int64_t CountConfigurations(const std::vector<Slot>& slots, const std::vector<Profile>& profiles,
+                            int compute, int64_t cap) {
+  int64_t n = 0;
+  std::vector<int> counts(profiles.size(), 0);
+  auto dfs = [&](auto&& self, size_t from, uint64_t units, int cs) -> void {
+    if (++n > cap) return;
+    for (size_t k = from; k < slots.size() && n <= cap; ++k) {
+      const Slot& s = slots[k];
+      if ((s.unit_mask & units) != 0 || cs + s.compute_slices > compute ||
+          counts[s.profile] >= profiles[s.profile].max_instances) {
+        continue;
+      }
+      ++counts[s.profile];
+      self(self, k + 1, units | s.unit_mask, cs + s.compute_slices);
+      --counts[s.profile];
+    }
+  };
+  dfs(dfs, 0, 0, 0);
+  return n;
+}
+
 }  // namespace
 
 StatusOr<GpuModel> GpuModel::Create(Spec spec) {
@@ -61,6 +85,14 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
   for (Profile& p : spec.profiles) {
     if (p.name.empty()) return Bad(spec, "a profile without a name");
     if (!names.insert(p.name).second) return BadProfile(spec, p, "duplicate profile name");
+    // Requests are looked up by their normalised name (NormalizeProfileName), so a profile
+    // spelled otherwise could never be asked for (regression: catalog_profile_name_not_normal).
+    if (const std::string normal = NormalizeProfileName(p.name); normal != p.name) {
+      return BadProfile(spec, p,
+                        fmt::format("write the name as requests are normalised: '{}' (lowercase, "
+                                    "without a 'MIG-' prefix or surrounding spaces)",
+                                    normal));
+    }
     if (p.compute_slices <= 0 || p.compute_slices > spec.compute_slices) {
       return BadProfile(spec, p,
                         fmt::format("compute_slices {} outside 1..{} (the model's compute slices)",
@@ -151,6 +183,16 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
   if (m.slots_.size() > 64) {
     return Bad(spec, fmt::format("{} (base profile, placement) pairs; at most 64 are supported",
                                  m.slots_.size()));
+  }
+  // Every valid configuration is precomputed with its transitions (core/config_table.h), so
+  // a model with too many would exhaust memory there, not fail here (regression:
+  // catalog_model_with_too_many_configurations).
+  if (CountConfigurations(m.slots_, spec.profiles, spec.compute_slices, kMaxConfigurations) >
+      kMaxConfigurations) {
+    return Bad(spec, fmt::format("more than {} valid configurations of its instances (the most the "
+                                 "scheduler precomputes, docs/algorithms.md §1); give its profiles "
+                                 "fewer placements or a lower max_instances",
+                                 kMaxConfigurations));
   }
 
   for (const auto& [pname, order] : spec.driver_default_orders) {

@@ -60,6 +60,12 @@ struct Slot {
 //
 // Build one with GpuModel::Create, which validates the facts and derives the
 // slot table; after that the model is immutable.
+// The most valid configurations (sets of instances that can coexist on one GPU, §1) a model
+// may have: the scheduler precomputes each with its transitions (core/config_table.h, about 0.5
+// KiB per configuration at 64 slots). An A100 has 723; a made-up model with 32 one-unit slots
+// has billions.
+inline constexpr int64_t kMaxConfigurations = int64_t{1} << 20;
+
 class GpuModel {
  public:
   struct Spec {
@@ -105,7 +111,8 @@ class GpuModel {
   // compute_slices * per_active_slice_w above max_w; a placement outside the grid,
   // placements of one profile with different sizes, compute slices above the
   // model's, a variant whose base is missing or has another shape, duplicate
-  // names, more than 64 slots or units, an unknown profile in a layout.
+  // names, more than 64 slots or units, more than kMaxConfigurations valid
+  // configurations, an unknown profile in a layout.
   static StatusOr<GpuModel> Create(Spec spec);
 
   const std::string& name() const { return spec_.name; }

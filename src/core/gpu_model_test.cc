@@ -217,6 +217,44 @@ TEST(GpuModelCreateTest, AcceptsAValidSpecAndSortsPlacements) {
             (std::vector<Placement>{{0, 2}, {2, 2}, {4, 2}}));
 }
 
+// Regression catalog_model_with_too_many_configurations: every valid configuration is
+// precomputed (core/config_table.h), so a model with billions of them exhausted memory at its
+// first use. 32 units with a profile of 1, 2, 4, 8, 16 and 32 units at every aligned start: the
+// 1-unit instances alone give 2^32 subsets. Counted here only up to the bound.
+TEST(GpuModelCreateTest, RefusesAModelWithMoreConfigurationsThanTheTableHolds) {
+  GpuModel::Spec s;
+  s.name = "W32";
+  s.compute_slices = 32;
+  s.memory_slices = 32;
+  s.placement_units = 32;
+  int id = 0;
+  for (int size : {1, 2, 4, 8, 16, 32}) {
+    Profile p{std::to_string(size) + "g", id, id, size, size, 1024 * size, 32 / size, {}, ""};
+    ++id;
+    for (int start = 0; start < 32; start += size) p.placements.push_back({start, size});
+    s.profiles.push_back(p);
+  }
+  StatusOr<GpuModel> m = GpuModel::Create(s);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "GPU model 'W32': more than 1048576 valid configurations of its instances (the most "
+            "the scheduler precomputes, docs/algorithms.md §1); give its profiles fewer "
+            "placements or a lower max_instances");
+  // 16 units with a 4-unit profile at 4 starts and a 16-unit one at 0: 2^4 subsets of the
+  // 4-unit slots plus the full one, 17 configurations: accepted.
+  GpuModel::Spec small = s;
+  small.placement_units = 16;
+  small.compute_slices = 16;
+  small.memory_slices = 16;
+  small.profiles.clear();
+  for (int size : {4, 16}) {
+    Profile p{std::to_string(size) + "g", size, size, size, size, 1024 * size, 16 / size, {}, ""};
+    for (int start = 0; start < 16; start += size) p.placements.push_back({start, size});
+    small.profiles.push_back(p);
+  }
+  EXPECT_TRUE(GpuModel::Create(small).ok());
+}
+
 struct BadSpecCase {
   std::string name;
   void (*mutate)(GpuModel::Spec&);
@@ -249,6 +287,18 @@ INSTANTIATE_TEST_SUITE_P(
                     },
                     "GPU model 'Test 8U', profile '2g': placements have different sizes (2 at "
                     "start 0, 4 at start 4)"},
+        // Regression catalog_profile_name_not_normal: requests are looked up by their
+        // normalised name, so "1G" or "MIG-2g" could never be asked for.
+        BadSpecCase{"NameNotNormal", [](GpuModel::Spec& s) { s.profiles[2].name = "1G"; },
+                    "GPU model 'Test 8U', profile '1G': write the name as requests are "
+                    "normalised: '1g' (lowercase, without a 'MIG-' prefix or surrounding spaces)"},
+        BadSpecCase{"NameWithMigPrefix",
+                    [](GpuModel::Spec& s) {
+                      s.profiles[1].name = "MIG-2g";
+                      s.profiles[3].variant_of = "MIG-2g";
+                    },
+                    "GPU model 'Test 8U', profile 'MIG-2g': write the name as requests are "
+                    "normalised: '2g' (lowercase, without a 'MIG-' prefix or surrounding spaces)"},
         BadSpecCase{"TooManyComputeSlices",
                     [](GpuModel::Spec& s) { s.profiles[0].compute_slices = 8; },
                     "GPU model 'Test 8U', profile '7g': compute_slices 8 outside 1..7 (the "

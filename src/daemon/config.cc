@@ -291,7 +291,15 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
       const std::filesystem::path rel = p.lexically_relative(dir);
       return !rel.empty() && *rel.begin() != "..";
     };
-    if (inside(state, work) || inside(work, state)) {
+    // Also through symlinks, as far as the paths exist (regression:
+    // work_dir_symlinked_to_state_dir: a work_dir link to the state dir passed the lexical check
+    // and its first job made the state dir 0711, which the next start refused).
+    std::error_code ec_state, ec_work;
+    const std::filesystem::path real_state = std::filesystem::weakly_canonical(state, ec_state);
+    const std::filesystem::path real_work = std::filesystem::weakly_canonical(work, ec_work);
+    const bool real_overlap =
+        !ec_state && !ec_work && (inside(real_state, real_work) || inside(real_work, real_state));
+    if (inside(state, work) || inside(work, state) || real_overlap) {
       return fail(fmt::format(
           "work_dir {} and state_dir {} must be apart: jobs' users pass through the work dir, "
           "and the state dir is the daemon's alone (mode 0700); e.g. work_dir: {}-work",

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "sched/policy.h"
@@ -231,6 +232,29 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       EXPECT_EQ(c.status().message(), k.want) << k.yaml;
     }
   }
+}
+
+// Regression work_dir_symlinked_to_state_dir: a work_dir that is a symlink to the state dir
+// passed the lexical check; the first job made the state dir 0711 and the next start refused it.
+TEST(DaemonConfigTest, WorkDirThatLinksToTheStateDirIsRefused) {
+  const std::filesystem::path dir = migsched::testing::MakeTempDir("workdir-link");
+  std::filesystem::create_directory(dir / "state");
+  std::filesystem::create_directory_symlink(dir / "state", dir / "work");
+  const std::string state = (dir / "state").string(), work = (dir / "work").string();
+  auto c = ParseDaemonConfig("state_dir: " + state + "\nwork_dir: " + work + "\n", "c.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "c.yaml: work_dir " + work + " and state_dir " + state +
+                " must be apart: jobs' users pass through the work dir, and the state dir is the "
+                "daemon's alone (mode 0700); e.g. work_dir: " +
+                state + "-work");
+  // A link to a directory beside it is fine.
+  std::filesystem::create_directory(dir / "jobs");
+  std::filesystem::create_directory_symlink(dir / "jobs", dir / "jobs-link");
+  EXPECT_TRUE(
+      ParseDaemonConfig(
+          "state_dir: " + state + "\nwork_dir: " + (dir / "jobs-link").string() + "\n", "c.yaml")
+          .ok());
 }
 
 TEST(DaemonConfigTest, SchedulerKeysInKebabAndSnakeCaseAreTheSame) {

@@ -353,6 +353,40 @@ TEST_F(DaemonTest, RestartJobIsMigratedAndRestarted) {
   EXPECT_FALSE(left[1].busy);
 }
 
+// Regression readopted_job_killed_by_a_stop: after a restart the moved job is a re-adopted
+// process (not the daemon's child); one that ignores SIGTERM is ended by the SIGKILL after
+// kill_grace_s, which also ends its monitor, so no exit file is written. The move then marked it
+// `failed` ("process lost") instead of relaunching it on its target. The placements are those of
+// RestartJobIsMigratedAndRestarted: job 2 at 3g@0 moves to 3g@4 once job 1 there has ended.
+TEST_F(DaemonTest, ReadoptedRestartJobThatIgnoresSigtermIsRelaunchedAfterItsKill) {
+  config_.scheduler.migration.passes = DefragPasses::kAlways;
+  config_.on_shutdown = "leave";
+  config_.kill_grace_s = 0.2;
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->Submit(Req("3g.20gb", {"sleep", "2"})).ok());
+    JobRequest r = Req("3g.20gb", {"sh", "-c",
+                                   "trap '' TERM; echo run restarted=${MIGSCHED_RESTARTED:-0}; "
+                                   "if [ -z \"$MIGSCHED_RESTARTED\" ]; then exec sleep 30; fi"});
+    r.migratable = Migratable::kRestart;
+    ASSERT_TRUE(d->Submit(r).ok());
+    ASSERT_TRUE(TickUntil(*d, [&] {
+      return InState(*d, 1, JobState::kRunning) && InState(*d, 2, JobState::kRunning);
+    }));
+    ASSERT_EQ(Get(*d, 2).instances[0].start, 0);
+  }
+  auto d = Start();  // re-adopts both; job 1 ends, the completion pass moves job 2
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(TickUntil(*d, [&] { return IsTerminal(Get(*d, 2).state); }));
+  const DaemonJobRecord after = Get(*d, 2);
+  EXPECT_EQ(after.state, JobState::kSucceeded) << after.reason;
+  EXPECT_EQ(after.restarts, 1);
+  EXPECT_EQ(after.migrations, 1);
+  EXPECT_EQ(after.instances[0].start, 4);
+  EXPECT_EQ(ReadFile(d->LogPath(2)), "run restarted=0\nrun restarted=1\n");
+}
+
 TEST_F(DaemonTest, CheckpointJobIsCheckpointedAndRestoredOnTheTarget) {
   // Same moves as the restart test; the configured commands run instead:
   // checkpoint (while the job still runs, the target already created), then
@@ -377,6 +411,40 @@ TEST_F(DaemonTest, CheckpointJobIsCheckpointedAndRestoredOnTheTarget) {
   const std::string log = ReadFile(d->LogPath(2));
   EXPECT_TRUE(log.starts_with("first\nckpt pid=")) << log;
   EXPECT_TRUE(log.ends_with("restore saved on=" + target + "\n")) << log;
+}
+
+// Regression readopted_checkpoint_pid: after a restart the checkpoint command's {pid} was the
+// monitor's pid (a process of the daemon, root's), not the job's command: a `criu dump -t {pid}`
+// would have dumped the wrong process. The job prints its own pid ($$, kept by exec); the
+// checkpoint command prints {pid}; the move happens after the restart (job 1 ends then).
+TEST_F(DaemonTest, ReadoptedCheckpointJobsPidIsItsCommands) {
+  config_.checkpoint_command = {"sh", "-c", "echo ckpt pid={pid}"};
+  config_.restore_command = {"sh", "-c", "echo restored"};
+  config_.scheduler.migration.passes = DefragPasses::kAlways;
+  config_.on_shutdown = "leave";
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->Submit(Req("3g.20gb", {"sleep", "2"})).ok());
+    JobRequest r = Req("3g.20gb", {"sh", "-c", "echo first pid=$$; exec sleep 30"});
+    r.migratable = Migratable::kCheckpoint;
+    ASSERT_TRUE(d->Submit(r).ok());
+    ASSERT_TRUE(TickUntil(*d, [&] {
+      return InState(*d, 1, JobState::kRunning) && InState(*d, 2, JobState::kRunning);
+    }));
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(TickUntil(*d, [&] { return IsTerminal(Get(*d, 2).state); }));
+  EXPECT_EQ(Get(*d, 2).state, JobState::kSucceeded) << Get(*d, 2).reason;
+  EXPECT_EQ(Get(*d, 2).migrations, 1);
+  const std::string log = ReadFile(d->LogPath(2));
+  const size_t first = log.find("first pid="), ckpt = log.find("ckpt pid=");
+  ASSERT_NE(first, std::string::npos) << log;
+  ASSERT_NE(ckpt, std::string::npos) << log;
+  const std::string job_pid = log.substr(first + 10, log.find('\n', first) - first - 10);
+  const std::string ckpt_pid = log.substr(ckpt + 9, log.find('\n', ckpt) - ckpt - 9);
+  EXPECT_EQ(ckpt_pid, job_pid) << log;
 }
 
 TEST_F(DaemonTest, CheckpointJobsDoNotMoveWithoutCommands) {

@@ -116,5 +116,29 @@ TEST_F(DaemonTimeLimitTest, LimitThatPassedWhileTheDaemonWasDownIsEnforcedAtRead
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 3, JobState::kCancelled); }));
 }
 
+// Regression readopted_job_killed_by_a_stop: a job re-adopted after a restart is not the
+// daemon's child, and the SIGKILL after kill_grace_s (1 s here) takes its monitor with it, so no
+// exit file is written: the job ended `timeout` with no exit code where the docs promise the
+// signal's (137). The job ignores SIGTERM, so only the SIGKILL ends it.
+TEST_F(DaemonTimeLimitTest, ReadoptedJobKilledAtItsLimitEndsTimeoutWith137) {
+  config_.on_shutdown = "leave";
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Submit(Limited({"sh", "-c", "trap '' TERM; exec sleep 60"}, 600)));
+    ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Settle());
+  ASSERT_EQ(Get(*d, 1).state, JobState::kRunning);  // re-adopted
+  clock_value_.Advance(601 * kSecond);              // past the limit: SIGTERM, ignored
+  ASSERT_TRUE(TickUntil(*d, [&] { return Get(*d, 1).cancel_requested; }));
+  clock_value_.Advance(2 * kSecond);  // past kill_grace_s: SIGKILL
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kTimeout); }));
+  EXPECT_EQ(Get(*d, 1).reason, "time limit of 10:00 reached");
+  EXPECT_EQ(Get(*d, 1).exit_code, 128 + SIGKILL);
+}
+
 }  // namespace
 }  // namespace migsched

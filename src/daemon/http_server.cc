@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -482,8 +483,11 @@ class HttpServer::Impl {
     if (t_connection != nullptr) t_connection->deadline = After(opt_.body_timeout_s);
     if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
-    const bool bearer = auth.size() > 7 &&
-                        (auth.compare(0, 7, "Bearer ") == 0 || auth.compare(0, 7, "bearer ") == 0);
+    // The scheme is case-insensitive (RFC 7235 section 2.1; regression: bearer_scheme_case).
+    bool bearer = auth.size() > 7 && auth[6] == ' ';
+    for (size_t i = 0; bearer && i < 6; ++i) {
+      bearer = std::tolower(static_cast<unsigned char>(auth[i])) == "bearer"[i];
+    }
     if (bearer && TokensEqual(std::string_view(auth).substr(7), opt_.token)) {
       if (t_connection != nullptr) server_.gate().Authenticated(t_connection->ticket);
       return httplib::Server::HandlerResponse::Unhandled;
@@ -607,6 +611,20 @@ class HttpServer::Impl {
       if (!length.empty() && req.has_header("Transfer-Encoding")) {
         return malformed("both Content-Length and Transfer-Encoding headers");
       }
+      // cpp-httplib decodes gzip and deflate bodies; any other coding would fail as a body cut
+      // short (regression: unsupported_content_encoding, said "did not arrive in full").
+      std::string encoding = req.get_header_value("Content-Encoding");
+      for (char& ch : encoding)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (!encoding.empty() && encoding != "identity" && encoding != "gzip" &&
+          encoding != "deflate") {
+        CloseAfterAnswer(res);
+        SendError(res, InvalidArgumentError(fmt::format(
+                           "Content-Encoding '{}' is not supported (gzip, deflate or none)",
+                           req.get_header_value("Content-Encoding"))));
+        res.status = 415;
+        return;
+      }
       if (length.empty() && !chunked) {
         // Without a length the body would end only when the client closes or times out.
         return malformed(
@@ -642,8 +660,12 @@ class HttpServer::Impl {
       if (!complete) {
         // Cut short (the body deadline, a closed connection): never carried out.
         return malformed(fmt::format(
-            "the body did not arrive in full within body_timeout_s ({} bytes{})", body.size(),
-            length.empty() ? "" : fmt::format(" of Content-Length {}", length)));
+            "the body did not arrive in full within body_timeout_s ({} bytes{}){}", body.size(),
+            length.empty() ? "" : fmt::format(" of Content-Length {}", length),
+            !encoding.empty() && encoding != "identity"
+                ? fmt::format(", or is not valid {} data", encoding)
+            : chunked ? ", or its chunked framing is invalid"
+                      : ""));
       }
       if (Status st = CheckQueryParams(req, params); !st.ok()) return SendError(res, st);
       handler(req, res, body);

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -277,6 +278,38 @@ TEST_F(HttpServerTest, HealthzNeedsNoTokenEverythingElseDoes) {
     EXPECT_EQ(Message(r), k.want);
   }
   EXPECT_EQ(api_->size(), 0u);  // the refused POST submitted nothing
+}
+
+// Regression bearer_scheme_case: "bearer" was taken but "BEARER" and "beaRer" were refused;
+// the scheme is case-insensitive (RFC 7235 section 2.1). The token itself is not.
+TEST_F(HttpServerTest, BearerSchemeIsCaseInsensitive) {
+  for (const char* scheme : {"Bearer", "bearer", "BEARER", "beaRer"}) {
+    auto c = Client("");
+    auto r = c.Get("/v1/jobs", {{"Authorization", std::string(scheme) + " sekrit"}});
+    ASSERT_TRUE(r) << scheme;
+    EXPECT_EQ(r->status, 200) << scheme;
+  }
+  for (const char* auth : {"Bearer SEKRIT", "Bearersekrit", "Basic sekrit", "Bearer  sekrit"}) {
+    auto r = Client("").Get("/v1/jobs", {{"Authorization", auth}});
+    ASSERT_TRUE(r) << auth;
+    EXPECT_EQ(r->status, 401) << auth;
+  }
+}
+
+// Regression unsupported_content_encoding: a body in a coding the server does not decode was
+// refused as "did not arrive in full within body_timeout_s". Now: 415 naming the coding, and a
+// gzip body that is not gzip data says so. Nothing is submitted either way.
+TEST_F(HttpServerTest, UnsupportedContentEncodingIs415) {
+  const std::string body = R"({"profile": "2g.10gb", "command": ["true"]})";
+  auto br = Client().Post("/v1/jobs", {{"Content-Encoding", "br"}}, body, "application/json");
+  ASSERT_TRUE(br);
+  EXPECT_EQ(br->status, 415);
+  EXPECT_EQ(Message(br), "Content-Encoding 'br' is not supported (gzip, deflate or none)");
+  auto bad = Client().Post("/v1/jobs", {{"Content-Encoding", "gzip"}}, body, "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_THAT(Message(bad), ::testing::HasSubstr("or is not valid gzip data"));
+  EXPECT_EQ(api_->size(), 0u);
 }
 
 TEST_F(HttpServerTest, SubmitGetListCancel) {

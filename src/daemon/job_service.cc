@@ -472,7 +472,9 @@ void JobService::Adopt(const RecoveryResult& rec) {
     if (const Job* job = jobs_.JobOf(id); job != nullptr) Enqueue(id, *job);
   }
   for (const auto& [id, run] : rec.runs) {
-    runs_[id] = Run{run.pgid, 0, 0, std::nullopt};
+    // The command's own pid, for checkpoint_command's {pid}: without it a re-adopted job's
+    // {pid} was the monitor's, a process of the daemon (regression: readopted_checkpoint_pid).
+    runs_[id] = Run{run.pgid, runner_->GroupCommand(run.pgid), 0, false, std::nullopt};
     // A re-adopted job keeps its per-job uid: no other job is given it, and what the job leaves
     // under it ends with it (FinishJob).
     if (const std::optional<uid_t> uid = runner_->GroupUser(run.pgid);
@@ -597,8 +599,16 @@ void JobService::Reap() {
       if (run.kill_at_s > 0 && now >= run.kill_at_s) {
         runner_->SignalGroup(run.pgid, SIGKILL);
         run.kill_at_s = 0;
+        run.killed = true;
       }
       continue;
+    }
+    if (ps.kind == ProcessStatus::Kind::kLost && run.killed) {
+      // Ended by this daemon's SIGKILL, which took the monitor of a re-adopted process with it:
+      // a stop like any other (a move relaunches it, a cancel or limit ends it with 137), not a
+      // lost process (regression: readopted_job_killed_by_a_stop).
+      ps.kind = ProcessStatus::Kind::kExited;
+      ps.exit_code = 128 + SIGKILL;
     }
     if (ps.kind == ProcessStatus::Kind::kLost) {
       FinishJob(
@@ -704,7 +714,7 @@ void JobService::RecordLaunch(PendingLaunch& l) {
     return;
   }
   if (IsTerminal(r->state)) {  // ended while it was launched (cannot happen: kept for safety)
-    runs_[l.id] = Run{l.result->pgid, l.result->pid, 0, std::nullopt};
+    runs_[l.id] = Run{l.result->pgid, l.result->pid, 0, false, std::nullopt};
     runner_->SignalGroup(l.result->pgid, SIGKILL);
     return;
   }
@@ -715,7 +725,7 @@ void JobService::RecordLaunch(PendingLaunch& l) {
     runner_->SignalGroup(l.result->pgid, SIGKILL);
     return;
   }
-  runs_[l.id] = Run{l.result->pgid, l.result->pid, 0, std::nullopt};
+  runs_[l.id] = Run{l.result->pgid, l.result->pid, 0, false, std::nullopt};
   r->pid = l.result->pgid;
   NoteExpectedEnd(l.id, NowS());  // this run's start (a relaunch after a move starts anew)
   r->reason = r->cancel_requested ? "cancel requested" : "";

@@ -262,8 +262,11 @@ class JobService : public MoveHost {
  private:
   struct Run {
     int64_t pgid = 0;
-    int64_t pid = 0;       // the command's own pid (0 when re-adopted)
+    int64_t pid = 0;       // the command's own pid (re-adopted: ProcessRunner::GroupCommand)
     double kill_at_s = 0;  // > 0: SIGKILL the group at this time (NowS)
+    // The SIGKILL was sent. A process re-adopted after a restart is not this daemon's child, and
+    // the SIGKILL ends its monitor too, so no exit status or file says how it ended: the kill did.
+    bool killed = false;
     // The time (NowS) at which the job's time limit ends: stop it then. NowS counts from this
     // daemon's start, so a limit that passed while the daemon was down is negative here.
     std::optional<double> limit_at_s;

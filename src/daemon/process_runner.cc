@@ -763,7 +763,7 @@ std::optional<bool> ForEachGroupMember(int64_t pgid, Each each) {
     char state = 0;
     int64_t ppid = 0, pgrp = 0;
     if (!(rest >> state >> ppid >> pgrp)) return false;
-    return pgrp == pgid && each(pid, state);
+    return pgrp == pgid && each(pid, state, ppid);
   });
 }
 
@@ -786,15 +786,15 @@ bool ProcessRunner::GroupAlive(int64_t pgid) const {
   if (kill(static_cast<pid_t>(-pgid), 0) != 0 && errno == ESRCH) return false;
   // Members may be zombies that nobody reaps yet (orphans wait for init):
   // only a member that is not a zombie counts.
-  const std::optional<bool> found =
-      ForEachGroupMember(pgid, [](int64_t, char state) { return state != 'Z' && state != 'X'; });
+  const std::optional<bool> found = ForEachGroupMember(
+      pgid, [](int64_t, char state, int64_t) { return state != 'Z' && state != 'X'; });
   return found.value_or(true);  // cannot look closer: kill() says it exists
 }
 
 std::optional<uid_t> ProcessRunner::GroupUser(int64_t pgid) const {
   if (pgid <= 0) return std::nullopt;
   std::optional<uid_t> user;
-  ForEachGroupMember(pgid, [&](int64_t pid, char state) {
+  ForEachGroupMember(pgid, [&](int64_t pid, char state, int64_t) {
     if (state == 'Z' || state == 'X') return false;
     const int64_t real = RealUidOf(pid);
     if (real <= 0) return false;
@@ -802,6 +802,17 @@ std::optional<uid_t> ProcessRunner::GroupUser(int64_t pgid) const {
     return true;
   });
   return user;
+}
+
+int64_t ProcessRunner::GroupCommand(int64_t pgid) const {
+  if (pgid <= 0) return 0;
+  int64_t command = 0;
+  ForEachGroupMember(pgid, [&](int64_t pid, char state, int64_t ppid) {
+    if (state == 'Z' || state == 'X' || ppid != pgid) return false;
+    command = pid;
+    return true;
+  });
+  return command;
 }
 
 int KillLeftoversOf(uid_t uid, const std::string& entry) {

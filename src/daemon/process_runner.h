@@ -191,6 +191,10 @@ class ProcessRunner {
   // the monitor is the daemon's (root). nullopt when none (or the group is gone). Scans /proc:
   // slow, for recovery only (a re-adopted job's per-job uid).
   std::optional<uid_t> GroupUser(int64_t pgid) const;
+  // The pid of the job's command in the group: the live member whose parent is the monitor
+  // (the group's leader, pid `pgid`); 0 when none. Scans /proc: for recovery only (a re-adopted
+  // job's {pid} for checkpoint_command).
+  int64_t GroupCommand(int64_t pgid) const;
   // Sends `sig` to the process group (ESRCH ignored).
   void SignalGroup(int64_t pgid, int sig);
 

@@ -74,6 +74,9 @@ class FragFreeSimulator {
     return ShapeOnFirstModel(cluster_.models(), job).compute_slices * job.duration_s / 3600.0;
   }
   void UpdateRate(JobId id);
+  // Whether `e` can no longer change anything: the time limit or an outdated completion of a
+  // job no longer running, the --max-wait timer of a job no longer queued.
+  bool Stale(const Event& e) const;
   void Scan();
   void Sample();
 
@@ -260,6 +263,21 @@ void FragFreeSimulator::Scan() {
   queue_ = std::move(waiting);
 }
 
+bool FragFreeSimulator::Stale(const Event& e) const {
+  if (e.job < 0) return false;
+  const JobRun& r = runs_[e.job];
+  switch (e.kind) {
+    case EventKind::kTimer:
+      return r.phase != Phase::kQueued;
+    case EventKind::kCompletion:
+      return r.phase != Phase::kRunning || e.generation != r.generation;
+    case EventKind::kTimeLimit:
+      return r.phase != Phase::kRunning;
+    default:
+      return false;
+  }
+}
+
 void FragFreeSimulator::Sample() {
   ClusterSample s;
   s.busy_compute_slices = busy_slices_;
@@ -283,7 +301,12 @@ Status FragFreeSimulator::Run(SimResult* result) {
   if (opts_.record_timeline) timeline_ = &result->timeline;
   const size_t n = jobs_.size();
   size_t next = 0;
-  while (next < n || !events_.empty()) {
+  while (true) {
+    // Stale events are dropped before the next instant is chosen, so that no instant is
+    // sampled at which nothing happens (regression: frag_free_timeline_after_the_last_job,
+    // the time limits of jobs that had completed long before).
+    while (!events_.empty() && Stale(events_.Top())) events_.Pop();
+    if (next >= n && events_.empty()) break;
     now_ = next < n ? jobs_[next].arrival_s : std::numeric_limits<double>::infinity();
     if (!events_.empty()) now_ = std::min(now_, events_.Top().time_s);
     std::vector<JobId> due;  // --max-wait timers of this time

@@ -155,6 +155,25 @@ TEST(FragFreeReferenceTest, AJobStillRunningAtItsLimitEndsThereAsTimeout) {
   EXPECT_DOUBLE_EQ(r.metrics.makespan_s, 600);
 }
 
+// Regression frag_free_timeline_after_the_last_job: the reference sampled its timeline at the
+// time limits of jobs that had long completed. One 3g.20gb (limit 1000 s) runs 0-100 and one
+// 1g.5gb (limit 86400 s) 10-60: the timeline's instants are the arrivals and completions, 0, 10,
+// 60 and 100, and nothing after the makespan (100 s).
+TEST(FragFreeReferenceTest, TimelineEndsAtTheLastCompletionNotAtStaleTimeLimits) {
+  const std::vector<WorkloadJob> jobs = {
+      AJob("3g.20gb").Named("a").Runs(100).Limit(1000),
+      AJob("1g.5gb").Named("b").ArrivesAt(10).Runs(50).Limit(86400)};
+  SchedulerOptions s;
+  SimOptions o = Options();
+  o.record_timeline = true;
+  auto r = RunSimulation({&Model("A100-40GB")}, jobs, std::string(kFragFreeReference), s, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<double> times;
+  for (const TimelineSample& t : r->timeline) times.push_back(t.time_s);
+  EXPECT_THAT(times, ::testing::ElementsAre(0, 10, 60, 100));
+  EXPECT_DOUBLE_EQ(r->metrics.makespan_s, 100);
+}
+
 // Regression: the reference left the arrival-window figures at 0. Arrivals at 0 (3g.20gb, 10 s)
 // and 50 (1g.5gb): over the window [0, 50] 3 slices were busy for 10 s of 7 x 50 slice-seconds
 // (utilisation 30 / 350 = 3/35), and one job completed: 1 / (50 / 86400) = 1728 jobs a day.

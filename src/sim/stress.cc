@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "sched/option_table.h"
+#include "sched/policies/policies.h"
 #include "sched/policy.h"
 #include "sim/reconfig_latency.h"
 #include "sim/simulator.h"
@@ -203,6 +204,22 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
     if (rng.Uniform01() < 0.5) continue;  // left to its default
     std::string v = DrawOptionValue(spec.name, c.gpus, rng);
     if (!v.empty()) c.options.emplace_back(spec.name, std::move(v));
+  }
+  // A static policy runs a catalog layout that every model of the cluster has (static_layouts is
+  // optional in a catalog file): where its layout is missing from one, `static` runs instead,
+  // whose layout is chosen from the mix (regression: stress_on_a_model_without_static_layouts).
+  bool layout_given = false;
+  for (const auto& [name, value] : c.options)
+    layout_given = layout_given || name == "static-layout";
+  if (!layout_given) {
+    const std::string layout =
+        OptionsForPolicy(c.policy, SchedulerOptions{}, ExplicitOptions{}).static_layout;
+    StatusOr<const PolicyInfo*> info = FindPolicy(c.policy);
+    const std::vector<std::string> shared = SharedLayouts(c.gpus);
+    if (info.ok() && (*info)->reads.static_layout && layout != kBestForMix &&
+        std::find(shared.begin(), shared.end(), layout) == shared.end()) {
+      c.policy = "static";
+    }
   }
   // Migration needs a policy that creates instances (MakePolicy refuses the pair): not drawn
   // for one that never does.

@@ -11,6 +11,8 @@
 #include <set>
 #include <string>
 
+#include "core/catalog.h"
+#include "core/gpu_model.h"
 #include "sched/option_table.h"
 #include "sched/policy.h"
 #include "testing/test_util.h"
@@ -49,6 +51,34 @@ TEST(StressTest, GeneratedCasesKeepEveryInvariant) {
     EXPECT_GT(counts.rejected, 0);
     EXPECT_GT(counts.invariant_checks, counts.workloads);
   }
+}
+
+// Regression stress_on_a_model_without_static_layouts: static_layouts is optional in a catalog
+// file, but the generator drew static-all-balanced on such a model and counted the refusal of
+// its layout as a failed case. On a catalog of one A100 without layouts every drawn case runs,
+// and `static` (best-for-mix, which needs none) runs where static-all-balanced was drawn.
+TEST(StressTest, ModelWithoutStaticLayoutsGetsNoCatalogLayoutPolicy) {
+  const GpuModel& a100 = **BundledCatalog().Find("A100-40GB");
+  GpuModel::Spec spec = a100.spec();
+  spec.name = "A100 no layouts";
+  spec.short_names = {"A100-NL"};
+  spec.aliases.clear();
+  spec.static_layouts.clear();
+  StatusOr<GpuModel> model = GpuModel::Create(spec);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  Catalog catalog;
+  ASSERT_TRUE(catalog.Add(std::move(*model)).ok());
+  StressCounts counts;
+  int statics = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    const StressCase c = GenerateStressCase(catalog, seed, StressLimits{});
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + c.CommandLine("TRACE.csv"));
+    EXPECT_NE(c.policy, "static-all-balanced");
+    statics += c.policy == "static" ? 1 : 0;
+    Status st = RunStressCase(c, &counts);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  EXPECT_GT(statics, 0);
 }
 
 // What the generator draws: over the fixed seeds, every policy, every option of the table given,

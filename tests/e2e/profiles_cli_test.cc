@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -224,6 +226,41 @@ TEST(ProfilesCliTest, ExtraCatalogFile) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(RowOf(r.out, "1g.8gb"), HasSubstr("{0,2}:2"));
   EXPECT_THAT(r.out, HasSubstr("placements inferred, not observed"));
+}
+
+// Regression default_policies_on_a_model_without_static_layouts: static_layouts is optional in
+// a catalog file, but compare and report ran static-all-balanced among their default policies
+// and failed on such a model. Test 4U has none: the default list leaves that policy out with a
+// note; naming it is still refused.
+TEST(ProfilesCliTest, DefaultPoliciesLeaveOutALayoutTheModelLacks) {
+  const std::string path = WriteTempFile("no-layouts.json", kExtraModel);
+  const std::string trace = WriteTempFile(
+      "test4u.csv", "id,arrival_s,profile,duration_s\na,0,1g.8gb,100\nb,5,2g.16gb,50\n");
+  const std::string note =
+      "static-all-balanced left out: GPU model 'Test 4U' has no static layout 'all-balanced' in "
+      "the catalog (static_layouts); name the policies with --policies, or give --static-layout "
+      "best-for-mix";
+  auto r =
+      RunMigsched({"--catalog", path, "compare", "--cluster", "2xTEST-4U", "--workload", trace});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  note: " + note + "\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nfirst-fit "));
+  EXPECT_THAT(r.out, HasSubstr("\nstatic "));  // best-for-mix: needs no catalog layout
+  EXPECT_THAT(r.out, HasSubstr("\nfull "));
+  EXPECT_THAT(r.out, Not(HasSubstr("\nstatic-all-balanced ")));
+
+  const std::string html = (migsched::testing::MakeTempDir("no-layouts") / "r.html").string();
+  auto rep = RunMigsched(
+      {"--catalog", path, "report", "--cluster", "2xTEST-4U", "--workload", trace, "-o", html});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  std::ifstream in(html);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("static-all-balanced left out"));
+
+  auto named = RunMigsched({"--catalog", path, "compare", "--cluster", "2xTEST-4U", "--workload",
+                            trace, "--policies", "first-fit,static-all-balanced"});
+  EXPECT_EQ(named.exit_code, 1);
+  EXPECT_THAT(named.err, HasSubstr("has no static layout 'all-balanced'"));
 }
 
 TEST(ProfilesCliTest, BadExtraCatalogFileExits1) {

@@ -448,8 +448,8 @@ bool Load(State& s) {
           } else if (dist == "pareto") {
             a = jl.at("scale_ms").get<double>();
             b = jl.at("alpha").get<double>();
-          } else {
-            a = jl.value("ms", 0.0);
+          } else if (dist == "fixed") {
+            a = jl.at("ms").get<double>();  // required: "median_ms" here was taken as 0 ms
           }
           Latency l;
           if (!MakeLatency(jl.value("call", std::string("*")), jl.value("gpu", -1), dist, a, b,
