@@ -42,6 +42,7 @@
 #include "k8s/extender/extender_server.h"
 #include "k8s/migration/evictor.h"
 #include "k8s/node_agent/node_agent.h"
+#include "nodeapi/http_guard.h"
 
 namespace migsched::cli {
 namespace {
@@ -247,6 +248,8 @@ class ProbeServer {
   StatusOr<int> Start(const std::string& listen) {
     const size_t colon = listen.rfind(':');
     const std::string host = listen.substr(0, colon);
+    server_.set_payload_max_length(4096);
+    RefuseUnboundedBodies(server_, 4096, "the node agent's probe listener");
     server_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"status":"ok"})", "application/json");
     });

@@ -197,7 +197,15 @@ std::unique_ptr<ClusterView> ClusterView::Build(const std::vector<NodeInput>& in
     }
   }
   for (int g = 0; g < v->cluster_.size(); ++g) {
-    if (v->drained_[g]) v->cluster_.SetReserved(g, true);
+    // Drained (Cluster::SetDrained), which a scan's end leaves alone, and reserved, as callers
+    // that look at the reserved flag alone expect. Reserved only, a drained GPU was opened by
+    // the first queue scan of a planning round (ScanReservations::End opens every GPU): later
+    // jobs of the round, and the requeue search, could be placed there (regression:
+    // drained_gpu_after_the_first_scan).
+    if (v->drained_[g]) {
+      v->cluster_.SetDrained(g, true);
+      v->cluster_.SetReserved(g, true);
+    }
   }
   return v;
 }

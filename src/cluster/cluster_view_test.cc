@@ -129,6 +129,7 @@ TEST(ClusterViewTest, UnreachableAndInconsistentNodesContributeNoGpus) {
   // The drained GPU offers no placement: it is reserved in the cluster.
   EXPECT_TRUE(v->drained(0));
   EXPECT_TRUE(v->cluster().reserved(0));
+  EXPECT_TRUE(v->cluster().drained(0));  // kept when a scan's end opens every reserved GPU
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ int JobPlacer::FreeRoom(int node, const std::string& profile) const {
   int room = 0;
   for (int k = 0; k < n.num_gpus; ++k) {
     const int g = n.first_gpu + k;
-    if (cluster_->reserved(g)) continue;
+    if (!cluster_->accepts_placements(g)) continue;
     const GpuState& gs = cluster_->gpu(g);
     const int p = gs.model().FindProfile(profile);
     if (p < 0) continue;
@@ -131,7 +131,7 @@ StatusOr<std::optional<std::vector<NodePlacement>>> JobPlacer::Place(const Clust
     const Job lead_job = ToJob(job, {job.per_node[lead].profile, 1});
     const PlacementRequest req = MakeRequest(*cluster_, next_id_, lead_job);
     std::optional<Candidate> c = policy_->Choose(*cluster_, req);
-    if (c && cluster_->reserved(c->gpu)) c.reset();
+    if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
     if (!c) break;
     const int node = view_.NodeOf(c->gpu);
     // Save the node's GPUs before trying it.
@@ -197,7 +197,10 @@ StatusOr<bool> JobPlacer::PlaceOnNode(const ClusterJob& job, int node, NodePlace
   Cluster sub(view_.NodeModels(node), tables_);
   for (int k = 0; k < n.num_gpus; ++k) {
     sub.SetGpu(k, cluster_->gpu(n.first_gpu + k));
-    if (view_.drained(n.first_gpu + k)) sub.SetReserved(k, true);
+    if (view_.drained(n.first_gpu + k)) {
+      sub.SetDrained(k, true);
+      sub.SetReserved(k, true);
+    }
   }
   Scheduler sched(&sub, Forward(policy_), options_, SteadyClock());
   if (fault_) sched.SetFaultInjector(fault_);

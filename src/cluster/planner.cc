@@ -192,7 +192,7 @@ std::string WaitReason(const Cluster& c, const ClusterView& view, const ClusterJ
   for (const ProfileCount& part : job.per_node) {
     for (int g = 0; g < c.size(); ++g) {
       const int node = view.NodeOf(g);
-      if (c.reserved(g) || !allowed(node, part.profile)) continue;
+      if (!c.accepts_placements(g) || !allowed(node, part.profile)) continue;
       const GpuState& gs = c.gpu(g);
       const GpuModel& m = gs.model();
       const int p = m.FindProfile(part.profile);

@@ -247,6 +247,26 @@ TEST(PlannerTest, AvoidedAllowedAndExcludedNodesAreRespected) {
 // and a movable 3g.20gb job. A 7g.40gb fits nowhere. Options: n1 GPU 0
 // (move slurm:5, 1 slice) or n2 (slurm:6 is not movable: none). slurm:5
 // fits again on n2 (first-fit @1). So slurm:5 is requeued for slurm:9.
+// Regression drained_gpu_after_the_first_scan: the view closed a drained GPU with the reserved
+// flag alone, which the first queue scan of a round opened again at its end; the jobs planned
+// after it (a gang, another one-instance job) could be placed on the drained GPU, and the
+// requeue search could open room there. 2 nodes x 1 A100 (first-fit); n1's GPU is drained, both
+// are empty. a (7g.40gb, one instance: the first scan) goes to n2. b (2 x 1g.5gb on one node)
+// and c (1g.5gb, a second scan) find n2 full and n1 drained: both wait.
+TEST(PlannerTest, ADrainedGpuStaysClosedForTheWholeRound) {
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB", {});
+  n1.gpus[0].draining = true;
+  Fixture f({{"n1", n1, ""}, {"n2", MakeNode("n2", 1, "A100 40GB", {}), ""}});
+  f.input.waiting = {Single("a", "7g.40gb"), Single("b", "1g.5gb", 2), Single("c", "1g.5gb")};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.jobs.size(), 3u);
+  EXPECT_EQ(p.jobs[0].outcome, Outcome::kPlaced);
+  EXPECT_EQ(p.jobs[0].placements, (std::vector{At(1, {{0, "7g.40gb", 0}})}));
+  EXPECT_EQ(p.jobs[1].outcome, Outcome::kWaiting) << p.jobs[1].reason;
+  EXPECT_EQ(p.jobs[2].outcome, Outcome::kWaiting) << p.jobs[2].reason;
+  EXPECT_EQ(p.create.size(), 1u);
+}
+
 TEST(PlannerTest, RequeuesAMovableJobToOpenRoom) {
   Fixture f(
       {{"n1", MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@0=alloc:slurm:5"}), ""},

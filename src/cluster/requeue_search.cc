@@ -55,7 +55,7 @@ StatusOr<std::optional<RequeueChoice>> SearchRequeue(
     if (!node.usable || !allowed(n, profile_name)) continue;
     for (int k = 0; k < node.num_gpus; ++k) {
       const int g = node.first_gpu + k;
-      if (cluster.reserved(g)) continue;
+      if (!cluster.accepts_placements(g)) continue;
       const GpuState& gs = cluster.gpu(g);
       const GpuModel& m = gs.model();
       const int p = m.FindProfile(profile_name);

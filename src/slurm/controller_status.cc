@@ -7,6 +7,8 @@
 #include <chrono>
 #include <sstream>
 
+#include "nodeapi/http_guard.h"
+
 namespace migsched::slurm {
 
 using nlohmann::json;
@@ -247,6 +249,8 @@ StatusOr<int> StatusServer::Start(const std::string& host, int port) {
   server_ = std::make_unique<httplib::Server>();
   httplib::Server& s = *server_;
   s.new_task_queue = [] { return new httplib::ThreadPool(4); };
+  s.set_payload_max_length(4096);
+  RefuseUnboundedBodies(s, 4096, "the controller's status listener");
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     const std::string why = snapshot_().Unhealthy(UnixNow());
     res.status = why.empty() ? 200 : 503;

@@ -316,8 +316,18 @@ std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
       policy_->ObserveArrival(s->view->cluster(), j);
     }
   }
+  // The nodes with a daemon, named in the reason of a node without one: at most five, then a
+  // count. kube-scheduler sends every node that passes its own filters (the MIG resources are
+  // ignoredByScheduler), so the whole list, per node sent, made answers of megabytes on a large
+  // cluster (regression: filter_answer_grows_with_nodes_times_daemons).
+  constexpr size_t kKnownNamed = 5;
   std::vector<std::string> known;
-  for (const auto& n : s->view->nodes()) known.push_back(n.name);
+  for (const auto& n : s->view->nodes()) {
+    if (known.size() < kKnownNamed) known.push_back(n.name);
+  }
+  if (s->view->nodes().size() > kKnownNamed) {
+    known.push_back(fmt::format("and {} more", s->view->nodes().size() - kKnownNamed));
+  }
   std::vector<Verdict> out;
   Trial trial(*s, &tables_, policy_.get(), options_, &internal_errors_);
   for (const std::string& name : nodes) {

@@ -31,16 +31,44 @@ StatusOr<Reclaimer::Round> Reclaimer::RunOnce() {
   auto pods = api_->ListPods("", std::string(kManagedLabel) + "=true");
   if (!pods.ok()) return pods.status().WithPrefix("listing pods");
   std::set<std::string> alive;  // owner keys of pods that still need their instances
-  for (const json& p : *pods) {
-    const std::string uid = p.value("metadata", json::object()).value("uid", std::string());
-    const std::string phase = p.value("status", json::object()).value("phase", std::string());
-    if (!uid.empty() && phase != "Succeeded" && phase != "Failed") alive.insert(PodOwnerKey(uid));
-  }
-  std::set<std::string> missing;
-  auto gone = [&](const std::string& key) {
-    if (key.rfind("k8s:", 0) != 0 || alive.count(key)) return false;
+  auto add_alive = [&alive](const std::vector<json>& list) {
+    for (const json& p : list) {
+      const std::string uid = p.value("metadata", json::object()).value("uid", std::string());
+      const std::string phase = p.value("status", json::object()).value("phase", std::string());
+      if (!uid.empty() && phase != "Succeeded" && phase != "Failed") {
+        alive.insert(PodOwnerKey(uid));
+      }
+    }
+  };
+  add_alive(*pods);
+  std::set<std::string> missing, candidates;
+  auto note = [&](const std::string& key) {
+    if (key.rfind("k8s:", 0) != 0 || alive.count(key)) return;
     missing.insert(key);
-    return missing_before_.count(key) > 0;
+    if (missing_before_.count(key) > 0) candidates.insert(key);
+  };
+  for (const auto& [node, st] : states) {
+    for (const AllocationOnNode& a : AllocationsOn(st)) note(a.owner);
+    for (const ReservationView& rv : st.reservations) note(rv.record.owner);
+  }
+  // The label is ordinary pod metadata that a pod's owner may remove: before anything is
+  // released, the pods are listed again without it, and a pod still there and not ended keeps
+  // its instances (regression: reclaim_of_a_pod_whose_label_was_removed released a running
+  // pod's instance, which the next pod was then given too).
+  if (!candidates.empty()) {
+    auto all = api_->ListPods("", "");
+    if (!all.ok()) return all.status().WithPrefix("listing pods");
+    add_alive(*all);
+    for (const std::string& key : candidates) {
+      if (alive.count(key)) {
+        spdlog::warn("{}: its pod has lost the {} label but still runs; its instances are kept",
+                     key, kManagedLabel);
+        missing.erase(key);
+      }
+    }
+  }
+  auto gone = [&](const std::string& key) {
+    return candidates.count(key) > 0 && alive.count(key) == 0;
   };
   for (const auto& [node, st] : states) {
     for (const AllocationOnNode& a : AllocationsOn(st)) {

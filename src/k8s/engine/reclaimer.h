@@ -7,7 +7,9 @@
 // (their instances kept idle for reuse or destroyed, as the daemon does for
 // jobs); reservations dropped.
 //
-// Pods are listed by the label kManagedLabel the extender sets at bind.
+// Pods are listed by the label kManagedLabel the extender sets at bind; before a key is
+// released, every pod is listed once more without the label (a round with candidates only), so
+// that a running pod whose label was removed keeps its instances.
 //
 // Thread-safety: not thread-safe; one caller.
 #ifndef MIGSCHED_K8S_ENGINE_RECLAIMER_H_

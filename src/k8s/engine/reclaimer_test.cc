@@ -68,6 +68,31 @@ TEST(ReclaimerTest, WhatPodsNoLongerNeedIsReleasedInTheSecondRoundMissing) {
   EXPECT_EQ(r2->released.size(), 2u);
 }
 
+// Regression reclaim_of_a_pod_whose_label_was_removed: the loop lists pods by the
+// migsched.io/managed label, and a running pod whose label its owner removed was taken for gone:
+// its instance was released while it ran, and the next pod was given the same MIG device. Pod
+// "unlabelled" runs (no label); pod "gone" is not there at all.
+TEST(ReclaimerTest, ARunningPodWithoutTheLabelKeepsItsInstances) {
+  migsched::testing::FakeNodeDaemons daemons;
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB",
+                         {"0:1g.5gb@2=alloc#7:k8s:unlabelled", "0:1g.5gb@4=alloc#9:k8s:gone"});
+  daemons.states["n1"] = n1;
+  StaticNodeDirectory directory(std::vector<StaticNode>{{"n1", "http://n1"}});
+  RecordingApiServer api;
+  auto client = api.StartWithClient();
+  ASSERT_NE(client, nullptr);
+  json pod = ManagedPod("unlabelled", "unlabelled", "Running");
+  pod["metadata"].erase("labels");
+  api.AddPod(pod);
+  Reclaimer reclaimer(client.get(), &daemons, &directory);
+  for (int round = 0; round < 3; ++round) {
+    auto r = reclaimer.RunOnce();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  EXPECT_EQ(Count(daemons.calls, "release n1 7"), 0);  // still running
+  EXPECT_EQ(Count(daemons.calls, "release n1 9"), 1);  // gone: released once
+}
+
 TEST(ReclaimerTest, NothingIsReleasedWhenThePodsCannotBeListed) {
   migsched::testing::FakeNodeDaemons daemons;
   NodeView n1 = MakeNode("n1", 1, "A100 40GB", {"0:1g.5gb@0=alloc#9:k8s:gone"});

@@ -161,6 +161,16 @@ std::string Extender::BindPod(const BindingArgs& args) {
   auto pod = PodForBind(args);
   if (!pod.ok()) return "cannot read pod " + who + ": " + pod.status().message();
 
+  // A pod already bound (read from the API server, or bound by this extender since its filter
+  // call): a retried or repeated bind reserves nothing again (regression:
+  // repeated_bind_of_a_bound_pod reserved a second instance and overwrote the annotation).
+  if (!pod->node_name.empty()) {
+    if (pod->node_name == args.node) {
+      spdlog::info("{} is already bound to {}: nothing to do", who, args.node);
+      return "";
+    }
+    return "pod " + who + " is already bound to " + pod->node_name;
+  }
   const bool mig = pod->has_mig();
   if (mig && !pod->init_containers_with_mig.empty()) return InitContainerReason(*pod);
   if (mig) {
@@ -191,6 +201,10 @@ std::string Extender::BindPod(const BindingArgs& args) {
     return "cannot bind " + who + " to " + args.node + ": " + st.message();
   }
   spdlog::info("bound {} to {}{}", who, args.node, mig ? " with its MIG reservation" : "");
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = cache_.find(pod->uid); it != cache_.end()) it->second.node_name = args.node;
+  }
   return "";
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "k8s/extender/wire.h"
+#include "nodeapi/http_guard.h"
 
 namespace migsched::k8s {
 
@@ -90,6 +91,7 @@ StatusOr<int> ExtenderServer::Start(const std::string& host, int port) {
   }
   httplib::Server& s = *server_;
   s.set_payload_max_length(options_.max_body_bytes);
+  RefuseUnboundedBodies(s, options_.max_body_bytes, "the extender's max_body_bytes");
   // A bind may wait for the kubelet of its node (bind_wait_s): enough threads
   // that waiting binds never hold up kube-scheduler's filter calls.
   s.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
@@ -154,6 +156,7 @@ StatusOr<int> ExtenderServer::StartProbes(const std::string& host, int port) {
   probes_ = std::make_unique<httplib::Server>();
   httplib::Server& s = *probes_;
   s.set_payload_max_length(4096);
+  RefuseUnboundedBodies(s, 4096, "the extender's probe listener");
   AddProbeRoutes(s);
   s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404 || res.status == 405) {

@@ -131,6 +131,49 @@ TEST(ExtenderServerTest, BodiesOverTheBoundGet413) {
   EXPECT_EQ(as_json->status, 200);
 }
 
+// Regression chunked_body_past_max_body_bytes: cpp-httplib applies max_body_bytes to a
+// Content-Length only and read a chunked body whole (the helper's 600 MB body to the probe
+// port took 1.2 GB). Chunked bodies are refused with 411, unread, on both listeners.
+TEST(ExtenderServerTest, ChunkedBodiesAreRefusedUnread) {
+  EveryNodeFits engine;
+  Extender extender(&engine, nullptr);
+  ExtenderServerOptions o;
+  o.max_body_bytes = 1000;
+  ExtenderServer server(&extender, nullptr, o);
+  auto port = server.Start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  auto probes = server.StartProbes("127.0.0.1", 0);
+  ASSERT_TRUE(probes.ok()) << probes.status().ToString();
+  // 64 chunks of 1000 bytes, as a client without a length sends them.
+  httplib::ContentProviderWithoutLength chunks = [](size_t offset, httplib::DataSink& sink) {
+    if (offset >= 64000) {
+      sink.done();
+      return true;
+    }
+    const std::string chunk(1000, ' ');
+    return sink.write(chunk.data(), chunk.size());
+  };
+  httplib::Client client("127.0.0.1", *port);
+  auto f = client.Post("/filter", chunks, "application/json");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->status, 411);
+  EXPECT_EQ(json::parse(f->body)["error"],
+            "POST /filter: a chunked body is not accepted; send it with a Content-Length (at most "
+            "1000 bytes) (the extender's max_body_bytes)");
+  EXPECT_EQ(extender.counters().filter, 0);
+  httplib::Client probe_client("127.0.0.1", *probes);
+  auto h = probe_client.Post("/healthz", chunks, "application/json");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 411);
+  // The listeners still serve.
+  EXPECT_EQ(httplib::Client("127.0.0.1", *probes).Get("/healthz")->status, 200);
+  std::string at_bound = "{}";
+  at_bound.resize(1000, ' ');
+  EXPECT_EQ(
+      httplib::Client("127.0.0.1", *port).Post("/filter", at_bound, "application/json")->status,
+      200);
+}
+
 // A replica that may not bind (not the leader) answers /bind with an Error
 // naming why, without calling the extender; filter still answers.
 TEST(ExtenderServerTest, TheBindGateRefusesBindsWithItsReason) {

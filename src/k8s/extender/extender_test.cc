@@ -215,6 +215,28 @@ TEST_F(ExtenderTest, ABindRetriedAfterItsBindingWentThroughSucceeds) {
   EXPECT_TRUE(engine.released.empty());
 }
 
+// Regression repeated_bind_of_a_bound_pod: a second bind of a pod that was bound and running
+// (kube-scheduler retries a bind it gave up on) reserved a second instance for it and
+// overwrote its placement annotation; the first instance ran on, the second was held for the
+// reservation's TTL. Now the second bind does nothing, and a bind to another node is refused.
+TEST_F(ExtenderTest, ARepeatedBindOfABoundPodReservesNothing) {
+  api.AddPod(Fixture("pod-3g.20gb.json"));
+  engine.fits = {"gpu-node-2"};
+  (void)extender->Filter(Fixture("filter-args.json").dump());
+  ASSERT_EQ(json::parse(extender->Bind(Fixture("bind-args.json").dump()).body)["Error"], "");
+  const json annotation = api.Pod("ml", "train-x7k2p")->at("metadata").at("annotations");
+  const size_t requests = api.requests().size();
+  EXPECT_EQ(json::parse(extender->Bind(Fixture("bind-args.json").dump()).body)["Error"], "");
+  EXPECT_EQ(engine.reserved.size(), 1u);
+  EXPECT_EQ(api.requests().size(), requests);  // nothing written
+  EXPECT_EQ(api.Pod("ml", "train-x7k2p")->at("metadata").at("annotations"), annotation);
+  json other = Fixture("bind-args.json");
+  other["Node"] = "gpu-node-1";
+  EXPECT_EQ(json::parse(extender->Bind(other.dump()).body)["Error"],
+            "migsched: pod ml/train-x7k2p is already bound to gpu-node-2");
+  EXPECT_EQ(engine.reserved.size(), 1u);
+}
+
 TEST_F(ExtenderTest, AReservationThatFailsIsTheBindError) {
   api.AddPod(Fixture("pod-3g.20gb.json"));
   engine.reserve_error =
