@@ -568,6 +568,29 @@ class HttpServer::Impl {
     if (t_connection != nullptr) t_connection->close = true;
   }
 
+  // The content codings cpp-httplib decodes as it was built, comma-separated ("gzip, deflate,
+  // br"), and whether `coding` (lowercase) is one of them or identity.
+  static std::string DecodedContentEncodings() {
+    std::string out;
+#ifdef CPPHTTPLIB_ZLIB_SUPPORT
+    out += "gzip, deflate";
+#endif
+#ifdef CPPHTTPLIB_BROTLI_SUPPORT
+    out += out.empty() ? "br" : ", br";
+#endif
+    return out.empty() ? "only identity" : out;
+  }
+  static bool DecodedContentEncoding(const std::string& coding) {
+    if (coding == "identity") return true;
+#ifdef CPPHTTPLIB_ZLIB_SUPPORT
+    if (coding == "gzip" || coding == "deflate") return true;
+#endif
+#ifdef CPPHTTPLIB_BROTLI_SUPPORT
+    if (coding == "br") return true;
+#endif
+    return false;
+  }
+
   // httplib answers 414 to a request line (method, URI and HTTP version, with its CRLF) over
   // CPPHTTPLIB_REQUEST_URI_MAX_LENGTH bytes (8192 unless httplib was built with another limit).
   static std::string RequestLineTooLong() {
@@ -611,17 +634,18 @@ class HttpServer::Impl {
       if (!length.empty() && req.has_header("Transfer-Encoding")) {
         return malformed("both Content-Length and Transfer-Encoding headers");
       }
-      // cpp-httplib decodes gzip and deflate bodies; any other coding would fail as a body cut
-      // short (regression: unsupported_content_encoding, said "did not arrive in full").
+      // What cpp-httplib decodes as it was built (gzip and deflate with zlib, br with brotli);
+      // any other coding failed as a body cut short (regression: unsupported_content_encoding,
+      // said "did not arrive in full within body_timeout_s").
       std::string encoding = req.get_header_value("Content-Encoding");
-      for (char& ch : encoding)
+      for (char& ch : encoding) {
         ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (!encoding.empty() && encoding != "identity" && encoding != "gzip" &&
-          encoding != "deflate") {
+      }
+      if (!encoding.empty() && !DecodedContentEncoding(encoding)) {
         CloseAfterAnswer(res);
         SendError(res, InvalidArgumentError(fmt::format(
-                           "Content-Encoding '{}' is not supported (gzip, deflate or none)",
-                           req.get_header_value("Content-Encoding"))));
+                           "Content-Encoding '{}' is not supported ({} or none)",
+                           req.get_header_value("Content-Encoding"), DecodedContentEncodings())));
         res.status = 415;
         return;
       }

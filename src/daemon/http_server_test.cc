@@ -301,10 +301,10 @@ TEST_F(HttpServerTest, BearerSchemeIsCaseInsensitive) {
 // gzip body that is not gzip data says so. Nothing is submitted either way.
 TEST_F(HttpServerTest, UnsupportedContentEncodingIs415) {
   const std::string body = R"({"profile": "2g.10gb", "command": ["true"]})";
-  auto br = Client().Post("/v1/jobs", {{"Content-Encoding", "br"}}, body, "application/json");
-  ASSERT_TRUE(br);
-  EXPECT_EQ(br->status, 415);
-  EXPECT_EQ(Message(br), "Content-Encoding 'br' is not supported (gzip, deflate or none)");
+  auto zstd = Client().Post("/v1/jobs", {{"Content-Encoding", "zstd"}}, body, "application/json");
+  ASSERT_TRUE(zstd);
+  EXPECT_EQ(zstd->status, 415);
+  EXPECT_THAT(Message(zstd), ::testing::StartsWith("Content-Encoding 'zstd' is not supported ("));
   auto bad = Client().Post("/v1/jobs", {{"Content-Encoding", "gzip"}}, body, "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);

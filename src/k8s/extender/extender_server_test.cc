@@ -2,8 +2,12 @@
 // POST <urlPrefix>/<verb> with Content-Type application/json.
 #include "k8s/extender/extender_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "k8s/testing/test_pki.h"
 #include "testing/test_util.h"
@@ -144,27 +148,40 @@ TEST(ExtenderServerTest, ChunkedBodiesAreRefusedUnread) {
   ASSERT_TRUE(port.ok()) << port.status().ToString();
   auto probes = server.StartProbes("127.0.0.1", 0);
   ASSERT_TRUE(probes.ok()) << probes.status().ToString();
-  // 64 chunks of 1000 bytes, as a client without a length sends them.
-  httplib::ContentProviderWithoutLength chunks = [](size_t offset, httplib::DataSink& sink) {
-    if (offset >= 64000) {
-      sink.done();
-      return true;
+  // A chunked POST sent whole in one write, and what comes back until the server closes. (With
+  // httplib's client the server's early answer could race the client's writes.)
+  auto exchange = [](int port, const std::string& path) {
+    const std::string body = "{}" + std::string(98, ' ');
+    const std::string request = "POST " + path +
+                                " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                "Transfer-Encoding: chunked\r\n\r\n64\r\n" +
+                                body + "\r\n0\r\n\r\n";
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    std::string out;
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(request.size())) {
+      timeval tv{5, 0};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      char buf[4096];
+      for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, n);
     }
-    const std::string chunk(1000, ' ');
-    return sink.write(chunk.data(), chunk.size());
+    close(fd);
+    return out;
   };
-  httplib::Client client("127.0.0.1", *port);
-  auto f = client.Post("/filter", chunks, "application/json");
-  ASSERT_TRUE(f);
-  EXPECT_EQ(f->status, 411);
-  EXPECT_EQ(json::parse(f->body)["error"],
-            "POST /filter: a chunked body is not accepted; send it with a Content-Length (at most "
-            "1000 bytes) (the extender's max_body_bytes)");
+  const std::string f = exchange(*port, "/filter");
+  EXPECT_TRUE(f.starts_with("HTTP/1.1 411 ")) << f;
+  EXPECT_NE(f.find("a chunked body is not accepted; send it with a Content-Length (at most 1000 "
+                   "bytes) (the extender's max_body_bytes)"),
+            std::string::npos)
+      << f;
   EXPECT_EQ(extender.counters().filter, 0);
-  httplib::Client probe_client("127.0.0.1", *probes);
-  auto h = probe_client.Post("/healthz", chunks, "application/json");
-  ASSERT_TRUE(h);
-  EXPECT_EQ(h->status, 411);
+  const std::string h = exchange(*probes, "/healthz");
+  EXPECT_TRUE(h.starts_with("HTTP/1.1 411 ")) << h;
   // The listeners still serve.
   EXPECT_EQ(httplib::Client("127.0.0.1", *probes).Get("/healthz")->status, 200);
   std::string at_bound = "{}";
