@@ -613,11 +613,21 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
   q.target_ok = [&open, &own](int g) { return open(g) && !own[g]; };
   // Room kept for small jobs (§13): where some GPU has a free placement of the smallest recent
   // size, smaller than this job's, a plan that leaves none is passed over for the next one. Not
-  // for an overdue job: past --max-skip-seconds its own start comes first, as its reservation's.
+  // for the job the starvation guard serves: one past --max-skip-seconds for which a look-ahead
+  // reservation can be made (at any distance; under --reservation-unknown-ends skip only with a
+  // known start), whose own start then comes first, as its reservation's. An overdue job whose
+  // start is unknown under skip gets no reservation and waits like any other, and so does not
+  // take the room either (regression: overdue_job_with_unknown_start_took_the_kept_room).
   const int waiting_cs = ComputeSlicesOf(waiting.job);
   const int small = arrival_sizes_.Smallest();
-  const bool keep_room =
-      options_.evacuation_keeps_room && small > 0 && small < waiting_cs && !Overdue(waiting);
+  bool keep_room = options_.evacuation_keeps_room && small > 0 && small < waiting_cs;
+  if (keep_room && Overdue(waiting)) {
+    const LookAheadRules any_distance{options_.reservation_needs_ends, 0, -1};
+    keep_room = LookAheadReservations(
+                    *cluster_, id, waiting.job, now_s_, [this](JobId j) { return ExpectedEnd(j); },
+                    any_distance)
+                    .empty();
+  }
   if (keep_room) {
     q.accept = [this, small](const EvacuationPlan& p) { return KeepsRoomFor(*cluster_, p, small); };
   }

@@ -449,7 +449,8 @@ class Scheduler {
   bool TryStart(ScanFrame& f, std::deque<Queued>::iterator& it, bool jointly);
   void ReserveIfOverdue(ScanFrame& f, const Queued& q);
   // Whether `q` has waited longer than max_skip_seconds (>= 0): the job a look-ahead reservation
-  // serves (§5, §13), and one the room kept for small jobs no longer holds back.
+  // serves (§5, §13); the room kept for small jobs no longer holds it back once a reservation
+  // can be made for it (TryEvacuate).
   bool Overdue(const Queued& q) const;
   TurnEnd OnError(ScanFrame& f, JobId id);  // kNext when contained, else kStop
   void EvacuateAfterBackfill(ScanFrame& f);

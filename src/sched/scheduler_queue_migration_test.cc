@@ -959,26 +959,32 @@ TEST(SchedulerRetentionTest, OffByDefaultAndForSetupLayouts) {
 // 7g.40gb waits. Its one evacuation moves the 1g to GPU 2's 1g@6, the last 1-slice placement of
 // the cluster, and a 1-slice job has arrived (the window's smallest size): with the room kept,
 // no evacuation, the 7g job waits; without it, one. Where the 7g job would be turned away
-// (--max-wait 0: its blocker's expected end, 1000 s, is past its arrival), the plan is taken
+// (--max-wait 0: its blocker's end, unknown here, is past its arrival), the plan is taken
 // (the admission move budget is lifted here: one move for seven jobs is over 0.02 per job).
-// Nor is the room kept from an overdue job: with --max-skip-seconds 600 the 7g job, queued at 0,
-// is overdue at 601 (one evacuation), not at 600 (none: the wait must exceed the bound, §5).
+// Nor is the room kept from an overdue job whose reservation can be made: with
+// --max-skip-seconds 600 the 7g job, queued at 0, is overdue at 601 (one evacuation), not at 600
+// (none: the wait must exceed the bound, §5). No running job's end is known here unless `ends_s`
+// is set (every placed job's expected end); under --reservation-unknown-ends strict (the default)
+// an unknown start still reserves, so the overdue job is exempt; under skip it reserves nothing
+// and keeps the room (RoomKeptForSmallJobsTest below), unless the ends are known.
 struct KeepsRoomCase {
   bool keeps_room;
   double max_wait_s;
   int64_t evacuations;
   double max_skip_s = -1;
   double now_s = 0;
+  bool needs_ends = false;  // --reservation-unknown-ends skip
+  double ends_s = -1;       // < 0: unknown
 };
 
-class EvacuationKeepsRoomTest : public ::testing::TestWithParam<KeepsRoomCase> {};
-
-TEST_P(EvacuationKeepsRoomTest, AnEvacuationTakesTheLastSmallPlacementOnlyWhereAllowed) {
+// The evacuations begun by the scan of KeepsRoomCase `c` (the setting above).
+int64_t EvacuationsWithRoomKept(const KeepsRoomCase& c) {
   SchedulerOptions o = Migrating(Opts());
   o.evacuation = EvacuationScope::kQueue;
-  o.evacuation_keeps_room = GetParam().keeps_room;
-  o.max_wait_s = GetParam().max_wait_s;
-  o.max_skip_seconds = GetParam().max_skip_s;
+  o.evacuation_keeps_room = c.keeps_room;
+  o.max_wait_s = c.max_wait_s;
+  o.max_skip_seconds = c.max_skip_s;
+  o.reservation_needs_ends = c.needs_ends;
   o.migration.admission_move_budget = -1;  // one move for seven jobs passes 0.02 per job
   QueueFixture f(3, std::make_unique<Scripted>(), o);
   const JobBuilder still = kJob.Moves(Migratable::kNone);
@@ -987,14 +993,21 @@ TEST_P(EvacuationKeepsRoomTest, AnEvacuationTakesTheLastSmallPlacementOnlyWhereA
            still.Profile("1g.5gb").Named("g0s6"), kJob.Profile("1g.5gb").Named("g1s0"),
            still.Profile("3g.20gb").Named("g2s0"), still.Profile("2g.10gb").Named("g2s4")}) {
     f.s().ObserveArrival(j);
-    f.Place(j);
+    const JobId id = f.Place(j);
+    if (c.ends_s >= 0) f.s().SetExpectedEnd(id, c.ends_s);
   }
   f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("seven"), 0);
-  f.s().SetNow(GetParam().now_s);
+  f.s().SetNow(c.now_s);
   auto d = f.s().ScheduleQueue();
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  EXPECT_TRUE(d->empty());
-  EXPECT_EQ(f.s().evacuations_begun(), GetParam().evacuations);
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(d.ok() && d->empty());
+  return f.s().evacuations_begun();
+}
+
+class EvacuationKeepsRoomTest : public ::testing::TestWithParam<KeepsRoomCase> {};
+
+TEST_P(EvacuationKeepsRoomTest, AnEvacuationTakesTheLastSmallPlacementOnlyWhereAllowed) {
+  EXPECT_EQ(EvacuationsWithRoomKept(GetParam()), GetParam().evacuations);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, EvacuationKeepsRoomTest,
@@ -1002,6 +1015,17 @@ INSTANTIATE_TEST_SUITE_P(Cases, EvacuationKeepsRoomTest,
                                            KeepsRoomCase{true, 0, 1},
                                            KeepsRoomCase{true, -1, 0, 600, 600},
                                            KeepsRoomCase{true, -1, 1, 600, 601}));
+
+// Regression (overdue_job_with_unknown_start_took_the_kept_room): on churn without time limits
+// (the scheduler knows no end) every evacuation for an overdue job took the last 1-slice
+// placement; under --reservation-unknown-ends skip such a job has no reservation, and now keeps
+// the room like any other (no evacuation), while with its start known it is exempt (one).
+TEST(RoomKeptForSmallJobsTest, OverdueJobWithUnknownStartKeepsTheRoomUnderSkip) {
+  EXPECT_EQ(EvacuationsWithRoomKept(KeepsRoomCase{true, -1, 0, 600, 601, /*needs_ends=*/true}), 0);
+  EXPECT_EQ(EvacuationsWithRoomKept(
+                KeepsRoomCase{true, -1, 1, 600, 601, /*needs_ends=*/true, /*ends_s=*/1000}),
+            1);
+}
 
 // Regression (evacuation_ignored_drained_gpus: an evacuation opened room on a drained GPU, or
 // moved a job onto one; the daemon stopped a `restart` job for a placement no job could take).
