@@ -601,7 +601,8 @@ std::string WhyInert(std::string_view name, const std::string& policy, const Sch
                  "while-waiting turns them on"
                : "";
   }
-  if (name == "reservation-slack" || name == "reservation-horizon" || name == "reservation-keep") {
+  if (name == "reservation-slack" || name == "reservation-horizon" || name == "reservation-keep" ||
+      name == "reservation-oldest") {
     return o.max_skip_seconds < 0 ? "no look-ahead reservation; --max-skip-seconds S turns it on"
                                   : "";
   }
@@ -670,6 +671,7 @@ bool GivenOption(const SimSetup& setup, std::string_view name) {
   if (name == "reservation-slack") return e.reservation_slack;
   if (name == "reservation-horizon") return e.reservation_horizon;
   if (name == "reservation-keep") return e.reservation_keep;
+  if (name == "reservation-oldest") return e.reservation_oldest;
   if (name == "threshold") return e.threshold;
   if (name == "metric") return e.metric;
   if (name == "frag-objective") return o.frag_objective != defaults.frag_objective;
@@ -717,7 +719,8 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
       // The shape of the completion and periodic passes, given where none runs (§6, §13).
       {{"defrag-interval", "max-moves-per-pass", "migration-order"}, false},
       // The shape of a look-ahead reservation, given where none is made (§13).
-      {{"reservation-slack", "reservation-horizon", "reservation-keep"}, false},
+      {{"reservation-slack", "reservation-horizon", "reservation-keep", "reservation-oldest"},
+       false},
       // The placement options of the policies' own choice (PolicyInfo::reads).
       {{"threshold"}, true},
       {{"metric"}, true},
@@ -805,6 +808,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["reservation_slack"] = scheduler.reservation_slack;
   j["reservation_horizon_s"] = off_if_negative(scheduler.reservation_horizon_s);
   j["reservation_keep"] = scheduler.reservation_keep;
+  j["reservation_oldest"] = scheduler.reservation_oldest;
   j["reservation_unknown_ends"] = scheduler.reservation_needs_ends ? "skip" : "strict";
   j["evacuation"] = EvacuationScopeName(scheduler.evacuation);
   j["evacuation_min_wait_s"] = scheduler.evacuation_min_wait_s;

@@ -14,6 +14,7 @@ SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& s
   if (!set.reservation_slack) options.reservation_slack = kFullDefaultReservationSlack;
   if (!set.reservation_horizon) options.reservation_horizon_s = kFullDefaultReservationHorizonS;
   if (!set.reservation_keep) options.reservation_keep = kFullDefaultReservationKeep;
+  if (!set.reservation_oldest) options.reservation_oldest = kFullDefaultReservationOldest;
   if (!set.reservation_unknown_ends)
     options.reservation_needs_ends = kFullDefaultReservationNeedsEnds;
   if (!set.evacuation) options.evacuation = kFullDefaultEvacuation;

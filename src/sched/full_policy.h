@@ -71,6 +71,14 @@ inline constexpr double kFullDefaultReservationSlack = 1;   // × the reserved j
 // within 0.01, and keeping with H = 30 min had the largest horizon (the rule stated there).
 inline constexpr double kFullDefaultReservationHorizonS = 1800;  // seconds; < 0 = any start
 inline constexpr bool kFullDefaultReservationKeep = true;
+// The reservation for the overdue job that has waited longest (SchedulerOptions::
+// reservation_oldest): on. Chosen on 2026-12-06 (docs/results.md "The reservation for the job
+// that has waited longest", 30 paired replicas): on the tuning set mean JCT and the 7g p95
+// tied with the first overdue job's reservation (0.836 against 0.835, 0.810 against 0.800 of
+// the best baseline) and the worst profile fell from 1.18x to 1.13x; on the probe set, where
+// the response-ratio order had left long-limit services of mid-sized profiles 1.43x the best
+// baseline's p95 wait, no profile is significantly above 1.25x any more.
+inline constexpr bool kFullDefaultReservationOldest = true;
 inline constexpr bool kFullDefaultReservationNeedsEnds = true;  // reservation-unknown-ends skip
 inline constexpr EvacuationScope kFullDefaultEvacuation = EvacuationScope::kQueue;
 // Room kept for small jobs (SchedulerOptions::evacuation_keeps_room): an evacuation may not take
@@ -101,8 +109,8 @@ inline constexpr double kFullDefaultAdmissionThreshold = 1;
 
 // `options` with full's defaults above for each of migration, metric, reserve_full, reuse_first,
 // queue_order, max_skip_seconds, reservation_slack, reservation_horizon_s, reservation_keep,
-// reservation_needs_ends, evacuation, evacuation_keeps_room, migration.passes and (when
-// options.max_wait_s >= 0) threshold that `set` does not mark (the registry's defaults of
+// reservation_oldest, reservation_needs_ends, evacuation, evacuation_keeps_room, migration.passes
+// and (when options.max_wait_s >= 0) threshold that `set` does not mark (the registry's defaults of
 // `full`, sched/policy.h PolicyOptions).
 // REQUIRES: options.max_wait_s is already the run's.
 SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set);

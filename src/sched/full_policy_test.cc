@@ -196,6 +196,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(kFullDefaultReservationSlack, 1);
   EXPECT_EQ(kFullDefaultReservationHorizonS, 1800);
   EXPECT_TRUE(kFullDefaultReservationKeep);
+  EXPECT_TRUE(kFullDefaultReservationOldest);
   EXPECT_TRUE(kFullDefaultReservationNeedsEnds);
   EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
   EXPECT_TRUE(kFullDefaultReuseFirst);
@@ -250,6 +251,25 @@ TEST(FullDefaultsTest, ReservationKeepOnForFullOnlyUnlessGiven) {
   ASSERT_TRUE(keep->Apply("on", &flags, &given).ok());
   EXPECT_TRUE(OptionsForPolicy("first-fit", flags, given).reservation_keep);
   EXPECT_FALSE(keep->Apply("sometimes", &flags, &given).ok());
+}
+
+// The reservation for the job that has waited longest (§13): on for `full` unless
+// `--reservation-oldest off` is given; off for lb+frag and the baselines unless asked.
+TEST(FullDefaultsTest, ReservationOldestOnForFullOnlyUnlessGiven) {
+  EXPECT_FALSE(SchedulerOptions{}.reservation_oldest);
+  EXPECT_TRUE(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).reservation_oldest);
+  EXPECT_FALSE(
+      OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).reservation_oldest);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  const SchedulerOptionSpec* oldest = FindSchedulerOption("reservation-oldest");
+  ASSERT_NE(oldest, nullptr);
+  ASSERT_TRUE(oldest->Apply("off", &flags, &given).ok());
+  EXPECT_TRUE(given.reservation_oldest);
+  EXPECT_FALSE(OptionsForPolicy("full", flags, given).reservation_oldest);
+  ASSERT_TRUE(oldest->Apply("on", &flags, &given).ok());
+  EXPECT_TRUE(OptionsForPolicy("first-fit", flags, given).reservation_oldest);
+  EXPECT_FALSE(oldest->Apply("yes please", &flags, &given).ok());
 }
 
 // Reuse first (§4 step 2): on for `full` unless `--reuse-first off` is given; off for lb+frag

@@ -295,6 +295,14 @@ std::vector<Spec> BuildTable() {
                   "that does not fit reserving; default: {} for full, off otherwise",
                   kFullDefaultReservationKeep ? "on" : "off"),
       &E::reservation_keep));
+  t.push_back(Bool(
+      "reservation-oldest", [](O& o) -> bool& { return o.reservation_oldest; },
+      fmt::format("Reservation for the job that has waited longest (§13, with max-skip-seconds "
+                  "and --reservation easy): the overdue job queued first is given the "
+                  "look-ahead reservation when it can be made, instead of the first overdue job "
+                  "in queue order that does not fit; default: {} for full, off otherwise",
+                  kFullDefaultReservationOldest ? "on" : "off"),
+      &E::reservation_oldest));
   t.push_back(Pair(
       "reservation-unknown-ends", "strict", "skip",
       [](O& o) -> bool& { return o.reservation_needs_ends; },

@@ -110,6 +110,17 @@ struct SchedulerOptions {
   // response-ratio order the reservation moves from job to job and GPU to GPU, and each move
   // leaves room held back that no reserved job used. `full`: true (sched/full_policy.h).
   bool reservation_keep = false;
+  // §13 the reservation for the job that has waited longest (easy reservation only): at the
+  // start of each scan, after a kept reservation if any, the overdue job queued first (ties:
+  // queue order) is given the look-ahead reservation if it can be made (within the horizon; a
+  // known start where reservation_needs_ends), whether it fits now or not (then it starts at
+  // its turn on room no earlier job took); only when it cannot does the first overdue job that
+  // does not fit, in queue order, reserve at its turn. False (default): that first job, as in
+  // EASY backfilling, where the head of a FIFO queue is also the job that has waited longest.
+  // Under the response-ratio order the first overdue job is the one with the shortest limit,
+  // and a job with a long limit, past the bound, is not protected while shorter ones keep
+  // arriving. `full`: true (sched/full_policy.h).
+  bool reservation_oldest = false;
   // §13: whether a look-ahead reservation needs a known start. When the placement an overdue job
   // would reserve frees at an unknown time (a blocker without an expected end: the daemon's jobs
   // without a time limit, Slurm's with TimeLimit=UNLIMITED):
@@ -201,6 +212,7 @@ struct ExplicitOptions {
   bool reservation_slack = false;         // --reservation-slack
   bool reservation_horizon = false;       // --reservation-horizon
   bool reservation_keep = false;          // --reservation-keep
+  bool reservation_oldest = false;        // --reservation-oldest
   bool reservation_unknown_ends = false;  // --reservation-unknown-ends
   bool evacuation = false;                // --evacuation
   bool evacuation_min_wait = false;       // --evacuation-min-wait

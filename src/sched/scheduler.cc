@@ -331,6 +331,16 @@ void Scheduler::BeginScan(ScanFrame& f) {
       break;
     }
   }
+  // §13: else the overdue job that has waited longest, when its reservation can be made (if not,
+  // the first overdue job that does not fit reserves at its turn).
+  if (options_.reservation_oldest && !f.conservative && f.reserved_jobs == 0) {
+    const Queued* oldest = nullptr;
+    for (const Queued& q : queue_) {
+      if (held_back_.count(q.id) || evac_holds_.Holds(q.id) || !Overdue(q)) continue;
+      if (oldest == nullptr || q.enqueued_s < oldest->enqueued_s) oldest = &q;
+    }
+    if (oldest != nullptr) ReserveIfOverdue(f, *oldest);
+  }
 }
 
 bool Scheduler::Overdue(const Queued& q) const {

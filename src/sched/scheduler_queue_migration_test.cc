@@ -830,6 +830,69 @@ TEST(SchedulerQueueTest, ReservationKeepingLeavesTheReservationWithItsJob) {
   }
 }
 
+// §13 the reservation for the job that has waited longest (reservation_oldest), worked by hand
+// (response-ratio order, max_skip 30, slack 0, keeping off).
+// Part 1, one A100 with job 0 (1g.5gb@0) expected to end at 100: a 7g.40gb of limit 1000 (job
+// 100) queued at 0 and a 4g.20gb of limit 50 (job 101, placement 4g@0 only) queued at 10; neither
+// fits while job 0 runs. The first scan is at t = 45: both are overdue (45 and 35 s > 30), ratios
+// 101: (35 + 50) / 50 = 1.70, 100: (45 + 1000) / 1000 = 1.045, so 101 comes first. Off: 101 is the
+// first overdue job that does not fit and reserves 4g@0 from 100. On: 100, queued first,
+// reserves 7g@0 from 100 before any turn; 101's only placement lies inside it (EASY: one job).
+TEST(SchedulerQueueTest, TheJobThatHasWaitedLongestGetsTheReservation) {
+  for (const bool oldest : {false, true}) {
+    SCOPED_TRACE(oldest ? "oldest on" : "oldest off");
+    SchedulerOptions o = KeepingOpts(false);
+    o.reservation_oldest = oldest;
+    QueueFixture f(1, std::make_unique<Scripted>(), o);
+    ASSERT_NO_FATAL_FAILURE(OneJobOnGpu0EndingAt100(f));
+    f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+    f.s().SetNow(10);
+    f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
+    f.s().SetNow(45);
+    auto d = f.s().ScheduleQueue();
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_THAT(*d, IsEmpty());
+    ASSERT_EQ(f.s().reservations().size(), 1u);
+    EXPECT_EQ(f.s().reservations()[0].job, oldest ? 100 : 101);
+    EXPECT_EQ(f.s().reservations()[0].start_s, 100);
+  }
+}
+
+// Part 2, where the oldest job's reservation cannot be made (horizon 600 s): two A100s, GPU 0
+// with job 0 (1g.5gb@0, ends at 50) and job 1 (1g.5gb@6, ends at 1000), GPU 1 with jobs 2 and 3
+// (1g.5gb@0 and @6, both end at 1000). The same two jobs wait. At t = 45 the 7g job's soonest
+// GPU frees at 1000 (both hold a 1g@6 until then), 955 s away, beyond the horizon: no
+// reservation for it. The 4g job's 4g@0 on GPU 0 frees at 50: it reserves at its turn, with the
+// rule on as off.
+TEST(SchedulerQueueTest, TheOldestJobBeyondTheHorizonLeavesTheReservationToTheFirst) {
+  for (const bool oldest : {false, true}) {
+    SCOPED_TRACE(oldest ? "oldest on" : "oldest off");
+    SchedulerOptions o = KeepingOpts(false);
+    o.reservation_oldest = oldest;
+    o.reservation_horizon_s = 600;
+    QueueFixture f(2, std::make_unique<Scripted>(), o);
+    f.s().SetNow(0);
+    const double ends[] = {50, 1000, 1000, 1000};
+    const char* where[] = {"g0s0", "g0s6", "g1s0", "g1s6"};
+    for (int i = 0; i < 4; ++i) {
+      const JobId id = f.Place(kJob.Profile("1g.5gb").Named(where[i]));
+      ASSERT_EQ(id, i);
+      f.s().SetExpectedEnd(id, ends[i]);
+    }
+    f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+    f.s().SetNow(10);
+    f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
+    f.s().SetNow(45);
+    auto d = f.s().ScheduleQueue();
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_THAT(*d, IsEmpty());
+    ASSERT_EQ(f.s().reservations().size(), 1u);
+    EXPECT_EQ(f.s().reservations()[0].job, 101);
+    EXPECT_EQ(f.s().reservations()[0].gpu, 0);
+    EXPECT_EQ(f.s().reservations()[0].start_s, 50);
+  }
+}
+
 // Regression (kept_holder_skipped_by_an_identical_request: the scan skips a request identical
 // to one that failed earlier in it, but the holder of a kept reservation has that room open to
 // it alone, so it was skipped scan after scan and, with nothing else left to happen, never

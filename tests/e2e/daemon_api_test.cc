@@ -494,8 +494,8 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
       HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
                 "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
                 "reservation-slack: 1, reservation-horizon: 1800, reservation-keep: on, "
-                "reservation-unknown-ends: skip, evacuation: queue, evacuation-keeps-room: on, "
-                "migration: on, defrag-passes: off\n"));
+                "reservation-oldest: on, reservation-unknown-ends: skip, evacuation: queue, "
+                "evacuation-keeps-room: on, migration: on, defrag-passes: off\n"));
   EXPECT_THAT(full.out, HasSubstr("#   first-fit            none\n"));
   struct Expected {
     std::string policy, metric;

@@ -136,6 +136,15 @@ TEST(FullDefaultsCliTest, ReservationHorizonAndKeepingAreFullsOwnUnlessGiven) {
   EXPECT_EQ(keep({"full"}), true);
   EXPECT_EQ(keep({"full", "--reservation-keep", "off"}), false);
   EXPECT_EQ(keep({"first-fit"}), false);
+  auto oldest = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    const nlohmann::json j = Simulate("2xA100-40GB", "paper-mix", args);
+    return j.is_null() ? nlohmann::json("no run") : j["settings"]["reservation_oldest"];
+  };
+  EXPECT_EQ(oldest({"full"}), true);
+  EXPECT_EQ(oldest({"full", "--reservation-oldest", "off"}), false);
+  EXPECT_EQ(oldest({"first-fit"}), false);
 }
 
 TEST(FullDefaultsCliTest, SweepOfFullUsesItsDefaults) {
