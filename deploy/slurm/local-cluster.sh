@@ -254,6 +254,8 @@ up() {
 ClusterName=migsched-local
 SlurmctldHost=localhost
 SlurmctldPort=$ctld_port
+# Listen on loopback only (Slurm binds every address unless told not to).
+CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
 AuthType=auth/munge
 AuthInfo=socket=$dir/munge/munge.sock
 CredType=cred/munge

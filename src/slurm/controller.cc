@@ -74,8 +74,9 @@ void SlurmController::SayStopped(double now_s) {
       fmt::gmtime(static_cast<std::time_t>(now_s))));
   for (const StatusWaiting& w : st.waiting) {
     if (w.reason.rfind("held:", 0) == 0) continue;
-    if (auto now = slurm_->Job(w.job); !now.ok() || !StillWaiting(*now)) continue;
-    if (Status s = slurm_->SetAdminComment(w.job, text); !s.ok()) {
+    const std::string spec = w.spec.empty() ? std::to_string(w.job) : w.spec;
+    if (auto now = slurm_->Job(spec); !now.ok() || !StillWaiting(*now)) continue;
+    if (Status s = slurm_->SetAdminComment(spec, text); !s.ok()) {
       spdlog::warn("cannot set the reason of job {}: {}", w.job, s.message());
     }
   }
@@ -498,8 +499,12 @@ void SlurmController::Requeue(const TickFrame& f, TickReport* rep) {
     const PlacementRef& p = m.room.placements[0];
     const std::string where =
         fmt::format("{} on {} GPU {}", p.profile, f.view->nodes()[m.room.node].name, p.gpu);
-    Status st = slurm_->SetAdminComment(*id, FormatRequeuedFor(m.for_job, where));
-    if (st.ok()) st = slurm_->Requeue(*id);
+    std::string spec = std::to_string(*id);
+    for (const SlurmJob& j : f.jobs) {
+      if (j.id == *id) spec = j.Spec();
+    }
+    Status st = slurm_->SetAdminComment(spec, FormatRequeuedFor(m.for_job, where));
+    if (st.ok()) st = slurm_->Requeue(spec);
     if (!st.ok()) {
       spdlog::warn("cannot requeue {} for {}: {}", m.job, m.for_job, st.message());
       continue;
@@ -509,11 +514,11 @@ void SlurmController::Requeue(const TickFrame& f, TickReport* rep) {
   }
   for (const SlurmJob* j : f.cls.release_begin_time) {
     auto for_job = ParseRequeuedFor(j->admin_comment);
-    Status st = slurm_->StartNow(j->id);
+    Status st = slurm_->StartNow(j->Spec());
     if (st.ok()) {
       st = slurm_->SetAdminComment(
-          j->id, Truncate(fmt::format("{}was requeued to open room for {}, which has started",
-                                      kCommentPrefix, for_job.value_or("?"))));
+          j->Spec(), Truncate(fmt::format("{}was requeued to open room for {}, which has started",
+                                          kCommentPrefix, for_job.value_or("?"))));
     }
     if (!st.ok()) spdlog::warn("cannot release the begin time of job {}: {}", j->id, st.message());
   }
@@ -523,8 +528,8 @@ void SlurmController::Requeue(const TickFrame& f, TickReport* rep) {
 // AdminComment says why it waits.
 void SlurmController::HoldOrExplain(const TickFrame& f, TickReport* rep) {
   auto hold = [&](const SlurmJob& j, const std::string& reason) {
-    Status st = slurm_->SetAdminComment(j.id, FormatHeld(reason));
-    if (st.ok()) st = slurm_->Hold(j.id);
+    Status st = slurm_->SetAdminComment(j.Spec(), FormatHeld(reason));
+    if (st.ok()) st = slurm_->Hold(j.Spec());
     if (!st.ok()) {
       spdlog::warn("cannot hold job {}: {}", j.id, st.message());
       return;
@@ -558,10 +563,10 @@ void SlurmController::HoldOrExplain(const TickFrame& f, TickReport* rep) {
     // A job Slurm has started since it was read must keep the binding its
     // prolog writes into the same AdminComment (the task prolog reads it):
     // not if Slurm shows it started or bound now.
-    if (auto now = slurm_->Job(cj.slurm->id); !now.ok() || !StillWaiting(*now)) continue;
+    if (auto now = slurm_->Job(cj.slurm->Spec()); !now.ok() || !StillWaiting(*now)) continue;
     ++written;
     reason_written_[cj.slurm->id] = f.now_s;
-    if (Status st = slurm_->SetAdminComment(cj.slurm->id, text); !st.ok()) {
+    if (Status st = slurm_->SetAdminComment(cj.slurm->Spec(), text); !st.ok()) {
       spdlog::warn("cannot set the reason of job {}: {}", cj.slurm->id, st.message());
     }
   }
@@ -630,6 +635,7 @@ void SlurmController::SaveStatus(const TickFrame& f, const TickReport& rep) {
     const ClassifiedJob& cj = f.cls.waiting[i - f.unroomed.size()];
     StatusWaiting w;
     w.job = cj.slurm->id;
+    w.spec = cj.slurm->Spec();
     w.request = request_text(cj.request);
     if (unheld != f.unheld.end()) {
       w.reason = "waiting: the node daemon refused its room: " + unheld->second;
@@ -643,7 +649,7 @@ void SlurmController::SaveStatus(const TickFrame& f, const TickReport& rep) {
     st.waiting.push_back(std::move(w));
   }
   for (const auto& [j, message] : f.cls.invalid) {
-    st.waiting.push_back({j->id, "", "held: can never run: " + message});
+    st.waiting.push_back({j->id, "", "held: can never run: " + message, j->Spec()});
   }
   for (const auto& [k, since] : lost_since_) {
     if (f.now_s - since < config_.reclaim_grace_s) continue;

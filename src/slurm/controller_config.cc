@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -214,9 +215,23 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
     return InvalidArgumentError(fmt::format("{}: nodes: at least one node is required", origin));
   }
   std::set<std::string> names;
+  std::map<std::string, std::string> by_url;  // url without a trailing '/', lower case -> node
   for (const NodeEndpoint& n : c.nodes) {
     if (!names.insert(n.name).second) {
       return InvalidArgumentError(fmt::format("{}: node '{}' is listed twice", origin, n.name));
+    }
+    // Two nodes on one node daemon: its instances would count for both, and the controller would
+    // take one node's jobs for gone on the other and release their instances (regression:
+    // two_nodes_on_one_daemon_released_a_running_job).
+    std::string url = n.url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    std::transform(url.begin(), url.end(), url.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (auto [it, fresh] = by_url.emplace(url, n.name); !fresh) {
+      return InvalidArgumentError(fmt::format(
+          "{}: nodes '{}' and '{}' have the same url '{}': each Slurm node needs its own node "
+          "daemon",
+          origin, it->second, n.name, n.url));
     }
   }
   // Names the controller passes to scontrol and squeue, as `migsched slurm config` writes them.

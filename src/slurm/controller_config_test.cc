@@ -93,6 +93,10 @@ TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
        "c.yaml:2: nodes[] n1: url must start with http://, got '10.0.0.1:7070'"},
       {"nodes:\n  - {name: n1, url: \"http://a\"}\n  - {name: n1, url: \"http://b\"}\n",
        "c.yaml: node 'n1' is listed twice"},
+      // Regression (two_nodes_on_one_daemon_released_a_running_job).
+      {"nodes:\n  - {name: n1, url: \"http://a:7070\"}\n  - {name: n2, url: \"http://A:7070/\"}\n",
+       "c.yaml: nodes 'n1' and 'n2' have the same url 'http://A:7070/': each Slurm node needs its "
+       "own node daemon"},
       {"nodes:\n  - {name: n1, url: \"http://a\"}\ncontroller: {tick_ms: x}\n",
        "c.yaml:3: controller.tick_ms must be a number, got 'x'"},
       {"nodes:\n  - {name: n1, url: \"http://a\"}\nscheduler: {policy: best}\n",

@@ -61,6 +61,7 @@ struct StatusWaiting {
   int64_t job = 0;
   std::string request;  // "3g.20gb:1" (per node), "1g.5gb:2,3g.20gb:1 x2 nodes"
   std::string reason;   // "room on n2 GPU 0 (3g.20gb@4)", or why it waits or is held
+  std::string spec;     // how scontrol addresses it (SlurmJob::Spec): "48_2" for an array's task
 };
 
 // A job Slurm shows RUNNING whose binding on a node has no allocation at the

@@ -34,7 +34,7 @@ TEST(ControllerStatusTest, TheTableShowsWhatTheSnapshotHolds) {
   n2.gres = "mig:3g.20gb:0,mig:migsched-pad:19";
   s.nodes = {n1, n2};
   s.rooms = {{"n1", 0, "4g.20gb", 0, "slurm:13"}};
-  s.waiting = {{13, "4g.20gb:1", "room on n1 GPU 0 4g.20gb@0: Slurm may start it"}};
+  s.waiting = {{13, "4g.20gb:1", "room on n1 GPU 0 4g.20gb@0: Slurm may start it", "13"}};
   s.lost = {{9, "n1", 1080}};
   auto table = FormatStatusTable(ToJson(s, 1100));
   ASSERT_TRUE(table.ok()) << table.status().ToString();

@@ -274,8 +274,18 @@ local function whole_gpu_hint()
   return table.concat(hints, " or ")
 end
 
+-- The partition a job goes to: the one it names, or else the cluster's default (a job without
+-- -p has job_desc.partition nil; where the MIG partition is the default its jobs are ours too).
+local function partition_of(job_desc, part_list)
+  if job_desc.partition ~= nil then return job_desc.partition end
+  for name, p in pairs(part_list or {}) do
+    if p.flag_default == 1 then return p.name or name end
+  end
+  return nil
+end
+
 function slurm_job_submit(job_desc, part_list, submit_uid)
-  if job_desc.partition ~= PARTITION then return slurm.SUCCESS end
+  if partition_of(job_desc, part_list) ~= PARTITION then return slurm.SUCCESS end
   for _, field in ipairs({"tres_per_job", "tres_per_task", "tres_per_socket"}) do
     local v = job_desc[field]
     if v ~= nil and v:find("gpu") then

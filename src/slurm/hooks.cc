@@ -15,13 +15,17 @@
 namespace migsched::slurm {
 namespace {
 
-std::optional<int64_t> JobIdFromEnv(const Env& env) {
-  const std::string s = env("SLURM_JOB_ID");
+std::optional<int64_t> PositiveFromEnv(const Env& env, const char* name, bool zero_ok = false) {
+  const std::string s = env(name);
   int64_t id = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || id <= 0) return std::nullopt;
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || id < (zero_ok ? 0 : 1)) {
+    return std::nullopt;
+  }
   return id;
 }
+
+std::optional<int64_t> JobIdFromEnv(const Env& env) { return PositiveFromEnv(env, "SLURM_JOB_ID"); }
 
 // The job's MIG request per node from its record (the controller's rule, MigProfilesOf), or
 // empty for a job without MIG GRES.
@@ -38,6 +42,15 @@ std::string AdminCommentOf(const ScontrolRecord& rec) {
 
 }  // namespace
 
+std::string JobSpecFromEnv(const Env& env) {
+  const auto id = JobIdFromEnv(env);
+  if (!id) return "";
+  const auto array = PositiveFromEnv(env, "SLURM_ARRAY_JOB_ID");
+  const auto task = PositiveFromEnv(env, "SLURM_ARRAY_TASK_ID", /*zero_ok=*/true);
+  if (array && task) return fmt::format("{}_{}", *array, *task);
+  return std::to_string(*id);
+}
+
 void RealSleep(double seconds) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
@@ -49,7 +62,8 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
     err << "migsched slurm prolog: SLURM_JOB_ID is not set: run it as Slurm's PrologSlurmctld\n";
     return 2;
   }
-  auto rec = slurm->Job(*id);
+  const std::string spec = JobSpecFromEnv(env);  // a task of an array as ARRAYID_TASKID
+  auto rec = slurm->Job(spec);
   if (!rec.ok()) {
     err << fmt::format("migsched slurm prolog: job {}: {}\n", *id, rec.status().message());
     return 1;
@@ -130,7 +144,7 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
     if (const Marker m = ParseMarker(env("SLURM_JOB_COMMENT")); !m.error.empty()) {
       text += " ; --comment: " + m.error;
     }
-    Status st = slurm->SetAdminComment(*id, Truncate(text));
+    Status st = slurm->SetAdminComment(spec, Truncate(text));
     if (st.ok()) {
       err << fmt::format("migsched slurm prolog: job {}: {}\n", *id, FormatBound(binding));
       return 0;
@@ -149,10 +163,10 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
   err << fmt::format("migsched slurm prolog: job {}: {}\n", *id, text);
   if (attempt >= config.max_bind_failures) {
     Status st = slurm->SetAdminComment(
-        *id, FormatHeld(fmt::format("{} binds failed; the last: {}", attempt, failure)));
-    if (st.ok()) st = slurm->Hold(*id);
+        spec, FormatHeld(fmt::format("{} binds failed; the last: {}", attempt, failure)));
+    if (st.ok()) st = slurm->Hold(spec);
     if (!st.ok()) err << fmt::format("migsched slurm prolog: job {}: {}\n", *id, st.message());
-  } else if (Status st = slurm->SetAdminComment(*id, text); !st.ok()) {
+  } else if (Status st = slurm->SetAdminComment(spec, text); !st.ok()) {
     err << fmt::format("migsched slurm prolog: job {}: {}\n", *id, st.message());
   }
   return 1;
@@ -167,7 +181,7 @@ int RunTaskProlog(const std::string& gres_name, SlurmClient* slurm, const Env& e
            "Slurm's TaskProlog\n";
     return 2;
   }
-  auto rec = slurm->Job(*id);
+  auto rec = slurm->Job(JobSpecFromEnv(env));
   if (!rec.ok()) {
     err << fmt::format("migsched slurm task-prolog: job {}: {}\n", *id, rec.status().message());
     return 1;

@@ -40,6 +40,14 @@ namespace migsched::slurm {
 // The environment (getenv in production).
 using Env = std::function<std::string(const std::string& name)>;
 
+// How scontrol is told the hook's job: SLURM_JOB_ID, or, for a task of a job array,
+// SLURM_ARRAY_JOB_ID_SLURM_ARRAY_TASK_ID ("48_2"). An array's job id also names every task of
+// the array (one task keeps it as its own id), so `scontrol update JobId=48` would write one
+// task's binding into all of them (regression: array_task_bound_to_another_tasks_instance).
+// Empty when SLURM_JOB_ID is not a positive integer. The allocations' owner stays
+// "slurm:<SLURM_JOB_ID>", unique per task.
+std::string JobSpecFromEnv(const Env& env);
+
 // Sleeps `seconds` (real time in production; tests pass their own).
 using Sleep = std::function<void(double seconds)>;
 void RealSleep(double seconds);

@@ -100,6 +100,46 @@ TEST(PrologTest, BindsEveryNodeAndRecordsTheBinding) {
             "or migratable=none; the job will not be moved'");
 }
 
+// Regression (array_task_bound_to_another_tasks_instance): a task of a job array was addressed
+// by its job id, which for one task is also the array's id and so names every task: `scontrol
+// update JobId=48` wrote that task's binding into all of them, and the others' steps ran on its
+// instance. The task is now addressed as ARRAYID_TASKID for the show, the binding and a hold.
+TEST(PrologTest, AnArrayTaskIsAddressedAsArrayIdUnderscoreTaskId) {
+  const Env task =
+      MakeEnv({{"SLURM_JOB_ID", "48"}, {"SLURM_ARRAY_JOB_ID", "48"}, {"SLURM_ARRAY_TASK_ID", "2"}});
+  EXPECT_EQ(JobSpecFromEnv(task), "48_2");
+  EXPECT_EQ(JobSpecFromEnv(MakeEnv({{"SLURM_JOB_ID", "3"}})), "3");
+  EXPECT_EQ(
+      JobSpecFromEnv(MakeEnv(
+          {{"SLURM_JOB_ID", "50"}, {"SLURM_ARRAY_JOB_ID", "48"}, {"SLURM_ARRAY_TASK_ID", "0"}})),
+      "48_0");
+  EXPECT_EQ(JobSpecFromEnv(MakeEnv({{"SLURM_JOB_ID", "x"}})), "");
+
+  ReplayRunner runner;  // knows only "48_2": a show of "48" fails
+  runner.records["48_2"] = testing::ReadTestData("slurm/scontrol-job-3.txt");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  std::ostringstream err;
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, task, err), 0) << err.str();
+  ASSERT_EQ(runner.commands.size(), 2u);
+  EXPECT_EQ(runner.commands[0], "scontrol -o show job 48_2");
+  EXPECT_EQ(runner.commands[1].rfind("scontrol update JobId=48_2 ", 0), 0u) << runner.commands[1];
+  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:48 prefix=slurm-room:",
+                                                   "allocate n3 slurm:48 prefix=slurm-room:"}));
+
+  ReplayRunner bound;
+  bound.records["48_2"] = testing::ReadTestData("slurm/scontrol-job-1-bound.txt");
+  SlurmClient bound_slurm(&bound, 5);
+  std::ostringstream out, err2;
+  const Env on_n1 = MakeEnv({{"SLURM_JOB_ID", "48"},
+                             {"SLURM_ARRAY_JOB_ID", "48"},
+                             {"SLURM_ARRAY_TASK_ID", "2"},
+                             {"SLURMD_NODENAME", "n1"}});
+  EXPECT_EQ(RunTaskProlog("mig", &bound_slurm, on_n1, out, err2), 0) << err2.str();
+  EXPECT_EQ(bound.commands, (std::vector<std::string>{"scontrol -o show job 48_2"}));
+  EXPECT_NE(out.str().find("export CUDA_VISIBLE_DEVICES=MIG-1111,MIG-2222\n"), std::string::npos);
+}
+
 // scontrol-job-1.txt: job 1, --gres=mig:1g.5gb:2 on n1: one allocation per
 // instance, each from a room.
 TEST(PrologTest, EachInstanceIsItsOwnAllocation) {

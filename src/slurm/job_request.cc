@@ -76,14 +76,18 @@ StatusOr<std::vector<ProfileCount>> MigProfilesOf(const std::vector<GresCount>& 
       return InvalidArgumentError(
           fmt::format("--gres={}:{}:{}: the count must be at least 1", gres_name, g.type, g.count));
     }
-    bool merged = false;
-    for (ProfileCount& p : out) {
+    // Slurm counts a profile listed twice once (its JOB_GRES shows one entry), so instances for
+    // both would be more than it accounts for (regression: repeated_profile_got_more_than_slurm
+    // _counted).
+    for (const ProfileCount& p : out) {
       if (p.profile == g.type) {
-        p.count += static_cast<int>(g.count);
-        merged = true;
+        return InvalidArgumentError(fmt::format(
+            "--gres names {}:{} twice; Slurm counts it once: ask for the total in one entry, "
+            "e.g. --gres={}:{}:{}",
+            gres_name, g.type, gres_name, g.type, p.count + g.count));
       }
     }
-    if (!merged) out.push_back({g.type, static_cast<int>(g.count)});
+    out.push_back({g.type, static_cast<int>(g.count)});
   }
   return out;
 }

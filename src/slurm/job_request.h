@@ -50,17 +50,17 @@ struct JobRequest {
 };
 
 // The MIG instances a GRES request asks for per node: every entry of `gres` named `gres_name`, as
-// (profile, count), counts of one profile listed twice added, in the order first listed; empty
-// for a request without such an entry. kInvalidArgument, in the user's terms (--gres=...), for
-// an entry without a profile ("--gres=mig:2"), with the nodes' padding type, or with a count
-// below 1. The one rule of the controller (ToJobRequest) and the prologs (hooks.h).
+// (profile, count), in the order listed; empty for a request without such an entry.
+// kInvalidArgument, in the user's terms (--gres=...), for an entry without a profile
+// ("--gres=mig:2"), with the nodes' padding type, with a count below 1, or for a profile listed
+// twice (Slurm counts it once). The one rule of the controller (ToJobRequest) and the prologs (hooks.h).
 StatusOr<std::vector<ProfileCount>> MigProfilesOf(const std::vector<GresCount>& gres,
                                                   std::string_view gres_name);
 
 // The job's MIG request, or nullopt for a job without GRES `gres_name`.
 // kInvalidArgument (the job can never be placed; the message is for its
 // AdminComment) for a MIG GRES without a profile ("--gres=mig:2") or with a
-// count of 0. Counts of one profile listed twice are added. A job may move
+// count of 0, or a profile listed twice. A job may move
 // only with --requeue and migratable=restart.
 StatusOr<std::optional<JobRequest>> ToJobRequest(const SlurmJob& job, std::string_view gres_name);
 

@@ -43,8 +43,7 @@ TEST(JobRequestTest, FromSlurmJob) {
   SlurmJob j;
   j.id = 42;
   j.node_count = 2;
-  j.tres_per_node = {
-      {"mig", "1g.5gb", 1}, {"gpu", "", 1}, {"mig", "3g.20gb", 2}, {"mig", "1g.5gb", 1}};
+  j.tres_per_node = {{"mig", "1g.5gb", 2}, {"gpu", "", 1}, {"mig", "3g.20gb", 2}};
   j.comment = "migratable=restart";
   j.requeue = true;
   j.required_nodes = {"n1", "n2"};
@@ -131,16 +130,23 @@ TEST(AdminCommentTest, FailuresHoldsAndMigrations) {
 }
 
 // The controller (ToJobRequest) and both prologs (hooks.cc) read a job's GRES with this one rule.
-// Expected by hand: the mig entries only, 3g.20gb's two entries added, in first-listed order.
-TEST(MigProfilesOfTest, AddsAProfileListedTwiceAndIgnoresOtherGres) {
-  auto got = MigProfilesOf(
-      {{"mig", "3g.20gb", 1}, {"gpu", "", 2}, {"mig", "1g.5gb", 2}, {"mig", "3g.20gb", 1}}, "mig");
+// Expected by hand: the mig entries only, in listed order. A profile listed twice is refused
+// (regression: repeated_profile_got_more_than_slurm_counted: `--gres=mig:1g.5gb:1,mig:1g.5gb:1`
+// got two instances while Slurm's JOB_GRES counted mig:1g.5gb:1).
+TEST(MigProfilesOfTest, RefusesAProfileListedTwiceAndIgnoresOtherGres) {
+  auto got = MigProfilesOf({{"mig", "3g.20gb", 1}, {"gpu", "", 2}, {"mig", "1g.5gb", 2}}, "mig");
   ASSERT_TRUE(got.ok()) << got.status().message();
   ASSERT_EQ(got->size(), 2u);
   EXPECT_EQ((*got)[0].profile, "3g.20gb");
-  EXPECT_EQ((*got)[0].count, 2);
+  EXPECT_EQ((*got)[0].count, 1);
   EXPECT_EQ((*got)[1].profile, "1g.5gb");
   EXPECT_EQ((*got)[1].count, 2);
+  auto twice = MigProfilesOf(
+      {{"mig", "3g.20gb", 1}, {"gpu", "", 2}, {"mig", "1g.5gb", 2}, {"mig", "3g.20gb", 1}}, "mig");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(),
+            "--gres names mig:3g.20gb twice; Slurm counts it once: ask for the total in one "
+            "entry, e.g. --gres=mig:3g.20gb:2");
   auto none = MigProfilesOf({{"gpu", "", 2}}, "mig");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());

@@ -36,8 +36,10 @@ StatusOr<std::vector<SlurmNode>> SlurmClient::Nodes() {
   return ParseSinfoJson(r.out);
 }
 
-StatusOr<ScontrolRecord> SlurmClient::Job(int64_t id) {
-  ASSIGN_OR_RETURN(CommandResult r, Run({"scontrol", "-o", "show", "job", std::to_string(id)}));
+StatusOr<ScontrolRecord> SlurmClient::Job(int64_t id) { return Job(std::to_string(id)); }
+
+StatusOr<ScontrolRecord> SlurmClient::Job(const std::string& spec) {
+  ASSIGN_OR_RETURN(CommandResult r, Run({"scontrol", "-o", "show", "job", spec}));
   return ScontrolRecord(r.out);
 }
 
@@ -56,17 +58,27 @@ Status SlurmClient::SetPartitionUp(const std::string& partition, bool up) {
 }
 
 Status SlurmClient::SetAdminComment(int64_t job, const std::string& text) {
-  return RunOk({"scontrol", "update", fmt::format("JobId={}", job), "AdminComment=" + text});
+  return SetAdminComment(std::to_string(job), text);
 }
 
-Status SlurmClient::Requeue(int64_t job) {
-  return RunOk({"scontrol", "requeue", std::to_string(job)});
+Status SlurmClient::SetAdminComment(const std::string& spec, const std::string& text) {
+  return RunOk({"scontrol", "update", "JobId=" + spec, "AdminComment=" + text});
 }
 
-Status SlurmClient::Hold(int64_t job) { return RunOk({"scontrol", "hold", std::to_string(job)}); }
+Status SlurmClient::Requeue(int64_t job) { return Requeue(std::to_string(job)); }
 
-Status SlurmClient::StartNow(int64_t job) {
-  return RunOk({"scontrol", "update", fmt::format("JobId={}", job), "StartTime=now"});
+Status SlurmClient::Requeue(const std::string& spec) {
+  return RunOk({"scontrol", "requeue", spec});
+}
+
+Status SlurmClient::Hold(int64_t job) { return Hold(std::to_string(job)); }
+
+Status SlurmClient::Hold(const std::string& spec) { return RunOk({"scontrol", "hold", spec}); }
+
+Status SlurmClient::StartNow(int64_t job) { return StartNow(std::to_string(job)); }
+
+Status SlurmClient::StartNow(const std::string& spec) {
+  return RunOk({"scontrol", "update", "JobId=" + spec, "StartTime=now"});
 }
 
 }  // namespace migsched::slurm

@@ -23,8 +23,10 @@ class SlurmClient {
 
   StatusOr<std::vector<SlurmJob>> Jobs();    // squeue --json
   StatusOr<std::vector<SlurmNode>> Nodes();  // sinfo --json
-  // scontrol -o show job ID / show partition NAME.
+  // scontrol -o show job ID / show partition NAME. `spec` is what scontrol takes for one job:
+  // its id, or ARRAYID_TASKID for a task of a job array (slurm/hooks.h JobRefFromEnv).
   StatusOr<ScontrolRecord> Job(int64_t id);
+  StatusOr<ScontrolRecord> Job(const std::string& spec);
   StatusOr<ScontrolRecord> Partition(const std::string& name);
 
   // scontrol update NodeName=N Gres=<gres>: the whole GRES list of the node.
@@ -32,9 +34,13 @@ class SlurmClient {
   // scontrol update PartitionName=P State=UP|DOWN.
   Status SetPartitionUp(const std::string& partition, bool up);
   Status SetAdminComment(int64_t job, const std::string& text);
-  Status Requeue(int64_t job);   // scontrol requeue
-  Status Hold(int64_t job);      // scontrol hold
+  Status SetAdminComment(const std::string& spec, const std::string& text);
+  Status Requeue(int64_t job);  // scontrol requeue
+  Status Requeue(const std::string& spec);
+  Status Hold(int64_t job);  // scontrol hold
+  Status Hold(const std::string& spec);
   Status StartNow(int64_t job);  // scontrol update JobId=J StartTime=now
+  Status StartNow(const std::string& spec);
 
  private:
   StatusOr<CommandResult> Run(const std::vector<std::string>& argv);

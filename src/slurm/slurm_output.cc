@@ -163,6 +163,15 @@ StatusOr<std::vector<GresCount>> ParseGresList(std::string_view text) {
   return out;
 }
 
+std::string SlurmJob::Spec() const {
+  if (array_job_id > 0 && array_task_id >= 0)
+    return fmt::format("{}_{}", array_job_id, array_task_id);
+  if (array_job_id > 0 && !array_task_string.empty()) {
+    return fmt::format("{}_[{}]", array_job_id, array_task_string);
+  }
+  return std::to_string(id);
+}
+
 bool SlurmJob::Active() const {
   return state == "RUNNING" || state == "CONFIGURING" || state == "COMPLETING" ||
          state == "SUSPENDED";
@@ -199,6 +208,9 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     RETURN_IF_ERROR(f.Int("time_limit", &job.time_limit_min));
     RETURN_IF_ERROR(f.Hosts("required_nodes", &job.required_nodes));
     RETURN_IF_ERROR(f.Hosts("excluded_nodes", &job.excluded_nodes));
+    RETURN_IF_ERROR(f.Int("array_job_id", &job.array_job_id));
+    RETURN_IF_ERROR(f.Int("array_task_id", &job.array_task_id));
+    RETURN_IF_ERROR(f.Str("array_task_string", &job.array_task_string));
     if (job.id <= 0) {
       return InvalidArgumentError(fmt::format("squeue --json: job #{} has no job_id", index));
     }

@@ -61,6 +61,17 @@ struct SlurmJob {
   int64_t time_limit_min = 0;
   std::vector<std::string> required_nodes;  // --nodelist, expanded
   std::vector<std::string> excluded_nodes;  // --exclude, expanded
+  // Job arrays: the array's id, this task's index (-1: none, or the array's pending rest) and
+  // the pending rest's indexes ("3-4"; empty otherwise).
+  int64_t array_job_id = 0;
+  int64_t array_task_id = -1;
+  std::string array_task_string;
+  // What scontrol is told to address this record alone: "48_2" for a task of array 48,
+  // "48_[3-4]" for its tasks not yet started, the job id otherwise. The array's id names every
+  // task of the array (one task keeps it as its own job id), so `scontrol update JobId=48` would
+  // write into, hold or requeue all of them (regression:
+  // array_task_bound_to_another_tasks_instance).
+  std::string Spec() const;
   // Whether the job holds its nodes now (Slurm counts its GRES as used):
   // RUNNING, CONFIGURING, COMPLETING, SUSPENDED.
   bool Active() const;

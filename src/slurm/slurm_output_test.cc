@@ -100,6 +100,25 @@ TEST(SqueueJsonTest, TimeLimitInMinutes) {
       << bad.status().message();
 }
 
+// Regression (array_task_bound_to_another_tasks_instance): scontrol addresses one task of a job
+// array as ARRAYID_TASKID and the array's tasks not yet started as ARRAYID_[RANGE]; the array's
+// id alone names every task. squeue --json (Slurm 22.05) gives a started task its own job_id with
+// array_job_id and array_task_id, and the pending rest the array's id with array_task_string;
+// a job outside any array has array_job_id 0 and array_task_id null.
+TEST(SqueueJsonTest, ArrayTasksAreAddressedOneByOne) {
+  auto jobs = ParseSqueueJson(R"({"jobs": [
+      {"job_id": 48, "array_job_id": 48, "array_task_id": 1, "array_task_string": ""},
+      {"job_id": 49, "array_job_id": 48, "array_task_id": 2, "array_task_string": ""},
+      {"job_id": 48, "array_job_id": 48, "array_task_id": null, "array_task_string": "3-4"},
+      {"job_id": 7, "array_job_id": 0, "array_task_id": null, "array_task_string": ""}]})");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 4u);
+  EXPECT_EQ((*jobs)[0].Spec(), "48_1");
+  EXPECT_EQ((*jobs)[1].Spec(), "48_2");
+  EXPECT_EQ((*jobs)[2].Spec(), "48_[3-4]");
+  EXPECT_EQ((*jobs)[3].Spec(), "7");
+}
+
 TEST(SqueueJsonTest, MultiNodeJobListsEveryNode) {
   auto jobs = ParseSqueueJson(testing::ReadTestData("slurm/squeue-multinode.json"));
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();

@@ -577,6 +577,35 @@ TEST(SlurmClusterTest, TheDocsExamplesAndWhatUsersWriteRun) {
   EXPECT_EQ(Tasks(tb, gpu)[0].placements, std::vector<std::string>{"0:7g.40gb@0"});
   EXPECT_EQ(Tasks(tb, named)[0].node, "n2");
   EXPECT_EQ(Tasks(tb, nodelist)[0].node, "n1");
+
+  // Regression (array_task_bound_to_another_tasks_instance): a job array's tasks each run on
+  // their own instance, in the batch step and in every srun step (the task prolog reads the
+  // task's own binding). Before, one task's binding was written into every task of the array,
+  // and the other's srun step ran on it.
+  const int64_t array = Submit(tb, "--array=1-2 --gres=mig:1g.5gb:1",
+                               "echo batch=$CUDA_VISIBLE_DEVICES; srun sh -c \"echo "
+                               "step=\\$CUDA_VISIBLE_DEVICES\"; sleep 5");
+  ASSERT_GT(array, 0);
+  ASSERT_TRUE(SlurmTestbed::WaitFor(
+      [&] {
+        const auto jobs = SlurmJobs(tb);
+        int done = 0;
+        for (const auto& [id, j] : jobs) {
+          if (j["array_job_id"] == array && j["job_state"] == "COMPLETED") ++done;
+        }
+        return done == 2;
+      },
+      90))
+      << tb.Logs();
+  for (int task : {1, 2}) {
+    const std::string out = ReadFile(fmt::format("{}/slurm-{}_{}.out", tb.dir(), array, task));
+    const size_t b = out.find("batch=MIG-"), st = out.find("step=MIG-");
+    ASSERT_NE(b, std::string::npos) << out;
+    ASSERT_NE(st, std::string::npos) << out;
+    const std::string batch = out.substr(b + 6, out.find('\n', b) - b - 6);
+    const std::string step = out.substr(st + 5, out.find('\n', st) - st - 5);
+    EXPECT_EQ(batch, step) << "task " << task << ": " << out;
+  }
   EXPECT_EQ(tb.Out("sinfo -h -R"), "");
 }
 
