@@ -327,7 +327,7 @@ void Scheduler::BeginScan(ScanFrame& f) {
       !held_back_.count(holder) && !evac_holds_.Holds(holder)) {
     for (const Queued& q : queue_) {
       if (q.id != holder) continue;
-      ReserveIfOverdue(f, q);
+      ReserveBeforeTurns(f, q);
       break;
     }
   }
@@ -339,8 +339,17 @@ void Scheduler::BeginScan(ScanFrame& f) {
       if (held_back_.count(q.id) || evac_holds_.Holds(q.id) || !Overdue(q)) continue;
       if (oldest == nullptr || q.enqueued_s < oldest->enqueued_s) oldest = &q;
     }
-    if (oldest != nullptr) ReserveIfOverdue(f, *oldest);
+    if (oldest != nullptr) ReserveBeforeTurns(f, *oldest);
   }
+}
+
+void Scheduler::ReserveBeforeTurns(ScanFrame& f, const Queued& q) {
+  // As at a turn (TakeTurn): the GPUs held for other jobs' evacuations are closed to it, so that
+  // its reservation never lands on room another job holds, which that job could then not take
+  // (regression: oldest_reserved_on_an_evacuation_hold, a stall found by the stress harness,
+  // seed 909903).
+  scan_.CloseFor(q.id, evac_holds_);
+  ReserveIfOverdue(f, q);
 }
 
 bool Scheduler::Overdue(const Queued& q) const {

@@ -448,6 +448,9 @@ class Scheduler {
   // scan's earlier jobs too, never for the backfill onto reserved GPUs); true if it started.
   bool TryStart(ScanFrame& f, std::deque<Queued>::iterator& it, bool jointly);
   void ReserveIfOverdue(ScanFrame& f, const Queued& q);
+  // At the start of a scan (the kept holder, the oldest overdue job): ReserveIfOverdue with the
+  // GPUs held for other jobs' evacuations closed, as at a turn.
+  void ReserveBeforeTurns(ScanFrame& f, const Queued& q);
   // Whether `q` has waited longer than max_skip_seconds (>= 0): the job a look-ahead reservation
   // serves (§5, §13); the room kept for small jobs no longer holds it back once a reservation
   // can be made for it (TryEvacuate).

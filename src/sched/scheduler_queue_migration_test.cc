@@ -893,6 +893,52 @@ TEST(SchedulerQueueTest, TheOldestJobBeyondTheHorizonLeavesTheReservationToTheFi
   }
 }
 
+// Regression (oldest_reserved_on_an_evacuation_hold: a stall found by the stress harness, seed
+// 909903): the reservation made before any turn (the oldest overdue job's, or a kept one) saw
+// the GPUs held for other jobs' evacuations as open, took one, and the job holding it could then
+// not start there, nor the reserving job, which found it held. By hand (response-ratio order,
+// max_skip 30, evacuation of the head, oldest first): two A100s, GPU 0 with job 0 (1g.5gb@0,
+// checkpoint, expected end 1000), GPU 1 with job 1 (4g.20gb@0, may not move, expected end 1000).
+// Job 100 (7g.40gb, limit 1000) is queued at 1.5, job 101 (7g.40gb, limit 50) at 10.
+// - t = 31: ratios 101: (21 + 50) / 50 = 1.42, 100: (29.5 + 1000) / 1000 = 1.03; nobody is
+//   overdue (29.5 s is not past 30); 101 is the head, does not fit and evacuates GPU 0 (job 0 to
+//   GPU 1, units 4-6), which it then holds.
+// - t = 32, the move still copying (2.475 s + 0.5 s switch-over): 100 is overdue (30.5 s), the
+//   oldest such job, and reserves before any turn; GPU 0 is held for 101, so 100's reservation
+//   is GPU 1 (free at 1000), not GPU 0 (whose blocker, a move's source, counts as free now).
+TEST(SchedulerQueueTest, TheReservationMadeBeforeTheTurnsSkipsEvacuationHolds) {
+  SchedulerOptions o = Migrating(KeepingOpts(false));
+  o.reservation_oldest = true;
+  o.evacuation = EvacuationScope::kHead;
+  QueueFixture f(2, std::make_unique<Scripted>(), o);
+  f.s().SetNow(0);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
+  ASSERT_EQ(f.Place(kJob.Profile("4g.20gb").Moves(Migratable::kNone).Named("g1s0")), 1);
+  f.s().SetExpectedEnd(0, 1000);
+  f.s().SetExpectedEnd(1, 1000);
+  f.s().SetNow(1.5);
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("old"));
+  f.s().SetNow(10);
+  f.s().Enqueue(101, kJob.Profile("7g.40gb").Limit(50).Named("short"));
+  f.s().SetNow(31);
+  auto first = f.s().ScheduleQueue();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_THAT(*first, IsEmpty());
+  EXPECT_TRUE(f.s().reservations().empty());
+  ASSERT_EQ(f.s().evacuations_begun(), 1);
+  ASSERT_EQ(f.s().evacuation_holds().size(), 1u);
+  EXPECT_EQ(f.s().evacuation_holds()[0].job, 101);
+  EXPECT_EQ(f.s().evacuation_holds()[0].gpu, 0);
+  f.s().SetNow(32);
+  auto second = f.s().ScheduleQueue();
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_THAT(*second, IsEmpty());
+  ASSERT_EQ(f.s().reservations().size(), 1u);
+  EXPECT_EQ(f.s().reservations()[0].job, 100);
+  EXPECT_EQ(f.s().reservations()[0].gpu, 1);
+  EXPECT_EQ(f.s().reservations()[0].start_s, 1000);
+}
+
 // Regression (kept_holder_skipped_by_an_identical_request: the scan skips a request identical
 // to one that failed earlier in it, but the holder of a kept reservation has that room open to
 // it alone, so it was skipped scan after scan and, with nothing else left to happen, never
