@@ -150,6 +150,15 @@ Status SlurmController::Read(TickFrame& f, TickReport* rep) {
           "Slurm has no node named {} (sinfo); nodes[].name must be Slurm's node name", in.name);
     }
   }
+  // A node Slurm has drained or marked down starts no new job: its GPUs are closed to new rooms
+  // as a drained GPU is, and its running jobs keep their instances (regression:
+  // rooms_on_a_node_slurm_drained: rooms were made there and the jobs waited on them until
+  // room_timeout_s while other nodes had room).
+  for (NodeInput& in : f.inputs) {
+    auto it = f.snode.find(in.name);
+    if (it == f.snode.end() || !in.state || !StartsNoJob(*it->second)) continue;
+    for (GpuView& g : in.state->gpus) g.draining = true;
+  }
   f.view = ClusterView::Build(f.inputs, *catalog_, &tables_);
   for (const ClusterView::Node& n : f.view->nodes()) {
     if (n.usable) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,14 +33,14 @@ class CapturedSlurm : public CommandRunner {
  public:
   std::map<std::string, std::string> jobs;  // id -> `scontrol -o show job` line
   std::string partition = testing::ReadTestData("slurm/partition-up.txt");
+  std::string sinfo = testing::ReadTestData("slurm/sinfo.json");
   std::vector<std::string> commands;
 
   StatusOr<CommandResult> Run(const std::vector<std::string>& argv, double) override {
     commands.push_back(CommandLine(argv));
     if (argv == std::vector<std::string>{"squeue", "--json"})
       return Ok(testing::ReadTestData("slurm/squeue.json"));
-    if (argv == std::vector<std::string>{"sinfo", "--json"})
-      return Ok(testing::ReadTestData("slurm/sinfo.json"));
+    if (argv == std::vector<std::string>{"sinfo", "--json"}) return Ok(sinfo);
     if (argv.size() == 5 && argv[0] == "scontrol" && argv[3] == "partition") {
       return Ok(partition);
     }
@@ -355,6 +356,43 @@ TEST(ControllerTest, ANodeSlurmDoesNotHaveIsNotUsable) {
   }
   for (const StatusRoom& r : st.rooms) EXPECT_NE(r.node, "n9");
   for (const std::string& call : nodes.calls) EXPECT_EQ(call.find("reserve n9"), std::string::npos);
+}
+
+// Regression (rooms_on_a_node_slurm_drained): the controller made rooms on a node Slurm had
+// drained (`scontrol update NodeName=n3 State=DRAIN`), where Slurm starts no job, and the jobs
+// waited on them until room_timeout_s. n1 and n2 are full (FullNodes), n3 is empty: the
+// capture's waiting jobs 3 and 5 get rooms on n3 while Slurm does not drain it, none when it does
+// (its GPUs closed as a drained GPU is), and the status says they wait.
+TEST(ControllerTest, NoRoomOnANodeSlurmHasDrained) {
+  for (const bool drained : {false, true}) {
+    SCOPED_TRACE(drained ? "n3 drained" : "n3 in service");
+    CapturedSlurm runner;
+    runner.jobs["3"] = Job5("PENDING");
+    runner.jobs["5"] = Job5("PENDING");
+    if (drained) {
+      auto doc = nlohmann::json::parse(runner.sinfo);
+      for (auto& n : doc["nodes"]) {
+        if (n["name"] == "n3") n["state_flags"] = {"DRAIN"};
+      }
+      runner.sinfo = doc.dump();
+    }
+    SlurmClient slurm(&runner, 5);
+    FakeNodeDaemons nodes = FullNodes();
+    nodes.states["n3"] = MakeNode("n3", 2, "A100 40GB", {});
+    auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    StatusOr<TickReport> rep = (*c)->Tick(kNow);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    const ControllerStatus st = (*c)->Snapshot();
+    int on_n3 = 0;
+    for (const StatusRoom& r : st.rooms) on_n3 += r.node == "n3" ? 1 : 0;
+    if (drained) {
+      EXPECT_EQ(on_n3, 0);
+      EXPECT_EQ(rep->rooms_created, 0);
+    } else {
+      EXPECT_GT(on_n3, 0);
+    }
+  }
 }
 
 // The status snapshot after one tick on the full nodes of FullNodes: three

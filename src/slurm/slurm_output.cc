@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -218,6 +220,19 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     ++index;
   }
   return out;
+}
+
+bool StartsNoJob(const SlurmNode& node) {
+  std::string state = node.state;
+  std::transform(state.begin(), state.end(), state.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (state == "down" || state == "drained" || state == "draining" || state == "fail") return true;
+  for (const std::string& f : node.state_flags) {
+    if (f == "DRAIN" || f == "DRAINED" || f == "DRAINING" || f == "FAIL" || f == "DOWN") {
+      return true;
+    }
+  }
+  return false;
 }
 
 StatusOr<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text) {

@@ -89,6 +89,9 @@ struct SlurmNode {
   std::string reason;
 };
 StatusOr<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text);
+// Whether Slurm starts no new job on the node: drained or draining (flag DRAIN), failing (FAIL)
+// or down.
+bool StartsNoJob(const SlurmNode& node);
 
 // A `scontrol -o show ...` line: Key=Value words. Value(key) is the word
 // after "Key=" up to the next space ("" if absent); for values with spaces

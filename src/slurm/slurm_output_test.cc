@@ -119,6 +119,21 @@ TEST(SqueueJsonTest, ArrayTasksAreAddressedOneByOne) {
   EXPECT_EQ((*jobs)[3].Spec(), "7");
 }
 
+TEST(SinfoJsonTest, DrainedDownAndFailingNodesStartNoJob) {
+  SlurmNode n;
+  n.state = "mixed";
+  EXPECT_FALSE(StartsNoJob(n));
+  n.state_flags = {"DRAIN"};
+  EXPECT_TRUE(StartsNoJob(n));
+  n.state_flags = {"NOT_RESPONDING"};
+  EXPECT_FALSE(StartsNoJob(n));
+  n.state = "DOWN";
+  EXPECT_TRUE(StartsNoJob(n));
+  n.state = "idle";
+  n.state_flags = {"FAIL"};
+  EXPECT_TRUE(StartsNoJob(n));
+}
+
 TEST(SqueueJsonTest, MultiNodeJobListsEveryNode) {
   auto jobs = ParseSqueueJson(testing::ReadTestData("slurm/squeue-multinode.json"));
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
