@@ -53,7 +53,8 @@ struct JobRequest {
 // (profile, count), in the order listed; empty for a request without such an entry.
 // kInvalidArgument, in the user's terms (--gres=...), for an entry without a profile
 // ("--gres=mig:2"), with the nodes' padding type, with a count below 1, or for a profile listed
-// twice (Slurm counts it once). The one rule of the controller (ToJobRequest) and the prologs (hooks.h).
+// twice (Slurm counts it once). The one rule of the controller (ToJobRequest) and the prologs
+// (hooks.h).
 StatusOr<std::vector<ProfileCount>> MigProfilesOf(const std::vector<GresCount>& gres,
                                                   std::string_view gres_name);
 
