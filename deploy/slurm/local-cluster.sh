@@ -8,7 +8,8 @@
 #   deploy/slurm/local-cluster.sh restart DIR SERVICE [--kill]
 #       SERVICE: slurmctld | controller | daemon-nI | slurmd-nI | node-nI. Stops it by PID
 #       (SIGTERM, SIGKILL with --kill) and starts it again the way `up` does; a slurmd is
-#       waited for until it has registered again. node-nI is a node "reboot": its slurmd and
+#       waited for until it has registered again, the controller until it serves its status
+#       (it fails with the controller's words when the controller exits first). node-nI is a node "reboot": its slurmd and
 #       node daemon stopped, the fake backend's MIG instances dropped (a reboot loses them),
 #       both started again (the jobs' processes are not touched).
 #
@@ -404,6 +405,24 @@ start_daemon() {
   wait_for "$timeout_s" "node daemon $n" grep -q "listening on" "$dir/log/daemon-$n.out"
 }
 
+# start_controller: starts the controller as `up` does and waits until it
+# serves its status (a line "status on http" in its log after this start);
+# one that exits first (e.g. a config error) fails the restart with its words.
+start_controller() {
+  local log_file="$dir/log/controller.log" lines i pid
+  lines=$(wc -l <"$log_file" 2>/dev/null || echo 0)
+  start controller "$migsched" slurm controller --config "$dir/controller.yaml"
+  pid=$(cat "$dir/pids/controller.pid")
+  for ((i = 0; i < timeout_s * 10; i++)); do
+    tail -n +"$((lines + 1))" "$log_file" 2>/dev/null | grep -q 'status on http' && return 0
+    if ! kill -0 "$pid" 2>/dev/null; then
+      die "the controller exited at start: $(tail -n 5 "$dir/log/controller.out")"
+    fi
+    sleep 0.1
+  done
+  die "timed out after ${timeout_s}s waiting for the controller (logs: $dir/log/)"
+}
+
 # restart SERVICE: what `up` started under that name, stopped by its PID
 # (SIGTERM, or SIGKILL with --kill) and started again the same way.
 restart() {
@@ -415,7 +434,7 @@ restart() {
                start slurmctld slurmctld -D -f "$SLURM_CONF"
                wait_for "$timeout_s" "slurmctld" scontrol ping ;;
     controller) stop_service controller
-                start controller "$migsched" slurm controller --config "$dir/controller.yaml" ;;
+                start_controller ;;
     daemon-n*) n=${service#daemon-}
                stop_service "$service"
                start_daemon "$n" ;;

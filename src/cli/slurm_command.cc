@@ -246,7 +246,16 @@ int RunController(const ControllerFlags& f, Context& ctx) {
   if (Status st = SetUpLogging(config->log_file, config->log_level); !st.ok()) return fail(st);
   auto catalog = ctx.catalog();
   if (!catalog.ok()) return fail(catalog.status());
-  auto nodes = NewHttpNodeDaemons(slurm::NodeDaemonsOf(*config));
+  const HttpNodeDaemonsConfig endpoints = slurm::NodeDaemonsOf(*config);
+  // A token read again at every call is not refused at start (a node may get its file later),
+  // but a file missing now is said now, before any tick's error about Slurm can hide it.
+  for (const NodeDaemonEndpoint& ep : endpoints.nodes) {
+    if (auto token = NodeDaemonToken(ep, endpoints.origin); !token.ok()) {
+      spdlog::warn("{}: the node is not usable until its token can be read",
+                   token.status().message());
+    }
+  }
+  auto nodes = NewHttpNodeDaemons(endpoints);
   if (!nodes.ok()) return fail(nodes.status());
   std::unique_ptr<slurm::CommandRunner> runner = slurm::NewSubprocessRunner(config->bin_dir);
   slurm::SlurmClient client(runner.get(), config->command_timeout_s);

@@ -10,6 +10,7 @@
 
 #include "io/scheduler_options_yaml.h"
 #include "io/yaml_errors.h"
+#include "nodeapi/node_client.h"
 
 namespace migsched::k8s {
 
@@ -197,6 +198,9 @@ StatusOr<ExtenderConfig> ParseExtenderConfig(const std::string& yaml_text,
       for (const auto& other : c.nodes) {
         if (other.name == s.name) return r.Error(where, "node '" + s.name + "' is listed twice");
       }
+      if (Status url = CheckDaemonUrl(s.url); !url.ok()) {
+        return r.Error(where + ".url", url.message());
+      }
       c.nodes.push_back(s);
     }
     return Status::Ok();
@@ -270,6 +274,9 @@ StatusOr<NodeAgentConfig> ParseNodeAgentConfig(const std::string& yaml_text,
   }
   if (c.daemon_url.rfind("http://", 0) != 0 && c.daemon_url.rfind("https://", 0) != 0) {
     return r.Error("daemon_url", "must start with http:// or https://");
+  }
+  if (Status url = CheckDaemonUrl(c.daemon_url); !url.ok()) {
+    return r.Error("daemon_url", url.message());
   }
   for (const auto& d : c.device_nodes) {
     if (d.empty() || d[0] != '/')

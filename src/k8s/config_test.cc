@@ -131,9 +131,9 @@ TEST(ExtenderConfigTest, MistakesNameTheKey) {
            {"token: t\n",
             "x: node_agents: the node daemons are missing: give node_agents or nodes"},
            {"nodes: [{name: n1}]\ntoken: t\n", "x: nodes[0]: needs a name and a url"},
-           {"nodes: [{name: n1, url: u}, {name: n1, url: v}]\ntoken: t\n",
+           {"nodes: [{name: n1, url: 'http://u:1'}, {name: n1, url: 'http://v:1'}]\ntoken: t\n",
             "x: nodes[1]: node 'n1' is listed twice"},
-           {"nodes: [{name: n1, url: u}]\n",
+           {"nodes: [{name: n1, url: 'http://u:1'}]\n",
             "x: token_file: the node daemons' token is missing: "
             "give token_file or token"},
            {ok_nodes + "reservation_ttl_s: 0", "x: reservation_ttl_s: must be a number >= 1"},
@@ -144,6 +144,15 @@ TEST(ExtenderConfigTest, MistakesNameTheKey) {
            {"node_agents: {port: 1}\ntoken: t",
             "x: node_agents: needs a namespace and a label_selector"},
            {"[1, 2]", "x: (top): must be a mapping"},
+           // Regression (daemon_url_port_out_of_range): a url the node client refuses at its
+           // first call (port 99999: not a TCP port) was taken at load.
+           {"nodes: [{name: n1, url: 'http://a:99999'}]\ntoken: t\n",
+            "x: nodes[0].url: 'http://a:99999' is not a daemon address: port '99999' is not a "
+            "number from 1 to 65535; expected http://HOST:PORT, e.g. http://127.0.0.1:7070"},
+           {"nodes: [{name: n1, url: 'http://a:1/api'}]\ntoken: t\n",
+            "x: nodes[0].url: 'http://a:1/api' is not a daemon address: it has a path or query "
+            "('/api'): the client adds the API's paths; expected http://HOST:PORT, e.g. "
+            "http://127.0.0.1:7070"},
        }) {
     auto got = ParseExtenderConfig(c.yaml, "x");
     ASSERT_FALSE(got.ok()) << c.yaml;
@@ -186,6 +195,10 @@ TEST(NodeAgentConfigTest, DefaultsAndMistakes) {
             "a: device_nodes: 'dev/x' is not an absolute path");
   EXPECT_EQ(ParseNodeAgentConfig("token: t\ndaemon_url: 127.0.0.1:7070\n", "a").status().message(),
             "a: daemon_url: must start with http:// or https://");
+  EXPECT_EQ(
+      ParseNodeAgentConfig("token: t\ndaemon_url: http://127.0.0.1:0\n", "a").status().message(),
+      "a: daemon_url: 'http://127.0.0.1:0' is not a daemon address: port '0' is not a number "
+      "from 1 to 65535; expected http://HOST:PORT, e.g. http://127.0.0.1:7070");
   EXPECT_EQ(ParseNodeAgentConfig("", "a").status().message(),
             "a: token_file: the daemon's token is missing: give token_file or token");
   EXPECT_EQ(LoadNodeAgentConfig("/nonexistent.yaml").status().code(), StatusCode::kNotFound);

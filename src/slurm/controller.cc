@@ -326,6 +326,7 @@ Status SlurmController::MakePlan(TickFrame& f, TickReport* rep) {
 // 3. Hold the rooms: new ones, and renew those taken or claimed.
 void SlurmController::HoldRooms(TickFrame& f, TickReport* rep) {
   const double ttl = config_.reservation_ttl_s;
+  std::map<std::pair<std::string, std::string>, std::string> refused;  // this tick's
   for (size_t i = 0; i < f.plan.jobs.size(); ++i) {
     const JobPlan& jp = f.plan.jobs[i];
     if (jp.outcome != Outcome::kPlaced) continue;
@@ -339,7 +340,11 @@ void SlurmController::HoldRooms(TickFrame& f, TickReport* rep) {
             std::find(jp.reservations.begin(), jp.reservations.end(), key) != jp.reservations.end();
         Status st = nodes_->Reserve(node, key, {p}, ttl);
         if (!st.ok()) {
-          spdlog::warn("cannot reserve {} on {} for {}: {}", key, node, jp.key, st.message());
+          auto last = refusal_logged_.find({node, key});
+          if (last == refusal_logged_.end() || last->second != st.message()) {
+            spdlog::warn("cannot reserve {} on {} for {}: {}", key, node, jp.key, st.message());
+          }
+          refused[{node, key}] = st.message();
           f.unheld[i] = fmt::format("{}: {}", node, st.message());
           ok = false;
           continue;
@@ -362,6 +367,7 @@ void SlurmController::HoldRooms(TickFrame& f, TickReport* rep) {
     }
     pending_release_.erase({node, h.key});
   }
+  refusal_logged_ = std::move(refused);
 }
 
 // 4. The counts and the gate.

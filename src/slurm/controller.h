@@ -146,7 +146,10 @@ class SlurmController {
   std::map<std::string, double> room_first_seen_;
   std::map<std::pair<std::string, std::string>, double> avoid_until_;  // (node, profile)
   std::string reservation_holder_;  // §13 keeping: the last plan's ClusterPlan::reservation_holder
-  std::set<std::pair<std::string, std::string>> pending_release_;   // (node, room key)
+  std::set<std::pair<std::string, std::string>> pending_release_;  // (node, room key)
+  // (node, room key) -> the daemon's refusal last logged: a refusal is logged when it first
+  // comes or changes, not at every tick that asks again.
+  std::map<std::pair<std::string, std::string>, std::string> refusal_logged_;
   std::map<std::pair<std::string, int64_t>, double> orphan_since_;  // (node, allocation id)
   std::map<int64_t, double> reason_written_;  // job id -> when its waiting reason was set
   static constexpr int kReasonsPerTick = 32;

@@ -14,6 +14,7 @@
 
 #include "io/scheduler_options_yaml.h"
 #include "io/yaml_errors.h"
+#include "nodeapi/node_client.h"
 #include "slurm/gres_config.h"
 
 namespace migsched::slurm {
@@ -149,6 +150,11 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
       if (ep.url.rfind("http://", 0) != 0) {
         return r.Error(
             e, fmt::format("nodes[] {}: url must start with http://, got '{}'", ep.name, ep.url));
+      }
+      // The node client's own check (host, port 1-65535, no path): refused here, at load, not
+      // at the first tick that calls the node.
+      if (Status url = CheckDaemonUrl(ep.url); !url.ok()) {
+        return r.Error(e, fmt::format("nodes[] {}: {}", ep.name, url.message()));
       }
       c.nodes.push_back(std::move(ep));
     }

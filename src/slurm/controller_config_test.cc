@@ -91,6 +91,11 @@ TEST(ControllerConfigTest, ErrorsNameTheFileLineAndKey) {
        "scheduler, slurm, token_file)"},
       {"nodes:\n  - {name: n1, url: \"10.0.0.1:7070\"}\n",
        "c.yaml:2: nodes[] n1: url must start with http://, got '10.0.0.1:7070'"},
+      // Regression (node_url_port_out_of_range): taken at load, refused by the node client at
+      // every tick.
+      {"nodes:\n  - {name: n1, url: \"http://10.0.0.1:99999\"}\n",
+       "c.yaml:2: nodes[] n1: 'http://10.0.0.1:99999' is not a daemon address: port '99999' is not "
+       "a number from 1 to 65535; expected http://HOST:PORT, e.g. http://127.0.0.1:7070"},
       {"nodes:\n  - {name: n1, url: \"http://a\"}\n  - {name: n1, url: \"http://b\"}\n",
        "c.yaml: node 'n1' is listed twice"},
       // Regression (two_nodes_on_one_daemon_released_a_running_job).

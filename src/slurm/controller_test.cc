@@ -2,10 +2,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -324,6 +327,47 @@ TEST(ControllerTest, ARoomTheDaemonRefusesIsNotShownAsHeld) {
                               ": field 'ttl_s' must be at most 600 (reservation_max_ttl_s), got "
                               "1000"));
   }
+}
+
+// Regression (refused_room_logged_every_tick): a room the daemon refuses is asked for again at
+// every tick (the job still waits for it), and the refusal was logged at every tick: one warning
+// per room per 200 ms in the local cluster. Now a refusal is logged when it first comes and when
+// its words change. Three nodes that refuse every room (the capture's running jobs and jobs 3
+// and 5 each ask for rooms): the first tick logs each refused room once, two more ticks log
+// nothing new, and a fourth with other words logs each room once more.
+TEST(ControllerTest, ARefusedRoomIsLoggedOnceNotAtEveryTick) {
+  CapturedSlurm runner;
+  runner.jobs["5"] = Job5("PENDING");
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes = EmptyNodes({"n1", "n2", "n3"});
+  for (const std::string n : {"n1", "n2", "n3"}) {
+    nodes.reserve_error[n] = InvalidArgumentError("ttl too long");
+  }
+  auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::ostringstream out;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out)));
+  auto count = [&](const std::string& what) {
+    const std::string text = out.str();
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  ASSERT_TRUE((*c)->Tick(kNow).ok());
+  const int rooms = count("cannot reserve");
+  for (int t = 1; t < 3; ++t) ASSERT_TRUE((*c)->Tick(kNow + t).ok());
+  const int after_three = count("cannot reserve");
+  for (const std::string n : {"n1", "n2", "n3"}) {
+    nodes.reserve_error[n] = InvalidArgumentError("daemon busy");
+  }
+  ASSERT_TRUE((*c)->Tick(kNow + 3).ok());
+  spdlog::set_default_logger(previous);
+  EXPECT_GE(rooms, 2) << out.str();  // jobs 3 and 5 at least
+  EXPECT_EQ(after_three, rooms) << out.str();
+  EXPECT_EQ(count("ttl too long"), rooms) << out.str();
+  EXPECT_EQ(count("daemon busy"), rooms) << out.str();
 }
 
 // Regression (room_on_a_node_slurm_does_not_have): a nodes[].name Slurm does not have (a typo)

@@ -379,6 +379,25 @@ TEST(SlurmClusterTest, GateHoldsThroughReconfigureRestartAndADaemonCrash) {
     EXPECT_TRUE(none_started()) << step;
     for (int64_t id : running) EXPECT_EQ(JobState(tb, id), "RUNNING") << step;
   }
+  // Regression (restart_said_restarted_when_the_controller_failed): `restart controller` said
+  // "restarted" at once, even when the controller then exited on its config. Now it waits for
+  // the controller's status line and fails with its words; the jobs are as they were.
+  tb.Sh("cp controller.yaml controller.yaml.good && echo 'bogus: 1' >> controller.yaml");
+  const slurm::CommandResult bad =
+      tb.Sh("bash " + SourceDir() + "/deploy/slurm/local-cluster.sh restart " + tb.dir() +
+                " controller --kill",
+            false);
+  EXPECT_NE(bad.exit_code, 0) << bad.err;
+  EXPECT_NE(bad.err.find("the controller exited at start"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("unknown key 'bogus'"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("restarted controller"), std::string::npos) << bad.err;
+  tb.Sh("mv controller.yaml.good controller.yaml");
+  const slurm::CommandResult good =
+      tb.Sh("bash " + SourceDir() + "/deploy/slurm/local-cluster.sh restart " + tb.dir() +
+            " controller --kill");
+  EXPECT_NE(good.err.find("restarted controller"), std::string::npos) << good.err;
+  EXPECT_TRUE(SlurmTestbed::WaitFor(gate_up, 30)) << tb.Logs();
+  EXPECT_TRUE(none_started());
   // kill -9 the daemon of n2 (two 7g.40gb allocations run there).
   const std::string before = ReadFile(tb.dir() + "/nodes/n2/state/token");
   tb.Sh("bash " + SourceDir() + "/deploy/slurm/local-cluster.sh restart " + tb.dir() +

@@ -94,6 +94,25 @@ TEST(SlurmConfigRealTest, SlurmAcceptsAThreeNodeCluster) {
   EXPECT_EQ(tb.Out("scontrol show node n2 | sed -n 's/^ *Gres=//p'"), kTwoA100Gres);
 }
 
+// Regression (missing_token_hidden_behind_slurm_error): a node's token file that cannot be read
+// was said only by the node's reason in a tick, and a tick that failed first on Slurm (here:
+// no squeue on PATH) hid it. Now said at start, and the controller runs on (a token is read
+// again at every call, so a file that appears later makes the node usable).
+TEST(SlurmControllerCliTest, AMissingTokenFileIsSaidAtStart) {
+  const std::string config = WriteTempFile(
+      "controller.yaml",
+      "nodes:\n  - {name: n1, url: \"http://127.0.0.1:9\", token_file: /nonexistent/n1.token}\n");
+  const CommandResult r =
+      RunProgram(MigschedBinary(), {"slurm", "controller", "--config", config, "--once"},
+                 {"PATH=/nonexistent"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // the tick fails: no squeue
+  EXPECT_NE(r.err.find("node n1: cannot read token file /nonexistent/n1.token: the node is not "
+                       "usable until its token can be read"),
+            std::string::npos)
+      << r.err;
+  EXPECT_LT(r.err.find("cannot read token file"), r.err.find("squeue")) << r.err;
+}
+
 // Every bundled model but H100 NVL (whose 3g.47gb collides with RTX PRO
 // 6000's 2g.48gb) on one node: every profile name is a GRES type Slurm takes.
 // By hand: 1g.10gb is A100 40GB's 4 + A100 80GB's 7 + H100 80GB's 7 = 18; A30's 4g.24gb 1.
