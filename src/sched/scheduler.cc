@@ -428,8 +428,10 @@ Scheduler::TurnEnd Scheduler::OwnTry(ScanFrame& f, std::deque<Queued>::iterator&
   const JobId id = it->id;
   // The holder of a kept reservation (made before any turn) has room open to it alone, which was
   // closed to the identical request that failed: it is tried (regression:
-  // kept_holder_skipped_by_an_identical_request).
-  if (f.failed.count(key) && !scan_.Has(id)) {
+  // kept_holder_skipped_by_an_identical_request). So has a job whose evacuation holds room
+  // (regression: hold_holder_skipped_by_an_identical_request, a stall found by the stress
+  // harness, seed 1288229: its hold then ended with the scan, and nothing else was to happen).
+  if (f.failed.count(key) && !scan_.Has(id) && !evac_holds_.Holds(id)) {
     // Not tried (an identical request failed earlier in this scan), so it does not fit either;
     // under conservative backfilling it still gets its own reservations (regression:
     // conservative_reserves_for_every_request).

@@ -970,6 +970,45 @@ TEST(SchedulerQueueTest, KeptHolderIsNotSkippedByAnIdenticalRequestBeforeIt) {
   EXPECT_EQ(Placed(*second), std::vector<std::string>{"job 100 on 0@0"});
 }
 
+// Regression (hold_holder_skipped_by_an_identical_request: as above, for the room an
+// evacuation holds; the hold ended with a scan in which its job was not tried, and with nothing
+// else left to happen the queue stalled; found by the stress harness, seed 1288229). By hand,
+// response-ratio order, max_skip 30, the evacuation for the head: two A100s, job 0 (1g.5gb@0,
+// checkpoint) on GPU 0 and job 1 (4g.20gb@0, none) on GPU 1, both expected to end at 1000.
+// - t = 1: job 100 (7g.40gb, limit 1000) is queued.
+// - t = 31: 100 is the head and does not fit: the evacuation moves job 0 to GPU 1 (units 4-6
+//   are free there), and GPU 0 is held for 100 until the move is over.
+// - t = 32: job 101 (7g.40gb, limit 50) is queued. Job 0's move ends.
+// - t = 40: ratios 101: (8 + 50) / 50 = 1.16, 100: (39 + 1000) / 1000 = 1.039: 101 goes first
+//   and fails (GPU 0 is held for 100, GPU 1 runs jobs 0 and 1). Then 100, with the same request,
+//   starts on the room it holds, 7g@0 of GPU 0.
+TEST(SchedulerQueueTest, HoldHolderIsNotSkippedByAnIdenticalRequestBeforeIt) {
+  SchedulerOptions o = Migrating(KeepingOpts(false));
+  o.evacuation = EvacuationScope::kHead;
+  QueueFixture f(2, std::make_unique<Scripted>(), o);
+  f.s().SetNow(0);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
+  ASSERT_EQ(f.Place(kJob.Profile("4g.20gb").Moves(Migratable::kNone).Named("g1s0")), 1);
+  f.s().SetExpectedEnd(0, 1000);
+  f.s().SetExpectedEnd(1, 1000);
+  f.s().SetNow(1);
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("old"));
+  f.s().SetNow(31);
+  auto first = f.s().ScheduleQueue();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_THAT(*first, IsEmpty());
+  ASSERT_EQ(f.s().evacuation_holds().size(), 1u);
+  EXPECT_EQ(f.s().evacuation_holds()[0].job, 100);
+  EXPECT_EQ(f.s().evacuation_holds()[0].gpu, 0);
+  f.s().SetNow(32);
+  f.s().Enqueue(101, kJob.Profile("7g.40gb").Limit(50).Named("short"));
+  ASSERT_TRUE(f.s().FinishMigration(0).ok());
+  f.s().SetNow(40);
+  auto second = f.s().ScheduleQueue();
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(Placed(*second), std::vector<std::string>{"job 100 on 0@0"});
+}
+
 // A gang whose instances cannot all keep the reservation valid waits, and leaves no instance
 // behind: one A100 with job 0 (1g.5gb@0) to t = 100, a 4g.20gb reserved at 4g@0 from 100, so
 // units 4-6 and 3 compute slices are the room beside it. A gang of four 1g.5gb finds three
