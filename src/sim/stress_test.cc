@@ -53,6 +53,22 @@ TEST(StressTest, GeneratedCasesKeepEveryInvariant) {
   }
 }
 
+// The seeds on which `migsched stress` once found a bug, each fixed with a regression test of its
+// own: the whole generated case again (the generator is deterministic), so that the case, and
+// not only the worked example, stays passing. 586637014: kept_holder_skipped_by_an_identical_
+// request; 909903: oldest_reserved_on_an_evacuation_hold; 1288229: hold_holder_skipped_by_an_
+// identical_request (each a stall: jobs queued with nothing left to happen).
+TEST(StressTest, SeedsThatOnceFailedKeepEveryInvariant) {
+  StressCounts counts;
+  for (uint64_t seed : {586637014ull, 909903ull, 1288229ull}) {
+    const StressCase c = GenerateStressCase(BundledCatalog(), seed, StressLimits{});
+    SCOPED_TRACE("MIGSCHED_SEED=" + std::to_string(seed) + ": " + c.CommandLine("TRACE.csv"));
+    Status st = RunStressCase(c, &counts);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  EXPECT_EQ(counts.workloads, 3);
+}
+
 // Regression stress_on_a_model_without_static_layouts: static_layouts is optional in a catalog
 // file, but the generator drew static-all-balanced on such a model and counted the refusal of
 // its layout as a failed case. On a catalog of one A100 without layouts every drawn case runs,
