@@ -19,6 +19,10 @@ int TermOf(const GpuModel& m, int profile) {
   return it == bases.end() ? -1 : static_cast<int>(it - bases.begin());
 }
 
+// A per-node request of at most this many profiles is tried in every order before it is found
+// not to fit on a node (4! = 24 tries at most).
+constexpr size_t kMaxPermutedParts = 4;
+
 // The part of `job.per_node` the node is chosen by: the most compute slices on
 // the first GPU model that offers it (ties: the first listed).
 size_t LeadPart(const ClusterJob& job, const Cluster& cluster) {
@@ -194,38 +198,80 @@ StatusOr<std::optional<std::vector<NodePlacement>>> JobPlacer::PlaceSimple(
 StatusOr<bool> JobPlacer::PlaceOnNode(const ClusterJob& job, int node, NodePlacement* out,
                                       std::vector<JobId>* ids) {
   const ClusterView::Node& n = view_.nodes()[node];
-  Cluster sub(view_.NodeModels(node), tables_);
-  for (int k = 0; k < n.num_gpus; ++k) {
-    sub.SetGpu(k, cluster_->gpu(n.first_gpu + k));
-    if (view_.drained(n.first_gpu + k)) {
-      sub.SetDrained(k, true);
-      sub.SetReserved(k, true);
+  const size_t parts = job.per_node.size();
+  // The orders the parts are placed in, each on a fresh copy of the node: the largest first
+  // (most compute slices; ties as listed), as first-fit decreasing, then as listed, then, for up
+  // to kMaxPermutedParts parts, every other order. A part placed first can take the only GPU
+  // another needs whole (2x 3g.20gb then a 7g.40gb on two empty A100s: the 3g pair went to two
+  // GPUs; regression: multi_profile_request_refused_on_an_empty_node).
+  std::vector<int> slices(parts, 0);
+  for (size_t i = 0; i < parts; ++i) {
+    for (const GpuModel* m : view_.NodeModels(node)) {
+      if (const int p = m->FindProfile(job.per_node[i].profile); p >= 0) {
+        slices[i] = m->profile(p).compute_slices;
+        break;
+      }
     }
   }
-  Scheduler sched(&sub, Forward(policy_), options_, SteadyClock());
-  if (fault_) sched.SetFaultInjector(fault_);
-  Plan plan;
-  out->node = node;
-  out->placements.clear();
-  std::vector<JobId> part_ids;
-  for (const ProfileCount& part : job.per_node) {
-    const JobId id = next_id_++;
-    auto d = sched.TryPlace(id, ToJob(job, part));
-    if (!d.ok()) return d.status();
-    if (!d->has_value()) return false;
-    part_ids.push_back(id);
-    for (Step s : (*d)->plan.steps) {
-      s.gpu += n.first_gpu;
-      if (s.from_gpu >= 0) s.from_gpu += n.first_gpu;
-      plan.steps.push_back(s);
-    }
-    for (const InstanceRef& in : (*d)->instances) {
-      out->placements.push_back(view_.ToRef(n.first_gpu + in.gpu, in.profile, in.start));
+  std::vector<std::vector<size_t>> orders;
+  std::vector<size_t> listed(parts);
+  for (size_t i = 0; i < parts; ++i) listed[i] = i;
+  std::vector<size_t> decreasing = listed;
+  std::stable_sort(decreasing.begin(), decreasing.end(),
+                   [&](size_t a, size_t b) { return slices[a] > slices[b]; });
+  orders.push_back(decreasing);
+  if (listed != decreasing) orders.push_back(listed);
+  if (parts <= kMaxPermutedParts) {
+    std::vector<size_t> perm = listed;
+    while (std::next_permutation(perm.begin(), perm.end())) {
+      if (std::find(orders.begin(), orders.end(), perm) == orders.end()) orders.push_back(perm);
     }
   }
-  RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
-  ids->insert(ids->end(), part_ids.begin(), part_ids.end());
-  return true;
+  for (const std::vector<size_t>& order : orders) {
+    Cluster sub(view_.NodeModels(node), tables_);
+    for (int k = 0; k < n.num_gpus; ++k) {
+      sub.SetGpu(k, cluster_->gpu(n.first_gpu + k));
+      if (view_.drained(n.first_gpu + k)) {
+        sub.SetDrained(k, true);
+        sub.SetReserved(k, true);
+      }
+    }
+    Scheduler sched(&sub, Forward(policy_), options_, SteadyClock());
+    if (fault_) sched.SetFaultInjector(fault_);
+    Plan plan;
+    // Per part, as listed: its job id and its placements.
+    std::vector<JobId> part_ids(parts, kNoJob);
+    std::vector<std::vector<PlacementRef>> placed(parts);
+    bool all = true;
+    for (size_t i : order) {
+      const JobId id = next_id_++;
+      auto d = sched.TryPlace(id, ToJob(job, job.per_node[i]));
+      if (!d.ok()) return d.status();
+      if (!d->has_value()) {
+        all = false;
+        break;
+      }
+      part_ids[i] = id;
+      for (Step s : (*d)->plan.steps) {
+        s.gpu += n.first_gpu;
+        if (s.from_gpu >= 0) s.from_gpu += n.first_gpu;
+        plan.steps.push_back(s);
+      }
+      for (const InstanceRef& in : (*d)->instances) {
+        placed[i].push_back(view_.ToRef(n.first_gpu + in.gpu, in.profile, in.start));
+      }
+    }
+    if (!all) continue;
+    RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
+    out->node = node;
+    out->placements.clear();
+    for (size_t i = 0; i < parts; ++i) {
+      out->placements.insert(out->placements.end(), placed[i].begin(), placed[i].end());
+    }
+    ids->insert(ids->end(), part_ids.begin(), part_ids.end());
+    return true;
+  }
+  return false;
 }
 
 void JobPlacer::SetFaultInjector(std::function<bool(const std::string& key)> fails) {

@@ -8,8 +8,10 @@
 //    chooses for one instance of the request's largest profile (most compute
 //    slices; ties: the first listed) among the nodes still allowed; then the
 //    whole per-node request is placed there as gangs, profile by profile, by
-//    a Scheduler on a cluster of that node's GPUs. If it does not fit, that
-//    node is ruled out and the choice repeats. Nodes whose free room cannot
+//    a Scheduler on a cluster of that node's GPUs: the largest profile first
+//    (first-fit decreasing), then as listed, then (up to 4 profiles) in every
+//    other order, until one order fits. If none does, that node is ruled out
+//    and the choice repeats. Nodes whose free room cannot
 //    hold the request (the sum over their GPUs of feasible_m of the busy
 //    configuration, §2, below the count of some profile) are ruled out first.
 //    If fewer than num_nodes nodes take it, every GPU it touched gets its

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 
 #include "cluster/testing/nodes.h"
 #include "core/plan.h"
@@ -117,6 +118,33 @@ TEST(PlannerTest, InstancesOfOneNodeStayTogether) {
   ClusterPlan p = f.Plan();
   ASSERT_EQ(p.jobs[0].outcome, Outcome::kPlaced) << p.jobs[0].reason;
   EXPECT_EQ(p.jobs[0].placements, (std::vector{At(1, {{0, "1g.5gb", 0}, {0, "1g.5gb", 1}})}));
+}
+
+// Regression (multi_profile_request_refused_on_an_empty_node): a per-node request of 2x 3g.20gb
+// and one 7g.40gb on one empty node of two A100s was refused ("do not fit ... together now"):
+// placed as listed, `full` spread the 3g pair over both GPUs (lazy GPUs first), leaving no whole
+// GPU for the 7g. By hand it fits: the 7g on one GPU, the 3g pair at 0 and 4 on the other (the
+// only two 3g.20gb placements of an A100). Placed largest first, it does; placements come back
+// in the request's order.
+TEST(PlannerTest, AMultiProfileRequestFitsWhereSomeOrderOfItsPartsDoes) {
+  Fixture f({{"n1", MakeNode("n1", 2, "A100 40GB", {}), ""}}, "full");
+  ClusterJob j;
+  j.key = "mixed";
+  j.num_nodes = 1;
+  j.per_node = {{"3g.20gb", 2}, {"7g.40gb", 1}};
+  f.input.waiting = {j};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.jobs[0].outcome, Outcome::kPlaced) << p.jobs[0].reason;
+  ASSERT_EQ(p.jobs[0].placements.size(), 1u);
+  const std::vector<PlacementRef>& refs = p.jobs[0].placements[0].placements;
+  ASSERT_EQ(refs.size(), 3u);
+  EXPECT_EQ(refs[0].profile, "3g.20gb");
+  EXPECT_EQ(refs[1].profile, "3g.20gb");
+  EXPECT_EQ(refs[2].profile, "7g.40gb");
+  EXPECT_EQ(refs[0].gpu, refs[1].gpu);
+  EXPECT_NE(refs[0].gpu, refs[2].gpu);
+  EXPECT_EQ(std::set<int>({refs[0].start, refs[1].start}), (std::set<int>{0, 4}));
+  EXPECT_EQ(refs[2].start, 0);
 }
 
 // -N2 7g.40gb: 3 nodes x 1 A100 with n2 busy -> n1 and n3. -N3 cannot run
