@@ -300,6 +300,20 @@ std::string ClusterEngine::NoFitReason(const Snapshot& s, const ClusterJob& job,
   return fmt::format("{} do not fit on {} together now", job.Describe(), n.name);
 }
 
+bool ClusterEngine::HoldsItsRoom(const Snapshot& s, const ClusterJob& job, int node) {
+  const NodeInput& in = s.inputs[node];
+  if (!in.state) return false;
+  std::map<std::string, int> want;
+  for (const ProfileCount& pc : job.per_node) want[pc.profile] += pc.count;
+  for (const ReservationView& rv : in.state->reservations) {
+    if (rv.record.owner != job.key) continue;
+    std::map<std::string, int> have;
+    for (const PlacementRef& p : rv.record.placements) ++have[p.profile];
+    if (have == want) return true;
+  }
+  return false;
+}
+
 std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
                                                             const std::vector<std::string>& nodes) {
   auto s = View();
@@ -344,7 +358,10 @@ std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
           {false, fmt::format("the node daemon of {} cannot be reached: {}", name, n.error)});
       continue;
     }
-    if (trial.Try(job, {idx}, nullptr)) {
+    // The pod's own room, left by a bind that did not finish (regression:
+    // own_reservation_blocked_its_pod: its instances counted as another's, the node was refused,
+    // and a running pod was evicted to make room elsewhere).
+    if (HoldsItsRoom(*s, job, idx) || trial.Try(job, {idx}, nullptr)) {
       out.push_back({true, ""});
     } else if (!trial.error().empty()) {
       out.push_back({false, fmt::format("migsched hit an internal error placing this pod on {} "
@@ -432,6 +449,14 @@ std::vector<int64_t> ClusterEngine::Prioritize(const PodInfo& pod,
   for (const auto& name : nodes) {
     const int idx = s->view->FindNode(name);
     if (idx >= 0 && s->view->nodes()[idx].usable) candidates.insert(idx);
+  }
+  // A node that holds the pod's whole room (an earlier bind's): that one, keeping the room.
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int idx = s->view->FindNode(nodes[i]);
+    if (candidates.count(idx) && HoldsItsRoom(*s, job, idx)) {
+      scores[i] = kMaxExtenderScore;
+      return scores;
+    }
   }
   Trial trial(*s, &tables_, policy_.get(), options_, &internal_errors_);
   auto pick = trial.Try(job, candidates, nullptr);
@@ -537,6 +562,19 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
   WithFreshNode(node);  // the next filter sees the reservation
   if (!st.ok()) return st;
   Forget(pod.uid);
+  // What the pod still holds elsewhere is an earlier bind's room (the extender restarted, or its
+  // Binding failed): released now, not left to its TTL.
+  for (size_t i = 0; i < s->inputs.size(); ++i) {
+    if (static_cast<int>(i) == idx || !s->inputs[i].state) continue;
+    for (const ReservationView& rv : s->inputs[i].state->reservations) {
+      if (rv.record.owner != key) continue;
+      const std::string& other = s->view->nodes()[i].name;
+      Status un = daemons_->Unreserve(other, key);
+      spdlog::info("{}: released its earlier room on {} (bound to {}){}", key, other, node,
+                   un.ok() ? "" : ": " + un.message());
+      break;
+    }
+  }
 
   // The instances per container, in the pod's order.
   PodReservation out;

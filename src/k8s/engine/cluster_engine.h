@@ -7,16 +7,22 @@
 //
 //   Filter     per candidate node: does the pod's whole request fit on that
 //              node now (JobPlacer restricted to it)? If not, why, per GPU
-//              (sched/explain.h).
+//              (sched/explain.h). A node where the pod already holds a
+//              reservation of its whole request (a bind that did not finish:
+//              the extender restarted, or the Binding failed) fits: that room
+//              is the pod's, and a bind there keeps it.
 //   Prioritize the node the policy picks over all candidate nodes gets 10;
 //              the other nodes that fit 9, 8, ... by the FragCost increase
 //              the pod causes there (ΔFragCost, §2; smaller first); the rest 0.
+//              A node holding the pod's whole reservation comes first (10).
 //   Reserve    waits (bounded) while another pod's reservation on the node
 //              with a profile in common is not bound yet (the kubelet's
 //              Allocate names no pod: the node agent finds the pod through
 //              its reservation, docs/kubernetes.md), then places the pod on
 //              the node (the placement prioritize chose when the node has not
-//              changed since) and reserves it under "k8s:<uid>".
+//              changed since) and reserves it under "k8s:<uid>"; then
+//              releases what the pod still holds on other nodes (an earlier
+//              bind's room, left by a restart or a failed Binding).
 //
 // The policy object lives as long as the engine and sees each pod arrive once
 // (its first filter), as the simulator's policy sees each job arrive
@@ -138,6 +144,9 @@ class ClusterEngine : public PlacementEngine {
                                      const std::set<int>& allowed, double* delta);
   // Why `job` does not fit on node `node` now. Under mu_ (tables_).
   std::string NoFitReason(const Snapshot& s, const ClusterJob& job, int node);
+  // Whether node `node` (a view index) holds a reservation of `job.key` with exactly the job's
+  // per-node request (profile by profile).
+  static bool HoldsItsRoom(const Snapshot& s, const ClusterJob& job, int node);
   // The lock of binds on `node` (Reserve holds it from its check of pending
   // reservations through the daemon's Reserve; never while it waits).
   std::shared_ptr<std::mutex> NodeLock(const std::string& node);

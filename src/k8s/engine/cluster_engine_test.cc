@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -180,6 +181,48 @@ TEST_F(ClusterEngineTest, ABindWaitsForAnotherPodsPendingReservationOfTheSamePro
       << same.status().message();
   // Another profile is not ambiguous: it goes ahead.
   EXPECT_TRUE(engine->Reserve(Pod("u2", {{"c", {{"3g.20gb", 1}}}}), "n1").ok());
+}
+
+// Regression (own_reservation_blocked_its_pod): the extender was killed after it reserved pod
+// u1's 4g.20gb on n1 and before the Binding, so u1 is filtered again with its reservation still
+// on n1. That instance counted as another's: n1 was refused ("already 1 instances of 4g.20gb"),
+// the pod counted as waiting (the migration loop evicted a running pod for it), and a bind
+// elsewhere left the old room held until its TTL. By hand: n1 is one A100 whose only 4g.20gb
+// placement (0-3) is the pod's own reservation, n2 an empty A100. Filter: both fit. Prioritize:
+// n1, the pod's room, 10. A bind on n1 keeps that room (reserve n1 again, nothing released); a
+// bind on n2 reserves there and releases the room on n1.
+TEST_F(ClusterEngineTest, APodsOwnRoomFromAnUnfinishedBindIsItsOwn) {
+  NodeView n1 = MakeNode("n1", 1, "A100 40GB", {"0:4g.20gb@0=resv:k8s:u1"});
+  migsched::testing::AddReservation(&n1, "k8s:u1", 0, "4g.20gb", 0);
+  daemons.states["n1"] = n1;
+  daemons.states["n2"] = MakeNode("n2", 1, "A100 40GB", {});
+  Make();
+  const PodInfo pod = Pod("u1", {{"c", {{"4g.20gb", 1}}}});
+  const auto v = engine->Filter(pod, {"n1", "n2"});
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_TRUE(v[0].fits) << v[0].reason;
+  EXPECT_TRUE(v[1].fits) << v[1].reason;
+  EXPECT_TRUE(engine->WaitingPods(0).empty());
+  EXPECT_EQ(engine->Prioritize(pod, {"n1", "n2"}), (std::vector<int64_t>{10, 0}));
+  // Another pod does not get that room.
+  const auto other = engine->Filter(Pod("u2", {{"c", {{"4g.20gb", 1}}}}), {"n1"});
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_FALSE(other[0].fits);
+
+  daemons.calls.clear();
+  auto kept = engine->Reserve(pod, "n1");
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  ASSERT_EQ(kept->instances.size(), 1u);
+  EXPECT_EQ(kept->instances[0].start, 0);
+  for (const std::string& c : daemons.calls) EXPECT_EQ(c.find("unreserve"), std::string::npos) << c;
+
+  daemons.calls.clear();
+  auto moved = engine->Reserve(pod, "n2");
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_NE(std::find(daemons.calls.begin(), daemons.calls.end(), "reserve n2 k8s:u1 ttl=300"),
+            daemons.calls.end());
+  EXPECT_NE(std::find(daemons.calls.begin(), daemons.calls.end(), "unreserve n1 k8s:u1"),
+            daemons.calls.end());
 }
 
 // An internal error of the core while placing one pod (the fault drill fails pod u1's decisions)

@@ -188,17 +188,37 @@ std::string Extender::BindPod(const BindingArgs& args) {
     }
   }
   Status st = api_->PostBinding(args.pod_namespace, args.pod_name, pod->uid, args.node);
-  if (st.code() == StatusCode::kAlreadyExists) {
-    // A retried bind whose first Binding went through is done already.
+  if (!st.ok()) {
+    // The pod read back decides: a retried bind whose first Binding went through
+    // (AlreadyExists), or an answer lost to a time-out or a 5xx after the Binding was stored
+    // (regression: binding_stored_despite_an_error_lost_its_reservation: the reservation was
+    // released, and the kubelet's Allocate then found none for the bound pod).
     auto now = api_->GetPod(args.pod_namespace, args.pod_name);
+    bool unknown = !now.ok() && now.status().code() != StatusCode::kNotFound;
     if (now.ok()) {
       auto info = ParsePod(*now);
-      if (info.ok() && info->uid == pod->uid && info->node_name == args.node) st = Status::Ok();
+      if (info.ok() && info->uid == pod->uid && info->node_name == args.node) {
+        if (st.code() != StatusCode::kAlreadyExists) {
+          spdlog::warn("{}: the Binding to {} was stored although the API server answered: {}", who,
+                       args.node, st.message());
+        }
+        st = Status::Ok();
+      }
+      unknown = unknown || !info.ok();
     }
-  }
-  if (!st.ok()) {
-    if (mig) (void)engine_->Release(*pod, args.node);
-    return "cannot bind " + who + " to " + args.node + ": " + st.message();
+    if (!st.ok()) {
+      if (mig && !unknown) {
+        (void)engine_->Release(*pod, args.node);
+      } else if (mig) {
+        // Neither bound nor known not to be: the room stays; the pod's next bind takes it (a
+        // node holding its room fits first), else it expires after reservation_ttl_s.
+        spdlog::warn(
+            "{}: whether the Binding to {} was stored is unknown ({}); its MIG "
+            "reservation is kept",
+            who, args.node, now.status().message());
+      }
+      return "cannot bind " + who + " to " + args.node + ": " + st.message();
+    }
   }
   spdlog::info("bound {} to {}{}", who, args.node, mig ? " with its MIG reservation" : "");
   {

@@ -207,6 +207,34 @@ TEST_F(ExtenderTest, AFailedBindingReleasesTheReservation) {
   EXPECT_EQ(extender->counters().bind_errors, 1);
 }
 
+// Regression (binding_stored_despite_an_error_lost_its_reservation): the API server stored the
+// Binding and answered 504 (its answer lost to a time-out); the extender released the
+// reservation of a pod that was bound, and the kubelet's Allocate then found none for it. Now
+// the pod read back decides: bound to the node, so the bind succeeded and nothing is released.
+TEST_F(ExtenderTest, ABindingStoredDespiteAnErrorKeepsTheReservation) {
+  api.AddPod(Fixture("pod-3g.20gb.json"));
+  api.FailNextAfterApplying("/binding", 504, "context deadline exceeded");
+  EXPECT_EQ(json::parse(extender->Bind(Fixture("bind-args.json").dump()).body)["Error"], "");
+  EXPECT_EQ(api.Pod("ml", "train-x7k2p")->at("spec").value("nodeName", ""), "gpu-node-2");
+  EXPECT_EQ(engine.reserved.size(), 1u);
+  EXPECT_TRUE(engine.released.empty());
+  EXPECT_EQ(extender->counters().bind_errors, 0);
+}
+
+// When whether the Binding was stored cannot be told (the pod cannot be read back either), the
+// reservation is kept: the pod's next bind takes it, else it expires with its TTL.
+TEST_F(ExtenderTest, ABindingOfUnknownOutcomeKeepsTheReservation) {
+  api.AddPod(Fixture("pod-3g.20gb.json"));
+  engine.fits = {"gpu-node-2"};
+  (void)extender->Filter(Fixture("filter-args.json").dump());  // the bind reads its cache
+  api.FailNext("/binding", 504, "context deadline exceeded");
+  api.FailNext("/pods/train-x7k2p", 503, "the server is currently unable to handle the request", 1,
+               "GET");
+  const json b = json::parse(extender->Bind(Fixture("bind-args.json").dump()).body);
+  EXPECT_NE(b["Error"].get<std::string>().find("HTTP 504"), std::string::npos) << b;
+  EXPECT_TRUE(engine.released.empty());
+}
+
 TEST_F(ExtenderTest, ABindRetriedAfterItsBindingWentThroughSucceeds) {
   json pod = Fixture("pod-3g.20gb.json");
   pod["spec"]["nodeName"] = "gpu-node-2";  // the first attempt's Binding was stored

@@ -144,9 +144,15 @@ void RecordingApiServer::set_block_evictions(bool block) {
 }
 
 void RecordingApiServer::FailNext(const std::string& suffix, int status, const std::string& message,
-                                  int n) {
+                                  int n, const std::string& method) {
   std::lock_guard lock(mu_);
-  failures_.push_back({suffix, status, message, n});
+  failures_.push_back({suffix, status, message, n, false, method});
+}
+
+void RecordingApiServer::FailNextAfterApplying(const std::string& suffix, int status,
+                                               const std::string& message) {
+  std::lock_guard lock(mu_);
+  failures_.push_back({suffix, status, message, 1, true, ""});
 }
 
 void RecordingApiServer::set_token(const std::string& token) {
@@ -161,12 +167,18 @@ std::pair<int, std::string> RecordingApiServer::Handle(const Request& r) {
     return Fail(401, "Unauthorized", "Unauthorized");
   }
   for (auto& f : failures_) {
-    if (f.left > 0 && r.path.size() >= f.suffix.size() &&
+    if (f.left > 0 && (f.method.empty() || f.method == r.method) &&
+        r.path.size() >= f.suffix.size() &&
         r.path.compare(r.path.size() - f.suffix.size(), f.suffix.size(), f.suffix) == 0) {
       --f.left;
+      if (f.after_applying) (void)Apply(r);
       return Fail(f.status, "Injected", f.message);
     }
   }
+  return Apply(r);
+}
+
+std::pair<int, std::string> RecordingApiServer::Apply(const Request& r) {
   if (r.method == "GET" && r.path == "/api/v1/pods") {
     // fieldSelector spec.nodeName=X or metadata.namespace=X; labelSelector k=v.
     const std::string fields = QueryValue(r.query, "fieldSelector");

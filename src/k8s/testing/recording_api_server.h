@@ -71,9 +71,13 @@ class RecordingApiServer {
   std::optional<nlohmann::json> Lease(const std::string& ns, const std::string& name) const;
   std::vector<Request> requests() const;
   void set_block_evictions(bool block);
-  // The next `n` requests whose path ends with `suffix` answer `status` with a
-  // Status body carrying `message` (to play API server failures).
-  void FailNext(const std::string& suffix, int status, const std::string& message, int n = 1);
+  // The next `n` requests whose path ends with `suffix` (and whose method is `method`, when
+  // given) answer `status` with a Status body carrying `message` (to play API server failures).
+  void FailNext(const std::string& suffix, int status, const std::string& message, int n = 1,
+                const std::string& method = "");
+  // The next request whose path ends with `suffix` is carried out, then answered `status` (an
+  // answer lost after the write, e.g. a time-out: the Binding stored, the caller told 504).
+  void FailNextAfterApplying(const std::string& suffix, int status, const std::string& message);
   void set_token(const std::string& token);
 
  private:
@@ -82,9 +86,13 @@ class RecordingApiServer {
     int status;
     std::string message;
     int left;
+    bool after_applying;
+    std::string method;  // "": any
   };
-  // The answer (status, JSON body) to a recorded request.
+  // The answer (status, JSON body) to a recorded request: the injected failures, then Apply.
   std::pair<int, std::string> Handle(const Request& r);
+  // The request carried out (under mu_).
+  std::pair<int, std::string> Apply(const Request& r);
   std::pair<int, std::string> HandleLease(const Request& r, const std::string& ns,
                                           const std::string& name);
 
