@@ -271,7 +271,13 @@ class Daemon::Impl::InstantAdapter : public InstantDriver {
     if (!plan.empty()) d_->sync_->Execute(plan, nullptr);
     return Status();
   }
-  void Scanned() override MIGSCHED_REQUIRES(kStateLock) { d_->jobs_->UpdateWaitReasons(); }
+  // The instant calls this after its scan step also when no scan ran: while paused, the queued
+  // jobs' reason is the pause's (regression: paused_wait_reasons_flipped_every_tick: the reason
+  // was cleared here and set again after the instant, each change a stored event, about 30,000
+  // a second with three jobs queued, until the daemon could store nothing else).
+  void Scanned() override MIGSCHED_REQUIRES(kStateLock) {
+    d_->jobs_->UpdateWaitReasons(/*paused=*/d_->paused_ && !d_->stopped_);
+  }
   Status StepFailed(std::string_view step, const Status& error) override {
     spdlog::error("{}: {}", step, error.message());
     return Status();

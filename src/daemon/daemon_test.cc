@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -636,6 +637,43 @@ TEST_F(DaemonTest, PausedQueueSaysSoInTheJobsReason) {
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
   EXPECT_EQ(Get(*d, 1).reason, "");
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
+}
+
+// Regression (paused_wait_reasons_flipped_every_tick): while paused, each tick cleared every
+// queued job's reason (the instant's scan step, run even with no scan) and set the pause's again,
+// each change a stored "waiting" event: with 440 jobs queued the store grew by millions of
+// events, and submits, drains and `resume` itself could no longer be stored. Three jobs queued
+// while paused, 30 ticks: each job's reason is set once, one "waiting" event per job.
+TEST_F(DaemonTest, APausedQueueStoresEachJobsReasonOnce) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  d->Pause();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(d->Submit(Req("1g.5gb", {"true"})).ok());
+  const std::string paused = "waiting: the scheduler is paused (`migsched resume` ends it)";
+  for (int t = 0; t < 30; ++t) {
+    ASSERT_TRUE(d->Tick().ok());
+    d->WaitIdle();
+  }
+  for (DaemonJobId id = 1; id <= 3; ++id) EXPECT_EQ(Get(*d, id).reason, paused);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((std::filesystem::path(config_.state_dir) / "migsched.db").c_str(), &db,
+                            SQLITE_OPEN_READONLY, nullptr),
+            SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(
+      sqlite3_prepare_v2(
+          db, "SELECT job, COUNT(*) FROM events WHERE kind = 'waiting' GROUP BY job ORDER BY job",
+          -1, &q, nullptr),
+      SQLITE_OK);
+  std::vector<std::pair<int64_t, int64_t>> counts;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    counts.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)});
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  EXPECT_EQ(counts, (std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 1}, {3, 1}}));
+  d->Resume();
+  ASSERT_TRUE(TickUntil(*d, [&] { return IsTerminal(Get(*d, 3).state); }));
 }
 
 TEST_F(DaemonTest, StopInDrainModeWaitsForRunningJobs) {
