@@ -742,6 +742,46 @@ TEST_F(DaemonTest, WhatAJobLeavesUnderItsUidEndsWithIt) {
   EXPECT_TRUE(ProcessesOfBecome(first + 1, 0)) << ProcessesOf(first + 1) << " under job 2's uid";
 }
 
+// Regression (home_in_the_request_escaped_the_end_of_job_cleanup): a request that set HOME gave
+// every process of the job that HOME, and the end of the job looked for the per-job HOME only,
+// so a `setsid` child ran on under the job's uid. It is found by MIGSCHED_JOB_DIR now.
+TEST_F(DaemonTest, ALeftoverIsEndedAlsoWhenTheRequestSetHome) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (the daemon's user) to give jobs uids";
+  const int64_t first = 55000 + ::getpid() % 2000;
+  config_.job_uids = std::to_string(first) + "-" + std::to_string(first + 9);
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  JobRequest r = Req("1g.5gb", {"sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & true"});
+  r.env["HOME"] = "/tmp";
+  ASSERT_OK(d->Submit(r));
+  ASSERT_TRUE(WaitTerminal(*d, 1));
+  EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+  EXPECT_TRUE(ProcessesOfBecome(first, 0)) << ProcessesOf(first) << " under job 1's uid";
+}
+
+// Regression (reused_uid_read_an_ended_jobs_directory): with a range of one uid, job 2 gets job
+// 1's uid once job 1 has ended, and read the file job 1 left in its working directory (kept for
+// days). The ended job's directory is the daemon's now: job 2 cannot enter it.
+TEST_F(DaemonTest, AJobGivenAnEndedJobsUidCannotReadItsWorkingDirectory) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (the daemon's user) to give jobs uids";
+  const int64_t uid = 57000 + ::getpid() % 900;
+  config_.job_uids = std::to_string(uid) + "-" + std::to_string(uid);
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", "id -u; echo TOPSECRET > secret"})));
+  ASSERT_TRUE(WaitTerminal(*d, 1));
+  ASSERT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+  const std::string work1 = (std::filesystem::path(config_.WorkDir()) / "1").string();
+  ASSERT_OK(d->Submit(
+      Req("1g.5gb", {"sh", "-c", "id -u; cat " + work1 + "/secret || echo cannot-read"})));
+  ASSERT_TRUE(WaitTerminal(*d, 2));
+  EXPECT_EQ(std::stoll(ReadFile(d->LogPath(1))), uid);
+  const std::string log = ReadFile(d->LogPath(2));
+  EXPECT_EQ(std::stoll(log), uid);  // the same uid
+  EXPECT_EQ(log.find("TOPSECRET"), std::string::npos) << log;
+  EXPECT_THAT(log, HasSubstr("cannot-read"));
+}
+
 // Regression (root_jobs_with_a_warning): job_user: root started with a
 // warning only. It is refused unless allow_root_jobs accepts it.
 TEST_F(DaemonTest, JobUserRootIsRefusedUnlessAccepted) {

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <future>
 #include <limits>
 #include <memory>
@@ -443,7 +445,15 @@ void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int
   // ends with it: it would hold the released instance and, once the uid is given again, share
   // another job's uid. Known by the uid and the HOME the job was given (DynamicUserFor).
   if (auto uid = dynamic_uids_.find(r.id); uid != dynamic_uids_.end()) {
-    KillLeftoversOf(static_cast<uid_t>(uid->second), "HOME=" + runner_->WorkDir(r.id).string());
+    const std::string dir = runner_->WorkDir(r.id).string();
+    KillLeftoversOf(static_cast<uid_t>(uid->second), {"HOME=" + dir, "MIGSCHED_JOB_DIR=" + dir});
+    // The working directory goes to the daemon: the uid is given to later jobs, which must not
+    // read what this one left there (regression: reused_uid_read_an_ended_jobs_directory). A
+    // later run of this job (a requeue) is given it back at its start.
+    if (::chown(dir.c_str(), ::geteuid(), ::getegid()) != 0 && errno != ENOENT) {
+      spdlog::warn("job {}: working directory {}: chown to the daemon: {}", r.id, dir,
+                   std::strerror(errno));
+    }
   }
   nlohmann::json detail;
   if (exit_code) detail["exit_code"] = *exit_code;

@@ -451,6 +451,9 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
   for (const std::string& u : spec.mig_uuids) devices += (devices.empty() ? "" : ",") + u;
   env["CUDA_VISIBLE_DEVICES"] = devices;
   env["MIGSCHED_JOB_ID"] = std::to_string(spec.job);
+  // Ours, after the request's env: how KillLeftoversOf knows this job's processes when the
+  // request set HOME (regression: home_in_the_request_escaped_the_end_of_job_cleanup).
+  env["MIGSCHED_JOB_DIR"] = WorkDir(spec.job).string();
   env["MIGSCHED_RUN"] = std::to_string(spec.attempt);
   if (spec.restarted) {
     env["MIGSCHED_RESTARTED"] = "1";
@@ -815,21 +818,23 @@ int64_t ProcessRunner::GroupCommand(int64_t pgid) const {
   return command;
 }
 
-int KillLeftoversOf(uid_t uid, const std::string& entry) {
-  if (geteuid() != 0 || entry.empty()) return 0;
-  // The environment's NUL-separated entries; `entry` must be one of them, whole.
-  std::string whole(1, '\0');
-  whole += entry;
-  whole += '\0';
+int KillLeftoversOf(uid_t uid, const std::vector<std::string>& entries) {
+  if (geteuid() != 0 || entries.empty()) return 0;
+  // The environment's NUL-separated entries; one of `entries` must be one of them, whole.
+  std::vector<std::string> wholes;
+  for (const std::string& e : entries) {
+    if (!e.empty()) wholes.push_back(std::string(1, '\0') + e + '\0');
+  }
   int killed = 0;
   ForEachProcess([&](int64_t pid) {
     if (RealUidOf(pid) != static_cast<int64_t>(uid)) return false;
     std::string padded(1, '\0');
     padded += ReadProcFile("/proc/" + std::to_string(pid) + "/environ").value_or(std::string());
     if (padded.back() != '\0') padded += '\0';
-    if (padded.find(whole) != std::string::npos && kill(static_cast<pid_t>(pid), SIGKILL) == 0) {
-      ++killed;
-    }
+    const bool ours = std::any_of(wholes.begin(), wholes.end(), [&](const std::string& w) {
+      return padded.find(w) != std::string::npos;
+    });
+    if (ours && kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++killed;
     return false;  // on to the next process
   });
   return killed;

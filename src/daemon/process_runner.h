@@ -98,14 +98,16 @@ Status CheckReachable(const std::filesystem::path& dir, const RunAsUser& user);
 std::optional<std::string> ReadAllOf(int fd);
 // ReadAllOf the file at `path`; nullopt when it cannot be opened or read (the process is gone).
 std::optional<std::string> ReadProcFile(const std::string& path);
-// Sends SIGKILL to every process whose real uid is `uid` and whose environment still holds the
-// entry `entry` (e.g. "HOME=/var/lib/migsched/work/12", a per-job HOME): what a job left behind
+// Sends SIGKILL to every process whose real uid is `uid` and whose environment still holds one of
+// `entries` (e.g. "HOME=/var/lib/migsched/work/12", a per-job HOME, or
+// "MIGSCHED_JOB_DIR=/var/lib/migsched/work/12", which the request's env cannot change): what a
+// job left behind
 // under its per-job uid (a `setsid` or double-forked child leaves the job's process group, so the
 // end of the group does not end it, and it would go on holding the job's MIG device and uid).
 // Both must match, so the jobs of another daemon that uses the same job_uids on this host are
 // never touched. Reading other users' environments needs root: 0 without it. Scans /proc (slow:
 // once per ended job). Returns how many processes were signalled.
-int KillLeftoversOf(uid_t uid, const std::string& entry);
+int KillLeftoversOf(uid_t uid, const std::vector<std::string>& entries);
 
 struct LaunchSpec {
   DaemonJobId job = 0;
