@@ -281,6 +281,34 @@ TEST_F(DaemonTest, RecoveryAfterCrash) {
   EXPECT_EQ(Get(*d, 2).state, JobState::kSucceeded);
 }
 
+// Regression (ended_while_down_timed_at_the_restart): a job that ended while the daemon was down
+// got the restart's time as its end, so its run time counted the whole downtime (a 3 s job
+// showed 9.3 s). Its end is its exit file's time now. `sleep 0.2`, the daemon down for 2.5 s:
+// the job's run is under 2 s (with the restart's time it would be over 2.7 s).
+TEST_F(DaemonTest, AJobThatEndedWhileTheDaemonWasDownEndsWhenItsProcessDid) {
+  config_.on_shutdown = "leave";
+  int64_t pgid = 0;
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->Submit(Req("1g.5gb", {"sleep", "0.2"})).ok());
+    ASSERT_OK(d->Settle());
+    pgid = Get(*d, 1).pid;
+    ASSERT_GT(pgid, 0);
+  }
+  // The monitor writes the exit file and exits; reaped here, as for a daemon restarted as a new
+  // process.
+  int status = 0;
+  ASSERT_EQ(waitpid(static_cast<pid_t>(pgid), &status, 0), pgid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  const DaemonJobRecord r = Get(*d, 1);
+  EXPECT_EQ(r.state, JobState::kSucceeded);
+  EXPECT_GT(r.ended_at, r.started_at);
+  EXPECT_LT(r.ended_at - r.started_at, 2.0);
+}
+
 TEST_F(DaemonTest, RecoveryFailsAJobWhoseProcessDied) {
   config_.on_shutdown = "leave";
   int64_t pgid = 0;

@@ -696,6 +696,10 @@ RunProbe ProcessRunner::Probe(DaemonJobId job, int attempt) const {
       ExitBelongsTo(job, exit->tag)) {
     out.kind = RunProbe::Kind::kEnded;
     out.exit_code = static_cast<int>(exit->code);
+    struct stat st {};
+    if (::stat(ExitPath(job).c_str(), &st) == 0) {
+      out.ended_unix_s = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1e9;
+    }
     return out;
   }
   // No status: a monitor that died without one may have left its command.

@@ -147,6 +147,7 @@ struct RunProbe {
   Kind kind = Kind::kNeverRan;
   int64_t pgid = 0;
   int exit_code = 0;
+  double ended_unix_s = 0;  // kEnded: when its exit file was written (Unix s); 0: unknown
 };
 
 class ProcessRunner {

@@ -103,8 +103,11 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
     if (!st.ok()) spdlog::error("{}", st.message());
     return st.ok();
   };
-  auto end = [&](DaemonJobRecord& r, JobState state, std::optional<int> code, std::string reason) {
+  // `ended_s`: when the job ended, where known (its exit file), else now (the restart).
+  auto end = [&](DaemonJobRecord& r, JobState state, std::optional<int> code, std::string reason,
+                 double ended_s = 0) {
     if (!transition(r, state)) return;
+    if (ended_s > r.started_at && ended_s < r.ended_at) r.ended_at = ended_s;
     r.exit_code = code;
     r.reason = std::move(reason);
     nlohmann::json d;
@@ -197,17 +200,20 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
         }
         case RunProbe::Kind::kEnded: {
           const int code = probe.exit_code;
+          // It ended while the daemon was down: its end is its exit file's time, not the
+          // restart's (regression: ended_while_down_timed_at_the_restart).
+          const double at = probe.ended_unix_s;
           if (r.cancel_requested) {
-            end(r, StoppedState(r), code, StoppedReason(r, "cancelled"));
+            end(r, StoppedState(r), code, StoppedReason(r, "cancelled"), at);
           } else if (r.state == JobState::kMigrating && code != 0 &&
                      r.request.migratable != Migratable::kNone) {
             ++r.restarts;
             requeue(r, "it was stopped for a move when the daemon went down");
           } else if (code == 0) {
-            end(r, JobState::kSucceeded, 0, "");
+            end(r, JobState::kSucceeded, 0, "", at);
           } else {
             end(r, JobState::kFailed, code,
-                fmt::format("exited with code {} while the daemon was down", code));
+                fmt::format("exited with code {} while the daemon was down", code), at);
           }
           break;
         }
