@@ -1,9 +1,11 @@
 #include "cluster/cluster_view.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "core/plan.h"
@@ -134,10 +136,37 @@ std::unique_ptr<ClusterView> ClusterView::Build(const std::vector<NodeInput>& in
                                                 const Catalog& catalog, ConfigTableCache* tables) {
   std::vector<NodeBuild> builds(inputs.size());
   std::vector<const GpuModel*> models;
+  // Nodes whose daemons answer with one boot id reach one daemon (two names for one url, or two
+  // urls of one host): its GPUs would count for both, and a room made for one node would land on
+  // the other's GPUs. None of them is usable (regression: one_daemon_for_two_nodes).
+  std::map<std::string, std::vector<size_t>> by_boot;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].state && !inputs[i].state->boot_id.empty()) {
+      by_boot[inputs[i].state->boot_id].push_back(i);
+    }
+  }
+  std::vector<std::string> same_daemon(inputs.size());
+  for (const auto& [boot, idx] : by_boot) {
+    if (idx.size() < 2) continue;
+    for (size_t i : idx) {
+      std::vector<std::string> others;
+      for (size_t j : idx) {
+        if (j != i) others.push_back(inputs[j].name);
+      }
+      same_daemon[i] = fmt::format("{}", fmt::join(others, ", "));
+    }
+  }
   JobId next_id = kFirstOccupantId;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].state) {
       builds[i].error = inputs[i].error.empty() ? "unreachable" : inputs[i].error;
+      continue;
+    }
+    if (!same_daemon[i].empty()) {
+      builds[i].error = fmt::format(
+          "its node daemon (node_name '{}') is also the one of {}: each node needs a daemon of "
+          "its own (check the urls)",
+          inputs[i].state->name, same_daemon[i]);
       continue;
     }
     JobId first = next_id;

@@ -102,6 +102,31 @@ TEST(ClusterViewTest, ReservationsOccupyTheirPlacement) {
   EXPECT_FALSE(g.instances()[1].busy());
 }
 
+// Regression (one_daemon_for_two_nodes): two configured nodes whose urls reach one daemon (one
+// boot id) both counted its GPUs; a pod bound to one was reserved on the other's GPUs and its
+// kubelet found nothing. Neither is usable now, each saying which other node shares its daemon;
+// a third node with a daemon of its own is.
+TEST(ClusterViewTest, NodesThatReachOneDaemonAreNotUsable) {
+  ConfigTableCache tables;
+  NodeView one = MakeNode("gpu-node-2", 1, "A100 40GB", {});
+  one.boot_id = "b1";
+  NodeView own = MakeNode("gpu-node-1", 1, "A100 40GB", {});
+  own.boot_id = "b2";
+  auto v = ClusterView::Build(
+      {{"gpu-node-1", own, ""}, {"gpu-node-2", one, ""}, {"gpu-node-3", one, ""}}, BundledCatalog(),
+      &tables);
+  EXPECT_EQ(v->cluster().size(), 1);
+  EXPECT_TRUE(v->nodes()[0].usable);
+  EXPECT_FALSE(v->nodes()[1].usable);
+  EXPECT_FALSE(v->nodes()[2].usable);
+  EXPECT_EQ(v->nodes()[1].error,
+            "its node daemon (node_name 'gpu-node-2') is also the one of gpu-node-3: each node "
+            "needs a daemon of its own (check the urls)");
+  EXPECT_EQ(v->nodes()[2].error,
+            "its node daemon (node_name 'gpu-node-2') is also the one of gpu-node-2: each node "
+            "needs a daemon of its own (check the urls)");
+}
+
 TEST(ClusterViewTest, UnreachableAndInconsistentNodesContributeNoGpus) {
   ConfigTableCache tables;
   NodeView bad_model = MakeNode("n2", 1, "A200 1TB", {});

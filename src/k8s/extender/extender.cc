@@ -173,6 +173,9 @@ std::string Extender::BindPod(const BindingArgs& args) {
   }
   const bool mig = pod->has_mig();
   if (mig && !pod->init_containers_with_mig.empty()) return InitContainerReason(*pod);
+  // The reservation's owner is k8s:<uid>, and "k8s:" alone is a prefix of every pod's (regression:
+  // bind_without_a_pod_uid reserved under "k8s:").
+  if (mig && pod->uid.empty()) return "pod " + who + " has no metadata.uid: nothing reserved";
   if (mig) {
     auto reservation = engine_->Reserve(*pod, args.node);
     if (!reservation.ok()) {

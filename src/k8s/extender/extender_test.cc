@@ -235,6 +235,19 @@ TEST_F(ExtenderTest, ABindingOfUnknownOutcomeKeepsTheReservation) {
   EXPECT_TRUE(engine.released.empty());
 }
 
+// Regression (bind_without_a_pod_uid): a pod without metadata.uid (no API server serves one; a
+// stand-in did) was reserved under the owner "k8s:", a prefix of every pod's key. Refused.
+TEST_F(ExtenderTest, APodWithoutAUidIsNotReserved) {
+  json pod = Fixture("pod-3g.20gb.json");
+  pod["metadata"].erase("uid");
+  api.AddPod(pod);
+  json args = Fixture("bind-args.json");
+  args.erase("PodUID");
+  const json b = json::parse(extender->Bind(args.dump()).body);
+  EXPECT_EQ(b["Error"], "migsched: pod ml/train-x7k2p has no metadata.uid: nothing reserved");
+  EXPECT_TRUE(engine.reserved.empty());
+}
+
 TEST_F(ExtenderTest, ABindRetriedAfterItsBindingWentThroughSucceeds) {
   json pod = Fixture("pod-3g.20gb.json");
   pod["spec"]["nodeName"] = "gpu-node-2";  // the first attempt's Binding was stored
