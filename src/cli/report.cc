@@ -156,17 +156,19 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
       "duration), {:.2f} migrations per accepted job\n",
       m.accepted, m.rejected_slice_hours, m.migrations_per_accepted_job);
   out << fmt::format("  makespan          {}\n", FormatDuration(m.makespan_s));
-  out << fmt::format("  JCT               mean {}, p50 {}, p95 {}, p99 {}\n",
-                     FormatDuration(m.jct_mean_s), FormatDuration(m.jct_p50_s),
-                     FormatDuration(m.jct_p95_s), FormatDuration(m.jct_p99_s));
-  out << fmt::format("  wait              mean {}, p95 {}\n", FormatDuration(m.wait_mean_s),
-                     FormatDuration(m.wait_p95_s));
+  // The times are over completed jobs: with none, there are none (not zeros).
+  const bool timed = m.jobs_completed > 0;
+  auto t = [&](double s) { return timed ? FormatDuration(s) : std::string("-"); };
+  auto x = [&](double v) { return timed ? fmt::format("{:.2f}", v) : std::string("-"); };
+  out << fmt::format("  JCT               mean {}, p50 {}, p95 {}, p99 {}\n", t(m.jct_mean_s),
+                     t(m.jct_p50_s), t(m.jct_p95_s), t(m.jct_p99_s));
+  out << fmt::format("  wait              mean {}, p95 {}\n", t(m.wait_mean_s), t(m.wait_p95_s));
   out << fmt::format(
-      "  slowdown          mean {:.2f}, p95 {:.2f} (JCT / duration); bounded (10 s) "
-      "mean {:.2f}, p95 {:.2f}\n",
-      m.slowdown_mean, m.slowdown_p95, m.bounded_slowdown_mean, m.bounded_slowdown_p95);
+      "  slowdown          mean {}, p95 {} (JCT / duration); bounded (10 s) "
+      "mean {}, p95 {}\n",
+      x(m.slowdown_mean), x(m.slowdown_p95), x(m.bounded_slowdown_mean), x(m.bounded_slowdown_p95));
   out << fmt::format("  JCT floor         {} (mean duration: the mean JCT if no job waited)\n",
-                     FormatDuration(m.duration_mean_s));
+                     t(m.duration_mean_s));
   out << fmt::format("  utilization       {:.1f}% (busy compute slices, time mean)\n",
                      100 * m.utilization);
   out << fmt::format(

@@ -354,7 +354,8 @@ Status FragFreeSimulator::Run(SimResult* result) {
   Metrics& m = result->metrics;
   stats_.Fill(&m);
   m.jobs_total = static_cast<int64_t>(n);
-  m.makespan_s = m.jobs_completed > 0 ? last_completion_ - jobs_.front().arrival_s : 0;
+  m.makespan_s =
+      m.jobs_completed + m.jobs_timeout > 0 ? last_completion_ - jobs_.front().arrival_s : 0;
   integrals_.Finish(last_completion_);
   if (m.makespan_s > 0) {
     m.utilization = integrals_.busy_area() / (total_slices_ * m.makespan_s);

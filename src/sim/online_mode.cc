@@ -852,7 +852,9 @@ Status OnlineSimulator::Run(SimResult* result) {
   stats_.Fill(&m);  // after the run: m.migrations is final
   m.jobs_total = static_cast<int64_t>(n);
   const double first_arrival = jobs_.front().arrival_s;
-  m.makespan_s = m.jobs_completed > 0 ? last_completion_ - first_arrival : 0;
+  // Over every job that ran to its end, a time limit's included (regression:
+  // all_jobs_timed_out_gave_a_makespan_of_zero: utilisation and energy were then 0 as well).
+  m.makespan_s = m.jobs_completed + m.jobs_timeout > 0 ? last_completion_ - first_arrival : 0;
   integrals_.Finish(last_completion_);
   if (m.makespan_s > 0) {
     m.utilization = integrals_.busy_area() / (tracker_->total_compute_slices() * m.makespan_s);

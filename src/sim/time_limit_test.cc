@@ -74,6 +74,24 @@ TEST(TimeLimitTest, AJobStillRunningAtItsLimitEndsThereAsTimeout) {
   EXPECT_EQ(r.metrics.per_profile.at("1g.5gb").jobs, 3);
 }
 
+// Regression (all_jobs_timed_out_gave_a_makespan_of_zero): when every job ended at its limit the
+// makespan was 0, and with it the utilisation and the energy. By hand, one A100 (7 compute
+// slices), no reconfiguration cost: a (1g.5gb, runs 100 s, limit 50) from 0 to 50, b (3g.20gb,
+// runs 100 s, limit 40, arrives 20) from 20 to 60. Makespan 0 to 60; busy compute slices
+// 1 x 50 + 3 x 40 = 170 slice-seconds over 7 x 60: utilisation 170 / 420.
+TEST(TimeLimitTest, WhenEveryJobEndsAtItsLimitTheMakespanIsStillTheirs) {
+  const std::vector<WorkloadJob> jobs = {
+      AJob("1g.5gb").Named("a").Runs(100).Limit(50),
+      AJob("3g.20gb").Named("b").ArrivesAt(20).Runs(100).Limit(40)};
+  SimOptions so;
+  so.reconfig_ms = 0;
+  const SimResult r = RunOneGpu(jobs, "first-fit", so);
+  EXPECT_EQ(r.metrics.jobs_completed, 0);
+  EXPECT_EQ(r.metrics.jobs_timeout, 2);
+  EXPECT_DOUBLE_EQ(r.metrics.makespan_s, 60);
+  EXPECT_NEAR(r.metrics.utilization, 170.0 / 420.0, 1e-9);
+}
+
 // A job whose work ends exactly at its limit completes (its completion is due
 // at the same instant): 1g.5gb running 100 s with limit 100 ends at 100, completed.
 TEST(TimeLimitTest, WorkDoneExactlyAtTheLimitCompletes) {
