@@ -267,7 +267,20 @@ Status SlurmController::MakePlan(TickFrame& f, TickReport* rep) {
   // counts the job already.
   f.unroomed = StartedWithoutRoom(f.active, f.rooms, *f.view, f.now_s);
   in.waiting = f.unroomed;
-  for (const ClassifiedJob& w : f.cls.waiting) in.waiting.push_back(w.request.job);
+  // A node Slurm has allocated whole (every CPU taken: an --exclusive job, or CPU-bound jobs)
+  // starts no other job until one ends: no room there for a waiting job, which would wait on it
+  // while other nodes are idle (regression: room_on_a_node_an_exclusive_job_holds). The jobs
+  // Slurm started there keep theirs (planned above, pinned to their node).
+  std::vector<std::string> allocated_whole;
+  for (const SlurmNode& n : f.snodes) {
+    if (AllocatedWhole(n)) allocated_whole.push_back(n.name);
+  }
+  for (const ClassifiedJob& w : f.cls.waiting) {
+    ClusterJob job = w.request.job;
+    job.excluded_nodes.insert(job.excluded_nodes.end(), allocated_whole.begin(),
+                              allocated_whole.end());
+    in.waiting.push_back(std::move(job));
+  }
   for (const ClassifiedJob& a : f.cls.active) {
     EngineRunningJob r;
     r.job = a.request.job;

@@ -439,6 +439,46 @@ TEST(ControllerTest, NoRoomOnANodeSlurmHasDrained) {
   }
 }
 
+// Regression (room_on_a_node_an_exclusive_job_holds): a waiting job's room was made on a node
+// Slurm had allocated whole to an --exclusive job (sinfo state "allocated"), where Slurm starts
+// nothing else; the job waited on it, "Slurm may start it", with other nodes idle. n1 and n2 are
+// full (FullNodes), n3 empty: with n3 "mixed" the waiting jobs 3 and 5 get rooms there;
+// "allocated", none (they wait). The capture's job Slurm started on n3 keeps its room there
+// either way.
+TEST(ControllerTest, NoRoomOnANodeSlurmHasAllocatedWhole) {
+  for (const bool whole : {false, true}) {
+    SCOPED_TRACE(whole ? "n3 allocated" : "n3 mixed");
+    CapturedSlurm runner;
+    runner.jobs["3"] = Job5("PENDING");
+    runner.jobs["5"] = Job5("PENDING");
+    auto doc = nlohmann::json::parse(runner.sinfo);
+    for (auto& n : doc["nodes"]) {
+      if (n["name"] == "n3") n["state"] = whole ? "allocated" : "mixed";
+    }
+    runner.sinfo = doc.dump();
+    SlurmClient slurm(&runner, 5);
+    FakeNodeDaemons nodes = FullNodes();
+    nodes.states["n3"] = MakeNode("n3", 2, "A100 40GB", {});
+    auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    StatusOr<TickReport> rep = (*c)->Tick(kNow);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    const ControllerStatus st = (*c)->Snapshot();
+    int waiting_on_n3 = 0, started_on_n3 = 0;
+    for (const StatusRoom& r : st.rooms) {
+      if (r.node != "n3") continue;
+      waiting_on_n3 += r.for_job == "slurm:3" || r.for_job == "slurm:5" ? 1 : 0;
+      started_on_n3 += r.for_job.starts_with("slurm-started:n3:") ? 1 : 0;
+    }
+    EXPECT_EQ(started_on_n3, 1);
+    if (whole) {
+      EXPECT_EQ(waiting_on_n3, 0);
+    } else {
+      EXPECT_GT(waiting_on_n3, 0);
+    }
+  }
+}
+
 // The status snapshot after one tick on the full nodes of FullNodes: three
 // usable nodes of two GPUs, each GPU one 7g.40gb of a daemon job at start 0;
 // the capture's waiting jobs 3 and 5 (Slurm's order: 3 has the higher

@@ -235,6 +235,13 @@ bool StartsNoJob(const SlurmNode& node) {
   return false;
 }
 
+bool AllocatedWhole(const SlurmNode& node) {
+  std::string state = node.state;
+  std::transform(state.begin(), state.end(), state.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return state == "allocated";
+}
+
 StatusOr<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text) {
   ASSIGN_OR_RETURN(Json doc, ParseDocument(text, "sinfo --json", "nodes"));
   std::vector<SlurmNode> out;

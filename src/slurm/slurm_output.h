@@ -92,6 +92,9 @@ StatusOr<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text);
 // Whether Slurm starts no new job on the node: drained or draining (flag DRAIN), failing (FAIL)
 // or down.
 bool StartsNoJob(const SlurmNode& node);
+// Whether Slurm has allocated every CPU of the node (state "allocated", e.g. an --exclusive job):
+// it starts no other job there until one ends.
+bool AllocatedWhole(const SlurmNode& node);
 
 // A `scontrol -o show ...` line: Key=Value words. Value(key) is the word
 // after "Key=" up to the next space ("" if absent); for values with spaces
