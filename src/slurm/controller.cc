@@ -420,7 +420,10 @@ Status SlurmController::Publish(TickFrame& f, TickReport* rep) {
   }
   if (reverted) {
     if (f.up) RETURN_IF_ERROR(slurm_->SetPartitionUp(config_.partition, false));
-    rep->gate_cycled = true;
+    // A cycle is counted when the gate closes, not at every tick it stays closed (regression:
+    // gate_cycles_counted_ticks: 27 after two closures).
+    rep->gate_cycled = !gate_closed_;
+    gate_closed_ = true;
   }
   if (reverted && settle_until_ > f.now_s) {
     rep->gate_open = false;  // settling: published_ kept, nothing written
@@ -461,6 +464,7 @@ Status SlurmController::Publish(TickFrame& f, TickReport* rep) {
       }
     }
   }
+  gate_closed_ = !rep->gate_open;
   usable_ = f.usable;
   started_ = true;
   return Status::Ok();

@@ -156,7 +156,8 @@ class SlurmController {
   static constexpr double kReasonEveryS = 30;
   std::function<bool(const std::string&)> fault_;
   bool started_ = false;
-  double settle_until_ = 0;  // after Slurm reverted the counts: no publishing before (Unix s)
+  bool gate_closed_ = false;  // the gate was closed (by us) when the last tick ended
+  double settle_until_ = 0;   // after Slurm reverted the counts: no publishing before (Unix s)
   std::map<std::pair<std::string, std::string>, double> lost_since_;  // (job key, node)
   std::set<std::pair<std::string, std::string>> lost_reported_;       // logged already
 

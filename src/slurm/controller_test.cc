@@ -232,6 +232,11 @@ TEST(ControllerTest, AfterSlurmRevertsTheCountsNothingIsPublishedUntilTheSlurmdR
   EXPECT_FALSE(still.gate_open);
   ASSERT_TRUE((*c)->Tick(kNow + 4.1).ok());  // 3.1 s after
   EXPECT_EQ(runner.Published(), 3);
+  // The gate stayed closed from the start here (the capture shows no published count back): the
+  // ticks after the first count no further cycle (regression gate_cycles_counted_ticks; the
+  // real-Slurm test GateHoldsThroughReconfigureRestartAndADaemonCrash counts one per reconfigure).
+  EXPECT_FALSE(settling.gate_cycled);
+  EXPECT_FALSE(still.gate_cycled);
 }
 
 // Reclaim: an allocation whose Slurm job no longer holds the node (slurm:99

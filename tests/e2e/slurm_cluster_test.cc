@@ -350,6 +350,15 @@ TEST(SlurmClusterTest, GateHoldsThroughReconfigureRestartAndADaemonCrash) {
     }
     return true;
   };
+  // Regression (gate_cycles_counted_ticks): the counter of gate closures counted every tick the
+  // gate stayed closed (27 after two closures); one reconfigure is one closure.
+  auto gate_cycles = [&]() -> int64_t {
+    const std::string text = tb.Out(MigschedBinary() + " slurm status --json");
+    const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.contains("controller")) return -1;
+    return doc["controller"]["counters"].value("gate_cycles", int64_t{-1});
+  };
+  const int64_t cycles_before = gate_cycles();
   // The controller restarted too (SIGKILL: it keeps nothing of its own that matters).
   for (const std::string step : {"scontrol reconfigure", "slurmctld", "controller"}) {
     if (step == "slurmctld" || step == "controller") {
@@ -378,6 +387,9 @@ TEST(SlurmClusterTest, GateHoldsThroughReconfigureRestartAndADaemonCrash) {
         << tb.Logs();
     EXPECT_TRUE(none_started()) << step;
     for (int64_t id : running) EXPECT_EQ(JobState(tb, id), "RUNNING") << step;
+    if (step == "scontrol reconfigure") {
+      EXPECT_EQ(gate_cycles(), cycles_before + 1) << tb.Logs();
+    }
   }
   // Regression (restart_said_restarted_when_the_controller_failed): `restart controller` said
   // "restarted" at once, even when the controller then exited on its config. Now it waits for
