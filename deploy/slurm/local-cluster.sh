@@ -248,7 +248,8 @@ up() {
     --controller-config "$dir/controller.yaml" --migsched "$migsched" \
     --slurm-conf "$dir/slurm/slurm.conf" \
     --node-attrs "NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=16 RealMemory=16000" \
-    >"$gen" 2>"$dir/log/config.err"
+    >"$gen" 2>"$dir/log/config.err" ||
+    die "migsched slurm config failed: $(grep -v '^migsched: wrote' "$dir/log/config.err" | tail -n 5)"
   local conf="$dir/slurm/slurm.conf"
   cat >"$conf" <<EOF
 # Written by deploy/slurm/local-cluster.sh: a one-machine test cluster.
