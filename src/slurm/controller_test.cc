@@ -407,58 +407,33 @@ TEST(ControllerTest, ANodeSlurmDoesNotHaveIsNotUsable) {
   for (const std::string& call : nodes.calls) EXPECT_EQ(call.find("reserve n9"), std::string::npos);
 }
 
-// Regression (rooms_on_a_node_slurm_drained): the controller made rooms on a node Slurm had
-// drained (`scontrol update NodeName=n3 State=DRAIN`), where Slurm starts no job, and the jobs
-// waited on them until room_timeout_s. n1 and n2 are full (FullNodes), n3 is empty: the
-// capture's waiting jobs 3 and 5 get rooms on n3 while Slurm does not drain it, none when it does
-// (its GPUs closed as a drained GPU is), and the status says they wait.
-TEST(ControllerTest, NoRoomOnANodeSlurmHasDrained) {
-  for (const bool drained : {false, true}) {
-    SCOPED_TRACE(drained ? "n3 drained" : "n3 in service");
-    CapturedSlurm runner;
-    runner.jobs["3"] = Job5("PENDING");
-    runner.jobs["5"] = Job5("PENDING");
-    if (drained) {
-      auto doc = nlohmann::json::parse(runner.sinfo);
-      for (auto& n : doc["nodes"]) {
-        if (n["name"] == "n3") n["state_flags"] = {"DRAIN"};
-      }
-      runner.sinfo = doc.dump();
-    }
-    SlurmClient slurm(&runner, 5);
-    FakeNodeDaemons nodes = FullNodes();
-    nodes.states["n3"] = MakeNode("n3", 2, "A100 40GB", {});
-    auto c = SlurmController::Create(Config(), &slurm, &nodes, &BundledCatalog());
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    StatusOr<TickReport> rep = (*c)->Tick(kNow);
-    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
-    const ControllerStatus st = (*c)->Snapshot();
-    int on_n3 = 0;
-    for (const StatusRoom& r : st.rooms) on_n3 += r.node == "n3" ? 1 : 0;
-    if (drained) {
-      EXPECT_EQ(on_n3, 0);
-      EXPECT_EQ(rep->rooms_created, 0);
-    } else {
-      EXPECT_GT(on_n3, 0);
-    }
-  }
-}
-
-// Regression (room_on_a_node_an_exclusive_job_holds): a waiting job's room was made on a node
-// Slurm had allocated whole to an --exclusive job (sinfo state "allocated"), where Slurm starts
-// nothing else; the job waited on it, "Slurm may start it", with other nodes idle. n1 and n2 are
-// full (FullNodes), n3 empty: with n3 "mixed" the waiting jobs 3 and 5 get rooms there;
-// "allocated", none (they wait). The capture's job Slurm started on n3 keeps its room there
-// either way.
-TEST(ControllerTest, NoRoomOnANodeSlurmHasAllocatedWhole) {
-  for (const bool whole : {false, true}) {
-    SCOPED_TRACE(whole ? "n3 allocated" : "n3 mixed");
+// Regressions (rooms_on_a_node_slurm_drained, room_on_a_node_an_exclusive_job_holds): the
+// controller made rooms for waiting jobs on a node where Slurm starts no other job, and they
+// waited on them (until room_timeout_s) while other nodes had room: a node Slurm drained
+// (`scontrol update NodeName=n3 State=DRAIN`; its GPUs are closed as a drained GPU is), and a
+// node Slurm allocated whole (state "allocated": an --exclusive job; closed to waiting jobs only).
+// n1 and n2 are full (FullNodes), n3 is empty: the capture's waiting jobs 3 and 5 get rooms on n3
+// while it is in service, none when it is drained or allocated whole; the capture's job Slurm
+// started on n3 keeps its room there unless n3 is drained.
+TEST(ControllerTest, NoRoomForAWaitingJobOnANodeWhereSlurmStartsNoOtherJob) {
+  struct Case {
+    std::string name, state;
+    std::vector<std::string> flags;
+    bool waiting_rooms;
+    int started_rooms;
+  };
+  for (const Case& k : {Case{"n3 in service", "mixed", {}, true, 1},
+                        Case{"n3 drained", "mixed", {"DRAIN"}, false, 0},
+                        Case{"n3 allocated whole", "allocated", {}, false, 1}}) {
+    SCOPED_TRACE(k.name);
     CapturedSlurm runner;
     runner.jobs["3"] = Job5("PENDING");
     runner.jobs["5"] = Job5("PENDING");
     auto doc = nlohmann::json::parse(runner.sinfo);
     for (auto& n : doc["nodes"]) {
-      if (n["name"] == "n3") n["state"] = whole ? "allocated" : "mixed";
+      if (n["name"] != "n3") continue;
+      n["state"] = k.state;
+      if (!k.flags.empty()) n["state_flags"] = k.flags;
     }
     runner.sinfo = doc.dump();
     SlurmClient slurm(&runner, 5);
@@ -468,19 +443,14 @@ TEST(ControllerTest, NoRoomOnANodeSlurmHasAllocatedWhole) {
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     StatusOr<TickReport> rep = (*c)->Tick(kNow);
     ASSERT_TRUE(rep.ok()) << rep.status().ToString();
-    const ControllerStatus st = (*c)->Snapshot();
     int waiting_on_n3 = 0, started_on_n3 = 0;
-    for (const StatusRoom& r : st.rooms) {
+    for (const StatusRoom& r : (*c)->Snapshot().rooms) {
       if (r.node != "n3") continue;
       waiting_on_n3 += r.for_job == "slurm:3" || r.for_job == "slurm:5" ? 1 : 0;
       started_on_n3 += r.for_job.starts_with("slurm-started:n3:") ? 1 : 0;
     }
-    EXPECT_EQ(started_on_n3, 1);
-    if (whole) {
-      EXPECT_EQ(waiting_on_n3, 0);
-    } else {
-      EXPECT_GT(waiting_on_n3, 0);
-    }
+    EXPECT_EQ(waiting_on_n3 > 0, k.waiting_rooms) << waiting_on_n3;
+    EXPECT_EQ(started_on_n3, k.started_rooms);
   }
 }
 
