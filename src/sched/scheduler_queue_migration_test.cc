@@ -130,6 +130,17 @@ void OneJobOnGpu0EndingAt100(QueueFixture& f) {
   f.s().SetNow(0);
 }
 
+// The evacuation-hold tests' start (two A100s, the clock at 0): job 0, a 1g.5gb (checkpoint) on
+// GPU 0 at start 0, and job 1, a 4g.20gb that never moves, on GPU 1 at 0; both expected to end
+// at 1000.
+void MovableOnGpu0FixedOnGpu1(QueueFixture& f) {
+  f.s().SetNow(0);
+  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
+  ASSERT_EQ(f.Place(kJob.Profile("4g.20gb").Moves(Migratable::kNone).Named("g1s0")), 1);
+  f.s().SetExpectedEnd(0, 1000);
+  f.s().SetExpectedEnd(1, 1000);
+}
+
 // Reservation keeping's tests: overdue after 30 s, response-ratio order, keeping `keep`.
 SchedulerOptions KeepingOpts(bool keep) {
   SchedulerOptions o = Opts();
@@ -911,11 +922,7 @@ TEST(SchedulerQueueTest, TheReservationMadeBeforeTheTurnsSkipsEvacuationHolds) {
   o.reservation_oldest = true;
   o.evacuation = EvacuationScope::kHead;
   QueueFixture f(2, std::make_unique<Scripted>(), o);
-  f.s().SetNow(0);
-  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
-  ASSERT_EQ(f.Place(kJob.Profile("4g.20gb").Moves(Migratable::kNone).Named("g1s0")), 1);
-  f.s().SetExpectedEnd(0, 1000);
-  f.s().SetExpectedEnd(1, 1000);
+  ASSERT_NO_FATAL_FAILURE(MovableOnGpu0FixedOnGpu1(f));
   f.s().SetNow(1.5);
   f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("old"));
   f.s().SetNow(10);
@@ -986,11 +993,7 @@ TEST(SchedulerQueueTest, HoldHolderIsNotSkippedByAnIdenticalRequestBeforeIt) {
   SchedulerOptions o = Migrating(KeepingOpts(false));
   o.evacuation = EvacuationScope::kHead;
   QueueFixture f(2, std::make_unique<Scripted>(), o);
-  f.s().SetNow(0);
-  ASSERT_EQ(f.Place(kJob.Profile("1g.5gb").Named("g0s0")), 0);
-  ASSERT_EQ(f.Place(kJob.Profile("4g.20gb").Moves(Migratable::kNone).Named("g1s0")), 1);
-  f.s().SetExpectedEnd(0, 1000);
-  f.s().SetExpectedEnd(1, 1000);
+  ASSERT_NO_FATAL_FAILURE(MovableOnGpu0FixedOnGpu1(f));
   f.s().SetNow(1);
   f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("old"));
   f.s().SetNow(31);

@@ -222,10 +222,20 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
   return out;
 }
 
-bool StartsNoJob(const SlurmNode& node) {
+namespace {
+
+// sinfo's node state in lower case ("ALLOCATED" and "allocated" alike).
+std::string LowerState(const SlurmNode& node) {
   std::string state = node.state;
   std::transform(state.begin(), state.end(), state.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return state;
+}
+
+}  // namespace
+
+bool StartsNoJob(const SlurmNode& node) {
+  const std::string state = LowerState(node);
   if (state == "down" || state == "drained" || state == "draining" || state == "fail") return true;
   for (const std::string& f : node.state_flags) {
     if (f == "DRAIN" || f == "DRAINED" || f == "DRAINING" || f == "FAIL" || f == "DOWN") {
@@ -235,12 +245,7 @@ bool StartsNoJob(const SlurmNode& node) {
   return false;
 }
 
-bool AllocatedWhole(const SlurmNode& node) {
-  std::string state = node.state;
-  std::transform(state.begin(), state.end(), state.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return state == "allocated";
-}
+bool AllocatedWhole(const SlurmNode& node) { return LowerState(node) == "allocated"; }
 
 StatusOr<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text) {
   ASSIGN_OR_RETURN(Json doc, ParseDocument(text, "sinfo --json", "nodes"));
