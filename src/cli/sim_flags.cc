@@ -590,6 +590,12 @@ std::string WhyInert(std::string_view name, const std::string& policy, const Sch
   if (name == "evacuation") {
     return migration ? "" : "migration off; --migration on turns it on";
   }
+  if (name == "overtake-guard") {
+    return o.queue_order == QueueOrder::kResponseRatio
+               ? ""
+               : "arrival order: no job passes an older one of its request; --queue-order "
+                 "response-ratio turns it on";
+  }
   if (name == "evacuation-keeps-room") {
     return migration && o.evacuation != EvacuationScope::kOff
                ? ""
@@ -679,6 +685,7 @@ bool GivenOption(const SimSetup& setup, std::string_view name) {
   if (name == "idle-ttl") return o.idle_ttl_s >= 0;
   if (name == "static-layout") return e.static_layout;
   if (name == "reserve-full") return e.reserve_full;
+  if (name == "overtake-guard") return e.overtake_guard && o.overtake_guard >= 0;
   return false;
 }
 
@@ -714,6 +721,8 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
   std::vector<std::string> notes;
   static const std::vector<InertGroup> kGroups = {
       {{"evacuation"}, true},
+      // The overtaking guard (§5), given where the queue is in arrival order.
+      {{"overtake-guard"}, true},
       // Room kept by evacuations (§13), given where no evacuation happens.
       {{"evacuation-keeps-room"}, true},
       // The shape of the completion and periodic passes, given where none runs (§6, §13).
@@ -803,6 +812,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   };
   j["max_skip_seconds"] = off_if_negative(scheduler.max_skip_seconds);
   j["queue_order"] = QueueOrderName(scheduler.queue_order);
+  j["overtake_guard"] = off_if_negative(scheduler.overtake_guard);
   j["reservation"] = ReservationModeName(scheduler.reservation);
   j["reservation_depth"] = scheduler.reservation_depth;
   j["reservation_slack"] = scheduler.reservation_slack;

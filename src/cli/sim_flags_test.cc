@@ -48,6 +48,26 @@ TEST(InertOptionNotesTest, EvacuationGivenToPoliciesWithoutMigration) {
   EXPECT_THAT(InertOptionNotes(off, {"lb+frag"}), IsEmpty());
 }
 
+// --overtake-guard given: it reorders the response-ratio order, which `full` has by its own
+// default and the baselines do not (arrival order); with --queue-order fifo given, not `full`
+// either. Off (< 0) given: nothing is promised.
+TEST(InertOptionNotesTest, OvertakeGuardGivenWhereTheQueueIsInArrivalOrder) {
+  SimSetup s;
+  s.scheduler.overtake_guard = 2;
+  s.explicit_options.overtake_guard = true;
+  const std::string tail =
+      " (arrival order: no job passes an older one of its request; --queue-order response-ratio "
+      "turns it on)";
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}),
+              ElementsAre("--overtake-guard 2 has no effect on first-fit" + tail));
+  s.scheduler.queue_order = QueueOrder::kFifo;
+  s.explicit_options.queue_order = true;
+  EXPECT_THAT(InertOptionNotes(s, {"full"}),
+              ElementsAre("--overtake-guard 2 has no effect on full" + tail));
+  s.scheduler.overtake_guard = -1;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
+}
+
 // --reservation-horizon or --reservation-slack given: they shape a look-ahead reservation, which
 // `full` makes by its own --max-skip-seconds 1800 and the other policies do not make (no guard);
 // with --max-skip-seconds -1 given, not `full` either (both flags used to be silent there).

@@ -251,6 +251,14 @@ std::vector<Spec> BuildTable() {
                   kUnknownLimitForOrderS, QueueOrderName(kFullDefaultQueueOrder)),
       &E::queue_order));
   t.push_back(OffWhenNegative(Number(
+      "overtake-guard", "a finite number", kAny, [](O& o) -> double& { return o.overtake_guard; },
+      fmt::format("Overtaking guard (§5, with --queue-order response-ratio): a waiting job that "
+                  "has waited more than this many times the median wait of the waiting jobs of "
+                  "its request (same profile and count) is not passed by a later one of them; "
+                  "0 = arrival order within each request; < 0 = off (the default of every "
+                  "policy; docs/results.md \"Overtaking among equal requests\")"),
+      &E::overtake_guard)));
+  t.push_back(OffWhenNegative(Number(
       "max-skip-seconds", "a finite number", kAny,
       [](O& o) -> double& { return o.max_skip_seconds; },
       fmt::format("Look-ahead reservation (§5 starvation guard, §13): once a waiting job has "

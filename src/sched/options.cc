@@ -75,6 +75,8 @@ Status Check(bool ok, std::string_view name, std::string_view rule, double v) {
 Status ValidateQueueAndMigration(const SchedulerOptions& o) {
   RETURN_IF_ERROR(Check(std::isfinite(o.max_skip_seconds), "max_skip_seconds (--max-skip-seconds)",
                         "finite (< 0 turns the starvation guard off)", o.max_skip_seconds));
+  RETURN_IF_ERROR(Check(std::isfinite(o.overtake_guard), "overtake_guard (--overtake-guard)",
+                        "finite (< 0 turns the guard off)", o.overtake_guard));
   if (o.reservation_depth < 1) {
     return InvalidArgumentError(fmt::format(
         "reservation_depth (--reservation-depth) must be >= 1, got {}", o.reservation_depth));

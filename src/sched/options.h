@@ -80,6 +80,16 @@ struct SchedulerOptions {
   // §5 the order of the queue scan. FIFO by default; `full` orders by response ratio
   // (full_policy.h). The Slurm controller always keeps Slurm's priority order (cluster/planner.h).
   QueueOrder queue_order = QueueOrder::kFifo;
+  // §5 overtaking guard (with QueueOrder::kResponseRatio only; ours): among the waiting jobs of
+  // one request (RequestKeyOf: the same profile or fraction and count), a job that has waited
+  // more than overtake_guard times the median wait of them all is not passed by a later one of
+  // them: those jobs go first, in arrival order, in the places the response ratio gives the
+  // request's jobs, and the others follow in the ratio's order. It bounds how long a job whose
+  // limit is long (often a user's overestimate) waits behind equal jobs that arrived after it,
+  // while jobs of different requests are still ordered by the ratio alone. < 0 = off (the default
+  // of every policy, `full` included: docs/results.md "Overtaking among equal requests"); 0 =
+  // arrival order within each request.
+  double overtake_guard = -1;
   // §5/§13 look-ahead reservation (the starvation guard): once a waiting job that does not fit
   // has waited longer than this, it reserves the placement that frees soonest and only jobs that
   // do not delay it may start. Seconds; < 0 = off (default; `full` has its own, full_policy.h).
@@ -206,6 +216,7 @@ struct ExplicitOptions {
   bool migration = false;         // --migration / scheduler.migration
   bool queue_order = false;       // --queue-order / scheduler.queue-order
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
+  bool overtake_guard = false;    // --overtake-guard / scheduler.overtake-guard
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
   // §13 (`full` has a default of its own for evacuation, sched/full_policy.h).
   bool reservation = false;               // --reservation

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 
@@ -257,9 +258,43 @@ void Scheduler::OrderQueue() {
   std::sort(queue_.begin(), queue_.end(), [&](const Queued& a, const Queued& b) {
     const double ra = ratio(a), rb = ratio(b);
     if (ra != rb) return ra > rb;
-    if (a.enqueued_s != b.enqueued_s) return a.enqueued_s < b.enqueued_s;
-    return a.id < b.id;
+    return ArrivedBefore(a, b);
   });
+  if (options_.overtake_guard >= 0) GuardOvertaking();
+}
+
+bool Scheduler::ArrivedBefore(const Queued& a, const Queued& b) {
+  if (a.enqueued_s != b.enqueued_s) return a.enqueued_s < b.enqueued_s;
+  return a.id < b.id;
+}
+
+void Scheduler::GuardOvertaking() {
+  // §5 overtaking guard: per request, the places the ratio gave its jobs (in order) go first to
+  // its jobs that have waited more than overtake_guard × their median wait, in arrival order,
+  // then to the others in the ratio's order. Those guarded are the request's oldest jobs.
+  std::map<RequestKey, std::vector<size_t>> places;
+  for (size_t i = 0; i < queue_.size(); ++i) places[RequestKeyOf(queue_[i].job)].push_back(i);
+  std::vector<size_t> from(queue_.size());  // place -> the queue_ index of the job it gets
+  for (const auto& [key, at] : places) {
+    std::vector<double> waits;
+    waits.reserve(at.size());
+    for (size_t i : at) waits.push_back(now_s_ - queue_[i].enqueued_s);
+    std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
+    const double bound = options_.overtake_guard * waits[waits.size() / 2];
+    std::vector<size_t> guarded, rest;
+    for (size_t i : at) {
+      (now_s_ - queue_[i].enqueued_s > bound ? guarded : rest).push_back(i);
+    }
+    std::sort(guarded.begin(), guarded.end(),
+              [&](size_t a, size_t b) { return ArrivedBefore(queue_[a], queue_[b]); });
+    guarded.insert(guarded.end(), rest.begin(), rest.end());
+    for (size_t k = 0; k < at.size(); ++k) from[at[k]] = guarded[k];
+  }
+  std::deque<Queued> ordered;
+  for (size_t place = 0; place < queue_.size(); ++place) {
+    ordered.push_back(std::move(queue_[from[place]]));
+  }
+  queue_ = std::move(ordered);
 }
 
 // The state one queue scan hands from step to step (ScheduleQueue).

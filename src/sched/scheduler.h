@@ -428,6 +428,11 @@ class Scheduler {
   };
 
   // §5: sorts queue_ by options_.queue_order at now_s_ (nothing for FIFO).
+  // Then, with options_.overtake_guard >= 0, the §5 overtaking guard among the jobs of one
+  // request (GuardOvertaking).
+  void GuardOvertaking();
+  // Arrival order: enqueued_s, then job id.
+  static bool ArrivedBefore(const Queued& a, const Queued& b);
   // One queue scan (ScheduleQueue), step by step; ScanFrame (scheduler.cc) is the state the
   // steps hand along. A step of a job's turn ends in one of these.
   struct ScanFrame;

@@ -432,6 +432,65 @@ TEST(SchedulerTest, QueueOrderFifoOrByResponseRatio) {
   }
 }
 
+// The overtaking guard (§5). One A100 with a busy 4g.20gb at 0: one 3g.20gb fits (at 4). Three
+// jobs wait for a 3g.20gb: 1 (limit 86400 s) since t = 0, 2 (limit 600 s) since t = 900 and 3
+// (limit 600 s) since t = 1000. At t = 1200, by hand: the waits are 1200, 300 and 200 s, their
+// median 300 s; the ratios (1200 + 86400) / 86400 = 1.014, (300 + 600) / 600 = 1.5 and
+// (200 + 600) / 600 = 1.33, so the ratio alone starts 2 and keeps 3, 1 waiting. With guard 2,
+// job 1 has waited more than 2 × 300 s: no later 3g.20gb passes it, so 1 starts and 2, 3 wait (in
+// the ratio's order). With guard 5 (bound 1500 s) or off, the ratio's order stands.
+TEST(SchedulerTest, OvertakingGuardKeepsALongWaitingJobAheadOfLaterEqualOnes) {
+  for (double guard : {-1.0, 2.0, 5.0}) {
+    SCOPED_TRACE(guard);
+    SchedulerOptions o;
+    o.queue_order = QueueOrder::kResponseRatio;
+    o.overtake_guard = guard;
+    World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware", o);
+    Scheduler& s = w.scheduler();
+    s.SetNow(0);
+    s.Enqueue(1, AJob("3g.20gb").Limit(86400));
+    s.SetNow(900);
+    s.Enqueue(2, AJob("3g.20gb").Limit(600));
+    s.SetNow(1000);
+    s.Enqueue(3, AJob("3g.20gb").Limit(600));
+    s.SetNow(1200);
+    auto started = s.ScheduleQueue();
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    ASSERT_EQ(started->size(), 1u);
+    if (guard == 2.0) {
+      EXPECT_EQ((*started)[0].job, 1);
+      EXPECT_THAT(s.QueuedJobs(), ElementsAre(2, 3));
+    } else {
+      EXPECT_EQ((*started)[0].job, 2);
+      EXPECT_THAT(s.QueuedJobs(), ElementsAre(3, 1));
+    }
+  }
+}
+
+// The guard holds among jobs of one request only. The same A100: job 1 (3g.20gb, limit 86400 s)
+// waits since t = 0, job 2 (2g.10gb, limit 600 s) since t = 900. At t = 1200 job 2's ratio is
+// (300 + 600) / 600 = 1.5 against job 1's 1.014. Each is alone in its request, and the guard
+// only reorders a request's jobs among that request's places, so even guard 0 (arrival order
+// within each request) leaves the ratio's order: job 2 starts (2g.10gb at 4) and the 3g.20gb no
+// longer fits (it needs slices 4-6).
+TEST(SchedulerTest, OvertakingGuardLeavesOtherRequestsInTheRatiosOrder) {
+  SchedulerOptions o;
+  o.queue_order = QueueOrder::kResponseRatio;
+  o.overtake_guard = 0;
+  World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware", o);
+  Scheduler& s = w.scheduler();
+  s.SetNow(0);
+  s.Enqueue(1, AJob("3g.20gb").Limit(86400));
+  s.SetNow(900);
+  s.Enqueue(2, AJob("2g.10gb").Limit(600));
+  s.SetNow(1200);
+  auto started = s.ScheduleQueue();
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  ASSERT_EQ(started->size(), 1u);
+  EXPECT_EQ((*started)[0].job, 2);
+  EXPECT_THAT(s.QueuedJobs(), ElementsAre(1));
+}
+
 TEST(SchedulerTest, FractionResolvesPerModel) {
   // gpu_fraction 0.46 -> 4g on A100 (3/7 = 0.43 < 0.46 <= 4/7), 2g on A30 (1/4 < 0.46 <= 2/4).
   World w({{"A100-40GB", "7g.40gb@0", ""}, {"A30-24GB", "", ""}}, "first-fit");

@@ -114,7 +114,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, FullDefaultsCliTest, ::testing::ValuesIn(kCases)
 
 // The reservation horizon and keeping (§13, docs/results.md "The reservation horizon",
 // "Reservation keeping"): full's 30 min and keeping unless given; the other policies reserve for
-// any start (null: no horizon) and keep nothing.
+// any start (null: no horizon) and keep nothing. The overtaking guard of §5 is off (null) for
+// every policy, `full` included (docs/results.md "Overtaking among equal requests"), unless given.
 TEST(FullDefaultsCliTest, ReservationHorizonAndKeepingAreFullsOwnUnlessGiven) {
   const std::vector<std::string> base = {"--jobs", "20", "--policy"};
   auto horizon = [&](const std::vector<std::string>& more) {
@@ -145,6 +146,16 @@ TEST(FullDefaultsCliTest, ReservationHorizonAndKeepingAreFullsOwnUnlessGiven) {
   EXPECT_EQ(oldest({"full"}), true);
   EXPECT_EQ(oldest({"full", "--reservation-oldest", "off"}), false);
   EXPECT_EQ(oldest({"first-fit"}), false);
+  auto guard = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    const nlohmann::json j = Simulate("2xA100-40GB", "paper-mix", args);
+    return j.is_null() ? nlohmann::json("no run") : j["settings"]["overtake_guard"];
+  };
+  EXPECT_EQ(guard({"full"}), nullptr);
+  EXPECT_EQ(guard({"full", "--overtake-guard", "0.5"}), 0.5);
+  EXPECT_EQ(guard({"full", "--overtake-guard", "-1"}), nullptr);
+  EXPECT_EQ(guard({"first-fit"}), nullptr);
 }
 
 TEST(FullDefaultsCliTest, SweepOfFullUsesItsDefaults) {

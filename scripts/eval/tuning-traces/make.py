@@ -1,0 +1,23 @@
+#!/usr/bin/env python3
+"""Writes the single-profile tuning traces (README.md here). Deterministic: python3 make.py."""
+import math
+import random
+
+
+def write(path, n, profile, median_s, sigma, lo_s, hi_s, seed, limits):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        f.write("id,arrival_s,profile,count,duration_s,time_limit_s,migratable\n")
+        t = 0.0
+        for i in range(n):
+            t += rng.expovariate(1 / 60.0)  # replaced by --load's Poisson arrivals
+            d = min(hi_s, max(lo_s, median_s * math.exp(rng.gauss(0, sigma))))
+            kind = rng.choices(["checkpoint", "restart", "none"], [0.5, 0.2, 0.3])[0]
+            limit = ""
+            if limits:  # a user's estimate: 1.2-5x the run time, rounded up to 15 min
+                limit = str(math.ceil(d * rng.uniform(1.2, 5.0) / 900) * 900)
+            f.write(f"s{i},{t:.1f},{profile},1,{round(d)},{limit},{kind}\n")
+
+
+write("single-3g.csv", 500, "3g.20gb", 45 * 60, 0.9, 300, 8 * 3600, 11, limits=False)
+write("single-2g-limits.csv", 400, "2g.20gb", 30 * 60, 1.0, 120, 12 * 3600, 12, limits=True)
