@@ -183,8 +183,20 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
 std::string WaitReason(const Cluster& c, const ClusterView& view, const ClusterJob& job,
                        const JobPlacer::NodeFilter& allowed) {
   std::string reason;
+  // The nodes this job may use: allowed for some part of it (usable, not excluded) with a GPU
+  // open to placements (a drained node's are closed). Regression a_drained_node_is_not_usable:
+  // every usable node of the view was counted.
   int usable = 0;
-  for (const ClusterView::Node& n : view.nodes()) usable += n.usable ? 1 : 0;
+  for (int n = 0; n < static_cast<int>(view.nodes().size()); ++n) {
+    const ClusterView::Node& node = view.nodes()[n];
+    bool open = false;
+    for (int g = node.first_gpu; g < node.first_gpu + node.num_gpus; ++g) {
+      open = open || c.accepts_placements(g);
+    }
+    bool any = false;
+    for (const ProfileCount& part : job.per_node) any = any || allowed(n, part.profile);
+    usable += open && any ? 1 : 0;
+  }
   reason = fmt::format("no room now for {} ({} usable node{})", job.Describe(), usable,
                        usable == 1 ? "" : "s");
   std::vector<std::string> fragmented;

@@ -169,6 +169,25 @@ TEST(PlannerTest, MultiNodeJobsAreAllOrNothing) {
   EXPECT_EQ(p.create.size(), 1u);
 }
 
+// Regression (a_drained_node_is_not_usable): the wait reason counted every usable node of the
+// view, also those the job may not use. 3 nodes x 1 A100, n2 busy; a 7g.40gb that excludes n3
+// cannot start (n1 is taken by the first job): it was told "3 usable nodes", by hand 2 (n1, n2;
+// n3 excluded). A drained node: ADrainedGpuStaysClosedForTheWholeRound.
+TEST(PlannerTest, TheWaitReasonCountsOnlyTheNodesTheJobMayUse) {
+  Fixture f({{"n1", MakeNode("n1", 1, "A100 40GB", {}), ""},
+             {"n2", MakeNode("n2", 1, "A100 40GB", {"0:7g.40gb@0=job:1"}), ""},
+             {"n3", MakeNode("n3", 1, "A100 40GB", {}), ""}});
+  ClusterJob first = Single("first", "7g.40gb");
+  first.allowed_nodes = {"n1"};
+  ClusterJob second = Single("second", "7g.40gb");
+  second.excluded_nodes = {"n3"};
+  f.input.waiting = {first, second};
+  ClusterPlan p = f.Plan();
+  ASSERT_EQ(p.jobs[0].outcome, Outcome::kPlaced) << p.jobs[0].reason;
+  ASSERT_EQ(p.jobs[1].outcome, Outcome::kWaiting);
+  EXPECT_EQ(p.jobs[1].reason, "no room now for 7g.40gb (2 usable nodes)");
+}
+
 // Reservations held: a pooled one covering a job is taken (nothing new is
 // reserved for it); a claimed one stays and is not released; an unused one
 // and a timed-out one are released; the next job is placed around all of
@@ -292,6 +311,8 @@ TEST(PlannerTest, ADrainedGpuStaysClosedForTheWholeRound) {
   EXPECT_EQ(p.jobs[0].placements, (std::vector{At(1, {{0, "7g.40gb", 0}})}));
   EXPECT_EQ(p.jobs[1].outcome, Outcome::kWaiting) << p.jobs[1].reason;
   EXPECT_EQ(p.jobs[2].outcome, Outcome::kWaiting) << p.jobs[2].reason;
+  // Regression a_drained_node_is_not_usable: "2 usable nodes" counted the drained n1.
+  EXPECT_EQ(p.jobs[2].reason, "no room now for 1g.5gb (1 usable node)");
   EXPECT_EQ(p.create.size(), 1u);
 }
 
