@@ -68,5 +68,34 @@ TEST_F(DaemonTest, MetricsCountFreeInstancesBusyTimeOutcomesAndWaits) {
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kCancelled); }));
 }
 
+// Regression queue_waits_restarted_at_a_restart: a job still queued when the daemon restarted
+// began its wait again at 0 (the oldest-wait gauge, the response-ratio order, the starvation guard
+// and the overtaking guard all forgot it). By hand: job 2 (7g.40gb) waits behind job 1 from
+// t = 0; 100 s later the daemon stops, 50 s after that it starts again: the wait is 150 s.
+TEST_F(DaemonTest, AQueuedJobKeepsItsWaitAcrossARestart) {
+  ManualClock clock(1'800'000'000 * kSecond);
+  clock_ = &clock;
+  config_.on_shutdown = "leave";
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK(d->Submit(Req("7g.40gb", {"sleep", "30"})));
+    ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
+    ASSERT_OK(d->Submit(Req("7g.40gb", {"true"})));
+    ASSERT_OK(d->Settle());
+    clock.Advance(100 * kSecond);
+    ASSERT_OK(d->Settle());
+    EXPECT_EQ(d->Metrics().oldest_wait_s, 100);
+  }
+  clock.Advance(50 * kSecond);
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Settle());
+  EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+  EXPECT_EQ(d->Metrics().oldest_wait_s, 150);
+  ASSERT_OK(d->Cancel(1));
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kCancelled); }));
+}
+
 }  // namespace
 }  // namespace migsched

@@ -201,11 +201,12 @@ Status JobService::ValidateRequest(const JobRequest& r, const Job& job) const {
   return model_->CheckOffered(job);
 }
 
-void JobService::Enqueue(DaemonJobId id, const Job& job) {
+void JobService::Enqueue(DaemonJobId id, const Job& job, double waited_s) {
   Scheduler& s = model_->scheduler();
   s.SetNow(std::max(s.now(), NowS()));
-  enqueued_s_[id] = s.now();
-  s.Enqueue(static_cast<JobId>(id), job);
+  const double enqueued = s.now() - std::max(0.0, waited_s);
+  enqueued_s_[id] = enqueued;
+  s.Enqueue(static_cast<JobId>(id), job, enqueued);
 }
 
 // ---------------------------------------------------------------- the API
@@ -478,8 +479,13 @@ void JobService::ReleaseInstances(DaemonJobId job) {
 
 void JobService::Adopt(const RecoveryResult& rec) {
   next_id_ = rec.next_id;
+  // A queued job keeps the wait it has had since it was submitted (the records' Unix times), so
+  // the queue order, the starvation guard and the oldest-wait gauge go on from where they were
+  // (regression: queue_waits_restarted_at_a_restart, where every wait began again at 0).
   for (DaemonJobId id : rec.queued) {
-    if (const Job* job = jobs_.JobOf(id); job != nullptr) Enqueue(id, *job);
+    const Job* job = jobs_.JobOf(id);
+    const DaemonJobRecord* r = jobs_.Current(id);
+    if (job != nullptr) Enqueue(id, *job, r != nullptr ? Unix() - r->submitted_at : 0);
   }
   for (const auto& [id, run] : rec.runs) {
     // The command's own pid, for checkpoint_command's {pid}: without it a re-adopted job's

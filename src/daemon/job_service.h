@@ -280,7 +280,9 @@ class JobService : public MoveHost {
   // The uid of its own for job `id` (JobUsers::dynamic_*): the first of the
   // range from (id - 1) mod count on that no other live job holds.
   RunAsUser DynamicUserFor(DaemonJobId id) MIGSCHED_REQUIRES(kStateLock);
-  void Enqueue(DaemonJobId id, const Job& job) MIGSCHED_REQUIRES(kStateLock);
+  // Queues `id` in the scheduler as having waited `waited_s` seconds already (a job adopted at a
+  // restart: since its submission; clamped at 0).
+  void Enqueue(DaemonJobId id, const Job& job, double waited_s = 0) MIGSCHED_REQUIRES(kStateLock);
   void OnPlaced(DaemonJobId id, const Status& st) MIGSCHED_REQUIRES(kStateLock);
   void PlacementFailed(DaemonJobRecord& r, const Status& st) MIGSCHED_REQUIRES(kStateLock);
 
