@@ -309,6 +309,14 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   if (Status st = CheckListen(c.listen); !st.ok()) return fail(st.message());
   if (!c.token.empty() || root["token"].IsDefined()) {
     if (Status st = ValidateToken(c.token, "config key token"); !st.ok()) return fail(st.message());
+    // Both: the inline token won and the file was ignored, so a client reading the file got 401
+    // (regression: token_and_token_file).
+    if (root["token_file"].IsDefined()) {
+      return fail(fmt::format(
+          "token and token_file are both given ({}): give one; the daemon serves the inline token "
+          "and a client reading the file would be refused",
+          c.token_file));
+    }
   }
   if (c.backend != "fake" && c.backend != "nvml") {
     return fail(fmt::format("backend must be fake or nvml, got '{}'", c.backend));

@@ -31,7 +31,6 @@ TEST(DaemonConfigTest, EveryKeyIsRead) {
 listen: "0.0.0.0:8080"
 state_dir: /var/lib/m
 token_file: /etc/m/token
-token: 0123456789abcdef0123456789abcdef
 backend: fake
 gpus: 4xA100-40GB
 nvml_library: /opt/libnvidia-ml.so.1
@@ -74,7 +73,8 @@ scheduler:
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->listen, "0.0.0.0:8080");
   EXPECT_EQ(c->token_file, "/etc/m/token");
-  EXPECT_EQ(c->token, "0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(c->token,
+            "");  // token and token_file exclude each other: InlineTokensMustBeLongAndPlain
   EXPECT_EQ(c->job_user, "nobody");
   EXPECT_EQ(c->job_users, (std::vector<std::string>{"daemon", "bin"}));
   EXPECT_EQ(c->WorkDir(), "/srv/work");
@@ -376,8 +376,19 @@ TEST(DaemonConfigTest, InlineTokensMustBeLongAndPlain) {
       ParseDaemonConfig("state_dir: /s\ntoken: \"0123456789abcdef 0123456789abcdef\"\n", "c.yaml");
   ASSERT_FALSE(spaced.ok());
   EXPECT_NE(spaced.status().message().find("a character not allowed"), std::string::npos);
-  EXPECT_TRUE(
-      ParseDaemonConfig("state_dir: /s\ntoken: 0123456789abcdef0123456789abcdef\n", "c.yaml").ok());
+  auto inline_token =
+      ParseDaemonConfig("state_dir: /s\ntoken: 0123456789abcdef0123456789abcdef\n", "c.yaml");
+  ASSERT_TRUE(inline_token.ok());
+  EXPECT_EQ(inline_token->token, "0123456789abcdef0123456789abcdef");
+  // Regression token_and_token_file: with both, the inline token was served and the file ignored,
+  // so `migsched jobs --token-file` with that file got 401. Refused now.
+  auto both = ParseDaemonConfig(
+      "state_dir: /s\ntoken_file: /etc/m/token\ntoken: 0123456789abcdef0123456789abcdef\n",
+      "c.yaml");
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.status().message(),
+            "c.yaml: token and token_file are both given (/etc/m/token): give one; the daemon "
+            "serves the inline token and a client reading the file would be refused");
 }
 
 // Regression (config_key_given_twice): a key written twice (listen: twice) was taken silently,
