@@ -53,6 +53,10 @@ void SendError(httplib::Response& res, const Status& st) {
 
 // The Idempotency-Key header ("" when none): at most 256 bytes (docs/api.md "Retrying").
 StatusOr<std::string> IdempotencyKey(const httplib::Request& req) {
+  // Two keys: the first was used silently (regression: duplicate_idempotency_key).
+  if (req.get_header_value_count("Idempotency-Key") > 1) {
+    return InvalidArgumentError("more than one Idempotency-Key header; give one");
+  }
   std::string key = req.get_header_value("Idempotency-Key");
   if (key.size() > 256) {
     return InvalidArgumentError(
@@ -482,6 +486,14 @@ class HttpServer::Impl {
     // The head has arrived: the body (if any) has body_timeout_s from now.
     if (t_connection != nullptr) t_connection->deadline = After(opt_.body_timeout_s);
     if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
+    // Two Authorization headers: the first was used, so a good one after a bad one was refused
+    // and a bad one after a good one let in (regression: duplicate_authorization_header).
+    if (req.get_header_value_count("Authorization") > 1) {
+      CloseAfterAnswer(res);
+      SendError(res, InvalidArgumentError(
+                         "malformed HTTP request: more than one Authorization header; give one"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     const std::string auth = req.get_header_value("Authorization");
     // The scheme is case-insensitive (RFC 7235 section 2.1; regression: bearer_scheme_case).
     bool bearer = auth.size() > 7 && auth[6] == ' ';
@@ -492,17 +504,21 @@ class HttpServer::Impl {
       if (t_connection != nullptr) server_.gate().Authenticated(t_connection->ticket);
       return httplib::Server::HandlerResponse::Unhandled;
     }
-    const std::string why =
-        auth.empty() ? "no Authorization header" : "wrong or malformed bearer token";
+    const std::string why = auth.empty() ? "no Authorization header"
+                            : bearer     ? "wrong bearer token"
+                                         : "an Authorization header that is not 'Bearer <token>'";
     LogRefusal(fmt::format("{} {} from {}:{}: {}", req.method, req.path, req.remote_addr,
                            req.remote_port, why));
     res.status = 401;
     res.set_header("WWW-Authenticate", "Bearer realm=\"migsched\"");
-    res.set_content(ErrorBody("UNAUTHENTICATED",
-                              auth.empty() ? "missing bearer token (Authorization: Bearer <token>)"
-                                           : "wrong bearer token") +
-                        "\n",
-                    kJson);
+    res.set_content(
+        ErrorBody("UNAUTHENTICATED",
+                  auth.empty() ? "missing bearer token (Authorization: Bearer <token>)"
+                  : bearer     ? "wrong bearer token"
+                               : "the Authorization header is not a bearer token (Authorization: "
+                                 "Bearer <token>)") +
+            "\n",
+        kJson);
     return httplib::Server::HandlerResponse::Handled;
   }
 

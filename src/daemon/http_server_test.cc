@@ -295,6 +295,32 @@ TEST_F(HttpServerTest, BearerSchemeIsCaseInsensitive) {
     ASSERT_TRUE(r) << auth;
     EXPECT_EQ(r->status, 401) << auth;
   }
+  // Regression basic_scheme_said_wrong_bearer_token: another scheme is named as such.
+  auto basic = Client("").Get("/v1/jobs", {{"Authorization", "Basic c2Vrcml0"}});
+  ASSERT_TRUE(basic);
+  EXPECT_EQ(Message(basic),
+            "the Authorization header is not a bearer token (Authorization: Bearer <token>)");
+}
+
+// Regression duplicate_authorization_header and duplicate_idempotency_key: of two headers the
+// first was used (a good token after a bad one was refused, a bad one after a good one let in;
+// the second key was ignored). Both are refused with 400, and nothing is submitted.
+TEST_F(HttpServerTest, RepeatedAuthorizationOrIdempotencyKeyIsRefused) {
+  const std::string kBody = R"({"profile": "1g.5gb", "command": ["true"]})";
+  for (const httplib::Headers& auth :
+       {httplib::Headers{{"Authorization", "Bearer sekrit"}, {"Authorization", "Bearer wrong"}},
+        httplib::Headers{{"Authorization", "Bearer wrong"}, {"Authorization", "Bearer sekrit"}}}) {
+    auto r = Client("").Post("/v1/jobs", auth, kBody, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+    EXPECT_EQ(Message(r), "malformed HTTP request: more than one Authorization header; give one");
+  }
+  auto keys = Client().Post("/v1/jobs", {{"Idempotency-Key", "a"}, {"Idempotency-Key", "b"}}, kBody,
+                            "application/json");
+  ASSERT_TRUE(keys);
+  EXPECT_EQ(keys->status, 400);
+  EXPECT_EQ(Message(keys), "more than one Idempotency-Key header; give one");
+  EXPECT_EQ(api_->size(), 0u);
 }
 
 // Regression unsupported_content_encoding: a body in a coding the server does not decode was
