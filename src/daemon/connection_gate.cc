@@ -40,12 +40,14 @@ uint64_t ConnectionGate::Admit(int fd, const std::string& peer) {
   return ticket;
 }
 
-void ConnectionGate::Authenticated(uint64_t ticket) {
+bool ConnectionGate::Authenticated(uint64_t ticket) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(ticket);
-  if (it == entries_.end() || it->second.evicted || it->second.authenticated) return;
+  if (it == entries_.end() || it->second.evicted) return false;
+  if (it->second.authenticated) return true;
   it->second.authenticated = true;
   --counts_.unauthenticated;
+  return true;
 }
 
 void ConnectionGate::Release(uint64_t ticket) {

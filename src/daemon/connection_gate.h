@@ -36,8 +36,11 @@ class ConnectionGate {
 
   // Admits connection `fd` from `peer`: a ticket (> 0), or 0 when refused.
   uint64_t Admit(int fd, const std::string& peer);
-  // A request on the connection carried the valid token.
-  void Authenticated(uint64_t ticket);
+  // A request on the connection carried the valid token. False when the connection was evicted
+  // (its socket is shut down, so no answer can reach the client): the caller must not carry the
+  // request out, which the client would take as lost (regression: evicted_request_carried_out,
+  // a job stored whose client saw the connection drop, and might submit again).
+  bool Authenticated(uint64_t ticket);
   // The connection ends (call before closing its fd).
   void Release(uint64_t ticket);
 

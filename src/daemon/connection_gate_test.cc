@@ -83,5 +83,23 @@ TEST(ConnectionGateTest, TheUnauthenticatedCapEvictsTheOldestOfAnyPeer) {
   EXPECT_EQ(gate.counts().unauthenticated, 2);
 }
 
+// Regression evicted_request_carried_out: a connection evicted after its request had been read
+// into the server's buffer was still authenticated, and the request carried out (a job stored)
+// although its answer could not reach the client. Authenticated now says false for it.
+TEST(ConnectionGateTest, AnEvictedConnectionIsNotAuthenticated) {
+  ConnectionGate gate(/*max_per_peer=*/1, /*max_unauthenticated=*/100);
+  Pair a, b;
+  const uint64_t ta = gate.Admit(a.fd[0], "10.0.0.1");
+  const uint64_t tb = gate.Admit(b.fd[0], "10.0.0.1");  // evicts a, the peer's oldest
+  ASSERT_NE(tb, 0u);
+  EXPECT_TRUE(a.ShutDown());
+  EXPECT_FALSE(gate.Authenticated(ta));
+  EXPECT_TRUE(gate.Authenticated(tb));
+  EXPECT_TRUE(gate.Authenticated(tb));  // a second request on the same connection
+  EXPECT_EQ(gate.counts().unauthenticated, 0);
+  gate.Release(ta);
+  gate.Release(tb);
+}
+
 }  // namespace
 }  // namespace migsched

@@ -501,7 +501,14 @@ class HttpServer::Impl {
       bearer = std::tolower(static_cast<unsigned char>(auth[i])) == "bearer"[i];
     }
     if (bearer && TokensEqual(std::string_view(auth).substr(7), opt_.token)) {
-      if (t_connection != nullptr) server_.gate().Authenticated(t_connection->ticket);
+      if (t_connection != nullptr && !server_.gate().Authenticated(t_connection->ticket)) {
+        // Evicted while its request was read (a flood of newer unauthenticated connections): its
+        // socket is shut down and no answer can reach the client, so nothing is carried out; the
+        // client sees the connection drop and may send it again.
+        CloseAfterAnswer(res);
+        SendError(res, UnavailableError("connection evicted before its request was read"));
+        return httplib::Server::HandlerResponse::Handled;
+      }
       return httplib::Server::HandlerResponse::Unhandled;
     }
     const std::string why = auth.empty() ? "no Authorization header"
