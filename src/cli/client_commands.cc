@@ -64,6 +64,12 @@ int Fail(Context& ctx, const Status& st) {
   return 1;
 }
 
+// The same for a flag's value that cannot be read (bad usage, docs/api.md): returns 2.
+int BadUsage(Context& ctx, const Status& st) {
+  Fail(ctx, st);
+  return 2;
+}
+
 std::string Str(const json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
@@ -142,14 +148,14 @@ int Submit(const SubmitOptions& o, Context& ctx) {
   for (const std::string& kv : o.env) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return Fail(ctx, InvalidArgumentError(fmt::format("--env '{}' is not NAME=VALUE", kv)));
+      return BadUsage(ctx, InvalidArgumentError(fmt::format("--env '{}' is not NAME=VALUE", kv)));
     }
     r.env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   // As sbatch --chdir: a relative directory is relative to where the command runs.
   r.cwd = o.cwd.empty() || o.cwd[0] == '/' ? o.cwd : std::filesystem::absolute(o.cwd).string();
   auto m = ParseMigratable(o.migratable);
-  if (!m.ok()) return Fail(ctx, m.status());
+  if (!m.ok()) return BadUsage(ctx, m.status());
   r.migratable = *m;
   r.latency_sensitive = o.latency_sensitive;
   r.priority = o.priority;
@@ -157,7 +163,7 @@ int Submit(const SubmitOptions& o, Context& ctx) {
   r.user = o.user;
   if (!o.time_limit.empty()) {
     auto t = ParseSlurmTime(o.time_limit);
-    if (!t.ok()) return Fail(ctx, t.status());
+    if (!t.ok()) return BadUsage(ctx, t.status());
     r.time_limit_s = *t;
   }
   // The same validation as the server's, before any network traffic.

@@ -493,6 +493,30 @@ TEST(BadFlagValuesTest, SubmitGpuFractionOutsideItsRangeSaysTheRange) {
   EXPECT_EQ(none.err, "error: give --profile or --gpu-fraction\n");
 }
 
+// Regression submit_bad_flag_value_exit_1: `submit --env NOEQ` (and a --time-limit that cannot
+// be read) exited 1, the code of an error from the daemon, though
+// docs/api.md says bad usage exits 2. No daemon is asked (none runs here).
+TEST(BadFlagValuesTest, SubmitFlagValuesThatCannotBeReadExit2) {
+  struct Case {
+    std::vector<std::string> flag;
+    std::string starts;
+  } cases[] = {
+      {{"--env", "NOEQ"}, "error: --env 'NOEQ' is not NAME=VALUE\n"},
+      {{"--env", "=1"}, "error: --env '=1' is not NAME=VALUE\n"},
+      {{"--migratable", "sometimes"}, "--migratable: sometimes not in {none,restart,checkpoint}"},
+      {{"--time-limit", "soon"}, "error: "},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"submit", "--server", "http://127.0.0.1:1", "--profile",
+                                     "1g.5gb"};
+    args.insert(args.end(), c.flag.begin(), c.flag.end());
+    args.insert(args.end(), {"--", "true"});
+    auto r = RunMigsched(args);
+    EXPECT_EQ(r.exit_code, 2) << c.flag[0];
+    EXPECT_THAT(r.err, StartsWith(c.starts)) << c.flag[0];
+  }
+}
+
 // A data folder whose catalog is one small model with the profiles 1g.8gb
 // and 2g.16gb, so that the list of known names is short and exact.
 std::string SmallDataDir() { return ::migsched::testing::TestDataDir() + "/catalogs/test-4u"; }
