@@ -311,6 +311,14 @@ StatusOr<JobRequest> JobRequestFrom(const json& j, std::string_view body) {
   JobRequest r;
   const bool has_profile = j.contains("profile");
   const bool has_fraction = j.contains("gpu_fraction");
+  // A null is a value of the wrong type, said as such (regression:
+  // null_fraction_said_give_only_one:
+  // {"profile": ..., "gpu_fraction": null} was told to give only one of them).
+  if (has_profile && j.at("profile").is_null())
+    return TypeError("profile", "a string", j.at("profile"));
+  if (has_fraction && j.at("gpu_fraction").is_null()) {
+    return TypeError("gpu_fraction", "a number", j.at("gpu_fraction"));
+  }
   if (has_profile == has_fraction) {
     return InvalidArgumentError(has_profile
                                     ? "give only one of 'profile' and 'gpu_fraction'"

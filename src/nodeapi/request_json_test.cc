@@ -98,6 +98,11 @@ TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
        "one of 'profile' (e.g. \"2g.10gb\") or 'gpu_fraction' (in (0, 1]) is required"},
       {R"({"profile": "p", "gpu_fraction": 0.5, "command": ["x"]})",
        "give only one of 'profile' and 'gpu_fraction'"},
+      // Regression null_fraction_said_give_only_one.
+      {R"({"profile": "p", "gpu_fraction": null, "command": ["x"]})",
+       "field 'gpu_fraction' must be a number, got null"},
+      {R"({"profile": null, "gpu_fraction": 0.5, "command": ["x"]})",
+       "field 'profile' must be a string, got null"},
       {R"({"profile": 3, "command": ["x"]})", "field 'profile' must be a string, got number"},
       {R"({"profile": "", "command": ["x"]})", "field 'profile' must not be empty"},
       {R"({"gpu_fraction": "half", "command": ["x"]})",
