@@ -15,9 +15,9 @@ namespace {
 constexpr std::string_view kRow = "{:<6} {:<10} {:<8} {:<10} {:>10} {:>10}  {:<14} {:<24} {}\n";
 
 // The characters of `s` made safe for one line of a terminal: control characters (C0, DEL, C1:
-// a newline that would start a row of its own, an escape sequence) shown escaped as \n, \t, \r
-// or \xHH / \u00HH, and each byte that is not part of valid UTF-8 as '?'. One entry per
-// character (a code point, whole).
+// a newline that would start a row of its own, an escape sequence) and the bidirectional
+// formatting characters shown escaped as \n, \t, \r or \xHH / \uHHHH, and each byte that is not
+// part of valid UTF-8 as '?'. One entry per character (a code point, whole).
 std::vector<std::string> DisplayChars(std::string_view s) {
   std::vector<std::string> out;
   for (size_t i = 0; i < s.size();) {
@@ -57,8 +57,13 @@ std::vector<std::string> DisplayChars(std::string_view s) {
       ++i;
       continue;
     }
-    if (cp >= 0x80 && cp <= 0x9f) {
-      out.push_back(fmt::format("\\u{:04x}", cp));  // C1 controls (0x9B is a CSI)
+    // C1 controls (0x9B is a CSI), and the bidirectional formatting characters, which reorder what
+    // follows them on the line (U+202E would show a row's later columns reversed; regression:
+    // bidi_override_in_jobs_table): LRM, RLM, ALM, the embeddings and overrides, the isolates.
+    const bool bidi = cp == 0x200e || cp == 0x200f || cp == 0x061c ||
+                      (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+    if ((cp >= 0x80 && cp <= 0x9f) || bidi) {
+      out.push_back(fmt::format("\\u{:04x}", cp));
     } else {
       out.emplace_back(s.substr(i, len));
     }

@@ -141,6 +141,12 @@ TEST(JobsTableTest, ControlCharactersAreEscapedAndCutsKeepWholeCharacters) {
   EXPECT_EQ(Cells(utf8[1])[1], "\u00fcn\u00efc\u00f8d\u00e9...");
   EXPECT_EQ(Cells(utf8[1])[8], "??");
   EXPECT_EQ(Cells(utf8[1])[9], "\\u009b");
+  // Regression bidi_override_in_jobs_table: U+202E (right-to-left override) was printed as is and
+  // turned the rest of the row around on a terminal; it is escaped, as U+2066 (an isolate) is.
+  r.request.name = "a\u202eb\u2066c";
+  const std::vector<std::string> bidi = Lines(FormatJobsTable({r}, kNow));
+  ASSERT_EQ(bidi.size(), 2u);
+  EXPECT_EQ(Cells(bidi[1])[1], "a\\u202eb\\u2066c");
 }
 
 TEST(JobsTableTest, AllocationsShowTheirOwnerAndProfiles) {
