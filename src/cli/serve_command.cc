@@ -31,6 +31,7 @@
 
 #include "cli/commands.h"
 #include "cli/hangup.h"
+#include "cli/sim_flags.h"
 #include "core/clock.h"
 #include "core/cluster.h"
 #include "daemon/config.h"
@@ -122,6 +123,10 @@ int Serve(const ServeOptions& o, Context& ctx) {
 
   auto config = LoadDaemonConfig(o.config);
   if (!config.ok()) return fail(config.status());
+  for (const std::string& note :
+       InertConfigNotes(config->scheduler, config->explicit_options, config->policy)) {
+    spdlog::warn("{}: {}", o.config, note);
+  }
   config->fresh_store = o.fresh_store;
   // A start refused before the daemon serves leaves no state dir behind that this start made
   // (its token, its store): the operator fixes the config and starts again from nothing.

@@ -716,6 +716,20 @@ std::vector<std::string> DefaultPoliciesFor(SimSetup* setup) {
   return out;
 }
 
+std::vector<std::string> InertConfigNotes(const SchedulerOptions& options,
+                                          const ExplicitOptions& given, const std::string& policy) {
+  SimSetup setup;
+  setup.scheduler = options;
+  setup.explicit_options = given;
+  std::vector<std::string> notes = InertOptionNotes(setup, {policy});
+  for (std::string& n : notes) {
+    for (size_t at = n.find("--"); at != std::string::npos; at = n.find("--", at)) {
+      n.replace(at, 2, "scheduler.");
+    }
+  }
+  return notes;
+}
+
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies) {
   std::vector<std::string> notes;

@@ -153,6 +153,13 @@ std::vector<std::string> DefaultPoliciesFor(SimSetup* setup);
 
 std::vector<std::string> InertOptionNotes(const SimSetup& setup,
                                           const std::vector<std::string>& policies);
+// The same notes for a config file's `scheduler:` mapping (`migsched serve`): `options` and
+// `given` as read (SchedulerConfig), for `policy`, with the keys named as the file names them
+// ("scheduler.overtake-guard 2 has no effect on first-fit (...; scheduler.queue-order
+// response-ratio turns it on)"). Regression inert_config_option_unsaid: such a config started
+// without a word.
+std::vector<std::string> InertConfigNotes(const SchedulerOptions& options,
+                                          const ExplicitOptions& given, const std::string& policy);
 
 // The note of `sweep --param OPTION` (a scheduler option's flag without "--") when `policy`,
 // run with `setup`'s options, does not read it (the reasons of InertOptionNotes): "--threshold

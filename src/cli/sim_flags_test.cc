@@ -66,6 +66,17 @@ TEST(InertOptionNotesTest, OvertakeGuardGivenWhereTheQueueIsInArrivalOrder) {
               ElementsAre("--overtake-guard 2 has no effect on full" + tail));
   s.scheduler.overtake_guard = -1;
   EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
+  // The same for a daemon config (regression inert_config_option_unsaid), in its key names.
+  SchedulerOptions fifo;
+  fifo.overtake_guard = 2;
+  ExplicitOptions given;
+  given.overtake_guard = true;
+  given.queue_order = true;
+  EXPECT_THAT(InertConfigNotes(fifo, given, "full"),
+              ElementsAre("scheduler.overtake-guard 2 has no effect on full (arrival order: no job "
+                          "passes an older one of its request; scheduler.queue-order "
+                          "response-ratio turns it on)"));
+  EXPECT_THAT(InertConfigNotes(fifo, ExplicitOptions{}, "full"), IsEmpty());  // none given
 }
 
 // --reservation-horizon or --reservation-slack given: they shape a look-ahead reservation, which
