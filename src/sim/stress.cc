@@ -200,9 +200,15 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
   c.user_estimates = rng.Uniform01() < 0.5;
   c.contention = rng.Uniform01() < 0.7;
   for (const GpuModel* m : used) c.contention = c.contention && m->pcie_max_gbps() > 0;
+  // Options added to the table later (StressLimits::options_added_later) draw from a stream of
+  // their own, so that every other draw of a seed stays as it was.
+  Rng later(Rng::DeriveSeed(seed, 0x6c61746572));  // "later"
   for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
-    if (rng.Uniform01() < 0.5) continue;  // left to its default
-    std::string v = DrawOptionValue(spec.name, c.gpus, rng);
+    const bool added_later = spec.name == "overtake-guard";
+    if (added_later && !limits.options_added_later) continue;
+    Rng& from = added_later ? later : rng;
+    if (from.Uniform01() < 0.5) continue;  // left to its default
+    std::string v = DrawOptionValue(spec.name, c.gpus, from);
     if (!v.empty()) c.options.emplace_back(spec.name, std::move(v));
   }
   // A static policy runs a catalog layout that every model of the cluster has (static_layouts is

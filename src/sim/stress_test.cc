@@ -57,11 +57,16 @@ TEST(StressTest, GeneratedCasesKeepEveryInvariant) {
 // own: the whole generated case again (the generator is deterministic), so that the case, and
 // not only the worked example, stays passing. 586637014: kept_holder_skipped_by_an_identical_
 // request; 909903: oldest_reserved_on_an_evacuation_hold; 1288229: hold_holder_skipped_by_an_
-// identical_request (each a stall: jobs queued with nothing left to happen).
+// identical_request (each a stall: jobs queued with nothing left to happen). Options added to the
+// table since are left out, so that each seed is its recorded case (regression:
+// stress_seeds_drifted_with_the_option_table: the overtaking guard's entry shifted every later
+// draw, and these seeds ran other cases).
 TEST(StressTest, SeedsThatOnceFailedKeepEveryInvariant) {
   StressCounts counts;
+  StressLimits as_recorded;
+  as_recorded.options_added_later = false;
   for (uint64_t seed : {586637014ull, 909903ull, 1288229ull}) {
-    const StressCase c = GenerateStressCase(BundledCatalog(), seed, StressLimits{});
+    const StressCase c = GenerateStressCase(BundledCatalog(), seed, as_recorded);
     SCOPED_TRACE("MIGSCHED_SEED=" + std::to_string(seed) + ": " + c.CommandLine("TRACE.csv"));
     Status st = RunStressCase(c, &counts);
     EXPECT_TRUE(st.ok()) << st.ToString();
