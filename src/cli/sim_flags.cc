@@ -590,7 +590,7 @@ std::string WhyInert(std::string_view name, const std::string& policy, const Sch
   if (name == "evacuation") {
     return migration ? "" : "migration off; --migration on turns it on";
   }
-  if (name == "overtake-guard") {
+  if (name == "overtake-guard" || name == "limit-power") {
     return o.queue_order == QueueOrder::kResponseRatio
                ? ""
                : "arrival order: no job passes an older one of its request; --queue-order "
@@ -686,6 +686,7 @@ bool GivenOption(const SimSetup& setup, std::string_view name) {
   if (name == "static-layout") return e.static_layout;
   if (name == "reserve-full") return e.reserve_full;
   if (name == "overtake-guard") return e.overtake_guard && o.overtake_guard >= 0;
+  if (name == "limit-power") return e.limit_power && o.limit_power != 1;
   return false;
 }
 
@@ -737,6 +738,8 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
       {{"evacuation"}, true},
       // The overtaking guard (§5), given where the queue is in arrival order.
       {{"overtake-guard"}, true},
+      // Limits weighed by what they predict (§5), given where the queue is in arrival order.
+      {{"limit-power"}, true},
       // Room kept by evacuations (§13), given where no evacuation happens.
       {{"evacuation-keeps-room"}, true},
       // The shape of the completion and periodic passes, given where none runs (§6, §13).
@@ -827,6 +830,9 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["max_skip_seconds"] = off_if_negative(scheduler.max_skip_seconds);
   j["queue_order"] = QueueOrderName(scheduler.queue_order);
   j["overtake_guard"] = off_if_negative(scheduler.overtake_guard);
+  j["limit_power"] = scheduler.limit_power == kLimitPowerLearned
+                         ? nlohmann::ordered_json("learned")
+                         : nlohmann::ordered_json(scheduler.limit_power);
   j["reservation"] = ReservationModeName(scheduler.reservation);
   j["reservation_depth"] = scheduler.reservation_depth;
   j["reservation_slack"] = scheduler.reservation_slack;

@@ -79,6 +79,23 @@ TEST(InertOptionNotesTest, OvertakeGuardGivenWhereTheQueueIsInArrivalOrder) {
   EXPECT_THAT(InertConfigNotes(fifo, ExplicitOptions{}, "full"), IsEmpty());  // none given
 }
 
+// --limit-power given: it orders the jobs of one request within the response-ratio order, which
+// first-fit does not have; 1 (the ratio's own order) given promises nothing, so nothing is said.
+TEST(InertOptionNotesTest, LimitPowerGivenWhereTheQueueIsInArrivalOrder) {
+  SimSetup s;
+  s.scheduler.limit_power = kLimitPowerLearned;
+  s.explicit_options.limit_power = true;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}),
+              ElementsAre("--limit-power learned has no effect on first-fit (arrival order: no job "
+                          "passes an older one of its request; --queue-order response-ratio "
+                          "turns it on)"));
+  s.scheduler.limit_power = 0.5;
+  EXPECT_THAT(InertOptionNotes(s, {"first-fit"}),
+              ElementsAre(testing::StartsWith("--limit-power 0.5 has no effect on first-fit")));
+  s.scheduler.limit_power = 1;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
+}
+
 // --reservation-horizon or --reservation-slack given: they shape a look-ahead reservation, which
 // `full` makes by its own --max-skip-seconds 1800 and the other policies do not make (no guard);
 // with --max-skip-seconds -1 given, not `full` either (both flags used to be silent there).

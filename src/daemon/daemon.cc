@@ -568,6 +568,8 @@ DaemonMetrics Daemon::Impl::Metrics() const {
   m.decision_seconds = counters_.decision_seconds.Snapshot();
   m.internal_errors = counters_.internal_errors;
   m.oldest_wait_s = jobs_->OldestWaitS();
+  m.limit_power = model_->scheduler().LimitPower();
+  m.limit_power_runs = static_cast<int64_t>(model_->scheduler().limit_model().samples());
   m.last_tick_unix = counters_.last_tick_unix.load();
   m.ended = counters_.ended.Snapshot();
   for (const GpuView& g : gpus) {

@@ -98,4 +98,42 @@ TEST_F(DaemonTest, AQueuedJobKeepsItsWaitAcrossARestart) {
 }
 
 }  // namespace
+// Limits weighed by what they predict (§5; `full`'s limit-power learned). Twenty 1g.5gb jobs with
+// limits 60, 120, 240 and 480 s in turn run `true` while the manual clock stands still: every run
+// is 0 s (counted as 1 ms), the same whatever the limit, so the slope of log run on log limit is
+// 0 and the power learned is 0 (before the 20th ends it is 1: too few runs). Regression
+// limit_power_learned_again_after_a_restart: after a restart the daemon reads the runs from its
+// store and keeps power 0 from 20 runs (without that: 1, from none).
+TEST_F(DaemonTest, LimitPowerIsLearnedFromEndedRunsAndAgainAfterARestart) {
+  ManualClock clock(1'800'000'000 * kSecond);
+  clock_ = &clock;
+  config_.on_shutdown = "leave";
+  // full's defaults, as the config loader applies them (the fixture's config is built by hand).
+  config_.scheduler.queue_order = QueueOrder::kResponseRatio;
+  config_.scheduler.limit_power = kLimitPowerLearned;
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->Metrics().limit_power, 1);
+    EXPECT_EQ(d->Metrics().limit_power_runs, 0);
+    for (int k = 0; k < 20; ++k) {
+      JobRequest r = Req("1g.5gb", {"true"});
+      r.time_limit_s = 60.0 * (1 << (k % 4));
+      ASSERT_OK(d->Submit(r));
+    }
+    ASSERT_TRUE(TickUntil(*d, [&] {
+      for (DaemonJobId id = 1; id <= 20; ++id) {
+        if (!InState(*d, id, JobState::kSucceeded)) return false;
+      }
+      return true;
+    }));
+    EXPECT_EQ(d->Metrics().limit_power_runs, 20);
+    EXPECT_EQ(d->Metrics().limit_power, 0);
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->Metrics().limit_power_runs, 20);
+  EXPECT_EQ(d->Metrics().limit_power, 0);
+}
+
 }  // namespace migsched

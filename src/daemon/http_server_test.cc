@@ -984,6 +984,8 @@ TEST(PrometheusTest, RendersEveryFamily) {
   m.gpus = {g, h};
   m.hostname = "node-a";
   m.oldest_wait_s = 42.5;
+  m.limit_power = 0.25;
+  m.limit_power_runs = 37;
   m.last_tick_unix = 1800000000.25;
   m.ended = {{{"job", "timeout"}, 2}, {{"allocation", "released"}, 5}};
   m.busy_seconds = {{InstanceKey{1, 9, "1g.5gb"}, 120.5}};
@@ -1000,6 +1002,8 @@ TEST(PrometheusTest, RendersEveryFamily) {
            "migsched_gpu_fragcost{" + g1 + "} 0.25",
            R"(migsched_gpu_fragcost{gpu="2",UUID="GPU-\"2\"",model_name="",Hostname="node-a"} 0)",
            "migsched_queue_oldest_wait_seconds 42.5",
+           "migsched_queue_limit_power 0.25",
+           "migsched_queue_limit_power_runs 37",
            "migsched_control_loop_last_tick_timestamp_seconds 1800000000.25",
            "# TYPE migsched_jobs_ended_total counter",
            R"(migsched_jobs_ended_total{kind="job",outcome="timeout"} 2)",

@@ -500,8 +500,28 @@ void JobService::Adopt(const RecoveryResult& rec) {
     }
     if (run.cancel) StopProcess(id);
     if (const DaemonJobRecord* r = jobs_.Current(id); r != nullptr && r->started_at > 0) {
-      NoteExpectedEnd(id, NowS() - std::max(0.0, Unix() - r->started_at));
+      const double started_s = NowS() - std::max(0.0, Unix() - r->started_at);
+      NoteExpectedEnd(id, started_s);
+      model_->scheduler().NoteRunStart(static_cast<JobId>(id), started_s);
     }
+  }
+  // §5 limits weighed by what they predict: what the runs that ended before this start said
+  // about their limits (the records the store still holds, in the order they ended), so that a
+  // restart orders the queue as the daemon did before it (regression:
+  // limit_power_learned_again_after_a_restart).
+  std::vector<const DaemonJobRecord*> ended;
+  for (DaemonJobId id : jobs_.EndedBefore(std::numeric_limits<double>::infinity())) {
+    const DaemonJobRecord* r = jobs_.Visible(id);
+    if (r != nullptr && r->kind == JobKind::kJob && r->started_at > 0 &&
+        r->ended_at >= r->started_at) {
+      ended.push_back(r);
+    }
+  }
+  std::sort(ended.begin(), ended.end(), [](const DaemonJobRecord* a, const DaemonJobRecord* b) {
+    return a->ended_at != b->ended_at ? a->ended_at < b->ended_at : a->id < b->id;
+  });
+  for (const DaemonJobRecord* r : ended) {
+    model_->scheduler().RecordEndedRun(r->request.time_limit_s, r->ended_at - r->started_at);
   }
 }
 
@@ -557,6 +577,7 @@ void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   const DaemonJobId id = r.id;
   std::set<NvmlIndex> gpus;
   for (const JobInstance& in : r.instances) gpus.insert(in.gpu);
+  model_->scheduler().ForgetRun(static_cast<JobId>(id));  // it never ran: no run time (§5)
   ReleaseInstances(id);
   // Not the job's failure: a plan not attempted (an earlier one on its GPU
   // failed), a destroy waiting for processes to leave, a GPU the backend lost.

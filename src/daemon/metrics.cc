@@ -141,6 +141,13 @@ std::string RenderPrometheus(const DaemonMetrics& m) {
   Header(&out, "migsched_queue_oldest_wait_seconds", "gauge",
          "How long the longest-waiting queued job has waited so far (0 when none waits).");
   out += fmt::format("migsched_queue_oldest_wait_seconds {}\n", m.oldest_wait_s);
+  Header(&out, "migsched_queue_limit_power", "gauge",
+         "The power time limits are weighed with among the waiting jobs of one request (spec 5: "
+         "1 = as given, 0 = arrival order; learned from the runs that ended).");
+  out += fmt::format("migsched_queue_limit_power {}\n", m.limit_power);
+  Header(&out, "migsched_queue_limit_power_runs", "gauge",
+         "Runs with a time limit that ended, in the window the limit power is learned from.");
+  out += fmt::format("migsched_queue_limit_power_runs {}\n", m.limit_power_runs);
   Header(&out, "migsched_scheduler_paused", "gauge", "1 while the queue is paused.");
   out += fmt::format("migsched_scheduler_paused {}\n", m.paused ? 1 : 0);
   Header(&out, "migsched_store_degraded", "gauge",

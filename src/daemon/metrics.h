@@ -6,7 +6,9 @@
 //
 // Families (docs/api.md "Metrics"):
 //   migsched_jobs{state=...} (gauge, every state), migsched_queue_length,
-//   migsched_queue_oldest_wait_seconds, migsched_scheduler_paused,
+//   migsched_queue_oldest_wait_seconds, migsched_queue_limit_power and
+//   migsched_queue_limit_power_runs (spec 5: the power limits are weighed with among equal
+//   requests, and the ended runs it was learned from), migsched_scheduler_paused,
 //   migsched_store_degraded (1 while the job store cannot be written),
 //   migsched_reservations (gauge), migsched_control_loop_last_tick_timestamp_seconds,
 //   migsched_jobs_ended_total{kind=...,outcome=...} (counter),
@@ -143,6 +145,10 @@ struct DaemonMetrics {
   std::vector<GpuView> gpus;  // utilisation, FragCost, PCIe, instances per GPU
   std::string hostname;       // the Hostname label: node_name or the host's name
   double oldest_wait_s = 0;   // the longest wait of a queued job so far (0: none queued)
+  // §5 limits weighed by what they predict: Scheduler::LimitPower() (1: the ratio's own order)
+  // and the runs in the LimitModel's window.
+  double limit_power = 1;
+  int64_t limit_power_runs = 0;
   double last_tick_unix = 0;  // Unix seconds of the control loop's last tick
   std::map<std::pair<std::string, std::string>, int64_t> ended;  // (kind, outcome) → count
   std::map<InstanceKey, double> busy_seconds;                    // per present instance

@@ -24,6 +24,10 @@ nlohmann::ordered_json SchedulerOptionsToJson(const SchedulerOptions& o) {
     const std::string v = s.get(o);
     switch (s.kind) {
       case OptionKind::kNumber: {
+        if (v.empty() || v.find_first_not_of("0123456789.-+eE") != std::string::npos) {
+          j[key] = v;  // a word a number option also takes (limit-power: learned)
+          break;
+        }
         const double d = std::stod(v);
         j[key] = s.negative_is_off && d < 0 ? nlohmann::ordered_json(nullptr)
                                             : nlohmann::ordered_json(d);

@@ -129,6 +129,7 @@ const std::vector<ReportMetric>& OnlineMetrics() {
       Row("idle_expirations", F::kCount),
       Row("joint_starts", F::kCount),
       Row("evacuations", F::kCount),
+      Row("limit_power", F::kDecimal),
       Row("migrations", F::kCount),
       Row("migrations_intra", F::kCount),
       Row("migrations_inter", F::kCount),

@@ -10,6 +10,7 @@ SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& s
   if (!set.reserve_full) options.reserve_full = kFullDefaultReserveFull;
   if (!set.reuse_first) options.reuse_first = kFullDefaultReuseFirst;
   if (!set.queue_order) options.queue_order = kFullDefaultQueueOrder;
+  if (!set.limit_power) options.limit_power = kFullDefaultLimitPower;
   if (!set.max_skip_seconds) options.max_skip_seconds = kFullDefaultMaxSkipSeconds;
   if (!set.reservation_slack) options.reservation_slack = kFullDefaultReservationSlack;
   if (!set.reservation_horizon) options.reservation_horizon_s = kFullDefaultReservationHorizonS;

@@ -3,6 +3,7 @@
 // overridable by the user, and no other policy affected.
 #include "sched/full_policy.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -202,6 +203,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
   EXPECT_TRUE(kFullDefaultReuseFirst);
   EXPECT_EQ(kFullDefaultQueueOrder, QueueOrder::kResponseRatio);
+  EXPECT_EQ(kFullDefaultLimitPower, kLimitPowerLearned);
   EXPECT_EQ(kFullDefaultDefragPasses, DefragPasses::kOff);
   // SchedulerOptions' own defaults (the baselines') keep the guard, the slack and evacuation off.
   const SchedulerOptions global;
@@ -215,6 +217,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_FALSE(global.reuse_first);
   EXPECT_EQ(global.queue_order, QueueOrder::kFifo);
   EXPECT_LT(global.overtake_guard, 0);
+  EXPECT_EQ(global.limit_power, 1);  // the ratio's own order
   EXPECT_EQ(global.migration.passes, DefragPasses::kWhileWaiting);
 }
 
@@ -394,6 +397,40 @@ TEST(FullDefaultsTest, OvertakeGuardIsOffUnlessGiven) {
   SchedulerOptions inf;
   inf.overtake_guard = std::numeric_limits<double>::infinity();
   EXPECT_FALSE(inf.Validate().ok());
+}
+
+// Limits weighed by what they predict (§5): `full` learns the power from the jobs that ended,
+// every other policy keeps the ratio's own order (1) where it orders by ratio at all; a value
+// given is kept for every policy; values outside [0, 1], and words other than learned, are
+// refused with what is taken.
+TEST(FullDefaultsTest, LimitPowerIsLearnedForFullUnlessGiven) {
+  EXPECT_EQ(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).limit_power,
+            kLimitPowerLearned);
+  EXPECT_EQ(OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).limit_power, 1);
+  EXPECT_EQ(OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{}).limit_power, 1);
+  const SchedulerOptionSpec* spec = FindSchedulerOption("limit-power");
+  ASSERT_NE(spec, nullptr);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  ASSERT_TRUE(spec->Apply("1", &flags, &given).ok());
+  EXPECT_TRUE(given.limit_power);
+  EXPECT_EQ(OptionsForPolicy("full", flags, given).limit_power, 1);
+  ASSERT_TRUE(spec->Apply("0.5", &flags, &given).ok());
+  EXPECT_EQ(OptionsForPolicy("full", flags, given).limit_power, 0.5);
+  ASSERT_TRUE(spec->Apply("learned", &flags, &given).ok());
+  EXPECT_EQ(OptionsForPolicy("first-fit", flags, given).limit_power, kLimitPowerLearned);
+  EXPECT_EQ(spec->get(flags), "learned");
+  for (const char* bad : {"1.5", "-1", "-0.1", "nan", "auto", ""}) {
+    SCOPED_TRACE(bad);
+    Status st = spec->Apply(bad, &flags, &given);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.message(), fmt::format("must be a number in [0, 1] or learned, got '{}'", bad));
+  }
+  SchedulerOptions out;
+  out.limit_power = 2;
+  EXPECT_FALSE(out.Validate().ok());
+  out.limit_power = kLimitPowerLearned;
+  EXPECT_TRUE(out.Validate().ok());
 }
 
 // The completion and periodic passes (§6, §13): never for `full` unless `--defrag-passes` is

@@ -258,6 +258,40 @@ std::vector<Spec> BuildTable() {
                   "0 = arrival order within each request; < 0 = off (the default of every "
                   "policy; docs/results.md \"Overtaking among equal requests\")"),
       &E::overtake_guard)));
+  {
+    Spec s;
+    s.name = "limit-power";
+    s.kind = OptionKind::kNumber;
+    s.rule = "a number in [0, 1] or learned";
+    s.help =
+        "Limits weighed by what they predict (§5, with --queue-order response-ratio): the "
+        "waiting jobs of one request (same profile and count) take the places the ratio gave "
+        "them by wait / limit^P, highest first: 1 = the ratio's own order, 0 = arrival order "
+        "within each request, learned = P fitted on the jobs that ended (the slope of log run "
+        "time on log limit); jobs of different requests keep the ratio's order (docs/results.md "
+        "\"Limits weighed by what they predict\")";
+    s.given = &E::limit_power;
+    s.set = [](std::string_view text, O* o) -> Status {
+      if (text == "learned") {
+        o->limit_power = kLimitPowerLearned;
+        return Status();
+      }
+      double v = 0;
+      const char* end = text.data() + text.size();
+      auto [p, ec] = std::from_chars(text.data(), end, v);
+      if (text.empty() || ec != std::errc() || p != end || !std::isfinite(v) || v < 0 || v > 1) {
+        return InvalidArgumentError(
+            fmt::format("must be a number in [0, 1] or learned, got '{}'", text));
+      }
+      o->limit_power = v;
+      return Status();
+    };
+    s.get = [](const O& o) {
+      return o.limit_power == kLimitPowerLearned ? std::string("learned")
+                                                 : fmt::format("{}", o.limit_power);
+    };
+    t.push_back(std::move(s));
+  }
   t.push_back(OffWhenNegative(Number(
       "max-skip-seconds", "a finite number", kAny,
       [](O& o) -> double& { return o.max_skip_seconds; },

@@ -77,6 +77,10 @@ Status ValidateQueueAndMigration(const SchedulerOptions& o) {
                         "finite (< 0 turns the starvation guard off)", o.max_skip_seconds));
   RETURN_IF_ERROR(Check(std::isfinite(o.overtake_guard), "overtake_guard (--overtake-guard)",
                         "finite (< 0 turns the guard off)", o.overtake_guard));
+  RETURN_IF_ERROR(
+      Check(o.limit_power == kLimitPowerLearned ||
+                (std::isfinite(o.limit_power) && o.limit_power >= 0 && o.limit_power <= 1),
+            "limit_power (--limit-power)", "in [0, 1] or learned (-1)", o.limit_power));
   if (o.reservation_depth < 1) {
     return InvalidArgumentError(fmt::format(
         "reservation_depth (--reservation-depth) must be >= 1, got {}", o.reservation_depth));

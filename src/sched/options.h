@@ -30,6 +30,8 @@ std::string_view QueueOrderName(QueueOrder o);  // "fifo" | "response-ratio"
 // daemon jobs without time_limit_s) every job has the same one, and the order
 // is arrival order.
 inline constexpr double kUnknownLimitForOrderS = 3600;
+// SchedulerOptions::limit_power's value for "learned from the jobs that ended" (`learned`).
+inline constexpr double kLimitPowerLearned = -1;
 
 // §6, §13: when the completion and periodic migration passes of §6 run: never (every move is
 // then asked for by a waiting job: an evacuation of §13, or a move aimed at the fragmented room
@@ -90,6 +92,14 @@ struct SchedulerOptions {
   // of every policy, `full` included: docs/results.md "Overtaking among equal requests"); 0 =
   // arrival order within each request.
   double overtake_guard = -1;
+  // §5 limits weighed by what they predict (with QueueOrder::kResponseRatio only; ours): after
+  // the ratio's sort, the places it gave the waiting jobs of one request (RequestKeyOf) go to
+  // them by wait / limit^limit_power, highest first, so that among jobs that compete for the
+  // same room a limit counts as much as it predicts run times; jobs of different requests keep
+  // the ratio's order. A number in [0, 1]: 1 = the ratio's own order, 0 = arrival order within
+  // each request; kLimitPowerLearned: the power learned from the jobs that ended
+  // (sched/limit_model.h). Default: 1 (`full`: its own, full_policy.h).
+  double limit_power = 1;
   // §5/§13 look-ahead reservation (the starvation guard): once a waiting job that does not fit
   // has waited longer than this, it reserves the placement that frees soonest and only jobs that
   // do not delay it may start. Seconds; < 0 = off (default; `full` has its own, full_policy.h).
@@ -217,6 +227,7 @@ struct ExplicitOptions {
   bool queue_order = false;       // --queue-order / scheduler.queue-order
   bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
   bool overtake_guard = false;    // --overtake-guard / scheduler.overtake-guard
+  bool limit_power = false;       // --limit-power / scheduler.limit-power
   bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
   // §13 (`full` has a default of its own for evacuation, sched/full_policy.h).
   bool reservation = false;               // --reservation

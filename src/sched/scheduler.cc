@@ -89,6 +89,7 @@ StatusOr<std::optional<Decision>> Scheduler::TryPlace(JobId id, const Job& job) 
 void Scheduler::Commit(JobId id, const Job& job, const Decision& d) {
   running_[id] = d.instances;
   running_jobs_[id] = job;
+  limit_model_.Started(id, now_s_);
   moves_.Started(id, now_s_);
   idle_.Track(d.plan, now_s_);
 }
@@ -234,7 +235,10 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   }
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   running_.erase(it);
-  running_jobs_.erase(id);
+  if (auto job = running_jobs_.find(id); job != running_jobs_.end()) {
+    limit_model_.Ended(id, job->second.time_limit_s, now_s_);
+    running_jobs_.erase(job);
+  }
   moves_.Ended(id);
   expected_end_.erase(id);
   idle_.Track(plan, now_s_);
@@ -248,18 +252,30 @@ void Scheduler::Enqueue(JobId id, const Job& job, double enqueued_s) {
   queue_.push_back({id, job, std::min(enqueued_s, now_s_), false});
 }
 
+namespace {
+// §5: the limit a waiting job is ordered by (a job without one counts as kUnknownLimitForOrderS).
+double LimitForOrder(const Job& job) {
+  return job.time_limit_s > 0 ? job.time_limit_s : kUnknownLimitForOrderS;
+}
+}  // namespace
+
 void Scheduler::OrderQueue() {
   if (options_.queue_order != QueueOrder::kResponseRatio) return;  // FIFO: arrival order
   // §5: (wait + limit) / limit, highest first; ties by arrival (enqueued_s, then job id).
-  auto ratio = [&](const Queued& q) {
-    const double limit = q.job.time_limit_s > 0 ? q.job.time_limit_s : kUnknownLimitForOrderS;
-    return (now_s_ - q.enqueued_s + limit) / limit;
-  };
-  std::sort(queue_.begin(), queue_.end(), [&](const Queued& a, const Queued& b) {
-    const double ra = ratio(a), rb = ratio(b);
-    if (ra != rb) return ra > rb;
-    return ArrivedBefore(a, b);
+  std::vector<std::pair<double, size_t>> keys(queue_.size());  // (ratio, queue_ index)
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    const Queued& q = queue_[i];
+    const double limit = LimitForOrder(q.job);
+    keys[i] = {(now_s_ - q.enqueued_s + limit) / limit, i};
+  }
+  std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return ArrivedBefore(queue_[a.second], queue_[b.second]);
   });
+  std::deque<Queued> sorted;
+  for (const auto& [ratio, i] : keys) sorted.push_back(std::move(queue_[i]));
+  queue_ = std::move(sorted);
+  if (const double power = LimitPower(); power != 1) WeighLimitsWithinRequests(power);
   if (options_.overtake_guard >= 0) GuardOvertaking();
 }
 
@@ -268,33 +284,60 @@ bool Scheduler::ArrivedBefore(const Queued& a, const Queued& b) {
   return a.id < b.id;
 }
 
-void Scheduler::GuardOvertaking() {
-  // §5 overtaking guard: per request, the places the ratio gave its jobs (in order) go first to
-  // its jobs that have waited more than overtake_guard × their median wait, in arrival order,
-  // then to the others in the ratio's order. Those guarded are the request's oldest jobs.
+void Scheduler::ReorderWithinRequests(
+    const std::function<void(std::vector<size_t>* jobs)>& reorder) {
   std::map<RequestKey, std::vector<size_t>> places;
   for (size_t i = 0; i < queue_.size(); ++i) places[RequestKeyOf(queue_[i].job)].push_back(i);
   std::vector<size_t> from(queue_.size());  // place -> the queue_ index of the job it gets
   for (const auto& [key, at] : places) {
-    std::vector<double> waits;
-    waits.reserve(at.size());
-    for (size_t i : at) waits.push_back(now_s_ - queue_[i].enqueued_s);
-    std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
-    const double bound = options_.overtake_guard * waits[waits.size() / 2];
-    std::vector<size_t> guarded, rest;
-    for (size_t i : at) {
-      (now_s_ - queue_[i].enqueued_s > bound ? guarded : rest).push_back(i);
-    }
-    std::sort(guarded.begin(), guarded.end(),
-              [&](size_t a, size_t b) { return ArrivedBefore(queue_[a], queue_[b]); });
-    guarded.insert(guarded.end(), rest.begin(), rest.end());
-    for (size_t k = 0; k < at.size(); ++k) from[at[k]] = guarded[k];
+    std::vector<size_t> jobs = at;
+    reorder(&jobs);
+    for (size_t k = 0; k < at.size(); ++k) from[at[k]] = jobs[k];
   }
   std::deque<Queued> ordered;
   for (size_t place = 0; place < queue_.size(); ++place) {
     ordered.push_back(std::move(queue_[from[place]]));
   }
   queue_ = std::move(ordered);
+}
+
+void Scheduler::WeighLimitsWithinRequests(double power) {
+  // §5 limits weighed by what they predict: a request's places go to its jobs by
+  // wait / limit^power, highest first (ties by arrival).
+  ReorderWithinRequests([&](std::vector<size_t>* jobs) {
+    std::vector<std::pair<double, size_t>> keys;
+    keys.reserve(jobs->size());
+    for (size_t i : *jobs) {
+      const Queued& q = queue_[i];
+      keys.push_back({(now_s_ - q.enqueued_s) / std::pow(LimitForOrder(q.job), power), i});
+    }
+    std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first > b.first;
+      return ArrivedBefore(queue_[a.second], queue_[b.second]);
+    });
+    for (size_t k = 0; k < keys.size(); ++k) (*jobs)[k] = keys[k].second;
+  });
+}
+
+void Scheduler::GuardOvertaking() {
+  // §5 overtaking guard: per request, the places the order gave its jobs (in order) go first to
+  // its jobs that have waited more than overtake_guard × their median wait, in arrival order,
+  // then to the others in the order they had. Those guarded are the request's oldest jobs.
+  ReorderWithinRequests([&](std::vector<size_t>* jobs) {
+    std::vector<double> waits;
+    waits.reserve(jobs->size());
+    for (size_t i : *jobs) waits.push_back(now_s_ - queue_[i].enqueued_s);
+    std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
+    const double bound = options_.overtake_guard * waits[waits.size() / 2];
+    std::vector<size_t> guarded, rest;
+    for (size_t i : *jobs) {
+      (now_s_ - queue_[i].enqueued_s > bound ? guarded : rest).push_back(i);
+    }
+    std::sort(guarded.begin(), guarded.end(),
+              [&](size_t a, size_t b) { return ArrivedBefore(queue_[a], queue_[b]); });
+    guarded.insert(guarded.end(), rest.begin(), rest.end());
+    *jobs = std::move(guarded);
+  });
 }
 
 // The state one queue scan hands from step to step (ScheduleQueue).
@@ -1195,6 +1238,7 @@ StatusOr<Decision> Scheduler::BindHold(Holder holder, JobId hold_id, JobId job_i
   holds_.Take(holder, hold_id, take);
   running_[job_id] = take;
   running_jobs_[job_id] = job;
+  limit_model_.Started(job_id, now_s_);
   return d;
 }
 

@@ -47,6 +47,7 @@
 #include "sched/evacuation_holds.h"
 #include "sched/idle_retention.h"
 #include "sched/joint_placement.h"
+#include "sched/limit_model.h"
 #include "sched/migration.h"
 #include "sched/options.h"
 #include "sched/pins.h"
@@ -169,6 +170,21 @@ class Scheduler {
   std::vector<double> TakeDecisionTimes() { return std::exchange(decision_us_, {}); }
   // Counters of joint placement (§12); nullptr when it is off.
   const JointPlacer::Stats* joint_stats() const { return joint_ ? &joint_->stats() : nullptr; }
+  // §5 what the limits of the jobs that ended said about their run times (sched/limit_model.h):
+  // started by Commit and BindHold, ended by Release.
+  const LimitModel& limit_model() const { return limit_model_; }
+  // What only a driver knows of runs (LimitModel): job `id`, just released or about to be, never
+  // ran (a failed instance create: its release is no run); a run that ended before this
+  // scheduler existed (a daemon's restart: limit and end - first start, seconds, in end order);
+  // and the first start of a job adopted after a restart (driver time).
+  void ForgetRun(JobId id) { limit_model_.Forget(id); }
+  void RecordEndedRun(double limit_s, double run_s) { limit_model_.Add(limit_s, run_s); }
+  void NoteRunStart(JobId id, double started_s) { limit_model_.Started(id, started_s); }
+  // The power the response-ratio order weighs limits with among the jobs of one request now:
+  // options().limit_power, or the learned one (LimitModel::Power) with kLimitPowerLearned.
+  double LimitPower() const {
+    return options_.limit_power == kLimitPowerLearned ? limit_model_.Power() : options_.limit_power;
+  }
 
   // ---- Time and the queue options (§5) ----
 
@@ -428,9 +444,15 @@ class Scheduler {
   };
 
   // §5: sorts queue_ by options_.queue_order at now_s_ (nothing for FIFO).
-  // Then, with options_.overtake_guard >= 0, the §5 overtaking guard among the jobs of one
-  // request (GuardOvertaking).
+  // Then, with LimitPower() != 1, limits weighed by what they predict among the jobs of one
+  // request (WeighLimitsWithinRequests), and with options_.overtake_guard >= 0, the §5
+  // overtaking guard among them (GuardOvertaking).
+  void WeighLimitsWithinRequests(double power);
   void GuardOvertaking();
+  // Gives each request's places in queue_ (RequestKeyOf; the places its jobs hold now, in order)
+  // to its jobs in the order `reorder` puts their queue_ indices in (it is handed them in the
+  // order they have); jobs of other requests keep their places.
+  void ReorderWithinRequests(const std::function<void(std::vector<size_t>* jobs)>& reorder);
   // Arrival order: enqueued_s, then job id.
   static bool ArrivedBefore(const Queued& a, const Queued& b);
   // One queue scan (ScheduleQueue), step by step; ScanFrame (scheduler.cc) is the state the
@@ -527,6 +549,9 @@ class Scheduler {
   std::vector<Job> fragmented_;  // kFragmented requests of the last scan
 
   IdleRetention idle_;  // the books of every applied plan (sched/idle_retention.h)
+  // §5: how much the limits of the jobs that ended said about their run times (the response
+  // ratio's power with options_.limit_power == kLimitPowerLearned; learned in every case).
+  LimitModel limit_model_;
 
   std::unique_ptr<JointPlacer> joint_;  // options_.joint_placement
 

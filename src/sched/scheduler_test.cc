@@ -491,6 +491,113 @@ TEST(SchedulerTest, OvertakingGuardLeavesOtherRequestsInTheRatiosOrder) {
   EXPECT_THAT(s.QueuedJobs(), ElementsAre(1));
 }
 
+// Limits weighed by what they predict (§5, limit_power learned). The A100 of the guard's test,
+// busy 4g.20gb at 0. First 20 (or 19) 1g.5gb jobs run one after another on slice 4, their limits
+// 600, 1200, 2400, 4800 s in turn. Where every one ran 300 s, the limits said nothing about run
+// times: the slope of log run on log limit is 0, so the order is by wait alone. Where each ran
+// half its limit, the slope is 1: the limit as given. Then the guard test's queue, from t0: job
+// 1 (3g.20gb, limit 86400 s) since t0, job 2 (limit 600 s) since t0 + 900, job 3 (limit 600 s)
+// since t0 + 1000, scanned at t0 + 1200 (one 3g.20gb fits). Power 0: ratios 1201, 301, 201: job 1
+// starts, then 2, 3 wait. Power 1: 1.014, 1.5, 1.33 (by hand in the guard's test): job 2 starts.
+// With only 19 jobs ended the power is still 1 (fewer than 20): job 2 starts.
+TEST(SchedulerTest, LearnedLimitPowerOrdersByWaitWhereLimitsSaidNothing) {
+  struct Case {
+    const char* name;
+    int jobs;
+    bool run_is_half_the_limit;
+    JobId starts;
+    double power;
+  };
+  for (const Case& c : {Case{"said nothing", 20, false, 1, 0}, Case{"said all", 20, true, 2, 1},
+                        Case{"too few ended", 19, false, 2, 1}}) {
+    SCOPED_TRACE(c.name);
+    SchedulerOptions o;
+    o.queue_order = QueueOrder::kResponseRatio;
+    o.limit_power = kLimitPowerLearned;
+    World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware", o);
+    Scheduler& s = w.scheduler();
+    double t = 0;
+    for (int k = 0; k < c.jobs; ++k) {
+      const double limit = 600.0 * (1 << (k % 4));
+      const double run = c.run_is_half_the_limit ? limit / 2 : 300;
+      s.SetNow(t);
+      auto d = s.TryPlace(100 + k, AJob("1g.5gb").Limit(limit));
+      ASSERT_TRUE(d.ok() && d->has_value());
+      t += run;
+      s.SetNow(t);
+      ASSERT_TRUE(s.Release(100 + k).ok());
+    }
+    EXPECT_EQ(s.limit_model().samples(), static_cast<size_t>(c.jobs));
+    EXPECT_NEAR(s.LimitPower(), c.power, 1e-9);
+    s.Enqueue(1, AJob("3g.20gb").Limit(86400));
+    s.SetNow(t + 900);
+    s.Enqueue(2, AJob("3g.20gb").Limit(600));
+    s.SetNow(t + 1000);
+    s.Enqueue(3, AJob("3g.20gb").Limit(600));
+    s.SetNow(t + 1200);
+    auto started = s.ScheduleQueue();
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    ASSERT_EQ(started->size(), 1u);
+    EXPECT_EQ((*started)[0].job, c.starts);
+  }
+}
+
+// Jobs of different requests keep the ratio's order whatever the power: the scene of
+// OvertakingGuardLeavesOtherRequestsInTheRatiosOrder with power 0 (arrival order within each
+// request): job 1 (3g.20gb, limit 86400 s, since 0) and job 2 (2g.10gb, limit 600 s, since 900)
+// are each alone in their request, so at t = 1200 job 2 (ratio 1.5 against 1.014) starts.
+TEST(SchedulerTest, LimitPowerLeavesOtherRequestsInTheRatiosOrder) {
+  SchedulerOptions o;
+  o.queue_order = QueueOrder::kResponseRatio;
+  o.limit_power = 0;
+  World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware", o);
+  Scheduler& s = w.scheduler();
+  s.SetNow(0);
+  s.Enqueue(1, AJob("3g.20gb").Limit(86400));
+  s.SetNow(900);
+  s.Enqueue(2, AJob("2g.10gb").Limit(600));
+  s.SetNow(1200);
+  auto started = s.ScheduleQueue();
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  ASSERT_EQ(started->size(), 1u);
+  EXPECT_EQ((*started)[0].job, 2);
+  EXPECT_THAT(s.QueuedJobs(), ElementsAre(1));
+}
+
+// A placement whose job never ran (the daemon's failed instance create) is no run: ForgetRun
+// before Release leaves the model without a sample; a run told directly (a restart's replay)
+// counts, and so does a placed job's release.
+TEST(SchedulerTest, ForgottenRunsAreNotCountedAndToldRunsAre) {
+  SchedulerOptions o;
+  o.queue_order = QueueOrder::kResponseRatio;
+  World w({{"A100-40GB", "", ""}}, "frag-aware", o);
+  Scheduler& s = w.scheduler();
+  s.SetNow(10);
+  auto d = s.TryPlace(1, AJob("1g.5gb").Limit(600));
+  ASSERT_TRUE(d.ok() && d->has_value());
+  s.ForgetRun(1);
+  s.SetNow(20);
+  ASSERT_TRUE(s.Release(1).ok());
+  EXPECT_EQ(s.limit_model().samples(), 0u);
+  s.RecordEndedRun(600, 300);
+  EXPECT_EQ(s.limit_model().samples(), 1u);
+  auto placed = s.TryPlace(2, AJob("1g.5gb").Limit(600));  // started at 20
+  ASSERT_TRUE(placed.ok() && placed->has_value());
+  s.SetNow(100);
+  ASSERT_TRUE(s.Release(2).ok());
+  EXPECT_EQ(s.limit_model().samples(), 2u);
+}
+
+// A fixed limit_power is used as given, whatever ended (the default, 1, is today's order).
+TEST(SchedulerTest, FixedLimitPowerIsUsedAsGiven) {
+  SchedulerOptions o;
+  o.queue_order = QueueOrder::kResponseRatio;
+  EXPECT_EQ(o.limit_power, 1);
+  o.limit_power = 0.25;
+  World w({{"A100-40GB", "", ""}}, "frag-aware", o);
+  EXPECT_EQ(w.scheduler().LimitPower(), 0.25);
+}
+
 TEST(SchedulerTest, FractionResolvesPerModel) {
   // gpu_fraction 0.46 -> 4g on A100 (3/7 = 0.43 < 0.46 <= 4/7), 2g on A30 (1/4 < 0.46 <= 2/4).
   World w({{"A100-40GB", "7g.40gb@0", ""}, {"A30-24GB", "", ""}}, "first-fit");

@@ -91,6 +91,7 @@ nlohmann::json MetricsToJson(const Metrics& m) {
   j["idle_expirations"] = m.idle_expirations;
   j["joint_starts"] = m.joint_starts;
   j["evacuations"] = m.evacuations;
+  j["limit_power"] = m.limit_power;
   j["decisions"] = m.decisions;
   j["decision_us_mean"] = m.decision_us_mean;
   j["decision_us_p99"] = m.decision_us_p99;
@@ -172,6 +173,7 @@ const std::vector<MetricInfo>& MetricInfos() {
       {"idle_expirations", "idle instances expired (--idle-ttl)", B::kNeither},
       {"joint_starts", "jobs started by joint placement (§12)", B::kNeither},
       {"evacuations", "evacuations begun (§13)", B::kNeither},
+      {"limit_power", "limit power at the end (§5; 1 = limits as given)", B::kNeither},
       {"decisions", "placement attempts", B::kNeither},
       {"decision_us_mean", "decision time mean (µs, wall clock)", B::kLower},
       {"decision_us_p99", "decision time p99 (µs, wall clock)", B::kLower},

@@ -72,6 +72,11 @@
 //   evacuations       evacuations begun (§13): sets of moves of running jobs
 //                     that open a placement for a waiting job (the moves
 //                     themselves are counted in migrations)
+//   limit_power       the power the response-ratio order weighed time limits
+//                     with among the jobs of one request at the end of the run
+//                     (§5, "Limits weighed by what they predict": with
+//                     --limit-power learned, what the runs that ended said; 1
+//                     = limits as given, and in fill mode)
 //   jobs_per_day      completed / (makespan / 86400)
 //   energy_kwh        estimated energy over the makespan, kWh (sim/energy.h: idle
 //                     power of every GPU plus power per busy compute slice, from
@@ -193,6 +198,7 @@ struct Metrics {
   int64_t idle_expirations = 0;
   int64_t joint_starts = 0;
   int64_t evacuations = 0;  // §13 evacuations begun (their moves are in migrations)
+  double limit_power = 1;   // §5 the power limits were weighed with at the end (in [0, 1])
 
   int64_t decisions = 0;  // placement attempts timed
   double decision_us_mean = 0, decision_us_p99 = 0;

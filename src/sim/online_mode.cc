@@ -869,6 +869,7 @@ Status OnlineSimulator::Run(SimResult* result) {
   m.idle_expirations = sched_->idle_expirations();
   if (const JointPlacer::Stats* js = sched_->joint_stats()) m.joint_starts = js->placed;
   m.evacuations = sched_->evacuations_begun();
+  m.limit_power = sched_->LimitPower();
   energy_.Finish(last_completion_);
   const EnergyEstimate energy = energy_.Estimate(m.makespan_s, m.jobs_completed);
   m.energy_kwh = energy.energy_kwh;

@@ -147,6 +147,7 @@ std::string DrawOptionValue(std::string_view spec_name, const std::vector<const 
       break;
     case OptionKind::kNumber:
       keep_accepted(NumberCandidates());
+      keep_accepted({"learned"});  // limit-power's word
       break;
     case OptionKind::kString:
       // The table's only text option names a static layout: one every model of the cluster has.
@@ -204,7 +205,7 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
   // their own, so that every other draw of a seed stays as it was.
   Rng later(Rng::DeriveSeed(seed, 0x6c61746572));  // "later"
   for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
-    const bool added_later = spec.name == "overtake-guard";
+    const bool added_later = spec.name == "overtake-guard" || spec.name == "limit-power";
     if (added_later && !limits.options_added_later) continue;
     Rng& from = added_later ? later : rng;
     if (from.Uniform01() < 0.5) continue;  // left to its default

@@ -42,7 +42,8 @@ struct StressLimits {
   int min_jobs = 5;   // >= 1
   int max_jobs = 60;  // >= min_jobs
   int max_gpus = 6;   // >= 1
-  // Whether scheduler options added to the table after 2026-12-06 (overtake-guard) may be drawn.
+  // Whether scheduler options added to the table after 2026-12-06 (overtake-guard,
+  // limit-power) may be drawn.
   // They draw from a stream of their own, so a seed's other draws are as they were; false gives
   // a seed recorded before then its case exactly (StressTest's seeds that once failed).
   bool options_added_later = true;

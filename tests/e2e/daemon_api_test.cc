@@ -492,7 +492,8 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   EXPECT_THAT(
       full.out,
       HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
-                "joint-placement: on, queue-order: response-ratio, max-skip-seconds: 1800, "
+                "joint-placement: on, queue-order: response-ratio, limit-power: learned, "
+                "max-skip-seconds: 1800, "
                 "reservation-slack: 1, reservation-horizon: 1800, reservation-keep: on, "
                 "reservation-oldest: on, reservation-unknown-ends: skip, evacuation: queue, "
                 "evacuation-keeps-room: on, migration: on, defrag-passes: off\n"));
