@@ -472,23 +472,27 @@ TEST(SchedulerTest, OvertakingGuardKeepsALongWaitingJobAheadOfLaterEqualOnes) {
 // (300 + 600) / 600 = 1.5 against job 1's 1.014. Each is alone in its request, and the guard
 // only reorders a request's jobs among that request's places, so even guard 0 (arrival order
 // within each request) leaves the ratio's order: job 2 starts (2g.10gb at 4) and the 3g.20gb no
-// longer fits (it needs slices 4-6).
+// longer fits (it needs slices 4-6). The same for limits weighed by what they predict (§5) at
+// power 0 (arrival order within each request): they reorder a request's jobs only.
 TEST(SchedulerTest, OvertakingGuardLeavesOtherRequestsInTheRatiosOrder) {
-  SchedulerOptions o;
-  o.queue_order = QueueOrder::kResponseRatio;
-  o.overtake_guard = 0;
-  World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware", o);
-  Scheduler& s = w.scheduler();
-  s.SetNow(0);
-  s.Enqueue(1, AJob("3g.20gb").Limit(86400));
-  s.SetNow(900);
-  s.Enqueue(2, AJob("2g.10gb").Limit(600));
-  s.SetNow(1200);
-  auto started = s.ScheduleQueue();
-  ASSERT_TRUE(started.ok()) << started.status().ToString();
-  ASSERT_EQ(started->size(), 1u);
-  EXPECT_EQ((*started)[0].job, 2);
-  EXPECT_THAT(s.QueuedJobs(), ElementsAre(1));
+  for (const bool guard : {true, false}) {
+    SCOPED_TRACE(guard ? "overtake_guard 0" : "limit_power 0");
+    SchedulerOptions o;
+    o.queue_order = QueueOrder::kResponseRatio;
+    (guard ? o.overtake_guard : o.limit_power) = 0;
+    World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware", o);
+    Scheduler& s = w.scheduler();
+    s.SetNow(0);
+    s.Enqueue(1, AJob("3g.20gb").Limit(86400));
+    s.SetNow(900);
+    s.Enqueue(2, AJob("2g.10gb").Limit(600));
+    s.SetNow(1200);
+    auto started = s.ScheduleQueue();
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    ASSERT_EQ(started->size(), 1u);
+    EXPECT_EQ((*started)[0].job, 2);
+    EXPECT_THAT(s.QueuedJobs(), ElementsAre(1));
+  }
 }
 
 // Limits weighed by what they predict (§5, limit_power learned). The A100 of the guard's test,
@@ -540,28 +544,6 @@ TEST(SchedulerTest, LearnedLimitPowerOrdersByWaitWhereLimitsSaidNothing) {
     ASSERT_EQ(started->size(), 1u);
     EXPECT_EQ((*started)[0].job, c.starts);
   }
-}
-
-// Jobs of different requests keep the ratio's order whatever the power: the scene of
-// OvertakingGuardLeavesOtherRequestsInTheRatiosOrder with power 0 (arrival order within each
-// request): job 1 (3g.20gb, limit 86400 s, since 0) and job 2 (2g.10gb, limit 600 s, since 900)
-// are each alone in their request, so at t = 1200 job 2 (ratio 1.5 against 1.014) starts.
-TEST(SchedulerTest, LimitPowerLeavesOtherRequestsInTheRatiosOrder) {
-  SchedulerOptions o;
-  o.queue_order = QueueOrder::kResponseRatio;
-  o.limit_power = 0;
-  World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware", o);
-  Scheduler& s = w.scheduler();
-  s.SetNow(0);
-  s.Enqueue(1, AJob("3g.20gb").Limit(86400));
-  s.SetNow(900);
-  s.Enqueue(2, AJob("2g.10gb").Limit(600));
-  s.SetNow(1200);
-  auto started = s.ScheduleQueue();
-  ASSERT_TRUE(started.ok()) << started.status().ToString();
-  ASSERT_EQ(started->size(), 1u);
-  EXPECT_EQ((*started)[0].job, 2);
-  EXPECT_THAT(s.QueuedJobs(), ElementsAre(1));
 }
 
 // A placement whose job never ran (the daemon's failed instance create) is no run: ForgetRun
