@@ -91,7 +91,7 @@ TEST(InertOptionNotesTest, LimitPowerGivenWhereTheQueueIsInArrivalOrder) {
                           "turns it on)"));
   s.scheduler.limit_power = 0.5;
   EXPECT_THAT(InertOptionNotes(s, {"first-fit"}),
-              ElementsAre(testing::StartsWith("--limit-power 0.5 has no effect on first-fit")));
+              ElementsAre(::testing::StartsWith("--limit-power 0.5 has no effect on first-fit")));
   s.scheduler.limit_power = 1;
   EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
 }

@@ -101,9 +101,11 @@ TEST_F(DaemonTest, AQueuedJobKeepsItsWaitAcrossARestart) {
 // Limits weighed by what they predict (§5; `full`'s limit-power learned). Twenty 1g.5gb jobs with
 // limits 60, 120, 240 and 480 s in turn run `true` while the manual clock stands still: every run
 // is 0 s (counted as 1 ms), the same whatever the limit, so the slope of log run on log limit is
-// 0 and the power learned is 0 (before the 20th ends it is 1: too few runs). Regression
-// limit_power_learned_again_after_a_restart: after a restart the daemon reads the runs from its
-// store and keeps power 0 from 20 runs (without that: 1, from none).
+// 0 and the power learned is 0 (before the 20th ends it is 1: too few runs). A job that fails
+// (exit 3) and one whose launch fails are no runs: still 20 (regression
+// a_failed_run_swung_the_limit_power: each counted as a run of ~0 s). Regression
+// limit_power_learned_again_after_a_restart: after a restart the daemon reads the same runs from
+// its store and keeps power 0 from 20 runs (without that: 1, from none).
 TEST_F(DaemonTest, LimitPowerIsLearnedFromEndedRunsAndAgainAfterARestart) {
   ManualClock clock(1'800'000'000 * kSecond);
   clock_ = &clock;
@@ -126,6 +128,17 @@ TEST_F(DaemonTest, LimitPowerIsLearnedFromEndedRunsAndAgainAfterARestart) {
         if (!InState(*d, id, JobState::kSucceeded)) return false;
       }
       return true;
+    }));
+    EXPECT_EQ(d->Metrics().limit_power_runs, 20);
+    EXPECT_EQ(d->Metrics().limit_power, 0);
+    JobRequest fails = Req("1g.5gb", {"sh", "-c", "exit 3"});
+    fails.time_limit_s = 3600;
+    JobRequest unlaunchable = Req("1g.5gb", {"/nonexistent/command"});
+    unlaunchable.time_limit_s = 3600;
+    ASSERT_OK(d->Submit(fails));
+    ASSERT_OK(d->Submit(unlaunchable));
+    ASSERT_TRUE(TickUntil(*d, [&] {
+      return InState(*d, 21, JobState::kFailed) && InState(*d, 22, JobState::kFailed);
     }));
     EXPECT_EQ(d->Metrics().limit_power_runs, 20);
     EXPECT_EQ(d->Metrics().limit_power, 0);

@@ -421,6 +421,18 @@ std::vector<JobInstance> JobService::InstancesOf(DaemonJobId id) {
   return DescribeInstancesOf(*model_, *sync_, id);
 }
 
+namespace {
+// §5 limits weighed by what they predict: the runs the daemon learns from, live (FinishJob) and
+// at a restart (Adopt): jobs with a time limit that succeeded or were stopped at their limit. A
+// failed or cancelled run says how long it ran, not how long the job is (a launch failure or a
+// job that exits at once would count as a run of 1 s and pull the slope toward 0).
+bool IsLearnedRun(const DaemonJobRecord& r) {
+  return r.kind == JobKind::kJob &&
+         (r.state == JobState::kSucceeded || r.state == JobState::kTimeout) &&
+         r.request.time_limit_s > 0 && r.started_at > 0 && r.ended_at >= r.started_at;
+}
+}  // namespace
+
 void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int> exit_code,
                            std::string reason) {
   if (Status st = TransitionJob(r, state, Unix()); !st.ok()) {
@@ -436,6 +448,9 @@ void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int
   r.exit_code = exit_code;
   r.reason = std::move(reason);
   counters_->ended.Count(std::string(JobKindName(r.kind)), std::string(JobStateName(state)));
+  if (IsLearnedRun(r)) {
+    model_->scheduler().RecordEndedRun(r.request.time_limit_s, r.ended_at - r.started_at);
+  }
   runs_.erase(r.id);
   launches_.erase(r.id);
   create_failures_.erase(r.id);
@@ -466,6 +481,9 @@ void JobService::ReleaseInstances(DaemonJobId job) {
   const JobId id = static_cast<JobId>(job);
   Scheduler& s = model_->scheduler();
   if (s.InstancesOf(id) == nullptr) return;
+  // §5: the daemon tells the scheduler a job's run from its record (FinishJob, and Adopt at a
+  // restart), so that the runs learned from are the store's, before and after a restart.
+  s.ForgetRun(id);
   StatusOr<Plan> plan = s.Release(id);
   if (plan.ok()) {
     sync_->Execute(*plan, nullptr);
@@ -502,7 +520,6 @@ void JobService::Adopt(const RecoveryResult& rec) {
     if (const DaemonJobRecord* r = jobs_.Current(id); r != nullptr && r->started_at > 0) {
       const double started_s = NowS() - std::max(0.0, Unix() - r->started_at);
       NoteExpectedEnd(id, started_s);
-      model_->scheduler().NoteRunStart(static_cast<JobId>(id), started_s);
     }
   }
   // §5 limits weighed by what they predict: what the runs that ended before this start said
@@ -512,10 +529,7 @@ void JobService::Adopt(const RecoveryResult& rec) {
   std::vector<const DaemonJobRecord*> ended;
   for (DaemonJobId id : jobs_.EndedBefore(std::numeric_limits<double>::infinity())) {
     const DaemonJobRecord* r = jobs_.Visible(id);
-    if (r != nullptr && r->kind == JobKind::kJob && r->started_at > 0 &&
-        r->ended_at >= r->started_at) {
-      ended.push_back(r);
-    }
+    if (r != nullptr && IsLearnedRun(*r)) ended.push_back(r);
   }
   std::sort(ended.begin(), ended.end(), [](const DaemonJobRecord* a, const DaemonJobRecord* b) {
     return a->ended_at != b->ended_at ? a->ended_at < b->ended_at : a->id < b->id;
@@ -577,7 +591,6 @@ void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   const DaemonJobId id = r.id;
   std::set<NvmlIndex> gpus;
   for (const JobInstance& in : r.instances) gpus.insert(in.gpu);
-  model_->scheduler().ForgetRun(static_cast<JobId>(id));  // it never ran: no run time (§5)
   ReleaseInstances(id);
   // Not the job's failure: a plan not attempted (an earlier one on its GPU
   // failed), a destroy waiting for processes to leave, a GPU the backend lost.

@@ -17,7 +17,7 @@ void LimitModel::Ended(uint64_t id, double limit_s, double now_s) {
 
 void LimitModel::Add(double limit_s, double run_s) {
   if (!(limit_s > 0) || !std::isfinite(limit_s) || !std::isfinite(run_s)) return;
-  samples_.push_back({std::log(limit_s), std::log(std::max(run_s, 1e-3))});
+  samples_.push_back({std::log(limit_s), std::log(std::max(run_s, kLimitModelMinRunS))});
   if (samples_.size() > kLimitModelWindow) samples_.pop_front();
   power_ = FitPower(samples_);
 }

@@ -31,6 +31,9 @@ namespace migsched {
 
 inline constexpr size_t kLimitModelWindow = 500;
 inline constexpr size_t kLimitModelMinJobs = 20;
+// Run times below this count as this, seconds: in logs a run of a few ms would weigh as much as
+// one of days, so one job that exits at once could swing the slope.
+inline constexpr double kLimitModelMinRunS = 1;
 
 class LimitModel {
  public:
@@ -39,14 +42,14 @@ class LimitModel {
   void Started(uint64_t id, double now_s);
   // Job `id` ended at `now_s`; `limit_s` is its time limit (<= 0 or not finite: none, not
   // counted). A job never Started here (adopted after a restart) is not counted either. A run
-  // time <= 0 counts as 1 ms.
+  // time below kLimitModelMinRunS counts as that.
   void Ended(uint64_t id, double limit_s, double now_s);
-  // Forgets job `id`'s start: a placement whose job never ran (the daemon's failed instance
-  // create), so that its release is not counted as a run.
+  // Forgets job `id`'s start, so that its end is not counted as a run (a driver that tells runs
+  // itself, through Add).
   void Forget(uint64_t id) { started_.erase(id); }
   // One run that ended, told directly: `limit_s` its limit (<= 0 or not finite: not counted),
-  // `run_s` end - first start (<= 0 counts as 1 ms). Ended() calls it; the daemon calls it at a
-  // restart for the jobs its store says ended, in the order they ended.
+  // `run_s` end - first start (below kLimitModelMinRunS: that). Ended() calls it; the daemon calls
+  // it for each run its records count, as it ends and at a restart (in the order they ended).
   void Add(double limit_s, double run_s);
 
   // The learned power p in [0, 1] (1 until enough jobs ended, see above).

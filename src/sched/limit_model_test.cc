@@ -100,7 +100,7 @@ TEST(LimitModelTest, TheWindowForgetsTheOldestJobs) {
 // clamped, after every job.
 TEST(LimitModelTest, MatchesANaiveFitAfterEveryJob) {
   const uint64_t seed = 20261207;
-  SCOPED_TRACE(testing::Message() << "seed " << seed);
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
   Rng rng(seed);
   for (int round = 0; round < 20; ++round) {
     const double b = -0.5 + 2 * rng.Uniform01();
@@ -111,7 +111,7 @@ TEST(LimitModelTest, MatchesANaiveFitAfterEveryJob) {
       const double run = std::pow(limit, b) * std::exp(rng.Uniform01() - 0.5);
       m.Started(id, 1000);
       m.Ended(id, limit, 1000 + run);
-      all.push_back({std::log(limit), std::log(std::max(run, 1e-3))});
+      all.push_back({std::log(limit), std::log(std::max(run, kLimitModelMinRunS))});
       const size_t from = all.size() > kLimitModelWindow ? all.size() - kLimitModelWindow : 0;
       const double n = double(all.size() - from);
       double expect = 1;

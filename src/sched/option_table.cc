@@ -268,8 +268,8 @@ std::vector<Spec> BuildTable() {
         "waiting jobs of one request (same profile and count) take the places the ratio gave "
         "them by wait / limit^P, highest first: 1 = the ratio's own order, 0 = arrival order "
         "within each request, learned = P fitted on the jobs that ended (the slope of log run "
-        "time on log limit); jobs of different requests keep the ratio's order (docs/results.md "
-        "\"Limits weighed by what they predict\")";
+        "time on log limit; full's default, 1 otherwise); jobs of different requests keep the "
+        "ratio's order (docs/results.md \"Limits weighed by what they predict\")";
     s.given = &E::limit_power;
     s.set = [](std::string_view text, O* o) -> Status {
       if (text == "learned") {
@@ -283,7 +283,7 @@ std::vector<Spec> BuildTable() {
         return InvalidArgumentError(
             fmt::format("must be a number in [0, 1] or learned, got '{}'", text));
       }
-      o->limit_power = v;
+      o->limit_power = v + 0.0;  // -0 is 0
       return Status();
     };
     s.get = [](const O& o) {

@@ -173,16 +173,16 @@ class Scheduler {
   // §5 what the limits of the jobs that ended said about their run times (sched/limit_model.h):
   // started by Commit and BindHold, ended by Release.
   const LimitModel& limit_model() const { return limit_model_; }
-  // What only a driver knows of runs (LimitModel): job `id`, just released or about to be, never
-  // ran (a failed instance create: its release is no run); a run that ended before this
-  // scheduler existed (a daemon's restart: limit and end - first start, seconds, in end order);
-  // and the first start of a job adopted after a restart (driver time).
+  // For a driver that tells the runs itself (the daemon, from its job records): ForgetRun(id)
+  // before Release(id) keeps that release from counting as a run; RecordEndedRun counts one
+  // (limit and end - first start, seconds; in the order runs ended).
   void ForgetRun(JobId id) { limit_model_.Forget(id); }
   void RecordEndedRun(double limit_s, double run_s) { limit_model_.Add(limit_s, run_s); }
-  void NoteRunStart(JobId id, double started_s) { limit_model_.Started(id, started_s); }
   // The power the response-ratio order weighs limits with among the jobs of one request now:
   // options().limit_power, or the learned one (LimitModel::Power) with kLimitPowerLearned.
+  // 1 where the queue is not ordered by response ratio (the power orders nothing there).
   double LimitPower() const {
+    if (options_.queue_order != QueueOrder::kResponseRatio) return 1;
     return options_.limit_power == kLimitPowerLearned ? limit_model_.Power() : options_.limit_power;
   }
 

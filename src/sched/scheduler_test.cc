@@ -570,7 +570,8 @@ TEST(SchedulerTest, ForgottenRunsAreNotCountedAndToldRunsAre) {
   EXPECT_EQ(s.limit_model().samples(), 2u);
 }
 
-// A fixed limit_power is used as given, whatever ended (the default, 1, is today's order).
+// A fixed limit_power is used as given, whatever ended (the default, 1, is today's order); in
+// arrival order (FIFO) the power orders nothing and is 1, given or learned.
 TEST(SchedulerTest, FixedLimitPowerIsUsedAsGiven) {
   SchedulerOptions o;
   o.queue_order = QueueOrder::kResponseRatio;
@@ -578,6 +579,9 @@ TEST(SchedulerTest, FixedLimitPowerIsUsedAsGiven) {
   o.limit_power = 0.25;
   World w({{"A100-40GB", "", ""}}, "frag-aware", o);
   EXPECT_EQ(w.scheduler().LimitPower(), 0.25);
+  o.queue_order = QueueOrder::kFifo;
+  World fifo({{"A100-40GB", "", ""}}, "frag-aware", o);
+  EXPECT_EQ(fifo.scheduler().LimitPower(), 1);
 }
 
 TEST(SchedulerTest, FractionResolvesPerModel) {
