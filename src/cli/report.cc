@@ -181,6 +181,12 @@ void PrintSummary(const Metrics& m, std::ostream& out) {
   out << fmt::format("  reconfigurations  {} (creates {}, destroys {}), reuses {}, setup {}\n",
                      m.reconfigurations, m.creates, m.destroys, m.reuses, m.setup_reconfigurations);
   out << fmt::format("  migrations        {}\n", m.migrations);
+  if (m.limit_power != 1) {
+    out << fmt::format(
+        "  limit power       {:.2f} at the end (§5: the jobs of one request ordered by wait / "
+        "limit^{:.2f})\n",
+        m.limit_power, m.limit_power);
+  }
   out << fmt::format("  jobs per day      {:.1f}\n", m.jobs_per_day);
   if (m.arrival_window_s > 0) {
     const std::string kwh = m.energy_kwh_arrival_window
