@@ -518,8 +518,7 @@ void JobService::Adopt(const RecoveryResult& rec) {
     }
     if (run.cancel) StopProcess(id);
     if (const DaemonJobRecord* r = jobs_.Current(id); r != nullptr && r->started_at > 0) {
-      const double started_s = NowS() - std::max(0.0, Unix() - r->started_at);
-      NoteExpectedEnd(id, started_s);
+      NoteExpectedEnd(id, NowS() - std::max(0.0, Unix() - r->started_at));
     }
   }
   // §5 limits weighed by what they predict: what the runs that ended before this start said

@@ -257,6 +257,15 @@ namespace {
 double LimitForOrder(const Job& job) {
   return job.time_limit_s > 0 ? job.time_limit_s : kUnknownLimitForOrderS;
 }
+
+// Sorts (key, index) pairs by key, highest first; equal keys by `before` of their indices.
+template <typename Before>
+void SortHighestFirst(std::vector<std::pair<double, size_t>>* keys, Before before) {
+  std::sort(keys->begin(), keys->end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return before(a.second, b.second);
+  });
+}
 }  // namespace
 
 void Scheduler::OrderQueue() {
@@ -268,10 +277,7 @@ void Scheduler::OrderQueue() {
     const double limit = LimitForOrder(q.job);
     keys[i] = {(now_s_ - q.enqueued_s + limit) / limit, i};
   }
-  std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first > b.first;
-    return ArrivedBefore(queue_[a.second], queue_[b.second]);
-  });
+  SortHighestFirst(&keys, [&](size_t a, size_t b) { return ArrivedBefore(queue_[a], queue_[b]); });
   std::deque<Queued> sorted;
   for (const auto& [ratio, i] : keys) sorted.push_back(std::move(queue_[i]));
   queue_ = std::move(sorted);
@@ -291,7 +297,7 @@ void Scheduler::ReorderWithinRequests(
   std::vector<size_t> from(queue_.size());  // place -> the queue_ index of the job it gets
   for (const auto& [key, at] : places) {
     std::vector<size_t> jobs = at;
-    reorder(&jobs);
+    if (jobs.size() > 1) reorder(&jobs);  // one job keeps its place
     for (size_t k = 0; k < at.size(); ++k) from[at[k]] = jobs[k];
   }
   std::deque<Queued> ordered;
@@ -311,10 +317,8 @@ void Scheduler::WeighLimitsWithinRequests(double power) {
       const Queued& q = queue_[i];
       keys.push_back({(now_s_ - q.enqueued_s) / std::pow(LimitForOrder(q.job), power), i});
     }
-    std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first > b.first;
-      return ArrivedBefore(queue_[a.second], queue_[b.second]);
-    });
+    SortHighestFirst(&keys,
+                     [&](size_t a, size_t b) { return ArrivedBefore(queue_[a], queue_[b]); });
     for (size_t k = 0; k < keys.size(); ++k) (*jobs)[k] = keys[k].second;
   });
 }
