@@ -176,15 +176,35 @@ std::string Extender::BindPod(const BindingArgs& args) {
   // The reservation's owner is k8s:<uid>, and "k8s:" alone is a prefix of every pod's (regression:
   // bind_without_a_pod_uid reserved under "k8s:").
   if (mig && pod->uid.empty()) return "pod " + who + " has no metadata.uid: nothing reserved";
+  // One bind of a pod at a time (regression: concurrent_binds_left_a_wrong_annotation: two binds
+  // of one pod to two nodes each reserved and annotated; one Binding won, and the pod could keep
+  // the loser's annotation, for a reservation released on another node).
+  if (!pod->uid.empty()) {
+    std::lock_guard lock(mu_);
+    if (!binding_.insert(pod->uid).second) {
+      return "a bind of pod " + who + " is already in progress; try again when it has ended";
+    }
+  }
+  struct Unmark {
+    Extender* self;
+    std::string uid;
+    ~Unmark() {
+      if (uid.empty()) return;
+      std::lock_guard lock(self->mu_);
+      self->binding_.erase(uid);
+    }
+  } unmark{this, pod->uid};
+  std::string annotation;  // what this bind wrote as kPlacementAnnotation
   if (mig) {
     auto reservation = engine_->Reserve(*pod, args.node);
     if (!reservation.ok()) {
       return "cannot reserve the MIG instances of " + who + " on " + args.node + ": " +
              reservation.status().message();
     }
-    Status st = api_->PatchPodMetadata(args.pod_namespace, args.pod_name, pod->uid,
-                                       {{kPlacementAnnotation, reservation->ToJson().dump()}},
-                                       {{kManagedLabel, "true"}});
+    annotation = reservation->ToJson().dump();
+    Status st =
+        api_->PatchPodMetadata(args.pod_namespace, args.pod_name, pod->uid,
+                               {{kPlacementAnnotation, annotation}}, {{kManagedLabel, "true"}});
     if (!st.ok()) {
       (void)engine_->Release(*pod, args.node);
       return "cannot annotate " + who + ": " + st.message();
@@ -198,8 +218,13 @@ std::string Extender::BindPod(const BindingArgs& args) {
     // released, and the kubelet's Allocate then found none for the bound pod).
     auto now = api_->GetPod(args.pod_namespace, args.pod_name);
     bool unknown = !now.ok() && now.status().code() != StatusCode::kNotFound;
+    bool ours = false;  // the same pod, read back with this bind's annotation
     if (now.ok()) {
       auto info = ParsePod(*now);
+      if (info.ok() && info->uid == pod->uid) {
+        auto a = info->annotations.find(std::string(kPlacementAnnotation));
+        ours = a != info->annotations.end() && a->second == annotation;
+      }
       if (info.ok() && info->uid == pod->uid && info->node_name == args.node) {
         if (st.code() != StatusCode::kAlreadyExists) {
           spdlog::warn("{}: the Binding to {} was stored although the API server answered: {}", who,
@@ -212,6 +237,18 @@ std::string Extender::BindPod(const BindingArgs& args) {
     if (!st.ok()) {
       if (mig && !unknown) {
         (void)engine_->Release(*pod, args.node);
+        // Not bound here: the placement this bind's annotation names is released, so the pod
+        // does not keep it (regression: annotation_kept_after_a_failed_binding). A pod gone,
+        // recreated, or annotated since by another binder is left as it is.
+        if (ours) {
+          Status clear = api_->PatchPodMetadata(args.pod_namespace, args.pod_name, pod->uid,
+                                                {{kPlacementAnnotation, std::nullopt}},
+                                                {{kManagedLabel, std::nullopt}});
+          if (!clear.ok()) {
+            spdlog::warn("{}: cannot take the released placement's annotation off: {}", who,
+                         clear.message());
+          }
+        }
       } else if (mig) {
         // Neither bound nor known not to be: the room stays; the pod's next bind takes it (a
         // node holding its room fits first), else it expires after reservation_ttl_s.

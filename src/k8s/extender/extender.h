@@ -10,7 +10,12 @@
 //   bind        reserves the pod's placements on the node's daemon, records
 //               them on the pod (annotation kPlacementAnnotation, a merge patch
 //               guarded by the pod's uid), then posts the Binding; a failure
-//               after the reservation releases it.
+//               after the reservation releases it and takes the annotation and
+//               the kManagedLabel off the pod again. One bind of a pod at a time:
+//               a bind of a pod (by uid) while another of it is in progress is
+//               refused with the reason (kube-scheduler retries it), so two binds
+//               cannot each reserve and annotate, the pod ending bound to one
+//               node with the other's annotation.
 //
 // Answers are always HTTP 200 with the protocol body: a body that cannot be
 // read, an unknown profile or an unknown node gets a message kube-scheduler
@@ -23,8 +28,8 @@
 // core over every node daemon, k8s/cluster_engine.h).
 //
 // Thread-safety: every method may be called from concurrent HTTP threads;
-// `mu_` guards the pod cache only, and no lock is held while the engine or the
-// API server is called.
+// `mu_` guards the pod cache, the counters and the set of pods being bound, and
+// no lock is held while the engine or the API server is called.
 #ifndef MIGSCHED_K8S_EXTENDER_EXTENDER_H_
 #define MIGSCHED_K8S_EXTENDER_EXTENDER_H_
 
@@ -32,6 +37,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -127,10 +133,11 @@ class Extender {
 
   PlacementEngine* const engine_;
   KubeClient* const api_;
-  mutable std::mutex mu_;                           // guards cache_, order_, counters_
+  mutable std::mutex mu_;                           // guards cache_, order_, counters_, binding_
   std::unordered_map<std::string, PodInfo> cache_;  // by uid
   std::deque<std::string> order_;                   // uids, oldest first
   Counters counters_;
+  std::set<std::string> binding_;  // uids of the pods whose bind is in progress
 };
 
 }  // namespace migsched::k8s

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <future>
+#include <thread>
+
 #include "k8s/testing/recording_api_server.h"
 #include "testing/test_util.h"
 
@@ -41,6 +45,7 @@ class ScriptedEngine : public PlacementEngine {
   }
   StatusOr<PodReservation> Reserve(const PodInfo& pod, const std::string& node) override {
     reserved.push_back(pod.uid + "@" + node);
+    if (reserved.size() == 1 && first_reserve) first_reserve();
     if (!reserve_error.ok()) return reserve_error;
     PodReservation r{node, PodOwnerKey(pod.uid), {}};
     int start = 0;
@@ -62,6 +67,7 @@ class ScriptedEngine : public PlacementEngine {
   int filter_calls = 0;
   std::vector<std::string> reserved, released;
   Status reserve_error;
+  std::function<void()> first_reserve;  // called inside the first Reserve, if set
 };
 
 class ExtenderTest : public ::testing::Test {
@@ -205,6 +211,63 @@ TEST_F(ExtenderTest, AFailedBindingReleasesTheReservation) {
             "timed out");
   EXPECT_EQ(engine.released, engine.reserved);
   EXPECT_EQ(extender->counters().bind_errors, 1);
+}
+
+// Regression (annotation_kept_after_a_failed_binding): a Binding that failed released the
+// reservation but left the pod annotated with it (and labelled managed), naming instances no
+// longer reserved. The pod read back is unbound and carries this bind's annotation: both go.
+TEST_F(ExtenderTest, AFailedBindingTakesItsAnnotationAndLabelOffThePod) {
+  api.AddPod(Fixture("pod-3g.20gb.json"));
+  api.FailNext("/binding", 500, "etcdserver: request timed out");
+  const json b = json::parse(extender->Bind(Fixture("bind-args.json").dump()).body);
+  EXPECT_NE(b["Error"].get<std::string>().find("HTTP 500"), std::string::npos) << b;
+  EXPECT_EQ(engine.released, engine.reserved);
+  const json meta = api.Pod("ml", "train-x7k2p")->at("metadata");
+  EXPECT_FALSE(meta.value("annotations", json::object()).contains("migsched.io/placement")) << meta;
+  EXPECT_FALSE(meta.value("labels", json::object()).contains("migsched.io/managed")) << meta;
+  // GET (no filter call), PATCH (annotate), POST (fails), GET (read back), PATCH (take it off).
+  const auto reqs = api.requests();
+  ASSERT_EQ(reqs.size(), 5u);
+  EXPECT_EQ(reqs[4].method, "PATCH");
+  EXPECT_EQ(json::parse(reqs[4].body)["metadata"]["annotations"]["migsched.io/placement"], nullptr);
+}
+
+// Regression (concurrent_binds_left_a_wrong_annotation): two binds of one pod at once, to two
+// nodes, each reserved and annotated; one Binding won and the pod could keep the other's
+// annotation, naming instances released on another node. Now the second is refused while the
+// first is in progress (held inside its Reserve here), and reserves nothing.
+TEST_F(ExtenderTest, ASecondBindOfAPodWhileTheFirstIsInProgressIsRefused) {
+  api.AddPod(Fixture("pod-3g.20gb.json"));
+  engine.fits = {"gpu-node-2", "gpu-node-3"};
+  (void)extender->Filter(Fixture("filter-args.json").dump());
+  std::promise<void> reserving, go;
+  std::shared_future<void> may_go = go.get_future().share();
+  engine.first_reserve = [&] {
+    reserving.set_value();
+    may_go.wait();
+  };
+  json first;
+  std::thread binder(
+      [&] { first = json::parse(extender->Bind(Fixture("bind-args.json").dump()).body); });
+  reserving.get_future().wait();
+  json args = Fixture("bind-args.json");
+  args["Node"] = "gpu-node-3";
+  const json second = json::parse(extender->Bind(args.dump()).body);
+  go.set_value();
+  binder.join();
+  EXPECT_EQ(second["Error"],
+            "migsched: a bind of pod ml/train-x7k2p is already in progress; try again when it has "
+            "ended");
+  EXPECT_EQ(first["Error"], "");
+  EXPECT_EQ(engine.reserved,
+            (std::vector<std::string>{"5d0c6a7e-3f4b-4c1d-9e2a-6b7c8d9e0f11@gpu-node-2"}));
+  const json pod = *api.Pod("ml", "train-x7k2p");
+  EXPECT_EQ(pod["spec"]["nodeName"], "gpu-node-2");
+  EXPECT_EQ(json::parse(pod["metadata"]["annotations"]["migsched.io/placement"].get<std::string>())
+                .at("node"),
+            "gpu-node-2");
+  // Once it has ended, the pod's next bind is answered again (bound: nothing to do).
+  EXPECT_EQ(json::parse(extender->Bind(Fixture("bind-args.json").dump()).body)["Error"], "");
 }
 
 // Regression (binding_stored_despite_an_error_lost_its_reservation): the API server stored the
