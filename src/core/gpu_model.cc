@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <utility>
@@ -127,6 +128,27 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
       if (i > 0 && pl.start == p.placements[i - 1].start) {
         return BadProfile(spec, p, fmt::format("duplicate placement start {}", pl.start));
       }
+    }
+    // Instances on disjoint placements must fit the GPU's memory whatever the layout, so each
+    // placement covers at least its profile's share of the memory slices (every bundled model
+    // does; regression: catalog_profile_memory_oversubscribed, where six 3-slice instances of a
+    // 1-unit profile ran side by side on a 6-slice GPU).
+    const int size = p.placements.front().size;
+    if (int64_t{p.memory_slices} * spec.placement_units > int64_t{size} * spec.memory_slices) {
+      const int64_t need =
+          (int64_t{p.memory_slices} * spec.placement_units + spec.memory_slices - 1) /
+          spec.memory_slices;
+      return BadProfile(
+          spec, p,
+          fmt::format("memory_slices {} needs placements of at least {} of the {} units (its "
+                      "share of the model's {} memory slices), its have {}: instances side by "
+                      "side would hold more memory than the GPU has",
+                      p.memory_slices, need, spec.placement_units, spec.memory_slices, size));
+    }
+    if (p.max_instances > static_cast<int>(p.placements.size())) {
+      return BadProfile(spec, p,
+                        fmt::format("max_instances {} is more than its {} placements",
+                                    p.max_instances, p.placements.size()));
     }
   }
 

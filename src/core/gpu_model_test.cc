@@ -319,6 +319,17 @@ INSTANTIATE_TEST_SUITE_P(
                     },
                     "GPU model 'Test 8U': driver-default order for '2g' must list each of its 3 "
                     "starts once"},
+        // Regression catalog_profile_memory_oversubscribed: a 1-slice-memory grid unit held a
+        // 2-slice profile, so 7 of them side by side would hold 14 of the 8 memory slices.
+        BadSpecCase{"MemoryOversubscribed",
+                    [](GpuModel::Spec& s) { s.profiles[2].memory_slices = 2; },
+                    "GPU model 'Test 8U', profile '1g': memory_slices 2 needs placements of at "
+                    "least 2 of the 8 units (its share of the model's 8 memory slices), its have "
+                    "1: instances side by side would hold more memory than the GPU has"},
+        BadSpecCase{"MoreInstancesThanPlacements",
+                    [](GpuModel::Spec& s) { s.profiles[1].max_instances = 4; },
+                    "GPU model 'Test 8U', profile '2g': max_instances 4 is more than its 3 "
+                    "placements"},
         BadSpecCase{"LayoutOverlap",
                     [](GpuModel::Spec& s) {
                       s.static_layouts = {{"x", {{"2g", 0}, {"1g", 1}}}};

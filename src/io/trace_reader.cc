@@ -114,8 +114,9 @@ class RowConverter {
     if (cells[kCount].present) {
       ASSIGN_OR_RETURN(job.count, Count(cells[kCount]));
     }
-    ASSIGN_OR_RETURN(job.duration_s, Number(kDuration, cells[kDuration], "a number > 0",
-                                            [](double v) { return v > 0; }));
+    ASSIGN_OR_RETURN(job.duration_s,
+                     Number(kDuration, cells[kDuration], "a number from 1e-06 to 1e+15",
+                            [](double v) { return v >= kMinDurationS && v <= kMaxDurationS; }));
     if (cells[kPcie].present) {
       ASSIGN_OR_RETURN(job.pcie_gbps, Number(kPcie, cells[kPcie], "a number >= 0",
                                              [](double v) { return v >= 0; }));

@@ -26,6 +26,14 @@ struct RunTruth {
   double alpha = 1.0;     // contention sensitivity (§8), > 0
 };
 
+// The run times a workload may give (RunTruth::duration_s), seconds: from 1 µs to 1e15 s (about
+// 32 million years). Beyond them the outputs' sums and ratios leave the doubles (a duration of
+// 1e308 s made the utilisation inf / inf, one of 5e-324 s an infinite slowdown), so a trace or
+// a workload outside them is refused with the bound (regression:
+// extreme_durations_printed_nan).
+inline constexpr double kMinDurationS = 1e-6;
+inline constexpr double kMaxDurationS = 1e15;
+
 // One job of a workload: the request (Job) and the run's truth (RunTruth).
 // Where a `const Job&` is expected it passes the request alone; where a
 // `const RunTruth&` is expected, the truth alone.

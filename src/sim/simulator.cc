@@ -35,8 +35,8 @@ Status ValidateWorkload(const std::vector<WorkloadJob>& jobs) {
     if (!std::isfinite(j.arrival_s) || j.arrival_s < 0) {
       return bad("arrival_s must be finite and >= 0");
     }
-    if (!std::isfinite(j.duration_s) || j.duration_s <= 0) {
-      return bad("duration_s must be finite and > 0");
+    if (!(j.duration_s >= kMinDurationS && j.duration_s <= kMaxDurationS)) {
+      return bad("duration_s must be from 1e-06 to 1e+15 s");
     }
     if (j.count < 1) return bad("count must be >= 1");
     if (!std::isfinite(j.pcie_gbps) || j.pcie_gbps < 0) {

@@ -395,7 +395,7 @@ TEST(SimulatorTest, BadInputIsRejected) {
 
   auto zero = RunSimulation(gpus, {AJob("1g.5gb").Named("z").Runs(0)}, "first-fit",
                             SchedulerOptions{}, Options());
-  EXPECT_EQ(zero.status().message(), "job 0 ('z'): duration_s must be finite and > 0");
+  EXPECT_EQ(zero.status().message(), "job 0 ('z'): duration_s must be from 1e-06 to 1e+15 s");
 
   auto policy = RunSimulation(gpus, kTwoBig, "no-such", SchedulerOptions{}, Options());
   EXPECT_EQ(policy.status().code(), StatusCode::kNotFound);
