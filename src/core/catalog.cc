@@ -50,7 +50,7 @@ std::string NormalizeProfileName(std::string_view name) {
   return out;
 }
 
-Status Catalog::Add(GpuModel model) {
+Status Catalog::Add(GpuModel model, std::string origin) {
   std::vector<std::string> names = {model.name()};
   names.insert(names.end(), model.short_names().begin(), model.short_names().end());
   names.insert(names.end(), model.aliases().begin(), model.aliases().end());
@@ -63,7 +63,16 @@ Status Catalog::Add(GpuModel model) {
     }
   }
   models_.push_back(std::make_unique<GpuModel>(std::move(model)));
+  origins_.push_back(std::move(origin));
   return Status();
+}
+
+const std::string& Catalog::OriginOf(const GpuModel* model) const {
+  static const std::string kNone;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    if (models_[i].get() == model) return origins_[i];
+  }
+  return kNone;
 }
 
 StatusOr<const GpuModel*> Catalog::Find(std::string_view name) const {

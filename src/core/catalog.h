@@ -35,8 +35,9 @@ std::string NormalizeProfileName(std::string_view name);
 class Catalog {
  public:
   Catalog() = default;
-  // Adds a model. kInvalidArgument if any of its names is already taken.
-  Status Add(GpuModel model);
+  // Adds a model; `origin` says where it came from (its file), for errors. kInvalidArgument if
+  // any of its names is already taken.
+  Status Add(GpuModel model, std::string origin = {});
 
   // The model whose canonical name, short name or alias equals `name`
   // (ASCII case-insensitive), or kNotFound listing the known short names.
@@ -54,9 +55,12 @@ class Catalog {
   // Models in the order they were added. Pointers stay valid for the
   // catalog's lifetime.
   std::vector<const GpuModel*> models() const;
+  // The origin `model` (one of models()) was added with; empty if none was given.
+  const std::string& OriginOf(const GpuModel* model) const;
 
  private:
   std::vector<std::unique_ptr<GpuModel>> models_;
+  std::vector<std::string> origins_;  // origins_[i]: that of models_[i]
 };
 
 }  // namespace migsched

@@ -455,30 +455,26 @@ Status LoadCatalogPath(const std::string& path, Catalog* catalog,
   // Parse every file and check the names among them and against the catalog
   // before adding any, so that a failing folder adds nothing.
   Catalog pending;
-  std::vector<std::string> pending_files;
   std::vector<GpuModel> models;
   for (const std::string& f : files) {
     ASSIGN_OR_RETURN(GpuModel m, LoadGpuModelFile(f));
     std::string name;
-    if (SharesAName(m, *catalog, &name)) {
-      return InvalidArgumentError(
-          fmt::format("{}: GPU model '{}': name '{}' is already used by '{}' in the catalog", f,
-                      m.name(), name, (*catalog->Find(name))->name()));
-    }
-    if (SharesAName(m, pending, &name)) {
-      const GpuModel* other = *pending.Find(name);
-      const std::vector<const GpuModel*> added = pending.models();
-      size_t i = std::find(added.begin(), added.end(), other) - added.begin();
+    // The other model is named with its file (regression: catalog_clash_named_no_file, where a
+    // --catalog file clashing with a bundled model said only "in the catalog").
+    const Catalog* const looked_in[] = {catalog, &pending};
+    for (const Catalog* in : looked_in) {
+      if (!SharesAName(m, *in, &name)) continue;
+      const GpuModel* other = *in->Find(name);
+      const std::string& origin = in->OriginOf(other);
       return InvalidArgumentError(
           fmt::format("{}: GPU model '{}': name '{}' is already used by '{}' ({})", f, m.name(),
-                      name, other->name(), pending_files[i]));
+                      name, other->name(), origin.empty() ? "in the catalog" : origin));
     }
-    RETURN_IF_ERROR(pending.Add(m).WithPrefix(f));
-    pending_files.push_back(f);
+    RETURN_IF_ERROR(pending.Add(m, f).WithPrefix(f));
     models.push_back(std::move(m));
   }
   for (size_t i = 0; i < models.size(); ++i) {
-    RETURN_IF_ERROR(catalog->Add(std::move(models[i])).WithPrefix(files[i]));
+    RETURN_IF_ERROR(catalog->Add(std::move(models[i]), files[i]).WithPrefix(files[i]));
   }
   if (loaded != nullptr) loaded->insert(loaded->end(), files.begin(), files.end());
   return Status();

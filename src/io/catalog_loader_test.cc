@@ -650,6 +650,8 @@ TEST(CatalogLoaderPathTest, DuplicateAliasAcrossTwoFiles) {
             b + ": GPU model 'Other': name 'NVIDIA Test' is already used by 'Test 8U' (" + a + ")");
 }
 
+// Regression catalog_clash_named_no_file: the model it clashes with is named with its file, as
+// within one folder (it said only "in the catalog").
 TEST(CatalogLoaderPathTest, ClashWithTheBundledCatalog) {
   Catalog c;
   ASSERT_TRUE(LoadCatalogPath(GpusDir(), &c).ok());
@@ -659,8 +661,8 @@ TEST(CatalogLoaderPathTest, ClashWithTheBundledCatalog) {
   Status st = LoadCatalogPath(path, &c);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(st.message(), path + ": " + kPrefix +
-                              ": name 'nvidia a100-sxm4-40gb' is already used by 'A100 40GB' in "
-                              "the catalog");
+                              ": name 'nvidia a100-sxm4-40gb' is already used by 'A100 40GB' (" +
+                              GpusDir() + "/a100-40gb.json)");
   EXPECT_EQ(c.models().size(), kBundled.size());
 }
 
