@@ -148,6 +148,8 @@ class Daemon::Impl : public NodeServiceHost {
   // Init went through: the writer and the sync run.
   bool started_ MIGSCHED_GUARDED_BY(kStateLock) = false;
   bool paused_ MIGSCHED_GUARDED_BY(kStateLock) = false;
+  // When the pause began (NowS); a daemon restarted paused counts from its start.
+  double paused_since_s_ MIGSCHED_GUARDED_BY(kStateLock) = 0;
   bool stopped_ MIGSCHED_GUARDED_BY(kStateLock) = false;
   Status dir_health_ MIGSCHED_GUARDED_BY(kStateLock);
   double next_dir_check_ MIGSCHED_GUARDED_BY(kStateLock) = 0;
@@ -208,6 +210,7 @@ Status Daemon::Impl::Init() {
     model_->scheduler().SetNow(NowS());
     jobs_->Adopt(rec);
     paused_ = rec.paused;
+    paused_since_s_ = NowS();
   }
   writer_ = std::make_unique<StoreWriter>(store_.get());
   writer_->Start();
@@ -264,7 +267,10 @@ class Daemon::Impl::InstantAdapter : public InstantDriver {
   void Rejected(JobId id) override MIGSCHED_REQUIRES(kStateLock) {
     DaemonJobRecord* r = d_->jobs_->MutableJob(id);
     if (r != nullptr) {
-      d_->jobs_->FinishJob(*r, JobState::kRejected, std::nullopt, "waited longer than --max-wait");
+      d_->jobs_->FinishJob(
+          *r, JobState::kRejected, std::nullopt,
+          fmt::format("waited longer than max-wait ({} s; the scheduler's setting)",
+                      d_->model_->scheduler().options().max_wait_s));
     }
   }
   Status IdleExpired(const Plan& plan) override MIGSCHED_REQUIRES(kStateLock) {
@@ -343,7 +349,10 @@ void Daemon::Impl::TickLocked(std::vector<JobService::PendingLaunch>* launches,
   ev.completed = jobs_->completed();
   ev.tick = sched.options().migration.enabled && !stopped_ && interval > 0 && now >= next_defrag_;
   if (ev.tick) next_defrag_ = now + interval;
-  ev.timer = true;  // the daemon does not track --max-wait timers: every tick looks
+  // The daemon does not track --max-wait timers: every tick looks, except while paused (a pause
+  // holds the queue: its time does not count against --max-wait, Resume; regression:
+  // pause_rejected_queued_jobs).
+  ev.timer = !paused_;
   ev.scan = !paused_ && !stopped_;
   ev.migrate = !stopped_;
   InstantAdapter adapter(this);
@@ -496,12 +505,14 @@ NodeView Daemon::Impl::Node() const {
 // that cannot be written, and the pause holds in memory meanwhile.
 void Daemon::Impl::Pause() {
   StateLock lock(&mu_);
+  if (!paused_) paused_since_s_ = NowS();
   paused_ = true;
   Persist({StoreOp::PutNode("paused", "true")}, /*retry=*/true, [](const Status&) {});
 }
 void Daemon::Impl::Resume() {
   {
     StateLock lock(&mu_);
+    if (paused_) model_->scheduler().HoldWaits(paused_since_s_, NowS());
     paused_ = false;
     Persist({StoreOp::PutNode("paused", "false")}, /*retry=*/true, [](const Status&) {});
   }

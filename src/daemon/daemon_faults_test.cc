@@ -355,6 +355,37 @@ TEST_F(DaemonTest, PauseSurvivesARestart) {
   EXPECT_FALSE(d->paused());  // the resume was stored as well
 }
 
+// Regression (pause_rejected_queued_jobs): with `scheduler: max-wait`, a job queued while the
+// daemon was paused was turned away after max-wait ("waited longer than --max-wait"): a pause for
+// maintenance lost accepted jobs. By hand, max-wait 5 s, one A100: job 1 (7g.40gb) runs; paused,
+// job 2 (1g.5gb, no room while job 1 runs) is submitted and the pause lasts 60 s: job 2 stays
+// queued. Resumed, it still has its 5 s: queued after 4 s, turned away after 6 s.
+TEST_F(DaemonTest, APauseHoldsTheQueueAgainstMaxWait) {
+  ManualClock clock(1'800'000'000'000'000'000);
+  clock_ = &clock;
+  config_.scheduler.max_wait_s = 5;
+  auto d = Start("1xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Submit(Req("7g.40gb", {"sleep", "30"})));
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
+  d->Pause();
+  ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
+  clock.Advance(60 * kSecond);
+  ASSERT_OK(d->Settle());
+  EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+  d->Resume();
+  ASSERT_OK(d->Settle());
+  EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+  clock.Advance(4 * kSecond);
+  ASSERT_OK(d->Settle());
+  EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
+  clock.Advance(2 * kSecond);
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kRejected); }));
+  EXPECT_EQ(Get(*d, 2).reason, "waited longer than max-wait (5 s; the scheduler's setting)");
+  ASSERT_OK(d->Cancel(1));
+  ASSERT_TRUE(WaitTerminal(*d, 1));
+}
+
 TEST_F(DaemonTest, DrainSurvivesARestart) {
   {
     auto d = Start("2xA100-40GB");

@@ -19,6 +19,7 @@
 #include "core/cluster.h"
 #include "daemon/daemon_fixture.h"
 #include "daemon/fake_backend.h"
+#include "daemon/job_store.h"
 #include "daemon/process_runner.h"
 #include "testing/status_matchers.h"
 #include "testing/test_util.h"
@@ -58,6 +59,17 @@ TEST_F(DaemonTest, JobRunsToSuccessWithLogAndExitCode) {
   EXPECT_EQ(Get(*d, 2).state, JobState::kFailed);
   EXPECT_EQ(Get(*d, 2).exit_code, 1);
   EXPECT_EQ(Get(*d, 2).reason, "exited with code 1");
+
+  // Regression exit_status_above_128_read_as_a_signal: a command that exits with 200 itself was
+  // "killed by signal 72"; one that a signal kills still says so.
+  ASSERT_TRUE(d->Submit(Req("1g.5gb", {"sh", "-c", "exit 200"})).ok());
+  ASSERT_TRUE(d->Submit(Req("1g.5gb", {"sh", "-c", "kill -TERM $$"})).ok());
+  ASSERT_TRUE(
+      TickUntil(*d, [&] { return IsTerminal(Get(*d, 3).state) && IsTerminal(Get(*d, 4).state); }));
+  EXPECT_EQ(Get(*d, 3).exit_code, 200);
+  EXPECT_EQ(Get(*d, 3).reason, "exited with code 200");
+  EXPECT_EQ(Get(*d, 4).exit_code, 128 + SIGTERM);
+  EXPECT_EQ(Get(*d, 4).reason, "killed by signal 15");
 }
 
 TEST_F(DaemonTest, TwoJobsGetNonOverlappingPlacementsThenQueueAndReuse) {
@@ -307,6 +319,39 @@ TEST_F(DaemonTest, AJobThatEndedWhileTheDaemonWasDownEndsWhenItsProcessDid) {
   EXPECT_EQ(r.state, JobState::kSucceeded);
   EXPECT_GT(r.ended_at, r.started_at);
   EXPECT_LT(r.ended_at - r.started_at, 2.0);
+}
+
+// Regression (crash_while_starting_restarted_the_limit): a daemon killed between launching a job
+// and storing it running left it `starting` in the store, without a start time; the restart
+// re-adopted it with the restart's time as its start, so its limit ran again from there (an 8 s
+// limit let a job run 20 s). Its start is its run's now. The store is set back here to what such
+// a crash leaves; the daemon is down 1.5 s.
+TEST_F(DaemonTest, AJobReadoptedFromStartingKeepsTheStartOfItsRun) {
+  config_.on_shutdown = "leave";
+  double started = 0;
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->Submit(Req("1g.5gb", {"sleep", "30"})).ok());
+    ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
+    started = Get(*d, 1).started_at;
+    ASSERT_GT(started, 0);
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<JobStore> store, JobStore::Open(config_.state_dir));
+    ASSERT_OK_AND_ASSIGN(DaemonJobRecord r, store->Get(1));
+    r.state = JobState::kStarting;
+    r.started_at = 0;
+    ASSERT_OK(store->Update(r));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  const DaemonJobRecord r = Get(*d, 1);
+  EXPECT_EQ(r.state, JobState::kRunning);
+  EXPECT_NEAR(r.started_at, started, 0.5);  // the restart's time is 1.5 s later
+  ASSERT_OK(d->Cancel(1));
+  ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kCancelled); }));
 }
 
 TEST_F(DaemonTest, RecoveryFailsAJobWhoseProcessDied) {

@@ -658,6 +658,7 @@ void JobService::Reap() {
       // lost process (regression: readopted_job_killed_by_a_stop).
       ps.kind = ProcessStatus::Kind::kExited;
       ps.exit_code = 128 + SIGKILL;
+      ps.signalled = true;
     }
     if (ps.kind == ProcessStatus::Kind::kLost) {
       FinishJob(
@@ -676,8 +677,8 @@ void JobService::Reap() {
       FinishJob(*r, JobState::kSucceeded, 0, "");
     } else {
       FinishJob(*r, JobState::kFailed, code,
-                code > 128 ? fmt::format("killed by signal {}", code - 128)
-                           : fmt::format("exited with code {}", code));
+                ps.signalled ? fmt::format("killed by signal {}", code - 128)
+                             : fmt::format("exited with code {}", code));
     }
   }
 }

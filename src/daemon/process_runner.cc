@@ -47,6 +47,25 @@ int CodeOfWaitStatus(int status) {
   return 255;
 }
 
+// The exit file's code: the exit status 0..255, or kSignalledBase + N for a command killed by
+// signal N, so that an exit status above 128 (`exit 200`) is not read as a signal (regression:
+// exit_status_above_128_read_as_a_signal). Files written before it hold 128 + N for a signal.
+constexpr int kSignalledBase = 256;
+int FileCodeOfWaitStatus(int status) {
+  if (WIFSIGNALED(status)) return kSignalledBase + WTERMSIG(status);
+  return CodeOfWaitStatus(status);
+}
+
+// An exit file's code as (exit code 0..255 with 128 + N for signal N, whether a signal), or none
+// for a code no file holds.
+std::optional<std::pair<int, bool>> DecodeFileCode(int64_t code) {
+  if (code >= 0 && code <= 255) return std::pair<int, bool>{static_cast<int>(code), false};
+  if (code > kSignalledBase && code < kSignalledBase + 128) {
+    return std::pair<int, bool>{static_cast<int>(128 + code - kSignalledBase), true};
+  }
+  return std::nullopt;
+}
+
 // Async-signal-safe: appends the decimal digits of `v` to buf[*n].
 void AppendDecimal(char* buf, int* n, int64_t v) {
   char digits[24];
@@ -102,7 +121,7 @@ void WriteExitFile(int reserved_fd, const char* tmp, const char* path, int code,
                    const char* tag) {
   char buf[kExitFileBytes];
   int n = 0;
-  AppendDecimal(buf, &n, static_cast<unsigned>(code) & 0xffu);
+  AppendDecimal(buf, &n, code);
   buf[n++] = ' ';
   AppendDecimal(buf, &n, attempt);
   if (tag[0] != '\0') {
@@ -576,9 +595,9 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
     do {
       r = waitpid(cmd, &status, 0);
     } while (r < 0 && errno == EINTR);
-    const int code = r == cmd ? CodeOfWaitStatus(status) : 255;
-    WriteExitFile(exit_fd, exit_tmp.c_str(), exit_str.c_str(), code, attempt, tag.c_str());
-    _exit(code);
+    const int file_code = r == cmd ? FileCodeOfWaitStatus(status) : 255;
+    WriteExitFile(exit_fd, exit_tmp.c_str(), exit_str.c_str(), file_code, attempt, tag.c_str());
+    _exit(r == cmd ? CodeOfWaitStatus(status) : 255);
   }
   const int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
@@ -657,15 +676,19 @@ ProcessStatus ProcessRunner::PollPath(DaemonJobId job, int64_t pgid,
   }
   // Gone: the exit file is authoritative when it names this run.
   const auto exit = ReadExit(exit_path);
-  if (exit && exit->code >= 0 && exit->code <= 255 &&
-      (exit->attempt == attempt || exit->attempt < 0) && ExitBelongsTo(job, exit->tag)) {
+  const auto decoded = exit ? DecodeFileCode(exit->code) : std::nullopt;
+  if (decoded && (exit->attempt == attempt || exit->attempt < 0) && ExitBelongsTo(job, exit->tag)) {
     out.kind = ProcessStatus::Kind::kExited;
-    out.exit_code = static_cast<int>(exit->code);
+    out.exit_code = decoded->first;
+    out.signalled = decoded->second;
     return out;
   }
   if (reaped) {
+    // The monitor's own status: killed (it and its command), or the command's code, whose
+    // signal, if any, it cannot tell apart from an exit status.
     out.kind = ProcessStatus::Kind::kExited;
     out.exit_code = CodeOfWaitStatus(status);
+    out.signalled = WIFSIGNALED(status);
     return out;
   }
   out.kind = ProcessStatus::Kind::kLost;
@@ -685,17 +708,24 @@ RunProbe ProcessRunner::Probe(DaemonJobId job, int attempt) const {
   RunProbe out;
   const std::filesystem::path run = JobDir(job) / "run";
   const auto owner = ReadPair(run);
+  if (owner && owner->second == attempt) {
+    struct stat st {};
+    if (::stat(run.c_str(), &st) == 0) {
+      out.started_unix_s = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1e9;
+    }
+  }
   if (RunLockHeld(run) && owner) {
     out.kind = owner->second == attempt ? RunProbe::Kind::kAlive : RunProbe::Kind::kOrphanAlive;
     out.pgid = owner->first;
     return out;
   }
   const auto exit = ReadExit(ExitPath(job));
-  if (exit && exit->code >= 0 && exit->code <= 255 &&
-      (exit->attempt == attempt || (exit->attempt < 0 && attempt == 0)) &&
+  const auto decoded = exit ? DecodeFileCode(exit->code) : std::nullopt;
+  if (decoded && (exit->attempt == attempt || (exit->attempt < 0 && attempt == 0)) &&
       ExitBelongsTo(job, exit->tag)) {
     out.kind = RunProbe::Kind::kEnded;
-    out.exit_code = static_cast<int>(exit->code);
+    out.exit_code = decoded->first;
+    out.signalled = decoded->second;
     struct stat st {};
     if (::stat(ExitPath(job).c_str(), &st) == 0) {
       out.ended_unix_s = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec / 1e9;

@@ -5,8 +5,9 @@
 //                the job writes it through its descriptors, it cannot open it
 //   run          the run lock: "<monitor pid> <attempt>\n", locked (an OFD
 //                write lock) by the monitor of the live run for its lifetime
-//   exit         "<status> <attempt> <tag>\n" of the last run that ended (0..255;
-//                128+N when killed by signal N); <tag> is the state dir's
+//   exit         "<status> <attempt> <tag>\n" of the last run that ended (0..255,
+//                or 256+N when killed by signal N; files of older versions hold
+//                128+N for a signal); <tag> is the state dir's
 //                generation (SetRunTag): a file with another tag (left by a
 //                store that was replaced) is never read as this job's status
 //                (a file without one, written before tags existed, only for
@@ -133,7 +134,8 @@ struct ProcessStatus {
     kLost,    // gone without a recorded status (not our child, no exit file)
   };
   Kind kind = Kind::kRunning;
-  int exit_code = 0;  // 0..255; 128+N: killed by signal N
+  int exit_code = 0;       // 0..255; 128+N: killed by signal N (with `signalled`)
+  bool signalled = false;  // killed by a signal, exit_code 128 + N; else exit_code is its status
 };
 
 // What a restarted daemon finds of run `attempt` of a job.
@@ -146,8 +148,12 @@ struct RunProbe {
   };
   Kind kind = Kind::kNeverRan;
   int64_t pgid = 0;
-  int exit_code = 0;
+  int exit_code = 0;        // kEnded: as ProcessStatus::exit_code
+  bool signalled = false;   // kEnded: as ProcessStatus::signalled
   double ended_unix_s = 0;  // kEnded: when its exit file was written (Unix s); 0: unknown
+  // When this attempt's monitor took the run lock, just before it forked the command (the run
+  // file's time, Unix s); 0: unknown (kNeverRan, or the run file is another attempt's).
+  double started_unix_s = 0;
 };
 
 class ProcessRunner {

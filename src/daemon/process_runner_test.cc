@@ -50,17 +50,23 @@ bool IsZombieOrGone(int64_t pid) {
 
 struct ExitCase {
   std::vector<std::string> argv;
-  int code;  // expected: from the shell's semantics
+  int code;        // expected: from the shell's semantics
+  bool signalled;  // killed by a signal
+  int file_code;   // in the exit file: the status, or 256 + N for signal N
 };
 
 TEST(ProcessRunnerTest, ExitCodesAreRecorded) {
   const auto dir = MakeTempDir("migsched-runner");
   ProcessRunner runner(dir, dir / "work");
   const ExitCase cases[] = {
-      {{"true"}, 0},
-      {{"false"}, 1},
-      {{"sh", "-c", "exit 42"}, 42},
-      {{"sh", "-c", "kill -9 $$"}, 128 + 9},  // killed by signal 9
+      {{"true"}, 0, false, 0},
+      {{"false"}, 1, false, 1},
+      {{"sh", "-c", "exit 42"}, 42, false, 42},
+      {{"sh", "-c", "kill -9 $$"}, 128 + 9, true, 256 + 9},  // killed by signal 9
+      // Regression exit_status_above_128_read_as_a_signal: `exit 200` was "killed by signal 72",
+      // `exit 137` a SIGKILL.
+      {{"sh", "-c", "exit 200"}, 200, false, 200},
+      {{"sh", "-c", "exit 137"}, 137, false, 137},
   };
   DaemonJobId id = 1;
   for (const ExitCase& c : cases) {
@@ -74,7 +80,8 @@ TEST(ProcessRunnerTest, ExitCodesAreRecorded) {
     ProcessStatus s = WaitEnd(runner, id, l->pgid);
     EXPECT_EQ(s.kind, ProcessStatus::Kind::kExited) << c.argv.back();
     EXPECT_EQ(s.exit_code, c.code) << c.argv.back();
-    EXPECT_EQ(ReadFile(runner.ExitPath(id)), std::to_string(c.code) + " 0\n");  // code, run
+    EXPECT_EQ(s.signalled, c.signalled) << c.argv.back();
+    EXPECT_EQ(ReadFile(runner.ExitPath(id)), std::to_string(c.file_code) + " 0\n");  // code, run
     EXPECT_TRUE(IsZombieOrGone(l->pgid)) << "the monitor was not reaped";
     ++id;
   }

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -172,6 +173,15 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
         probe = RunProbe{RunProbe::Kind::kAlive, r.pid, 0};  // a run of schema 1: no run lock
       }
       const bool was_starting = r.state == JobState::kStarting;
+      // A run that is alive or ended but was stored without its start (the daemon went down
+      // between the launch and storing the job running) began when its monitor took the run
+      // lock, not at this restart (regression: crash_while_starting_restarted_the_limit: a job
+      // re-adopted so ran its whole limit again from the restart). Kept within [submitted, now]:
+      // the run file's time is the wall clock's.
+      if (r.started_at == 0 && probe.started_unix_s > 0 &&
+          (probe.kind == RunProbe::Kind::kAlive || probe.kind == RunProbe::Kind::kEnded)) {
+        r.started_at = std::min(std::max(probe.started_unix_s, r.submitted_at), now);
+      }
       switch (probe.kind) {
         case RunProbe::Kind::kAlive: {
           std::string vanished;
@@ -213,7 +223,10 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
             end(r, JobState::kSucceeded, 0, "", at);
           } else {
             end(r, JobState::kFailed, code,
-                fmt::format("exited with code {} while the daemon was down", code), at);
+                probe.signalled
+                    ? fmt::format("killed by signal {} while the daemon was down", code - 128)
+                    : fmt::format("exited with code {} while the daemon was down", code),
+                at);
           }
           break;
         }

@@ -540,7 +540,7 @@ Scheduler::TurnEnd Scheduler::OwnTry(ScanFrame& f, std::deque<Queued>::iterator&
   }
   // Room is made only for a job that can wait for it: not for one whose --max-wait ends now
   // (admission mode: it is turned away at this instant, and the room would serve nobody).
-  const bool can_wait = options_.max_wait_s < 0 || it->enqueued_s + options_.max_wait_s > now_s_;
+  const bool can_wait = options_.max_wait_s < 0 || WaitDeadline(*it) > now_s_;
   if (first_try && can_wait && options_.migration.enabled && it->job.count == 1 &&
       FragmentedRoomOnly(it->job)) {
     fragmented_.push_back(it->job);
@@ -766,8 +766,7 @@ StatusOr<bool> Scheduler::TryEvacuate(const Queued& waiting, bool joint) {
   // An unknown end saves an unbounded wait.
   // A job that --max-wait rejects before the blockers end is not saved a wait but admitted
   // instead of turned away (admission mode): worth any cost the rule of step 4 allows.
-  const bool rejected_otherwise =
-      options_.max_wait_s >= 0 && waiting.enqueued_s + options_.max_wait_s < ends_by;
+  const bool rejected_otherwise = options_.max_wait_s >= 0 && WaitDeadline(waiting) < ends_by;
   if (takes_room && !rejected_otherwise) return false;
   if (std::isfinite(ends_by) && !rejected_otherwise) {
     double cost = 0;
@@ -930,6 +929,10 @@ bool Scheduler::FragmentedRoomOnly(const Job& job) const {
   return false;
 }
 
+void Scheduler::HoldWaits(double from_s, double to_s) {
+  for (Queued& q : queue_) q.held_s += std::max(0.0, to_s - std::max(q.enqueued_s, from_s));
+}
+
 std::vector<JobId> Scheduler::ExpireWaits() {
   std::vector<JobId> out;
   if (options_.max_wait_s < 0) return out;
@@ -937,7 +940,7 @@ std::vector<JobId> Scheduler::ExpireWaits() {
     // A job whose evacuation is under way was admitted with the moves that open its room (in
     // admission mode, --max-wait 0, the moves are how a job is admitted rather than turned away):
     // it waits for them, not for the limit.
-    if (now_s_ - it->enqueued_s >= options_.max_wait_s && !evac_holds_.Holds(it->id)) {
+    if (now_s_ >= WaitDeadline(*it) && !evac_holds_.Holds(it->id)) {
       out.push_back(it->id);
       evac_holds_.Drop(it->id);
       it = queue_.erase(it);

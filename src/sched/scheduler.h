@@ -233,10 +233,17 @@ class Scheduler {
   void SetReservationHolder(JobId id) { reservation_holder_ = id; }
 
   // options.max_wait_s >= 0: removes the queued jobs whose wait (now -
-  // enqueue time) has reached max_wait_s and returns them, oldest first (the
-  // driver rejects them: "waited longer than --max-wait"). Call after the
-  // queue scan of that instant, so that a job that can start then does.
+  // enqueue time, less the time the queue was held: HoldWaits) has reached
+  // max_wait_s and returns them, oldest first (the driver rejects them: "waited
+  // longer than --max-wait"). Call after the queue scan of that instant, so that
+  // a job that can start then does.
   std::vector<JobId> ExpireWaits();
+  // The queue was held (no scan: the daemon was paused by its operator) from
+  // `from_s` to `to_s` (the driver's clock, seconds): that time does not count
+  // against --max-wait for the jobs queued now (each counts the part of it
+  // after its enqueue time). The order of the queue is unchanged. The daemon
+  // calls it at a resume, and runs no --max-wait expiry while paused.
+  void HoldWaits(double from_s, double to_s);
 
   // ---- Idle-instance retention ----
   //
@@ -441,7 +448,12 @@ class Scheduler {
     Job job;
     double enqueued_s = 0;
     bool tried = false;  // tried by a scan at least once
+    double held_s = 0;   // time the queue was held since its enqueue (HoldWaits)
   };
+  // When --max-wait turns `q` away (options_.max_wait_s >= 0).
+  double WaitDeadline(const Queued& q) const {
+    return q.enqueued_s + q.held_s + options_.max_wait_s;
+  }
 
   // §5: sorts queue_ by options_.queue_order at now_s_ (nothing for FIFO).
   // Then, with LimitPower() != 1, limits weighed by what they predict among the jobs of one
