@@ -333,8 +333,14 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   if (c.tick_ms < 1 || c.tick_ms > 60000) {
     return fail(fmt::format("tick_ms must be from 1 to 60000, got {}", c.tick_ms));
   }
-  if (c.kill_grace_s < 0)
-    return fail(fmt::format("kill_grace_s must be >= 0, got {}", c.kill_grace_s));
+  // Time spans as the daemon turns them into timers: beyond a day, a typo (1e30) that would
+  // never fire or overflow a timer's count (regression: absurd_time_spans_accepted: a grace of
+  // 1e30 s left a job that ignored SIGTERM running for good).
+  constexpr double kDayS = 86400;
+  if (!(c.kill_grace_s >= 0 && c.kill_grace_s <= kDayS)) {
+    return fail(
+        fmt::format("kill_grace_s must be from 0 to 86400 (a day), got {}", c.kill_grace_s));
+  }
   if (c.on_shutdown != "leave" && c.on_shutdown != "drain") {
     return fail(fmt::format("on_shutdown must be leave or drain, got '{}'", c.on_shutdown));
   }
@@ -350,13 +356,16 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
         "reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got {} and {}",
         c.reservation_ttl_s, c.reservation_max_ttl_s));
   }
-  if (c.idle_timeout_s <= 0 || c.request_timeout_s <= 0) {
-    return fail(fmt::format("idle_timeout_s and request_timeout_s must be > 0, got {} and {}",
-                            c.idle_timeout_s, c.request_timeout_s));
+  auto span = [&](double v) { return v > 0 && v <= kDayS; };
+  if (!span(c.idle_timeout_s) || !span(c.request_timeout_s)) {
+    return fail(fmt::format(
+        "idle_timeout_s and request_timeout_s must be > 0 and at most 86400, got {} and {}",
+        c.idle_timeout_s, c.request_timeout_s));
   }
-  if (c.header_timeout_s <= 0 || c.body_timeout_s <= 0) {
-    return fail(fmt::format("header_timeout_s and body_timeout_s must be > 0, got {} and {}",
-                            c.header_timeout_s, c.body_timeout_s));
+  if (!span(c.header_timeout_s) || !span(c.body_timeout_s)) {
+    return fail(fmt::format(
+        "header_timeout_s and body_timeout_s must be > 0 and at most 86400, got {} and {}",
+        c.header_timeout_s, c.body_timeout_s));
   }
   if (c.max_connections_per_peer < 1) {
     return fail(
@@ -498,7 +507,8 @@ nvml_library: libnvidia-ml.so.1
 # Control-loop period, milliseconds.
 tick_ms: 100
 
-# Cancel and restart-migration: SIGTERM, then SIGKILL after this many seconds.
+# Cancel and restart-migration: SIGTERM, then SIGKILL after this many seconds
+# (0 to 86400).
 kill_grace_s: 10
 
 # SIGTERM/SIGINT to the daemon: leave jobs running (re-adopted at the next

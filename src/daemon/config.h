@@ -10,7 +10,7 @@
 //                                 UUIDs (default: all)
 //   nvml_library: libnvidia-ml.so.1
 //   tick_ms: 100                  control-loop period
-//   kill_grace_s: 10              SIGTERM → SIGKILL grace for cancel and restart-migration
+//   kill_grace_s: 10              SIGTERM → SIGKILL grace, cancel and restart-migration (0..86400)
 //   on_shutdown: leave | drain    SIGTERM: leave jobs running (re-adopted at restart) or drain them
 //   max_body_bytes: 1048576
 //   checkpoint_command / restore_command: argv templates for `checkpoint` jobs ({pid}, {dir})

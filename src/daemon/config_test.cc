@@ -202,7 +202,13 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       {"state_dir: /s\nmax_connections: 8\nmax_unauthenticated_connections: 9\n",
        "c.yaml: max_unauthenticated_connections must be from 1 to max_connections (8), got 9"},
       {"state_dir: /s\nheader_timeout_s: 0\n",
-       "c.yaml: header_timeout_s and body_timeout_s must be > 0, got 0 and 30"},
+       "c.yaml: header_timeout_s and body_timeout_s must be > 0 and at most 86400, got 0 and 30"},
+      // Regression absurd_time_spans_accepted: a grace of 1e30 s never sent the SIGKILL.
+      {"state_dir: /s\nkill_grace_s: 1e30\n",
+       "c.yaml: kill_grace_s must be from 0 to 86400 (a day), got 1e+30"},
+      {"state_dir: /s\nbody_timeout_s: 1e30\n",
+       "c.yaml: header_timeout_s and body_timeout_s must be > 0 and at most 86400, got 5 and "
+       "1e+30"},
       {"state_dir: /s\njob_uids: 5-4\n",
        "c.yaml: job_uids must be FIRST-LAST with 1000 <= FIRST <= LAST < 2147483647 (e.g. "
        "61184-65519), got '5-4'"},
