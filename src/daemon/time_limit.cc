@@ -12,9 +12,17 @@ namespace {
 
 constexpr std::string_view kForms = "MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS";
 
-// A field of digits only; nullopt-like -1 when it is not one.
+constexpr int64_t kNotDigits = -1;
+constexpr int64_t kTooLong = -2;  // digits, more than 9 of them
+// A field of digits only; kNotDigits when it is not one, kTooLong when it has too many.
 int64_t Field(std::string_view s) {
-  if (s.empty() || s.size() > 9) return -1;
+  if (s.empty()) return kNotDigits;
+  if (s.size() > 9) {
+    for (char ch : s) {
+      if (ch < '0' || ch > '9') return kNotDigits;
+    }
+    return kTooLong;
+  }
   int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size()) return -1;
@@ -44,9 +52,13 @@ StatusOr<double> ParseSlurmTime(std::string_view text) {
   std::string_view rest = text;
   const size_t dash = text.find('-');
   const bool with_days = dash != std::string_view::npos;
+  // Regression (long_time_limit_called_not_a_duration): 99999999999 minutes was "not a duration".
+  auto field_error = [&](int64_t f) {
+    return bad(f == kTooLong ? "has a field of more than 9 digits" : "is not a duration");
+  };
   if (with_days) {
     days = Field(text.substr(0, dash));
-    if (days < 0) return bad("is not a duration");
+    if (days < 0) return field_error(days);
     rest = text.substr(dash + 1);
   }
   const std::vector<std::string_view> parts = Split(rest, ':');
@@ -54,7 +66,7 @@ StatusOr<double> ParseSlurmTime(std::string_view text) {
   std::vector<int64_t> v;
   for (std::string_view p : parts) {
     v.push_back(Field(p));
-    if (v.back() < 0) return bad("is not a duration");
+    if (v.back() < 0) return field_error(v.back());
   }
   int64_t h = 0, m = 0, s = 0;
   if (with_days) {  // D-HH, D-HH:MM, D-HH:MM:SS

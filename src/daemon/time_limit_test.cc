@@ -33,6 +33,20 @@ TEST(ParseSlurmTimeTest, RefusesWhatSlurmRefusesWithAClearError) {
   }
 }
 
+// Regression long_time_limit_called_not_a_duration: a field of digits that is too long says so.
+TEST(ParseSlurmTimeTest, AFieldOfTooManyDigitsSaysSo) {
+  for (const char* text : {"99999999999", "1-99999999999", "1234567890:00"}) {
+    auto got = ParseSlurmTime(text);
+    ASSERT_FALSE(got.ok()) << text;
+    EXPECT_EQ(got.status().message(),
+              std::string("time limit '") + text +
+                  "' has a field of more than 9 digits: use MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM "
+                  "or D-HH:MM:SS (Slurm's --time)");
+  }
+  EXPECT_NE(ParseSlurmTime("9999999999a").status().message().find("is not a duration"),
+            std::string::npos);
+}
+
 TEST(FormatSlurmTimeTest, PrintsAsSqueueDoes) {
   EXPECT_EQ(FormatSlurmTime(0), "0:00");
   EXPECT_EQ(FormatSlurmTime(59.9), "0:59");  // the fraction is dropped
