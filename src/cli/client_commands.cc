@@ -70,6 +70,13 @@ int BadUsage(Context& ctx, const Status& st) {
   return 2;
 }
 
+// A Connect error: a --server (or $MIGSCHED_SERVER) that is no daemon address is bad usage (2);
+// anything else, such as a token file that cannot be read, an error (1). Regression
+// (client_bad_usage_exit_1): `--server 127.0.0.1:7070` exited 1.
+int ConnectFailure(Context& ctx, const ClientFlags& f, const Status& st) {
+  return CheckDaemonUrl(DefaultServer(f.server)).ok() ? Fail(ctx, st) : BadUsage(ctx, st);
+}
+
 std::string Str(const json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
@@ -169,7 +176,7 @@ int Submit(const SubmitOptions& o, Context& ctx) {
   // The same validation as the server's, before any network traffic.
   if (Status st = ValidateJobRequest(r); !st.ok()) return Fail(ctx, st);
   auto api = Connect(o.client);
-  if (!api.ok()) return Fail(ctx, api.status());
+  if (!api.ok()) return ConnectFailure(ctx, o.client, api.status());
   auto job = api->Submit(r, o.idempotency_key);
   if (!job.ok()) return Fail(ctx, job.status());
   if (o.json) {
@@ -265,17 +272,17 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
       std::set<JobState> states;
       for (const std::string& name : o->states) {
         auto s = ParseJobState(name);
-        if (!s.ok()) return void(*exit_code = Fail(ctx, s.status()));
+        if (!s.ok()) return void(*exit_code = BadUsage(ctx, s.status()));
         states.insert(*s);
       }
       if (states.size() == 1) q.state = *states.begin();  // else filtered here
       if (!o->kind.empty()) {
         auto k = ParseJobKind(o->kind);
-        if (!k.ok()) return void(*exit_code = Fail(ctx, k.status()));
+        if (!k.ok()) return void(*exit_code = BadUsage(ctx, k.status()));
         q.kind = *k;
       }
       auto api = Connect(o->client);
-      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, o->client, api.status()));
       auto all = api->ListAllJobs(q);
       if (!all.ok()) return void(*exit_code = Fail(ctx, all.status()));
       JobPage page;
@@ -303,10 +310,10 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     auto o = std::make_shared<CancelOptions>();
     CLI::App* cmd = app.add_subcommand("cancel", "Cancel a job (SIGTERM, then SIGKILL)");
     AddClientFlags(cmd, &o->client);
-    cmd->add_option("id", o->id, "Job id")->required();
+    cmd->add_option("id", o->id, "Job id")->required()->check(CLI::PositiveNumber);
     cmd->callback([o, &ctx, exit_code] {
       auto api = Connect(o->client);
-      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, o->client, api.status()));
       auto r = api->Cancel(o->id);
       if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
       const std::string state(JobStateName(r->state));
@@ -334,7 +341,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     const std::string verb = name;
     cmd->callback([o, verb, &ctx, exit_code] {
       auto api = Connect(o->client);
-      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, o->client, api.status()));
       const NvmlIndex gpu = NvmlIndex::Of(o->gpu);
       Status st = verb == "drain" ? api->Drain(gpu) : api->Undrain(gpu);
       if (!st.ok()) return void(*exit_code = Fail(ctx, st));
@@ -352,7 +359,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     const bool pause = name == "pause";
     cmd->callback([o, pause, &ctx, exit_code] {
       auto api = Connect(*o);
-      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, *o, api.status()));
       auto r = pause ? api->Pause() : api->Resume();
       if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
       *ctx.out << (*r ? "scheduler paused\n" : "scheduler running\n");
@@ -371,7 +378,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     cmd->add_flag("--json", o->json, "Print the API's JSON ({\"gpus\": [...]})");
     cmd->callback([o, &ctx, exit_code] {
       auto api = Connect(o->client);
-      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, o->client, api.status()));
       auto r = api->Gpus();
       if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
       ojson gpus = ojson::array();
@@ -393,11 +400,11 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     auto o = std::make_shared<LogsOptions>();
     CLI::App* cmd = app.add_subcommand("logs", "Print a job's stdout and stderr");
     AddClientFlags(cmd, &o->client);
-    cmd->add_option("id", o->id, "Job id")->required();
+    cmd->add_option("id", o->id, "Job id")->required()->check(CLI::PositiveNumber);
     cmd->add_flag("-f,--follow", o->follow, "Keep printing until the job ends");
     cmd->callback([o, &ctx, exit_code] {
       auto api = Connect(o->client);
-      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, o->client, api.status()));
       if (Status st = api->StreamLog(o->id, o->follow, *ctx.out); !st.ok()) {
         return void(*exit_code = Fail(ctx, st));
       }
@@ -412,7 +419,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     AddClientFlags(cmd, o.get());
     cmd->callback([o, &ctx, exit_code] {
       auto api = Connect(*o);
-      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, *o, api.status()));
       auto n = api->Node();
       if (!n.ok()) return void(*exit_code = Fail(ctx, n.status()));
       *ctx.out << NodeViewToJson(*n).dump(2) << "\n";
@@ -431,7 +438,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     cmd->add_option("--prefix", o->prefix, "Only owner keys starting with this");
     cmd->callback([o, &ctx, exit_code] {
       auto api = Connect(o->client);
-      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, o->client, api.status()));
       auto r = api->ListReservations(o->prefix);
       if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
       ojson all = ojson::array();
@@ -452,7 +459,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     cmd->add_option("--owner-prefix", o->prefix, "Only owner keys starting with this");
     cmd->callback([o, &ctx, exit_code] {
       auto api = Connect(o->client);
-      if (!api.ok()) return void(*exit_code = Fail(ctx, api.status()));
+      if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, o->client, api.status()));
       auto r = api->ListAllocations(o->prefix);
       if (!r.ok()) return void(*exit_code = Fail(ctx, r.status()));
       JobPage page;

@@ -517,6 +517,30 @@ TEST(BadFlagValuesTest, SubmitFlagValuesThatCannotBeReadExit2) {
   }
 }
 
+// Regression client_bad_usage_exit_1: `jobs -t bogus`, `jobs --kind bogus`, a --server without a
+// scheme, `logs 0` and `cancel 0` are bad usage, found before any daemon answers, and exited 1,
+// the code of an error from the daemon; docs/api.md says bad usage exits 2. A token file that
+// cannot be read stays an error (1). No daemon runs here.
+TEST(BadFlagValuesTest, ClientBadUsageExits2) {
+  const std::vector<std::vector<std::string>> usage = {
+      {"jobs", "--server", "http://127.0.0.1:1", "-t", "bogus"},
+      {"jobs", "--server", "http://127.0.0.1:1", "--kind", "bogus"},
+      {"jobs", "--server", "127.0.0.1:7070"},
+      {"logs", "--server", "http://127.0.0.1:1", "0"},
+      {"cancel", "--server", "http://127.0.0.1:1", "0"},
+  };
+  for (const auto& args : usage) {
+    auto r = RunMigsched(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args.back() << ": " << r.err;
+    EXPECT_THAT(r.err, Not(IsEmpty()));
+  }
+  auto jobs = RunMigsched({"jobs", "--server", "http://127.0.0.1:1", "-t", "bogus"});
+  EXPECT_THAT(jobs.err, StartsWith("error: 'bogus' is not a job state ("));
+  auto token = RunMigsched(
+      {"jobs", "--server", "http://127.0.0.1:1", "--token-file", "/nonexistent/migsched-token"});
+  EXPECT_EQ(token.exit_code, 1) << token.err;
+}
+
 // A data folder whose catalog is one small model with the profiles 1g.8gb
 // and 2g.16gb, so that the list of known names is short and exact.
 std::string SmallDataDir() { return ::migsched::testing::TestDataDir() + "/catalogs/test-4u"; }
