@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/job.h"
 #include "core/plan.h"
 #include "core/rng.h"
 #include "testing/test_util.h"
@@ -224,6 +225,22 @@ TEST(ClusterJournalTest, ListsChangedGpusSinceACursor) {
   changed.clear();
   ASSERT_TRUE(c.ChangedSince(late, &changed));
   EXPECT_THAT(changed, ElementsAre(0));
+}
+
+// A request as reasons name it. By hand: gpu_fraction 0.5 is 4g.20gb on an A100 40GB (4 of 7
+// compute slices, the smallest >= 0.5) and 2g.12gb on an A30 (2 of 4). Regression
+// gang_count_read_as_one_alternatives: a gang of two read "2x4g.20gb or 2g.12gb", as if the
+// count were the first alternative's only.
+TEST(NameRequestTest, AGangOfSeveralAlternativesCountsThemAll) {
+  Job j;
+  j.gpu_fraction = 0.5;
+  j.count = 2;
+  const std::vector<const GpuModel*> both = {&Model("A100-40GB"), &Model("A30-24GB")};
+  EXPECT_EQ(NameRequest(both, j).what, "2x(4g.20gb or 2g.12gb)");
+  EXPECT_EQ(NameRequest(both, j).fraction, " (gpu_fraction 0.5)");
+  EXPECT_EQ(NameRequest({&Model("A100-40GB")}, j).what, "2x4g.20gb");
+  j.count = 1;
+  EXPECT_EQ(NameRequest(both, j).what, "4g.20gb or 2g.12gb");
 }
 
 }  // namespace

@@ -65,7 +65,12 @@ NamedRequest NameRequest(const std::vector<const GpuModel*>& models, const Job& 
   if (names.empty()) return {job.RequestString(), ""};
   std::string what;
   for (const std::string& n : names) what += (what.empty() ? "" : " or ") + n;
-  if (job.count > 1) what = fmt::format("{}x{}", job.count, what);
+  // "2x(4g.20gb or 2g.12gb)": the count is the gang's whatever the model (regression:
+  // gang_count_read_as_one_alternatives: "2x4g.20gb or 2g.12gb").
+  if (job.count > 1) {
+    what = names.size() > 1 ? fmt::format("{}x({})", job.count, what)
+                            : fmt::format("{}x{}", job.count, what);
+  }
   return {what, fmt::format(" (gpu_fraction {})", job.gpu_fraction)};
 }
 

@@ -91,7 +91,8 @@ struct Job {
 // A request as a reason names it, on the GPU models `models`: `what` is the
 // profile, or for a gpu_fraction the profiles it resolves to on those models
 // (in their order, distinct, joined by " or "), with "Nx" before it for a
-// gang; `fraction` is " (gpu_fraction F)" for a fraction, else empty. E.g.
+// gang (around parentheses where there are several: "2x(4g.20gb or 2g.12gb)");
+// `fraction` is " (gpu_fraction F)" for a fraction, else empty. E.g.
 // {"4g.20gb", " (gpu_fraction 0.5714285714285714)"}, {"2x3g.40gb", ""}. A
 // fraction no model resolves keeps RequestString()'s words.
 struct NamedRequest {
