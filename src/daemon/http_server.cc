@@ -142,6 +142,16 @@ std::map<std::string, size_t> QueryParamCounts(const httplib::Request& req) {
   return counts;
 }
 
+// A POST that takes no body (`what`, e.g. "POST /v1/scheduler/pause"): none, or an empty JSON
+// object (what `curl -d '{}'` sends); anything else is refused, as an unknown query parameter is
+// (regression: body_of_a_bodiless_post_ignored: `{"x": 1}` was answered 200 and dropped).
+Status CheckNoBody(const std::string& body, std::string_view what) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return Status();
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_discarded() && j.is_object() && j.empty()) return Status();
+  return InvalidArgumentError(fmt::format("{} takes no body (send none, or {{}})", what));
+}
+
 // OK, or kInvalidArgument naming the first parameter of `req` (in name order) that is not in
 // `known`, and the known ones: an unknown parameter is refused, not ignored (a misspelt
 // ?limt=5 would be served as if no limit were given); or naming the first known one given more
@@ -851,16 +861,26 @@ class HttpServer::Impl {
       const bool pause = std::string_view(verb) == "pause";
       PostWithBody(
           fmt::format("/v1/scheduler/{}", verb), "POST", {},
-          [this, pause](const httplib::Request&, httplib::Response& res, const std::string&) {
+          [this, pause](const httplib::Request&, httplib::Response& res, const std::string& b) {
+            if (Status st = CheckNoBody(
+                    b, pause ? "POST /v1/scheduler/pause" : "POST /v1/scheduler/resume");
+                !st.ok()) {
+              return SendError(res, st);
+            }
             pause ? api_->Pause() : api_->Resume();
             spdlog::info("scheduler {} through the API", pause ? "paused" : "resumed");
             SendJson(res, 200, ojson{{"paused", api_->paused()}});
           });
     }
     PostWithBody(R"(/v1/gpus/([^/]+)/(drain|undrain))", "POST", {},
-                 [this](const httplib::Request& req, httplib::Response& res, const std::string&) {
+                 [this](const httplib::Request& req, httplib::Response& res, const std::string& b) {
                    const std::string s = req.matches[1];
                    const bool drain = req.matches[2] == "drain";
+                   if (Status st = CheckNoBody(
+                           b, fmt::format("POST /v1/gpus/{}/{}", s, drain ? "drain" : "undrain"));
+                       !st.ok()) {
+                     return SendError(res, st);
+                   }
                    int gpu = -1;
                    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), gpu);
                    if (ec != std::errc() || p != s.data() + s.size() || gpu < 0) {

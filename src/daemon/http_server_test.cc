@@ -499,6 +499,30 @@ TEST_F(HttpServerTest, UnknownQueryParameterIsRefused) {
   EXPECT_EQ(ok->status, 200);
 }
 
+// Regression (body_of_a_bodiless_post_ignored): POST /v1/gpus/0/drain with {"x": 1} was answered
+// 200 and the body dropped, where a query parameter it does not take is refused. A POST that
+// takes no body accepts none or {} and refuses anything else (400), before it does anything.
+TEST_F(HttpServerTest, ABodyWhereNoneIsTakenIsRefused) {
+  auto c = Client();
+  for (const char* body : {R"({"x": 1})", "[]", "drain"}) {
+    auto drain = c.Post("/v1/gpus/0/drain", body, "application/json");
+    ASSERT_TRUE(drain);
+    EXPECT_EQ(drain->status, 400) << body;
+    EXPECT_EQ(Message(drain), "POST /v1/gpus/0/drain takes no body (send none, or {})") << body;
+    auto pause = c.Post("/v1/scheduler/pause", body, "application/json");
+    ASSERT_TRUE(pause);
+    EXPECT_EQ(pause->status, 400) << body;
+    EXPECT_EQ(Message(pause), "POST /v1/scheduler/pause takes no body (send none, or {})");
+  }
+  EXPECT_FALSE(api_->paused());  // nothing was done
+  for (const char* body : {"", "{}", " { } \n"}) {
+    auto r = c.Post("/v1/scheduler/pause", body, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << "'" << body << "'";
+  }
+  EXPECT_TRUE(api_->paused());
+}
+
 // Regression (repeated_query_parameter_accepted): GET /v1/jobs?limit=5&limit=6 was served with
 // the first limit and DELETE /v1/allocations?owner=a&owner=b released a's allocations only; a
 // parameter given more than once is now refused (400), naming it, before anything is done.
