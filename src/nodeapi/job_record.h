@@ -82,7 +82,7 @@ bool IsTerminal(JobState s);
 //
 // What each edge is:
 //   queued → starting              placed: its instances are being created
-//   queued → rejected              can never run here, or waited longer than the scheduler's max-wait
+//   queued → rejected              can never run here, or waited longer than max-wait
 //   queued → cancelled             cancelled while queued
 //   starting → running             its process runs (launched, or re-adopted after a restart)
 //   starting → queued              requeued: its instances could not be created, or the
