@@ -40,6 +40,13 @@ using DaemonJobId = JobId;
 // home for the limit: request parsing, the daemon and the client use it).
 inline constexpr int kMaxJobCount = 64;
 
+// A job's `time_limit_s` (0: none): from 1 s to 1e9 s (about 31 years). The daemon checks
+// limits at its ticks (0.1 s by default), so a limit below a second ended a job that exited at
+// once as `timeout` (1e-300 was taken and shown as 0:00); above 1e9 s the jobs table showed
+// UNLIMITED for a limit the scheduler counts (regression: time_limit_out_of_bounds).
+inline constexpr double kMinTimeLimitS = 1;
+inline constexpr double kMaxTimeLimitS = 1e9;
+
 enum class JobKind { kJob, kAllocation };
 std::string_view JobKindName(JobKind k);  // "job" | "allocation"
 StatusOr<JobKind> ParseJobKind(std::string_view s);

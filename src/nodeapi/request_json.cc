@@ -19,6 +19,10 @@ namespace {
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
+// kMinTimeLimitS and kMaxTimeLimitS (job_record.h), as written.
+constexpr std::string_view kTimeLimitRange =
+    "field 'time_limit_s' must be a number of seconds from 1 to 1e9 (absent: no limit), got {}";
+
 constexpr std::array<std::string_view, 12> kFields = {
     "profile",    "gpu_fraction",      "count",    "command", "env",  "cwd",
     "migratable", "latency_sensitive", "priority", "name",    "user", "time_limit_s"};
@@ -243,9 +247,9 @@ Status ValidateJobRequest(const JobRequest& r) {
                                       "(in (0, 1]) is required"
                                     : "give only one of 'profile' and 'gpu_fraction'");
   }
-  if (!(r.time_limit_s == 0 || (std::isfinite(r.time_limit_s) && r.time_limit_s > 0))) {
-    return InvalidArgumentError(fmt::format(
-        "field 'time_limit_s' must be a number of seconds > 0, got {}", r.time_limit_s));
+  if (!(r.time_limit_s == 0 ||
+        (r.time_limit_s >= kMinTimeLimitS && r.time_limit_s <= kMaxTimeLimitS))) {
+    return InvalidArgumentError(fmt::format(kTimeLimitRange, r.time_limit_s));
   }
   if (r.profile.empty() && !(r.gpu_fraction > 0 && r.gpu_fraction <= 1)) {
     return InvalidArgumentError(
@@ -401,11 +405,11 @@ StatusOr<JobRequest> JobRequestFrom(const json& j, std::string_view body) {
   }
   if (j.contains("time_limit_s")) {
     const json& v = j.at("time_limit_s");
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
-      return InvalidArgumentError(
-          fmt::format("field 'time_limit_s' must be a number of seconds > 0, got {}",
-                      v.is_number() ? NumberAsWritten(body, "time_limit_s", v)
-                                    : v.dump(-1, ' ', false, json::error_handler_t::replace)));
+    if (!v.is_number() || !(v.get<double>() >= kMinTimeLimitS) ||
+        !(v.get<double>() <= kMaxTimeLimitS)) {
+      return InvalidArgumentError(fmt::format(
+          kTimeLimitRange, v.is_number() ? NumberAsWritten(body, "time_limit_s", v)
+                                         : v.dump(-1, ' ', false, json::error_handler_t::replace)));
     }
     r.time_limit_s = v.get<double>();
   }

@@ -1,5 +1,6 @@
 #include "nodeapi/request_json.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -156,11 +157,26 @@ TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
       {R"({"profile": "p", "command": ["x"], "name": null})",
        "field 'name' must be a string, got null"},
       {R"({"profile": "p", "command": ["x"], "time_limit_s": 0})",
-       "field 'time_limit_s' must be a number of seconds > 0, got 0"},
+       "field 'time_limit_s' must be a number of seconds from 1 to 1e9 (absent: no limit), got 0"},
       {R"({"profile": "p", "command": ["x"], "time_limit_s": -5})",
-       "field 'time_limit_s' must be a number of seconds > 0, got -5"},
+       "field 'time_limit_s' must be a number of seconds from 1 to 1e9 (absent: no limit), got -5"},
       {R"({"profile": "p", "command": ["x"], "time_limit_s": "1h"})",
-       "field 'time_limit_s' must be a number of seconds > 0, got \"1h\""},
+       "field 'time_limit_s' must be a number of seconds from 1 to 1e9 (absent: no limit), got "
+       "\"1h\""},
+      // Regression (time_limit_out_of_bounds): both were taken, 1e-300 shown as a limit of 0:00
+      // and 1e300 as UNLIMITED.
+      {R"({"profile": "p", "command": ["x"], "time_limit_s": 1e-300})",
+       "field 'time_limit_s' must be a number of seconds from 1 to 1e9 (absent: no limit), got "
+       "1e-300"},
+      {R"({"profile": "p", "command": ["x"], "time_limit_s": 0.5})",
+       "field 'time_limit_s' must be a number of seconds from 1 to 1e9 (absent: no limit), got "
+       "0.5"},
+      {R"({"profile": "p", "command": ["x"], "time_limit_s": 1e300})",
+       "field 'time_limit_s' must be a number of seconds from 1 to 1e9 (absent: no limit), got "
+       "1e300"},
+      {R"({"profile": "p", "command": ["x"], "time_limit_s": 1000000001})",
+       "field 'time_limit_s' must be a number of seconds from 1 to 1e9 (absent: no limit), got "
+       "1000000001"},
   };
   for (const Case& k : cases) {
     auto r = ParseJobRequest(k.body);
@@ -173,6 +189,16 @@ TEST(ParseJobRequestTest, BadRequestsGiveExactMessages) {
 // Regression: a number refused for its range was quoted as the parser read it back, a huge
 // integer in exponent form (100000000000000000000 as 1e+20); now as the client wrote it, at any
 // depth of the body.
+// The bounds of time_limit_s (kMinTimeLimitS, kMaxTimeLimitS) are taken as they are.
+TEST(ParseRequestsTest, TimeLimitBoundsAreTaken) {
+  for (double want : {1.0, 1e9}) {
+    auto r = ParseJobRequest(
+        fmt::format(R"({{"profile": "p", "command": ["x"], "time_limit_s": {}}})", want));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->time_limit_s, want);
+  }
+}
+
 TEST(ParseRequestsTest, RefusedNumberIsQuotedAsWritten) {
   const std::pair<const char*, const char*> jobs[] = {
       {R"({"profile": "p", "command": ["x"], "count": 100000000000000000000})",
@@ -186,7 +212,8 @@ TEST(ParseRequestsTest, RefusedNumberIsQuotedAsWritten) {
       {R"({"gpu_fraction": 1.50, "command": ["x"]})",
        "field 'gpu_fraction' must be in (0, 1], got 1.50"},
       {R"({"profile": "p", "command": ["x"], "time_limit_s": -1e2})",
-       "field 'time_limit_s' must be a number of seconds > 0, got -1e2"},
+       "field 'time_limit_s' must be a number of seconds from 1 to 1e9 (absent: no limit), got "
+       "-1e2"},
   };
   for (const auto& [body, want] : jobs) {
     auto r = ParseJobRequest(body);
