@@ -281,6 +281,14 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   auto fail = [&r](const std::string& what) {
     return InvalidArgumentError(fmt::format("{}: {}", r.origin(), what));
   };
+  // A value out of its range, at the line of the first of `keys` the file gives (regression:
+  // config_range_error_without_line: "c.yaml: tick_ms must be …" named no line).
+  auto fail_at = [&](std::initializer_list<const char*> keys, const std::string& what) {
+    for (const char* k : keys) {
+      if (root[k].IsDefined()) return r.Error(root[k], what);
+    }
+    return fail(what);
+  };
   if (c.state_dir.empty()) return fail("state_dir is required (e.g. state_dir: /var/lib/migsched)");
   if (!c.work_dir.empty()) {
     // The work dir is made traversable (0711) for the jobs' users; the state dir must stay 0700
@@ -300,26 +308,30 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
     const bool real_overlap =
         !ec_state && !ec_work && (inside(real_state, real_work) || inside(real_work, real_state));
     if (inside(state, work) || inside(work, state) || real_overlap) {
-      return fail(fmt::format(
-          "work_dir {} and state_dir {} must be apart: jobs' users pass through the work dir, "
-          "and the state dir is the daemon's alone (mode 0700); e.g. work_dir: {}-work",
-          c.work_dir, c.state_dir, state.string()));
+      return fail_at(
+          {"work_dir"},
+          fmt::format(
+              "work_dir {} and state_dir {} must be apart: jobs' users pass through the work dir, "
+              "and the state dir is the daemon's alone (mode 0700); e.g. work_dir: {}-work",
+              c.work_dir, c.state_dir, state.string()));
     }
   }
-  if (Status st = CheckListen(c.listen); !st.ok()) return fail(st.message());
+  if (Status st = CheckListen(c.listen); !st.ok()) return fail_at({"listen"}, st.message());
   if (!c.token.empty() || root["token"].IsDefined()) {
-    if (Status st = ValidateToken(c.token, "config key token"); !st.ok()) return fail(st.message());
+    if (Status st = ValidateToken(c.token, "config key token"); !st.ok()) {
+      return fail_at({"token"}, st.message());
+    }
     // Both: the inline token won and the file was ignored, so a client reading the file got 401
     // (regression: token_and_token_file).
     if (root["token_file"].IsDefined()) {
-      return fail(fmt::format(
-          "token and token_file are both given ({}): give one; the daemon serves the inline token "
-          "and a client reading the file would be refused",
-          c.token_file));
+      return fail_at({"token_file"}, fmt::format("token and token_file are both given ({}): give "
+                                                 "one; the daemon serves the inline token "
+                                                 "and a client reading the file would be refused",
+                                                 c.token_file));
     }
   }
   if (c.backend != "fake" && c.backend != "nvml") {
-    return fail(fmt::format("backend must be fake or nvml, got '{}'", c.backend));
+    return fail_at({"backend"}, fmt::format("backend must be fake or nvml, got '{}'", c.backend));
   }
   if (gpus_node.IsDefined() && !gpus_node.IsNull()) {
     if (c.backend == "fake") {
@@ -331,64 +343,79 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
     }
   }
   if (c.tick_ms < 1 || c.tick_ms > 60000) {
-    return fail(fmt::format("tick_ms must be from 1 to 60000, got {}", c.tick_ms));
+    return fail_at({"tick_ms"}, fmt::format("tick_ms must be from 1 to 60000, got {}", c.tick_ms));
   }
   // Time spans as the daemon turns them into timers: beyond a day, a typo (1e30) that would
   // never fire or overflow a timer's count (regression: absurd_time_spans_accepted: a grace of
   // 1e30 s left a job that ignored SIGTERM running for good).
   constexpr double kDayS = 86400;
   if (!(c.kill_grace_s >= 0 && c.kill_grace_s <= kDayS)) {
-    return fail(
+    return fail_at(
+        {"kill_grace_s"},
         fmt::format("kill_grace_s must be from 0 to 86400 (a day), got {}", c.kill_grace_s));
   }
   if (c.on_shutdown != "leave" && c.on_shutdown != "drain") {
-    return fail(fmt::format("on_shutdown must be leave or drain, got '{}'", c.on_shutdown));
+    return fail_at({"on_shutdown"},
+                   fmt::format("on_shutdown must be leave or drain, got '{}'", c.on_shutdown));
   }
-  if (c.max_body_bytes < 1) return fail("max_body_bytes must be >= 1");
+  if (c.max_body_bytes < 1) return fail_at({"max_body_bytes"}, "max_body_bytes must be >= 1");
   if (c.pcie_saturation_gbps < 0) {
-    return fail(fmt::format("pcie_saturation_gbps must be >= 0, got {}", c.pcie_saturation_gbps));
+    return fail_at(
+        {"pcie_saturation_gbps"},
+        fmt::format("pcie_saturation_gbps must be >= 0, got {}", c.pcie_saturation_gbps));
   }
   if (c.fake.fail_create < 0 || c.fake.destroy_in_use < 0) {
-    return fail("fake.fail_create and fake.destroy_in_use must be >= 0");
+    return fail_at({"fake"}, "fake.fail_create and fake.destroy_in_use must be >= 0");
   }
   if (c.reservation_ttl_s <= 0 || c.reservation_max_ttl_s < c.reservation_ttl_s) {
-    return fail(fmt::format(
-        "reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got {} and {}",
-        c.reservation_ttl_s, c.reservation_max_ttl_s));
+    return fail_at(
+        {"reservation_ttl_s", "reservation_max_ttl_s"},
+        fmt::format(
+            "reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got {} and {}",
+            c.reservation_ttl_s, c.reservation_max_ttl_s));
   }
   auto span = [&](double v) { return v > 0 && v <= kDayS; };
   if (!span(c.idle_timeout_s) || !span(c.request_timeout_s)) {
-    return fail(fmt::format(
-        "idle_timeout_s and request_timeout_s must be > 0 and at most 86400, got {} and {}",
-        c.idle_timeout_s, c.request_timeout_s));
+    return fail_at(
+        {span(c.idle_timeout_s) ? "request_timeout_s" : "idle_timeout_s"},
+        fmt::format(
+            "idle_timeout_s and request_timeout_s must be > 0 and at most 86400, got {} and {}",
+            c.idle_timeout_s, c.request_timeout_s));
   }
   if (!span(c.header_timeout_s) || !span(c.body_timeout_s)) {
-    return fail(fmt::format(
-        "header_timeout_s and body_timeout_s must be > 0 and at most 86400, got {} and {}",
-        c.header_timeout_s, c.body_timeout_s));
+    return fail_at(
+        {span(c.header_timeout_s) ? "body_timeout_s" : "header_timeout_s"},
+        fmt::format(
+            "header_timeout_s and body_timeout_s must be > 0 and at most 86400, got {} and {}",
+            c.header_timeout_s, c.body_timeout_s));
   }
   if (c.max_connections_per_peer < 1) {
-    return fail(
+    return fail_at(
+        {"max_connections_per_peer"},
         fmt::format("max_connections_per_peer must be >= 1, got {}", c.max_connections_per_peer));
   }
   if (!c.job_uids.empty()) {
     StatusOr<std::pair<uint32_t, uint32_t>> range = ParseUidRange(c.job_uids);
-    if (!range.ok()) return fail(range.status().message());
+    if (!range.ok()) return fail_at({"job_uids"}, range.status().message());
   }
   if (c.store_check_s <= 0) {
-    return fail(fmt::format("store_check_s must be > 0, got {}", c.store_check_s));
+    return fail_at({"store_check_s"},
+                   fmt::format("store_check_s must be > 0, got {}", c.store_check_s));
   }
   if (c.max_connections < 1) {
-    return fail(fmt::format("max_connections must be >= 1, got {}", c.max_connections));
+    return fail_at({"max_connections"},
+                   fmt::format("max_connections must be >= 1, got {}", c.max_connections));
   }
   if (c.max_unauthenticated_connections == 0) {
     c.max_unauthenticated_connections = std::max(1, c.max_connections / 4);
   }
   if (c.max_unauthenticated_connections < 1 ||
       c.max_unauthenticated_connections > c.max_connections) {
-    return fail(fmt::format(
-        "max_unauthenticated_connections must be from 1 to max_connections ({}), got {}",
-        c.max_connections, c.max_unauthenticated_connections));
+    return fail_at(
+        {"max_unauthenticated_connections"},
+        fmt::format(
+            "max_unauthenticated_connections must be from 1 to max_connections ({}), got {}",
+            c.max_connections, c.max_unauthenticated_connections));
   }
   // The table of scheduler options, and the policy's registry defaults for what is not given.
   ASSIGN_OR_RETURN(SchedulerConfig sc, ReadSchedulerYaml(scheduler_node, r.origin()));

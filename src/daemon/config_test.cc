@@ -152,14 +152,14 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       // Regression: work_dir equal to state_dir was taken; the work dir is made 0711 for the
       // jobs' users, and the next start refused the state dir's mode.
       {"state_dir: /s\nwork_dir: /s/\n",
-       "c.yaml: work_dir /s/ and state_dir /s must be apart: jobs' users pass through the work "
+       "c.yaml:2: work_dir /s/ and state_dir /s must be apart: jobs' users pass through the work "
        "dir, and the state dir is the daemon's alone (mode 0700); e.g. work_dir: /s-work"},
       {"state_dir: /s/state\nwork_dir: /s\n",
-       "c.yaml: work_dir /s and state_dir /s/state must be apart: jobs' users pass through the "
+       "c.yaml:2: work_dir /s and state_dir /s/state must be apart: jobs' users pass through the "
        "work dir, and the state dir is the daemon's alone (mode 0700); e.g. work_dir: "
        "/s/state-work"},
       {"state_dir: /s\nwork_dir: /s/jobs\n",
-       "c.yaml: work_dir /s/jobs and state_dir /s must be apart: jobs' users pass through the "
+       "c.yaml:2: work_dir /s/jobs and state_dir /s must be apart: jobs' users pass through the "
        "work dir, and the state dir is the daemon's alone (mode 0700); e.g. work_dir: /s-work"},
       {"state_dir: /s\ntick_ms: 1.5\n", "c.yaml:2: key 'tick_ms' must be an integer, got '1.5'"},
       {"state_dir: /s\nkill_grace_s: [1]\n",
@@ -171,14 +171,16 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
        "c.yaml:2: key 'checkpoint_command' must be a list of strings, got a scalar"},
       {"state_dir: /s\ncheckpoint_command: [a, [b]]\n",
        "c.yaml:2: key 'checkpoint_command[1]' must be a string, got a list"},
-      {"state_dir: /s\nbackend: cuda\n", "c.yaml: backend must be fake or nvml, got 'cuda'"},
+      {"state_dir: /s\nbackend: cuda\n", "c.yaml:2: backend must be fake or nvml, got 'cuda'"},
       {"state_dir: /s\nlisten: 7070\n",
-       "c.yaml: listen must be HOST:PORT (e.g. 127.0.0.1:7070), got '7070'"},
+       "c.yaml:2: listen must be HOST:PORT (e.g. 127.0.0.1:7070), got '7070'"},
       {"state_dir: /s\nlisten: \"h:70000\"\n",
-       "c.yaml: listen: port must be an integer from 0 to 65535, got '70000'"},
-      {"state_dir: /s\ntick_ms: 0\n", "c.yaml: tick_ms must be from 1 to 60000, got 0"},
+       "c.yaml:2: listen: port must be an integer from 0 to 65535, got '70000'"},
+      // Regression (config_range_error_without_line): a value out of its range named the file
+      // and not the line of its key.
+      {"state_dir: /s\ntick_ms: 0\n", "c.yaml:2: tick_ms must be from 1 to 60000, got 0"},
       {"state_dir: /s\non_shutdown: wait\n",
-       "c.yaml: on_shutdown must be leave or drain, got 'wait'"},
+       "c.yaml:2: on_shutdown must be leave or drain, got 'wait'"},
       // Regression (config_integer_range_read_as_type): an integer out of the key's range was
       // called "not an integer".
       {"state_dir: /s\nmax_body_bytes: -1\n",
@@ -197,23 +199,23 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
        "best-fit, driver-default, mfi, largest-free-run, static, static-all-balanced, frag-aware "
        "(= lb+frag))"},
       {"state_dir: /s\nreservation_ttl_s: 900\n",
-       "c.yaml: reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got 900 and 600"},
-      {"state_dir: /s\nmax_connections: 0\n", "c.yaml: max_connections must be >= 1, got 0"},
+       "c.yaml:2: reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got 900 and 600"},
+      {"state_dir: /s\nmax_connections: 0\n", "c.yaml:2: max_connections must be >= 1, got 0"},
       {"state_dir: /s\nmax_connections: 8\nmax_unauthenticated_connections: 9\n",
-       "c.yaml: max_unauthenticated_connections must be from 1 to max_connections (8), got 9"},
+       "c.yaml:3: max_unauthenticated_connections must be from 1 to max_connections (8), got 9"},
       {"state_dir: /s\nheader_timeout_s: 0\n",
-       "c.yaml: header_timeout_s and body_timeout_s must be > 0 and at most 86400, got 0 and 30"},
+       "c.yaml:2: header_timeout_s and body_timeout_s must be > 0 and at most 86400, got 0 and 30"},
       // Regression absurd_time_spans_accepted: a grace of 1e30 s never sent the SIGKILL.
       {"state_dir: /s\nkill_grace_s: 1e30\n",
-       "c.yaml: kill_grace_s must be from 0 to 86400 (a day), got 1e+30"},
+       "c.yaml:2: kill_grace_s must be from 0 to 86400 (a day), got 1e+30"},
       {"state_dir: /s\nbody_timeout_s: 1e30\n",
-       "c.yaml: header_timeout_s and body_timeout_s must be > 0 and at most 86400, got 5 and "
+       "c.yaml:2: header_timeout_s and body_timeout_s must be > 0 and at most 86400, got 5 and "
        "1e+30"},
       {"state_dir: /s\njob_uids: 5-4\n",
-       "c.yaml: job_uids must be FIRST-LAST with 1000 <= FIRST <= LAST < 2147483647 (e.g. "
+       "c.yaml:2: job_uids must be FIRST-LAST with 1000 <= FIRST <= LAST < 2147483647 (e.g. "
        "61184-65519), got '5-4'"},
       {"state_dir: /s\nmax_connections_per_peer: 0\n",
-       "c.yaml: max_connections_per_peer must be >= 1, got 0"},
+       "c.yaml:2: max_connections_per_peer must be >= 1, got 0"},
       // The table of scheduler options' checks (sched/option_table.h), the key as written.
       {"state_dir: /s\nscheduler: {threshold: high}\n",
        "c.yaml:2: scheduler.threshold must be a number in [0, 1], got 'high'"},
@@ -250,7 +252,7 @@ TEST(DaemonConfigTest, WorkDirThatLinksToTheStateDirIsRefused) {
   auto c = ParseDaemonConfig("state_dir: " + state + "\nwork_dir: " + work + "\n", "c.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(),
-            "c.yaml: work_dir " + work + " and state_dir " + state +
+            "c.yaml:2: work_dir " + work + " and state_dir " + state +
                 " must be apart: jobs' users pass through the work dir, and the state dir is the "
                 "daemon's alone (mode 0700); e.g. work_dir: " +
                 state + "-work");
@@ -393,7 +395,7 @@ TEST(DaemonConfigTest, InlineTokensMustBeLongAndPlain) {
       "c.yaml");
   ASSERT_FALSE(both.ok());
   EXPECT_EQ(both.status().message(),
-            "c.yaml: token and token_file are both given (/etc/m/token): give one; the daemon "
+            "c.yaml:2: token and token_file are both given (/etc/m/token): give one; the daemon "
             "serves the inline token and a client reading the file would be refused");
 }
 

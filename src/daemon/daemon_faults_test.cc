@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <string>
 #include <thread>
@@ -752,25 +753,88 @@ TEST_F(DaemonTest, WhatAJobLeavesUnderItsUidEndsWithIt) {
     }
   } reap{bystander};
   ASSERT_TRUE(ProcessesOfBecome(first, 1));
+  // The bystander holds `first`: no job is given it, so job 1 gets first + 1 ((1 - 1) mod 10 = 0
+  // taken, the next), and so does job 2 ((2 - 1) mod 10 = 1) once job 1 and its leftover are gone.
+  const int64_t mine = first + 1;
   const std::string leave = "setsid sleep 60 </dev/null >/dev/null 2>&1 & ";
   {
     auto d = Start();
     ASSERT_NE(d, nullptr);
-    ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", leave + "echo started"})));
+    ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", leave + "id -u"})));
     ASSERT_TRUE(WaitTerminal(*d, 1));
     EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+    EXPECT_EQ(std::stoll(ReadFile(d->LogPath(1))), mine);
     // Job 1's leftover is gone; the bystander runs on.
-    EXPECT_TRUE(ProcessesOfBecome(first, 1)) << ProcessesOf(first) << " under job 1's uid";
+    EXPECT_TRUE(ProcessesOfBecome(mine, 0)) << ProcessesOf(mine) << " under job 1's uid";
+    EXPECT_TRUE(ProcessesOfBecome(first, 1)) << ProcessesOf(first) << " under the bystander's";
     EXPECT_EQ(::waitpid(bystander, nullptr, WNOHANG), 0) << "the bystander was killed";
     ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", leave + "exec sleep 30"})));
-    ASSERT_TRUE(TickUntil(*d, [&] { return ProcessesOf(first + 1) == 2; }));
+    ASSERT_TRUE(TickUntil(*d, [&] { return ProcessesOf(mine) == 2; }));
   }
   auto d = Start();
   ASSERT_NE(d, nullptr);
   ASSERT_EQ(Get(*d, 2).state, JobState::kRunning);  // re-adopted
   ASSERT_OK(d->Cancel(2));
   ASSERT_TRUE(WaitTerminal(*d, 2));
-  EXPECT_TRUE(ProcessesOfBecome(first + 1, 0)) << ProcessesOf(first + 1) << " under job 2's uid";
+  EXPECT_TRUE(ProcessesOfBecome(mine, 0)) << ProcessesOf(mine) << " under job 2's uid";
+}
+
+// Regression (uids_shared_when_the_range_ran_out, uid_given_beside_a_leftover): with more jobs
+// than uids, the next jobs shared a uid (or were given a system user's), and a uid was given to a
+// job while a leftover of an ended job that had changed its HOME and MIGSCHED_JOB_DIR (`env -i`)
+// still ran under it, and read the new job's environment. A uid some process has is not given;
+// with none free a job waits, `starting` with its instances, and runs once one frees.
+TEST_F(DaemonTest, AJobWaitsForAUidNoJobOrProcessHolds) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (the daemon's user) to give jobs uids";
+  const int64_t first = 52000 + ::getpid() % 2000;
+  config_.job_uids = std::to_string(first) + "-" + std::to_string(first + 1);
+  // A leftover no end of job could tell: `first`, an environment of its own.
+  const pid_t leftover = ::fork();
+  ASSERT_GE(leftover, 0);
+  if (leftover == 0) {
+    if (::setgid(static_cast<gid_t>(first)) != 0 || ::setuid(static_cast<uid_t>(first)) != 0) {
+      ::_exit(1);
+    }
+    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
+    char* envp[] = {nullptr};
+    ::execve("/bin/sleep", argv, envp);
+    ::_exit(127);
+  }
+  bool reaped = false;
+  auto reap = [&] {
+    if (reaped) return;
+    ::kill(leftover, SIGKILL);
+    ::waitpid(leftover, nullptr, 0);
+    reaped = true;
+  };
+  struct Reap {
+    std::function<void()> f;
+    ~Reap() { f(); }
+  } at_end{reap};
+  ASSERT_TRUE(ProcessesOfBecome(first, 1));
+  auto d = Start("2xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  // Job 1: (1 - 1) mod 2 = 0 is the leftover's: first + 1.
+  ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", "id -u; exec sleep 30"})));
+  ASSERT_TRUE(TickUntil(*d, [&] { return ProcessesOf(first + 1) == 1; }));
+  // Job 2: both uids held. It waits, `starting`, and says why.
+  ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", "id -u"})));
+  ASSERT_TRUE(TickUntil(*d, [&] { return Get(*d, 2).reason.starts_with("waiting for a uid"); }))
+      << Get(*d, 2).reason;
+  EXPECT_EQ(Get(*d, 2).state, JobState::kStarting);
+  EXPECT_EQ(Get(*d, 2).reason,
+            "waiting for a uid of its own: every uid of job_uids (2) is held by a job or a "
+            "process");
+  ASSERT_OK(d->Settle());  // a launch waiting for a uid does not hold Settle
+  EXPECT_EQ(Get(*d, 2).state, JobState::kStarting);
+  // The leftover ends: job 2 gets its uid and runs.
+  reap();
+  ASSERT_TRUE(WaitTerminal(*d, 2));
+  EXPECT_EQ(Get(*d, 2).state, JobState::kSucceeded);
+  EXPECT_EQ(std::stoll(ReadFile(d->LogPath(2))), first);
+  EXPECT_EQ(std::stoll(ReadFile(d->LogPath(1))), first + 1);
+  ASSERT_OK(d->Cancel(1));
+  ASSERT_TRUE(WaitTerminal(*d, 1));
 }
 
 // Regression (home_in_the_request_escaped_the_end_of_job_cleanup): a request that set HOME gave

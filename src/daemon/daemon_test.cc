@@ -229,6 +229,26 @@ TEST_F(DaemonTest, VanishedGpuIsDrainedAndTheJobRunsElsewhere) {
   EXPECT_EQ(Get(*d, 1).instances[0].gpu, NvmlIndex{1});
 }
 
+// Regression (vanished_gpu_phantom_instance_and_stale_reason): on a node whose only GPU
+// vanished at the job's create, `gpus` kept an idle 2g.10gb with no MIG UUID (the create had
+// failed; the GPU could not be listed to drop it), and the job's reason stayed "requeued:
+// create … is gone" where the docs promise it names the unreachable GPU.
+TEST_F(DaemonTest, AVanishedGpuKeepsNoInstanceItNeverMadeAndTheJobSaysWhyItWaits) {
+  FakeFaults faults;
+  faults.disappear_gpu = 0;
+  auto d = Start("1xA100-40GB", faults);
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(d->Submit(Req("2g.10gb", {"true"})).ok());
+  ASSERT_OK(d->Settle());
+  ASSERT_TRUE(TickUntil(*d, [&] { return Get(*d, 1).reason.starts_with("waiting: "); }))
+      << Get(*d, 1).reason;
+  EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
+  // No open GPU: the open ones hold at most 0 of it (daemon.md, "waiting: needs …").
+  EXPECT_THAT(Get(*d, 1).reason, ::testing::HasSubstr("hold at most 0 (GPU 0 is unreachable: "));
+  EXPECT_TRUE(d->Gpus()[0].draining);
+  EXPECT_TRUE(d->Gpus()[0].instances.empty());
+}
+
 TEST_F(DaemonTest, LaunchFailureFailsTheJobAndFreesItsInstance) {
   auto d = Start();
   ASSERT_NE(d, nullptr);

@@ -286,6 +286,24 @@ void InstanceSync::Reconcile(int gpu, const StatusOr<std::vector<BackendInstance
             nvml, listed.status().message());
       }
       model_->SetDrain(gpu, NodeModel::DrainReason::kUnreachable, true, listed.status());
+      // What the model has idle there that the mirror lacks was never made (a create that
+      // failed as the GPU went): it leaves the model, as the resync of a GPU that answers drops
+      // it, and is not shown as an idle instance without a MIG UUID.
+      const GpuState& gs = model_->cluster().gpu(gpu);
+      const GpuModel& m = gs.model();
+      Plan drop;
+      for (const Instance& in : gs.instances()) {
+        const BackendInstance* b = Live(gpu, in.start);
+        const bool there =
+            b != nullptr && b->profile_id == m.profile(in.profile).id && b->has_compute_instance;
+        if (!there && !in.busy()) {
+          drop.steps.push_back({StepKind::kDestroy, gpu, in.profile, in.start, kNoJob});
+        }
+      }
+      if (!drop.empty()) {
+        Status st = model_->scheduler().ApplyExternal(drop);
+        if (!st.ok()) spdlog::error("GPU {}: {}", nvml, st.message());
+      }
     } else {
       spdlog::error("GPU {}: cannot list its instances: {}", nvml, listed.status().message());
     }

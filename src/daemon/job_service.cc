@@ -1,6 +1,7 @@
 #include "daemon/job_service.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pwd.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -139,7 +140,8 @@ JobService::JobService(NodeModel* model, InstanceSync* sync, ProcessRunner* runn
 
 // ---------------------------------------------------------------- validation
 
-RunAsUser JobService::DynamicUserFor(DaemonJobId id) {
+std::optional<RunAsUser> JobService::DynamicUserFor(DaemonJobId id,
+                                                    const std::set<uint32_t>& with_processes) {
   std::set<uint32_t> taken = users_.system_uids;  // never a system user's uid
   for (auto it = dynamic_uids_.begin(); it != dynamic_uids_.end();) {
     const DaemonJobRecord* other = jobs_.Current(it->first);
@@ -154,16 +156,21 @@ RunAsUser JobService::DynamicUserFor(DaemonJobId id) {
   if (auto mine = dynamic_uids_.find(id); mine != dynamic_uids_.end()) {
     uid = mine->second;  // a later run of the same job keeps its uid
   } else {
+    // Nor a uid some process still has (a leftover of an ended job, another daemon's job).
+    taken.insert(with_processes.begin(), with_processes.end());
     const uint32_t count = users_.dynamic_count;
     const uint32_t start = static_cast<uint32_t>((id - 1) % count);
-    uid = users_.dynamic_first + start;
-    for (uint32_t k = 0; k < count; ++k) {
+    bool found = false;
+    for (uint32_t k = 0; k < count && !found; ++k) {
       const uint32_t candidate = users_.dynamic_first + (start + k) % count;
       if (taken.count(candidate) == 0) {
         uid = candidate;
-        break;
+        found = true;
       }
     }
+    // Every uid is held: the job waits for one (regression: uids_shared_when_the_range_ran_out:
+    // the next jobs shared a uid, or were given a system user's).
+    if (!found) return std::nullopt;
     dynamic_uids_[id] = uid;
   }
   RunAsUser u;
@@ -603,8 +610,11 @@ void JobService::PlacementFailed(DaemonJobRecord& r, const Status& st) {
   const int failures = blameless ? create_failures_[id] : ++create_failures_[id];
   r.instances.clear();
   if (failures >= kMaxCreateFailures) {
-    FinishJob(r, JobState::kFailed, std::nullopt,
-              fmt::format("could not create its instances ({} tries): {}", failures, st.message()));
+    const std::string why =
+        fmt::format("could not create its instances ({} tries): {}", failures, st.message());
+    // In the log too: an operator sees a GPU that fails jobs there (it said nothing).
+    spdlog::warn("job {}: failed: {}", id, why);
+    FinishJob(r, JobState::kFailed, std::nullopt, why);
     return;
   }
   if (Status moved = TransitionJob(r, JobState::kQueued, Unix()); !moved.ok()) {
@@ -705,6 +715,8 @@ bool JobService::MayMove(DaemonJobId id) const {
 
 std::vector<JobService::PendingLaunch> JobService::TakeLaunches() {
   std::vector<PendingLaunch> out;
+  std::optional<std::set<uint32_t>> with_processes;  // scanned once, when a uid is to be given
+  uid_waits_.clear();
   for (auto it = launches_.begin(); it != launches_.end();) {
     const DaemonJobId id = it->first;
     DaemonJobRecord* r = jobs_.Current(id);
@@ -716,6 +728,29 @@ std::vector<JobService::PendingLaunch> JobService::TakeLaunches() {
       it = launches_.erase(it);
       FinishJob(*r, JobState::kCancelled, std::nullopt, "cancelled before it started");
       continue;
+    }
+    const bool operator_tool = it->second.helper || !it->second.argv.empty();
+    std::optional<RunAsUser> dynamic;
+    if (!operator_tool && r->request.user.empty() && users_.dynamic_count > 0) {
+      if (!with_processes) {
+        const uint32_t last = users_.dynamic_first + (users_.dynamic_count - 1);
+        with_processes = UidsWithProcesses(users_.dynamic_first, last);
+      }
+      dynamic = DynamicUserFor(id, *with_processes);
+      if (!dynamic) {  // it keeps its instances and waits, `starting`, for a uid
+        uid_waits_.insert(id);
+        const std::string why = fmt::format(
+            "waiting for a uid of its own: every uid of job_uids ({}) is held by a job or a "
+            "process",
+            users_.dynamic_count);
+        if (r->reason != why) {
+          spdlog::warn("job {}: {}", id, why);
+          r->reason = why;
+          SaveJob(*r, "waiting", {{"reason", why}});
+        }
+        ++it;
+        continue;
+      }
     }
     PendingLaunch l;
     l.id = id;
@@ -731,11 +766,8 @@ std::vector<JobService::PendingLaunch> JobService::TakeLaunches() {
     l.spec.restarted = l.request.restarted;
     // Checkpoint and restore commands are the operator's tools: they run as
     // the daemon's user; the job's own command as the job's user.
-    const bool operator_tool = l.request.helper || !l.request.argv.empty();
     l.spec.user = operator_tool ? DaemonUser() : (user.ok() ? *user : users_.default_user);
-    if (!operator_tool && r->request.user.empty() && users_.dynamic_count > 0) {
-      l.spec.user = DynamicUserFor(id);
-    }
+    if (dynamic) l.spec.user = *dynamic;
     if (l.request.helper) l.spec.extra_env["MIGSCHED_CHECKPOINT_DIR"] = l.request.checkpoint_dir;
     out.push_back(std::move(l));
   }
@@ -800,6 +832,7 @@ void JobService::UpdateWaitReasons(bool paused) {
     if (!any_held) return;
   }
   constexpr std::string_view kWaiting = "waiting: ";
+  constexpr std::string_view kRequeued = "requeued: ";
   for (JobId id : s.QueuedJobs()) {
     DaemonJobRecord* r = jobs_.Current(id);
     const Job* queued = jobs_.JobOf(id);
@@ -849,7 +882,8 @@ void JobService::UpdateWaitReasons(bool paused) {
       waiting_reasons_.erase(r->id);
       r->reason.clear();
       SaveJob(*r, "waiting", {{"reason", ""}});
-    } else if (had || r->reason.empty()) {
+    } else if (had || r->reason.empty() || r->reason.starts_with(kRequeued)) {
+      // A requeue's reason (its event keeps it) gives way to why the job waits now.
       waiting_reasons_.insert(r->id);
       r->reason = reason;
       SaveJob(*r, "waiting", {{"reason", reason}});
@@ -863,7 +897,18 @@ void JobService::UpdateWaitReasons(bool paused) {
 
 void JobService::Prune(std::vector<std::filesystem::path>* remove) {
   if (config_->retention_s < 0) return;
-  for (DaemonJobId id : jobs_.EndedBefore(Unix() - config_->retention_s)) {
+  const std::vector<DaemonJobId> ended = jobs_.EndedBefore(Unix() - config_->retention_s);
+  if (!ended.empty()) {
+    // Named up to 10 (a first prune after a long retention may take thousands).
+    const size_t shown = std::min<size_t>(ended.size(), 10);
+    spdlog::info(
+        "pruning {} record{} that ended more than retention_s ({} s) ago, with their "
+        "logs: {}{}",
+        ended.size(), ended.size() == 1 ? "" : "s", config_->retention_s,
+        fmt::join(ended.begin(), ended.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+        ended.size() > shown ? ", …" : "");
+  }
+  for (DaemonJobId id : ended) {
     jobs_.Erase(id);
     host_->Persist({StoreOp::DeleteJob(id)}, /*retry=*/true, nullptr);
     remove->push_back(runner_->JobDir(id));

@@ -204,7 +204,13 @@ class JobService : public MoveHost {
   bool HasProcesses() const MIGSCHED_REQUIRES(kStateLock) {
     return !runs_.empty() || !launches_.empty();
   }
-  bool HasPendingLaunches() const MIGSCHED_REQUIRES(kStateLock) { return !launches_.empty(); }
+  // Launches to make now (not those waiting for a per-job uid: TakeLaunches tries them again).
+  bool HasPendingLaunches() const MIGSCHED_REQUIRES(kStateLock) {
+    for (const auto& [id, l] : launches_) {
+      if (!uid_waits_.contains(id)) return true;
+    }
+    return false;
+  }
   // Visible records per state (metrics).
   std::map<std::string, int64_t> CountByState() const MIGSCHED_REQUIRES(kStateLock) {
     return jobs_.CountByState();
@@ -277,9 +283,12 @@ class JobService : public MoveHost {
   // `job`: r.ToJob(), derived once by the caller.
   Status ValidateRequest(const JobRequest& r, const Job& job) const MIGSCHED_REQUIRES(kStateLock);
   StatusOr<RunAsUser> UserFor(const JobRequest& r) const;  // users_ only: no lock
-  // The uid of its own for job `id` (JobUsers::dynamic_*): the first of the
-  // range from (id - 1) mod count on that no other live job holds.
-  RunAsUser DynamicUserFor(DaemonJobId id) MIGSCHED_REQUIRES(kStateLock);
+  // The uid of its own for job `id` (JobUsers::dynamic_*): the one it has (a later run), else
+  // the first of the range from (id - 1) mod count on that no system user has, no other live
+  // job holds and no process has (`with_processes`: UidsWithProcesses of the range); nullopt
+  // when every uid is held (the job waits for one).
+  std::optional<RunAsUser> DynamicUserFor(DaemonJobId id, const std::set<uint32_t>& with_processes)
+      MIGSCHED_REQUIRES(kStateLock);
   // Queues `id` in the scheduler as having waited `waited_s` seconds already (a job adopted at a
   // restart: since its submission; clamped at 0).
   void Enqueue(DaemonJobId id, const Job& job, double waited_s = 0) MIGSCHED_REQUIRES(kStateLock);
@@ -305,6 +314,8 @@ class JobService : public MoveHost {
   std::map<DaemonJobId, uint32_t> dynamic_uids_ MIGSCHED_GUARDED_BY(kStateLock);
   // Ready to launch (intent stored).
   std::map<DaemonJobId, LaunchRequest> launches_ MIGSCHED_GUARDED_BY(kStateLock);
+  // The launches the last TakeLaunches left for want of a per-job uid (all in launches_).
+  std::set<DaemonJobId> uid_waits_ MIGSCHED_GUARDED_BY(kStateLock);
   // When each queued job was first queued.
   std::map<DaemonJobId, double> enqueued_s_ MIGSCHED_GUARDED_BY(kStateLock);
   std::map<DaemonJobId, int> create_failures_ MIGSCHED_GUARDED_BY(kStateLock);

@@ -874,6 +874,26 @@ int KillLeftoversOf(uid_t uid, const std::vector<std::string>& entries) {
   return killed;
 }
 
+std::set<uint32_t> UidsWithProcesses(uint32_t first, uint32_t last) {
+  std::set<uint32_t> out;
+  ForEachProcess([&](int64_t pid) {
+    const std::string status =
+        ReadProcFile("/proc/" + std::to_string(pid) + "/status").value_or(std::string());
+    const size_t state = status.find("\nState:");
+    if (state != std::string::npos) {
+      const size_t c = status.find_first_not_of(" \t", state + 7);
+      if (c != std::string::npos && (status[c] == 'Z' || status[c] == 'X')) return false;
+    }
+    const size_t at = status.find("\nUid:");
+    if (at == std::string::npos) return false;
+    std::istringstream uids(status.substr(at + 5));
+    int64_t real = -1;
+    if (uids >> real && real >= first && real <= last) out.insert(static_cast<uint32_t>(real));
+    return false;
+  });
+  return out;
+}
+
 void ProcessRunner::SignalGroup(int64_t pgid, int sig) {
   if (pgid > 0) kill(static_cast<pid_t>(-pgid), sig);
 }

@@ -64,6 +64,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,13 @@ std::optional<std::string> ReadProcFile(const std::string& path);
 // never touched. Reading other users' environments needs root: 0 without it. Scans /proc (slow:
 // once per ended job). Returns how many processes were signalled.
 int KillLeftoversOf(uid_t uid, const std::vector<std::string>& entries);
+
+// The real uids in [first, last] that some live process has (zombies do not count). A per-job uid
+// one of them has is not given to a job: a leftover the end of its job could not tell (it changed
+// both its HOME and MIGSCHED_JOB_DIR) would otherwise share the uid with the next job, and read
+// its environment and working directory. Scans /proc (a few ms: once per launch of a job that
+// needs a uid). Empty when /proc cannot be listed.
+std::set<uint32_t> UidsWithProcesses(uint32_t first, uint32_t last);
 
 struct LaunchSpec {
   DaemonJobId job = 0;
