@@ -19,8 +19,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -310,7 +312,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     auto o = std::make_shared<CancelOptions>();
     CLI::App* cmd = app.add_subcommand("cancel", "Cancel a job (SIGTERM, then SIGKILL)");
     AddClientFlags(cmd, &o->client);
-    cmd->add_option("id", o->id, "Job id")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("id", o->id, "Job id")->required()->check(WholeNumber(1, INT64_MAX));
     cmd->callback([o, &ctx, exit_code] {
       auto api = Connect(o->client);
       if (!api.ok()) return void(*exit_code = ConnectFailure(ctx, o->client, api.status()));
@@ -400,7 +402,7 @@ void RegisterClientCommands(CLI::App& app, Context& ctx, int* exit_code) {
     auto o = std::make_shared<LogsOptions>();
     CLI::App* cmd = app.add_subcommand("logs", "Print a job's stdout and stderr");
     AddClientFlags(cmd, &o->client);
-    cmd->add_option("id", o->id, "Job id")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("id", o->id, "Job id")->required()->check(WholeNumber(1, INT64_MAX));
     cmd->add_flag("-f,--follow", o->follow, "Keep printing until the job ends");
     cmd->callback([o, &ctx, exit_code] {
       auto api = Connect(o->client);

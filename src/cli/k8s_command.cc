@@ -17,7 +17,9 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -27,6 +29,7 @@
 
 #include "cli/commands.h"
 #include "cli/hangup.h"
+#include "cli/sim_flags.h"
 #include "k8s/api/credentials.h"
 #include "k8s/api/kube_client.h"
 #include "k8s/api/leader_election.h"
@@ -429,7 +432,7 @@ void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code) {
                   "clientConnection.kubeconfig (e.g. /etc/kubernetes/scheduler.conf)");
   cfg->add_option("--weight", sc->options.weight, "Weight of the extender's scores")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(WholeNumber(1, std::numeric_limits<int>::max()));
   cfg->add_option("--gpu", sc->gpus,
                   "Only the profiles of this GPU model (repeatable; default: every model of the "
                   "catalog)");

@@ -37,4 +37,14 @@ inline std::string JoinAnd(const std::vector<std::string>& items) {
   return out;
 }
 
+// The characters of `s` made safe for one line of a terminal or a log: control characters (C0,
+// DEL, C1: a newline that would start a line of its own, an escape sequence) and the
+// bidirectional formatting characters shown escaped as \n, \t, \r or \xHH / \uHHHH, and each
+// byte that is not part of valid UTF-8 as '?'. One entry per character (a code point, whole).
+std::vector<std::string> DisplayChars(std::string_view s);
+
+// DisplayChars of `s`, joined: text from a client (a request's path, a job's name) as one line
+// of the log, where it cannot forge a line of its own (regression: forged_log_line_without_token).
+std::string OneLine(std::string_view s);
+
 }  // namespace migsched

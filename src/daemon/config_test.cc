@@ -199,7 +199,8 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
        "best-fit, driver-default, mfi, largest-free-run, static, static-all-balanced, frag-aware "
        "(= lb+frag))"},
       {"state_dir: /s\nreservation_ttl_s: 900\n",
-       "c.yaml:2: reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got 900 and 600"},
+       "c.yaml:2: reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got 900 and "
+       "600"},
       {"state_dir: /s\nmax_connections: 0\n", "c.yaml:2: max_connections must be >= 1, got 0"},
       {"state_dir: /s\nmax_connections: 8\nmax_unauthenticated_connections: 9\n",
        "c.yaml:3: max_unauthenticated_connections must be from 1 to max_connections (8), got 9"},

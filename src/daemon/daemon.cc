@@ -75,8 +75,8 @@ class Daemon::Impl : public NodeServiceHost {
   const NodeService& node() const { return *node_; }
   std::vector<GpuView> Gpus() const { return node_->Gpus(); }
   NodeView Node() const MIGSCHED_EXCLUDES(kStateLock);
-  void Pause() MIGSCHED_EXCLUDES(kStateLock);
-  void Resume() MIGSCHED_EXCLUDES(kStateLock);
+  Status Pause() MIGSCHED_EXCLUDES(kStateLock);
+  Status Resume() MIGSCHED_EXCLUDES(kStateLock);
   void InjectSchedulerFault(std::function<bool(DaemonJobId)> fails) MIGSCHED_EXCLUDES(kStateLock) {
     StateLock lock(&mu_);
     if (!fails) {
@@ -501,22 +501,36 @@ NodeView Daemon::Impl::Node() const {
   return n;
 }
 
-// Stored, so that a restart keeps it (recovery reads "paused" back); the writer retries a store
-// that cannot be written, and the pause holds in memory meanwhile.
-void Daemon::Impl::Pause() {
-  StateLock lock(&mu_);
-  if (!paused_) paused_since_s_ = NowS();
-  paused_ = true;
-  Persist({StoreOp::PutNode("paused", "true")}, /*retry=*/true, [](const Status&) {});
-}
-void Daemon::Impl::Resume() {
+// Stored, so that a restart keeps it (recovery reads "paused" back), and answered once committed,
+// as a drain is: refused while the daemon does not accept changes (regression:
+// pause_answered_while_the_store_was_down: a pause was answered 200 with the store unwritable,
+// held in memory only, and a restart lost it).
+Status Daemon::Impl::Pause() {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> committed = promise->get_future();
   {
     StateLock lock(&mu_);
+    RETURN_IF_ERROR(Accepting());
+    if (!paused_) paused_since_s_ = NowS();
+    paused_ = true;
+    Persist({StoreOp::PutNode("paused", "true")}, /*retry=*/true,
+            [promise](const Status& st) { promise->set_value(st); });
+  }
+  return WaitForCommit(committed, "the pause");
+}
+Status Daemon::Impl::Resume() {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> committed = promise->get_future();
+  {
+    StateLock lock(&mu_);
+    RETURN_IF_ERROR(Accepting());
     if (paused_) model_->scheduler().HoldWaits(paused_since_s_, NowS());
     paused_ = false;
-    Persist({StoreOp::PutNode("paused", "false")}, /*retry=*/true, [](const Status&) {});
+    Persist({StoreOp::PutNode("paused", "false")}, /*retry=*/true,
+            [promise](const Status& st) { promise->set_value(st); });
   }
   Wake();
+  return WaitForCommit(committed, "the resume");
 }
 bool Daemon::Impl::paused() const {
   StateLock lock(&mu_);
@@ -648,11 +662,11 @@ StatusOr<PlanPreview> Daemon::PreviewPlan(const JobRequest& request) const {
 std::filesystem::path Daemon::LogPath(DaemonJobId id) const { return impl_->jobs().LogPath(id); }
 std::vector<GpuView> Daemon::Gpus() const { return impl_->Gpus(); }
 NodeView Daemon::Node() const { return impl_->Node(); }
-void Daemon::Pause() { impl_->Pause(); }
+Status Daemon::Pause() { return impl_->Pause(); }
 void Daemon::InjectSchedulerFaultForTesting(std::function<bool(DaemonJobId)> fails) {
   impl_->InjectSchedulerFault(std::move(fails));
 }
-void Daemon::Resume() { impl_->Resume(); }
+Status Daemon::Resume() { return impl_->Resume(); }
 bool Daemon::paused() const { return impl_->paused(); }
 Status Daemon::Drain(NvmlIndex gpu) { return impl_->SetOperatorDrain(gpu, true); }
 Status Daemon::Undrain(NvmlIndex gpu) { return impl_->SetOperatorDrain(gpu, false); }

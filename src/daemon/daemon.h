@@ -104,8 +104,8 @@ class Daemon : public NodeApi {
   std::filesystem::path LogPath(DaemonJobId id) const override;
   std::vector<GpuView> Gpus() const override;
   NodeView Node() const override;
-  void Pause() override;
-  void Resume() override;
+  Status Pause() override;
+  Status Resume() override;
   bool paused() const override;
   Status Drain(NvmlIndex gpu) override;
   Status Undrain(NvmlIndex gpu) override;

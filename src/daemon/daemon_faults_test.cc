@@ -46,9 +46,9 @@ TEST_F(DaemonTest, GpuStuckAfterOneInUseDestroy) {
   ASSERT_TRUE(WaitTerminal(*d, 1));
   ASSERT_EQ(Get(*d, 1).state, JobState::kSucceeded);
   ASSERT_EQ(d->Gpus()[0].instances.size(), 1u);  // the idle 7g.40gb, kept for reuse (§4)
-  d->Pause();
+  ASSERT_OK(d->Pause());
   for (int i = 0; i < 4; ++i) ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
-  d->Resume();
+  ASSERT_OK(d->Resume());
   ASSERT_TRUE(TickUntil(*d, [&] {
     for (DaemonJobId id = 2; id <= 5; ++id) {
       if (!IsTerminal(Get(*d, id).state)) return false;
@@ -111,7 +111,7 @@ TEST_F(DaemonTest, StoredLaunchIntentWithoutARunIsQueuedAgain) {
   {
     auto d = Start();
     ASSERT_NE(d, nullptr);
-    d->Pause();
+    ASSERT_OK(d->Pause());
     ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", "echo run >> runs"})));
     ASSERT_OK(d->Settle());
   }
@@ -127,7 +127,7 @@ TEST_F(DaemonTest, StoredLaunchIntentWithoutARunIsQueuedAgain) {
   EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
   EXPECT_EQ(Get(*d, 1).reason, "requeued: the daemon restarted before the job was launched");
   EXPECT_TRUE(d->paused());  // the pause is stored (PauseSurvivesARestart)
-  d->Resume();
+  ASSERT_OK(d->Resume());
   ASSERT_TRUE(WaitTerminal(*d, 1));
   EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
   EXPECT_EQ(ReadFile(std::filesystem::path(config_.WorkDir()) / "1" / "runs"), "run\n");
@@ -335,7 +335,7 @@ TEST_F(DaemonTest, PauseSurvivesARestart) {
   {
     auto d = Start();
     ASSERT_NE(d, nullptr);
-    d->Pause();
+    ASSERT_OK(d->Pause());
     ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
     ASSERT_OK(d->Settle());
     EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
@@ -347,13 +347,38 @@ TEST_F(DaemonTest, PauseSurvivesARestart) {
     EXPECT_TRUE(d->Node().paused);
     ASSERT_OK(d->Settle());
     EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
-    d->Resume();
+    ASSERT_OK(d->Resume());
     ASSERT_TRUE(WaitTerminal(*d, 1));
     EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
   }
   auto d = Start();
   ASSERT_NE(d, nullptr);
   EXPECT_FALSE(d->paused());  // the resume was stored as well
+}
+
+// Regression (pause_answered_while_the_store_was_down): with the store unwritable a pause was
+// answered 200 and held in memory only (a restart started the queue); a drain got 503. Both are
+// refused now, as every change is, and nothing changes.
+TEST_F(DaemonTest, APauseIsRefusedWhileTheStoreCannotBeWritten) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK(d->Submit(Req("1g.5gb", {"sleep", "0.2"})));
+  ASSERT_OK(d->Settle());
+  // The job's end cannot be stored: the store is degraded.
+  d->store_writer_for_testing()->SetFailureForTesting(UnavailableError("disk full"));
+  ASSERT_TRUE(TickUntil(*d, [&] { return !d->Health().ok(); }));
+  Status paused = d->Pause();
+  EXPECT_EQ(paused.code(), StatusCode::kUnavailable) << paused.message();
+  EXPECT_FALSE(d->paused());
+  EXPECT_EQ(d->Drain(NvmlIndex{0}).code(), StatusCode::kUnavailable);
+  d->store_writer_for_testing()->SetFailureForTesting(Status());
+  ASSERT_TRUE(TickUntil(*d, [&] { return d->Health().ok(); }));
+  ASSERT_OK(d->Pause());
+  EXPECT_TRUE(d->paused());
+  d.reset();
+  auto again = Start();
+  ASSERT_NE(again, nullptr);
+  EXPECT_TRUE(again->paused());  // the pause that was answered was stored
 }
 
 // Regression (pause_rejected_queued_jobs): with `scheduler: max-wait`, a job queued while the
@@ -369,12 +394,12 @@ TEST_F(DaemonTest, APauseHoldsTheQueueAgainstMaxWait) {
   ASSERT_NE(d, nullptr);
   ASSERT_OK(d->Submit(Req("7g.40gb", {"sleep", "30"})));
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
-  d->Pause();
+  ASSERT_OK(d->Pause());
   ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
   clock.Advance(60 * kSecond);
   ASSERT_OK(d->Settle());
   EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
-  d->Resume();
+  ASSERT_OK(d->Resume());
   ASSERT_OK(d->Settle());
   EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
   clock.Advance(4 * kSecond);
@@ -424,7 +449,7 @@ TEST_F(DaemonTest, ProfileSpellingsAreOneProfile) {
   {
     auto d = Start();
     ASSERT_NE(d, nullptr);
-    d->Pause();
+    ASSERT_OK(d->Pause());
     ASSERT_OK_AND_ASSIGN(SubmitResult first, d->Submit(Req("1G.5GB", {"true"}), "k"));
     EXPECT_EQ(first.record.request.profile, "1g.5gb");
     ASSERT_OK_AND_ASSIGN(SubmitResult again,
@@ -457,7 +482,7 @@ TEST_F(DaemonTest, ProfileSpellingsAreOneProfile) {
 TEST_F(DaemonTest, IdempotencyKeyGivesTheFirstJobBack) {
   auto d = Start();
   ASSERT_NE(d, nullptr);
-  d->Pause();
+  ASSERT_OK(d->Pause());
   ASSERT_OK_AND_ASSIGN(SubmitResult first, d->Submit(Req("1g.5gb", {"true"}), "client-7"));
   EXPECT_FALSE(first.replayed);
   ASSERT_OK_AND_ASSIGN(SubmitResult again, d->Submit(Req("1g.5gb", {"true"}), "client-7"));
@@ -586,7 +611,7 @@ TEST_F(DaemonTest, FinishedJobsArePrunedAfterTheRetention) {
 TEST_F(DaemonTest, ListingsArePaged) {
   auto d = Start();
   ASSERT_NE(d, nullptr);
-  d->Pause();
+  ASSERT_OK(d->Pause());
   for (int i = 0; i < 250; ++i) ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
   JobQuery q;  // limit 100 by default
   JobPage p1 = d->ListJobs(q);
@@ -937,9 +962,9 @@ TEST_F(DaemonTest, AnInternalErrorInTheCoreCostsNoJobAndNotTheDaemon) {
   ASSERT_NE(d, nullptr);
   std::atomic<bool> fail{true};
   d->InjectSchedulerFaultForTesting([&fail](DaemonJobId id) { return fail && id == 2; });
-  d->Pause();
+  ASSERT_OK(d->Pause());
   for (int i = 0; i < 3; ++i) ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
-  d->Resume();
+  ASSERT_OK(d->Resume());
   ASSERT_TRUE(
       TickUntil(*d, [&] { return IsTerminal(Get(*d, 1).state) && IsTerminal(Get(*d, 3).state); }));
   EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);

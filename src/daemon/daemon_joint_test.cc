@@ -27,7 +27,7 @@ class DaemonJointTest : public DaemonTest {
     config_.scheduler = OptionsForPolicy(policy, SchedulerOptions{}, {.joint_placement = true});
     config_.scheduler.joint_placement = joint;
     std::unique_ptr<Daemon> d = Start();
-    if (d) d->Pause();
+    if (d) EXPECT_OK(d->Pause());
     return d;
   }
 
@@ -57,7 +57,7 @@ TEST_F(DaemonJointTest, OneTickStartsAllFourInBothOrders) {
       if (reverse) std::reverse(profiles.begin(), profiles.end());
       const std::vector<DaemonJobId> ids = SubmitAll(*d, profiles);
       ASSERT_EQ(ids.size(), 4u);
-      d->Resume();
+      ASSERT_OK(d->Resume());
       ASSERT_OK(d->Settle());
       for (DaemonJobId id : ids) EXPECT_EQ(Get(*d, id).state, JobState::kRunning) << "job " << id;
       const std::vector<GpuView> gpus = d->Gpus();
@@ -82,7 +82,7 @@ TEST_F(DaemonJointTest, OneAtATimeTheThreeGStaysQueued) {
   ASSERT_NE(d, nullptr);
   const std::vector<DaemonJobId> ids = SubmitAll(*d, {"1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb"});
   ASSERT_EQ(ids.size(), 4u);
-  d->Resume();
+  ASSERT_OK(d->Resume());
   ASSERT_OK(d->Settle());
   for (int i = 0; i < 3; ++i) EXPECT_EQ(Get(*d, ids[i]).state, JobState::kRunning);
   EXPECT_EQ(Get(*d, ids[3]).state, JobState::kQueued);

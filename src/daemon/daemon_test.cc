@@ -606,7 +606,7 @@ TEST_F(DaemonTest, QueuedJobThatCanNoLongerRunIsRejectedAtTheRestart) {
   {
     auto d = Start("1xA100-40GB");
     ASSERT_NE(d, nullptr);
-    d->Pause();
+    ASSERT_OK(d->Pause());
     ASSERT_TRUE(d->Submit(Req("1g.5gb", {"true"})).ok());  // an A100 40GB profile only
     JobRequest any = Req("", {"true"});                    // a fraction: a profile on either model
     any.gpu_fraction = 0.4;
@@ -622,7 +622,7 @@ TEST_F(DaemonTest, QueuedJobThatCanNoLongerRunIsRejectedAtTheRestart) {
   EXPECT_THAT(r.reason, ::testing::StartsWith("can no longer run on this node (checked again at "
                                               "the daemon's start): unknown profile '1g.5gb'"));
   EXPECT_EQ(Get(*d, 2).state, JobState::kQueued);
-  d->Resume();
+  ASSERT_OK(d->Resume());
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 2, JobState::kSucceeded); }));
 }
 
@@ -692,7 +692,7 @@ TEST_F(DaemonTest, DrainedGpuGetsNoNewPlacements) {
 TEST_F(DaemonTest, PauseMetricsAndPreview) {
   auto d = Start();
   ASSERT_NE(d, nullptr);
-  d->Pause();
+  ASSERT_OK(d->Pause());
   EXPECT_TRUE(d->paused());
   ASSERT_TRUE(d->Submit(Req("1g.5gb", {"true"})).ok());
   ASSERT_OK(d->Settle());
@@ -704,7 +704,7 @@ TEST_F(DaemonTest, PauseMetricsAndPreview) {
   EXPECT_EQ(p->instances[0].start, 4);          // as in the placement test
   ASSERT_EQ(p->steps.size(), 2u);               // create, start
   EXPECT_TRUE(d->Gpus()[0].instances.empty());  // nothing applied
-  d->Resume();
+  ASSERT_OK(d->Resume());
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
   DaemonMetrics m = d->Metrics();
   EXPECT_EQ(m.jobs_by_state.size(), 10u);  // every state, released and timeout included
@@ -721,12 +721,12 @@ TEST_F(DaemonTest, PauseMetricsAndPreview) {
 TEST_F(DaemonTest, PausedQueueSaysSoInTheJobsReason) {
   auto d = Start();
   ASSERT_NE(d, nullptr);
-  d->Pause();
+  ASSERT_OK(d->Pause());
   ASSERT_TRUE(d->Submit(Req("1g.5gb", {"sleep", "0.3"})).ok());
   const std::string paused = "waiting: the scheduler is paused (`migsched resume` ends it)";
   ASSERT_TRUE(TickUntil(*d, [&] { return Get(*d, 1).reason == paused; })) << Get(*d, 1).reason;
   EXPECT_EQ(Get(*d, 1).state, JobState::kQueued);
-  d->Resume();
+  ASSERT_OK(d->Resume());
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kRunning); }));
   EXPECT_EQ(Get(*d, 1).reason, "");
   ASSERT_TRUE(TickUntil(*d, [&] { return InState(*d, 1, JobState::kSucceeded); }));
@@ -740,7 +740,7 @@ TEST_F(DaemonTest, PausedQueueSaysSoInTheJobsReason) {
 TEST_F(DaemonTest, APausedQueueStoresEachJobsReasonOnce) {
   auto d = Start();
   ASSERT_NE(d, nullptr);
-  d->Pause();
+  ASSERT_OK(d->Pause());
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(d->Submit(Req("1g.5gb", {"true"})).ok());
   const std::string paused = "waiting: the scheduler is paused (`migsched resume` ends it)";
   for (int t = 0; t < 30; ++t) {
@@ -765,7 +765,7 @@ TEST_F(DaemonTest, APausedQueueStoresEachJobsReasonOnce) {
   sqlite3_finalize(q);
   sqlite3_close(db);
   EXPECT_EQ(counts, (std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 1}, {3, 1}}));
-  d->Resume();
+  ASSERT_OK(d->Resume());
   ASSERT_TRUE(TickUntil(*d, [&] { return IsTerminal(Get(*d, 3).state); }));
 }
 

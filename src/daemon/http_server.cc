@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/text.h"
 #include "daemon/connection_gate.h"
 #include "daemon/connection_pool.h"
 #include "daemon/json_text.h"
@@ -350,9 +351,18 @@ class ApiServer : public httplib::Server {
     conn.ticket = gate_.Admit(sock, peer);
     bool ret = false;
     if (conn.ticket == 0) {
-      static constexpr char kBusy[] =
-          "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
-      (void)::send(sock, kBusy, sizeof kBusy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      // With a JSON error body, as every error has (regression: busy_503_without_body).
+      const std::string body =
+          ErrorBody("UNAVAILABLE",
+                    fmt::format("too many connections from {} (max_connections_per_peer {}), all "
+                                "authenticated; close idle ones or retry later",
+                                OneLine(peer), opt_.max_connections_per_peer)) +
+          "\n";
+      const std::string busy = fmt::format(
+          "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: "
+          "application/json\r\nRetry-After: 1\r\nContent-Length: {}\r\n\r\n{}",
+          body.size(), body);
+      (void)::send(sock, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       // Read what already came (a close with unread data would reset the
       // connection and could lose the answer), without waiting for more.
       ::shutdown(sock, SHUT_WR);
@@ -434,12 +444,13 @@ class HttpServer::Impl {
             what = e.what();
           } catch (...) {
           }
-          spdlog::error("internal error serving {} {}: {}", req.method, req.path, what);
+          spdlog::error("internal error serving {} {}: {}", OneLine(req.method), OneLine(req.path),
+                        what);
           SendError(res, InternalError("internal error: " + what));
         });
     server_.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-      spdlog::debug("{} {} from {}:{} -> {}", req.method, req.path, req.remote_addr,
-                    req.remote_port, res.status);
+      spdlog::debug("{} {} from {}:{} -> {}", OneLine(req.method), OneLine(req.path),
+                    req.remote_addr, req.remote_port, res.status);
     });
     Routes();
   }
@@ -524,8 +535,8 @@ class HttpServer::Impl {
     const std::string why = auth.empty() ? "no Authorization header"
                             : bearer     ? "wrong bearer token"
                                          : "an Authorization header that is not 'Bearer <token>'";
-    LogRefusal(fmt::format("{} {} from {}:{}: {}", req.method, req.path, req.remote_addr,
-                           req.remote_port, why));
+    LogRefusal(fmt::format("{} {} from {}:{}: {}", OneLine(req.method), OneLine(req.path),
+                           req.remote_addr, req.remote_port, why));
     res.status = 401;
     res.set_header("WWW-Authenticate", "Bearer realm=\"migsched\"");
     res.set_content(
@@ -867,7 +878,9 @@ class HttpServer::Impl {
                 !st.ok()) {
               return SendError(res, st);
             }
-            pause ? api_->Pause() : api_->Resume();
+            if (Status st = pause ? api_->Pause() : api_->Resume(); !st.ok()) {
+              return SendError(res, st);
+            }
             spdlog::info("scheduler {} through the API", pause ? "paused" : "resumed");
             SendJson(res, 200, ojson{{"paused", api_->paused()}});
           });
@@ -996,12 +1009,20 @@ class HttpServer::Impl {
   }
 
   void Log(const httplib::Request& req, httplib::Response& res) {
+    const std::string follow = req.get_param_value("follow");
+    // Checked as strictly as every other parameter (regression: follow_yes_read_as_no: "yes" and
+    // "abc" answered the log so far without a word).
+    if (req.has_param("follow") && follow != "0" && follow != "1" && follow != "false" &&
+        follow != "true") {
+      return SendError(res, InvalidArgumentError(fmt::format(
+                                "query parameter 'follow' must be 1, true, 0 or false, got '{}'",
+                                OneLine(follow))));
+    }
     auto id = ParseId(req.matches[1]);
     if (!id.ok()) return SendError(res, id.status());
     auto record = api_->GetJob(*id);
     if (!record.ok()) return SendError(res, record.status());
     const std::filesystem::path path = api_->LogPath(*id);
-    const std::string follow = req.get_param_value("follow");
     res.status = 200;
     if (follow != "1" && follow != "true") {
       std::error_code ec;

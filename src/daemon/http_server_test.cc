@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -137,8 +138,14 @@ class StubApi : public NodeApi {
     p.steps = {"create 2g.10gb@4 on GPU 0"};
     return p;
   }
-  void Pause() override { paused_ = true; }
-  void Resume() override { paused_ = false; }
+  Status Pause() override {
+    paused_ = true;
+    return Status();
+  }
+  Status Resume() override {
+    paused_ = false;
+    return Status();
+  }
   bool paused() const override { return paused_; }
   Status Drain(NvmlIndex gpu) override {
     return gpu == NvmlIndex{0} ? Status()
@@ -546,6 +553,9 @@ TEST_F(HttpServerTest, RepeatedQueryParameterIsRefused) {
        "query parameter 'follow' is given twice for GET /v1/jobs/1/log; keep one"},
       {"GET", "/v1/reservations?prefix=a&prefix=b",
        "query parameter 'prefix' is given twice for GET /v1/reservations; keep one"},
+      // Regression (follow_yes_read_as_no): "yes" answered the log so far without a word.
+      {"GET", "/v1/jobs/1/log?follow=yes",
+       "query parameter 'follow' must be 1, true, 0 or false, got 'yes'"},
       {"DELETE", "/v1/allocations?owner=a&owner=b",
        "query parameter 'owner' is given twice for DELETE /v1/allocations; keep one"},
   };
@@ -925,6 +935,27 @@ TEST_F(HttpServerTest, RefusalsAreLoggedAtMostEveryTenSeconds) {
   }
   EXPECT_EQ(lines, 1u) << log;
   EXPECT_NE(log.find("GET /v1/jobs from 127.0.0.1:"), std::string::npos) << log;
+}
+
+// Regression (forged_log_line_without_token): a refused request's path was logged as decoded, so
+// a client without a token wrote a line of its own into the log ("%0A[…] [info] FORGED") and a
+// raw ESC. Control characters are escaped: the refusal is one line.
+TEST_F(HttpServerTest, ARefusedPathCannotForgeALogLine) {
+  std::ostringstream out;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  spdlog::set_default_logger(logger);
+  auto c = Client("bad-token");
+  auto r = c.Get("/v1/x%0A%5Binfo%5D%20FORGED%1b%5B31m");
+  spdlog::set_default_logger(previous);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  const std::string log = out.str();
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;  // the refusal's line only
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
+  EXPECT_NE(log.find("GET /v1/x\\n[info] FORGED\\x1b[31m from 127.0.0.1:"), std::string::npos)
+      << log;
 }
 
 // Regression (put_patch_400): methods a route does not take got 400.
@@ -1387,8 +1418,15 @@ TEST(HttpConnectionsTest, ThePerPeerCapRefusesTheNPlusFirst) {
     ASSERT_TRUE(Exchange(fds.back(), authed).starts_with("HTTP/1.1 200"));  // kept alive
   }
   const int third = Connect(server.port());
-  EXPECT_TRUE(Exchange(third, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                  .starts_with("HTTP/1.1 503 Service Unavailable"));
+  const std::string refused = Exchange(third, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(refused.starts_with("HTTP/1.1 503 Service Unavailable")) << refused;
+  // Regression (busy_503_without_body): with the JSON error body every error has.
+  EXPECT_NE(refused.find("Content-Type: application/json"), std::string::npos) << refused;
+  EXPECT_NE(refused.find(R"({"error":{"code":"UNAVAILABLE","message":"too many connections from )"
+                         R"(127.0.0.1 (max_connections_per_peer 2), all authenticated; close idle )"
+                         R"(ones or retry later"}})"),
+            std::string::npos)
+      << refused;
   ::close(third);
   // The first two still work.
   for (int fd : fds) {

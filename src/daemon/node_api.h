@@ -52,8 +52,12 @@ class NodeApi {
   // ---- the node ----
   virtual std::vector<GpuView> Gpus() const = 0;
   virtual NodeView Node() const = 0;
-  virtual void Pause() = 0;  // the queue is not scanned; running jobs go on
-  virtual void Resume() = 0;
+  // The queue is not scanned (Pause) or is again (Resume); running jobs go on. Stored, so a
+  // restart keeps it; answered once committed. Errors: kUnavailable (not accepting changes: the
+  // store cannot be written, the state dir is gone; or the commit failed, then it holds in memory
+  // and the writer retries), as every change.
+  virtual Status Pause() = 0;
+  virtual Status Resume() = 0;
   virtual bool paused() const = 0;
   // No new placement on `gpu` (an NVML index); kept across restarts.
   // kNotFound for an unmanaged index.

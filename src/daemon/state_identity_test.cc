@@ -261,7 +261,7 @@ TEST_F(StateIdentityTest, AZeroedPageIsRefusedAtStart) {
 TEST_F(StateIdentityTest, AZeroedPageAtRunTimeShowsInHealthMetricsAndTheLog) {
   auto d = Start();
   ASSERT_NE(d, nullptr);
-  d->Pause();
+  ASSERT_OK(d->Pause());
   for (int i = 0; i < 20; ++i) ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
   ASSERT_OK(d->Health());
   EXPECT_FALSE(d->Metrics().store_degraded);

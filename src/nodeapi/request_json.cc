@@ -195,8 +195,13 @@ StatusOr<std::string> GetKey(std::string_view field, const json& v) {
   if (s.size() > 256) {
     return InvalidArgumentError(fmt::format("field '{}' must be at most 256 bytes", field));
   }
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    // C0 and DEL, and the C1 controls U+0080..U+009F (UTF-8 C2 80..C2 9F; regression:
+    // c1_control_in_owner: "a\u0085b" was taken and listed as "ab").
+    const bool c1 = c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(s[i + 1]) <= 0x9f;
+    if (c < 0x20 || c == 0x7f || c1) {
       return InvalidArgumentError(
           fmt::format("field '{}' must not contain control characters", field));
     }

@@ -402,6 +402,10 @@ TEST(ParseNodeRequestsTest, ReservationsAndAllocations) {
       {true,
        R"({"owner": "a\u0001b", "placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}]})",
        "field 'owner' must not contain control characters"},
+      // Regression (c1_control_in_owner): a C1 control (U+0085, NEL) was taken.
+      {true,
+       R"({"owner": "a\u0085b", "placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}]})",
+       "field 'owner' must not contain control characters"},
       {false, R"({"instances": [{"profile": "1g.5gb"}]})",
        "field 'owner' is required (it may be left out only when binding a reservation)"},
       {false, R"({"owner": "", "reservation": "r"})", "field 'owner' must not be empty"},

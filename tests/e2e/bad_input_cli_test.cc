@@ -536,6 +536,9 @@ TEST(BadFlagValuesTest, ClientBadUsageExits2) {
   }
   auto jobs = RunMigsched({"jobs", "--server", "http://127.0.0.1:1", "-t", "bogus"});
   EXPECT_THAT(jobs.err, StartsWith("error: 'bogus' is not a job state ("));
+  // Regression (job_id_range_message): "Value 0 not in range 0.000000 to 1797…" (300 digits).
+  auto zero = RunMigsched({"cancel", "--server", "http://127.0.0.1:1", "0"});
+  EXPECT_THAT(zero.err, StartsWith("id: must be an integer in 1..9223372036854775807, got '0'"));
   auto token = RunMigsched(
       {"jobs", "--server", "http://127.0.0.1:1", "--token-file", "/nonexistent/migsched-token"});
   EXPECT_EQ(token.exit_code, 1) << token.err;
