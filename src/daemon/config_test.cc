@@ -23,7 +23,7 @@ TEST(DaemonConfigTest, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c->on_shutdown, "leave");
   EXPECT_EQ(c->max_body_bytes, 1u << 20);
   EXPECT_EQ(c->policy, "full");
-  EXPECT_DOUBLE_EQ(c->scheduler.threshold, 0.4);
+  EXPECT_DOUBLE_EQ(c->scheduler.threshold, 1);  // full's: no lazy/busy split (policies.md)
 }
 
 TEST(DaemonConfigTest, EveryKeyIsRead) {
@@ -328,7 +328,7 @@ TEST(DaemonConfigTest, DefaultConfigParsesToTheDefaults) {
   EXPECT_EQ(c->idle_timeout_s, d.idle_timeout_s);
   EXPECT_EQ(c->request_timeout_s, d.request_timeout_s);
   EXPECT_EQ(c->max_connections, d.max_connections);
-  EXPECT_EQ(c->scheduler.threshold, d.scheduler.threshold);
+  EXPECT_EQ(c->scheduler.threshold, 1);  // full's, as the registry completes it
   // The printed scheduler section is `full`'s as the registry completes it
   // (docs/results.md section 3: the demand-weighted metric).
   EXPECT_EQ(c->scheduler.metric, "demand-weighted");

@@ -21,7 +21,13 @@ SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& s
   if (!set.evacuation) options.evacuation = kFullDefaultEvacuation;
   if (!set.evacuation_keeps_room) options.evacuation_keeps_room = kFullDefaultEvacuationKeepsRoom;
   if (!set.defrag_passes) options.migration.passes = kFullDefaultDefragPasses;
-  if (!set.threshold && options.max_wait_s >= 0) options.threshold = kFullDefaultAdmissionThreshold;
+  // The completion and periodic passes' rules 3 and 4 (§6) act on busy GPUs only: with them on, t
+  // keeps the global default, so that they still have GPUs to work on.
+  if (!set.threshold) {
+    options.threshold = options.migration.passes == DefragPasses::kOff
+                            ? kFullDefaultThreshold
+                            : SchedulerOptions().threshold;
+  }
   return options;
 }
 

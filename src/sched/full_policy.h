@@ -109,19 +109,26 @@ inline constexpr bool kFullDefaultEvacuationKeepsRoom = true;
 // while some job waits): mean JCT 1.00 on all six settings (none significant), 17-89% fewer
 // moves, reconfigurations 0-3% fewer.
 inline constexpr DefragPasses kFullDefaultDefragPasses = DefragPasses::kOff;
-// Where jobs are turned away (max_wait_s >= 0, admission mode): no lazy/busy split (§3; t = 1
-// puts every GPU in one class, so the choice is by the metric alone, which packs). Spreading
-// jobs to lazy GPUs leaves fewer whole GPUs for the large profiles, and a large job that finds
-// none is lost, not delayed. Chosen on the tuning set's admission setting (docs/algorithms.md
-// §13 "The admission move budget"); queue mode keeps t = 0.4.
-inline constexpr double kFullDefaultAdmissionThreshold = 1;
+// No lazy/busy split (§3; t = 1 puts every GPU in one class, so the choice is by the metric alone,
+// which packs), in queue and admission mode. Spreading jobs to lazy GPUs leaves fewer whole GPUs
+// for the large profiles: where jobs are turned away a large job that finds none is lost (chosen
+// on the tuning set's admission setting, docs/algorithms.md §13 "The admission move budget");
+// where they wait, jobs that cannot move to another GPU (latency-sensitive, or `none`) stay
+// spread until they end. In queue mode chosen on 2026-12-07 (docs/results.md "The lazy/busy split
+// in queue mode"): on the tuning set level with t = 0.4 (30 paired replicas: mean JCT 0.833
+// against 0.832 of the best baseline, the full-GPU p95 0.737 against 0.739, the worst profile
+// 1.16x in both); on a user's inference workload of long latency-sensitive services and bursts
+// of full-GPU jobs, which no set had, t = 0.4 was 1.11-1.21x the best baseline's mean JCT and
+// t = 1 0.84-1.00x.
+// With the completion or periodic passes on (--defrag-passes while-waiting|always), whose rules 3
+// and 4 (§6) act on busy GPUs only, `full` keeps the global t = 0.4 instead.
+inline constexpr double kFullDefaultThreshold = 1;
 
 // `options` with full's defaults above for each of migration, metric, reserve_full, reuse_first,
 // queue_order, max_skip_seconds, reservation_slack, reservation_horizon_s, reservation_keep,
 // reservation_oldest, reservation_needs_ends, evacuation, evacuation_keeps_room, migration.passes
-// and (when options.max_wait_s >= 0) threshold that `set` does not mark (the registry's defaults of
-// `full`, sched/policy.h PolicyOptions).
-// REQUIRES: options.max_wait_s is already the run's.
+// and threshold that `set` does not mark (the registry's defaults of `full`, sched/policy.h
+// PolicyOptions).
 SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& set);
 
 // Joint placement of the waiting jobs (§12, SchedulerOptions::joint_placement) is on by default

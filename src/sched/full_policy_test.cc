@@ -166,7 +166,7 @@ class FullDefaultsTest : public ::testing::TestWithParam<DefaultsCase> {};
 TEST_P(FullDefaultsTest, EffectiveOptions) {
   const DefaultsCase& c = GetParam();
   SchedulerOptions given;
-  given.threshold = 0.3;  // a field full has no default for: passed through
+  given.demand_window = 123;  // a field full has no default for: passed through
   given.metric = c.given_metric;
   given.reserve_full = c.given_reserve_full;
   given.max_skip_seconds = c.given_max_skip_seconds;
@@ -178,7 +178,7 @@ TEST_P(FullDefaultsTest, EffectiveOptions) {
   EXPECT_EQ(got.reservation_slack, c.reservation_slack);
   EXPECT_EQ(got.evacuation, c.evacuation);
   EXPECT_EQ(got.reservation, ReservationMode::kEasy);  // no policy changes it
-  EXPECT_EQ(got.threshold, 0.3);
+  EXPECT_EQ(got.demand_window, 123);
   EXPECT_EQ(got.migration.defrag_interval_s, given.migration.defrag_interval_s);
   // The result is a valid configuration for the policy.
   EXPECT_TRUE(got.Validate().ok()) << got.Validate().ToString();
@@ -516,15 +516,22 @@ TEST(FullDefaultsTest, TableFlagsOverrideTheRegistryDefaults) {
       OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{}).reservation_needs_ends);
 }
 
-// Where jobs are turned away (--max-wait >= 0) `full` has no lazy/busy split
-// (t = 1, docs/policies.md "Defaults of `full`"); in queue mode it keeps the
-// global t = 0.4; a --threshold given wins in both; the baselines keep 0.4.
-// The admission move budget is every policy's: 0.02 (docs/algorithms.md §13).
-TEST(FullDefaultsTest, AdmissionModeHasNoLazyBusySplitUnlessAThresholdIsGiven) {
-  EXPECT_EQ(kFullDefaultAdmissionThreshold, 1);
+// `full` has no lazy/busy split (t = 1, docs/policies.md "Defaults of `full`"), in queue and in
+// admission mode (--max-wait >= 0); a --threshold given wins in both; the baselines and lb+frag
+// keep the global 0.4. The admission move budget is every policy's: 0.02 (docs/algorithms.md §13).
+TEST(FullDefaultsTest, FullHasNoLazyBusySplitUnlessAThresholdIsGiven) {
+  EXPECT_EQ(kFullDefaultThreshold, 1);
   EXPECT_EQ(SchedulerOptions().threshold, 0.4);
   EXPECT_EQ(SchedulerOptions().migration.admission_move_budget, 0.02);
-  EXPECT_EQ(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).threshold, 0.4);
+  EXPECT_EQ(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).threshold, 1);
+  EXPECT_EQ(OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).threshold, 0.4);
+  // With the completion or periodic passes on, whose rules 3 and 4 act on busy GPUs only: 0.4.
+  {
+    SchedulerOptions passes;
+    ExplicitOptions given;
+    ASSERT_TRUE(FindSchedulerOption("defrag-passes")->Apply("always", &passes, &given).ok());
+    EXPECT_EQ(OptionsForPolicy("full", passes, given).threshold, 0.4);
+  }
   SchedulerOptions admission;
   ExplicitOptions given;
   ASSERT_TRUE(FindSchedulerOption("max-wait")->Apply("0", &admission, &given).ok());

@@ -488,10 +488,11 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   ASSERT_EQ(full.exit_code, 0) << full.err;
   EXPECT_THAT(full.out, HasSubstr("\n  policy: full\n"));
   EXPECT_THAT(full.out, HasSubstr("\n  metric: demand-weighted\n"));
+  EXPECT_THAT(full.out, HasSubstr("\n  threshold: 1\n"));  // no lazy/busy split
   // Each policy's options that differ from the plain defaults (sched/options.h).
   EXPECT_THAT(
       full.out,
-      HasSubstr("#   full                 metric: demand-weighted, reuse-first: on, "
+      HasSubstr("#   full                 threshold: 1, metric: demand-weighted, reuse-first: on, "
                 "joint-placement: on, queue-order: response-ratio, limit-power: learned, "
                 "max-skip-seconds: 1800, "
                 "reservation-slack: 1, reservation-horizon: 1800, reservation-keep: on, "

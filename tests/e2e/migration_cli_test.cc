@@ -129,14 +129,49 @@ TEST(MigrationCliTest, EvacuationOpensAGpuForASevenSliceJob) {
   const std::string json = WriteTempFile("evac.json", "");
   const std::string jobs = WriteTempFile("evac-jobs.csv", "");
   auto run = [&](std::vector<std::string> extra) {
+    // With the lazy/busy split (t = 0.4; full's default has none, and would pack a and b beside
+    // r, leaving GPU 1 whole for d): a and b go to the lazy GPU 1, which d then needs.
+    std::vector<std::string> args = {"simulate",
+                                     "--cluster",
+                                     "2xA100-40GB",
+                                     "--workload",
+                                     trace,
+                                     "--policy",
+                                     "full",
+                                     "--json",
+                                     json,
+                                     "--jobs-csv",
+                                     jobs,
+                                     "--quiet",
+                                     "--expected-ends",
+                                     "known",
+                                     "--user-estimates",
+                                     "none",
+                                     "--threshold",
+                                     "0.4"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunMigsched(args);
+  };
+  // full's own default, no lazy/busy split: every candidate is scored by the demand-weighted
+  // metric, whose window the simulator seeds with the workload (d's 7g.40gb among them). A 1g on
+  // the empty GPU 1 blocks its 7g placement; on GPU 0, which r's 3g already keeps from a 7g, it
+  // blocks less. So a and b go beside r, GPU 1 stays whole, and d starts at its arrival after one
+  // create (10 + 0.023 s), nothing moved.
+  {
     std::vector<std::string> args = {
         "simulate", "--cluster", "2xA100-40GB",     "--workload", trace,
         "--policy", "full",      "--json",          json,         "--jobs-csv",
         jobs,       "--quiet",   "--expected-ends", "known",      "--user-estimates",
         "none"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return RunMigsched(args);
-  };
+    auto packed = RunMigsched(args);
+    ASSERT_EQ(packed.exit_code, 0) << packed.err;
+    EXPECT_EQ(ReadJson(json)["evacuations"], 0);
+    EXPECT_EQ(JobRow(ReadFile(jobs), "a")["instances"].substr(0, 2), "0:");
+    EXPECT_EQ(JobRow(ReadFile(jobs), "b")["instances"].substr(0, 2), "0:");
+    std::map<std::string, std::string> d = JobRow(ReadFile(jobs), "d");
+    EXPECT_NEAR(std::stod(d["start_s"]), 10.023, 1e-6);
+    EXPECT_EQ(d["instances"], "1:7g.40gb@0");
+  }
   auto r = run({"--evacuation", "head"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = ReadJson(json);
