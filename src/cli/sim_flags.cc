@@ -542,6 +542,29 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
         fmt::format(" ({} jobs, {} arrivals at offered load {})", s.jobs.size(), f.arrivals, load);
   } else if (!generated) {
     s.workload_label += fmt::format(" ({} jobs, arrival times from the file)", s.jobs.size());
+    // The load the file's own times offer, by --load's definition (§10: the mean gap that offers
+    // L is mean(count x GPU share x duration) / (L x GPUs)), so a user can check what a trace
+    // offers (a user's trial could not; regression: no_offered_load_for_a_file).
+    double first = s.jobs.empty() ? 0 : s.jobs.front().arrival_s, last = first, work = 0;
+    for (const WorkloadJob& j : s.jobs) {
+      first = std::min(first, j.arrival_s);
+      last = std::max(last, j.arrival_s);
+      // A job no GPU of the cluster offers is turned away: it offers nothing.
+      const bool offered = std::any_of(models.begin(), models.end(), [&](const GpuModel* m) {
+        return ResolveProfile(*m, j) >= 0;
+      });
+      if (offered) work += j.count * Demand(models, j) * j.duration_s;
+    }
+    if (s.jobs.size() >= 2 && last > first && std::isfinite(last - first) && !s.gpus.empty()) {
+      const double gap = (last - first) / static_cast<double>(s.jobs.size() - 1);
+      const double offered =
+          work / static_cast<double>(s.jobs.size()) / (gap * static_cast<double>(s.gpus.size()));
+      s.notes.push_back(fmt::format(
+          "the file's arrival times offer a load of {:.2f} (as --load counts it, "
+          "docs/algorithms.md §10: the mean of count x GPU share x duration over the jobs, over "
+          "the mean arrival gap x {} GPU{})",
+          offered, s.gpus.size(), s.gpus.size() == 1 ? "" : "s"));
+    }
   }
   if (s.jobs.empty())
     return InvalidArgumentError(fmt::format("--workload {}: no jobs", f.workload));
@@ -859,7 +882,11 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
                     {"checkpoint_interval_s", mg.checkpoint_interval_s}};
   j["static_layout"] = scheduler.static_layout;
   j["load"] = offered_load > 0 ? nlohmann::ordered_json(offered_load) : nlohmann::ordered_json();
-  j["arrivals"] = f.arrivals;
+  // How the arrival times came: regenerated (poisson, trace-order), the file's own ("file": a trace
+  // without --load; the flag's default said "poisson" there), none in fill mode.
+  j["arrivals"] = f.mode == "fill"   ? nlohmann::ordered_json()
+                  : offered_load > 0 ? nlohmann::ordered_json(f.arrivals)
+                                     : nlohmann::ordered_json("file");
   j["seed"] = f.seed;
   j["pcie_share"] = f.pcie_share;
   j["fraction_rule"] = f.fraction_rule;
@@ -899,11 +926,12 @@ void AddReplicaFlags(CLI::App* cmd, SimFlags* f) {
                   "(--jitter). Every figure is then the mean with its 95% confidence interval")
       ->check(WholeNumber(1, 10000))
       ->capture_default_str();
-  cmd->add_option("--jitter", f->jitter,
-                  "Replicas of a workload whose arrival times are not drawn from --seed (a trace "
-                  "file without --load, --arrivals trace-order): every arrival gap and duration "
-                  "times an independent factor uniform in [1-F, 1+F], seeded per replica; in "
-                  "[0, 1)")
+  cmd->add_option(
+         "--jitter", f->jitter,
+         "Replicas of a workload whose arrival times are not drawn from --seed (a trace "
+         "file without --load, or one with --arrivals trace-order): every arrival gap and duration "
+         "times an independent factor uniform in [1-F, 1+F], seeded per replica; in "
+         "[0, 1)")
       ->check(FiniteNumber("a number in [0, 1)", [](double v) { return v >= 0 && v < 1; }))
       ->each([f](const std::string&) { f->jitter_given = true; })
       ->capture_default_str();
@@ -999,8 +1027,8 @@ StatusOr<std::vector<SimSetup>> BuildReplicaSetups(const SimFlags& flags, Contex
     } else if (flags.jitter_given) {
       return InvalidArgumentError(
           "--jitter applies to workloads whose arrival times are not drawn from --seed (a trace "
-          "file without --load, --arrivals trace-order); paper-mix, churn and Poisson arrivals "
-          "differ between replicas by their seed");
+          "file without --load, or one with --arrivals trace-order); paper-mix, churn and Poisson "
+          "arrivals differ between replicas by their seed");
     }
     out.push_back(std::move(*s));
   }

@@ -188,7 +188,7 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& flags, Context& ctx, RunShape s
 
 // The flags.replicas setups of one setting (§9): replica r is built with seed
 // ReplicaSeed(flags.seed, r); a workload whose arrival times are not drawn
-// from the seed (a trace file without --load, --arrivals trace-order) is then
+// from the seed (a trace file without --load, or one with --arrivals trace-order) is then
 // jittered (JitterWorkload, fraction flags.jitter, seed ReplicaSeed(seed, r))
 // when there are several replicas or --jitter was given. The memory check
 // covers all of them (`shape.workloads` is multiplied by the replicas). Errors

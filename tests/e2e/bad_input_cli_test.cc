@@ -251,6 +251,26 @@ TEST(BadFlagValuesTest, ValuesThatMeanSomethingAreHonoured) {
   ASSERT_EQ(order.exit_code, 0) << order.err;
   EXPECT_THAT(order.out, HasSubstr("t.csv (2 jobs, trace-order arrivals at offered load 0.5)"));
   EXPECT_EQ(ReadJson(json)["settings"]["load"].get<double>(), 0.5);
+  EXPECT_EQ(ReadJson(json)["settings"]["arrivals"], "trace-order");
+  // Regression (json_arrivals_poisson_for_a_file): the file's own arrival times were recorded as
+  // "poisson" (the flag's default); they are "file", with no load.
+  auto own = RunMigsched(SimulateArgs(kOneA100, trace, {"--json", json, "--quiet"}));
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(ReadJson(json)["settings"]["arrivals"], "file");
+  EXPECT_TRUE(ReadJson(json)["settings"]["load"].is_null());
+  // Regression (no_offered_load_for_a_file): what a file's own times offer is said. By hand
+  // (§10): three jobs, a 7g.40gb (share 1) of 12 s, a 1g.5gb (1/7) of 14 s and a 2x3g.20gb
+  // (2 x 3/7) of 7 s, arriving at 0, 4 and 8 s: mean work (12 + 2 + 6) / 3 = 6.667 GPU-s over a
+  // mean gap of 4 s on one GPU: 1.67.
+  const std::string three =
+      WriteTempFile("three.csv",
+                    "id,arrival_s,profile,count,duration_s\na,0,7g.40gb,1,12\nb,4,1g.5gb,1,14\n"
+                    "c,8,3g.20gb,2,7\n");
+  auto offered = RunMigsched(SimulateArgs("2xA100-40GB", three, {}));
+  ASSERT_EQ(offered.exit_code, 0) << offered.err;
+  EXPECT_THAT(offered.out, HasSubstr("the file's arrival times offer a load of 0.83 ("));
+  auto one_gpu = RunMigsched(SimulateArgs(kOneA100, three, {}));
+  EXPECT_THAT(one_gpu.out, HasSubstr("the file's arrival times offer a load of 1.67 ("));
   // --jobs N on paper-mix: N jobs.
   nlohmann::json jobs = Simulate(kOneA100, "paper-mix", {"--jobs", "7"});
   ASSERT_FALSE(jobs.is_null());
@@ -610,8 +630,13 @@ TEST(ProfileNamesCliTest, AKnownProfileNoGpuOffersIsARejectionShownAtTheTop) {
   auto r = RunMigsched(SimulateArgs(kOneA100, trace, {"--json", json, "--quiet"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string reason = "no GPU in the cluster (A100 40GB) offers profile 7g.80gb";
-  // Right under the workload line, before the policy.
+  // Right under the workload line and its note (the load the file's times offer, §10: the
+  // 1g.5gb's 10/7 GPU-s over 3 jobs, the mean gap 1 s, one GPU: 0.48; the rejected jobs offer
+  // nothing), before the policy.
   EXPECT_THAT(r.out, StartsWith("migsched simulate: r.csv (3 jobs, arrival times from the file)\n"
+                                "  note: the file's arrival times offer a load of 0.48 (as --load "
+                                "counts it, docs/algorithms.md §10: the mean of count x GPU share "
+                                "x duration over the jobs, over the mean arrival gap x 1 GPU)\n"
                                 "  REJECTED          2 of 3 jobs never ran; why:\n"
                                 "                        2 " +
                                 reason + "\n  policy "));
