@@ -754,8 +754,9 @@ class HttpServer::Impl {
       if (!complete) {
         // Cut short (the body deadline, a closed connection): never carried out.
         return malformed(fmt::format(
-            "the body did not arrive in full within body_timeout_s ({} bytes{}){}", body.size(),
-            length.empty() ? "" : fmt::format(" of Content-Length {}", length),
+            "the body did not arrive in full (within body_timeout_s in all, request_timeout_s per "
+            "read; {} bytes{}){}",
+            body.size(), length.empty() ? "" : fmt::format(" of Content-Length {}", length),
             !encoding.empty() && encoding != "identity"
                 ? fmt::format(", or is not valid {} data", encoding)
             : chunked ? ", or its chunked framing is invalid"

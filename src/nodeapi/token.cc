@@ -127,7 +127,20 @@ Status ValidateToken(std::string_view token, std::string_view origin) {
 
 StatusOr<std::string> LoadOrCreateTokenFile(const std::string& path) {
   auto existing = ReadTokenFile(path);
-  if (existing.ok() || existing.status().code() != StatusCode::kNotFound) return existing;
+  if (existing.ok()) {
+    // The server's own secret: a file another user owns is one that user can read and change
+    // (regression: token_file_of_another_user: a root daemon served the token of a file `nobody`
+    // owned, mode 0600).
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && st.st_uid != ::geteuid()) {
+      return FailedPreconditionError(fmt::format(
+          "token file {} is owned by uid {}, not by the daemon's user (uid {}): its owner can read "
+          "and change the token; run `chown {} {}`",
+          path, st.st_uid, ::geteuid(), ::geteuid(), path));
+    }
+    return existing;
+  }
+  if (existing.status().code() != StatusCode::kNotFound) return existing;
   ASSIGN_OR_RETURN(std::string token, NewRandomToken());
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {

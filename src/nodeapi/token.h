@@ -37,7 +37,8 @@ StatusOr<std::string> ReadTokenFile(const std::string& path);
 // Reads `path` if it exists (as ReadTokenFile); otherwise creates it with
 // O_CREAT|O_EXCL and mode 0600 and writes a new random token followed by a
 // newline. Two daemons racing: the loser reads the winner's file.
-// Errors: as ReadTokenFile; kUnavailable when /dev/urandom or the file cannot
+// Errors: as ReadTokenFile; kFailedPrecondition when the file (the one a link names) is owned by
+// another user than the caller's effective uid; kUnavailable when /dev/urandom or the file cannot
 // be written (the message names the path and errno text).
 StatusOr<std::string> LoadOrCreateTokenFile(const std::string& path);
 

@@ -82,6 +82,27 @@ TEST_F(TokenTest, RefusesFilesOthersCanRead) {
 // a symbolic link, token -> ..data/token, and was refused ("Too many levels of symbolic links").
 // The link is followed and the file it names is checked: a 0400 file is read, a 0644 one refused
 // with the link's path in the message, and a link to a FIFO is refused without blocking.
+// Regression (token_file_of_another_user): the daemon served the token of a file another user
+// owned (mode 0600): that user could read and change it. Refused, naming the owner; a client may
+// still read such a file (ReadTokenFile): it only learns what it is given.
+TEST_F(TokenTest, TheDaemonsTokenFileMustBeItsUsers) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the file to another user";
+  const std::string token(40, 'b');
+  Write(Path("theirs"), token + "\n", 0600);
+  ASSERT_EQ(::chown(Path("theirs").c_str(), 65534, 65534), 0);
+  auto refused = LoadOrCreateTokenFile(Path("theirs"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(),
+            "token file " + Path("theirs") +
+                " is owned by uid 65534, not by the daemon's user (uid 0): its owner can read and "
+                "change the token; run `chown 0 " +
+                Path("theirs") + "`");
+  auto read = ReadTokenFile(Path("theirs"));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, token);
+}
+
 TEST_F(TokenTest, ASecretVolumesLinkIsFollowedAndItsFileChecked) {
   const std::string token(40, 'a');
   std::filesystem::create_directory(dir_ / "..data");
