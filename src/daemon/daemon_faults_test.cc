@@ -12,7 +12,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <future>
 #include <string>
 #include <thread>
@@ -746,6 +745,40 @@ bool ProcessesOfBecome(int64_t uid, int n) {
   return ProcessesOf(uid) == n;
 }
 
+// A `sleep 60` under `uid` (gid the same) with the environment `env` (NAME=VALUE entries), as a
+// process no job of the daemon owns (another daemon's job, a leftover that changed its
+// environment); killed and reaped by Stop or at the end of its scope.
+class SleeperAs {
+ public:
+  SleeperAs(int64_t uid, std::vector<std::string> env) {
+    // Everything the child needs, made before the fork (no allocation after it).
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
+    pid_ = ::fork();
+    if (pid_ != 0) return;
+    if (::setgid(static_cast<gid_t>(uid)) != 0 || ::setuid(static_cast<uid_t>(uid)) != 0) {
+      ::_exit(1);
+    }
+    ::execve("/bin/sleep", argv, envp.data());
+    ::_exit(127);
+  }
+  ~SleeperAs() { Stop(); }
+  SleeperAs(const SleeperAs&) = delete;
+  SleeperAs& operator=(const SleeperAs&) = delete;
+  pid_t pid() const { return pid_; }
+  void Stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = 0;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
 // Regression: a job's `setsid` child left its process group, so the end of the group did not
 // end it: it ran on under the job's uid after the job had ended, holding CUDA_VISIBLE_DEVICES of
 // a released instance, until the uid went to another job. What is left under a per-job uid with
@@ -759,24 +792,8 @@ TEST_F(DaemonTest, WhatAJobLeavesUnderItsUidEndsWithIt) {
   const int64_t first = 58000 + ::getpid() % 3000;
   config_.job_uids = std::to_string(first) + "-" + std::to_string(first + 9);
   // The bystander: job 1's uid, another daemon's HOME.
-  const pid_t bystander = ::fork();
-  ASSERT_GE(bystander, 0);
-  if (bystander == 0) {
-    if (::setgid(static_cast<gid_t>(first)) != 0 || ::setuid(static_cast<uid_t>(first)) != 0) {
-      ::_exit(1);
-    }
-    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
-    char* envp[] = {const_cast<char*>("HOME=/var/lib/another-daemon/work/1"), nullptr};
-    ::execve("/bin/sleep", argv, envp);
-    ::_exit(127);
-  }
-  struct Reap {
-    pid_t pid;
-    ~Reap() {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } reap{bystander};
+  SleeperAs bystander(first, {"HOME=/var/lib/another-daemon/work/1"});
+  ASSERT_GT(bystander.pid(), 0);
   ASSERT_TRUE(ProcessesOfBecome(first, 1));
   // The bystander holds `first`: no job is given it, so job 1 gets first + 1 ((1 - 1) mod 10 = 0
   // taken, the next), and so does job 2 ((2 - 1) mod 10 = 1) once job 1 and its leftover are gone.
@@ -792,7 +809,7 @@ TEST_F(DaemonTest, WhatAJobLeavesUnderItsUidEndsWithIt) {
     // Job 1's leftover is gone; the bystander runs on.
     EXPECT_TRUE(ProcessesOfBecome(mine, 0)) << ProcessesOf(mine) << " under job 1's uid";
     EXPECT_TRUE(ProcessesOfBecome(first, 1)) << ProcessesOf(first) << " under the bystander's";
-    EXPECT_EQ(::waitpid(bystander, nullptr, WNOHANG), 0) << "the bystander was killed";
+    EXPECT_EQ(::waitpid(bystander.pid(), nullptr, WNOHANG), 0) << "the bystander was killed";
     ASSERT_OK(d->Submit(Req("1g.5gb", {"sh", "-c", leave + "exec sleep 30"})));
     ASSERT_TRUE(TickUntil(*d, [&] { return ProcessesOf(mine) == 2; }));
   }
@@ -814,28 +831,8 @@ TEST_F(DaemonTest, AJobWaitsForAUidNoJobOrProcessHolds) {
   const int64_t first = 52000 + ::getpid() % 2000;
   config_.job_uids = std::to_string(first) + "-" + std::to_string(first + 1);
   // A leftover no end of job could tell: `first`, an environment of its own.
-  const pid_t leftover = ::fork();
-  ASSERT_GE(leftover, 0);
-  if (leftover == 0) {
-    if (::setgid(static_cast<gid_t>(first)) != 0 || ::setuid(static_cast<uid_t>(first)) != 0) {
-      ::_exit(1);
-    }
-    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
-    char* envp[] = {nullptr};
-    ::execve("/bin/sleep", argv, envp);
-    ::_exit(127);
-  }
-  bool reaped = false;
-  auto reap = [&] {
-    if (reaped) return;
-    ::kill(leftover, SIGKILL);
-    ::waitpid(leftover, nullptr, 0);
-    reaped = true;
-  };
-  struct Reap {
-    std::function<void()> f;
-    ~Reap() { f(); }
-  } at_end{reap};
+  SleeperAs leftover(first, {});
+  ASSERT_GT(leftover.pid(), 0);
   ASSERT_TRUE(ProcessesOfBecome(first, 1));
   auto d = Start("2xA100-40GB");
   ASSERT_NE(d, nullptr);
@@ -853,7 +850,7 @@ TEST_F(DaemonTest, AJobWaitsForAUidNoJobOrProcessHolds) {
   ASSERT_OK(d->Settle());  // a launch waiting for a uid does not hold Settle
   EXPECT_EQ(Get(*d, 2).state, JobState::kStarting);
   // The leftover ends: job 2 gets its uid and runs.
-  reap();
+  leftover.Stop();
   ASSERT_TRUE(WaitTerminal(*d, 2));
   EXPECT_EQ(Get(*d, 2).state, JobState::kSucceeded);
   EXPECT_EQ(std::stoll(ReadFile(d->LogPath(2))), first);

@@ -33,6 +33,24 @@ namespace {
 
 using json = nlohmann::json;
 
+// What spdlog's default logger writes while it lives (the logger it replaced comes back at its
+// end, an early return of an ASSERT included).
+class LogCapture {
+ public:
+  LogCapture() : previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_)));
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
 // A TCP connection to 127.0.0.1:port (blocking unless `nonblocking`); -1 on error.
 int Connect(int port, bool nonblocking = false) {
   const int fd =
@@ -920,15 +938,13 @@ TEST_F(HttpServerTest, AcceptedConnectionsHaveNoDelay) {
 // a client without a token could flood the log. One warning per 10 s, with
 // the count of the others.
 TEST_F(HttpServerTest, RefusalsAreLoggedAtMostEveryTenSeconds) {
-  std::ostringstream out;
-  auto previous = spdlog::default_logger();
-  auto logger = std::make_shared<spdlog::logger>(
-      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
-  spdlog::set_default_logger(logger);
-  auto c = Client("bad-token");
-  for (int i = 0; i < 20; ++i) ASSERT_EQ(c.Get("/v1/jobs")->status, 401);
-  spdlog::set_default_logger(previous);
-  const std::string log = out.str();
+  std::string log;
+  {
+    LogCapture capture;
+    auto c = Client("bad-token");
+    for (int i = 0; i < 20; ++i) ASSERT_EQ(c.Get("/v1/jobs")->status, 401);
+    log = capture.text();
+  }
   size_t lines = 0;
   for (size_t at = log.find("refused"); at != std::string::npos; at = log.find("refused", at + 1)) {
     ++lines;
@@ -941,17 +957,15 @@ TEST_F(HttpServerTest, RefusalsAreLoggedAtMostEveryTenSeconds) {
 // a client without a token wrote a line of its own into the log ("%0A[…] [info] FORGED") and a
 // raw ESC. Control characters are escaped: the refusal is one line.
 TEST_F(HttpServerTest, ARefusedPathCannotForgeALogLine) {
-  std::ostringstream out;
-  auto previous = spdlog::default_logger();
-  auto logger = std::make_shared<spdlog::logger>(
-      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
-  spdlog::set_default_logger(logger);
-  auto c = Client("bad-token");
-  auto r = c.Get("/v1/x%0A%5Binfo%5D%20FORGED%1b%5B31m");
-  spdlog::set_default_logger(previous);
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 401);
-  const std::string log = out.str();
+  std::string log;
+  {
+    LogCapture capture;
+    auto c = Client("bad-token");
+    auto r = c.Get("/v1/x%0A%5Binfo%5D%20FORGED%1b%5B31m");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401);
+    log = capture.text();
+  }
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;  // the refusal's line only
   EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
   EXPECT_NE(log.find("GET /v1/x\\n[info] FORGED\\x1b[31m from 127.0.0.1:"), std::string::npos)
