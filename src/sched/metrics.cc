@@ -99,23 +99,28 @@ DemandWindow::PerModel& DemandWindow::Of(const GpuModel& model) {
 
 void DemandWindow::Observe(const Cluster& cluster, const Job& job) {
   for (const GpuModel* m : cluster.models()) Of(*m);  // entries index models_ by position
-  std::vector<int> entry(models_.size(), -1);
+  Entry entry;
+  entry.terms.assign(models_.size(), -1);
+  // A gang asks for `count` placements of its profile (regression: gang_counted_once: with 48
+  // one-slice tasks and one 8x7g gang in the window, p_7g was 1/49 and the tasks went one per GPU
+  // over 16 GPUs, so the gang that followed waited an hour where first-fit started it at once).
+  entry.weight = std::max<int64_t>(1, job.count);
   for (size_t i = 0; i < models_.size(); ++i) {
     const int term = TermOf(*models_[i].model, ResolveProfile(*models_[i].model, job));
-    entry[i] = term;
+    entry.terms[i] = term;
     if (term >= 0) {
-      ++models_[i].counts[term];
-      ++models_[i].total;
+      models_[i].counts[term] += entry.weight;
+      models_[i].total += entry.weight;
       models_[i].dirty = true;
     }
   }
   entries_.push_back(std::move(entry));
   if (static_cast<int>(entries_.size()) > window_) {
-    const std::vector<int>& old = entries_.front();
-    for (size_t i = 0; i < old.size(); ++i) {
-      if (old[i] < 0) continue;
-      --models_[i].counts[old[i]];
-      --models_[i].total;
+    const Entry& old = entries_.front();
+    for (size_t i = 0; i < old.terms.size(); ++i) {
+      if (old.terms[i] < 0) continue;
+      models_[i].counts[old.terms[i]] -= old.weight;
+      models_[i].total -= old.weight;
       models_[i].dirty = true;
     }
     entries_.pop_front();
@@ -128,7 +133,8 @@ const std::vector<double>& DemandWindow::Shares(const GpuModel& model) {
     const size_t n = pm.counts.size();
     pm.shares.assign(n, n == 0 ? 0.0 : 1.0 / static_cast<double>(n));
     if (pm.total > 0) {
-      for (size_t t = 0; t < n; ++t) pm.shares[t] = static_cast<double>(pm.counts[t]) / pm.total;
+      for (size_t t = 0; t < n; ++t)
+        pm.shares[t] = static_cast<double>(pm.counts[t]) / static_cast<double>(pm.total);
     }
     pm.dirty = false;
   }

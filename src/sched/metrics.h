@@ -36,6 +36,7 @@
 #ifndef MIGSCHED_SCHED_METRICS_H_
 #define MIGSCHED_SCHED_METRICS_H_
 
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
@@ -83,12 +84,12 @@ double DemandWeightedValue(const ConfigTable& table, ConfigId c, const std::vect
 
 // p_m over a sliding window of the last `window` arrivals (§2 demand-weighted).
 //
-// Each arriving job counts once (a gang of k instances counts as one arrival of
-// its profile), resolved on every model of the cluster with ResolveProfile;
-// a variant counts for its base profile. On a model, p_m = arrivals in the
-// window requesting m / arrivals in the window that the model can host; with
-// no such arrival yet, p_m is uniform (1/|M|), so that an untrained scheduler
-// still scores every profile.
+// Each arriving job counts by its instances (a gang of k instances counts k times: it needs k
+// placements of its profile), resolved on every model of the cluster with ResolveProfile; a
+// variant counts for its base profile. On a model, p_m = instances requested of m by the
+// arrivals in the window / instances requested by the arrivals in the window that the model can
+// host; with no such arrival yet, p_m is uniform (1/|M|), so that an untrained scheduler still
+// scores every profile. The window holds the last `window` arrivals (jobs, whatever their count).
 class DemandWindow {
  public:
   // `window` >= 1 arrivals.
@@ -105,17 +106,23 @@ class DemandWindow {
  private:
   struct PerModel {
     const GpuModel* model = nullptr;
-    std::vector<int> counts;  // per term
-    int total = 0;            // arrivals in the window the model can host
+    std::vector<int64_t> counts;  // per term: instances requested in the window
+    int64_t total = 0;            // instances requested in the window that the model can host
     std::vector<double> shares;
     bool dirty = true;
   };
   PerModel& Of(const GpuModel& model);
 
+  // One arrival: the term it requests on models_[i] (-1: cannot host), i < size, and its
+  // instances.
+  struct Entry {
+    std::vector<int> terms;
+    int64_t weight = 1;  // a trace's count may be up to 2^31 - 1, a window 1,000 of them
+  };
+
   int window_;
   std::vector<PerModel> models_;
-  // Per arrival: the term it requests on models_[i] (-1: cannot host), i < size.
-  std::deque<std::vector<int>> entries_;
+  std::deque<Entry> entries_;
 };
 
 // Scores configurations by one metric. Holds the per-model blocked-placements

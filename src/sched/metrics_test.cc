@@ -215,11 +215,11 @@ TEST(DemandWindowTest, SlidesAndCountsPerModel) {
   // A30 offers no 7g.40gb: nothing counted there yet, still uniform over its
   // 3 base profiles (1g.6gb, 2g.12gb, 4g.24gb).
   EXPECT_THAT(w.Shares(a30), ElementsAre(1.0 / 3, 1.0 / 3, 1.0 / 3));
-  // The window holds 2: the first 7g leaves. A variant counts for its base, a
-  // gang once.
+  // The window holds 2 arrivals: the first 7g leaves. A variant counts for its base, a gang by
+  // its instances (regression gang_counted_once): 3 of 1g.5gb against 1 of 7g.40gb.
   w.Observe(cluster, JobOf("1g.5gb+me", 3));
   EXPECT_EQ(w.size(), 2);
-  EXPECT_THAT(w.Shares(a100), ElementsAre(0.5, 0.0, 0.0, 0.0, 0.0, 0.5));
+  EXPECT_THAT(w.Shares(a100), ElementsAre(0.75, 0.0, 0.0, 0.0, 0.0, 0.25));
   // 1g.6gb exists on A30 only.
   w.Observe(cluster, JobOf("1g.6gb"));
   EXPECT_THAT(w.Shares(a100), ElementsAre(1.0, 0.0, 0.0, 0.0, 0.0, 0.0));

@@ -5,12 +5,15 @@
 // --reservation-slack or --evacuation is given; other policies keep the global
 // defaults. The effective options are
 // read back from the run's JSON settings.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -257,6 +260,43 @@ TEST(FullDefaultsCliTest, SimulateHelpListsThePolicies) {
   EXPECT_THAT(r.out, HasSubstr("aliases: frag-aware (= lb+frag)"));
   EXPECT_THAT(r.out, HasSubstr("full defaults to"));
   EXPECT_THAT(r.out, HasSubstr("--expected-ends"));
+}
+
+// Regression (gang_counted_once): the demand-weighted metric counted a gang as one arrival. With
+// 48 one-slice tasks at 0 s and one 8x7g.80gb gang at 60 s in the window (and 20 small jobs a day
+// later), a 7g placement was 1 of 69 arrivals, so a task on an empty GPU cost almost nothing and
+// the tasks went one per GPU over all 16 GPUs: the gang waited an hour for eight of them to end,
+// where first-fit started it at once. Counted by its instances (8 of 76) the tasks pack: an A100
+// 80GB holds 7 1g.10gb, so 7 GPUs take the 48, and the gang starts at its arrival on 8 of the 9
+// whole GPUs left, after one create each (in parallel: 0.023 s).
+TEST(FullDefaultsCliTest, AGangInTheDemandWindowKeepsWholeGpusForIt) {
+  std::string trace = "id,arrival_s,profile,count,duration_s,time_limit_s\n";
+  for (int i = 0; i < 48; ++i) trace += fmt::format("t{},0,1g.10gb,1,3600,14400\n", i);
+  trace += "gang,60,7g.80gb,8,3600,7200\n";
+  for (int i = 0; i < 20; ++i) {
+    trace += fmt::format("late{},{},{},1,600,3600\n", i, 100000 + 10 * i,
+                         i % 2 == 0 ? "1g.20gb" : "2g.20gb");
+  }
+  const std::string path = WriteTempFile("gang-window.csv", trace);
+  const std::string jobs = WriteTempFile("gang-window-jobs.csv", "");
+  auto r = RunMigsched({"simulate", "--cluster", "16xA100-80GB", "--workload", path, "--policy",
+                        "full", "--jobs-csv", jobs, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(jobs);
+  std::string line;
+  std::getline(in, line);  // id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,...
+  std::set<std::string> task_gpus;
+  double gang_wait = -1;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_GE(f.size(), 11u) << line;
+    if (f[1].starts_with("t")) task_gpus.insert(f[10].substr(0, f[10].find(':')));
+    if (f[1] == "gang") gang_wait = std::stod(f[7]);
+  }
+  EXPECT_EQ(task_gpus.size(), 7u);
+  EXPECT_NEAR(gang_wait, 0.023, 1e-6);
 }
 
 }  // namespace
