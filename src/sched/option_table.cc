@@ -177,7 +177,9 @@ std::vector<Spec> BuildTable() {
   t.push_back(Number(
       "threshold", "a number in [0, 1]", [](double v) { return v >= 0 && v <= 1; },
       [](O& o) -> double& { return o.threshold; },
-      fmt::format("Lazy/busy threshold t (§3) (full: {:g}, no split)", kFullDefaultThreshold),
+      fmt::format("Lazy/busy threshold t (§3) (full: {:g}, no split, unless its defrag passes are "
+                  "on)",
+                  kFullDefaultThreshold),
       &E::threshold));
   const std::vector<std::string> metrics = MetricNames();
   t.push_back(Choice(
