@@ -74,11 +74,16 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
     ::close(fd);
     return FailedPreconditionError(fmt::format("token file {} is not a regular file", path));
   }
-  if ((st.st_mode & 077) != 0) {
+  // A client may share its token with a group (a Kubernetes Secret volume with fsGroup gives a
+  // non-root container its files as 0440 root:fsGroup: the extender's manifest does); nobody else
+  // may read it, and the group may not write it (regression: group_readable_secret_refused: the
+  // extender's token file was refused at every call to a node daemon).
+  if ((st.st_mode & 037) != 0) {
     ::close(fd);
     return FailedPreconditionError(fmt::format(
-        "token file {} has mode {:04o}: group or others may access it; run `chmod 600 {}`", path,
-        st.st_mode & 07777, path));
+        "token file {} has mode {:04o}: others may access it, or its group write it; run `chmod "
+        "600 {}` (or 440 to share it with the file's group)",
+        path, st.st_mode & 07777, path));
   }
   std::string text;
   char buf[512];
@@ -126,11 +131,18 @@ Status ValidateToken(std::string_view token, std::string_view origin) {
 }
 
 StatusOr<std::string> LoadOrCreateTokenFile(const std::string& path) {
+  // The server's own secret: no group may read it either (a client may share one, ReadTokenFile).
+  struct stat mode {};
+  if (::stat(path.c_str(), &mode) == 0 && S_ISREG(mode.st_mode) && (mode.st_mode & 077) != 0) {
+    return FailedPreconditionError(fmt::format(
+        "token file {} has mode {:04o}: group or others may access it; run `chmod 600 {}`", path,
+        mode.st_mode & 07777, path));
+  }
   auto existing = ReadTokenFile(path);
   if (existing.ok()) {
-    // The server's own secret: a file another user owns is one that user can read and change
-    // (regression: token_file_of_another_user: a root daemon served the token of a file `nobody`
-    // owned, mode 0600).
+    // A file another user owns is one that user can read and change (regression:
+    // token_file_of_another_user: a root daemon served the token of a file `nobody` owned, mode
+    // 0600).
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && st.st_uid != ::geteuid()) {
       return FailedPreconditionError(fmt::format(

@@ -1,5 +1,6 @@
 #include "nodeapi/token.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,6 +79,30 @@ TEST_F(TokenTest, RefusesFilesOthersCanRead) {
   }
 }
 
+// Regression (group_readable_secret_refused): the extender runs as a non-root user that reads the
+// node token from a Secret volume with fsGroup (mode 0440, root:fsGroup), and every read was
+// refused. A client reads a file its group may read; never one others may read or its group
+// write; the daemon's own stays 0600 (RefusesFilesOthersCanRead).
+TEST_F(TokenTest, AClientReadsATokenItsGroupMayRead) {
+  const std::string token(40, 'c');
+  for (mode_t mode : {0440, 0640}) {
+    const std::string path = Path("g" + std::to_string(mode));
+    Write(path, token + "\n", mode);
+    auto t = ReadTokenFile(path);
+    ASSERT_TRUE(t.ok()) << std::oct << mode << ": " << t.status().ToString();
+    EXPECT_EQ(*t, token);
+  }
+  for (mode_t mode : {0660, 0604, 0444}) {
+    const std::string path = Path("o" + std::to_string(mode));
+    Write(path, token + "\n", mode);
+    auto t = ReadTokenFile(path);
+    ASSERT_FALSE(t.ok()) << std::oct << mode;
+    EXPECT_EQ(t.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_THAT(t.status().message(), ::testing::HasSubstr("others may access it, or its group "
+                                                           "write it; run `chmod 600 "));
+  }
+}
+
 // Regression: a token file mounted from a Kubernetes Secret volume (the node agent's manifest) is
 // a symbolic link, token -> ..data/token, and was refused ("Too many levels of symbolic links").
 // The link is followed and the file it names is checked: a 0400 file is read, a 0644 one refused
@@ -119,10 +144,10 @@ TEST_F(TokenTest, ASecretVolumesLinkIsFollowedAndItsFileChecked) {
   std::filesystem::create_symlink("..data/open", dir_ / "open");
   auto open = ReadTokenFile(Path("open"));
   ASSERT_FALSE(open.ok());
-  EXPECT_EQ(open.status().message(), "token file " + Path("open") +
-                                         " has mode 0644: group or others may access it; run "
-                                         "`chmod 600 " +
-                                         Path("open") + "`");
+  EXPECT_EQ(open.status().message(),
+            "token file " + Path("open") +
+                " has mode 0644: others may access it, or its group write it; run `chmod 600 " +
+                Path("open") + "` (or 440 to share it with the file's group)");
 
   ASSERT_EQ(::mkfifo(Path("..data/fifo").c_str(), 0600), 0);
   std::filesystem::create_symlink("..data/fifo", dir_ / "fifo");
