@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -229,12 +230,20 @@ namespace {
 // The share of one GPU that one instance of `job` occupies on the first model
 // of the cluster that can host it (compute slices of the resolved profile over
 // the model's); the job's own fraction (or 1) if none can (it is rejected).
-double Demand(const std::vector<const GpuModel*>& models, const Job& job) {
+// The share of one GPU an instance of `job` takes on the first of `models` that offers it;
+// nullopt when none does.
+std::optional<double> ShareOnFirstModel(const std::vector<const GpuModel*>& models,
+                                        const Job& job) {
   for (const GpuModel* m : models) {
     const int p = ResolveProfile(*m, job);
     if (p >= 0) return static_cast<double>(m->profile(p).compute_slices) / m->compute_slices();
   }
-  return job.gpu_fraction > 0 && job.gpu_fraction <= 1 ? job.gpu_fraction : 1.0;
+  return std::nullopt;
+}
+
+double Demand(const std::vector<const GpuModel*>& models, const Job& job) {
+  return ShareOnFirstModel(models, job)
+      .value_or(job.gpu_fraction > 0 && job.gpu_fraction <= 1 ? job.gpu_fraction : 1.0);
 }
 
 std::vector<const GpuModel*> Distinct(const std::vector<const GpuModel*>& gpus) {
@@ -550,10 +559,9 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
       first = std::min(first, j.arrival_s);
       last = std::max(last, j.arrival_s);
       // A job no GPU of the cluster offers is turned away: it offers nothing.
-      const bool offered = std::any_of(models.begin(), models.end(), [&](const GpuModel* m) {
-        return ResolveProfile(*m, j) >= 0;
-      });
-      if (offered) work += j.count * Demand(models, j) * j.duration_s;
+      if (const std::optional<double> share = ShareOnFirstModel(models, j)) {
+        work += j.count * *share * j.duration_s;
+      }
     }
     if (s.jobs.size() >= 2 && last > first && std::isfinite(last - first) && !s.gpus.empty()) {
       const double gap = (last - first) / static_cast<double>(s.jobs.size() - 1);

@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -374,20 +375,16 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
             "reservation_ttl_s must be > 0 and at most reservation_max_ttl_s, got {} and {}",
             c.reservation_ttl_s, c.reservation_max_ttl_s));
   }
+  // The HTTP time-outs, by pairs as the daemon uses them (per read and idle; head and body).
   auto span = [&](double v) { return v > 0 && v <= kDayS; };
-  if (!span(c.idle_timeout_s) || !span(c.request_timeout_s)) {
-    return fail_at(
-        {span(c.idle_timeout_s) ? "request_timeout_s" : "idle_timeout_s"},
-        fmt::format(
-            "idle_timeout_s and request_timeout_s must be > 0 and at most 86400, got {} and {}",
-            c.idle_timeout_s, c.request_timeout_s));
-  }
-  if (!span(c.header_timeout_s) || !span(c.body_timeout_s)) {
-    return fail_at(
-        {span(c.header_timeout_s) ? "body_timeout_s" : "header_timeout_s"},
-        fmt::format(
-            "header_timeout_s and body_timeout_s must be > 0 and at most 86400, got {} and {}",
-            c.header_timeout_s, c.body_timeout_s));
+  for (const auto& [a, va, b, vb] :
+       {std::tuple{"idle_timeout_s", c.idle_timeout_s, "request_timeout_s", c.request_timeout_s},
+        std::tuple{"header_timeout_s", c.header_timeout_s, "body_timeout_s", c.body_timeout_s}}) {
+    if (!span(va) || !span(vb)) {
+      return fail_at(
+          {span(va) ? b : a},
+          fmt::format("{} and {} must be > 0 and at most 86400, got {} and {}", a, b, va, vb));
+    }
   }
   if (c.max_connections_per_peer < 1) {
     return fail_at(

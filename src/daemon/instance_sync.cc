@@ -60,6 +60,17 @@ void InstanceSync::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+// Whether the backend's `b` (nullptr: none there) is the model's `in` of model `m`: the same
+// profile, with a compute instance (a GI without a CI has no MIG device: not an instance a job
+// could use).
+bool IsTheInstance(const BackendInstance* b, const Instance& in, const GpuModel& m) {
+  return b != nullptr && b->profile_id == m.profile(in.profile).id && b->has_compute_instance;
+}
+
+}  // namespace
+
 const BackendInstance* InstanceSync::Live(int gpu, int start) const {
   auto it = live_.find({gpu, start});
   return it == live_.end() ? nullptr : &it->second;
@@ -293,10 +304,7 @@ void InstanceSync::Reconcile(int gpu, const StatusOr<std::vector<BackendInstance
       const GpuModel& m = gs.model();
       Plan drop;
       for (const Instance& in : gs.instances()) {
-        const BackendInstance* b = Live(gpu, in.start);
-        const bool there =
-            b != nullptr && b->profile_id == m.profile(in.profile).id && b->has_compute_instance;
-        if (!there && !in.busy()) {
+        if (!IsTheInstance(Live(gpu, in.start), in, m) && !in.busy()) {
           drop.steps.push_back({StepKind::kDestroy, gpu, in.profile, in.start, kNoJob});
         }
       }
@@ -328,10 +336,7 @@ void InstanceSync::Reconcile(int gpu, const StatusOr<std::vector<BackendInstance
   std::vector<JobId> gone_placeholders;
   for (const Instance& in : gs.instances()) {
     auto b = have.find(in.start);
-    // A GI without a CI has no MIG device: not an instance a job could use.
-    const bool there = b != have.end() && b->second.profile_id == m.profile(in.profile).id &&
-                       b->second.has_compute_instance;
-    if (there) {
+    if (IsTheInstance(b == have.end() ? nullptr : &b->second, in, m)) {
       reported_missing_.erase({gpu, in.start});
       continue;
     }

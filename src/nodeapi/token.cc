@@ -131,27 +131,26 @@ Status ValidateToken(std::string_view token, std::string_view origin) {
 }
 
 StatusOr<std::string> LoadOrCreateTokenFile(const std::string& path) {
-  // The server's own secret: no group may read it either (a client may share one, ReadTokenFile).
-  struct stat mode {};
-  if (::stat(path.c_str(), &mode) == 0 && S_ISREG(mode.st_mode) && (mode.st_mode & 077) != 0) {
-    return FailedPreconditionError(fmt::format(
-        "token file {} has mode {:04o}: group or others may access it; run `chmod 600 {}`", path,
-        mode.st_mode & 07777, path));
-  }
-  auto existing = ReadTokenFile(path);
-  if (existing.ok()) {
-    // A file another user owns is one that user can read and change (regression:
-    // token_file_of_another_user: a root daemon served the token of a file `nobody` owned, mode
-    // 0600).
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && st.st_uid != ::geteuid()) {
+  // The server's own secret (the file a link names): no group may read it either (a client may
+  // share one, ReadTokenFile), and no other user may own it: its owner can read and change it
+  // (regression: token_file_of_another_user: a root daemon served the token of a file `nobody`
+  // owned, mode 0600).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if ((st.st_mode & 077) != 0) {
+      return FailedPreconditionError(fmt::format(
+          "token file {} has mode {:04o}: group or others may access it; run `chmod 600 {}`", path,
+          st.st_mode & 07777, path));
+    }
+    if (st.st_uid != ::geteuid()) {
       return FailedPreconditionError(fmt::format(
           "token file {} is owned by uid {}, not by the daemon's user (uid {}): its owner can read "
           "and change the token; run `chown {} {}`",
           path, st.st_uid, ::geteuid(), ::geteuid(), path));
     }
-    return existing;
   }
+  auto existing = ReadTokenFile(path);
+  if (existing.ok()) return existing;
   if (existing.status().code() != StatusCode::kNotFound) return existing;
   ASSIGN_OR_RETURN(std::string token, NewRandomToken());
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);

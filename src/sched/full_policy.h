@@ -118,8 +118,8 @@ inline constexpr DefragPasses kFullDefaultDefragPasses = DefragPasses::kOff;
 // in queue mode"): on the tuning set level with t = 0.4 (30 paired replicas: mean JCT 0.833
 // against 0.832 of the best baseline, the full-GPU p95 0.737 against 0.739, the worst profile
 // 1.16x in both); on a user's inference workload of long latency-sensitive services and bursts
-// of full-GPU jobs, which no set had, t = 0.4 was 1.11-1.21x the best baseline's mean JCT and
-// t = 1 0.84-1.00x.
+// of full-GPU jobs, which no set had, t = 0.4 was 1.11-1.36x the best baseline's mean JCT over
+// ten independent draws of it (significantly worse at every load) and t = 1 1.01-1.06x (level).
 // With the completion or periodic passes on (--defrag-passes while-waiting|always), whose rules 3
 // and 4 (§6) act on busy GPUs only, `full` keeps the global t = 0.4 instead.
 inline constexpr double kFullDefaultThreshold = 1;
