@@ -13,16 +13,33 @@
 namespace migsched::cli {
 namespace {
 
-constexpr std::string_view kRow = "{:<6} {:<10} {:<8} {:<10} {:>10} {:>10}  {:<14} {:<24} {}\n";
+// NAME, USER, REQUEST and PLACEMENT(REASON) come padded by TableCell (their text is the client's).
+constexpr std::string_view kRow = "{:<6} {} {} {:<10} {:>10} {:>10}  {} {} {}\n";
 
-// One cell: DisplayChars of `s`, cut to at most `n` characters (never inside one), the last three
-// "..." when cut.
-std::string TableCell(std::string_view s, size_t n) {
+// One cell: DisplayChars of `s` in `n` terminal columns (DisplayWidth): cut when wider (never
+// inside a character or an escape), the last three columns "..." then, else padded with spaces;
+// `pad` false leaves a short cell unpadded (the last column). Regression
+// escaped_name_shifts_jobs_columns: fmt padded by code points, so an escaped character ("\\x1b",
+// 4 columns, one entry) or a wide one (2 columns) pushed the later columns of its row right.
+std::string TableCell(std::string_view s, size_t n, bool pad = true) {
   const std::vector<std::string> chars = DisplayChars(s);
-  const size_t keep = chars.size() > n ? n - 3 : chars.size();
+  size_t width = 0;
+  for (const std::string& c : chars) width += DisplayWidth(c);
   std::string out;
-  for (size_t i = 0; i < keep; ++i) out += chars[i];
-  if (keep < chars.size()) out += "...";
+  size_t used = 0;
+  if (width <= n) {
+    for (const std::string& c : chars) out += c;
+    used = width;
+  } else {
+    for (const std::string& c : chars) {
+      if (used + DisplayWidth(c) > n - 3) break;
+      out += c;
+      used += DisplayWidth(c);
+    }
+    out += "...";
+    used += 3;
+  }
+  if (pad) out.append(n - std::min(n, used), ' ');
   return out;
 }
 
@@ -76,8 +93,9 @@ double JobElapsedSeconds(const DaemonJobRecord& r, double now_unix) {
 }
 
 std::string FormatJobsTable(const std::vector<DaemonJobRecord>& jobs, double now_unix) {
-  std::string out = fmt::format(fmt::runtime(kRow), "ID", "NAME", "USER", "STATE", "TIME", "LIMIT",
-                                "REQUEST", "PLACEMENT(REASON)", "COMMAND");
+  std::string out = fmt::format(
+      fmt::runtime(kRow), "ID", TableCell("NAME", 10), TableCell("USER", 8), "STATE", "TIME",
+      "LIMIT", TableCell("REQUEST", 14), TableCell("PLACEMENT(REASON)", 24), "COMMAND");
   for (const DaemonJobRecord& r : jobs) {
     const bool job = r.kind == JobKind::kJob;
     const std::string name = job ? r.request.name : r.allocation.name;
@@ -87,7 +105,7 @@ std::string FormatJobsTable(const std::vector<DaemonJobRecord>& jobs, double now
     out += fmt::format(
         fmt::runtime(kRow), r.id, TableCell(name.empty() ? "-" : name, 10), TableCell(user, 8),
         JobStateName(r.state), FormatSlurmTime(JobElapsedSeconds(r, now_unix)), limit,
-        TableCell(RequestLabel(r), 14), TableCell(Where(r), 24), TableCell(Command(r), 40));
+        TableCell(RequestLabel(r), 14), TableCell(Where(r), 24), TableCell(Command(r), 40, false));
   }
   return out;
 }

@@ -146,7 +146,37 @@ TEST(JobsTableTest, ControlCharactersAreEscapedAndCutsKeepWholeCharacters) {
   r.request.name = "a\u202eb\u2066c";
   const std::vector<std::string> bidi = Lines(FormatJobsTable({r}, kNow));
   ASSERT_EQ(bidi.size(), 2u);
-  EXPECT_EQ(Cells(bidi[1])[1], "a\\u202eb\\u2066c");
+  // (15 columns escaped: NAME's 10 keep "a", the first escape and "...", test below.)
+  EXPECT_EQ(Cells(bidi[1])[1], "a\\u202e...");
+  r.request.command = {"a\u202eb\u2066c"};
+  EXPECT_EQ(Cells(Lines(FormatJobsTable({r}, kNow))[1])[8], "a\\u202eb\\u2066c");
+}
+
+// Regression escaped_name_shifts_jobs_columns: fmt padded NAME by code points, so "a\x1bb" (one
+// escape, 4 columns: "a\\x1bb" is 6 columns wide) took 6 columns where 3 were counted and every
+// later column of the row moved 3 to the right of its header. By hand: ID "1" in 6 columns and a
+// space (7), NAME in 10 columns and a space (18): USER starts at column 18 as in the header.
+TEST(JobsTableTest, EscapedAndWideNamesKeepTheColumnsUnderTheirHeaders) {
+  DaemonJobRecord r = Job(1, JobState::kQueued, kNow - 5, 0, 0);
+  r.request.user = "alice";
+  r.request.name =
+      "a\x1b"
+      "b";
+  const std::vector<std::string> lines = Lines(FormatJobsTable({r}, kNow));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].find("USER"), 18u) << lines[0];
+  EXPECT_EQ(lines[1].find("alice"), 18u) << lines[1];
+  EXPECT_EQ(lines[1].substr(0, 23), "1      a\\x1bb     alice") << lines[1];
+  EXPECT_EQ(lines[1].find("queued"), lines[0].find("STATE")) << lines[1];
+  // Two wide characters (2 columns each, 3 bytes each): "名前" then 6 spaces fill NAME's 10.
+  r.request.name = "\u540d\u524d";
+  const std::vector<std::string> wide = Lines(FormatJobsTable({r}, kNow));
+  EXPECT_EQ(wide[1].substr(0, 7 + 6 + 6 + 1 + 5), "1      \u540d\u524d       alice") << wide[1];
+  // An escape is never cut in half: eight escapes (32 columns) keep one (4 columns) and "..."
+  // (7 of NAME's 10 columns; the next escape would need 8 > 7), then 3 spaces.
+  r.request.name = std::string(8, '\x01');
+  const std::vector<std::string> cut = Lines(FormatJobsTable({r}, kNow));
+  EXPECT_EQ(cut[1].substr(0, 23), "1      \\x01...    alice") << cut[1];
 }
 
 TEST(JobsTableTest, AllocationsShowTheirOwnerAndProfiles) {

@@ -60,6 +60,23 @@ std::vector<std::string> DisplayChars(std::string_view s) {
   return out;
 }
 
+size_t DisplayWidth(std::string_view c) {
+  if (c.size() > 1 && c[0] == '\\') return c.size();  // an escape DisplayChars wrote
+  const auto b = static_cast<unsigned char>(c.empty() ? 0 : c[0]);
+  if (b < 0xe0 || c.size() < 3) return 1;  // ASCII, '?', and two-byte sequences
+  uint32_t cp = c.size() == 3 ? b & 0x0f : b & 0x07;
+  for (size_t k = 1; k < c.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(c[k]) & 0x3f);
+  // East Asian Wide and Fullwidth blocks, and the emoji blocks (the ranges fmt's width uses).
+  const bool wide = (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2329 && cp <= 0x232a) ||
+                    (cp >= 0x2e80 && cp <= 0x303e) || (cp >= 0x3040 && cp <= 0xa4cf) ||
+                    (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+                    (cp >= 0xfe10 && cp <= 0xfe19) || (cp >= 0xfe30 && cp <= 0xfe6f) ||
+                    (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) ||
+                    (cp >= 0x1f300 && cp <= 0x1f64f) || (cp >= 0x1f900 && cp <= 0x1f9ff) ||
+                    (cp >= 0x20000 && cp <= 0x2fffd) || (cp >= 0x30000 && cp <= 0x3fffd);
+  return wide ? 2 : 1;
+}
+
 std::string OneLine(std::string_view s) {
   std::string out;
   for (const std::string& c : DisplayChars(s)) out += c;

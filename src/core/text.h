@@ -47,4 +47,9 @@ std::vector<std::string> DisplayChars(std::string_view s);
 // of the log, where it cannot forge a line of its own (regression: forged_log_line_without_token).
 std::string OneLine(std::string_view s);
 
+// The terminal columns one entry of DisplayChars takes: an escape its length ("\\x1b": 4), an East
+// Asian wide or fullwidth character or an emoji 2 (the ranges fmt pads by), any other 1. What the
+// jobs table pads and cuts its cells by, so an escaped or wide name does not shift the columns.
+size_t DisplayWidth(std::string_view display_char);
+
 }  // namespace migsched
