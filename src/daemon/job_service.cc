@@ -456,7 +456,8 @@ void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int
   r.reason = std::move(reason);
   counters_->ended.Count(std::string(JobKindName(r.kind)), std::string(JobStateName(state)));
   if (IsLearnedRun(r)) {
-    model_->scheduler().RecordEndedRun(r.request.time_limit_s, r.ended_at - r.started_at);
+    model_->scheduler().RecordEndedRun(r.request.time_limit_s, r.ended_at - r.started_at,
+                                       r.request.ToJob());
   }
   runs_.erase(r.id);
   launches_.erase(r.id);
@@ -541,7 +542,8 @@ void JobService::Adopt(const RecoveryResult& rec) {
     return a->ended_at != b->ended_at ? a->ended_at < b->ended_at : a->id < b->id;
   });
   for (const DaemonJobRecord* r : ended) {
-    model_->scheduler().RecordEndedRun(r->request.time_limit_s, r->ended_at - r->started_at);
+    model_->scheduler().RecordEndedRun(r->request.time_limit_s, r->ended_at - r->started_at,
+                                       r->request.ToJob());
   }
 }
 

@@ -16,9 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
+#include "core/job.h"
 #include "daemon/discovery.h"
 #include "daemon/fake_backend.h"
 #include "daemon/fake_node_test_base.h"
+#include "sched/limit_model.h"
 #include "testing/status_matchers.h"
 #include "testing/test_util.h"
 
@@ -39,10 +42,12 @@ class JobServiceTest : public FakeNodeTestBase {
     JobUsers users;
     users.default_user = DaemonUser();
     users.allowed[users.default_user.name] = users.default_user;
-    service_ = std::make_unique<JobService>(model_.get(), sync_.get(), runner_.get(), users,
-                                            &config_, &counters_, SteadyClock(),
-                                            SteadyClock()->NowNanos(), &mu_, &host_);
+    service_ =
+        std::make_unique<JobService>(model_.get(), sync_.get(), runner_.get(), users, &config_,
+                                     &counters_, clock_, clock_->NowNanos(), &mu_, &host_);
   }
+
+  Clock* clock_ = SteadyClock();
 
   static JobRequest Req(std::vector<std::string> cmd, const std::string& profile = "1g.5gb") {
     JobRequest r;
@@ -175,6 +180,50 @@ TEST_F(JobServiceTest, ALaunchedJobIsReapedWithItsExitStatus) {
   ASSERT_TRUE(end.exit_code.has_value());
   EXPECT_EQ(*end.exit_code, 3);
   EXPECT_EQ(end.reason, "exited with code 3");
+}
+
+// The same with a clock that stands still (every run takes 0 s).
+class JobServiceStillClockTest : public JobServiceTest {
+ protected:
+  JobServiceStillClockTest() { clock_ = &still_; }
+  ManualClock still_{1'800'000'000'000'000'000};
+};
+
+// §5 run times learned per request: the daemon tells the scheduler which request each run was.
+// Ten 1g.5gb jobs with limit 100 s and ten 2g.10gb jobs with limit 10000 s run `true` while the
+// clock stands still: every run counts as 1 s, log shares a = ln(1/100) and b = ln(1/10000),
+// the window's mean m = (a + b)/2. By hand: 1g.5gb (10a + 5m)/15 - m = (a - b)/3, factor
+// 100^(1/3) = 4.641589; 2g.10gb 100^(-1/3) = 0.215443. Told without the request (every run one
+// request) both would be 1.
+TEST_F(JobServiceStillClockTest, EachRunIsLearnedForItsRequest) {
+  std::vector<DaemonJobId> ids;
+  for (int k = 0; k < 20; ++k) {
+    JobRequest r = Req({"true"}, k % 2 == 0 ? "1g.5gb" : "2g.10gb");
+    r.time_limit_s = k % 2 == 0 ? 100 : 10000;
+    ASSERT_OK_AND_ASSIGN(SubmitResult s, service_->Submit(r, ""));
+    ids.push_back(s.record.id);
+  }
+  const auto all_ended = [&] {
+    for (DaemonJobId id : ids) {
+      StatusOr<DaemonJobRecord> r = service_->Get(id);
+      if (!r.ok() || r->state != JobState::kSucceeded) return false;
+    }
+    return true;
+  };
+  for (int round = 0; round < 20 && !all_ended(); ++round) {
+    PlaceQueued();
+    LaunchPending();
+    WaitUntil([&] {
+      service_->Reap();
+      return !service_->HasProcesses();
+    });
+  }
+  ASSERT_TRUE(all_ended());
+  StateLock lock(&mu_);
+  const LimitModel& m = model_->scheduler().limit_model();
+  EXPECT_EQ(m.samples(), 20u);
+  EXPECT_NEAR(m.RequestFactor(RequestKeyOf(Req({"true"}, "1g.5gb").ToJob())), 4.641589, 1e-6);
+  EXPECT_NEAR(m.RequestFactor(RequestKeyOf(Req({"true"}, "2g.10gb").ToJob())), 0.215443, 1e-6);
 }
 
 // A job ends once: a second end (a bug: no such edge in the life cycle) is

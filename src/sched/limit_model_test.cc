@@ -16,6 +16,11 @@ namespace {
 
 using Samples = std::deque<LimitModel::Sample>;
 
+// One request for the tests of the power (which pools every request).
+const RequestKey kKey{"1g.5gb", 0, 0, 1};
+const RequestKey kSmall{"1g.5gb", 0, 0, 1};
+const RequestKey kLarge{"7g.40gb", 0, 0, 1};
+
 // Run time = sqrt(limit) for limits e^0 .. e^19: log run = 0.5 log limit exactly, slope 0.5.
 TEST(LimitModelTest, SlopeOfLogRunOnLogLimit) {
   Samples s;
@@ -51,13 +56,13 @@ TEST(LimitModelTest, RunTimesCountFromTheFirstStartAndUncountedJobsAreSkipped) {
   LimitModel m;
   m.Started(1, 100);
   m.Started(1, 400);  // relaunch after a move: still from 100
-  m.Ended(1, 3600, 1100);
+  m.Ended(1, 3600, 1100, kKey);
   ASSERT_EQ(m.samples(), 1u);
   m.Started(2, 0);
-  m.Ended(2, 0, 50);     // no limit
-  m.Ended(3, 600, 700);  // never started here (adopted after a restart)
+  m.Ended(2, 0, 50, kKey);     // no limit
+  m.Ended(3, 600, 700, kKey);  // never started here (adopted after a restart)
   m.Started(4, 0);
-  m.Ended(4, std::nan(""), 10);
+  m.Ended(4, std::nan(""), 10, kKey);
   EXPECT_EQ(m.samples(), 1u);
   EXPECT_EQ(m.Power(), 1);  // one sample: too few
   // 19 more with run = limit / 10 (limits 60 s .. 60 * 2^18 s): every run is limit / 10, so
@@ -68,7 +73,7 @@ TEST(LimitModelTest, RunTimesCountFromTheFirstStartAndUncountedJobsAreSkipped) {
   for (int k = 0; k < 19; ++k) {
     const double limit = 60.0 * std::pow(2.0, k);
     m.Started(10 + k, 0);
-    m.Ended(10 + k, limit, limit / 10);
+    m.Ended(10 + k, limit, limit / 10, kKey);
     ref.push_back({std::log(limit), std::log(limit / 10)});
   }
   EXPECT_EQ(m.samples(), 20u);
@@ -84,12 +89,12 @@ TEST(LimitModelTest, TheWindowForgetsTheOldestJobs) {
   uint64_t id = 0;
   for (int k = 0; k < int(kLimitModelWindow); ++k, ++id) {
     m.Started(id, 0);
-    m.Ended(id, 60.0 * (1 + k % 7), 30);
+    m.Ended(id, 60.0 * (1 + k % 7), 30, kKey);
   }
   EXPECT_EQ(m.Power(), 0);
   for (int k = 0; k < int(kLimitModelWindow); ++k, ++id) {
     m.Started(id, 0);
-    m.Ended(id, 60.0 * (1 + k % 7), 60.0 * (1 + k % 7));
+    m.Ended(id, 60.0 * (1 + k % 7), 60.0 * (1 + k % 7), kKey);
   }
   EXPECT_EQ(m.samples(), kLimitModelWindow);
   EXPECT_NEAR(m.Power(), 1, 1e-9);
@@ -110,7 +115,7 @@ TEST(LimitModelTest, MatchesANaiveFitAfterEveryJob) {
       const double limit = 60 * std::exp(8 * rng.Uniform01());
       const double run = std::pow(limit, b) * std::exp(rng.Uniform01() - 0.5);
       m.Started(id, 1000);
-      m.Ended(id, limit, 1000 + run);
+      m.Ended(id, limit, 1000 + run, kKey);
       all.push_back({std::log(limit), std::log(std::max(run, kLimitModelMinRunS))});
       const size_t from = all.size() > kLimitModelWindow ? all.size() - kLimitModelWindow : 0;
       const double n = double(all.size() - from);
@@ -128,6 +133,70 @@ TEST(LimitModelTest, MatchesANaiveFitAfterEveryJob) {
         expect = std::min(1.0, std::max(0.0, sxy / sxx));
       }
       ASSERT_NEAR(m.Power(), expect, 1e-9) << "round " << round << " job " << id;
+    }
+  }
+}
+
+// Run times learned per request (§5), by hand. 16 runs of kSmall ran a hundredth of their limit
+// (log share a = ln 0.01) and 4 runs of kLarge all of it (log share 0): 20 runs, the window's mean
+// m = 16a/20 = 4a/5. kLarge: (0 + 5m) / (4 + 5) - m = -4m/9 = -16a/45, factor 100^(16/45) =
+// 5.14175; kSmall: (16a + 5m) / (16 + 5) - m = 16(a - m)/21 = 16a/105, factor 0.01^(16/105) =
+// 0.495722. A request with no run has factor 1, and so has every request before the 20th run.
+TEST(LimitModelTest, RequestFactorsByHand) {
+  LimitModel m;
+  for (int k = 0; k < 20; ++k) {
+    const bool large = k % 5 == 4;  // runs 4, 9, 14, 19
+    if (k == 19) {
+      EXPECT_EQ(m.RequestFactor(kSmall), 1) << "19 runs: too few";
+      EXPECT_EQ(m.RequestFactor(kLarge), 1);
+    }
+    m.Add(3600, large ? 3600 : 36, large ? kLarge : kSmall);
+  }
+  EXPECT_NEAR(m.RequestFactor(kLarge), std::pow(100.0, 16.0 / 45), 1e-9);
+  EXPECT_NEAR(m.RequestFactor(kLarge), 5.14175, 1e-5);
+  EXPECT_NEAR(m.RequestFactor(kSmall), std::pow(0.01, 16.0 / 105), 1e-9);
+  EXPECT_NEAR(m.RequestFactor(kSmall), 0.495722, 1e-6);
+  EXPECT_EQ(m.RequestFactor(RequestKey{"3g.20gb", 0, 0, 1}), 1);
+  EXPECT_EQ(m.RequestFactor(RequestKey{"7g.40gb", 0, 0, 2}), 1)
+      << "a gang of two is another request";
+}
+
+// Randomized against a naive computation written out here (seed printed): four requests with
+// log shares drawn around their own means, the window's mean over the last kLimitModelWindow runs
+// of all, each request's over its last kRequestRunWindow, after every run.
+TEST(LimitModelTest, RequestFactorsMatchANaiveComputationAfterEveryRun) {
+  const uint64_t seed = 20261208;
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  Rng rng(seed);
+  const std::vector<RequestKey> keys = {kSmall, kLarge, {"2g.10gb", 0, 0, 1}, {"1g.5gb", 0, 0, 4}};
+  LimitModel m;
+  std::vector<std::pair<size_t, double>> all;  // (request, log share)
+  for (int run = 0; run < 1500; ++run) {
+    const size_t r = static_cast<size_t>(rng.Uniform01() * 3.999 * (run < 300 ? 0.5 : 1));
+    const double limit = 60 * std::exp(6 * rng.Uniform01());
+    const double t = limit * std::exp(-0.5 * static_cast<double>(r) - 2 * rng.Uniform01());
+    m.Add(limit, t, keys[r]);
+    all.push_back({r, std::log(std::max(t, kLimitModelMinRunS)) - std::log(limit)});
+    const size_t from = all.size() > kLimitModelWindow ? all.size() - kLimitModelWindow : 0;
+    double mean = 0;
+    for (size_t i = from; i < all.size(); ++i) mean += all[i].second;
+    mean /= static_cast<double>(all.size() - from);
+    for (size_t k = 0; k < keys.size(); ++k) {
+      std::vector<double> own;
+      for (const auto& [req, share] : all) {
+        if (req == k) own.push_back(share);
+      }
+      if (own.size() > kRequestRunWindow) own.erase(own.begin(), own.end() - kRequestRunWindow);
+      double expect = 1;
+      if (all.size() >= kLimitModelMinJobs && !own.empty()) {
+        double sum = 0;
+        for (double x : own) sum += x;
+        expect = std::exp((sum + kRequestRunPrior * mean) /
+                              (static_cast<double>(own.size()) + kRequestRunPrior) -
+                          mean);
+      }
+      ASSERT_NEAR(m.RequestFactor(keys[k]), expect, 1e-9 * expect)
+          << "run " << run << " request " << k;
     }
   }
 }

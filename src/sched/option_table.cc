@@ -269,7 +269,9 @@ std::vector<Spec> BuildTable() {
         "them by wait / limit^P, highest first: 1 = the ratio's own order, 0 = arrival order "
         "within each request, learned = P fitted on the jobs that ended (the slope of log run "
         "time on log limit; full's default, 1 otherwise); jobs of different requests keep the "
-        "ratio's order (docs/results.md \"Limits weighed by what they predict\")";
+        "ratio's order, except that with learned each limit also counts for what the jobs of its "
+        "request ran for theirs (run times learned per request) (docs/results.md \"Limits "
+        "weighed by what they predict\", \"Run times learned per request\")";
     s.given = &E::limit_power;
     s.set = [](std::string_view text, O* o) -> Status {
       if (text == "learned") {

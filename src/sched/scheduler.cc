@@ -236,7 +236,7 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   running_.erase(it);
   if (auto job = running_jobs_.find(id); job != running_jobs_.end()) {
-    limit_model_.Ended(id, job->second.time_limit_s, now_s_);
+    limit_model_.Ended(id, job->second.time_limit_s, now_s_, RequestKeyOf(job->second));
     running_jobs_.erase(job);
   }
   moves_.Ended(id);
@@ -268,14 +268,25 @@ void SortHighestFirst(std::vector<std::pair<double, size_t>>* keys, Before befor
 }
 }  // namespace
 
+double Scheduler::ExpectedRunForOrder(const Job& job) const {
+  const double limit = LimitForOrder(job);
+  // §5 run times learned per request: with the learned power, a limit counts for what the jobs of
+  // its request ran for theirs (LimitModel::RequestFactor); a job without a limit has no such
+  // share to scale.
+  if (options_.limit_power != kLimitPowerLearned || !(job.time_limit_s > 0)) return limit;
+  return limit * limit_model_.RequestFactor(RequestKeyOf(job));
+}
+
 void Scheduler::OrderQueue() {
   if (options_.queue_order != QueueOrder::kResponseRatio) return;  // FIFO: arrival order
-  // §5: (wait + limit) / limit, highest first; ties by arrival (enqueued_s, then job id).
+  // §5: (wait + E) / E, highest first, E the expected run time (ExpectedRunForOrder: the limit,
+  // scaled by its request's learned factor with the learned power); ties by arrival (enqueued_s,
+  // then job id).
   std::vector<std::pair<double, size_t>> keys(queue_.size());  // (ratio, queue_ index)
   for (size_t i = 0; i < queue_.size(); ++i) {
     const Queued& q = queue_[i];
-    const double limit = LimitForOrder(q.job);
-    keys[i] = {(now_s_ - q.enqueued_s + limit) / limit, i};
+    const double expected = ExpectedRunForOrder(q.job);
+    keys[i] = {(now_s_ - q.enqueued_s + expected) / expected, i};
   }
   SortHighestFirst(&keys, [&](size_t a, size_t b) { return ArrivedBefore(queue_[a], queue_[b]); });
   std::deque<Queued> sorted;

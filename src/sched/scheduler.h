@@ -175,9 +175,12 @@ class Scheduler {
   const LimitModel& limit_model() const { return limit_model_; }
   // For a driver that tells the runs itself (the daemon, from its job records): ForgetRun(id)
   // before Release(id) keeps that release from counting as a run; RecordEndedRun counts one
-  // (limit and end - first start, seconds; in the order runs ended).
+  // (limit and end - first start, seconds; in the order runs ended; `job` the job that ran, for
+  // its request: RequestKeyOf).
   void ForgetRun(JobId id) { limit_model_.Forget(id); }
-  void RecordEndedRun(double limit_s, double run_s) { limit_model_.Add(limit_s, run_s); }
+  void RecordEndedRun(double limit_s, double run_s, const Job& job) {
+    limit_model_.Add(limit_s, run_s, RequestKeyOf(job));
+  }
   // The power the response-ratio order weighs limits with among the jobs of one request now:
   // options().limit_power, or the learned one (LimitModel::Power) with kLimitPowerLearned.
   // 1 where the queue is not ordered by response ratio (the power orders nothing there).
@@ -460,6 +463,10 @@ class Scheduler {
   // request (WeighLimitsWithinRequests), and with options_.overtake_guard >= 0, the §5
   // overtaking guard among them (GuardOvertaking).
   void WeighLimitsWithinRequests(double power);
+  // §5 the expected run time E a waiting job is ordered by, seconds: its limit (a job without one
+  // counts as kUnknownLimitForOrderS), times its request's learned factor
+  // (LimitModel::RequestFactor) where the power is learned (kLimitPowerLearned) and it has a limit.
+  double ExpectedRunForOrder(const Job& job) const;
   void GuardOvertaking();
   // Gives each request's places in queue_ (RequestKeyOf; the places its jobs hold now, in order)
   // to its jobs in the order `reorder` puts their queue_ indices in (it is handed them in the

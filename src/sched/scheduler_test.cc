@@ -546,6 +546,52 @@ TEST(SchedulerTest, LearnedLimitPowerOrdersByWaitWhereLimitsSaidNothing) {
   }
 }
 
+// Regression one_default_limit_put_full_gpu_jobs_first (a user's CI farm: every job asked for the
+// partition's 4 h; 1g jobs ran a minute, full-GPU ones an hour; the ratio, blind to that, ordered
+// by arrival and the small jobs waited behind the large): run times learned per request (§5). The
+// A100 of the tests above, busy 4g.20gb at 0 (slices 4-6 free: one 3g.20gb, or 1g.5gb jobs). First
+// 20 jobs run one after another on it, all with limit 14400 s: 1g.5gb ones that ran 60 s and
+// 3g.20gb ones that ran 3600 s, in turn. By hand: log shares a = ln(60/14400) = -5.48064 and
+// b = ln(3600/14400) = -1.38629, m = (a + b)/2; 1g.5gb: (10a + 5m)/15 - m = (a - b)/3 =
+// ln(1/60)/3, factor 60^(-1/3) = 0.255436; 3g.20gb: 60^(1/3) = 3.914868. Then job 1 (3g.20gb) waits
+// from t0, job 2 (1g.5gb) from t0 + 60, both limit 14400 s; the scan at t0 + 120. Limits as given
+// (power 1): ratios 1 + 120/14400 = 1.00833 and 1 + 60/14400 = 1.00417: job 1 starts (3g at 4) and
+// job 2 no longer fits. Learned: 1 + 120/(14400 x 3.914868) = 1.00213 and
+// 1 + 60/(14400 x 0.255436) = 1.01631: job 2 starts first (1g at 4) and the 3g.20gb waits.
+TEST(SchedulerTest, RunTimesLearnedPerRequestOrderJobsOfOneDefaultLimit) {
+  for (const bool learned : {true, false}) {
+    SCOPED_TRACE(learned ? "learned" : "power 1");
+    SchedulerOptions o;
+    o.queue_order = QueueOrder::kResponseRatio;
+    o.limit_power = learned ? kLimitPowerLearned : 1;
+    World w({{"A100-40GB", "4g.20gb@0", ""}}, "frag-aware", o);
+    Scheduler& s = w.scheduler();
+    double t = 0;
+    for (int k = 0; k < 20; ++k) {
+      const bool small = k % 2 == 0;
+      s.SetNow(t);
+      auto d = s.TryPlace(100 + k, AJob(small ? "1g.5gb" : "3g.20gb").Limit(14400));
+      ASSERT_TRUE(d.ok() && d->has_value());
+      t += small ? 60 : 3600;
+      s.SetNow(t);
+      ASSERT_TRUE(s.Release(100 + k).ok());
+    }
+    EXPECT_NEAR(s.limit_model().RequestFactor(RequestKeyOf(AJob("1g.5gb").Limit(14400))), 0.255436,
+                1e-6);
+    EXPECT_NEAR(s.limit_model().RequestFactor(RequestKeyOf(AJob("3g.20gb").Limit(14400))), 3.914868,
+                1e-6);
+    s.Enqueue(1, AJob("3g.20gb").Limit(14400));
+    s.SetNow(t + 60);
+    s.Enqueue(2, AJob("1g.5gb").Limit(14400));
+    s.SetNow(t + 120);
+    auto started = s.ScheduleQueue();
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    ASSERT_EQ(started->size(), 1u);
+    EXPECT_EQ((*started)[0].job, learned ? 2 : 1);
+    EXPECT_THAT(s.QueuedJobs(), ElementsAre(learned ? 1 : 2));
+  }
+}
+
 // A placement whose job never ran (the daemon's failed instance create) is no run: ForgetRun
 // before Release leaves the model without a sample; a run told directly (a restart's replay)
 // counts, and so does a placed job's release.
@@ -561,7 +607,7 @@ TEST(SchedulerTest, ForgottenRunsAreNotCountedAndToldRunsAre) {
   s.SetNow(20);
   ASSERT_TRUE(s.Release(1).ok());
   EXPECT_EQ(s.limit_model().samples(), 0u);
-  s.RecordEndedRun(600, 300);
+  s.RecordEndedRun(600, 300, AJob("1g.5gb").Limit(600));
   EXPECT_EQ(s.limit_model().samples(), 1u);
   auto placed = s.TryPlace(2, AJob("1g.5gb").Limit(600));  // started at 20
   ASSERT_TRUE(placed.ok() && placed->has_value());

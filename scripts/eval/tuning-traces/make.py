@@ -19,5 +19,23 @@ def write(path, n, profile, median_s, sigma, lo_s, hi_s, seed, limits):
             f.write(f"s{i},{t:.1f},{profile},1,{round(d)},{limit},{kind}\n")
 
 
+def write_default_limit(path, n, seed):
+    """A partition's default time limit on every job (users never set one), run times by size."""
+    rng = random.Random(seed)
+    # profile, share, median run time (s): larger instances run longer jobs
+    mix = [("1g.5gb", 0.35, 300), ("2g.10gb", 0.25, 600), ("3g.20gb", 0.20, 1200),
+           ("4g.20gb", 0.10, 2400), ("7g.40gb", 0.10, 5400)]
+    with open(path, "w") as f:
+        f.write("id,arrival_s,profile,count,duration_s,time_limit_s,migratable\n")
+        t = 0.0
+        for i in range(n):
+            t += rng.expovariate(1 / 60.0)  # replaced by --load's Poisson arrivals
+            profile, _, median_s = rng.choices(mix, [m[1] for m in mix])[0]
+            d = min(6 * 3600, max(30, median_s * math.exp(rng.gauss(0, 1.0))))
+            kind = rng.choices(["checkpoint", "restart", "none"], [0.5, 0.2, 0.3])[0]
+            f.write(f"d{i},{t:.1f},{profile},1,{round(d)},{8 * 3600},{kind}\n")
+
+
 write("single-3g.csv", 500, "3g.20gb", 45 * 60, 0.9, 300, 8 * 3600, 11, limits=False)
 write("single-2g-limits.csv", 400, "2g.20gb", 30 * 60, 1.0, 120, 12 * 3600, 12, limits=True)
+write_default_limit("default-limit.csv", 800, 13)
