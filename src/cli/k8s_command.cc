@@ -12,6 +12,7 @@
 // Both run until SIGTERM or SIGINT.
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -45,7 +46,9 @@
 #include "k8s/extender/extender_server.h"
 #include "k8s/migration/evictor.h"
 #include "k8s/node_agent/node_agent.h"
-#include "nodeapi/http_guard.h"
+#include "k8s/probe_listener.h"
+#include "nodeapi/guarded_server.h"
+#include "nodeapi/token.h"
 
 namespace migsched::cli {
 namespace {
@@ -125,6 +128,22 @@ void AddRunFlags(CLI::App* cmd, RunFlags* f, const std::string& what) {
       ->capture_default_str();
 }
 
+// The node daemon's default reservation_max_ttl_s (docs/daemon.md).
+constexpr double kDaemonDefaultMaxTtlS = 600;
+
+// A token file that others may read is refused at start (the clients' rule, nodeapi/token.h;
+// regression: world_readable_token_file_accepted). One that does not exist yet (a Secret not
+// mounted yet) is left to the calls, which read it again.
+Status CheckTokenFileMode(const std::string& token, const std::string& token_file) {
+  if (!token.empty() || token_file.empty()) return Status::Ok();
+  struct stat st {};
+  if (::stat(token_file.c_str(), &st) != 0) return Status::Ok();
+  if (Status mode = CheckClientTokenMode(token_file, st.st_mode); !mode.ok()) {
+    return FailedPreconditionError("token_file: " + mode.message());
+  }
+  return Status::Ok();
+}
+
 int RunExtender(const RunFlags& f, Context& ctx) {
   auto fail = [&](const Status& st) {
     *ctx.err << "migsched k8s extender: " << st.message() << "\n";
@@ -143,7 +162,10 @@ int RunExtender(const RunFlags& f, Context& ctx) {
   if (!creds.ok()) return fail(creds.status());
   k8s::KubeClient api(*creds);
 
-  k8s::HttpNodeDaemons daemons(f.config, cfg->token, cfg->token_file, /*timeout_s=*/10);
+  if (Status st = CheckTokenFileMode(cfg->token, cfg->token_file); !st.ok()) return fail(st);
+  // Short: a daemon that does not answer costs a call at most daemon_timeout_s (regression:
+  // one_hung_daemon_slows_every_filter).
+  k8s::HttpNodeDaemons daemons(f.config, cfg->token, cfg->token_file, cfg->daemon_timeout_s);
   std::unique_ptr<k8s::NodeDirectory> listed;
   if (cfg->discovers()) {
     listed = std::make_unique<k8s::PodNodeDirectory>(&api, cfg->agents_namespace,
@@ -159,6 +181,7 @@ int RunExtender(const RunFlags& f, Context& ctx) {
   o.reservation_ttl_s = cfg->reservation_ttl_s;
   o.refresh_s = cfg->refresh_s;
   o.bind_wait_s = cfg->bind_wait_s;
+  o.node_wait_s = cfg->daemon_timeout_s;
   auto engine = k8s::ClusterEngine::Create(&daemons, &directory, *catalog, o);
   if (!engine.ok()) return fail(engine.status());
   k8s::Extender extender(engine->get(), &api);
@@ -196,6 +219,16 @@ int RunExtender(const RunFlags& f, Context& ctx) {
   std::signal(SIGTERM, OnK8sStop);
   std::signal(SIGINT, OnK8sStop);
   KeepRunningOnHangup();
+  // The node API does not tell a daemon's reservation_max_ttl_s: a TTL over its default is said
+  // at start (regression: ttl_over_daemon_max_accepted_silently: /readyz was 200 and every
+  // bind failed with the daemon's "ttl_s must be at most 600").
+  if (cfg->reservation_ttl_s > kDaemonDefaultMaxTtlS) {
+    spdlog::warn(
+        "reservation_ttl_s {} is over {} s, the node daemons' default reservation_max_ttl_s: a "
+        "daemon with that default refuses every bind (\"field 'ttl_s' must be at most {}\"); "
+        "lower reservation_ttl_s, or raise reservation_max_ttl_s on every node daemon",
+        cfg->reservation_ttl_s, kDaemonDefaultMaxTtlS, kDaemonDefaultMaxTtlS);
+  }
   spdlog::info("policy {}, {} node daemons {}", o.policy,
                cfg->discovers() ? "discovered by label" : "listed:",
                cfg->discovers() ? cfg->agents_label_selector : std::to_string(cfg->nodes.size()));
@@ -248,11 +281,9 @@ int RunExtender(const RunFlags& f, Context& ctx) {
 class ProbeServer {
  public:
   ~ProbeServer() { Stop(); }
+  // A GuardedServer (k8s/probe_listener.h): slow clients are cut at the head deadline and cannot
+  // hold every thread (regression: slow_clients_starve_extender, the node agent's too).
   StatusOr<int> Start(const std::string& listen) {
-    const size_t colon = listen.rfind(':');
-    const std::string host = listen.substr(0, colon);
-    server_.set_payload_max_length(4096);
-    RefuseUnboundedBodies(server_, 4096, "the node agent's probe listener");
     server_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"status":"ok"})", "application/json");
     });
@@ -262,10 +293,9 @@ class ProbeServer {
       res.set_content(nlohmann::json{{"ready", why.empty()}, {"reason", why}}.dump(),
                       "application/json");
     });
-    const int port = std::stoi(listen.substr(colon + 1));
-    const int bound =
-        port == 0 ? server_.bind_to_any_port(host) : (server_.bind_to_port(host, port) ? port : -1);
-    if (bound <= 0) return UnavailableError("probe_listen: cannot listen on " + listen);
+    k8s::AnswerErrorsAsJson(server_,
+                            "the node agent's probe listener serves GET /healthz, /readyz");
+    ASSIGN_OR_RETURN(int bound, k8s::BindListen(server_, listen, "probe_listen"));
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -286,7 +316,8 @@ class ProbeServer {
   }
 
  private:
-  httplib::Server server_;
+  GuardedServer server_{k8s::ProbeListenerLimits("the node agent's probe listener"),
+                        k8s::K8sErrorBody};
   std::thread thread_;
   mutable std::mutex mu_;  // guards why_
   std::string why_ = "starting";
@@ -310,6 +341,7 @@ int RunNodeAgent(const RunFlags& f, Context& ctx) {
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) node = host;
   }
+  if (Status st = CheckTokenFileMode(cfg->token, cfg->token_file); !st.ok()) return fail(st);
   k8s::HttpNodeDaemons daemon(f.config, cfg->token, cfg->token_file, /*timeout_s=*/30);
   if (Status st = daemon.Update({{node, cfg->daemon_url}}); !st.ok()) return fail(st);
   k8s::NodeAgent agent(&daemon, node, *catalog, *cfg);
@@ -447,7 +479,8 @@ void RegisterK8sCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "are gone; and migration by eviction for pods that fit nowhere. Config keys: listen, "
       "kubeconfig, kube_context, node_agents {namespace, "
       "label_selector, port} or nodes [{name, url}], token_file or token, scheduler {policy, "
-      "...}, reservation_ttl_s, reclaim_interval_s, refresh_s, bind_wait_s, migration, "
+      "...}, reservation_ttl_s, reclaim_interval_s, refresh_s, bind_wait_s, daemon_timeout_s, "
+      "migration, "
       "migrate_after_s, tls {cert_file, key_file, client_ca_file}, probe_listen, max_body_bytes, "
       "leader_election {enabled, namespace, name, identity, lease_duration_s, renew_deadline_s, "
       "retry_s} (docs/kubernetes.md, deploy/kubernetes/base/extender.yaml)");

@@ -1,6 +1,7 @@
 #include "cluster/http_node_daemons.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <map>
@@ -8,6 +9,7 @@
 #include <optional>
 
 #include "nodeapi/node_client.h"
+#include "nodeapi/token.h"
 
 namespace migsched {
 namespace {
@@ -151,6 +153,17 @@ StatusOr<std::string> NodeDaemonToken(const NodeDaemonEndpoint& node, std::strin
   if (!f) {
     return UnavailableError(
         fmt::format("node {}: cannot read token file {}", node.name, node.token_file));
+  }
+  // The clients' rule (nodeapi/token.h): a token others may read is refused (regression:
+  // world_readable_token_file_accepted: the extender used a 0644 token file that
+  // `migsched reservations --token-file` refuses).
+  struct stat st {};
+  if (::stat(node.token_file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return UnavailableError(
+        fmt::format("node {}: token file {} is not a regular file", node.name, node.token_file));
+  }
+  if (Status mode = CheckClientTokenMode(node.token_file, st.st_mode); !mode.ok()) {
+    return Status(mode.code(), fmt::format("node {}: {}", node.name, mode.message()));
   }
   std::string t;
   std::getline(f, t);

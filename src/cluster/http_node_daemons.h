@@ -50,7 +50,9 @@ struct HttpNodeDaemonsConfig {
 
 // The node's token (NodeDaemonEndpoint's rules). Errors: kInvalidArgument
 // naming `origin` when there is neither token nor token file; kUnavailable
-// when the file cannot be read or its first line is empty.
+// when the file cannot be read or its first line is empty; kFailedPrecondition
+// when others may read it or its group write it (the clients' rule,
+// nodeapi/token.h CheckClientTokenMode: group-readable is allowed).
 StatusOr<std::string> NodeDaemonToken(const NodeDaemonEndpoint& node, std::string_view origin);
 
 // One client per node of `config.nodes` (names are unique: a later one of the

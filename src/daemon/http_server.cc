@@ -26,9 +26,8 @@
 #include <vector>
 
 #include "core/text.h"
-#include "daemon/connection_gate.h"
-#include "daemon/connection_pool.h"
 #include "daemon/json_text.h"
+#include "nodeapi/guarded_server.h"
 #include "nodeapi/node_client.h"
 #include "nodeapi/request_json.h"
 #include "nodeapi/token.h"
@@ -39,7 +38,6 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 constexpr const char* kJson = "application/json";
-constexpr int kListenBacklog = 1024;
 constexpr double kUnauthorizedLogEveryS = 10;
 
 void SendJson(httplib::Response& res, int status, const ojson& j) {
@@ -203,234 +201,35 @@ bool IsLoopbackHost(const std::string& host) {
   return false;
 }
 
-using SteadyTime = std::chrono::steady_clock::time_point;
-
-SteadyTime After(double seconds) {
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-             std::chrono::duration<double>(seconds));
-}
-
-// The connection served on this thread: its gate ticket and the deadline of
-// what it reads now (the request head, then the body).
-struct ServedConnection {
-  uint64_t ticket = 0;
-  SteadyTime deadline;
-  // A request that could not be read as sent (malformed, a body cut short, two lengths): the
-  // connection is closed after its answer, so that no byte after it is read as a request.
-  bool close = false;
-};
-thread_local ServedConnection* t_connection = nullptr;
-
-// Waits until `fd` is ready for `events`, at most `timeout_s` and never past
-// `deadline` (when given). Whether it is.
-bool WaitReady(int fd, short events, double timeout_s, const SteadyTime* deadline) {
-  double wait_s = timeout_s;
-  if (deadline != nullptr) {
-    const double left =
-        std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
-    wait_s = std::min(wait_s, left);
-  }
-  if (wait_s <= 0) return false;
-  pollfd p{fd, events, 0};
-  int rc;
-  do {
-    rc = ::poll(&p, 1, static_cast<int>(std::ceil(wait_s * 1000)));
-  } while (rc < 0 && errno == EINTR);
-  return rc > 0;
-}
-
-std::string AddressText(const sockaddr_storage& a, int* port) {
-  char host[INET6_ADDRSTRLEN] = {};
-  if (a.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
-    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-    *port = ntohs(in->sin_port);
-  } else if (a.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a);
-    ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-    *port = ntohs(in6->sin6_port);
-  }
-  return host;
-}
-
-// httplib's Stream over a connected socket, as its own, but every read also
-// ends at the connection's deadline: a client gets header_timeout_s for a
-// request head and body_timeout_s for the body in all, not per read (a client
-// that sends one byte a second would otherwise hold its connection forever).
-class DeadlineStream : public httplib::Stream {
- public:
-  DeadlineStream(int fd, double read_timeout_s, double write_timeout_s, ServedConnection* conn)
-      : fd_(fd), read_s_(read_timeout_s), write_s_(write_timeout_s), conn_(conn) {}
-
-  bool is_readable() const override {
-    return pos_ < len_ || WaitReady(fd_, POLLIN, read_s_, &conn_->deadline);
-  }
-  bool is_writable() const override { return WaitReady(fd_, POLLOUT, write_s_, nullptr); }
-  ssize_t read(char* ptr, size_t size) override {
-    if (pos_ == len_) {
-      if (!WaitReady(fd_, POLLIN, read_s_, &conn_->deadline)) return -1;
-      ssize_t n;
-      do {
-        n = ::recv(fd_, buf_, sizeof buf_, 0);
-      } while (n < 0 && errno == EINTR);
-      if (n <= 0) return n;
-      pos_ = 0;
-      len_ = static_cast<size_t>(n);
-    }
-    const size_t k = std::min(size, len_ - pos_);
-    std::memcpy(ptr, buf_ + pos_, k);
-    pos_ += k;
-    return static_cast<ssize_t>(k);
-  }
-  ssize_t write(const char* ptr, size_t size) override {
-    if (!is_writable()) return -1;
-    ssize_t n;
-    do {
-      n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
-    } while (n < 0 && errno == EINTR);
-    return n;
-  }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    port = 0;
-    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) ip = AddressText(a, &port);
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    port = 0;
-    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) ip = AddressText(a, &port);
-  }
-  socket_t socket() const override { return fd_; }
-  bool buffered() const { return pos_ < len_; }
-
- private:
-  int fd_;
-  double read_s_;
-  double write_s_;
-  ServedConnection* conn_;
-  char buf_[4096];
-  size_t pos_ = 0;
-  size_t len_ = 0;
-};
-
-// httplib's server with the listening socket's backlog raised (the library
-// listens with a backlog of 5: a burst of connections then waits for a
-// 1-second SYN retransmit), and each connection served by our own loop: the
-// ConnectionGate admits it, and its reads end at the head and body deadlines.
-class ApiServer : public httplib::Server {
+// The daemon's server: a GuardedServer (nodeapi/guarded_server.h) with the daemon's error bodies.
+class ApiServer : public GuardedServer {
  public:
   explicit ApiServer(const HttpServerOptions& o)
-      : opt_(o),
-        gate_(o.max_connections_per_peer,
-              std::min(o.max_unauthenticated_connections, std::max(1, o.max_connections - 1))) {}
-
-  void RaiseBacklog(int backlog) {
-    const socket_t s = svr_sock_;
-    if (s != INVALID_SOCKET) ::listen(s, backlog);  // on a listening socket: a new backlog
-  }
-  ConnectionGate& gate() { return gate_; }
-  // Stop() was called: httplib closes the listening socket at once, but is_running() stays true
-  // until every connection's worker has returned, so a kept-alive connection (a log follower)
-  // that waited on it held the stop for its whole idle timeout.
-  bool stopping() const { return svr_sock_ == INVALID_SOCKET; }
+      : GuardedServer(LimitsOf(o),
+                      [](const httplib::Request*, std::string_view code, std::string_view message) {
+                        return ErrorBody(code, message);
+                      }) {}
 
  private:
-  // Overrides httplib's (a private virtual, so overridable): one connection,
-  // as long as it is kept alive.
-  bool process_and_close_socket(socket_t sock) override {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    int port = 0;
-    const std::string peer = ::getpeername(sock, reinterpret_cast<sockaddr*>(&a), &len) == 0
-                                 ? AddressText(a, &port)
-                                 : std::string("?");
-    ServedConnection conn;
-    conn.ticket = gate_.Admit(sock, peer);
-    bool ret = false;
-    if (conn.ticket == 0) {
-      // With a JSON error body, as every error has (regression: busy_503_without_body).
-      const std::string body =
-          ErrorBody("UNAVAILABLE",
-                    fmt::format("too many connections from {} (max_connections_per_peer {}), all "
-                                "authenticated; close idle ones or retry later",
-                                OneLine(peer), opt_.max_connections_per_peer)) +
-          "\n";
-      const std::string busy = fmt::format(
-          "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: "
-          "application/json\r\nRetry-After: 1\r\nContent-Length: {}\r\n\r\n{}",
-          body.size(), body);
-      (void)::send(sock, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      // Read what already came (a close with unread data would reset the
-      // connection and could lose the answer), without waiting for more.
-      ::shutdown(sock, SHUT_WR);
-      char sink[4096];
-      while (::recv(sock, sink, sizeof sink, MSG_DONTWAIT) > 0) {
-      }
-    } else {
-      conn.deadline = After(opt_.header_timeout_s);
-      t_connection = &conn;
-      DeadlineStream strm(sock, opt_.request_timeout_s, opt_.request_timeout_s, &conn);
-      for (int64_t n = 0; n < kMaxRequestsPerConnection; ++n) {
-        // Idle between requests: at most idle_timeout_s, and not past a stop.
-        if (!strm.buffered() && !WaitIdle(sock)) break;
-        if (n > 0) conn.deadline = After(opt_.header_timeout_s);
-        bool closed = false;
-        ret =
-            process_request(strm, n + 1 == kMaxRequestsPerConnection || !is_running() || stopping(),
-                            closed, nullptr);
-        if (!ret || closed || conn.close) break;
-      }
-      t_connection = nullptr;
-      gate_.Release(conn.ticket);
-    }
-    ::shutdown(sock, SHUT_RDWR);
-    ::close(sock);
-    return ret;
+  static ListenerLimits LimitsOf(const HttpServerOptions& o) {
+    ListenerLimits l;
+    l.max_body_bytes = o.max_body_bytes;
+    l.max_connections = o.max_connections;
+    l.idle_timeout_s = o.idle_timeout_s;
+    l.request_timeout_s = o.request_timeout_s;
+    l.header_timeout_s = o.header_timeout_s;
+    l.body_timeout_s = o.body_timeout_s;
+    l.max_connections_per_peer = o.max_connections_per_peer;
+    l.max_unauthenticated_connections = o.max_unauthenticated_connections;
+    return l;
   }
-
-  // Whether a request begins within idle_timeout_s (false once the server stops, within 0.1 s).
-  bool WaitIdle(int sock) {
-    const SteadyTime end = After(std::max(0.001, opt_.idle_timeout_s));
-    while (is_running() && !stopping()) {
-      const double left =
-          std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count();
-      if (left <= 0) return false;
-      if (WaitReady(sock, POLLIN, std::min(left, 0.1), nullptr)) return true;
-    }
-    return false;
-  }
-
-  static constexpr int64_t kMaxRequestsPerConnection = 100000;
-  const HttpServerOptions opt_;
-  ConnectionGate gate_;
 };
 
 class HttpServer::Impl {
  public:
   Impl(NodeApi* api, HttpServerOptions options)
       : api_(api), opt_(std::move(options)), server_(opt_) {
-    const size_t threads = static_cast<size_t>(std::max(1, opt_.max_connections));
-    server_.new_task_queue = [threads] { return new ConnectionPool(threads); };
-    server_.set_payload_max_length(opt_.max_body_bytes);
-    server_.set_keep_alive_timeout(
-        static_cast<time_t>(std::max(1.0, std::ceil(opt_.idle_timeout_s))));
-    const double rt = std::max(0.001, opt_.request_timeout_s);
-    server_.set_read_timeout(static_cast<time_t>(rt),
-                             static_cast<time_t>((rt - std::floor(rt)) * 1e6));
-    server_.set_write_timeout(static_cast<time_t>(rt),
-                              static_cast<time_t>((rt - std::floor(rt)) * 1e6));
-    server_.set_tcp_nodelay(true);  // on the listener: accepted sockets inherit it
-    // httplib's default also sets SO_REUSEPORT, which lets a second daemon
-    // bind the same port and take half the requests: SO_REUSEADDR only.
-    server_.set_socket_options([](socket_t sock) {
-      int yes = 1;
-      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
-    });
-    server_.set_keep_alive_max_count(100000);  // httplib's default of 5 reconnects clients often
-    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    server_.set_head_handler([this](const httplib::Request& req, httplib::Response& res) {
       return Authorize(req, res);
     });
     server_.set_error_handler(httplib::Server::HandlerWithResponse(
@@ -471,17 +270,12 @@ class HttpServer::Impl {
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
       host = host.substr(1, host.size() - 2);  // [::1]:7070
     }
-    if (port == 0) {
-      port_ = server_.bind_to_any_port(host);
-      if (port_ < 0) port_ = 0;
-    } else if (server_.bind_to_port(host, port)) {
-      port_ = port;
-    }
-    if (port_ <= 0) {
+    auto bound = server_.BindHostPort(host, port);
+    if (!bound.ok()) {
       return UnavailableError(fmt::format(
           "cannot listen on {} (address in use, or not an address of this host)", listen));
     }
-    server_.RaiseBacklog(kListenBacklog);
+    port_ = *bound;
     bound_ = true;
     return Status();
   }
@@ -504,8 +298,6 @@ class HttpServer::Impl {
 
  private:
   httplib::Server::HandlerResponse Authorize(const httplib::Request& req, httplib::Response& res) {
-    // The head has arrived: the body (if any) has body_timeout_s from now.
-    if (t_connection != nullptr) t_connection->deadline = After(opt_.body_timeout_s);
     if (req.path == "/healthz") return httplib::Server::HandlerResponse::Unhandled;
     // Two Authorization headers: the first was used, so a good one after a bad one was refused
     // and a bad one after a good one let in (regression: duplicate_authorization_header).
@@ -522,7 +314,7 @@ class HttpServer::Impl {
       bearer = std::tolower(static_cast<unsigned char>(auth[i])) == "bearer"[i];
     }
     if (bearer && TokensEqual(std::string_view(auth).substr(7), opt_.token)) {
-      if (t_connection != nullptr && !server_.gate().Authenticated(t_connection->ticket)) {
+      if (!server_.Authenticate()) {
         // Evicted while its request was read (a flood of newer unauthenticated connections): its
         // socket is shut down and no answer can reach the client, so nothing is carried out; the
         // client sees the connection drop and may send it again.
@@ -606,34 +398,8 @@ class HttpServer::Impl {
     return httplib::Server::HandlerResponse::Handled;
   }
 
-  // The connection ends after this answer (ServedConnection::close).
-  static void CloseAfterAnswer(httplib::Response& res) {
-    res.set_header("Connection", "close");
-    if (t_connection != nullptr) t_connection->close = true;
-  }
-
-  // The content codings cpp-httplib decodes as it was built, comma-separated ("gzip, deflate,
-  // br"), and whether `coding` (lowercase) is one of them or identity.
-  static std::string DecodedContentEncodings() {
-    std::string out;
-#ifdef CPPHTTPLIB_ZLIB_SUPPORT
-    out += "gzip, deflate";
-#endif
-#ifdef CPPHTTPLIB_BROTLI_SUPPORT
-    out += out.empty() ? "br" : ", br";
-#endif
-    return out.empty() ? "only identity" : out;
-  }
-  static bool DecodedContentEncoding(const std::string& coding) {
-    if (coding == "identity") return true;
-#ifdef CPPHTTPLIB_ZLIB_SUPPORT
-    if (coding == "gzip" || coding == "deflate") return true;
-#endif
-#ifdef CPPHTTPLIB_BROTLI_SUPPORT
-    if (coding == "br") return true;
-#endif
-    return false;
-  }
+  // The connection ends after this answer.
+  static void CloseAfterAnswer(httplib::Response& res) { GuardedServer::CloseAfterAnswer(res); }
 
   // httplib answers 414 to a request line (method, URI and HTTP version, with its CRLF) over
   // CPPHTTPLIB_REQUEST_URI_MAX_LENGTH bytes (8192 unless httplib was built with another limit).
@@ -648,120 +414,16 @@ class HttpServer::Impl {
     return fmt::format("request body larger than max_body_bytes ({} bytes)", opt_.max_body_bytes);
   }
 
-  // A POST handler that gets the body read with the size limit enforced on
-  // every body (httplib 0.11 does not apply its limit to chunked bodies).
+  // A POST whose body is read under the limits (GuardedServer::PostBody: its size, as sent and
+  // as decoded, its framing and coding), then its query parameters checked.
   using BodyHandler =
       std::function<void(const httplib::Request&, httplib::Response&, const std::string&)>;
   // `params`: the query parameters it takes (any other is refused, CheckQueryParams).
   void PostWithBody(const std::string& pattern, std::string allow, QueryParams params,
                     BodyHandler handler) {
     routes_.push_back({std::regex(pattern), std::move(allow)});
-    server_.Post(pattern, [this, handler, params](const httplib::Request& req,
-                                                  httplib::Response& res,
-                                                  const httplib::ContentReader& reader) {
-      // A request whose body cannot be read as sent is refused before anything is done, and its
-      // connection closed (what follows is no request boundary).
-      auto malformed = [&](const std::string& why) {
-        CloseAfterAnswer(res);
-        SendError(res, InvalidArgumentError("malformed HTTP request: " + why));
-      };
-      std::string body;
-      bool too_large = false;
-      auto lower = [](std::string v) {
-        for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        return v;
-      };
-      // Only the chunked coding alone, which cpp-httplib reads (any case). Another coding, or
-      // chunked not last, was read as a body without a length, to the connection's end, and
-      // carried out (regression: transfer_coding_besides_chunked); RFC 9112 §6.1 has a server
-      // answer 501 to a coding it does not know.
-      if (req.get_header_value_count("Transfer-Encoding") > 1) {
-        return malformed("more than one Transfer-Encoding header");
-      }
-      const std::string coding = req.get_header_value("Transfer-Encoding");
-      if (req.has_header("Transfer-Encoding") && lower(coding) != "chunked") {
-        CloseAfterAnswer(res);
-        SendError(res, InvalidArgumentError(fmt::format(
-                           "Transfer-Encoding '{}' is not supported (chunked only)", coding)));
-        res.status = 501;
-        return;
-      }
-      const bool chunked = req.has_header("Transfer-Encoding");
-      // cpp-httplib reads a multipart/form-data body only for a handler that takes its parts,
-      // and ours failed with an internal error (regression: multipart_body_was_a_500). Every body
-      // here is JSON.
-      if (lower(req.get_header_value("Content-Type")).starts_with("multipart/")) {
-        CloseAfterAnswer(res);
-        SendError(res, InvalidArgumentError(
-                           fmt::format("Content-Type '{}' is not supported (a JSON body)",
-                                       req.get_header_value("Content-Type"))));
-        res.status = 415;
-        return;
-      }
-      if (req.get_header_value_count("Content-Length") > 1) {
-        return malformed("more than one Content-Length header");
-      }
-      const std::string length = req.get_header_value("Content-Length");
-      // Both framings: a proxy in front may read the other one (request smuggling; RFC 9112
-      // §6.3 has the server close the connection after such a request).
-      if (!length.empty() && req.has_header("Transfer-Encoding")) {
-        return malformed("both Content-Length and Transfer-Encoding headers");
-      }
-      // What cpp-httplib decodes as it was built (gzip and deflate with zlib, br with brotli);
-      // any other coding failed as a body cut short (regression: unsupported_content_encoding,
-      // said "did not arrive in full within body_timeout_s").
-      const std::string encoding = lower(req.get_header_value("Content-Encoding"));
-      if (!encoding.empty() && !DecodedContentEncoding(encoding)) {
-        CloseAfterAnswer(res);
-        SendError(res, InvalidArgumentError(fmt::format(
-                           "Content-Encoding '{}' is not supported ({} or none)",
-                           req.get_header_value("Content-Encoding"), DecodedContentEncodings())));
-        res.status = 415;
-        return;
-      }
-      if (length.empty() && !chunked) {
-        // Without a length the body would end only when the client closes or times out.
-        return malformed(
-            "a POST needs a Content-Length (Content-Length: 0 when it has no body) or a chunked "
-            "body");
-      }
-      if (!length.empty()) {
-        size_t n = 0;
-        auto [p, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
-        if (p != length.data() + length.size() ||
-            (ec != std::errc() && ec != std::errc::result_out_of_range)) {
-          return malformed(fmt::format("Content-Length '{}' is not a number of bytes", length));
-        }
-        too_large = ec == std::errc::result_out_of_range || n > opt_.max_body_bytes;
-      }
-      bool complete = true;
-      if (!too_large) {
-        complete = reader([&](const char* data, size_t n) {
-          if (body.size() + n > opt_.max_body_bytes) {
-            too_large = true;
-            return false;
-          }
-          body.append(data, n);
-          return true;
-        });
-      }
-      if (too_large) {
-        CloseAfterAnswer(res);
-        SendError(res, ResourceExhaustedError(BodyTooLarge()));
-        res.status = 413;
-        return;
-      }
-      if (!complete) {
-        // Cut short (the body deadline, a closed connection): never carried out.
-        return malformed(fmt::format(
-            "the body did not arrive in full (within body_timeout_s in all, request_timeout_s per "
-            "read; {} bytes{}){}",
-            body.size(), length.empty() ? "" : fmt::format(" of Content-Length {}", length),
-            !encoding.empty() && encoding != "identity"
-                ? fmt::format(", or is not valid {} data", encoding)
-            : chunked ? ", or its chunked framing is invalid"
-                      : ""));
-      }
+    server_.PostBody(pattern, [handler, params](const httplib::Request& req, httplib::Response& res,
+                                                const std::string& body) {
       if (Status st = CheckQueryParams(req, params); !st.ok()) return SendError(res, st);
       handler(req, res, body);
     });

@@ -47,7 +47,7 @@
 // else the connection is closed; TCP_NODELAY on every connection; listen
 // backlog 1024. A log follower thus holds only its own connection's thread:
 // /healthz and the API keep answering. Clients without the token cannot
-// starve those with it (ConnectionGate, connection_gate.h): at most
+// starve those with it (ConnectionGate, nodeapi/connection_gate.h): at most
 // max_connections_per_peer connections per remote address and
 // max_unauthenticated_connections not yet authenticated in all; beyond, the
 // oldest unauthenticated one is closed, or, when a peer's are all

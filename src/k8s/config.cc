@@ -153,6 +153,7 @@ StatusOr<ExtenderConfig> ParseExtenderConfig(const std::string& yaml_text,
       {"reclaim_interval_s", r.Number("reclaim_interval_s", &c.reclaim_interval_s, 1)},
       {"refresh_s", r.Number("refresh_s", &c.refresh_s, 0)},
       {"bind_wait_s", r.Number("bind_wait_s", &c.bind_wait_s, 0)},
+      {"daemon_timeout_s", r.Number("daemon_timeout_s", &c.daemon_timeout_s, 0)},
       {"migration", r.Bool("migration", &c.migration)},
       {"migrate_after_s", r.Number("migrate_after_s", &c.migrate_after_s, 0)},
       {"probe_listen", r.String("probe_listen", &c.probe_listen)},
@@ -218,6 +219,9 @@ StatusOr<ExtenderConfig> ParseExtenderConfig(const std::string& yaml_text,
   if (Status st = CheckListen(r, c.listen); !st.ok()) return st;
   if (!c.probe_listen.empty()) {
     if (Status st = CheckListen(r, c.probe_listen, "probe_listen"); !st.ok()) return st;
+  }
+  if (!(c.daemon_timeout_s >= 0.1 && c.daemon_timeout_s <= 60)) {
+    return r.Error("daemon_timeout_s", "must be from 0.1 to 60 seconds");
   }
   const int tls_files =
       !c.tls_cert_file.empty() + !c.tls_key_file.empty() + !c.tls_client_ca_file.empty();

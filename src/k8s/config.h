@@ -14,10 +14,15 @@
 //   nodes:                          ...or listed: [{name: gpu-node-1, url: http://10.0.0.11:7070}]
 //   token_file: /var/run/migsched/token   the node daemons' bearer token (or token: "...")
 //   scheduler: {policy: full, ...}  the simulator's and the daemon's option names
-//   reservation_ttl_s: 300          how long a bind's reservation waits for the kubelet
+//   reservation_ttl_s: 300          how long a bind's reservation waits for the kubelet (at most
+//                                   the daemons' reservation_max_ttl_s, 600 by default: a
+//                                   longer one is warned about at start)
 //   reclaim_interval_s: 30          how often allocations of pods that are gone are released
 //   refresh_s: 0.5                  the cluster view is re-read when older than this
 //   bind_wait_s: 20                 a bind waits this long for an earlier pod on its node
+//   daemon_timeout_s: 2             a node daemon call's connect and read limit, and the longest
+//                                   a filter, prioritize or bind waits for a node it names
+//                                   (a daemon that does not answer: that node is refused)
 //   migration: true                 evict migratable pods to open room (docs/kubernetes.md)
 //   migrate_after_s: 60             a pod waits this long before room is opened for it
 //   tls:                            HTTPS with client certificates checked (mutual TLS);
@@ -86,6 +91,7 @@ struct ExtenderConfig {
   double reclaim_interval_s = 30;
   double refresh_s = 0.5;
   double bind_wait_s = 20;
+  double daemon_timeout_s = 2;
   bool migration = true;
   double migrate_after_s = 60;
   std::string tls_cert_file;

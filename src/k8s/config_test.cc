@@ -113,7 +113,7 @@ TEST(ExtenderConfigTest, MistakesNameTheKey) {
   const std::string ok_nodes = "nodes: [{name: n1, url: 'http://a:1'}]\ntoken: t\n";
   for (const Case& c : std::vector<Case>{
            {ok_nodes + "listn: 1",
-            "x: listn: unknown key (known: bind_wait_s, kube_context, "
+            "x: listn: unknown key (known: bind_wait_s, daemon_timeout_s, kube_context, "
             "kubeconfig, leader_election, listen, max_body_bytes, migrate_after_s, migration, "
             "node_agents, nodes, probe_listen, reclaim_interval_s, refresh_s, "
             "reservation_ttl_s, scheduler, tls, token, token_file)"},
@@ -122,6 +122,8 @@ TEST(ExtenderConfigTest, MistakesNameTheKey) {
            {ok_nodes + "tls: {cert: a.crt}",
             "x: tls.cert: unknown key (known: cert_file, client_ca_file, key_file)"},
            {ok_nodes + "probe_listen: 8889", "x: probe_listen: must be host:port"},
+           {ok_nodes + "daemon_timeout_s: 0.01",
+            "x: daemon_timeout_s: must be from 0.1 to 60 seconds"},
            {ok_nodes + "max_body_bytes: 100", "x: max_body_bytes: must be a number >= 1024"},
            {ok_nodes + "leader_election: {enabled: true, renew_deadline_s: 20}",
             "x: leader_election: needs retry_s < renew_deadline_s < lease_duration_s (the "

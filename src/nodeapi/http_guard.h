@@ -1,8 +1,8 @@
-// What every HTTP listener of ours that is built on a plain cpp-httplib server shares: bodies are
-// refused before they are read where cpp-httplib would read them whole. The node daemon's API
-// reads its bodies itself, with its own bound (daemon/http_server.h); the listeners here are the
-// Kubernetes extender's (filter, prioritize, bind), the probe listeners of the extender and the
-// node agent, and the Slurm controller's status listener.
+// What an HTTP listener of ours that is built on a plain cpp-httplib server needs: bodies are
+// refused before they are read where cpp-httplib would read them whole. The node daemon's API,
+// the Kubernetes extender and the probe listeners of the extender and the node agent are
+// GuardedServers (guarded_server.h: body bounds, head and body deadlines, a connection pool and
+// gate); the one listener here is the Slurm controller's status listener.
 //
 // Thread-safety: install before the server listens; the handler is reentrant.
 #ifndef MIGSCHED_NODEAPI_HTTP_GUARD_H_
@@ -23,6 +23,10 @@ namespace migsched {
 // whatever its size (regression: chunked_body_past_max_body_bytes, hundreds of MB on a probe
 // port). kube-scheduler, kubelet probes and Prometheus send no chunked bodies.
 void RefuseUnboundedBodies(httplib::Server& s, size_t max_body_bytes, std::string listener);
+
+// The refusal of a chunked body: "a chunked body is not accepted; send it with a Content-Length
+// (at most N bytes) (LISTENER)". RefuseUnboundedBodies' and GuardedServer's (guarded_server.h).
+std::string ChunkedBodyRefusal(size_t max_body_bytes, const std::string& listener);
 
 }  // namespace migsched
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <utility>
@@ -346,22 +347,38 @@ StatusOr<NodeClient> NodeClient::WithTokenFile(std::string server, const std::st
   return NodeClient(std::move(o));
 }
 
-Status NodeClient::Unreachable(int e) const {
+Status NodeClient::Unreachable(int e, double elapsed_s) const {
   // httplib names its errors in one word ("Connection", "Read"): say what it means.
+  const auto error = static_cast<httplib::Error>(e);
+  // A read or write that ended at the read timeout, or a connect at the connect timeout, timed
+  // out: httplib reports it as the connection's failure, which read "the connection was closed
+  // (did the daemon stop?)" for a daemon that was stopped (SIGSTOP) or hung.
+  const double limit = error == httplib::Error::Read || error == httplib::Error::Write
+                           ? options_.read_timeout_s
+                           : options_.connect_timeout_s;
+  const bool timed_out = error == httplib::Error::ConnectionTimeout ||
+                         (elapsed_s >= 0 && elapsed_s >= 0.95 * limit &&
+                          (error == httplib::Error::Read || error == httplib::Error::Write ||
+                           error == httplib::Error::Connection));
   std::string what;
-  switch (static_cast<httplib::Error>(e)) {
-    case httplib::Error::Connection:
-    case httplib::Error::ConnectionTimeout:
-      what = "connection refused or timed out (is `migsched serve` running there?)";
-      break;
-    case httplib::Error::Read:
-      what = "the connection was closed while reading the answer (did the daemon stop?)";
-      break;
-    case httplib::Error::Write:
-      what = "the connection was closed while sending the request (did the daemon stop?)";
-      break;
-    default:
-      what = httplib::to_string(static_cast<httplib::Error>(e)) + " error";
+  if (timed_out) {
+    what =
+        fmt::format("timed out: no answer within {} s (is the daemon hung or overloaded?)", limit);
+  } else {
+    switch (error) {
+      case httplib::Error::Connection:
+      case httplib::Error::ConnectionTimeout:
+        what = "connection refused or timed out (is `migsched serve` running there?)";
+        break;
+      case httplib::Error::Read:
+        what = "the connection was closed while reading the answer (did the daemon stop?)";
+        break;
+      case httplib::Error::Write:
+        what = "the connection was closed while sending the request (did the daemon stop?)";
+        break;
+      default:
+        what = httplib::to_string(error) + " error";
+    }
   }
   return UnavailableError(fmt::format("cannot reach the daemon at {}: {}", options_.server, what));
 }
@@ -370,11 +387,16 @@ StatusOr<json> NodeClient::Call(const std::string& method, const std::string& pa
                                 const std::string& body, const std::string& key) {
   httplib::Headers headers;
   if (!key.empty()) headers.emplace("Idempotency-Key", key);
+  const auto start = std::chrono::steady_clock::now();
   httplib::Result r = method == "GET" ? http_->Get(path.c_str(), headers)
                       : method == "DELETE"
                           ? http_->Delete(path.c_str(), headers)
                           : http_->Post(path.c_str(), headers, body, "application/json");
-  if (!r) return Unreachable(static_cast<int>(r.error()));
+  if (!r) {
+    return Unreachable(
+        static_cast<int>(r.error()),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   return Decode(r->status, r->body);
 }
 
@@ -510,8 +532,13 @@ StatusOr<ReserveResult> NodeClient::Reserve(const ReservationRequest& request) {
     body["placements"].push_back({{"gpu", p.gpu}, {"profile", p.profile}, {"start", p.start}});
   }
   if (request.ttl_s > 0) body["ttl_s"] = request.ttl_s;
+  const auto start = std::chrono::steady_clock::now();
   httplib::Result r = http_->Post("/v1/reservations", body.dump(), "application/json");
-  if (!r) return Unreachable(static_cast<int>(r.error()));
+  if (!r) {
+    return Unreachable(
+        static_cast<int>(r.error()),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   ASSIGN_OR_RETURN(json j, Decode(r->status, r->body));
   ASSIGN_OR_RETURN(ReservationView v, ReservationViewFromJson(j));
   return ReserveResult{std::move(v), r->status == 201};

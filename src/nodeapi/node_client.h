@@ -110,7 +110,9 @@ class NodeClient {
                                 const std::string& body = "", const std::string& key = "");
 
  private:
-  Status Unreachable(int httplib_error) const;
+  // `elapsed_s`: how long the call took (< 0: unknown); a call that failed at its timeout says
+  // it timed out (regression: hung_daemon_said_connection_closed).
+  Status Unreachable(int httplib_error, double elapsed_s = -1) const;
   NodeClientOptions options_;
   std::unique_ptr<httplib::Client> http_;
 };

@@ -58,6 +58,20 @@ StatusOr<std::string> NewRandomToken() {
   return token;
 }
 
+Status CheckClientTokenMode(const std::string& path, unsigned mode) {
+  // A client may share its token with a group (a Kubernetes Secret volume with fsGroup gives a
+  // non-root container its files as 0440 root:fsGroup: the extender's manifest does); nobody else
+  // may read it, and the group may not write it (regression: group_readable_secret_refused: the
+  // extender's token file was refused at every call to a node daemon).
+  if ((mode & 037) != 0) {
+    return FailedPreconditionError(fmt::format(
+        "token file {} has mode {:04o}: others may access it, or its group write it; run `chmod "
+        "600 {}` (or 440 to share it with the file's group)",
+        path, mode & 07777, path));
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::string> ReadTokenFile(const std::string& path) {
   // A symbolic link is followed: a Kubernetes Secret volume's files are links into its ..data
   // directory. What is checked is the file it names. O_NONBLOCK: a FIFO is refused below (not a
@@ -74,16 +88,9 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
     ::close(fd);
     return FailedPreconditionError(fmt::format("token file {} is not a regular file", path));
   }
-  // A client may share its token with a group (a Kubernetes Secret volume with fsGroup gives a
-  // non-root container its files as 0440 root:fsGroup: the extender's manifest does); nobody else
-  // may read it, and the group may not write it (regression: group_readable_secret_refused: the
-  // extender's token file was refused at every call to a node daemon).
-  if ((st.st_mode & 037) != 0) {
+  if (Status mode = CheckClientTokenMode(path, static_cast<unsigned>(st.st_mode)); !mode.ok()) {
     ::close(fd);
-    return FailedPreconditionError(fmt::format(
-        "token file {} has mode {:04o}: others may access it, or its group write it; run `chmod "
-        "600 {}` (or 440 to share it with the file's group)",
-        path, st.st_mode & 07777, path));
+    return mode;
   }
   std::string text;
   char buf[512];

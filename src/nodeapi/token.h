@@ -36,6 +36,12 @@ Status ValidateToken(std::string_view token, std::string_view origin);
 // [0-9A-Za-z._~+/=-]).
 StatusOr<std::string> ReadTokenFile(const std::string& path);
 
+// The clients' rule on a token file's mode (`mode`: its st_mode): kFailedPrecondition, naming
+// `path` and saying `chmod 600`, when others may access it or its group write or execute it
+// (its group may read it). ReadTokenFile's check, and the cluster controllers' (Slurm,
+// Kubernetes extender and node agent: cluster/http_node_daemons.h NodeDaemonToken).
+Status CheckClientTokenMode(const std::string& path, unsigned mode);
+
 // Reads `path` if it exists (as ReadTokenFile); otherwise creates it with
 // O_CREAT|O_EXCL and mode 0600 and writes a new random token followed by a
 // newline. Two daemons racing: the loser reads the winner's file.

@@ -1,6 +1,7 @@
 #include "slurm/controller_config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "sched/full_policy.h"
 #include "testing/test_util.h"
@@ -189,6 +190,7 @@ TEST(ControllerConfigTest, KeyWithNoValueIsReportedAtItsOwnLine) {
 
 TEST(ControllerConfigTest, TokensFromFiles) {
   const std::string file = migsched::testing::WriteTempFile("n.token", "0123abcd\n");
+  ASSERT_EQ(::chmod(file.c_str(), 0600), 0);  // a client refuses a token file others may read
   auto c = ParseControllerConfig(
       "nodes:\n  - {name: n1, url: \"http://a\"}\n  - {name: n2, url: "
       "\"http://b\", token_file: /nonexistent}\ntoken_file: " +

@@ -9,6 +9,7 @@
 
 #include "cluster/capacity.h"
 #include "cluster/job_placer.h"
+#include "core/text.h"
 #include "k8s/migration/evictor.h"
 #include "sched/explain.h"
 
@@ -52,7 +53,65 @@ ClusterEngine::ClusterEngine(NodeDaemons* daemons, NodeDirectory* directory, con
       directory_(directory),
       catalog_(catalog),
       options_(std::move(options)),
-      policy_(std::move(policy)) {}
+      policy_(std::move(policy)) {
+  for (int i = 0; i < std::max(1, options_.state_threads); ++i) {
+    readers_.emplace_back([this] { ReaderLoop(); });
+  }
+}
+
+ClusterEngine::~ClusterEngine() {
+  {
+    std::lock_guard lock(reads_mu_);
+    stopping_ = true;
+  }
+  reads_cv_.notify_all();
+  for (std::thread& t : readers_) t.join();  // a read under way ends within the client's timeout
+}
+
+void ClusterEngine::ReaderLoop() {
+  std::unique_lock lock(reads_mu_);
+  for (;;) {
+    reads_cv_.wait(lock, [this] { return stopping_ || !read_queue_.empty(); });
+    if (stopping_) return;
+    const std::string node = std::move(read_queue_.front());
+    read_queue_.pop_front();
+    lock.unlock();
+    auto st = daemons_->State(node);
+    lock.lock();
+    NodeRead& r = reads_[node];
+    r.answered = true;
+    r.result_began = r.began;
+    if (st.ok()) {
+      r.state = std::move(*st);
+      r.error.clear();
+    } else {
+      r.state.reset();
+      r.error = st.status().message();
+    }
+    r.in_flight = false;
+    if (r.again) {
+      r.again = false;
+      r.in_flight = true;
+      r.began = std::chrono::steady_clock::now();
+      read_queue_.push_back(node);
+    }
+    reads_cv_.notify_all();
+  }
+}
+
+void ClusterEngine::RequestRead(const std::string& name,
+                                std::chrono::steady_clock::time_point not_before) {
+  NodeRead& r = reads_[name];
+  if (r.answered && r.result_began >= not_before) return;
+  if (r.in_flight) {
+    if (r.began < not_before) r.again = true;
+    return;
+  }
+  r.in_flight = true;
+  r.began = std::chrono::steady_clock::now();
+  read_queue_.push_back(name);
+  reads_cv_.notify_all();
+}
 
 std::shared_ptr<std::mutex> ClusterEngine::NodeLock(const std::string& node) {
   std::lock_guard lock(mu_);
@@ -77,71 +136,129 @@ void ClusterEngine::Invalidate() {
   snapshot_.reset();
 }
 
-std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::Build() {
+std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::Build(
+    const std::set<std::string>& wait_for, std::chrono::steady_clock::time_point fresh_from,
+    std::chrono::steady_clock::time_point others_from) {
+  using Clock = std::chrono::steady_clock;
   auto s = std::make_shared<Snapshot>();
-  s->taken = std::chrono::steady_clock::now();
+  s->taken = Clock::now();
   auto nodes = directory_->Nodes();
   if (!nodes.ok()) {
     s->error = nodes.status().message();
   } else {
     s->nodes = *nodes;
   }
-  std::vector<std::string> names;
-  for (const StaticNode& n : s->nodes) names.push_back(n.name);
-  s->inputs = ReadNodeStates(daemons_, names, options_.state_threads);
+  const auto wait = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::max(0.0, options_.node_wait_s)));
+  const Clock::time_point deadline = s->taken + wait;
+  const auto not_before = [&](const std::string& name) {
+    return wait_for.count(name) ? fresh_from : others_from;
+  };
+  const auto fresh_enough = [&](const std::string& name) {
+    const NodeRead& r = reads_[name];
+    return r.answered && r.result_began >= not_before(name);
+  };
+  {
+    std::unique_lock lock(reads_mu_);
+    // The nodes named are read (renewed when older than asked); a view that names none (NotReady,
+    // the reclaim loop) renews every stale node without waiting for any.
+    for (const StaticNode& n : s->nodes) {
+      if (wait_for.empty() || wait_for.count(n.name)) RequestRead(n.name, not_before(n.name));
+    }
+    // Only the nodes the call names are waited for, each at most node_wait_s.
+    reads_cv_.wait_until(lock, deadline, [&] {
+      for (const StaticNode& n : s->nodes) {
+        if (wait_for.count(n.name) && !fresh_enough(n.name)) return false;
+      }
+      return true;
+    });
+    const Clock::time_point now = Clock::now();
+    const double wait_s = std::chrono::duration<double>(wait).count();
+    for (const StaticNode& n : s->nodes) {
+      const NodeRead& r = reads_[n.name];
+      NodeInput in;
+      in.name = n.name;
+      const bool overdue = r.in_flight && now - r.began > wait;
+      if (fresh_enough(n.name) || (!wait_for.count(n.name) && r.answered && !overdue)) {
+        // Answered recently enough, or (not named) its last answer.
+        in.state = r.state;
+        in.error = r.error;
+        if (!fresh_enough(n.name)) s->pending.insert(n.name);
+      } else if (r.in_flight) {
+        s->pending.insert(n.name);
+        in.error = fmt::format(
+            "its node daemon did not answer within {} s (timed out; refused until it answers){}",
+            wait_s, r.error.empty() ? "" : "; its last error: " + r.error);
+      } else {
+        s->pending.insert(n.name);
+        in.error = r.error.empty() ? "its node daemon has not been read yet" : r.error;
+      }
+      s->inputs.push_back(std::move(in));
+    }
+    if (nodes.ok()) {  // nodes no longer listed: forgotten once no read of theirs is under way
+      std::set<std::string> listed;
+      for (const StaticNode& n : s->nodes) listed.insert(n.name);
+      for (auto it = reads_.begin(); it != reads_.end();) {
+        it = !listed.count(it->first) && !it->second.in_flight ? reads_.erase(it) : std::next(it);
+      }
+    }
+  }
   std::lock_guard lock(mu_);
   s->view = ClusterView::Build(s->inputs, *catalog_, &tables_);
+  snapshot_ = s;
   return s;
 }
 
 std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::View(bool fresh) {
+  const auto now = std::chrono::steady_clock::now();
+  if (fresh) {
+    // Every node read from now on (migration plans on the cluster as it is).
+    std::set<std::string> all;
+    auto nodes = directory_->Nodes();
+    if (nodes.ok()) {
+      for (const StaticNode& n : *nodes) all.insert(n.name);
+    }
+    return Build(all, now, now);
+  }
   {
     std::lock_guard lock(mu_);
-    if (!fresh && snapshot_ &&
-        std::chrono::steady_clock::now() - snapshot_->taken <
-            std::chrono::duration<double>(options_.refresh_s)) {
+    if (snapshot_ && now - snapshot_->taken < std::chrono::duration<double>(options_.refresh_s)) {
       return snapshot_;
     }
   }
-  auto s = Build();
-  std::lock_guard lock(mu_);
-  snapshot_ = s;
-  return s;
+  // Waits for no daemon: what each last answered (NotReady, the reclaim loop).
+  const auto max_age = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(options_.refresh_s));
+  return Build({}, now - max_age, now - max_age);
+}
+
+std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::ViewFor(
+    const std::vector<std::string>& nodes) {
+  const auto now = std::chrono::steady_clock::now();
+  const auto max_age = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(options_.refresh_s));
+  {
+    std::lock_guard lock(mu_);
+    if (snapshot_ && now - snapshot_->taken < max_age &&
+        std::none_of(nodes.begin(), nodes.end(),
+                     [&](const std::string& n) { return snapshot_->pending.count(n) > 0; })) {
+      return snapshot_;
+    }
+  }
+  return Build(std::set<std::string>(nodes.begin(), nodes.end()), now - max_age, now - max_age);
 }
 
 std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::WithFreshNode(
     const std::string& node) {
-  std::shared_ptr<const Snapshot> base;
-  {
-    std::lock_guard lock(mu_);
-    base = snapshot_;  // however old: its age stays, and View() renews it when due
-  }
-  if (!base) return View(/*fresh=*/true);
-  auto it = std::find_if(base->nodes.begin(), base->nodes.end(),
-                         [&](const StaticNode& n) { return n.name == node; });
-  if (it == base->nodes.end()) return View(/*fresh=*/true);  // a node the last list lacked
-  auto s = std::make_shared<Snapshot>();
-  s->taken = base->taken;  // the other nodes are as old as they were
-  s->nodes = base->nodes;
-  s->inputs = base->inputs;
-  s->error = base->error;
-  NodeInput& in = s->inputs[static_cast<size_t>(it - base->nodes.begin())];
-  in.state.reset();
-  in.error.clear();
-  auto st = daemons_->State(node);
-  if (st.ok()) {
-    in.state = std::move(*st);
-  } else {
-    in.error = st.status().message();
-  }
-  std::lock_guard lock(mu_);
-  s->view = ClusterView::Build(s->inputs, *catalog_, &tables_);
-  snapshot_ = s;
-  return s;
+  const auto now = std::chrono::steady_clock::now();
+  const auto max_age = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(options_.refresh_s));
+  // The node read from now on; the others as last read (never waited for).
+  return Build({node}, now, now - max_age);
 }
 
 std::string ClusterEngine::NotReady() {
-  auto s = View();
+  auto s = View();  // waits for no daemon (regression: one_hung_daemon_slows_every_filter)
   if (!s->error.empty()) return s->error;
   if (s->nodes.empty()) return "no node daemon found";
   for (const auto& n : s->view->nodes()) {
@@ -201,7 +318,7 @@ class ClusterEngine::Trial {
         }
       }
       spdlog::error("placing {}: internal error in the scheduler ({}); this decision is refused{}",
-                    job.key, error_, state);
+                    OneLine(job.key), error_, state);
     } else if (r->has_value() && !(*r)->empty()) {
       out = (**r)[0];
       if (delta != nullptr) {
@@ -316,7 +433,7 @@ bool ClusterEngine::HoldsItsRoom(const Snapshot& s, const ClusterJob& job, int n
 
 std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
                                                             const std::vector<std::string>& nodes) {
-  auto s = View();
+  auto s = ViewFor(nodes);
   const ClusterJob job = ToClusterJob(pod);
   std::lock_guard lock(mu_);
   if (!pod.uid.empty() && FirstArrival(pod.uid)) {
@@ -431,7 +548,7 @@ StatusOr<std::vector<RequeueMove>> ClusterEngine::PlanMigration(const PodInfo& w
   for (const PlanIncident& inc : plan.incidents) {
     ++internal_errors_;
     spdlog::error("{}: internal error in the scheduler ({}); this decision is refused. GPUs:\n{}",
-                  inc.job, inc.what, inc.state);
+                  OneLine(inc.job), inc.what, inc.state);
   }
   if (plan.jobs.empty() || plan.jobs[0].outcome != Outcome::kMigrating) {
     return std::vector<RequeueMove>();
@@ -441,7 +558,7 @@ StatusOr<std::vector<RequeueMove>> ClusterEngine::PlanMigration(const PodInfo& w
 
 std::vector<int64_t> ClusterEngine::Prioritize(const PodInfo& pod,
                                                const std::vector<std::string>& nodes) {
-  auto s = View();
+  auto s = ViewFor(nodes);
   const ClusterJob job = ToClusterJob(pod);
   std::lock_guard lock(mu_);
   std::vector<int64_t> scores(nodes.size(), 0);
@@ -570,8 +687,8 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
       if (rv.record.owner != key) continue;
       const std::string& other = s->view->nodes()[i].name;
       Status un = daemons_->Unreserve(other, key);
-      spdlog::info("{}: released its earlier room on {} (bound to {}){}", key, other, node,
-                   un.ok() ? "" : ": " + un.message());
+      spdlog::info("{}: released its earlier room on {} (bound to {}){}", OneLine(key),
+                   OneLine(other), OneLine(node), un.ok() ? "" : ": " + OneLine(un.message()));
       break;
     }
   }

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cluster/testing/fake_node_daemons.h"
 #include "cluster/testing/nodes.h"
@@ -244,6 +247,92 @@ TEST_F(ClusterEngineTest, AnInternalErrorRefusesOnePodsDecisionNotTheExtender) {
   EXPECT_TRUE(good[0].fits);
   EXPECT_TRUE(good[1].fits);
   EXPECT_EQ(engine->internal_errors(), 2);
+}
+
+// Node daemons where n1 answers at once and n2 hangs: each read of n2 returns only after
+// `hang_s` (what a stopped daemon costs a client until its read timeout), with a timeout error.
+class HangingDaemons : public NodeDaemons {
+ public:
+  explicit HangingDaemons(double hang_s) : hang_s_(hang_s) {}
+  StatusOr<NodeView> State(const std::string& node) override {
+    if (node == "n2") {
+      std::this_thread::sleep_for(std::chrono::duration<double>(hang_s_));
+      return UnavailableError("n2: timed out");
+    }
+    return MakeNode(node, 1, "A100 40GB", {});
+  }
+  Status Reserve(const std::string&, const std::string&, const std::vector<PlacementRef>&,
+                 double) override {
+    return Status::Ok();
+  }
+  Status Unreserve(const std::string&, const std::string&) override { return Status::Ok(); }
+  StatusOr<DaemonJobRecord> Allocate(const std::string&, const BindRequest&) override {
+    return InternalError("not in this test");
+  }
+  Status Release(const std::string&, int64_t) override { return Status::Ok(); }
+
+ private:
+  const double hang_s_;
+};
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Regression one_hung_daemon_slows_every_filter: with one node's daemon stopped, a filter
+// naming only the other node took 10-20 s, six concurrent filters finished at 10..40 s (they
+// queued on the stopped daemon's connection one after another) and /readyz took 10-16 s. A call
+// now waits only for the nodes it names, each at most node_wait_s (0.5 s here), and concurrent
+// calls share one read per node; NotReady waits for none. n2 hangs 2 s per read, so a call that
+// waited on it, or queued behind another's read, would take 2 s or more.
+TEST(ClusterEngineHungDaemonTest, OneHungDaemonSlowsEveryFilter) {
+  HangingDaemons daemons(2.0);
+  StaticNodeDirectory directory{{{"n1", "http://n1"}, {"n2", "http://n2"}}};
+  EngineOptions o;
+  o.policy = "frag-aware";
+  o.refresh_s = 0;  // every call reads the nodes it names again
+  o.node_wait_s = 0.5;
+  o.state_threads = 4;
+  auto e = ClusterEngine::Create(&daemons, &directory, &migsched::testing::BundledCatalog(), o);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ClusterEngine& engine = **e;
+  const PodInfo pod = Pod("u1", {{"c", {{"1g.5gb", 1}}}});
+
+  // Only n1 named: n2 is never waited for (n1 answers at once).
+  auto t0 = std::chrono::steady_clock::now();
+  auto only_n1 = engine.Filter(pod, {"n1"});
+  EXPECT_LT(SecondsSince(t0), 0.4);
+  ASSERT_EQ(only_n1.size(), 1u);
+  EXPECT_TRUE(only_n1[0].fits);
+
+  // Six at once, naming both: each answers after at most node_wait_s, n2 refused as timed out.
+  std::vector<double> took(6, 99);
+  std::vector<std::vector<PlacementEngine::Verdict>> verdicts(6);
+  std::vector<std::thread> calls;
+  for (int i = 0; i < 6; ++i) {
+    calls.emplace_back([&, i] {
+      const auto start = std::chrono::steady_clock::now();
+      verdicts[i] =
+          engine.Filter(Pod("p" + std::to_string(i), {{"c", {{"1g.5gb", 1}}}}), {"n1", "n2"});
+      took[i] = SecondsSince(start);
+    });
+  }
+  for (auto& t : calls) t.join();
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_LT(took[i], 0.5 + 0.4) << "filter " << i;  // node_wait_s, with room for the machine
+    ASSERT_EQ(verdicts[i].size(), 2u);
+    EXPECT_TRUE(verdicts[i][0].fits);
+    EXPECT_FALSE(verdicts[i][1].fits);
+    EXPECT_NE(verdicts[i][1].reason.find("the node daemon of n2 cannot be reached: its node "
+                                         "daemon did not answer within 0.5 s (timed out"),
+              std::string::npos)
+        << verdicts[i][1].reason;
+  }
+
+  // Readiness waits for no daemon: n1 has answered, so the extender is ready, at once.
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(engine.NotReady(), "");
+  EXPECT_LT(SecondsSince(t0), 0.4);
 }
 
 }  // namespace

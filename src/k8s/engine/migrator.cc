@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "core/text.h"
 #include "k8s/extender/extender.h"
 
 namespace migsched::k8s {
@@ -106,7 +107,7 @@ StatusOr<Migrator::Round> Migrator::RunOnce(double now) {
     }
   }
   if (!moved.empty()) in_flight_[w.uid] = moved;
-  for (const auto& e : round.evicted) spdlog::info("migration: evicted {}", e);
+  for (const auto& e : round.evicted) spdlog::info("migration: evicted {}", OneLine(e));
   return round;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/text.h"
 #include "k8s/extender/extender.h"
 #include "nodeapi/node_view.h"
 
@@ -62,7 +63,7 @@ StatusOr<Reclaimer::Round> Reclaimer::RunOnce() {
     for (const std::string& key : candidates) {
       if (alive.count(key)) {
         spdlog::warn("{}: its pod has lost the {} label but still runs; its instances are kept",
-                     key, kManagedLabel);
+                     OneLine(key), kManagedLabel);
         missing.erase(key);
       }
     }
@@ -92,7 +93,8 @@ StatusOr<Reclaimer::Round> Reclaimer::RunOnce() {
     }
   }
   missing_before_ = std::move(missing);
-  for (const auto& r : round.released) spdlog::info("released {} (its pod is gone or ended)", r);
+  for (const auto& r : round.released)
+    spdlog::info("released {} (its pod is gone or ended)", OneLine(r));
   return round;
 }
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/text.h"
+
 namespace migsched::k8s {
 
 using nlohmann::json;
@@ -81,7 +83,7 @@ Extender::Answer Extender::Filter(std::string_view body) {
     if (!args.ok()) ++counters_.bad_requests;
   }
   if (!args.ok()) {
-    spdlog::warn("filter: {}", args.status().message());
+    spdlog::warn("filter: {}", OneLine(args.status().message()));
     return {200, FilterErrorJson("migsched: " + args.status().message()).dump()};
   }
   FilterOutcome outcome;
@@ -102,7 +104,7 @@ Extender::Answer Extender::Filter(std::string_view body) {
         outcome.unresolvable[n] = i < verdicts.size() ? verdicts[i].reason : "no verdict";
       }
     }
-    spdlog::debug("filter {}: {} of {} nodes fit", pod.key(), outcome.passed.size(),
+    spdlog::debug("filter {}: {} of {} nodes fit", OneLine(pod.key()), outcome.passed.size(),
                   args->node_names.size());
   }
   return {200, FilterResultJson(outcome, *args).dump()};
@@ -119,7 +121,7 @@ Extender::Answer Extender::Prioritize(std::string_view body) {
   if (!args.ok()) {
     // HostPriorityList has no error field; kube-scheduler ignores a failed
     // prioritize, so an empty list (no opinion) is the clear answer.
-    spdlog::warn("prioritize: {}", args.status().message());
+    spdlog::warn("prioritize: {}", OneLine(args.status().message()));
     return {200, HostPriorityListJson(scores).dump()};
   }
   const PodInfo& pod = args->pod;
@@ -166,7 +168,7 @@ std::string Extender::BindPod(const BindingArgs& args) {
   // repeated_bind_of_a_bound_pod reserved a second instance and overwrote the annotation).
   if (!pod->node_name.empty()) {
     if (pod->node_name == args.node) {
-      spdlog::info("{} is already bound to {}: nothing to do", who, args.node);
+      spdlog::info("{} is already bound to {}: nothing to do", OneLine(who), OneLine(args.node));
       return "";
     }
     return "pod " + who + " is already bound to " + pod->node_name;
@@ -227,8 +229,8 @@ std::string Extender::BindPod(const BindingArgs& args) {
       }
       if (info.ok() && info->uid == pod->uid && info->node_name == args.node) {
         if (st.code() != StatusCode::kAlreadyExists) {
-          spdlog::warn("{}: the Binding to {} was stored although the API server answered: {}", who,
-                       args.node, st.message());
+          spdlog::warn("{}: the Binding to {} was stored although the API server answered: {}",
+                       OneLine(who), OneLine(args.node), OneLine(st.message()));
         }
         st = Status::Ok();
       }
@@ -245,8 +247,8 @@ std::string Extender::BindPod(const BindingArgs& args) {
                                                 {{kPlacementAnnotation, std::nullopt}},
                                                 {{kManagedLabel, std::nullopt}});
           if (!clear.ok()) {
-            spdlog::warn("{}: cannot take the released placement's annotation off: {}", who,
-                         clear.message());
+            spdlog::warn("{}: cannot take the released placement's annotation off: {}",
+                         OneLine(who), OneLine(clear.message()));
           }
         }
       } else if (mig) {
@@ -255,12 +257,13 @@ std::string Extender::BindPod(const BindingArgs& args) {
         spdlog::warn(
             "{}: whether the Binding to {} was stored is unknown ({}); its MIG "
             "reservation is kept",
-            who, args.node, now.status().message());
+            OneLine(who), OneLine(args.node), OneLine(now.status().message()));
       }
       return "cannot bind " + who + " to " + args.node + ": " + st.message();
     }
   }
-  spdlog::info("bound {} to {}{}", who, args.node, mig ? " with its MIG reservation" : "");
+  spdlog::info("bound {} to {}{}", OneLine(who), OneLine(args.node),
+               mig ? " with its MIG reservation" : "");
   {
     std::lock_guard lock(mu_);
     if (auto it = cache_.find(pod->uid); it != cache_.end()) it->second.node_name = args.node;
@@ -283,7 +286,9 @@ Extender::Answer Extender::Bind(std::string_view body) {
     if (!error.empty()) ++counters_.bind_errors;
   }
   if (!error.empty()) {
-    spdlog::warn("bind: {}", error);
+    // Client text (a pod's name, a node's) is escaped: a newline or an escape sequence in it
+    // cannot forge a log line (regression: pod_name_log_injection).
+    spdlog::warn("bind: {}", OneLine(error));
     error = "migsched: " + error;
   }
   return {200, BindingResultJson(error).dump()};

@@ -8,9 +8,19 @@
 //                                      unreadable bodies
 //
 // Every other path or method is a 404 with a JSON error. A body longer than
-// `max_body_bytes` is refused with 413 and a JSON error before it is read into
-// memory (the default, kMaxBodyBytes, holds a NodeList of about a thousand
-// nodes, for kube-scheduler configurations without nodeCacheCapable).
+// `max_body_bytes`, as sent or once decoded (Content-Encoding: gzip, deflate,
+// br), is refused with 413 and a JSON error, never read into memory past the
+// bound (the default, kMaxBodyBytes, holds a NodeList of about a thousand
+// nodes, for kube-scheduler configurations without nodeCacheCapable); a chunked
+// one with 411, unread. Both listeners are GuardedServers
+// (nodeapi/guarded_server.h, k8s/probe_listener.h), as the node daemon's API
+// is: a request head must arrive within header_timeout_s (the TLS handshake
+// included) and its body within body_timeout_s, else the connection is closed;
+// connections are served by a pool of up to max_connections threads, at most
+// max_connections_per_peer per remote address, and connections that have not
+// authenticated (no verified client certificate: on the probe listener, all)
+// evict the oldest of them beyond their cap; so slow clients cannot hold every
+// worker (regression: slow_clients_starve_extender).
 //
 // With ExtenderServerOptions' TLS files the server speaks HTTPS and checks the
 // caller's client certificate against `client_ca_file` (mutual TLS, as
@@ -20,8 +30,8 @@
 // that serves only /healthz, /readyz and /metrics, for the kubelet's probes and
 // Prometheus, which present no client certificate.
 //
-// Thread-safety: Start/StartProbes/Stop from one thread; requests run on
-// httplib's pool.
+// Thread-safety: Start/StartProbes/Stop from one thread; requests run on the
+// servers' connection pools.
 #ifndef MIGSCHED_K8S_EXTENDER_EXTENDER_SERVER_H_
 #define MIGSCHED_K8S_EXTENDER_EXTENDER_SERVER_H_
 
@@ -33,14 +43,13 @@
 #include "core/status.h"
 #include "k8s/extender/extender.h"
 
-namespace httplib {
-class Server;
+namespace migsched {
+class GuardedServer;
 }
 
 namespace migsched::k8s {
 
 inline constexpr size_t kMaxBodyBytes = 16u << 20;
-inline constexpr size_t kServerThreads = 64;  // requests served at once
 
 struct ExtenderServerOptions {
   // PEM files. All empty: plain HTTP. Otherwise all three are needed: the
@@ -50,6 +59,13 @@ struct ExtenderServerOptions {
   std::string key_file;
   std::string client_ca_file;
   size_t max_body_bytes = kMaxBodyBytes;  // bytes; a longer body gets 413
+  double header_timeout_s = 5;            // a request head (and TLS handshake), in all
+  double body_timeout_s = 30;             // a request body, in all
+  double idle_timeout_s = 5;              // keep-alive idle limit
+  // Connections served at once (a bind may wait for its node's kubelet, bind_wait_s: a waiting
+  // bind holds one), and per remote address.
+  int max_connections = 1024;
+  int max_connections_per_peer = 256;
 
   bool tls() const { return !cert_file.empty(); }
 };
@@ -77,15 +93,15 @@ class ExtenderServer {
   void Stop();
 
  private:
-  void AddProbeRoutes(httplib::Server& s);
-  StatusOr<int> Listen(httplib::Server& s, const std::string& host, int port, std::thread* thread);
+  void AddProbeRoutes(GuardedServer& s);
+  StatusOr<int> Listen(GuardedServer& s, const std::string& host, int port, std::thread* thread);
 
   Extender* const extender_;
   std::function<std::string()> ready_;
   const ExtenderServerOptions options_;
   std::function<std::string()> bind_gate_;
-  std::unique_ptr<httplib::Server> server_;
-  std::unique_ptr<httplib::Server> probes_;
+  std::unique_ptr<GuardedServer> server_;
+  std::unique_ptr<GuardedServer> probes_;
   std::thread thread_;
   std::thread probes_thread_;
 };

@@ -4,9 +4,13 @@
 #include "k8s/extender/extender.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <functional>
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "k8s/testing/recording_api_server.h"
@@ -309,6 +313,39 @@ TEST_F(ExtenderTest, APodWithoutAUidIsNotReserved) {
   const json b = json::parse(extender->Bind(args.dump()).body);
   EXPECT_EQ(b["Error"], "migsched: pod ml/train-x7k2p has no metadata.uid: nothing reserved");
   EXPECT_TRUE(engine.reserved.empty());
+}
+
+// What spdlog's default logger writes while it lives (the one it replaced comes back at its end).
+class BindLogCapture {
+ public:
+  BindLogCapture() : previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_)));
+  }
+  ~BindLogCapture() { spdlog::set_default_logger(previous_); }
+  BindLogCapture(const BindLogCapture&) = delete;
+  BindLogCapture& operator=(const BindLogCapture&) = delete;
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// Regression pod_name_log_injection: a pod name with a newline and an escape sequence was
+// written raw into the extender's log, forging a line of its own. Client text in log lines is
+// escaped (core/text.h OneLine: a newline as \n, ESC as \x1b): the bind's warning is one line.
+TEST_F(ExtenderTest, PodNameLogInjection) {
+  json args = Fixture("bind-args.json");
+  args["PodName"] = "evil\n[info] forged\x1b[31m";  // no such pod: the bind fails, naming it
+  BindLogCapture log;
+  const json b = json::parse(extender->Bind(args.dump()).body);
+  EXPECT_NE(b["Error"].get<std::string>(), "");
+  const std::string text = log.text();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;  // one line, its own end
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_NE(text.find("bind: cannot read pod ml/evil\\n[info] forged\\x1b[31m"), std::string::npos)
+      << text;
 }
 
 TEST_F(ExtenderTest, ABindRetriedAfterItsBindingWentThroughSucceeds) {

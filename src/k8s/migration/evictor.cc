@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/text.h"
 #include "k8s/extender/extender.h"
 
 namespace migsched::k8s {
@@ -46,7 +47,7 @@ StatusOr<Evictor::Result> Evictor::Evict(const PodInfo& pod, double now) {
   switch (*e) {
     case KubeClient::Eviction::kEvicted:
       not_before_.erase(pod.uid);
-      spdlog::info("evicted {} to migrate it", pod.key());
+      spdlog::info("evicted {} to migrate it", OneLine(pod.key()));
       return Result{Outcome::kEvicted, "evicted " + pod.key() + " to migrate it"};
     case KubeClient::Eviction::kBlockedByBudget:
       not_before_[pod.uid] = now + (retry_after >= 0 ? retry_after : retry_after_s_);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cluster/capacity.h"
+#include "core/text.h"
 
 namespace migsched::k8s {
 
@@ -69,7 +70,7 @@ StatusOr<ContainerDevices> NodeAgent::Allocate(const std::string& profile,
   }
   if (candidates.size() > 1) {
     spdlog::warn("{} pods wait for {} on {} ({}, ...): taking the oldest", candidates.size(),
-                 profile, node_, candidates[0]->owner);
+                 profile, node_, OneLine(candidates[0]->owner));
   }
   const std::string owner = candidates[0]->owner;
   BindRequest req;
@@ -93,7 +94,7 @@ StatusOr<ContainerDevices> NodeAgent::Allocate(const std::string& profile,
   if (config_.cdi) {
     for (const auto& u : uuids) d.cdi_devices.push_back("nvidia.com/gpu=" + u);
   }
-  spdlog::info("allocated {} for {} on {}: {}", profile, owner, node_, list);
+  spdlog::info("allocated {} for {} on {}: {}", profile, OneLine(owner), node_, list);
   return d;
 }
 

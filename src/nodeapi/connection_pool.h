@@ -1,4 +1,4 @@
-// ConnectionPool: the task queue of the daemon's HTTP server. cpp-httplib
+// ConnectionPool: the task queue of every GuardedServer (guarded_server.h). cpp-httplib
 // serves each connection, for as long as it is kept alive, on one task of
 // its queue; its own fixed ThreadPool lets a few idle or streaming
 // connections (16 idle sockets, 16 `logs -f` followers) take every thread
@@ -8,8 +8,8 @@
 //
 // Thread-safety: enqueue and shutdown are thread-safe (httplib calls enqueue
 // from its accept thread, shutdown once at the end).
-#ifndef MIGSCHED_DAEMON_CONNECTION_POOL_H_
-#define MIGSCHED_DAEMON_CONNECTION_POOL_H_
+#ifndef MIGSCHED_NODEAPI_CONNECTION_POOL_H_
+#define MIGSCHED_NODEAPI_CONNECTION_POOL_H_
 
 #include <httplib.h>
 
@@ -48,4 +48,4 @@ class ConnectionPool : public httplib::TaskQueue {
 
 }  // namespace migsched
 
-#endif  // MIGSCHED_DAEMON_CONNECTION_POOL_H_
+#endif  // MIGSCHED_NODEAPI_CONNECTION_POOL_H_

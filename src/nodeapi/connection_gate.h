@@ -1,4 +1,5 @@
-// ConnectionGate: which HTTP connections the daemon serves, so that clients
+// ConnectionGate: which HTTP connections a GuardedServer (guarded_server.h: the node daemon's API,
+// the Kubernetes extender's and node agent's listeners) serves, so that clients
 // that have not authenticated cannot starve those that have (slowloris).
 //
 // Every accepted connection is admitted here before it is read; it counts
@@ -17,11 +18,11 @@
 // sends its request head at once after connecting, so it is authenticated
 // (or answered, /healthz) long before as many newer connections arrive as
 // it would take to evict it; a trickling one is evicted or cut by the head
-// deadline (HttpServerOptions::header_timeout_s).
+// deadline (ListenerLimits::header_timeout_s).
 //
 // Thread-safety: every method is thread-safe (one mutex).
-#ifndef MIGSCHED_DAEMON_CONNECTION_GATE_H_
-#define MIGSCHED_DAEMON_CONNECTION_GATE_H_
+#ifndef MIGSCHED_NODEAPI_CONNECTION_GATE_H_
+#define MIGSCHED_NODEAPI_CONNECTION_GATE_H_
 
 #include <cstdint>
 #include <map>
@@ -74,4 +75,4 @@ class ConnectionGate {
 
 }  // namespace migsched
 
-#endif  // MIGSCHED_DAEMON_CONNECTION_GATE_H_
+#endif  // MIGSCHED_NODEAPI_CONNECTION_GATE_H_

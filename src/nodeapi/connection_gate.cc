@@ -1,4 +1,4 @@
-#include "daemon/connection_gate.h"
+#include "nodeapi/connection_gate.h"
 
 #include <sys/socket.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/connection_pool.h"
+#include "nodeapi/connection_pool.h"
 
 #include <chrono>
 #include <thread>

@@ -1,4 +1,4 @@
-#include "daemon/connection_gate.h"
+#include "nodeapi/connection_gate.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
