@@ -205,24 +205,10 @@ bool IsLoopbackHost(const std::string& host) {
 class ApiServer : public GuardedServer {
  public:
   explicit ApiServer(const HttpServerOptions& o)
-      : GuardedServer(LimitsOf(o),
+      : GuardedServer(static_cast<const ListenerLimits&>(o),
                       [](const httplib::Request*, std::string_view code, std::string_view message) {
                         return ErrorBody(code, message);
                       }) {}
-
- private:
-  static ListenerLimits LimitsOf(const HttpServerOptions& o) {
-    ListenerLimits l;
-    l.max_body_bytes = o.max_body_bytes;
-    l.max_connections = o.max_connections;
-    l.idle_timeout_s = o.idle_timeout_s;
-    l.request_timeout_s = o.request_timeout_s;
-    l.header_timeout_s = o.header_timeout_s;
-    l.body_timeout_s = o.body_timeout_s;
-    l.max_connections_per_peer = o.max_connections_per_peer;
-    l.max_unauthenticated_connections = o.max_unauthenticated_connections;
-    return l;
-  }
 };
 
 class HttpServer::Impl {

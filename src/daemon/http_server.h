@@ -64,21 +64,15 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "daemon/node_api.h"
+#include "nodeapi/listener_limits.h"
 
 namespace migsched {
 
-struct HttpServerOptions {
-  std::string token;                // required bearer token (non-empty)
-  size_t max_body_bytes = 1 << 20;  // larger bodies: 413
-  int max_connections = 1024;       // threads serving connections at once
-  double idle_timeout_s = 5;        // keep-alive idle limit
-  double request_timeout_s = 10;    // per read while a request arrives
-  double header_timeout_s = 5;  // a request head, in all (from the connection or its first byte)
-  double body_timeout_s = 30;   // a request body, in all (from the end of the head)
-  int max_connections_per_peer = 256;  // connections from one remote address
-  // Connections not yet authenticated, in all (at most max_connections - 1, so
-  // that a thread is always left for an authenticated one).
-  int max_unauthenticated_connections = 256;
+// The daemon's listener: its limits (ListenerLimits: max_body_bytes, threads, deadlines, the
+// per-peer and unauthenticated caps; the daemon's config sets them) and what only the daemon's
+// API has.
+struct HttpServerOptions : ListenerLimits {
+  std::string token;             // required bearer token (non-empty)
   int follow_poll_ms = 100;      // how often a ?follow=1 stream looks for new output
   Clock* clock = SteadyClock();  // the 401 log's rate limit reads it
 };
