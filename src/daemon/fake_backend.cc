@@ -13,16 +13,6 @@
 
 namespace migsched {
 
-namespace {
-
-std::string PlacementText(Placement p) { return fmt::format("{}:{}", p.start, p.size); }
-
-bool Overlaps(Placement a, Placement b) {
-  return a.start < b.start + b.size && b.start < a.start + a.size;
-}
-
-}  // namespace
-
 std::vector<BackendProfile> BackendProfilesOf(const GpuModel& model) {
   std::vector<BackendProfile> out;
   for (const Profile& p : model.profiles()) {

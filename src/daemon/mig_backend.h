@@ -33,6 +33,16 @@
 
 namespace migsched {
 
+// "start:size", as nvidia-smi prints a placement: the backends' messages name placements so.
+inline std::string PlacementText(Placement p) {
+  return std::to_string(p.start) + ":" + std::to_string(p.size);
+}
+
+// Whether two placements of one GPU share a unit (what a backend refuses to create).
+inline bool Overlaps(Placement a, Placement b) {
+  return a.start < b.start + b.size && b.start < a.start + a.size;
+}
+
 // One physical GPU as the backend sees it.
 struct BackendGpu {
   int index = -1;            // NVML device index

@@ -45,12 +45,6 @@ struct NvmlBackend::Api {
 
 namespace {
 
-std::string PlacementText(Placement p) { return fmt::format("{}:{}", p.start, p.size); }
-
-bool Overlaps(Placement a, Placement b) {
-  return a.start < b.start + b.size && b.start < a.start + a.size;
-}
-
 // A fixed-size C string from NVML, without trailing garbage.
 std::string CString(const char* buf, size_t cap) {
   size_t n = 0;
