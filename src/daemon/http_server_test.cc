@@ -860,6 +860,43 @@ TEST_F(HttpServerTest, IdleConnectionIsClosed) {
   ::close(fd);
 }
 
+// Regression request_body_run_as_the_next_request: a body the server does not read (a route that
+// takes none, or a request refused before its body is read: the 401 of a POST without a token)
+// stayed on the connection and was parsed as the next request, so a body holding a whole request
+// (here a pause, with the token) was carried out after the first answer. Now such a connection
+// closes after its answer: one status line each, and nothing paused.
+TEST_F(HttpServerTest, AnUnreadBodyIsNeverTheNextRequest) {
+  const std::string inner =
+      "POST /v1/scheduler/pause HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
+      "Content-Length: 0\r\n\r\n";
+  for (const std::string outer : {"GET /healthz", "POST /v1/jobs", "GET /v1/gpus"}) {
+    SCOPED_TRACE(outer);
+    const int fd = Connect(server_->port());
+    ASSERT_GE(fd, 0);
+    std::string head = outer + " HTTP/1.1\r\nHost: x\r\n";
+    if (outer == "GET /v1/gpus") head += "Authorization: Bearer sekrit\r\n";
+    head += "Content-Length: " + std::to_string(inner.size()) + "\r\n\r\n";
+    const std::string text = head + inner;
+    (void)::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+    std::string answer;  // everything until the server closes (or 3 s of silence)
+    char buf[4096];
+    for (pollfd p{fd, POLLIN, 0}; ::poll(&p, 1, 3000) > 0;) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      answer.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    size_t status_lines = 0;
+    for (size_t at = answer.find("HTTP/1.1 "); at != std::string::npos;
+         at = answer.find("HTTP/1.1 ", at + 1)) {
+      ++status_lines;
+    }
+    EXPECT_EQ(status_lines, 1u) << answer;
+    EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << answer;
+    EXPECT_FALSE(api_->paused());
+  }
+}
+
 // Regression (chunked_body_read_whole): the body limit was not applied to
 // chunked bodies (a 100 MB body was read into memory).
 TEST_F(HttpServerTest, ChunkedBodyOverTheLimitIs413) {

@@ -276,7 +276,19 @@ httplib::Server::HandlerResponse GuardedServer::Guard(const httplib::Request& re
                           OneLine(req.get_header_value("Content-Encoding"))));
     return HandlerResponse::Handled;
   }
-  if (head_handler_) return head_handler_(req, res);
+  // A body that no reader will take off the connection (a route that takes none, or a request
+  // the head handler answers first: a 401) would be parsed as the next request, a request
+  // smuggled in a body (regression request_body_run_as_the_next_request): the connection closes
+  // after the answer instead.
+  const std::string length = req.get_header_value("Content-Length");
+  const bool has_body =
+      chunked || (!length.empty() && length.find_first_not_of('0') != std::string::npos);
+  if (has_body && !body_route) CloseAfterAnswer(res);
+  if (head_handler_) {
+    const HandlerResponse r = head_handler_(req, res);
+    if (r == HandlerResponse::Handled && has_body) CloseAfterAnswer(res);
+    return r;
+  }
   return HandlerResponse::Unhandled;
 }
 
