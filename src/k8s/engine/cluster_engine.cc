@@ -220,23 +220,19 @@ std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::View(bool fresh) {
     }
     return Build(all, now, now);
   }
-  {
-    std::lock_guard lock(mu_);
-    if (snapshot_ && now - snapshot_->taken < std::chrono::duration<double>(options_.refresh_s)) {
-      return snapshot_;
-    }
-  }
-  // Waits for no daemon: what each last answered (NotReady, the reclaim loop).
-  const auto max_age = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+  // Names no node, so waits for no daemon: what each last answered (NotReady, the reclaim loop).
+  return ViewFor({});
+}
+
+std::chrono::steady_clock::duration ClusterEngine::MaxAge() const {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(options_.refresh_s));
-  return Build({}, now - max_age, now - max_age);
 }
 
 std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::ViewFor(
     const std::vector<std::string>& nodes) {
   const auto now = std::chrono::steady_clock::now();
-  const auto max_age = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(options_.refresh_s));
+  const auto max_age = MaxAge();
   {
     std::lock_guard lock(mu_);
     if (snapshot_ && now - snapshot_->taken < max_age &&
@@ -251,10 +247,8 @@ std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::ViewFor(
 std::shared_ptr<const ClusterEngine::Snapshot> ClusterEngine::WithFreshNode(
     const std::string& node) {
   const auto now = std::chrono::steady_clock::now();
-  const auto max_age = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(options_.refresh_s));
   // The node read from now on; the others as last read (never waited for).
-  return Build({node}, now, now - max_age);
+  return Build({node}, now, now - MaxAge());
 }
 
 std::string ClusterEngine::NotReady() {

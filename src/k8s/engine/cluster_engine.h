@@ -165,6 +165,8 @@ class ClusterEngine : public PlacementEngine {
   // View(fresh) for a call that names `nodes`: the stored view when it is fresh and none of
   // `nodes` is pending in it.
   std::shared_ptr<const Snapshot> ViewFor(const std::vector<std::string>& nodes);
+  // refresh_s: how old a node's last answer may be and still serve a call.
+  std::chrono::steady_clock::duration MaxAge() const;
   // The view with `node` read again now (its read begun after this call), the other nodes as
   // last read; stored as the view.
   std::shared_ptr<const Snapshot> WithFreshNode(const std::string& node);
