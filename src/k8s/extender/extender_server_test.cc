@@ -271,12 +271,12 @@ bool ClosedByServerWithin(int fd, double seconds) {
 // 600 s; 150 on the probe listener made /healthz time out (liveness would restart the extender)
 // and 64 on the main port took every worker (a filter waited 25-42 s). Both listeners are
 // GuardedServers now: the slow ones hold no worker others need and are closed at the head
-// deadline (header_timeout_s, here 1 s).
+// deadline (header_timeout_s, here 4 s).
 TEST(ExtenderServerTest, SlowClientsStarveExtender) {
   EveryNodeFits engine;
   Extender extender(&engine, nullptr);
   ExtenderServerOptions o;
-  o.header_timeout_s = 1;
+  o.header_timeout_s = 4;
   ExtenderServer server(
       &extender, [] { return std::string(); }, o);
   auto port = server.Start("127.0.0.1", 0);
@@ -293,27 +293,27 @@ TEST(ExtenderServerTest, SlowClientsStarveExtender) {
   }
   for (int fd : slow) ASSERT_GE(fd, 0);
 
-  // Served at once, well within the head deadline the slow ones are cut at.
-  const auto t0 = std::chrono::steady_clock::now();
+  // Served while the slow ones still hold their connections: each client gives up after 2 s,
+  // before the 4 s head deadline would free a starved server's workers (a liveness bound that
+  // tells starving from serving, not a measure of speed).
   httplib::Client probe("127.0.0.1", *probes);
-  probe.set_read_timeout(std::chrono::seconds(5));
+  probe.set_read_timeout(std::chrono::seconds(2));
   auto h = probe.Get("/healthz");
   ASSERT_TRUE(h) << httplib::to_string(h.error());
   EXPECT_EQ(h->status, 200);
   httplib::Client client("127.0.0.1", *port);
-  client.set_read_timeout(std::chrono::seconds(5));
+  client.set_read_timeout(std::chrono::seconds(2));
   const std::string body =
       migsched::testing::ReadFile(migsched::testing::TestDataDir() + "/k8s/filter-args.json");
   auto f = client.Post("/filter", body, "application/json");
   ASSERT_TRUE(f) << httplib::to_string(f.error());
   EXPECT_EQ(f->status, 200);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.9);
 
-  // Every slow connection is closed by the server: at its head deadline (1 s), or evicted
-  // earlier by newer unauthenticated ones. 3 s: the deadline with room for a loaded machine.
+  // Every slow connection is closed by the server: at its head deadline (4 s), or evicted
+  // earlier by newer unauthenticated ones. 7 s: the deadline with room for a loaded machine.
   int closed = 0;
   for (int fd : slow) {
-    closed += ClosedByServerWithin(fd, 3) ? 1 : 0;
+    closed += ClosedByServerWithin(fd, 7) ? 1 : 0;
     close(fd);
   }
   EXPECT_EQ(closed, 250);
