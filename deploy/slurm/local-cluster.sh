@@ -31,6 +31,9 @@
 #   --policy NAME      the controller's scheduler policy (default full)
 #   --controller-arg A extra argument for `migsched slurm controller` (repeatable)
 #   --metric NAME      the controller's scheduler metric (default: the policy's)
+#   --scheduler-option KEY=VALUE
+#                      another scheduler option of the controller (a `migsched simulate`
+#                      flag's name without the dashes; repeatable)
 #   --migrate-after S  migration.after_s of the controller (default 60)
 #   --min-runtime S    migration.min_runtime_s of the controller (default 120)
 #   --timeout S        how long each wait may take, seconds (default 60)
@@ -62,6 +65,7 @@ policy=full
 timeout_s=60
 controller_args=()
 metric=""
+scheduler_options=()
 migrate_after=60
 min_runtime=120
 kill_signal=TERM
@@ -82,6 +86,9 @@ while [ $# -gt 0 ]; do
     --controller-arg) controller_args+=("$2"); shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --metric) metric=$2; shift 2 ;;
+    --scheduler-option)
+      [[ "$2" =~ ^[a-z][a-z_-]*=[^[:space:]]+$ ]] || die "--scheduler-option takes KEY=VALUE, got '$2'"
+      scheduler_options+=("$2"); shift 2 ;;
     --migrate-after) migrate_after=$2; shift 2 ;;
     --min-runtime) min_runtime=$2; shift 2 ;;
     --kill) kill_signal=KILL; shift ;;
@@ -358,6 +365,7 @@ EOF
       echo "scheduler:"
       echo "  policy: $policy"
       [ -n "$metric" ] && echo "  metric: $metric"
+      for kv in ${scheduler_options[@]+"${scheduler_options[@]}"}; do echo "  ${kv%%=*}: ${kv#*=}"; done
     } >"$dir/controller.yaml"
     start controller "$migsched" slurm controller --config "$dir/controller.yaml" \
       ${controller_args[@]+"${controller_args[@]}"}

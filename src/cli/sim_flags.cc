@@ -667,6 +667,10 @@ std::string WhyInert(std::string_view name, const std::string& policy, const Sch
     if (reads.reuse_first) return "";
     return fmt::format("read only by {}", ReadersOf(&PolicyReads::reuse_first));
   }
+  if (name == "anchored-together") {
+    if (reads.anchored_together) return "";
+    return fmt::format("read only by {}", ReadersOf(&PolicyReads::anchored_together));
+  }
   if (name == "idle-ttl") {
     if (reads.idle_ttl) return "";
     return fmt::format(
@@ -713,6 +717,7 @@ bool GivenOption(const SimSetup& setup, std::string_view name) {
   if (name == "metric") return e.metric;
   if (name == "frag-objective") return o.frag_objective != defaults.frag_objective;
   if (name == "reuse-first") return e.reuse_first;
+  if (name == "anchored-together") return e.anchored_together;
   if (name == "idle-ttl") return o.idle_ttl_s >= 0;
   if (name == "static-layout") return e.static_layout;
   if (name == "reserve-full") return e.reserve_full;
@@ -783,6 +788,7 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
       {{"metric"}, true},
       {{"frag-objective"}, true},
       {{"reuse-first"}, true},
+      {{"anchored-together"}, true},
       {{"idle-ttl"}, true},
       {{"static-layout"}, true},
       {{"reserve-full"}, true},
@@ -854,6 +860,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["demand_window"] = scheduler.demand_window;
   j["reserve_full"] = scheduler.reserve_full;
   j["reuse_first"] = scheduler.reuse_first;
+  j["anchored_together"] = scheduler.anchored_together;
   j["joint_placement"] = scheduler.joint_placement;
   auto off_if_negative = [](double v) {
     return v < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(v);

@@ -46,13 +46,15 @@ std::string PolicyHelp() {
   }
   return fmt::format(
       "{}; aliases: {} (docs/policies.md; `full` defaults to --migration {} --metric {} "
-      "--reuse-first {} --queue-order {} --evacuation {} --evacuation-keeps-room {} "
+      "--reuse-first {} --anchored-together {} --queue-order {} --evacuation {} "
+      "--evacuation-keeps-room {} "
       "--max-skip-seconds {:g} --reservation-slack {:g} --reservation-horizon {:g} "
       "--reservation-keep {} --reservation-oldest {} --reservation-unknown-ends {})",
       names, aliases, kFullDefaultMigration ? "on" : "off", kFullDefaultMetric,
-      kFullDefaultReuseFirst ? "on" : "off", QueueOrderName(kFullDefaultQueueOrder),
-      EvacuationScopeName(kFullDefaultEvacuation), kFullDefaultEvacuationKeepsRoom ? "on" : "off",
-      kFullDefaultMaxSkipSeconds, kFullDefaultReservationSlack, kFullDefaultReservationHorizonS,
+      kFullDefaultReuseFirst ? "on" : "off", kFullDefaultAnchoredTogether ? "on" : "off",
+      QueueOrderName(kFullDefaultQueueOrder), EvacuationScopeName(kFullDefaultEvacuation),
+      kFullDefaultEvacuationKeepsRoom ? "on" : "off", kFullDefaultMaxSkipSeconds,
+      kFullDefaultReservationSlack, kFullDefaultReservationHorizonS,
       kFullDefaultReservationKeep ? "on" : "off", kFullDefaultReservationOldest ? "on" : "off",
       kFullDefaultReservationNeedsEnds ? "skip" : "strict");
 }

@@ -290,4 +290,19 @@ std::vector<const GpuModel*> ClusterView::NodeModels(int node) const {
   return out;
 }
 
+void AnchorAllocations(const ClusterView& view, const std::set<std::string>& owners,
+                       Cluster* cluster) {
+  if (owners.empty()) return;
+  for (int g = 0; g < cluster->size(); ++g) {
+    for (const Instance& i : cluster->gpu(g).instances()) {
+      const ClusterView::Occupant* o = i.busy() ? view.OccupantOf(i.job) : nullptr;
+      if (o != nullptr &&
+          (o->kind == HolderKind::kAllocation || o->kind == HolderKind::kReservation) &&
+          owners.count(o->owner)) {
+        cluster->SetJobAnchored(i.job, true, {g});
+      }
+    }
+  }
+}
+
 }  // namespace migsched

@@ -29,6 +29,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -121,6 +122,13 @@ class ClusterView {
   std::unordered_map<JobId, Occupant> occupants_;
   std::unordered_map<std::string, int> node_index_;
 };
+
+// §4 step 2 anchored together: registers in `cluster` (the view's cluster or a copy of it) the
+// allocation and reservation occupants whose owner key is in `owners` (an engine's jobs that can
+// never leave their GPU: running, or bound and not yet started) as anchored jobs, re-grouping the
+// GPUs they hold (Cluster::SetJobAnchored). O(instances).
+void AnchorAllocations(const ClusterView& view, const std::set<std::string>& owners,
+                       Cluster* cluster);
 
 }  // namespace migsched
 

@@ -231,6 +231,10 @@ StatusOr<bool> JobPlacer::PlaceOnNode(const ClusterJob& job, int node, NodePlace
     Cluster sub(view_.NodeModels(node), tables_);
     for (int k = 0; k < n.num_gpus; ++k) {
       sub.SetGpu(k, cluster_->gpu(n.first_gpu + k));
+      // The node's anchored jobs anchor its GPUs in the node's cluster too (§4 step 2).
+      for (const Instance& i : sub.gpu(k).instances()) {
+        if (i.busy() && cluster_->job_anchored(i.job)) sub.SetJobAnchored(i.job, true, {k});
+      }
       if (view_.drained(n.first_gpu + k)) {
         sub.SetDrained(k, true);
         sub.SetReserved(k, true);
@@ -262,6 +266,9 @@ StatusOr<bool> JobPlacer::PlaceOnNode(const ClusterJob& job, int node, NodePlace
       }
     }
     if (!all) continue;
+    for (JobId id : part_ids) {
+      if (sub.job_anchored(id)) cluster_->SetJobAnchored(id, true);  // before its plan applies
+    }
     RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
     out->node = node;
     out->placements.clear();

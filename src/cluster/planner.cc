@@ -352,6 +352,14 @@ StatusOr<ClusterPlan> PlanCluster(const PlannerInput& in, const PlannerOptions& 
   for (const InFlightMigration& m : in.in_flight) in_flight[m.for_job] = &m;
 
   Cluster scratch = view.cluster();
+  if (options.scheduler.anchored_together) {
+    // §4 step 2: the running jobs that can never leave their GPU anchor the GPUs they hold.
+    std::set<std::string> anchoring;
+    for (const EngineRunningJob& r : in.running) {
+      if (r.job.anchors()) anchoring.insert(r.job.key);
+    }
+    AnchorAllocations(view, anchoring, &scratch);
+  }
   // The engine's order is the cluster's priority (Slurm's: its own age, fair-share and QOS
   // factors): the scan keeps it and never re-sorts it by a queue order of its own (§5, §14).
   SchedulerOptions in_engine_order = options.scheduler;

@@ -71,6 +71,42 @@ TEST(PlannerTest, FirstFitAcrossNodesWorkedByHand) {
   EXPECT_TRUE(p.migrations.empty());
 }
 
+// Anchored together (§4 step 2) in the controller: the engine's running jobs that can never leave
+// their GPU anchor the GPUs their allocations hold. n1's GPUs 0 and 1 each hold a 3g.20gb@4, the
+// same state: without the rule, `full` sends a 1g.5gb to GPU 0 (a tie, the lower index). GPU 1's
+// holder, slurm:2, cannot move (migratable none); GPU 0's, slurm:1, can (restart). A waiting
+// 1g.5gb that cannot move either goes to GPU 1 with the rule and to GPU 0 without it; one that can
+// move goes to GPU 0 either way.
+TEST(PlannerTest, RunningJobsThatCannotMoveAnchorTheirGpus) {
+  for (bool on : {false, true}) {
+    for (Migratable waiting : {Migratable::kNone, Migratable::kRestart}) {
+      SCOPED_TRACE(::testing::Message() << "rule " << on << ", waiting job "
+                                        << (waiting == Migratable::kNone ? "none" : "restart"));
+      Fixture f({{"n1",
+                  MakeNode("n1", 2, "A100 40GB",
+                           {"0:3g.20gb@4=alloc:slurm:1", "1:3g.20gb@4=alloc:slurm:2"}),
+                  ""}},
+                "full");
+      ASSERT_TRUE(f.options.scheduler.anchored_together);  // full's default
+      f.options.scheduler.anchored_together = on;
+      ClusterJob one = Single("slurm:1", "3g.20gb");
+      one.migratable = Migratable::kRestart;
+      const ClusterJob two = Single("slurm:2", "3g.20gb");  // migratable none
+      f.input.running = {EngineRunningJob{one, false}, EngineRunningJob{two, false}};
+      ClusterJob w = Single("slurm:3", "1g.5gb");
+      w.migratable = waiting;
+      f.input.waiting = {w};
+      ClusterPlan p = f.Plan();
+      ASSERT_EQ(p.jobs.size(), 1u);
+      ASSERT_EQ(p.jobs[0].outcome, Outcome::kPlaced) << p.jobs[0].reason;
+      ASSERT_EQ(p.jobs[0].placements.size(), 1u);
+      ASSERT_EQ(p.jobs[0].placements[0].placements.size(), 1u);
+      const int gpu = p.jobs[0].placements[0].placements[0].gpu.value();
+      EXPECT_EQ(gpu, on && waiting == Migratable::kNone ? 1 : 0);
+    }
+  }
+}
+
 // The 4g.20gb case: n1 has 12 free compute slices (two GPUs with a 1g.5gb at
 // start 2), n2 has 4 (GPU 0 full, GPU 1 with 3g.20gb@4). Counting free slices
 // per node would pick n1, where 4g.20gb (only placement: start 0, units 0-3)

@@ -60,6 +60,7 @@ Cluster::Cluster(const std::vector<const GpuModel*>& models, ConfigTableCache* t
     if (std::find(models_.begin(), models_.end(), m) == models_.end()) models_.push_back(m);
   }
   flags_.assign(gpus_.size(), 0);
+  anchored_.assign(gpus_.size(), 0);
   keys_.resize(gpus_.size());
   int max_cs = 0;
   for (const GpuModel* m : models_) max_cs = std::max(max_cs, m->compute_slices());
@@ -201,11 +202,35 @@ void Cluster::SetDrained(int gpu, bool drained) {
   Journal(gpu);
 }
 
+void Cluster::SetJobAnchored(JobId job, bool anchored, const std::vector<int>& holding) {
+  if (anchored) {
+    anchored_jobs_.insert(job);
+  } else {
+    anchored_jobs_.erase(job);
+  }
+  // Also when the registry already said so: a caller may name the GPUs of one job in turns.
+  for (int gpu : holding) Rekey(gpu);
+}
+
 void Cluster::Rekey(int i) {
   std::string key = GroupKey(gpus_[i]);
   // A reserved or drained GPU offers no candidates: it must not stand for
   // a group of GPUs that do.
   if (flags_[i] != 0) key += static_cast<char>('R' + flags_[i]);
+  char anchored = 0;
+  if (!anchored_jobs_.empty()) {
+    for (const Instance& in : gpus_[i].instances()) {
+      if (in.runs_job() && anchored_jobs_.count(in.job) != 0) {
+        anchored = 1;
+        break;
+      }
+    }
+  }
+  if (anchored != anchored_[i]) {
+    num_anchored_ += anchored ? 1 : -1;
+    anchored_[i] = anchored;
+  }
+  if (anchored) key += 'A';
   if (key == keys_[i]) return;
   Leave(i);
   keys_[i] = std::move(key);

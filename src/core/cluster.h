@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/catalog.h"
@@ -40,7 +41,7 @@ class Cluster {
 
   // State groups (the performance goal of §4): GPUs with the same model and the
   // same instances (profile, start, busy or idle, migration role; job ids
-  // aside) and the same reservation flag behave
+  // aside), the same reservation flag and the same anchored flag behave
   // identically for every policy, so a policy whose ties go to the lower GPU
   // index only needs to look at the lowest-index GPU of each group. These are
   // those GPUs, ascending; O(distinct states) to iterate, O(log GPUs) to keep
@@ -125,6 +126,24 @@ class Cluster {
   // GPUs reserved now. O(1).
   int num_reserved() const { return num_reserved_; }
 
+  // Anchored jobs (§4 step 2, the anchored-together rule): a job that cannot
+  // leave its GPU once placed (migratable `none`, or latency-sensitive: it
+  // moves only within its GPU, §6). A GPU is *anchored* while one of its busy
+  // instances runs a job registered here; an anchored GPU can never be
+  // drained by moving its jobs away. Scheduling state like the reservation:
+  // ApplyPlan neither reads nor changes the registry, but every GPU state
+  // change (SetGpu) recomputes the flag, and the flag is part of the GPU's
+  // state group. The scheduler registers a job before its first placement
+  // and forgets it after its release; a caller that registers or forgets a
+  // job already holding instances names the GPUs that hold it in `holding`
+  // (they are re-grouped; naming them again is harmless). O(1) + O(|holding| × instances).
+  void SetJobAnchored(JobId job, bool anchored, const std::vector<int>& holding = {});
+  bool job_anchored(JobId job) const { return anchored_jobs_.count(job) != 0; }
+  // Whether GPU `gpu` runs an anchored job now. O(1).
+  bool anchored(int gpu) const { return anchored_[gpu] != 0; }
+  // GPUs anchored now. O(1).
+  int num_anchored() const { return num_anchored_; }
+
   // Drain (an operator's or a controller's decision, e.g. `migsched drain`):
   // a drained GPU offers no placement candidates to any job and is never a
   // migration target; what runs on it goes on to its end. Independent of
@@ -175,7 +194,10 @@ class Cluster {
   std::vector<const GpuModel*> models_;
   static constexpr char kReservedFlag = 1;
   static constexpr char kDrainedFlag = 2;
-  std::vector<char> flags_;         // per GPU: kReservedFlag | kDrainedFlag
+  std::vector<char> flags_;                  // per GPU: kReservedFlag | kDrainedFlag
+  std::unordered_set<JobId> anchored_jobs_;  // SetJobAnchored
+  std::vector<char> anchored_;               // per GPU: runs an anchored job
+  int num_anchored_ = 0;
   std::vector<std::string> names_;  // per GPU, empty: "GPU <index>" (or none set at all)
   int num_reserved_ = 0;
   int total_compute_slices_ = 0;

@@ -80,9 +80,13 @@ struct Job {
   // simulator's outcome `timeout`).
   double time_limit_s = 0;
   // Never moved to another GPU; may still be moved within its GPU (§6).
-  // Placement treats it like any other job.
   bool latency_sensitive = false;
   Migratable migratable = Migratable::kNone;
+
+  // Whether the job can never leave the GPU it is placed on: migratable `none`
+  // or latency-sensitive (§6). Such a job *anchors* its GPU (Cluster::
+  // SetJobAnchored; the anchored-together rule of §4 step 2).
+  bool anchors() const { return migratable == Migratable::kNone || latency_sensitive; }
 
   // A readable request, e.g. "3g.20gb", "2x7g.40gb", "gpu_fraction 0.46".
   std::string RequestString() const;

@@ -9,6 +9,7 @@ SchedulerOptions FullDefaults(SchedulerOptions options, const ExplicitOptions& s
   if (!set.metric) options.metric = std::string(kFullDefaultMetric);
   if (!set.reserve_full) options.reserve_full = kFullDefaultReserveFull;
   if (!set.reuse_first) options.reuse_first = kFullDefaultReuseFirst;
+  if (!set.anchored_together) options.anchored_together = kFullDefaultAnchoredTogether;
   if (!set.queue_order) options.queue_order = kFullDefaultQueueOrder;
   if (!set.limit_power) options.limit_power = kFullDefaultLimitPower;
   if (!set.max_skip_seconds) options.max_skip_seconds = kFullDefaultMaxSkipSeconds;

@@ -202,6 +202,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_TRUE(kFullDefaultReservationNeedsEnds);
   EXPECT_EQ(kFullDefaultEvacuation, EvacuationScope::kQueue);
   EXPECT_TRUE(kFullDefaultReuseFirst);
+  EXPECT_TRUE(kFullDefaultAnchoredTogether);
   EXPECT_EQ(kFullDefaultQueueOrder, QueueOrder::kResponseRatio);
   EXPECT_EQ(kFullDefaultLimitPower, kLimitPowerLearned);
   EXPECT_EQ(kFullDefaultDefragPasses, DefragPasses::kOff);
@@ -215,6 +216,7 @@ TEST(FullDefaultsTest, DocumentedChoice) {
   EXPECT_FALSE(global.reservation_needs_ends);  // strict, the §5 starvation guard
   EXPECT_EQ(global.evacuation, EvacuationScope::kOff);
   EXPECT_FALSE(global.reuse_first);
+  EXPECT_FALSE(global.anchored_together);
   EXPECT_EQ(global.queue_order, QueueOrder::kFifo);
   EXPECT_LT(global.overtake_guard, 0);
   EXPECT_EQ(global.limit_power, 1);  // the ratio's own order
@@ -291,6 +293,24 @@ TEST(FullDefaultsTest, ReuseFirstOnForFullOnlyUnlessGiven) {
   EXPECT_FALSE(OptionsForPolicy("full", flags, given).reuse_first);
   ASSERT_TRUE(FindSchedulerOption("reuse-first")->Apply("on", &flags, &given).ok());
   EXPECT_TRUE(OptionsForPolicy("lb+frag", flags, given).reuse_first);
+}
+
+// Anchored together (§4 step 2): on for `full` unless `--anchored-together off` is given; off for
+// lb+frag and the baselines.
+TEST(FullDefaultsTest, AnchoredTogetherOnForFullOnlyUnlessGiven) {
+  EXPECT_TRUE(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).anchored_together);
+  EXPECT_FALSE(
+      OptionsForPolicy("lb+frag", SchedulerOptions{}, ExplicitOptions{}).anchored_together);
+  EXPECT_FALSE(
+      OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{}).anchored_together);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  ASSERT_NE(FindSchedulerOption("anchored-together"), nullptr);
+  ASSERT_TRUE(FindSchedulerOption("anchored-together")->Apply("off", &flags, &given).ok());
+  EXPECT_TRUE(given.anchored_together);
+  EXPECT_FALSE(OptionsForPolicy("full", flags, given).anchored_together);
+  ASSERT_TRUE(FindSchedulerOption("anchored-together")->Apply("on", &flags, &given).ok());
+  EXPECT_TRUE(OptionsForPolicy("lb+frag", flags, given).anchored_together);
 }
 
 // The reservation horizon (§13): 30 min for `full` unless `--reservation-horizon` is given (a

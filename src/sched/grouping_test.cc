@@ -159,6 +159,8 @@ TEST(GroupingTest, MigrationPassesMatchTheNaiveScan) {
     o.migration.enabled = true;  // full's own default (these options are raw)
     o.migration.cooldown_s = rng.Uniform01() < 0.5 ? 0 : 30;
     o.migration.max_moves_per_pass = static_cast<int>(rng.UniformInt(1, 3));
+    // Anchored together (§4 step 2): the anchored flag is part of the state groups.
+    o.anchored_together = run % 2 == 1;
     auto pf = MakePolicy("full", o);
     auto pn = MakePolicy("full", o);
     ASSERT_TRUE(pf.ok() && pn.ok());
@@ -170,6 +172,10 @@ TEST(GroupingTest, MigrationPassesMatchTheNaiveScan) {
     auto same_state = [&] {
       for (int g = 0; g < n; ++g) {
         ASSERT_EQ(fast.gpu(g).DebugString(), naive.gpu(g).DebugString()) << "GPU " << g;
+        ASSERT_EQ(fast.anchored(g), naive.anchored(g)) << "GPU " << g;
+      }
+      if (!o.anchored_together) {
+        ASSERT_EQ(fast.num_anchored(), 0);
       }
     };
     auto pass = [&](MigrationTrigger trigger) {

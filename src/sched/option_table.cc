@@ -210,6 +210,15 @@ std::vector<Spec> BuildTable() {
                   kFullDefaultReuseFirst ? "on" : "off"),
       &E::reuse_first));
   t.push_back(Bool(
+      "anchored-together", [](O& o) -> bool& { return o.anchored_together; },
+      fmt::format(
+          "Place a job that can never leave its GPU (migratable none, or latency-sensitive) "
+          "on a GPU that already runs such a job whenever one has room, so the other GPUs "
+          "stay ones evacuation can drain (§4 step 2; lb+frag and full; default: {} for "
+          "full, off otherwise)",
+          kFullDefaultAnchoredTogether ? "on" : "off"),
+      &E::anchored_together));
+  t.push_back(Bool(
       "joint-placement", [](O& o) -> bool& { return o.joint_placement; },
       "Place the jobs waiting at a decision point jointly (§12): a job that does not fit on its "
       "own starts with those placed before it when some placement of all exists (default: on "

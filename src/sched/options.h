@@ -79,6 +79,13 @@ struct SchedulerOptions {
   // 4) before the lazy/busy split, instead of creating an instance on a lazy GPU; every reuse
   // saves a MIG create and, later, a destroy. Off by default; `full` has it on (full_policy.h).
   bool reuse_first = false;
+  // §4 step 2 anchored together: a job that can never leave its GPU (Job::anchors(): migratable
+  // `none` or latency-sensitive) is placed on a GPU that already runs such a job (an anchored
+  // GPU, Cluster::anchored) whenever one of them has a candidate, by the same choice (reuse
+  // first, the lazy/busy split, the metric, step 4) among those GPUs only; on any GPU otherwise.
+  // So the GPUs that hold only jobs that can move stay GPUs that evacuation (§13) can drain for
+  // a large job. Off by default; `full`: its own (full_policy.h).
+  bool anchored_together = false;
   // §5 the order of the queue scan. FIFO by default; `full` orders by response ratio
   // (full_policy.h). The Slurm controller always keeps Slurm's priority order (cluster/planner.h).
   QueueOrder queue_order = QueueOrder::kFifo;
@@ -219,16 +226,17 @@ struct SchedulerOptions {
 // policy registry, sched/policy.h) the user set explicitly (on the command
 // line, in the daemon's config file): those keep the user's value.
 struct ExplicitOptions {
-  bool threshold = false;         // --threshold / scheduler.threshold
-  bool metric = false;            // --metric / scheduler.metric
-  bool reserve_full = false;      // --reserve-full / scheduler.reserve-full
-  bool reuse_first = false;       // --reuse-first / scheduler.reuse-first
-  bool migration = false;         // --migration / scheduler.migration
-  bool queue_order = false;       // --queue-order / scheduler.queue-order
-  bool max_skip_seconds = false;  // --max-skip-seconds / scheduler.max-skip-seconds
-  bool overtake_guard = false;    // --overtake-guard / scheduler.overtake-guard
-  bool limit_power = false;       // --limit-power / scheduler.limit-power
-  bool joint_placement = false;   // --joint-placement / scheduler.joint-placement
+  bool threshold = false;          // --threshold / scheduler.threshold
+  bool metric = false;             // --metric / scheduler.metric
+  bool reserve_full = false;       // --reserve-full / scheduler.reserve-full
+  bool reuse_first = false;        // --reuse-first / scheduler.reuse-first
+  bool anchored_together = false;  // --anchored-together / scheduler.anchored-together
+  bool migration = false;          // --migration / scheduler.migration
+  bool queue_order = false;        // --queue-order / scheduler.queue-order
+  bool max_skip_seconds = false;   // --max-skip-seconds / scheduler.max-skip-seconds
+  bool overtake_guard = false;     // --overtake-guard / scheduler.overtake-guard
+  bool limit_power = false;        // --limit-power / scheduler.limit-power
+  bool joint_placement = false;    // --joint-placement / scheduler.joint-placement
   // §13 (`full` has a default of its own for evacuation, sched/full_policy.h).
   bool reservation = false;               // --reservation
   bool reservation_slack = false;         // --reservation-slack

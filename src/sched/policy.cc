@@ -55,8 +55,11 @@ PolicyInfo Entry(
 // lazy/busy split too, lb+frag and full the §4 choice and idle instances, static its layout.
 constexpr PolicyReads kReadsReserveOnly{};
 constexpr PolicyReads kReadsLb{.threshold = true};
-constexpr PolicyReads kReadsFragAware{
-    .threshold = true, .metric = true, .reuse_first = true, .idle_ttl = true};
+constexpr PolicyReads kReadsFragAware{.threshold = true,
+                                      .metric = true,
+                                      .reuse_first = true,
+                                      .anchored_together = true,
+                                      .idle_ttl = true};
 constexpr PolicyReads kReadsStatic{.static_layout = true, .reserve_full = false};
 
 // `static`: the layouts chosen from the workload's mix unless --static-layout is given.

@@ -109,9 +109,10 @@ class PlacementPolicy {
 // metric and reserve_full. The simulator's CLI says in a note when an option is given to a
 // policy that reads it nowhere (cli/sim_flags.h InertOptionNotes).
 struct PolicyReads {
-  bool threshold = false;      // the lazy/busy split (§3): lb, lb+frag, full
-  bool metric = false;         // metric and frag_objective, the §4 step 3 score: lb+frag, full
-  bool reuse_first = false;    // §4 step 2 reuse first: lb+frag, full
+  bool threshold = false;          // the lazy/busy split (§3): lb, lb+frag, full
+  bool metric = false;             // metric and frag_objective, the §4 step 3 score: lb+frag, full
+  bool reuse_first = false;        // §4 step 2 reuse first: lb+frag, full
+  bool anchored_together = false;  // §4 step 2 anchored together: lb+frag, full
   bool idle_ttl = false;       // keeps idle instances (KeepIdleInstances) and lays none at setup
   bool static_layout = false;  // the static policies
   bool reserve_full = true;    // §4 step 7: every policy that creates instances

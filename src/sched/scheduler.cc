@@ -148,9 +148,11 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
     d.instances.push_back({c->gpu, c->profile, c->start});
     record();
     touch(c->gpu);
+    NoteAnchor(id, job);
     RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
   } else {
     // Gang: one instance at a time, where the policy places it (PlaceEach).
+    NoteAnchor(id, job);
     StatusOr<std::optional<Decision>> g = PlaceEach(id, job, round, [&] {
       std::optional<Candidate> c = policy_->Choose(*cluster_, req);
       if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
@@ -235,6 +237,7 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
   }
   RETURN_IF_ERROR(ApplyPlan(plan, cluster_));
   running_.erase(it);
+  cluster_->SetJobAnchored(id, false);  // it holds nothing now
   if (auto job = running_jobs_.find(id); job != running_jobs_.end()) {
     limit_model_.Ended(id, job->second.time_limit_s, now_s_, RequestKeyOf(job->second));
     running_jobs_.erase(job);
@@ -247,8 +250,17 @@ StatusOr<Plan> Scheduler::Release(JobId id) {
 
 void Scheduler::Enqueue(JobId id, const Job& job) { Enqueue(id, job, now_s_); }
 
+void Scheduler::NoteAnchor(JobId id, const Job& job, const std::vector<InstanceRef>& held) {
+  if (!options_.anchored_together || !job.anchors()) return;
+  std::vector<int> gpus;
+  for (const InstanceRef& in : held) gpus.push_back(in.gpu);
+  cluster_->SetJobAnchored(id, true, gpus);
+}
+
 void Scheduler::Enqueue(JobId id, const Job& job, double enqueued_s) {
   ObserveArrival(job);
+  // Placed jointly (§12) the job's plan is applied outside Decide: it is registered while queued.
+  NoteAnchor(id, job);
   queue_.push_back({id, job, std::min(enqueued_s, now_s_), false});
 }
 
@@ -954,6 +966,7 @@ std::vector<JobId> Scheduler::ExpireWaits() {
     if (now_s_ >= WaitDeadline(*it) && !evac_holds_.Holds(it->id)) {
       out.push_back(it->id);
       evac_holds_.Drop(it->id);
+      cluster_->SetJobAnchored(it->id, false);
       it = queue_.erase(it);
     } else {
       ++it;
@@ -1134,6 +1147,7 @@ bool Scheduler::RemoveFromQueue(JobId id) {
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
     if (it->id == id) {
       queue_.erase(it);
+      if (!running_.count(id)) cluster_->SetJobAnchored(id, false);
       held_back_.erase(id);
       evac_holds_.Drop(id);
       return true;
@@ -1185,6 +1199,7 @@ StatusOr<Decision> Scheduler::PlaceAt(JobId id, const Job& job,
   ASSIGN_OR_RETURN(Plan plan, PinPlan(Holder::kJob, id, where, /*existing=*/false));
   running_[id] = where;
   running_jobs_[id] = job;
+  NoteAnchor(id, job, where);
   return Decision{id, std::move(plan), where};
 }
 
@@ -1195,6 +1210,7 @@ StatusOr<Decision> Scheduler::Adopt(JobId id, const Job& job,
   ASSIGN_OR_RETURN(Plan plan, PinPlan(Holder::kJob, id, where, /*existing=*/true));
   running_[id] = where;
   running_jobs_[id] = job;
+  NoteAnchor(id, job, where);
   return Decision{id, std::move(plan), where};
 }
 
@@ -1256,6 +1272,7 @@ StatusOr<Decision> Scheduler::BindHold(Holder holder, JobId hold_id, JobId job_i
   holds_.Take(holder, hold_id, take);
   running_[job_id] = take;
   running_jobs_[job_id] = job;
+  NoteAnchor(job_id, job, take);
   limit_model_.Started(job_id, now_s_);
   return d;
 }

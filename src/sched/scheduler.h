@@ -446,6 +446,11 @@ class Scheduler {
   StatusOr<std::optional<Decision>> Decide(JobId id, const Job& job, bool round);
   // A placement is final: the job runs on its instances (retention bookkeeping too).
   void Commit(JobId id, const Job& job, const Decision& d);
+  // With anchored_together on, registers a job that can never leave its GPU (Job::anchors) as
+  // anchored in the cluster (Cluster::SetJobAnchored): before its placement is applied, or, when
+  // it already holds `held`, with those GPUs re-grouped. Forgotten at its release, or when it
+  // leaves the queue without running.
+  void NoteAnchor(JobId id, const Job& job, const std::vector<InstanceRef>& held = {});
   struct Queued {
     JobId id;
     Job job;

@@ -493,6 +493,7 @@ TEST(ServeCommandTest, PrintedDefaultsAreEachPolicysOwn) {
   EXPECT_THAT(
       full.out,
       HasSubstr("#   full                 threshold: 1, metric: demand-weighted, reuse-first: on, "
+                "anchored-together: on, "
                 "joint-placement: on, queue-order: response-ratio, limit-power: learned, "
                 "max-skip-seconds: 1800, "
                 "reservation-slack: 1, reservation-horizon: 1800, reservation-keep: on, "

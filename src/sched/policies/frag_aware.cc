@@ -30,7 +30,9 @@ class FragAwarePolicy : public PlacementPolicy {
   std::optional<Candidate> Choose(const Cluster& cluster, const PlacementRequest& req) override {
     // Steps 1 and 7: candidates on every GPU, the full-size reserve applied.
     // Step 2: conditional load balancing (candidates on lazy GPUs if any);
-    // with reuse first, the reuse candidates of all GPUs before that split.
+    // with reuse first, the reuse candidates of all GPUs before that split;
+    // with anchored together, for a job that cannot leave its GPU, all of this
+    // among the anchored GPUs first, and among all only if they have none.
     // Idle instances to destroy are counted only for the candidates that tie
     // on the score (step 4 needs them; most candidates lose on step 3). The
     // choice is a strict total order (step 4 ends with GPU index and start):
@@ -42,9 +44,17 @@ class FragAwarePolicy : public PlacementPolicy {
     near_.clear();
     best_score_ = INFINITY;
     before_gpu_ = -1;
+    // Anchored together (step 2): a job that can never leave its GPU goes where such jobs run
+    // already whenever one of those GPUs has a candidate.
+    const bool anchor = options_.anchored_together && req.spec != nullptr && req.spec->anchors() &&
+                        cluster.num_anchored() > 0;
     if (options_.reserve_full > 0) {
       // The reserve is judged over all candidates before the lazy/busy split.
       CollectCandidates(cluster, req, collect, &candidates_);
+      if (anchor && std::any_of(candidates_.begin(), candidates_.end(),
+                                [&](const Candidate& c) { return cluster.anchored(c.gpu); })) {
+        std::erase_if(candidates_, [&](const Candidate& c) { return !cluster.anchored(c.gpu); });
+      }
       if (options_.reuse_first && std::any_of(candidates_.begin(), candidates_.end(),
                                               [](const Candidate& c) { return c.reuse; })) {
         std::erase_if(candidates_, [](const Candidate& c) { return !c.reuse; });
@@ -56,23 +66,35 @@ class FragAwarePolicy : public PlacementPolicy {
       // The same result without storing every candidate, and without looking
       // at busy GPUs when a lazy one will do.
       const auto score = [&](const Candidate& c) { Score(cluster, c); };
+      // `only_anchored`: the anchored GPUs' candidates alone (the first round of an anchoring
+      // job); the second round, when that found none, is every GPU's.
+      bool only_anchored = anchor;
       // A GPU whose best possible score is already beaten by more than 1e-9
       // is skipped: Score would drop every one of its candidates.
       const auto may_win = [&](int gpu, int profile) {
+        if (only_anchored && !cluster.anchored(gpu)) return false;
         return best_score_ == INFINITY ||
                BestScoreOn(cluster.gpu(gpu), profile) <= best_score_ + 1e-9;
       };
-      if (options_.reuse_first) {
-        // Reuse first: the reuse candidates of every GPU, lazy or busy.
-        collect.allow_create = false;
-        ForEachCandidate(cluster, req, collect, score, may_win);
-        collect.allow_create = true;
-      }
-      collect.load = CollectOptions::Load::kLazy;
-      if (near_.empty()) ForEachCandidate(cluster, req, collect, score, may_win);
-      if (near_.empty()) {
-        collect.load = CollectOptions::Load::kBusy;
-        ForEachCandidate(cluster, req, collect, score, may_win);
+      const auto choose_among = [&] {
+        collect.load = CollectOptions::Load::kAll;
+        if (options_.reuse_first) {
+          // Reuse first: the reuse candidates of every GPU (of the round), lazy or busy.
+          collect.allow_create = false;
+          ForEachCandidate(cluster, req, collect, score, may_win);
+          collect.allow_create = true;
+        }
+        collect.load = CollectOptions::Load::kLazy;
+        if (near_.empty()) ForEachCandidate(cluster, req, collect, score, may_win);
+        if (near_.empty()) {
+          collect.load = CollectOptions::Load::kBusy;
+          ForEachCandidate(cluster, req, collect, score, may_win);
+        }
+      };
+      choose_among();
+      if (near_.empty() && only_anchored) {
+        only_anchored = false;
+        choose_among();
       }
     }
     if (near_.empty()) return std::nullopt;
