@@ -21,6 +21,7 @@ struct NodeBuild {
   std::vector<const GpuModel*> models;
   std::vector<NvmlIndex> nvml_index;
   std::vector<char> drained;
+  std::vector<char> anchored;  // the daemon says a job of its own that cannot leave runs there
   Plan plan;
   std::vector<std::pair<JobId, ClusterView::Occupant>> occupants;
   std::string error;
@@ -48,6 +49,7 @@ NodeBuild BuildNode(const NodeView& s, int node, const Catalog& catalog, JobId* 
     b.models.push_back(*m);
     b.nvml_index.push_back(g.index);
     b.drained.push_back(TakesPlacements(g) ? 0 : 1);
+    b.anchored.push_back(g.anchored ? 1 : 0);
   }
   // Resolves (NVML index, profile name, start) to (local gpu, profile index).
   auto resolve = [&](NvmlIndex gpu, const std::string& profile, int start,
@@ -206,6 +208,7 @@ std::unique_ptr<ClusterView> ClusterView::Build(const std::vector<NodeInput>& in
       for (int k = 0; k < n.num_gpus; ++k) {
         v->node_of_.push_back(static_cast<int>(i));
         v->drained_.push_back(b.drained[k]);
+        v->anchored_.push_back(b.anchored[k]);
       }
       for (auto& [id, occ] : b.occupants) v->occupants_[id] = occ;
       gpu += n.num_gpus;
@@ -226,6 +229,15 @@ std::unique_ptr<ClusterView> ClusterView::Build(const std::vector<NodeInput>& in
     }
   }
   for (int g = 0; g < v->cluster_.size(); ++g) {
+    // §4 step 2: a GPU its daemon says is anchored by a job of its own stays anchored here (its
+    // daemon jobs registered; views are rebuilt from fresh node views, so none outlives its job).
+    if (v->anchored_[g]) {
+      for (const Instance& in : v->cluster_.gpu(g).instances()) {
+        const ClusterView::Occupant* o = in.busy() ? v->OccupantOf(in.job) : nullptr;
+        if (o != nullptr && o->kind == HolderKind::kJob)
+          v->cluster_.SetJobAnchored(in.job, true, {g});
+      }
+    }
     // Drained (Cluster::SetDrained), which a scan's end leaves alone, and reserved, as callers
     // that look at the reserved flag alone expect. Reserved only, a drained GPU was opened by
     // the first queue scan of a planning round (ScanReservations::End opens every GPU): later

@@ -17,7 +17,9 @@
 //     left out (the space is taken).
 // A GPU that takes no new placements (draining, or its backend cannot reach
 // it: TakesPlacements) is marked reserved in the Cluster (Cluster::SetReserved):
-// it offers no placement to any policy.
+// it offers no placement to any policy. A GPU whose daemon says it is anchored
+// (GpuView::anchored: a daemon job there can never leave it) has its daemon-job
+// occupants registered as anchored (Cluster::SetJobAnchored, §4 step 2).
 //
 // A node that could not be reached, or whose state is inconsistent (a GPU
 // model the catalog does not know, an instance the model cannot have, two
@@ -119,6 +121,7 @@ class ClusterView {
   std::vector<Node> nodes_;
   std::vector<int> node_of_;
   std::vector<char> drained_;
+  std::vector<char> anchored_;  // per GPU: GpuView::anchored
   std::unordered_map<JobId, Occupant> occupants_;
   std::unordered_map<std::string, int> node_index_;
 };

@@ -135,6 +135,7 @@ TEST(ClusterViewTest, UnreachableAndInconsistentNodesContributeNoGpus) {
   NodeView bad_start = MakeNode("n5", 1, "A100 40GB", {"0:3g.20gb@2=idle"});
   NodeView good = MakeNode("n6", 1, "A100 40GB", {});
   good.gpus[0].draining = true;
+  EXPECT_FALSE(good.gpus[0].anchored);
   auto v = ClusterView::Build({{"n1", std::nullopt, "connection refused"},
                                {"n2", bad_model, ""},
                                {"n3", overlap, ""},
@@ -158,4 +159,23 @@ TEST(ClusterViewTest, UnreachableAndInconsistentNodesContributeNoGpus) {
 }
 
 }  // namespace
+// A GPU its daemon calls anchored (a daemon job there can never leave it, §4 step 2) is anchored
+// in the view's cluster: its daemon jobs are registered, not the allocations beside them; a GPU
+// not called anchored is not, whatever runs there.
+TEST(ClusterViewTest, AGpuItsDaemonCallsAnchoredIsAnchored) {
+  ConfigTableCache tables;
+  NodeView n = MakeNode("n1", 2, "A100 40GB",
+                        {"0:1g.5gb@0=job:3", "0:3g.20gb@4=alloc:slurm:7", "1:1g.5gb@0=job:4"});
+  n.gpus[0].anchored = true;
+  auto v = ClusterView::Build({{"n1", n, ""}}, BundledCatalog(), &tables);
+  ASSERT_TRUE(v->nodes()[0].usable);
+  EXPECT_TRUE(v->cluster().anchored(0));
+  EXPECT_FALSE(v->cluster().anchored(1));
+  for (const Instance& in : v->cluster().gpu(0).instances()) {
+    const ClusterView::Occupant* o = v->OccupantOf(in.job);
+    ASSERT_NE(o, nullptr);
+    EXPECT_EQ(v->cluster().job_anchored(in.job), o->kind == HolderKind::kJob) << o->owner;
+  }
+}
+
 }  // namespace migsched

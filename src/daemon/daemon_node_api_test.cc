@@ -34,6 +34,7 @@ const InstanceView* At(const NodeView& n, int gpu, int start) {
 }
 
 TEST_F(DaemonTest, NodeViewHasWhatAControllerNeeds) {
+  config_.scheduler.anchored_together = true;  // full's default (the fixture's options are raw)
   auto d = Start("2xA100-40GB");
   ASSERT_NE(d, nullptr);
   const NodeView n0 = d->Node();
@@ -56,6 +57,10 @@ TEST_F(DaemonTest, NodeViewHasWhatAControllerNeeds) {
   EXPECT_EQ(in->holder, HolderKind::kJob);
   EXPECT_EQ(in->job, 1);
   EXPECT_FALSE(in->mig_uuid.empty());
+  // The job is `migratable: none` (the request's default): with full's anchored-together it
+  // anchors GPU 0 (§4 step 2); GPU 1 runs nothing.
+  EXPECT_TRUE(n1.gpus[0].anchored);
+  EXPECT_FALSE(n1.gpus[1].anchored);
   ASSERT_OK(d->Drain(1));
   EXPECT_TRUE(d->Node().gpus[1].draining);
   ASSERT_OK(d->Cancel(1));

@@ -82,6 +82,7 @@ GpuView NodeService::GpuViewOf(int g) const {
   v.frag_cost = gs.fragcost();
   v.lazy = gs.lazy(model_->options().threshold);
   v.draining = model_->cluster().drained(g);
+  v.anchored = model_->cluster().anchored(g);
   v.unreachable = model_->unreachable(g);
   v.needs_reset = model_->needs_reset(g);
   v.refusing = sync_->refusing(g);

@@ -76,10 +76,13 @@ struct GpuView {
   std::string model;        // catalog name, e.g. "A100 40GB"
   int placement_units = 0;  // width of the slot map
   std::vector<InstanceView> instances;
-  double utilisation = 0;    // busy compute slices / compute slices, [0, 1]
-  double frag_cost = 0;      // FragCost (§2) of the GPU's current state
-  bool lazy = false;         // util < threshold (§3)
-  bool draining = false;     // no new placements; empty when its jobs end
+  double utilisation = 0;  // busy compute slices / compute slices, [0, 1]
+  double frag_cost = 0;    // FragCost (§2) of the GPU's current state
+  bool lazy = false;       // util < threshold (§3)
+  bool draining = false;   // no new placements; empty when its jobs end
+  // Runs a job of the daemon's that can never leave it (migratable none, or latency-sensitive)
+  // while the scheduler keeps such jobs together (anchored-together on; §4 step 2).
+  bool anchored = false;
   std::string unreachable;   // why the backend cannot reach it ("" when it can)
   bool needs_reset = false;  // the driver says it needs a reset before MIG works (kNeedsReset)
   std::string refusing;      // why its MIG changes keep failing ("" when they do not)

@@ -260,6 +260,7 @@ StatusOr<GpuView> GpuViewFromJson(const json& j) {
     g.frag_cost = j.value("frag_cost", 0.0);
     g.lazy = StrOr(j, "load") == "lazy";
     g.draining = j.value("draining", false);
+    g.anchored = j.value("anchored", false);  // absent from daemons before it: false
     g.unreachable = StrOr(j, "unreachable");
     if (j.contains("pcie") && j["pcie"].is_object()) {
       g.pcie =

@@ -650,6 +650,7 @@ ojson GpuViewToJson(const GpuView& g) {
   j["frag_cost"] = g.frag_cost;
   j["load"] = g.lazy ? "lazy" : "busy";
   j["draining"] = g.draining;
+  j["anchored"] = g.anchored;
   j["unreachable"] = g.unreachable.empty() ? ojson(nullptr) : ojson(g.unreachable);
   if (g.pcie) {
     j["pcie"] = {{"tx_bytes_per_second", PcieBytesPerSecond(g.pcie->tx_kbps)},

@@ -524,10 +524,13 @@ TEST(GpuViewJsonTest, InstancesLoadAndPcie) {
   EXPECT_TRUE(j["instances"][1]["job"].is_null());
   EXPECT_TRUE(j["instances"][2]["job"].is_null());
   EXPECT_TRUE(j["instances"][2]["holder"].is_null());
+  EXPECT_EQ(j["anchored"], false);
   g.lazy = true;
+  g.anchored = true;
   g.pcie = PcieThroughput{1000, 2};
   const ojson k = GpuViewToJson(g);
   EXPECT_EQ(k["load"], "lazy");
+  EXPECT_EQ(k["anchored"], true);
   // KB/s × 1024 = bytes/s: 1000 KB/s → 1,024,000 B/s; 2 KB/s → 2048 B/s.
   EXPECT_EQ(k["pcie"]["tx_bytes_per_second"], 1024000.0);
   EXPECT_EQ(k["pcie"]["rx_bytes_per_second"], 2048.0);
