@@ -43,7 +43,7 @@ struct StressLimits {
   int max_jobs = 60;  // >= min_jobs
   int max_gpus = 6;   // >= 1
   // Whether scheduler options added to the table after 2026-12-06 (overtake-guard,
-  // limit-power) may be drawn.
+  // limit-power, anchored-together) may be drawn.
   // They draw from a stream of their own, so a seed's other draws are as they were; false gives
   // a seed recorded before then its case exactly (StressTest's seeds that once failed).
   bool options_added_later = true;
