@@ -192,5 +192,33 @@ TEST(AnchoredTogetherTest, AQueuedJobIsForgottenWhenItLeavesTheQueue) {
   EXPECT_FALSE(cluster->job_anchored(8));
 }
 
+// A gang that cannot leave its GPUs is registered before its first instance is placed, so its
+// later instances see the GPU the first one anchors; one that finds no room is forgotten again
+// (a direct placement, not queued), so nothing stays registered for a job that holds nothing.
+TEST(AnchoredTogetherTest, AGangThatFindsNoRoomIsForgotten) {
+  ConfigTableCache tables;
+  auto cluster = BuildCluster({{"A100-40GB", "", ""}, {"A100-40GB", "", ""}}, &tables);
+  SchedulerOptions o = OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{});
+  auto policy = MakePolicy("full", o);
+  ASSERT_OK(policy);
+  ManualClock clock;
+  Scheduler sched(cluster.get(), std::move(*policy), o, &clock);
+  Job three = Anchoring("7g.40gb");
+  three.count = 3;  // two GPUs: never room for three 7g.40gb
+  ASSERT_OK_AND_ASSIGN(std::optional<Decision> none, sched.TryPlace(1, three));
+  EXPECT_FALSE(none.has_value());
+  EXPECT_FALSE(cluster->job_anchored(1));
+  EXPECT_EQ(cluster->num_anchored(), 0);
+  // Two 3g.20gb that cannot leave: the first anchors a GPU, the second joins it there (3g.20gb
+  // at 0 and 4 of one A100).
+  Job pair = Anchoring("3g.20gb");
+  pair.count = 2;
+  ASSERT_OK_AND_ASSIGN(std::optional<Decision> two, sched.TryPlace(2, pair));
+  ASSERT_TRUE(two.has_value());
+  ASSERT_EQ(two->instances.size(), 2u);
+  EXPECT_EQ(two->instances[0].gpu, two->instances[1].gpu);
+  EXPECT_EQ(cluster->num_anchored(), 1);
+}
+
 }  // namespace
 }  // namespace migsched

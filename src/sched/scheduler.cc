@@ -151,13 +151,17 @@ StatusOr<std::optional<Decision>> Scheduler::Decide(JobId id, const Job& job, bo
     NoteAnchor(id, job);
     RETURN_IF_ERROR(ApplyPlan(d.plan, cluster_));
   } else {
-    // Gang: one instance at a time, where the policy places it (PlaceEach).
+    // Gang: one instance at a time, where the policy places it (PlaceEach). Registered before its
+    // first instance (its later instances see the GPUs it anchors), forgotten again if it finds no
+    // room and was not registered before (a queued job stays registered while it waits).
+    const bool registered = cluster_->job_anchored(id);
     NoteAnchor(id, job);
     StatusOr<std::optional<Decision>> g = PlaceEach(id, job, round, [&] {
       std::optional<Candidate> c = policy_->Choose(*cluster_, req);
       if (c && !cluster_->accepts_placements(c->gpu)) c.reset();
       return c;
     });
+    if (!registered && !(g.ok() && g->has_value())) cluster_->SetJobAnchored(id, false);
     record();
     return g;
   }
