@@ -228,16 +228,12 @@ std::unique_ptr<ClusterView> ClusterView::Build(const std::vector<NodeInput>& in
       }
     }
   }
+  // §4 step 2: a GPU its daemon says is anchored by a job of its own stays anchored here (its
+  // daemon jobs registered; views are rebuilt from fresh node views, so none outlives its job).
+  ForEachOccupied(*v, v->cluster_, [&](int g, JobId id, const ClusterView::Occupant& o) {
+    if (v->anchored_[g] && o.kind == HolderKind::kJob) v->cluster_.SetJobAnchored(id, true, {g});
+  });
   for (int g = 0; g < v->cluster_.size(); ++g) {
-    // §4 step 2: a GPU its daemon says is anchored by a job of its own stays anchored here (its
-    // daemon jobs registered; views are rebuilt from fresh node views, so none outlives its job).
-    if (v->anchored_[g]) {
-      for (const Instance& in : v->cluster_.gpu(g).instances()) {
-        const ClusterView::Occupant* o = in.busy() ? v->OccupantOf(in.job) : nullptr;
-        if (o != nullptr && o->kind == HolderKind::kJob)
-          v->cluster_.SetJobAnchored(in.job, true, {g});
-      }
-    }
     // Drained (Cluster::SetDrained), which a scan's end leaves alone, and reserved, as callers
     // that look at the reserved flag alone expect. Reserved only, a drained GPU was opened by
     // the first queue scan of a planning round (ScanReservations::End opens every GPU): later
@@ -305,16 +301,12 @@ std::vector<const GpuModel*> ClusterView::NodeModels(int node) const {
 void AnchorAllocations(const ClusterView& view, const std::set<std::string>& owners,
                        Cluster* cluster) {
   if (owners.empty()) return;
-  for (int g = 0; g < cluster->size(); ++g) {
-    for (const Instance& i : cluster->gpu(g).instances()) {
-      const ClusterView::Occupant* o = i.busy() ? view.OccupantOf(i.job) : nullptr;
-      if (o != nullptr &&
-          (o->kind == HolderKind::kAllocation || o->kind == HolderKind::kReservation) &&
-          owners.count(o->owner)) {
-        cluster->SetJobAnchored(i.job, true, {g});
-      }
+  ForEachOccupied(view, *cluster, [&](int g, JobId id, const ClusterView::Occupant& o) {
+    if ((o.kind == HolderKind::kAllocation || o.kind == HolderKind::kReservation) &&
+        owners.count(o.owner)) {
+      cluster->SetJobAnchored(id, true, {g});
     }
-  }
+  });
 }
 
 }  // namespace migsched

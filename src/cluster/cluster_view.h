@@ -126,6 +126,19 @@ class ClusterView {
   std::unordered_map<std::string, int> node_index_;
 };
 
+// Calls `f(gpu, id, occupant)` for every busy instance of GPU `gpu` of `cluster` (the view's
+// cluster or a copy of it) held by an occupant of the view (`id` its job id in the cluster), in
+// GPU order. `f` must not change the cluster's instances. O(instances).
+template <typename F>
+void ForEachOccupied(const ClusterView& view, const Cluster& cluster, F f) {
+  for (int g = 0; g < cluster.size(); ++g) {
+    for (const Instance& in : cluster.gpu(g).instances()) {
+      const ClusterView::Occupant* o = in.busy() ? view.OccupantOf(in.job) : nullptr;
+      if (o != nullptr) f(g, in.job, *o);
+    }
+  }
+}
+
 // §4 step 2 anchored together: registers in `cluster` (the view's cluster or a copy of it) the
 // allocation and reservation occupants whose owner key is in `owners` (an engine's jobs that can
 // never leave their GPU: running, or bound and not yet started) as anchored jobs, re-grouping the

@@ -59,7 +59,7 @@ struct ClusterJob {
   // "2x 3g.20gb", "1g.5gb + 3g.20gb on each of 2 nodes".
   std::string Describe() const;
   // Whether it can never leave the GPUs it is placed on (Job::anchors).
-  bool anchors() const { return migratable == Migratable::kNone || latency_sensitive; }
+  bool anchors() const { return Anchors(migratable, latency_sensitive); }
 };
 
 // A running job of the engine whose instances are allocations owned by its key.

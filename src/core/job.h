@@ -65,6 +65,14 @@ enum class FractionRule {
 std::string_view FractionRuleName(FractionRule r);
 StatusOr<FractionRule> ParseFractionRule(std::string_view s);
 
+// Whether a job that moves by `migratable` (§6), latency-sensitive or not, can never leave the GPU
+// it is placed on: migratable `none`, or latency-sensitive (it moves only within its GPU). Such a
+// job *anchors* its GPU (Cluster::SetJobAnchored; the anchored-together rule of §4 step 2). The
+// one home of the rule (Job::anchors, ClusterJob::anchors).
+inline bool Anchors(Migratable migratable, bool latency_sensitive) {
+  return migratable == Migratable::kNone || latency_sensitive;
+}
+
 struct Job {
   std::string name;         // the trace's id column
   double arrival_s = 0;     // seconds since the start of the workload
@@ -83,14 +91,14 @@ struct Job {
   bool latency_sensitive = false;
   Migratable migratable = Migratable::kNone;
 
-  // Whether the job can never leave the GPU it is placed on: migratable `none`
-  // or latency-sensitive (§6). Such a job *anchors* its GPU (Cluster::
-  // SetJobAnchored; the anchored-together rule of §4 step 2).
-  bool anchors() const { return migratable == Migratable::kNone || latency_sensitive; }
+  // Whether the job can never leave the GPU it is placed on (Anchors below).
+  bool anchors() const;
 
   // A readable request, e.g. "3g.20gb", "2x7g.40gb", "gpu_fraction 0.46".
   std::string RequestString() const;
 };
+
+inline bool Job::anchors() const { return Anchors(migratable, latency_sensitive); }
 
 // A request as a reason names it, on the GPU models `models`: `what` is the
 // profile, or for a gpu_fraction the profiles it resolves to on those models

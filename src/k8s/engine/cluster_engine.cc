@@ -439,13 +439,9 @@ void ClusterEngine::NoteAnchoring(const ClusterView& view, const ClusterJob& job
   // go; the one just noted stays.
   if (anchoring_.size() <= 4096) return;
   std::set<std::string> holding;
-  const Cluster& c = view.cluster();
-  for (int g = 0; g < c.size(); ++g) {
-    for (const Instance& i : c.gpu(g).instances()) {
-      const ClusterView::Occupant* o = i.busy() ? view.OccupantOf(i.job) : nullptr;
-      if (o != nullptr && o->kind != HolderKind::kPlaceholder) holding.insert(o->owner);
-    }
-  }
+  ForEachOccupied(view, view.cluster(), [&](int, JobId, const ClusterView::Occupant& o) {
+    if (o.kind != HolderKind::kPlaceholder) holding.insert(o.owner);
+  });
   std::erase_if(anchoring_,
                 [&](const std::string& k) { return k != job.key && holding.count(k) == 0; });
 }
