@@ -21,7 +21,6 @@ struct NodeBuild {
   std::vector<const GpuModel*> models;
   std::vector<NvmlIndex> nvml_index;
   std::vector<char> drained;
-  std::vector<char> anchored;  // the daemon says a job of its own that cannot leave runs there
   Plan plan;
   std::vector<std::pair<JobId, ClusterView::Occupant>> occupants;
   std::string error;
@@ -49,7 +48,6 @@ NodeBuild BuildNode(const NodeView& s, int node, const Catalog& catalog, JobId* 
     b.models.push_back(*m);
     b.nvml_index.push_back(g.index);
     b.drained.push_back(TakesPlacements(g) ? 0 : 1);
-    b.anchored.push_back(g.anchored ? 1 : 0);
   }
   // Resolves (NVML index, profile name, start) to (local gpu, profile index).
   auto resolve = [&](NvmlIndex gpu, const std::string& profile, int start,
@@ -73,14 +71,18 @@ NodeBuild BuildNode(const NodeView& s, int node, const Catalog& catalog, JobId* 
   };
 
   std::map<std::tuple<int, std::string>, JobId> ids;  // (kind, owner) -> occupant id
-  auto occupant = [&](HolderKind kind, const std::string& owner) {
+  std::map<JobId, size_t> index;                      // occupant id -> its entry in b.occupants
+  auto occupant = [&](HolderKind kind, const std::string& owner, bool anchors) {
     // Placeholders each get their own id; the others one per owner.
     const std::string key = kind == HolderKind::kPlaceholder ? fmt::format("#{}", *next_id) : owner;
     auto [it, fresh] = ids.emplace(std::make_tuple(static_cast<int>(kind), key), *next_id);
     if (fresh) {
+      index[*next_id] = b.occupants.size();
       b.occupants.push_back({*next_id, ClusterView::Occupant{kind, node, owner}});
       ++*next_id;
     }
+    // One instance of it that anchors makes it anchor (§4 step 2).
+    if (anchors) b.occupants[index[it->second]].second.anchors = true;
     return it->second;
   };
 
@@ -96,7 +98,7 @@ NodeBuild BuildNode(const NodeView& s, int node, const Catalog& catalog, JobId* 
         b.error = fmt::format("reservation '{}': {}", r.owner, error);
         return b;
       }
-      const JobId id = occupant(HolderKind::kReservation, r.owner);
+      const JobId id = occupant(HolderKind::kReservation, r.owner, r.anchors);
       reserved.push_back({at->first, UnitMask(*b.models[at->first], at->second, p.start)});
       reservation_steps.push_back({StepKind::kCreate, at->first, at->second, p.start});
       reservation_steps.push_back({StepKind::kStart, at->first, at->second, p.start, id});
@@ -123,7 +125,7 @@ NodeBuild BuildNode(const NodeView& s, int node, const Catalog& catalog, JobId* 
       if (holder == HolderKind::kReservation) {
         if (under_reservation) continue;  // the reservation's entry stands for it
       }
-      const JobId id = occupant(holder, HolderKey(in));
+      const JobId id = occupant(holder, HolderKey(in), in.anchors);
       b.plan.steps.push_back({StepKind::kCreate, gpu, profile, in.start});
       b.plan.steps.push_back({StepKind::kStart, gpu, profile, in.start, id});
     }
@@ -208,7 +210,6 @@ std::unique_ptr<ClusterView> ClusterView::Build(const std::vector<NodeInput>& in
       for (int k = 0; k < n.num_gpus; ++k) {
         v->node_of_.push_back(static_cast<int>(i));
         v->drained_.push_back(b.drained[k]);
-        v->anchored_.push_back(b.anchored[k]);
       }
       for (auto& [id, occ] : b.occupants) v->occupants_[id] = occ;
       gpu += n.num_gpus;
@@ -228,10 +229,11 @@ std::unique_ptr<ClusterView> ClusterView::Build(const std::vector<NodeInput>& in
       }
     }
   }
-  // §4 step 2: a GPU its daemon says is anchored by a job of its own stays anchored here (its
-  // daemon jobs registered; views are rebuilt from fresh node views, so none outlives its job).
+  // §4 step 2: an occupant whose daemon says it can never leave (InstanceView::anchors,
+  // ReservationRecord::anchors) is an anchored job here; views are rebuilt from fresh node views,
+  // so none outlives its holder.
   ForEachOccupied(*v, v->cluster_, [&](int g, JobId id, const ClusterView::Occupant& o) {
-    if (v->anchored_[g] && o.kind == HolderKind::kJob) v->cluster_.SetJobAnchored(id, true, {g});
+    if (o.anchors) v->cluster_.SetJobAnchored(id, true, {g});
   });
   for (int g = 0; g < v->cluster_.size(); ++g) {
     // Drained (Cluster::SetDrained), which a scan's end leaves alone, and reserved, as callers

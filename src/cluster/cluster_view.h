@@ -17,9 +17,11 @@
 //     left out (the space is taken).
 // A GPU that takes no new placements (draining, or its backend cannot reach
 // it: TakesPlacements) is marked reserved in the Cluster (Cluster::SetReserved):
-// it offers no placement to any policy. A GPU whose daemon says it is anchored
-// (GpuView::anchored: a daemon job there can never leave it) has its daemon-job
-// occupants registered as anchored (Cluster::SetJobAnchored, §4 step 2).
+// it offers no placement to any policy. An occupant whose daemon says it can
+// never leave its GPU (InstanceView::anchors: a daemon job that is not migratable
+// or is latency-sensitive, an allocation or reservation made with `anchors`) is
+// registered as anchored (Cluster::SetJobAnchored, §4 step 2): what a controller
+// knows of other engines' jobs, and of its own after a restart.
 //
 // A node that could not be reached, or whose state is inconsistent (a GPU
 // model the catalog does not know, an instance the model cannot have, two
@@ -72,7 +74,8 @@ class ClusterView {
   struct Occupant {
     HolderKind kind = HolderKind::kJob;
     int node = -1;
-    std::string owner;  // allocation owner key, reservation key, daemon job id
+    std::string owner;     // allocation owner key, reservation key, daemon job id
+    bool anchors = false;  // it can never leave its GPU (InstanceView::anchors)
   };
 
   // `catalog` and `tables` must outlive the view. Never fails: a node that
@@ -121,7 +124,6 @@ class ClusterView {
   std::vector<Node> nodes_;
   std::vector<int> node_of_;
   std::vector<char> drained_;
-  std::vector<char> anchored_;  // per GPU: GpuView::anchored
   std::unordered_map<JobId, Occupant> occupants_;
   std::unordered_map<std::string, int> node_index_;
 };

@@ -162,19 +162,39 @@ TEST(ClusterViewTest, UnreachableAndInconsistentNodesContributeNoGpus) {
 // A GPU its daemon calls anchored (a daemon job there can never leave it, §4 step 2) is anchored
 // in the view's cluster: its daemon jobs are registered, not the allocations beside them; a GPU
 // not called anchored is not, whatever runs there.
-TEST(ClusterViewTest, AGpuItsDaemonCallsAnchoredIsAnchored) {
+// §4 step 2: the holders a daemon says can never leave (InstanceView::anchors, a reservation made
+// with `anchors`) are the view's anchored jobs, whatever their kind; the GPU-level flag is only
+// what the daemon shows, never read. GPU 0: a daemon job that anchors beside an allocation that
+// does not (the GPU is anchored, the allocation not registered); GPU 1: nothing anchors though
+// the GPU says anchored; GPU 2: a reservation made with `anchors` (a pod's room, bound later);
+// GPU 3: an allocation its owner never moves (what an engine that restarted learns from it).
+TEST(ClusterViewTest, HoldersTheirDaemonSaysAnchorAreAnchored) {
   ConfigTableCache tables;
-  NodeView n = MakeNode("n1", 2, "A100 40GB",
-                        {"0:1g.5gb@0=job:3", "0:3g.20gb@4=alloc:slurm:7", "1:1g.5gb@0=job:4"});
-  n.gpus[0].anchored = true;
+  NodeView n = MakeNode("n1", 4, "A100 40GB",
+                        {"0:1g.5gb@0=job:3", "0:3g.20gb@4=alloc:slurm:7", "1:1g.5gb@0=job:4",
+                         "3:2g.10gb@0=alloc:k8s:ns/svc"});
+  n.gpus[0].instances[0].anchors = true;
+  n.gpus[1].anchored = true;
+  n.gpus[3].instances[0].anchors = true;
+  n.reservations.push_back(testing::Reserved({.owner = "k8s:ns/room",
+                                              .placements = {{NvmlIndex::Of(2), "1g.5gb", 0}},
+                                              .expires_at = 1e12,
+                                              .anchors = true}));
   auto v = ClusterView::Build({{"n1", n, ""}}, BundledCatalog(), &tables);
   ASSERT_TRUE(v->nodes()[0].usable);
   EXPECT_TRUE(v->cluster().anchored(0));
   EXPECT_FALSE(v->cluster().anchored(1));
-  for (const Instance& in : v->cluster().gpu(0).instances()) {
-    const ClusterView::Occupant* o = v->OccupantOf(in.job);
-    ASSERT_NE(o, nullptr);
-    EXPECT_EQ(v->cluster().job_anchored(in.job), o->kind == HolderKind::kJob) << o->owner;
+  EXPECT_TRUE(v->cluster().anchored(2));
+  EXPECT_TRUE(v->cluster().anchored(3));
+  for (int g = 0; g < 4; ++g) {
+    for (const Instance& in : v->cluster().gpu(g).instances()) {
+      const ClusterView::Occupant* o = v->OccupantOf(in.job);
+      ASSERT_NE(o, nullptr);
+      const bool expected =
+          o->owner == "3" || o->owner == "k8s:ns/room" || o->owner == "k8s:ns/svc";
+      EXPECT_EQ(v->cluster().job_anchored(in.job), expected) << o->owner;
+      EXPECT_EQ(o->anchors, expected) << o->owner;
+    }
   }
 }
 

@@ -39,13 +39,14 @@ class HttpNodeDaemons : public NodeDaemons {
   }
 
   Status Reserve(const std::string& node, const std::string& key,
-                 const std::vector<PlacementRef>& placements, double ttl_s) override {
+                 const std::vector<PlacementRef>& placements, double ttl_s, bool anchors) override {
     return WithClient<bool>(node,
                             [&](Node* n) -> StatusOr<bool> {
                               ReservationRequest r;
                               r.owner = key;
                               r.ttl_s = ttl_s;
                               r.placements = placements;
+                              r.anchors = anchors;
                               RETURN_IF_ERROR(n->client->Reserve(r).status());
                               return true;
                             })
@@ -67,6 +68,7 @@ class HttpNodeDaemons : public NodeDaemons {
       AllocationRequest r;
       r.owner = request.owner;
       r.reservation_prefix = request.reservation_prefix;
+      r.anchors = request.anchors;
       for (const ProfileCount& pc : request.instances) {
         for (int c = 0; c < pc.count; ++c) r.instances.push_back({-1, pc.profile, -1});
       }

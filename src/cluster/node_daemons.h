@@ -37,6 +37,9 @@ struct BindRequest {
   std::string idempotency_key;
   std::vector<ProfileCount> instances;
   std::string reservation_prefix;  // e.g. "slurm-room:"
+  // The job never leaves its GPUs (not migratable, or latency-sensitive): the allocation anchors
+  // them in every view (AllocationRequest::anchors, §4 step 2).
+  bool anchors = false;
 };
 
 class NodeDaemons {
@@ -45,9 +48,11 @@ class NodeDaemons {
   // The node's view (GET /v1/node): its GPUs, their instances and holders,
   // its reservations and its generation.
   virtual StatusOr<NodeView> State(const std::string& node) = 0;
-  // Holds `placements` under `key` for `ttl_s` seconds; the same key again renews.
+  // Holds `placements` under `key` for `ttl_s` seconds; the same key again renews. `anchors`:
+  // held for a job that never leaves its GPUs (ReservationRequest::anchors, §4 step 2).
   virtual Status Reserve(const std::string& node, const std::string& key,
-                         const std::vector<PlacementRef>& placements, double ttl_s) = 0;
+                         const std::vector<PlacementRef>& placements, double ttl_s,
+                         bool anchors) = 0;
   // Drops the reservation `key` (OK if there is none).
   virtual Status Unreserve(const std::string& node, const std::string& key) = 0;
   // Creates the allocation once it is durable and answers its record (state

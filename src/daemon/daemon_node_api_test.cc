@@ -336,5 +336,42 @@ TEST_F(DaemonTest, AllocationsSurviveARestartAndBesideJobs) {
   EXPECT_EQ(r.state, JobState::kReleased);
 }
 
+// §4 step 2: what an engine said of its jobs (`anchors`: they never leave their GPU) is in the
+// store, so a controller that reads the node after the daemon restarted still sees those GPUs
+// anchored: the reservation's (GPU 1) and the allocation's (GPU 0), and the allocation that binds
+// the reservation after the restart anchors too. A movable allocation beside them (GPU 0 at 4)
+// does not.
+TEST_F(DaemonTest, AnchoringSurvivesARestart) {
+  config_.on_shutdown = "leave";
+  {
+    auto d = Start("2xA100-40GB");
+    ASSERT_NE(d, nullptr);
+    ReservationRequest room = Room("k8s:ns/svc", {{1, "3g.20gb", 4}}, 600);
+    room.anchors = true;
+    ASSERT_OK(d->Reserve(room));
+    AllocationRequest fixed = Alloc("slurm:5", {{0, "3g.20gb", 0}});
+    fixed.anchors = true;
+    ASSERT_OK(d->Allocate(fixed, ""));
+    ASSERT_OK(d->Allocate(Alloc("slurm:6", {{0, "3g.20gb", 4}}), ""));
+  }
+  auto d = Start("2xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  NodeView node = d->Node();
+  ASSERT_NE(At(node, 0, 0), nullptr);
+  ASSERT_NE(At(node, 0, 4), nullptr);
+  ASSERT_NE(At(node, 1, 4), nullptr);
+  EXPECT_TRUE(At(node, 0, 0)->anchors);
+  EXPECT_FALSE(At(node, 0, 4)->anchors);
+  EXPECT_TRUE(At(node, 1, 4)->anchors);
+  EXPECT_TRUE(node.gpus[0].anchored);
+  EXPECT_TRUE(node.gpus[1].anchored);
+  ASSERT_OK_AND_ASSIGN(ReservationView held, d->GetReservation("k8s:ns/svc"));
+  EXPECT_TRUE(held.record.anchors);
+  ASSERT_OK_AND_ASSIGN(SubmitResult bound, d->Allocate(Alloc("", {}, "k8s:ns/svc"), ""));
+  EXPECT_TRUE(bound.record.allocation.anchors);
+  EXPECT_EQ(At(d->Node(), 1, 4)->holder, HolderKind::kAllocation);
+  EXPECT_TRUE(At(d->Node(), 1, 4)->anchors);
+}
+
 }  // namespace
 }  // namespace migsched

@@ -63,7 +63,8 @@ json AllocationToJson(const AllocationRequest& a) {
               {"instances", instances},
               {"reservation", a.reservation},
               {"reservation_prefix", a.reservation_prefix},
-              {"name", a.name}};
+              {"name", a.name},
+              {"anchors", a.anchors}};
 }
 
 AllocationRequest AllocationFromJson(const json& j) {
@@ -76,6 +77,7 @@ AllocationRequest AllocationFromJson(const json& j) {
   a.reservation = j.at("reservation").get<std::string>();
   a.reservation_prefix = j.at("reservation_prefix").get<std::string>();
   a.name = j.at("name").get<std::string>();
+  a.anchors = j.value("anchors", false);  // stored since anchoring allocations exist
   return a;
 }
 
@@ -109,10 +111,15 @@ std::vector<JobInstance> InstancesFromJson(const json& a) {
   return out;
 }
 
-json PlacementsToJson(const std::vector<PlacementRef>& v) {
+// A reservation's placements column. Held for a job that can never leave its GPU, each placement
+// says "anchors": true (a field older daemons did not write: absent reads as false, and the
+// schema stays the same).
+json PlacementsToJson(const std::vector<PlacementRef>& v, bool anchors) {
   json a = json::array();
   for (const PlacementRef& p : v) {
-    a.push_back({{"gpu", p.gpu}, {"profile", p.profile}, {"start", p.start}});
+    json one = {{"gpu", p.gpu}, {"profile", p.profile}, {"start", p.start}};
+    if (anchors) one["anchors"] = true;
+    a.push_back(std::move(one));
   }
   return a;
 }
@@ -520,7 +527,8 @@ Status JobStore::Apply(const StoreOp& op) {
     case StoreOp::Kind::kPutReservation: {
       ResetGuard guard(put_reservation_);
       BindText(put_reservation_, 1, op.reservation.owner);
-      BindText(put_reservation_, 2, JsonText(PlacementsToJson(op.reservation.placements)));
+      BindText(put_reservation_, 2,
+               JsonText(PlacementsToJson(op.reservation.placements, op.reservation.anchors)));
       sqlite3_bind_double(put_reservation_, 3, op.reservation.created_at);
       sqlite3_bind_double(put_reservation_, 4, op.reservation.expires_at);
       if (sqlite3_step(put_reservation_) != SQLITE_DONE) {
@@ -695,6 +703,7 @@ StatusOr<std::vector<ReservationRecord>> JobStore::LoadReservations() {
       for (const json& p : json::parse(ColumnText(s, 1))) {
         r.placements.push_back({p.at("gpu").get<NvmlIndex>(), p.at("profile").get<std::string>(),
                                 p.at("start").get<int>()});
+        r.anchors = r.anchors || p.value("anchors", false);
       }
     } catch (const std::exception& e) {
       st = InternalError(fmt::format("job store {}: reservation '{}' is corrupt: {}",

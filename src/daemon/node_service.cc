@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/job.h"
 #include "daemon/commit_wait.h"
 #include "daemon/json_text.h"
 #include "nodeapi/request_json.h"
@@ -13,11 +14,11 @@ namespace migsched {
 namespace {
 
 // Whether `b` asks again for the stored allocation `a` (an owner left out in
-// `b` was filled in from the reservation it bound).
+// `b` was filled in from the reservation it bound, and so may `anchors` have been).
 bool SameAllocation(const AllocationRequest& a, const AllocationRequest& b) {
   if ((a.owner != b.owner && !b.owner.empty()) || a.reservation != b.reservation ||
       a.reservation_prefix != b.reservation_prefix || a.name != b.name ||
-      a.instances.size() != b.instances.size()) {
+      (b.anchors && !a.anchors) || a.instances.size() != b.instances.size()) {
     return false;
   }
   for (size_t i = 0; i < a.instances.size(); ++i) {
@@ -61,6 +62,11 @@ GpuView NodeService::GpuViewOf(int g) const {
           iv.holder = allocation ? HolderKind::kAllocation : HolderKind::kJob;
           iv.job = in.job;
           if (allocation) iv.owner = r->owner();
+          // §4 step 2: an allocation its owner never moves, or a job of ours that cannot leave.
+          if (r != nullptr) {
+            iv.anchors = allocation ? r->allocation.anchors
+                                    : Anchors(r->request.migratable, r->request.latency_sensitive);
+          }
           break;
         }
         case Holder::kReservation: {
@@ -68,6 +74,7 @@ GpuView NodeService::GpuViewOf(int g) const {
           if (const HeldReservation* res = reservations_.FindByHold(in.job); res != nullptr) {
             iv.owner = res->record.owner;
             iv.expires_at = res->record.expires_at;
+            iv.anchors = res->record.anchors;
           }
           break;
         }
@@ -76,13 +83,13 @@ GpuView NodeService::GpuViewOf(int g) const {
           break;
       }
     }
+    v.anchored = v.anchored || iv.anchors;
     v.instances.push_back(std::move(iv));
   }
   v.utilisation = gs.utilization();
   v.frag_cost = gs.fragcost();
   v.lazy = gs.lazy(model_->options().threshold);
   v.draining = model_->cluster().drained(g);
-  v.anchored = model_->cluster().anchored(g);
   v.unreachable = model_->unreachable(g);
   v.needs_reset = model_->needs_reset(g);
   v.refusing = sync_->refusing(g);
@@ -248,9 +255,13 @@ StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
         return UnavailableError(
             fmt::format("reservation '{}' is being made; try again", req.owner));
       }
-      // Renewal.
+      // Renewal (its owner may say anew whether the job anchors).
       created = false;
       existing->record.expires_at = Unix() + ttl;
+      if (existing->record.anchors != req.anchors) {
+        existing->record.anchors = req.anchors;
+        model_->Touch();  // the view changed
+      }
       host_->Persist({StoreOp::PutReservation(existing->record)}, /*retry=*/true,
                      [promise](const Status& st) { promise->set_value(st); });
     } else {
@@ -260,6 +271,7 @@ StatusOr<ReserveResult> NodeService::Reserve(const ReservationRequest& typed) {
       res.record.placements = placements;
       res.record.created_at = Unix();
       res.record.expires_at = res.record.created_at + ttl;
+      res.record.anchors = req.anchors;
       res.refs = refs;
       res.hold_id = reservations_.NextHoldId();
       ASSIGN_OR_RETURN(Plan plan,
@@ -532,6 +544,8 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
     // No owner given: the allocation belongs to the owner of the reservation it
     // binds (a device plugin that knows only the profile, docs/api.md).
     if (r.allocation.owner.empty()) r.allocation.owner = from->record.owner;
+    // Bound for a job that can never leave: so is the allocation (§4 step 2).
+    if (from != nullptr && from->record.anchors) r.allocation.anchors = true;
     r.idempotency_key = key;
     r.instances = InstancesOf(id);
     std::vector<StoreOp> reservation_ops;

@@ -117,5 +117,45 @@ TEST_F(NodeServiceTest, AllocationIsARecordOfTheJobTable) {
   EXPECT_EQ(host_.finished, 1);
 }
 
+// §4 step 2: a reservation made for a job that can never leave its GPU (`anchors`, what an
+// engine knows of its job) shows its instance anchoring; the allocation that binds it anchors too
+// without saying so again (a device plugin knows only the profile), a replay of that request is
+// the same allocation, and the GPU stays anchored. A reservation made without it anchors nothing.
+// By hand: 3g.20gb at 0 (the service) and at 4 (a batch job) on GPU 0.
+TEST_F(NodeServiceTest, AnAllocationBoundFromAnAnchoringReservationAnchors) {
+  ReservationRequest svc = Room("k8s:ns/svc", 0);
+  svc.anchors = true;
+  ASSERT_OK(service_->Reserve(svc));
+  ASSERT_OK(service_->Reserve(Room("k8s:ns/batch", 4)));
+  auto instance_at = [&](int start) {
+    const std::vector<GpuView> gpus = service_->Gpus();
+    for (const InstanceView& in : gpus[0].instances) {
+      if (in.start == start) return in;
+    }
+    ADD_FAILURE() << "no instance at " << start;
+    return InstanceView();
+  };
+  EXPECT_TRUE(service_->Gpus()[0].anchored);
+  EXPECT_TRUE(instance_at(0).anchors);
+  EXPECT_FALSE(instance_at(4).anchors);
+  ASSERT_OK_AND_ASSIGN(ReservationView held, service_->GetReservation("k8s:ns/svc"));
+  EXPECT_TRUE(held.record.anchors);
+
+  AllocationRequest bind;
+  bind.reservation = "k8s:ns/svc";
+  ASSERT_OK_AND_ASSIGN(SubmitResult got, service_->Allocate(bind, "svc-1"));
+  EXPECT_TRUE(got.record.allocation.anchors);
+  EXPECT_EQ(instance_at(0).holder, HolderKind::kAllocation);
+  EXPECT_TRUE(instance_at(0).anchors);
+  ASSERT_OK_AND_ASSIGN(SubmitResult replay, service_->Allocate(bind, "svc-1"));
+  EXPECT_TRUE(replay.replayed);
+  AllocationRequest batch;
+  batch.reservation = "k8s:ns/batch";
+  ASSERT_OK_AND_ASSIGN(SubmitResult other, service_->Allocate(batch, "batch-1"));
+  EXPECT_FALSE(other.record.allocation.anchors);
+  EXPECT_FALSE(instance_at(4).anchors);
+  EXPECT_TRUE(service_->Gpus()[0].anchored);
+}
+
 }  // namespace
 }  // namespace migsched

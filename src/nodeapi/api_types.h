@@ -67,6 +67,10 @@ struct InstanceView {
   std::string owner;                      // an allocation's or reservation's owner key
   double expires_at = 0;                  // a reservation's expiry (Unix seconds)
   unsigned int gi_id = 0;  // GPU instance id on the backend (0 while it is being created)
+  // Its holder can never leave this GPU (§4 step 2): a daemon job that is not migratable or is
+  // latency-sensitive, or an allocation or reservation its owner made with `anchors`. A
+  // controller registers such holders as anchored jobs (cluster/cluster_view.h).
+  bool anchors = false;
 };
 
 // One GPU in GET /v1/gpus, GET /v1/node and the metrics.
@@ -80,8 +84,7 @@ struct GpuView {
   double frag_cost = 0;    // FragCost (§2) of the GPU's current state
   bool lazy = false;       // util < threshold (§3)
   bool draining = false;   // no new placements; empty when its jobs end
-  // Runs a job of the daemon's that can never leave it (migratable none, or latency-sensitive)
-  // while the scheduler keeps such jobs together (anchored-together on; §4 step 2).
+  // One of its instances' holders can never leave it (InstanceView::anchors; §4 step 2).
   bool anchored = false;
   std::string unreachable;   // why the backend cannot reach it ("" when it can)
   bool needs_reset = false;  // the driver says it needs a reset before MIG works (kNeedsReset)
@@ -131,6 +134,7 @@ struct ReservationRecord {
   std::vector<PlacementRef> placements;
   double created_at = 0;  // Unix seconds
   double expires_at = 0;  // Unix seconds
+  bool anchors = false;   // held for a job that can never leave its GPU (ReservationRequest)
 };
 
 // POST /v1/reservations.
@@ -138,6 +142,9 @@ struct ReservationRequest {
   std::string owner;                     // the owner key: the reservation's name (required)
   std::vector<PlacementRef> placements;  // exact placements, 1..64
   double ttl_s = 0;                      // seconds; 0: the configured default
+  // Held for a job its owner never moves off its GPU: the placements anchor their GPUs
+  // (InstanceView::anchors), and so does the allocation that binds them. A renewal may change it.
+  bool anchors = false;
 };
 
 // A reservation as the API shows it.

@@ -165,6 +165,11 @@ struct AllocationRequest {
   std::string reservation;                   // bind exactly this reservation (its owner key)
   std::string reservation_prefix;            // or any reservation whose key starts with this
   std::string name;                          // optional label
+  // The owner never moves it off its GPUs (a job that is not migratable or is latency-sensitive,
+  // as its engine knows it): the instances count as anchoring their GPUs in every view
+  // (InstanceView::anchors, §4 step 2). An allocation that binds a reservation made with
+  // `anchors` anchors too: its record says true.
+  bool anchors = false;
 };
 
 // One instance of a job or allocation: its placement (the PlacementRef it

@@ -206,6 +206,7 @@ StatusOr<DaemonJobRecord> JobRecordFromJson(const json& j) {
       r.allocation.reservation = StrOr(req, "reservation");
       r.allocation.reservation_prefix = StrOr(req, "reservation_prefix");
       r.allocation.name = StrOr(req, "name");
+      r.allocation.anchors = req.value("anchors", false);  // absent from daemons before it
     } else {
       // A record's name may predate kMaxJobNameBytes: it is read as stored, not refused.
       json checked = req;
@@ -239,6 +240,7 @@ StatusOr<ReservationView> ReservationViewFromJson(const json& j) {
     v.record.owner = j.at("owner").get<std::string>();
     v.record.created_at = j.at("created_at").get<double>();
     v.record.expires_at = j.at("expires_at").get<double>();
+    v.record.anchors = j.value("anchors", false);
     for (const json& p : j.at("placements")) {
       JobInstance in = InstanceFromJson(p);
       v.record.placements.push_back(in.placement());
@@ -278,6 +280,7 @@ StatusOr<GpuView> GpuViewFromJson(const json& j) {
       v.job = i.contains("job") && i["job"].is_number() ? i["job"].get<int64_t>() : 0;
       v.owner = StrOr(i, "owner");
       v.expires_at = TimeOf(i, "expires_at");
+      v.anchors = i.value("anchors", false);
       g.instances.push_back(std::move(v));
     }
     return g;
@@ -533,6 +536,7 @@ StatusOr<ReserveResult> NodeClient::Reserve(const ReservationRequest& request) {
     body["placements"].push_back({{"gpu", p.gpu}, {"profile", p.profile}, {"start", p.start}});
   }
   if (request.ttl_s > 0) body["ttl_s"] = request.ttl_s;
+  if (request.anchors) body["anchors"] = true;
   const auto start = std::chrono::steady_clock::now();
   httplib::Result r = http_->Post("/v1/reservations", body.dump(), "application/json");
   if (!r) {

@@ -441,6 +441,16 @@ void CanonicalizeProfiles(std::vector<T>& v) {
 }
 }  // namespace
 
+namespace {
+// The optional boolean `anchors` of an allocation or reservation request (absent or null: false).
+StatusOr<bool> GetAnchors(const json& j) {
+  if (!j.contains("anchors") || j.at("anchors").is_null()) return false;
+  const json& v = j.at("anchors");
+  if (!v.is_boolean()) return TypeError("anchors", "a boolean", v);
+  return v.get<bool>();
+}
+}  // namespace
+
 AllocationRequest WithCanonicalProfiles(AllocationRequest r) {
   CanonicalizeProfiles(r.instances);
   return r;
@@ -459,8 +469,8 @@ StatusOr<JobRequest> ParseJobRequest(std::string_view body) {
 StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
   ASSIGN_OR_RETURN(json j, ParseBody(body));
   RETURN_IF_ERROR(RequireObject(j));
-  constexpr std::array<std::string_view, 5> kAllocationFields = {
-      "owner", "instances", "reservation", "reservation_prefix", "name"};
+  constexpr std::array<std::string_view, 6> kAllocationFields = {
+      "owner", "instances", "reservation", "reservation_prefix", "name", "anchors"};
   RETURN_IF_ERROR(CheckFields(j, kAllocationFields));
   AllocationRequest a;
   // Optional strings: absent or null mean none (the record's own form writes null).
@@ -488,13 +498,15 @@ StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
     ASSIGN_OR_RETURN(a.name, GetString("name", j.at("name")));
     RETURN_IF_ERROR(CheckNameLength(a.name));
   }
+  ASSIGN_OR_RETURN(a.anchors, GetAnchors(j));
   return a;
 }
 
 StatusOr<ReservationRequest> ParseReservationRequest(std::string_view body) {
   ASSIGN_OR_RETURN(json j, ParseBody(body));
   RETURN_IF_ERROR(RequireObject(j));
-  constexpr std::array<std::string_view, 3> kReservationFields = {"owner", "placements", "ttl_s"};
+  constexpr std::array<std::string_view, 4> kReservationFields = {"owner", "placements", "ttl_s",
+                                                                  "anchors"};
   RETURN_IF_ERROR(CheckFields(j, kReservationFields));
   ReservationRequest r;
   if (!j.contains("owner")) return InvalidArgumentError("field 'owner' is required");
@@ -514,6 +526,7 @@ StatusOr<ReservationRequest> ParseReservationRequest(std::string_view body) {
           fmt::format("field 'ttl_s' must be > 0, got {}", NumberAsWritten(body, "ttl_s", t)));
     }
   }
+  ASSIGN_OR_RETURN(r.anchors, GetAnchors(j));
   return r;
 }
 
@@ -554,6 +567,7 @@ ojson AllocationRequestToJson(const AllocationRequest& a) {
   j["reservation_prefix"] =
       a.reservation_prefix.empty() ? ojson(nullptr) : ojson(a.reservation_prefix);
   j["name"] = a.name;
+  j["anchors"] = a.anchors;
   return j;
 }
 
@@ -616,6 +630,7 @@ ojson ReservationViewToJson(const ReservationView& r) {
   }
   j["created_at"] = r.record.created_at;
   j["expires_at"] = r.record.expires_at;
+  j["anchors"] = r.record.anchors;
   return j;
 }
 
@@ -670,7 +685,8 @@ ojson GpuViewToJson(const GpuView& g) {
                i.holder == HolderKind::kIdle ? ojson(nullptr) : ojson(HolderKindName(i.holder))},
               {"job", i.job > 0 ? ojson(i.job) : ojson(nullptr)},
               {"owner", i.owner.empty() ? ojson(nullptr) : ojson(i.owner)},
-              {"expires_at", i.expires_at > 0 ? ojson(i.expires_at) : ojson(nullptr)}});
+              {"expires_at", i.expires_at > 0 ? ojson(i.expires_at) : ojson(nullptr)},
+              {"anchors", i.anchors}});
   }
   return j;
 }

@@ -413,7 +413,13 @@ TEST(ParseNodeRequestsTest, ReservationsAndAllocations) {
        "field 'instances[0]' needs both 'gpu' and 'start' (or neither: the daemon chooses the "
        "placement)"},
       {false, R"({"owner": "x", "pod": "p"})",
-       "unknown field 'pod' (known: owner, instances, reservation, reservation_prefix, name)"},
+       "unknown field 'pod' (known: owner, instances, reservation, reservation_prefix, name, "
+       "anchors)"},
+      {false, R"({"owner": "x", "instances": [{"profile": "1g.5gb"}], "anchors": "yes"})",
+       "field 'anchors' must be a boolean, got string"},
+      {true,
+       R"({"owner": "x", "placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}], "anchors": 1})",
+       "field 'anchors' must be a boolean, got number"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.body);
@@ -422,6 +428,66 @@ TEST(ParseNodeRequestsTest, ReservationsAndAllocations) {
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(st.message(), c.want);
   }
+}
+
+// §4 step 2: `anchors` (a job its owner never moves off its GPU) in both requests: absent or null
+// is false; and it comes back through the record, the reservation and the GPU view a client reads.
+TEST(ParseNodeRequestsTest, AnchorsInReservationsAndAllocations) {
+  const std::string placement = R"("placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}])";
+  auto plain = ParseReservationRequest(R"({"owner": "k8s:a", )" + placement + "}");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_FALSE(plain->anchors);
+  auto res = ParseReservationRequest(R"({"owner": "k8s:a", "anchors": true, )" + placement + "}");
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  EXPECT_TRUE(res->anchors);
+  auto nul = ParseAllocationRequest(R"({"owner": "o", "reservation": "r", "anchors": null})");
+  ASSERT_TRUE(nul.ok()) << nul.status().ToString();
+  EXPECT_FALSE(nul->anchors);
+  auto alloc = ParseAllocationRequest(R"({"owner": "o", "reservation": "r", "anchors": true})");
+  ASSERT_TRUE(alloc.ok()) << alloc.status().ToString();
+  EXPECT_TRUE(alloc->anchors);
+
+  DaemonJobRecord r;
+  r.id = 9;
+  r.kind = JobKind::kAllocation;
+  r.state = JobState::kRunning;
+  r.allocation = *alloc;
+  auto back = JobRecordFromJson(nlohmann::json::parse(JobRecordToJson(r).dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->allocation.anchors);
+  // The request the record shows is one a client may send again as it is.
+  auto again = ParseAllocationRequest(AllocationRequestToJson(back->allocation).dump());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->anchors);
+
+  ReservationView rv;
+  rv.record = {
+      .owner = "k8s:a", .placements = {}, .created_at = 1, .expires_at = 2, .anchors = true};
+  auto rback = ReservationViewFromJson(nlohmann::json::parse(ReservationViewToJson(rv).dump()));
+  ASSERT_TRUE(rback.ok()) << rback.status().ToString();
+  EXPECT_TRUE(rback->record.anchors);
+
+  GpuView g;
+  g.model = "A100 40GB";
+  g.placement_units = 8;
+  g.anchored = true;
+  InstanceView in;
+  in.profile = "1g.5gb";
+  in.size = 1;
+  in.busy = true;
+  in.holder = HolderKind::kAllocation;
+  in.job = 9;
+  in.owner = "o";
+  in.anchors = true;
+  g.instances = {in, in};
+  g.instances[1].start = 1;
+  g.instances[1].anchors = false;
+  auto gback = GpuViewFromJson(nlohmann::json::parse(GpuViewToJson(g).dump()));
+  ASSERT_TRUE(gback.ok()) << gback.status().ToString();
+  EXPECT_TRUE(gback->anchored);
+  ASSERT_EQ(gback->instances.size(), 2u);
+  EXPECT_TRUE(gback->instances[0].anchors);
+  EXPECT_FALSE(gback->instances[1].anchors);
 }
 
 TEST(JobRequestJsonTest, RoundTrips) {

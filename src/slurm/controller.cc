@@ -351,7 +351,9 @@ void SlurmController::HoldRooms(TickFrame& f, TickReport* rep) {
         const std::string key = RoomKey(p);
         const bool existing =
             std::find(jp.reservations.begin(), jp.reservations.end(), key) != jp.reservations.end();
-        Status st = nodes_->Reserve(node, key, {p}, ttl);
+        // Rooms do not say whether their job anchors: a prolog binds any room of its profile
+        // (kRoomPrefix), so a room may go to another job; the prolog's bind says it instead.
+        Status st = nodes_->Reserve(node, key, {p}, ttl, /*anchors=*/false);
         if (!st.ok()) {
           auto last = refusal_logged_.find({node, key});
           if (last == refusal_logged_.end() || last->second != st.message()) {
@@ -375,7 +377,7 @@ void SlurmController::HoldRooms(TickFrame& f, TickReport* rep) {
   for (const EngineReservation& h : f.rooms) {
     if (!h.claimed) continue;
     const std::string& node = f.view->nodes()[h.node].name;
-    if (Status st = nodes_->Reserve(node, h.key, h.placements, ttl); !st.ok()) {
+    if (Status st = nodes_->Reserve(node, h.key, h.placements, ttl, /*anchors=*/false); !st.ok()) {
       spdlog::warn("cannot renew claimed room {} on {}: {}", h.key, node, st.message());
     }
     pending_release_.erase({node, h.key});

@@ -36,6 +36,14 @@ StatusOr<std::vector<ProfileCount>> MigRequest(const ScontrolRecord& rec,
   return MigProfilesOf(gres, gres_name);
 }
 
+// Whether the job can never leave its GPUs (§4 step 2), by the controller's rule (ToJobRequest):
+// its marker (`comment`: --comment, which Slurm gives PrologSlurmctld as SLURM_JOB_COMMENT) and
+// whether Slurm may requeue it.
+bool AnchorsOf(const ScontrolRecord& rec, std::string_view comment) {
+  const Marker m = ParseMarker(comment);
+  return Anchors(MigratableOf(m, rec.Value("Requeue").value_or("0") == "1"), m.latency_sensitive);
+}
+
 std::string AdminCommentOf(const ScontrolRecord& rec) {
   return rec.Rest("AdminComment").value_or("");
 }
@@ -76,6 +84,7 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
   }
   if (request->empty()) return 0;
   const std::string key = JobKey(*id);
+  const bool anchors = AnchorsOf(*rec, env("SLURM_JOB_COMMENT"));
   const int restarts = std::atoi(rec->Value("Restarts").value_or("0").c_str());
   auto hosts = ExpandHostlist(rec->Value("NodeList").value_or(""));
 
@@ -101,6 +110,7 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
           ar.owner = key;
           ar.idempotency_key = fmt::format("{}:{}:{}:{}", key, restarts, node, index);
           ar.instances = {{part.profile, 1}};
+          ar.anchors = anchors;
           auto bind = [&]() -> StatusOr<DaemonJobRecord> {
             ar.reservation_prefix = std::string(kRoomPrefix);
             StatusOr<DaemonJobRecord> a = nodes->Allocate(node, ar);

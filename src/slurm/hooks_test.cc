@@ -91,8 +91,9 @@ TEST(PrologTest, BindsEveryNodeAndRecordsTheBinding) {
       RunProlog(HooksConfig(), &slurm, &nodes,
                 MakeEnv({{"SLURM_JOB_ID", "3"}, {"SLURM_JOB_COMMENT", "migratable=yes"}}), err);
   EXPECT_EQ(rc, 0) << err.str();
-  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:3 prefix=slurm-room:",
-                                                   "allocate n3 slurm:3 prefix=slurm-room:"}));
+  EXPECT_EQ(nodes.calls,
+            (std::vector<std::string>{"allocate n1 slurm:3 prefix=slurm-room: anchors",
+                                      "allocate n3 slurm:3 prefix=slurm-room: anchors"}));
   ASSERT_EQ(runner.commands.size(), 2u);
   EXPECT_EQ(runner.commands[1],
             "scontrol update JobId=3 'AdminComment=migsched: bound n1=MIG-n1-10|0|7g.40gb|0 "
@@ -124,8 +125,9 @@ TEST(PrologTest, AnArrayTaskIsAddressedAsArrayIdUnderscoreTaskId) {
   ASSERT_EQ(runner.commands.size(), 2u);
   EXPECT_EQ(runner.commands[0], "scontrol -o show job 48_2");
   EXPECT_EQ(runner.commands[1].rfind("scontrol update JobId=48_2 ", 0), 0u) << runner.commands[1];
-  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:48 prefix=slurm-room:",
-                                                   "allocate n3 slurm:48 prefix=slurm-room:"}));
+  EXPECT_EQ(nodes.calls,
+            (std::vector<std::string>{"allocate n1 slurm:48 prefix=slurm-room: anchors",
+                                      "allocate n3 slurm:48 prefix=slurm-room: anchors"}));
 
   ReplayRunner bound;
   bound.records["48_2"] = testing::ReadTestData("slurm/scontrol-job-1-bound.txt");
@@ -140,6 +142,39 @@ TEST(PrologTest, AnArrayTaskIsAddressedAsArrayIdUnderscoreTaskId) {
   EXPECT_NE(out.str().find("export CUDA_VISIBLE_DEVICES=MIG-1111,MIG-2222\n"), std::string::npos);
 }
 
+// §4 step 2: the prolog's binds say whether the job can never leave its GPUs, by the controller's
+// rule: only a job marked migratable=restart that Slurm may requeue can move (job 1's record says
+// Requeue=1; the same record with Requeue=0 cannot). A job without a marker anchors (the other
+// tests' binds).
+TEST(PrologTest, BindsSayWhetherTheJobCanNeverLeaveItsGpus) {
+  const std::string record = testing::ReadTestData("slurm/scontrol-job-1.txt");
+  ASSERT_NE(record.find(" Requeue=1 "), std::string::npos);
+  std::string no_requeue = record;
+  no_requeue.replace(no_requeue.find(" Requeue=1 "), 11, " Requeue=0 ");
+  struct Case {
+    std::string record, comment;
+    bool anchors;
+  } cases[] = {{record, "migratable=restart", false},
+               {record, "migratable=restart latency-sensitive", true},
+               {record, "migratable=none", true},
+               {no_requeue, "migratable=restart", true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.comment + (c.record == record ? "" : ", Requeue=0"));
+    ReplayRunner runner;
+    runner.records["1"] = c.record;
+    SlurmClient slurm(&runner, 5);
+    FakeNodeDaemons nodes;
+    std::ostringstream err;
+    EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes,
+                        MakeEnv({{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_COMMENT", c.comment}}), err),
+              0)
+        << err.str();
+    const std::string want =
+        std::string("allocate n1 slurm:1 prefix=slurm-room:") + (c.anchors ? " anchors" : "");
+    EXPECT_EQ(nodes.calls, (std::vector<std::string>{want, want}));
+  }
+}
+
 // scontrol-job-1.txt: job 1, --gres=mig:1g.5gb:2 on n1: one allocation per
 // instance, each from a room.
 TEST(PrologTest, EachInstanceIsItsOwnAllocation) {
@@ -150,8 +185,9 @@ TEST(PrologTest, EachInstanceIsItsOwnAllocation) {
   std::ostringstream err;
   EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "1"}}), err), 0)
       << err.str();
-  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:1 prefix=slurm-room:",
-                                                   "allocate n1 slurm:1 prefix=slurm-room:"}));
+  EXPECT_EQ(nodes.calls,
+            (std::vector<std::string>{"allocate n1 slurm:1 prefix=slurm-room: anchors",
+                                      "allocate n1 slurm:1 prefix=slurm-room: anchors"}));
   EXPECT_EQ(AllocationsOn(nodes.states["n1"]).size(), 2u);
   EXPECT_EQ(runner.commands.back(),
             "scontrol update JobId=1 'AdminComment=migsched: bound "
@@ -166,9 +202,9 @@ TEST(PrologTest, WithoutARoomTheDaemonChooses) {
   nodes.no_room["n3"] = true;
   std::ostringstream err;
   EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "3"}}), err), 0);
-  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:3 prefix=slurm-room:",
-                                                   "allocate n3 slurm:3 prefix=slurm-room:",
-                                                   "allocate n3 slurm:3 prefix="}));
+  EXPECT_EQ(nodes.calls, (std::vector<std::string>{"allocate n1 slurm:3 prefix=slurm-room: anchors",
+                                                   "allocate n3 slurm:3 prefix=slurm-room: anchors",
+                                                   "allocate n3 slurm:3 prefix= anchors"}));
 }
 
 // A failure on the second node releases the first node's allocation (all or

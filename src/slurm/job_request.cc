@@ -105,7 +105,7 @@ StatusOr<std::optional<JobRequest>> ToJobRequest(const SlurmJob& job, std::strin
   const Marker m = ParseMarker(job.comment);
   r.marker_error = m.error;
   r.job.latency_sensitive = m.latency_sensitive;
-  r.job.migratable = job.requeue ? m.migratable : Migratable::kNone;
+  r.job.migratable = MigratableOf(m, job.requeue);
   if (m.migratable == Migratable::kRestart && !job.requeue && r.marker_error.empty()) {
     r.marker_error = "migratable=restart without --requeue: the job will not be moved";
   }

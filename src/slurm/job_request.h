@@ -33,6 +33,11 @@ struct Marker {
   std::string error;  // non-empty: a malformed marker, what is wrong
 };
 Marker ParseMarker(std::string_view comment);
+// How the controller takes a job's marker: migratable as marked only with --requeue (Slurm cannot
+// requeue the job otherwise, so it never moves). The one rule of ToJobRequest and the prolog.
+inline Migratable MigratableOf(const Marker& m, bool requeue) {
+  return requeue ? m.migratable : Migratable::kNone;
+}
 
 // "slurm:1234": the owner key of a Slurm job's allocations; JobIdOfKey is its inverse
 // (nullopt for any other key).

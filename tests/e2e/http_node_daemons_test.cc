@@ -46,8 +46,9 @@ TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
   WaitRunning(job);
   // A room on GPU 1: 3g.20gb at start 4 (units 4-7).
   const PlacementRef room{1, "3g.20gb", 4};
-  ASSERT_OK(nodes->Reserve("n1", "slurm-room:1:3g.20gb:4", {room}, 60));
-  ASSERT_OK(nodes->Reserve("n1", "slurm-room:1:3g.20gb:4", {room}, 60));  // renewed, not doubled
+  ASSERT_OK(nodes->Reserve("n1", "slurm-room:1:3g.20gb:4", {room}, 60, /*anchors=*/false));
+  ASSERT_OK(nodes->Reserve("n1", "slurm-room:1:3g.20gb:4", {room}, 60,
+                           /*anchors=*/false));  // renewed, not doubled
   ASSERT_OK_AND_ASSIGN(NodeView s1, nodes->State("n1"));
   EXPECT_GT(s1.generation, s0.generation);
   ASSERT_EQ(s1.reservations.size(), 1u);
@@ -100,7 +101,8 @@ TEST_F(HttpNodeDaemonsE2eTest, StateRoomBindAndRelease) {
   EXPECT_TRUE(AllocationsOn(s3).empty());
   for (const InstanceView& in : s3.gpus[1].instances) EXPECT_EQ(HolderOf(in), HolderKind::kIdle);
   // A placement that is not free: kFailedPrecondition with the daemon's reason.
-  Status taken = nodes->Reserve("n1", "slurm-room:0:1g.5gb:0", {{0, "1g.5gb", 0}}, 60);
+  Status taken =
+      nodes->Reserve("n1", "slurm-room:0:1g.5gb:0", {{0, "1g.5gb", 0}}, 60, /*anchors=*/false);
   EXPECT_EQ(taken.code(), StatusCode::kFailedPrecondition) << taken.ToString();
   EXPECT_THAT(taken.message(), HasSubstr("node n1"));
 }
@@ -134,6 +136,59 @@ TEST_F(HttpNodeDaemonsE2eTest, ErrorsNameTheNodeAndWhy) {
   EXPECT_EQ(stopped.status().code(), StatusCode::kUnavailable) << stopped.status().ToString();
   EXPECT_THAT(stopped.status().message(), HasSubstr("node n1 (http://127.0.0.1:"));
   ASSERT_OK(nodes->State("n1").status());  // and back
+}
+
+// §4 step 2 over HTTP: a room made with `anchors` (the Kubernetes extender's, for a pod that
+// cannot be evicted) shows its instance anchoring; the allocation that binds it without saying so
+// again anchors too, as does one bound with `anchors` (the Slurm prolog's, for a job that cannot
+// be requeued); a bind without it does not. What every controller's view reads (GET /v1/node).
+TEST_F(HttpNodeDaemonsE2eTest, AnchorsTravelFromRoomsAndBindsToTheView) {
+  StartDaemon();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NodeDaemons> nodes,
+                       NewHttpNodeDaemons(Config(token_file_.string())));
+  ASSERT_OK(nodes->Reserve("n1", "k8s:ns/svc", {{1, "3g.20gb", 4}}, 60, /*anchors=*/true));
+  ASSERT_OK_AND_ASSIGN(NodeView s1, nodes->State("n1"));
+  ASSERT_EQ(s1.reservations.size(), 1u);
+  EXPECT_TRUE(s1.reservations[0].record.anchors);
+  ASSERT_EQ(s1.gpus[1].instances.size(), 1u);
+  EXPECT_TRUE(s1.gpus[1].instances[0].anchors);
+  EXPECT_TRUE(s1.gpus[1].anchored);
+  EXPECT_FALSE(s1.gpus[0].anchored);
+
+  BindRequest pod;  // the node agent's bind: the pod's room, by its profile
+  pod.owner = "k8s:ns/svc";
+  pod.idempotency_key = "k8s:ns/svc/3g.20gb/0";
+  pod.instances = {{"3g.20gb", 1}};
+  pod.reservation_prefix = "k8s:ns/svc";
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord a, nodes->Allocate("n1", pod));
+  EXPECT_TRUE(a.allocation.anchors);
+  BindRequest fixed;  // a prolog's bind of a job that cannot move, placed by the daemon
+  fixed.owner = "slurm:5";
+  fixed.idempotency_key = "slurm:5:0:n1:0";
+  fixed.instances = {{"1g.5gb", 1}};
+  fixed.anchors = true;
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord f, nodes->Allocate("n1", fixed));
+  EXPECT_TRUE(f.allocation.anchors);
+  BindRequest movable = fixed;
+  movable.owner = "slurm:6";
+  movable.idempotency_key = "slurm:6:0:n1:0";
+  movable.anchors = false;
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord m, nodes->Allocate("n1", movable));
+  EXPECT_FALSE(m.allocation.anchors);
+
+  ASSERT_OK_AND_ASSIGN(NodeView s2, nodes->State("n1"));
+  int anchoring = 0, seen = 0;
+  for (const GpuView& g : s2.gpus) {
+    for (const InstanceView& in : g.instances) {
+      if (!in.busy) continue;
+      ++seen;
+      const bool want = in.owner == "k8s:ns/svc" || in.owner == "slurm:5";
+      EXPECT_EQ(in.anchors, want) << in.owner;
+      anchoring += in.anchors ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(seen, 3);
+  EXPECT_EQ(anchoring, 2);
 }
 
 }  // namespace

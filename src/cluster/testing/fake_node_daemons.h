@@ -47,9 +47,10 @@ class FakeNodeDaemons : public NodeDaemons {
     return it->second;
   }
   Status Reserve(const std::string& node, const std::string& key, const std::vector<PlacementRef>&,
-                 double ttl_s) override {
+                 double ttl_s, bool anchors) override {
     std::lock_guard<std::mutex> lock(mu_);
-    calls.push_back(fmt::format("reserve {} {} ttl={}", node, key, ttl_s));
+    calls.push_back(
+        fmt::format("reserve {} {} ttl={}{}", node, key, ttl_s, anchors ? " anchors" : ""));
     if (auto it = reserve_error.find(node); it != reserve_error.end()) return it->second;
     return Status::Ok();
   }
@@ -60,7 +61,8 @@ class FakeNodeDaemons : public NodeDaemons {
   }
   StatusOr<DaemonJobRecord> Allocate(const std::string& node, const BindRequest& r) override {
     std::lock_guard<std::mutex> lock(mu_);
-    calls.push_back(fmt::format("allocate {} {} prefix={}", node, r.owner, r.reservation_prefix));
+    calls.push_back(fmt::format("allocate {} {} prefix={}{}", node, r.owner, r.reservation_prefix,
+                                r.anchors ? " anchors" : ""));
     if (auto it = allocate_error.find(node); it != allocate_error.end() && !it->second.ok()) {
       return it->second;
     }

@@ -270,15 +270,14 @@ std::string ClusterEngine::NotReady() {
 // cost a reservation mark per GPU of the cluster per try.
 class ClusterEngine::Trial {
  public:
-  // `anchoring`: the keys of the bound pods that can never leave their GPU (§4 step 2).
+  // The pods that can never leave their GPU (§4 step 2) are anchored in the view already: their
+  // rooms and allocations say so (Reserve below), in the daemons' records.
   Trial(const Snapshot& s, ConfigTableCache* tables, PlacementPolicy* policy,
-        const EngineOptions& options, std::atomic<int64_t>* internal_errors,
-        const std::set<std::string>& anchoring)
+        const EngineOptions& options, std::atomic<int64_t>* internal_errors)
       : s_(s),
         scratch_(s.view->cluster()),
         placer_(&scratch_, *s.view, tables, policy, options.scheduler),
         internal_errors_(internal_errors) {
-    if (options.scheduler.anchored_together) AnchorAllocations(*s.view, anchoring, &scratch_);
     for (int g = 0; g < scratch_.size(); ++g) scratch_.SetReserved(g, true);
     if (options.fault) placer_.SetFaultInjector(options.fault);
   }
@@ -347,7 +346,7 @@ class ClusterEngine::Trial {
 
 std::optional<NodePlacement> ClusterEngine::Place(const Snapshot& s, const ClusterJob& job,
                                                   const std::set<int>& allowed, double* delta) {
-  Trial t(s, &tables_, policy_.get(), options_, &internal_errors_, anchoring_);
+  Trial t(s, &tables_, policy_.get(), options_, &internal_errors_);
   return t.Try(job, allowed, delta);
 }
 
@@ -428,30 +427,11 @@ bool ClusterEngine::HoldsItsRoom(const Snapshot& s, const ClusterJob& job, int n
   return false;
 }
 
-void ClusterEngine::NoteAnchoring(const ClusterView& view, const ClusterJob& job) {
-  if (!options_.scheduler.anchored_together) return;
-  if (!job.anchors()) {
-    anchoring_.erase(job.key);
-    return;
-  }
-  anchoring_.insert(job.key);
-  // Bounded: past 4096 keys, those of pods that hold no allocation now (ended, or never bound)
-  // go; the one just noted stays.
-  if (anchoring_.size() <= 4096) return;
-  std::set<std::string> holding;
-  ForEachOccupied(view, view.cluster(), [&](int, JobId, const ClusterView::Occupant& o) {
-    if (o.kind != HolderKind::kPlaceholder) holding.insert(o.owner);
-  });
-  std::erase_if(anchoring_,
-                [&](const std::string& k) { return k != job.key && holding.count(k) == 0; });
-}
-
 std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
                                                             const std::vector<std::string>& nodes) {
   auto s = ViewFor(nodes);
   const ClusterJob job = ToClusterJob(pod);
   std::lock_guard lock(mu_);
-  NoteAnchoring(*s->view, job);
   if (!pod.uid.empty() && FirstArrival(pod.uid)) {
     Job j;
     j.name = job.key;
@@ -476,7 +456,7 @@ std::vector<PlacementEngine::Verdict> ClusterEngine::Filter(const PodInfo& pod,
     known.push_back(fmt::format("and {} more", s->view->nodes().size() - kKnownNamed));
   }
   std::vector<Verdict> out;
-  Trial trial(*s, &tables_, policy_.get(), options_, &internal_errors_, anchoring_);
+  Trial trial(*s, &tables_, policy_.get(), options_, &internal_errors_);
   for (const std::string& name : nodes) {
     const int idx = s->view->FindNode(name);
     if (idx < 0) {
@@ -546,10 +526,6 @@ StatusOr<std::vector<RequeueMove>> ClusterEngine::PlanMigration(const PodInfo& w
   PlannerInput in;
   in.view = s->view.get();
   in.waiting = {ToClusterJob(waiting)};
-  {
-    std::lock_guard lock(mu_);
-    for (const PodInfo& p : running) NoteAnchoring(*s->view, ToClusterJob(p));
-  }
   for (const PodInfo& p : running) {
     EngineRunningJob r;
     r.job = ToClusterJob(p);
@@ -595,7 +571,7 @@ std::vector<int64_t> ClusterEngine::Prioritize(const PodInfo& pod,
       return scores;
     }
   }
-  Trial trial(*s, &tables_, policy_.get(), options_, &internal_errors_, anchoring_);
+  Trial trial(*s, &tables_, policy_.get(), options_, &internal_errors_);
   auto pick = trial.Try(job, candidates, nullptr);
   if (!pick) return scores;
   if (choices_.size() > 10000) choices_.clear();
@@ -695,7 +671,10 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
     }
     choices_.erase(pod.uid);
   }
-  Status st = daemons_->Reserve(node, key, placement.placements, options_.reservation_ttl_s);
+  // A pod that can never leave its GPU says so in its room, and its allocation (bound from the
+  // room) keeps it: every view, this extender's after a restart included, sees the GPU anchored.
+  Status st =
+      daemons_->Reserve(node, key, placement.placements, options_.reservation_ttl_s, job.anchors());
   WithFreshNode(node);  // the next filter sees the reservation
   if (!st.ok()) return st;
   Forget(pod.uid);

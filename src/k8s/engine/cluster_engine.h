@@ -198,8 +198,6 @@ class ClusterEngine : public PlacementEngine {
   std::shared_ptr<std::mutex> NodeLock(const std::string& node);
   // Remembers that the policy saw `uid` arrive; true the first time. Under mu_.
   bool FirstArrival(const std::string& uid);
-  // Records whether `job` anchors (anchoring_). REQUIRES: mu_ held.
-  void NoteAnchoring(const ClusterView& view, const ClusterJob& job);
 
   NodeDaemons* const daemons_;
   NodeDirectory* const directory_;
@@ -224,13 +222,7 @@ class ClusterEngine : public PlacementEngine {
     PodInfo pod;
     std::chrono::steady_clock::time_point since;  // its first filter that found no node
   };
-  std::map<std::string, Waiting> waiting_;  // by uid; bounded as choices_
-  // §4 step 2 anchored together: the keys of the pods that can never leave their GPU (not
-  // migratable, or latency-sensitive), as seen by a filter or in migration's list of running
-  // pods; a Trial anchors the GPUs their allocations hold. Past 4096 keys, those holding no
-  // allocation are dropped. After a restart it knows a running pod again at migration's next
-  // round (or never, with migration off: those pods are placed beside as if they could move).
-  std::set<std::string> anchoring_;
+  std::map<std::string, Waiting> waiting_;                         // by uid; bounded as choices_
   std::map<std::string, std::shared_ptr<std::mutex>> node_locks_;  // by node name
   std::atomic<int64_t> internal_errors_{0};
 

@@ -44,10 +44,13 @@ class ClusterEngineTest : public ::testing::Test {
     o.bind_wait_s = bind_wait_s;
     o.poll_s = 0.01;
     o.state_threads = 1;  // the double is not thread-safe
+    o.scheduler.reuse_first = reuse_and_anchor;
+    o.scheduler.anchored_together = reuse_and_anchor;
     auto e = ClusterEngine::Create(&daemons, &directory, &migsched::testing::BundledCatalog(), o);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine = std::move(*e);
   }
+  bool reuse_and_anchor = false;  // reuse first and anchored together (full's defaults), for Make
   migsched::testing::FakeNodeDaemons daemons;
   StaticNodeDirectory directory{{{"n1", "http://n1"}, {"n2", "http://n2"}, {"n3", "http://n3"}}};
   std::unique_ptr<ClusterEngine> engine;
@@ -171,8 +174,33 @@ TEST_F(ClusterEngineTest, ReserveHoldsThePlacementUnderThePodsKey) {
   EXPECT_EQ(r->instances[1].gpu_uuid, "GPU-n1-1");
   // The reservation, then its node read again (the next filter sees it).
   ASSERT_GE(daemons.calls.size(), 2u);
-  EXPECT_EQ(daemons.calls[daemons.calls.size() - 2], "reserve n1 k8s:u1 ttl=300");
+  // The pod has no migratable annotation: it can never leave its GPU, and its room says so.
+  EXPECT_EQ(daemons.calls[daemons.calls.size() - 2], "reserve n1 k8s:u1 ttl=300 anchors");
   EXPECT_EQ(daemons.calls.back(), "state n1");
+}
+
+// §4 step 2 after the extender restarted (a new engine): a pod that can never leave its GPU (no
+// migratable annotation) was bound before, and what says so is its allocation in the daemon's view
+// (InstanceView::anchors), not this engine's memory, so it holds even with migration off. A new
+// such pod goes beside it on GPU 0, although GPU 1 holds an idle 1g.5gb that reuse first would
+// take; where the allocation does not say it anchors, the pod reuses GPU 1's instance. By hand:
+// with the rule the anchored GPUs are tried first, and GPU 0 (1g.5gb at 0 taken) has room for a
+// 1g.5gb. The pod's room says it anchors, so its allocation will too.
+TEST_F(ClusterEngineTest, AnExtenderThatRestartedKnowsFromTheViewWhichPodsCannotMove) {
+  for (const bool anchors : {true, false}) {
+    SCOPED_TRACE(anchors ? "the allocation anchors" : "it does not say so");
+    NodeView n1 = MakeNode("n1", 2, "A100 40GB", {"0:1g.5gb@0=alloc:k8s:svc", "1:1g.5gb@0=idle"});
+    n1.gpus[0].instances[0].anchors = anchors;
+    daemons.states["n1"] = n1;
+    reuse_and_anchor = true;
+    Make();
+    auto r = engine->Reserve(Pod("u1", {{"c", {{"1g.5gb", 1}}}}), "n1");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->instances.size(), 1u);
+    EXPECT_EQ(r->instances[0].gpu, NvmlIndex::Of(anchors ? 0 : 1));
+    ASSERT_GE(daemons.calls.size(), 2u);
+    EXPECT_EQ(daemons.calls[daemons.calls.size() - 2], "reserve n1 k8s:u1 ttl=300 anchors");
+  }
 }
 
 TEST_F(ClusterEngineTest, ABindWaitsForAnotherPodsPendingReservationOfTheSameProfile) {
@@ -226,8 +254,9 @@ TEST_F(ClusterEngineTest, APodsOwnRoomFromAnUnfinishedBindIsItsOwn) {
   daemons.calls.clear();
   auto moved = engine->Reserve(pod, "n2");
   ASSERT_TRUE(moved.ok()) << moved.status().ToString();
-  EXPECT_NE(std::find(daemons.calls.begin(), daemons.calls.end(), "reserve n2 k8s:u1 ttl=300"),
-            daemons.calls.end());
+  EXPECT_NE(
+      std::find(daemons.calls.begin(), daemons.calls.end(), "reserve n2 k8s:u1 ttl=300 anchors"),
+      daemons.calls.end());
   EXPECT_NE(std::find(daemons.calls.begin(), daemons.calls.end(), "unreserve n1 k8s:u1"),
             daemons.calls.end());
 }
@@ -266,8 +295,8 @@ class HangingDaemons : public NodeDaemons {
     }
     return MakeNode(node, 1, "A100 40GB", {});
   }
-  Status Reserve(const std::string&, const std::string&, const std::vector<PlacementRef>&,
-                 double) override {
+  Status Reserve(const std::string&, const std::string&, const std::vector<PlacementRef>&, double,
+                 bool) override {
     return Status::Ok();
   }
   Status Unreserve(const std::string&, const std::string&) override { return Status::Ok(); }

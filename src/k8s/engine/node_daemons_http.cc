@@ -53,10 +53,11 @@ StatusOr<NodeView> HttpNodeDaemons::State(const std::string& node) {
 }
 
 Status HttpNodeDaemons::Reserve(const std::string& node, const std::string& key,
-                                const std::vector<PlacementRef>& placements, double ttl_s) {
+                                const std::vector<PlacementRef>& placements, double ttl_s,
+                                bool anchors) {
   auto in = Inner();
   if (!in) return NoNodes(node);
-  return in->Reserve(node, key, placements, ttl_s);
+  return in->Reserve(node, key, placements, ttl_s, anchors);
 }
 
 Status HttpNodeDaemons::Unreserve(const std::string& node, const std::string& key) {

@@ -35,7 +35,7 @@ class HttpNodeDaemons : public NodeDaemons {
 
   StatusOr<NodeView> State(const std::string& node) override;
   Status Reserve(const std::string& node, const std::string& key,
-                 const std::vector<PlacementRef>& placements, double ttl_s) override;
+                 const std::vector<PlacementRef>& placements, double ttl_s, bool anchors) override;
   Status Unreserve(const std::string& node, const std::string& key) override;
   StatusOr<DaemonJobRecord> Allocate(const std::string& node, const BindRequest& request) override;
   Status Release(const std::string& node, int64_t allocation_id) override;
