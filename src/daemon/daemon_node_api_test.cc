@@ -373,5 +373,55 @@ TEST_F(DaemonTest, AnchoringSurvivesARestart) {
   EXPECT_TRUE(At(d->Node(), 1, 4)->anchors);
 }
 
+// §4 step 2, the daemon's own placements: its anchored GPUs are those every controller's view
+// has (a holder its owner says cannot leave), not every GPU with an allocation (which the daemon
+// cannot move, but its engine can). A trial found a daemon job that cannot leave placed beside a
+// plain allocation on GPU 0 while GPU 1 held an anchoring one. By hand, 2x A100 40GB with
+// anchored-together on: GPU 0 holds a plain 1g.5gb allocation at 0, GPU 1 an anchoring one at 0;
+// the job (1g.5gb, migratable none: it anchors) is placed among the anchored GPUs first, so on
+// GPU 1; the same after a restart (the allocations adopted again).
+TEST_F(DaemonTest, DaemonJobsThatCannotLeaveGoBesideAnchoringAllocationsOnly) {
+  config_.scheduler.anchored_together = true;  // full's default (the fixture's options are raw)
+  config_.on_shutdown = "leave";
+  for (const bool restart : {false, true}) {
+    SCOPED_TRACE(restart ? "after a restart" : "first start");
+    auto d = Start("2xA100-40GB");
+    ASSERT_NE(d, nullptr);
+    if (!restart) {
+      ASSERT_OK(d->Allocate(Alloc("slurm:1", {{0, "1g.5gb", 0}}), ""));
+      AllocationRequest fixed = Alloc("k8s:svc", {{1, "1g.5gb", 0}});
+      fixed.anchors = true;
+      ASSERT_OK(d->Allocate(fixed, ""));
+    }
+    ASSERT_OK_AND_ASSIGN(DaemonJobRecord job, d->Submit(Req("1g.5gb", {"sleep", "0.1"})));
+    ASSERT_OK(d->Settle());
+    const DaemonJobRecord r = Get(*d, job.id);
+    ASSERT_EQ(r.instances.size(), 1u);
+    EXPECT_EQ(r.instances[0].gpu, NvmlIndex{1});
+    ASSERT_TRUE(WaitTerminal(*d, job.id));
+  }
+}
+
+// An allocation whose client said `anchors` is another request than one that did not: a replay
+// with another value is refused (409), as for any other field. Only an allocation that bound a
+// reservation may have `anchors` from it, and a replay that leaves it out is the same one
+// (NodeServiceTest.AnAllocationBoundFromAnAnchoringReservationAnchors).
+TEST_F(DaemonTest, AReplayWithOtherAnchorsIsAnotherRequest) {
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  AllocationRequest fixed = Alloc("k8s:a", {{0, "1g.5gb", 0}});
+  fixed.anchors = true;
+  ASSERT_OK(d->Allocate(fixed, "key-a"));
+  AllocationRequest plain = fixed;
+  plain.anchors = false;
+  EXPECT_EQ(d->Allocate(plain, "key-a").status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_OK(d->Allocate(Alloc("k8s:b", {{0, "1g.5gb", 1}}), "key-b"));
+  AllocationRequest b_anchors = Alloc("k8s:b", {{0, "1g.5gb", 1}});
+  b_anchors.anchors = true;
+  EXPECT_EQ(d->Allocate(b_anchors, "key-b").status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_OK_AND_ASSIGN(SubmitResult again, d->Allocate(fixed, "key-a"));
+  EXPECT_TRUE(again.replayed);
+}
+
 }  // namespace
 }  // namespace migsched

@@ -13,12 +13,15 @@
 namespace migsched {
 namespace {
 
-// Whether `b` asks again for the stored allocation `a` (an owner left out in
-// `b` was filled in from the reservation it bound, and so may `anchors` have been).
-bool SameAllocation(const AllocationRequest& a, const AllocationRequest& b) {
+// Whether `b` asks again for the stored allocation `stored` (an owner left out in `b` was filled
+// in from the reservation it bound, and `anchors` may have come from that reservation too).
+bool SameAllocation(const DaemonJobRecord& stored, const AllocationRequest& b) {
+  const AllocationRequest& a = stored.allocation;
+  const bool same_anchors =
+      a.anchors == b.anchors || (a.anchors && !b.anchors && !stored.bound_reservation.empty());
   if ((a.owner != b.owner && !b.owner.empty()) || a.reservation != b.reservation ||
-      a.reservation_prefix != b.reservation_prefix || a.name != b.name ||
-      (b.anchors && !a.anchors) || a.instances.size() != b.instances.size()) {
+      a.reservation_prefix != b.reservation_prefix || a.name != b.name || !same_anchors ||
+      a.instances.size() != b.instances.size()) {
     return false;
   }
   for (size_t i = 0; i < a.instances.size(); ++i) {
@@ -413,7 +416,7 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
       keys_->Wait(state_mu_, key);
       if (DaemonJobId first = jobs_->ByKey(key); first != 0) {
         const DaemonJobRecord* v = jobs_->Visible(first);
-        if (v->kind == JobKind::kAllocation && SameAllocation(v->allocation, req)) {
+        if (v->kind == JobKind::kAllocation && SameAllocation(*v, req)) {
           return SubmitResult{*v, true};
         }
         return FailedPreconditionError(
@@ -571,6 +574,7 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
       }
       model_->Touch();
     }
+    model_->SetAllocationAnchors(static_cast<JobId>(id), r.allocation.anchors);
     keys_->Begin(key);
     jobs_->Update(r);  // current only: visible once stored
     sync_->Execute(d.plan, [this, id, key, reservation_ops,

@@ -137,6 +137,7 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
         std::vector<InstanceRef> where = StillThere(model, *in.sync, r, &vanished);
         if (r.state == JobState::kRunning && !where.empty() &&
             model.scheduler().Adopt(jid, AllocationJob(r), where).ok()) {
+          model.SetAllocationAnchors(jid, r.allocation.anchors);
           spdlog::info("allocation {} ({}): re-adopted", r.id, r.owner());
         } else {
           end(r, JobState::kFailed, std::nullopt,

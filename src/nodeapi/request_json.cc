@@ -442,9 +442,10 @@ void CanonicalizeProfiles(std::vector<T>& v) {
 }  // namespace
 
 namespace {
-// The optional boolean `anchors` of an allocation or reservation request (absent or null: false).
+// The optional boolean `anchors` of an allocation or reservation request (absent: false; null is
+// refused, as for the other boolean fields).
 StatusOr<bool> GetAnchors(const json& j) {
-  if (!j.contains("anchors") || j.at("anchors").is_null()) return false;
+  if (!j.contains("anchors")) return false;
   const json& v = j.at("anchors");
   if (!v.is_boolean()) return TypeError("anchors", "a boolean", v);
   return v.get<bool>();
