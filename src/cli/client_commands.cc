@@ -84,13 +84,15 @@ std::string Str(const json& j, const char* key) {
 }
 
 // One GPU as a slot map: a cell per placement unit, a letter per instance
-// (upper case busy, lower case idle), '.' free; then a legend.
+// (upper case busy, lower case idle), '.' free; then a legend. ANCHORED, and "cannot leave" on an
+// instance: its holder can never leave the GPU (algorithms.md §4 step 2).
 void PrintGpu(const json& g, std::ostream& out) {
   const int units = g.value("placement_units", 0);
-  out << fmt::format("GPU {}  {}  {}  util {:.0f}%  FragCost {:.3f}  {}{}\n", g.value("index", -1),
-                     Str(g, "model"), Str(g, "uuid"), 100 * g.value("utilisation", 0.0),
-                     g.value("frag_cost", 0.0), Str(g, "load"),
-                     g.value("draining", false) ? "  DRAINING" : "");
+  out << fmt::format("GPU {}  {}  {}  util {:.0f}%  FragCost {:.3f}  {}{}{}\n",
+                     g.value("index", -1), Str(g, "model"), Str(g, "uuid"),
+                     100 * g.value("utilisation", 0.0), g.value("frag_cost", 0.0), Str(g, "load"),
+                     g.value("draining", false) ? "  DRAINING" : "",
+                     g.value("anchored", false) ? "  ANCHORED" : "");
   std::vector<char> cells(static_cast<size_t>(std::max(units, 0)), '.');
   std::vector<std::string> legend;
   const json instances = g.value("instances", json::array());
@@ -116,6 +118,7 @@ void PrintGpu(const json& g, std::ostream& out) {
     } else if (busy) {
       who = fmt::format("busy, job {}", job);
     }
+    if (busy && i.value("anchors", false)) who += ", cannot leave";
     legend.push_back(fmt::format("    {} {:<10} @{}+{}  {:<16} {}", letter, Str(i, "profile"),
                                  start, size, who, Str(i, "mig_uuid")));
   }

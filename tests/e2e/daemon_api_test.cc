@@ -419,7 +419,10 @@ TEST_F(DaemonApiTest, ClientCommands) {
   ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
   EXPECT_NE(gpus.out.find("GPU 0"), std::string::npos) << gpus.out;
   EXPECT_NE(gpus.out.find("GPU 1"), std::string::npos) << gpus.out;
-  EXPECT_NE(gpus.out.find("busy, job " + std::to_string(sid)), std::string::npos) << gpus.out;
+  // Submitted without --migratable (default none): it can never leave its GPU (§4 step 2).
+  EXPECT_NE(gpus.out.find("busy, job " + std::to_string(sid) + ", cannot leave"), std::string::npos)
+      << gpus.out;
+  EXPECT_NE(gpus.out.find("  ANCHORED\n"), std::string::npos) << gpus.out;
   auto c2 = testing::RunMigsched(with({"cancel", std::to_string(sid)}));
   EXPECT_EQ(c2.exit_code, 0) << c2.err;
   EXPECT_EQ(WaitTerminal(sid)["state"], "cancelled");
