@@ -159,9 +159,6 @@ TEST(ClusterViewTest, UnreachableAndInconsistentNodesContributeNoGpus) {
 }
 
 }  // namespace
-// A GPU its daemon calls anchored (a daemon job there can never leave it, §4 step 2) is anchored
-// in the view's cluster: its daemon jobs are registered, not the allocations beside them; a GPU
-// not called anchored is not, whatever runs there.
 // §4 step 2: the holders a daemon says can never leave (InstanceView::anchors, a reservation made
 // with `anchors`) are the view's anchored jobs, whatever their kind; the GPU-level flag is only
 // what the daemon shows, never read. GPU 0: a daemon job that anchors beside an allocation that

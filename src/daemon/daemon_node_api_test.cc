@@ -373,6 +373,33 @@ TEST_F(DaemonTest, AnchoringSurvivesARestart) {
   EXPECT_TRUE(At(d->Node(), 1, 4)->anchors);
 }
 
+// The part of an anchoring reservation a bind leaves (a gang's room bound one instance at a time)
+// still anchors, and after a restart too (the placements left are stored again, each saying so).
+TEST_F(DaemonTest, WhatABindLeavesOfAnAnchoringRoomStillAnchors) {
+  config_.on_shutdown = "leave";
+  {
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ReservationRequest room = Room("k8s:ns/gang", {{0, "1g.5gb", 0}, {0, "1g.5gb", 1}}, 600);
+    room.anchors = true;
+    ASSERT_OK(d->Reserve(room));
+    ASSERT_OK_AND_ASSIGN(
+        SubmitResult one,
+        d->Allocate(Alloc("", {RequestedInstance::At({0, "1g.5gb", 0})}, "k8s:ns/gang"), ""));
+    EXPECT_TRUE(one.record.allocation.anchors);
+    ASSERT_OK_AND_ASSIGN(ReservationView left, d->GetReservation("k8s:ns/gang"));
+    ASSERT_EQ(left.record.placements.size(), 1u);
+    EXPECT_TRUE(left.record.anchors);
+  }
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK_AND_ASSIGN(ReservationView left, d->GetReservation("k8s:ns/gang"));
+  EXPECT_TRUE(left.record.anchors);
+  ASSERT_NE(At(d->Node(), 0, 1), nullptr);
+  EXPECT_TRUE(At(d->Node(), 0, 1)->anchors);
+  EXPECT_TRUE(At(d->Node(), 0, 0)->anchors);  // the allocation bound from it
+}
+
 // §4 step 2, the daemon's own placements: its anchored GPUs are those every controller's view
 // has (a holder its owner says cannot leave), not every GPU with an allocation (which the daemon
 // cannot move, but its engine can). A trial found a daemon job that cannot leave placed beside a

@@ -94,9 +94,11 @@ class NodeModel {
   // Whether allocation `id` (a job of the scheduler's that it never moves itself, placed and
   // registered as one that cannot leave) anchors the GPUs it holds: as its owner says
   // (AllocationRequest::anchors), which is what every controller's view of the node has, so that
-  // the daemon's own jobs that cannot leave go beside the same holders a controller's would. Call
-  // once the allocation holds its instances (after its placement, or its adoption at a restart).
-  // No-op with anchored-together off.
+  // the daemon's own jobs that cannot leave go beside the same jobs and allocations a
+  // controller's would (a reservation anchors here only once bound: the cluster's anchored GPUs
+  // count busy instances that run jobs). Call once the allocation holds its instances (after its
+  // placement, or its adoption at a restart); its placement was chosen as for a job that cannot
+  // leave. No-op with anchored-together off. REQUIRES: the state lock (as every NodeModel change).
   void SetAllocationAnchors(JobId id, bool anchors);
 
   // ---- What /v1/node shows ----

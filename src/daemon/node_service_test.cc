@@ -157,5 +157,22 @@ TEST_F(NodeServiceTest, AnAllocationBoundFromAnAnchoringReservationAnchors) {
   EXPECT_TRUE(service_->Gpus()[0].anchored);
 }
 
+// A renewal (the same owner, the same placements) sets `anchors` anew, as api.md says: left out,
+// it is false (the view changes with it).
+TEST_F(NodeServiceTest, ARenewalSetsAnchorsAnew) {
+  ReservationRequest svc = Room("k8s:ns/svc", 0);
+  svc.anchors = true;
+  ASSERT_OK_AND_ASSIGN(ReserveResult made, service_->Reserve(svc));
+  EXPECT_TRUE(made.created);
+  EXPECT_TRUE(made.reservation.record.anchors);
+  ASSERT_OK_AND_ASSIGN(ReserveResult renewed, service_->Reserve(Room("k8s:ns/svc", 0)));
+  EXPECT_FALSE(renewed.created);
+  EXPECT_FALSE(renewed.reservation.record.anchors);
+  EXPECT_FALSE(service_->Gpus()[0].anchored);
+  ASSERT_OK_AND_ASSIGN(ReserveResult again, service_->Reserve(svc));
+  EXPECT_TRUE(again.reservation.record.anchors);
+  EXPECT_TRUE(service_->Gpus()[0].anchored);
+}
+
 }  // namespace
 }  // namespace migsched

@@ -430,8 +430,9 @@ TEST(ParseNodeRequestsTest, ReservationsAndAllocations) {
   }
 }
 
-// §4 step 2: `anchors` (a job its owner never moves off its GPU) in both requests: absent or null
-// is false; and it comes back through the record, the reservation and the GPU view a client reads.
+// §4 step 2: `anchors` (a job its owner never moves off its GPU) in both requests: absent is false,
+// null is refused; and it comes back through the record, the reservation and the GPU view a client
+// reads.
 TEST(ParseNodeRequestsTest, AnchorsInReservationsAndAllocations) {
   const std::string placement = R"("placements": [{"gpu": 0, "profile": "1g.5gb", "start": 0}])";
   auto plain = ParseReservationRequest(R"({"owner": "k8s:a", )" + placement + "}");
