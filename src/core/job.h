@@ -90,15 +90,22 @@ struct Job {
   // Never moved to another GPU; may still be moved within its GPU (§6).
   bool latency_sensitive = false;
   Migratable migratable = Migratable::kNone;
+  // An engine's allocation on a node daemon (a pod, a Slurm job) that its engine may move (evict,
+  // requeue) though this scheduler never does (`migratable` kNone here): it does not anchor its
+  // GPU (§4 step 2; the allocation's `anchors`, docs/api.md).
+  bool moved_by_owner = false;
 
-  // Whether the job can never leave the GPU it is placed on (Anchors below).
+  // Whether the job can never leave the GPU it is placed on: Anchors below, unless its owner may
+  // move it (moved_by_owner).
   bool anchors() const;
 
   // A readable request, e.g. "3g.20gb", "2x7g.40gb", "gpu_fraction 0.46".
   std::string RequestString() const;
 };
 
-inline bool Job::anchors() const { return Anchors(migratable, latency_sensitive); }
+inline bool Job::anchors() const {
+  return !moved_by_owner && Anchors(migratable, latency_sensitive);
+}
 
 // A request as a reason names it, on the GPU models `models`: `what` is the
 // profile, or for a gpu_fraction the profiles it resolves to on those models

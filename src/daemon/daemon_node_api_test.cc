@@ -429,6 +429,40 @@ TEST_F(DaemonTest, DaemonJobsThatCannotLeaveGoBesideAnchoringAllocationsOnly) {
   }
 }
 
+// An allocation given by profile alone is placed by the daemon as its `anchors` says (§4 step 2):
+// one that anchors goes beside the anchoring holders first, one its engine may move does not. By
+// hand, 2x A100 40GB, anchored-together and reuse first on: GPU 0 holds an anchoring 1g.5gb
+// allocation at 0, GPU 1 an idle 1g.5gb at 0 (an allocation released there). Without `anchors`,
+// reuse first takes GPU 1's idle instance; then with it, the anchored GPU 0 has room: there.
+// (Found in review: every allocation was placed as one that cannot leave.)
+TEST_F(DaemonTest, AnAllocationByProfileIsPlacedAsItsAnchorsSays) {
+  config_.scheduler.anchored_together = true;
+  config_.scheduler.reuse_first = true;
+  auto d = Start("2xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  AllocationRequest fixed = Alloc("k8s:svc", {{0, "1g.5gb", 0}});
+  fixed.anchors = true;
+  ASSERT_OK(d->Allocate(fixed, ""));
+  ASSERT_OK_AND_ASSIGN(SubmitResult gone, d->Allocate(Alloc("slurm:1", {{1, "1g.5gb", 0}}), ""));
+  ASSERT_OK(d->ReleaseAllocation(gone.record.id));
+  ASSERT_OK(d->Settle());
+  ASSERT_FALSE(At(d->Node(), 1, 0)->busy);  // idle, kept for reuse
+  // Its engine may move it: reuse first takes GPU 1's idle instance.
+  ASSERT_OK_AND_ASSIGN(SubmitResult movable,
+                       d->Allocate(Alloc("slurm:2", {RequestedInstance::Anywhere("1g.5gb")}), ""));
+  ASSERT_EQ(movable.record.instances.size(), 1u);
+  EXPECT_EQ(movable.record.instances[0].gpu, NvmlIndex{1});
+  EXPECT_FALSE(movable.record.allocation.anchors);
+  // It anchors: beside the anchoring allocation on GPU 0 (GPU 1 holds only a movable one now).
+  AllocationRequest stays = Alloc("slurm:3", {RequestedInstance::Anywhere("1g.5gb")});
+  stays.anchors = true;
+  ASSERT_OK_AND_ASSIGN(SubmitResult fixed_too, d->Allocate(stays, ""));
+  ASSERT_EQ(fixed_too.record.instances.size(), 1u);
+  EXPECT_EQ(fixed_too.record.instances[0].gpu, NvmlIndex{0});
+  EXPECT_TRUE(d->Node().gpus[0].anchored);
+  EXPECT_FALSE(d->Node().gpus[1].anchored);
+}
+
 // An allocation whose client said `anchors` is another request than one that did not: a replay
 // with another value is refused (409), as for any other field. Only an allocation that bound a
 // reservation may have `anchors` from it, and a replay that leaves it out is the same one

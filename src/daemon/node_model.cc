@@ -146,20 +146,6 @@ std::vector<std::string> NodeModel::OperatorDrainedUuids() const {
   return out;
 }
 
-void NodeModel::SetAllocationAnchors(JobId id, bool anchors) {
-  if (!options().anchored_together) return;
-  std::vector<int> gpus;
-  for (int g = 0; g < cluster_->size(); ++g) {
-    for (const Instance& in : cluster_->gpu(g).instances()) {
-      if (in.runs_job() && in.job == id) {
-        gpus.push_back(g);
-        break;
-      }
-    }
-  }
-  cluster_->SetJobAnchored(id, anchors, gpus);
-}
-
 uint64_t NodeModel::generation() const { return cluster_->change_cursor().position + touches_; }
 
 }  // namespace migsched

@@ -90,17 +90,6 @@ class NodeModel {
   // UUIDs of the operator-drained GPUs (what the job store keeps).
   std::vector<std::string> OperatorDrainedUuids() const;
 
-  // ---- Anchored holders (§4 step 2) ----
-  // Whether allocation `id` (a job of the scheduler's that it never moves itself, placed and
-  // registered as one that cannot leave) anchors the GPUs it holds: as its owner says
-  // (AllocationRequest::anchors), which is what every controller's view of the node has, so that
-  // the daemon's own jobs that cannot leave go beside the same jobs and allocations a
-  // controller's would (a reservation anchors here only once bound: the cluster's anchored GPUs
-  // count busy instances that run jobs). Call once the allocation holds its instances (after its
-  // placement, or its adoption at a restart); its placement was chosen as for a job that cannot
-  // leave. No-op with anchored-together off. REQUIRES: the state lock (as every NodeModel change).
-  void SetAllocationAnchors(JobId id, bool anchors);
-
   // ---- What /v1/node shows ----
   uint64_t generation() const;
   // A change not seen by the cluster's journal (a reservation's expiry, a holder's record).

@@ -501,10 +501,15 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
                         wanted.empty() ? "its placements" : wanted, held.empty() ? "none" : held));
       }
     }
+    // Bound for a job that can never leave (its own word, or its reservation's): it anchors
+    // (§4 step 2), placed and registered as such; otherwise its engine may move it, though the
+    // daemon never does.
+    const bool anchors = req.anchors || (from != nullptr && from->record.anchors);
     Job job;
     job.name = req.name;
     job.count = static_cast<int>(from != nullptr ? take.size() : req.instances.size());
     job.migratable = Migratable::kNone;
+    job.moved_by_owner = !anchors;
     id = host_->NextJobId();
     Decision d;
     if (from != nullptr) {
@@ -547,8 +552,7 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
     // No owner given: the allocation belongs to the owner of the reservation it
     // binds (a device plugin that knows only the profile, docs/api.md).
     if (r.allocation.owner.empty()) r.allocation.owner = from->record.owner;
-    // Bound for a job that can never leave: so is the allocation (§4 step 2).
-    if (from != nullptr && from->record.anchors) r.allocation.anchors = true;
+    r.allocation.anchors = anchors;
     r.idempotency_key = key;
     r.instances = InstancesOf(id);
     std::vector<StoreOp> reservation_ops;
@@ -574,7 +578,6 @@ StatusOr<SubmitResult> NodeService::Allocate(const AllocationRequest& typed,
       }
       model_->Touch();
     }
-    model_->SetAllocationAnchors(static_cast<JobId>(id), r.allocation.anchors);
     keys_->Begin(key);
     jobs_->Update(r);  // current only: visible once stored
     sync_->Execute(d.plan, [this, id, key, reservation_ops,

@@ -39,7 +39,8 @@ Job AllocationJob(const DaemonJobRecord& r) {
   j.name = r.allocation.name;
   j.profile = r.instances.empty() ? "" : r.instances.front().profile;
   j.count = static_cast<int>(r.instances.size());
-  j.migratable = Migratable::kNone;
+  j.migratable = Migratable::kNone;          // the daemon never moves it
+  j.moved_by_owner = !r.allocation.anchors;  // its engine may, unless it anchors (§4 step 2)
   return j;
 }
 
@@ -137,7 +138,6 @@ StatusOr<RecoveryResult> Recover(const RecoveryInputs& in) {
         std::vector<InstanceRef> where = StillThere(model, *in.sync, r, &vanished);
         if (r.state == JobState::kRunning && !where.empty() &&
             model.scheduler().Adopt(jid, AllocationJob(r), where).ok()) {
-          model.SetAllocationAnchors(jid, r.allocation.anchors);
           spdlog::info("allocation {} ({}): re-adopted", r.id, r.owner());
         } else {
           end(r, JobState::kFailed, std::nullopt,
