@@ -70,20 +70,18 @@ NodeBuild BuildNode(const NodeView& s, int node, const Catalog& catalog, JobId* 
     return std::make_pair(it->second, p);
   };
 
-  std::map<std::tuple<int, std::string>, JobId> ids;  // (kind, owner) -> occupant id
-  std::map<JobId, size_t> index;                      // occupant id -> its entry in b.occupants
+  // (kind, owner) -> the occupant's entry in b.occupants
+  std::map<std::tuple<int, std::string>, size_t> entries;
   auto occupant = [&](HolderKind kind, const std::string& owner, bool anchors) {
     // Placeholders each get their own id; the others one per owner.
     const std::string key = kind == HolderKind::kPlaceholder ? fmt::format("#{}", *next_id) : owner;
-    auto [it, fresh] = ids.emplace(std::make_tuple(static_cast<int>(kind), key), *next_id);
-    if (fresh) {
-      index[*next_id] = b.occupants.size();
-      b.occupants.push_back({*next_id, ClusterView::Occupant{kind, node, owner}});
-      ++*next_id;
-    }
+    auto [it, fresh] =
+        entries.emplace(std::make_tuple(static_cast<int>(kind), key), b.occupants.size());
+    if (fresh) b.occupants.push_back({(*next_id)++, ClusterView::Occupant{kind, node, owner}});
+    auto& [id, o] = b.occupants[it->second];
     // One instance of it that anchors makes it anchor (§4 step 2).
-    if (anchors) b.occupants[index[it->second]].second.anchors = true;
-    return it->second;
+    o.anchors = o.anchors || anchors;
+    return id;
   };
 
   // Reserved placements: (local gpu, unit mask) for the overlap test.

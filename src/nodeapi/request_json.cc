@@ -39,6 +39,15 @@ Status TypeError(std::string_view field, std::string_view expected, const json& 
       fmt::format("field '{}' must be {}, got {}", field, expected, TypeOf(v)));
 }
 
+// An optional boolean field of `j`: absent is false; anything but true or false (null too) is
+// refused naming the field.
+StatusOr<bool> GetOptionalBool(const json& j, const char* field) {
+  if (!j.contains(field)) return false;
+  const json& v = j.at(field);
+  if (!v.is_boolean()) return TypeError(field, "a boolean", v);
+  return v.get<bool>();
+}
+
 Status CheckNoNul(std::string_view field, const std::string& s) {
   if (s.find('\0') != std::string::npos) {
     return InvalidArgumentError(fmt::format("field '{}' must not contain a NUL character", field));
@@ -391,11 +400,7 @@ StatusOr<JobRequest> JobRequestFrom(const json& j, std::string_view body) {
     }
     r.migratable = *parsed;
   }
-  if (j.contains("latency_sensitive")) {
-    const json& v = j.at("latency_sensitive");
-    if (!v.is_boolean()) return TypeError("latency_sensitive", "a boolean", v);
-    r.latency_sensitive = v.get<bool>();
-  }
+  ASSIGN_OR_RETURN(r.latency_sensitive, GetOptionalBool(j, "latency_sensitive"));
   if (j.contains("priority")) {
     ASSIGN_OR_RETURN(int64_t p,
                      GetInteger("priority", j.at("priority"), std::numeric_limits<int>::min(),
@@ -438,17 +443,6 @@ void CanonicalizeProfiles(std::vector<T>& v) {
   for (T& in : v) {
     if (!in.profile.empty()) in.profile = NormalizeProfileName(in.profile);
   }
-}
-}  // namespace
-
-namespace {
-// The optional boolean `anchors` of an allocation or reservation request (absent: false; null is
-// refused, as for the other boolean fields).
-StatusOr<bool> GetAnchors(const json& j) {
-  if (!j.contains("anchors")) return false;
-  const json& v = j.at("anchors");
-  if (!v.is_boolean()) return TypeError("anchors", "a boolean", v);
-  return v.get<bool>();
 }
 }  // namespace
 
@@ -499,7 +493,7 @@ StatusOr<AllocationRequest> ParseAllocationRequest(std::string_view body) {
     ASSIGN_OR_RETURN(a.name, GetString("name", j.at("name")));
     RETURN_IF_ERROR(CheckNameLength(a.name));
   }
-  ASSIGN_OR_RETURN(a.anchors, GetAnchors(j));
+  ASSIGN_OR_RETURN(a.anchors, GetOptionalBool(j, "anchors"));
   return a;
 }
 
@@ -527,7 +521,7 @@ StatusOr<ReservationRequest> ParseReservationRequest(std::string_view body) {
           fmt::format("field 'ttl_s' must be > 0, got {}", NumberAsWritten(body, "ttl_s", t)));
     }
   }
-  ASSIGN_OR_RETURN(r.anchors, GetAnchors(j));
+  ASSIGN_OR_RETURN(r.anchors, GetOptionalBool(j, "anchors"));
   return r;
 }
 
