@@ -19,6 +19,7 @@
 #include "sched/policy.h"
 #include "sim/frag_free.h"
 #include "sim/replicas.h"
+#include "sim/sim_writers.h"
 #include "sim/simulator.h"
 
 namespace migsched::cli {
@@ -35,6 +36,7 @@ struct CompareFlags {
   SimFlags sim;
   std::vector<std::string> policies;
   std::string json;
+  std::string jobs_csv;
   int threads = 0;
   bool by_profile = false;
   ReportFlags report;
@@ -48,8 +50,9 @@ int Run(const CompareFlags& f, Context& ctx) {
   if (!f.report.snapshot_at.empty() && f.report.path.empty()) {
     return fail("--snapshot-at sets the slot maps of --report; give --report FILE.html too");
   }
-  Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report.path}},
-                                    SimInputFiles(f.sim, ctx.extra_catalogs));
+  Status outputs = CheckOutputFiles(
+      {{"--json", f.json}, {"--jobs-csv", f.jobs_csv}, {"--report", f.report.path}},
+      SimInputFiles(f.sim, ctx.extra_catalogs));
   if (!outputs.ok()) return fail(outputs.message());
   // Each named once (AddPoliciesFlag refused a name given twice or an empty entry).
   std::vector<std::string> policies =
@@ -58,7 +61,8 @@ int Run(const CompareFlags& f, Context& ctx) {
   RunShape shape;
   shape.parallel_runs = ParallelRuns(policies.size() * n_replicas, f.threads);
   shape.total_runs = static_cast<int>(policies.size() * n_replicas);
-  shape.record_jobs = shape.record_timeline = !f.report.path.empty();
+  shape.record_jobs = !f.report.path.empty() || !f.jobs_csv.empty();
+  shape.record_timeline = !f.report.path.empty();
   // (shape: sized for every registered policy; the default list below may leave one out.)
   auto setups = BuildReplicaSetups(f.sim, ctx, shape);
   if (!setups.ok()) return fail(setups.status().message());
@@ -89,6 +93,8 @@ int Run(const CompareFlags& f, Context& ctx) {
   }
   // The report's charts and slot maps come from replica 0.
   if (!f.report.path.empty()) PrepareForReport(f.report, setup.jobs, &setups->front().sim);
+  // So do the rows of --jobs-csv.
+  if (!f.jobs_csv.empty()) setups->front().sim.record_jobs = true;
   // Task k: policy k % P in replica k / P; every run independent, stored by index.
   std::vector<StatusOr<SimResult>> results =
       RunPoliciesOnReplicas(*setups, policies, f.threads, ctx);
@@ -113,6 +119,9 @@ int Run(const CompareFlags& f, Context& ctx) {
                            : std::string("each replica's workload drawn from its seed"));
   }
   for (const std::string& n : setup.notes) out << "  note: " << n << "\n";
+  if (n_replicas > 1 && !f.jobs_csv.empty()) {
+    out << fmt::format("  note: --jobs-csv describes replica 0 (seed {})\n", seeds.front());
+  }
   for (size_t i = 0; i < n_policies; ++i) {
     const Metrics& m = runs[i].front();
     if (fill || m.rejected == 0) continue;
@@ -186,6 +195,12 @@ int Run(const CompareFlags& f, Context& ctx) {
     });
     if (!st.ok()) return fail("--json: " + st.message());
   }
+  if (!f.jobs_csv.empty()) {
+    std::vector<std::pair<std::string, const SimResult*>> done;
+    for (size_t i = 0; i < n_policies; ++i) done.emplace_back(policies[i], &*results[i]);
+    Status st = WriteOutputFile(f.jobs_csv, [&](std::ostream& o) { return WriteJobsCsv(done, o); });
+    if (!st.ok()) return fail("--jobs-csv: " + st.message());
+  }
   if (!f.report.path.empty()) {
     std::vector<const SimResult*> done;
     for (size_t i = 0; i < n_policies; ++i) done.push_back(&*results[i]);  // replica 0
@@ -223,6 +238,10 @@ void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code) {
       PolicyList() + ")";
   AddPoliciesFlag(cmd, &f->policies, policies_help);
   cmd->add_option("--json", f->json, "Write every policy's metrics and ratios as JSON to FILE");
+  cmd->add_option("--jobs-csv", f->jobs_csv,
+                  "Write one row per job and policy (replica 0) as CSV to FILE: the columns of "
+                  "simulate's --jobs-csv after a policy column; a job's id is the same under "
+                  "every policy");
   cmd->add_option("--threads", f->threads,
                   "Simulations run at once, policies and replicas (default: the cores); the "
                   "results do not depend on it")

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -81,21 +82,27 @@ Spec Bool(std::string name, Field<bool> field, std::string help,
   Spec s;
   s.name = std::move(name);
   s.kind = OptionKind::kBool;
-  // Every spelling set() takes (on and off are the ones get() writes); True/TRUE and False/FALSE
-  // too, as YAML 1.1 writes them, not named here.
+  // Every spelling set() takes, in any case (on and off are the ones get() writes; YAML 1.1 writes
+  // True/TRUE, a user may type ON).
   s.rule = "on/off, true/false or yes/no";
   s.help = std::move(help);
   s.given = given;
   const std::string rule = s.rule;
   s.set = [rule, field](std::string_view text, SchedulerOptions* o) -> Status {
-    for (std::string_view yes : {"on", "true", "True", "TRUE", "yes"}) {
-      if (text == yes) {
+    auto is = [text](std::string_view word) {
+      return text.size() == word.size() &&
+             std::equal(text.begin(), text.end(), word.begin(), [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) == b;
+             });
+    };
+    for (std::string_view yes : {"on", "true", "yes"}) {
+      if (is(yes)) {
         field(*o) = true;
         return Status();
       }
     }
-    for (std::string_view no : {"off", "false", "False", "FALSE", "no"}) {
-      if (text == no) {
+    for (std::string_view no : {"off", "false", "no"}) {
+      if (is(no)) {
         field(*o) = false;
         return Status();
       }

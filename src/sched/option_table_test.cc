@@ -57,10 +57,27 @@ TEST(OptionTableTest, BoolRefusalNamesEverySpellingItTakes) {
   EXPECT_FALSE(st.ok());
   EXPECT_EQ(st.message(), "must be on/off, true/false or yes/no, got 'maybe'");
   EXPECT_EQ(s->rule, "on/off, true/false or yes/no");
-  // The accepted set is as it was: other capitalisations stay refused.
-  EXPECT_FALSE(s->set("On", &o).ok());
-  EXPECT_FALSE(s->set("YES", &o).ok());
   EXPECT_FALSE(s->set("1", &o).ok());
+  EXPECT_FALSE(s->set("onn", &o).ok());
+  EXPECT_FALSE(s->set("o", &o).ok());
+}
+
+// Regression (a user's trial): `--migration ON` was refused, though every word it names is taken;
+// the words are taken in any case.
+TEST(OptionTableTest, OnInCapitalsIsTaken) {
+  const SchedulerOptionSpec* s = FindSchedulerOption("joint-placement");
+  ASSERT_NE(s, nullptr);
+  SchedulerOptions o;
+  for (const char* yes : {"ON", "On", "YES", "Yes", "tRuE"}) {
+    o.joint_placement = false;
+    EXPECT_TRUE(s->set(yes, &o).ok()) << yes;
+    EXPECT_TRUE(o.joint_placement) << yes;
+  }
+  for (const char* no : {"OFF", "Off", "NO", "No", "fAlSe"}) {
+    o.joint_placement = true;
+    EXPECT_TRUE(s->set(no, &o).ok()) << no;
+    EXPECT_FALSE(o.joint_placement) << no;
+  }
 }
 
 // The given bits: an option a policy has defaults for marks its bit, the others none.

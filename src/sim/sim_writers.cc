@@ -33,21 +33,41 @@ std::string CsvField(std::string_view text) {
   return out;
 }
 
-Status WriteJobsCsv(const SimResult& result, std::ostream& out) {
-  out << "id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,end_s,jct_s,instances,reason,"
-         "migrations,duration_s,slowdown,bounded_slowdown,time_limit_s\n";
+namespace {
+
+constexpr std::string_view kJobsHeader =
+    "id,name,request,outcome,arrival_s,placed_s,start_s,wait_s,end_s,jct_s,instances,reason,"
+    "migrations,duration_s,slowdown,bounded_slowdown,time_limit_s\n";
+
+// The rows of `result`'s jobs, each after `lead` (empty, or a field and its comma).
+void WriteJobRows(const SimResult& result, std::string_view lead, std::ostream& out) {
   for (const JobRecord& r : result.jobs) {
     // Slowdowns of completed jobs only (metrics.h Slowdown, BoundedSlowdown).
     const bool done = r.outcome == JobOutcome::kCompleted && std::isfinite(r.jct_s);
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    out << fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, CsvField(r.name),
-        CsvField(r.request), JobOutcomeName(r.outcome), Num(r.arrival_s), Num(r.placed_s),
-        Num(r.start_s), Num(r.wait_s), Num(r.end_s), Num(r.jct_s), CsvField(r.instances),
-        CsvField(r.reason), r.migrations, Num(r.duration_s),
-        Num(done ? Slowdown(r.jct_s, r.duration_s) : nan),
-        Num(done ? BoundedSlowdown(r.jct_s, r.duration_s) : nan), Num(r.time_limit_s));
+    out << lead
+        << fmt::format(
+               "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, CsvField(r.name),
+               CsvField(r.request), JobOutcomeName(r.outcome), Num(r.arrival_s), Num(r.placed_s),
+               Num(r.start_s), Num(r.wait_s), Num(r.end_s), Num(r.jct_s), CsvField(r.instances),
+               CsvField(r.reason), r.migrations, Num(r.duration_s),
+               Num(done ? Slowdown(r.jct_s, r.duration_s) : nan),
+               Num(done ? BoundedSlowdown(r.jct_s, r.duration_s) : nan), Num(r.time_limit_s));
   }
+}
+
+}  // namespace
+
+Status WriteJobsCsv(const SimResult& result, std::ostream& out) {
+  out << kJobsHeader;
+  WriteJobRows(result, "", out);
+  return Finish(out, "jobs");
+}
+
+Status WriteJobsCsv(const std::vector<std::pair<std::string, const SimResult*>>& runs,
+                    std::ostream& out) {
+  out << "policy," << kJobsHeader;
+  for (const auto& [label, result] : runs) WriteJobRows(*result, CsvField(label) + ",", out);
   return Finish(out, "jobs");
 }
 

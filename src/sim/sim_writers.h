@@ -12,6 +12,8 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/status.h"
 #include "sim/sim_result.h"
@@ -28,6 +30,13 @@ std::string CsvField(std::string_view text);
 // duration_s,slowdown,bounded_slowdown,time_limit_s
 // kUnavailable if the stream fails (the same for the writers below).
 Status WriteJobsCsv(const SimResult& result, std::ostream& out);
+
+// The same rows for several runs of the same jobs (compare: one run per policy), each row led by
+// the run's label: header `policy,id,name,...` as above, then every run's rows in the order given.
+// A job's id is the same in every run (its place in the workload), so rows of one job can be
+// paired across policies.
+Status WriteJobsCsv(const std::vector<std::pair<std::string, const SimResult*>>& runs,
+                    std::ostream& out);
 
 // Header + one row per TimelineSample:
 // time_s,queue_length,running_jobs,utilization,frag_rate,stranded

@@ -111,6 +111,36 @@ TEST(SimulateCliTest, FirstFitDestroysAndRecreates) {
   EXPECT_EQ(m["reuses"].get<int>(), 0);
 }
 
+// A user's trial: compare had no --jobs-csv, so pairing one job's wait across policies needed a
+// simulate run per policy. The rows of both runs of kTwoFourG, by the two tests above: b reuses
+// a's idle 4g under frag-aware (starts at 100.023) and waits for a destroy and a create under
+// first-fit (100.069).
+TEST(CompareCliTest, JobsCsvHasEveryPolicysRowsPairedById) {
+  const std::string trace = WriteTempFile("two-4g.csv", kTwoFourG);
+  const std::string jobs = WriteTempFile("jobs.csv", "");
+  auto r = RunMigsched({"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--policies",
+                        "frag-aware,first-fit", "--jobs-csv", jobs, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = ReadCsv(jobs);
+  ASSERT_EQ(rows.size(), 6u);
+  std::map<std::pair<std::string, std::string>, std::string> start;
+  for (const auto& row : rows) start[{row.at("policy"), row.at("id")}] = row.at("start_s");
+  ASSERT_EQ(start.size(), 6u);
+  EXPECT_EQ(rows.front().at("policy"), "frag-aware");
+  EXPECT_EQ(rows.back().at("policy"), "first-fit");
+  // id 1 is b (the second line of the trace) under both.
+  EXPECT_NEAR(std::stod(start[{"frag-aware", "1"}]), 100.023, 1e-6);
+  EXPECT_NEAR(std::stod(start[{"first-fit", "1"}]), 100.069, 1e-6);
+  EXPECT_NEAR(std::stod(start[{"first-fit", "0"}]), 0.023, 1e-6);
+  // With replicas the file is replica 0's, and the terminal says so.
+  auto reps = RunMigsched({"compare", "--cluster", "1xA100-40GB", "--workload", "paper-mix",
+                           "--jobs", "30", "--replicas", "2", "--seed", "5", "--policies",
+                           "full,first-fit", "--jobs-csv", jobs});
+  ASSERT_EQ(reps.exit_code, 0) << reps.err;
+  EXPECT_THAT(reps.out, HasSubstr("note: --jobs-csv describes replica 0 (seed 5)"));
+  EXPECT_EQ(ReadCsv(jobs).size(), 60u);
+}
+
 TEST(SimulateCliTest, JobThatCanNeverRunIsRejectedWithItsReason) {
   const std::string trace = WriteTempFile("a30.csv",
                                           "id,arrival_s,profile,duration_s\n"
