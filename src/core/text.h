@@ -2,6 +2,7 @@
 
 // Text helpers that the parsers of specs, lists and CSV share. Pure; thread-safe.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,23 @@ inline std::string_view WithoutUtf8Bom(std::string_view s) {
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
   if (s.substr(0, kBom.size()) == kBom) s.remove_prefix(kBom.size());
   return s;
+}
+
+// The words an on/off setting takes, in any case: on, true, yes (true) and off, false, no
+// (false); nullopt for anything else ("1", "y", " on"). The one rule for our option words: the
+// scheduler's options (flags and YAML, sched/option_table.h) and the daemon config's switches.
+inline std::optional<bool> OnOffWord(std::string_view s) {
+  auto is = [s](std::string_view word) {
+    if (s.size() != word.size()) return false;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
+      if (c != word[i]) return false;
+    }
+    return true;
+  };
+  if (is("on") || is("true") || is("yes")) return true;
+  if (is("off") || is("false") || is("no")) return false;
+  return std::nullopt;
 }
 
 // "A, B and C" ("A and B", "A", "" for none): the one way a message lists several names.

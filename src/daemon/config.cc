@@ -13,11 +13,13 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
+#include "core/text.h"
 #include "io/scheduler_options_yaml.h"
 #include "io/yaml_errors.h"
 #include "nodeapi/token.h"
@@ -90,13 +92,9 @@ class Reader {
 
   Status Bool(const YAML::Node& n, const std::string& key, bool* out) const {
     ASSIGN_OR_RETURN(std::string s, Scalar(n, key, "true or false"));
-    if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "on") {
-      *out = true;
-    } else if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off") {
-      *out = false;
-    } else {
-      return Error(n, fmt::format("key '{}' must be true or false, got '{}'", key, s));
-    }
+    const std::optional<bool> v = OnOffWord(s);  // also yes/no and on/off, in any case
+    if (!v) return Error(n, fmt::format("key '{}' must be true or false, got '{}'", key, s));
+    *out = *v;
     return Status();
   }
 

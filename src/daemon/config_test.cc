@@ -402,6 +402,25 @@ TEST(DaemonConfigTest, InlineTokensMustBeLongAndPlain) {
 
 // Regression (config_key_given_twice): a key written twice (listen: twice) was taken silently,
 // the last one winning; now refused at every level, naming both lines.
+// A review found the daemon's own switches refused `ON` and `Yes` while the scheduler's options in
+// the same file took them: one rule now (OnOffWord, core/text.h), in any case.
+TEST(DaemonConfigTest, SwitchesTakeTheWordsOfTheSchedulerOptions) {
+  for (const char* yes : {"true", "ON", "Yes", "TRUE"}) {
+    auto c = ParseDaemonConfig(std::string("state_dir: /s\npcie_in_lazy_busy: ") + yes +
+                                   "\nscheduler: {migration: " + yes + "}\n",
+                               "c.yaml");
+    ASSERT_TRUE(c.ok()) << yes << ": " << c.status().message();
+    EXPECT_TRUE(c->pcie_in_lazy_busy) << yes;
+  }
+  for (const char* no : {"false", "OFF", "No"}) {
+    auto c =
+        ParseDaemonConfig(std::string("state_dir: /s\npcie_in_lazy_busy: ") + no + "\n", "c.yaml");
+    ASSERT_TRUE(c.ok()) << no << ": " << c.status().message();
+    EXPECT_FALSE(c->pcie_in_lazy_busy) << no;
+  }
+  EXPECT_FALSE(ParseDaemonConfig("state_dir: /s\npcie_in_lazy_busy: y\n", "c.yaml").ok());
+}
+
 TEST(DaemonConfigTest, KeyGivenTwiceIsRefused) {
   struct Case {
     std::string yaml;

@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
+#include "core/text.h"
 #include "sched/full_policy.h"
 #include "sched/metrics.h"
 
@@ -89,25 +90,10 @@ Spec Bool(std::string name, Field<bool> field, std::string help,
   s.given = given;
   const std::string rule = s.rule;
   s.set = [rule, field](std::string_view text, SchedulerOptions* o) -> Status {
-    auto is = [text](std::string_view word) {
-      return text.size() == word.size() &&
-             std::equal(text.begin(), text.end(), word.begin(), [](char a, char b) {
-               return std::tolower(static_cast<unsigned char>(a)) == b;
-             });
-    };
-    for (std::string_view yes : {"on", "true", "yes"}) {
-      if (is(yes)) {
-        field(*o) = true;
-        return Status();
-      }
-    }
-    for (std::string_view no : {"off", "false", "no"}) {
-      if (is(no)) {
-        field(*o) = false;
-        return Status();
-      }
-    }
-    return InvalidArgumentError(fmt::format("must be {}, got '{}'", rule, text));
+    const std::optional<bool> v = OnOffWord(text);
+    if (!v) return InvalidArgumentError(fmt::format("must be {}, got '{}'", rule, text));
+    field(*o) = *v;
+    return Status();
   };
   s.get = [field](const SchedulerOptions& o) { return std::string(Read(field, o) ? "on" : "off"); };
   return s;
