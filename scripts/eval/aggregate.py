@@ -24,6 +24,34 @@ REFERENCES = ('frag-free-reference',)  # indicators, never "the best baseline"
 FULL = 'full'
 
 
+def load_models(gpus_dir):
+    """The bundled GPU models (data/gpus/*.json), by every name a cluster spec may give them."""
+    models = {}
+    for f in sorted(os.listdir(gpus_dir)):
+        if f.endswith('.json'):
+            m = json.load(open(os.path.join(gpus_dir, f)))
+            for n in [m['name']] + m.get('short_names', []):
+                models[n.lower()] = m
+    return models
+
+
+MODELS = load_models(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'data', 'gpus'))
+
+
+def full_gpu_profiles(cluster):
+    """The full-GPU profile of the targets for a cluster spec (`6xRTX-PRO-6000`,
+    `2xA100-40GB,2xH100-80GB`): the profiles that take every compute slice of the cluster's first
+    GPU model (per-profile figures of a mixed cluster are keyed by its names), from the GPU facts,
+    never from a name's digits (2g.48gb is the whole of an RTX PRO 5000 and half an RTX PRO
+    6000). Empty for a model this checkout does not bundle."""
+    first = cluster.split(',')[0]
+    model = MODELS.get(first.split('x', 1)[1].lower() if 'x' in first else first.lower())
+    if model is None:
+        return set()
+    return {p['name'] for p in model['profiles'] if p['compute_slices'] == model['compute_slices']}
+
+
 def t975(df):
     return T[df - 1] if df <= len(T) else 1.96
 
@@ -146,7 +174,8 @@ def targets_table(out, sets):
         best = min(baselines, key=lambda p: mean(values(res[p], key)))
         F, B = res[FULL], res[best]
         profs = sorted(F['replica_results'][0].get('per_profile', {}).keys())
-        full_gpu = [p for p in profs if p.startswith('7g') and 'x' not in p.split('.')[0]]
+        whole = full_gpu_profiles(s['cluster'])
+        full_gpu = [p for p in profs if p in whole]
         big = None
         if full_gpu:
             big = paired(per_profile(F, full_gpu[0], 'wait_p95_s'),
@@ -163,10 +192,11 @@ def targets_table(out, sets):
         rows.append(f"| {s['name']} | {best} | {fmt_ratio(big)} | {wp} {fmt_ratio(worst)} | "
                     f"{fmt_ratio(reconf)} |")
     return ["## Per profile and reconfigurations", "",
-            "Paired against the same best baseline: the full-GPU profile's p95 wait (7g), the worst",
+            "Paired against the same best baseline: the full-GPU profile's p95 wait (the profile with",
+            "every compute slice of its GPU: 7g on A100 and H100, 4g.24gb on A30), the worst",
             "single profile's p95 wait (among profiles whose p95 is at least a minute), and",
             "reconfigurations (MIG creates + destroys).", "",
-            "| setting | best baseline | 7g p95 wait | worst profile's p95 wait | reconfigurations |",
+            "| setting | best baseline | full-GPU p95 wait | worst profile's p95 wait | reconfigurations |",
             "|---|---|---|---|---|"] + rows + [""]
 
 

@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from aggregate import fmt_ratio, mean, paired  # noqa: E402
+from aggregate import fmt_ratio, full_gpu_profiles, mean, paired  # noqa: E402
 
 POLICIES = 'full,first-fit,best-fit,driver-default,mfi,largest-free-run'
 
@@ -76,7 +76,7 @@ def main():
             return [r['per_profile'].get(prof, {}).get('wait_p95_s') for r in rs]
 
         profiles = sorted(full[0]['per_profile'].keys())
-        big = next((p for p in profiles if p.startswith('7g.')), None)
+        big = next((p for p in profiles if p in full_gpu_profiles(cluster)), None)
         worst, worst_name = None, '-'
         for p in profiles:
             a, b = p95(full, p), p95(ref, p)
