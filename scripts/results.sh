@@ -11,6 +11,7 @@
 #   SET=models scripts/results.sh           # GPU models no other set has (added 2026-12-05)
 #   SET=probe scripts/results.sh            # cluster scenarios no other set has (added 2026-12-06)
 #   SET=grid REPLICAS=10 scripts/results.sh  # 6 clusters x every workload x 3 loads (added 2026-12-07)
+#   SET=grid-admission scripts/results.sh   # the grid's clusters in admission mode (added 2026-12-07)
 #   SETTINGS="e-churn-a100x6-l0.9" scripts/results.sh   # some settings only
 #   REPLICAS=3 scripts/results.sh           # quicker, wider intervals
 #   TABLES_ONLY=1 scripts/results.sh        # re-aggregate the runs already there
