@@ -52,7 +52,7 @@ int Run(const CompareFlags& f, Context& ctx) {
   }
   Status outputs = CheckOutputFiles(
       {{"--json", f.json}, {"--jobs-csv", f.jobs_csv}, {"--report", f.report.path}},
-      SimInputFiles(f.sim, ctx.extra_catalogs));
+      SimInputFiles(f.sim, ctx));
   if (!outputs.ok()) return fail(outputs.message());
   // Each named once (AddPoliciesFlag refused a name given twice or an empty entry).
   std::vector<std::string> policies =
@@ -237,11 +237,13 @@ void RegisterCompareCommand(CLI::App& app, Context& ctx, int* exit_code) {
       "first, then in online mode frag-free-reference, the fragmentation-free indicator: " +
       PolicyList() + ")";
   AddPoliciesFlag(cmd, &f->policies, policies_help);
-  cmd->add_option("--json", f->json, "Write every policy's metrics and ratios as JSON to FILE");
+  cmd->add_option("--json", f->json, "Write every policy's metrics and ratios as JSON to FILE")
+      ->check(OutputPath());
   cmd->add_option("--jobs-csv", f->jobs_csv,
                   "Write one row per job and policy (replica 0) as CSV to FILE: the columns of "
                   "simulate's --jobs-csv after a policy column; a job's id is the same under "
-                  "every policy");
+                  "every policy")
+      ->check(OutputPath());
   cmd->add_option("--threads", f->threads,
                   "Simulations run at once, policies and replicas (default: the cores); the "
                   "results do not depend on it")

@@ -129,5 +129,28 @@ TEST(ComparisonTableTest, ARunThatRejectedAnotherNumberOfJobsShowsNoRatios) {
   EXPECT_EQ(row[RatioColumn("rejected")], "-");
 }
 
+// Regression (trial_compare_zero_completed): a policy that completed no job showed a JCT, wait
+// and slowdowns of 0 in compare's table (0 reads as a perfect result); simulate's summary shows
+// "-" there. The times are over completed jobs: with none there are none. The metrics columns
+// (ratio table less GAP CLOSED) are one to the left of RatioColumn.
+TEST(ComparisonTableTest, APolicyThatCompletedNoJobShowsNoTimes) {
+  std::vector<Metrics> runs = {RunOfCounts("ref", {{3, 0}}, 100).front(),
+                               RunOfCounts("none-done", {{0, 3}}, 0).front()};
+  runs[1].jct_mean_s = runs[1].wait_mean_s = runs[1].slowdown_mean = 0;
+  std::ostringstream out;
+  PrintComparison(runs, out);
+  const std::vector<std::string> row = TableRowCells(out.str(), "POLICY", "none-done*");
+  ASSERT_EQ(row.size(), ComparedMetrics().size() + 1) << out.str();
+  for (const char* key :
+       {"jct_mean_s", "jct_p95_s", "wait_mean_s", "slowdown_mean", "bounded_slowdown_mean"}) {
+    EXPECT_EQ(row[RatioColumn(key) - 1], "-") << key << "\n" << out.str();
+  }
+  // Counts stay: 3 rejected.
+  EXPECT_EQ(row[RatioColumn("rejected") - 1], "3");
+  // The reference, which completed 3, shows its JCT (100 s).
+  const std::vector<std::string> ref = TableRowCells(out.str(), "POLICY", "ref");
+  EXPECT_EQ(ref[RatioColumn("jct_mean_s") - 1], "100.0 s");
+}
+
 }  // namespace
 }  // namespace migsched::cli

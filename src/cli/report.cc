@@ -249,7 +249,13 @@ void PrintComparison(const std::vector<Metrics>& runs, std::ostream& out) {
     for (const auto& c : cols) {
       const double v = MetricValue(m, c.key);
       const double ref = MetricValue(runs.front(), c.key);
-      row.push_back(Cell(c.key, v));
+      // The times and slowdowns are over completed jobs: with none, there are none (not zeros),
+      // as in simulate's summary.
+      const std::string_view key = c.key;
+      const bool over_completed = key == "jct_mean_s" || key == "jct_p95_s" ||
+                                  key == "wait_mean_s" || key == "slowdown_mean" ||
+                                  key == "bounded_slowdown_mean";
+      row.push_back(over_completed && m.jobs_completed == 0 ? std::string("-") : Cell(c.key, v));
       if (!RatioComparable(c.key, compares)) {
         ratio.push_back("-");
         any_hidden = true;

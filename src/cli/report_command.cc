@@ -244,7 +244,7 @@ int Run(const ReportCommandFlags& f, Context& ctx) {
   // Before any work: the page can be written.
   std::vector<InputFile> inputs;
   if (f.from.empty()) {
-    inputs = SimInputFiles(f.sim, ctx.extra_catalogs);
+    inputs = SimInputFiles(f.sim, ctx);
   } else {
     for (const std::string& path : f.from) inputs.push_back({"--from", path});
   }

@@ -8,6 +8,7 @@
 
 #include "cli/replica_output.h"
 #include "cli/report.h"
+#include "cli/sim_flags.h"
 #include "sim/replicas.h"
 
 namespace migsched::cli {
@@ -16,7 +17,8 @@ void AddReportFlags(CLI::App* cmd, ReportFlags* f, bool with_path) {
   if (with_path) {
     cmd->add_option("--report", f->path,
                     "Write an HTML report (tables and charts, opens offline) to FILE "
-                    "(docs/report.md)");
+                    "(docs/report.md)")
+        ->check(OutputPath());
   }
   cmd->add_option("--snapshot-at", f->snapshot_at,
                   "Report: virtual times (s) of the GPU slot maps, comma-separated (default: "

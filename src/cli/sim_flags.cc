@@ -52,6 +52,14 @@ CLI::Validator FiniteNumber(std::string_view requirement, std::function<bool(dou
       "NUMBER");
 }
 
+CLI::Validator OutputPath() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "must name a file, got ''" : "";
+      },
+      "FILE");
+}
+
 CLI::Validator WholeNumber(int64_t min, uint64_t max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
@@ -112,7 +120,6 @@ void AddSchedulerFlags(CLI::App* cmd, SchedulerOptions* options, ExplicitOptions
 
 void AddSimFlags(CLI::App* cmd, SimFlags* f) {
   const auto positive = [](double v) { return v > 0; };
-  const auto non_negative = [](double v) { return v >= 0; };
   cmd->add_option("--cluster", f->cluster,
                   "GPUs: COUNTxMODEL[,COUNTxMODEL...], e.g. 4xA100-40GB,8xH100-80GB "
                   "(models: migsched profiles)")
@@ -129,7 +136,8 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
                   "default 0.9 for paper-mix, churn, serving, training and alibaba:, arrivals kept "
                   "for a FILE unless "
                   "given")
-      ->check(FiniteNumber("a finite number > 0", positive));
+      ->check(FiniteNumber("a number from 0.000001 to 1000000",
+                           [](double v) { return v >= 1e-6 && v <= 1e6; }));
   cmd->add_option("--arrivals", f->arrivals,
                   "poisson: Poisson arrivals at --load; trace-order: the trace's order with gaps "
                   "scaled to --load (alibaba:, and a FILE with --load; paper-mix and training are "
@@ -166,13 +174,15 @@ void AddSimFlags(CLI::App* cmd, SimFlags* f) {
   cmd->add_option("--fill-target", f->fill_target,
                   "--mode fill only: stop when requested compute reaches this share of the "
                   "cluster")
-      ->check(FiniteNumber("a finite number > 0", positive))
+      ->check(
+          FiniteNumber("a number > 0 and at most 100", [](double v) { return v > 0 && v <= 100; }))
       ->each([f](const std::string&) { f->fill_target_given = true; })
       ->capture_default_str();
   cmd->add_option("--reconfig-ms", f->reconfig_ms,
                   "Cost of one MIG create or destroy, ms, serialised per GPU (§4); the same as "
                   "--reconfig-latency fixed:MS")
-      ->check(FiniteNumber("a finite number >= 0", non_negative))
+      ->check(FiniteNumber("a number of milliseconds from 0 to 3600000 (an hour)",
+                           [](double v) { return v >= 0 && v <= kMaxLatencyMs; }))
       ->each([f](const std::string&) { f->reconfig_ms_given = true; })
       ->capture_default_str();
   cmd->add_option("--reconfig-latency", f->reconfig_latency,
@@ -261,8 +271,46 @@ std::string_view FillModeIgnores(std::string_view flag) {
   // (sim/fill_mode.h): arrival times, durations, time, the queue and completions are not in it.
   if (flag == "load" || flag == "arrivals") return "fill mode ignores arrival times";
   if (flag == "duration-cap") return "fill mode ignores durations";
-  if (flag == "max-skip-seconds") return "fill mode has no queue";
-  if (flag == "reconfig-latency") return "fill mode has no time";
+  // The scheduler's options of the queue, of moves and of reservations: fill mode places each
+  // job at once or counts it failed (Scheduler::TryPlace), never queues, moves or reserves.
+  static constexpr std::string_view kQueue[] = {"max-skip-seconds",
+                                                "max-wait",
+                                                "queue-order",
+                                                "overtake-guard",
+                                                "limit-power",
+                                                "joint-placement",
+                                                "reservation",
+                                                "reservation-depth",
+                                                "reservation-slack",
+                                                "reservation-horizon",
+                                                "reservation-keep",
+                                                "reservation-oldest",
+                                                "reservation-unknown-ends"};
+  static constexpr std::string_view kMoves[] = {"migration",
+                                                "defrag-interval",
+                                                "max-moves-per-pass",
+                                                "migration-cooldown",
+                                                "migration-fixed-s",
+                                                "migration-gbps",
+                                                "switch-s",
+                                                "defrag-passes",
+                                                "admission-move-budget",
+                                                "checkpoint-interval",
+                                                "migration-order",
+                                                "evacuation",
+                                                "evacuation-min-wait",
+                                                "evacuation-min-slices",
+                                                "evacuation-when",
+                                                "evacuation-keeps-room"};
+  for (std::string_view q : kQueue) {
+    if (flag == q) return "fill mode has no queue";
+  }
+  for (std::string_view m : kMoves) {
+    if (flag == m) return "fill mode moves no job";
+  }
+  if (flag == "reconfig-latency" || flag == "reconfig-ms" || flag == "no-contention") {
+    return "fill mode has no time";
+  }
   if (flag == "idle-ttl" || flag == "expected-ends" || flag == "user-estimates") {
     return "fill mode has no completions";
   }
@@ -285,8 +333,18 @@ Status CheckFlagsApply(const SimFlags& f, bool paper_mix, std::string_view gener
     if (f.load > 0) return FlagIgnoredInFillMode("load");
     if (f.arrivals_given) return FlagIgnoredInFillMode("arrivals");
     if (f.duration_cap > 0) return FlagIgnoredInFillMode("duration-cap");
-    if (f.explicit_options.max_skip_seconds) return FlagIgnoredInFillMode("max-skip-seconds");
     if (f.scheduler.idle_ttl_s >= 0) return FlagIgnoredInFillMode("idle-ttl");
+    if (f.reconfig_ms_given) return FlagIgnoredInFillMode("reconfig-ms");
+    if (f.no_contention) return FlagIgnoredInFillMode("no-contention");
+    // A scheduler option fill mode never reads, given: its bit of ExplicitOptions, or (for the
+    // options no policy has a default of its own for) a value other than the default.
+    const SchedulerOptions defaults;
+    for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
+      if (FillModeIgnores(spec.name).empty()) continue;
+      const bool given = spec.given != nullptr ? f.explicit_options.*(spec.given)
+                                               : spec.get(f.scheduler) != spec.get(defaults);
+      if (given) return FlagIgnoredInFillMode(spec.name);
+    }
   }
   if (f.arrivals_given && paper_mix) {
     return InvalidArgumentError(
@@ -513,6 +571,15 @@ StatusOr<SimSetup> BuildSimSetup(const SimFlags& f, Context& ctx, RunShape shape
     o.fraction_rule = rule;
     ASSIGN_OR_RETURN(AlibabaWorkload w, LoadAlibabaPodList(path, o));
     for (const SkippedPods& sk : w.skipped) s.notes.push_back("skipped " + sk.ToString());
+    if (w.jobs.empty()) {
+      // Every pod skipped: the reasons are the error, not notes after it.
+      std::vector<std::string> why;
+      for (const SkippedPods& sk : w.skipped) why.push_back(sk.ToString());
+      return InvalidArgumentError(
+          fmt::format("--workload {}: no jobs: {}", f.workload,
+                      why.empty() ? std::string("the pod list has no pods")
+                                  : fmt::format("every pod skipped: {}", fmt::join(why, "; "))));
+    }
     s.jobs = std::move(w.jobs);
     regenerate = true;
     s.workload_label = fmt::format("alibaba:{}", std::filesystem::path(path).filename().string());
@@ -633,10 +700,27 @@ std::string WhyInert(std::string_view name, const std::string& policy, const Sch
                : "no evacuation; --evacuation queue with --migration on turns it on";
   }
   if (name == "defrag-interval" || name == "max-moves-per-pass" || name == "migration-order") {
-    return migration && o.migration.passes == DefragPasses::kOff
+    if (!migration) {
+      return o.migration.passes == DefragPasses::kOff
+                 ? "no completion or periodic pass: migration off and --defrag-passes off; "
+                   "--migration on --defrag-passes while-waiting turns them on"
+                 : "no completion or periodic pass: migration off; --migration on turns them on";
+    }
+    return o.migration.passes == DefragPasses::kOff
                ? "no completion or periodic pass: --defrag-passes off; --defrag-passes "
                  "while-waiting turns them on"
                : "";
+  }
+  if (name == "migration-cooldown" || name == "migration-fixed-s" || name == "migration-gbps" ||
+      name == "switch-s" || name == "checkpoint-interval" || name == "defrag-passes" ||
+      name == "admission-move-budget") {
+    return migration ? "" : "no job moves: migration off; --migration on turns it on";
+  }
+  if (name == "evacuation-min-wait" || name == "evacuation-min-slices" ||
+      name == "evacuation-when") {
+    return migration && o.evacuation != EvacuationScope::kOff
+               ? ""
+               : "no evacuation; --evacuation queue with --migration on turns it on";
   }
   if (name == "reservation-slack" || name == "reservation-horizon" || name == "reservation-keep" ||
       name == "reservation-oldest") {
@@ -723,6 +807,16 @@ bool GivenOption(const SimSetup& setup, std::string_view name) {
   if (name == "reserve-full") return e.reserve_full;
   if (name == "overtake-guard") return e.overtake_guard && o.overtake_guard >= 0;
   if (name == "limit-power") return e.limit_power && o.limit_power != 1;
+  if (name == "evacuation-min-wait") return e.evacuation_min_wait;
+  if (name == "evacuation-min-slices") return e.evacuation_min_slices;
+  if (name == "evacuation-when") return e.evacuation_when;
+  if (name == "defrag-passes") return e.defrag_passes;
+  if (name == "migration-cooldown" || name == "migration-fixed-s" || name == "migration-gbps" ||
+      name == "switch-s" || name == "checkpoint-interval" || name == "admission-move-budget") {
+    // No policy has a default of its own for these: given means not the default.
+    const SchedulerOptionSpec* spec = FindSchedulerOption(name);
+    return spec != nullptr && spec->get(o) != spec->get(defaults);
+  }
   return false;
 }
 
@@ -778,6 +872,12 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
       {{"limit-power"}, true},
       // Room kept by evacuations (§13), given where no evacuation happens.
       {{"evacuation-keeps-room"}, true},
+      // When and for whom an evacuation acts (§13), given where none happens.
+      {{"evacuation-min-wait", "evacuation-min-slices", "evacuation-when"}, false},
+      // The cost model and budget of a move (§6, §13), given where no job moves.
+      {{"migration-cooldown", "migration-fixed-s", "migration-gbps", "switch-s",
+        "checkpoint-interval", "defrag-passes", "admission-move-budget"},
+       false},
       // The shape of the completion and periodic passes, given where none runs (§6, §13).
       {{"defrag-interval", "max-moves-per-pass", "migration-order"}, false},
       // The shape of a look-ahead reservation, given where none is made (§13).
@@ -997,8 +1097,9 @@ void AddPoliciesFlag(CLI::App* cmd, std::vector<std::string>* policies, const st
       help);
 }
 
-std::vector<InputFile> SimInputFiles(const SimFlags& f, const std::vector<std::string>& catalogs) {
+std::vector<InputFile> SimInputFiles(const SimFlags& f, Context& ctx) {
   std::vector<InputFile> out;
+  const std::vector<std::string>& catalogs = ctx.extra_catalogs;
   const std::string& w = f.workload;
   if (w.rfind("alibaba:", 0) == 0) {
     out.push_back({"--workload", w.substr(std::string_view("alibaba:").size())});
@@ -1014,6 +1115,16 @@ std::vector<InputFile> SimInputFiles(const SimFlags& f, const std::vector<std::s
     constexpr std::string_view kEmpirical = "empirical:";
     if (spec.substr(0, kEmpirical.size()) == kEmpirical && spec.size() > kEmpirical.size()) {
       out.push_back({"--reconfig-latency", std::string(spec.substr(kEmpirical.size()))});
+    }
+  }
+  // Every GPU model file the run loads (the data folder's gpus/*.json and the files of a
+  // --catalog folder): an output over one would break every later run. A catalog that fails to
+  // load is the run's own error, reported when it loads it.
+  if (StatusOr<const Catalog*> loaded = ctx.catalog(); loaded.ok()) {
+    for (const CatalogSource& src : ctx.catalog_sources()) {
+      const std::string who = src.kind == "bundled" ? fmt::format("the GPU catalog ({})", src.path)
+                                                    : std::string("--catalog");
+      for (const std::string& file : src.files) out.push_back({who, file});
     }
   }
   return out;

@@ -91,6 +91,9 @@ CLI::Validator FiniteNumber(std::string_view requirement, std::function<bool(dou
 // An integer written in decimal digits (a leading '-' only when min < 0) in
 // min..max: "-1" is not read as 2^64-1, "0" is refused where min is 1.
 CLI::Validator WholeNumber(int64_t min, uint64_t max);
+// An output file's flag (--json, --report, --jobs-csv, ...): an empty name is refused ("must name a
+// file, got ''"), not taken for "not asked for".
+CLI::Validator OutputPath();
 
 // The policies of `compare` and `report`'s --policies, each value a comma-separated list (the
 // flag may be repeated): the names in order. kInvalidArgument naming the entry: an empty entry
@@ -103,9 +106,10 @@ StatusOr<std::vector<std::string>> ParsePolicyList(const std::vector<std::string
 void AddPoliciesFlag(CLI::App* cmd, std::vector<std::string>* policies, const std::string& help);
 
 // The files a run of `f` reads, for CheckOutputFiles (an output may not overwrite one): the
-// --workload file (a trace; alibaba:FILE's pod list; none for a generated workload) and every
-// --catalog path of `catalogs`.
-std::vector<InputFile> SimInputFiles(const SimFlags& f, const std::vector<std::string>& catalogs);
+// --workload file (a trace; alibaba:FILE's pod list; none for a generated workload), every
+// --catalog path of `ctx`, the --reconfig-latency empirical:FILE, and every GPU model file the
+// catalog loads (the data folder's gpus/*.json, a --catalog folder's files; loads the catalog).
+std::vector<InputFile> SimInputFiles(const SimFlags& f, Context& ctx);
 
 // Everything a run needs, built from the flags.
 struct SimSetup {

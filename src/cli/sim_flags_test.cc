@@ -174,6 +174,34 @@ TEST(InertOptionNotesTest, DefragPassShapeGivenWhereNoPassRuns) {
   EXPECT_THAT(InertOptionNotes(SimSetup{}, {"full"}), IsEmpty());
 }
 
+// Regression (trial_inert_move_options): the options of moves and evacuations given to a policy
+// that never moves a job were taken without a note, and the pass options' note needed migration on
+// and --defrag-passes off, so first-fit (migration off) got none. Derived from §6 and §13: with
+// migration off nothing moves; `full` migrates by its own default (its passes off), first-fit does
+// not (its passes while-waiting, once migration is on).
+TEST(InertOptionNotesTest, MoveOptionsGivenWhereNoJobMoves) {
+  SimSetup s;
+  s.scheduler.evacuation_min_wait_s = 3;
+  s.explicit_options.evacuation_min_wait = true;
+  s.scheduler.migration.cooldown_s = 5;          // default 120
+  s.scheduler.migration.defrag_interval_s = 10;  // default 300
+  EXPECT_THAT(
+      InertOptionNotes(s, {"full", "first-fit"}),
+      ElementsAre("--evacuation-min-wait has no effect on first-fit (no evacuation; --evacuation "
+                  "queue with --migration on turns it on)",
+                  "--migration-cooldown has no effect on first-fit (no job moves: migration off; "
+                  "--migration on turns it on)",
+                  "--defrag-interval has no effect on full (no completion or periodic pass: "
+                  "--defrag-passes off; --defrag-passes while-waiting turns them on)",
+                  "--defrag-interval has no effect on first-fit (no completion or periodic pass: "
+                  "migration off; --migration on turns them on)"));
+  // A sweep of one says so for each policy that does not read it.
+  EXPECT_EQ(InertSweptOptionNote(s, "first-fit", "switch-s"),
+            "--switch-s has no effect on first-fit (no job moves: migration off; --migration on "
+            "turns it on): every value runs the same");
+  EXPECT_EQ(InertSweptOptionNote(s, "full", "switch-s"), "");
+}
+
 // The fragmentation-free reference reads only --max-wait: every other option set to a value
 // other than its default (--demand-window 7, default 1000; --migration on, default off) is named
 // with its value, in table order; --max-wait alone or nothing set says nothing, and a run without

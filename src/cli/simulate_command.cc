@@ -84,7 +84,7 @@ int Run(const SimulateFlags& f, Context& ctx) {
                                      {"--fill-curve-csv", f.fill_curve_csv},
                                      {"--export-workload", f.export_workload},
                                      {"--report", f.report.path}},
-                                    SimInputFiles(f.sim, ctx.extra_catalogs));
+                                    SimInputFiles(f.sim, ctx));
   if (!outputs.ok()) return fail(outputs.message());
   const size_t n_replicas = static_cast<size_t>(std::max(1, f.sim.replicas));
   RunShape shape;
@@ -219,16 +219,21 @@ void RegisterSimulateCommand(CLI::App& app, Context& ctx, int* exit_code) {
                                      "print its metrics (docs/algorithms.md §9)");
   AddSimFlags(cmd, &f->sim);
   cmd->add_option("--policy", f->policy, PolicyHelp())->capture_default_str();
-  cmd->add_option("--json", f->json, "Write every metric (and the settings) as JSON to FILE");
+  cmd->add_option("--json", f->json, "Write every metric (and the settings) as JSON to FILE")
+      ->check(OutputPath());
   cmd->add_option("--jobs-csv", f->jobs_csv,
-                  "Write one row per job to FILE (docs/formats/outputs.md)");
+                  "Write one row per job to FILE (docs/formats/outputs.md)")
+      ->check(OutputPath());
   cmd->add_option("--timeline-csv", f->timeline_csv,
-                  "--mode online: write the cluster state after every event time to FILE");
+                  "--mode online: write the cluster state after every event time to FILE")
+      ->check(OutputPath());
   cmd->add_option("--fill-curve-csv", f->fill_curve_csv,
                   "--mode fill: write the load curve (one row per 5% of requested compute) to "
-                  "FILE (docs/formats/outputs.md)");
+                  "FILE (docs/formats/outputs.md)")
+      ->check(OutputPath());
   cmd->add_option("--export-workload", f->export_workload,
-                  "Write the workload as simulated (arrivals regenerated) as a trace CSV to FILE");
+                  "Write the workload as simulated (arrivals regenerated) as a trace CSV to FILE")
+      ->check(OutputPath());
   AddReportFlags(cmd, &f->report);
   AddReplicaFlags(cmd, &f->sim);
   cmd->add_option("--threads", f->threads,

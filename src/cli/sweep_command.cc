@@ -234,8 +234,8 @@ int Run(const SweepFlags& f, Context& ctx) {
     return fail(fmt::format("--param {}: {}", name, FlagIgnoredInFillMode(name).message()));
   }
 
-  Status outputs = CheckOutputFiles({{"--json", f.json}, {"--report", f.report}},
-                                    SimInputFiles(f.sim, ctx.extra_catalogs));
+  Status outputs =
+      CheckOutputFiles({{"--json", f.json}, {"--report", f.report}}, SimInputFiles(f.sim, ctx));
   if (!outputs.ok()) return fail(outputs.message());
 
   // One setup per value and replica: built from the flags (workload
@@ -401,7 +401,8 @@ void RegisterSweepCommand(CLI::App& app, Context& ctx, int* exit_code) {
   cmd->add_option("--param", f->param,
                   "NAME=FROM:TO:STEP (TO included) or NAME=V1,V2,...; NAME: " + ParamList())
       ->required();
-  cmd->add_option("--json", f->json, "Write every value's metrics as JSON to FILE");
+  cmd->add_option("--json", f->json, "Write every value's metrics as JSON to FILE")
+      ->check(OutputPath());
   cmd->add_option("--threads", f->threads,
                   "Simulations run at once, values and replicas (default: the cores); the results "
                   "do not depend on it")
@@ -409,7 +410,8 @@ void RegisterSweepCommand(CLI::App& app, Context& ctx, int* exit_code) {
   AddReplicaFlags(cmd, &f->sim);
   cmd->add_option("--report", f->report,
                   "Write an HTML report (every metric against the parameter; opens offline) to "
-                  "FILE (docs/report.md)");
+                  "FILE (docs/report.md)")
+      ->check(OutputPath());
   cmd->callback([f, cmd, &ctx, exit_code] {
     // The swept parameter's own flag would be ignored (each value replaces it): refused, as every
     // flag that would be ignored is.

@@ -65,6 +65,12 @@ StatusOr<GpuModel> GpuModel::Create(Spec spec) {
         !std::isfinite(pw.per_active_slice_w)) {
       return Bad(spec, "power: idle_w must be >= 0 and every value finite");
     }
+    // One board draws at most a few kW (GB200's superchip about 2.7 kW): a value past 100 kW is
+    // a typo, and one near the largest double makes every energy figure infinite.
+    constexpr double kMaxBoardW = 100000;
+    if (pw.idle_w > kMaxBoardW || pw.max_w > kMaxBoardW || pw.per_active_slice_w > kMaxBoardW) {
+      return Bad(spec, fmt::format("power: every value must be at most {} W", kMaxBoardW));
+    }
     if (!has_max && !has_slice) {
       return Bad(spec, "power: give max_w (board power limit) or per_active_slice_w, or both");
     }

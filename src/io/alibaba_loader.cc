@@ -182,6 +182,16 @@ StatusOr<AlibabaWorkload> ParseAlibabaPodList(std::istream& in, const std::strin
       CountSkipped(&w.skipped, "pods with deletion_time <= scheduled_time (no run time)");
       continue;
     }
+    // The run time (deletion - scheduled) within the durations a workload may give: beyond them
+    // the job's own check named a generated field (duration_s) of no line (a trial's pod with
+    // deletion_time 1e300).
+    if (const double run = *pod.deletion_time - *pod.scheduled_time;
+        !(run >= kMinDurationS && run <= kMaxDurationS)) {
+      return InvalidArgumentError(fmt::format(
+          "{}:{}: deletion_time - scheduled_time must be from {:g} to {:g} s (the run time), got "
+          "{:g}",
+          origin, pod.line, kMinDurationS, kMaxDurationS, run));
+    }
     w.jobs.push_back(AlibabaPodToJob(pod, options));
   }
   std::stable_sort(w.jobs.begin(), w.jobs.end(), [](const WorkloadJob& a, const WorkloadJob& b) {

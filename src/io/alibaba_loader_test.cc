@@ -247,6 +247,11 @@ TEST(AlibabaLoaderTest, BadInputsGiveExactErrors) {
        h + "p,1,1,1,1000,,LS,Running,0,10,0\nq,1,1,1,1000,,LS,Running,0,10,0\np,1,1,1,1000,,LS,"
            "Running,0,10,0\n",
        "p.csv:4: field 'name': duplicate pod name 'p' (first on line 2)"},
+      // Regression (trial_alibaba_run_time_unbounded): deletion_time 1e300 was refused by the
+      // job's own check, naming a generated field (duration_s) and no line of the file.
+      {"run time beyond 1e15 s", h + "p,1,1,1,1000,,LS,Running,0,1e300,10\n",
+       "p.csv:2: deletion_time - scheduled_time must be from 1e-06 to 1e+15 s (the run time), got "
+       "1e+300"},
       {"quoted", h + "\"p\",1,1,1,1000,,LS,Running,0,10,0\n",
        "p.csv:2: quoted fields are not supported (found '\"'); write plain comma-separated "
        "values without quotes"},

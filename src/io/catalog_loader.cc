@@ -265,6 +265,11 @@ Status ParsePower(const json& obj, const Where& model, GpuModel::Spec* spec) {
         {"max_w", it->contains("max_w") ? p.max_w : 0},
         {"per_active_slice_w", it->contains("per_active_slice_w") ? p.per_active_slice_w : 0}}) {
     if (v < 0) return where.Error(fmt::format("field '{}' must be >= 0 (watts)", key));
+    // One board draws a few kW at most: past 100 kW is a typo, and a value near the largest
+    // double made every energy figure infinite.
+    if (v > 100000) {
+      return where.Error(fmt::format("field '{}' must be at most 100000 (watts), got {}", key, v));
+    }
   }
   if (!it->contains("max_w") && !it->contains("per_active_slice_w")) {
     return where.Error("give 'max_w' (board power limit) or 'per_active_slice_w', or both");

@@ -572,15 +572,20 @@ INSTANTIATE_TEST_SUITE_P(
                          j["power"] = {{"idle_w", -1}, {"max_w", 250}};
                        },
                        "GPU model 'Test 8U', power: field 'idle_w' must be >= 0 (watts)"},
+        // Regression (trial_power_huge): 1e308 W was taken and every energy figure was inf.
+        CatalogBadCase{"PowerHuge",
+                       [](json& j) {
+                         j["power"] = {{"idle_w", 35}, {"max_w", 1e308}};
+                       },
+                       "GPU model 'Test 8U', power: field 'max_w' must be at most 100000 (watts), "
+                       "got 1e+308"},
         CatalogBadCase{"PowerNotANumber",
                        [](json& j) {
                          j["power"] = {{"idle_w", "35"}, {"max_w", 250}};
                        },
                        "GPU model 'Test 8U', power: field 'idle_w' must be a number"},
         CatalogBadCase{"PowerMaxBelowIdle",
-                       [](json& j) {
-                         j["power"] = {{"idle_w", 50}, {"max_w", 40}};
-                       },
+                       [](json& j) { j["power"] = {{"idle_w", 50}, {"max_w", 40}}; },
                        "GPU model 'Test 8U': power: max_w 40 is below idle_w 50"},
         // 35 + 7 x 40 = 315 > 250.
         CatalogBadCase{

@@ -90,8 +90,10 @@ class RowConverter {
       if (!cells[f].present) return FieldError(f, "missing (required)");
     }
     ASSIGN_OR_RETURN(job.name, String(kId, cells[kId]));
-    ASSIGN_OR_RETURN(job.arrival_s, Number(kArrival, cells[kArrival], "a number >= 0",
-                                           [](double v) { return v >= 0; }));
+    // Arrivals within the durations' bound: at 1.7e308 s a job's end (arrival + duration) was its
+    // arrival, so every job of a trial's trace ended at once (regression: trial_arrival_huge).
+    ASSIGN_OR_RETURN(job.arrival_s, Number(kArrival, cells[kArrival], "a number from 0 to 1e+15",
+                                           [](double v) { return v >= 0 && v <= kMaxDurationS; }));
     const bool has_profile = cells[kProfile].present;
     const bool has_fraction = cells[kFraction].present;
     if (has_profile && has_fraction) {

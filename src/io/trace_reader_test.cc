@@ -172,13 +172,16 @@ TEST(TraceReaderTest, BadCsvInputsGiveExactErrors) {
   const std::string h = kHead;
   const std::vector<TraceBadCase> cases = {
       {"bad number", h + "a,abc,1g.5gb,,,10,,\n",
-       "t.csv:2: field 'arrival_s': 'abc' must be a number >= 0"},
+       "t.csv:2: field 'arrival_s': 'abc' must be a number from 0 to 1e+15"},
       {"number with trailing text", h + "a,1s,1g.5gb,,,10,,\n",
-       "t.csv:2: field 'arrival_s': '1s' must be a number >= 0"},
+       "t.csv:2: field 'arrival_s': '1s' must be a number from 0 to 1e+15"},
       {"negative arrival", h + "a,-1,1g.5gb,,,10,,\n",
-       "t.csv:2: field 'arrival_s': '-1' must be a number >= 0"},
+       "t.csv:2: field 'arrival_s': '-1' must be a number from 0 to 1e+15"},
+      // Regression (trial_arrival_huge): 1.7e308 was taken, and every job ended at its arrival.
+      {"huge arrival", h + "a,1.7e308,1g.5gb,,,10,,\n",
+       "t.csv:2: field 'arrival_s': '1.7e308' must be a number from 0 to 1e+15"},
       {"infinite arrival", h + "a,inf,1g.5gb,,,10,,\n",
-       "t.csv:2: field 'arrival_s': 'inf' must be a number >= 0"},
+       "t.csv:2: field 'arrival_s': 'inf' must be a number from 0 to 1e+15"},
       {"negative duration", h + "a,0,1g.5gb,,,-3,,\n",
        "t.csv:2: field 'duration_s': '-3' must be a number from 1e-06 to 1e+15"},
       {"zero duration", h + "a,0,1g.5gb,,,0,,\n",

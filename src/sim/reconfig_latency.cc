@@ -99,16 +99,16 @@ LatencyDistribution FieldDestroyLatency() { return LatencyDistribution::Lognorma
 Status LatencyDistribution::Validate() const {
   switch (kind) {
     case Kind::kFixed:
-      if (!std::isfinite(fixed_ms) || fixed_ms < 0) {
-        return InvalidArgumentError(
-            fmt::format("fixed: milliseconds must be a finite number >= 0, got {}", fixed_ms));
+      if (!std::isfinite(fixed_ms) || fixed_ms < 0 || fixed_ms > kMaxLatencyMs) {
+        return InvalidArgumentError(fmt::format(
+            "fixed: milliseconds must be a number from 0 to {}, got {}", kMaxLatencyMs, fixed_ms));
       }
       return Status();
     case Kind::kLognormal:
-      if (!std::isfinite(median_ms) || median_ms <= 0) {
-        return InvalidArgumentError(
-            fmt::format("lognormal: the median must be a finite number of milliseconds > 0, got {}",
-                        median_ms));
+      if (!std::isfinite(median_ms) || median_ms <= 0 || median_ms > kMaxLatencyMs) {
+        return InvalidArgumentError(fmt::format(
+            "lognormal: the median must be a number of milliseconds > 0 and at most {}, got {}",
+            kMaxLatencyMs, median_ms));
       }
       if (!std::isfinite(sigma) || sigma < 0 || sigma > kMaxLognormalSigma) {
         return InvalidArgumentError(fmt::format(
@@ -120,9 +120,10 @@ Status LatencyDistribution::Validate() const {
     case Kind::kEmpirical:
       if (samples_ms.empty()) return InvalidArgumentError("empirical: the sample is empty");
       for (double v : samples_ms) {
-        if (!std::isfinite(v) || v < 0) {
+        if (!std::isfinite(v) || v < 0 || v > kMaxLatencyMs) {
           return InvalidArgumentError(
-              fmt::format("empirical: every measurement must be a finite number >= 0, got {}", v));
+              fmt::format("empirical: every measurement must be a number from 0 to {} ms, got {}",
+                          kMaxLatencyMs, v));
         }
       }
       if (!std::is_sorted(samples_ms.begin(), samples_ms.end())) {
@@ -213,7 +214,9 @@ StatusOr<LatencyDistribution> ParseLatencySpec(std::string_view spec) {
     if (median <= 0) return bad("lognormal:MEDIAN_MS,SIGMA needs MEDIAN_MS > 0");
     if (sigma < 0) return bad("lognormal:MEDIAN_MS,SIGMA needs SIGMA >= 0");
     d = LatencyDistribution::Lognormal(median, sigma);
-    if (Status v = d.Validate(); !v.ok()) return bad(v.message());
+    if (Status v = d.Validate(); !v.ok()) {
+      return InvalidArgumentError(fmt::format("{} (in '{}')", v.message(), spec));
+    }
   } else if (colon != std::string_view::npos && kind == "empirical") {
     if (args.empty()) return bad("empirical:FILE needs a file name");
     d.kind = LatencyDistribution::Kind::kEmpirical;

@@ -3,11 +3,13 @@
 // `--reconfig-ms MS` is `fixed:MS` for both).
 //
 // A distribution is written as a SPEC:
-//   fixed:MS                 every operation takes MS milliseconds (finite, >= 0);
-//   lognormal:MEDIAN,SIGMA   exp(N(ln MEDIAN, SIGMA^2)) milliseconds: MEDIAN > 0 (ms), 0 <= SIGMA
+//   fixed:MS                 every operation takes MS milliseconds (0 to kMaxLatencyMs);
+//   lognormal:MEDIAN,SIGMA   exp(N(ln MEDIAN, SIGMA^2)) milliseconds: 0 < MEDIAN <= kMaxLatencyMs,
+//   0 <= SIGMA
 //                            <= kMaxLognormalSigma (a larger spread draws infinite times)
 //                            (the standard deviation of the log; 0 is fixed:MEDIAN drawn);
-//   empirical:FILE           a measured sample, each draw one of its values (ms, finite, >= 0)
+//   empirical:FILE           a measured sample, each draw one of its values (ms, 0 to
+//   kMaxLatencyMs)
 //                            with equal probability; FILE is a JSON list of numbers or one
 //                            number per line (blank lines and lines starting with '#' skipped;
 //                            a UTF-8 byte-order mark at its start is skipped, core/text.h);
@@ -38,6 +40,11 @@
 #include "core/status.h"
 
 namespace migsched {
+
+// The longest fixed time, lognormal median or measurement taken, ms (an hour): measured MIG
+// operations take 23 ms to seconds (docs/mig-hardware.md §9); values near the largest double
+// would make every time of a run infinite.
+inline constexpr double kMaxLatencyMs = 3600000;
 
 // The largest lognormal sigma taken: e^10 = 22026 times the median per standard deviation. Beyond
 // about 30, draws and the mean (median x e^(sigma^2 / 2)) overflow to infinity.

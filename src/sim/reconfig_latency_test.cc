@@ -121,13 +121,31 @@ TEST(ReconfigLatencyTest, BadSpecsGiveClearErrors) {
 // Regression: lognormal:250,1000 was taken, and its draws (250 x e^(1000 z)) and its mean
 // overflowed: jobs ended at t = inf and the run printed "utilization -nan%". A sigma above 10 is
 // refused; 10 itself (e^10 = 22026 per standard deviation) is taken.
+// Regression (trial_reconfig_ms_huge): a fixed time of 1e308 ms was taken and every time of the
+// run came out infinite. Times, medians and measurements are taken up to an hour
+// (kMaxLatencyMs, 3,600,000 ms), the bound itself included.
+TEST(ReconfigLatencyTest, TimesPastAnHourAreRefused) {
+  EXPECT_TRUE(LatencyDistribution::Fixed(3600000).Validate().ok());
+  EXPECT_EQ(LatencyDistribution::Fixed(3600001).Validate().message(),
+            "fixed: milliseconds must be a number from 0 to 3600000, got 3600001");
+  EXPECT_TRUE(LatencyDistribution::Lognormal(3600000, 1).Validate().ok());
+  EXPECT_EQ(LatencyDistribution::Lognormal(1e308, 1).Validate().message(),
+            "lognormal: the median must be a number of milliseconds > 0 and at most 3600000, got "
+            "1e+308");
+  LatencyDistribution measured;
+  measured.kind = LatencyDistribution::Kind::kEmpirical;
+  measured.samples_ms = {23, 4e6};
+  EXPECT_EQ(measured.Validate().message(),
+            "empirical: every measurement must be a number from 0 to 3600000 ms, got 4000000");
+}
+
 TEST(ReconfigLatencyTest, LognormalSpreadThatOverflowsIsRefused) {
   auto wide = ParseReconfigLatency({"lognormal:250,1000"});
   ASSERT_FALSE(wide.ok());
   EXPECT_EQ(wide.status().message(),
             "lognormal: sigma must be a number from 0 to 10 (e^10 = 22026 times the median per "
-            "standard deviation; measured MIG operations have 0.7-1), got 1000, got "
-            "'lognormal:250,1000'");
+            "standard deviation; measured MIG operations have 0.7-1), got 1000 (in "
+            "'lognormal:250,1000')");  // "got" once (regression: trial_latency_got_twice)
   EXPECT_FALSE(ParseReconfigLatency({"destroy=lognormal:250,10.5"}).ok());
   auto ten = ParseReconfigLatency({"lognormal:250,10"});
   ASSERT_TRUE(ten.ok()) << ten.status().ToString();
@@ -369,8 +387,8 @@ TEST(ReconfigLatencySimTest, OptionsValidateTheDistributions) {
   bad->destroy = LatencyDistribution::Lognormal(-3, 1);
   o.reconfig_latency = bad;
   EXPECT_EQ(o.Validate().message(),
-            "reconfig_latency: destroy latency: lognormal: the median must be a finite number of "
-            "milliseconds > 0, got -3");
+            "reconfig_latency: destroy latency: lognormal: the median must be a number of "
+            "milliseconds > 0 and at most 3600000, got -3");
 }
 
 }  // namespace

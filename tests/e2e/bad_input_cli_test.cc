@@ -50,14 +50,14 @@ TEST(BadFlagValuesTest, NumbersThatMeanNothingAreRefusedByName) {
   const std::string trace = WriteTempFile("t.csv", kTrace);
   const std::vector<FlagCase> cases = {
       {SimulateArgs(kOneA100, "paper-mix", {"--load", "0"}),
-       "--load: must be a finite number > 0, got '0'"},
+       "--load: must be a number from 0.000001 to 1000000, got '0'"},
       {SimulateArgs(kOneA100, "paper-mix", {"--load", "nan"}),
-       "--load: must be a finite number > 0, got 'nan'"},
+       "--load: must be a number from 0.000001 to 1000000, got 'nan'"},
       // 1e400 is beyond double's range: not "inf", not "a number > 0".
       {SimulateArgs(kOneA100, "paper-mix", {"--load", "1e400"}),
-       "--load: must be a finite number > 0, got '1e400'"},
+       "--load: must be a number from 0.000001 to 1000000, got '1e400'"},
       {SimulateArgs(kOneA100, "paper-mix", {"--load", "-0.5"}),
-       "--load: must be a finite number > 0, got '-0.5'"},
+       "--load: must be a number from 0.000001 to 1000000, got '-0.5'"},
       // An unsigned seed: -1 is not read as 2^64 - 1.
       {SimulateArgs(kOneA100, "paper-mix", {"--seed", "-1"}),
        "--seed: must be an integer in 0..18446744073709551615, got '-1'"},
@@ -79,15 +79,45 @@ TEST(BadFlagValuesTest, NumbersThatMeanNothingAreRefusedByName) {
        "--pcie-share: must be a number in [0, 1], got '2'"},
       {SimulateArgs(kOneA100, "paper-mix", {"--threshold", "nan"}),
        "--threshold: must be a number in [0, 1], got 'nan'"},
+      // Regression (trial_load_underflow): 1e-308 underflows strtod, and the message called it
+      // not "a finite number > 0"; a load of 1e-300 drew arrivals years apart that no time could
+      // hold. The range says what is taken.
+      {SimulateArgs(kOneA100, "paper-mix", {"--load", "1e-308"}),
+       "--load: must be a number from 0.000001 to 1000000, got '1e-308'"},
+      {SimulateArgs(kOneA100, "paper-mix", {"--load", "1e7"}),
+       "--load: must be a number from 0.000001 to 1000000, got '1e7'"},
       {SimulateArgs(kOneA100, "paper-mix", {"--reconfig-ms", "-1"}),
-       "--reconfig-ms: must be a finite number >= 0, got '-1'"},
+       "--reconfig-ms: must be a number of milliseconds from 0 to 3600000 (an hour), got '-1'"},
+      // Regression (trial_reconfig_ms_huge): 1e308 ms was taken; every time and the energy of the
+      // run came out infinite or hundreds of digits long.
+      {SimulateArgs(kOneA100, "paper-mix", {"--reconfig-ms", "1e308"}),
+       "--reconfig-ms: must be a number of milliseconds from 0 to 3600000 (an hour), got '1e308'"},
+      // Regression (trial_latency_got_twice): the message said "got" twice.
+      {SimulateArgs(kOneA100, "paper-mix", {"--reconfig-latency", "lognormal:250,1e300"}),
+       "--reconfig-latency: lognormal: sigma must be a number from 0 to 10 (e^10 = 22026 times "
+       "the median per standard deviation; measured MIG operations have 0.7-1), got 1e+300 (in "
+       "'lognormal:250,1e300')"},
+      {SimulateArgs(kOneA100, "paper-mix", {"--reconfig-latency", "fixed:1e9"}),
+       "--reconfig-latency: create latency: fixed: milliseconds must be a number from 0 to "
+       "3600000, got 1000000000"},
+      // Regression (trial_empty_output_name): an output flag given "" wrote nothing, silently.
+      {SimulateArgs(kOneA100, "paper-mix", {"--json", ""}), "--json: must name a file, got ''"},
+      {{"compare", "--cluster", "1xA100-40GB", "--workload", trace, "--jobs-csv", ""},
+       "--jobs-csv: must name a file, got ''"},
+      {{"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--param", "threshold=0.2",
+        "--report", ""},
+       "--report: must name a file, got ''"},
       {SimulateArgs(kOneA100, "paper-mix", {"--reconfig-latency", "gamma:2"}),
        "--reconfig-latency: must be fixed:MS, lognormal:MEDIAN_MS,SIGMA, empirical:FILE or "
        "field, got 'gamma:2'"},
       {SimulateArgs(kOneA100, "paper-mix", {"--reconfig-latency", "destroy=lognormal:0,1"}),
        "--reconfig-latency: lognormal:MEDIAN_MS,SIGMA needs MEDIAN_MS > 0, got 'lognormal:0,1'"},
       {SimulateArgs(kOneA100, "paper-mix", {"--mode", "fill", "--fill-target", "inf"}),
-       "--fill-target: must be a finite number > 0, got 'inf'"},
+       "--fill-target: must be a number > 0 and at most 100, got 'inf'"},
+      // Regression (trial_fill_target_internal_name): 150 passed the flag's check and was then
+      // refused by the simulator's own name for it (fill_target).
+      {SimulateArgs(kOneA100, "paper-mix", {"--mode", "fill", "--fill-target", "150"}),
+       "--fill-target: must be a number > 0 and at most 100, got '150'"},
   };
   for (const FlagCase& c : cases) {
     auto r = RunMigsched(c.args);
@@ -133,6 +163,26 @@ TEST(BadFlagValuesTest, FlagsThatWouldBeIgnoredAreRefused) {
       {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--idle-ttl", "0"}),
        "migsched simulate: --idle-ttl applies to --mode online only (fill mode has no "
        "completions)"},
+      // Regression (trial_fill_mode_ignored_flags): fill mode places each job at once or counts
+      // it failed, never queues, moves a job or keeps time; these were taken and changed nothing.
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--reconfig-ms", "5000"}),
+       "migsched simulate: --reconfig-ms applies to --mode online only (fill mode has no time)"},
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--no-contention"}),
+       "migsched simulate: --no-contention applies to --mode online only (fill mode has no "
+       "time)"},
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--max-wait", "0"}),
+       "migsched simulate: --max-wait applies to --mode online only (fill mode has no queue)"},
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--queue-order", "response-ratio"}),
+       "migsched simulate: --queue-order applies to --mode online only (fill mode has no queue)"},
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--migration", "on"}),
+       "migsched simulate: --migration applies to --mode online only (fill mode moves no job)"},
+      {SimulateArgs(kOneA100, trace, {"--mode", "fill", "--checkpoint-interval", "5"}),
+       "migsched simulate: --checkpoint-interval applies to --mode online only (fill mode moves "
+       "no job)"},
+      {{"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--mode", "fill", "--param",
+        "max-wait=0,60"},
+       "migsched sweep: --param max-wait: --max-wait applies to --mode online only (fill mode has "
+       "no queue)"},
       {{"sweep", "--cluster", "1xA100-40GB", "--workload", trace, "--mode", "fill", "--param",
         "idle-ttl=0,60"},
        "migsched sweep: --param idle-ttl: --idle-ttl applies to --mode online only (fill mode has "
@@ -325,6 +375,12 @@ TEST(OutputPathsCliTest, UnwritableOutputsFailAtOnceWithTheReason) {
   const std::string file = WriteTempFile("a-file", "");
   const std::string json = WriteTempFile("same.json", "");
   const std::string latencies = WriteTempFile("latencies.txt", "23\n250\n");
+  // A data folder of its own, with one GPU model file copied from the bundled catalog.
+  const fs::path data = MakeTempDir("data-dir");
+  fs::create_directories(data / "gpus");
+  const fs::path model = data / "gpus" / "a100-40gb.json";
+  fs::copy_file(fs::path(::migsched::testing::SourceDir()) / "data" / "gpus" / "a100-40gb.json",
+                model);
   const std::vector<FlagCase> cases = {
       {SimulateArgs(kOneA100, trace, {"--json", folder}),
        "migsched simulate: --json " + folder + ": is a folder, not a file"},
@@ -351,6 +407,11 @@ TEST(OutputPathsCliTest, UnwritableOutputsFailAtOnceWithTheReason) {
            ": --workload reads that file; an output would overwrite it"},
       {{"report", "--from", json, "-o", json},
        "migsched report: -o " + json + ": --from reads that file; an output would overwrite it"},
+      // Regression (trial_output_over_catalog): an output naming a GPU model file of the data
+      // folder replaced it, and every later run failed on the catalog.
+      {SimulateArgs(kOneA100, trace, {"--data-dir", data.string(), "--jobs-csv", model.string()}),
+       "migsched simulate: --jobs-csv " + model.string() + ": the GPU catalog (" +
+           (data / "gpus").string() + ") reads that file; an output would overwrite it"},
       // Regression: --json over the measured latencies of --reconfig-latency empirical:FILE
       // replaced them with the run's JSON.
       {SimulateArgs(kOneA100, trace,
@@ -410,7 +471,20 @@ TEST(BadWorkloadCliTest, UnreadableTracesSayWhy) {
   const std::string dir = MakeTempDir("trace-dir.csv").string();
   const std::string comments = WriteTempFile("comments.csv", "# only a comment\n\n");
   const std::string missing = dir + "/missing.csv";
+  // One CPU-only pod and one GPU pod that never ran (deletion before its start): nothing is left.
+  const std::string no_gpu_pods = WriteTempFile(
+      "no-gpu-pods.csv",
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+      "deletion_time,scheduled_time\n"
+      "p1,1000,100,0,0,,LS,Running,0,100,10\n"
+      "p2,1000,100,1,1000,,LS,Running,0,5,10\n");
   const std::vector<FlagCase> cases = {
+      // Regression (trial_alibaba_all_skipped): "no jobs" and nothing more; the reasons the pods
+      // were skipped are notes that a run with no jobs never printed.
+      {SimulateArgs(kOneA100, "alibaba:" + no_gpu_pods, {}),
+       "migsched simulate: --workload alibaba:" + no_gpu_pods +
+           ": no jobs: every pod skipped: 1 CPU-only pods (num_gpu 0); 1 pods with deletion_time "
+           "<= scheduled_time (no run time)"},
       {SimulateArgs(kOneA100, dir, {}),
        "migsched simulate: " + dir + ": is a directory, not a trace file"},
       {SimulateArgs(kOneA100, missing, {}),
