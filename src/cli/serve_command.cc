@@ -133,11 +133,14 @@ int Serve(const ServeOptions& o, Context& ctx) {
   std::error_code exists_ec;
   const bool new_state_dir = !config->state_dir.empty() &&
                              !std::filesystem::exists(config->state_dir, exists_ec) && !exists_ec;
+  // The work_dir too (the daemon claims it at start, StateDir::ClaimWorkDir), when this start
+  // made it: empty then, but for the claim.
+  const bool new_work_dir = !config->state_dir.empty() &&
+                            !std::filesystem::exists(config->WorkDir(), exists_ec) && !exists_ec;
   auto refuse = [&](const Status& st) {
-    if (new_state_dir) {
-      std::error_code ec;
-      std::filesystem::remove_all(config->state_dir, ec);
-    }
+    std::error_code ec;
+    if (new_state_dir) std::filesystem::remove_all(config->state_dir, ec);
+    if (new_work_dir) std::filesystem::remove_all(config->WorkDir(), ec);
     return fail(st);
   };
   // The state dir is checked (created 0700 or refused when others may read

@@ -852,6 +852,15 @@ std::vector<std::string> InertConfigNotes(const SchedulerOptions& options,
   SimSetup setup;
   setup.scheduler = options;
   setup.explicit_options = given;
+  // A key written with the value the policy runs with anyway is no choice to warn about: every
+  // printed default config (`serve --print-default-config`) writes every key, and warned about
+  // its own defaults at each start (2 to 6 lines a trial could not silence).
+  const SchedulerOptions own = OptionsForPolicy(policy, SchedulerOptions{}, ExplicitOptions{});
+  for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
+    if (spec.given != nullptr && spec.get(options) == spec.get(own)) {
+      setup.explicit_options.*(spec.given) = false;
+    }
+  }
   std::vector<std::string> notes = InertOptionNotes(setup, {policy});
   for (std::string& n : notes) {
     for (size_t at = n.find("--"); at != std::string::npos; at = n.find("--", at)) {

@@ -161,7 +161,8 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
 // `given` as read (SchedulerConfig), for `policy`, with the keys named as the file names them
 // ("scheduler.overtake-guard 2 has no effect on first-fit (...; scheduler.queue-order
 // response-ratio turns it on)"). Regression inert_config_option_unsaid: such a config started
-// without a word.
+// without a word. A key whose value is the one `policy` runs with by default says nothing (a
+// printed default config writes every key; regression trial_printed_config_warned).
 std::vector<std::string> InertConfigNotes(const SchedulerOptions& options,
                                           const ExplicitOptions& given, const std::string& policy);
 

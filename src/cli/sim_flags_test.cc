@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "sched/option_table.h"
+#include "sched/policy.h"
+
 namespace migsched::cli {
 namespace {
 
@@ -77,6 +80,29 @@ TEST(InertOptionNotesTest, OvertakeGuardGivenWhereTheQueueIsInArrivalOrder) {
                           "passes an older one of its request; scheduler.queue-order "
                           "response-ratio turns it on)"));
   EXPECT_THAT(InertConfigNotes(fifo, ExplicitOptions{}, "full"), IsEmpty());  // none given
+}
+
+// Regression (trial_printed_config_warned): the config `serve --print-default-config --policy P`
+// prints writes every key with P's own value, and its start warned about 2 to 6 of them ("has no
+// effect on first-fit"). A key given with the value the policy runs with anyway says nothing; one
+// given another value still does.
+TEST(InertOptionNotesTest, AConfigKeyAtThePolicysOwnValueSaysNothing) {
+  for (const std::string& name : PolicyNames()) {
+    SCOPED_TRACE(name);
+    const SchedulerOptions own = OptionsForPolicy(name, SchedulerOptions{}, ExplicitOptions{});
+    ExplicitOptions all;
+    for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
+      if (spec.given != nullptr) all.*(spec.given) = true;
+    }
+    EXPECT_THAT(InertConfigNotes(own, all, name), IsEmpty());
+  }
+  SchedulerOptions first_fit = OptionsForPolicy("first-fit", SchedulerOptions{}, ExplicitOptions{});
+  first_fit.threshold = 0.2;  // not first-fit's own value, and first-fit reads no threshold
+  ExplicitOptions given;
+  given.threshold = true;
+  EXPECT_THAT(InertConfigNotes(first_fit, given, "first-fit"),
+              ElementsAre(::testing::StartsWith("scheduler.threshold 0.2 has no effect on "
+                                                "first-fit")));
 }
 
 // --limit-power given: it orders the jobs of one request within the response-ratio order, which

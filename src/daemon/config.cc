@@ -442,6 +442,7 @@ StatusOr<std::pair<uint32_t, uint32_t>> ParseUidRange(const std::string& text) {
 
 StatusOr<DaemonConfig> ParseDaemonConfig(const std::string& yaml_text, const std::string& origin) {
   Reader r(origin);
+  RETURN_IF_ERROR(CheckQuotesClosedOnTheirLine(origin, yaml_text));
   try {
     const YAML::Node root = YAML::Load(yaml_text);
     return Parse(root, r);

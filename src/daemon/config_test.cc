@@ -228,6 +228,12 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
        "c.yaml:2: scheduler.metric must be one of fragcost, blocked-placements, demand-weighted, "
        "got 'entropy'"},
       {"state_dir: /s\n  bad: [\n", ""},  // a YAML syntax error: only the prefix is checked
+      // Regression (trial_unclosed_quote_swallowed_keys): yaml-cpp took the rest of the file
+      // into the node's name, and on_shutdown stayed leave without a word.
+      {"listen: \"127.0.0.1:18110\"\nstate_dir: /s\nnode_name: \"n1\nkill_grace_s: 2\n"
+       "on_shutdown: drain\n",
+       "c.yaml:3: the quoted value that opens at column 12 is not closed on its line; close it (a "
+       "value of this file is written on one line)"},
   };
   for (const Case& k : cases) {
     auto c = ParseDaemonConfig(k.yaml, "c.yaml");

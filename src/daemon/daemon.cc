@@ -172,6 +172,7 @@ Status Daemon::Impl::Init() {
   ::umask(077);  // every file the daemon creates is its own (0600 / 0700)
   ASSIGN_OR_RETURN(dir_, StateDir::Open(config_.state_dir));
   ASSIGN_OR_RETURN(JobUsers users, ResolveJobUsers(config_));  // who runs the jobs
+  RETURN_IF_ERROR(dir_->ClaimWorkDir(config_.WorkDir()));      // one daemon per work_dir
 
   // The GPUs the config selects (empty: all the backend lists; the fake backend's GPUs are
   // its spec, so only the nvml backend's config has a selection).

@@ -280,6 +280,34 @@ TEST_F(DaemonTest, SecondDaemonOnTheSameStateDirIsRefused) {
   EXPECT_NE(third, nullptr);
 }
 
+// Regression (trial_shared_work_dir): two daemons of two state dirs with one work_dir started, and
+// the second one's job 1 ran in the first one's job 1 directory (its files handed over to it).
+// The second is refused while the first runs, and after it too (the work_dir holds the first's
+// job directories); the first starts again on it.
+TEST_F(DaemonTest, TwoDaemonsCannotShareAWorkDir) {
+  auto first = Start();
+  ASSERT_NE(first, nullptr);
+  DaemonConfig other = config_;
+  other.state_dir = (MakeTempDir("other-state") / "s").string();
+  other.work_dir = config_.WorkDir();
+  StatusOr<std::unique_ptr<Daemon>> second =
+      Daemon::Create(other, std::make_unique<SharedBackend>(fake_.get()), &BundledCatalog());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(),
+              ::testing::HasSubstr("work_dir " + config_.WorkDir() +
+                                   " is in use by another migsched serve (pid " +
+                                   std::to_string(getpid()) + ", state_dir "));
+  first.reset();
+  second = Daemon::Create(other, std::make_unique<SharedBackend>(fake_.get()), &BundledCatalog());
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(second.status().message(),
+              ::testing::HasSubstr("work_dir " + config_.WorkDir() +
+                                   " holds the job directories of state_dir "));
+  auto again = Start();
+  EXPECT_NE(again, nullptr);
+}
+
 TEST_F(DaemonTest, RecoveryAfterCrash) {
   config_.on_shutdown = "leave";
   int64_t pid = 0;

@@ -673,6 +673,12 @@ class HttpServer::Impl {
     if (!record.ok()) return SendError(res, record.status());
     const std::filesystem::path path = api_->LogPath(*id);
     res.status = 200;
+    // An allocation runs no process and has no output: following it waited until its release
+    // (a trial's curl timed out); it answers at once, empty, as the log so far.
+    if (record->kind == JobKind::kAllocation) {
+      res.set_content("", "text/plain; charset=utf-8");
+      return;
+    }
     if (follow != "1" && follow != "true") {
       std::error_code ec;
       const uintmax_t size = std::filesystem::file_size(path, ec);

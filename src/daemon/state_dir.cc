@@ -117,7 +117,59 @@ StatusOr<std::unique_ptr<StateDir>> StateDir::Open(const std::filesystem::path& 
   return std::unique_ptr<StateDir>(new StateDir(path, dir_fd, lock_fd, st.st_dev, st.st_ino));
 }
 
+Status StateDir::ClaimWorkDir(const std::filesystem::path& work_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(work_dir, ec);
+  if (ec) {
+    return FailedPreconditionError(
+        fmt::format("work_dir {}: cannot create it: {}", work_dir.string(), ec.message()));
+  }
+  ::chmod(work_dir.c_str(), 0711);  // traversable to reach one's own dir, not listable
+  const std::string owner_path = (work_dir / ".migsched-owner").string();
+  const int fd = ::open(owner_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return FailedPreconditionError(
+        fmt::format("cannot open {}: {}", owner_path, std::strerror(errno)));
+  }
+  char buf[4096] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+  const std::string text = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  // "<state dir>\n<pid>\n": whose job directories these are, and which daemon holds them.
+  const std::string owner_dir = text.substr(0, text.find('\n'));
+  const std::string owner_pid =
+      text.find('\n') == std::string::npos ? "?" : text.substr(text.find('\n') + 1);
+  const std::string mine = std::filesystem::weakly_canonical(path_, ec).string();
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return FailedPreconditionError(fmt::format(
+          "work_dir {} is in use by another migsched serve (pid {}, state_dir {}): each daemon "
+          "needs its own work_dir (two would hand each other's job directories to their jobs)",
+          work_dir.string(), owner_pid.substr(0, owner_pid.find('\n')),
+          owner_dir.empty() ? "?" : owner_dir));
+    }
+    return FailedPreconditionError(
+        fmt::format("cannot lock {}: {}", owner_path, std::strerror(err)));
+  }
+  if (!owner_dir.empty() && owner_dir != mine) {
+    ::close(fd);
+    return FailedPreconditionError(fmt::format(
+        "work_dir {} holds the job directories of state_dir {}, not of {}: give this daemon a "
+        "work_dir of its own (or, if {} is gone for good, remove {})",
+        work_dir.string(), owner_dir, mine, owner_dir, owner_path));
+  }
+  const std::string record = mine + "\n" + std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, record.data(), record.size(), 0) < 0) {
+    spdlog::warn("cannot write {}: {}", owner_path, std::strerror(errno));
+  }
+  if (work_lock_fd_ >= 0) ::close(work_lock_fd_);
+  work_lock_fd_ = fd;
+  return Status();
+}
+
 StateDir::~StateDir() {
+  if (work_lock_fd_ >= 0) ::close(work_lock_fd_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
   if (dir_fd_ >= 0) ::close(dir_fd_);
 }

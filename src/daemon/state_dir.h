@@ -51,6 +51,14 @@ class StateDir {
   // replaced); kUnavailable saying what happened otherwise.
   Status Check() const;
 
+  // One daemon per work_dir too (the jobs' working directories, `<work_dir>/<id>`): creates it
+  // (0711) if missing and takes `<work_dir>/.migsched-owner` (0600): flock'ed for the daemon's
+  // lifetime, and naming the state dir whose jobs it holds. Two daemons on one work_dir would
+  // hand each other's job directories (same ids, same paths) to their jobs (a trial's: a job of
+  // one read and could replace another's files). kFailedPrecondition naming the work_dir and
+  // the other daemon's pid, or the state dir it belongs to. Call once, after Open.
+  Status ClaimWorkDir(const std::filesystem::path& work_dir);
+
   // Whether a file or directory mode gives group or others any access.
   static bool OpenToOthers(mode_t mode) { return (mode & 077) != 0; }
   // Refuses `file` (if it exists) when group or others may access it;
@@ -62,8 +70,9 @@ class StateDir {
       : path_(std::move(path)), dir_fd_(dir_fd), lock_fd_(lock_fd), dev_(dev), ino_(ino) {}
 
   std::filesystem::path path_;
-  int dir_fd_ = -1;   // O_DIRECTORY descriptor of the directory opened
-  int lock_fd_ = -1;  // <state_dir>/lock, flock'ed
+  int dir_fd_ = -1;        // O_DIRECTORY descriptor of the directory opened
+  int lock_fd_ = -1;       // <state_dir>/lock, flock'ed
+  int work_lock_fd_ = -1;  // <work_dir>/.migsched-owner, flock'ed (ClaimWorkDir)
   dev_t dev_ = 0;
   ino_t ino_ = 0;
 };

@@ -81,7 +81,9 @@ StatusOr<StateIdentity> ReadStateIdentity(const std::filesystem::path& state_dir
     if (id.generation.empty()) throw std::runtime_error("generation is empty");
     return id;
   } catch (const std::exception& e) {
-    return FailedPreconditionError(
+    // Read but not an identity: kInvalidArgument (OpenStateStore rebuilds it from an intact
+    // store, as a missing one).
+    return InvalidArgumentError(
         fmt::format("state dir identity {} is not valid ({})", path.string(), e.what()));
   }
 }
@@ -133,12 +135,16 @@ StatusOr<OpenedStore> OpenStateStore(const std::filesystem::path& dir,
   const std::string id_file = IdentityPath(dir).string();
   StatusOr<StateIdentity> ident = ReadStateIdentity(dir);
   const bool have_identity = ident.ok();
+  // A file that was read but holds no identity (empty, cut short, edited): like a lost one, it is
+  // rebuilt from an intact store, and kept aside; it still says the state dir was used.
+  const bool damaged_identity =
+      !ident.ok() && ident.status().code() == StatusCode::kInvalidArgument;
   const DaemonJobId highest_dir = HighestJobDir(dir / "jobs");
 
   std::string problem;
   std::unique_ptr<JobStore> store;
   std::string store_generation;
-  if (!ident.ok() && ident.status().code() != StatusCode::kNotFound) {
+  if (!ident.ok() && ident.status().code() != StatusCode::kNotFound && !damaged_identity) {
     problem = ident.status().message();
   }
   struct stat st;
@@ -146,7 +152,10 @@ StatusOr<OpenedStore> OpenStateStore(const std::filesystem::path& dir,
   const bool db_empty = db_exists && st.st_size == 0;
   if (problem.empty() && (!db_exists || db_empty)) {
     const char* how = db_exists ? "empty (zero length)" : "missing";
-    if (have_identity) {
+    if (damaged_identity) {
+      problem =
+          fmt::format("the job store {} is {}, and {}", db.string(), how, ident.status().message());
+    } else if (have_identity) {
       problem =
           fmt::format("the job store {} is {}, but {} says this state dir has one (generation {})",
                       db.string(), how, id_file, ident->generation);
@@ -240,12 +249,27 @@ StatusOr<OpenedStore> OpenStateStore(const std::filesystem::path& dir,
     spdlog::info("state_dir {}: the job store gets an identity ({}, generation {})", dir.string(),
                  id_file, identity.generation);
   } else if (!have_identity) {
-    // The identity file was lost beside an intact store: rebuilt from the store.
+    // The identity file was lost, or damaged, beside an intact store: rebuilt from the store (the
+    // ids it reserved: above every id of the store and every job directory, below).
     identity.generation = store_generation;
     identity.created_at = static_cast<double>(::time(nullptr));
     ASSIGN_OR_RETURN(identity.untagged_below, MetaId(store.get(), "untagged_below"));
-    spdlog::warn("state_dir {}: {} was missing; rebuilt from the job store (generation {})",
-                 dir.string(), id_file, store_generation);
+    if (damaged_identity) {
+      const std::string aside =
+          fmt::format("{}.damaged-{}", id_file, static_cast<int64_t>(::time(nullptr)));
+      if (::rename(id_file.c_str(), aside.c_str()) != 0) {
+        return FailedPreconditionError(
+            fmt::format("state_dir {}: {}; cannot keep it aside as {}: {}", dir.string(),
+                        ident.status().message(), aside, std::strerror(errno)));
+      }
+      spdlog::warn(
+          "state_dir {}: {}; kept aside as {} and rebuilt from the intact job store (generation "
+          "{})",
+          dir.string(), ident.status().message(), aside, store_generation);
+    } else {
+      spdlog::warn("state_dir {}: {} was missing; rebuilt from the job store (generation {})",
+                   dir.string(), id_file, store_generation);
+    }
   } else {
     identity = *ident;
   }

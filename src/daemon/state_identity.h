@@ -60,7 +60,8 @@ struct StateIdentity {
 constexpr DaemonJobId kIdBlock = 1000;
 
 // kNotFound when the file does not exist; kFailedPrecondition when it cannot
-// be read or parsed (naming it).
+// be read; kInvalidArgument when it was read but holds no valid identity (empty, cut short,
+// edited), naming it.
 StatusOr<StateIdentity> ReadStateIdentity(const std::filesystem::path& state_dir);
 Status WriteStateIdentity(const std::filesystem::path& state_dir, const StateIdentity& id);
 

@@ -214,6 +214,48 @@ TEST_F(StateIdentityTest, ALostIdentityFileIsRebuiltFromAnIntactStore) {
   EXPECT_EQ(r.id, 2);
 }
 
+// Regression (trial_damaged_identity_advised_a_fresh_store): an identity file left empty, or cut
+// short, beside an intact store refused the start and advised --fresh-store, which set the intact
+// store aside with every queued job; a deleted one was rebuilt. Damaged is now as lost: rebuilt
+// from the store (same generation, ids going on), the damaged file kept aside.
+TEST_F(StateIdentityTest, ADamagedIdentityFileIsRebuiltFromAnIntactStore) {
+  RunOldJobs(1);
+  ASSERT_OK_AND_ASSIGN(StateIdentity before, ReadStateIdentity(config_.state_dir));
+  const fs::path id = fs::path(config_.state_dir) / "identity";
+  for (const char* text : {"", "{"}) {
+    SCOPED_TRACE(std::string("identity '") + text + "'");
+    { std::ofstream(id) << text; }
+    EXPECT_EQ(ReadStateIdentity(config_.state_dir).status().code(), StatusCode::kInvalidArgument);
+    auto d = Start();
+    ASSERT_NE(d, nullptr);
+    ASSERT_OK_AND_ASSIGN(StateIdentity after, ReadStateIdentity(config_.state_dir));
+    EXPECT_EQ(after.generation, before.generation);
+    d.reset();
+  }
+  int aside = 0;
+  for (const auto& e : fs::directory_iterator(config_.state_dir)) {
+    aside += e.path().filename().string().rfind("identity.damaged-", 0) == 0;
+  }
+  EXPECT_GE(aside, 1);
+  auto d = Start();
+  ASSERT_NE(d, nullptr);
+  ASSERT_OK_AND_ASSIGN(DaemonJobRecord r, d->Submit(Req("1g.5gb", {"true"})));
+  EXPECT_EQ(r.id, 2);  // job 1 is the old job: no id given twice
+}
+
+// A damaged identity file beside a missing store still says the state dir was used: refused.
+TEST_F(StateIdentityTest, ADamagedIdentityBesideAMissingStoreIsRefused) {
+  RunOldJobs(1);
+  RemoveStore(Db());
+  { std::ofstream(fs::path(config_.state_dir) / "identity") << "{"; }
+  StatusOr<std::unique_ptr<Daemon>> d = Create();
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(d.status().message(),
+              HasSubstr("the job store " + Db().string() + " is missing, and"));
+  EXPECT_THAT(d.status().message(), HasSubstr("/identity is not valid"));
+  EXPECT_FALSE(fs::exists(Db()));
+}
+
 // A store made before identities existed is adopted; its jobs' untagged exit
 // files are still read.
 TEST_F(StateIdentityTest, AStoreFromBeforeIdentitiesIsAdopted) {

@@ -47,7 +47,10 @@ StatusOr<SchedulerConfig> ParseSchedulerYaml(const std::string& text, const std:
 
 // The `scheduler:` section of a commented example config: `policy: <policy>` and every option of
 // the table with the value `policy` runs with by default (the registry's, as `migsched simulate
-// --policy NAME`), each line indented by `indent` spaces and followed by its help as a comment.
+// --policy NAME`), each line indented by `indent` spaces and followed by its help as a comment;
+// but a static layout of best-for-mix (the simulator's default for `static`: chosen from the
+// workload's mix known in advance, which a running scheduler never has) is printed as the catalog
+// layout all-balanced, with a comment saying so, so that every printed section starts a daemon.
 // kNotFound listing the known policies for an unknown name.
 StatusOr<std::string> DefaultSchedulerYaml(std::string_view policy, int indent = 2);
 

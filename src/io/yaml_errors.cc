@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace migsched {
@@ -70,6 +71,85 @@ Status CheckNoRepeatedKey(const std::string& origin, const YAML::Node& map,
                        fmt::format("key '{}' is given twice{}; keep one", full, where));
   }
   return Status::Ok();
+}
+
+Status CheckQuotesClosedOnTheirLine(const std::string& origin, std::string_view text) {
+  int block_indent = -1;  // the indentation of the key of a block scalar being read, else -1
+  size_t line_start = 0;
+  for (int line_no = 1; line_start <= text.size(); ++line_no) {
+    size_t end = text.find('\n', line_start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(line_start, end - line_start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    line_start = end + 1;
+    const size_t indent = std::min(line.find_first_not_of(" \t"), line.size());
+    if (block_indent >= 0) {
+      if (indent == line.size() || static_cast<int>(indent) > block_indent) continue;
+      block_indent = -1;
+    }
+    int flow = 0;            // depth of [ ] and { }
+    bool at_start = true;    // a scalar may begin here
+    bool after_key = false;  // the last separator was `: ` (a block scalar may begin)
+    for (size_t p = indent; p < line.size();) {
+      const char c = line[p];
+      if (c == ' ' || c == '\t') {
+        ++p;
+        continue;
+      }
+      if (c == '#' && (p == 0 || line[p - 1] == ' ' || line[p - 1] == '\t')) break;
+      if (at_start) {
+        if ((c == '-' || c == '?') && (p + 1 == line.size() || line[p + 1] == ' ')) {
+          ++p;
+          continue;
+        }
+        if (c == '"' || c == '\'') {
+          size_t q = p + 1;
+          for (; q < line.size(); ++q) {
+            if (c == '"' && line[q] == '\\') {
+              ++q;  // an escaped character
+            } else if (line[q] == c) {
+              if (c == '\'' && q + 1 < line.size() && line[q + 1] == '\'') {
+                ++q;  // '' is a quote inside '...'
+              } else {
+                break;
+              }
+            }
+          }
+          if (q >= line.size()) {
+            return InvalidArgumentError(fmt::format(
+                "{}:{}: the quoted value that opens at column {} is not closed on its line; "
+                "close it (a value of this file is written on one line)",
+                origin, line_no, p + 1));
+          }
+          p = q + 1;
+          at_start = after_key = false;
+          continue;
+        }
+        if ((c == '|' || c == '>') && after_key && flow == 0) {
+          block_indent = static_cast<int>(indent);
+          break;
+        }
+        if (c == '[' || c == '{') {
+          ++flow;
+          ++p;
+          continue;
+        }
+        at_start = after_key = false;
+      }
+      if (c == ':' && (p + 1 == line.size() || line[p + 1] == ' ' || line[p + 1] == '\t')) {
+        at_start = after_key = true;
+      } else if (flow > 0 && (c == ',' || c == '[' || c == '{')) {
+        flow += c == ',' ? 0 : 1;
+        at_start = true;
+        after_key = false;
+      } else if (flow > 0 && (c == ']' || c == '}')) {
+        --flow;
+      }
+      ++p;
+    }
+    if (end == text.size()) break;
+  }
+  return Status();
 }
 
 }  // namespace migsched

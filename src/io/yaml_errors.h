@@ -57,6 +57,18 @@ std::string_view YamlKindName(const YAML::Node& node);
 Status CheckNoRepeatedKey(const std::string& origin, const YAML::Node& map,
                           const std::string& prefix);
 
+// OK, or kInvalidArgument "<origin>:<line>: the quoted value that opens at column C is not closed
+// on its line; close it (a value of this file is written on one line)" for the first quoted
+// scalar ('...' or "...") of `text` that does not end on the line where it begins. YAML lets a
+// quoted scalar run over lines, and yaml-cpp also takes one left open to the end of the file: a
+// missing closing quote then swallowed every key after it without a word (a trial's `node_name:
+// "n1` took `on_shutdown: drain` into the node's name). No config key of ours takes a value over
+// several lines, so the readers of config files call this before parsing. Quotes are looked for
+// where a scalar may begin (a line's start, after `- `, `: `, `? `, and in a flow collection after
+// `[`, `{` or `,`); an apostrophe inside a plain value (`note: it's`), a comment and the lines of
+// a block scalar (`|`, `>`) are text.
+Status CheckQuotesClosedOnTheirLine(const std::string& origin, std::string_view text);
+
 }  // namespace migsched
 
 #endif  // MIGSCHED_IO_YAML_ERRORS_H_

@@ -105,6 +105,7 @@ class Reader {
 };
 
 StatusOr<YAML::Node> Load(const std::string& text, const std::string& origin) {
+  RETURN_IF_ERROR(CheckQuotesClosedOnTheirLine(origin, text));
   try {
     YAML::Node n = YAML::Load(text);
     if (!n || n.IsNull()) return YAML::Node(YAML::NodeType::Map);

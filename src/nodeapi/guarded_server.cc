@@ -383,16 +383,22 @@ void GuardedServer::PostBody(const std::string& pattern, BodyHandler handler) {
           fmt::format("request body larger than max_body_bytes ({} bytes{})", max,
                       !encoding.empty() && encoding != "identity" ? ", once decoded" : ""));
     }
+    if (!complete && !encoding.empty() && encoding != "identity") {
+      // A coded body that did not decode: bad data (most often) or cut short; the bytes counted
+      // are decoded ones, never comparable with the coded Content-Length (a trial read "0 bytes of
+      // Content-Length 7" of a body that had arrived whole).
+      return malformed(fmt::format(
+          "the body is not valid {} data, or did not arrive in full (within body_timeout_s in "
+          "all, request_timeout_s per read; {} bytes decoded)",
+          encoding, body.size()));
+    }
     if (!complete) {
       // Cut short (the body deadline, a closed connection): never carried out.
       return malformed(fmt::format(
           "the body did not arrive in full (within body_timeout_s in all, request_timeout_s per "
           "read; {} bytes{}){}",
           body.size(), length.empty() ? "" : fmt::format(" of Content-Length {}", length),
-          !encoding.empty() && encoding != "identity"
-              ? fmt::format(", or is not valid {} data", encoding)
-          : chunked ? ", or its chunked framing is invalid"
-                    : ""));
+          chunked ? ", or its chunked framing is invalid" : ""));
     }
     handler(req, res, body);
   });

@@ -110,6 +110,7 @@ StatusOr<ControllerConfig> ParseControllerConfig(const std::string& text,
   ControllerConfig c;
   c.origin = origin;
   YAML::Node root;
+  RETURN_IF_ERROR(CheckQuotesClosedOnTheirLine(origin, text));
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
