@@ -97,7 +97,9 @@ StatusOr<std::string> ResolveToken(const DaemonConfig& c) {
 StatusOr<std::unique_ptr<MigBackend>> MakeBackend(const DaemonConfig& c, const Catalog& catalog) {
   if (c.backend == "fake") {
     auto models = ParseClusterSpec(c.fake_gpus, catalog);
-    if (!models.ok()) return models.status().WithPrefix("config key gpus (fake backend)");
+    if (!models.ok()) {
+      return models.status().WithPrefix(c.Where("gpus") + ": config key gpus (fake backend)");
+    }
     const std::string state = (std::filesystem::path(c.state_dir) / "fake-backend.json").string();
     ASSIGN_OR_RETURN(std::unique_ptr<FakeBackend> b, FakeBackend::Open(*models, c.fake, state));
     return std::unique_ptr<MigBackend>(std::move(b));

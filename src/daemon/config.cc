@@ -417,6 +417,13 @@ StatusOr<DaemonConfig> Parse(const YAML::Node& root, const Reader& r) {
   c.policy = sc.policy;
   c.scheduler = sc.options;
   c.explicit_options = sc.given;
+  c.origin = r.origin();
+  if (root.IsMap()) {
+    for (const auto& kv : root) {
+      const YAML::Mark m = YamlValueMark(kv.first, kv.second);
+      if (!m.is_null() && kv.first.IsScalar()) c.key_lines[kv.first.Scalar()] = m.line + 1;
+    }
+  }
   return c;
 }
 

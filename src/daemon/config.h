@@ -47,6 +47,7 @@
 #define MIGSCHED_DAEMON_CONFIG_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -109,6 +110,18 @@ struct DaemonConfig {
 
   // The directory jobs' working directories go in.
   std::string WorkDir() const { return work_dir.empty() ? state_dir + "-work" : work_dir; }
+
+  // Where the file said it (ParseDaemonConfig): its name and the line of each top-level key, for
+  // the errors of checks that only the start can make (a cluster spec against the catalog, a
+  // user against the system): Where("gpus") is "c.yaml:4", or "c.yaml" for a key not written,
+  // or "config" for a config not read from a file.
+  std::string origin;
+  std::map<std::string, int> key_lines;
+  std::string Where(const std::string& key) const {
+    auto it = key_lines.find(key);
+    const std::string file = origin.empty() ? "config" : origin;
+    return it == key_lines.end() ? file : file + ":" + std::to_string(it->second);
+  }
 };
 
 // "FIRST-LAST" (1000 <= FIRST <= LAST < 2^31-1): the per-job uid range.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sched/policy.h"
+#include "testing/status_matchers.h"
 #include "testing/test_util.h"
 
 namespace migsched {
@@ -247,6 +248,21 @@ TEST(DaemonConfigTest, BadConfigsNameTheFileLineAndKey) {
       EXPECT_EQ(c.status().message(), k.want) << k.yaml;
     }
   }
+}
+
+// Where(key): the file and the line the key was written on, for the errors only the start can
+// find (a cluster spec against the catalog, a user against the system). Regression
+// (trial_start_errors_without_line): `gpus: 2xA100-41GB` said "config key gpus (fake backend)"
+// without the file or the line.
+TEST(DaemonConfigTest, KeysKeepTheirLinesForTheStartsErrors) {
+  auto c = ParseDaemonConfig("# a comment\nstate_dir: /s\n\ngpus: 2xA100-41GB\nnode_name: n1\n",
+                             "c.yaml");
+  ASSERT_OK(c);
+  EXPECT_EQ(c->Where("gpus"), "c.yaml:4");
+  EXPECT_EQ(c->Where("state_dir"), "c.yaml:2");
+  EXPECT_EQ(c->Where("node_name"), "c.yaml:5");
+  EXPECT_EQ(c->Where("listen"), "c.yaml");  // not written
+  EXPECT_EQ(DaemonConfig().Where("gpus"), "config");
 }
 
 // Regression work_dir_symlinked_to_state_dir: a work_dir that is a symlink to the state dir

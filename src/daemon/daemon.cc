@@ -176,7 +176,12 @@ Status Daemon::Impl::Init() {
 
   // The GPUs the config selects (empty: all the backend lists; the fake backend's GPUs are
   // its spec, so only the nvml backend's config has a selection).
-  ASSIGN_OR_RETURN(NodeInventory inv, DiscoverNode(backend_.get(), *catalog_, config_.nvml_gpus));
+  StatusOr<NodeInventory> discovered = DiscoverNode(backend_.get(), *catalog_, config_.nvml_gpus);
+  // A selection the node does not have is the config's gpus key: its file and line in front.
+  if (!discovered.ok() && !config_.nvml_gpus.empty()) {
+    return discovered.status().WithPrefix(config_.Where("gpus"));
+  }
+  ASSIGN_OR_RETURN(NodeInventory inv, std::move(discovered));
   if (inv.gpus.empty()) return FailedPreconditionError("no GPU to manage");
   for (const std::string& note : inv.notes) spdlog::info("discovery: {}", note);
   ASSIGN_OR_RETURN(model_,

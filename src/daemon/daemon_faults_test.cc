@@ -911,6 +911,13 @@ TEST_F(DaemonTest, JobUserRootIsRefusedUnlessAccepted) {
   EXPECT_THAT(d.status().message(),
               HasSubstr("job_user: 'root' is root: jobs could read the API token"));
   EXPECT_THAT(d.status().message(), HasSubstr("set allow_root_jobs: true to accept it"));
+  // Regression (trial_start_errors_without_line): the key's file and line come first when the
+  // config was read from a file (here: as if job_user were on line 6 of d.yaml).
+  config_.origin = "d.yaml";
+  config_.key_lines["job_user"] = 6;
+  d = Daemon::Create(config_, std::make_unique<SharedBackend>(&fake), &BundledCatalog(), clock_);
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(d.status().message(), ::testing::StartsWith("d.yaml:6: job_user: 'root' is root"));
   config_.allow_root_jobs = true;
   d = Daemon::Create(config_, std::make_unique<SharedBackend>(&fake), &BundledCatalog(), clock_);
   EXPECT_OK(d);

@@ -70,7 +70,21 @@ std::set<uint32_t> UsersInRange(uint32_t first, uint32_t last) {
 
 }  // namespace
 
+namespace {
+StatusOr<JobUsers> ResolveJobUsersOf(const DaemonConfig& config, std::string* key);
+}  // namespace
+
 StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config) {
+  // The key being checked when an error comes: its file and line go in front (a trial's
+  // `job_user: root` was refused without them).
+  std::string key = "job_user";
+  StatusOr<JobUsers> users = ResolveJobUsersOf(config, &key);
+  if (!users.ok()) return users.status().WithPrefix(config.Where(key));
+  return users;
+}
+
+namespace {
+StatusOr<JobUsers> ResolveJobUsersOf(const DaemonConfig& config, std::string* key) {
   JobUsers users;
   if (!config.job_user.empty()) {
     StatusOr<RunAsUser> u = LookUpUser(config.job_user);
@@ -78,6 +92,7 @@ StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config) {
     RETURN_IF_ERROR(CheckNotRoot(*u, config, "job_user"));
     users.default_user = *u;
   } else if (::geteuid() == 0 && !config.job_uids.empty()) {
+    *key = "job_uids";
     ASSIGN_OR_RETURN(auto range, ParseUidRange(config.job_uids));
     users.system_uids = UsersInRange(range.first, range.second);
     if (users.system_uids.size() == range.second - range.first + 1) {
@@ -110,18 +125,21 @@ StatusOr<JobUsers> ResolveJobUsers(const DaemonConfig& config) {
         users.default_user.name);
   }
   if (users.dynamic_count == 0) users.allowed[users.default_user.name] = users.default_user;
+  *key = "job_users";
   for (const std::string& name : config.job_users) {
     StatusOr<RunAsUser> u = LookUpUser(name);
     if (!u.ok()) return FailedPreconditionError("job_users: " + u.status().message());
     RETURN_IF_ERROR(CheckNotRoot(*u, config, "job_users"));
     users.allowed[u->name] = *u;
   }
+  *key = "work_dir";
   RETURN_IF_ERROR(CheckReachable(config.WorkDir(), users.default_user));
   for (const auto& [name, u] : users.allowed) {
     RETURN_IF_ERROR(CheckReachable(config.WorkDir(), u));
   }
   return users;
 }
+}  // namespace
 
 JobService::JobService(NodeModel* model, InstanceSync* sync, ProcessRunner* runner, JobUsers users,
                        const DaemonConfig* config, DaemonCounters* counters, Clock* clock,

@@ -566,10 +566,15 @@ TEST(ServeCommandTest, ARefusedStartLeavesNoStateDirItMade) {
                                     "gpus: \"{}\"\n",
                                     (root / dir).string(), port, gpus));
   };
-  auto bad_model = testing::RunMigsched({"serve", "--config", config("a", "4xFOO", 0)});
+  const std::string bad_config = config("a", "4xFOO", 0);
+  auto bad_model = testing::RunMigsched({"serve", "--config", bad_config});
   EXPECT_EQ(bad_model.exit_code, 1);
   EXPECT_THAT(bad_model.err, HasSubstr("unknown GPU model 'FOO'"));
+  // Regression (trial_start_errors_without_line): the file and the line of `gpus` come first.
+  EXPECT_THAT(bad_model.err,
+              HasSubstr("\nerror: " + bad_config + ":4: config key gpus (fake backend): "));
   EXPECT_FALSE(std::filesystem::exists(root / "a"));
+  EXPECT_FALSE(std::filesystem::exists(root / "a-work"));
   // An address another socket holds: refused once the daemon is made, its store included.
   const int held = ::socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(held, 0);
@@ -584,6 +589,8 @@ TEST(ServeCommandTest, ARefusedStartLeavesNoStateDirItMade) {
   auto taken = testing::RunMigsched({"serve", "--config", config("b", "1xA100-40GB", port)});
   EXPECT_EQ(taken.exit_code, 1);
   EXPECT_FALSE(std::filesystem::exists(root / "b")) << taken.err;
+  // Nor the work_dir the daemon claimed at its start (<state_dir>-work).
+  EXPECT_FALSE(std::filesystem::exists(root / "b-work")) << taken.err;
   // A state dir that was there stays, with what it held.
   std::filesystem::create_directory(root / "c");
   std::filesystem::permissions(root / "c", std::filesystem::perms::owner_all);
