@@ -9,6 +9,7 @@
 
 #include "report/assets.h"
 #include "report/report_data.h"
+#include "sim/metrics.h"
 #include "sim/replicas.h"
 
 namespace migsched {
@@ -270,12 +271,39 @@ void HtmlReport::AddRun(const std::string& label, const SimResult& result,
   runs_.push_back(std::move(run));
 }
 
-Status HtmlReport::AddRunMetrics(const std::string& label, const nlohmann::json& metrics,
-                                 const std::string& workload) {
+namespace {
+
+// What a saved output's metrics must hold to be shown: a mode the simulator has, every metric
+// it names a number (or null: not measured), a per-profile table an object. A trial's hand-made
+// "jct_mean_s": "abc" was drawn as a run (regression: trial_report_from_malformed_metrics).
+Status CheckSavedMetrics(const std::string& label, const nlohmann::json& metrics) {
   if (!metrics.is_object() || !metrics.contains("mode") || !metrics["mode"].is_string()) {
     return InvalidArgumentError(
         fmt::format("run '{}': metrics must be a JSON object with a \"mode\" string", label));
   }
+  const std::string mode = metrics["mode"].get<std::string>();
+  if (mode != "online" && mode != "fill") {
+    return InvalidArgumentError(
+        fmt::format("run '{}': \"mode\" must be \"online\" or \"fill\", got \"{}\"", label, mode));
+  }
+  for (const auto& [key, value] : metrics.items()) {
+    if (FindMetricInfo(key) != nullptr && !value.is_number() && !value.is_null()) {
+      return InvalidArgumentError(fmt::format("run '{}': \"{}\" must be a number, got {}", label,
+                                              key, value.dump().substr(0, 40)));
+    }
+  }
+  if (metrics.contains("per_profile") && !metrics["per_profile"].is_object()) {
+    return InvalidArgumentError(
+        fmt::format("run '{}': \"per_profile\" must be an object of profiles", label));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status HtmlReport::AddRunMetrics(const std::string& label, const nlohmann::json& metrics,
+                                 const std::string& workload) {
+  RETURN_IF_ERROR(CheckSavedMetrics(label, metrics));
   Run run;
   run.label = label;
   run.workload = workload;
@@ -287,10 +315,7 @@ Status HtmlReport::AddRunMetrics(const std::string& label, const nlohmann::json&
 
 Status HtmlReport::ReplaceRunMetrics(size_t i, const nlohmann::json& metrics) {
   if (i >= runs_.size()) return InvalidArgumentError(fmt::format("no run {}", i));
-  if (!metrics.is_object() || !metrics.contains("mode") || !metrics["mode"].is_string()) {
-    return InvalidArgumentError(fmt::format(
-        "run '{}': metrics must be a JSON object with a \"mode\" string", runs_[i].label));
-  }
+  RETURN_IF_ERROR(CheckSavedMetrics(runs_[i].label, metrics));
   runs_[i].metrics = metrics;
   return Status();
 }

@@ -465,5 +465,22 @@ TEST(HtmlReportTest, PageIsSelfContainedAndSafe) {
   EXPECT_THAT(html, HasSubstr("data-charts-expected=\"5\""));
 }
 
+// Regression (trial_report_from_malformed_metrics): `report --from` drew a hand-made output whose
+// "jct_mean_s" was "abc", whose mode was "weird" and whose per_profile was a list.
+TEST(HtmlReportTest, SavedMetricsThatAreNotMetricsAreRefused) {
+  HtmlReport r("t");
+  EXPECT_EQ(
+      r.AddRunMetrics("x", nlohmann::json{{"mode", "online"}, {"jct_mean_s", "abc"}}).message(),
+      "run 'x': \"jct_mean_s\" must be a number, got \"abc\"");
+  EXPECT_EQ(r.AddRunMetrics("x", nlohmann::json{{"mode", "weird"}}).message(),
+            "run 'x': \"mode\" must be \"online\" or \"fill\", got \"weird\"");
+  EXPECT_EQ(r.AddRunMetrics("x", nlohmann::json{{"mode", "fill"}, {"per_profile", {1}}}).message(),
+            "run 'x': \"per_profile\" must be an object of profiles");
+  // A metric not measured is null, and a key that is no metric is kept as it is.
+  EXPECT_TRUE(r.AddRunMetrics(
+                   "y", nlohmann::json{{"mode", "online"}, {"energy_kwh", nullptr}, {"note", "x"}})
+                  .ok());
+}
+
 }  // namespace
 }  // namespace migsched
