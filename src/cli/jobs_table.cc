@@ -13,8 +13,10 @@
 namespace migsched::cli {
 namespace {
 
-// NAME, USER, REQUEST and PLACEMENT(REASON) come padded by TableCell (their text is the client's).
-constexpr std::string_view kRow = "{:<6} {} {} {:<10} {:>10} {:>10}  {} {} {}\n";
+// NAME, USER, REQUEST and PLACEMENT(REASON) come padded by TableCell (their text is the client's);
+// TIME and LIMIT as wide as their longest value, at least 10 (a limit of 11574-01:46:40 pushed the
+// rest of its row out of line: regression trial_jobs_limit_column_overflow).
+constexpr std::string_view kRow = "{:<6} {} {} {:<10} {:>{}} {:>{}}  {} {} {}\n";
 
 // One cell: DisplayChars of `s` in `n` terminal columns (DisplayWidth): cut when wider (never
 // inside a character or an escape), the last three columns "..." then, else padded with spaces;
@@ -93,19 +95,29 @@ double JobElapsedSeconds(const DaemonJobRecord& r, double now_unix) {
 }
 
 std::string FormatJobsTable(const std::vector<DaemonJobRecord>& jobs, double now_unix) {
-  std::string out = fmt::format(
-      fmt::runtime(kRow), "ID", TableCell("NAME", 10), TableCell("USER", 8), "STATE", "TIME",
-      "LIMIT", TableCell("REQUEST", 14), TableCell("PLACEMENT(REASON)", 24), "COMMAND");
+  std::vector<std::string> times, limits;
+  size_t time_width = 10, limit_width = 10;
   for (const DaemonJobRecord& r : jobs) {
+    const bool job = r.kind == JobKind::kJob;
+    times.push_back(FormatSlurmTime(JobElapsedSeconds(r, now_unix)));
+    limits.push_back(job && r.request.time_limit_s > 0 ? FormatSlurmTime(r.request.time_limit_s)
+                                                       : "-");
+    time_width = std::max(time_width, times.back().size());
+    limit_width = std::max(limit_width, limits.back().size());
+  }
+  std::string out =
+      fmt::format(fmt::runtime(kRow), "ID", TableCell("NAME", 10), TableCell("USER", 8), "STATE",
+                  "TIME", time_width, "LIMIT", limit_width, TableCell("REQUEST", 14),
+                  TableCell("PLACEMENT(REASON)", 24), "COMMAND");
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const DaemonJobRecord& r = jobs[i];
     const bool job = r.kind == JobKind::kJob;
     const std::string name = job ? r.request.name : r.allocation.name;
     const std::string user = job && !r.request.user.empty() ? r.request.user : "-";
-    const std::string limit =
-        job && r.request.time_limit_s > 0 ? FormatSlurmTime(r.request.time_limit_s) : "-";
-    out += fmt::format(
-        fmt::runtime(kRow), r.id, TableCell(name.empty() ? "-" : name, 10), TableCell(user, 8),
-        JobStateName(r.state), FormatSlurmTime(JobElapsedSeconds(r, now_unix)), limit,
-        TableCell(RequestLabel(r), 14), TableCell(Where(r), 24), TableCell(Command(r), 40, false));
+    out += fmt::format(fmt::runtime(kRow), r.id, TableCell(name.empty() ? "-" : name, 10),
+                       TableCell(user, 8), JobStateName(r.state), times[i], time_width, limits[i],
+                       limit_width, TableCell(RequestLabel(r), 14), TableCell(Where(r), 24),
+                       TableCell(Command(r), 40, false));
   }
   return out;
 }

@@ -179,6 +179,26 @@ TEST(JobsTableTest, EscapedAndWideNamesKeepTheColumnsUnderTheirHeaders) {
   EXPECT_EQ(cut[1].substr(0, 23), "1      \\x01...    alice") << cut[1];
 }
 
+// Regression (trial_jobs_limit_column_overflow): a limit of 11574-01:46:40 (1e9 s, 14 columns)
+// in LIMIT's 10 pushed REQUEST and the rest of its row to the right of their headers. TIME and
+// LIMIT are as wide as their longest value: every row's columns start under their headers.
+TEST(JobsTableTest, ALongLimitWidensItsColumnForEveryRow) {
+  DaemonJobRecord long_limit = Job(1, JobState::kQueued, kNow - 5, 0, 0);
+  long_limit.request.time_limit_s = 1e9;  // 11574 days 1:46:40
+  DaemonJobRecord short_limit = Job(2, JobState::kQueued, kNow - 5, 0, 0);
+  short_limit.request.time_limit_s = 60;
+  const std::vector<std::string> lines = Lines(FormatJobsTable({long_limit, short_limit}, kNow));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(Cells(lines[1])[5], "11574-01:46:40");
+  const size_t request = lines[0].find("REQUEST");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].find("2g.10gb"), request) << lines[i];
+    // LIMIT is right-aligned: each limit ends where the header's LIMIT ends.
+    const std::string limit = Cells(lines[i])[5];
+    EXPECT_EQ(lines[i].find(limit) + limit.size(), lines[0].find("LIMIT") + 5) << lines[i];
+  }
+}
+
 TEST(JobsTableTest, AllocationsShowTheirOwnerAndProfiles) {
   DaemonJobRecord a;
   a.id = 7;

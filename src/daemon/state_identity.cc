@@ -68,24 +68,41 @@ StatusOr<StateIdentity> ReadStateIdentity(const std::filesystem::path& state_dir
   }
   std::stringstream text;
   text << in.rdbuf();
-  try {
-    const nlohmann::json j = nlohmann::json::parse(text.str());
-    StateIdentity id;
-    if (j.at("format").get<int>() != 1) throw std::runtime_error("format is not 1");
-    id.store = j.at("store").get<std::string>();
-    id.generation = j.at("generation").get<std::string>();
-    id.created_at = j.at("created_at").get<double>();
-    id.job_ids_reserved_below = j.at("job_ids_reserved_below").get<DaemonJobId>();
-    id.untagged_below = j.at("untagged_below").get<DaemonJobId>();
-    if (id.store != kStoreName) throw std::runtime_error("store is not " + std::string(kStoreName));
-    if (id.generation.empty()) throw std::runtime_error("generation is empty");
-    return id;
-  } catch (const std::exception& e) {
-    // Read but not an identity: kInvalidArgument (OpenStateStore rebuilds it from an intact
-    // store, as a missing one).
+  // Read but not an identity: kInvalidArgument (OpenStateStore rebuilds it from an intact store,
+  // as a missing one), saying what is wrong in words, not the JSON library's (a trial read
+  // "[json.exception.out_of_range.403] key 'format' not found").
+  auto invalid = [&](const std::string& why) {
     return InvalidArgumentError(
-        fmt::format("state dir identity {} is not valid ({})", path.string(), e.what()));
+        fmt::format("state dir identity {} is not valid ({})", path.string(), why));
+  };
+  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return invalid(text.str().empty() ? "the file is empty" : "not JSON, or cut short");
   }
+  if (!j.is_object()) return invalid("not a JSON object");
+  auto field = [&](const char* key, bool (nlohmann::json::*is)() const noexcept,
+                   const char* what) -> Status {
+    if (!j.contains(key)) return invalid(fmt::format("no \"{}\"", key));
+    if (!(j[key].*is)()) return invalid(fmt::format("\"{}\" is not {}", key, what));
+    return Status();
+  };
+  RETURN_IF_ERROR(field("format", &nlohmann::json::is_number_integer, "an integer"));
+  RETURN_IF_ERROR(field("store", &nlohmann::json::is_string, "a string"));
+  RETURN_IF_ERROR(field("generation", &nlohmann::json::is_string, "a string"));
+  RETURN_IF_ERROR(field("created_at", &nlohmann::json::is_number, "a number"));
+  RETURN_IF_ERROR(
+      field("job_ids_reserved_below", &nlohmann::json::is_number_integer, "an integer"));
+  RETURN_IF_ERROR(field("untagged_below", &nlohmann::json::is_number_integer, "an integer"));
+  if (j["format"].get<int64_t>() != 1) return invalid("\"format\" is not 1");
+  StateIdentity id;
+  id.store = j["store"].get<std::string>();
+  id.generation = j["generation"].get<std::string>();
+  id.created_at = j["created_at"].get<double>();
+  id.job_ids_reserved_below = j["job_ids_reserved_below"].get<DaemonJobId>();
+  id.untagged_below = j["untagged_below"].get<DaemonJobId>();
+  if (id.store != kStoreName) return invalid(fmt::format("\"store\" is not {}", kStoreName));
+  if (id.generation.empty()) return invalid("\"generation\" is empty");
+  return id;
 }
 
 Status WriteStateIdentity(const std::filesystem::path& state_dir, const StateIdentity& id) {

@@ -222,10 +222,18 @@ TEST_F(StateIdentityTest, ADamagedIdentityFileIsRebuiltFromAnIntactStore) {
   RunOldJobs(1);
   ASSERT_OK_AND_ASSIGN(StateIdentity before, ReadStateIdentity(config_.state_dir));
   const fs::path id = fs::path(config_.state_dir) / "identity";
-  for (const char* text : {"", "{"}) {
-    SCOPED_TRACE(std::string("identity '") + text + "'");
+  // Each says what is wrong in words (it said "[json.exception.out_of_range.403] key 'format' not
+  // found").
+  const std::vector<std::pair<std::string, std::string>> damaged = {{"", "the file is empty"},
+                                                                    {"{", "not JSON, or cut short"},
+                                                                    {"{}", "no \"format\""},
+                                                                    {"[1]", "not a JSON object"}};
+  for (const auto& [text, why] : damaged) {
+    SCOPED_TRACE("identity '" + text + "'");
     { std::ofstream(id) << text; }
     EXPECT_EQ(ReadStateIdentity(config_.state_dir).status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(ReadStateIdentity(config_.state_dir).status().message(),
+              "state dir identity " + id.string() + " is not valid (" + why + ")");
     auto d = Start();
     ASSERT_NE(d, nullptr);
     ASSERT_OK_AND_ASSIGN(StateIdentity after, ReadStateIdentity(config_.state_dir));
