@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -93,7 +94,13 @@ int Main(int argc, char** argv) {
     // flag's check refused (--count 99999999999999999999): that message says all.
     const auto parsed = app.get_subcommands();
     const bool refused_value = dynamic_cast<const CLI::ValidationError*>(&e) != nullptr;
-    if (code != 0 && !refused_value && !parsed.empty() && parsed.front()->get_name() == "submit") {
+    // Nor when "--" is there already: then the error is an option of ours before it (a trial's
+    // `submit --profile 1g.5gb --bogus -- true` was told the command goes after --).
+    bool has_separator = false;
+    for (int i = 1; i < argc; ++i)
+      has_separator = has_separator || std::string_view(argv[i]) == "--";
+    if (code != 0 && !refused_value && !has_separator && !parsed.empty() &&
+        parsed.front()->get_name() == "submit") {
       std::cerr << "migsched submit: the job's command goes after --, e.g. migsched submit "
                    "--profile 2g.10gb -- python train.py --epochs 3\n";
     }

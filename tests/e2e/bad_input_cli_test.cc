@@ -559,6 +559,12 @@ TEST(BadWorkloadCliTest, MessagesSayWhatIsWrongOnce) {
   auto no_command = RunMigsched({"submit", "--profile", "1g.5gb"});
   EXPECT_EQ(no_command.exit_code, 2);
   EXPECT_THAT(no_command.err, HasSubstr("migsched submit: the job's command goes after --"));
+  // Regression (trial_submit_hint_with_separator): with "--" there, an unknown option before it
+  // is the error, and the hint that the command goes after -- is not given.
+  auto bogus_option = RunMigsched({"submit", "--profile", "1g.5gb", "--bogus", "--", "true"});
+  EXPECT_EQ(bogus_option.exit_code, 2);
+  EXPECT_THAT(bogus_option.err, HasSubstr("--bogus"));
+  EXPECT_THAT(bogus_option.err, Not(HasSubstr("the job's command goes after --")));
 }
 
 // Regression: `submit --count 99999999999999999999` said "Could not convert" and that the job's
