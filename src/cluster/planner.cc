@@ -128,6 +128,7 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
     parts.push_back(PartOfProfile(part.profile, part.count));
   const CapacityFn capacity = [&](int g, int p) { return policy.Capacity(c, g, p); };
   int capable = 0;
+  int judged = 0;  // the nodes the job may use whose GPUs are known (usable)
   // The verdict of the node that comes closest (kTooManySlices before kTooFew, a later part
   // before an earlier one; among kTooFew of one part the node that holds the most of it).
   std::optional<NeverVerdict> closest;
@@ -150,6 +151,7 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
     }
     std::vector<int> gpus(node.num_gpus);
     for (int k = 0; k < node.num_gpus; ++k) gpus[k] = node.first_gpu + k;
+    ++judged;
     const NeverVerdict v = CanEverHold(c, gpus, parts, capacity);
     if (v.can()) {
       ++capable;
@@ -158,6 +160,11 @@ std::optional<std::pair<Outcome, std::string>> CanEverRun(const ClusterView& vie
     }
   }
   if (capable >= job.num_nodes) return std::nullopt;
+  // No node the job may use could be judged (each is out of reach): nothing says it can never
+  // run, and the wait reason says what is not usable now. Regression
+  // (trial_never_wording_for_an_unreachable_node): `-w n1` with n1's daemon down was told "no node
+  // can ever hold 1g.5gb at once (no node holds all of them together)".
+  if (judged == 0 && !all_usable) return std::nullopt;
   if (job.num_nodes == 1) {
     // Worded from the node that comes closest (regression: one 4g.20gb and two 3g.20gb, 10
     // slices on 7-slice GPUs, were told "a node holds at most 1 4g.20gb").

@@ -305,6 +305,18 @@ TEST(PlannerTest, JobsThatCanNeverRunSayWhy) {
   EXPECT_EQ(p.jobs[0].outcome, Outcome::kWaiting);
   EXPECT_EQ(p.jobs[0].reason,
             "needs 2 nodes that can each hold 7g.40gb; 1 can; not usable now: n2 (timed out)");
+
+  // Regression (trial_never_wording_for_an_unreachable_node): a job that may use only n2, which
+  // is out of reach, was told "no node can ever hold 1g.5gb at once (no node holds all of them
+  // together)". No node it may use could be judged: it waits, with no room on a usable node.
+  ClusterJob only_n2 = Single("d", "1g.5gb", 1, 1);
+  only_n2.allowed_nodes = {"n2"};
+  g.input.waiting = {only_n2};
+  p = g.Plan();
+  EXPECT_EQ(p.jobs[0].outcome, Outcome::kWaiting);
+  EXPECT_THAT(p.jobs[0].reason, ::testing::StartsWith("no room now for 1g.5gb (0 usable nodes)"));
+  EXPECT_THAT(p.jobs[0].reason, ::testing::HasSubstr("not usable now: n2 (timed out)"));
+  EXPECT_THAT(p.jobs[0].reason, ::testing::Not(::testing::HasSubstr("can ever")));
 }
 
 TEST(PlannerTest, AvoidedAllowedAndExcludedNodesAreRespected) {

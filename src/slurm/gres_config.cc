@@ -299,6 +299,22 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   local tpn = job_desc.tres_per_node
   if tpn ~= nil and tpn ~= "" then
     local out = {}
+    -- A whole GPU (gpu:N) is the full-GPU profile: counted with an entry of that profile the
+    -- user wrote beside it (--gres=mig:7g.40gb:1,gpu:1 asks for 2), not made a second entry,
+    -- which the controller holds as the profile named twice (a spelling the user never wrote).
+    local at, from_gpu = {}, {}
+    local function add(profile, count, gpu)
+      local i = at[profile]
+      if i ~= nil and (gpu or from_gpu[i]) and tonumber(count) and tonumber(out[i]:match("[^:]+$")) then
+        out[i] = "gres:" .. GRES .. ":" .. profile .. ":" ..
+                 (tonumber(out[i]:match("[^:]+$")) + tonumber(count))
+        from_gpu[i] = true
+        return
+      end
+      table.insert(out, "gres:" .. GRES .. ":" .. profile .. ":" .. count)
+      if at[profile] == nil then at[profile] = #out end
+      if gpu then from_gpu[#out] = true end
+    end
     for _, e in ipairs(split(tpn, ",")) do
       local f = split((e:gsub("^gres[:/]", "")), ":")
       if f[1] == "gpu" then
@@ -307,11 +323,11 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
                          "GRES: ask for whole GPUs as " .. whole_gpu_hint())
           return slurm.ERROR
         end
-        table.insert(out, "gres:" .. GRES .. ":" .. FULL[1] .. ":" .. f[2])
+        add(FULL[1], f[2], true)
         mig = true
       elseif f[1] == GRES and #f == 3 then
         local key = f[2]:lower():gsub("^mig%-", "")
-        table.insert(out, "gres:" .. GRES .. ":" .. (PROFILES[key] or f[2]) .. ":" .. f[3])
+        add(PROFILES[key] or f[2], f[3], false)
         mig = true
       else
         if f[1] == GRES then mig = true end

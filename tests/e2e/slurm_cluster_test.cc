@@ -592,6 +592,16 @@ TEST(SlurmClusterTest, TheDocsExamplesAndWhatUsersWriteRun) {
   EXPECT_NE(refused.err.find("ask for whole GPUs per node as --gres=mig:7g.40gb:N"),
             std::string::npos)
       << refused.err;
+  // Regression (trial_gpu_beside_its_profile_named_twice): a whole GPU beside an entry of the
+  // full-GPU profile became a second entry of it, which the controller held as "--gres names
+  // mig:7g.40gb twice", a spelling the user never wrote. They are one entry of 2 (held by the user
+  // here, only read).
+  const int64_t both = Submit(tb, "--hold --gres=mig:7g.40gb:1,gpu:1", TaskScript(1));
+  ASSERT_GT(both, 0);
+  const std::string shown = tb.Out(fmt::format("scontrol show job {}", both));
+  EXPECT_NE(shown.find("mig:7g.40gb:2"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find("mig:7g.40gb:1"), std::string::npos) << shown;
+  tb.Out(fmt::format("scancel {}", both));
   ASSERT_TRUE(SlurmTestbed::WaitFor(
       [&] {
         return AllEnded(tb, {caps, gpu, named, nodelist});
