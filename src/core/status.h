@@ -52,6 +52,9 @@ enum class StatusReason {
   // kFailedPrecondition, exit code 126 (the shell's codes).
   kCommandNotFound,
   kNotExecutable,
+  // kUnavailable from an HTTP client (k8s/api/kube_client.h): the request was sent and no answer
+  // came (a read time-out, a connection closed): the server may have carried it out, or may yet.
+  kOutcomeUnknown,
 };
 
 class [[nodiscard]] Status {

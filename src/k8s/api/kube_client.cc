@@ -196,6 +196,16 @@ StatusOr<KubeClient::Response> KubeClient::Send(const std::string& method, const
     if (url->scheme == "https" && result.error() == httplib::Error::SSLServerVerification) {
       why += " (the API server's certificate is not signed by the configured CA)";
     }
+    // Sent, and no answer (httplib's "Read", "Write"): the API server may have stored it, or
+    // may yet (a trial's Binding landed 15 s after the extender had given up on it and released
+    // the pod's reservation). Said in words, and marked for the callers that must not assume
+    // it failed.
+    if (result.error() == httplib::Error::Read || result.error() == httplib::Error::Write) {
+      return UnavailableError(method + " " + credentials_.server + path +
+                              ": no answer after the request was sent (" + why +
+                              "): whether the API server carried it out is unknown")
+          .WithReason(StatusReason::kOutcomeUnknown);
+    }
     return UnavailableError(method + " " + credentials_.server + path + ": " + why);
   }
   Response r;

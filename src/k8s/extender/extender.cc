@@ -93,6 +93,10 @@ Extender::Answer Extender::Filter(std::string_view body) {
   } else if (!pod.init_containers_with_mig.empty()) {
     const std::string why = InitContainerReason(pod);
     for (const auto& n : args->node_names) outcome.unresolvable[n] = why;
+  } else if (!pod.bad_annotations.empty()) {
+    // An on/off annotation it cannot read: refused with what is wrong, never taken as false.
+    const std::string why = pod.key() + ": " + pod.bad_annotations.front();
+    for (const auto& n : args->node_names) outcome.unresolvable[n] = why;
   } else {
     Remember(pod);
     const auto verdicts = engine_->Filter(pod, args->node_names);
@@ -219,7 +223,11 @@ std::string Extender::BindPod(const BindingArgs& args) {
     // (regression: binding_stored_despite_an_error_lost_its_reservation: the reservation was
     // released, and the kubelet's Allocate then found none for the bound pod).
     auto now = api_->GetPod(args.pod_namespace, args.pod_name);
-    bool unknown = !now.ok() && now.status().code() != StatusCode::kNotFound;
+    // A Binding sent whose answer never came may still be stored after this read-back (regression
+    // trial_late_binding_lost_its_reservation): whether it was is unknown, as when the pod
+    // cannot be read.
+    bool unknown = (!now.ok() && now.status().code() != StatusCode::kNotFound) ||
+                   st.reason() == StatusReason::kOutcomeUnknown;
     bool ours = false;  // the same pod, read back with this bind's annotation
     if (now.ok()) {
       auto info = ParsePod(*now);
@@ -257,7 +265,8 @@ std::string Extender::BindPod(const BindingArgs& args) {
         spdlog::warn(
             "{}: whether the Binding to {} was stored is unknown ({}); its MIG "
             "reservation is kept",
-            OneLine(who), OneLine(args.node), OneLine(now.status().message()));
+            OneLine(who), OneLine(args.node),
+            OneLine(now.ok() ? st.message() : now.status().message()));
       }
       return "cannot bind " + who + " to " + args.node + ": " + st.message();
     }

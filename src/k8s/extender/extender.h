@@ -52,12 +52,8 @@
 
 namespace migsched::k8s {
 
-// Pod annotations of migsched.
+// Pod annotations of migsched (the user's two on/off ones: pod_requests.h).
 inline constexpr char kPlacementAnnotation[] = "migsched.io/placement";
-// "true": the pod's controller recreates it, so migsched may evict it to open room.
-inline constexpr char kMigratableAnnotation[] = "migsched.io/migratable";
-// "true": never moved, and placed on an instance of its own (§3).
-inline constexpr char kLatencySensitiveAnnotation[] = "migsched.io/latency-sensitive";
 // Label "true" on every pod the extender bound with a reservation: the reclaim
 // loop lists pods by it.
 inline constexpr char kManagedLabel[] = "migsched.io/managed";

@@ -148,6 +148,30 @@ TEST_F(ExtenderTest, InitContainersWithMigAreRefusedOnEveryNodeWithTheReason) {
             "('warmup' of ml/train-x7k2p)");
 }
 
+// Regression (trial_annotation_values_unread): migsched.io/latency-sensitive: "True" and
+// migsched.io/migratable: "yes" were read as false without a word. The on/off words of every
+// migsched option are taken (and kept as "true"/"false"); another value refuses the pod at
+// filter, saying what is wrong.
+TEST_F(ExtenderTest, OnOffAnnotationsTakeTheOnOffWordsAndRefuseOthers) {
+  json pod = Fixture("pod-3g.20gb.json");
+  pod["metadata"]["annotations"]["migsched.io/latency-sensitive"] = "True";
+  pod["metadata"]["annotations"]["migsched.io/migratable"] = "no";
+  auto info = ParsePod(pod);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->annotations.at(kLatencySensitiveAnnotation), "true");
+  EXPECT_EQ(info->annotations.at(kMigratableAnnotation), "false");
+  EXPECT_TRUE(info->bad_annotations.empty());
+  engine.fits = {"gpu-node-2"};
+  EXPECT_EQ(json::parse(extender->Filter(Args(pod).dump()).body)["NodeNames"],
+            json({"gpu-node-2"}));
+  pod["metadata"]["annotations"]["migsched.io/migratable"] = "maybe";
+  const json f = json::parse(extender->Filter(Args(pod).dump()).body);
+  EXPECT_EQ(f["NodeNames"], json::array());
+  EXPECT_EQ(f["FailedAndUnresolvableNodes"]["gpu-node-2"],
+            "ml/train-x7k2p: annotation migsched.io/migratable must be true or false (or yes/no, "
+            "on/off), got 'maybe'");
+}
+
 TEST_F(ExtenderTest, PrioritizeScoresFromTheEngine) {
   engine.fits = {"gpu-node-3", "gpu-node-1"};
   const json p = json::parse(extender->Prioritize(Fixture("filter-args.json").dump()).body);
@@ -299,6 +323,35 @@ TEST_F(ExtenderTest, ABindingOfUnknownOutcomeKeepsTheReservation) {
                "GET");
   const json b = json::parse(extender->Bind(Fixture("bind-args.json").dump()).body);
   EXPECT_NE(b["Error"].get<std::string>().find("HTTP 504"), std::string::npos) << b;
+  EXPECT_TRUE(engine.released.empty());
+}
+
+// Regression (trial_late_binding_lost_its_reservation): the API server stored a Binding after the
+// extender's client had given up on its answer; the pod read back straight after was not bound
+// yet, so the reservation was released and the annotation taken off, and the pod ended bound
+// with no reservation (its Allocate would fail). A request sent whose answer never came is of
+// unknown outcome: the reservation and the annotation are kept (the pod's next bind takes them,
+// else they expire with the TTL).
+TEST_F(ExtenderTest, ABindingThatLandsAfterTheClientGaveUpKeepsItsReservation) {
+  std::unique_ptr<KubeClient> impatient = api.NewClient(std::chrono::milliseconds(300));
+  ASSERT_NE(impatient, nullptr);
+  Extender e(&engine, impatient.get());
+  api.AddPod(Fixture("pod-3g.20gb.json"));
+  api.DelayNext("/binding", std::chrono::milliseconds(1500));
+  const json b = json::parse(e.Bind(Fixture("bind-args.json").dump()).body);
+  EXPECT_NE(b["Error"].get<std::string>().find("whether the API server carried it out is unknown"),
+            std::string::npos)
+      << b;
+  EXPECT_TRUE(engine.released.empty());
+  // The Binding lands later: the pod is bound with its annotation and its reservation.
+  for (int i = 0; i < 100 && api.Pod("ml", "train-x7k2p")->at("spec").value("nodeName", "") == "";
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const json pod = *api.Pod("ml", "train-x7k2p");
+  EXPECT_EQ(pod["spec"].value("nodeName", ""), "gpu-node-2");
+  EXPECT_TRUE(pod["metadata"]["annotations"].contains(std::string(kPlacementAnnotation))) << pod;
+  EXPECT_EQ(engine.reserved.size(), 1u);
   EXPECT_TRUE(engine.released.empty());
 }
 

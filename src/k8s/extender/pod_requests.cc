@@ -1,8 +1,12 @@
 #include "k8s/extender/pod_requests.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
+#include "core/text.h"
 #include "k8s/device_plugin/device_plugin.h"
 
 namespace migsched::k8s {
@@ -136,6 +140,19 @@ StatusOr<PodInfo> ParsePod(const json& pod) {
   if (const json* a = FindMember(*meta, "annotations"); a != nullptr && a->is_object()) {
     for (auto it = a->begin(); it != a->end(); ++it) {
       if (it.value().is_string()) info.annotations[it.key()] = it.value().get<std::string>();
+    }
+  }
+  // The on/off annotations: "True" or "yes" was read as false without a word (a trial's).
+  for (const char* key : {kMigratableAnnotation, kLatencySensitiveAnnotation}) {
+    auto it = info.annotations.find(key);
+    if (it == info.annotations.end()) continue;
+    if (const std::optional<bool> on = OnOffWord(it->second)) {
+      it->second = *on ? "true" : "false";
+    } else {
+      info.bad_annotations.push_back(
+          fmt::format("annotation {} must be true or false (or yes/no, on/off), got '{}'", key,
+                      OneLine(it->second)));
+      it->second = "false";
     }
   }
   if (const json* owners = FindMember(*meta, "ownerReferences"); owners && owners->is_array()) {

@@ -35,6 +35,12 @@ struct ContainerMig {
   bool operator==(const ContainerMig&) const = default;
 };
 
+// The user's on/off annotations of a pod (docs/kubernetes.md). "true": the pod's controller
+// recreates it, so migsched may evict it to open room.
+inline constexpr char kMigratableAnnotation[] = "migsched.io/migratable";
+// "true": never moved, and placed on an instance of its own (§3).
+inline constexpr char kLatencySensitiveAnnotation[] = "migsched.io/latency-sensitive";
+
 struct PodInfo {
   std::string name;
   std::string ns;  // metadata.namespace ("default" when absent)
@@ -51,6 +57,13 @@ struct PodInfo {
   // Names of init containers that ask for MIG instances (not supported: the
   // extender refuses such pods with this list in the reason).
   std::vector<std::string> init_containers_with_mig;
+  // An on/off annotation of migsched's whose value is no on/off word, said ("annotation
+  // migsched.io/migratable must be true or false (or yes/no, on/off), got 'maybe'"): the
+  // extender refuses such a pod at filter, as a pod with MIG in an init container; read for
+  // anything else (reclaim, migration) the annotation counts as false. The words it takes
+  // (OnOffWord, core/text.h: true/false, yes/no, on/off, in any case) are kept as "true" or
+  // "false" in `annotations`.
+  std::vector<std::string> bad_annotations;
 
   bool has_mig() const { return !containers.empty() || !init_containers_with_mig.empty(); }
   // Every instance the pod needs, one entry per instance, in container order.

@@ -97,7 +97,21 @@ StatusOr<std::string> RecordingApiServer::Start(const std::string& cert_file,
   for (int i = 0; i < 5000 && !server_->is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return std::string(cert_file.empty() ? "http" : "https") + "://127.0.0.1:" + std::to_string(port);
+  const std::string url =
+      std::string(cert_file.empty() ? "http" : "https") + "://127.0.0.1:" + std::to_string(port);
+  {
+    std::lock_guard lock(mu_);
+    url_ = url;
+  }
+  return url;
+}
+
+std::unique_ptr<KubeClient> RecordingApiServer::NewClient(std::chrono::milliseconds timeout) {
+  KubeCredentials c;
+  std::lock_guard lock(mu_);
+  c.server = url_;
+  c.token = token_;
+  return std::make_unique<KubeClient>(c, timeout);
 }
 
 std::unique_ptr<KubeClient> RecordingApiServer::StartWithClient() {
@@ -155,12 +169,30 @@ void RecordingApiServer::FailNextAfterApplying(const std::string& suffix, int st
   failures_.push_back({suffix, status, message, 1, true, ""});
 }
 
+void RecordingApiServer::DelayNext(const std::string& suffix, std::chrono::milliseconds delay) {
+  std::lock_guard lock(mu_);
+  delays_.emplace_back(suffix, delay);
+}
+
 void RecordingApiServer::set_token(const std::string& token) {
   std::lock_guard lock(mu_);
   token_ = token;
 }
 
 std::pair<int, std::string> RecordingApiServer::Handle(const Request& r) {
+  std::chrono::milliseconds wait{0};
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = delays_.begin(); it != delays_.end(); ++it) {
+      if (r.path.size() >= it->first.size() &&
+          r.path.compare(r.path.size() - it->first.size(), it->first.size(), it->first) == 0) {
+        wait = it->second;
+        delays_.erase(it);
+        break;
+      }
+    }
+  }
+  if (wait.count() > 0) std::this_thread::sleep_for(wait);  // not holding mu_
   std::lock_guard lock(mu_);
   requests_.push_back(r);
   if (!token_.empty() && r.authorization != "Bearer " + token_) {

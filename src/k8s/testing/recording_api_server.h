@@ -65,6 +65,8 @@ class RecordingApiServer {
 
   // Start() and a client of the server with its token (the test fails when it cannot start).
   std::unique_ptr<KubeClient> StartWithClient();
+  // Another client of the started server (its URL and token), with its own `timeout`.
+  std::unique_ptr<KubeClient> NewClient(std::chrono::milliseconds timeout);
 
   void AddPod(const nlohmann::json& pod);  // metadata.namespace/name key it
   std::optional<nlohmann::json> Pod(const std::string& ns, const std::string& name) const;
@@ -78,6 +80,10 @@ class RecordingApiServer {
   // The next request whose path ends with `suffix` is carried out, then answered `status` (an
   // answer lost after the write, e.g. a time-out: the Binding stored, the caller told 504).
   void FailNextAfterApplying(const std::string& suffix, int status, const std::string& message);
+  // The next request whose path ends with `suffix` waits `delay` before it is handled (carried
+  // out and answered as usual), the server's other requests going on meanwhile: a client that
+  // gives up first sees no answer, and the request still takes effect after.
+  void DelayNext(const std::string& suffix, std::chrono::milliseconds delay);
   void set_token(const std::string& token);
 
  private:
@@ -98,11 +104,13 @@ class RecordingApiServer {
 
   mutable std::mutex mu_;  // guards everything below
   std::string token_;
+  std::string url_;                               // set by Start
   std::map<std::string, nlohmann::json> pods_;    // "ns/name"
   std::map<std::string, nlohmann::json> leases_;  // "ns/name"
   long resource_version_ = 0;                     // of the last lease write
   std::vector<Request> requests_;
   std::vector<Failure> failures_;
+  std::vector<std::pair<std::string, std::chrono::milliseconds>> delays_;  // (suffix, delay)
   bool block_evictions_ = false;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
