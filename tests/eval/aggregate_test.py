@@ -49,5 +49,39 @@ class FullGpuProfileTest(unittest.TestCase):
             self.assertTrue(cells[2].startswith('0.60 '), cells[2])
 
 
+class GapClosedTest(unittest.TestCase):
+    # Three replicas, best 100/110/90 (mean 100), reference 90/100/80 (mean 90), full 94/104/84
+    # (mean 94): (100 - 94) / (100 - 90) = 60%. Every replica alone closes 6 of 10, so every
+    # bootstrap draw does too: the interval is 60% to 60%.
+    def test_a_constant_share_has_a_point_interval(self):
+        g = aggregate.gap_closed([100, 110, 90], [94, 104, 84], [90, 100, 80])
+        self.assertAlmostEqual(g[0], 0.6)
+        self.assertAlmostEqual(g[1], 0.6)
+        self.assertAlmostEqual(g[2], 0.6)
+        self.assertEqual(aggregate.fmt_gap(g), '60% (60% to 60%)')
+
+    # Replicas that disagree (full closes all of one gap of 10, none of the other): the share of
+    # the means is 10/20 = 50%, and the interval holds 0% and 100% (a draw of one replica twice).
+    def test_disagreeing_replicas_give_a_wide_interval(self):
+        g = aggregate.gap_closed([100, 100], [90, 100], [90, 90])
+        self.assertAlmostEqual(g[0], 0.5)
+        self.assertAlmostEqual(g[1], 0.0)
+        self.assertAlmostEqual(g[2], 1.0)
+
+    # Replica 1 has the reference above the best baseline (100 against 110), replica 2 below
+    # (100 against 80): the means' gap is 5 (of 100), full closes (100 - 95) / 5 = 100%; a draw
+    # of replica 1 twice has no gap, so no interval.
+    def test_a_draw_without_a_gap_gives_no_interval(self):
+        g = aggregate.gap_closed([100, 100], [100, 90], [110, 80])
+        self.assertAlmostEqual(g[0], 1.0)
+        self.assertIsNone(g[1])
+        self.assertEqual(aggregate.fmt_gap(g), '100% (no interval)')
+
+    # A gap under 1% of the best baseline's value (100 against 99.5) is no room to close.
+    def test_no_gap_no_share(self):
+        self.assertIsNone(aggregate.gap_closed([100, 100], [99, 99], [99.5, 99.5]))
+        self.assertEqual(aggregate.fmt_gap(None), '-')
+
+
 if __name__ == '__main__':
     unittest.main()
