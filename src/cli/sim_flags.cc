@@ -273,19 +273,13 @@ std::string_view FillModeIgnores(std::string_view flag) {
   if (flag == "duration-cap") return "fill mode ignores durations";
   // The scheduler's options of the queue, of moves and of reservations: fill mode places each
   // job at once or counts it failed (Scheduler::TryPlace), never queues, moves or reserves.
-  static constexpr std::string_view kQueue[] = {"max-skip-seconds",
-                                                "max-wait",
-                                                "queue-order",
-                                                "overtake-guard",
-                                                "limit-power",
-                                                "joint-placement",
-                                                "reservation",
-                                                "reservation-depth",
-                                                "reservation-slack",
-                                                "reservation-horizon",
-                                                "reservation-keep",
-                                                "reservation-oldest",
-                                                "reservation-unknown-ends"};
+  static constexpr std::string_view kQueue[] = {"max-skip-seconds",   "max-wait",
+                                                "queue-order",        "overtake-guard",
+                                                "limit-power",        "joint-placement",
+                                                "reservation",        "reservation-depth",
+                                                "reservation-slack",  "reservation-horizon",
+                                                "reservation-ageing", "reservation-keep",
+                                                "reservation-oldest", "reservation-unknown-ends"};
   static constexpr std::string_view kMoves[] = {"migration",
                                                 "defrag-interval",
                                                 "max-moves-per-pass",
@@ -723,9 +717,14 @@ std::string WhyInert(std::string_view name, const std::string& policy, const Sch
                : "no evacuation; --evacuation queue with --migration on turns it on";
   }
   if (name == "reservation-slack" || name == "reservation-horizon" || name == "reservation-keep" ||
-      name == "reservation-oldest") {
-    return o.max_skip_seconds < 0 ? "no look-ahead reservation; --max-skip-seconds S turns it on"
-                                  : "";
+      name == "reservation-oldest" || name == "reservation-ageing") {
+    if (o.max_skip_seconds < 0) {
+      return "no look-ahead reservation; --max-skip-seconds S turns it on";
+    }
+    if (name == "reservation-ageing" && o.reservation_horizon_s < 0) {
+      return "no reservation horizon to grow; --reservation-horizon H sets one";
+    }
+    return "";
   }
   if (name == "threshold") {
     if (reads.threshold || migration) return "";
@@ -795,6 +794,7 @@ bool GivenOption(const SimSetup& setup, std::string_view name) {
   if (name == "migration-order") return e.migration_order;
   if (name == "reservation-slack") return e.reservation_slack;
   if (name == "reservation-horizon") return e.reservation_horizon;
+  if (name == "reservation-ageing") return e.reservation_ageing && o.reservation_ageing > 0;
   if (name == "reservation-keep") return e.reservation_keep;
   if (name == "reservation-oldest") return e.reservation_oldest;
   if (name == "threshold") return e.threshold;
@@ -892,6 +892,8 @@ std::vector<std::string> InertOptionNotes(const SimSetup& setup,
       // The shape of a look-ahead reservation, given where none is made (§13).
       {{"reservation-slack", "reservation-horizon", "reservation-keep", "reservation-oldest"},
        false},
+      // The horizon's growth with the wait, given where there is no reservation or no horizon.
+      {{"reservation-ageing"}, true},
       // The placement options of the policies' own choice (PolicyInfo::reads).
       {{"threshold"}, true},
       {{"metric"}, true},
@@ -984,6 +986,7 @@ nlohmann::ordered_json SimSetup::ToJson(const SimFlags& f) const {
   j["reservation_depth"] = scheduler.reservation_depth;
   j["reservation_slack"] = scheduler.reservation_slack;
   j["reservation_horizon_s"] = off_if_negative(scheduler.reservation_horizon_s);
+  j["reservation_ageing"] = scheduler.reservation_ageing;
   j["reservation_keep"] = scheduler.reservation_keep;
   j["reservation_oldest"] = scheduler.reservation_oldest;
   j["reservation_unknown_ends"] = scheduler.reservation_needs_ends ? "skip" : "strict";

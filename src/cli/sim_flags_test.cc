@@ -163,6 +163,25 @@ TEST(InertOptionNotesTest, ReservationShapeGivenWhereNoReservationIsMade) {
   EXPECT_THAT(InertOptionNotes(SimSetup{}, {"first-fit"}), IsEmpty());
 }
 
+// --reservation-ageing grows a horizon: without a reservation (first-fit's no guard) or without
+// a horizon (lb+frag's default: any start) it has nothing to act on; `full` has both (its own
+// --max-skip-seconds 1800 and --reservation-horizon 1800). 0 given is off: nothing promised.
+TEST(InertOptionNotesTest, ReservationAgeingGivenWhereThereIsNoHorizon) {
+  SimSetup s;
+  s.explicit_options.reservation_ageing = true;
+  s.scheduler.reservation_ageing = 1;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}),
+              ElementsAre("--reservation-ageing 1 has no effect on first-fit (no look-ahead "
+                          "reservation; --max-skip-seconds S turns it on)"));
+  s.explicit_options.max_skip_seconds = true;
+  s.scheduler.max_skip_seconds = 600;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}),
+              ElementsAre("--reservation-ageing 1 has no effect on first-fit (no reservation "
+                          "horizon to grow; --reservation-horizon H sets one)"));
+  s.scheduler.reservation_ageing = 0;
+  EXPECT_THAT(InertOptionNotes(s, {"full", "first-fit"}), IsEmpty());
+}
+
 // --defrag-interval or --max-moves-per-pass given: they shape the completion and periodic passes
 // of §6, which `full` does not run by its own default (--defrag-passes off); lb+frag with
 // --migration on runs them while a job waits (the default of the other policies), so they act

@@ -171,7 +171,8 @@ TEST(SchedulerOptionsYamlTest, MistakesNameTheFileLineAndKey) {
       SchedulerOptionNames(),
       HasSubstr(
           "max-skip-seconds, reservation, reservation-depth, reservation-slack, "
-          "reservation-horizon, reservation-keep, reservation-oldest, reservation-unknown-ends, "
+          "reservation-horizon, reservation-ageing, reservation-keep, reservation-oldest, "
+          "reservation-unknown-ends, "
           "evacuation, "
           "evacuation-min-wait, evacuation-min-slices, evacuation-when, evacuation-keeps-room, "
           "migration-order"));

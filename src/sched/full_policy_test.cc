@@ -419,6 +419,30 @@ TEST(FullDefaultsTest, OvertakeGuardIsOffUnlessGiven) {
   EXPECT_FALSE(inf.Validate().ok());
 }
 
+// Reservation ageing (§13) is off for every policy, `full` included (docs/results.md
+// "Reservations beyond the horizon": not kept as a default); a value given is kept; a negative,
+// infinite or NaN value is refused, programmatically as at the command line.
+TEST(FullPolicyTest, ReservationAgeingIsOffUnlessGiven) {
+  EXPECT_EQ(OptionsForPolicy("full", SchedulerOptions{}, ExplicitOptions{}).reservation_ageing, 0);
+  const SchedulerOptionSpec* spec = FindSchedulerOption("reservation-ageing");
+  ASSERT_NE(spec, nullptr);
+  SchedulerOptions flags;
+  ExplicitOptions given;
+  ASSERT_TRUE(spec->Apply("1", &flags, &given).ok());
+  EXPECT_TRUE(given.reservation_ageing);
+  EXPECT_EQ(OptionsForPolicy("full", flags, given).reservation_ageing, 1);
+  EXPECT_FALSE(spec->Apply("-1", &flags, &given).ok());
+  for (const double bad :
+       {-0.5, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    SchedulerOptions o;
+    o.reservation_ageing = bad;
+    const Status st = o.Validate();
+    EXPECT_FALSE(st.ok()) << bad;
+    EXPECT_NE(st.message().find("reservation_ageing (--reservation-ageing)"), std::string::npos)
+        << st.message();
+  }
+}
+
 // Limits weighed by what they predict (§5): `full` learns the power from the jobs that ended,
 // every other policy keeps the ratio's own order (1) where it orders by ratio at all; a value
 // given is kept for every policy; values outside [0, 1], and words other than learned, are

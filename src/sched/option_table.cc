@@ -333,6 +333,13 @@ std::vector<Spec> BuildTable() {
                   "start (full defaults to {:g})",
                   kFullDefaultReservationHorizonS),
       &E::reservation_horizon)));
+  t.push_back(Number(
+      "reservation-ageing", "a finite number >= 0", kNonNegative,
+      [](O& o) -> double& { return o.reservation_ageing; },
+      "Reservation ageing a (§13, with reservation-horizon): a job that has waited W seconds "
+      "reserves placements expected to free up to max(H, a x W) away, so that no job waits "
+      "for ever beyond the horizon; 0 = off (the default, full's too)",
+      &E::reservation_ageing));
   t.push_back(Bool(
       "reservation-keep", [](O& o) -> bool& { return o.reservation_keep; },
       fmt::format("Reservation keeping (§13, with max-skip-seconds and --reservation easy): the "

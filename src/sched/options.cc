@@ -91,6 +91,9 @@ Status ValidateQueueAndMigration(const SchedulerOptions& o) {
   RETURN_IF_ERROR(
       Check(std::isfinite(o.reservation_horizon_s), "reservation_horizon_s (--reservation-horizon)",
             "finite (< 0: a reservation for any expected start)", o.reservation_horizon_s));
+  RETURN_IF_ERROR(Check(std::isfinite(o.reservation_ageing) && o.reservation_ageing >= 0,
+                        "reservation_ageing (--reservation-ageing)", "finite and >= 0",
+                        o.reservation_ageing));
   RETURN_IF_ERROR(Check(std::isfinite(o.evacuation_min_wait_s) && o.evacuation_min_wait_s >= 0,
                         "evacuation_min_wait_s (--evacuation-min-wait)", "finite and >= 0",
                         o.evacuation_min_wait_s));

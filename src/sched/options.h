@@ -129,6 +129,13 @@ struct SchedulerOptions {
   // within H. An unknown start is not a prediction: reservation_needs_ends alone decides for it.
   // `full`: 1800 (sched/full_policy.h).
   double reservation_horizon_s = -1;
+  // §13 reservation ageing a (with a horizon, reservation_horizon_s >= 0): the horizon of a job
+  // that has waited W seconds is max(H, a × W), so that a job the queue order keeps passing
+  // over may in time reserve room predicted as far ahead as it has waited (a starvation bound:
+  // its wait is at most about (1 + 1/a) times the predicted drain of the room it needs). 0 =
+  // off (default, `full` too: docs/results.md "Reservations beyond the horizon" weighs what it
+  // moves: the long gangs gain, the full-GPU profile and one-GPU clusters pay). >= 0, finite.
+  double reservation_ageing = 0;
   // §13 reservation keeping (easy reservation only): once a job has been given the look-ahead
   // reservation, each later scan reserves for it first, before any job's turn, while it waits,
   // is overdue and its reservation can be made (within the horizon; a known start where
@@ -241,6 +248,7 @@ struct ExplicitOptions {
   bool reservation = false;               // --reservation
   bool reservation_slack = false;         // --reservation-slack
   bool reservation_horizon = false;       // --reservation-horizon
+  bool reservation_ageing = false;        // --reservation-ageing
   bool reservation_keep = false;          // --reservation-keep
   bool reservation_oldest = false;        // --reservation-oldest
   bool reservation_unknown_ends = false;  // --reservation-unknown-ends

@@ -467,8 +467,13 @@ bool Scheduler::Overdue(const Queued& q) const {
 
 void Scheduler::ReserveIfOverdue(ScanFrame& f, const Queued& q) {
   if (f.reserved_jobs >= f.depth || !Overdue(q)) return;
+  // §13 reservation ageing: the horizon of a job grows with its wait.
+  double horizon_s = options_.reservation_horizon_s;
+  if (horizon_s >= 0 && options_.reservation_ageing > 0) {
+    horizon_s = std::max(horizon_s, options_.reservation_ageing * (now_s_ - q.enqueued_s));
+  }
   const LookAheadRules look_ahead{options_.reservation_needs_ends, options_.reservation_slack,
-                                  options_.reservation_horizon_s};
+                                  horizon_s};
   std::vector<Reservation> r = LookAheadReservations(
       *cluster_, q.id, q.job, now_s_, [this](JobId j) { return ExpectedEnd(j); }, look_ahead);
   if (r.empty()) return;

@@ -904,6 +904,42 @@ TEST(SchedulerQueueTest, TheOldestJobBeyondTheHorizonLeavesTheReservationToTheFi
   }
 }
 
+// Reservation ageing (§13), on the case above with the oldest job's rule on: at t = 45 the 7g job
+// (queued at 0) has waited 45 s and its soonest room (GPU 0, tied with GPU 1 at 1000 and at two
+// instances waited for, the lower GPU) is 955 s away. With ageing a the horizon is max(600,
+// a × 45): a = 20 gives 900 < 955, the 4g job reserves as without ageing; a = 25 gives 1125 >=
+// 955, and the 7g job, the oldest overdue one, reserves GPU 0 from 1000.
+TEST(SchedulerQueueTest, ReservationAgeingLetsTheOldestJobReserveBeyondTheHorizon) {
+  for (const double ageing : {0.0, 20.0, 25.0}) {
+    SCOPED_TRACE(ageing);
+    SchedulerOptions o = KeepingOpts(false);
+    o.reservation_oldest = true;
+    o.reservation_horizon_s = 600;
+    o.reservation_ageing = ageing;
+    QueueFixture f(2, std::make_unique<Scripted>(), o);
+    f.s().SetNow(0);
+    const double ends[] = {50, 1000, 1000, 1000};
+    const char* where[] = {"g0s0", "g0s6", "g1s0", "g1s6"};
+    for (int i = 0; i < 4; ++i) {
+      const JobId id = f.Place(kJob.Profile("1g.5gb").Named(where[i]));
+      ASSERT_EQ(id, i);
+      f.s().SetExpectedEnd(id, ends[i]);
+    }
+    f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+    f.s().SetNow(10);
+    f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
+    f.s().SetNow(45);
+    auto d = f.s().ScheduleQueue();
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_THAT(*d, IsEmpty());
+    ASSERT_EQ(f.s().reservations().size(), 1u);
+    const bool aged = ageing == 25.0;
+    EXPECT_EQ(f.s().reservations()[0].job, aged ? 100 : 101);
+    EXPECT_EQ(f.s().reservations()[0].gpu, 0);
+    EXPECT_EQ(f.s().reservations()[0].start_s, aged ? 1000 : 50);
+  }
+}
+
 // Regression (oldest_reserved_on_an_evacuation_hold: a stall found by the stress harness, seed
 // 909903): the reservation made before any turn (the oldest overdue job's, or a kept one) saw
 // the GPUs held for other jobs' evacuations as open, took one, and the job holding it could then
