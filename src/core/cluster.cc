@@ -10,6 +10,11 @@
 
 namespace migsched {
 
+namespace {
+// The most GPUs a cluster spec may name, each part and all together.
+constexpr int64_t kMaxClusterGpus = 1000000;
+}  // namespace
+
 StatusOr<std::vector<const GpuModel*>> ParseClusterSpec(std::string_view spec,
                                                         const Catalog& catalog) {
   std::vector<const GpuModel*> out;
@@ -40,9 +45,16 @@ StatusOr<std::vector<const GpuModel*>> ParseClusterSpec(std::string_view spec,
         name = TrimBlanks(part.substr(x + 1));
       }
     }
-    if (count <= 0 || count > 1000000) {
+    if (count <= 0 || count > kMaxClusterGpus) {
       return InvalidArgumentError(
           fmt::format("cluster spec part '{}': GPU count must be in 1..1000000", part));
+    }
+    // The whole cluster too (regression: trial_cluster_total_unbounded: fifty parts of a million
+    // GPUs each passed every part's check and ended in std::bad_alloc after 8 GB).
+    if (static_cast<int64_t>(out.size()) + count > kMaxClusterGpus) {
+      return InvalidArgumentError(
+          fmt::format("cluster spec: {} GPUs or more in all; at most {} in a cluster",
+                      static_cast<int64_t>(out.size()) + count, kMaxClusterGpus));
     }
     auto model = catalog.Find(name);
     if (!model.ok()) return model.status().WithPrefix(fmt::format("cluster spec part '{}'", part));

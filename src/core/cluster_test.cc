@@ -56,6 +56,9 @@ TEST(ClusterSpecTest, BadSpecsAreClearErrors) {
       {"1000001xA100-40GB",
        "cluster spec part '1000001xA100-40GB': GPU count must be in 1..1000000"},
       {"4xV100", "cluster spec part '4xV100': unknown GPU model 'V100'"},
+      // Regression (trial_cluster_total_unbounded): every part in range, the whole not.
+      {"600000xA100-40GB,400000xA30-24GB,1xH100-80GB",
+       "cluster spec: 1000001 GPUs or more in all; at most 1000000 in a cluster"},
       // Regression (SignedCountIsACountError): a signed count is a bad count, not a model name.
       {"-1xA100-40GB", "cluster spec part '-1xA100-40GB': GPU count must be in 1..1000000"},
       {"+4xA100-40GB", "cluster spec part '+4xA100-40GB': GPU count must be in 1..1000000"},

@@ -579,6 +579,11 @@ Status Daemon::Impl::Health() const {
           fmt::format("GPU {} keeps refusing MIG changes: {}", model_->nvml(g), refusing));
     }
   }
+  // Launches failing for the daemon's own trouble (a full or read-only state filesystem): the
+  // jobs wait, `starting`, and are tried again (JobService::RecordLaunch).
+  if (const std::string trouble = jobs_->LaunchTrouble(); !trouble.empty()) {
+    why.push_back(fmt::format("jobs cannot be launched: {}", trouble));
+  }
   if (!why.empty()) return UnavailableError(fmt::format("{}", fmt::join(why, "; ")));
   return Status();
 }

@@ -987,5 +987,41 @@ TEST_F(DaemonTest, AnInternalErrorInTheCoreCostsNoJobAndNotTheDaemon) {
   EXPECT_EQ(Get(*d, 2).state, JobState::kSucceeded);
 }
 
+// Regression (trial_launch_trouble_failed_accepted_jobs): in a trial the state filesystem ran
+// out of inodes, the daemon could not make the job directories, and every queued job ended
+// `failed` for good while /healthz said ok. Here a plain file stands where job 1's directory goes
+// (state_dir/jobs/1): its launch fails on the daemon's side; the job waits `starting`, keeping
+// its instance, with the reason; /healthz is degraded and says why. Once the file is gone and
+// the first retry wait (5 s) has passed, the job runs and the daemon is healthy again.
+TEST_F(DaemonTest, ALaunchTheDaemonCannotMakeCostsNoJob) {
+  ManualClock clock(1'800'000'000'000'000'000);
+  clock_ = &clock;
+  auto d = Start("1xA100-40GB");
+  ASSERT_NE(d, nullptr);
+  const std::filesystem::path blocker = std::filesystem::path(config_.state_dir) / "jobs" / "1";
+  std::filesystem::create_directories(blocker.parent_path());
+  std::ofstream(blocker) << "in the way\n";
+  ASSERT_OK(d->Submit(Req("1g.5gb", {"true"})));
+  ASSERT_TRUE(TickUntil(
+      *d, [&] { return Get(*d, 1).reason.find("could not launch") != std::string::npos; }));
+  const DaemonJobRecord one = Get(*d, 1);
+  EXPECT_EQ(one.state, JobState::kStarting);
+  EXPECT_THAT(one.reason, HasSubstr("tried again in 5 s"));
+  EXPECT_THAT(one.reason, HasSubstr("job directory " + blocker.string()));
+  const Status health = d->Health();
+  EXPECT_FALSE(health.ok());
+  EXPECT_THAT(health.message(), HasSubstr("jobs cannot be launched: job directory"));
+  bool busy = false;
+  for (const GpuView& g : d->Gpus()) {
+    for (const InstanceView& in : g.instances) busy = busy || (in.busy && in.job == 1);
+  }
+  EXPECT_TRUE(busy);  // it keeps its instance while it waits
+  std::filesystem::remove(blocker);
+  clock.Advance(static_cast<int64_t>(5e9));
+  ASSERT_TRUE(WaitTerminal(*d, 1));
+  EXPECT_EQ(Get(*d, 1).state, JobState::kSucceeded);
+  EXPECT_OK(d->Health());
+}
+
 }  // namespace
 }  // namespace migsched

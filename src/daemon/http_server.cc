@@ -606,6 +606,13 @@ class HttpServer::Impl {
         [this](const httplib::Request& req, httplib::Response& res) {
           auto q = ParseQuery(req);
           if (!q.ok()) return SendError(res, q.status());
+          // It lists allocations only (regression: trial_allocations_kind_job_ignored: kind=job
+          // answered the allocations as if it had not been given).
+          if (q->kind && *q->kind != JobKind::kAllocation) {
+            return SendError(
+                res, InvalidArgumentError("GET /v1/allocations lists allocations only (kind "
+                                          "allocation); GET /v1/jobs?kind=job lists the jobs"));
+          }
           q->kind = JobKind::kAllocation;
           SendJson(res, 200, JobPageToJson(api_->ListJobs(*q), "allocations"));
         });

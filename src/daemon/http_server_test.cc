@@ -539,6 +539,25 @@ TEST_F(HttpServerTest, UnknownQueryParameterIsRefused) {
   EXPECT_EQ(ok->status, 200);
 }
 
+// Regression (trial_allocations_kind_job_ignored): GET /v1/allocations?kind=job answered the
+// allocations, as if kind had not been given. It lists allocations only: kind=allocation is
+// taken, kind=job refused with where the jobs are listed, a kind that is none refused as before.
+TEST_F(HttpServerTest, AllocationsListTakesOnlyTheAllocationKind) {
+  auto c = Client();
+  auto job = c.Get("/v1/allocations?kind=job");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->status, 400);
+  EXPECT_EQ(Message(job),
+            "GET /v1/allocations lists allocations only (kind allocation); GET /v1/jobs?kind=job "
+            "lists the jobs");
+  auto alloc = c.Get("/v1/allocations?kind=allocation");
+  ASSERT_TRUE(alloc);
+  EXPECT_EQ(alloc->status, 200);
+  auto bogus = c.Get("/v1/allocations?kind=bogus");
+  ASSERT_TRUE(bogus);
+  EXPECT_EQ(bogus->status, 400);
+}
+
 // Regression (body_of_a_bodiless_post_ignored): POST /v1/gpus/0/drain with {"x": 1} was answered
 // 200 and the body dropped, where a query parameter it does not take is refused. A POST that
 // takes no body accepts none or {} and refuses anything else (400), before it does anything.

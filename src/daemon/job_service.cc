@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <future>
 #include <limits>
@@ -27,6 +28,9 @@
 
 namespace migsched {
 namespace {
+
+// The first wait before a launch that failed for the daemon's own trouble is tried again (s).
+constexpr double kLaunchRetryFirstS = 5;
 
 bool SameRequest(const JobRequest& a, const JobRequest& b) {
   return a.profile == b.profile && a.gpu_fraction == b.gpu_fraction && a.count == b.count &&
@@ -467,6 +471,7 @@ void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int
     if (IsTerminal(r.state)) {
       runs_.erase(r.id);
       launches_.erase(r.id);
+      launch_retries_.erase(r.id);
     }
     return;
   }
@@ -479,6 +484,7 @@ void JobService::FinishJob(DaemonJobRecord& r, JobState state, std::optional<int
   }
   runs_.erase(r.id);
   launches_.erase(r.id);
+  launch_retries_.erase(r.id);
   create_failures_.erase(r.id);
   enqueued_s_.erase(r.id);
   moves_.Forget(r.id);
@@ -741,12 +747,19 @@ std::vector<JobService::PendingLaunch> JobService::TakeLaunches() {
     const DaemonJobId id = it->first;
     DaemonJobRecord* r = jobs_.Current(id);
     if (r == nullptr || IsTerminal(r->state)) {
+      launch_retries_.erase(id);
       it = launches_.erase(it);
       continue;
     }
     if (r->cancel_requested && !it->second.helper) {
+      launch_retries_.erase(id);
       it = launches_.erase(it);
       FinishJob(*r, JobState::kCancelled, std::nullopt, "cancelled before it started");
+      continue;
+    }
+    if (auto retry = launch_retries_.find(id);
+        retry != launch_retries_.end() && NowS() < retry->second.at_s) {
+      ++it;  // tried again after the daemon's own trouble, not yet
       continue;
     }
     const bool operator_tool = it->second.helper || !it->second.argv.empty();
@@ -809,6 +822,28 @@ void JobService::RecordLaunch(PendingLaunch& l) {
   if (!l.result.ok()) {
     const Status& st = l.result.status();
     if (IsTerminal(r->state)) return;
+    if (st.code() == StatusCode::kInternal) {
+      // The daemon's own trouble (its job or working directory, the run lock, fork: a full or
+      // read-only state filesystem), not the job's: it keeps its instances and is launched
+      // again later, and /healthz says why meanwhile (regression:
+      // trial_launch_trouble_failed_accepted_jobs: every queued job ended `failed` for good).
+      LaunchRetry& retry = launch_retries_[l.id];
+      ++retry.failures;
+      const double wait =
+          std::min(kInternalErrorRetryS,
+                   kLaunchRetryFirstS * std::pow(2.0, std::min(retry.failures, 16) - 1));
+      retry.at_s = NowS() + wait;
+      launch_trouble_ = std::string(st.message());
+      launches_[l.id] = std::move(l.request);
+      const std::string why = fmt::format(
+          "the daemon could not launch it (tried again in {:g} s): {}", wait, st.message());
+      spdlog::error("job {}: {}", l.id, why);
+      if (r->reason != why) {
+        r->reason = why;
+        SaveJob(*r, "waiting", {{"reason", why}});
+      }
+      return;
+    }
     const int code = ProcessRunner::ExitCodeOf(st);
     FinishJob(*r, JobState::kFailed, code >= 0 ? std::optional<int>(code) : std::nullopt,
               l.request.event == "migrated" ? "relaunch after migration failed: " + st.message()
@@ -828,6 +863,8 @@ void JobService::RecordLaunch(PendingLaunch& l) {
     return;
   }
   runs_[l.id] = Run{l.result->pgid, l.result->pid, 0, false, std::nullopt};
+  launch_retries_.erase(l.id);
+  if (launch_retries_.empty()) launch_trouble_.clear();
   r->pid = l.result->pgid;
   NoteExpectedEnd(l.id, NowS());  // this run's start (a relaunch after a move starts anew)
   r->reason = r->cancel_requested ? "cancel requested" : "";

@@ -204,12 +204,21 @@ class JobService : public MoveHost {
   bool HasProcesses() const MIGSCHED_REQUIRES(kStateLock) {
     return !runs_.empty() || !launches_.empty();
   }
-  // Launches to make now (not those waiting for a per-job uid: TakeLaunches tries them again).
+  // Launches to make now (not those waiting for a per-job uid, nor those waiting to be tried
+  // again after the daemon's own trouble: TakeLaunches tries them again).
   bool HasPendingLaunches() const MIGSCHED_REQUIRES(kStateLock) {
+    const double now = NowS();
     for (const auto& [id, l] : launches_) {
-      if (!uid_waits_.contains(id)) return true;
+      auto retry = launch_retries_.find(id);
+      if (!uid_waits_.contains(id) && (retry == launch_retries_.end() || retry->second.at_s <= now))
+        return true;
     }
     return false;
+  }
+  // Why jobs cannot be launched now, while some launch waits to be tried again after the daemon's
+  // own trouble (its job or working directories, the run lock, fork); empty otherwise (Health).
+  std::string LaunchTrouble() const MIGSCHED_REQUIRES(kStateLock) {
+    return launch_retries_.empty() ? std::string() : launch_trouble_;
   }
   // Visible records per state (metrics).
   std::map<std::string, int64_t> CountByState() const MIGSCHED_REQUIRES(kStateLock) {
@@ -316,6 +325,16 @@ class JobService : public MoveHost {
   std::map<DaemonJobId, LaunchRequest> launches_ MIGSCHED_GUARDED_BY(kStateLock);
   // The launches the last TakeLaunches left for want of a per-job uid (all in launches_).
   std::set<DaemonJobId> uid_waits_ MIGSCHED_GUARDED_BY(kStateLock);
+  // Launches that failed for the daemon's own trouble (kInternal from ProcessRunner: its job or
+  // working directory, the run lock, fork), all in launches_: the job keeps its instances and
+  // is tried again from at_s, the wait doubling with each failure in a row up to
+  // kInternalErrorRetryS. The last such failure's message (LaunchTrouble).
+  struct LaunchRetry {
+    double at_s = 0;
+    int failures = 0;
+  };
+  std::map<DaemonJobId, LaunchRetry> launch_retries_ MIGSCHED_GUARDED_BY(kStateLock);
+  std::string launch_trouble_ MIGSCHED_GUARDED_BY(kStateLock);
   // When each queued job was first queued.
   std::map<DaemonJobId, double> enqueued_s_ MIGSCHED_GUARDED_BY(kStateLock);
   std::map<DaemonJobId, int> create_failures_ MIGSCHED_GUARDED_BY(kStateLock);

@@ -630,6 +630,12 @@ StatusOr<Launched> ProcessRunner::Spawn(const LaunchSpec& spec,
     } else if (m.tag == 'U') {
       failure = FailedPreconditionError(
           fmt::format("cannot run as user '{}': {}", user.name, std::strerror(m.err)));
+    } else if (m.tag == 'L' && m.err != EAGAIN && m.err != EACCES) {
+      // The run lock file could not be made (a full or read-only state filesystem): the
+      // daemon's trouble, no other run (regression: trial_run_lock_error_said_still_alive:
+      // "run -1 of job 8 is still alive (monitor pid -1)" for ENOSPC).
+      failure = InternalError(
+          fmt::format("run lock {}: {}", (dir / "run").string(), std::strerror(m.err)));
     } else if (m.tag == 'L') {
       const auto owner = ReadPair(dir / "run");
       failure = FailedPreconditionError(

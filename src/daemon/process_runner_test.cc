@@ -449,6 +449,25 @@ TEST(ProcessRunnerTest, HelperRunsWithoutTheRunLock) {
   EXPECT_FALSE(Terminate(runner, 1, main->pgid, 1, 5).killed);
 }
 
+// Regression (trial_run_lock_error_said_still_alive): the run lock file could not be made (in
+// the trial ENOSPC; here a directory stands at jobs/4/run, so open() fails with EISDIR), and the
+// launch was refused as "run -1 of job 4 is still alive (monitor pid -1)". It is the daemon's
+// trouble (kInternal: the daemon launches the job again later) and says what failed.
+TEST(ProcessRunnerTest, ARunLockThatCannotBeMadeIsTheDaemonsTrouble) {
+  const auto dir = MakeTempDir("migsched-runner");
+  ProcessRunner runner(dir, dir / "work");
+  std::filesystem::create_directories(dir / "jobs" / "4" / "run");
+  LaunchSpec spec;
+  spec.job = 4;
+  spec.attempt = 1;
+  spec.argv = {"true"};
+  StatusOr<Launched> l = runner.Launch(spec);
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), StatusCode::kInternal);
+  EXPECT_EQ(l.status().message(),
+            "run lock " + (dir / "jobs" / "4" / "run").string() + ": Is a directory");
+}
+
 // Regression (job_runs_twice_after_kill_9): a daemon killed between launching
 // a job and storing that it runs left no trace of the run, so a restart ran
 // it again beside the first copy. The run lock tells a restarted daemon
