@@ -875,32 +875,40 @@ TEST(SchedulerQueueTest, TheJobThatHasWaitedLongestGetsTheReservation) {
 // GPU frees at 1000 (both hold a 1g@6 until then), 955 s away, beyond the horizon: no
 // reservation for it. The 4g job's 4g@0 on GPU 0 frees at 50: it reserves at its turn, with the
 // rule on as off.
+// The reservations after the scan at t = 45 of this case, with `ageing` (§13; 0 = off).
+void ReserveBeyondTheHorizon(bool oldest, double ageing, std::vector<Reservation>* out) {
+  SchedulerOptions o = KeepingOpts(false);
+  o.reservation_oldest = oldest;
+  o.reservation_horizon_s = 600;
+  o.reservation_ageing = ageing;
+  QueueFixture f(2, std::make_unique<Scripted>(), o);
+  f.s().SetNow(0);
+  const double ends[] = {50, 1000, 1000, 1000};
+  const char* where[] = {"g0s0", "g0s6", "g1s0", "g1s6"};
+  for (int i = 0; i < 4; ++i) {
+    const JobId id = f.Place(kJob.Profile("1g.5gb").Named(where[i]));
+    ASSERT_EQ(id, i);
+    f.s().SetExpectedEnd(id, ends[i]);
+  }
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+  f.s().SetNow(10);
+  f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
+  f.s().SetNow(45);
+  auto d = f.s().ScheduleQueue();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_THAT(*d, IsEmpty());
+  *out = f.s().reservations();
+}
+
 TEST(SchedulerQueueTest, TheOldestJobBeyondTheHorizonLeavesTheReservationToTheFirst) {
   for (const bool oldest : {false, true}) {
     SCOPED_TRACE(oldest ? "oldest on" : "oldest off");
-    SchedulerOptions o = KeepingOpts(false);
-    o.reservation_oldest = oldest;
-    o.reservation_horizon_s = 600;
-    QueueFixture f(2, std::make_unique<Scripted>(), o);
-    f.s().SetNow(0);
-    const double ends[] = {50, 1000, 1000, 1000};
-    const char* where[] = {"g0s0", "g0s6", "g1s0", "g1s6"};
-    for (int i = 0; i < 4; ++i) {
-      const JobId id = f.Place(kJob.Profile("1g.5gb").Named(where[i]));
-      ASSERT_EQ(id, i);
-      f.s().SetExpectedEnd(id, ends[i]);
-    }
-    f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
-    f.s().SetNow(10);
-    f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
-    f.s().SetNow(45);
-    auto d = f.s().ScheduleQueue();
-    ASSERT_TRUE(d.ok()) << d.status().ToString();
-    EXPECT_THAT(*d, IsEmpty());
-    ASSERT_EQ(f.s().reservations().size(), 1u);
-    EXPECT_EQ(f.s().reservations()[0].job, 101);
-    EXPECT_EQ(f.s().reservations()[0].gpu, 0);
-    EXPECT_EQ(f.s().reservations()[0].start_s, 50);
+    std::vector<Reservation> r;
+    ASSERT_NO_FATAL_FAILURE(ReserveBeyondTheHorizon(oldest, 0, &r));
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].job, 101);
+    EXPECT_EQ(r[0].gpu, 0);
+    EXPECT_EQ(r[0].start_s, 50);
   }
 }
 
@@ -912,31 +920,13 @@ TEST(SchedulerQueueTest, TheOldestJobBeyondTheHorizonLeavesTheReservationToTheFi
 TEST(SchedulerQueueTest, ReservationAgeingLetsTheOldestJobReserveBeyondTheHorizon) {
   for (const double ageing : {0.0, 20.0, 25.0}) {
     SCOPED_TRACE(ageing);
-    SchedulerOptions o = KeepingOpts(false);
-    o.reservation_oldest = true;
-    o.reservation_horizon_s = 600;
-    o.reservation_ageing = ageing;
-    QueueFixture f(2, std::make_unique<Scripted>(), o);
-    f.s().SetNow(0);
-    const double ends[] = {50, 1000, 1000, 1000};
-    const char* where[] = {"g0s0", "g0s6", "g1s0", "g1s6"};
-    for (int i = 0; i < 4; ++i) {
-      const JobId id = f.Place(kJob.Profile("1g.5gb").Named(where[i]));
-      ASSERT_EQ(id, i);
-      f.s().SetExpectedEnd(id, ends[i]);
-    }
-    f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
-    f.s().SetNow(10);
-    f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
-    f.s().SetNow(45);
-    auto d = f.s().ScheduleQueue();
-    ASSERT_TRUE(d.ok()) << d.status().ToString();
-    EXPECT_THAT(*d, IsEmpty());
-    ASSERT_EQ(f.s().reservations().size(), 1u);
+    std::vector<Reservation> r;
+    ASSERT_NO_FATAL_FAILURE(ReserveBeyondTheHorizon(/*oldest=*/true, ageing, &r));
+    ASSERT_EQ(r.size(), 1u);
     const bool aged = ageing == 25.0;
-    EXPECT_EQ(f.s().reservations()[0].job, aged ? 100 : 101);
-    EXPECT_EQ(f.s().reservations()[0].gpu, 0);
-    EXPECT_EQ(f.s().reservations()[0].start_s, aged ? 1000 : 50);
+    EXPECT_EQ(r[0].job, aged ? 100 : 101);
+    EXPECT_EQ(r[0].gpu, 0);
+    EXPECT_EQ(r[0].start_s, aged ? 1000 : 50);
   }
 }
 
