@@ -77,8 +77,10 @@ class RowConverter {
                std::string_view json_text = {})
       : origin_(origin), line_(line), catalog_(catalog), json_text_(json_text) {}
 
+  // The reason quotes the line's text: made one safe line (regression:
+  // trial_nul_in_a_field_echoed_raw: a NUL byte in a cell went to the terminal as it was).
   Status LineError(const std::string& reason) const {
-    return InvalidArgumentError(fmt::format("{}:{}: {}", origin_, line_, reason));
+    return InvalidArgumentError(fmt::format("{}:{}: {}", origin_, line_, OneLine(reason)));
   }
   Status FieldError(Field f, const std::string& reason) const {
     return LineError(fmt::format("field '{}': {}", kFieldNames[f], reason));

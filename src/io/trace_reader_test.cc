@@ -173,6 +173,9 @@ TEST(TraceReaderTest, BadCsvInputsGiveExactErrors) {
   const std::vector<TraceBadCase> cases = {
       {"bad number", h + "a,abc,1g.5gb,,,10,,\n",
        "t.csv:2: field 'arrival_s': 'abc' must be a number from 0 to 1e+15"},
+      // Regression (trial_nul_in_a_field_echoed_raw): the NUL byte went to the terminal raw.
+      {"NUL in a number", h + std::string("a,10\0,1g.5gb,,,10,,\n", 20),
+       "t.csv:2: field 'arrival_s': '10\\x00' must be a number from 0 to 1e+15"},
       {"number with trailing text", h + "a,1s,1g.5gb,,,10,,\n",
        "t.csv:2: field 'arrival_s': '1s' must be a number from 0 to 1e+15"},
       {"negative arrival", h + "a,-1,1g.5gb,,,10,,\n",
