@@ -88,7 +88,52 @@ class Fields {
   std::string what_;
 };
 
-StatusOr<Json> ParseDocument(std::string_view text, const char* origin, const char* list) {
+// `text` with every byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF) replaced by U+FFFD. Slurm copies the bytes a user gave (a
+// job name, a comment) into its JSON as they are, and a JSON parser refuses the whole document
+// for one of them (regression: trial_job_name_bytes_stopped_the_controller: a job named
+// "j\xff\xfe" made every tick fail for as long as squeue listed it).
+std::string WellFormedUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool ok = len > 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) {
+      const unsigned char b = s[i + k];
+      ok = k == 1 ? b >= lo && b <= hi : b >= 0x80 && b <= 0xBF;
+    }
+    if (ok) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+StatusOr<Json> ParseDocument(std::string_view raw, const char* origin, const char* list) {
+  const std::string text = WellFormedUtf8(raw);
   Json doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return InvalidArgumentError(fmt::format("{}: output is not valid JSON", origin));

@@ -146,6 +146,25 @@ TEST(SqueueJsonTest, MultiNodeJobListsEveryNode) {
   }
 }
 
+// Regression (trial_job_name_bytes_stopped_the_controller): a job named with bytes that are not
+// UTF-8 ("j" 0xFF 0xFE, as `sbatch -J "$(printf 'j\xff\xfe')"` gives it) is copied into squeue's
+// JSON as it is; the controller refused the whole queue, and no tick completed for as long as
+// squeue listed the job. Each such byte now reads as U+FFFD, and the other jobs are read; a
+// well-formed multi-byte name ("é", "日") is kept as it is, and a truncated or overlong sequence
+// (0xE6 0x97 at the end of a name, 0xC0 0xAF) is replaced byte by byte.
+TEST(SqueueJsonTest, BytesThatAreNotUtf8DoNotStopTheQueue) {
+  const std::string text = std::string(R"({"jobs": [{"job_id": 7, "name": "j)") + "\xff\xfe" +
+                           R"("}, {"job_id": 8, "name": "é日"}, {"job_id": 9, "name": "x)" +
+                           "\xe6\x97" + R"("}, {"job_id": 10, "name": ")" + "\xc0\xaf" + R"("}]})";
+  auto jobs = ParseSqueueJson(text);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 4u);
+  EXPECT_EQ((*jobs)[0].name, "j\uFFFD\uFFFD");
+  EXPECT_EQ((*jobs)[1].name, "é日");
+  EXPECT_EQ((*jobs)[2].name, "x\uFFFD\uFFFD");
+  EXPECT_EQ((*jobs)[3].name, "\uFFFD\uFFFD");
+}
+
 TEST(SqueueJsonTest, BadOutputNamesTheProblem) {
   struct Case {
     std::string text;
