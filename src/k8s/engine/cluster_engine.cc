@@ -678,19 +678,8 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
   WithFreshNode(node);  // the next filter sees the reservation
   if (!st.ok()) return st;
   Forget(pod.uid);
-  // What the pod still holds elsewhere is an earlier bind's room (the extender restarted, or its
-  // Binding failed): released now, not left to its TTL.
-  for (size_t i = 0; i < s->inputs.size(); ++i) {
-    if (static_cast<int>(i) == idx || !s->inputs[i].state) continue;
-    for (const ReservationView& rv : s->inputs[i].state->reservations) {
-      if (rv.record.owner != key) continue;
-      const std::string& other = s->view->nodes()[i].name;
-      Status un = daemons_->Unreserve(other, key);
-      spdlog::info("{}: released its earlier room on {} (bound to {}){}", OneLine(key),
-                   OneLine(other), OneLine(node), un.ok() ? "" : ": " + OneLine(un.message()));
-      break;
-    }
-  }
+  // What the pod still holds elsewhere (an earlier bind's room) is released once its Binding to
+  // this node is stored (ReleaseElsewhere), not here: a late Binding to that node may still land.
 
   // The instances per container, in the pod's order.
   PodReservation out;
@@ -718,6 +707,23 @@ StatusOr<PodReservation> ClusterEngine::Reserve(const PodInfo& pod, const std::s
     }
   }
   return out;
+}
+
+void ClusterEngine::ReleaseElsewhere(const PodInfo& pod, const std::string& node) {
+  const std::string key = PodOwnerKey(pod.uid);
+  const std::shared_ptr<const Snapshot> s = View();
+  for (size_t i = 0; i < s->inputs.size(); ++i) {
+    const std::string& other = s->view->nodes()[i].name;
+    if (other == node || !s->inputs[i].state) continue;
+    for (const ReservationView& rv : s->inputs[i].state->reservations) {
+      if (rv.record.owner != key) continue;
+      Status un = daemons_->Unreserve(other, key);
+      WithFreshNode(other);
+      spdlog::info("{}: released its earlier room on {} (bound to {}){}", OneLine(key),
+                   OneLine(other), OneLine(node), un.ok() ? "" : ": " + OneLine(un.message()));
+      break;
+    }
+  }
 }
 
 Status ClusterEngine::Release(const PodInfo& pod, const std::string& node) {

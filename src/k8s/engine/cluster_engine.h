@@ -113,6 +113,7 @@ class ClusterEngine : public PlacementEngine {
                                   const std::vector<std::string>& nodes) override;
   StatusOr<PodReservation> Reserve(const PodInfo& pod, const std::string& node) override;
   Status Release(const PodInfo& pod, const std::string& node) override;
+  void ReleaseElsewhere(const PodInfo& pod, const std::string& node) override;
 
   // The pods whose last filter found no node, waiting at least `min_wait_s`
   // since that first happened, oldest first (for migration).

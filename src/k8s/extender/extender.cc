@@ -161,6 +161,27 @@ StatusOr<PodInfo> Extender::PodForBind(const BindingArgs& args) {
   return pod;
 }
 
+void Extender::KeepRoomWhereBound(const PodInfo& pod, const std::string& who,
+                                  const std::string& node) {
+  // The pod's own room there is found again (a repeated bind keeps it) and annotated.
+  auto there = engine_->Reserve(pod, node);
+  if (!there.ok()) {
+    spdlog::warn("{} is bound to {}, but its MIG reservation there cannot be read back: {}",
+                 OneLine(who), OneLine(node), OneLine(there.status().message()));
+    return;
+  }
+  Status st = api_->PatchPodMetadata(pod.ns, pod.name, pod.uid,
+                                     {{kPlacementAnnotation, there->ToJson().dump()}},
+                                     {{kManagedLabel, "true"}});
+  if (!st.ok()) {
+    spdlog::warn("{}: cannot annotate its MIG reservation on {}: {}", OneLine(who), OneLine(node),
+                 OneLine(st.message()));
+  }
+  engine_->ReleaseElsewhere(pod, node);
+  spdlog::info("{} was bound to {} by an earlier bind: its MIG reservation there is kept",
+               OneLine(who), OneLine(node));
+}
+
 std::string Extender::BindPod(const BindingArgs& args) {
   const std::string who = args.pod_namespace + "/" + args.pod_name;
   if (api_ == nullptr) return "no API server configured: cannot post the Binding";
@@ -228,9 +249,14 @@ std::string Extender::BindPod(const BindingArgs& args) {
     // cannot be read.
     bool unknown = (!now.ok() && now.status().code() != StatusCode::kNotFound) ||
                    st.reason() == StatusReason::kOutcomeUnknown;
-    bool ours = false;  // the same pod, read back with this bind's annotation
+    bool ours = false;            // the same pod, read back with this bind's annotation
+    std::string bound_elsewhere;  // the node an earlier bind's Binding landed on
     if (now.ok()) {
       auto info = ParsePod(*now);
+      if (info.ok() && info->uid == pod->uid && !info->node_name.empty() &&
+          info->node_name != args.node) {
+        bound_elsewhere = info->node_name;
+      }
       if (info.ok() && info->uid == pod->uid) {
         auto a = info->annotations.find(std::string(kPlacementAnnotation));
         ours = a != info->annotations.end() && a->second == annotation;
@@ -259,6 +285,10 @@ std::string Extender::BindPod(const BindingArgs& args) {
                          OneLine(who), OneLine(clear.message()));
           }
         }
+        // Bound elsewhere by an earlier bind whose Binding landed late (its outcome was unknown,
+        // so that node's room was kept): the pod gets that room's annotation back (regression:
+        // trial_retried_bind_released_the_room_of_the_binding_that_landed).
+        if (!bound_elsewhere.empty()) KeepRoomWhereBound(*pod, who, bound_elsewhere);
       } else if (mig) {
         // Neither bound nor known not to be: the room stays; the pod's next bind takes it (a
         // node holding its room fits first), else it expires after reservation_ttl_s.
@@ -273,6 +303,7 @@ std::string Extender::BindPod(const BindingArgs& args) {
   }
   spdlog::info("bound {} to {}{}", OneLine(who), OneLine(args.node),
                mig ? " with its MIG reservation" : "");
+  if (mig) engine_->ReleaseElsewhere(*pod, args.node);
   {
     std::lock_guard lock(mu_);
     if (auto it = cache_.find(pod->uid); it != cache_.end()) it->second.node_name = args.node;

@@ -100,6 +100,12 @@ class PlacementEngine {
   virtual StatusOr<PodReservation> Reserve(const PodInfo& pod, const std::string& node) = 0;
   // Drops the reservation again (bind failed after Reserve).
   virtual Status Release(const PodInfo& pod, const std::string& node) = 0;
+  // Releases what `pod` still holds on nodes other than `node` (an earlier bind's room: the
+  // extender restarted, or a Binding's outcome was unknown), once the pod is known bound to
+  // `node`; never before (regression: trial_retried_bind_released_the_room_of_the_binding_that_
+  // landed: a late Binding to the earlier node was stored after the retry had released that
+  // node's room). A failed release is logged; the room then expires with its TTL.
+  virtual void ReleaseElsewhere(const PodInfo& pod, const std::string& node) = 0;
 };
 
 class Extender {
@@ -126,6 +132,9 @@ class Extender {
   StatusOr<PodInfo> PodForBind(const BindingArgs& args);
   void Remember(const PodInfo& pod);
   std::string BindPod(const BindingArgs& args);
+  // `pod` (`who` for the log) was found bound to `node` by an earlier bind of it: its room there
+  // is read back, annotated on the pod, and what it holds on other nodes released.
+  void KeepRoomWhereBound(const PodInfo& pod, const std::string& who, const std::string& node);
 
   PlacementEngine* const engine_;
   KubeClient* const api_;

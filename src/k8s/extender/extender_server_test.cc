@@ -30,6 +30,7 @@ class EveryNodeFits : public PlacementEngine {
   std::vector<int64_t> Prioritize(const PodInfo&, const std::vector<std::string>& n) override {
     return std::vector<int64_t>(n.size(), 5);
   }
+  void ReleaseElsewhere(const PodInfo&, const std::string&) override {}
   StatusOr<PodReservation> Reserve(const PodInfo&, const std::string&) override {
     return InternalError("not in this test");
   }

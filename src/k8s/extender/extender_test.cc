@@ -50,6 +50,7 @@ class ScriptedEngine : public PlacementEngine {
   StatusOr<PodReservation> Reserve(const PodInfo& pod, const std::string& node) override {
     reserved.push_back(pod.uid + "@" + node);
     if (reserved.size() == 1 && first_reserve) first_reserve();
+    if (on_reserve) on_reserve();
     if (!reserve_error.ok()) return reserve_error;
     PodReservation r{node, PodOwnerKey(pod.uid), {}};
     int start = 0;
@@ -67,11 +68,16 @@ class ScriptedEngine : public PlacementEngine {
     released.push_back(pod.uid + "@" + node);
     return Status::Ok();
   }
+  void ReleaseElsewhere(const PodInfo& pod, const std::string& node) override {
+    kept_only.push_back(pod.uid + "@" + node);
+  }
   std::vector<std::string> fits;
   int filter_calls = 0;
-  std::vector<std::string> reserved, released;
+  // ... and kept_only: the pod's room kept on that node alone (ReleaseElsewhere).
+  std::vector<std::string> reserved, released, kept_only;
   Status reserve_error;
   std::function<void()> first_reserve;  // called inside the first Reserve, if set
+  std::function<void()> on_reserve;     // called inside every Reserve, if set
 };
 
 class ExtenderTest : public ::testing::Test {
@@ -353,6 +359,49 @@ TEST_F(ExtenderTest, ABindingThatLandsAfterTheClientGaveUpKeepsItsReservation) {
   EXPECT_TRUE(pod["metadata"]["annotations"].contains(std::string(kPlacementAnnotation))) << pod;
   EXPECT_EQ(engine.reserved.size(), 1u);
   EXPECT_TRUE(engine.released.empty());
+}
+
+// Regression (trial_retried_bind_released_the_room_of_the_binding_that_landed): a bind to
+// gpu-node-2 whose answer never came kept its room there (outcome unknown); the retry to
+// gpu-node-1 read the pod unbound, reserved on gpu-node-1 (releasing gpu-node-2's room), and
+// then the late Binding to gpu-node-2 was stored, so the retry's Binding got 409 "already
+// assigned": its own room was released and the annotation taken off, and the pod was bound to
+// gpu-node-2 with no room anywhere. Now the room elsewhere is released only once a Binding is
+// known stored (ReleaseElsewhere, after the Binding), and a pod found bound elsewhere gets that
+// node's room back in its annotation.
+TEST_F(ExtenderTest, ARetriedBindElsewhereKeepsTheRoomOfTheBindingThatLanded) {
+  std::unique_ptr<KubeClient> impatient = api.NewClient(std::chrono::milliseconds(300));
+  ASSERT_NE(impatient, nullptr);
+  Extender e(&engine, impatient.get());
+  api.AddPod(Fixture("pod-3g.20gb.json"));
+  api.DelayNext("/binding", std::chrono::milliseconds(1500));
+  json args = Fixture("bind-args.json");
+  const json first = json::parse(e.Bind(args.dump()).body);
+  ASSERT_NE(first["Error"].get<std::string>().find("is unknown"), std::string::npos) << first;
+  // The retry's Reserve returns once the late Binding to gpu-node-2 is stored.
+  auto bound_to = [&] { return api.Pod("ml", "train-x7k2p")->at("spec").value("nodeName", ""); };
+  engine.on_reserve = [&] {
+    for (int i = 0; i < 100 && bound_to().empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+  args["Node"] = "gpu-node-1";
+  const json second = json::parse(e.Bind(args.dump()).body);
+  EXPECT_NE(second["Error"].get<std::string>().find("already assigned to node \"gpu-node-2\""),
+            std::string::npos)
+      << second;
+  const std::string uid = "5d0c6a7e-3f4b-4c1d-9e2a-6b7c8d9e0f11";
+  EXPECT_EQ(bound_to(), "gpu-node-2");
+  // Released: the retry's room on gpu-node-1 only. Kept: gpu-node-2's, read back (a third
+  // Reserve) and named by the pod's annotation.
+  EXPECT_EQ(engine.released, (std::vector<std::string>{uid + "@gpu-node-1"}));
+  EXPECT_EQ(engine.reserved, (std::vector<std::string>{uid + "@gpu-node-2", uid + "@gpu-node-1",
+                                                       uid + "@gpu-node-2"}));
+  EXPECT_EQ(engine.kept_only, (std::vector<std::string>{uid + "@gpu-node-2"}));
+  const json pod = *api.Pod("ml", "train-x7k2p");
+  const json annotation = json::parse(
+      pod["metadata"]["annotations"][std::string(kPlacementAnnotation)].get<std::string>());
+  EXPECT_EQ(annotation["node"], "gpu-node-2");
 }
 
 // Regression (bind_without_a_pod_uid): a pod without metadata.uid (no API server serves one; a
