@@ -6,6 +6,7 @@
 #include <cctype>
 #include <set>
 
+#include "core/text.h"
 #include "slurm/hostlist.h"
 
 namespace migsched::slurm {
@@ -34,6 +35,26 @@ Status Validate(const std::vector<NodeGroup>& groups, const GresConfigOptions& o
     return InvalidArgumentError(
         fmt::format("placeholder prefix '{}': use letters, digits, '_', '-' or '.' only",
                     o.placeholder_prefix));
+  }
+  // What goes into slurm.conf as written stays on its line, and a path stays one word (Slurm
+  // reads a value up to a blank) (regressions: trial_node_attrs_wrote_a_line_of_its_own,
+  // trial_hooks_dir_unquoted: "CPUs=4\nSlurmUser=root" added a SlurmUser line; a hooks dir with
+  // a blank or a quote was written as it was).
+  for (const char c : o.node_attrs) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return InvalidArgumentError(fmt::format(
+          "--node-attrs '{}': a line break or control character would start a slurm.conf line "
+          "of its own; give the attributes on one line",
+          OneLine(o.node_attrs)));
+    }
+  }
+  if (o.hooks_dir.empty() || o.hooks_dir.find_first_of(" \t\n\r\"'#\\") != std::string::npos ||
+      std::any_of(o.hooks_dir.begin(), o.hooks_dir.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    return InvalidArgumentError(fmt::format(
+        "--hooks-dir '{}': slurm.conf takes a path without blanks, quotes, '#' or '\\'; choose "
+        "such a directory",
+        OneLine(o.hooks_dir)));
   }
   std::set<std::string> seen;
   for (size_t i = 0; i < groups.size(); ++i) {

@@ -103,6 +103,10 @@ TEST(GresConfigTest, RefusesBadInputWithTheReason) {
   bad_gres.gres_name = "mig gpu";
   GresConfigOptions bad_part;
   bad_part.partition = "";
+  GresConfigOptions two_lines;  // regression trial_node_attrs_wrote_a_line_of_its_own
+  two_lines.node_attrs = "CPUs=4\nSlurmUser=root";
+  GresConfigOptions blank_dir;  // regression trial_hooks_dir_unquoted
+  blank_dir.hooks_dir = "/tmp/a b'c";
   const std::vector<Case> cases = {
       {{}, {}, "no nodes given"},
       {{{{"n1"}, {a100}, ""}, {{"n1"}, {a100}, ""}}, {}, "node 'n1' is given twice"},
@@ -110,6 +114,10 @@ TEST(GresConfigTest, RefusesBadInputWithTheReason) {
       {{{{"migsched-hold1"}, {a100}, ""}}, {}, "starts with the placeholder prefix"},
       {{{{"n1"}, {a100}, ""}}, bad_gres, "GRES name 'mig gpu'"},
       {{{{"n1"}, {a100}, ""}}, bad_part, "partition name ''"},
+      {{{{"n1"}, {a100}, ""}},
+       two_lines,
+       "--node-attrs 'CPUs=4\\nSlurmUser=root': a line break or control character"},
+      {{{{"n1"}, {a100}, ""}}, blank_dir, "--hooks-dir '/tmp/a b'c': slurm.conf takes a path"},
   };
   for (const Case& c : cases) {
     auto conf = SlurmConfLines(c.groups, c.options, &tables);

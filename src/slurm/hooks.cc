@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <limits>
+#include <string_view>
 #include <thread>
 
+#include "core/text.h"
 #include "nodeapi/node_view.h"
 #include "slurm/admin_comment.h"
 #include "slurm/hostlist.h"
@@ -26,6 +29,20 @@ std::optional<int64_t> PositiveFromEnv(const Env& env, const char* name, bool ze
 }
 
 std::optional<int64_t> JobIdFromEnv(const Env& env) { return PositiveFromEnv(env, "SLURM_JOB_ID"); }
+
+// Why a hook has no job id: SLURM_JOB_ID unset, or set to what is no job id (regression:
+// trial_prolog_said_unset_for_a_bad_id: SLURM_JOB_ID=abc was reported "not set").
+std::string NoJobIdReason(const Env& env, std::string_view hook, std::string_view slurm_name) {
+  const std::string s = env("SLURM_JOB_ID");
+  if (s.empty()) {
+    return fmt::format("migsched slurm {}: SLURM_JOB_ID is not set: run it as Slurm's {}\n", hook,
+                       slurm_name);
+  }
+  return fmt::format(
+      "migsched slurm {}: SLURM_JOB_ID '{}' is not a job id (a whole number from 1 to {}): run "
+      "it as Slurm's {}\n",
+      hook, OneLine(s), std::numeric_limits<int64_t>::max(), slurm_name);
+}
 
 // The job's MIG request per node from its record (the controller's rule, MigProfilesOf), or
 // empty for a job without MIG GRES.
@@ -67,7 +84,7 @@ int RunProlog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
               const Env& env, std::ostream& err, const Sleep& sleep) {
   const auto id = JobIdFromEnv(env);
   if (!id) {
-    err << "migsched slurm prolog: SLURM_JOB_ID is not set: run it as Slurm's PrologSlurmctld\n";
+    err << NoJobIdReason(env, "prolog", "PrologSlurmctld");
     return 2;
   }
   const std::string spec = JobSpecFromEnv(env);  // a task of an array as ARRAYID_TASKID
@@ -225,7 +242,7 @@ int RunEpilog(const ControllerConfig& config, SlurmClient* slurm, NodeDaemons* n
               const Env& env, std::ostream& err) {
   const auto id = JobIdFromEnv(env);
   if (!id) {
-    err << "migsched slurm epilog: SLURM_JOB_ID is not set: run it as Slurm's EpilogSlurmctld\n";
+    err << NoJobIdReason(env, "epilog", "EpilogSlurmctld");
     return 2;
   }
   (void)slurm;

@@ -80,6 +80,29 @@ TEST(TaskPrologTest, ExportsTheBoundInstancesOfThisNode) {
   EXPECT_EQ(RunTaskProlog("mig", &slurm, MakeEnv({}), out3, err3), 2);
 }
 
+// Regression (trial_prolog_said_unset_for_a_bad_id): SLURM_JOB_ID=abc (or -1) was reported
+// "not set". Unset, it says so; set to what is no job id, it quotes it. Nothing is asked of
+// Slurm or the node daemons either way.
+TEST(PrologTest, ABadJobIdIsNotCalledUnset) {
+  ReplayRunner runner;
+  SlurmClient slurm(&runner, 5);
+  FakeNodeDaemons nodes;
+  std::ostringstream unset, bad, epilog;
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({}), unset), 2);
+  EXPECT_EQ(unset.str(),
+            "migsched slurm prolog: SLURM_JOB_ID is not set: run it as Slurm's PrologSlurmctld\n");
+  EXPECT_EQ(RunProlog(HooksConfig(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "abc"}}), bad), 2);
+  EXPECT_EQ(bad.str(),
+            "migsched slurm prolog: SLURM_JOB_ID 'abc' is not a job id (a whole number from 1 to "
+            "9223372036854775807): run it as Slurm's PrologSlurmctld\n");
+  EXPECT_EQ(RunEpilog(HooksConfig(), &slurm, &nodes, MakeEnv({{"SLURM_JOB_ID", "-1"}}), epilog), 2);
+  EXPECT_EQ(epilog.str(),
+            "migsched slurm epilog: SLURM_JOB_ID '-1' is not a job id (a whole number from 1 to "
+            "9223372036854775807): run it as Slurm's EpilogSlurmctld\n");
+  EXPECT_TRUE(runner.commands.empty());
+  EXPECT_TRUE(nodes.calls.empty());
+}
+
 // scontrol-job-3.txt: job 3, -N2 --gres=mig:7g.40gb:1 on n[1,3].
 TEST(PrologTest, BindsEveryNodeAndRecordsTheBinding) {
   ReplayRunner runner;
