@@ -130,6 +130,14 @@ void OneJobOnGpu0EndingAt100(QueueFixture& f) {
   f.s().SetNow(0);
 }
 
+// The reservation-order tests' two waiting jobs: job 100, a 7g.40gb without a limit, queued at
+// the clock's time (0), and job 101, a 4g.20gb of limit 50, queued at 10; the clock at 10.
+void BigAtZeroThenShortAtTen(QueueFixture& f) {
+  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
+  f.s().SetNow(10);
+  f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
+}
+
 // The evacuation-hold tests' start (two A100s, the clock at 0): job 0, a 1g.5gb (checkpoint) on
 // GPU 0 at start 0, and job 1, a 4g.20gb that never moves, on GPU 1 at 0; both expected to end
 // at 1000.
@@ -816,9 +824,7 @@ TEST(SchedulerQueueTest, ReservationKeepingLeavesTheReservationWithItsJob) {
     const SchedulerOptions o = KeepingOpts(keep);
     QueueFixture f(1, std::make_unique<Scripted>(), o);
     ASSERT_NO_FATAL_FAILURE(OneJobOnGpu0EndingAt100(f));
-    f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
-    f.s().SetNow(10);
-    f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
+    BigAtZeroThenShortAtTen(f);
     f.s().SetNow(31);
     auto first = f.s().ScheduleQueue();
     ASSERT_TRUE(first.ok()) << first.status().ToString();
@@ -856,9 +862,7 @@ TEST(SchedulerQueueTest, TheJobThatHasWaitedLongestGetsTheReservation) {
     o.reservation_oldest = oldest;
     QueueFixture f(1, std::make_unique<Scripted>(), o);
     ASSERT_NO_FATAL_FAILURE(OneJobOnGpu0EndingAt100(f));
-    f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
-    f.s().SetNow(10);
-    f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
+    BigAtZeroThenShortAtTen(f);
     f.s().SetNow(45);
     auto d = f.s().ScheduleQueue();
     ASSERT_TRUE(d.ok()) << d.status().ToString();
@@ -890,9 +894,7 @@ void ReserveBeyondTheHorizon(bool oldest, double ageing, std::vector<Reservation
     ASSERT_EQ(id, i);
     f.s().SetExpectedEnd(id, ends[i]);
   }
-  f.s().Enqueue(100, kJob.Profile("7g.40gb").Named("big"));
-  f.s().SetNow(10);
-  f.s().Enqueue(101, kJob.Profile("4g.20gb").Limit(50).Named("short"));
+  BigAtZeroThenShortAtTen(f);
   f.s().SetNow(45);
   auto d = f.s().ScheduleQueue();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
