@@ -206,7 +206,7 @@ StressCase GenerateStressCase(const Catalog& catalog, uint64_t seed, const Stres
   Rng later(Rng::DeriveSeed(seed, 0x6c61746572));  // "later"
   for (const SchedulerOptionSpec& spec : SchedulerOptionTable()) {
     const bool added_later = spec.name == "overtake-guard" || spec.name == "limit-power" ||
-                             spec.name == "anchored-together";
+                             spec.name == "anchored-together" || spec.name == "reservation-ageing";
     if (added_later && !limits.options_added_later) continue;
     Rng& from = added_later ? later : rng;
     if (from.Uniform01() < 0.5) continue;  // left to its default
